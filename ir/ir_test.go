@@ -1,0 +1,63 @@
+package ir
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestBuildPrintMLP(t *testing.T) {
+	m := NewModule("mlp.tir")
+	f := m.NewFunc("mlp", []string{"x", "w"}, []Type{Tensor(F32, 4, 8), Tensor(F32, 8, 2)}, []Type{Tensor(F32, 4, 2)}, Pos{})
+	b := NewBuilder(f)
+	h := b.Op1(OpDotGeneral, &DotAttr{LhsContract: []int64{1}, RhsContract: []int64{0}}, f.Params[0], f.Params[1])
+	h.Name = "h"
+	a := b.Op1(OpRelu, nil, h)
+	b.Return(a)
+	if err := Verify(m); err != nil {
+		t.Fatal(err)
+	}
+	want := `func @mlp(%x: f32[4,8], %w: f32[8,2]) -> f32[4,2] {
+  %h = dot_general %x, %w {lhs_batch=[], lhs_contract=[1], rhs_batch=[], rhs_contract=[0]} : f32[4,2]
+  %0 = relu %h : f32[4,2]
+  return %0
+}
+`
+	if got := Print(m); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestVerifyReportsAll(t *testing.T) {
+	m := NewModule("bad.tir")
+	f := m.NewFunc("f", []string{"x"}, []Type{Tensor(F32, 2)}, []Type{Tensor(I32, 2)}, Pos{File: "bad.tir", Line: 1, Col: 1})
+	in := f.NewInstr(OpExp, nil, []*Value{f.Params[0]}, []Type{Tensor(F32, 3)}, Pos{File: "bad.tir", Line: 2, Col: 3})
+	f.Body.Append(in)
+	ret := f.NewInstr(OpReturn, nil, []*Value{in.Result()}, nil, Pos{File: "bad.tir", Line: 3, Col: 3})
+	f.Body.Append(ret)
+	err := Verify(m)
+	want := "bad.tir:2:3: error: result type f32[3] of exp does not match the inferred f32[2]\n" +
+		"bad.tir:3:3: error: result 0 of @f is f32[3], but its signature says i32[2]"
+	if err == nil || err.Error() != want {
+		t.Fatalf("got %v\nwant %s", err, want)
+	}
+}
+
+func TestConstantPrint(t *testing.T) {
+	m := NewModule("")
+	f := m.NewFunc("c", nil, nil, []Type{Tensor(F32, 2, 2), Tensor(I1, 3), Scalar(BF16)}, Pos{})
+	b := NewBuilder(f)
+	x := b.Const(Tensor(F32, 2, 2), 1, 2, 3, 4.5)
+	y := b.Typed(OpConstant, &ConstAttr{Value: NewIntLiteral(Tensor(I1, 3), []int64{1, 0, 1})}, &Type{DType: I1, Shape: []Dim{D(3)}})
+	z := b.Const(Scalar(BF16), 0.1)
+	b.Return(x, y, z)
+	got := Print(m)
+	for _, line := range []string{
+		"%0 = constant [[1.0, 2.0], [3.0, 4.5]] : f32[2,2]",
+		"%1 = constant [true, false, true] : i1[3]",
+		"%2 = constant 0.1 : bf16[]",
+	} {
+		if !strings.Contains(got, line) {
+			t.Errorf("missing %q in\n%s", line, got)
+		}
+	}
+}

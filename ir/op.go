@@ -1,0 +1,308 @@
+package ir
+
+// Op is an operation kind. The table below is the single source of truth for
+// each op's name, operand count, attributes and type rule.
+type Op uint16
+
+const (
+	OpInvalid Op = iota
+
+	// Unary elementwise.
+	OpNeg
+	OpAbs
+	OpExp
+	OpLog
+	OpLog1p
+	OpExpm1
+	OpSqrt
+	OpRsqrt
+	OpTanh
+	OpSigmoid
+	OpSin
+	OpCos
+	OpFloor
+	OpCeil
+	OpRound
+	OpSign
+	OpNot
+	OpErf
+
+	// Binary elementwise.
+	OpAdd
+	OpSub
+	OpMul
+	OpDiv
+	OpRem
+	OpPow
+	OpMax
+	OpMin
+	OpAnd
+	OpOr
+	OpXor
+	OpAtan2
+
+	// Compare and select.
+	OpCompare
+	OpSelect
+	OpClamp
+
+	// Shape.
+	OpReshape
+	OpConvert
+	OpBroadcast
+	OpTranspose
+	OpSlice
+	OpConcat
+	OpPad
+	OpIota
+
+	// Contraction.
+	OpDotGeneral
+
+	// Reduction.
+	OpReduceSum
+	OpReduceMax
+	OpReduceMin
+	OpReduceProd
+	OpArgmax
+	OpArgmin
+	OpCumsum
+
+	// Indexing.
+	OpTake
+	OpScatterAdd
+	OpDynamicSlice
+	OpDynamicUpdateSlice
+	OpOneHot
+	OpTopK
+	OpArgsort
+
+	// Composite: kept whole for pattern passes, decomposed when lowered.
+	OpRelu
+	OpGelu
+	OpSilu
+	OpSoftmax
+	OpLogSoftmax
+	OpLayerNorm
+	OpRMSNorm
+
+	// Other.
+	OpConstant
+	OpCall
+	OpReturn
+
+	numOps
+)
+
+// Group classifies ops as DESIGN.md's table does.
+type Group uint8
+
+const (
+	GroupOther Group = iota
+	GroupUnary
+	GroupBinary
+	GroupCompare
+	GroupShape
+	GroupContraction
+	GroupReduction
+	GroupIndexing
+	GroupComposite
+)
+
+// OpInfo describes one op.
+type OpInfo struct {
+	Name        string
+	Group       Group
+	Args        int  // operand count; -1 for variadic
+	MinArgs     int  // for variadic ops
+	NeedsType   bool // the result type must be written: it is not inferable from operands
+	Elementwise bool // result element i depends only on operand elements i
+	Commutative bool
+	Doc         string
+
+	decode func(*attrReader) Attr
+	infer  func(*inferCtx) []Type
+}
+
+var opTable = [numOps]OpInfo{
+	OpInvalid: {Name: "invalid"},
+
+	OpNeg:     unary("neg", numericT, "-x; wraps for integers"),
+	OpAbs:     unary("abs", numericT, "|x|; identity for unsigned"),
+	OpExp:     unary("exp", floatT, "e^x"),
+	OpLog:     unary("log", floatT, "natural logarithm"),
+	OpLog1p:   unary("log1p", floatT, "log(1+x), accurate near 0"),
+	OpExpm1:   unary("expm1", floatT, "e^x-1, accurate near 0"),
+	OpSqrt:    unary("sqrt", floatT, "square root"),
+	OpRsqrt:   unary("rsqrt", floatT, "1/sqrt(x)"),
+	OpTanh:    unary("tanh", floatT, "hyperbolic tangent"),
+	OpSigmoid: unary("sigmoid", floatT, "1/(1+e^-x)"),
+	OpSin:     unary("sin", floatT, "sine"),
+	OpCos:     unary("cos", floatT, "cosine"),
+	OpFloor:   unary("floor", floatT, "round toward -inf"),
+	OpCeil:    unary("ceil", floatT, "round toward +inf"),
+	OpRound:   unary("round", floatT, "round half to even (as numpy and torch)"),
+	OpSign:    unary("sign", numericT, "-1, 0 or 1 (NaN stays NaN, -0 stays -0)"),
+	OpNot:     unary("not", bitsT, "logical not for i1, bitwise not for integers"),
+	OpErf:     unary("erf", floatT, "error function"),
+
+	OpAdd:   binary("add", numericT, true, "x+y; integers wrap"),
+	OpSub:   binary("sub", numericT, false, "x-y; integers wrap"),
+	OpMul:   binary("mul", numericT, true, "x*y; integers wrap"),
+	OpDiv:   binary("div", numericT, false, "x/y; integers round toward zero, x/0 = -1 (all bits set for unsigned)"),
+	OpRem:   binary("rem", numericT, false, "remainder with the sign of x (C fmod); integer x%0 = x"),
+	OpPow:   binary("pow", numericT, false, "x^y"),
+	OpMax:   binary("max", numericT, true, "maximum; NaN if either is NaN"),
+	OpMin:   binary("min", numericT, true, "minimum; NaN if either is NaN"),
+	OpAnd:   binary("and", bitsT, true, "logical and for i1, bitwise for integers"),
+	OpOr:    binary("or", bitsT, true, "logical or for i1, bitwise for integers"),
+	OpXor:   binary("xor", bitsT, true, "logical xor for i1, bitwise for integers"),
+	OpAtan2: binary("atan2", floatT, false, "atan(x/y) in the right quadrant"),
+
+	OpCompare: {Name: "compare", Group: GroupCompare, Args: 2, Elementwise: true,
+		Doc:    "elementwise comparison {dir=eq|ne|lt|le|gt|ge}; result i1; NaN compares unequal to everything",
+		decode: func(r *attrReader) Attr { return &CompareAttr{Dir: r.cmpDir("dir")} }, infer: inferCompare},
+	OpSelect: {Name: "select", Group: GroupCompare, Args: 3, Elementwise: true,
+		Doc: "select %pred, %a, %b: a where pred else b; pred is i1 of a's shape or i1[]", infer: inferSelect},
+	OpClamp: {Name: "clamp", Group: GroupCompare, Args: 3, Elementwise: true,
+		Doc: "clamp %lo, %x, %hi: min(max(x, lo), hi); lo and hi have x's shape or are scalars", infer: inferClamp},
+
+	OpReshape: {Name: "reshape", Group: GroupShape, Args: 1, NeedsType: true,
+		Doc: "same elements in row-major order, new shape (the result type)", infer: inferReshape},
+	OpConvert: {Name: "convert", Group: GroupShape, Args: 1, NeedsType: true, Elementwise: true,
+		Doc: "to the result dtype: floats to integers truncate toward zero, to i1 means != 0", infer: inferConvert},
+	OpBroadcast: {Name: "broadcast", Group: GroupShape, Args: 1, NeedsType: true,
+		Doc:    "broadcast {dims=[...]}: operand dim i maps to result dim dims[i] (size 1 or equal); StableHLO broadcast_in_dim",
+		decode: func(r *attrReader) Attr { return &DimsAttr{Dims: r.ints("dims", true)} }, infer: inferBroadcast},
+	OpTranspose: {Name: "transpose", Group: GroupShape, Args: 1,
+		Doc:    "transpose {perm=[...]}: result dim i is operand dim perm[i]",
+		decode: func(r *attrReader) Attr { return &PermAttr{Perm: r.ints("perm", true)} }, infer: inferTranspose},
+	OpSlice: {Name: "slice", Group: GroupShape, Args: 1,
+		Doc: "slice {start=[...], limit=[...], stride=[...]}: static strided window; stride defaults to 1",
+		decode: func(r *attrReader) Attr {
+			return &SliceAttr{Start: r.ints("start", true), Limit: r.ints("limit", true), Stride: r.ints("stride", false)}
+		}, infer: inferSlice},
+	OpConcat: {Name: "concat", Group: GroupShape, Args: -1, MinArgs: 1,
+		Doc:    "concat {axis=N}: joins operands along axis",
+		decode: decodeAxis, infer: inferConcat},
+	OpPad: {Name: "pad", Group: GroupShape, Args: 2,
+		Doc: "pad %x, %value {low=[...], high=[...], interior=[...]}: edge padding (may be negative) and interior padding",
+		decode: func(r *attrReader) Attr {
+			return &PadAttr{Low: r.ints("low", true), High: r.ints("high", true), Interior: r.ints("interior", false)}
+		}, infer: inferPad},
+	OpIota: {Name: "iota", Group: GroupShape, Args: 0, NeedsType: true,
+		Doc: "iota {axis=N}: element = its index along axis", decode: decodeAxis, infer: inferIota},
+
+	OpDotGeneral: {Name: "dot_general", Group: GroupContraction, Args: 2,
+		Doc: "dot_general {lhs_batch, rhs_batch, lhs_contract, rhs_contract}: result dims are batch, lhs free, rhs free",
+		decode: func(r *attrReader) Attr {
+			return &DotAttr{LhsBatch: r.ints("lhs_batch", false), RhsBatch: r.ints("rhs_batch", false),
+				LhsContract: r.ints("lhs_contract", false), RhsContract: r.ints("rhs_contract", false)}
+		}, infer: inferDot},
+
+	OpReduceSum:  reduction("reduce_sum", "sum over axes"),
+	OpReduceMax:  reduction("reduce_max", "maximum over axes (-inf, or the dtype's minimum, when empty)"),
+	OpReduceMin:  reduction("reduce_min", "minimum over axes"),
+	OpReduceProd: reduction("reduce_prod", "product over axes"),
+	OpArgmax: {Name: "argmax", Group: GroupReduction, Args: 1,
+		Doc: "argmax {axis=N}: i32 index of the first maximum; NaN counts as the maximum", decode: decodeAxis, infer: inferArg},
+	OpArgmin: {Name: "argmin", Group: GroupReduction, Args: 1,
+		Doc: "argmin {axis=N}: i32 index of the first minimum; NaN counts as the minimum", decode: decodeAxis, infer: inferArg},
+	OpCumsum: {Name: "cumsum", Group: GroupReduction, Args: 1,
+		Doc: "cumsum {axis=N}: inclusive prefix sum", decode: decodeAxis, infer: inferSameNumericAxis},
+
+	OpTake: {Name: "take", Group: GroupIndexing, Args: 2,
+		Doc:    "take %x, %idx {axis=N}: as jnp.take; result x.shape[:axis]+idx.shape+x.shape[axis+1:]; indices are clamped into range",
+		decode: decodeAxis, infer: inferTake},
+	OpScatterAdd: {Name: "scatter_add", Group: GroupIndexing, Args: 3,
+		Doc:    "scatter_add %x, %idx, %upd {axis=N}: x with upd added at the rows idx along axis (the transpose of take); out-of-range rows are dropped",
+		decode: decodeAxis, infer: inferScatterAdd},
+	OpDynamicSlice: {Name: "dynamic_slice", Group: GroupIndexing, Args: -1, MinArgs: 1,
+		Doc:    "dynamic_slice %x, %i0, ... {sizes=[...]}: window at runtime scalar starts, clamped so it fits",
+		decode: func(r *attrReader) Attr { return &SizesAttr{Sizes: r.ints("sizes", true)} }, infer: inferDynamicSlice},
+	OpDynamicUpdateSlice: {Name: "dynamic_update_slice", Group: GroupIndexing, Args: -1, MinArgs: 2,
+		Doc: "dynamic_update_slice %x, %upd, %i0, ...: x with upd written at runtime scalar starts, clamped so it fits", infer: inferDynamicUpdateSlice},
+	OpOneHot: {Name: "one_hot", Group: GroupIndexing, Args: 1, NeedsType: true,
+		Doc:    "one_hot %idx {depth=N}: result idx.shape+[N] of the result dtype, 1 where idx equals the position",
+		decode: func(r *attrReader) Attr { return &DepthAttr{Depth: r.int("depth")} }, infer: inferOneHot},
+	OpTopK: {Name: "top_k", Group: GroupIndexing, Args: 1,
+		Doc:    "top_k %x {k=N}: the k largest along the last axis, descending, and their i32 indices (ties: lower index first)",
+		decode: func(r *attrReader) Attr { return &TopKAttr{K: r.int("k")} }, infer: inferTopK},
+	OpArgsort: {Name: "argsort", Group: GroupIndexing, Args: 1,
+		Doc: "argsort {axis=N}: i32 indices that sort x ascending along axis, stable", decode: decodeAxis, infer: inferArgsort},
+
+	OpRelu: {Name: "relu", Group: GroupComposite, Args: 1, Elementwise: true, Doc: "max(x, 0)",
+		infer: func(c *inferCtx) []Type { return c.same(numericT) }},
+	OpGelu: {Name: "gelu", Group: GroupComposite, Args: 1, Elementwise: true,
+		Doc:    "gelu {approximate=BOOL}: x*Phi(x), exact with erf or the tanh approximation",
+		decode: func(r *attrReader) Attr { return &GeluAttr{Approximate: r.bool("approximate")} },
+		infer:  func(c *inferCtx) []Type { return c.same(floatT) }},
+	OpSilu: {Name: "silu", Group: GroupComposite, Args: 1, Elementwise: true, Doc: "x*sigmoid(x)",
+		infer: func(c *inferCtx) []Type { return c.same(floatT) }},
+	OpSoftmax: {Name: "softmax", Group: GroupComposite, Args: 1,
+		Doc: "softmax {axis=N}: exp(x-max)/sum, numerically stable", decode: decodeAxis, infer: inferSameFloatAxis},
+	OpLogSoftmax: {Name: "log_softmax", Group: GroupComposite, Args: 1,
+		Doc: "log_softmax {axis=N}: x-max-log(sum(exp(x-max)))", decode: decodeAxis, infer: inferSameFloatAxis},
+	OpLayerNorm: {Name: "layer_norm", Group: GroupComposite, Args: 3,
+		Doc:    "layer_norm %x, %scale, %bias {eps=F}: over the last axis, (x-mean)/sqrt(var+eps)*scale+bias",
+		decode: func(r *attrReader) Attr { return &EpsAttr{Eps: r.float("eps")} }, infer: inferNorm},
+	OpRMSNorm: {Name: "rms_norm", Group: GroupComposite, Args: 2,
+		Doc:    "rms_norm %x, %scale {eps=F}: over the last axis, x/sqrt(mean(x^2)+eps)*scale",
+		decode: func(r *attrReader) Attr { return &EpsAttr{Eps: r.float("eps")} }, infer: inferNorm},
+
+	OpConstant: {Name: "constant", Group: GroupOther, Args: 0, NeedsType: true,
+		Doc: "a literal: scalar, splat over the result type, or nested list", infer: inferConstant},
+	OpCall: {Name: "call", Group: GroupOther, Args: -1,
+		Doc: "call @f(%a, ...): the results of function f", infer: inferCall},
+	OpReturn: {Name: "return", Group: GroupOther, Args: -1,
+		Doc: "return %a, ...: ends a function body", infer: func(*inferCtx) []Type { return nil }},
+}
+
+func unary(name string, ok dtypeClass, doc string) OpInfo {
+	return OpInfo{Name: name, Group: GroupUnary, Args: 1, Elementwise: true, Doc: doc,
+		infer: func(c *inferCtx) []Type { return c.same(ok) }}
+}
+
+func binary(name string, ok dtypeClass, comm bool, doc string) OpInfo {
+	return OpInfo{Name: name, Group: GroupBinary, Args: 2, Elementwise: true, Commutative: comm, Doc: doc,
+		infer: func(c *inferCtx) []Type { return c.same(ok) }}
+}
+
+func reduction(name, doc string) OpInfo {
+	return OpInfo{Name: name, Group: GroupReduction, Args: 1,
+		Doc: name + " {axes=[...], keepdims=BOOL}: " + doc,
+		decode: func(r *attrReader) Attr {
+			return &AxesAttr{Axes: r.ints("axes", true), KeepDims: r.bool("keepdims")}
+		}, infer: inferReduce}
+}
+
+func decodeAxis(r *attrReader) Attr { return &AxisAttr{Axis: r.int("axis")} }
+
+// Info returns the op's table entry.
+func (o Op) Info() *OpInfo {
+	if o >= numOps {
+		return &opTable[OpInvalid]
+	}
+	return &opTable[o]
+}
+
+func (o Op) String() string { return o.Info().Name }
+
+// Ops lists every op, in table order, without OpInvalid.
+func Ops() []Op {
+	out := make([]Op, 0, numOps-1)
+	for o := OpInvalid + 1; o < numOps; o++ {
+		out = append(out, o)
+	}
+	return out
+}
+
+// LookupOp returns the op spelled name in .tir.
+func LookupOp(name string) (Op, bool) {
+	for o := OpInvalid + 1; o < numOps; o++ {
+		if opTable[o].Name == name {
+			return o, true
+		}
+	}
+	return OpInvalid, false
+}

@@ -1,0 +1,249 @@
+package ir
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Print returns the canonical .tir text of m: functions in order, separated by a
+// blank line. The text is deterministic: source names are kept, other values are
+// numbered in print order, attributes are sorted, and no IDs appear.
+func Print(m *Module) string {
+	var b strings.Builder
+	for i, f := range m.Funcs {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		printFunc(&b, f)
+	}
+	return b.String()
+}
+
+// PrintFunc returns the canonical .tir text of one function.
+func PrintFunc(f *Func) string {
+	var b strings.Builder
+	printFunc(&b, f)
+	return b.String()
+}
+
+type namer struct {
+	names map[*Value]string
+	taken map[string]bool
+	next  int
+}
+
+// newNamer assigns every value of f its printed name. Kept names come first so
+// that numbers for unnamed values never collide with them.
+func newNamer(f *Func) *namer {
+	n := &namer{names: map[*Value]string{}, taken: map[string]bool{}}
+	var order []*Value
+	order = append(order, f.Params...)
+	f.Body.Walk(func(in *Instr) {
+		for _, r := range in.Regions {
+			order = append(order, r.Params...)
+		}
+		order = append(order, in.Results...)
+	})
+	for _, v := range order {
+		if v.Name == "" || isNumber(v.Name) {
+			continue
+		}
+		name := v.Name
+		for k := 1; n.taken[name]; k++ {
+			name = v.Name + "_" + strconv.Itoa(k)
+		}
+		n.taken[name] = true
+		n.names[v] = name
+	}
+	for _, v := range order {
+		if _, ok := n.names[v]; ok {
+			continue
+		}
+		for n.taken[strconv.Itoa(n.next)] {
+			n.next++
+		}
+		name := strconv.Itoa(n.next)
+		n.next++
+		n.taken[name] = true
+		n.names[v] = name
+	}
+	return n
+}
+
+func isNumber(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func (n *namer) ref(v *Value) string {
+	if name, ok := n.names[v]; ok {
+		return "%" + name
+	}
+	return "%<undefined>"
+}
+
+func printFunc(b *strings.Builder, f *Func) {
+	n := newNamer(f)
+	b.WriteString("func @")
+	b.WriteString(f.Name)
+	b.WriteByte('(')
+	for i, p := range f.Params {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(n.ref(p))
+		b.WriteString(": ")
+		b.WriteString(p.Type.String())
+	}
+	b.WriteString(") -> ")
+	if len(f.Results) == 1 {
+		b.WriteString(f.Results[0].String())
+	} else {
+		b.WriteByte('(')
+		writeTypes(b, f.Results)
+		b.WriteByte(')')
+	}
+	b.WriteString(" {\n")
+	printBlock(b, n, f.Body, "  ")
+	b.WriteString("}\n")
+}
+
+func writeTypes(b *strings.Builder, ts []Type) {
+	for i, t := range ts {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(t.String())
+	}
+}
+
+func printBlock(b *strings.Builder, n *namer, blk *Block, indent string) {
+	for _, in := range blk.Instrs {
+		b.WriteString(indent)
+		printInstr(b, n, in, indent)
+		b.WriteByte('\n')
+	}
+}
+
+func printInstr(b *strings.Builder, n *namer, in *Instr, indent string) {
+	for i, r := range in.Results {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(n.ref(r))
+	}
+	if len(in.Results) > 0 {
+		b.WriteString(" = ")
+	}
+	b.WriteString(in.Op.String())
+	switch a := in.Attr.(type) {
+	case *ConstAttr:
+		b.WriteByte(' ')
+		writeLiteral(b, a.Value, in.Results[0].Type)
+	case *CallAttr:
+		b.WriteString(" @")
+		b.WriteString(a.Callee)
+		b.WriteByte('(')
+		writeRefs(b, n, in.Args)
+		b.WriteByte(')')
+	default:
+		if len(in.Args) > 0 {
+			b.WriteByte(' ')
+			writeRefs(b, n, in.Args)
+		}
+		if in.Attr != nil {
+			if fs := in.Attr.Fields(); len(fs) > 0 {
+				b.WriteString(" {")
+				for i, f := range sortFields(fs) {
+					if i > 0 {
+						b.WriteString(", ")
+					}
+					b.WriteString(f.Name)
+					b.WriteByte('=')
+					b.WriteString(f.Value.String())
+				}
+				b.WriteByte('}')
+			}
+		}
+	}
+	if len(in.Results) > 0 {
+		b.WriteString(" : ")
+		types := make([]Type, len(in.Results))
+		for i, r := range in.Results {
+			types[i] = r.Type
+		}
+		writeTypes(b, types)
+	}
+	for _, r := range in.Regions {
+		b.WriteString(" (")
+		for i, p := range r.Params {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(n.ref(p))
+			b.WriteString(": ")
+			b.WriteString(p.Type.String())
+		}
+		b.WriteString(") {\n")
+		printBlock(b, n, r, indent+"  ")
+		b.WriteString(indent)
+		b.WriteByte('}')
+	}
+}
+
+func writeRefs(b *strings.Builder, n *namer, vs []*Value) {
+	for i, v := range vs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(n.ref(v))
+	}
+}
+
+// writeLiteral writes a scalar when all elements are equal (a splat), else a
+// nested list following t's shape.
+func writeLiteral(b *strings.Builder, l *Literal, t Type) {
+	count, _ := t.NumElements() // static: the verifier requires it for constants
+	elem := func(i int) string {
+		switch {
+		case t.DType.IsFloat():
+			return FormatFloat(l.Float(i), t.DType)
+		case t.DType == I1:
+			return strconv.FormatBool(l.Int(i) != 0)
+		}
+		return strconv.FormatInt(l.Int(i), 10)
+	}
+	splat := l.Len() > 0
+	for i := 1; i < l.Len() && splat; i++ {
+		splat = elem(i) == elem(0)
+	}
+	if splat && (l.Len() == 1 || count > 1) {
+		b.WriteString(elem(0))
+		return
+	}
+	dims := t.Dims()
+	var rec func(d int, off int64)
+	rec = func(d int, off int64) {
+		if d == len(dims) {
+			b.WriteString(elem(int(off)))
+			return
+		}
+		stride := int64(1)
+		for _, n := range dims[d+1:] {
+			stride *= n
+		}
+		b.WriteByte('[')
+		for i := int64(0); i < dims[d]; i++ {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			rec(d+1, off+i*stride)
+		}
+		b.WriteByte(']')
+	}
+	rec(0, 0)
+}

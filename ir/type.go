@@ -1,0 +1,189 @@
+package ir
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Dim is one dimension of a shape: a static size, or a symbol standing for
+// one size throughout a function (f32[B,1024]).
+type Dim struct {
+	Size int64  // meaningful when Sym == ""
+	Sym  string // the symbol's name, or "" for a static dimension
+}
+
+// D returns a static dimension.
+func D(n int64) Dim { return Dim{Size: n} }
+
+// Symbolic reports whether d is a symbol.
+func (d Dim) Symbolic() bool { return d.Sym != "" }
+
+func (d Dim) String() string {
+	if d.Sym != "" {
+		return d.Sym
+	}
+	return strconv.FormatInt(d.Size, 10)
+}
+
+// Type is a tensor type: an element type and a shape. A rank-0 shape is a scalar.
+// Layout is nil until layout assignment gives the value a physical layout.
+type Type struct {
+	DType  DType
+	Shape  []Dim
+	Layout *Layout
+}
+
+// Layout is a physical layout as XLA prints it: minor-to-major dimension order,
+// then tiles over the minor physical dimensions ({1,0:T(8,128)(2,1)}).
+type Layout struct {
+	MinorToMajor []int
+	Tiles        [][]int64
+}
+
+// Tensor returns the static type dt[dims...].
+func Tensor(dt DType, dims ...int64) Type {
+	s := make([]Dim, len(dims))
+	for i, n := range dims {
+		s[i] = Dim{Size: n}
+	}
+	return Type{DType: dt, Shape: s}
+}
+
+// Scalar returns the rank-0 type dt[].
+func Scalar(dt DType) Type { return Type{DType: dt, Shape: []Dim{}} }
+
+// Rank is the number of dimensions.
+func (t Type) Rank() int { return len(t.Shape) }
+
+// IsStatic reports whether every dimension has a known size.
+func (t Type) IsStatic() bool {
+	for _, d := range t.Shape {
+		if d.Symbolic() {
+			return false
+		}
+	}
+	return true
+}
+
+// Dims returns the static sizes; a symbolic dimension is reported as -1.
+func (t Type) Dims() []int64 {
+	out := make([]int64, len(t.Shape))
+	for i, d := range t.Shape {
+		if d.Symbolic() {
+			out[i] = -1
+		} else {
+			out[i] = d.Size
+		}
+	}
+	return out
+}
+
+// NumElements returns the element count; ok is false if a dimension is symbolic
+// or the count overflows int64.
+func (t Type) NumElements() (n int64, ok bool) {
+	n = 1
+	for _, d := range t.Shape {
+		if d.Symbolic() {
+			return 0, false
+		}
+		if d.Size != 0 && n > (1<<62)/d.Size {
+			return 0, false
+		}
+		n *= d.Size
+	}
+	return n, true
+}
+
+// WithShape returns t's dtype with another shape (and no layout).
+func (t Type) WithShape(s []Dim) Type { return Type{DType: t.DType, Shape: s} }
+
+// WithDType returns t's shape with another dtype (and no layout).
+func (t Type) WithDType(dt DType) Type { return Type{DType: dt, Shape: t.Shape} }
+
+// Equal reports whether t and u have the same dtype, shape and layout.
+func (t Type) Equal(u Type) bool {
+	return t.SameShape(u) && t.DType == u.DType && t.Layout.Equal(u.Layout)
+}
+
+// SameShape reports whether t and u have the same dimensions (dtypes may differ).
+func (t Type) SameShape(u Type) bool {
+	if len(t.Shape) != len(u.Shape) {
+		return false
+	}
+	for i := range t.Shape {
+		if t.Shape[i] != u.Shape[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// String spells the type as .tir does: f32[64,1024], i1[], f32[B,16]{1,0:T(8,128)}.
+func (t Type) String() string {
+	var b strings.Builder
+	b.WriteString(t.DType.String())
+	b.WriteByte('[')
+	for i, d := range t.Shape {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(d.String())
+	}
+	b.WriteByte(']')
+	if t.Layout != nil {
+		b.WriteString(t.Layout.String())
+	}
+	return b.String()
+}
+
+// Equal reports whether two layouts are the same; nil equals only nil.
+func (l *Layout) Equal(m *Layout) bool {
+	if l == nil || m == nil {
+		return l == m
+	}
+	if len(l.MinorToMajor) != len(m.MinorToMajor) || len(l.Tiles) != len(m.Tiles) {
+		return false
+	}
+	for i := range l.MinorToMajor {
+		if l.MinorToMajor[i] != m.MinorToMajor[i] {
+			return false
+		}
+	}
+	for i := range l.Tiles {
+		if len(l.Tiles[i]) != len(m.Tiles[i]) {
+			return false
+		}
+		for j := range l.Tiles[i] {
+			if l.Tiles[i][j] != m.Tiles[i][j] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (l *Layout) String() string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, d := range l.MinorToMajor {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(d))
+	}
+	if len(l.Tiles) > 0 {
+		b.WriteByte(':')
+		for _, tile := range l.Tiles {
+			b.WriteString("T(")
+			for i, n := range tile {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				b.WriteString(strconv.FormatInt(n, 10))
+			}
+			b.WriteByte(')')
+		}
+	}
+	b.WriteByte('}')
+	return b.String()
+}

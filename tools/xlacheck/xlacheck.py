@@ -1,0 +1,286 @@
+#!/usr/bin/env python3
+"""xlacheck: the oracle. Hands StableHLO text to real XLA and writes back what it computes.
+
+Each case goes through four stages, and the first that fails is reported:
+
+  parse    XLA's MLIR parser (jaxlib's bundled MLIR, stablehlo/chlo/mhlo/sdy registered)
+  verify   the MLIR/StableHLO op verifiers
+  compile  XLA:CPU, through the same client call jax uses for a jitted function
+  run      execute with the inputs; outputs are written as .npy
+
+Usage:
+  xlacheck.py run MANIFEST.json
+      MANIFEST.json is {"cases": [{"id": "...", "module": "m.hlo",
+                                   "inputs": ["a.npy", ...], "outdir": "dir"}, ...]}.
+      Relative paths are taken from the manifest's directory. For every case the
+      outdir gets status.json ({"ok": true, "outputs": N} or {"ok": false,
+      "stage": "parse|verify|compile|run", "error": "..."}) and, when ok,
+      result0.npy, result1.npy, ... in return order. Exit status 0 when the
+      harness itself worked, whatever the cases did; 2 when it did not.
+  xlacheck.py run-one MODULE.hlo [--input A.npy ...] --outdir DIR
+      One case, for a human reproducing a failure: prints the status and the
+      results. Exit status 0 when the case is ok, 1 when it failed.
+
+A case that kills the process outright (a crash inside XLA) leaves its
+status.json saying stage "crash", written before the case starts.
+
+bf16 arrays travel in .npy files whose header descr is 'bfloat16' (see
+internal/npy): np.load reads them as ml_dtypes.bfloat16 once ml_dtypes is imported.
+"""
+
+import argparse
+import json
+import os
+import re
+import sys
+
+# The oracle is XLA:CPU. Without this, an installed libtpu would be initialised.
+os.environ["JAX_PLATFORMS"] = "cpu"
+
+import ml_dtypes  # noqa: E402  (registers bfloat16 with numpy, which np.load needs)
+import numpy as np  # noqa: E402
+
+# numpy dtype -> (tpucc dtype name, MLIR element type)
+DTYPES = {
+    np.dtype(np.float32): ("f32", "f32"),
+    np.dtype(np.float16): ("f16", "f16"),
+    np.dtype(ml_dtypes.bfloat16): ("bf16", "bf16"),
+    np.dtype(np.float64): ("f64", "f64"),
+    np.dtype(np.bool_): ("i1", "i1"),
+    np.dtype(np.int8): ("i8", "i8"),
+    np.dtype(np.int16): ("i16", "i16"),
+    np.dtype(np.int32): ("i32", "i32"),
+    np.dtype(np.int64): ("i64", "i64"),
+    np.dtype(np.uint8): ("u8", "ui8"),
+    np.dtype(np.uint32): ("u32", "ui32"),
+}
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+class CaseError(Exception):
+    def __init__(self, stage, error):
+        super().__init__(error)
+        self.stage = stage
+        self.error = error
+
+
+def type_str(a):
+    return "%s[%s]" % (DTYPES[a.dtype][0], ",".join(str(d) for d in a.shape))
+
+
+def load_npy(path):
+    a = np.load(path, allow_pickle=False)
+    if a.dtype not in DTYPES:
+        raise CaseError("run", "%s: unsupported dtype %s" % (path, a.dtype.str))
+    return a
+
+
+def save_npy(path, a):
+    """np.save, except that bf16 gets descr 'bfloat16' (np.save would write '<V2')."""
+    a = np.asarray(a, order="C")  # not ascontiguousarray: that makes rank 0 into rank 1
+    if a.dtype != BF16:
+        np.save(path, a, allow_pickle=False)
+        return
+    with open(path, "wb") as f:
+        np.lib.format.write_array_header_1_0(
+            f, {"descr": "bfloat16", "fortran_order": False, "shape": a.shape})
+        f.write(a.tobytes())
+
+
+_LOC = re.compile(r'^loc\("(?:[^"\\]|\\.)*":(\d+):(\d+)\)$')
+_OP_ERROR = re.compile(r"^'[\w.$-]+' op ")
+
+
+def format_diagnostics(module_path, diags):
+    """MLIR diagnostics as FILE:LINE:COL: error: MESSAGE lines, notes indented below."""
+    lines = []
+
+    def where(loc):
+        m = _LOC.match(str(loc))
+        return "%s:%s:%s" % (module_path, m.group(1), m.group(2)) if m else str(loc)
+
+    for d in diags:
+        lines.append("%s: error: %s" % (where(d.location), d.message))
+        for n in d.notes:
+            lines.append("  %s: note: %s" % (where(n.location), n.message))
+    return "\n".join(lines)
+
+
+class Oracle:
+    """Holds what is paid for once per process: jax, the CPU client, its device."""
+
+    def __init__(self):
+        import jax
+
+        jax.config.update("jax_enable_x64", True)  # keep f64/i64 inputs as they are
+        from jax._src import compiler
+        from jax._src import xla_bridge
+        from jax._src.interpreters import mlir
+        from jax._src.lib import xla_client
+        from jax._src.lib.mlir import ir
+
+        self.jax, self.compiler, self.mlir, self.ir, self.xc = jax, compiler, mlir, ir, xla_client
+        self.backend = xla_bridge.get_backend("cpu")
+        self.device = self.backend.local_devices()[0]
+
+    def parse(self, module_path, text):
+        """Parses and verifies. MLIR's parser runs the verifier itself, so a verifier
+        failure shows up as a parse exception: it is told apart by its diagnostics,
+        which the verifier always words "'op.name' op ..."."""
+        ir = self.ir
+        ctx = self.mlir.make_ir_context()
+        with ctx:
+            try:
+                module = ir.Module.parse(text)
+            except ir.MLIRError as e:
+                diags = list(e.error_diagnostics)
+                stage = "verify" if diags and all(_OP_ERROR.match(d.message) for d in diags) else "parse"
+                msg = format_diagnostics(module_path, diags) or str(e)
+                raise CaseError(stage, msg) from None
+            try:
+                module.operation.verify()
+            except ir.MLIRError as e:
+                raise CaseError("verify", format_diagnostics(module_path, e.error_diagnostics) or str(e)) from None
+        return ctx, module
+
+    def main_arg_types(self, module):
+        ir = self.ir
+        for op in module.body.operations:
+            if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main":
+                return list(ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value).inputs)
+        raise CaseError("compile", "module has no func.func @main")
+
+    def check_inputs(self, module, inputs):
+        want = self.main_arg_types(module)
+        if len(want) != len(inputs):
+            raise CaseError("run", "@main takes %d arguments, %d inputs given" % (len(want), len(inputs)))
+        ir = self.ir
+        for i, (t, a) in enumerate(zip(want, inputs)):
+            ok = isinstance(t, ir.RankedTensorType)
+            if ok:
+                rt = t
+                ok = str(rt.element_type) == DTYPES[a.dtype][1] and rt.rank == a.ndim and all(
+                    rt.is_dynamic_dim(k) or rt.get_dim_size(k) == a.shape[k] for k in range(rt.rank))
+            if not ok:
+                raise CaseError("run", "input %d is %s, @main argument %d is %s" % (i, type_str(a), i, t))
+
+    def compile(self, module):
+        opts = self.compiler.get_compile_options(
+            num_replicas=1, num_partitions=1, device_assignment=[self.device], backend=self.backend)
+        try:
+            return self.backend.compile_and_load(
+                module, executable_devices=self.xc.DeviceList((self.device,)), compile_options=opts)
+        except Exception as e:  # JaxRuntimeError and friends
+            raise CaseError("compile", str(e).strip()) from None
+
+    def run_case(self, module_path, input_paths, outdir):
+        """Runs one case and returns its status dict; writes outdir/result*.npy."""
+        try:
+            with open(module_path, encoding="utf-8") as f:
+                text = f.read()
+        except (OSError, UnicodeDecodeError) as e:
+            raise CaseError("parse", "cannot read module: %s" % e) from None
+        ctx, module = self.parse(module_path, text)
+        with ctx:
+            exe = self.compile(module)
+            try:
+                inputs = [load_npy(p) for p in input_paths]
+            except CaseError:
+                raise
+            except Exception as e:
+                raise CaseError("run", "cannot read input: %s" % e) from None
+            self.check_inputs(module, inputs)
+        try:
+            bufs = [self.jax.device_put(a, self.device) for a in inputs]
+            outs = [np.asarray(o) for o in exe.execute(bufs)]
+        except Exception as e:
+            raise CaseError("run", str(e).strip()) from None
+        for i, o in enumerate(outs):
+            if o.dtype not in DTYPES:
+                raise CaseError("run", "result %d has dtype %s, which the .npy exchange does not carry" % (i, o.dtype))
+        for i, o in enumerate(outs):
+            save_npy(os.path.join(outdir, "result%d.npy" % i), o)
+        return {"ok": True, "outputs": len(outs)}
+
+
+def write_json(path, obj):
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(obj, f)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def do_case(oracle, module_path, input_paths, outdir):
+    """Runs one case end to end, status.json included, and returns the status."""
+    os.makedirs(outdir, exist_ok=True)
+    for name in os.listdir(outdir):
+        if re.fullmatch(r"result\d+\.npy", name):
+            os.remove(os.path.join(outdir, name))
+    status_path = os.path.join(outdir, "status.json")
+    write_json(status_path, {"ok": False, "stage": "crash",
+                             "error": "xlacheck died while running this case (see its stderr)"})
+    try:
+        status = oracle.run_case(module_path, input_paths, outdir)
+    except CaseError as e:
+        status = {"ok": False, "stage": e.stage, "error": e.error}
+    except Exception as e:  # a bug in a stage we did not foresee: still only this case
+        status = {"ok": False, "stage": "run", "error": "%s: %s" % (type(e).__name__, e)}
+    write_json(status_path, status)
+    return status
+
+
+def cmd_run(manifest_path):
+    try:
+        with open(manifest_path, encoding="utf-8") as f:
+            manifest = json.load(f)
+        base = os.path.dirname(os.path.abspath(manifest_path))
+        cases = manifest["cases"]
+        todo = []
+        for c in cases:
+            todo.append((str(c["id"]),
+                         os.path.join(base, c["module"]),
+                         [os.path.join(base, p) for p in c.get("inputs", [])],
+                         os.path.join(base, c["outdir"])))
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        print("xlacheck: bad manifest %s: %s" % (manifest_path, e), file=sys.stderr)
+        return 2
+    oracle = Oracle()
+    failed = 0
+    for _id, module, inputs, outdir in todo:
+        if not do_case(oracle, module, inputs, outdir)["ok"]:
+            failed += 1
+    print("xlacheck: %d cases, %d ok, %d failed" % (len(todo), len(todo) - failed, failed), file=sys.stderr)
+    return 0
+
+
+def cmd_run_one(module, inputs, outdir):
+    status = do_case(Oracle(), module, inputs, outdir)
+    print(json.dumps(status))
+    if not status["ok"]:
+        return 1
+    np.set_printoptions(threshold=64, edgeitems=3)
+    for i in range(status["outputs"]):
+        path = os.path.join(outdir, "result%d.npy" % i)
+        a = np.load(path)
+        print("%s: %s\n%s" % (path, type_str(a), a))
+    return 0
+
+
+def main(argv):
+    p = argparse.ArgumentParser(prog="xlacheck.py", description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="run every case of a manifest")
+    r.add_argument("manifest")
+    o = sub.add_parser("run-one", help="run one module, for reproducing a failure")
+    o.add_argument("module")
+    o.add_argument("--input", action="append", default=[], help="an input .npy, once per argument, in order")
+    o.add_argument("--outdir", required=True)
+    args = p.parse_args(argv)
+    if args.cmd == "run":
+        return cmd_run(args.manifest)
+    return cmd_run_one(args.module, args.input, args.outdir)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
