@@ -57,6 +57,11 @@ DTYPES = {
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
+def xla_error(e):
+    """An XLA exception's message without the Python-location trailer jax appends."""
+    return str(e).split("Suspected Python Code Location:")[0].strip()
+
+
 class CaseError(Exception):
     def __init__(self, stage, error):
         super().__init__(error)
@@ -156,11 +161,9 @@ class Oracle:
             raise CaseError("run", "@main takes %d arguments, %d inputs given" % (len(want), len(inputs)))
         ir = self.ir
         for i, (t, a) in enumerate(zip(want, inputs)):
-            ok = isinstance(t, ir.RankedTensorType)
-            if ok:
-                rt = t
-                ok = str(rt.element_type) == DTYPES[a.dtype][1] and rt.rank == a.ndim and all(
-                    rt.is_dynamic_dim(k) or rt.get_dim_size(k) == a.shape[k] for k in range(rt.rank))
+            ok = isinstance(t, ir.RankedTensorType) and str(t.element_type) == DTYPES[a.dtype][1] \
+                and t.rank == a.ndim \
+                and all(t.is_dynamic_dim(k) or t.get_dim_size(k) == a.shape[k] for k in range(t.rank))
             if not ok:
                 raise CaseError("run", "input %d is %s, @main argument %d is %s" % (i, type_str(a), i, t))
 
@@ -171,7 +174,7 @@ class Oracle:
             return self.backend.compile_and_load(
                 module, executable_devices=self.xc.DeviceList((self.device,)), compile_options=opts)
         except Exception as e:  # JaxRuntimeError and friends
-            raise CaseError("compile", str(e).strip()) from None
+            raise CaseError("compile", xla_error(e)) from None
 
     def run_case(self, module_path, input_paths, outdir):
         """Runs one case and returns its status dict; writes outdir/result*.npy."""
@@ -194,7 +197,7 @@ class Oracle:
             bufs = [self.jax.device_put(a, self.device) for a in inputs]
             outs = [np.asarray(o) for o in exe.execute(bufs)]
         except Exception as e:
-            raise CaseError("run", str(e).strip()) from None
+            raise CaseError("run", xla_error(e)) from None
         for i, o in enumerate(outs):
             if o.dtype not in DTYPES:
                 raise CaseError("run", "result %d has dtype %s, which the .npy exchange does not carry" % (i, o.dtype))
