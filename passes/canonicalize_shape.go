@@ -1,0 +1,93 @@
+package passes
+
+import "github.com/tpucc/tpucc/ir"
+
+// Shape identities: movement ops that do nothing, and chains of one movement
+// op that compose into one. They hold for every dtype: they only move elements.
+var shapeRules = []rule{
+	{"transpose-identity", []ir.Op{ir.OpTranspose}, transposeIdentity},
+	{"transpose-transpose", []ir.Op{ir.OpTranspose}, transposeTranspose},
+	{"reshape-noop", []ir.Op{ir.OpReshape}, reshapeNoop},
+	{"reshape-reshape", []ir.Op{ir.OpReshape}, reshapeReshape},
+	{"broadcast-noop", []ir.Op{ir.OpBroadcast}, broadcastNoop},
+	{"convert-noop", []ir.Op{ir.OpConvert}, convertNoop},
+	{"slice-noop", []ir.Op{ir.OpSlice}, sliceNoop},
+}
+
+// Pattern: transpose(X) {perm=[0,1,...]} -> X
+func transposeIdentity(r *rewriter, in *ir.Instr) *ir.Value {
+	if a, ok := in.Attr.(*ir.PermAttr); ok && isIdentity(a.Perm) {
+		return sameType(in.Args[0], in)
+	}
+	return nil
+}
+
+// Pattern: transpose(transpose(X) {perm=P}) {perm=Q} -> transpose(X) {perm=P∘Q}   (result dim i is X's dim P[Q[i]])
+// Pattern: transpose(transpose(X) {perm=P}) {perm=Q} -> X                          (when P∘Q is the identity)
+func transposeTranspose(r *rewriter, in *ir.Instr) *ir.Value {
+	d := in.Args[0].Def
+	if d == nil || d.Op != ir.OpTranspose {
+		return nil
+	}
+	p, ok1 := d.Attr.(*ir.PermAttr)
+	q, ok2 := in.Attr.(*ir.PermAttr)
+	if !ok1 || !ok2 {
+		return nil
+	}
+	perm := make([]int64, len(q.Perm))
+	for i, j := range q.Perm {
+		perm[i] = p.Perm[j]
+	}
+	x := d.Args[0]
+	if isIdentity(perm) {
+		return sameType(x, in)
+	}
+	t := in.Result().Type
+	return r.builder().Typed(ir.OpTranspose, &ir.PermAttr{Perm: perm}, &t, x)
+}
+
+// Pattern: reshape(X) : typeof(X) -> X
+func reshapeNoop(r *rewriter, in *ir.Instr) *ir.Value {
+	return sameType(in.Args[0], in)
+}
+
+// Pattern: reshape(reshape(X) : T1) : T2 -> reshape(X) : T2   (or X when T2 is X's type)
+func reshapeReshape(r *rewriter, in *ir.Instr) *ir.Value {
+	d := in.Args[0].Def
+	if d == nil || d.Op != ir.OpReshape {
+		return nil
+	}
+	x := d.Args[0]
+	if v := sameType(x, in); v != nil {
+		return v
+	}
+	t := in.Result().Type
+	return r.builder().Typed(ir.OpReshape, nil, &t, x)
+}
+
+// Pattern: broadcast(X) {dims=[0,1,...]} : typeof(X) -> X
+func broadcastNoop(r *rewriter, in *ir.Instr) *ir.Value {
+	if a, ok := in.Attr.(*ir.DimsAttr); ok && isIdentity(a.Dims) {
+		return sameType(in.Args[0], in)
+	}
+	return nil
+}
+
+// Pattern: convert(X) : typeof(X) -> X
+func convertNoop(r *rewriter, in *ir.Instr) *ir.Value {
+	return sameType(in.Args[0], in)
+}
+
+// Pattern: slice(X) {start=[0,...], limit=shape(X)} -> X   (a stride only matters on a dimension of size above 1, where the equal result type rules it out)
+func sliceNoop(r *rewriter, in *ir.Instr) *ir.Value {
+	a, ok := in.Attr.(*ir.SliceAttr)
+	if !ok {
+		return nil
+	}
+	for _, s := range a.Start {
+		if s != 0 {
+			return nil
+		}
+	}
+	return sameType(in.Args[0], in)
+}

@@ -1,0 +1,37 @@
+package passes
+
+import "github.com/tpucc/tpucc/ir"
+
+// dce removes instructions none of whose results is used, walking the body
+// backward so that an instruction used only by dead ones goes in the same
+// sweep. The return is never removed, nor (once there are any) an instruction
+// with side effects; function parameters stay, being the signature.
+func dce(f *ir.Func, c *Context) (bool, error) {
+	uses := f.UseCounts()
+	dead := make([]bool, f.NumInstrs())
+	removed := 0
+	instrs := f.Body.Instrs
+	for i := len(instrs) - 1; i >= 0; i-- {
+		in := instrs[i]
+		if in.Op == ir.OpReturn || hasSideEffects(in.Op) || live(in, uses) {
+			continue
+		}
+		dead[in.ID] = true
+		removed++
+		c.Count(in.Op.String())
+		drop := func(x *ir.Instr) {
+			for _, a := range x.Args {
+				uses[a.ID]--
+			}
+		}
+		drop(in)
+		for _, r := range in.Regions {
+			r.Walk(drop)
+		}
+	}
+	if removed == 0 {
+		return false, nil
+	}
+	f.Body.Remove(func(in *ir.Instr) bool { return dead[in.ID] })
+	return true, nil
+}
