@@ -1,0 +1,304 @@
+package cpu
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/tpucc/tpucc/ir"
+)
+
+// Run executes f (a function of m, which resolves calls; nil means f.Module)
+// on args and returns its results in return order.
+//
+// Before anything runs, Run verifies f and every function it reaches (a
+// malformed program is an error, never a panic), requires static shapes
+// everywhere ("run needs static shapes: %x has f32[B,4]"), calls CheckMemory
+// with DefaultMemoryLimit, and checks the arguments against the parameters
+// ("argument %x: got f32[3], want f32[2,3]"; layouts are ignored).
+//
+// The interpreter walks the body in order, keeping one tensor per value ID and
+// dropping each as soon as its last use has run. A result that is one of the
+// arguments is returned as a copy, so results never share storage with args.
+func Run(m *ir.Module, f *ir.Func, args []*Tensor) (res []*Tensor, err error) {
+	if f == nil {
+		return nil, fmt.Errorf("cpu.Run: no function to run")
+	}
+	if m == nil {
+		m = f.Module
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, fmt.Errorf("internal error in the cpu executor running @%s: %v", f.Name, r)
+		}
+	}()
+	if err := prepare(m, f); err != nil {
+		return nil, err
+	}
+	if err := CheckMemory(m, f, DefaultMemoryLimit()); err != nil {
+		return nil, err
+	}
+	if err := checkArgs(f, args); err != nil {
+		return nil, err
+	}
+	res, err = (&machine{m: m}).call(f, args)
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range res {
+		for _, a := range args {
+			if r == a {
+				res[i] = r.clone()
+				break
+			}
+		}
+	}
+	return res, nil
+}
+
+// prepare verifies f and the functions it calls, refusing recursion, unknown
+// callees, nested regions and symbolic shapes.
+func prepare(m *ir.Module, f *ir.Func) error {
+	var errs []error
+	err := reachable(m, f, func(g *ir.Func) {
+		if err := ir.VerifyFunc(g); err != nil {
+			errs = append(errs, err)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if len(errs) > 0 {
+		return errs[0]
+	}
+	var serr error
+	if err := reachable(m, f, func(g *ir.Func) {
+		for _, in := range g.Body.Instrs {
+			if len(in.Regions) > 0 && serr == nil {
+				serr = ir.Errorf(in.Pos, "%s with nested regions is not supported by the cpu executor", in.Op)
+			}
+		}
+		if serr == nil {
+			serr = checkStatic(g)
+		}
+	}); err != nil {
+		return err
+	}
+	return serr
+}
+
+// reachable calls visit once for f and for every function reachable from it
+// by call, callers before callees. An unknown callee or a call cycle is an error.
+func reachable(m *ir.Module, f *ir.Func, visit func(*ir.Func)) error {
+	const (
+		unseen = iota
+		active
+		done
+	)
+	state := map[*ir.Func]int{}
+	var walk func(g *ir.Func) error
+	walk = func(g *ir.Func) error {
+		state[g] = active
+		visit(g)
+		for _, in := range g.Body.Instrs {
+			if in.Op != ir.OpCall {
+				continue
+			}
+			h, err := callee(m, in)
+			if err != nil {
+				return err
+			}
+			switch state[h] {
+			case active:
+				return ir.Errorf(in.Pos, "call @%s from @%s is recursive", h.Name, g.Name)
+			case unseen:
+				if err := walk(h); err != nil {
+					return err
+				}
+			}
+		}
+		state[g] = done
+		return nil
+	}
+	return walk(f)
+}
+
+func callee(m *ir.Module, in *ir.Instr) (*ir.Func, error) {
+	a, ok := in.Attr.(*ir.CallAttr)
+	if !ok {
+		return nil, ir.Errorf(in.Pos, "call has no callee")
+	}
+	var g *ir.Func
+	if m != nil {
+		g = m.Func(a.Callee)
+	}
+	if g == nil {
+		return nil, ir.Errorf(in.Pos, "call to undefined function @%s", a.Callee)
+	}
+	return g, nil
+}
+
+// checkStatic reports the first value of g with a symbolic (or negative) dimension.
+func checkStatic(g *ir.Func) error {
+	var err error
+	each := func(v *ir.Value) {
+		if err != nil {
+			return
+		}
+		for _, d := range v.Type.Shape {
+			if d.Symbolic() || d.Size < 0 {
+				err = ir.Errorf(v.Pos, "run needs static shapes: %s has %s", valueName(g, v), v.Type)
+				return
+			}
+		}
+	}
+	for _, p := range g.Params {
+		each(p)
+	}
+	for _, in := range g.Body.Instrs {
+		for _, r := range in.Results {
+			each(r)
+		}
+	}
+	return err
+}
+
+func checkArgs(f *ir.Func, args []*Tensor) error {
+	if len(args) != len(f.Params) {
+		return fmt.Errorf("@%s takes %d arguments, got %d", f.Name, len(f.Params), len(args))
+	}
+	for i, p := range f.Params {
+		a := args[i]
+		switch {
+		case a == nil:
+			return fmt.Errorf("argument %s: missing (nil), want %s", valueName(f, p), p.Type)
+		case !sameType(a.Type, p.Type):
+			return fmt.Errorf("argument %s: got %s, want %s", valueName(f, p), a.Type, p.Type)
+		}
+		if err := a.check(); err != nil {
+			return fmt.Errorf("argument %s: %v", valueName(f, p), err)
+		}
+	}
+	return nil
+}
+
+// machine runs verified functions.
+type machine struct{ m *ir.Module }
+
+func (mc *machine) call(f *ir.Func, args []*Tensor) ([]*Tensor, error) {
+	vals := make([]*Tensor, f.NumValues())
+	for i, p := range f.Params {
+		vals[p.ID] = args[i]
+	}
+	dead := deadAfter(f)
+	for i, in := range f.Body.Instrs {
+		ins := make([]*Tensor, len(in.Args))
+		for k, a := range in.Args {
+			ins[k] = vals[a.ID]
+		}
+		if in.Op == ir.OpReturn {
+			return ins, nil
+		}
+		var outs []*Tensor
+		var err error
+		if in.Op == ir.OpCall {
+			g, cerr := callee(mc.m, in)
+			if cerr != nil {
+				return nil, cerr
+			}
+			outs, err = mc.call(g, ins)
+		} else {
+			outs, err = eval(in, ins)
+			if err != nil {
+				err = ir.Errorf(in.Pos, "%v", err)
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		for k, r := range in.Results {
+			vals[r.ID] = outs[k]
+		}
+		for _, id := range dead[i] {
+			vals[id] = nil
+		}
+	}
+	return nil, fmt.Errorf("@%s does not end with return", f.Name)
+}
+
+// deadAfter lists, for each instruction index, the values whose last use it is
+// (values the return uses are never listed).
+func deadAfter(f *ir.Func) [][]int {
+	last := make([]int, f.NumValues())
+	for i := range last {
+		last[i] = -1
+	}
+	n := len(f.Body.Instrs)
+	for i, in := range f.Body.Instrs {
+		for _, a := range in.Args {
+			if in.Op == ir.OpReturn {
+				last[a.ID] = n // kept
+			} else if last[a.ID] < n {
+				last[a.ID] = i
+			}
+		}
+	}
+	dead := make([][]int, n)
+	for id, i := range last {
+		if i >= 0 && i < n {
+			dead[i] = append(dead[i], id)
+		}
+	}
+	return dead
+}
+
+// valueName spells v as the printer would: %name for a named value, else the
+// number the printer gives it (kept names first, then numbers in print order,
+// skipping numbers that are taken).
+func valueName(f *ir.Func, v *ir.Value) string {
+	var order []*ir.Value
+	order = append(order, f.Params...)
+	f.Body.Walk(func(in *ir.Instr) {
+		for _, r := range in.Regions {
+			order = append(order, r.Params...)
+		}
+		order = append(order, in.Results...)
+	})
+	names := map[*ir.Value]string{}
+	taken := map[string]bool{}
+	for _, u := range order {
+		if u.Name == "" || isNumber(u.Name) {
+			continue
+		}
+		name := u.Name
+		for k := 1; taken[name]; k++ {
+			name = u.Name + "_" + strconv.Itoa(k)
+		}
+		taken[name] = true
+		names[u] = name
+	}
+	next := 0
+	for _, u := range order {
+		if _, ok := names[u]; ok {
+			continue
+		}
+		for taken[strconv.Itoa(next)] {
+			next++
+		}
+		names[u] = strconv.Itoa(next)
+		taken[names[u]] = true
+		next++
+	}
+	if name, ok := names[v]; ok {
+		return "%" + name
+	}
+	return "%<undefined>"
+}
+
+func isNumber(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
+}

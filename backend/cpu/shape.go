@@ -1,0 +1,254 @@
+package cpu
+
+import "github.com/tpucc/tpucc/ir"
+
+// Shape kernels move elements without computing on them: reshape, broadcast,
+// transpose, slice, concat, pad, iota. Most are one strided gather: the
+// element at result index idx comes from src[off + Σ idx[d]*st[d]].
+
+// rowMajorStrides returns the element strides of a row-major array of dims.
+func rowMajorStrides(dims []int64) []int64 {
+	st := make([]int64, len(dims))
+	s := int64(1)
+	for d := len(dims) - 1; d >= 0; d-- {
+		st[d] = s
+		s *= dims[d]
+	}
+	return st
+}
+
+// gather fills dst, row-major over shape, with src[off + Σ idx[d]*st[d]].
+func gather[T any](dst, src []T, shape, st []int64, off int64) {
+	if len(dst) == 0 {
+		return
+	}
+	rank := len(shape)
+	if rank == 0 {
+		dst[0] = src[off]
+		return
+	}
+	idx := make([]int64, rank)
+	last, ls := int(shape[rank-1]), st[rank-1]
+	p := off
+	for o := 0; o < len(dst); o += last {
+		q := p
+		row := dst[o : o+last]
+		for j := range row {
+			row[j] = src[q]
+			q += ls
+		}
+		for d := rank - 2; d >= 0; d-- {
+			idx[d]++
+			p += st[d]
+			if idx[d] < shape[d] {
+				break
+			}
+			p -= st[d] * shape[d]
+			idx[d] = 0
+		}
+	}
+}
+
+// scatter is gather's inverse: dst[off + Σ idx[d]*st[d]] = src at idx, src
+// row-major over shape.
+func scatter[T any](dst, src []T, shape, st []int64, off int64) {
+	if len(src) == 0 {
+		return
+	}
+	rank := len(shape)
+	if rank == 0 {
+		dst[off] = src[0]
+		return
+	}
+	idx := make([]int64, rank)
+	last, ls := int(shape[rank-1]), st[rank-1]
+	p := off
+	for o := 0; o < len(src); o += last {
+		q := p
+		for _, v := range src[o : o+last] {
+			dst[q] = v
+			q += ls
+		}
+		for d := rank - 2; d >= 0; d-- {
+			idx[d]++
+			p += st[d]
+			if idx[d] < shape[d] {
+				break
+			}
+			p -= st[d] * shape[d]
+			idx[d] = 0
+		}
+	}
+}
+
+// gatherTensor makes a tensor of type t by gathering from x.
+func gatherTensor(t ir.Type, x *Tensor, st []int64, off int64) *Tensor {
+	out := NewTensor(t)
+	if t.DType.IsFloat() {
+		gather(out.F, x.F, t.Dims(), st, off)
+	} else {
+		gather(out.I, x.I, t.Dims(), st, off)
+	}
+	return out
+}
+
+func reshapeKernel(in *ir.Instr, x *Tensor) *Tensor {
+	out := x.clone()
+	out.Type = in.Results[0].Type
+	return out
+}
+
+func broadcastKernel(in *ir.Instr, x *Tensor) *Tensor {
+	t := in.Results[0].Type
+	dims := in.Attr.(*ir.DimsAttr).Dims
+	xs := rowMajorStrides(x.Type.Dims())
+	st := make([]int64, t.Rank())
+	for i, d := range dims {
+		if x.Type.Shape[i].Size != 1 {
+			st[d] = xs[i] // a size-1 operand dimension repeats: stride 0
+		}
+	}
+	return gatherTensor(t, x, st, 0)
+}
+
+// transpose permutes x's dimensions: result dimension i is operand dimension perm[i].
+func transpose(x *Tensor, perm []int64) *Tensor {
+	xs := rowMajorStrides(x.Type.Dims())
+	shape := make([]ir.Dim, len(perm))
+	st := make([]int64, len(perm))
+	for i, p := range perm {
+		shape[i] = x.Type.Shape[p]
+		st[i] = xs[p]
+	}
+	return gatherTensor(x.Type.WithShape(shape), x, st, 0)
+}
+
+func transposeKernel(in *ir.Instr, x *Tensor) *Tensor {
+	out := transpose(x, in.Attr.(*ir.PermAttr).Perm)
+	out.Type = in.Results[0].Type
+	return out
+}
+
+func sliceKernel(in *ir.Instr, x *Tensor) *Tensor {
+	a := in.Attr.(*ir.SliceAttr)
+	xs := rowMajorStrides(x.Type.Dims())
+	st := make([]int64, len(xs))
+	off := int64(0)
+	for d := range xs {
+		stride := int64(1)
+		if a.Stride != nil {
+			stride = a.Stride[d]
+		}
+		st[d] = xs[d] * stride
+		off += a.Start[d] * xs[d]
+	}
+	return gatherTensor(in.Results[0].Type, x, st, off)
+}
+
+// concatKernel copies each operand's rows of `inner` elements into place.
+func concatKernel(in *ir.Instr, xs []*Tensor) *Tensor {
+	out := NewTensor(in.Results[0].Type)
+	axis := int(in.Attr.(*ir.AxisAttr).Axis)
+	dims := out.Type.Dims()
+	outer, inner := int64(1), int64(1)
+	for _, n := range dims[:axis] {
+		outer *= n
+	}
+	for _, n := range dims[axis+1:] {
+		inner *= n
+	}
+	outChunk := dims[axis] * inner
+	at := int64(0) // offset of the current operand along axis, times inner
+	for _, x := range xs {
+		chunk := x.Type.Shape[axis].Size * inner
+		for o := int64(0); o < outer; o++ {
+			dst, src := o*outChunk+at, o*chunk
+			if out.Type.DType.IsFloat() {
+				copy(out.F[dst:dst+chunk], x.F[src:src+chunk])
+			} else {
+				copy(out.I[dst:dst+chunk], x.I[src:src+chunk])
+			}
+		}
+		at += chunk
+	}
+	return out
+}
+
+// padKernel fills the result with the padding value, then places each operand
+// element at low + i*(interior+1) along every dimension, dropping those that a
+// negative low or high cuts off.
+func padKernel(in *ir.Instr, x, v *Tensor) *Tensor {
+	a := in.Attr.(*ir.PadAttr)
+	t := in.Results[0].Type
+	out := NewTensor(t)
+	if t.DType.IsFloat() {
+		fill(out.F, v.F[0])
+		padInto(out.F, x.F, x.Type.Dims(), t.Dims(), a.Low, a.Interior)
+	} else {
+		fill(out.I, v.I[0])
+		padInto(out.I, x.I, x.Type.Dims(), t.Dims(), a.Low, a.Interior)
+	}
+	return out
+}
+
+func fill[T any](xs []T, v T) {
+	for i := range xs {
+		xs[i] = v
+	}
+}
+
+func padInto[T any](dst, src []T, inDims, outDims, low, interior []int64) {
+	if len(src) == 0 {
+		return
+	}
+	rank := len(inDims)
+	os := rowMajorStrides(outDims)
+	idx := make([]int64, rank)
+	for i := range src {
+		p, inside := int64(0), true
+		for d := 0; d < rank; d++ {
+			step := int64(1)
+			if interior != nil {
+				step += interior[d]
+			}
+			o := low[d] + idx[d]*step
+			if o < 0 || o >= outDims[d] {
+				inside = false
+				break
+			}
+			p += o * os[d]
+		}
+		if inside {
+			dst[p] = src[i]
+		}
+		for d := rank - 1; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < inDims[d] {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+}
+
+// iotaKernel: each element is its index along axis, converted to the dtype
+// (wrapped for integers, rounded for floats).
+func iotaKernel(in *ir.Instr) *Tensor {
+	t := in.Results[0].Type
+	axis := in.Attr.(*ir.AxisAttr).Axis
+	out := NewTensor(t)
+	dims := t.Dims()
+	inner := int64(1)
+	for _, n := range dims[axis+1:] {
+		inner *= n
+	}
+	for i := 0; i < out.Len(); i++ {
+		k := (int64(i) / inner) % dims[axis]
+		if t.DType.IsFloat() {
+			out.F[i] = intToFloat(k, t.DType)
+		} else {
+			out.I[i] = t.DType.WrapInt(k)
+		}
+	}
+	return out
+}
