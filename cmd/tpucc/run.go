@@ -1,0 +1,288 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/internal/npy"
+	"github.com/tpucc/tpucc/ir"
+)
+
+var runCommand = &command{
+	name:    "run",
+	file:    true,
+	summary: "run MODEL.tir on the CPU reference executor",
+	about: `Runs the entry function of MODEL.tir as written (no passes) on the CPU reference executor.
+Each parameter comes from --input NAME=FILE.npy or, when not given, is drawn at random from
+--seed: a parameter that is not given gets the same values whichever others are.
+
+With --output-dir the results are written as DIR/result0.npy, DIR/result1.npy, ... in return
+order (all of them, or none if anything fails); DIR is created if needed. Without it, one line
+per result is printed: its type and its first values.
+`,
+	flags: []flagSpec{
+		{name: "input", kind: listFlag, arg: "NAME=FILE.npy", doc: "the value of parameter %NAME (written without %); may be repeated"},
+		{name: "seed", kind: valueFlag, arg: "N", doc: "seed for the parameters not given with --input (default 0)"},
+		{name: "output-dir", kind: valueFlag, arg: "DIR", doc: "write the results into DIR as .npy files instead of printing them"},
+		entryFlag,
+	},
+	run: cmdRun,
+}
+
+// summaryValues is how many leading values a printed result shows.
+const summaryValues = 8
+
+// inputArg is one --input NAME=FILE.
+type inputArg struct {
+	name, file string
+}
+
+func parseInputs(list []string) ([]inputArg, error) {
+	var ins []inputArg
+	for _, s := range list {
+		name, file, ok := strings.Cut(s, "=")
+		name = strings.TrimPrefix(name, "%")
+		if !ok || name == "" || file == "" {
+			return nil, usagef("--input %s: want NAME=FILE.npy", s)
+		}
+		for _, in := range ins {
+			if in.name == name {
+				return nil, usagef("--input %s is given twice", name)
+			}
+		}
+		ins = append(ins, inputArg{name: name, file: file})
+	}
+	return ins, nil
+}
+
+func cmdRun(e *env, p *parsed) error {
+	seed, err := strconv.ParseInt(p.value("seed", "0"), 10, 64)
+	if err != nil {
+		return usagef("--seed %s: want an integer", p.value("seed", ""))
+	}
+	ins, err := parseInputs(p.list("input"))
+	if err != nil {
+		return err
+	}
+	outDir := p.value("output-dir", "")
+	if p.has("output-dir") && outDir == "" {
+		return usagef("--output-dir needs a directory name")
+	}
+	name, m, err := load(e, p.positional[0])
+	if err != nil {
+		return err
+	}
+	f, err := entry(m, name, p.value("entry", ""))
+	if err != nil {
+		return err
+	}
+	given := make([]*inputArg, len(f.Params))
+	for i := range ins {
+		k := paramIndex(f, ins[i].name)
+		if k < 0 {
+			return usagef("--input %s: @%s has no parameter %%%s (%s)", ins[i].name, f.Name, ins[i].name, paramList(f))
+		}
+		given[k] = &ins[i]
+	}
+	// Refuse a program too large for memory (or with symbolic shapes) before reading or
+	// drawing any input; cpu.Run checks the same with the same limit.
+	if err := cpu.CheckMemory(m, f, cpu.DefaultMemoryLimit()); err != nil {
+		return diag(name, err)
+	}
+	args := make([]*cpu.Tensor, len(f.Params))
+	missing := false
+	for k, in := range given {
+		if in == nil {
+			missing = true
+			continue
+		}
+		if args[k], err = readInput(in.file, f.Params[k]); err != nil {
+			return err
+		}
+	}
+	if missing {
+		random := cpu.RandomInputs(drawOnly(f, given), seed)
+		for k, p := range f.Params {
+			if args[k] != nil {
+				continue
+			}
+			if random[k] == nil {
+				// CheckMemory counts a value's own bytes; the executor holds 8 per element.
+				return diag(name, ir.Errorf(p.Pos, "%%%s (%s) is too large to draw at random within the memory limit of %d bytes; give it with --input",
+					p.Name, p.Type, cpu.DefaultMemoryLimit()))
+			}
+			args[k] = random[k]
+		}
+	}
+	results, err := cpu.Run(m, f, args)
+	if err != nil {
+		return diag(name, err)
+	}
+	if outDir == "" {
+		var b strings.Builder
+		for i, r := range results {
+			fmt.Fprintf(&b, "result%d: %s\n", i, summary(r))
+		}
+		if _, err := io.WriteString(e.stdout, b.String()); err != nil {
+			return osError("<stdout>", err)
+		}
+		return nil
+	}
+	return writeResults(outDir, results)
+}
+
+func paramIndex(f *ir.Func, name string) int {
+	for i, p := range f.Params {
+		if p.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func paramList(f *ir.Func) string {
+	if len(f.Params) == 0 {
+		return "it has none"
+	}
+	names := make([]string, len(f.Params))
+	for i, p := range f.Params {
+		names[i] = "%" + p.Name
+	}
+	return "it has " + strings.Join(names, ", ")
+}
+
+// drawOnly is f's signature for cpu.RandomInputs with every given parameter made a scalar,
+// so that only the missing ones cost a draw. RandomInputs gives each parameter its own
+// stream (from the seed and its position), so the missing ones get exactly the values a run
+// without any --input gives them.
+func drawOnly(f *ir.Func, given []*inputArg) *ir.Func {
+	g := &ir.Func{Name: f.Name, Results: f.Results, Module: f.Module}
+	for k, p := range f.Params {
+		if given[k] != nil {
+			p = &ir.Value{Type: ir.Scalar(p.Type.DType), Index: k, Name: p.Name}
+		}
+		g.Params = append(g.Params, p)
+	}
+	return g
+}
+
+// readInput reads the .npy file for parameter p and checks that its dtype and shape are
+// p's (which is static: CheckMemory has refused symbolic shapes).
+func readInput(file string, p *ir.Value) (*cpu.Tensor, error) {
+	a, err := npy.ReadFile(file)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, osError(file, err)
+		}
+		// npy.ReadFile puts the path in front of its reason; fileError puts it back.
+		if inner := errors.Unwrap(err); inner != nil {
+			err = inner
+		}
+		return nil, fileErrorf(file, "%v", err)
+	}
+	if !fits(a, p.Type) {
+		return nil, fileErrorf(file, "input %%%s wants %s, file has %s", p.Name, p.Type, a)
+	}
+	t, err := cpu.TensorFromNPY(a)
+	if err != nil {
+		return nil, fileErrorf(file, "%v", err)
+	}
+	return t, nil
+}
+
+func fits(a *npy.Array, t ir.Type) bool {
+	return a.DType == t.DType.String() && slices.Equal(a.Shape, t.Dims())
+}
+
+// summary is a result's type and its first values, flat in row-major order:
+// f32[2,3] = [1.0, 2.5, ...] (6 values); a scalar is f32[] = 1.0.
+func summary(t *cpu.Tensor) string {
+	n := len(t.I)
+	if t.Type.DType.IsFloat() {
+		n = len(t.F)
+	}
+	vals := make([]string, 0, min(n, summaryValues)+1)
+	for i := range min(n, summaryValues) {
+		switch {
+		case t.Type.DType.IsFloat():
+			vals = append(vals, ir.FormatFloat(t.F[i], t.Type.DType))
+		case t.Type.DType.IsBool():
+			vals = append(vals, strconv.FormatBool(t.I[i] != 0))
+		default:
+			vals = append(vals, strconv.FormatInt(t.I[i], 10))
+		}
+	}
+	if t.Type.Rank() == 0 && n == 1 {
+		return t.Type.String() + " = " + vals[0]
+	}
+	s := t.Type.String() + " = [" + strings.Join(vals, ", ")
+	if n > summaryValues {
+		return s + ", ...] (" + strconv.Itoa(n) + " values)"
+	}
+	return s + "]"
+}
+
+// writeResults writes every result to dir as resultN.npy, all or none: each goes to a
+// temporary file first, and only when all are written are they renamed into place. A
+// directory created for them is removed again on failure.
+func writeResults(dir string, results []*cpu.Tensor) (err error) {
+	created, err := makeDir(dir)
+	if err != nil {
+		return err
+	}
+	var outs []*pending
+	defer func() {
+		if err != nil {
+			discard(outs)
+			for _, d := range created {
+				os.Remove(d)
+			}
+		}
+	}()
+	for i, r := range results {
+		a := r.NPY()
+		o, err := newPending(filepath.Join(dir, "result"+strconv.Itoa(i)+".npy"), func(w io.Writer) error {
+			return npy.Write(w, a)
+		})
+		if err != nil {
+			return err
+		}
+		outs = append(outs, o)
+	}
+	return commit(outs)
+}
+
+// makeDir is mkdir -p that returns the directories it created, deepest first.
+func makeDir(dir string) (created []string, err error) {
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		st, err := os.Stat(d)
+		if err == nil {
+			if !st.IsDir() {
+				return nil, fileErrorf(d, "not a directory")
+			}
+			break
+		}
+		// Under a file, stat says "not a directory"; walking on finds that file and names it.
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			return nil, osError(d, err)
+		}
+		created = append(created, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, osError(dir, err)
+	}
+	return created, nil
+}

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/frontend/tir"
+	"github.com/tpucc/tpucc/internal/npy"
+	"github.com/tpucc/tpucc/ir"
+)
+
+// twoResultSrc returns two results, so that result0/result1 order is visible.
+const twoResultSrc = `func @f(%x: f32[2,3], %w: f32[3]) -> (f32[2,3], f32[]) {
+  %0 = add %x, %w : f32[2,3]
+  %1 = reduce_sum %0 {axes=[0,1]} : f32[]
+  return %0, %1
+}
+`
+
+func writeNPY(t *testing.T, dir, name string, a *npy.Array) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := npy.WriteFile(p, a); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// npyBytes is the exact .npy encoding of a tensor.
+func npyBytes(t *testing.T, x *cpu.Tensor) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := npy.Write(&b, x.NPY()); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// reference runs src's entry on the CPU executor with args; nil arguments are drawn from seed.
+func reference(t *testing.T, src string, seed int64, args ...*cpu.Tensor) []*cpu.Tensor {
+	t.Helper()
+	m, err := tir.Parse("m.tir", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := m.Entry()
+	random := cpu.RandomInputs(f, seed)
+	full := make([]*cpu.Tensor, len(f.Params))
+	for i := range full {
+		full[i] = random[i]
+		if i < len(args) && args[i] != nil {
+			full[i] = args[i]
+		}
+	}
+	res, err := cpu.Run(m, f, full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// checkResults compares dir's result files with want, byte for byte.
+func checkResults(t *testing.T, dir string, want []*cpu.Tensor) {
+	t.Helper()
+	var names []string
+	for i, w := range want {
+		name := "result" + strconv.Itoa(i) + ".npy"
+		names = append(names, name)
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, npyBytes(t, w)) {
+			a, _ := npy.Read(bytes.NewReader(got))
+			t.Errorf("%s holds %v %v, want %s", name, a, a.Data, w)
+		}
+	}
+	noFiles(t, dir, names...)
+}
+
+func TestRunOutputDir(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "m.tir", []byte(twoResultSrc))
+	out := filepath.Join(dir, "out", "sub") // created, parents too
+	tpucc(t, "", "run", model, "--output-dir", out).want(t, 0, "", "")
+	checkResults(t, out, reference(t, twoResultSrc, 0))
+
+	tpucc(t, "", "run", "--seed=7", "--output-dir="+out, model).want(t, 0, "", "")
+	checkResults(t, out, reference(t, twoResultSrc, 7))
+	if bytes.Equal(npyBytes(t, reference(t, twoResultSrc, 7)[0]), npyBytes(t, reference(t, twoResultSrc, 0)[0])) {
+		t.Error("seeds 0 and 7 draw the same inputs")
+	}
+}
+
+// TestRunSomeInputs: given inputs are used as they are, the others drawn exactly as they
+// are drawn when no input is given.
+func TestRunSomeInputs(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "m.tir", []byte(twoResultSrc))
+	wFile := writeNPY(t, dir, "w.npy", npy.Of([]int64{3}, []float32{10, 20, 30}))
+	w := cpu.FromFloats(cpuType(t, "f32[3]"), 10, 20, 30)
+	out := filepath.Join(dir, "out")
+	tpucc(t, "", "run", model, "--input", "w="+wFile, "--seed", "3", "--output-dir", out).want(t, 0, "", "")
+	checkResults(t, out, reference(t, twoResultSrc, 3, nil, w))
+
+	xFile := writeNPY(t, dir, "x.npy", npy.Of([]int64{2, 3}, []float32{1, 2, 3, 4, 5, 6}))
+	x := cpu.FromFloats(cpuType(t, "f32[2,3]"), 1, 2, 3, 4, 5, 6)
+	tpucc(t, "", "run", model, "--input=%x="+xFile, "--input", "w="+wFile).want(t, 0,
+		"result0: f32[2,3] = [11.0, 22.0, 33.0, 14.0, 25.0, 36.0]\nresult1: f32[] = 141.0\n", "")
+	res := reference(t, twoResultSrc, 0, x, w)
+	if res[1].F[0] != 141 {
+		t.Errorf("reference sum %v, want 141", res[1].F[0])
+	}
+}
+
+// cpuType parses a type by way of a one-parameter function.
+func cpuType(t *testing.T, typ string) ir.Type {
+	t.Helper()
+	m, err := tir.Parse("t.tir", []byte("func @t(%a: "+typ+") -> "+typ+" {\n  return %a\n}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Funcs[0].Params[0].Type
+}
+
+func TestRunSummary(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "m.tir", []byte(expSrc))
+	x := writeNPY(t, dir, "x.npy", npy.Of([]int64{2, 3}, []float32{0, 1, 2, 3, 4, 5}))
+	tpucc(t, "", "run", model, "--input", "x="+x).want(t, 0,
+		"result0: f32[2,3] = [1.0, 2.7182817, 7.389056, 20.085537, 54.59815, 148.41316]\n", "")
+
+	src := `func @f() -> (i32[10], i1[3]) {
+  %0 = iota {axis=0} : i32[10]
+  %1 = iota {axis=0} : i32[3]
+  %c = constant 1 : i32[3]
+  %2 = compare %1, %c {dir=ge} : i1[3]
+  return %0, %2
+}
+`
+	model = writeFile(t, dir, "n.tir", []byte(src))
+	tpucc(t, "", "run", model).want(t, 0,
+		"result0: i32[10] = [0, 1, 2, 3, 4, 5, 6, 7, ...] (10 values)\nresult1: i1[3] = [false, true, true]\n", "")
+	noFiles(t, dir, "m.tir", "n.tir", "x.npy")
+}
+
+func TestRunEntry(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "m.tir", []byte(twoFuncSrc))
+	a := writeNPY(t, dir, "a.npy", npy.Of([]int64{4}, []float32{1, 2, 3, 4}))
+	b := writeNPY(t, dir, "b.npy", npy.Of([]int64{4}, []float32{2, 2, 2, 2}))
+	tpucc(t, "", "run", model, "--entry", "g", "--input", "a="+a, "--input", "b="+b).want(t, 0,
+		"result0: f32[4] = [4.0, 8.0, 12.0, 16.0]\n", "")
+	// Without --entry, @main runs: 2*(x*1)*x.
+	tpucc(t, "", "run", model, "--input", "x="+a).want(t, 0, "result0: f32[4] = [2.0, 8.0, 18.0, 32.0]\n", "")
+	tpucc(t, "", "run", model, "--entry", "@nope").want(t, exitUsage, "",
+		"tpucc run: --entry @nope: "+model+" has no function @nope (it has @g, @main)")
+}
+
+func TestRunErrors(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "m.tir", []byte(expSrc))
+	big := writeFile(t, dir, "big.tir", []byte("func @f(%x: f32[100000000000]) -> f32[100000000000] {\n  %0 = exp %x : f32[100000000000]\n  return %0\n}\n"))
+	f64 := writeNPY(t, dir, "f64.npy", npy.Of([]int64{3}, []float64{1, 2, 3}))
+	f32 := writeNPY(t, dir, "f32.npy", npy.Of([]int64{3, 2}, []float32{1, 2, 3, 4, 5, 6}))
+	junk := writeFile(t, dir, "junk.npy", []byte("not numpy"))
+	empty := writeFile(t, dir, "empty.npy", nil)
+	file := writeFile(t, dir, "file", []byte("x"))
+	missing := filepath.Join(dir, "missing.npy")
+	limit := strconv.FormatInt(cpu.DefaultMemoryLimit(), 10)
+	const usage = "usage: tpucc run [flags] MODEL.tir; 'tpucc help run' lists the flags"
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		line string
+	}{
+		{"too large", []string{big}, exitProgram,
+			big + ":1:9: error: %x needs 400000000000 bytes (f32[100000000000]); the limit is " + limit + " bytes"},
+		{"wrong dtype", []string{model, "--input", "x=" + f64}, exitProgram, f64 + ": error: input %x wants f32[2,3], file has f64[3]"},
+		{"wrong shape", []string{model, "--input", "x=" + f32}, exitProgram, f32 + ": error: input %x wants f32[2,3], file has f32[3,2]"},
+		{"not npy", []string{model, "--input", "x=" + junk}, exitProgram, junk + ": error: not a .npy file (bad magic)"},
+		{"empty npy", []string{model, "--input", "x=" + empty}, exitProgram, empty + ": error: empty file, not a .npy file"},
+		{"missing npy", []string{model, "--input", "x=" + missing}, exitProgram, missing + ": error: no such file or directory"},
+		{"npy is a directory", []string{model, "--input", "x=" + dir}, exitProgram, dir + ": error: is a directory"},
+		{"unknown parameter", []string{model, "--input", "y=" + f64}, exitUsage, "tpucc run: --input y: @f has no parameter %y (it has %x)"},
+		{"malformed input", []string{model, "--input", f64}, exitUsage, "tpucc run: --input " + f64 + ": want NAME=FILE.npy"},
+		{"input twice", []string{model, "--input", "x=" + f64, "--input", "%x=" + f32}, exitUsage, "tpucc run: --input x is given twice"},
+		{"bad seed", []string{model, "--seed", "1.5"}, exitUsage, "tpucc run: --seed 1.5: want an integer"},
+		{"empty output dir", []string{model, "--output-dir="}, exitUsage, "tpucc run: --output-dir needs a directory name"},
+		{"output dir is a file", []string{model, "--output-dir", filepath.Join(file, "sub")}, exitProgram, file + ": error: not a directory"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(dir, "out")
+			args := append([]string{"run"}, c.args...)
+			if c.name != "output dir is a file" && c.name != "empty output dir" {
+				args = append(args, "--output-dir", out)
+			}
+			r := tpucc(t, "", args...)
+			r.want(t, c.code, "", c.line)
+			if c.code == exitUsage && r.stderr != c.line+"\n"+usage+"\n" {
+				t.Errorf("stderr:\n%s", r.stderr)
+			}
+			noFiles(t, dir, "big.tir", "empty.npy", "f32.npy", "f64.npy", "file", "junk.npy", "m.tir")
+		})
+	}
+}
+
+// TestRunWriteFailure: when one result cannot be written, none is.
+func TestRunWriteFailure(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "m.tir", []byte(twoResultSrc))
+	out := filepath.Join(dir, "out")
+	blocker := filepath.Join(out, "result1.npy")
+	if err := os.MkdirAll(blocker, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tpucc(t, "", "run", model, "--output-dir", out).want(t, exitProgram, "", blocker+": error: is a directory")
+	noFiles(t, out, "result1.npy")
+}
+
+// TestRunTooLargeToDraw: a parameter within CheckMemory's count but too large for the
+// executor's 8 bytes per element cannot be drawn; the error says to give it instead.
+func TestRunTooLargeToDraw(t *testing.T) {
+	limit := cpu.DefaultMemoryLimit()
+	typ := "f32[" + strconv.FormatInt(limit/6, 10) + "]"
+	dir := t.TempDir()
+	model := writeFile(t, dir, "m.tir", []byte("func @f(%x: "+typ+") -> "+typ+" {\n  return %x\n}\n"))
+	out := filepath.Join(dir, "out")
+	tpucc(t, "", "run", model, "--output-dir", out).want(t, exitProgram, "",
+		model+":1:9: error: %x ("+typ+") is too large to draw at random within the memory limit of "+strconv.FormatInt(limit, 10)+" bytes; give it with --input")
+	noFiles(t, dir, "m.tir")
+}
