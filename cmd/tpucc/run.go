@@ -27,12 +27,15 @@ Each parameter comes from --input NAME=FILE.npy or, when not given, is drawn at 
 
 With --output-dir the results are written as DIR/result0.npy, DIR/result1.npy, ... in return
 order (all of them, or none if anything fails); DIR is created if needed. Without it, one line
-per result is printed: its type and its first values.
+per result is printed: its type and its first values. --save-inputs also writes the arguments
+the program ran on as DIR/arg0.npy, DIR/arg1.npy, ... in parameter order, so that another
+runtime (XLA, with tools/xlacheck) can be given exactly the same inputs.
 `,
 	flags: []flagSpec{
 		{name: "input", kind: listFlag, arg: "NAME=FILE.npy", doc: "the value of parameter %NAME (written without %); may be repeated"},
 		{name: "seed", kind: valueFlag, arg: "N", doc: "seed for the parameters not given with --input (default 0)"},
 		{name: "output-dir", kind: valueFlag, arg: "DIR", doc: "write the results into DIR as .npy files instead of printing them"},
+		{name: "save-inputs", kind: boolFlag, doc: "with --output-dir, also write the arguments as DIR/argN.npy"},
 		entryFlag,
 	},
 	run: cmdRun,
@@ -76,6 +79,10 @@ func cmdRun(e *env, p *parsed) error {
 	outDir := p.value("output-dir", "")
 	if p.has("output-dir") && outDir == "" {
 		return usagef("--output-dir needs a directory name")
+	}
+	saveInputs := p.flag("save-inputs")
+	if saveInputs && outDir == "" {
+		return usagef("--save-inputs needs --output-dir")
 	}
 	name, m, err := load(e, p.positional[0])
 	if err != nil {
@@ -137,7 +144,19 @@ func cmdRun(e *env, p *parsed) error {
 		}
 		return nil
 	}
-	return writeResults(outDir, results)
+	files := make([]string, 0, len(results)+len(args))
+	tensors := make([]*cpu.Tensor, 0, len(results)+len(args))
+	for i, r := range results {
+		files = append(files, "result"+strconv.Itoa(i)+".npy")
+		tensors = append(tensors, r)
+	}
+	if saveInputs {
+		for i, a := range args {
+			files = append(files, "arg"+strconv.Itoa(i)+".npy")
+			tensors = append(tensors, a)
+		}
+	}
+	return writeTensors(outDir, files, tensors)
 }
 
 func paramIndex(f *ir.Func, name string) int {
@@ -232,10 +251,10 @@ func summary(t *cpu.Tensor) string {
 	return s + "]"
 }
 
-// writeResults writes every result to dir as resultN.npy, all or none: each goes to a
+// writeTensors writes each tensor to dir under its file name, all or none: each goes to a
 // temporary file first, and only when all are written are they renamed into place. A
 // directory created for them is removed again on failure.
-func writeResults(dir string, results []*cpu.Tensor) (err error) {
+func writeTensors(dir string, files []string, tensors []*cpu.Tensor) (err error) {
 	created, err := makeDir(dir)
 	if err != nil {
 		return err
@@ -249,9 +268,9 @@ func writeResults(dir string, results []*cpu.Tensor) (err error) {
 			}
 		}
 	}()
-	for i, r := range results {
+	for i, r := range tensors {
 		a := r.NPY()
-		o, err := newPending(filepath.Join(dir, "result"+strconv.Itoa(i)+".npy"), func(w io.Writer) error {
+		o, err := newPending(filepath.Join(dir, files[i]), func(w io.Writer) error {
 			return npy.Write(w, a)
 		})
 		if err != nil {

@@ -235,3 +235,34 @@ func TestRunTooLargeToDraw(t *testing.T) {
 		model+":1:9: error: %x ("+typ+") is too large to draw at random within the memory limit of "+strconv.FormatInt(limit, 10)+" bytes; give it with --input")
 	noFiles(t, dir, "m.tir")
 }
+
+// TestRunSaveInputs: --save-inputs writes the arguments the run used, given or drawn,
+// next to the results, in parameter order.
+func TestRunSaveInputs(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "m.tir", []byte(twoResultSrc))
+	wFile := writeNPY(t, dir, "w.npy", npy.Of([]int64{3}, []float32{10, 20, 30}))
+	out := filepath.Join(dir, "out")
+	tpucc(t, "", "run", model, "--input", "w="+wFile, "--seed", "5", "--output-dir", out, "--save-inputs").want(t, 0, "", "")
+	x := cpu.RandomInputs(mustParse(t, twoResultSrc).Entry(), 5)[0]
+	w := cpu.FromFloats(cpuType(t, "f32[3]"), 10, 20, 30)
+	for i, want := range []*cpu.Tensor{x, w} {
+		got, err := os.ReadFile(filepath.Join(out, "arg"+strconv.Itoa(i)+".npy"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, npyBytes(t, want)) {
+			t.Errorf("arg%d.npy differs from %s", i, want)
+		}
+	}
+	tpucc(t, "", "run", model, "--save-inputs").want(t, 2, "", "tpucc run: --save-inputs needs --output-dir")
+}
+
+func mustParse(t *testing.T, src string) *ir.Module {
+	t.Helper()
+	m, err := tir.Parse("m.tir", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
