@@ -1,4 +1,40 @@
 # tpucc Makefile.
+#
+#   make demo   build tpucc, compile examples/transformer_block.tir to StableHLO,
+#               run it on the CPU executor and on XLA:CPU, and compare
+#   make test   every check CI runs (creates both Python environments itself)
+#   make build  bin/tpucc
+
+GO ?= go
+
+.PHONY: build test demo lint clean
+
+build:
+	$(GO) build -o bin/tpucc ./cmd/tpucc
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+test: venv venv-tpu lint
+	$(GO) test -count=1 ./...
+
+# The main job on an example: .tir to StableHLO, run on the CPU reference executor,
+# the same StableHLO run by XLA:CPU on the same inputs, and the two compared.
+DEMO := build/demo
+demo: venv build
+	@rm -rf $(DEMO) && mkdir -p $(DEMO)
+	bin/tpucc build examples/transformer_block.tir -o $(DEMO)/transformer_block.hlo
+	@echo "--- $(DEMO)/transformer_block.hlo (first lines)"
+	@head -c 1500 $(DEMO)/transformer_block.hlo | head -n 8; echo "    ..."
+	bin/tpucc run examples/transformer_block.tir --seed 1
+	bin/tpucc run examples/transformer_block.tir --seed 1 --output-dir $(DEMO)/cpu --save-inputs
+	$(PY) tools/xlacheck/xlacheck.py run-one $(DEMO)/transformer_block.hlo \
+	    $$(for f in $$(ls $(DEMO)/cpu/arg*.npy | sort -V); do echo --input $$f; done) --outdir $(DEMO)/xla > $(DEMO)/xla.log
+	$(PY) tools/xlacheck/xlacheck.py compare $(DEMO)/cpu $(DEMO)/xla
+
+clean:
+	rm -rf bin build
 
 # ---------------------------------------------------------------------------
 # xlacheck: the Python environment of the XLA oracle (tools/xlacheck).

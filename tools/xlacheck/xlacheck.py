@@ -270,6 +270,43 @@ def cmd_run_one(module, inputs, outdir):
     return 0
 
 
+def cmd_compare(want_dir, got_dir, rtol):
+    """Compares resultN.npy of two directories, for the demo and for humans.
+
+    Floats agree when max|got - want| <= rtol * max|want| (the error relative to
+    the result's largest magnitude), with NaN and infinities in the same places;
+    everything else must be equal. The oracle test's per-dtype tolerances live in
+    internal/oracle.
+    """
+    names = sorted(n for n in os.listdir(want_dir) if re.fullmatch(r"result\d+\.npy", n))
+    if not names:
+        print("compare: no resultN.npy in %s" % want_dir, file=sys.stderr)
+        return 1
+    bad = 0
+    for n in names:
+        w = load_npy(os.path.join(want_dir, n))
+        g = load_npy(os.path.join(got_dir, n))
+        if w.dtype != g.dtype or w.shape != g.shape:
+            print("%s: %s vs %s: FAIL" % (n, type_str(w), type_str(g)))
+            bad += 1
+            continue
+        if w.dtype.kind == "f" or w.dtype == BF16:
+            wf, gf = w.astype(np.float64), g.astype(np.float64)
+            same_special = np.array_equal(np.isnan(wf), np.isnan(gf)) and np.array_equal(wf[np.isinf(wf)], gf[np.isinf(wf)])
+            fin = np.isfinite(wf) & np.isfinite(gf)
+            scale = float(np.max(np.abs(wf[fin]))) if fin.any() else 0.0
+            err = float(np.max(np.abs(wf[fin] - gf[fin]))) if fin.any() else 0.0
+            rel = err / scale if scale > 0 else err
+            ok = same_special and rel <= rtol
+            print("%s: %s, max |difference| %.3g, relative to max |value| %.3g: %.2e (tolerance %.0e): %s"
+                  % (n, type_str(w), err, scale, rel, rtol, "ok" if ok else "FAIL"))
+        else:
+            ok = np.array_equal(w, g)
+            print("%s: %s, %s" % (n, type_str(w), "equal: ok" if ok else "differ: FAIL"))
+        bad += 0 if ok else 1
+    return 1 if bad else 0
+
+
 def main(argv):
     p = argparse.ArgumentParser(prog="xlacheck.py", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -279,9 +316,15 @@ def main(argv):
     o.add_argument("module")
     o.add_argument("--input", action="append", default=[], help="an input .npy, once per argument, in order")
     o.add_argument("--outdir", required=True)
+    c = sub.add_parser("compare", help="compare resultN.npy of two directories")
+    c.add_argument("want_dir")
+    c.add_argument("got_dir")
+    c.add_argument("--rtol", type=float, default=1e-4)
     args = p.parse_args(argv)
     if args.cmd == "run":
         return cmd_run(args.manifest)
+    if args.cmd == "compare":
+        return cmd_compare(args.want_dir, args.got_dir, args.rtol)
     return cmd_run_one(args.module, args.input, args.outdir)
 
 
