@@ -217,6 +217,9 @@ func sameElementCount(a, b Type) bool {
 	}
 	na, sa := count(a)
 	nb, sb := count(b)
+	if na < 0 || nb < 0 {
+		return false
+	}
 	if na != nb || len(sa) != len(sb) {
 		return na == 0 && nb == 0
 	}
@@ -288,6 +291,16 @@ func inferTranspose(c *inferCtx) []Type {
 	return []Type{x.WithShape(s)}
 }
 
+// maxDim bounds dimension arithmetic: sizes and sums of sizes stay below it.
+const maxDim = int64(1) << 62
+
+func abs64(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
 func filled(n int, v int64) []int64 {
 	out := make([]int64, n)
 	for i := range out {
@@ -315,7 +328,11 @@ func inferSlice(c *inferCtx) []Type {
 		if st < 0 || st > lim || lim > n || str < 1 {
 			return c.fail("slice dimension %d: need 0 <= start (%d) <= limit (%d) <= size (%d) and stride (%d) >= 1", i, st, lim, n, str)
 		}
-		s[i] = D((lim - st + str - 1) / str)
+		k := (lim - st) / str
+		if (lim-st)%str != 0 {
+			k++
+		}
+		s[i] = D(k)
 	}
 	return []Type{x.WithShape(s)}
 }
@@ -342,6 +359,9 @@ func inferConcat(c *inferCtx) []Type {
 		n, ok := c.staticDim(u, int(axis))
 		if !ok {
 			return nil
+		}
+		if total > maxDim-n {
+			return c.fail("concat result dimension %d overflows int64", axis)
 		}
 		total += n
 	}
@@ -371,7 +391,11 @@ func inferPad(c *inferCtx) []Type {
 		if a.Interior[i] < 0 {
 			return c.fail("pad interior[%d] = %d must not be negative", i, a.Interior[i])
 		}
-		m := a.Low[i] + a.High[i] + n + max(n-1, 0)*a.Interior[i]
+		lo, hi, in := a.Low[i], a.High[i], a.Interior[i]
+		if abs64(lo) > maxDim/4 || abs64(hi) > maxDim/4 || (n > 1 && in > maxDim/4/(n-1)) {
+			return c.fail("pad dimension %d overflows int64", i)
+		}
+		m := lo + hi + n + max(n-1, 0)*in
 		if m < 0 {
 			return c.fail("pad dimension %d would have negative size %d", i, m)
 		}

@@ -172,9 +172,10 @@ func (l *Layout) String() string {
 		b.WriteString(strconv.Itoa(d))
 	}
 	if len(l.Tiles) > 0 {
-		b.WriteByte(':')
+		// XLA writes T once before the first tile: {1,0:T(8,128)(2,1)}.
+		b.WriteString(":T")
 		for _, tile := range l.Tiles {
-			b.WriteString("T(")
+			b.WriteByte('(')
 			for i, n := range tile {
 				if i > 0 {
 					b.WriteByte(',')

@@ -1,0 +1,152 @@
+package tir
+
+import (
+	"github.com/alecthomas/participle/v2"
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+// The lexer. Rules are tried in order, so "->" wins over "-" and a signed
+// number over the lone "-" that only -inf and -nan use. Value and function
+// names carry their sigil, so a name never collides with a keyword.
+var tirLexer = lexer.MustSimple([]lexer.SimpleRule{
+	{Name: "Comment", Pattern: `//[^\n]*`},
+	{Name: "Whitespace", Pattern: `[ \t\r\n]+`},
+	{Name: "Arrow", Pattern: `->`},
+	{Name: "Number", Pattern: `-?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?`},
+	{Name: "Value", Pattern: `%(?:[A-Za-z_][A-Za-z0-9_.]*|[0-9]+)`},
+	{Name: "Global", Pattern: `@[A-Za-z_][A-Za-z0-9_.]*`},
+	{Name: "Ident", Pattern: `[A-Za-z_][A-Za-z0-9_]*`},
+	{Name: "String", Pattern: `"(?:[^"\\\n]|\\.)*"`},
+	{Name: "Punct", Pattern: `[-{}\[\](),:=]`},
+})
+
+// fileAST is a whole .tir file: functions in order.
+type fileAST struct {
+	Funcs []*funcAST `parser:"@@*"`
+}
+
+// funcAST is func @name(%a: T, ...) -> T { stmts }. Results holds one type
+// for "-> T" and the list for "-> (T, ...)".
+type funcAST struct {
+	Pos     lexer.Position
+	Name    *globalTok  `parser:"'func' @@"`
+	Params  []*paramAST `parser:"'(' (@@ (',' @@)*)? ')'"`
+	Results []*typeAST  `parser:"Arrow ( '(' (@@ (',' @@)*)? ')' | @@ )"`
+	Body    []*stmtAST  `parser:"'{' @@*"`
+	End     bool        `parser:"@'}'"`
+}
+
+type paramAST struct {
+	Name *valueTok `parser:"@@ ':'"`
+	Type *typeAST  `parser:"@@"`
+}
+
+// typeAST is DTYPE[d0,...] with an optional layout in XLA's spelling.
+type typeAST struct {
+	Pos    lexer.Position
+	DType  *identTok  `parser:"@@ '['"`
+	Dims   []*dimAST  `parser:"(@@ (',' @@)*)? ']'"`
+	Layout *layoutAST `parser:"@@?"`
+}
+
+// dimAST is a static size (checked later: it may be negative or huge) or a symbol.
+type dimAST struct {
+	Pos lexer.Position
+	Num string `parser:"  @Number"`
+	Sym string `parser:"| @Ident"`
+}
+
+// layoutAST is {m2m...:T(a,b)(c,d)}. XLA writes T once before all tiles; a T
+// before every tile is accepted too. The lookahead tells a layout after a
+// function's result type from the body's '{' (which a statement, never a
+// number, ':' or '}', follows in a valid program).
+type layoutAST struct {
+	Pos   lexer.Position
+	Minor []*numberTok `parser:"(?= '{' (Number | ':' | '}')) '{' (@@ (',' @@)*)?"`
+	Tiles []*tileAST   `parser:"(':' 'T' @@ ('T'? @@)*)? '}'"`
+}
+
+type tileAST struct {
+	Pos  lexer.Position
+	Dims []*numberTok `parser:"'(' (@@ (',' @@)*)? ')'"`
+}
+
+// stmtAST is one instruction: [%r, ... =] op operands [{attrs}] [: types].
+// The operands are values, a callee with arguments (call) or a literal
+// (constant); which form fits which op is checked when building, so the
+// messages can name the op.
+type stmtAST struct {
+	Pos     lexer.Position
+	Results []*valueTok `parser:"(@@ (',' @@)* '=')?"`
+	Op      *identTok   `parser:"(?! 'func') @@"`
+	Call    *callAST    `parser:"(  @@"`
+	Const   *constAST   `parser:" | @@"`
+	Args    []*valueTok `parser:" | @@ (',' @@)* )?"`
+	Attrs   *attrsAST   `parser:"@@?"`
+	Types   []*typeAST  `parser:"(':' @@ (',' @@)*)?"`
+}
+
+type callAST struct {
+	Callee *globalTok  `parser:"@@ '('"`
+	Args   []*valueTok `parser:"(@@ (',' @@)*)? ')'"`
+}
+
+type attrsAST struct {
+	Fields []*attrAST `parser:"'{' (@@ (',' @@)*)? '}'"`
+}
+
+type attrAST struct {
+	Name  *identTok     `parser:"@@ '='"`
+	Value *attrValueAST `parser:"@@"`
+}
+
+// attrValueAST is an attribute value: a number, string, bare word or list.
+type attrValueAST struct {
+	Pos    lexer.Position
+	List   bool            `parser:"(  @'['"`
+	Elems  []*attrValueAST `parser:"   (@@ (',' @@)*)? ']'"`
+	Scalar string          `parser:" | @(Number | String | '-' ('inf' | 'nan') | Ident) )"`
+}
+
+// constAST is a constant's literal: a scalar or a nested list. Bare words
+// other than true, false, inf and nan are not literals, so that a missing
+// literal cannot swallow the next statement.
+type constAST struct {
+	Pos    lexer.Position
+	List   bool        `parser:"(  @'['"`
+	Elems  []*constAST `parser:"   (@@ (',' @@)*)? ']'"`
+	Scalar string      `parser:" | @(Number | '-' ('inf' | 'nan') | 'inf' | 'nan' | 'true' | 'false') )"`
+}
+
+// Tokens that the builder needs with their positions. (A lexer.Token field
+// would receive the first raw token of the capture, which may be elided
+// whitespace.)
+type (
+	identTok struct {
+		Pos   lexer.Position
+		Value string `parser:"@Ident"`
+	}
+	valueTok struct {
+		Pos   lexer.Position
+		Value string `parser:"@Value"`
+	}
+	globalTok struct {
+		Pos   lexer.Position
+		Value string `parser:"@Global"`
+	}
+	numberTok struct {
+		Pos   lexer.Position
+		Value string `parser:"@Number"`
+	}
+)
+
+// tirParser uses no lookahead: a branch that consumed a token and then
+// failed is an error right there, so a message points at the mistake
+// ("expected a value" after a trailing comma) rather than at an outer '}'
+// that backtracking would reach. The one ambiguity, layout or body after a
+// result type, is settled by layoutAST's explicit lookahead.
+var tirParser = participle.MustBuild[fileAST](
+	participle.Lexer(tirLexer),
+	participle.Elide("Comment", "Whitespace"),
+	participle.UseLookahead(0),
+)
