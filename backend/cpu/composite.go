@@ -56,7 +56,7 @@ func softmaxKernel(in *ir.Instr, x *Tensor) *Tensor {
 	eachLine(x.Type.Dims(), axis, func(line []int) {
 		m := math.Inf(-1)
 		for _, p := range line {
-			m = math.Max(m, x.F[p])
+			m = fmax(m, x.F[p])
 		}
 		s := 0.0
 		for _, p := range line {

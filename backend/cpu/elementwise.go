@@ -111,10 +111,10 @@ var floatBinary = map[ir.Op]func(a, b float64) float64{
 	ir.OpDiv: func(a, b float64) float64 { return a / b },
 	ir.OpRem: math.Mod, // C fmod: the sign of a; x%0, inf%y are NaN; x%inf is x
 	ir.OpPow: math.Pow,
-	// math.Max and math.Min propagate NaN and order -0 below +0, as XLA does:
+	// fmax and fmin propagate NaN (also against an infinity) and order -0 below +0, as XLA does:
 	// max(-0, +0) = +0 and min(-0, +0) = -0 in either operand order.
-	ir.OpMax:   math.Max,
-	ir.OpMin:   math.Min,
+	ir.OpMax:   fmax,
+	ir.OpMin:   fmin,
 	ir.OpAtan2: math.Atan2, // atan2(x, y) = atan(x/y): the first operand is the numerator
 }
 
@@ -289,7 +289,7 @@ func clampKernel(in *ir.Instr, lo, x, hi *Tensor) *Tensor {
 	}
 	for i := 0; i < out.Len(); i++ {
 		if x.Type.DType.IsFloat() {
-			out.F[i] = math.Min(math.Max(x.F[i], lo.F[at(lo, i)]), hi.F[at(hi, i)])
+			out.F[i] = fmin(fmax(x.F[i], lo.F[at(lo, i)]), hi.F[at(hi, i)])
 		} else {
 			out.I[i] = min(max(x.I[i], lo.I[at(lo, i)]), hi.I[at(hi, i)])
 		}
@@ -314,4 +314,21 @@ func convertKernel(in *ir.Instr, x *Tensor) *Tensor {
 		}
 	}
 	return out
+}
+
+// fmax is XLA's maximum: NaN if either operand is NaN, and -0 below +0. Go's
+// math.Max alone is not enough: math.Max(+Inf, NaN) is +Inf.
+func fmax(a, b float64) float64 {
+	if a != a || b != b {
+		return math.NaN()
+	}
+	return math.Max(a, b)
+}
+
+// fmin is XLA's minimum: NaN if either operand is NaN, and -0 below +0.
+func fmin(a, b float64) float64 {
+	if a != a || b != b {
+		return math.NaN()
+	}
+	return math.Min(a, b)
 }

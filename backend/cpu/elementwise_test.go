@@ -132,6 +132,8 @@ func TestBinaryInt(t *testing.T) {
 		{name: "pow u32", op: ir.OpPow,
 			args: ts(I(u32(8), 3, 3, 255, 3, 3, 255, 1, 2), I(u32(8), 20, 200, 255, 1<<31, 1<<31-1, 255, 1<<32-1, 1<<31+1)),
 			want: ts(I(u32(8), 3486784401, 6561, 392118015, 0, 2111105451, 392118015, 1, 0))},
+		{name: "max f64 NaN beats inf", op: ir.OpMax, args: ts(F(f64(4), inf, nan, -inf, 1), F(f64(4), nan, inf, nan, 2)), want: ts(F(f64(4), nan, nan, nan, 2))},
+		{name: "min f64 NaN beats inf", op: ir.OpMin, args: ts(F(f64(4), -inf, nan, inf, 1), F(f64(4), nan, -inf, nan, 2)), want: ts(F(f64(4), nan, nan, nan, 1))},
 		{name: "max i32", op: ir.OpMax, args: ts(I(i32(2), -5, 3), I(i32(2), -7, 9)), want: ts(I(i32(2), -5, 9))},
 		{name: "min u32", op: ir.OpMin, args: ts(I(u32(2), 4294967295, 3), I(u32(2), 1, 9)), want: ts(I(u32(2), 1, 3))},
 		{name: "and i8", op: ir.OpAnd, args: ts(I(i8(2), -1, 12), I(i8(2), 5, 10)), want: ts(I(i8(2), 5, 8))},

@@ -77,9 +77,9 @@ func reduceKernel(in *ir.Instr, x *Tensor) *Tensor {
 		case ir.OpReduceProd:
 			init, step = 1, func(s, v float64) float64 { return acc.RoundFloat(s * v) }
 		case ir.OpReduceMax:
-			init, step = math.Inf(-1), math.Max
+			init, step = math.Inf(-1), fmax
 		default:
-			init, step = math.Inf(1), math.Min
+			init, step = math.Inf(1), fmin
 		}
 		fill(out.F, init)
 		reduceOffsets(dims, drop, func(i, o int) { out.F[o] = step(out.F[o], x.F[i]) })
