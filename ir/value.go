@@ -22,6 +22,10 @@ func (p Pos) String() string {
 	if !p.Known() {
 		return file
 	}
+	if p.Col == 0 {
+		// A call site from a traced Go program: Go frames carry no column.
+		return file + ":" + strconv.Itoa(p.Line)
+	}
 	return file + ":" + strconv.Itoa(p.Line) + ":" + strconv.Itoa(p.Col)
 }
 

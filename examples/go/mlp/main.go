@@ -1,0 +1,34 @@
+// Command mlp runs the two-layer perceptron of examples/mlp.tir, written in
+// Go against package tensor (models.MLP), on seeded random inputs and prints
+// its checksum:
+//
+//	go run ./examples/go/mlp
+package main
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/tpucc/tpucc/examples/go/models"
+	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/tensor"
+)
+
+// weight draws a [fanIn, ...] weight uniform in [-1, 1)/sqrt(fanIn).
+func weight(seed int64, shape ...int64) *tensor.Tensor {
+	return tensor.Random(seed, ir.F32, shape...).Mul(tensor.Scalar(1/math.Sqrt(float64(shape[0])), ir.F32))
+}
+
+func main() {
+	x := tensor.Random(1, ir.F32, 64, 1024)
+	w1 := weight(2, 1024, 4096)
+	b1 := tensor.Random(3, ir.F32, 4096)
+	w2 := weight(4, 4096, 1024)
+
+	// Eager: op by op on the CPU reference kernels.
+	y := models.MLP(x, w1, b1, w2)
+	fmt.Printf("mlp eager: %s checksum %.6f\n", y.Type(), models.Checksum(y))
+
+	// Compiled: compile.Func(models.MLP) goes here once package compile
+	// exists, printing its checksum beside the eager one.
+}

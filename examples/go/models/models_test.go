@@ -1,0 +1,109 @@
+package models_test
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/examples/go/models"
+	"github.com/tpucc/tpucc/frontend/tir"
+	"github.com/tpucc/tpucc/frontend/trace"
+	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/tensor"
+)
+
+// model adapts a Go model to a list of arguments in the .tir parameter order.
+type model func(args []*tensor.Tensor) *tensor.Tensor
+
+var cases = []struct {
+	tir   string // under examples/
+	model model
+}{
+	{"mlp.tir", func(a []*tensor.Tensor) *tensor.Tensor { return models.MLP(a[0], a[1], a[2], a[3]) }},
+	{"transformer_block.tir", func(a []*tensor.Tensor) *tensor.Tensor {
+		return models.TransformerBlock(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11])
+	}},
+	{"moe_dense.tir", func(a []*tensor.Tensor) *tensor.Tensor { return models.MoEDense(a[0], a[1], a[2], a[3], a[4]) }},
+}
+
+// within checks got against want elementwise, within 1e-4 relative (absolute
+// below 1).
+func within(t *testing.T, what string, got, want *cpu.Tensor) {
+	t.Helper()
+	if got.Type.String() != want.Type.String() {
+		t.Fatalf("%s: %s, want %s", what, got.Type, want.Type)
+	}
+	bad := 0
+	for i := range want.F {
+		g, w := got.F[i], want.F[i]
+		if !(math.Abs(g-w) <= 1e-4*math.Max(1, math.Abs(w))) {
+			if bad < 5 {
+				t.Errorf("%s: element %d is %v, want %v", what, i, g, w)
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%s: %d of %d elements differ", what, bad, len(want.F))
+	}
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// Each Go model, run eagerly, gives the numbers of its .tir twin run by the
+// reference executor on the same inputs; traced, it records a program that
+// gives them too.
+func TestModelsMatchTIR(t *testing.T) {
+	for _, c := range cases {
+		t.Run(c.tir, func(t *testing.T) {
+			path := filepath.Join("..", "..", c.tir)
+			src, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := tir.Parse(path, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := m.Entry()
+			inputs := cpu.RandomInputs(f, 1)
+			want, err := cpu.Run(m, f, inputs)
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			args := make([]*tensor.Tensor, len(inputs))
+			for i, in := range inputs {
+				args[i] = tensor.FromCPU(in)
+			}
+			eager := c.model(args)
+			within(t, "eager", eager.CPU(), want[0])
+
+			tr := trace.New(f.Name)
+			params := make([]*tensor.Tensor, len(f.Params))
+			for i, p := range f.Params {
+				params[i] = tensor.Traced(tr.Param(p.Name, p.Type), tr)
+			}
+			traced, err := tr.Finish(c.model(params).Value())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := firstLine(ir.PrintFunc(traced.Funcs[0])), firstLine(ir.PrintFunc(f)); got != want {
+				t.Errorf("traced signature\n%s\nwant\n%s", got, want)
+			}
+			res, err := cpu.Run(traced, traced.Funcs[0], inputs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			within(t, "traced", res[0], want[0])
+		})
+	}
+}

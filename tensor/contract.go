@@ -1,0 +1,77 @@
+package tensor
+
+import "github.com/tpucc/tpucc/ir"
+
+// MatMul is numpy's matmul, recorded as dot_general: t's last dimension
+// contracts with o's second to last (its only one when o is 1-D). A 1-D
+// operand has no free dimension in the result; with both operands of rank at
+// least 2 and o of rank at least 3, the leading (batch) dimensions broadcast
+// together and become dot_general batch dimensions.
+func (t *Tensor) MatMul(o *Tensor) *Tensor {
+	check("matmul", t, o)
+	at, bt := t.Type(), o.Type()
+	types := []ir.Type{at, bt}
+	for _, ty := range types {
+		if ty.Rank() == 0 {
+			fail("matmul", types, "needs operands of rank at least 1, got %s and %s", at, bt)
+		}
+	}
+	if at.DType != bt.DType {
+		fail("matmul", types, "operands have different dtypes: %s and %s (convert one with Convert)", at, bt)
+	}
+	ra, rb := at.Rank(), bt.Rank()
+	kb := 0
+	if rb >= 2 {
+		kb = rb - 2
+	}
+	if at.Shape[ra-1] != bt.Shape[kb] {
+		fail("matmul", types, "contracting dimensions differ: %s has %s, %s has %s", at, at.Shape[ra-1], bt, bt.Shape[kb])
+	}
+	attr := &ir.DotAttr{LhsBatch: []int64{}, RhsBatch: []int64{}, LhsContract: []int64{int64(ra - 1)}, RhsContract: []int64{int64(kb)}}
+	a, b := t, o
+	if ra >= 2 && rb >= 3 {
+		ops := lift("matmul", []*Tensor{a, b})
+		a, b = ops[0], ops[1]
+		batch, ok := broadcastShapes(at.Shape[:ra-2], bt.Shape[:rb-2])
+		if !ok {
+			fail("matmul", types, "batch dimensions do not broadcast: %s and %s", at, bt)
+		}
+		nb := len(batch)
+		a = a.broadcastDims("matmul", append(append([]ir.Dim{}, batch...), at.Shape[ra-2:]...))
+		b = b.broadcastDims("matmul", append(append([]ir.Dim{}, batch...), bt.Shape[rb-2:]...))
+		attr.LhsBatch = make([]int64, nb)
+		attr.RhsBatch = make([]int64, nb)
+		for i := range nb {
+			attr.LhsBatch[i], attr.RhsBatch[i] = int64(i), int64(i)
+		}
+		attr.LhsContract = []int64{int64(nb + 1)}
+		attr.RhsContract = []int64{int64(nb)}
+	}
+	return apply1("matmul", ir.OpDotGeneral, attr, nil, a, b)
+}
+
+// DotGeneral contracts t with o along the dimension numbers of attr
+// (negative dimensions count from the end of their operand); the result's
+// dimensions are the batch ones, then t's free ones, then o's.
+func (t *Tensor) DotGeneral(o *Tensor, attr ir.DotAttr) *Tensor {
+	check("dot_general", t, o)
+	lt, rt := t.Type(), o.Type()
+	norm := func(ty ir.Type, dims []int64) []int64 {
+		out := make([]int64, len(dims))
+		for i, d := range dims {
+			if d < -int64(ty.Rank()) || d >= int64(ty.Rank()) {
+				fail("dot_general", []ir.Type{lt, rt}, "dimension %d is out of range for %s", d, ty)
+			}
+			if d < 0 {
+				d += int64(ty.Rank())
+			}
+			out[i] = d
+		}
+		return out
+	}
+	a := &ir.DotAttr{
+		LhsBatch: norm(lt, attr.LhsBatch), RhsBatch: norm(rt, attr.RhsBatch),
+		LhsContract: norm(lt, attr.LhsContract), RhsContract: norm(rt, attr.RhsContract),
+	}
+	return apply1("dot_general", ir.OpDotGeneral, a, nil, t, o)
+}

@@ -1,0 +1,53 @@
+// Package tensor is tpucc's eager tensor API: tensors with a dtype, a shape and
+// data, and a method for every core op, with numpy broadcasting for the
+// elementwise ones.
+//
+//	x := tensor.Random(1, ir.F32, 64, 1024)
+//	w := tensor.Random(2, ir.F32, 1024, 4096)
+//	y := x.MatMul(w).Add(b).Relu()   // runs op by op on the CPU
+//
+// # Two modes, one path
+//
+// A Tensor is either concrete (it holds a *cpu.Tensor) or traced (it holds an
+// *ir.Value of a *trace.Tracer: compile.Func runs the user's function on
+// traced tensors to record it). Every operation takes the same path: build the
+// op's attribute, check the operand types with ir.Infer (so eager and traced
+// code obey exactly the type rules of .tir), then either emit the op into the
+// tracer, if any operand is traced, or run it at once with cpu.Eval. Eager
+// numbers are therefore the reference executor's numbers.
+//
+// A concrete tensor used together with traced ones becomes a constant of the
+// trace (as jax treats closed-over arrays): a splat is written as one value, a
+// tensor made by Iota or Arange as an iota op, anything else element by
+// element. Traced tensors of two different traces, or one used after its
+// trace finished (it leaked out of the traced function), are errors. Reading
+// the data of a traced tensor (Float32s, ...) is an error too: its value is
+// known only when the compiled program runs.
+//
+// # Conventions
+//
+// Shapes and sizes are int64, as in package ir; axes are int and may be
+// negative (-1 is the last axis), normalised before the op is built.
+// Elementwise binary ops, compare, Where and Clamp broadcast numpy-style
+// (shapes right-aligned, size-1 dimensions stretch) by inserting broadcast
+// ops. Dtypes are never promoted: operands must have the same dtype; write a
+// scalar operand as tensor.Scalar(0.5, x.DType()) and change dtypes with
+// Convert.
+//
+// # Errors are panics
+//
+// As in gonum, a shape or dtype error is a programming error, like an index
+// out of range: the method panics with a *Error that names the user's call
+// site (the first frame outside the tpucc library packages), the operation
+// and the operand types, e.g.
+//
+//	main.go:12: add: shapes f32[2,3] and f32[4] do not broadcast
+//
+// Every function of the package reports misuse this way and none returns an
+// error. compile.Func's explicit form recovers these panics into returned
+// errors, and Recover does the same for a caller's own function. Other panics
+// (nil pointer dereferences in user code) pass through untouched.
+//
+// Tensors are immutable: no method modifies its receiver or operands, so a
+// Tensor may be shared between goroutines.
+package tensor
