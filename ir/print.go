@@ -26,6 +26,12 @@ func PrintFunc(f *Func) string {
 	return b.String()
 }
 
+// ValueNames returns, for every value of f, the name Print writes for it
+// (without the %): source names kept, the others numbered in print order.
+// Tools that refer to values (cost reports, dumps) use it to agree with the
+// printed .tir.
+func ValueNames(f *Func) map[*Value]string { return newNamer(f).names }
+
 type namer struct {
 	names map[*Value]string
 	taken map[string]bool

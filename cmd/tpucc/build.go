@@ -7,13 +7,14 @@ import (
 	"strings"
 
 	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/backend/tpu"
 	"github.com/tpucc/tpucc/lower/stablehlo"
 	"github.com/tpucc/tpucc/passes"
 )
 
-// targets are the values --target accepts. Only the name is recorded for now: the target
-// descriptions (backend/tpu) come later, and until they do no pass reads a target, so the
-// StableHLO is the same for every one of them.
+// targets are the values --target accepts, in the order DESIGN.md lists them; each names a
+// description in backend/tpu (tpu.Lookup). No pass reads the target yet, so the StableHLO is
+// the same for every one of them; --report costs the program on it.
 var targets = []string{"tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu-v7x", "tpu-v4", "cpu"}
 
 // defaultTarget is cpu: it needs no target-specific rewriting, which is exactly what build
@@ -29,12 +30,36 @@ function to a StableHLO module whose func.func public @main takes the entry's pa
 order; functions it calls become private functions of the module. The output file appears
 only when the whole build succeeds.
 
---target is accepted and recorded, but there are no target models yet: the StableHLO is the
+--target names the machine, a TPU generation or this host's CPU (docs/TARGETS.md describes
+each), that --report costs the program on. No pass reads it yet: the StableHLO is the
 same for every target.
+
+--report writes a cost table to standard error (the StableHLO keeps standard output, or the
+-o file), after the build has succeeded: one row per group of instructions that runs as one
+kernel (every instruction is its own group until fusion exists; constants are data, not
+kernels), then the totals and the memory the program needs. Columns:
+
+  group   the group's last value, named as the .tir dump names it
+  op      its op; "op+N" when N more instructions are fused into the group
+  result  its result type
+  FLOPs   useful arithmetic: 2*M*N*K per batch for dot_general, one per element for
+          elementwise ops, one per combine for reductions; movement ops count none
+  transc  transcendentals (exp, log, tanh, erf, ...), counted apart from FLOPs
+  bytes   memory traffic: operands from outside the group read once, results used outside
+          it written once, each in the target's padded tiled size
+  pad     the part of bytes that is tile padding (TPU tiles are (8,128) and friends)
+  MXU     useful share of the matrix unit's FLOPs once dot_general's dimensions are padded
+          to its tiles (128 or 256 wide); - for groups without a matmul
+  time    max(compute, bytes / bandwidth): the roofline estimate
+  bound   compute or memory, whichever sets the time
+
+The memory line adds the parameters, the dense constants and the peak of live activations,
+and a warning line follows when that exceeds one chip's memory.
 `,
 	flags: []flagSpec{
 		{name: "o", kind: valueFlag, arg: "FILE", doc: "write the StableHLO to FILE; without -o, or with -o -, it goes to standard output"},
-		{name: "target", kind: valueFlag, arg: "T", doc: strings.Join(targets, ", ") + " (default " + defaultTarget + ");\nrecorded only, the output does not depend on it yet"},
+		{name: "target", kind: valueFlag, arg: "T", doc: strings.Join(targets, ", ") + " (default " + defaultTarget + ");\nwhat --report costs the program on; the output does not depend on it yet"},
+		{name: "report", kind: boolFlag, doc: "write the cost table for --target to standard error (see above)"},
 		{name: "dump-after", kind: valueFlag, arg: "RE|all", doc: "after each pass whose name matches the regular expression RE (all: every pass),\nwrite each function to --dump-dir as FUNC_NN_PASS.tir (NN: the pass's place in\nthe pipeline; FUNC_00_input.tir is the program before the first pass)"},
 		{name: "dump-dir", kind: valueFlag, arg: "DIR", doc: "directory for --dump-after's files, created if missing (default: the current directory)"},
 		{name: "disable", kind: listFlag, arg: "P,...", doc: "skip these passes (names as tpucc passes lists them); may be repeated"},
@@ -47,20 +72,24 @@ same for every target.
 // buildConfig is build's command line, checked before any file is read.
 type buildConfig struct {
 	file   string
-	out    string // "" for standard output
-	target string // recorded for the target models to come; nothing reads it yet
+	out    string      // "" for standard output
+	target *tpu.Target // what --report costs on; no pass reads it yet
+	report bool
 	entry  string
 	opts   passes.Options
 }
 
 func parseBuild(p *parsed) (*buildConfig, error) {
-	c := &buildConfig{file: p.positional[0], out: p.value("o", "-"), target: p.value("target", defaultTarget), entry: p.value("entry", "")}
+	c := &buildConfig{file: p.positional[0], out: p.value("o", "-"), entry: p.value("entry", ""), report: p.flag("report")}
 	if c.out == "-" {
 		c.out = ""
 	}
-	if !slices.Contains(targets, c.target) {
-		return nil, usagef("unknown target %q (want one of %s)", c.target, strings.Join(targets, ", "))
+	name := p.value("target", defaultTarget)
+	t, ok := tpu.Lookup(name)
+	if !ok || !slices.Contains(targets, name) {
+		return nil, usagef("unknown target %q (want one of %s)", name, strings.Join(targets, ", "))
 	}
+	c.target = t
 	if p.has("dump-after") {
 		re := p.value("dump-after", "")
 		if re == "all" {
@@ -112,6 +141,27 @@ func cmdBuild(e *env, p *parsed) error {
 	if err != nil {
 		return diag(name, err)
 	}
+	var report string
+	if c.report {
+		// Costed before anything is written, so a program the model cannot cost (a
+		// symbolic shape) leaves no output behind.
+		if report, err = costReport(f, c.target); err != nil {
+			return diag(name, err)
+		}
+	}
+	if err := writeBuild(e, c, text); err != nil {
+		return err
+	}
+	if report != "" {
+		if _, err := io.WriteString(e.stderr, report); err != nil {
+			return osError("<stderr>", err)
+		}
+	}
+	return nil
+}
+
+// writeBuild writes the StableHLO to standard output or, atomically, to the -o file.
+func writeBuild(e *env, c *buildConfig, text string) error {
 	if c.out == "" {
 		if _, err := io.WriteString(e.stdout, text); err != nil {
 			return osError("<stdout>", err)

@@ -1,0 +1,306 @@
+package tpu
+
+import (
+	"fmt"
+
+	"github.com/tpucc/tpucc/ir"
+)
+
+// Cost is the roofline estimate of one group of instructions run as one
+// kernel, or the sum over several groups. Byte counts are memory traffic in
+// the target's padded, tiled storage; FLOPs are useful work (XLA's
+// HloCostAnalysis rules, flops.go), transcendentals apart.
+type Cost struct {
+	FLOPs             int64 // vector ops plus matmul FLOPs
+	MatmulFLOPs       int64 // of FLOPs, those of dot_general
+	PaddedMatmulFLOPs int64 // MatmulFLOPs with dimensions padded to the MXU (what runs)
+	Transcendentals   int64
+
+	ReadBytes    int64 // operands from outside the group, each once
+	WriteBytes   int64 // results used outside the group, each once
+	LogicalBytes int64 // the same traffic without tile padding
+
+	ComputeSeconds float64 // padded matmul FLOPs at the matmul peak, vector ops at the vector rate
+	MemorySeconds  float64 // (ReadBytes + WriteBytes) / bandwidth
+	// Seconds is max(ComputeSeconds, MemorySeconds) for one group; for a sum
+	// of groups it is the sum of their Seconds (kernels run one at a time).
+	Seconds float64
+}
+
+// Bytes is the group's memory traffic.
+func (c Cost) Bytes() int64 { return addOK(c.ReadBytes, c.WriteBytes) }
+
+// PadBytes is the part of Bytes that is tile padding.
+func (c Cost) PadBytes() int64 { return c.Bytes() - c.LogicalBytes }
+
+// ComputeBound reports whether compute, not memory, sets the group's time.
+func (c Cost) ComputeBound() bool { return c.ComputeSeconds > c.MemorySeconds }
+
+// add accumulates d into c, as a total over groups does.
+func (c *Cost) add(d Cost) {
+	c.FLOPs = addOK(c.FLOPs, d.FLOPs)
+	c.MatmulFLOPs = addOK(c.MatmulFLOPs, d.MatmulFLOPs)
+	c.PaddedMatmulFLOPs = addOK(c.PaddedMatmulFLOPs, d.PaddedMatmulFLOPs)
+	c.Transcendentals = addOK(c.Transcendentals, d.Transcendentals)
+	c.ReadBytes = addOK(c.ReadBytes, d.ReadBytes)
+	c.WriteBytes = addOK(c.WriteBytes, d.WriteBytes)
+	c.LogicalBytes = addOK(c.LogicalBytes, d.LogicalBytes)
+	c.ComputeSeconds += d.ComputeSeconds
+	c.MemorySeconds += d.MemorySeconds
+	c.Seconds += d.Seconds
+}
+
+// GroupBytes is GroupCost's Bytes, or -1 when it cannot be costed
+// (passes.Target).
+func (t *Target) GroupBytes(f *ir.Func, group []*ir.Instr) int64 {
+	c, err := t.GroupCost(f, group)
+	if err != nil {
+		return -1
+	}
+	return c.Bytes()
+}
+
+// GroupSeconds is GroupCost's Seconds, or -1 when it cannot be costed
+// (passes.Target).
+func (t *Target) GroupSeconds(f *ir.Func, group []*ir.Instr) float64 {
+	c, err := t.GroupCost(f, group)
+	if err != nil {
+		return -1
+	}
+	return c.Seconds
+}
+
+// GroupCost estimates running group, instructions of f's body, as one kernel.
+// The group reads every operand defined outside it once and writes every
+// result used outside it (or returned) once. Instructions nested in a
+// member's regions (a fusion's body) are part of the group. Constants are
+// data, not work: a splat (or one-element) constant is an immediate, read for
+// free; a dense one is read from memory at its size; neither is ever written.
+// slice, dynamic_slice and take read only the window they return from their
+// first operand. A call must be a group of its own; it costs what its
+// callee's instructions cost, each as its own group.
+func (t *Target) GroupCost(f *ir.Func, group []*ir.Instr) (Cost, error) {
+	g, err := (&analyzer{t: t, m: f.Module, done: map[*ir.Func]*Analysis{}}).group(f, group, nil)
+	if err != nil {
+		return Cost{}, err
+	}
+	return g.cost, nil
+}
+
+// groupResult is a costed group and the values it writes.
+type groupResult struct {
+	cost      Cost
+	written   []*ir.Value // results used outside the group, in result order
+	transient int64       // memory a call's callee holds at its peak, beyond the call's results
+}
+
+// analyzer costs groups; it remembers each callee's analysis and the calls
+// being costed, to refuse recursion (which the verifier forbids already).
+type analyzer struct {
+	t     *Target
+	m     *ir.Module
+	done  map[*ir.Func]*Analysis
+	stack []*ir.Func
+}
+
+// group costs one group of f. uses, when not nil, lists for each value ID the
+// instructions of f that use it (Analyze computes it once); otherwise group
+// finds the uses itself.
+func (a *analyzer) group(f *ir.Func, group []*ir.Instr, uses [][]*ir.Instr) (groupResult, error) {
+	var r groupResult
+	if len(group) == 0 {
+		return r, fmt.Errorf("tpu: empty group in @%s", f.Name)
+	}
+	for _, in := range group {
+		if in.Op == ir.OpCall {
+			if len(group) != 1 {
+				return r, ir.Errorf(in.Pos, "cannot cost a call fused with other instructions")
+			}
+			return a.call(in)
+		}
+	}
+
+	inside := map[*ir.Instr]bool{}
+	internal := map[*ir.Value]bool{}
+	var all []*ir.Instr // members and their nested instructions, in order
+	for _, in := range group {
+		visit := func(x *ir.Instr) {
+			inside[x] = true
+			all = append(all, x)
+			for _, v := range x.Results {
+				internal[v] = true
+			}
+			for _, reg := range x.Regions {
+				for _, p := range reg.Params {
+					internal[p] = true
+				}
+			}
+		}
+		visit(in)
+		for _, reg := range in.Regions {
+			reg.Walk(visit)
+		}
+	}
+
+	// Work.
+	var w work
+	for _, in := range all {
+		switch {
+		case in.Op == ir.OpConstant, in.Op == ir.OpReturn, len(in.Regions) > 0:
+			continue
+		case in.Op == ir.OpCall:
+			return r, ir.Errorf(in.Pos, "cannot cost a call inside a region")
+		}
+		iw, ok := a.t.instrWork(in)
+		if !ok {
+			return r, ir.Errorf(in.Pos, "cannot cost %s: %s", in.Op, notStatic(in))
+		}
+		w.add(iw)
+	}
+	c := Cost{FLOPs: w.flops, MatmulFLOPs: w.matmul, PaddedMatmulFLOPs: w.paddedMatmul,
+		Transcendentals: w.transcendentals, ComputeSeconds: w.seconds}
+
+	// Reads: each external operand once, at the largest footprint any member
+	// reads of it.
+	var order []*ir.Value
+	foot := map[*ir.Value][2]int64{} // padded, logical
+	for _, in := range all {
+		for i, v := range in.Args {
+			if internal[v] {
+				continue
+			}
+			p, l := a.readFootprint(in, i)
+			if p < 0 || l < 0 {
+				return r, ir.Errorf(in.Pos, "cannot cost %s: %s", in.Op, notStatic(in))
+			}
+			old, seen := foot[v]
+			if !seen {
+				order = append(order, v)
+			}
+			foot[v] = [2]int64{max(old[0], p), max(old[1], l)}
+		}
+	}
+	for _, v := range order {
+		c.ReadBytes = addOK(c.ReadBytes, foot[v][0])
+		c.LogicalBytes = addOK(c.LogicalBytes, foot[v][1])
+	}
+
+	// Writes: results of non-constant instructions used outside the group.
+	usedOutside := func(v *ir.Value) bool {
+		if uses != nil {
+			for _, u := range uses[v.ID] {
+				if !inside[u] {
+					return true
+				}
+			}
+			return false
+		}
+		found := false
+		f.Body.Walk(func(u *ir.Instr) {
+			if found || inside[u] {
+				return
+			}
+			for _, arg := range u.Args {
+				if arg == v {
+					found = true
+				}
+			}
+		})
+		return found
+	}
+	for _, in := range all {
+		if in.Op == ir.OpConstant {
+			continue
+		}
+		for _, v := range in.Results {
+			if !usedOutside(v) {
+				continue
+			}
+			r.written = append(r.written, v)
+			p, l := a.t.Bytes(v.Type), a.t.LogicalBytes(v.Type)
+			if p < 0 || l < 0 {
+				return r, ir.Errorf(in.Pos, "cannot cost %s: %s", in.Op, notStatic(in))
+			}
+			c.WriteBytes = addOK(c.WriteBytes, p)
+			c.LogicalBytes = addOK(c.LogicalBytes, l)
+		}
+	}
+	if c.FLOPs < 0 || c.MatmulFLOPs < 0 || c.PaddedMatmulFLOPs < 0 || c.Transcendentals < 0 ||
+		c.ReadBytes < 0 || c.WriteBytes < 0 || c.LogicalBytes < 0 || c.Bytes() < 0 {
+		return r, ir.Errorf(group[0].Pos, "cannot cost %s: the counts overflow int64", group[0].Op)
+	}
+	c.MemorySeconds = float64(c.Bytes()) / a.t.Bandwidth
+	c.Seconds = max(c.ComputeSeconds, c.MemorySeconds)
+	r.cost = c
+	return r, nil
+}
+
+// readFootprint is how many bytes (padded and logical) instruction in reads
+// of its operand i when that operand comes from outside the group.
+func (a *analyzer) readFootprint(in *ir.Instr, i int) (padded, logical int64) {
+	v := in.Args[i]
+	if v.Def != nil && v.Def.Op == ir.OpConstant {
+		if ca, ok := v.Def.Attr.(*ir.ConstAttr); ok && ca.Value != nil && ca.Value.Len() <= 1 {
+			return 0, 0 // an immediate
+		}
+	}
+	ty := v.Type
+	if i == 0 && len(in.Results) == 1 {
+		switch in.Op {
+		case ir.OpSlice, ir.OpDynamicSlice, ir.OpTake:
+			// Only the window: the result's size, never more than the operand.
+			w := in.Results[0].Type.WithDType(ty.DType)
+			p, l := a.t.Bytes(w), a.t.LogicalBytes(w)
+			if fp := a.t.Bytes(ty); p >= 0 && fp >= 0 {
+				p = min(p, fp)
+			}
+			return p, l
+		}
+	}
+	return a.t.Bytes(ty), a.t.LogicalBytes(ty)
+}
+
+// call costs a call as its callee's groups (each instruction its own group).
+func (a *analyzer) call(in *ir.Instr) (groupResult, error) {
+	var r groupResult
+	ca, ok := in.Attr.(*ir.CallAttr)
+	if !ok || a.m == nil {
+		return r, ir.Errorf(in.Pos, "cannot cost a call without its module")
+	}
+	callee := a.m.Func(ca.Callee)
+	if callee == nil {
+		return r, ir.Errorf(in.Pos, "cannot cost a call of @%s: no such function", ca.Callee)
+	}
+	an, err := a.analyze(callee, nil)
+	if err != nil {
+		return r, err
+	}
+	r.cost = an.Total
+	// The call's results are written by the callee's groups and stay live
+	// after the call; everything else the callee held at its peak is
+	// transient.
+	var results int64
+	for _, v := range in.Results {
+		results = addOK(results, a.t.Bytes(v.Type))
+	}
+	r.transient = max(an.PeakBytes-results, 0)
+	for _, v := range in.Results {
+		r.written = append(r.written, v)
+	}
+	return r, nil
+}
+
+// notStatic says why an instruction could not be costed.
+func notStatic(in *ir.Instr) string {
+	for _, v := range in.Args {
+		if !v.Type.IsStatic() {
+			return "operand type " + v.Type.String() + " is not static"
+		}
+	}
+	for _, v := range in.Results {
+		if !v.Type.IsStatic() {
+			return "result type " + v.Type.String() + " is not static"
+		}
+	}
+	return "the counts overflow int64"
+}

@@ -1,0 +1,138 @@
+package tpu_test
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/tpucc/tpucc/backend/tpu"
+	"github.com/tpucc/tpucc/ir"
+)
+
+// reference is ../shared/reference/tpu.md's table of TPU generations, per chip, as
+// written there (HBM "GB" read as GiB: see generations.go), with int8 where it
+// gives one.
+var reference = []struct {
+	name          string
+	cores, mxus   int   // MXUs per TensorCore
+	mxuSize       int64 // 128 or 256
+	bf16, int8    float64
+	hbmGiB        int64
+	bandwidthGBps float64
+	vmemMiB       int64
+	ridge         float64 // "~" figure: ours must round to within 2%
+}{
+	{"tpu-v4", 2, 4, 128, 275e12, 0, 32, 1200, 16, 230},
+	{"tpu-v5e", 1, 4, 128, 197e12, 393e12, 16, 819, 128, 240},
+	{"tpu-v5p", 2, 4, 128, 459e12, 0, 95, 2765, 64, 166},
+	{"tpu-v6e", 1, 2, 256, 918e12, 1836e12, 32, 1638, 128, 560},
+	{"tpu-v7x", 2, 2, 256, 2307e12, 0, 192, 7400, 64, 312},
+}
+
+func TestTargetsMatchReference(t *testing.T) {
+	for _, r := range reference {
+		tg, ok := tpu.Lookup(r.name)
+		if !ok {
+			t.Fatalf("Lookup(%q) failed", r.name)
+		}
+		if tg.Name() != r.name || tg.Kind != tpu.KindTPU {
+			t.Errorf("%s: name %q kind %d", r.name, tg.Name(), tg.Kind)
+		}
+		if tg.Cores != r.cores || tg.MXUs != r.mxus || tg.MXUSize != r.mxuSize {
+			t.Errorf("%s: %d cores x %d MXUs of %d, want %d x %d of %d", r.name, tg.Cores, tg.MXUs, tg.MXUSize, r.cores, r.mxus, r.mxuSize)
+		}
+		if tg.MatmulBF16 != r.bf16 {
+			t.Errorf("%s: bf16 peak %g, want %g", r.name, tg.MatmulBF16, r.bf16)
+		}
+		if r.int8 != 0 && tg.MatmulInt8 != r.int8 {
+			t.Errorf("%s: int8 peak %g, want %g", r.name, tg.MatmulInt8, r.int8)
+		}
+		if tg.Memory != r.hbmGiB<<30 || tg.MemoryName != "HBM" {
+			t.Errorf("%s: %s %d bytes, want HBM %d GiB", r.name, tg.MemoryName, tg.Memory, r.hbmGiB)
+		}
+		// v7x: the reference says ~7.4 TB/s; the Cloud page, 7380 GB/s.
+		if math.Abs(tg.Bandwidth-r.bandwidthGBps*1e9) > 0.01*r.bandwidthGBps*1e9 {
+			t.Errorf("%s: bandwidth %g, want %g GB/s", r.name, tg.Bandwidth, r.bandwidthGBps)
+		}
+		if tg.LocalBytes != r.vmemMiB<<20 || tg.LocalMemory() != r.vmemMiB<<20 {
+			t.Errorf("%s: VMEM %d, want %d MiB", r.name, tg.LocalBytes, r.vmemMiB)
+		}
+		if math.Abs(tg.Ridge()-r.ridge) > 0.02*r.ridge {
+			t.Errorf("%s: ridge %.1f FLOP/byte, want ~%g", r.name, tg.Ridge(), r.ridge)
+		}
+		// f32 matmuls run as one bf16 pass; the vector unit is the derived 2048 ops a
+		// cycle per core at the MXU's clock.
+		if tg.F32Passes != 1 || tg.MatmulF32 != tg.MatmulBF16 {
+			t.Errorf("%s: f32 matmul %g in %d passes", r.name, tg.MatmulF32, tg.F32Passes)
+		}
+		clock := tg.MatmulBF16 / float64(int64(tg.Cores*tg.MXUs)*tg.MXUSize*tg.MXUSize*2)
+		if want := float64(tg.Cores) * 2048 * clock; math.Abs(tg.Vector-want) > 1e-6*want {
+			t.Errorf("%s: vector rate %g, want %g", r.name, tg.Vector, want)
+		}
+	}
+}
+
+// TestVectorClock: the clocks the vector rates imply are the published ones where a
+// source gives one (v4 1050 MHz, v5e 1.5 GHz).
+func TestVectorClock(t *testing.T) {
+	for _, c := range []struct {
+		t   *tpu.Target
+		ghz float64
+	}{{tpu.V4, 1.05}, {tpu.V5e, 1.5}} {
+		got := c.t.Vector / (float64(c.t.Cores) * 2048) / 1e9
+		if math.Abs(got-c.ghz) > 0.01 {
+			t.Errorf("%s: implied clock %.3f GHz, want %.2f", c.t.Name(), got, c.ghz)
+		}
+	}
+}
+
+func TestCPUTarget(t *testing.T) {
+	c, ok := tpu.Lookup("cpu")
+	if !ok || c != tpu.CPU || c.Kind != tpu.KindCPU {
+		t.Fatalf("Lookup(cpu) = %v, %v", c, ok)
+	}
+	// reference/tpu.md, "This machine": ~453 GFLOP/s fp32 FMA on 2 cores, ~28 GB/s.
+	if c.Cores != 2 || c.SIMDBits != 512 || c.MatmulF32 != 453e9 || c.Bandwidth != 28e9 {
+		t.Errorf("cpu: %d cores, %d-bit SIMD, %g FLOP/s, %g B/s", c.Cores, c.SIMDBits, c.MatmulF32, c.Bandwidth)
+	}
+	var caches []string
+	for _, k := range c.Caches {
+		caches = append(caches, k.Name)
+	}
+	if got := strings.Join(caches, " "); got != "L1d L2 L3" || c.LocalBytes != c.Caches[1].Bytes {
+		t.Errorf("cpu caches %s, local %d", got, c.LocalBytes)
+	}
+	for _, dt := range []ir.DType{ir.F32, ir.BF16, ir.F16, ir.I8} {
+		if rate, mxu := c.MatmulPeak(dt); rate != 453e9 || mxu {
+			t.Errorf("cpu: MatmulPeak(%s) = %g, %v", dt, rate, mxu)
+		}
+	}
+}
+
+func TestLookupAndNames(t *testing.T) {
+	if got := strings.Join(tpu.Names(), " "); got != "tpu-v4 tpu-v5e tpu-v5p tpu-v6e tpu-v7x cpu" {
+		t.Errorf("Names() = %s", got)
+	}
+	for _, name := range []string{"tpu-v9", "v5e", "TPU-V5E", ""} {
+		if tg, ok := tpu.Lookup(name); ok {
+			t.Errorf("Lookup(%q) = %s", name, tg.Name())
+		}
+	}
+}
+
+func TestMatmulPeak(t *testing.T) {
+	cases := []struct {
+		dt   ir.DType
+		rate float64
+		mxu  bool
+	}{
+		{ir.BF16, 197e12, true}, {ir.F16, 197e12, true}, {ir.F32, 197e12, true},
+		{ir.I8, 393e12, true}, {ir.U8, 393e12, true},
+		{ir.I32, tpu.V5e.Vector, false}, {ir.F64, tpu.V5e.Vector, false},
+	}
+	for _, c := range cases {
+		if rate, mxu := tpu.V5e.MatmulPeak(c.dt); rate != c.rate || mxu != c.mxu {
+			t.Errorf("v5e MatmulPeak(%s) = %g, %v; want %g, %v", c.dt, rate, mxu, c.rate, c.mxu)
+		}
+	}
+}

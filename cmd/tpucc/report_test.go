@@ -1,0 +1,147 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tpucc/tpucc/passes"
+)
+
+// layerSrc is a small bf16 layer whose 64 output features fill half of v5e's 128-wide
+// MXU and an eighth of v6e's 256-wide one.
+const layerSrc = `// A small layer: a bf16 matmul into 64 features, a bias, gelu, and a row sum in f32.
+func @layer(%x: bf16[8,128], %w: bf16[128,64], %b: bf16[64]) -> (bf16[8,64], f32[8]) {
+  %h = matmul %x, %w : bf16[8,64]
+  %hb = add %h, %b
+  %a = gelu %hb
+  %a32 = convert %a : f32[8,64]
+  %s = reduce_sum %a32 {axes=[1]}
+  return %a, %s
+}
+`
+
+// The reports, checked by hand:
+//   - %h: 2*8*64*128 = 131072 FLOPs; the MXU pads N=64 to 128 on v5e (50%) and N and
+//     K to 256 on v6e (12.5%). It reads x bf16[8,128] (2048 bytes under (8,128)(2,1)) and
+//     w bf16[128,64] (128 rows of a 128-lane tile: 32768 bytes, half padding) and writes
+//     bf16[8,64] (2048, half padding): 36864 bytes, 17408 of them padding; 45 ns at
+//     819 GB/s.
+//   - %0 is the parser's broadcast of %b: bf16[64] is one T(256) tile (512 bytes).
+//   - %s: 8*64-8 = 504 combines; f32[8] is one T(128) tile (512 bytes).
+//   - parameters 2048+32768+512 = 35328; the peak holds %a, %a32 and %s (2048+4096+512).
+const layerV5e = `cost report: @layer on tpu-v5e
+target: TPU v5e: 1 TensorCore x 4 MXUs of 128x128, VMEM 128 MiB per core; 16 GiB HBM at 819 GB/s; peaks 197 TFLOP/s bf16, 197 TFLOP/s f32 matmul (1 bf16 pass), 393 TOP/s int8, 3.08 TFLOP/s vector
+#  group  op           result       FLOPs  transc  bytes    pad    MXU     time  bound
+1  %h     dot_general  bf16[8,64]  131072       0  36864  17408  50.0%    45 ns  memory
+2  %0     broadcast    bf16[8,64]       0       0   2560   1408      -  3.13 ns  memory
+3  %hb    add          bf16[8,64]     512       0   6144   3072      -   7.5 ns  memory
+4  %a     gelu         bf16[8,64]    2048     512   4096   2048      -     5 ns  memory
+5  %a32   convert      f32[8,64]      512       0   6144   3072      -   7.5 ns  memory
+6  %s     reduce_sum   f32[8]         504       0   4608   2528      -  5.63 ns  memory
+   total  6 groups                 134648     512  60416  29536  50.0%  73.8 ns  0 compute, 6 memory
+traffic: 48.9% of 60416 bytes are tile padding; the MXU runs 262144 FLOPs for 131072 useful
+memory: parameters 35328 + constants 0 + peak activations 6656 = 41984 bytes (41 KiB) of 16 GiB HBM
+`
+
+const layerV6e = `cost report: @layer on tpu-v6e
+target: TPU v6e (Trillium): 1 TensorCore x 2 MXUs of 256x256, VMEM 128 MiB per core; 32 GiB HBM at 1638 GB/s; peaks 918 TFLOP/s bf16, 918 TFLOP/s f32 matmul (1 bf16 pass), 1836 TOP/s int8, 7.17 TFLOP/s vector
+#  group  op           result       FLOPs  transc  bytes    pad    MXU     time  bound
+1  %h     dot_general  bf16[8,64]  131072       0  36864  17408  12.5%  22.5 ns  memory
+2  %0     broadcast    bf16[8,64]       0       0   2560   1408      -  1.56 ns  memory
+3  %hb    add          bf16[8,64]     512       0   6144   3072      -  3.75 ns  memory
+4  %a     gelu         bf16[8,64]    2048     512   4096   2048      -   2.5 ns  memory
+5  %a32   convert      f32[8,64]      512       0   6144   3072      -  3.75 ns  memory
+6  %s     reduce_sum   f32[8]         504       0   4608   2528      -  2.81 ns  memory
+   total  6 groups                 134648     512  60416  29536  12.5%  36.9 ns  0 compute, 6 memory
+traffic: 48.9% of 60416 bytes are tile padding; the MXU runs 1048576 FLOPs for 131072 useful
+memory: parameters 35328 + constants 0 + peak activations 6656 = 41984 bytes (41 KiB) of 32 GiB HBM
+`
+
+// TestBuildReport: the report goes to standard error, exactly; the StableHLO is what
+// build writes without --report, on standard output or in the -o file.
+func TestBuildReport(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "layer.tir", []byte(layerSrc))
+	hlo := lowered(t, layerSrc, "", passes.Options{})
+	for _, c := range []struct{ target, want string }{{"tpu-v5e", layerV5e}, {"tpu-v6e", layerV6e}} {
+		r := tpucc(t, "", "build", model, "--target", c.target, "--report")
+		if r.code != 0 || r.stdout != hlo || r.stderr != c.want {
+			t.Errorf("%s: status %d, stdout == HLO: %v, stderr:\n%s\nwant:\n%s", c.target, r.code, r.stdout == hlo, r.stderr, c.want)
+		}
+		out := filepath.Join(dir, "out.hlo")
+		r = tpucc(t, "", "build", "--report", model, "-o", out, "--target="+c.target)
+		if got, _ := os.ReadFile(out); r.code != 0 || r.stdout != "" || r.stderr != c.want || string(got) != hlo {
+			t.Errorf("%s -o: status %d, stdout %q, file == HLO: %v, stderr:\n%s", c.target, r.code, r.stdout, string(got) == hlo, r.stderr)
+		}
+	}
+	// Without --report (or with --report=false) nothing goes to standard error.
+	tpucc(t, "", "build", model, "--target", "tpu-v5e").want(t, 0, hlo, "")
+	tpucc(t, "", "build", model, "--target", "tpu-v5e", "--report=false").want(t, 0, hlo, "")
+}
+
+// TestReportEveryTarget: every target reports; the default is the CPU, which pads nothing.
+func TestReportEveryTarget(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "layer.tir", []byte(layerSrc))
+	for _, target := range targets {
+		r := tpucc(t, "", "build", model, "--target", target, "--report")
+		if r.code != 0 || !strings.HasPrefix(r.stderr, "cost report: @layer on "+target+"\n") {
+			t.Errorf("%s: status %d, stderr:\n%s", target, r.code, r.stderr)
+		}
+	}
+	r := tpucc(t, "", "build", model, "--report")
+	lines := strings.Split(r.stderr, "\n")
+	want := []string{
+		"cost report: @layer on cpu",
+		"target: host CPU (AMD EPYC, 2 cores, AVX-512): 2 cores, 512-bit SIMD, L1d 48 KiB per core, L2 1 MiB per core, L3 32 MiB shared; 23.5 GiB RAM at 28 GB/s; peaks 453 GFLOP/s f32 matmul, 226 GFLOP/s vector",
+	}
+	if len(lines) < 12 || lines[0] != want[0] || lines[1] != want[1] {
+		t.Fatalf("cpu report:\n%s", r.stderr)
+	}
+	// Unpadded sizes: x 2048 + w 16384 read, h 1024 written, 695 ns at 28 GB/s against
+	// 289 ns of FMAs at 453 GFLOP/s; no MXU.
+	if got := lines[3]; got != "1  %h     dot_general  bf16[8,64]  131072       0  19456    0    -   695 ns  memory" {
+		t.Errorf("cpu row 1:\n%s", got)
+	}
+	// 19456 + 1152 (broadcast) + 3072 (add) + 2048 (gelu) + 3072 (convert) + 2080 (sum).
+	if got := lines[10]; got != "traffic: 0.0% of 30880 bytes are tile padding" {
+		t.Errorf("cpu traffic line:\n%s", got)
+	}
+}
+
+// TestReportDoesNotFit: a 40 GB parameter does not fit one v5e; a v5p holds it.
+func TestReportDoesNotFit(t *testing.T) {
+	src := "func @f(%x: f32[100000,100000]) -> f32[100000,100000] {\n  %y = neg %x\n  return %y\n}\n"
+	dir := t.TempDir()
+	model := writeFile(t, dir, "big.tir", []byte(src))
+	r := tpucc(t, "", "build", model, "--target", "tpu-v5e", "--report", "-o", filepath.Join(dir, "big.hlo"))
+	lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+	// f32[100000,100000] pads its columns to 100096: 40038400000 bytes, for the parameter
+	// and again for the result.
+	want := []string{
+		"memory: parameters 40038400000 + constants 0 + peak activations 40038400000 = 80076800000 bytes (74.6 GiB) of 16 GiB HBM",
+		"warning: @f needs 74.6 GiB of HBM, more than one tpu-v5e chip has (16 GiB)",
+	}
+	if r.code != 0 || len(lines) < 2 || lines[len(lines)-2] != want[0] || lines[len(lines)-1] != want[1] {
+		t.Errorf("status %d, stderr:\n%s", r.code, r.stderr)
+	}
+	if got := lines[2] + "\n" + lines[3]; got != "#  group  op       result                    FLOPs  transc        bytes       pad  MXU     time  bound\n"+
+		"1  %y     neg      f32[100000,100000]  10000000000       0  80076800000  76800000    -  97.8 ms  memory" {
+		t.Errorf("table:\n%s", got)
+	}
+	r = tpucc(t, "", "build", model, "--target", "tpu-v5p", "--report", "-o", filepath.Join(dir, "big.hlo"))
+	if r.code != 0 || strings.Contains(r.stderr, "warning") {
+		t.Errorf("v5p: status %d, stderr:\n%s", r.code, r.stderr)
+	}
+}
+
+func TestHelpBuildDescribesReport(t *testing.T) {
+	r := tpucc(t, "", "help", "build")
+	for _, s := range []string{"--report writes a cost table to standard error", "  MXU     useful share", "docs/TARGETS.md"} {
+		if !strings.Contains(r.stdout, s) {
+			t.Errorf("tpucc help build lacks %q:\n%s", s, r.stdout)
+		}
+	}
+}
