@@ -1,0 +1,65 @@
+package oracle
+
+import (
+	"flag"
+	"fmt"
+	"testing"
+
+	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/internal/progen"
+	"github.com/tpucc/tpucc/ir"
+)
+
+var (
+	flagN    = flag.Int("oracle.n", 300, "how many random programs TestRandomPrograms runs")
+	flagSeed = flag.Int64("oracle.seed", 0, "the first seed of TestRandomPrograms")
+)
+
+// genConfig is the generator's configuration for the oracle: its drift
+// budget is this package's tolerance table.
+func genConfig() progen.Config {
+	return progen.Config{Tolerance: func(dt ir.DType) progen.Tolerance {
+		t := For(dt)
+		return progen.Tolerance{Rtol: t.Rtol, Atol: t.Atol}
+	}}
+}
+
+// TestRandomPrograms runs -oracle.n programs from -oracle.seed on through
+// the executor and XLA. Program seed S gets the inputs cpu.RandomInputs(@main, S).
+func TestRandomPrograms(t *testing.T) {
+	h := harness(t)
+	first, n := *flagSeed, *flagN
+	var checks []*check
+	outputs, exact := 0, 0
+	for seed := first; seed < first+int64(n); seed++ {
+		p := progen.New(seed, genConfig())
+		c := &check{
+			name:   fmt.Sprintf("seed %d", seed),
+			key:    fmt.Sprint(seed),
+			m:      p.Module,
+			inputs: cpu.RandomInputs(p.Module.Entry(), seed),
+			about:  fmt.Sprintf("progen seed %d, inputs cpu.RandomInputs(@main, %d)", seed, seed),
+			repro:  fmt.Sprintf("go test ./internal/oracle -run TestRandomPrograms -oracle.seed=%d -oracle.n=1", seed),
+		}
+		for _, o := range p.Outputs {
+			c.exact = append(c.exact, o.Exact)
+			outputs++
+			if o.Exact {
+				exact++
+			}
+		}
+		checks = append(checks, c)
+	}
+	failed := runAll(t, h, checks)
+	t.Logf("%d programs (seeds %d..%d), %d results of which %d exact: %d failed", n, first, first+int64(n)-1, outputs, exact, failed)
+}
+
+// TestGeneratorTolerance: progen's default budget is this package's table.
+func TestGeneratorTolerance(t *testing.T) {
+	for _, dt := range ir.DTypes {
+		want := For(dt)
+		if got := progen.DefaultTolerance(dt); got.Rtol != want.Rtol || got.Atol != want.Atol {
+			t.Errorf("%s: progen.DefaultTolerance = %+v, oracle.For = %+v", dt, got, want)
+		}
+	}
+}

@@ -1,0 +1,125 @@
+package progen
+
+import (
+	"github.com/tpucc/tpucc/ir"
+)
+
+// extraWeight gives common ops more turns than the one every op gets, so
+// that programs chain arithmetic between the rarer ops.
+var extraWeight = map[ir.Op]int{
+	ir.OpAdd: 3, ir.OpSub: 2, ir.OpMul: 3, ir.OpConvert: 2, ir.OpBroadcast: 2,
+	ir.OpSelect: 1, ir.OpCompare: 1, ir.OpMax: 1, ir.OpReshape: 1, ir.OpDotGeneral: 1,
+}
+
+// helperOps are the ops a helper function is built from.
+var helperOps = []ir.Op{ir.OpAdd, ir.OpSub, ir.OpMul, ir.OpMax, ir.OpMin, ir.OpNeg, ir.OpAbs,
+	ir.OpTanh, ir.OpExp, ir.OpSelect, ir.OpCompare, ir.OpConvert, ir.OpRelu}
+
+// nextOp draws the next op to try. @main draws from a shuffled bag holding
+// every op of the table (but return) once plus the extra turns, refilled
+// when empty, so that every op gets tried about equally often.
+func (g *gen) nextOp() ir.Op {
+	if g.fn.simple {
+		return pick(g, helperOps)
+	}
+	if len(g.opBag) == 0 {
+		for _, op := range ir.Ops() {
+			if op == ir.OpReturn {
+				continue
+			}
+			g.opBag = append(g.opBag, op)
+			for k := extraWeight[op]; k > 0; k-- {
+				g.opBag = append(g.opBag, op)
+			}
+		}
+		g.r.Shuffle(len(g.opBag), func(i, j int) { g.opBag[i], g.opBag[j] = g.opBag[j], g.opBag[i] })
+	}
+	op := g.opBag[len(g.opBag)-1]
+	g.opBag = g.opBag[:len(g.opBag)-1]
+	return op
+}
+
+// genOp tries to add one op (and whatever operands it needs) to the current
+// function; false if this attempt could not.
+func (g *gen) genOp(op ir.Op) bool {
+	if _, ok := transcendentals[op]; ok {
+		return g.genTranscendental(op)
+	}
+	switch op {
+	case ir.OpFloor, ir.OpCeil, ir.OpRound, ir.OpSign:
+		return g.genRounding(op)
+	case ir.OpNeg, ir.OpAbs:
+		return g.genNegAbs(op)
+	case ir.OpNot:
+		return g.genNot()
+	case ir.OpAdd, ir.OpSub, ir.OpMul, ir.OpMax, ir.OpMin:
+		return g.genArith(op)
+	case ir.OpDiv:
+		return g.genDiv()
+	case ir.OpRem:
+		return g.genRem()
+	case ir.OpPow:
+		return g.genPow()
+	case ir.OpAnd, ir.OpOr, ir.OpXor:
+		return g.genBitwise(op)
+	case ir.OpAtan2:
+		return g.genAtan2()
+	case ir.OpCompare:
+		return g.genCompare()
+	case ir.OpSelect:
+		return g.genSelect()
+	case ir.OpClamp:
+		return g.genClamp()
+	case ir.OpReshape:
+		return g.genReshape()
+	case ir.OpConvert:
+		return g.genConvert()
+	case ir.OpBroadcast:
+		return g.genBroadcast()
+	case ir.OpTranspose:
+		return g.genTranspose()
+	case ir.OpSlice:
+		return g.genSlice()
+	case ir.OpConcat:
+		return g.genConcat()
+	case ir.OpPad:
+		return g.genPad()
+	case ir.OpIota:
+		return g.genIota()
+	case ir.OpDotGeneral:
+		return g.genDot()
+	case ir.OpReduceSum, ir.OpReduceMax, ir.OpReduceMin, ir.OpReduceProd:
+		return g.genReduce(op)
+	case ir.OpArgmax, ir.OpArgmin:
+		return g.genArg(op)
+	case ir.OpCumsum:
+		return g.genCumsum()
+	case ir.OpTake:
+		return g.genTake()
+	case ir.OpScatterAdd:
+		return g.genScatterAdd()
+	case ir.OpDynamicSlice:
+		return g.genDynamicSlice()
+	case ir.OpDynamicUpdateSlice:
+		return g.genDynamicUpdateSlice()
+	case ir.OpOneHot:
+		return g.genOneHot()
+	case ir.OpTopK:
+		return g.genTopK()
+	case ir.OpArgsort:
+		return g.genArgsort()
+	case ir.OpRelu:
+		return g.genRelu()
+	case ir.OpGelu, ir.OpSilu:
+		return g.genGeluSilu(op)
+	case ir.OpSoftmax, ir.OpLogSoftmax:
+		return g.genSoftmax(op)
+	case ir.OpLayerNorm, ir.OpRMSNorm:
+		return g.genNorm(op)
+	case ir.OpConstant:
+		return g.constant(want{}) != nil
+	case ir.OpCall:
+		return g.genCall()
+	}
+	return false
+}

@@ -1,0 +1,157 @@
+package progen
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tpucc/tpucc/ir"
+)
+
+// coverageSeeds is the run the oracle test makes by default.
+const coverageSeeds = 300
+
+// TestCoverage: seeds 0..299 together use every op of the table, every
+// dtype, and the shapes the package doc promises.
+func TestCoverage(t *testing.T) {
+	ops := map[ir.Op]bool{}
+	dts := map[ir.DType]bool{}
+	features := map[string]bool{}
+	for seed := int64(0); seed < coverageSeeds; seed++ {
+		m := Generate(seed, Config{})
+		for _, f := range m.Funcs {
+			see := func(v *ir.Value) {
+				dts[v.Type.DType] = true
+				if v.Type.Rank() == 0 {
+					features["scalar"] = true
+				}
+				if v.Type.Rank() == 4 {
+					features["rank 4"] = true
+				}
+				for _, d := range v.Type.Dims() {
+					switch d {
+					case 0:
+						features["zero-size dimension"] = true
+					case 1:
+						features["size-1 dimension"] = true
+					}
+				}
+			}
+			for _, p := range f.Params {
+				see(p)
+			}
+			f.Body.Walk(func(in *ir.Instr) {
+				ops[in.Op] = true
+				for _, r := range in.Results {
+					see(r)
+				}
+				if in.Op == ir.OpBroadcast {
+					a, _ := in.Args[0].Type.NumElements()
+					r, _ := in.Results[0].Type.NumElements()
+					if r > a {
+						features["broadcast to a larger shape"] = true
+					}
+				}
+			})
+		}
+	}
+	var missing []string
+	for _, op := range ir.Ops() {
+		if !ops[op] {
+			missing = append(missing, "op "+op.String())
+		}
+	}
+	for _, dt := range ir.DTypes {
+		if !dts[dt] {
+			missing = append(missing, "dtype "+dt.String())
+		}
+	}
+	for _, f := range []string{"scalar", "rank 4", "zero-size dimension", "size-1 dimension", "broadcast to a larger shape"} {
+		if !features[f] {
+			missing = append(missing, f)
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("seeds 0..%d never use: %s", coverageSeeds-1, strings.Join(missing, ", "))
+	}
+}
+
+// TestShapeOfPrograms: every program keeps to the promised sizes.
+func TestShapeOfPrograms(t *testing.T) {
+	cfg := Config{}.withDefaults()
+	for seed := int64(0); seed < coverageSeeds; seed++ {
+		p := New(seed, Config{})
+		main := p.Module.Func("main")
+		if main == nil || p.Module.Entry() != main {
+			t.Fatalf("seed %d: no entry @main", seed)
+		}
+		n := len(main.Body.Instrs) - 1
+		if len(main.Params) < 1 || len(main.Params) > 4 || n < 3 || n > 25 || len(main.Results) < 1 || len(main.Results) > 3 {
+			t.Errorf("seed %d: @main has %d params, %d instructions, %d results", seed, len(main.Params), n, len(main.Results))
+		}
+		if len(p.Outputs) != len(main.Results) {
+			t.Errorf("seed %d: %d outputs described for %d results", seed, len(p.Outputs), len(main.Results))
+		}
+		for _, f := range p.Module.Funcs {
+			check := func(v *ir.Value) {
+				n, ok := v.Type.NumElements()
+				if !ok || n > cfg.MaxElements || v.Type.Rank() > 4 || slices.ContainsFunc(v.Type.Dims(), func(d int64) bool { return d > cfg.MaxDim }) {
+					t.Errorf("seed %d: @%s has a value of type %s", seed, f.Name, v.Type)
+				}
+			}
+			for _, p := range f.Params {
+				check(p)
+			}
+			f.Body.Walk(func(in *ir.Instr) {
+				for _, r := range in.Results {
+					check(r)
+				}
+			})
+		}
+	}
+}
+
+// TestDeterministic: a seed always gives the same program.
+func TestDeterministic(t *testing.T) {
+	for seed := int64(0); seed < 20; seed++ {
+		a, b := ir.Print(Generate(seed, Config{})), ir.Print(Generate(seed, Config{}))
+		if a != b {
+			t.Fatalf("seed %d gave two programs:\n%s\n%s", seed, a, b)
+		}
+	}
+}
+
+// TestExactness spot-checks the analysis on programs built by hand.
+func TestExactness(t *testing.T) {
+	cfg := Config{}.withDefaults()
+	cases := []struct {
+		name  string
+		build func(g *gen, p []*val) *val
+		exact bool
+	}{
+		{"add of parameters", func(g *gen, p []*val) *val { return arithInfo(ir.OpAdd, p[0], p[1]) }, true},
+		{"mul of parameters", func(g *gen, p []*val) *val { return arithInfo(ir.OpMul, p[0], p[1]) }, true},
+		{"add of a product (FMA)", func(g *gen, p []*val) *val {
+			m := arithInfo(ir.OpMul, p[0], p[1])
+			m.v = p[0].v
+			return arithInfo(ir.OpAdd, m, p[1])
+		}, false},
+		{"convert of a parameter to i32", func(g *gen, p []*val) *val { return convertInfo(p[0], ir.I32) }, true},
+	}
+	for _, c := range cases {
+		g := &gen{cfg: cfg}
+		ps := []*val{{lo: -4, hi: 4}, {lo: -4, hi: 4}}
+		for _, x := range ps {
+			x.v = &ir.Value{Type: ir.Tensor(ir.F32, 2)}
+		}
+		y := c.build(g, ps)
+		if y.exact() != c.exact {
+			t.Errorf("%s: exact = %v, want %v (%s)", c.name, y.exact(), c.exact, fmt.Sprint(y.ea, y.er))
+		}
+	}
+	// An approximate value may not reach a discontinuous op.
+	if convertInfo(&val{v: &ir.Value{Type: ir.Tensor(ir.F32)}, er: 1e-7}, ir.I32) != nil {
+		t.Errorf("convert of an approximate f32 to i32 was allowed")
+	}
+}

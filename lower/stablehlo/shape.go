@@ -1,0 +1,75 @@
+package stablehlo
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/tpucc/tpucc/ir"
+)
+
+// shape lowers the shape ops and dot_general; all but dot_general are one to one.
+func (e *emitter) shape(in *ir.Instr, args []hv) hv {
+	t := in.Results[0].Type
+	x := hv{}
+	if len(args) > 0 {
+		x = args[0]
+	}
+	switch in.Op {
+	case ir.OpReshape:
+		return e.reshape(x, t)
+	case ir.OpConvert:
+		return e.convertOp(x, t)
+	case ir.OpBroadcast:
+		return e.broadcast(x, t, in.Attr.(*ir.DimsAttr).Dims)
+	case ir.OpTranspose:
+		return e.def(t, "stablehlo.transpose ", x.ref, ", dims = ", ints(in.Attr.(*ir.PermAttr).Perm), " : ", funcType(args, []ir.Type{t}))
+	case ir.OpSlice:
+		a := in.Attr.(*ir.SliceAttr)
+		return e.slice(x, a.Start, a.Limit, a.Stride)
+	case ir.OpConcat:
+		return e.def(t, "stablehlo.concatenate ", refs(args), ", dim = ", strconv.FormatInt(in.Attr.(*ir.AxisAttr).Axis, 10), " : ", funcType(args, []ir.Type{t}))
+	case ir.OpPad:
+		a := in.Attr.(*ir.PadAttr)
+		return e.def(t, "stablehlo.pad ", refs(args), ", low = ", ints(a.Low), ", high = ", ints(a.High),
+			", interior = ", ints(a.Interior), " : ", funcType(args, []ir.Type{t}))
+	case ir.OpIota:
+		return e.iotaOp(t, in.Attr.(*ir.AxisAttr).Axis)
+	case ir.OpDotGeneral:
+		return e.dot(in.Attr.(*ir.DotAttr), args[0], args[1], t)
+	}
+	panic("stablehlo: shape called for " + in.Op.String())
+}
+
+// iotaOp lowers iota. On f16 and bf16 the indices are made in f32 and rounded
+// once, so that large indices round to nearest even as the contract says.
+func (e *emitter) iotaOp(t ir.Type, axis int64) hv {
+	if isHalf(t.DType) {
+		return e.convert(e.iota(t.WithDType(ir.F32), axis), t.DType)
+	}
+	return e.iota(t, axis)
+}
+
+// dot lowers dot_general. Half-precision operands multiply and accumulate in
+// f32: the dot_general's result type is f32 (bf16 x bf16 -> f32 is legal
+// StableHLO) and a convert rounds once. When ir asks for a wider result than the
+// operands (i8 x i8 -> i32, f32 x f32 -> f64), the operands are converted to the
+// result dtype first, which computes exactly what the wider type promises.
+func (e *emitter) dot(a *ir.DotAttr, l, r hv, t ir.Type) hv {
+	acc := t.DType
+	switch {
+	case isHalf(l.t.DType) && (isHalf(acc) || acc == ir.F32):
+		acc = ir.F32
+	case acc != l.t.DType:
+		l, r = e.convert(l, acc), e.convert(r, acc)
+	}
+	var b strings.Builder
+	b.WriteString("stablehlo.dot_general ")
+	b.WriteString(l.ref + ", " + r.ref)
+	if len(a.LhsBatch) > 0 {
+		b.WriteString(", batching_dims = " + ints(a.LhsBatch) + " x " + ints(a.RhsBatch))
+	}
+	b.WriteString(", contracting_dims = " + ints(a.LhsContract) + " x " + ints(a.RhsContract))
+	b.WriteString(", precision = [DEFAULT, DEFAULT] : ")
+	res := e.def(t.WithDType(acc), b.String(), funcType([]hv{l, r}, []ir.Type{t.WithDType(acc)}))
+	return e.convert(res, t.DType)
+}
