@@ -30,15 +30,14 @@
 //     [2,0,0,3] = [1,5,0,0].
 //   - Float rem is C fmod: rem(5.5, -2) = 1.5, rem(-5.5, 2) = -1.5, rem(1, 0) =
 //     NaN, rem(inf, 2) = NaN, rem(3, inf) = 3, rem(-0, 1) = -0 (all as XLA).
-//   - Integer pow (stablehlo.power; jax.lax.pow refuses integer bases)
-//     copies XLA:CPU's elemental emitter: both operands are read as signed
-//     numbers of the dtype's width (so u8 200 is -56 and u32 2^31 is
-//     negative); a non-negative exponent is cut to its low 6 bits and the
-//     power taken by squaring, wrapping (i32 3^100 = 3^36 = -1953380655, 3^64
-//     = 1; i8 3^7 = -117; u8 3^20 = 145, 3^127 = 3^63 = 171, 0^0 = 1). A
-//     negative exponent gives 1 for base 1, ±1 for base -1 by the exponent's
-//     parity ((-1)^-1 = -1, (-1)^-4 = 1, u8 255^254 = 1), and 0 for every
-//     other base, 0 included (2^-1 = 0, 0^-1 = 0, u8 3^200 = 0).
+//   - Integer pow: for a non-negative exponent the exact power wrapped to the
+//     dtype (i32 3^64 = 2038349057, u8 3^200 = 161, 0^0 = 1); a negative
+//     exponent (signed types) gives 1 for base 1, ±1 for base -1 by the
+//     exponent's parity, and 0 for every other base, 0 included (2^-1 = 0,
+//     0^-1 = 0). XLA's stablehlo.power is not self-consistent here (its CPU
+//     runtime keeps only the low 6 exponent bits and reads unsigned operands
+//     as signed, its constant folder computes the full power), so the lowering
+//     spells out square-and-multiply instead of using it.
 //   - Float pow follows C pow: pow(-0, -1) = -inf, pow(0, -1) = inf, pow(NaN, 0)
 //     = 1, pow(1, NaN) = 1, pow(-2, 0.5) = NaN (as XLA).
 //   - convert float -> integer: NaN -> 0, truncation toward zero, saturation at

@@ -157,17 +157,14 @@ func intBinary(op ir.Op, dt ir.DType) func(a, b int64) int64 {
 	return nil
 }
 
-// intPow returns x^y as XLA:CPU computes it (its elemental emitter, checked
-// with jax 0.10.2): both operands are read as signed numbers of the dtype's
-// width (u8 200 is -56). A non-negative exponent is reduced to its low 6 bits,
-// then the power is taken by squaring, wrapping: i32 3^100 = 3^36, 3^64 = 1.
-// A negative exponent gives 1 for base 1, ±1 for base -1 by the exponent's
-// parity, and 0 for every other base, 0 included.
+// intPow is the contract's integer pow: for a non-negative exponent the exact
+// power wrapped to the dtype (square-and-multiply over every exponent bit; int64
+// products wrap mod 2^64, which agrees with any narrower width); for a negative
+// exponent (signed types) 1^y = 1, (-1)^y = -1 or 1 by parity, and 0 otherwise.
+// XLA's own stablehlo.power is not self-consistent for integers (its CPU runtime
+// keeps only 6 exponent bits), so the lowering spells out the same algorithm.
 func intPow(dt ir.DType) func(x, y int64) int64 {
-	bits := uint(dt.Bits())
-	signed := func(v int64) int64 { return v << (64 - bits) >> (64 - bits) }
 	return func(x, y int64) int64 {
-		x, y = signed(x), signed(y)
 		if y < 0 {
 			switch x {
 			case 1:
@@ -181,13 +178,13 @@ func intPow(dt ir.DType) func(x, y int64) int64 {
 			return 0
 		}
 		r := int64(1)
-		for y &= 63; y > 0; y >>= 1 {
+		for ; y > 0; y >>= 1 {
 			if y&1 == 1 {
 				r *= x
 			}
 			x *= x
 		}
-		return r
+		return dt.WrapInt(r)
 	}
 }
 

@@ -84,8 +84,8 @@ func (e *emitter) binary(op ir.Op, x, y hv, safe bool) hv {
 		return e.convert(e.binary(op, e.convert(x, ir.F32), e.convert(y, ir.F32), false), d)
 	case (op == ir.OpDiv || op == ir.OpRem) && d.IsInt() && !safe:
 		return e.guardedDivRem(op, x, y)
-	case op == ir.OpPow && d.IsSigned() && !safe:
-		return e.guardedPow(x, y)
+	case op == ir.OpPow && d.IsInt() && !safe:
+		return e.intPow(x, y)
 	}
 	return e.op2(binaryOps[op], x, y)
 }
@@ -107,25 +107,45 @@ func (e *emitter) guardedDivRem(op ir.Op, x, y hv) hv {
 	return e.selectOp(zero, x, e.op2("stablehlo.remainder", x, safe))
 }
 
-// guardedPow lowers signed integer pow. XLA:CPU computes x^y for y < 0 as 0,
-// except 1^y = 1 and (-1)^y = -1 or 1 by the parity of y (measured), and that
-// is the contract. But XLA's simplifier rewrites pow(x, -1) to 1/x when the
-// exponent is a known -1, which makes 0^-1 = -1 (an integer 1/0), and a folded
-// 1/0 kills the process (see guardedDivRem). So negative exponents take an
-// explicit path and stablehlo.power only ever sees y >= 0:
-// select(y < 0, select(x == 1, 1, select(x == -1, y odd ? -1 : 1, 0)), pow(x, max(y, 0))).
-func (e *emitter) guardedPow(x, y hv) hv {
-	zero, one, minusOne := e.iconst(x.t, 0), e.iconst(x.t, 1), e.iconst(x.t, -1)
-	neg := e.compare("LT", y, zero)
-	p := e.op2("stablehlo.power", x, e.op2("stablehlo.maximum", y, zero))
+// intPow lowers integer pow as square-and-multiply over every bit of the
+// exponent, which gives the contract's value: the exact power wrapped to the
+// dtype. stablehlo.power is not usable here because XLA disagrees with itself:
+// its CPU runtime uses only the low 6 bits of the exponent (3^64 = 1), its
+// constant folder computes the full power, and its simplifier rewrites
+// pow(x, -1) as 1/x (so 0^-1 = -1, and a folded integer 1/0 kills the process,
+// see guardedDivRem). Negative exponents (signed types only) follow the
+// contract: 1^y = 1, (-1)^y = -1 or 1 by the parity of y, anything else 0.
+func (e *emitter) intPow(x, y hv) hv {
+	d := x.t.DType
+	zero, one := e.iconst(x.t, 0), e.iconst(x.t, 1)
+	bits := d.Bits()
+	exp := y
+	if d.IsSigned() {
+		bits-- // a non-negative exponent has a zero sign bit
+		exp = e.op2("stablehlo.maximum", y, zero)
+	}
+	r, base := one, x
+	for i := range bits {
+		bit := e.compare("NE", e.op2("stablehlo.and", exp, e.iconst(x.t, 1<<i)), zero)
+		r = e.selectOp(bit, e.mul(r, base), r)
+		if i < bits-1 {
+			base = e.mul(base, base)
+		}
+	}
+	if !d.IsSigned() {
+		return r
+	}
+	minusOne := e.iconst(x.t, -1)
 	odd := e.compare("EQ", e.op2("stablehlo.and", y, one), one)
 	negPow := e.selectOp(e.compare("EQ", x, minusOne), e.selectOp(odd, minusOne, one), zero)
 	negPow = e.selectOp(e.compare("EQ", x, one), one, negPow)
-	return e.selectOp(neg, negPow, p)
+	return e.selectOp(e.compare("LT", y, zero), negPow, r)
 }
 
 // safeOperand reports whether the second operand of a binary op is a constant
-// that needs no guard: for div and rem no zero element, for pow no negative one.
+// that needs no guard: for div and rem no zero element; for integer pow every
+// exponent in [0, 63], where XLA's runtime and its constant folder agree with
+// each other and with the exact power.
 func safeOperand(op ir.Op, v *ir.Value) bool {
 	if v.Def == nil || v.Def.Op != ir.OpConstant {
 		return false
@@ -133,7 +153,7 @@ func safeOperand(op ir.Op, v *ir.Value) bool {
 	l := v.Def.Attr.(*ir.ConstAttr).Value
 	for i := 0; i < l.Len(); i++ {
 		k := v.Type.DType.WrapInt(l.Int(i))
-		if k == 0 && op != ir.OpPow || k < 0 && op == ir.OpPow {
+		if op == ir.OpPow && (k < 0 || k > 63) || op != ir.OpPow && k == 0 {
 			return false
 		}
 	}

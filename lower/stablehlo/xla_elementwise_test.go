@@ -93,6 +93,9 @@ func elementwiseCases() []xc {
 		binaryCase("pow_i32", ir.OpPow, i32(2, 1, -1, -1, 0, 0, 3, -2, 7, -3), i32(-1, -5, -1, -2, -1, 0, 0, -3, 2, 3),
 			i32(0, 1, -1, 1, 0, 1, 1, 0, 49, -27), 0),
 		binaryCase("pow_u8", ir.OpPow, u8(2, 3, 0), u8(9, 2, 0), u8(0, 9, 1), 0),
+		// Exponents of 64 and more: the exact power, wrapped (XLA's runtime alone would keep 6 bits).
+		binaryCase("pow_i32_large_exponent", ir.OpPow, i32(3, 3, 79, 2), i32(64, 100, 79, 40), i32(2038349057, -818408495, -1640306769, 0), 0),
+		binaryCase("pow_u8_large_exponent", ir.OpPow, u8(3, 219, 200, 255), u8(200, 182, 3, 255), u8(161, 9, 0, 255), 0),
 		binaryCase("add_i8", ir.OpAdd, arr(ir.I8, sh(2), 127, -128), arr(ir.I8, sh(2), 1, -1), arr(ir.I8, sh(2), -128, 127), 0),
 		binaryCase("mul_u8", ir.OpMul, u8(16, 255), u8(16, 2), u8(0, 254), 0),
 		binaryCase("max_i32", ir.OpMax, i32(-1, 5), i32(1, 2), i32(1, 5), 0),
