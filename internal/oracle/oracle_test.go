@@ -9,9 +9,11 @@ import (
 	"testing"
 
 	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/internal/npy"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/lower/stablehlo"
+	"github.com/tpucc/tpucc/passes"
 	"github.com/tpucc/tpucc/tools/xlacheck"
 )
 
@@ -49,19 +51,28 @@ type check struct {
 	repro  string        // the go test command that runs just this check
 }
 
-// prepare lowers c.m and runs it on the executor; the error says which failed.
+// prepare runs c.m as written on the executor (the reference), then compiles
+// it as tpucc build does — the default pass pipeline, then the lowering — so
+// that XLA checks the passes as well as the lowering. The error says which
+// step failed. c.m is left as written.
 func (c *check) prepare() (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic: %v", r)
 		}
 	}()
-	entry := c.m.Entry()
-	if c.hlo, err = stablehlo.Lower(c.m, stablehlo.Options{}); err != nil {
-		return fmt.Errorf("lower/stablehlo.Lower failed: %v", err)
-	}
-	if c.want, err = cpu.Run(c.m, entry, c.inputs); err != nil {
+	if c.want, err = cpu.Run(c.m, c.m.Entry(), c.inputs); err != nil {
 		return fmt.Errorf("backend/cpu.Run failed: %v", err)
+	}
+	opt, err := tir.Parse(c.name+".tir", []byte(ir.Print(c.m)))
+	if err != nil {
+		return fmt.Errorf("frontend/tir.Parse of the printed program failed: %v", err)
+	}
+	if err := passes.Run(opt, passes.Default(), passes.Options{VerifyEach: true, Eval: cpu.Folder{}}); err != nil {
+		return fmt.Errorf("passes.Run failed: %v", err)
+	}
+	if c.hlo, err = stablehlo.Lower(opt, stablehlo.Options{}); err != nil {
+		return fmt.Errorf("lower/stablehlo.Lower failed: %v", err)
 	}
 	return nil
 }

@@ -4,7 +4,8 @@
 //
 // A program is a module whose entry @main has 1-4 parameters, 3-25
 // instructions and 1-3 results, sometimes calling a helper @f1. Across a few
-// hundred seeds the programs use every op of ir's table, every dtype, scalars,
+// hundred seeds the programs use every op of ir's table (but the two
+// NotGenerated names: return, and the pass-made fusion), every dtype, scalars,
 // size-1 and zero-size dimensions, broadcasts and shapes up to rank 4 (at most
 // 8 per dimension and 4096 elements per tensor).
 //
