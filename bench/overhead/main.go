@@ -1,0 +1,149 @@
+// Command overhead measures what the compilation cache adds to a call that
+// hits it: a compiled call on tiny inputs against the execution of the same
+// optimised program alone (runtime.Build, then backend/cpu.Run), with
+// testing.Benchmark.
+//
+//	go run ./bench/overhead [-benchtime 2s]
+//
+// It prints ns per call of each form and the differences: Func (the
+// function of f's own type that compile.Func returns), Call (the explicit
+// form, []any in and out), and runtime.Function.Call (the cache itself).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/compile"
+	"github.com/tpucc/tpucc/frontend/trace"
+	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/runtime"
+	"github.com/tpucc/tpucc/tensor"
+)
+
+// tiny is the benchmarked function: three elementwise ops on f32[4].
+func tiny(x, y *tensor.Tensor) *tensor.Tensor { return x.Add(y).Mul(x).Relu() }
+
+func main() {
+	benchtime := flag.Duration("benchtime", time.Second, "time per measurement")
+	rounds := flag.Int("rounds", 5, "measurements of each form, interleaved; the median is reported")
+	flag.Parse()
+	testing.Init()
+	if err := flag.Set("test.benchtime", benchtime.String()); err != nil {
+		fail(err)
+	}
+	x, y := tensor.Random(1, ir.F32, 4), tensor.Random(2, ir.F32, 4)
+	mem := compile.Cache(runtime.NewCache("", runtime.CacheOptions{}))
+
+	// The optimised program, as the cache runs it.
+	tr := trace.New("tiny")
+	px := tensor.Traced(tr.Param("arg0", x.Type()), tr)
+	py := tensor.Traced(tr.Param("arg1", y.Type()), tr)
+	m, err := tr.Finish(tiny(px, py).Value())
+	if err != nil {
+		fail(err)
+	}
+	exe, _, err := runtime.Build(m, "cpu")
+	if err != nil {
+		fail(err)
+	}
+	cargs := []*cpu.Tensor{x.CPU(), y.CPU()}
+	alone := func(b *testing.B) {
+		for b.Loop() {
+			if _, err := cpu.Run(exe.Module, exe.Entry, cargs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+
+	fast := compile.Func(tiny, mem)
+	fast(x, y)
+	viaFunc := func(b *testing.B) {
+		for b.Loop() {
+			fast(x, y)
+		}
+	}
+
+	c, err := compile.New(tiny, mem)
+	if err != nil {
+		fail(err)
+	}
+	if _, err := c.Call(x, y); err != nil {
+		fail(err)
+	}
+	viaCall := func(b *testing.B) {
+		for b.Loop() {
+			if _, err := c.Call(x, y); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+
+	// The runtime alone, on a program that is a plain module.
+	f, err := runtime.NewFunction(moduleProgram{}, runtime.Options{Name: "tiny", Cache: runtime.NewCache("", runtime.CacheOptions{})})
+	if err != nil {
+		fail(err)
+	}
+	rargs := []runtime.Arg{runtime.TensorArg(x.CPU()), runtime.TensorArg(y.CPU())}
+	if _, err := f.Call(rargs); err != nil {
+		fail(err)
+	}
+	viaRuntime := func(b *testing.B) {
+		for b.Loop() {
+			if _, err := f.Call(rargs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+
+	forms := []struct {
+		name string
+		fn   func(*testing.B)
+	}{{"execution alone (cpu.Run)", alone}, {"runtime.Function.Call", viaRuntime}, {"compile.Func", viaFunc}, {"Compiled.Call", viaCall}}
+	times := make([][]float64, len(forms))
+	last := make([]testing.BenchmarkResult, len(forms))
+	for range *rounds {
+		for i, f := range forms {
+			last[i] = testing.Benchmark(f.fn)
+			times[i] = append(times[i], float64(last[i].T.Nanoseconds())/float64(last[i].N))
+		}
+	}
+	med := make([]float64, len(forms))
+	for i, f := range forms {
+		med[i] = median(times[i])
+		fmt.Printf("%-27s %7.0f ns/call (median of %d)  %5d B/call  %3d allocs/call  overhead %5.0f ns\n",
+			f.name+":", med[i], *rounds, last[i].AllocedBytesPerOp(), last[i].AllocsPerOp(), med[i]-med[0])
+	}
+	fmt.Printf("cache-hit-overhead: func=%.0fns call=%.0fns runtime=%.0fns\n", med[2]-med[0], med[3]-med[0], med[1]-med[0])
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, err)
+	os.Exit(1)
+}
+
+// moduleProgram is tiny as a runtime.Program of its own, without package
+// compile's reflection.
+type moduleProgram struct{}
+
+func (moduleProgram) Trace(args []runtime.Arg) (*ir.Module, error) {
+	tr := trace.New("tiny")
+	px := tensor.Traced(tr.Param("arg0", args[0].Type), tr)
+	py := tensor.Traced(tr.Param("arg1", args[1].Type), tr)
+	return tr.Finish(tiny(px, py).Value())
+}
+
+func (moduleProgram) Eager(args []runtime.Arg) ([]*cpu.Tensor, error) {
+	return nil, fmt.Errorf("not used")
+}

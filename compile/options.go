@@ -1,0 +1,95 @@
+package compile
+
+import (
+	"io"
+	"sync"
+
+	"github.com/tpucc/tpucc/runtime"
+)
+
+// Option configures New and Func.
+type Option func(*runtime.Options)
+
+// Policy is what a compiled function does with a call past its limit.
+type Policy = runtime.Policy
+
+// The limit policies (see runtime.Policy).
+const (
+	LimitError = runtime.LimitError // the call fails (Func: panics unless f returns an error)
+	LimitEager = runtime.LimitEager // the call runs f eagerly, uncompiled
+	LimitPanic = runtime.LimitPanic // the call panics
+)
+
+// Name names the function in logs and in the cache key (default: the Go
+// function's name, "mlp" for main.mlp).
+func Name(name string) Option { return func(o *runtime.Options) { o.Name = name } }
+
+// Target selects the target ("cpu", the default, or a TPU generation such
+// as "tpu-v5e"). Programs run on the CPU reference executor for every
+// target today; the target is part of the key and of Lower's module.
+func Target(target string) Option { return func(o *runtime.Options) { o.Target = target } }
+
+// Dynamic marks dimension dim of parameter arg dynamic from the first call:
+// calls are padded up to a bucket where that is provably safe.
+func Dynamic(arg, dim int) Option {
+	return func(o *runtime.Options) { o.Dynamic = append(o.Dynamic, runtime.DimRef{Arg: arg, Dim: dim}) }
+}
+
+// Buckets sets the sizes dynamic dimensions are padded up to (ascending);
+// the default is powers of two.
+func Buckets(sizes ...int64) Option {
+	return func(o *runtime.Options) { o.Buckets = append([]int64(nil), sizes...) }
+}
+
+// NoAutoDynamic keeps every dimension static: each new shape compiles
+// exactly, as in a plain shape-keyed cache.
+func NoAutoDynamic() Option { return func(o *runtime.Options) { o.NoAutoDynamic = true } }
+
+// RecompileLimit caps the function's specialisations (programs that differ
+// in more than the bucket of a dynamic dimension); the default is 8, and a
+// negative limit means none.
+func RecompileLimit(n int) Option { return func(o *runtime.Options) { o.RecompileLimit = n } }
+
+// MaxPrograms caps all of the function's programs, buckets included
+// (default 64; negative: no cap).
+func MaxPrograms(n int) Option { return func(o *runtime.Options) { o.MaxPrograms = n } }
+
+// OnLimit chooses what happens past a limit (default LimitError).
+func OnLimit(p Policy) Option { return func(o *runtime.Options) { o.OnLimit = p } }
+
+// CacheDir keeps compiled programs in dir, shared by every function of the
+// process that uses the same dir and by later processes; "" keeps them in
+// memory only. The default is runtime.DefaultDir() ($XDG_CACHE_HOME/tpucc).
+func CacheDir(dir string) Option {
+	c := cacheFor(dir)
+	return func(o *runtime.Options) { o.Cache = c }
+}
+
+// Cache uses c to hold compiled programs.
+func Cache(c *runtime.Cache) Option { return func(o *runtime.Options) { o.Cache = c } }
+
+// Log writes one line per recompile to w, as TPUCC_LOGS=recompiles does to
+// stderr.
+func Log(w io.Writer) Option { return func(o *runtime.Options) { o.Log = w } }
+
+// Warnings sends warnings (the limit, corrupt cache entries) to w instead
+// of stderr.
+func Warnings(w io.Writer) Option { return func(o *runtime.Options) { o.Warn = w } }
+
+var (
+	cachesMu sync.Mutex
+	caches   = map[string]*runtime.Cache{}
+)
+
+// cacheFor returns the process's one Cache for dir, so that functions
+// compiled with the same directory share programs in memory too.
+func cacheFor(dir string) *runtime.Cache {
+	cachesMu.Lock()
+	defer cachesMu.Unlock()
+	if c, ok := caches[dir]; ok {
+		return c
+	}
+	c := runtime.NewCache(dir, runtime.CacheOptions{})
+	caches[dir] = c
+	return c
+}

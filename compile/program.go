@@ -1,0 +1,106 @@
+package compile
+
+import (
+	"fmt"
+	"reflect"
+	"runtime/debug"
+
+	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/frontend/trace"
+	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/runtime"
+	"github.com/tpucc/tpucc/tensor"
+)
+
+// program is a Compiled as the runtime sees it.
+type program struct{ c *Compiled }
+
+// tracePanic is a panic of the user's function other than a *tensor.Error
+// (a nil dereference, an index out of range), caught so that the runtime
+// never unwinds with its lock held. Func and Call panic again with value.
+type tracePanic struct {
+	name  string
+	value any
+	stack []byte
+}
+
+func (p *tracePanic) Error() string {
+	return fmt.Sprintf("%s panicked: %v", p.name, p.value)
+}
+
+// invoke calls f on in, turning panics into errors and a non-nil error
+// result into the error.
+func (c *Compiled) invoke(in []reflect.Value) (out []reflect.Value, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(*tensor.Error); ok {
+				err = e
+				return
+			}
+			err = &tracePanic{name: c.name, value: r, stack: debug.Stack()}
+		}
+	}()
+	out = c.fn.Call(in)
+	if c.errOut {
+		if e := out[c.nTensor]; !e.IsNil() {
+			return nil, e.Interface().(error)
+		}
+	}
+	for i := range c.nTensor {
+		if out[i].IsNil() {
+			return nil, fmt.Errorf("%s: result %d is a nil tensor", c.name, i)
+		}
+	}
+	return out, nil
+}
+
+// Trace runs f on traced tensors of the given types. Tensor parameter i
+// is named arg<i>, as logs name it.
+func (p program) Trace(args []runtime.Arg) (m *ir.Module, err error) {
+	c := p.c
+	tr := trace.New(c.name)
+	in := make([]reflect.Value, len(args))
+	for i, a := range args {
+		if a.IsStatic() {
+			in[i] = reflect.ValueOf(a.Static)
+			continue
+		}
+		in[i] = reflect.ValueOf(tensor.Traced(tr.Param(fmt.Sprintf("arg%d", i), a.Type), tr))
+	}
+	out, err := c.invoke(in)
+	if err != nil {
+		return nil, err
+	}
+	defer tensor.Recover(&err)
+	vals := make([]*ir.Value, c.nTensor)
+	for i := range vals {
+		vals[i] = out[i].Interface().(*tensor.Tensor).ValueIn(tr)
+	}
+	return tr.Finish(vals...)
+}
+
+// Eager runs f on concrete tensors (LimitEager).
+func (p program) Eager(args []runtime.Arg) ([]*cpu.Tensor, error) {
+	c := p.c
+	in := make([]reflect.Value, len(args))
+	for i, a := range args {
+		if a.IsStatic() {
+			in[i] = reflect.ValueOf(a.Static)
+		} else {
+			in[i] = reflect.ValueOf(tensor.FromCPU(a.Tensor))
+		}
+	}
+	out, err := c.invoke(in)
+	if err != nil {
+		return nil, err
+	}
+	res := make([]*cpu.Tensor, c.nTensor)
+	for i := range res {
+		t := out[i].Interface().(*tensor.Tensor)
+		if t.IsTraced() {
+			return nil, fmt.Errorf("%s: result %d is a traced tensor of another trace", c.name, i)
+		}
+		res[i] = t.CPU()
+	}
+	return res, nil
+}

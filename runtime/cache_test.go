@@ -1,0 +1,273 @@
+package runtime
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// entryFiles lists the cache entries in dir.
+func entryFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.tpucc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// fresh is a Function on a new Cache object over dir: what a restarted
+// process sees.
+func fresh(t *testing.T, dir string) (*Function, *syncBuffer) {
+	t.Helper()
+	warn := &syncBuffer{}
+	f, _, _ := newFunc(t, mlpProgram, Options{Cache: NewCache(dir, CacheOptions{Warn: warn})})
+	return f, warn
+}
+
+func TestRestartCompilesNothing(t *testing.T) {
+	dir := t.TempDir()
+	f, _ := fresh(t, dir)
+	call(t, f, mlpProgram, mlpArgs(32, 1))
+	call(t, f, mlpProgram, mlpArgs(48, 2))
+	if s := f.Stats(); s.Compiles != 2 || len(entryFiles(t, dir)) != 2 {
+		t.Fatalf("first process: %s, files %v", s, entryFiles(t, dir))
+	}
+	g, warn := fresh(t, dir)
+	call(t, g, mlpProgram, mlpArgs(32, 3))
+	call(t, g, mlpProgram, mlpArgs(48, 4))
+	call(t, g, mlpProgram, mlpArgs(33, 5))
+	s := g.Stats()
+	if s.Compiles != 0 || s.DiskHits != 2 || s.Hits != 3 || s.Misses != 0 || warn.String() != "" {
+		t.Errorf("restarted: %s, warnings %q", s, warn)
+	}
+	if e := g.Explain(); len(e) < 2 || e[1] != "loaded from the persistent cache: "+entryFiles(t, dir)[0] &&
+		e[1] != "loaded from the persistent cache: "+entryFiles(t, dir)[1] {
+		t.Errorf("explain: %q", e)
+	}
+}
+
+func TestCorruptEntriesAreDropped(t *testing.T) {
+	for _, tc := range []struct {
+		name, why string
+		damage    func([]byte) []byte
+	}{
+		{"flipped byte", "checksum mismatch", func(b []byte) []byte {
+			b[len(b)-10] ^= 0x20
+			return b
+		}},
+		{"truncated", "truncated: ", func(b []byte) []byte { return b[:len(b)*2/3] }},
+		{"empty", "no header", func(b []byte) []byte { return nil }},
+		{"bad header", "bad header", func(b []byte) []byte { return append([]byte("tpucc-cache-entry 9"), b[19:]...) }},
+		{"program does not parse", "its program does not parse: ", func(b []byte) []byte { return reencode(t, b, false, "dot_general", "dot_generalx") }},
+		{"other parameters", "its program's argument 0 is f32[33,4], want f32[32,4]", func(b []byte) []byte { return reencode(t, b, false, "[32,", "[33,") }},
+		{"other key", "it holds another key", func(b []byte) []byte { return reencode(t, b, true, "version ", "version x") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			f, _ := fresh(t, dir)
+			want := call(t, f, mlpProgram, mlpArgs(32, 1))
+			path := entryFiles(t, dir)[0]
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, tc.damage(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			g, warn := fresh(t, dir)
+			got := call(t, g, mlpProgram, mlpArgs(32, 1))
+			if d := sameTensors(got, want); d != "" {
+				t.Error(d)
+			}
+			call(t, g, mlpProgram, mlpArgs(32, 2))
+			s := g.Stats()
+			if s.Compiles != 1 || s.Corrupt != 1 || s.DiskHits != 0 {
+				t.Errorf("stats: %s", s)
+			}
+			prefix := "tpucc: warning: dropped corrupt cache entry " + path + " (" + tc.why
+			if w := warn.String(); !strings.HasPrefix(w, prefix) || !strings.HasSuffix(w, "); recompiling\n") || strings.Count(w, "\n") != 1 {
+				t.Errorf("warning:\n%s\nwant prefix:\n%s", w, prefix)
+			}
+			// The recompile rewrote the entry: the next process loads it.
+			h, warn2 := fresh(t, dir)
+			call(t, h, mlpProgram, mlpArgs(32, 3))
+			if s := h.Stats(); s.Compiles != 0 || s.DiskHits != 1 || warn2.String() != "" {
+				t.Errorf("after repair: %s %q", s, warn2)
+			}
+		})
+	}
+}
+
+// reencode rewrites an entry's program (or key) text and gives it a valid
+// header, so that only the deeper checks can catch it.
+func reencode(t *testing.T, data []byte, inKey bool, old, new string) []byte {
+	_, payload, _ := bytes.Cut(data, []byte("\n\n"))
+	var p entryPayload
+	if err := json.Unmarshal(payload, &p); err != nil {
+		t.Fatal(err)
+	}
+	if inKey {
+		p.Key = strings.Replace(p.Key, old, new, 1)
+	} else {
+		p.TIR = strings.ReplaceAll(p.TIR, old, new)
+	}
+	raw, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	sum := sha256.Sum256(raw)
+	fmt.Fprintf(&b, "%s\nsha256 %s\nbytes %d\n\n", entryMagic, hex.EncodeToString(sum[:]), len(raw))
+	b.Write(raw)
+	return b.Bytes()
+}
+
+func TestConcurrentProcessesShareTheDirectory(t *testing.T) {
+	// Eight "processes" (each its own Cache object) compile and write the
+	// same entries at once; every one gets correct results and the
+	// directory ends with one complete entry per program.
+	dir := t.TempDir()
+	var wg sync.WaitGroup
+	for p := 0; p < 8; p++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f, warn := fresh(t, dir)
+			for _, b := range []int64{4, 8, 16} {
+				args := mlpArgs(b, int64(p))
+				got, err := f.Call(args)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				want, _ := mlpProgram.Eager(args)
+				if d := sameTensors(got, want); d != "" {
+					t.Error(d)
+				}
+			}
+			if warn.String() != "" {
+				t.Errorf("warning: %s", warn)
+			}
+		}()
+	}
+	wg.Wait()
+	files := entryFiles(t, dir)
+	if len(files) != 3 {
+		t.Fatalf("files: %v", files)
+	}
+	g, _ := fresh(t, dir)
+	for _, b := range []int64{4, 8, 16} {
+		call(t, g, mlpProgram, mlpArgs(b, 9))
+	}
+	if s := g.Stats(); s.Compiles != 0 || s.DiskHits != 3 {
+		t.Errorf("stats: %s", s)
+	}
+	if tmp, _ := filepath.Glob(filepath.Join(dir, ".tmp-*")); len(tmp) != 0 {
+		t.Errorf("temporary files left: %v", tmp)
+	}
+}
+
+func TestEvictionKeepsTheDirectoryUnderItsCap(t *testing.T) {
+	dir := t.TempDir()
+	c := NewCache(dir, CacheOptions{MaxBytes: 1})
+	f, _, _ := newFunc(t, mlpProgram, Options{Cache: c, NoAutoDynamic: true})
+	for _, b := range []int64{1, 2, 3} {
+		call(t, f, mlpProgram, mlpArgs(b, b))
+	}
+	// Each write evicts every older entry: the cap is below one entry.
+	if files := entryFiles(t, dir); len(files) != 1 || c.Stats().Evictions != 2 || f.Stats().Evictions != 2 {
+		t.Errorf("files %v, cache %+v, function %s", files, c.Stats(), f.Stats())
+	}
+}
+
+func TestMemoryOnlyCacheSharesPrograms(t *testing.T) {
+	c := NewCache("", CacheOptions{})
+	f, _, _ := newFunc(t, mlpProgram, Options{Cache: c})
+	g, _, _ := newFunc(t, mlpProgram, Options{Cache: c})
+	call(t, f, mlpProgram, mlpArgs(8, 1))
+	call(t, g, mlpProgram, mlpArgs(8, 2))
+	if s := g.Stats(); s.Compiles != 0 || s.MemoryHits != 1 || s.Hits != 1 {
+		t.Errorf("stats: %s", s)
+	}
+}
+
+func TestDefaultDir(t *testing.T) {
+	t.Setenv("TPUCC_CACHE_DIR", "")
+	os.Unsetenv("TPUCC_CACHE_DIR")
+	t.Setenv("XDG_CACHE_HOME", "/xdg")
+	t.Setenv("HOME", "/home/u")
+	if d := DefaultDir(); d != "/xdg/tpucc" {
+		t.Errorf("XDG: %s", d)
+	}
+	t.Setenv("XDG_CACHE_HOME", "")
+	if d := DefaultDir(); d != "/home/u/.cache/tpucc" {
+		t.Errorf("home: %s", d)
+	}
+	t.Setenv("TPUCC_CACHE_DIR", "/elsewhere")
+	if d := DefaultDir(); d != "/elsewhere" {
+		t.Errorf("TPUCC_CACHE_DIR: %s", d)
+	}
+	t.Setenv("TPUCC_CACHE_DIR", "off")
+	if d := DefaultDir(); d != "" {
+		t.Errorf("off: %q", d)
+	}
+}
+
+// TestSecondProcess runs this test binary twice as a child process on one
+// cache directory: the first compiles, the second only loads.
+func TestSecondProcess(t *testing.T) {
+	if dir := os.Getenv("TPUCC_TEST_CHILD_CACHE"); dir != "" {
+		f, _, warn := newFunc(t, mlpProgram, Options{Cache: NewCache(dir, CacheOptions{})})
+		call(t, f, mlpProgram, mlpArgs(32, 1))
+		call(t, f, mlpProgram, mlpArgs(48, 1))
+		s := f.Stats()
+		fmt.Printf("child: compiles=%d disk-hits=%d warnings=%q\n", s.Compiles, s.DiskHits, warn.String())
+		return
+	}
+	dir := t.TempDir()
+	var outs []string
+	for i := 0; i < 2; i++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestSecondProcess$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "TPUCC_TEST_CHILD_CACHE="+dir)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("child %d: %v\n%s", i, err, out)
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			if strings.HasPrefix(line, "child: ") {
+				outs = append(outs, line)
+			}
+		}
+	}
+	want := []string{`child: compiles=2 disk-hits=0 warnings=""`, `child: compiles=0 disk-hits=2 warnings=""`}
+	if strings.Join(outs, "\n") != strings.Join(want, "\n") {
+		t.Errorf("children:\n%s\nwant:\n%s", strings.Join(outs, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestTPUTargetRoundTrip(t *testing.T) {
+	// assign-layout gives a TPU target's program tiled layouts: they must
+	// survive the persistent entry, and callers get plain types.
+	dir := t.TempDir()
+	for i, want := range []string{"compiles=1 disk-hits=0", "compiles=0 disk-hits=1"} {
+		f, _, _ := newFunc(t, mlpProgram, Options{Target: "tpu-v5e", Cache: NewCache(dir, CacheOptions{})})
+		got := call(t, f, mlpProgram, mlpArgs(8, int64(i)))
+		s := f.Stats()
+		if fmt.Sprintf("compiles=%d disk-hits=%d", s.Compiles, s.DiskHits) != want || got[0].Type.Layout != nil {
+			t.Errorf("process %d: %s, result %s", i, s, got[0].Type)
+		}
+	}
+	data, err := os.ReadFile(entryFiles(t, dir)[0])
+	if err != nil || !bytes.Contains(data, []byte(":T(8,128)}")) {
+		t.Errorf("the entry holds no tiled layout (%v)", err)
+	}
+}

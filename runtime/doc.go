@@ -1,0 +1,46 @@
+// Package runtime is tpucc's compilation cache: it maps each call of a
+// function to a compiled program by the call's signature, so that changing
+// inputs do not cause recompilation storms.
+//
+// # Keys
+//
+// In memory, a Function keys calls by signature: the dtype and shape of
+// every tensor argument and the value (with its Go type) of every static
+// argument. A program's full key adds the function's identity, the target,
+// the pass pipeline, the compiler Version and the SHA-256 of the traced,
+// unoptimised program; the persistent cache names entries by the key's
+// hash. Hashing the trace makes the persistent cache content-addressed (as
+// JAX's and Inductor's are): a closure over other weights, or an edited
+// function with the same name, traces differently and can never load a
+// stale program. The price is one trace per signature in a new process,
+// which is cheap next to passes and lowering.
+//
+// # Dynamic dimensions
+//
+// When a dimension of an argument takes a second distinct size, it becomes
+// dynamic (Options.Dynamic marks dimensions dynamic from the start): calls
+// are padded with zeros up to the dimension's bucket (the next power of two,
+// or the next of Options.Buckets), the program traced at the bucket size
+// runs, and outputs whose dimensions derive from the padded one are sliced
+// back. Each new size traces the function at that size once more and
+// checkPadding proves, from the two traces, that the padded run gives
+// exactly the unpadded results (see padcheck.go for the rules); where it
+// cannot, the dimension is compiled per exact size and the reason is
+// logged. Compiling a new bucket does not count against the recompile
+// limit, which caps specialisations (programs that differ in anything
+// else); Options.MaxPrograms caps all programs.
+//
+// # Logs
+//
+// TPUCC_LOGS=recompiles (or Options.Log) prints one line per recompile:
+//
+//	recompiling mlp (main.go:12): arg 0 dim 0 changed 32 -> 48; now dynamic, bucket 64
+//
+// TPUCC_LOGS=cache prints every line of Function.Explain to stderr as well.
+//
+// # Execution
+//
+// An Executable is the program after passes.Default(), run by the CPU
+// reference executor (backend/cpu.Run), with its StableHLO text kept for
+// AOT use. Every target runs on the CPU today; the target is part of the key.
+package runtime

@@ -1,0 +1,191 @@
+package runtime
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/tpucc/tpucc/ir"
+)
+
+// Version is the compiler version written into every cache key: a change to
+// the passes, the lowering or the executor that can change a compiled program
+// must bump it, so that persistent entries of older compilers are never used.
+const Version = "tpucc-0.3.0"
+
+// Targets are the target names a Function accepts (as tpucc build --target):
+// the pipeline's target-aware passes (assign-layout) compile for it, and it
+// is part of the key. Every target's programs run on the CPU reference
+// executor today, which ignores layouts.
+var Targets = []string{"cpu", "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu-v7x"}
+
+// Defaults, chosen as torch.compile's: 8 specialisations per function and a
+// larger cap on everything a function may hold.
+const (
+	DefaultRecompileLimit = 8
+	DefaultMaxPrograms    = 64
+)
+
+// Policy is what a Function does with a call that would need a compile past
+// its limit.
+type Policy uint8
+
+const (
+	// LimitError returns an error for every call that needs a new program.
+	LimitError Policy = iota
+	// LimitEager runs such calls eagerly (Program.Eager), uncompiled.
+	LimitEager
+	// LimitPanic panics with the error (torch's fail-on-recompile-limit).
+	LimitPanic
+)
+
+func (p Policy) String() string {
+	switch p {
+	case LimitError:
+		return "error"
+	case LimitEager:
+		return "eager"
+	case LimitPanic:
+		return "panic"
+	}
+	return fmt.Sprintf("Policy(%d)", uint8(p))
+}
+
+// DimRef names one dimension of one tensor argument (argument indices count
+// every parameter, static ones included).
+type DimRef struct{ Arg, Dim int }
+
+func (d DimRef) String() string { return fmt.Sprintf("arg %d dim %d", d.Arg, d.Dim) }
+
+// Options configure a Function. The zero value is usable: name from the
+// program, target cpu, automatic dynamic dimensions with power-of-two
+// buckets, limit 8 with LimitError, the process's default cache.
+type Options struct {
+	Name string // shown in logs; also part of the function's identity
+	Pos  ir.Pos // where the function is defined, shown in logs as file:line
+	// Identity distinguishes functions in the persistent key (the Go symbol
+	// name, say); "" means Name. The key also holds the traced program's
+	// hash, so a wrong identity can cost hits but never give a wrong result.
+	Identity string
+	Target   string // one of Targets; "" is cpu
+
+	// Dynamic lists dimensions bucketed from the first call on.
+	Dynamic []DimRef
+	// NoAutoDynamic turns automatic dynamic dimensions off: every new size
+	// is an exact-shape compile, as in a plain shape-keyed cache.
+	NoAutoDynamic bool
+	// Buckets are the sizes a dynamic dimension is padded up to, ascending;
+	// nil means powers of two. A size above the last bucket is compiled exactly.
+	Buckets []int64
+
+	// RecompileLimit caps the specialisations of the function: programs
+	// that differ in anything but the bucket of a dynamic dimension. 0 is
+	// DefaultRecompileLimit; negative means no limit.
+	RecompileLimit int
+	// MaxPrograms caps all programs of the function, buckets included.
+	// 0 is DefaultMaxPrograms; negative means no limit.
+	MaxPrograms int
+	OnLimit     Policy
+
+	// Cache holds compiled programs across functions and processes; nil is
+	// DefaultCache().
+	Cache *Cache
+	// Log receives one line per recompile (as TPUCC_LOGS=recompiles prints
+	// them) when not nil; with TPUCC_LOGS set and Log nil, lines go to stderr.
+	Log io.Writer
+	// Warn receives warnings (the limit, corrupt cache entries); nil is stderr.
+	Warn io.Writer
+}
+
+// check validates o and fills in defaults.
+func (o Options) check() (Options, error) {
+	if o.Target == "" {
+		o.Target = "cpu"
+	}
+	if !slices.Contains(Targets, o.Target) {
+		return o, fmt.Errorf("unknown target %q (want one of %s)", o.Target, strings.Join(Targets, ", "))
+	}
+	if o.Name == "" {
+		o.Name = "fn"
+	}
+	if o.Identity == "" {
+		o.Identity = o.Name
+	}
+	for i, b := range o.Buckets {
+		if b < 1 || (i > 0 && b <= o.Buckets[i-1]) {
+			return o, fmt.Errorf("buckets must be positive and ascending, got %v", o.Buckets)
+		}
+	}
+	for _, d := range o.Dynamic {
+		if d.Arg < 0 || d.Dim < 0 {
+			return o, fmt.Errorf("bad dynamic dimension %s", d)
+		}
+	}
+	switch {
+	case o.RecompileLimit == 0:
+		o.RecompileLimit = DefaultRecompileLimit
+	case o.RecompileLimit < 0:
+		o.RecompileLimit = int(^uint(0) >> 1)
+	}
+	switch {
+	case o.MaxPrograms == 0:
+		o.MaxPrograms = DefaultMaxPrograms
+	case o.MaxPrograms < 0:
+		o.MaxPrograms = int(^uint(0) >> 1)
+	}
+	if o.OnLimit > LimitPanic {
+		return o, fmt.Errorf("unknown limit policy %d", o.OnLimit)
+	}
+	if o.Cache == nil {
+		o.Cache = DefaultCache()
+	}
+	if o.Warn == nil {
+		o.Warn = stderr
+	}
+	if o.Log == nil && logTopic("recompiles") {
+		o.Log = stderr
+	}
+	return o, nil
+}
+
+// stderr is where TPUCC_LOGS lines and warnings go by default (a variable
+// so that tests can capture it).
+var stderr io.Writer = os.Stderr
+
+// logTopic reports whether TPUCC_LOGS (a comma-separated list, as TORCH_LOGS)
+// names topic.
+func logTopic(topic string) bool {
+	for t := range strings.SplitSeq(os.Getenv("TPUCC_LOGS"), ",") {
+		if strings.TrimSpace(strings.TrimPrefix(t, "+")) == topic {
+			return true
+		}
+	}
+	return false
+}
+
+// bucket returns the size a dynamic dimension of size n is padded to, or
+// ok=false when no bucket holds it.
+func (o *Options) bucket(n int64) (int64, bool) {
+	if o.Buckets == nil {
+		b := int64(1)
+		for b < n {
+			if b > 1<<61 {
+				return 0, false
+			}
+			b <<= 1
+		}
+		return b, true
+	}
+	for _, b := range o.Buckets {
+		if b >= n {
+			return b, true
+		}
+	}
+	return 0, false
+}
+
+func (o *Options) isDynamic(arg, dim int) bool {
+	return slices.Contains(o.Dynamic, DimRef{arg, dim})
+}
