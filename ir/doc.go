@@ -17,6 +17,13 @@
 // operand types and attribute; the body ends in exactly one return whose types
 // match the signature; calls match their callee's signature and do not recurse.
 //
+// A fusion instruction (OpFusion, written by the fuse pass) holds one region,
+// Regions[0]: a Block whose Params correspond 1:1, type for type, to the
+// fusion's operands and whose return values are the fusion's results. The
+// region is closed: its body uses only its own parameters and the values it
+// defines, never an outer value, holds no call and no nested fusion, and its
+// values belong to the enclosing Func's ID space. No other op has a region.
+//
 // Op semantics follow StableHLO where a counterpart exists; each op's line in the
 // table (op.go) states the edge cases the CPU executor and the lowering agree on.
 // ir holds no StableHLO spelling, no target numbers and no passes.

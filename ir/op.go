@@ -90,6 +90,7 @@ const (
 	OpConstant
 	OpCall
 	OpReturn
+	OpFusion
 
 	numOps
 )
@@ -256,6 +257,9 @@ var opTable = [numOps]OpInfo{
 		Doc: "call @f(%a, ...): the results of function f", infer: inferCall},
 	OpReturn: {Name: "return", Group: GroupOther, Args: -1,
 		Doc: "return %a, ...: ends a function body", infer: func(*inferCtx) []Type { return nil }},
+	OpFusion: {Name: "fusion", Group: GroupOther, Args: -1, NeedsType: true,
+		Doc:    "fusion %a, ... {kind=loop|input|output} : T, ... (%p: T, ...) { body; return %r, ... }: runs its region (parameters bound to the operands, no outer values captured) as one kernel",
+		decode: decodeFusion, infer: inferFusion},
 }
 
 func unary(name string, ok dtypeClass, doc string) OpInfo {

@@ -45,10 +45,12 @@ func newNamer(f *Func) *namer {
 	var order []*Value
 	order = append(order, f.Params...)
 	f.Body.Walk(func(in *Instr) {
+		// A fusion's results before its region's parameters: they are
+		// printed first, on the fusion's line.
+		order = append(order, in.Results...)
 		for _, r := range in.Regions {
 			order = append(order, r.Params...)
 		}
-		order = append(order, in.Results...)
 	})
 	for _, v := range order {
 		if v.Name == "" || isNumber(v.Name) {

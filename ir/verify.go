@@ -87,6 +87,9 @@ func verifyFunc(m *Module, f *Func) []*Error {
 		if err := checkTypes(m, in); err != nil {
 			bad(in.Pos, "%v", err)
 		}
+		if in.Op == OpFusion || len(in.Regions) > 0 {
+			errs = append(errs, verifyRegions(m, f, n, in)...)
+		}
 		for _, r := range in.Results {
 			if r.Def != in {
 				bad(in.Pos, "internal: result of %s does not point back to it", in.Op)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/backend/tpu"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/internal/golden"
 	"github.com/tpucc/tpucc/ir"
@@ -14,13 +15,14 @@ import (
 
 // goldenDirs are the stages under testdata/golden/passes: one per pass, and
 // default for the whole pipeline.
-var goldenDirs = []string{"canonicalize", "fold-constants", "cse", "dce", "default"}
+var goldenDirs = []string{"canonicalize", "fold-constants", "cse", "dce", "default", "assign-layout", "fuse"}
 
 // TestGolden runs every case of testdata/golden/passes/<dir>. A case's comment
 // names its pipeline ("pipeline: cse,dce", or "pipeline: default"); in.tir is
 // the input, whose canonical print must round-trip (print -> parse -> print);
 // the pipeline runs with VerifyEach and the reference executor's evaluator
-// (cpu.Folder), so folded values are the executor's. The test produces
+// (cpu.Folder), so folded values are the executor's, and with the target a
+// "target: tpu-v6e" line names (backend/tpu.Lookup; none without one). The test produces
 // out.tir only when the printed output differs from the canonical print of the
 // input (in.tir may spell a literal longhand, as cse/constants does), so an archive without out.tir asserts "must not change",
 // and stats (the rewrite counters) whenever a rule fired.
@@ -52,12 +54,28 @@ func runGoldenCase(t *testing.T, c *golden.Case) map[string]string {
 
 	pipeline := goldenPipeline(t, c.Directive("pipeline"))
 	var st passes.Stats
-	if err := passes.Run(m, pipeline, passes.Options{VerifyEach: true, Eval: cpu.Folder{}, Stats: &st}); err != nil {
+	opts := passes.Options{VerifyEach: true, Eval: cpu.Folder{}, Stats: &st}
+	if name := c.Directive("target"); name != "" {
+		target, ok := tpu.Lookup(name)
+		if !ok {
+			t.Fatalf("unknown target %q", name)
+		}
+		opts.Target = target
+	}
+	if err := passes.Run(m, pipeline, opts); err != nil {
 		t.Fatalf("pipeline: %v", err)
 	}
 	out := map[string]string{}
 	if got := ir.Print(m); got != printed {
 		out["out.tir"] = got
+		// The output is .tir too (layouts included): it parses back to itself.
+		m3, err := tir.Parse("out.tir", []byte(got))
+		if err != nil {
+			t.Fatalf("parse of the output: %v", err)
+		}
+		if again := ir.Print(m3); again != got {
+			t.Fatalf("the output does not round-trip:\n%s\nthen\n%s", got, again)
+		}
 	}
 	if s := st.String(); s != "" {
 		out["stats"] = s

@@ -35,7 +35,10 @@ type Evaluator interface {
 type Context struct {
 	Eval  Evaluator
 	Stats *Stats
-	pass  string // the running pass, which Count files counts under
+	// Target is the machine compiled for (Options.Target); nil when none was
+	// chosen. Tests running a pass by hand set it after NewContext.
+	Target Target
+	pass   string // the running pass, which Count files counts under
 }
 
 // NewContext returns a context for running passes by hand (tests, tools);
@@ -124,6 +127,10 @@ func all() []Pass {
 			Doc: "merges instructions that compute the same op on the same operands with the same attributes and types"},
 		{Name: "dce", Run: dce,
 			Doc: "removes instructions whose results are unused"},
+		{Name: "fuse", Run: fuse,
+			Doc: "groups elementwise chains, reductions with their producers and dot_general with its epilogue into fusion instructions, by bytes saved under the target's cost model"},
+		{Name: "assign-layout", Run: assignLayout,
+			Doc: "gives every value a physical layout for the target (minor-to-major order and tiles; row-major at function boundaries) and folds transposes into dot_general; nothing without a target"},
 	}
 }
 
@@ -156,14 +163,22 @@ func Names() []string {
 // once those two have normalised the program. canonicalize runs a second time
 // because merging exposes identities it could not see before (x - x, compare
 // x, x once the two operands are one value) and folding exposes constant
-// operands (x + c where c folded to 0). dce runs last and once, removing
+// operands (x + c where c folded to 0). dce runs once, after them, removing
 // everything the others left dead.
+//
+// fuse follows dce: fusion wants canonical, CSE'd input with nothing dead,
+// so that no kernel carries a no-op, a duplicate or an unused value.
 //
 // The group is not iterated to a fixed point: a constant that the second
 // canonicalize makes (x - x -> 0) and that feeds another op stays unfolded
 // (testdata/golden/passes/default/not-iterated.txtar). Looping in the runner
 // would make the dump sequence numbers depend on the program; revisit when a
 // real program shows the need.
+//
+// assign-layout runs last, after fuse, as XLA assigns layouts after fusion:
+// it chooses one layout per fused kernel's operands and results, and every
+// pass that builds values (ir.Infer gives them no layout) must come before
+// it (passOrder). Without Options.Target it does nothing.
 func Default() []Pass {
 	byName := func(name string) Pass {
 		p, ok := Lookup(name)
@@ -178,6 +193,8 @@ func Default() []Pass {
 		byName("cse"),
 		byName("canonicalize"),
 		byName("dce"),
+		byName("fuse"),
+		byName("assign-layout"),
 	}
 }
 
@@ -192,6 +209,18 @@ var passOrder = []struct {
 	{"fold-constants", "dce", "fold-constants leaves the instructions it folded for dce to remove"},
 	{"cse", "dce", "cse leaves the duplicates it merged for dce to remove"},
 	{"fold-constants", "cse", "folding makes equal constants (and ops of them) that only cse merges"},
+	// Passes that build instructions get result types from ir.Infer, which
+	// carries no layout, and cse and canonicalize compare types with their
+	// layouts: so layouts are assigned once, after everything that rewrites.
+	// XLA, too, assigns layouts after fusion.
+	{"canonicalize", "assign-layout", "canonicalize builds values without layouts"},
+	{"fold-constants", "assign-layout", "fold-constants builds constants without layouts"},
+	{"cse", "assign-layout", "cse compares types, layouts included, and would merge less"},
+	{"dce", "assign-layout", "dce removes what the others left dead, so no layout is chosen for it"},
+	{"cse", "fuse", "fusion wants CSE'd input: a duplicate left unmerged would be fused into two kernels"},
+	{"canonicalize", "fuse", "fusion wants canonical input: identities removed, so no kernel carries a no-op"},
+	{"dce", "fuse", "dead instructions would become fusion members or outputs"},
+	{"fuse", "assign-layout", "fuse builds fusion bodies without layouts; layouts are chosen per fused kernel"},
 }
 
 // checkOrder reports the first constraint of passOrder that pipeline violates.

@@ -34,6 +34,10 @@ type Options struct {
 	// Stats, when not nil, receives the rewrite counters of the run, so a
 	// driver can print them. Run adds to it; it is not reset.
 	Stats *Stats
+	// Target is the machine the program is compiled for (layout assignment,
+	// fusion profitability); nil means none was chosen, and passes that need
+	// one leave the program as it is.
+	Target Target
 }
 
 // PanicError is a panic inside a pass, recovered by Run. Its message names
@@ -70,7 +74,7 @@ func Run(m *ir.Module, pipeline []Pass, opts Options) error {
 	if stats == nil {
 		stats = &Stats{}
 	}
-	c := &Context{Eval: opts.Eval, Stats: stats}
+	c := &Context{Eval: opts.Eval, Stats: stats, Target: opts.Target}
 	if opts.DumpAfter != nil {
 		if err := dump(m, opts.DumpDir, 0, "input"); err != nil {
 			return err

@@ -64,10 +64,11 @@ func TestRunOrderAndDisable(t *testing.T) {
 
 func TestDisableRealPass(t *testing.T) {
 	m := twoFuncs(t)
-	if err := passes.Run(m, passes.Default(), passes.Options{VerifyEach: true, Disable: []string{"cse"}}); err != nil {
+	if err := passes.Run(m, passes.Default(), passes.Options{VerifyEach: true, Disable: []string{"cse", "fuse"}}); err != nil {
 		t.Fatal(err)
 	}
-	// Without cse the two negs stay; dce still drops the unused mul in @g.
+	// Without cse the two negs stay; dce still drops the unused mul in @g
+	// (fuse is off too, so the body stays readable).
 	want := `func @f(%x: f32[4]) -> f32[4] {
   %a = neg %x : f32[4]
   %b = neg %x : f32[4]
@@ -88,7 +89,7 @@ func TestDisableUnknown(t *testing.T) {
 	var log []string
 	pipeline := append(passes.Default(), logPass("extra", &log))
 	err := passes.Run(twoFuncs(t), pipeline, passes.Options{Disable: []string{"cse", "constant-fold"}})
-	want := `passes: cannot disable unknown pass "constant-fold"; valid passes: canonicalize, fold-constants, cse, dce, extra`
+	want := `passes: cannot disable unknown pass "constant-fold"; valid passes: canonicalize, fold-constants, cse, dce, fuse, assign-layout, extra`
 	if err == nil || err.Error() != want {
 		t.Fatalf("got %v\nwant %s", err, want)
 	}
@@ -119,10 +120,10 @@ func TestDefaultAndLookup(t *testing.T) {
 			t.Errorf("pass %s lacks a Doc or a Run", p.Name)
 		}
 	}
-	if got, want := strings.Join(names, ","), "canonicalize,fold-constants,cse,canonicalize,dce"; got != want {
+	if got, want := strings.Join(names, ","), "canonicalize,fold-constants,cse,canonicalize,dce,fuse,assign-layout"; got != want {
 		t.Errorf("Default() = %s, want %s", got, want)
 	}
-	if got, want := strings.Join(passes.Names(), ","), "canonicalize,fold-constants,cse,dce"; got != want {
+	if got, want := strings.Join(passes.Names(), ","), "canonicalize,fold-constants,cse,dce,fuse,assign-layout"; got != want {
 		t.Errorf("Names() = %s, want %s", got, want)
 	}
 	if p, ok := passes.Lookup("fold-constants"); !ok || p.Name != "fold-constants" {
@@ -273,7 +274,7 @@ func TestStatsOfDefault(t *testing.T) {
 	if err := passes.Run(m, passes.Default(), passes.Options{VerifyEach: true, Stats: &st}); err != nil {
 		t.Fatal(err)
 	}
-	want := "cse/neg: 1\ndce/mul: 1\ndce/neg: 1\n"
+	want := "cse/neg: 1\ndce/mul: 1\ndce/neg: 1\nfuse/loop: 1\n"
 	if got := st.String(); got != want {
 		t.Errorf("stats\n%s\nwant\n%s", got, want)
 	}

@@ -93,6 +93,20 @@ func (c *memCount) body(g *ir.Func) (int64, error) {
 			}
 			total = addBytes(total, n)
 		}
+		// A fusion's body values are tensors too: the executor runs the
+		// body op by op (its results are also the fusion's, counted twice:
+		// an upper bound).
+		for _, r := range in.Regions {
+			for _, x := range r.Instrs {
+				for _, v := range x.Results {
+					n, err := c.value(g, v)
+					if err != nil {
+						return 0, err
+					}
+					total = addBytes(total, n)
+				}
+			}
+		}
 	}
 	c.bodies[g] = total
 	return total, nil

@@ -73,7 +73,7 @@ func prepare(m *ir.Module, f *ir.Func) error {
 	var serr error
 	if err := reachable(m, f, func(g *ir.Func) {
 		for _, in := range g.Body.Instrs {
-			if len(in.Regions) > 0 && serr == nil {
+			if len(in.Regions) > 0 && in.Op != ir.OpFusion && serr == nil {
 				serr = ir.Errorf(in.Pos, "%s with nested regions is not supported by the cpu executor", in.Op)
 			}
 		}
@@ -154,11 +154,11 @@ func checkStatic(g *ir.Func) error {
 	for _, p := range g.Params {
 		each(p)
 	}
-	for _, in := range g.Body.Instrs {
+	g.Body.Walk(func(in *ir.Instr) {
 		for _, r := range in.Results {
 			each(r)
 		}
-	}
+	})
 	return err
 }
 
@@ -206,6 +206,8 @@ func (mc *machine) call(f *ir.Func, args []*Tensor) ([]*Tensor, error) {
 				return nil, cerr
 			}
 			outs, err = mc.call(g, ins)
+		} else if in.Op == ir.OpFusion {
+			outs, err = runFusion(in, ins)
 		} else {
 			outs, err = eval(in, ins)
 			if err != nil {

@@ -4,17 +4,19 @@ import (
 	"io"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/backend/tpu"
+	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/lower/stablehlo"
 	"github.com/tpucc/tpucc/passes"
 )
 
 // targets are the values --target accepts, in the order DESIGN.md lists them; each names a
-// description in backend/tpu (tpu.Lookup). No pass reads the target yet, so the StableHLO is
-// the same for every one of them; --report costs the program on it.
+// description in backend/tpu (tpu.Lookup). assign-layout lays values out for it (the
+// StableHLO carries no layouts) and --report costs the program on it.
 var targets = []string{"tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu-v7x", "tpu-v4", "cpu"}
 
 // defaultTarget is cpu: it needs no target-specific rewriting, which is exactly what build
@@ -30,17 +32,24 @@ function to a StableHLO module whose func.func public @main takes the entry's pa
 order; functions it calls become private functions of the module. The output file appears
 only when the whole build succeeds.
 
+A program with symbolic dimensions (f32[B,1024]) needs a size for each of them: --dim B=64
+replaces the symbol B by 64 in every function of the file before the passes run.
+
 --target names the machine, a TPU generation or this host's CPU (docs/TARGETS.md describes
-each), that --report costs the program on. No pass reads it yet: the StableHLO is the
-same for every target.
+each), that --report costs the program on and that assign-layout lays values out for:
+dumps after assign-layout show each value's layout (f32[64,256]{1,0:T(8,128)} on a TPU).
+The StableHLO carries no layouts; it differs between targets only where assign-layout
+folded a transpose into a dot_general.
 
 --report writes a cost table to standard error (the StableHLO keeps standard output, or the
 -o file), after the build has succeeded: one row per group of instructions that runs as one
-kernel (every instruction is its own group until fusion exists; constants are data, not
-kernels), then the totals and the memory the program needs. Columns:
+kernel (a fusion the fuse pass formed, or an instruction left unfused; constants are data,
+not kernels), then the totals and the memory the program needs. Columns:
 
   group   the group's last value, named as the .tir dump names it
-  op      its op; "op+N" when N more instructions are fused into the group
+  op      its op; for a fusion KIND:ROOT+N, its kind (loop, input, output), the op it is
+          rooted at (the dot_general, reduction or composite; else the last op) and N more
+          fused instructions: "output:dot_general+3"
   result  its result type
   FLOPs   useful arithmetic: 2*M*N*K per batch for dot_general, one per element for
           elementwise ops, one per combine for reductions; movement ops count none
@@ -58,12 +67,13 @@ and a warning line follows when that exceeds one chip's memory.
 `,
 	flags: []flagSpec{
 		{name: "o", kind: valueFlag, arg: "FILE", doc: "write the StableHLO to FILE; without -o, or with -o -, it goes to standard output"},
-		{name: "target", kind: valueFlag, arg: "T", doc: strings.Join(targets, ", ") + " (default " + defaultTarget + ");\nwhat --report costs the program on; the output does not depend on it yet"},
+		{name: "target", kind: valueFlag, arg: "T", doc: strings.Join(targets, ", ") + " (default " + defaultTarget + ");\nwhat --report costs the program on and assign-layout lays values out for"},
 		{name: "report", kind: boolFlag, doc: "write the cost table for --target to standard error (see above)"},
 		{name: "dump-after", kind: valueFlag, arg: "RE|all", doc: "after each pass whose name matches the regular expression RE (all: every pass),\nwrite each function to --dump-dir as FUNC_NN_PASS.tir (NN: the pass's place in\nthe pipeline; FUNC_00_input.tir is the program before the first pass)"},
 		{name: "dump-dir", kind: valueFlag, arg: "DIR", doc: "directory for --dump-after's files, created if missing (default: the current directory)"},
 		{name: "disable", kind: listFlag, arg: "P,...", doc: "skip these passes (names as tpucc passes lists them); may be repeated"},
 		{name: "verify-each", kind: boolFlag, doc: "verify the program after every pass, not only at the end"},
+		{name: "dim", kind: listFlag, arg: "NAME=SIZE", doc: "give the symbolic dimension NAME (as in f32[NAME,1024]) the size SIZE; may be repeated"},
 		entryFlag,
 	},
 	run: cmdBuild,
@@ -73,10 +83,17 @@ and a warning line follows when that exceeds one chip's memory.
 type buildConfig struct {
 	file   string
 	out    string      // "" for standard output
-	target *tpu.Target // what --report costs on; no pass reads it yet
+	target *tpu.Target // what --report costs on; also opts.Target
 	report bool
 	entry  string
+	dims   []dimSize // --dim, in command-line order
 	opts   passes.Options
+}
+
+// dimSize is one --dim NAME=SIZE.
+type dimSize struct {
+	name string
+	size int64
 }
 
 func parseBuild(p *parsed) (*buildConfig, error) {
@@ -90,6 +107,7 @@ func parseBuild(p *parsed) (*buildConfig, error) {
 		return nil, usagef("unknown target %q (want one of %s)", name, strings.Join(targets, ", "))
 	}
 	c.target = t
+	c.opts.Target = t // assign-layout lays values out for it
 	if p.has("dump-after") {
 		re := p.value("dump-after", "")
 		if re == "all" {
@@ -116,6 +134,20 @@ func parseBuild(p *parsed) (*buildConfig, error) {
 			c.opts.Disable = append(c.opts.Disable, name)
 		}
 	}
+	for _, d := range p.list("dim") {
+		name, size, ok := strings.Cut(d, "=")
+		if !ok || !isSymbol(name) {
+			return nil, usagef("--dim %s: want NAME=SIZE, NAME a dimension symbol such as B", d)
+		}
+		n, err := strconv.ParseInt(size, 10, 64)
+		if err != nil || n < 0 {
+			return nil, usagef("--dim %s: the size must be a non-negative integer", d)
+		}
+		if slices.ContainsFunc(c.dims, func(x dimSize) bool { return x.name == name }) {
+			return nil, usagef("--dim %s: %s is given twice", d, name)
+		}
+		c.dims = append(c.dims, dimSize{name, n})
+	}
 	c.opts.VerifyEach = p.flag("verify-each")
 	c.opts.Eval = cpu.Folder{}
 	return c, nil
@@ -133,6 +165,11 @@ func cmdBuild(e *env, p *parsed) error {
 	f, err := entry(m, name, c.entry)
 	if err != nil {
 		return err
+	}
+	if len(c.dims) > 0 {
+		if err := bindDims(m, name, c.dims); err != nil {
+			return err
+		}
 	}
 	if err := passes.Run(m, passes.Default(), c.opts); err != nil {
 		return diag(name, err)
@@ -176,4 +213,80 @@ func writeBuild(e *env, c *buildConfig, text string) error {
 		return err
 	}
 	return commit([]*pending{out})
+}
+
+// isSymbol reports whether s is spelled as .tir spells a dimension symbol.
+func isSymbol(s string) bool {
+	for i, r := range s {
+		letter := r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z')
+		if !letter && (i == 0 || r < '0' || r > '9') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// bindDims replaces the symbols named by --dim with their sizes in every
+// type of every function of m, then verifies m: sizes that contradict the
+// program (two symbols given different sizes where the program needs them
+// equal) are diagnostics at the op that needs them. Naming a symbol the
+// program does not have is a usage error, as --input naming no parameter.
+func bindDims(m *ir.Module, file string, dims []dimSize) error {
+	var syms []string
+	size := func(sym string) (int64, bool) {
+		if !slices.Contains(syms, sym) {
+			syms = append(syms, sym)
+		}
+		for _, d := range dims {
+			if d.name == sym {
+				return d.size, true
+			}
+		}
+		return 0, false
+	}
+	bind := func(t *ir.Type) {
+		var shape []ir.Dim
+		for i, d := range t.Shape {
+			if !d.Symbolic() {
+				continue
+			}
+			if n, ok := size(d.Sym); ok {
+				if shape == nil {
+					shape = slices.Clone(t.Shape) // shapes may be shared between values
+				}
+				shape[i] = ir.D(n)
+			}
+		}
+		if shape != nil {
+			t.Shape = shape
+		}
+	}
+	for _, f := range m.Funcs {
+		for _, p := range f.Params {
+			bind(&p.Type)
+		}
+		for i := range f.Results {
+			bind(&f.Results[i])
+		}
+		f.Body.Walk(func(in *ir.Instr) {
+			for _, r := range in.Regions {
+				for _, p := range r.Params {
+					bind(&p.Type)
+				}
+			}
+			for _, r := range in.Results {
+				bind(&r.Type)
+			}
+		})
+	}
+	for _, d := range dims {
+		if !slices.Contains(syms, d.name) {
+			has := "it has no symbolic dimensions"
+			if len(syms) > 0 {
+				has = "it has " + strings.Join(syms, ", ")
+			}
+			return usagef("--dim %s=%d: %s has no dimension %s (%s)", d.name, d.size, file, d.name, has)
+		}
+	}
+	return diag(file, ir.Verify(m))
 }

@@ -123,8 +123,8 @@ func TestBuildDisable(t *testing.T) {
 	}
 	tpucc(t, "", "build", model, "--disable=canonicalize,dce").want(t, 0, want, "")
 	tpucc(t, "", "build", model, "--disable", "canonicalize", "--disable", "dce").want(t, 0, want, "")
-	tpucc(t, "", "build", model, "--disable", "cse,fuse").want(t, exitUsage, "",
-		`tpucc build: --disable: unknown pass "fuse" (tpucc passes lists them)`)
+	tpucc(t, "", "build", model, "--disable", "cse,fusion").want(t, exitUsage, "",
+		`tpucc build: --disable: unknown pass "fusion" (tpucc passes lists them)`)
 }
 
 func TestBuildDump(t *testing.T) {
@@ -133,7 +133,7 @@ func TestBuildDump(t *testing.T) {
 	want := lowered(t, expSrc, "", passes.Options{})
 	dumps := filepath.Join(dir, "dumps")
 	tpucc(t, "", "build", model, "--dump-after=all", "--dump-dir", dumps).want(t, 0, want, "")
-	if got := strings.Join(entries(t, dumps), " "); got != "f_00_input.tir f_01_canonicalize.tir f_02_fold-constants.tir f_03_cse.tir f_04_canonicalize.tir f_05_dce.tir" {
+	if got := strings.Join(entries(t, dumps), " "); got != "f_00_input.tir f_01_canonicalize.tir f_02_fold-constants.tir f_03_cse.tir f_04_canonicalize.tir f_05_dce.tir f_06_fuse.tir f_07_assign-layout.tir" {
 		t.Errorf("dumps: %s", got)
 	}
 	got, err := os.ReadFile(filepath.Join(dumps, "f_05_dce.tir"))
@@ -189,4 +189,46 @@ func TestBuildHugeSplat(t *testing.T) {
 		t.Errorf("the splat was not folded:\n%s", want)
 	}
 	tpucc(t, "", "build", model).want(t, 0, want, "")
+}
+
+// symSrc has two symbolic dimensions.
+const symSrc = `func @f(%x: f32[B,S], %w: f32[S,4]) -> f32[B,4] {
+  %y = matmul %x, %w
+  %z = exp %y
+  return %z
+}
+`
+
+// TestBuildDim: --dim gives symbols sizes; the result is the build of the program written
+// with those sizes.
+func TestBuildDim(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "m.tir", []byte(symSrc))
+	static := strings.NewReplacer("B,", "2,", "S,", "3,", "S]", "3]").Replace(symSrc)
+	if static == symSrc || strings.ContainsAny(static, "BS") {
+		t.Fatalf("substitution: %s", static)
+	}
+	want := lowered(t, static, "", passes.Options{})
+	tpucc(t, "", "build", model, "--dim", "B=2", "--dim", "S=3").want(t, 0, want, "")
+	tpucc(t, "", "build", "--dim=S=3", model, "--dim=B=2").want(t, 0, want, "")
+
+	out := filepath.Join(dir, "out.hlo")
+	tpucc(t, "", "build", model, "--dim", "B=2", "-o", out).want(t, exitProgram, "",
+		model+":1:9: error: lowering needs static shapes: %x has f32[2,S]; give S a size")
+	for _, c := range []struct{ arg, line string }{
+		{"C=2", "tpucc build: --dim C=2: " + model + " has no dimension C (it has B, S)"},
+		{"B=x", "tpucc build: --dim B=x: the size must be a non-negative integer"},
+		{"B=-1", "tpucc build: --dim B=-1: the size must be a non-negative integer"},
+		{"B", "tpucc build: --dim B: want NAME=SIZE, NAME a dimension symbol such as B"},
+		{"2B=1", "tpucc build: --dim 2B=1: want NAME=SIZE, NAME a dimension symbol such as B"},
+	} {
+		tpucc(t, "", "build", model, "--dim", "S=3", "--dim", c.arg, "-o", out).want(t, exitUsage, "", c.line)
+	}
+	tpucc(t, "", "build", model, "--dim", "B=1", "--dim", "B=2").want(t, exitUsage, "", "tpucc build: --dim B=2: B is given twice")
+	noFiles(t, dir, "m.tir")
+
+	// A static program has no symbols to give sizes to.
+	plain := writeFile(t, dir, "p.tir", []byte(expSrc))
+	tpucc(t, "", "build", plain, "--dim", "B=2").want(t, exitUsage, "",
+		"tpucc build: --dim B=2: "+plain+" has no dimension B (it has no symbolic dimensions)")
 }

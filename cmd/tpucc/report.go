@@ -32,13 +32,10 @@ func costReport(f *ir.Func, t *tpu.Target) (string, error) {
 	for i, g := range an.Groups {
 		c := an.Costs[i]
 		root := g[len(g)-1]
-		op := root.Op.String()
-		if len(g) > 1 {
-			op += "+" + strconv.Itoa(len(g)-1)
-		}
+		op := groupOp(g)
 		name, types := "-", make([]string, len(root.Results))
 		for j, r := range root.Results {
-			types[j] = r.Type.String()
+			types[j] = r.Type.WithShape(r.Type.Shape).String() // without the layout: the bytes column says what it costs
 		}
 		if len(root.Results) > 0 {
 			name = "%" + names[root.Results[0]]
@@ -210,4 +207,43 @@ func (t *table) String() string {
 		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
 	}
 	return b.String()
+}
+
+// groupOp names a group's kernel: its root op, "+N" for N more fused
+// instructions. A fusion instruction is named by its kind and the op that
+// roots it (the dot_general of an output fusion, the reduction or composite
+// of an input fusion, the last op of a loop fusion): "output:dot_general+3".
+func groupOp(g []*ir.Instr) string {
+	root := g[len(g)-1]
+	if root.Op != ir.OpFusion || len(g) != 1 {
+		op := root.Op.String()
+		if len(g) > 1 {
+			op += "+" + strconv.Itoa(len(g)-1)
+		}
+		return op
+	}
+	a, _ := root.Attr.(*ir.FusionAttr)
+	var body []*ir.Instr
+	for _, x := range root.FusionBody().Instrs {
+		if x.Op != ir.OpReturn && x.Op != ir.OpConstant {
+			body = append(body, x)
+		}
+	}
+	if len(body) == 0 || a == nil {
+		return "fusion"
+	}
+	main := body[len(body)-1]
+	for _, x := range body {
+		g := x.Op.Info().Group
+		if (a.Kind == ir.FusionOutput && x.Op == ir.OpDotGeneral) ||
+			(a.Kind == ir.FusionInput && (g == ir.GroupReduction || g == ir.GroupComposite && !x.Op.Info().Elementwise)) {
+			main = x
+			break
+		}
+	}
+	op := a.Kind.String() + ":" + main.Op.String()
+	if len(body) > 1 {
+		op += "+" + strconv.Itoa(len(body)-1)
+	}
+	return op
 }

@@ -59,19 +59,21 @@ traffic: 48.9% of 60416 bytes are tile padding; the MXU runs 1048576 FLOPs for 1
 memory: parameters 35328 + constants 0 + peak activations 6656 = 41984 bytes (41 KiB) of 32 GiB HBM
 `
 
-// TestBuildReport: the report goes to standard error, exactly; the StableHLO is what
+// TestBuildReport: the report goes to standard error, exactly (of the unfused
+// program, whose rows the comment above checks; TestBuildReportFused has the
+// default pipeline's); the StableHLO is what
 // build writes without --report, on standard output or in the -o file.
 func TestBuildReport(t *testing.T) {
 	dir := t.TempDir()
 	model := writeFile(t, dir, "layer.tir", []byte(layerSrc))
 	hlo := lowered(t, layerSrc, "", passes.Options{})
 	for _, c := range []struct{ target, want string }{{"tpu-v5e", layerV5e}, {"tpu-v6e", layerV6e}} {
-		r := tpucc(t, "", "build", model, "--target", c.target, "--report")
+		r := tpucc(t, "", "build", model, "--target", c.target, "--report", "--disable", "fuse")
 		if r.code != 0 || r.stdout != hlo || r.stderr != c.want {
 			t.Errorf("%s: status %d, stdout == HLO: %v, stderr:\n%s\nwant:\n%s", c.target, r.code, r.stdout == hlo, r.stderr, c.want)
 		}
 		out := filepath.Join(dir, "out.hlo")
-		r = tpucc(t, "", "build", "--report", model, "-o", out, "--target="+c.target)
+		r = tpucc(t, "", "build", "--report", model, "-o", out, "--target="+c.target, "--disable=fuse")
 		if got, _ := os.ReadFile(out); r.code != 0 || r.stdout != "" || r.stderr != c.want || string(got) != hlo {
 			t.Errorf("%s -o: status %d, stdout %q, file == HLO: %v, stderr:\n%s", c.target, r.code, r.stdout, string(got) == hlo, r.stderr)
 		}
@@ -91,7 +93,7 @@ func TestReportEveryTarget(t *testing.T) {
 			t.Errorf("%s: status %d, stderr:\n%s", target, r.code, r.stderr)
 		}
 	}
-	r := tpucc(t, "", "build", model, "--report")
+	r := tpucc(t, "", "build", model, "--report", "--disable", "fuse")
 	lines := strings.Split(r.stderr, "\n")
 	want := []string{
 		"cost report: @layer on cpu",
@@ -143,5 +145,29 @@ func TestHelpBuildDescribesReport(t *testing.T) {
 		if !strings.Contains(r.stdout, s) {
 			t.Errorf("tpucc help build lacks %q:\n%s", s, r.stdout)
 		}
+	}
+}
+
+// TestBuildReportFused: with fuse in the pipeline the report has one row per
+// fusion, named by kind and root. The output fusion reads x, w and b
+// (2048+32768+512) and writes %a (2048): 37376 bytes where the unfused dot,
+// broadcast, add and gelu moved 36864+2560+6144+4096; the input fusion reads %a
+// and writes %s (2048+512).
+func TestBuildReportFused(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "layer.tir", []byte(layerSrc))
+	hlo := lowered(t, layerSrc, "", passes.Options{})
+	want := `cost report: @layer on tpu-v6e
+target: TPU v6e (Trillium): 1 TensorCore x 2 MXUs of 256x256, VMEM 128 MiB per core; 32 GiB HBM at 1638 GB/s; peaks 918 TFLOP/s bf16, 918 TFLOP/s f32 matmul (1 bf16 pass), 1836 TOP/s int8, 7.17 TFLOP/s vector
+#  group  op                    result       FLOPs  transc  bytes    pad    MXU     time  bound
+1  %a     output:dot_general+3  bf16[8,64]  133632     512  37376  17792  12.5%  22.8 ns  memory
+2  %s     input:reduce_sum+1    f32[8]        1016       0   2560   1504      -  1.56 ns  memory
+   total  2 groups                          134648     512  39936  19296  12.5%  24.4 ns  0 compute, 2 memory
+traffic: 48.3% of 39936 bytes are tile padding; the MXU runs 1048576 FLOPs for 131072 useful
+memory: parameters 35328 + constants 0 + peak activations 2560 = 37888 bytes (37 KiB) of 32 GiB HBM
+`
+	r := tpucc(t, "", "build", model, "--target", "tpu-v6e", "--report")
+	if r.code != 0 || r.stdout != hlo || r.stderr != want {
+		t.Errorf("status %d, stdout == HLO: %v, stderr:\n%s\nwant:\n%s", r.code, r.stdout == hlo, r.stderr, want)
 	}
 }

@@ -77,13 +77,24 @@ type tileAST struct {
 // messages can name the op.
 type stmtAST struct {
 	Pos     lexer.Position
-	Results []*valueTok `parser:"(@@ (',' @@)* '=')?"`
-	Op      *identTok   `parser:"(?! 'func') @@"`
-	Call    *callAST    `parser:"(  @@"`
-	Const   *constAST   `parser:" | @@"`
-	Args    []*valueTok `parser:" | @@ (',' @@)* )?"`
-	Attrs   *attrsAST   `parser:"@@?"`
-	Types   []*typeAST  `parser:"(':' @@ (',' @@)*)?"`
+	Results []*valueTok  `parser:"(@@ (',' @@)* '=')?"`
+	Op      *identTok    `parser:"(?! 'func') @@"`
+	Call    *callAST     `parser:"(  @@"`
+	Const   *constAST    `parser:" | @@"`
+	Args    []*valueTok  `parser:" | @@ (',' @@)* )?"`
+	Attrs   *attrsAST    `parser:"@@?"`
+	Types   []*typeAST   `parser:"(':' @@ (',' @@)*)?"`
+	Regions []*regionAST `parser:"@@*"`
+}
+
+// regionAST is a fusion's body: (%p: T, ...) { stmts }. A statement never
+// starts with '(', so the region is told from the next statement without
+// lookahead.
+type regionAST struct {
+	Pos    lexer.Position
+	Params []*paramAST `parser:"'(' (@@ (',' @@)*)? ')'"`
+	Body   []*stmtAST  `parser:"'{' @@*"`
+	End    bool        `parser:"@'}'"`
 }
 
 type callAST struct {

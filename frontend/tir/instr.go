@@ -39,16 +39,27 @@ func (fb *funcBuilder) stmt(st *stmtAST) {
 		ok = false
 	}
 
+	if len(st.Regions) > 0 && name != "fusion" {
+		fb.errorf(fb.pos(st.Regions[0].Pos), "only fusion takes a region, not %s", name)
+		ok = false
+	}
+
 	var results []*ir.Value
 	switch name {
 	case "return":
-		fb.ret(st, opPos, args, hint, fields, ok)
+		if fb.region != nil {
+			fb.regionRet(st, opPos, args, fields, ok)
+		} else {
+			fb.ret(st, opPos, args, hint, fields, ok)
+		}
 		fb.bind(st, opPos, name, nil, true)
 		return
 	case "call":
 		results, ok = fb.call(st, opPos, args, hint, fields, ok)
 	case "constant":
 		results, ok = fb.constant(st, opPos, hint, fields, ok)
+	case "fusion":
+		results, ok = fb.fusion(st, opPos, args, hint, fields, ok)
 	case "matmul":
 		results, ok = fb.matmul(opPos, args, hint, fields, ok)
 	default:

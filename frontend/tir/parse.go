@@ -146,6 +146,10 @@ type funcBuilder struct {
 	f     *ir.Func
 	scope map[string]binding
 	bld   *ir.Builder
+	// Inside a fusion body: the fusion being built and the scope around it,
+	// whose names the body may not use (regions capture nothing).
+	region *ir.Instr
+	outer  map[string]binding
 }
 
 func (fb *funcBuilder) body(fa *funcAST) {
@@ -178,6 +182,10 @@ func (fb *funcBuilder) define(tok *valueTok, v *ir.Value) {
 		fb.errorf(pos, "%s is already defined at %s", tok.Value, prev.pos)
 		return
 	}
+	if prev, dup := fb.outer[tok.Value]; dup {
+		fb.errorf(pos, "%s is already defined at %s", tok.Value, prev.pos)
+		return
+	}
 	fb.scope[tok.Value] = binding{v: v, pos: pos}
 }
 
@@ -188,6 +196,11 @@ func (fb *funcBuilder) operands(toks []*valueTok) (vals []*ir.Value, ok bool) {
 	vals = make([]*ir.Value, len(toks))
 	for i, t := range toks {
 		bnd, found := fb.scope[t.Value]
+		if _, outside := fb.outer[t.Value]; !found && outside {
+			fb.errorf(fb.pos(t.Pos), "fusion body uses %s from outside its region", t.Value)
+			ok = false
+			continue
+		}
 		if !found {
 			fb.errorf(fb.pos(t.Pos), "undefined value %s", t.Value)
 			ok = false

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/backend/tpu"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/internal/npy"
 	"github.com/tpucc/tpucc/ir"
@@ -68,7 +69,9 @@ func (c *check) prepare() (err error) {
 	if err != nil {
 		return fmt.Errorf("frontend/tir.Parse of the printed program failed: %v", err)
 	}
-	if err := passes.Run(opt, passes.Default(), passes.Options{VerifyEach: true, Eval: cpu.Folder{}}); err != nil {
+	// With a TPU target, so that assign-layout runs (and folds transposes into
+	// dot_general) as in tpucc build --target tpu-v6e.
+	if err := passes.Run(opt, passes.Default(), passes.Options{VerifyEach: true, Eval: cpu.Folder{}, Target: tpu.V6e}); err != nil {
 		return fmt.Errorf("passes.Run failed: %v", err)
 	}
 	if c.hlo, err = stablehlo.Lower(opt, stablehlo.Options{}); err != nil {

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/backend/tpu"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/lower/stablehlo"
 	"github.com/tpucc/tpucc/passes"
@@ -89,7 +90,8 @@ func lower(s source) (hlo, stage string, err error) {
 	if err != nil {
 		return "", "parse", err
 	}
-	if err := passes.Run(m, passes.Default(), passes.Options{Eval: cpu.Folder{}}); err != nil {
+	// tpu-v6e: assign-layout runs as in tpucc build --target tpu-v6e.
+	if err := passes.Run(m, passes.Default(), passes.Options{Eval: cpu.Folder{}, Target: tpu.V6e}); err != nil {
 		return "", "passes", err
 	}
 	hlo, err = stablehlo.Lower(m, stablehlo.Options{})

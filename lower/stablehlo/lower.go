@@ -320,6 +320,9 @@ func lowerFunc(b *strings.Builder, f *ir.Func, public bool, syms map[string]stri
 
 // instr lowers one instruction, binding its results.
 func (e *emitter) instr(in *ir.Instr) error {
+	if in.Op == ir.OpFusion {
+		return e.flatten(in)
+	}
 	if len(in.Regions) > 0 {
 		return fmt.Errorf("cannot lower %s with a region: lower before fusing", in.Op)
 	}
@@ -409,7 +412,7 @@ func lowered(op ir.Op) bool {
 		ir.OpReduceSum, ir.OpReduceMax, ir.OpReduceMin, ir.OpReduceProd, ir.OpArgmax, ir.OpArgmin, ir.OpCumsum,
 		ir.OpTake, ir.OpScatterAdd, ir.OpDynamicSlice, ir.OpDynamicUpdateSlice, ir.OpOneHot, ir.OpTopK, ir.OpArgsort,
 		ir.OpRelu, ir.OpGelu, ir.OpSilu, ir.OpSoftmax, ir.OpLogSoftmax, ir.OpLayerNorm, ir.OpRMSNorm,
-		ir.OpConstant, ir.OpCall, ir.OpReturn:
+		ir.OpConstant, ir.OpCall, ir.OpReturn, ir.OpFusion:
 		return true
 	}
 	return false

@@ -1,0 +1,301 @@
+package passes
+
+import (
+	"slices"
+
+	"github.com/tpucc/tpucc/ir"
+)
+
+// layoutClasses partitions a function's values (those of fusion bodies
+// included) into classes that must share one minor-to-major order, with a
+// union-find over value IDs. See assignLayout for which values are joined
+// and why.
+type layoutClasses struct {
+	parent  []int
+	vals    []*ir.Value // by ID; nil for IDs no value of f has
+	order   []*ir.Value // every value, in definition order
+	inner   []bool      // by ID: lives inside a fusion body (not materialised)
+	pinned  []bool      // by ID: must be row-major (the ABI)
+	prefs   [][][]int   // by ID: sets of dimensions an operand use wants minor
+	members map[int][]*ir.Value
+}
+
+func newLayoutClasses(f *ir.Func) *layoutClasses {
+	n := f.NumValues()
+	la := &layoutClasses{parent: make([]int, n), vals: make([]*ir.Value, n), inner: make([]bool, n),
+		pinned: make([]bool, n), prefs: make([][][]int, n)}
+	for i := range la.parent {
+		la.parent[i] = i
+	}
+	add := func(v *ir.Value, inner bool) {
+		la.vals[v.ID] = v
+		la.inner[v.ID] = inner
+		la.order = append(la.order, v)
+	}
+	for _, p := range f.Params {
+		add(p, false)
+	}
+	f.Body.Walk(func(in *ir.Instr) {
+		for _, r := range in.Regions {
+			for _, p := range r.Params {
+				add(p, true)
+			}
+		}
+		for _, r := range in.Results {
+			add(r, in.Block != f.Body)
+		}
+	})
+	f.Body.Walk(func(in *ir.Instr) {
+		switch {
+		case in.Op == ir.OpFusion && len(in.Regions) == 1:
+			r := in.Regions[0]
+			for i, p := range r.Params {
+				if i < len(in.Args) {
+					la.union(in.Args[i], p)
+				}
+			}
+			if ret := r.Terminator(); ret != nil {
+				for j, a := range ret.Args {
+					if j < len(in.Results) {
+						la.union(a, in.Results[j])
+					}
+				}
+			}
+		case in.Op.Info().Elementwise && len(in.Results) == 1:
+			res := in.Result()
+			for _, a := range in.Args {
+				if a.Type.SameShape(res.Type) {
+					la.union(a, res)
+				}
+			}
+		}
+	})
+	return la
+}
+
+func (la *layoutClasses) find(id int) int {
+	for la.parent[id] != id {
+		la.parent[id] = la.parent[la.parent[id]]
+		id = la.parent[id]
+	}
+	return id
+}
+
+func (la *layoutClasses) union(a, b *ir.Value) {
+	ra, rb := la.find(a.ID), la.find(b.ID)
+	if ra != rb {
+		la.parent[max(ra, rb)] = min(ra, rb)
+	}
+}
+
+// pinABI marks the values that cross a function boundary: f's parameters,
+// what f returns, and the arguments and results of calls.
+func (la *layoutClasses) pinABI(f *ir.Func) {
+	for _, p := range f.Params {
+		la.pinned[p.ID] = true
+	}
+	if ret := f.Body.Terminator(); ret != nil {
+		for _, a := range ret.Args {
+			la.pinned[a.ID] = true
+		}
+	}
+	f.Body.Walk(func(in *ir.Instr) {
+		if in.Op != ir.OpCall {
+			return
+		}
+		for _, a := range in.Args {
+			la.pinned[a.ID] = true
+		}
+		for _, r := range in.Results {
+			la.pinned[r.ID] = true
+		}
+	})
+}
+
+// collectPrefs records, for each operand, the dimensions its use wants
+// minor: dot_general's contracting dimensions, the axes a reduction reduces.
+func (la *layoutClasses) collectPrefs(f *ir.Func) {
+	want := func(v *ir.Value, dims []int64) {
+		if len(dims) == 0 || len(dims) > v.Type.Rank() {
+			return
+		}
+		s := make([]int, len(dims))
+		for i, d := range dims {
+			if d < 0 || int(d) >= v.Type.Rank() {
+				return
+			}
+			s[i] = int(d)
+		}
+		la.prefs[v.ID] = append(la.prefs[v.ID], s)
+	}
+	f.Body.Walk(func(in *ir.Instr) {
+		if len(in.Args) == 0 {
+			return
+		}
+		x := in.Args[0]
+		switch a := in.Attr.(type) {
+		case *ir.DotAttr:
+			want(in.Args[0], a.LhsContract)
+			want(in.Args[1], a.RhsContract)
+		case *ir.AxesAttr: // reduce_sum, reduce_max, reduce_min, reduce_prod
+			want(x, a.Axes)
+		case *ir.AxisAttr:
+			switch in.Op {
+			case ir.OpArgmax, ir.OpArgmin, ir.OpCumsum, ir.OpSoftmax, ir.OpLogSoftmax:
+				want(x, []int64{a.Axis})
+			}
+		case *ir.EpsAttr: // layer_norm, rms_norm: over the last axis
+			want(x, []int64{int64(x.Type.Rank() - 1)})
+		}
+	})
+}
+
+// roots lists the classes by their first member in definition order, and
+// fills members.
+func (la *layoutClasses) roots() []int {
+	la.members = map[int][]*ir.Value{}
+	var out []int
+	for _, v := range la.order {
+		r := la.find(v.ID)
+		if _, ok := la.members[r]; !ok {
+			out = append(out, r)
+		}
+		la.members[r] = append(la.members[r], v)
+	}
+	return out
+}
+
+// choose picks the class's minor-to-major order: row-major when it is
+// pinned or its bytes are unknown, else the candidate with the fewest
+// materialised bytes, then the most preferences met, then the first listed.
+func (la *layoutClasses) choose(t Target, root int) []int {
+	ms := la.members[root]
+	rank := ms[0].Type.Rank()
+	for _, v := range ms {
+		if la.pinned[v.ID] || v.Type.Rank() != rank {
+			return rowMajor(rank)
+		}
+	}
+	var best []int
+	bestBytes, bestPrefs := int64(-1), -1
+	for _, m2m := range candidateOrders(rank) {
+		bytes, prefs := int64(0), 0
+		for _, v := range ms {
+			for _, p := range la.prefs[v.ID] {
+				if minorAre(m2m, p) {
+					prefs++
+				}
+			}
+			if la.inner[v.ID] {
+				continue
+			}
+			b := t.Bytes(ir.Type{DType: v.Type.DType, Shape: v.Type.Shape, Layout: layoutFor(t, v.Type, m2m)})
+			if b < 0 {
+				return rowMajor(rank)
+			}
+			bytes += b
+		}
+		if best == nil || bytes < bestBytes || (bytes == bestBytes && prefs > bestPrefs) {
+			best, bestBytes, bestPrefs = m2m, bytes, prefs
+		}
+	}
+	return best
+}
+
+// minorAre reports whether dims are exactly the len(dims) minor-most
+// dimensions of m2m, in any order.
+func minorAre(m2m, dims []int) bool {
+	if len(dims) > len(m2m) {
+		return false
+	}
+	for _, d := range dims {
+		if !slices.Contains(m2m[:len(dims)], d) {
+			return false
+		}
+	}
+	return true
+}
+
+// foldTransposesIntoDots rewrites dot_general(transpose(x), y) (either
+// side) into a dot_general of x with its dimension numbers mapped through
+// the permutation, when the free dimensions of x come in the same order as
+// those of the transpose (the result's dimension order is batch, lhs free,
+// rhs free, each free group in operand order, so otherwise the result
+// would change). A transpose left without uses is removed.
+//
+// Pattern: dot_general(transpose(x, perm), y) -> dot_general(x, y) with dims perm[d].
+func foldTransposesIntoDots(f *ir.Func, c *Context) bool {
+	var touched []*ir.Instr
+	f.Body.Walk(func(in *ir.Instr) {
+		a, ok := in.Attr.(*ir.DotAttr)
+		if in.Op != ir.OpDotGeneral || !ok || len(in.Args) != 2 {
+			return
+		}
+		na := *a
+		for side, x := range in.Args {
+			tr := x.Def
+			if tr == nil || tr.Op != ir.OpTranspose || tr.Block != in.Block {
+				continue
+			}
+			pa, ok := tr.Attr.(*ir.PermAttr)
+			if !ok {
+				continue
+			}
+			perm := pa.Perm
+			batch, contract := &na.LhsBatch, &na.LhsContract
+			if side == 1 {
+				batch, contract = &na.RhsBatch, &na.RhsContract
+			}
+			nb, nc, ok := permuteDotDims(perm, *batch, *contract)
+			if !ok {
+				continue
+			}
+			*batch, *contract = nb, nc
+			in.Args[side] = tr.Args[0]
+			touched = append(touched, tr)
+			c.Count("fold-transpose-into-dot")
+			in.Attr = &na
+		}
+	})
+	if len(touched) == 0 {
+		return false
+	}
+	uses := f.UseCounts()
+	for _, tr := range touched {
+		if uses[tr.Result().ID] == 0 {
+			tr.Block.Remove(func(x *ir.Instr) bool { return x == tr })
+		}
+	}
+	return true
+}
+
+// permuteDotDims maps batch and contracting dimensions of transpose(x, perm)
+// to those of x, and reports whether the free dimensions keep their order.
+func permuteDotDims(perm, batch, contract []int64) (nb, nc []int64, ok bool) {
+	used := make([]bool, len(perm))
+	for _, d := range append(slices.Clone(batch), contract...) {
+		if d < 0 || int(d) >= len(perm) {
+			return nil, nil, false
+		}
+		used[d] = true
+	}
+	last := int64(-1)
+	for i, p := range perm {
+		if used[i] {
+			continue
+		}
+		if p < last {
+			return nil, nil, false
+		}
+		last = p
+	}
+	nb = make([]int64, len(batch))
+	for i, d := range batch {
+		nb[i] = perm[d]
+	}
+	nc = make([]int64, len(contract))
+	for i, d := range contract {
+		nc[i] = perm[d]
+	}
+	return nb, nc, true
+}
