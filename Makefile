@@ -18,6 +18,7 @@ lint:
 
 test: venv venv-tpu lint
 	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -race ./compile/... ./runtime/... ./tensor/... ./frontend/trace/...
 
 # The main job on an example: .tir to StableHLO, run on the CPU reference executor,
 # the same StableHLO run by XLA:CPU on the same inputs, and the two compared.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/tpucc/tpucc/compile"
 	"github.com/tpucc/tpucc/examples/go/models"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/tensor"
@@ -29,6 +30,9 @@ func main() {
 	y := models.MLP(x, w1, b1, w2)
 	fmt.Printf("mlp eager: %s checksum %.6f\n", y.Type(), models.Checksum(y))
 
-	// Compiled: compile.Func(models.MLP) goes here once package compile
-	// exists, printing its checksum beside the eager one.
+	// Compiled: traced once for these shapes, optimised, and run as one program
+	// (a later call with the same shapes reuses it).
+	fast := compile.Func(models.MLP, compile.Name("mlp"), compile.CacheDir(""))
+	z := fast(x, w1, b1, w2)
+	fmt.Printf("mlp compiled: %s checksum %.6f\n", z.Type(), models.Checksum(z))
 }

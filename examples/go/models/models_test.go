@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/compile"
 	"github.com/tpucc/tpucc/examples/go/models"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/frontend/trace"
@@ -21,12 +22,13 @@ type model func(args []*tensor.Tensor) *tensor.Tensor
 var cases = []struct {
 	tir   string // under examples/
 	model model
+	fn    any // the model itself, for compile.New
 }{
-	{"mlp.tir", func(a []*tensor.Tensor) *tensor.Tensor { return models.MLP(a[0], a[1], a[2], a[3]) }},
+	{"mlp.tir", func(a []*tensor.Tensor) *tensor.Tensor { return models.MLP(a[0], a[1], a[2], a[3]) }, models.MLP},
 	{"transformer_block.tir", func(a []*tensor.Tensor) *tensor.Tensor {
 		return models.TransformerBlock(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11])
-	}},
-	{"moe_dense.tir", func(a []*tensor.Tensor) *tensor.Tensor { return models.MoEDense(a[0], a[1], a[2], a[3], a[4]) }},
+	}, models.TransformerBlock},
+	{"moe_dense.tir", func(a []*tensor.Tensor) *tensor.Tensor { return models.MoEDense(a[0], a[1], a[2], a[3], a[4]) }, models.MoEDense},
 }
 
 // within checks got against want elementwise, within 1e-4 relative (absolute
@@ -104,6 +106,27 @@ func TestModelsMatchTIR(t *testing.T) {
 				t.Fatal(err)
 			}
 			within(t, "traced", res[0], want[0])
+
+			// Compiled: compile.New over the same model, called twice with these
+			// shapes: the second call is a cache hit.
+			fn, err := compile.New(c.fn, compile.CacheDir(""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			callArgs := make([]any, len(args))
+			for i, a := range args {
+				callArgs[i] = a
+			}
+			for range 2 {
+				out, err := fn.Call(callArgs...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				within(t, "compiled", out[0].(*tensor.Tensor).CPU(), want[0])
+			}
+			if st := fn.Stats(); st.Compiles != 1 || st.Hits != 1 {
+				t.Errorf("compiled stats %+v, want 1 compile and 1 hit", st)
+			}
 		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/tpucc/tpucc/compile"
 	"github.com/tpucc/tpucc/examples/go/models"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/tensor"
@@ -31,6 +32,9 @@ func main() {
 	y := models.MoEDense(x, wRouter, wGate, wUp, wDown)
 	fmt.Printf("moe_dense eager: %s checksum %.6f\n", y.Type(), models.Checksum(y))
 
-	// Compiled: compile.Func(models.MoEDense) goes here once package compile
-	// exists, printing its checksum beside the eager one.
+	// Compiled: traced once for these shapes, optimised, and run as one program
+	// (a later call with the same shapes reuses it).
+	fast := compile.Func(models.MoEDense, compile.Name("moe_dense"), compile.CacheDir(""))
+	z := fast(x, wRouter, wGate, wUp, wDown)
+	fmt.Printf("moe_dense compiled: %s checksum %.6f\n", z.Type(), models.Checksum(z))
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/tpucc/tpucc/compile"
 	"github.com/tpucc/tpucc/examples/go/models"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/tensor"
@@ -33,6 +34,9 @@ func main() {
 	y := models.TransformerBlock(x, attnNorm, wq, wk, wv, wo, qNorm, kNorm, mlpNorm, wGate, wUp, wDown)
 	fmt.Printf("transformer_block eager: %s checksum %.6f\n", y.Type(), models.Checksum(y))
 
-	// Compiled: compile.Func(models.TransformerBlock) goes here once package
-	// compile exists, printing its checksum beside the eager one.
+	// Compiled: traced once for these shapes, optimised, and run as one program
+	// (a later call with the same shapes reuses it).
+	fast := compile.Func(models.TransformerBlock, compile.Name("transformer_block"), compile.CacheDir(""))
+	z := fast(x, attnNorm, wq, wk, wv, wo, qNorm, kNorm, mlpNorm, wGate, wUp, wDown)
+	fmt.Printf("transformer_block compiled: %s checksum %.6f\n", z.Type(), models.Checksum(z))
 }
