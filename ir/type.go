@@ -188,3 +188,29 @@ func (l *Layout) String() string {
 	b.WriteByte('}')
 	return b.String()
 }
+
+// BroadcastShapes is numpy's broadcasting rule for two shapes: right-aligned, a
+// missing or size-1 dimension stretches to the other's size, and symbolic
+// dimensions match only by name. ok is false when the shapes do not broadcast.
+func BroadcastShapes(a, b []Dim) (out []Dim, ok bool) {
+	n := max(len(a), len(b))
+	out = make([]Dim, n)
+	for i := 1; i <= n; i++ {
+		da, db := D(1), D(1)
+		if i <= len(a) {
+			da = a[len(a)-i]
+		}
+		if i <= len(b) {
+			db = b[len(b)-i]
+		}
+		switch {
+		case da == db, db == D(1):
+			out[n-i] = da
+		case da == D(1):
+			out[n-i] = db
+		default:
+			return nil, false
+		}
+	}
+	return out, true
+}

@@ -32,7 +32,7 @@ func (t *Tensor) MatMul(o *Tensor) *Tensor {
 	if ra >= 2 && rb >= 3 {
 		ops := lift("matmul", []*Tensor{a, b})
 		a, b = ops[0], ops[1]
-		batch, ok := broadcastShapes(at.Shape[:ra-2], bt.Shape[:rb-2])
+		batch, ok := ir.BroadcastShapes(at.Shape[:ra-2], bt.Shape[:rb-2])
 		if !ok {
 			fail("matmul", types, "batch dimensions do not broadcast: %s and %s", at, bt)
 		}

@@ -61,31 +61,6 @@ func (t *Tensor) Not() *Tensor { return t.unary("not", ir.OpNot) }
 // Erf is the error function.
 func (t *Tensor) Erf() *Tensor { return t.unary("erf", ir.OpErf) }
 
-// broadcastShapes is numpy's rule: shapes right-aligned, a missing or size-1
-// dimension stretches to the other; symbolic dimensions match by name.
-func broadcastShapes(a, b []ir.Dim) ([]ir.Dim, bool) {
-	n := max(len(a), len(b))
-	out := make([]ir.Dim, n)
-	for i := 1; i <= n; i++ {
-		da, db := ir.D(1), ir.D(1)
-		if i <= len(a) {
-			da = a[len(a)-i]
-		}
-		if i <= len(b) {
-			db = b[len(b)-i]
-		}
-		switch {
-		case da == db, db == ir.D(1):
-			out[n-i] = da
-		case da == ir.D(1):
-			out[n-i] = db
-		default:
-			return nil, false
-		}
-	}
-	return out, true
-}
-
 // broadcastAll brings the operands of an elementwise op to their common
 // shape, after checking that their dtypes agree (from index first on: a
 // select's predicate has its own dtype).
@@ -100,7 +75,7 @@ func broadcastAll(name string, first int, ts ...*Tensor) []*Tensor {
 	}
 	shape := types[0].Shape
 	for _, u := range types[1:] {
-		s, ok := broadcastShapes(shape, u.Shape)
+		s, ok := ir.BroadcastShapes(shape, u.Shape)
 		if !ok {
 			fail(name, types, "shapes %s do not broadcast", joinTypes(types))
 		}
@@ -251,7 +226,7 @@ func (t *Tensor) Clamp(lo, hi *Tensor) *Tensor {
 		if bt.Rank() == 0 {
 			continue
 		}
-		if s, ok := broadcastShapes(ty.Shape, bt.Shape); !ok || !ty.SameShape(ir.Type{Shape: s}) {
+		if s, ok := ir.BroadcastShapes(ty.Shape, bt.Shape); !ok || !ty.SameShape(ir.Type{Shape: s}) {
 			fail("clamp", typesOf(t, lo, hi), "bound %s does not broadcast to %s", bt, ty)
 		}
 		bounds[i] = b.broadcastDims("clamp", ty.Shape)

@@ -63,7 +63,7 @@ func (t *Tensor) BroadcastTo(shape ...int64) *Tensor {
 	check("broadcast_to", t)
 	ty := t.Type()
 	rt := shapeType("broadcast_to", ty.DType, shape)
-	if s, ok := broadcastShapes(ty.Shape, rt.Shape); !ok || ty.Rank() > rt.Rank() || !rt.SameShape(ir.Type{Shape: s}) {
+	if s, ok := ir.BroadcastShapes(ty.Shape, rt.Shape); !ok || ty.Rank() > rt.Rank() || !rt.SameShape(ir.Type{Shape: s}) {
 		fail("broadcast_to", []ir.Type{ty}, "%s does not broadcast to shape %s", ty, shapeString(shape))
 	}
 	return t.broadcastDims("broadcast_to", rt.Shape)

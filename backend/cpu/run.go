@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/tpucc/tpucc/ir"
 )
@@ -253,54 +252,5 @@ func deadAfter(f *ir.Func) [][]int {
 	return dead
 }
 
-// valueName spells v as the printer would: %name for a named value, else the
-// number the printer gives it (kept names first, then numbers in print order,
-// skipping numbers that are taken).
-func valueName(f *ir.Func, v *ir.Value) string {
-	var order []*ir.Value
-	order = append(order, f.Params...)
-	f.Body.Walk(func(in *ir.Instr) {
-		for _, r := range in.Regions {
-			order = append(order, r.Params...)
-		}
-		order = append(order, in.Results...)
-	})
-	names := map[*ir.Value]string{}
-	taken := map[string]bool{}
-	for _, u := range order {
-		if u.Name == "" || isNumber(u.Name) {
-			continue
-		}
-		name := u.Name
-		for k := 1; taken[name]; k++ {
-			name = u.Name + "_" + strconv.Itoa(k)
-		}
-		taken[name] = true
-		names[u] = name
-	}
-	next := 0
-	for _, u := range order {
-		if _, ok := names[u]; ok {
-			continue
-		}
-		for taken[strconv.Itoa(next)] {
-			next++
-		}
-		names[u] = strconv.Itoa(next)
-		taken[names[u]] = true
-		next++
-	}
-	if name, ok := names[v]; ok {
-		return "%" + name
-	}
-	return "%<undefined>"
-}
-
-func isNumber(s string) bool {
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return s != ""
-}
+// valueName spells v as the printer does (ir.ValueNames), with its %.
+func valueName(f *ir.Func, v *ir.Value) string { return "%" + ir.ValueNames(f)[v] }

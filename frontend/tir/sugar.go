@@ -36,7 +36,7 @@ func (fb *funcBuilder) broadcastOperands(op ir.Op, pos ir.Pos, args []*ir.Value)
 	}
 	shape := args[part[0]].Type.Shape
 	for _, i := range part[1:] {
-		s, ok := broadcastShapes(shape, args[i].Type.Shape)
+		s, ok := ir.BroadcastShapes(shape, args[i].Type.Shape)
 		if !ok {
 			names := make([]string, len(part))
 			for k, j := range part {
@@ -76,30 +76,6 @@ func (fb *funcBuilder) broadcastTo(v *ir.Value, shape []ir.Dim, pos ir.Pos) (*ir
 		return nil, false
 	}
 	return in.Result(), true
-}
-
-// broadcastShapes is numpy's rule for two shapes.
-func broadcastShapes(a, b []ir.Dim) ([]ir.Dim, bool) {
-	n := max(len(a), len(b))
-	out := make([]ir.Dim, n)
-	for i := 1; i <= n; i++ {
-		da, db := ir.D(1), ir.D(1)
-		if i <= len(a) {
-			da = a[len(a)-i]
-		}
-		if i <= len(b) {
-			db = b[len(b)-i]
-		}
-		switch {
-		case da == db, db == ir.D(1):
-			out[n-i] = da
-		case da == ir.D(1):
-			out[n-i] = db
-		default:
-			return nil, false
-		}
-	}
-	return out, true
 }
 
 func joinAnd(xs []string) string {
@@ -159,7 +135,7 @@ func (fb *funcBuilder) matmul(pos ir.Pos, args []*ir.Value, hint []ir.Type, fiel
 	}
 	attr := &ir.DotAttr{LhsBatch: []int64{}, RhsBatch: []int64{}, LhsContract: []int64{int64(ra - 1)}, RhsContract: []int64{int64(kb)}}
 	if ra >= 2 && rb >= 3 {
-		batch, ok := broadcastShapes(at.Shape[:ra-2], bt.Shape[:rb-2])
+		batch, ok := ir.BroadcastShapes(at.Shape[:ra-2], bt.Shape[:rb-2])
 		if !ok {
 			fb.errorf(pos, "batch dimensions of matmul do not broadcast: %s and %s", at, bt)
 			return nil, false

@@ -162,7 +162,7 @@ func symbol(s string) string {
 func checkStatic(funcs []*ir.Func) error {
 	var errs []*ir.Error
 	for _, f := range funcs {
-		names := valueNames(f)
+		names := ir.ValueNames(f) // as the user's .tir text names them
 		report := func(v *ir.Value, pos ir.Pos) {
 			if !pos.Known() {
 				pos = f.Pos
@@ -220,54 +220,6 @@ func contains(xs []string, s string) bool {
 	return false
 }
 
-// valueNames gives each value of f the name ir.Print gives it, so that
-// diagnostics name values as the user's .tir text does: kept source names
-// first, then numbers for the others in print order.
-func valueNames(f *ir.Func) map[*ir.Value]string {
-	var order []*ir.Value
-	order = append(order, f.Params...)
-	f.Body.Walk(func(in *ir.Instr) {
-		for _, r := range in.Regions {
-			order = append(order, r.Params...)
-		}
-		order = append(order, in.Results...)
-	})
-	names := map[*ir.Value]string{}
-	taken := map[string]bool{}
-	for _, v := range order {
-		if v.Name == "" || isNumber(v.Name) {
-			continue
-		}
-		name := v.Name
-		for k := 1; taken[name]; k++ {
-			name = fmt.Sprintf("%s_%d", v.Name, k)
-		}
-		taken[name] = true
-		names[v] = name
-	}
-	next := 0
-	for _, v := range order {
-		if _, ok := names[v]; ok {
-			continue
-		}
-		for taken[fmt.Sprint(next)] {
-			next++
-		}
-		names[v] = fmt.Sprint(next)
-		taken[names[v]] = true
-		next++
-	}
-	return names
-}
-
-func isNumber(s string) bool {
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return s != ""
-}
 
 func errorList(errs []*ir.Error) error {
 	sort.SliceStable(errs, func(i, j int) bool {
