@@ -13,39 +13,6 @@ import (
 // the Go version: the same seed, dtype and shape always give the same tensor.
 func Random(seed int64, dt ir.DType, shape ...int64) *Tensor {
 	t := shapeType("random", dt, shape)
-	c := cpu.NewTensor(t)
-	g := splitMix(uint64(seed))
-	g.next() // decorrelate nearby seeds
-	for k := range c.Len() {
-		switch {
-		case dt.IsFloat():
-			for {
-				v := dt.RoundFloat(-1 + 2*g.float())
-				if v < 1 {
-					c.F[k] = v
-					break
-				}
-			}
-		case dt.IsSigned():
-			c.I[k] = int64(g.next()%17) - 8
-		case dt.IsUnsigned():
-			c.I[k] = int64(g.next() % 17)
-		default: // i1
-			c.I[k] = int64(g.next() >> 63)
-		}
-	}
+	c := cpu.RandomTensor(t, uint64(seed), 1)
 	return &Tensor{c: c}
 }
-
-type splitMix uint64
-
-func (s *splitMix) next() uint64 {
-	*s += 0x9e3779b97f4a7c15
-	z := uint64(*s)
-	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-	z = (z ^ z>>27) * 0x94d049bb133111eb
-	return z ^ z>>31
-}
-
-// float is uniform in [0, 1) with 53 random bits.
-func (s *splitMix) float() float64 { return float64(s.next()>>11) / (1 << 53) }

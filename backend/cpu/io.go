@@ -116,31 +116,40 @@ func RandomInputs(f *ir.Func, seed int64) []*Tensor {
 		if !ok || !t.IsStatic() || mulBytes(n, 8) > DefaultMemoryLimit() {
 			continue
 		}
-		g := splitMix(uint64(seed) ^ (uint64(i)+1)*0x9e3779b97f4a7c15)
-		g.next() // decorrelate nearby seeds
-		x := NewTensor(t)
-		dt := t.DType
-		for k := int64(0); k < n; k++ {
-			switch {
-			case dt.IsFloat():
-				for {
-					v := dt.RoundFloat(-2 + 4*g.float())
-					if v < 2 {
-						x.F[k] = v
-						break
-					}
-				}
-			case dt.IsSigned():
-				x.I[k] = int64(g.next()%17) - 8
-			case dt.IsUnsigned():
-				x.I[k] = int64(g.next() % 17)
-			default: // i1
-				x.I[k] = int64(g.next() >> 63)
-			}
-		}
-		out[i] = x
+		out[i] = RandomTensor(t, uint64(seed)^(uint64(i)+1)*0x9e3779b97f4a7c15, 2)
 	}
 	return out
+}
+
+// RandomTensor draws a tensor of the static type t from the generator state:
+// floats uniform in [-lim, lim) rounded to the dtype (a draw that rounds up to
+// lim is drawn again), signed integers uniform in [-8, 8], unsigned ones in
+// [0, 16], i1 uniform in {0, 1}. The same state, type and lim always give the
+// same values.
+func RandomTensor(t ir.Type, state uint64, lim float64) *Tensor {
+	g := splitMix(state)
+	g.next() // decorrelate nearby seeds
+	x := NewTensor(t)
+	dt := t.DType
+	for k := range x.Len() {
+		switch {
+		case dt.IsFloat():
+			for {
+				v := dt.RoundFloat(-lim + 2*lim*g.float())
+				if v < lim {
+					x.F[k] = v
+					break
+				}
+			}
+		case dt.IsSigned():
+			x.I[k] = int64(g.next()%17) - 8
+		case dt.IsUnsigned():
+			x.I[k] = int64(g.next() % 17)
+		default: // i1
+			x.I[k] = int64(g.next() >> 63)
+		}
+	}
+	return x
 }
 
 type splitMix uint64
