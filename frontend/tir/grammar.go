@@ -5,20 +5,7 @@ import (
 	"github.com/alecthomas/participle/v2/lexer"
 )
 
-// The lexer. Rules are tried in order, so "->" wins over "-" and a signed
-// number over the lone "-" that only -inf and -nan use. Value and function
-// names carry their sigil, so a name never collides with a keyword.
-var tirLexer = lexer.MustSimple([]lexer.SimpleRule{
-	{Name: "Comment", Pattern: `//[^\n]*`},
-	{Name: "Whitespace", Pattern: `[ \t\r\n]+`},
-	{Name: "Arrow", Pattern: `->`},
-	{Name: "Number", Pattern: `-?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?`},
-	{Name: "Value", Pattern: `%(?:[A-Za-z_][A-Za-z0-9_.]*|[0-9]+)`},
-	{Name: "Global", Pattern: `@[A-Za-z_][A-Za-z0-9_.]*`},
-	{Name: "Ident", Pattern: `[A-Za-z_][A-Za-z0-9_]*`},
-	{Name: "String", Pattern: `"(?:[^"\\\n]|\\.)*"`},
-	{Name: "Punct", Pattern: `[-{}\[\](),:=]`},
-})
+// The lexer, tirLexer, is in lexer.go.
 
 // fileAST is a whole .tir file: functions in order.
 type fileAST struct {
