@@ -220,7 +220,6 @@ func contains(xs []string, s string) bool {
 	return false
 }
 
-
 func errorList(errs []*ir.Error) error {
 	sort.SliceStable(errs, func(i, j int) bool {
 		a, b := errs[i].Pos, errs[j].Pos
