@@ -58,26 +58,16 @@ import (
 	"strings"
 
 	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/internal/progen"
 	"github.com/tpucc/tpucc/ir"
 )
 
 // Tolerance is the allowance for one float dtype (see the package doc).
-type Tolerance struct{ Rtol, Atol float64 }
+type Tolerance = progen.Tolerance
 
-// For returns the tolerance of dt (zero for integers and i1).
-func For(dt ir.DType) Tolerance {
-	switch dt {
-	case ir.F64:
-		return Tolerance{Rtol: 1e-12, Atol: 1e-12}
-	case ir.F32:
-		return Tolerance{Rtol: 1e-5, Atol: 1e-5}
-	case ir.F16:
-		return Tolerance{Rtol: 5e-3, Atol: 5e-3}
-	case ir.BF16:
-		return Tolerance{Rtol: 4e-2, Atol: 4e-2}
-	}
-	return Tolerance{}
-}
+// For returns the tolerance of dt (zero for integers and i1). The table lives
+// in progen, whose generator keeps approximate values within it.
+func For(dt ir.DType) Tolerance { return progen.DefaultTolerance(dt) }
 
 // Compare checks got (XLA's) against want (the executor's) within the
 // tolerance of their dtype.
@@ -138,7 +128,7 @@ func CompareWithin(want, got *cpu.Tensor, tol Tolerance) error {
 		w, g = formatFloat(wf, dt), formatFloat(gf, dt)
 		msg := fmt.Sprintf("element %s: want %s, got %s", idx, w, g)
 		if d := math.Abs(wf - gf); !math.IsNaN(d) && !math.IsInf(d, 0) {
-			msg += fmt.Sprintf(" (|diff| %.3g, allowed %.3g)", d, tol.allowed(wf, scale))
+			msg += fmt.Sprintf(" (|diff| %.3g, allowed %.3g)", d, allowance(tol, wf, scale))
 		}
 		msg += fmt.Sprintf("; %d of %d elements differ", bad, n)
 		if bad > 1 && !math.IsInf(worst, 0) {
@@ -149,8 +139,8 @@ func CompareWithin(want, got *cpu.Tensor, tol Tolerance) error {
 	return fmt.Errorf("element %s: want %d, got %d; %d of %d elements differ", idx, want.I[first], got.I[first], bad, n)
 }
 
-// allowed is the allowance for an element w of a tensor of RMS scale.
-func (tol Tolerance) allowed(w, scale float64) float64 {
+// allowance is what tol allows for an element w of a tensor of RMS scale.
+func allowance(tol Tolerance, w, scale float64) float64 {
 	return tol.Atol + tol.Rtol*math.Max(math.Abs(w), scale)
 }
 
@@ -180,7 +170,7 @@ func closeFloat(w, g float64, tol Tolerance, scale float64) (ok bool, excess flo
 		return true, 0
 	}
 	d := math.Abs(w - g)
-	allowed := tol.allowed(w, scale)
+	allowed := allowance(tol, w, scale)
 	if allowed == 0 {
 		return false, math.Inf(1)
 	}

@@ -53,13 +53,3 @@ func TestRandomPrograms(t *testing.T) {
 	failed := runAll(t, h, checks)
 	t.Logf("%d programs (seeds %d..%d), %d results of which %d exact: %d failed", n, first, first+int64(n)-1, outputs, exact, failed)
 }
-
-// TestGeneratorTolerance: progen's default budget is this package's table.
-func TestGeneratorTolerance(t *testing.T) {
-	for _, dt := range ir.DTypes {
-		want := For(dt)
-		if got := progen.DefaultTolerance(dt); got.Rtol != want.Rtol || got.Atol != want.Atol {
-			t.Errorf("%s: progen.DefaultTolerance = %+v, oracle.For = %+v", dt, got, want)
-		}
-	}
-}

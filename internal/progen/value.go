@@ -189,9 +189,9 @@ func mulRange(a, b *val) (lo, hi float64, nan bool) {
 // Atol + Rtol*|want|.
 type Tolerance struct{ Rtol, Atol float64 }
 
-// DefaultTolerance is the oracle's table (oracle.For, which documents the
-// evidence; a test there keeps the two equal). The generator keeps every
-// approximate value's drift estimate within Config.Budget of it.
+// DefaultTolerance is the oracle's table (internal/oracle's package doc gives
+// the evidence; oracle.For returns it). The generator keeps every approximate
+// value's drift estimate within Config.Budget of it.
 func DefaultTolerance(dt ir.DType) Tolerance {
 	switch dt {
 	case ir.F64:
