@@ -239,6 +239,16 @@ func inferConvert(c *inferCtx) []Type {
 	return []Type{r}
 }
 
+// inferCopy: the written result type is the operand's but for the layout,
+// which is what a copy changes.
+func inferCopy(c *inferCtx) []Type {
+	x, r := c.args[0], c.hint[0]
+	if !x.SameShape(r) || x.DType != r.DType {
+		return c.fail("copy changes only the layout (%s to %s)", x, r)
+	}
+	return []Type{r}
+}
+
 func inferBroadcast(c *inferCtx) []Type {
 	x, r := c.args[0], c.hint[0]
 	dims := c.attr.(*DimsAttr).Dims

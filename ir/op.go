@@ -91,6 +91,7 @@ const (
 	OpCall
 	OpReturn
 	OpFusion
+	OpCopy
 
 	numOps
 )
@@ -260,6 +261,8 @@ var opTable = [numOps]OpInfo{
 	OpFusion: {Name: "fusion", Group: GroupOther, Args: -1, NeedsType: true,
 		Doc:    "fusion %a, ... {kind=loop|input|output} : T, ... (%p: T, ...) { body; return %r, ... }: runs its region (parameters bound to the operands, no outer values captured) as one kernel",
 		decode: decodeFusion, infer: inferFusion},
+	OpCopy: {Name: "copy", Group: GroupShape, Args: 1, NeedsType: true, Elementwise: true,
+		Doc: "copy %x : T{layout}: the same values in another physical layout", infer: inferCopy},
 }
 
 func unary(name string, ok dtypeClass, doc string) OpInfo {

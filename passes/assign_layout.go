@@ -52,13 +52,18 @@ import (
 //     a transpose that fuse put at the end of a producer's kernel is
 //     already free of memory traffic and is left where it is.
 //
-// No copy op is needed: a layout conflict would arise only if one value had
-// to be in two layouts, and classes give each value exactly one; the only
-// pinned classes are row-major, and the ops at class boundaries move data
-// anyway. An explicit copy would only add a read and a write under the cost
-// model. When a future preference must be forced (a custom call that needs
-// a layout), a layout-changing copy (an elementwise identity whose result
-// type carries the new layout) belongs at the cheapest class boundary.
+// Inside a function no value needs two layouts (classes give each exactly
+// one, and the ops at class boundaries move data anyway), so the only
+// conflict is between the ABI's row-major and the order a class would pick
+// if it were free. Where that pays, the conflict becomes an explicit copy
+// (ir.OpCopy: the same values, the result type carrying the new layout) at
+// the boundary: a parameter is copied once, first thing, into the layout
+// its consumers' class picks; a value computed in its best layout is copied
+// to row-major just before the return. A copy is inserted only when the
+// bytes it saves its class's reads and writes exceed its own read and write
+// (insertABICopies has the rule; rule counter insert-copy), so a parameter
+// read once never gets one. A copy never joins its operand's class. Calls'
+// arguments and results are not copied yet.
 //
 // On the CPU (Tiles nil) bytes do not depend on the order, so the
 // preferences decide: intermediate matmul operands get their contracting
@@ -86,6 +91,10 @@ func assignLayout(f *ir.Func, c *Context) (bool, error) {
 	}
 	folded := foldTransposesIntoDots(f, c)
 	changed := false // a layout or a signature type changed
+	for range insertABICopies(f, t) {
+		c.Count("insert-copy")
+		changed = true
+	}
 	la := newLayoutClasses(f)
 	la.pinABI(f)
 	la.collectPrefs(f)

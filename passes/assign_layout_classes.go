@@ -61,7 +61,9 @@ func newLayoutClasses(f *ir.Func) *layoutClasses {
 					}
 				}
 			}
-		case in.Op.Info().Elementwise && len(in.Results) == 1:
+		case in.Op.Info().Elementwise && in.Op != ir.OpCopy && len(in.Results) == 1:
+			// A copy is elementwise but exists to change the layout: its
+			// operand and result are in classes of their own.
 			res := in.Result()
 			for _, a := range in.Args {
 				if a.Type.SameShape(res.Type) {

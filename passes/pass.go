@@ -130,7 +130,7 @@ func all() []Pass {
 		{Name: "fuse", Run: fuse,
 			Doc: "groups elementwise chains, reductions with their producers and dot_general with its epilogue into fusion instructions, by bytes saved under the target's cost model"},
 		{Name: "assign-layout", Run: assignLayout,
-			Doc: "gives every value a physical layout for the target (minor-to-major order and tiles; row-major at function boundaries) and folds transposes into dot_general; nothing without a target"},
+			Doc: "gives every value a physical layout for the target (minor-to-major order and tiles; row-major at function boundaries, with a copy inserted where one pays) and folds transposes into dot_general; nothing without a target"},
 	}
 }
 

@@ -243,3 +243,18 @@ func TestConvert(t *testing.T) {
 		conv("scalar", F(f32(), 2.5), i32(), I(i32(), 2)),
 	})
 }
+
+// TestCopy: a copy changes only the layout, which the executor ignores: the
+// same values come back, bit for bit, with the result type's layout.
+func TestCopy(t *testing.T) {
+	colMajor := f32(2, 3)
+	colMajor.Layout = &ir.Layout{MinorToMajor: []int{0, 1}}
+	rowMajor := i32(2, 2)
+	rowMajor.Layout = &ir.Layout{MinorToMajor: []int{1, 0}, Tiles: [][]int64{{8, 128}}}
+	runCases(t, []opCase{
+		{name: "f32", op: ir.OpCopy, hint: tys(colMajor), args: ts(F(f32(2, 3), 1, negZero, nan, -inf, 0.5, 6)),
+			want: ts(F(colMajor, 1, negZero, nan, -inf, 0.5, 6))},
+		{name: "i32", op: ir.OpCopy, hint: tys(rowMajor), args: ts(I(i32(2, 2), -2147483648, 7, 0, 2147483647)),
+			want: ts(I(rowMajor, -2147483648, 7, 0, 2147483647))},
+	})
+}

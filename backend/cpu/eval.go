@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tpucc/tpucc/ir"
 )
@@ -101,6 +102,8 @@ func eval(in *ir.Instr, a []*Tensor) ([]*Tensor, error) {
 		return one(reshapeKernel(in, a[0]))
 	case ir.OpConvert:
 		return one(convertKernel(in, a[0]))
+	case ir.OpCopy: // the executor ignores layouts: the same values
+		return one(&Tensor{Type: in.Results[0].Type, F: slices.Clone(a[0].F), I: slices.Clone(a[0].I)})
 	case ir.OpBroadcast:
 		return one(broadcastKernel(in, a[0]))
 	case ir.OpTranspose:

@@ -71,6 +71,9 @@ var opCases = []opCase{
 	// take reads the rows it gathers (f32[8,64]: 8*128*4) and the indices (one T(128) tile).
 	{"take", "%t: f32[1000,64], %i: i32[8]", "%r = take %t, %i {axis=0}", 0, 0, 8*128*4 + 512, 8 * 128 * 4, 0},
 	{"iota", "", "%r = iota {axis=0} : i32[64,64]", 0, 0, 0, 64 * 128 * 4, 0},
+	// A copy moves data only: it reads f32[4,64,32] row-major (32 lanes pad
+	// to 128) and writes it in {1,2,0} (64 lanes pad to 128), each tiled.
+	{"copy", "%x: f32[4,64,32]", "%r = copy %x : f32[4,64,32]{1,2,0:T(8,128)}", 0, 0, 4 * 64 * 128 * 4, 4 * 32 * 128 * 4, 0},
 	// top_k over 256: 8 compares an element (a comparison sort, ceil(log2 256));
 	// it writes f32[64,8] and i32[64,8], each 64 rows of a 128-lane tile.
 	{"top_k", "%x: f32[64,256]", "%v, %i = top_k %x {k=8}", 64 * 256 * 8, 0, x64x256, 2 * 64 * 128 * 4, 0},

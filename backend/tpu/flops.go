@@ -74,6 +74,7 @@ func (t *Target) instrWork(in *ir.Instr) (w work, ok bool) {
 		op == ir.OpCompare, op == ir.OpSelect, op == ir.OpConvert,
 		op == ir.OpRelu, op == ir.OpOneHot:
 		vec = out
+	case op == ir.OpCopy: // moves data only: its bytes are the whole cost
 	case op == ir.OpClamp: // a max and a min
 		vec = mulOK(2, out)
 	case op == ir.OpReduceSum, op == ir.OpReduceMax, op == ir.OpReduceMin, op == ir.OpReduceProd:

@@ -92,6 +92,8 @@ func (g *gen) genOp(op ir.Op) bool {
 		return g.genBroadcast()
 	case ir.OpTranspose:
 		return g.genTranspose()
+	case ir.OpCopy:
+		return g.genCopy()
 	case ir.OpSlice:
 		return g.genSlice()
 	case ir.OpConcat:

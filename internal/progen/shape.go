@@ -141,6 +141,23 @@ func (g *gen) genTranspose() bool {
 	return g.emit1(ir.OpTranspose, &ir.PermAttr{Perm: perm}, nil, &y, x) != nil
 }
 
+// genCopy copies a value into the column-major layout: the same values, so
+// the executor and the lowering (which ignore layouts) must pass them through.
+func (g *gen) genCopy() bool {
+	x := g.get(want{minRank: 2})
+	if x == nil {
+		return false
+	}
+	t := ir.Tensor(x.dt(), x.shape()...)
+	m2m := make([]int, t.Rank())
+	for i := range m2m {
+		m2m[i] = i
+	}
+	t.Layout = &ir.Layout{MinorToMajor: m2m}
+	y := *x
+	return g.emit1(ir.OpCopy, nil, &t, &y, x) != nil
+}
+
 func (g *gen) genSlice() bool {
 	x := g.get(want{})
 	if x == nil {

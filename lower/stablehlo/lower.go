@@ -358,7 +358,7 @@ func lowered(op ir.Op) bool {
 	}
 	switch op {
 	case ir.OpCompare, ir.OpSelect, ir.OpClamp,
-		ir.OpReshape, ir.OpConvert, ir.OpBroadcast, ir.OpTranspose, ir.OpSlice, ir.OpConcat, ir.OpPad, ir.OpIota,
+		ir.OpReshape, ir.OpConvert, ir.OpBroadcast, ir.OpTranspose, ir.OpSlice, ir.OpConcat, ir.OpPad, ir.OpIota, ir.OpCopy,
 		ir.OpDotGeneral,
 		ir.OpReduceSum, ir.OpReduceMax, ir.OpReduceMin, ir.OpReduceProd, ir.OpArgmax, ir.OpArgmin, ir.OpCumsum,
 		ir.OpTake, ir.OpScatterAdd, ir.OpDynamicSlice, ir.OpDynamicUpdateSlice, ir.OpOneHot, ir.OpTopK, ir.OpArgsort,

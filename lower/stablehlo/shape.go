@@ -19,6 +19,10 @@ func (e *emitter) shape(in *ir.Instr, args []hv) hv {
 		return e.reshape(x, t)
 	case ir.OpConvert:
 		return e.convertOp(x, t)
+	case ir.OpCopy:
+		// Only the layout changes, and XLA chooses its own layouts: the
+		// operand's value stands for the result.
+		return x
 	case ir.OpBroadcast:
 		return e.broadcast(x, t, in.Attr.(*ir.DimsAttr).Dims)
 	case ir.OpTranspose:
