@@ -174,6 +174,9 @@ func cmdBuild(e *env, p *parsed) error {
 	if err := passes.Run(m, passes.Default(), c.opts); err != nil {
 		return diag(name, err)
 	}
+	if err := c.target.Check(m); err != nil {
+		return diag(name, err)
+	}
 	text, err := stablehlo.Lower(m, stablehlo.Options{Entry: f.Name})
 	if err != nil {
 		return diag(name, err)

@@ -232,3 +232,15 @@ func TestBuildDim(t *testing.T) {
 	tpucc(t, "", "build", plain, "--dim", "B=2").want(t, exitUsage, "",
 		"tpucc build: --dim B=2: "+plain+" has no dimension B (it has no symbolic dimensions)")
 }
+
+// TestBuildRefusesWhatTheTPUCannotCompile: an i64 matmul builds for the cpu target
+// but is refused, at its line and with no output file, for a TPU.
+func TestBuildRefusesWhatTheTPUCannotCompile(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "m.tir", []byte("func @f(%a: i64[2,3], %b: i64[3,4]) -> i64[2,4] {\n  %y = matmul %a, %b\n  return %y\n}\n"))
+	out := filepath.Join(dir, "m.hlo")
+	tpucc(t, "", "build", model, "--target", "tpu-v6e", "-o", out).want(t, 1, "",
+		model+":2:3: error: tpu-v6e has no 64-bit integer matmul: dot_general on i64 cannot be compiled for it (use i32, or a float type)")
+	noFiles(t, dir, "m.tir")
+	tpucc(t, "", "build", model, "-o", out).want(t, 0, "", "")
+}
