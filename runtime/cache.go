@@ -28,7 +28,7 @@ import (
 // An entry file is written whole to a temporary name and renamed into place,
 // so a reader (in any process) sees a complete old entry, a complete new one
 // or none. Each file carries its payload's length and SHA-256; a truncated or
-// corrupt file, or one whose program does not parse back or has other
+// corrupt file, or one whose program does not decode (or parse) back or has other
 // parameters, is dropped with one warning and reported as a miss, so the
 // caller recompiles: a bad file costs a compile, never a crash or a wrong
 // result. Two processes that miss at once both compile and both write; the
@@ -281,26 +281,39 @@ func (c *Cache) trim(keep string) int {
 	return n
 }
 
-// entryMagic starts every entry file; the number is the format's version.
-const entryMagic = "tpucc-cache-entry 1"
+// entryMagic starts every entry file; the number is the format's version
+// (2: the program is loaded from its binary encoding, IR).
+const entryMagic = "tpucc-cache-entry 2"
 
 // entryPayload is what an entry file holds after its header.
+//
+// The program is there twice: as text (TIR), for people reading the
+// directory and as the authority, and as EncodeModule's bytes (IR), which
+// load without parsing (parsing the text costs more than compiling a small
+// program). IRSum is the SHA-256 of the TIR text the bytes were encoded
+// with: when the text was changed since (by hand, to debug), the bytes no
+// longer describe it and the text is parsed instead.
 type entryPayload struct {
-	Key   string `json:"key"`   // the full key text, which must match the lookup's
-	Name  string `json:"name"`  // the function, for people reading the directory
-	Entry string `json:"entry"` // the entry function of TIR
-	TIR   string `json:"tir"`   // the optimised program, as ir.Print writes it
-	HLO   string `json:"hlo"`   // its StableHLO text
+	Key   string `json:"key"`    // the full key text, which must match the lookup's
+	Name  string `json:"name"`   // the function, for people reading the directory
+	Entry string `json:"entry"`  // the entry function of TIR
+	TIR   string `json:"tir"`    // the optimised program, as ir.Print writes it
+	IR    []byte `json:"ir"`     // the same program, as EncodeModule writes it
+	IRSum string `json:"ir_sum"` // hex SHA-256 of the TIR that IR encodes
+	HLO   string `json:"hlo"`    // its StableHLO text
 }
 
 // encodeEntry writes the header (magic, SHA-256 and length of the payload)
 // and the payload.
 func encodeEntry(k fullKey, name string, exe *Executable) ([]byte, error) {
-	payload, err := json.Marshal(entryPayload{Key: k.text, Name: name, Entry: exe.Entry.Name, TIR: ir.Print(exe.Module), HLO: exe.HLO})
+	text := ir.Print(exe.Module)
+	sum := sha256.Sum256([]byte(text))
+	payload, err := json.Marshal(entryPayload{Key: k.text, Name: name, Entry: exe.Entry.Name, TIR: text,
+		IR: EncodeModule(exe.Module), IRSum: hex.EncodeToString(sum[:]), HLO: exe.HLO})
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(payload)
+	sum = sha256.Sum256(payload)
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%s\nsha256 %s\nbytes %d\n\n", entryMagic, hex.EncodeToString(sum[:]), len(payload))
 	b.Write(payload)
@@ -328,9 +341,9 @@ func readEntry(path string, k fullKey, params []ir.Type) (*Executable, error) {
 	if p.Key != k.text {
 		return nil, fmt.Errorf("it holds another key")
 	}
-	m, err := tir.Parse(path, []byte(p.TIR))
+	m, err := entryModule(path, &p)
 	if err != nil {
-		return nil, fmt.Errorf("its program does not parse: %v", firstLine(err.Error()))
+		return nil, err
 	}
 	f := m.Func(p.Entry)
 	if f == nil {
@@ -345,6 +358,24 @@ func readEntry(path string, k fullKey, params []ir.Type) (*Executable, error) {
 		}
 	}
 	return &Executable{Module: m, Entry: f, HLO: p.HLO}, nil
+}
+
+// entryModule rebuilds an entry's program: from its binary encoding when
+// that was made from its text, else by parsing the text.
+func entryModule(path string, p *entryPayload) (*ir.Module, error) {
+	sum := sha256.Sum256([]byte(p.TIR))
+	if len(p.IR) > 0 && hex.EncodeToString(sum[:]) == p.IRSum {
+		m, err := DecodeModule(p.IR)
+		if err != nil {
+			return nil, fmt.Errorf("its program does not decode: %v", firstLine(err.Error()))
+		}
+		return m, nil
+	}
+	m, err := tir.Parse(path, []byte(p.TIR))
+	if err != nil {
+		return nil, fmt.Errorf("its program does not parse: %v", firstLine(err.Error()))
+	}
+	return m, nil
 }
 
 // checkEntry verifies the header, length and checksum and returns the payload.

@@ -13,7 +13,7 @@ import (
 // Version is the compiler version written into every cache key: a change to
 // the passes, the lowering or the executor that can change a compiled program
 // must bump it, so that persistent entries of older compilers are never used.
-const Version = "tpucc-0.3.0"
+const Version = "tpucc-0.3.1" // 0.3.1: entries carry the binary program (entry format 2)
 
 // Targets are the target names a Function accepts (as tpucc build --target):
 // the pipeline's target-aware passes (assign-layout) compile for it, and it
