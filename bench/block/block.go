@@ -10,6 +10,7 @@ package block
 import (
 	"math"
 
+	"github.com/tpucc/tpucc/examples/go/models"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/tensor"
 )
@@ -58,8 +59,8 @@ func Block(x, attnNorm, wq, wk, wv, wo, qNorm, kNorm, mlpNorm, wGate, wUp, wDown
 	q := heads(wq).RMSNorm(qNorm, NormEps)
 	k := heads(wk).RMSNorm(kNorm, NormEps)
 	v := heads(wv)
-	cos, sin := rotary(t, hd)
-	q, k = rope(q, cos, sin), rope(k, cos, sin)
+	cos, sin := models.Rotary(t, hd)
+	q, k = models.Rope(q, cos, sin), models.Rope(k, cos, sin)
 
 	f32 := x.DType()
 	batch := []int64{0, 1}
@@ -73,22 +74,4 @@ func Block(x, attnNorm, wq, wk, wv, wo, qNorm, kNorm, mlpNorm, wGate, wUp, wDown
 	h2 := x1.RMSNorm(mlpNorm, NormEps)
 	gu := h2.MatMul(wGate).Silu().Mul(h2.MatMul(wUp))
 	return x1.Add(gu.MatMul(wDown))
-}
-
-// rotary returns cos and sin of the rotary angles [tokens, hd/2].
-func rotary(t, hd int64) (cos, sin *tensor.Tensor) {
-	pos := tensor.Iota(ir.F32, 0, t, hd/2)
-	freqIdx := tensor.Iota(ir.F32, 1, t, hd/2)
-	invFreq := freqIdx.Mul(tensor.Scalar(-2*math.Log(10000)/float64(hd), ir.F32)).Exp()
-	angle := pos.Mul(invFreq)
-	return angle.Cos(), angle.Sin()
-}
-
-// rope rotates the two halves of the last axis of x [batch, head, token, hd].
-func rope(x, cos, sin *tensor.Tensor) *tensor.Tensor {
-	s := x.Shape()
-	half := s[3] / 2
-	a := x.Slice([]int64{0, 0, 0, 0}, []int64{s[0], s[1], s[2], half}, nil)
-	c := x.Slice([]int64{0, 0, 0, half}, []int64{s[0], s[1], s[2], s[3]}, nil)
-	return tensor.Concat(3, a.Mul(cos).Sub(c.Mul(sin)), c.Mul(cos).Add(a.Mul(sin)))
 }

@@ -46,8 +46,8 @@ func TransformerBlock(x, attnNorm, wq, wk, wv, wo, qNorm, kNorm, mlpNorm, wGate,
 	k := heads(wk).RMSNorm(kNorm, NormEps)
 	v := heads(wv)
 
-	cos, sin := rotary(t, hd)
-	q, k = rope(q, cos, sin), rope(k, cos, sin)
+	cos, sin := Rotary(t, hd)
+	q, k = Rope(q, cos, sin), Rope(k, cos, sin)
 
 	// Causal scaled dot-product attention.
 	f32 := x.DType()
@@ -65,9 +65,9 @@ func TransformerBlock(x, attnNorm, wq, wk, wv, wo, qNorm, kNorm, mlpNorm, wGate,
 	return x1.Add(gu.MatMul(wDown))
 }
 
-// rotary returns cos and sin of the rotary angles [t, hd/2]:
+// Rotary returns cos and sin of the rotary angles [t, hd/2]:
 // angle[p, i] = p * 10000^(-2i/hd).
-func rotary(t, hd int64) (cos, sin *tensor.Tensor) {
+func Rotary(t, hd int64) (cos, sin *tensor.Tensor) {
 	pos := tensor.Iota(ir.F32, 0, t, hd/2)
 	freqIdx := tensor.Iota(ir.F32, 1, t, hd/2)
 	invFreq := freqIdx.Mul(tensor.Scalar(-2*math.Log(10000)/float64(hd), ir.F32)).Exp()
@@ -75,14 +75,17 @@ func rotary(t, hd int64) (cos, sin *tensor.Tensor) {
 	return angle.Cos(), angle.Sin()
 }
 
-// rope rotates the two halves of the last axis of x [head, token, hd]:
-// (a, b) -> (a cos - b sin, b cos + a sin).
-func rope(x, cos, sin *tensor.Tensor) *tensor.Tensor {
+// Rope rotates the two halves of the last axis of x [..., token, hd] by the
+// Rotary tables: (a, b) -> (a cos - b sin, b cos + a sin).
+func Rope(x, cos, sin *tensor.Tensor) *tensor.Tensor {
 	s := x.Shape()
-	half := s[2] / 2
-	a := x.Slice([]int64{0, 0, 0}, []int64{s[0], s[1], half}, nil)
-	b := x.Slice([]int64{0, 0, half}, []int64{s[0], s[1], s[2]}, nil)
-	return tensor.Concat(2, a.Mul(cos).Sub(b.Mul(sin)), b.Mul(cos).Add(a.Mul(sin)))
+	last := len(s) - 1
+	start, mid, end := make([]int64, len(s)), append([]int64(nil), s...), append([]int64(nil), s...)
+	mid[last] = s[last] / 2
+	a := x.Slice(start, mid, nil)
+	start[last] = s[last] / 2
+	b := x.Slice(start, end, nil)
+	return tensor.Concat(last, a.Mul(cos).Sub(b.Mul(sin)), b.Mul(cos).Add(a.Mul(sin)))
 }
 
 // TopExperts is how many experts each token of MoEDense is routed to.
