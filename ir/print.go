@@ -233,7 +233,13 @@ func writeLiteral(b *strings.Builder, l *Literal, t Type) {
 		b.WriteString(elem(0))
 		return
 	}
-	dims := t.Dims()
+	WriteNested(b, t.Dims(), elem)
+}
+
+// WriteNested writes the elements of a row-major array of shape dims as nested
+// lists, [[e0, e1], [e2, e3]], with elem(i) spelling element i. A zero-size
+// dimension writes []. Both the .tir printer and the StableHLO lowering use it.
+func WriteNested(b *strings.Builder, dims []int64, elem func(i int) string) {
 	var rec func(d int, off int64)
 	rec = func(d int, off int64) {
 		if d == len(dims) {

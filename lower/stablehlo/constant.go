@@ -132,27 +132,7 @@ func denseAttr(l *ir.Literal, t ir.Type) string {
 	}
 	var b strings.Builder
 	b.WriteString("dense<")
-	dims := t.Dims()
-	var rec func(k int, off int64)
-	rec = func(k int, off int64) {
-		if k == len(dims) {
-			b.WriteString(elemText(l, int(off), d))
-			return
-		}
-		stride := int64(1)
-		for _, m := range dims[k+1:] {
-			stride *= m
-		}
-		b.WriteByte('[')
-		for i := int64(0); i < dims[k]; i++ {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			rec(k+1, off+i*stride)
-		}
-		b.WriteByte(']')
-	}
-	rec(0, 0)
+	ir.WriteNested(&b, t.Dims(), func(i int) string { return elemText(l, i, d) })
 	b.WriteByte('>')
 	return b.String()
 }
