@@ -17,26 +17,24 @@ func rowMajorStrides(dims []int64) []int64 {
 	return st
 }
 
-// gather fills dst, row-major over shape, with src[off + Σ idx[d]*st[d]].
-func gather[T any](dst, src []T, shape, st []int64, off int64) {
-	if len(dst) == 0 {
+// stridedRows visits a row-major array of shape (n elements in all) one
+// innermost row at a time: row(o, p) gets the row's row-major offset o and its
+// strided offset p = off + Σ idx[d]*st[d]; the row's elements step by the last
+// stride. A rank-0 shape is one row of one element.
+func stridedRows(shape, st []int64, off int64, n int, row func(o int, p int64)) {
+	if n == 0 {
 		return
 	}
 	rank := len(shape)
 	if rank == 0 {
-		dst[0] = src[off]
+		row(0, off)
 		return
 	}
 	idx := make([]int64, rank)
-	last, ls := int(shape[rank-1]), st[rank-1]
+	last := int(shape[rank-1])
 	p := off
-	for o := 0; o < len(dst); o += last {
-		q := p
-		row := dst[o : o+last]
-		for j := range row {
-			row[j] = src[q]
-			q += ls
-		}
+	for o := 0; o < n; o += last {
+		row(o, p)
 		for d := rank - 2; d >= 0; d-- {
 			idx[d]++
 			p += st[d]
@@ -49,36 +47,34 @@ func gather[T any](dst, src []T, shape, st []int64, off int64) {
 	}
 }
 
+// lastExtent is the length and stride of shape's innermost dimension (1 and 0
+// for a scalar).
+func lastExtent(shape, st []int64) (int, int64) {
+	if len(shape) == 0 {
+		return 1, 0
+	}
+	return int(shape[len(shape)-1]), st[len(st)-1]
+}
+
+// gather fills dst, row-major over shape, with src[off + Σ idx[d]*st[d]].
+func gather[T any](dst, src []T, shape, st []int64, off int64) {
+	last, ls := lastExtent(shape, st)
+	stridedRows(shape, st, off, len(dst), func(o int, p int64) {
+		for j := range dst[o : o+last] {
+			dst[o+j] = src[p+int64(j)*ls]
+		}
+	})
+}
+
 // scatter is gather's inverse: dst[off + Σ idx[d]*st[d]] = src at idx, src
 // row-major over shape.
 func scatter[T any](dst, src []T, shape, st []int64, off int64) {
-	if len(src) == 0 {
-		return
-	}
-	rank := len(shape)
-	if rank == 0 {
-		dst[off] = src[0]
-		return
-	}
-	idx := make([]int64, rank)
-	last, ls := int(shape[rank-1]), st[rank-1]
-	p := off
-	for o := 0; o < len(src); o += last {
-		q := p
-		for _, v := range src[o : o+last] {
-			dst[q] = v
-			q += ls
+	last, ls := lastExtent(shape, st)
+	stridedRows(shape, st, off, len(src), func(o int, p int64) {
+		for j, v := range src[o : o+last] {
+			dst[p+int64(j)*ls] = v
 		}
-		for d := rank - 2; d >= 0; d-- {
-			idx[d]++
-			p += st[d]
-			if idx[d] < shape[d] {
-				break
-			}
-			p -= st[d] * shape[d]
-			idx[d] = 0
-		}
-	}
+	})
 }
 
 // gatherTensor makes a tensor of type t by gathering from x.
