@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/tpucc/tpucc/ir"
 )
 
 // want builds the values testdata/gen.py writes: element k is (k-2)*1.5 for floats, k-2 for
@@ -22,7 +24,7 @@ func want(dtype string, shape []int64) *Array {
 		f16 := []uint16{0xc200, 0xbe00, 0x0000, 0x3e00, 0x4200, 0x4480}
 		return OfBits("f16", shape, f16[:n])
 	case "bf16":
-		return OfBits("bf16", shape, gen(n, func(k int) uint16 { return BF16FromFloat32(float32(k-2) * 1.5) }))
+		return OfBits("bf16", shape, gen(n, func(k int) uint16 { return ir.Float32ToBF16(float32(k-2) * 1.5) }))
 	case "i1":
 		return Of(shape, gen(n, func(k int) bool { return k%2 == 0 }))
 	case "i8":
@@ -196,8 +198,8 @@ func TestValues(t *testing.T) {
 		in   float32
 		want uint16
 	}{{1, 0x3f80}, {1.00390625, 0x3f80}, {1.01171875, 0x3f82}, {-2.5, 0xc020}} {
-		if got := BF16FromFloat32(c.in); got != c.want {
-			t.Errorf("BF16FromFloat32(%v) = %#x, want %#x", c.in, got, c.want)
+		if got := ir.Float32ToBF16(c.in); got != c.want {
+			t.Errorf("Float32ToBF16(%v) = %#x, want %#x", c.in, got, c.want)
 		}
 	}
 }

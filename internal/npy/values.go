@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+
+	"github.com/tpucc/tpucc/ir"
 )
 
 // Native is the Go element types that map one to one onto a dtype. f16 and bf16 have no
@@ -156,9 +158,9 @@ func Float64s(a *Array) ([]float64, error) {
 		case "f32":
 			out[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(b)))
 		case "f16":
-			out[i] = float64(F16ToFloat32(binary.LittleEndian.Uint16(b)))
+			out[i] = float64(ir.F16ToFloat32(binary.LittleEndian.Uint16(b)))
 		case "bf16":
-			out[i] = float64(BF16ToFloat32(binary.LittleEndian.Uint16(b)))
+			out[i] = float64(ir.BF16ToFloat32(binary.LittleEndian.Uint16(b)))
 		case "f64":
 			out[i] = math.Float64frombits(binary.LittleEndian.Uint64(b))
 		case "i1", "u8":
@@ -176,39 +178,4 @@ func Float64s(a *Array) ([]float64, error) {
 		}
 	}
 	return out, nil
-}
-
-// BF16ToFloat32 widens a bf16 bit pattern (exact).
-func BF16ToFloat32(b uint16) float32 { return math.Float32frombits(uint32(b) << 16) }
-
-// BF16FromFloat32 rounds to the nearest bf16, ties to even, as ml_dtypes does; NaN stays
-// NaN (quiet).
-func BF16FromFloat32(f float32) uint16 {
-	u := math.Float32bits(f)
-	if f != f {
-		return uint16(u>>16) | 0x40
-	}
-	u += 0x7fff + (u>>16)&1
-	return uint16(u >> 16)
-}
-
-// F16ToFloat32 widens an IEEE half-precision bit pattern (exact).
-func F16ToFloat32(h uint16) float32 {
-	sign := uint32(h>>15) << 31
-	exp := uint32(h>>10) & 0x1f
-	frac := uint32(h) & 0x3ff
-	switch {
-	case exp == 0x1f: // inf or NaN
-		return math.Float32frombits(sign | 0x7f800000 | frac<<13)
-	case exp != 0: // normal
-		return math.Float32frombits(sign | (exp+112)<<23 | frac<<13)
-	case frac == 0:
-		return math.Float32frombits(sign)
-	}
-	// subnormal: frac * 2^-24
-	v := float32(frac) * (1.0 / (1 << 24))
-	if sign != 0 {
-		v = -v
-	}
-	return v
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tpucc/tpucc/internal/npy"
+	"github.com/tpucc/tpucc/ir"
 )
 
 const header = `module @t attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {`
@@ -92,7 +93,7 @@ func harness(t *testing.T) *Harness {
 func bf16(vs ...float32) []uint16 {
 	out := make([]uint16, len(vs))
 	for i, v := range vs {
-		out[i] = npy.BF16FromFloat32(v)
+		out[i] = ir.Float32ToBF16(v)
 	}
 	return out
 }
