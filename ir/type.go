@@ -214,3 +214,37 @@ func BroadcastShapes(a, b []Dim) (out []Dim, ok bool) {
 	}
 	return out, true
 }
+
+// MatMulDims is numpy matmul as dot_general, for operands of types a and b of
+// rank at least 1 whose contracting sizes agree: a's last dimension contracts
+// with b's second to last (its only one when b is 1-D). When both have rank at
+// least 2 and b at least 3, the leading (batch) dimensions broadcast together
+// and become batch dimensions; aShape and bShape are then the shapes to
+// broadcast the operands to first (nil otherwise). ok is false when the batch
+// dimensions do not broadcast.
+func MatMulDims(a, b Type) (attr *DotAttr, aShape, bShape []Dim, ok bool) {
+	ra, rb := a.Rank(), b.Rank()
+	kb := 0
+	if rb >= 2 {
+		kb = rb - 2
+	}
+	attr = &DotAttr{LhsBatch: []int64{}, RhsBatch: []int64{}, LhsContract: []int64{int64(ra - 1)}, RhsContract: []int64{int64(kb)}}
+	if ra < 2 || rb < 3 {
+		return attr, nil, nil, true
+	}
+	batch, ok := BroadcastShapes(a.Shape[:ra-2], b.Shape[:rb-2])
+	if !ok {
+		return nil, nil, nil, false
+	}
+	nb := len(batch)
+	aShape = append(append([]Dim{}, batch...), a.Shape[ra-2:]...)
+	bShape = append(append([]Dim{}, batch...), b.Shape[rb-2:]...)
+	attr.LhsBatch = make([]int64, nb)
+	attr.RhsBatch = make([]int64, nb)
+	for i := range nb {
+		attr.LhsBatch[i], attr.RhsBatch[i] = int64(i), int64(i)
+	}
+	attr.LhsContract = []int64{int64(nb + 1)}
+	attr.RhsContract = []int64{int64(nb)}
+	return attr, aShape, bShape, true
+}

@@ -27,25 +27,15 @@ func (t *Tensor) MatMul(o *Tensor) *Tensor {
 	if at.Shape[ra-1] != bt.Shape[kb] {
 		fail("matmul", types, "contracting dimensions differ: %s has %s, %s has %s", at, at.Shape[ra-1], bt, bt.Shape[kb])
 	}
-	attr := &ir.DotAttr{LhsBatch: []int64{}, RhsBatch: []int64{}, LhsContract: []int64{int64(ra - 1)}, RhsContract: []int64{int64(kb)}}
+	attr, aShape, bShape, ok := ir.MatMulDims(at, bt)
+	if !ok {
+		fail("matmul", types, "batch dimensions do not broadcast: %s and %s", at, bt)
+	}
 	a, b := t, o
-	if ra >= 2 && rb >= 3 {
+	if aShape != nil {
 		ops := lift("matmul", []*Tensor{a, b})
-		a, b = ops[0], ops[1]
-		batch, ok := ir.BroadcastShapes(at.Shape[:ra-2], bt.Shape[:rb-2])
-		if !ok {
-			fail("matmul", types, "batch dimensions do not broadcast: %s and %s", at, bt)
-		}
-		nb := len(batch)
-		a = a.broadcastDims("matmul", append(append([]ir.Dim{}, batch...), at.Shape[ra-2:]...))
-		b = b.broadcastDims("matmul", append(append([]ir.Dim{}, batch...), bt.Shape[rb-2:]...))
-		attr.LhsBatch = make([]int64, nb)
-		attr.RhsBatch = make([]int64, nb)
-		for i := range nb {
-			attr.LhsBatch[i], attr.RhsBatch[i] = int64(i), int64(i)
-		}
-		attr.LhsContract = []int64{int64(nb + 1)}
-		attr.RhsContract = []int64{int64(nb)}
+		a = ops[0].broadcastDims("matmul", aShape)
+		b = ops[1].broadcastDims("matmul", bShape)
 	}
 	return apply1("matmul", ir.OpDotGeneral, attr, nil, a, b)
 }

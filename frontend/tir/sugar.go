@@ -133,27 +133,18 @@ func (fb *funcBuilder) matmul(pos ir.Pos, args []*ir.Value, hint []ir.Type, fiel
 		fb.errorf(pos, "matmul contracting dimensions differ: %s has %s, %s has %s", at, at.Shape[ra-1], bt, bt.Shape[kb])
 		return nil, false
 	}
-	attr := &ir.DotAttr{LhsBatch: []int64{}, RhsBatch: []int64{}, LhsContract: []int64{int64(ra - 1)}, RhsContract: []int64{int64(kb)}}
-	if ra >= 2 && rb >= 3 {
-		batch, ok := ir.BroadcastShapes(at.Shape[:ra-2], bt.Shape[:rb-2])
-		if !ok {
-			fb.errorf(pos, "batch dimensions of matmul do not broadcast: %s and %s", at, bt)
+	attr, aShape, bShape, ok := ir.MatMulDims(at, bt)
+	if !ok {
+		fb.errorf(pos, "batch dimensions of matmul do not broadcast: %s and %s", at, bt)
+		return nil, false
+	}
+	if aShape != nil {
+		if a, ok = fb.broadcastTo(a, aShape, pos); !ok {
 			return nil, false
 		}
-		nb := len(batch)
-		if a, ok = fb.broadcastTo(a, append(append([]ir.Dim{}, batch...), at.Shape[ra-2:]...), pos); !ok {
+		if b, ok = fb.broadcastTo(b, bShape, pos); !ok {
 			return nil, false
 		}
-		if b, ok = fb.broadcastTo(b, append(append([]ir.Dim{}, batch...), bt.Shape[rb-2:]...), pos); !ok {
-			return nil, false
-		}
-		attr.LhsBatch = make([]int64, nb)
-		attr.RhsBatch = make([]int64, nb)
-		for i := range nb {
-			attr.LhsBatch[i], attr.RhsBatch[i] = int64(i), int64(i)
-		}
-		attr.LhsContract = []int64{int64(nb + 1)}
-		attr.RhsContract = []int64{int64(nb)}
 	}
 	in, err := fb.bld.Emit(ir.OpDotGeneral, attr, hint, a, b)
 	if err != nil {
