@@ -1,0 +1,88 @@
+// Package backend declares what a backend implements and the one buffer type
+// that tensors, the runtime and every backend share.
+//
+// A backend turns an optimised program (the module after the pass pipeline,
+// and its StableHLO text) into an Executable that runs on Buffers. The
+// reference executor (backend/cpu) is the first; the LLVM CPU backend and the
+// PJRT client plug in beside it. Backends register themselves by name, the
+// one use of init() registration the style allows.
+package backend
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/tpucc/tpucc/ir"
+)
+
+// Program is what the compile path hands a backend: the module after the
+// passes (layouts assigned for Target), its entry, and the entry lowered to
+// StableHLO. A backend uses whichever form it compiles from.
+type Program struct {
+	Module *ir.Module
+	Entry  *ir.Func
+	HLO    string
+	Target string // the target the passes ran for ("cpu", "tpu-v6e", ...)
+}
+
+// Backend compiles programs into executables.
+type Backend interface {
+	// Name is the name the backend is registered and selected by.
+	Name() string
+	// Fingerprint is everything about this backend that can change what a
+	// compiled program computes or how it is encoded (its version, the
+	// machine features it compiles for): it is part of every cache key.
+	Fingerprint() string
+	// Compile prepares p to run. It must not modify p.
+	Compile(p *Program) (Executable, error)
+}
+
+// Executable is one compiled program. Run is safe for concurrent use.
+type Executable interface {
+	// Run executes the program on args (one per entry parameter, in
+	// order, of the parameter's type) and returns its results in return
+	// order. Results never share storage with args.
+	Run(args []*Buffer) ([]*Buffer, error)
+}
+
+var (
+	mu       sync.Mutex
+	registry = map[string]func() (Backend, error){}
+)
+
+// Register makes a backend available by name; open is called on each Lookup
+// (a backend that needs a library or a device reports its absence there).
+// Registering a name twice is a programming error.
+func Register(name string, open func() (Backend, error)) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := registry[name]; dup {
+		panic(fmt.Sprintf("backend.Register: %q registered twice", name))
+	}
+	registry[name] = open
+}
+
+// Lookup opens the backend registered as name.
+func Lookup(name string) (Backend, error) {
+	mu.Lock()
+	open, ok := registry[name]
+	mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("unknown backend %q (have %s)", name, fmt.Sprint(Names()))
+	}
+	return open()
+}
+
+// Names lists the registered backends, sorted.
+func Names() []string {
+	mu.Lock()
+	defer mu.Unlock()
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return slices.Clip(names)
+}

@@ -1,0 +1,60 @@
+package backend
+
+import (
+	"fmt"
+
+	"github.com/tpucc/tpucc/ir"
+)
+
+// Buffer is a dense, row-major tensor whose elements are stored in their own
+// dtype: f32 as 4 little-endian bytes, f16 and bf16 as their 2-byte bit
+// patterns, i1 as one byte holding 0 or 1, integers in two's complement of
+// their width. Its length in bytes is always the type's element count times
+// the dtype's size. A Buffer may be a view of memory it does not own (a Go
+// slice, a memory-mapped file); kernels never modify their operands.
+type Buffer struct {
+	typ  ir.Type
+	data []byte
+}
+
+// New returns a zero-filled buffer of the static type t. A symbolic type is a
+// programming error and panics.
+func New(t ir.Type) *Buffer {
+	n := byteSize(t)
+	return &Buffer{typ: t, data: make([]byte, n)}
+}
+
+// View returns a buffer of type t over data, without copying. len(data) must
+// be exactly t's size in bytes.
+func View(t ir.Type, data []byte) (*Buffer, error) {
+	n, ok := t.NumElements()
+	if !ok || !t.IsStatic() {
+		return nil, fmt.Errorf("%s is not a static type of reasonable size", t)
+	}
+	if want := n * int64(t.DType.Size()); int64(len(data)) != want {
+		return nil, fmt.Errorf("%d bytes for %s, want %d", len(data), t, want)
+	}
+	return &Buffer{typ: t, data: data}, nil
+}
+
+// byteSize is t's size in bytes; a symbolic or overflowing type panics.
+func byteSize(t ir.Type) int {
+	n, ok := t.NumElements()
+	if !ok || !t.IsStatic() {
+		panic(fmt.Sprintf("backend.New: %s is not a static type of reasonable size", t))
+	}
+	size := n * int64(t.DType.Size())
+	if size/int64(t.DType.Size()) != n || int64(int(size)) != size {
+		panic(fmt.Sprintf("backend.New: %s does not fit in memory", t))
+	}
+	return int(size)
+}
+
+// Type is the buffer's type.
+func (b *Buffer) Type() ir.Type { return b.typ }
+
+// Bytes is the buffer's storage (not a copy).
+func (b *Buffer) Bytes() []byte { return b.data }
+
+// Len is the number of elements.
+func (b *Buffer) Len() int { return len(b.data) / b.typ.DType.Size() }
