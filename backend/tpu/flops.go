@@ -41,13 +41,22 @@ func (t *Target) instrWork(in *ir.Instr) (w work, ok bool) {
 		}
 		out = n
 	}
-	elems := func(v *ir.Value) int64 {
-		n, ok := v.Type.NumElements()
-		if !ok {
-			return -1
-		}
-		return n
+	if in.Op.Info().Cost == ir.CostDot {
+		return t.dotWork(in)
 	}
+	vec, trans := classWork(in, out)
+	if vec < 0 || trans < 0 {
+		return w, false
+	}
+	w = work{flops: vec, transcendentals: trans}
+	w.seconds = (float64(vec) + float64(trans)*t.TranscendentalOps) / t.Vector
+	return w, true
+}
+
+// classWork counts the vector ops and transcendentals of an instruction by
+// its op's cost class, for a result of out elements; -1 when a count
+// overflows or an operand's shape is not static.
+func classWork(in *ir.Instr, out int64) (vec, trans int64) {
 	// combines is the number of binary combines reducing the operand to the
 	// result: one per input element beyond the first of each output (none
 	// for an empty reduction, whose result is the identity).
@@ -58,47 +67,46 @@ func (t *Target) instrWork(in *ir.Instr) (w work, ok bool) {
 		}
 		return max(n-out, 0)
 	}
-	vec, trans := int64(0), int64(0)
 	switch c := in.Op.Info().Cost; c {
-	case ir.CostDot:
-		return t.dotWork(in)
 	case ir.CostNone: // moves data only: its bytes are the whole cost
-	case ir.CostElementwise:
-		vec = out
+		return 0, 0
+	case ir.CostElementwise, ir.CostScan:
+		return out, 0
 	case ir.CostTranscendental: // XLA counts these as transcendentals, not FLOPs
-		trans = out
+		return 0, out
 	case ir.CostReduce:
-		vec = combines()
+		return combines(), 0
 	case ir.CostArgReduce: // a compare and a select per combine
-		vec = mulOK(2, combines())
-	case ir.CostScan:
-		vec = out
+		return mulOK(2, combines()), 0
 	case ir.CostScatter: // one add per update element
-		vec = elems(in.Args[2])
+		return elems(in.Args[2]), 0
 	case ir.CostSort: // a comparison sort: n·ceil(log2 n) compares per row
 		x := in.Args[0]
 		axis := x.Type.Rank() - 1
 		if a, isAxis := in.Attr.(*ir.AxisAttr); isAxis {
 			axis = int(a.Axis)
 		}
-		vec = mulOK(elems(x), ceilLog2(x.Type.Dims()[axis]))
+		return mulOK(elems(x), ceilLog2(x.Type.Dims()[axis])), 0
 	case ir.CostComposite:
 		f := compositeWork[in.Op]
 		if f == nil {
 			panic(fmt.Sprintf("tpu: %s is a composite op without a cost formula", in.Op))
 		}
-		vec, trans = f(in, out)
+		return f(in, out)
 	default:
-		// CostRegion ops are summed by the caller; an op without a cost
-		// class is a broken table (TestEveryOpHasCost).
+		// CostDot is instrWork's, CostRegion ops are summed by the caller;
+		// an op without a cost class is a broken table (TestEveryOpHasCost).
 		panic(fmt.Sprintf("tpu: no cost rule for %s (cost class %d)", in.Op, c))
 	}
-	if vec < 0 || trans < 0 {
-		return w, false
+}
+
+// elems is v's element count, or -1 when its shape is not static.
+func elems(v *ir.Value) int64 {
+	n, ok := v.Type.NumElements()
+	if !ok {
+		return -1
 	}
-	w = work{flops: vec, transcendentals: trans}
-	w.seconds = (float64(vec) + float64(trans)*t.TranscendentalOps) / t.Vector
-	return w, true
+	return n
 }
 
 // compositeWork counts the vector ops and transcendentals of each composite

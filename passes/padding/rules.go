@@ -15,19 +15,41 @@ func (c *padCheck) step(in *ir.Instr) string {
 	unsafe := func(format string, args ...any) string {
 		return fmt.Sprintf("%s%s ", in.Op, at(in.Pos)) + fmt.Sprintf(format, args...)
 	}
-	var o *ir.Value
-	if len(in.Args) > 0 {
-		o = in.Args[0]
-	}
-	r := in.Results[0]
 	switch in.Op.Info().Pad {
 	case ir.PadElementwise:
 		c.elementwise(in)
+		return ""
 	case ir.PadNone:
 		// Constants were compared (and splats given their padding value) by
 		// sameAttrs; an iota along a labelled axis is the same on the real
 		// region; row i of a one_hot reads index i, and a labelled depth
 		// compares real indices with positions, which agree on the real region.
+		return ""
+	case ir.PadReshape:
+		return c.reshape(in, unsafe)
+	case ir.PadDot:
+		return c.dot(in, unsafe)
+	case ir.PadReduce:
+		return c.reduce(in, unsafe)
+	case ir.PadBroadcast, ir.PadTranspose, ir.PadSlice, ir.PadConcat, ir.PadPad:
+		return c.movement(in, unsafe)
+	case ir.PadArgReduce, ir.PadScan, ir.PadSoftmax, ir.PadNorm, ir.PadSort:
+		return c.alongAxis(in, unsafe)
+	case ir.PadTake, ir.PadScatter, ir.PadDynamicSlice, ir.PadDynamicUpdateSlice:
+		return c.indexing(in, unsafe)
+	}
+	// PadRefuse, and an op the table gives no rule (TestEveryOpHasPadRule).
+	if c.touchesLabel(in) {
+		return unsafe("is not known to the padding check")
+	}
+	return ""
+}
+
+// movement applies the rules of the movement ops: padding follows the
+// dimensions they map, and they must not cut, join or pad a labelled one.
+func (c *padCheck) movement(in *ir.Instr, unsafe func(string, ...any) string) string {
+	o, r := in.Args[0], in.Results[0]
+	switch in.Op.Info().Pad {
 	case ir.PadBroadcast:
 		a := in.Attr.(*ir.DimsAttr)
 		for j, l := range c.labels[r.ID] {
@@ -46,8 +68,6 @@ func (c *padCheck) step(in *ir.Instr) string {
 		for i, p := range a.Perm {
 			c.pads[r.ID][i] = c.pads[o.ID][p]
 		}
-	case ir.PadReshape:
-		return c.reshape(in, unsafe)
 	case ir.PadSlice:
 		a := in.Attr.(*ir.SliceAttr)
 		for d, l := range c.labels[o.ID] {
@@ -93,10 +113,15 @@ func (c *padCheck) step(in *ir.Instr) string {
 				}
 			}
 		}
-	case ir.PadDot:
-		return c.dot(in, unsafe)
-	case ir.PadReduce:
-		return c.reduce(in, unsafe)
+	}
+	return ""
+}
+
+// alongAxis applies the rules of ops that combine the elements along an
+// axis: searches, scans, normalisations and sorts.
+func (c *padCheck) alongAxis(in *ir.Instr, unsafe func(string, ...any) string) string {
+	o, r := in.Args[0], in.Results[0]
+	switch in.Op.Info().Pad {
 	case ir.PadArgReduce:
 		axis := int(in.Attr.(*ir.AxisAttr).Axis)
 		if l := c.labels[o.ID][axis]; l != 0 {
@@ -127,6 +152,22 @@ func (c *padCheck) step(in *ir.Instr) string {
 		if l := c.labels[o.ID][o.Type.Rank()-1]; l != 0 {
 			return unsafe("normalises over %s", c.name(l))
 		}
+	case ir.PadSort:
+		axis := o.Type.Rank() - 1 // top_k sorts along the last axis
+		if a, ok := in.Attr.(*ir.AxisAttr); ok {
+			axis = int(a.Axis)
+		}
+		if l := c.labels[o.ID][axis]; l != 0 {
+			return unsafe("sorts along %s", c.name(l))
+		}
+	}
+	return ""
+}
+
+// indexing applies the rules of gathers, scatters and dynamic windows.
+func (c *padCheck) indexing(in *ir.Instr, unsafe func(string, ...any) string) string {
+	o, r := in.Args[0], in.Results[0]
+	switch in.Op.Info().Pad {
 	case ir.PadTake:
 		axis := int(in.Attr.(*ir.AxisAttr).Axis)
 		if l := c.labels[o.ID][axis]; l != 0 {
@@ -161,19 +202,6 @@ func (c *padCheck) step(in *ir.Instr) string {
 				return unsafe("writes a window along %s", c.name(l))
 			}
 			c.pads[r.ID][d] = join(c.pads[o.ID][d], c.pads[u.ID][d])
-		}
-	case ir.PadSort:
-		axis := o.Type.Rank() - 1 // top_k sorts along the last axis
-		if a, ok := in.Attr.(*ir.AxisAttr); ok {
-			axis = int(a.Axis)
-		}
-		if l := c.labels[o.ID][axis]; l != 0 {
-			return unsafe("sorts along %s", c.name(l))
-		}
-	default:
-		// PadRefuse, and an op the table gives no rule (TestEveryOpHasPadRule).
-		if c.touchesLabel(in) {
-			return unsafe("is not known to the padding check")
 		}
 	}
 	return ""
