@@ -29,13 +29,13 @@ import (
 
 // moeLayer is one matched layer: everything the rewrite needs.
 type moeLayer struct {
-	root    *ir.Instr  // the sum over experts; its result is replaced
-	out     []byte     // roles of the root's result dims: "TH" or "HT"
-	x       *ir.Value  // the tokens [T,H]
-	ids     *ir.Value  // expert ids [T,K] (top_k indices over E experts)
+	root    *ir.Instr                     // the sum over experts; its result is replaced
+	out     []byte                        // roles of the root's result dims: "TH" or "HT"
+	x       *ir.Value                     // the tokens [T,H]
+	ids     *ir.Value                     // expert ids [T,K] (top_k indices over E experts)
 	weights func(b *ir.Builder) *ir.Value // builds the [T,K] weights
-	act     *ir.Value  // the expert activation [.., F], roles actRoles
-	roles   []byte     // roles of act's dims, a permutation of "TEF"
+	act     *ir.Value                     // the expert activation [.., F], roles actRoles
+	roles   []byte                        // roles of act's dims, a permutation of "TEF"
 	leaves  map[*ir.Value]projection
 	down    projection // the down projection's weights
 	e, k    int64
