@@ -204,7 +204,7 @@ var opTable = [numOps]OpInfo{
 		}, infer: inferDot},
 	OpRaggedDot: {Name: "ragged_dot", Group: GroupContraction, Args: 3,
 		Doc: "ragged_dot %lhs, %rhs, %group_sizes: grouped matmul (jax.lax.ragged_dot); lhs [m,k], rhs [g,k,n], i32 group_sizes [g] -> [m,n]; " +
-			"row r is multiplied by every rhs[i] whose group holds it (cumsum(sizes)[i-1] <= r < cumsum(sizes)[i]), so rows past the groups are 0",
+			"row r is multiplied by rhs[i] when end[i-1] <= r < end[i], end being the running sum of the sizes with negative sizes taken as 0: rows past the groups are 0, groups past m are cut",
 		infer: inferRaggedDot},
 
 	OpReduceSum:  reduction("reduce_sum", "sum over axes"),

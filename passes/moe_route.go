@@ -165,10 +165,27 @@ func (m *expertsMatch) finish(root *ir.Instr, out []byte, comb *ir.Value) *moeLa
 	return &l
 }
 
-// matchExperts matches eo = down(act) where act is an elementwise
-// expression of per-expert projections of one x, and down is batched over
-// experts: dot_general(act, wd) or dot_general(wd, act).
+// matchExperts matches eo = down(act), or a transpose of it, where act is
+// an elementwise expression of per-expert projections of one x, and down is
+// batched over experts: dot_general(act, wd) or dot_general(wd, act).
 func matchExperts(eo *ir.Value) *expertsMatch {
+	if d := eo.Def; d != nil && d.Op == ir.OpTranspose {
+		m := matchDown(d.Args[0])
+		if m != nil {
+			perm := d.Attr.(*ir.PermAttr).Perm
+			roles := make([]byte, len(perm))
+			for i, p := range perm {
+				roles[i] = m.outRoles[p]
+			}
+			m.outRoles = roles
+		}
+		return m
+	}
+	return matchDown(eo)
+}
+
+// matchDown matches the down projection of matchExperts.
+func matchDown(eo *ir.Value) *expertsMatch {
 	d := eo.Def
 	if d == nil || d.Op != ir.OpDotGeneral || eo.Type.Rank() != 3 {
 		return nil

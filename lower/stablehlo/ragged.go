@@ -21,7 +21,9 @@ func (e *emitter) raggedDot(l, r, sizes hv, t ir.Type) (hv, error) {
 	if n, _ := t.NumElements(); n == 0 || m == 0 || g == 0 {
 		return e.fconst(t, 0), nil
 	}
-	sizes = e.op2("stablehlo.maximum", sizes, e.iconst(sizes.t, 0))
+	// Clamped into [0, m]: a size past m ends its group past the last row
+	// as m does, and the running sums then stay far from i32's limit.
+	sizes = e.op2("stablehlo.minimum", e.op2("stablehlo.maximum", sizes, e.iconst(sizes.t, 0)), e.iconst(sizes.t, m))
 	if e.nativeRagged {
 		return e.chloRaggedDot(l, r, sizes, t), nil
 	}
