@@ -7,17 +7,16 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/backend/tpu"
 	"github.com/tpucc/tpucc/ir"
-	"github.com/tpucc/tpucc/lower/stablehlo"
 	"github.com/tpucc/tpucc/passes"
+	"github.com/tpucc/tpucc/runtime"
 )
 
-// targets are the values --target accepts, in the order DESIGN.md lists them; each names a
-// description in backend/tpu (tpu.Lookup). assign-layout lays values out for it (the
-// StableHLO carries no layouts) and --report costs the program on it.
-var targets = []string{"tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu-v7x", "tpu-v4", "cpu"}
+// targets are the values --target accepts: the compile path's list (runtime.Targets), each
+// naming a description in backend/tpu. assign-layout lays values out for it (the StableHLO
+// carries no layouts) and --report costs the program on it.
+var targets = runtime.Targets()
 
 // defaultTarget is cpu: it needs no target-specific rewriting, which is exactly what build
 // does today, so the default's output will not change when TPU targets start to matter.
@@ -102,12 +101,11 @@ func parseBuild(p *parsed) (*buildConfig, error) {
 		c.out = ""
 	}
 	name := p.value("target", defaultTarget)
-	t, ok := tpu.Lookup(name)
-	if !ok || !slices.Contains(targets, name) {
-		return nil, usagef("unknown target %q (want one of %s)", name, strings.Join(targets, ", "))
+	t, err := runtime.LookupTarget(name)
+	if err != nil {
+		return nil, usagef("%v", err)
 	}
 	c.target = t
-	c.opts.Target = t // assign-layout lays values out for it
 	if p.has("dump-after") {
 		re := p.value("dump-after", "")
 		if re == "all" {
@@ -149,7 +147,6 @@ func parseBuild(p *parsed) (*buildConfig, error) {
 		c.dims = append(c.dims, dimSize{name, n})
 	}
 	c.opts.VerifyEach = p.flag("verify-each")
-	c.opts.Eval = cpu.Folder{}
 	return c, nil
 }
 
@@ -171,16 +168,11 @@ func cmdBuild(e *env, p *parsed) error {
 			return err
 		}
 	}
-	if err := passes.Run(m, passes.Default(), c.opts); err != nil {
-		return diag(name, err)
-	}
-	if err := c.target.Check(m); err != nil {
-		return diag(name, err)
-	}
-	text, err := stablehlo.Lower(m, stablehlo.Options{Entry: f.Name})
+	exe, _, err := runtime.Compile(m, runtime.Config{Target: c.target.Name(), Entry: f.Name, Passes: c.opts})
 	if err != nil {
 		return diag(name, err)
 	}
+	text := exe.HLO
 	var report string
 	if c.report {
 		// Costed before anything is written, so a program the model cannot cost (a

@@ -111,7 +111,7 @@ func TestBuildTargets(t *testing.T) {
 		tpucc(t, "", "build", model, "--target="+target).want(t, 0, want, "")
 	}
 	tpucc(t, "", "build", model, "--target", "tpu-v9").want(t, exitUsage, "",
-		`tpucc build: unknown target "tpu-v9" (want one of tpu-v5e, tpu-v5p, tpu-v6e, tpu-v7x, tpu-v4, cpu)`)
+		`tpucc build: unknown target "tpu-v9" (want one of tpu-v4, tpu-v5e, tpu-v5p, tpu-v6e, tpu-v7x, cpu)`)
 }
 
 func TestBuildDisable(t *testing.T) {

@@ -13,8 +13,8 @@ import (
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/internal/npy"
 	"github.com/tpucc/tpucc/ir"
-	"github.com/tpucc/tpucc/lower/stablehlo"
 	"github.com/tpucc/tpucc/passes"
+	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tools/xlacheck"
 )
 
@@ -62,13 +62,17 @@ func (c *check) prepare() (err error) {
 		return fmt.Errorf("frontend/tir.Parse of the printed program failed: %v", err)
 	}
 	// With a TPU target, so that assign-layout runs (and folds transposes into
-	// dot_general) as in tpucc build --target tpu-v6e.
-	if err := passes.Run(opt, passes.Default(), passes.Options{VerifyEach: true, Eval: cpu.Folder{}, Target: tpu.V6e}); err != nil {
-		return fmt.Errorf("passes.Run failed: %v", err)
+	// dot_general) as in tpucc build --target tpu-v6e; a program that target
+	// refuses (an i64 dot_general) is compiled for the cpu target instead.
+	target := "tpu-v6e"
+	if tpu.V6e.Check(opt) != nil {
+		target = "cpu"
 	}
-	if c.hlo, err = stablehlo.Lower(opt, stablehlo.Options{}); err != nil {
-		return fmt.Errorf("lower/stablehlo.Lower failed: %v", err)
+	exe, _, err := runtime.Compile(opt, runtime.Config{Target: target, Passes: passes.Options{VerifyEach: true}})
+	if err != nil {
+		return fmt.Errorf("runtime.Compile failed: %v", err)
 	}
+	c.hlo = exe.HLO
 	return nil
 }
 
