@@ -152,6 +152,9 @@ func cmdBuild(e *env, p *parsed) error {
 			return err
 		}
 	}
+	if err := checkSizes(m); err != nil {
+		return diag(name, err)
+	}
 	exe, _, err := runtime.Compile(m, runtime.Config{Target: c.target.Name(), Entry: f.Name, Passes: c.opts})
 	if err != nil {
 		return diag(name, err)
