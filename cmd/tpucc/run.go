@@ -23,7 +23,11 @@ var runCommand = &command{
 	summary: "run MODEL.tir on the CPU reference executor",
 	about: `Runs the entry function of MODEL.tir as written (no passes) on the CPU reference executor.
 Each parameter comes from --input NAME=FILE.npy or, when not given, is drawn at random from
---seed: a parameter that is not given gets the same values whichever others are.
+--seed: a parameter that is not given gets the same values whichever others are. Floats are
+drawn uniformly from [-2, 2), except a matmul's weight (a parameter that is an operand of a
+dot_general), drawn from [-2/sqrt(K), 2/sqrt(K)) for K the length of the sums it enters,
+so that layers keep their inputs' size; signed integers from [-8, 8], unsigned ones from
+[0, 16], i1 from {0, 1}.
 
 With --output-dir the results are written as DIR/result0.npy, DIR/result1.npy, ... in return
 order (all of them, or none if anything fails); DIR is created if needed. Without it, one line
@@ -143,7 +147,7 @@ func cmdRun(e *env, p *parsed) error {
 		}
 	}
 	if missing {
-		random := cpu.RandomInputs(drawOnly(f, given), seed)
+		random := cpu.RandomInputsWithin(drawOnly(f, given), seed, cpu.InputLimits(f))
 		for k, p := range f.Params {
 			if args[k] != nil {
 				continue
