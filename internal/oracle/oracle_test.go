@@ -19,13 +19,8 @@ import (
 	"github.com/tpucc/tpucc/tools/xlacheck"
 )
 
-// excessPrecision is the XLA flag that makes XLA:CPU round every f16/bf16
-// op, as the semantics contract does (see the package doc).
-const excessPrecision = "--xla_allow_excess_precision=false"
-
 // harness finds the XLA oracle or fails the test: a skipped oracle test is a
-// failed one. It also puts excessPrecision into XLA_FLAGS, which the harness
-// process inherits.
+// failed one. xlacheck.py itself sets --xla_allow_excess_precision=false.
 func harness(t *testing.T) *xlacheck.Harness {
 	t.Helper()
 	h, err := xlacheck.Find()
@@ -33,9 +28,6 @@ func harness(t *testing.T) *xlacheck.Harness {
 		t.Fatalf("the XLA oracle is not installed: %v\n"+
 			"Run `make venv` at the repository root: it installs tools/xlacheck's pinned jax into .venv. "+
 			"The oracle test never skips.", err)
-	}
-	if cur := os.Getenv("XLA_FLAGS"); !strings.Contains(cur, "xla_allow_excess_precision") {
-		os.Setenv("XLA_FLAGS", strings.TrimSpace(cur+" "+excessPrecision))
 	}
 	return h
 }
