@@ -106,29 +106,9 @@ func cmdRun(e *env, p *parsed) error {
 	if err != nil {
 		return err
 	}
-	given := make([]*inputArg, len(f.Params))
-	for i := range ins {
-		k := paramIndex(f, ins[i].name)
-		if k < 0 {
-			return usagef("--input %s: @%s has no parameter %%%s (%s)", ins[i].name, f.Name, ins[i].name, paramList(f))
-		}
-		given[k] = &ins[i]
-	}
-	arrays := make([]*npy.Array, len(f.Params))
-	for k, in := range given {
-		if in != nil {
-			if arrays[k], err = readNPY(in.file); err != nil {
-				return err
-			}
-		}
-	}
-	if dims, err = inputDims(f, name, dims, given, arrays); err != nil {
+	given, arrays, err := readInputs(m, f, name, ins, dims)
+	if err != nil {
 		return err
-	}
-	if len(dims) > 0 {
-		if err := bindDims(m, name, dims); err != nil {
-			return err
-		}
 	}
 	// Refuse a program too large for memory before drawing any input or converting the
 	// given ones; cpu.Run checks the same with the same limit.
