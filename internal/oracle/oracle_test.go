@@ -13,6 +13,7 @@ import (
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/internal/npy"
 	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/lower/stablehlo"
 	"github.com/tpucc/tpucc/passes"
 	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tools/xlacheck"
@@ -72,7 +73,12 @@ func (c *check) prepare() (err error) {
 	if err != nil {
 		return fmt.Errorf("runtime.Compile failed: %v", err)
 	}
-	c.hlo = exe.HLO
+	// XLA:CPU runs it: the optimised program is lowered as for the cpu
+	// target (ragged_dot as a gather and a dot, not chlo.ragged_dot, which
+	// only TPU targets get and XLA:CPU does not compile).
+	if c.hlo, err = stablehlo.Lower(exe.Module, stablehlo.Options{Entry: exe.Entry.Name}); err != nil {
+		return fmt.Errorf("lower/stablehlo.Lower failed: %v", err)
+	}
 	return nil
 }
 
