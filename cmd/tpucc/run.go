@@ -25,7 +25,7 @@ var runCommand = &command{
 Each parameter comes from --input NAME=FILE.npy or, when not given, is drawn at random from
 --seed: a parameter that is not given gets the same values whichever others are. Floats are
 drawn uniformly from [-2, 2), except a matmul's weight (a parameter that is an operand of a
-dot_general), drawn from [-2/sqrt(K), 2/sqrt(K)) for K the length of the sums it enters,
+dot_general or ragged_dot), drawn from [-2/sqrt(K), 2/sqrt(K)) for K the length of the sums it enters,
 so that layers keep their inputs' size; signed integers from [-8, 8], unsigned ones from
 [0, 16], i1 from {0, 1}.
 
