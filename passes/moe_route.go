@@ -76,6 +76,8 @@ func matchMoE(in *ir.Instr) (*moeLayer, string) {
 		l, rule = matchCombineDot(in), "combine-dot"
 	case ir.OpReduceSum:
 		l, rule = matchCombineReduce(in), "combine-reduce"
+	case ir.OpAdd:
+		l, rule = matchPerExpertSum(in), "per-expert-sum"
 	}
 	if l == nil {
 		return nil, ""
