@@ -15,9 +15,10 @@ const drawLimit = 2
 // model run on random inputs computes numbers of a plausible size. A parameter that
 // is a matmul's weight (an operand of a dot_general in f, directly or through
 // reshape, transpose, broadcast or convert: the rhs, or the lhs when the rhs is not
-// a parameter) gets 2/sqrt(K), K the number of elements each output sums over, as
-// a network's weights are initialised; its outputs then keep the size of its other
-// operand instead of growing by sqrt(K) per layer. Every other parameter gets 2.
+// a parameter; the experts' weights of a ragged_dot) gets 2/sqrt(K), K the number
+// of products each output sums, as a network's weights are initialised; its outputs
+// then keep the size of its other operand instead of growing by sqrt(K) per layer.
+// Every other parameter gets 2.
 // Without it, the transformer block of examples/ computes values near 1e4.
 func InputLimits(f *ir.Func) []float64 {
 	lims := make([]float64, len(f.Params))
@@ -25,32 +26,41 @@ func InputLimits(f *ir.Func) []float64 {
 		lims[i] = drawLimit
 	}
 	f.Body.Walk(func(in *ir.Instr) {
-		a, ok := in.Attr.(*ir.DotAttr)
-		if in.Op != ir.OpDotGeneral || !ok || len(in.Args) != 2 {
-			return
-		}
-		side, contract := 1, a.RhsContract
-		p := weightParam(f, in.Args[1])
-		if p == nil {
-			side, contract = 0, a.LhsContract
-			p = weightParam(f, in.Args[0])
-		}
-		if p == nil {
-			return
-		}
-		k := 1.0
-		for _, d := range contract {
-			shape := in.Args[side].Type.Shape
-			if d < 0 || int(d) >= len(shape) || shape[d].Symbolic() {
-				return
-			}
-			k *= float64(shape[d].Size)
-		}
-		if k > 1 {
-			lims[p.Index] = math.Min(lims[p.Index], drawLimit/math.Sqrt(k))
+		if p, k := weightOf(f, in); p != nil && k > 1 {
+			lims[p.Index] = math.Min(lims[p.Index], drawLimit/math.Sqrt(float64(k)))
 		}
 	})
 	return lims
+}
+
+// weightOf returns the parameter of f that is in's weight and the length K of the
+// sums it enters: for dot_general the rhs, or the lhs when the rhs is not a
+// parameter, and the product of its contracting dimensions; for ragged_dot the rhs
+// [g,k,n] and k. It returns nil for other instructions or when K is not static.
+func weightOf(f *ir.Func, in *ir.Instr) (*ir.Value, int64) {
+	var side int
+	var contract []int64
+	switch a, ok := in.Attr.(*ir.DotAttr); {
+	case in.Op == ir.OpDotGeneral && ok && len(in.Args) == 2:
+		side, contract = 1, a.RhsContract
+		if weightParam(f, in.Args[1]) == nil {
+			side, contract = 0, a.LhsContract
+		}
+	case in.Op == ir.OpRaggedDot && len(in.Args) == 3:
+		side, contract = 1, []int64{1}
+	default:
+		return nil, 0
+	}
+	p := weightParam(f, in.Args[side])
+	shape := in.Args[side].Type.Shape
+	k := int64(1)
+	for _, d := range contract {
+		if p == nil || d < 0 || int(d) >= len(shape) || shape[d].Symbolic() {
+			return nil, 0
+		}
+		k *= shape[d].Size
+	}
+	return p, k
 }
 
 // weightParam is the parameter of f that v is, or is made from by ops that only move,

@@ -36,6 +36,22 @@ func TestInputLimits(t *testing.T) {
 	}
 }
 
+// TestInputLimitsRaggedDot: the experts' weights [g,k,n] of a ragged_dot get 2/sqrt(k).
+func TestInputLimitsRaggedDot(t *testing.T) {
+	src := `func @f(%x: f32[8,16], %w: f32[4,16,32], %s: i32[4]) -> f32[8,32] {
+  %y = ragged_dot %x, %w, %s : f32[8,32]
+  return %y
+}
+`
+	m, err := tir.Parse("f.tir", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(InputLimits(m.Entry())), fmt.Sprint([]float64{2, 0.5, 2}); got != want {
+		t.Errorf("InputLimits = %s, want %s", got, want)
+	}
+}
+
 // TestInputLimitsTransformerBlock: with InputLimits, the example transformer block's
 // output stays near its input's size (|x| < 2) instead of reaching 1e4, as it does
 // with every parameter drawn from [-2, 2).

@@ -40,6 +40,37 @@ func parseDims(list []string) ([]dimSize, error) {
 	return dims, nil
 }
 
+// readInputs reads run's --input files, one per parameter of f (given[k] and
+// arrays[k] are nil for a parameter to be drawn), and gives the symbolic dimensions
+// of m their sizes from dims and from the files' shapes (inputDims).
+func readInputs(m *ir.Module, f *ir.Func, file string, ins []inputArg, dims []dimSize) (given []*inputArg, arrays []*npy.Array, err error) {
+	given = make([]*inputArg, len(f.Params))
+	for i := range ins {
+		k := paramIndex(f, ins[i].name)
+		if k < 0 {
+			return nil, nil, usagef("--input %s: @%s has no parameter %%%s (%s)", ins[i].name, f.Name, ins[i].name, paramList(f))
+		}
+		given[k] = &ins[i]
+	}
+	arrays = make([]*npy.Array, len(f.Params))
+	for k, in := range given {
+		if in != nil {
+			if arrays[k], err = readNPY(in.file); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	if dims, err = inputDims(f, file, dims, given, arrays); err != nil {
+		return nil, nil, err
+	}
+	if len(dims) > 0 {
+		if err := bindDims(m, file, dims); err != nil {
+			return nil, nil, err
+		}
+	}
+	return given, arrays, nil
+}
+
 // sizeSource is where run learnt a symbol's size: a --dim, or an input file.
 type sizeSource struct {
 	size  int64

@@ -25,7 +25,7 @@ var runCommand = &command{
 Each parameter comes from --input NAME=FILE.npy or, when not given, is drawn at random from
 --seed: a parameter that is not given gets the same values whichever others are. Floats are
 drawn uniformly from [-2, 2), except a matmul's weight (a parameter that is an operand of a
-dot_general), drawn from [-2/sqrt(K), 2/sqrt(K)) for K the length of the sums it enters,
+dot_general or ragged_dot), drawn from [-2/sqrt(K), 2/sqrt(K)) for K the length of the sums it enters,
 so that layers keep their inputs' size; signed integers from [-8, 8], unsigned ones from
 [0, 16], i1 from {0, 1}.
 
@@ -106,29 +106,9 @@ func cmdRun(e *env, p *parsed) error {
 	if err != nil {
 		return err
 	}
-	given := make([]*inputArg, len(f.Params))
-	for i := range ins {
-		k := paramIndex(f, ins[i].name)
-		if k < 0 {
-			return usagef("--input %s: @%s has no parameter %%%s (%s)", ins[i].name, f.Name, ins[i].name, paramList(f))
-		}
-		given[k] = &ins[i]
-	}
-	arrays := make([]*npy.Array, len(f.Params))
-	for k, in := range given {
-		if in != nil {
-			if arrays[k], err = readNPY(in.file); err != nil {
-				return err
-			}
-		}
-	}
-	if dims, err = inputDims(f, name, dims, given, arrays); err != nil {
+	given, arrays, err := readInputs(m, f, name, ins, dims)
+	if err != nil {
 		return err
-	}
-	if len(dims) > 0 {
-		if err := bindDims(m, name, dims); err != nil {
-			return err
-		}
 	}
 	// Refuse a program too large for memory before drawing any input or converting the
 	// given ones; cpu.Run checks the same with the same limit.
