@@ -47,6 +47,7 @@ const (
 	CostScatter                  // one combine per update element
 	CostSort                     // a comparison sort of each row
 	CostDot                      // a contraction
+	CostRaggedDot                // a grouped contraction whose group sizes are known only when it runs
 	CostComposite                // a composite op: the cost model has a formula for each
 	CostRegion                   // call, fusion: the work of the body, summed by the caller
 )

@@ -107,6 +107,8 @@ func (g *gen) genOp(op ir.Op) bool {
 		return g.genIota()
 	case ir.OpDotGeneral:
 		return g.genDot()
+	case ir.OpRaggedDot:
+		return g.genRaggedDot()
 	case ir.OpArgmax, ir.OpArgmin:
 		return g.genArg(op)
 	case ir.OpCumsum:
