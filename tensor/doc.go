@@ -8,7 +8,7 @@
 //
 // # Two modes, one path
 //
-// A Tensor is either concrete (it holds a *cpu.Tensor) or traced (it holds an
+// A Tensor is either concrete (it holds a *backend.Buffer, elements in their own dtype) or traced (it holds an
 // *ir.Value of a *trace.Tracer: compile.Func runs the user's function on
 // traced tensors to record it). Every operation takes the same path: build the
 // op's attribute, check the operand types with ir.Infer (so eager and traced
