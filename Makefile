@@ -74,3 +74,22 @@ $(VENV_TPU)/.stamp: $(XLACHECK_REQ_TPU) $(XLACHECK_REQ)
 	touch $@
 
 # --- end of xlacheck section -------------------------------------------------
+
+# ---------------------------------------------------------------------------
+# The Hugging Face oracle: .venv-hf/ with pinned torch, transformers, safetensors
+# and tokenizers (tools/hf/requirements.txt; test and bench only, about 5.6 GB).
+# ---------------------------------------------------------------------------
+
+VENV_HF ?= .venv-hf
+PY_HF := $(VENV_HF)/bin/python
+HF_REQ := tools/hf/requirements.txt
+
+.PHONY: venv-hf
+
+venv-hf: $(VENV_HF)/.stamp
+
+$(VENV_HF)/.stamp: $(HF_REQ)
+	rm -rf $(VENV_HF)
+	python3 -m venv $(VENV_HF)
+	$(PY_HF) -m pip install $(PIP_FLAGS) -r $(HF_REQ)
+	touch $@

@@ -117,7 +117,7 @@ func compile(m *ir.Module, cfg Config, times *StageTimes) (*Executable, error) {
 	}
 	t1 := time.Now()
 	times.Passes += t1.Sub(t0)
-	hlo, err := stablehlo.Lower(m, stablehlo.Options{Entry: entry.Name})
+	hlo, err := stablehlo.Lower(m, stablehlo.Options{Entry: entry.Name, NativeRaggedDot: t.Kind == tpu.KindTPU})
 	times.Lower += time.Since(t1)
 	if err != nil {
 		return nil, err

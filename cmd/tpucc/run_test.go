@@ -49,7 +49,7 @@ func reference(t *testing.T, src string, seed int64, args ...*backend.Buffer) []
 		t.Fatal(err)
 	}
 	f := m.Entry()
-	random := cpu.RandomInputs(f, seed)
+	random := cpu.RandomInputsWithin(f, seed, cpu.InputLimits(f))
 	full := make([]*backend.Buffer, len(f.Params))
 	for i := range full {
 		full[i] = random[i]

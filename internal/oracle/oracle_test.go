@@ -15,18 +15,14 @@ import (
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/internal/npy"
 	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/lower/stablehlo"
 	"github.com/tpucc/tpucc/passes"
 	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tools/xlacheck"
 )
 
-// excessPrecision is the XLA flag that makes XLA:CPU round every f16/bf16
-// op, as the semantics contract does (see the package doc).
-const excessPrecision = "--xla_allow_excess_precision=false"
-
 // harness finds the XLA oracle or fails the test: a skipped oracle test is a
-// failed one. It also puts excessPrecision into XLA_FLAGS, which the harness
-// process inherits.
+// failed one. xlacheck.py itself sets --xla_allow_excess_precision=false.
 func harness(t *testing.T) *xlacheck.Harness {
 	t.Helper()
 	h, err := xlacheck.Find()
@@ -34,9 +30,6 @@ func harness(t *testing.T) *xlacheck.Harness {
 		t.Fatalf("the XLA oracle is not installed: %v\n"+
 			"Run `make venv` at the repository root: it installs tools/xlacheck's pinned jax into .venv. "+
 			"The oracle test never skips.", err)
-	}
-	if cur := os.Getenv("XLA_FLAGS"); !strings.Contains(cur, "xla_allow_excess_precision") {
-		os.Setenv("XLA_FLAGS", strings.TrimSpace(cur+" "+excessPrecision))
 	}
 	return h
 }
@@ -82,7 +75,12 @@ func (c *check) prepare() (err error) {
 	if err != nil {
 		return fmt.Errorf("runtime.Compile failed: %v", err)
 	}
-	c.hlo = exe.HLO
+	// XLA:CPU runs it: the optimised program is lowered as for the cpu
+	// target (ragged_dot as a gather and a dot, not chlo.ragged_dot, which
+	// only TPU targets get and XLA:CPU does not compile).
+	if c.hlo, err = stablehlo.Lower(exe.Module, stablehlo.Options{Entry: exe.Entry.Name}); err != nil {
+		return fmt.Errorf("lower/stablehlo.Lower failed: %v", err)
+	}
 	return nil
 }
 
