@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/backend/tpu"
 	"github.com/tpucc/tpucc/ir"
@@ -26,7 +27,7 @@ type Executable struct {
 }
 
 // Run executes the program on the CPU backend.
-func (e *Executable) Run(args []*cpu.Tensor) ([]*cpu.Tensor, error) {
+func (e *Executable) Run(args []*backend.Buffer) ([]*backend.Buffer, error) {
 	return cpu.Run(e.Module, e.Entry, args)
 }
 

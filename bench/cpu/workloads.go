@@ -10,11 +10,11 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/bench/block"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/frontend/trace"
-	"github.com/tpucc/tpucc/internal/npy"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tensor"
@@ -91,7 +91,7 @@ func measure(w workload, name string) row {
 	m := w.module()
 	args := cpu.RandomInputsWithin(m.Entry(), 1, cpu.InputLimits(m.Entry()))
 	exe := compileOn(m, name)
-	var out []*cpu.Tensor
+	var out []*backend.Buffer
 	r.tpucc, out = timeRun(exe, args, *repeat)
 	if !*skipRef && name != "reference" {
 		r.reference, _ = timeRun(compileOn(w.module(), "reference"), args, 1)
@@ -105,7 +105,7 @@ func measure(w workload, name string) row {
 	var inputs []string
 	for i, a := range args {
 		p := filepath.Join(dir, fmt.Sprintf("arg%d.npy", i))
-		check(npy.WriteFile(p, a.NPY()))
+		check(backend.WriteNPYFile(p, a))
 		inputs = append(inputs, "--input", p)
 	}
 	hlo := filepath.Join(dir, "module.hlo")
@@ -131,7 +131,7 @@ func compileOn(m *ir.Module, name string) *runtime.Executable {
 
 // timeRun runs exe once to warm up, then n times; it returns the median and
 // the warm-up's results.
-func timeRun(exe *runtime.Executable, args []*cpu.Tensor, n int) (float64, []*cpu.Tensor) {
+func timeRun(exe *runtime.Executable, args []*backend.Buffer, n int) (float64, []*backend.Buffer) {
 	out, err := exe.Run(args)
 	check(err)
 	var ts []float64
@@ -165,15 +165,15 @@ func peer(args []string) float64 {
 
 // agreement compares tpucc's result with ONNX Runtime's: the largest
 // difference relative to the largest magnitude.
-func agreement(got *cpu.Tensor, ortFile string) string {
-	a, err := npy.ReadFile(ortFile)
+func agreement(got *backend.Buffer, ortFile string) string {
+	want, err := backend.ReadNPYFile(ortFile)
 	check(err)
-	want, err := cpu.TensorFromNPY(a)
-	check(err)
-	g, w := got.F, want.F
-	if len(g) != len(w) {
-		return fmt.Sprintf("DIFFERENT SHAPES %s vs %s", got.Type, want.Type)
+	if got.Len() != want.Len() {
+		return fmt.Sprintf("DIFFERENT SHAPES %s vs %s", got.Type(), want.Type())
 	}
+	g, w := make([]float64, got.Len()), make([]float64, want.Len())
+	got.ReadFloat64s(0, g)
+	want.ReadFloat64s(0, w)
 	diff, scale := 0.0, 0.0
 	for i := range w {
 		diff = math.Max(diff, math.Abs(g[i]-w[i]))
