@@ -20,8 +20,10 @@ import (
 var runCommand = &command{
 	name:    "run",
 	file:    true,
-	summary: "run MODEL.tir on the CPU reference executor",
-	about: `Runs the entry function of MODEL.tir as written (no passes) on the CPU reference executor.
+	summary: "compile MODEL.tir for this CPU and run it",
+	about: `Compiles the entry function of MODEL.tir as build does for --target cpu (the default pass
+pipeline) and runs it on a backend: --backend reference (the default) is the reference
+executor, which interprets the optimised program op by op.
 Each parameter comes from --input NAME=FILE.npy or, when not given, is drawn at random from
 --seed: a parameter that is not given gets the same values whichever others are.
 
@@ -36,6 +38,7 @@ runtime (XLA, with tools/xlacheck) can be given exactly the same inputs.
 		{name: "seed", kind: valueFlag, arg: "N", doc: "seed for the parameters not given with --input (default 0)"},
 		{name: "output-dir", kind: valueFlag, arg: "DIR", doc: "write the results into DIR as .npy files instead of printing them"},
 		{name: "save-inputs", kind: boolFlag, doc: "with --output-dir, also write the arguments as DIR/argN.npy"},
+		backendFlag,
 		entryFlag,
 	},
 	run: cmdRun,
@@ -127,7 +130,7 @@ func cmdRun(e *env, p *parsed) error {
 			args[k] = random[k]
 		}
 	}
-	results, err := cpu.Run(m, f, args)
+	results, err := runOn(p.value("backend", ""), m, f, args)
 	if err != nil {
 		return diag(name, err)
 	}
