@@ -121,10 +121,9 @@ func measure(w workload, name string) row {
 }
 
 func compileOn(m *ir.Module, name string) *runtime.Executable {
-	if name != "reference" {
-		check(fmt.Errorf("backend %q is not available", name))
-	}
-	exe, _, err := runtime.Compile(m, runtime.Config{})
+	b, err := runtime.OpenBackend(name)
+	check(err)
+	exe, _, err := runtime.Compile(m, runtime.Config{Backend: b})
 	check(err)
 	return exe
 }
