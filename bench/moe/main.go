@@ -36,11 +36,12 @@ import (
 )
 
 var (
-	quick   = flag.Bool("quick", false, "shapes divided by 8 (E by 4): a check of the harness, not a measurement")
-	repeat  = flag.Int("repeat", 3, "timed runs per program, after one warm-up run")
-	skipPer = flag.Bool("skip-per-expert", false, "leave out the per-expert formulation")
-	skipXLA = flag.Bool("skip-xla", false, "leave out the Python peers (XLA:CPU, XLA:TPU cost)")
-	tpuOnly = flag.Bool("tpu-only", false, "only the TPU figures (cost model and XLA:TPU), no CPU runs")
+	quick       = flag.Bool("quick", false, "shapes divided by 8 (E by 4): a check of the harness, not a measurement")
+	repeat      = flag.Int("repeat", 3, "timed runs per program, after one warm-up run")
+	skipPer     = flag.Bool("skip-per-expert", false, "leave out the per-expert formulation")
+	skipXLA     = flag.Bool("skip-xla", false, "leave out the Python peers (XLA:CPU, XLA:TPU cost)")
+	tpuOnly     = flag.Bool("tpu-only", false, "only the TPU figures (cost model and XLA:TPU), no CPU runs")
+	backendName = flag.String("backend", "", "the backend the CPU runs use (default: runtime.DefaultBackend)")
 )
 
 func main() {
@@ -127,7 +128,9 @@ func runShape(s shape, phase string, bw, peak float64) result {
 func build(text, target string, disable ...string) *runtime.Executable {
 	m, err := tir.Parse("moe.tir", []byte(text))
 	check(err)
-	exe, _, err := runtime.Compile(m, runtime.Config{Target: target, Passes: passes.Options{Disable: disable}})
+	b, err := runtime.OpenBackend(*backendName)
+	check(err)
+	exe, _, err := runtime.Compile(m, runtime.Config{Target: target, Passes: passes.Options{Disable: disable}, Backend: b})
 	check(err)
 	return exe
 }

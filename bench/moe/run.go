@@ -11,9 +11,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/backend/tpu"
-	"github.com/tpucc/tpucc/internal/npy"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/lower/stablehlo"
 	"github.com/tpucc/tpucc/runtime"
@@ -21,14 +21,14 @@ import (
 
 // inputs draws the layer's arguments: x in [-1,1), each weight within
 // 1/sqrt(fan-in), so activations stay near 1 at every size.
-func inputs(s shape, f *ir.Func) []*cpu.Tensor {
+func inputs(s shape, f *ir.Func) []*backend.Buffer {
 	lims := []float64{1, 1 / math.Sqrt(float64(s.H)), 1 / math.Sqrt(float64(s.H)), 1 / math.Sqrt(float64(s.H)), 1 / math.Sqrt(float64(s.F))}
 	return cpu.RandomInputsWithin(f, 1, lims)
 }
 
 // timeRun runs exe once to warm up, then *repeat times, and returns the
 // median time and the first result's elements.
-func timeRun(exe *runtime.Executable, args []*cpu.Tensor) (float64, []float64) {
+func timeRun(exe *runtime.Executable, args []*backend.Buffer) (float64, []float64) {
 	out, err := exe.Run(args)
 	check(err)
 	var ts []float64
@@ -39,7 +39,9 @@ func timeRun(exe *runtime.Executable, args []*cpu.Tensor) (float64, []float64) {
 		ts = append(ts, time.Since(t0).Seconds())
 	}
 	slices.Sort(ts)
-	return ts[len(ts)/2], out[0].F
+	first := make([]float64, out[0].Len())
+	out[0].ReadFloat64s(0, first)
+	return ts[len(ts)/2], first
 }
 
 // venvPython is the interpreter of a venv that make creates.
@@ -53,7 +55,7 @@ func venvPython(venv string) string {
 
 // xlaTime has XLA:CPU (tools/xlacheck's time mode) run the dense program's
 // StableHLO on the same inputs.
-func xlaTime(exe *runtime.Executable, args []*cpu.Tensor) float64 {
+func xlaTime(exe *runtime.Executable, args []*backend.Buffer) float64 {
 	dir, err := os.MkdirTemp("", "bench-moe-")
 	check(err)
 	defer os.RemoveAll(dir)
@@ -62,7 +64,7 @@ func xlaTime(exe *runtime.Executable, args []*cpu.Tensor) float64 {
 	cmd := []string{"tools/xlacheck/xlacheck.py", "time", hlo, "--repeat", fmt.Sprint(*repeat)}
 	for i, a := range args {
 		p := filepath.Join(dir, fmt.Sprintf("arg%d.npy", i))
-		check(npy.WriteFile(p, a.NPY()))
+		check(backend.WriteNPYFile(p, a))
 		cmd = append(cmd, "--input", p)
 	}
 	out, err := exec.Command(venvPython(".venv"), cmd...).Output()
