@@ -62,7 +62,7 @@ type index struct {
 // openIndex opens every shard the index names and requires the index and the
 // shards to agree tensor for tensor.
 func openIndex(dir, path string) (*Checkpoint, error) {
-	text, err := readBounded(path, maxIndex)
+	text, err := ReadBounded(path, maxIndex)
 	if err != nil {
 		return nil, err
 	}
@@ -128,8 +128,9 @@ func openFiles(paths []string, weightMap map[string]string, indexPath string) (*
 	return c, nil
 }
 
-// readBounded reads a regular file of at most limit bytes.
-func readBounded(path string, limit int64) ([]byte, error) {
+// ReadBounded reads a regular file (not a FIFO, a device or a directory) of
+// at most limit bytes: the bounded read for a model directory's small files.
+func ReadBounded(path string, limit int64) ([]byte, error) {
 	fh, size, err := openRegular(path)
 	if err != nil {
 		return nil, err
