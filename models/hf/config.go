@@ -217,7 +217,7 @@ func ropeFrom(f *fields, key string, raw map[string]json.RawMessage, headDim int
 		r.RotaryDim -= r.RotaryDim % 2
 		r.FreqDim = r.RotaryDim
 	}
-	if r.RotaryDim == 0 {
+	if r.RotaryDim == 0 && r.Type != "proportional" { // proportional rotates nothing then, as in transformers
 		f.fail(key, "partial_rotary_factor %v leaves no channel to rotate", partial)
 	}
 	if sub.err != nil {

@@ -160,7 +160,7 @@ func TestConfigErrors(t *testing.T) {
 		{g(`"full_attention", "sliding_attention"`, `"full_attention", "global"`), `field "layer_types": layer 3: "global" is not full_attention or sliding_attention`},
 		{g(`"num_kv_shared_layers": 2`, `"num_kv_shared_layers": 5`), `field "num_kv_shared_layers": layer 2 (full_attention) shares keys and values, but no earlier layer is full_attention`},
 		{g(`"top_k_experts": 2`, `"top_k_experts": 9`), `field "top_k_experts": 9 is more than num_experts 8`},
-		{g(`"partial_rotary_factor": 0.25`, `"partial_rotary_factor": 0.01`), `field "rope_parameters.full_attention": partial_rotary_factor 0.01 leaves no channel to rotate`},
+		{g(`"rope_theta": 10000.0}`, `"rope_theta": 10000.0, "partial_rotary_factor": 0.01}`), `field "rope_parameters.sliding_attention": partial_rotary_factor 0.01 leaves no channel to rotate`},
 	}
 	for _, c := range cases {
 		_, err := ParseConfig([]byte(c.cfg))
