@@ -74,3 +74,28 @@ $(VENV_TPU)/.stamp: $(XLACHECK_REQ_TPU) $(XLACHECK_REQ)
 	touch $@
 
 # --- end of xlacheck section -------------------------------------------------
+
+# ---------------------------------------------------------------------------
+# The model tests' Python environment (tools/models): the `tokenizers` package
+# that models/tokenizer is compared against.
+#
+#   make venv-models   .venv-models/ with tools/models/requirements.txt's pins
+#
+# `go test ./models/...` runs the comparison when .venv-models exists, skips it
+# when not, and fails without it under CI=true.
+# ---------------------------------------------------------------------------
+
+VENV_MODELS ?= .venv-models
+MODELS_REQ := tools/models/requirements.txt
+
+.PHONY: venv-models
+
+venv-models: $(VENV_MODELS)/.stamp
+
+$(VENV_MODELS)/.stamp: $(MODELS_REQ)
+	rm -rf $(VENV_MODELS)
+	python3 -m venv $(VENV_MODELS)
+	$(VENV_MODELS)/bin/python -m pip install $(PIP_FLAGS) -r $(MODELS_REQ)
+	touch $@
+
+# --- end of models section ---------------------------------------------------
