@@ -76,13 +76,33 @@ $(VENV_TPU)/.stamp: $(XLACHECK_REQ_TPU) $(XLACHECK_REQ)
 # --- end of xlacheck section -------------------------------------------------
 
 # ---------------------------------------------------------------------------
+# The Hugging Face oracle: .venv-hf/ with pinned torch, transformers, safetensors
+# and tokenizers (tools/hf/requirements.txt; test and bench only, about 5.6 GB).
+# ---------------------------------------------------------------------------
+
+VENV_HF ?= .venv-hf
+PY_HF := $(VENV_HF)/bin/python
+HF_REQ := tools/hf/requirements.txt
+
+.PHONY: venv-hf
+
+venv-hf: $(VENV_HF)/.stamp
+
+$(VENV_HF)/.stamp: $(HF_REQ)
+	rm -rf $(VENV_HF)
+	python3 -m venv $(VENV_HF)
+	$(PY_HF) -m pip install $(PIP_FLAGS) -r $(HF_REQ)
+	touch $@
+
+# ---------------------------------------------------------------------------
 # The model tests' Python environment (tools/models): the `tokenizers` package
 # that models/tokenizer is compared against.
 #
 #   make venv-models   .venv-models/ with tools/models/requirements.txt's pins
 #
-# `go test ./models/...` runs the comparison when .venv-models exists, skips it
-# when not, and fails without it under CI=true.
+# `go test ./models/...` runs the comparison when .venv-models (or .venv-hf,
+# which pins the same tokenizers) exists, skips it when neither does, and fails
+# without them under CI=true.
 # ---------------------------------------------------------------------------
 
 VENV_MODELS ?= .venv-models

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	goruntime "runtime"
+	"strconv"
 	"strings"
 
 	"github.com/tpucc/tpucc/ir"
@@ -145,8 +146,8 @@ func (c *Compiled) reflectCall(in []reflect.Value) []reflect.Value {
 			continue
 		}
 		t := v.Interface().(*tensor.Tensor)
-		if t == nil {
-			return c.fail(fmt.Errorf("%s: argument %d is a nil tensor", c.name, i))
+		if err := tensor.Usable(c.name, "argument "+strconv.Itoa(i), t); err != nil {
+			return c.fail(err)
 		}
 		if t.IsTraced() {
 			// Called while another function is being traced: record f inline.
@@ -211,8 +212,8 @@ func (c *Compiled) args(vals []any, shapes bool) ([]runtime.Arg, error) {
 		}
 		switch x := v.(type) {
 		case *tensor.Tensor:
-			if x == nil {
-				return nil, fmt.Errorf("%s: argument %d is a nil tensor", c.name, i)
+			if err := tensor.Usable(c.name, "argument "+strconv.Itoa(i), x); err != nil {
+				return nil, err
 			}
 			if x.IsTraced() {
 				return nil, fmt.Errorf("%s: argument %d is traced: call the function itself, or its Func form, inside a traced function", c.name, i)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/debug"
+	"strconv"
 
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/frontend/trace"
@@ -47,8 +48,8 @@ func (c *Compiled) invoke(in []reflect.Value) (out []reflect.Value, err error) {
 		}
 	}
 	for i := range c.nTensor {
-		if out[i].IsNil() {
-			return nil, fmt.Errorf("%s: result %d is a nil tensor", c.name, i)
+		if err := tensor.Usable(c.name, "result "+strconv.Itoa(i), out[i].Interface().(*tensor.Tensor)); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil

@@ -58,6 +58,7 @@ const (
 
 	// Contraction.
 	OpDotGeneral
+	OpRaggedDot
 
 	// Reduction.
 	OpReduceSum
@@ -201,6 +202,10 @@ var opTable = [numOps]OpInfo{
 			return &DotAttr{LhsBatch: r.ints("lhs_batch", false), RhsBatch: r.ints("rhs_batch", false),
 				LhsContract: r.ints("lhs_contract", false), RhsContract: r.ints("rhs_contract", false)}
 		}, infer: inferDot},
+	OpRaggedDot: {Name: "ragged_dot", Group: GroupContraction, Args: 3,
+		Doc: "ragged_dot %lhs, %rhs, %group_sizes: grouped matmul (jax.lax.ragged_dot); lhs [m,k], rhs [g,k,n], i32 group_sizes [g] -> [m,n]; " +
+			"row r is multiplied by rhs[i] when end[i-1] <= r < end[i], end being the running sum of the sizes with negative sizes taken as 0: rows past the groups are 0, groups past m are cut",
+		infer: inferRaggedDot},
 
 	OpReduceSum:  reduction("reduce_sum", "sum over axes"),
 	OpReduceMax:  reduction("reduce_max", "maximum over axes (-inf, or the dtype's minimum, when empty)"),

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/tpucc/tpucc/backend/cpu"
@@ -21,6 +22,7 @@ type Executable struct {
 	Module *ir.Module // after passes.Default()
 	Entry  *ir.Func
 	HLO    string
+	Target string // the target the passes ran for
 }
 
 // Run executes the program on the CPU backend.
@@ -31,7 +33,7 @@ func (e *Executable) Run(args []*cpu.Tensor) ([]*cpu.Tensor, error) {
 // StageTimes is time spent per stage of getting programs.
 type StageTimes struct {
 	Trace  time.Duration // running the Go function to record it (every trace)
-	Passes time.Duration // passes.Default()
+	Passes time.Duration // passes.Default(), and the target's checks
 	Lower  time.Duration // stablehlo.Lower
 	Load   time.Duration // reading, checking and parsing persistent entries
 	Check  time.Duration // comparing traces for padding safety
@@ -45,7 +47,7 @@ func (s *StageTimes) add(u StageTimes) {
 	s.Check += u.Check
 }
 
-// pipeline is the pass pipeline every Function compiles with.
+// pipeline is the pass pipeline every program compiles with.
 func pipeline() []passes.Pass { return passes.Default() }
 
 // pipelineText names the pipeline's passes in order, for the key.
@@ -57,37 +59,87 @@ func pipelineText() string {
 	return strings.Join(names, ",")
 }
 
-// Build compiles m (consumed: the passes rewrite it) for target, as a
-// Function compiles each traced program: passes.Default() with the CPU
-// folder and the target's description, then stablehlo.Lower of the entry.
-func Build(m *ir.Module, target string) (*Executable, StageTimes, error) {
+// Config says how Compile compiles. The zero Config compiles the module's
+// entry for the cpu target with the default pipeline.
+type Config struct {
+	// Target is a target name as tpucc build --target spells it (Targets);
+	// "" is "cpu". assign-layout lays values out for it and its checks
+	// refuse what it cannot compile.
+	Target string
+	// Entry names the function to lower; "" is the module's entry.
+	Entry string
+	// Passes carries the pipeline's driver options: dumps, disabled passes,
+	// statistics, verification after each pass. Compile sets its Target and,
+	// when it has none, its Eval (the CPU folder).
+	Passes passes.Options
+}
+
+// Compile is the one compile path: every caller (Function, tpucc build and
+// run, tools) compiles through it, so a program is optimised, checked and
+// lowered the same way wherever it comes from. It runs the default pipeline
+// for the target over m (consumed: the passes rewrite it), then the target's
+// checks, then the lowering of the entry to StableHLO.
+//
+// Inside tests (testing.Testing) every pass is followed by verification, as
+// --verify-each asks for on the command line; outside them the module is
+// verified once, after the last pass.
+func Compile(m *ir.Module, cfg Config) (*Executable, StageTimes, error) {
 	var times StageTimes
-	exe, err := build(m, target, &times)
+	exe, err := compile(m, cfg, &times)
 	return exe, times, err
 }
 
-func build(m *ir.Module, target string, times *StageTimes) (*Executable, error) {
+func compile(m *ir.Module, cfg Config, times *StageTimes) (*Executable, error) {
+	t, err := LookupTarget(cfg.Target)
+	if err != nil {
+		return nil, err
+	}
 	entry := m.Entry()
+	if cfg.Entry != "" {
+		entry = m.Func(cfg.Entry)
+	}
 	if entry == nil {
-		return nil, fmt.Errorf("the traced module has no function")
+		return nil, fmt.Errorf("the module has no function to compile")
 	}
-	opts := passes.Options{Eval: cpu.Folder{}}
-	if t, ok := tpu.Lookup(target); ok {
-		opts.Target = t // assign-layout lays values out for it
+	opts := cfg.Passes
+	opts.Target = t
+	if opts.Eval == nil {
+		opts.Eval = cpu.Folder{}
 	}
+	opts.VerifyEach = opts.VerifyEach || testing.Testing()
 	t0 := time.Now()
 	if err := passes.Run(m, pipeline(), opts); err != nil {
 		return nil, err
 	}
+	if err := t.Check(m); err != nil {
+		return nil, err
+	}
 	t1 := time.Now()
 	times.Passes += t1.Sub(t0)
-	hlo, err := stablehlo.Lower(m, stablehlo.Options{Entry: entry.Name})
+	hlo, err := stablehlo.Lower(m, stablehlo.Options{Entry: entry.Name, NativeRaggedDot: t.Kind == tpu.KindTPU})
 	times.Lower += time.Since(t1)
 	if err != nil {
 		return nil, err
 	}
-	return &Executable{Module: m, Entry: entry, HLO: hlo}, nil
+	return &Executable{Module: m, Entry: entry, HLO: hlo, Target: t.Name()}, nil
 }
+
+// LookupTarget returns the description of the target named name ("" is
+// "cpu"), or an error listing the targets there are.
+func LookupTarget(name string) (*tpu.Target, error) {
+	if name == "" {
+		name = "cpu"
+	}
+	t, ok := tpu.Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown target %q (want one of %s)", name, strings.Join(Targets(), ", "))
+	}
+	return t, nil
+}
+
+// Targets are the target names Compile accepts, as tpucc build --target
+// spells them: the TPU generations oldest first, then the CPU.
+func Targets() []string { return tpu.Names() }
 
 // fullKey is everything a compiled program depends on. Its text is stored in
 // the persistent entry and its hash names the entry's file.

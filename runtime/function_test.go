@@ -344,7 +344,7 @@ func TestBadArguments(t *testing.T) {
 		t.Errorf("Call: %v", err)
 	}
 	if _, err := NewFunction(mlpProgram, Options{Target: "gpu"}); err == nil ||
-		err.Error() != `unknown target "gpu" (want one of cpu, tpu-v4, tpu-v5e, tpu-v5p, tpu-v6e, tpu-v7x)` {
+		err.Error() != `unknown target "gpu" (want one of tpu-v4, tpu-v5e, tpu-v5p, tpu-v6e, tpu-v7x, cpu)` {
 		t.Errorf("target: %v", err)
 	}
 }

@@ -118,6 +118,8 @@ func eval(in *ir.Instr, a []*Tensor) ([]*Tensor, error) {
 		return one(iotaKernel(in))
 	case ir.OpDotGeneral:
 		return one(dotKernel(in, a[0], a[1]))
+	case ir.OpRaggedDot:
+		return one(raggedDotKernel(in, a[0], a[1], a[2]))
 	case ir.OpReduceSum, ir.OpReduceMax, ir.OpReduceMin, ir.OpReduceProd:
 		return one(reduceKernel(in, a[0]))
 	case ir.OpArgmax, ir.OpArgmin:

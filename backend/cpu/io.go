@@ -108,7 +108,13 @@ func (t *Tensor) NPY() *npy.Array {
 // SplitMix64, fixed here so that the values never change with the Go version.
 // A parameter with a symbolic shape, or too large for DefaultMemoryLimit, gets
 // nil, which Run then refuses.
-func RandomInputs(f *ir.Func, seed int64) []*Tensor {
+func RandomInputs(f *ir.Func, seed int64) []*Tensor { return RandomInputsWithin(f, seed, nil) }
+
+// RandomInputsWithin is RandomInputs with the floats of parameter i drawn from
+// [-lims[i], lims[i]) (InputLimits chooses them for tpucc run); nil lims draw
+// every parameter from [-2, 2), as RandomInputs does. Integers and i1 are
+// drawn as RandomInputs draws them, whatever lims says.
+func RandomInputsWithin(f *ir.Func, seed int64, lims []float64) []*Tensor {
 	out := make([]*Tensor, len(f.Params))
 	for i, p := range f.Params {
 		t := p.Type
@@ -116,7 +122,11 @@ func RandomInputs(f *ir.Func, seed int64) []*Tensor {
 		if !ok || !t.IsStatic() || mulBytes(n, 8) > DefaultMemoryLimit() {
 			continue
 		}
-		out[i] = RandomTensor(t, uint64(seed)^(uint64(i)+1)*0x9e3779b97f4a7c15, 2)
+		lim := float64(drawLimit)
+		if lims != nil {
+			lim = lims[i]
+		}
+		out[i] = RandomTensor(t, uint64(seed)^(uint64(i)+1)*0x9e3779b97f4a7c15, lim)
 	}
 	return out
 }

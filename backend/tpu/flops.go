@@ -68,6 +68,8 @@ func (t *Target) instrWork(in *ir.Instr) (w work, ok bool) {
 	switch op := in.Op; {
 	case op == ir.OpDotGeneral:
 		return t.dotWork(in)
+	case op == ir.OpRaggedDot:
+		return t.raggedWork(in)
 	case transcendental[op]:
 		trans = out
 	case op.Info().Group == ir.GroupUnary || op.Info().Group == ir.GroupBinary,
@@ -174,6 +176,33 @@ func (t *Target) dotWork(in *ir.Instr) (work, bool) {
 	if mxu {
 		s := t.MXUSize
 		padded = mulOK(mulOK(mulOK(mulOK(2, b), roundUp(m, 8)), roundUp(n, s)), roundUp(k, s))
+		if padded < 0 {
+			return work{}, false
+		}
+	}
+	return work{flops: flops, matmul: flops, paddedMatmul: padded, seconds: float64(padded) / rate}, true
+}
+
+// raggedWork is a ragged_dot's arithmetic: every row of lhs [m,k] is in at
+// most one group, so at most 2·m·k·n FLOPs, which the model takes (the
+// group sizes are known only when it runs). On a TPU each group's rows are
+// padded to the MXU's sublanes and n and k to its tiles, one group at a time.
+func (t *Target) raggedWork(in *ir.Instr) (work, bool) {
+	l, r := in.Args[0].Type.Dims(), in.Args[1].Type.Dims()
+	if len(l) != 2 || len(r) != 3 || l[0] < 0 || l[1] < 0 || r[0] < 0 || r[2] < 0 {
+		return work{}, false
+	}
+	m, k, g, n := l[0], l[1], r[0], r[2]
+	flops := mulOK(mulOK(mulOK(2, m), n), k)
+	if flops < 0 {
+		return work{}, false
+	}
+	rate, mxu := t.MatmulPeak(in.Args[0].Type.DType)
+	padded := flops
+	if mxu {
+		s := t.MXUSize
+		rows := roundUp(m, 8) + min(g, m)*7 // each non-empty group pads its last tile of rows
+		padded = mulOK(mulOK(mulOK(2, rows), roundUp(n, s)), roundUp(k, s))
 		if padded < 0 {
 			return work{}, false
 		}

@@ -1,6 +1,6 @@
 // Command overhead measures what the compilation cache adds to a call that
 // hits it: a compiled call on tiny inputs against the execution of the same
-// optimised program alone (runtime.Build, then backend/cpu.Run), with
+// optimised program alone (runtime.Compile, then backend/cpu.Run), with
 // testing.Benchmark.
 //
 //	go run ./bench/overhead [-benchtime 2s]
@@ -48,7 +48,7 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	exe, _, err := runtime.Build(m, "cpu")
+	exe, _, err := runtime.Compile(m, runtime.Config{})
 	if err != nil {
 		fail(err)
 	}

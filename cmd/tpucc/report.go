@@ -17,6 +17,9 @@ var _ passes.Target = (*tpu.Target)(nil)
 // of f (tpu.Singletons until fusion exists), the totals, the memory line and, when the
 // program does not fit, a warning. The text depends only on the program and the target.
 func costReport(f *ir.Func, t *tpu.Target) (string, error) {
+	if err := paddedSizes(f, t); err != nil {
+		return "", err
+	}
 	an, err := tpu.Analyze(f, t, nil)
 	if err != nil {
 		return "", err

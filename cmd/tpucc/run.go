@@ -23,19 +23,29 @@ var runCommand = &command{
 	summary: "run MODEL.tir on the CPU reference executor",
 	about: `Runs the entry function of MODEL.tir as written (no passes) on the CPU reference executor.
 Each parameter comes from --input NAME=FILE.npy or, when not given, is drawn at random from
---seed: a parameter that is not given gets the same values whichever others are.
+--seed: a parameter that is not given gets the same values whichever others are. Floats are
+drawn uniformly from [-2, 2), except a matmul's weight (a parameter that is an operand of a
+dot_general or ragged_dot), drawn from [-2/sqrt(K), 2/sqrt(K)) for K the length of the sums it enters,
+so that layers keep their inputs' size; signed integers from [-8, 8], unsigned ones from
+[0, 16], i1 from {0, 1}.
 
 With --output-dir the results are written as DIR/result0.npy, DIR/result1.npy, ... in return
 order (all of them, or none if anything fails); DIR is created if needed. Without it, one line
 per result is printed: its type and its first values. --save-inputs also writes the arguments
 the program ran on as DIR/arg0.npy, DIR/arg1.npy, ... in parameter order, so that another
 runtime (XLA, with tools/xlacheck) can be given exactly the same inputs.
+
+A program with symbolic dimensions (f32[B,1024]) runs once each symbol has a size: from
+--dim B=64, or from the shape of an --input file for a parameter that has the symbol.
+Sizes that disagree are an error, and so is a symbol that only a drawn parameter has
+when no --dim gives it.
 `,
 	flags: []flagSpec{
 		{name: "input", kind: listFlag, arg: "NAME=FILE.npy", doc: "the value of parameter %NAME (written without %); may be repeated"},
 		{name: "seed", kind: valueFlag, arg: "N", doc: "seed for the parameters not given with --input (default 0)"},
 		{name: "output-dir", kind: valueFlag, arg: "DIR", doc: "write the results into DIR as .npy files instead of printing them"},
 		{name: "save-inputs", kind: boolFlag, doc: "with --output-dir, also write the arguments as DIR/argN.npy"},
+		dimFlag,
 		entryFlag,
 	},
 	run: cmdRun,
@@ -76,6 +86,10 @@ func cmdRun(e *env, p *parsed) error {
 	if err != nil {
 		return err
 	}
+	dims, err := parseDims(p.list("dim"))
+	if err != nil {
+		return err
+	}
 	outDir := p.value("output-dir", "")
 	if p.has("output-dir") && outDir == "" {
 		return usagef("--output-dir needs a directory name")
@@ -92,32 +106,28 @@ func cmdRun(e *env, p *parsed) error {
 	if err != nil {
 		return err
 	}
-	given := make([]*inputArg, len(f.Params))
-	for i := range ins {
-		k := paramIndex(f, ins[i].name)
-		if k < 0 {
-			return usagef("--input %s: @%s has no parameter %%%s (%s)", ins[i].name, f.Name, ins[i].name, paramList(f))
-		}
-		given[k] = &ins[i]
+	given, arrays, err := readInputs(m, f, name, ins, dims)
+	if err != nil {
+		return err
 	}
-	// Refuse a program too large for memory (or with symbolic shapes) before reading or
-	// drawing any input; cpu.Run checks the same with the same limit.
+	// Refuse a program too large for memory before drawing any input or converting the
+	// given ones; cpu.Run checks the same with the same limit.
 	if err := cpu.CheckMemory(m, f, cpu.DefaultMemoryLimit()); err != nil {
 		return diag(name, err)
 	}
 	args := make([]*cpu.Tensor, len(f.Params))
 	missing := false
-	for k, in := range given {
-		if in == nil {
+	for k, a := range arrays {
+		if a == nil {
 			missing = true
 			continue
 		}
-		if args[k], err = readInput(in.file, f.Params[k]); err != nil {
+		if args[k], err = inputTensor(a, given[k].file, f.Params[k]); err != nil {
 			return err
 		}
 	}
 	if missing {
-		random := cpu.RandomInputs(drawOnly(f, given), seed)
+		random := cpu.RandomInputsWithin(drawOnly(f, given), seed, cpu.InputLimits(f))
 		for k, p := range f.Params {
 			if args[k] != nil {
 				continue
@@ -194,9 +204,8 @@ func drawOnly(f *ir.Func, given []*inputArg) *ir.Func {
 	return g
 }
 
-// readInput reads the .npy file for parameter p and checks that its dtype and shape are
-// p's (which is static: CheckMemory has refused symbolic shapes).
-func readInput(file string, p *ir.Value) (*cpu.Tensor, error) {
+// readNPY reads an --input file.
+func readNPY(file string) (*npy.Array, error) {
 	a, err := npy.ReadFile(file)
 	if err != nil {
 		var pe *fs.PathError
@@ -209,6 +218,12 @@ func readInput(file string, p *ir.Value) (*cpu.Tensor, error) {
 		}
 		return nil, fileErrorf(file, "%v", err)
 	}
+	return a, nil
+}
+
+// inputTensor checks that the array read from file has parameter p's dtype and shape
+// (static by now: its symbols are bound) and converts it for the executor.
+func inputTensor(a *npy.Array, file string, p *ir.Value) (*cpu.Tensor, error) {
 	if !fits(a, p.Type) {
 		return nil, fileErrorf(file, "input %%%s wants %s, file has %s", p.Name, p.Type, a)
 	}

@@ -48,7 +48,7 @@ func reference(t *testing.T, src string, seed int64, args ...*cpu.Tensor) []*cpu
 		t.Fatal(err)
 	}
 	f := m.Entry()
-	random := cpu.RandomInputs(f, seed)
+	random := cpu.RandomInputsWithin(f, seed, cpu.InputLimits(f))
 	full := make([]*cpu.Tensor, len(f.Params))
 	for i := range full {
 		full[i] = random[i]

@@ -45,7 +45,7 @@
 // with or without XLA_FLAGS=--xla_allow_excess_precision=false; and denormal
 // f32, f64 and bf16 results are flushed to zero.
 //
-// The tests set --xla_allow_excess_precision=false in XLA_FLAGS anyway:
+// xlacheck.py sets --xla_allow_excess_precision=false in XLA_FLAGS anyway:
 // XLA:CPU skips the f32 round trips of f16/bf16 values (simplify-fp-conversions)
 // on the CPUs where it runs that pass only when excess precision is allowed,
 // and the semantics contract rounds every f16/bf16 op.

@@ -15,16 +15,12 @@ import (
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/lower/stablehlo"
 	"github.com/tpucc/tpucc/passes"
+	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tools/xlacheck"
 )
 
-// excessPrecision is the XLA flag that makes XLA:CPU round every f16/bf16
-// op, as the semantics contract does (see the package doc).
-const excessPrecision = "--xla_allow_excess_precision=false"
-
 // harness finds the XLA oracle or fails the test: a skipped oracle test is a
-// failed one. It also puts excessPrecision into XLA_FLAGS, which the harness
-// process inherits.
+// failed one. xlacheck.py itself sets --xla_allow_excess_precision=false.
 func harness(t *testing.T) *xlacheck.Harness {
 	t.Helper()
 	h, err := xlacheck.Find()
@@ -32,9 +28,6 @@ func harness(t *testing.T) *xlacheck.Harness {
 		t.Fatalf("the XLA oracle is not installed: %v\n"+
 			"Run `make venv` at the repository root: it installs tools/xlacheck's pinned jax into .venv. "+
 			"The oracle test never skips.", err)
-	}
-	if cur := os.Getenv("XLA_FLAGS"); !strings.Contains(cur, "xla_allow_excess_precision") {
-		os.Setenv("XLA_FLAGS", strings.TrimSpace(cur+" "+excessPrecision))
 	}
 	return h
 }
@@ -70,11 +63,20 @@ func (c *check) prepare() (err error) {
 		return fmt.Errorf("frontend/tir.Parse of the printed program failed: %v", err)
 	}
 	// With a TPU target, so that assign-layout runs (and folds transposes into
-	// dot_general) as in tpucc build --target tpu-v6e.
-	if err := passes.Run(opt, passes.Default(), passes.Options{VerifyEach: true, Eval: cpu.Folder{}, Target: tpu.V6e}); err != nil {
-		return fmt.Errorf("passes.Run failed: %v", err)
+	// dot_general) as in tpucc build --target tpu-v6e; a program that target
+	// refuses (an i64 dot_general) is compiled for the cpu target instead.
+	target := "tpu-v6e"
+	if tpu.V6e.Check(opt) != nil {
+		target = "cpu"
 	}
-	if c.hlo, err = stablehlo.Lower(opt, stablehlo.Options{}); err != nil {
+	exe, _, err := runtime.Compile(opt, runtime.Config{Target: target, Passes: passes.Options{VerifyEach: true}})
+	if err != nil {
+		return fmt.Errorf("runtime.Compile failed: %v", err)
+	}
+	// XLA:CPU runs it: the optimised program is lowered as for the cpu
+	// target (ragged_dot as a gather and a dot, not chlo.ragged_dot, which
+	// only TPU targets get and XLA:CPU does not compile).
+	if c.hlo, err = stablehlo.Lower(exe.Module, stablehlo.Options{Entry: exe.Entry.Name}); err != nil {
 		return fmt.Errorf("lower/stablehlo.Lower failed: %v", err)
 	}
 	return nil

@@ -104,6 +104,8 @@ func (g *gen) genOp(op ir.Op) bool {
 		return g.genIota()
 	case ir.OpDotGeneral:
 		return g.genDot()
+	case ir.OpRaggedDot:
+		return g.genRaggedDot()
 	case ir.OpReduceSum, ir.OpReduceMax, ir.OpReduceMin, ir.OpReduceProd:
 		return g.genReduce(op)
 	case ir.OpArgmax, ir.OpArgmin:

@@ -6,26 +6,36 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
-// venvPython is the interpreter `make venv-models` installs.
-const venvPython = "../../.venv-models/bin/python"
+// venvPythons are the interpreters with the pinned tokenizers package, in
+// the order tried: `make venv-models` (small) or `make venv-hf` (the
+// transformers oracle, which pins the same tokenizers; TestSamePin checks).
+var venvPythons = []string{"../../.venv-models/bin/python", "../../.venv-hf/bin/python"}
 
 // reference runs tools/models/tokcheck.py, which trains tokenizers with the
 // reference library and records what it encodes and decodes. Without the
 // environment the test is skipped, except under CI, where it fails.
 func reference(t *testing.T) string {
 	t.Helper()
-	if _, err := os.Stat(venvPython); err != nil {
-		msg := "the tokenizers reference is not installed (" + venvPython + "): run `make venv-models` at the repository root"
+	python := ""
+	for _, p := range venvPythons {
+		if _, err := os.Stat(p); err == nil {
+			python = p
+			break
+		}
+	}
+	if python == "" {
+		msg := "the tokenizers reference is not installed (neither .venv-models nor .venv-hf): run `make venv-models` at the repository root"
 		if os.Getenv("CI") == "true" {
 			t.Fatal(msg + "; under CI this test never skips")
 		}
 		t.Skip(msg)
 	}
 	dir := t.TempDir()
-	out, err := exec.Command(venvPython, "../../tools/models/tokcheck.py", dir).CombinedOutput()
+	out, err := exec.Command(python, "../../tools/models/tokcheck.py", dir).CombinedOutput()
 	if err != nil {
 		t.Fatalf("tokcheck.py: %v\n%s", err, out)
 	}
@@ -113,5 +123,27 @@ func TestNFCTable(t *testing.T) {
 		if runeInert(r) {
 			t.Errorf("U+%04X is taken as inert, but NFC may change it (Unicode %s)", r, nfc.Unicode)
 		}
+	}
+}
+
+// TestSamePin: the two environments the reference may come from pin the same
+// tokenizers, so the comparison means the same in either.
+func TestSamePin(t *testing.T) {
+	pin := func(path string) string {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(line, "tokenizers==") {
+				return line
+			}
+		}
+		t.Fatalf("%s pins no tokenizers", path)
+		return ""
+	}
+	a, b := pin("../../tools/models/requirements.txt"), pin("../../tools/hf/requirements.txt")
+	if a != b {
+		t.Errorf("tools/models pins %s, tools/hf pins %s", a, b)
 	}
 }

@@ -21,6 +21,9 @@ Usage:
       One case, for a human reproducing a failure: prints the status and the
       results. Exit status 0 when the case is ok, 1 when it failed.
 
+Every mode runs XLA with --xla_allow_excess_precision=false added to XLA_FLAGS
+(unless XLA_FLAGS already names that flag), so that f16/bf16 ops round as tpucc's do.
+
 A case that kills the process outright (a crash inside XLA) leaves its
 status.json saying stage "crash", written before the case starts.
 
@@ -36,6 +39,23 @@ import sys
 
 # The oracle is XLA:CPU. Without this, an installed libtpu would be initialised.
 os.environ["JAX_PLATFORMS"] = "cpu"
+
+# tpucc's semantics round the result of every f16/bf16 op to its dtype (docs/ops.md).
+# XLA, left to itself, may keep an f16/bf16 intermediate in f32 (simplify-fp-conversions
+# removes the round trip), and then a bf16 program's results differ from tpucc's by far
+# more than a rounding. XLA reads XLA_FLAGS when its first client starts, so this must
+# come before jax does; every mode, and tpu_compile.py, which imports this file, gets it.
+# A value the caller put in XLA_FLAGS for this flag is left as it is.
+EXCESS_PRECISION_FLAG = "--xla_allow_excess_precision=false"
+
+
+def set_xla_flags(env):
+    flags = env.get("XLA_FLAGS", "")
+    if "xla_allow_excess_precision" not in flags:
+        env["XLA_FLAGS"] = (flags + " " + EXCESS_PRECISION_FLAG).strip()
+
+
+set_xla_flags(os.environ)
 
 import ml_dtypes  # noqa: E402  (registers bfloat16 with numpy, which np.load needs)
 import numpy as np  # noqa: E402

@@ -1,6 +1,7 @@
 package models_test
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/frontend/trace"
 	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/passes"
+	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tensor"
 )
 
@@ -128,5 +131,32 @@ func TestModelsMatchTIR(t *testing.T) {
 				t.Errorf("compiled stats %+v, want 1 compile and 1 hit", st)
 			}
 		})
+	}
+}
+
+// The MoE layer written in Go on tensor, traced, is rewritten by moe-route
+// like its .tir twin: one layer matched, three ragged_dots in the program that
+// compile.Func runs (TestModelsMatchTIR checks its numbers).
+func TestTracedMoEIsRouted(t *testing.T) {
+	shapes := [][]int64{{32, 128}, {128, 8}, {8, 128, 256}, {8, 128, 256}, {8, 256, 128}}
+	tr := trace.New("moe")
+	p := make([]*tensor.Tensor, len(shapes))
+	for i, s := range shapes {
+		p[i] = tensor.Traced(tr.Param(fmt.Sprintf("a%d", i), ir.Tensor(ir.F32, s...)), tr)
+	}
+	m, err := tr.Finish(models.MoEDense(p[0], p[1], p[2], p[3], p[4]).Value())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st passes.Stats
+	exe, _, err := runtime.Compile(m, runtime.Config{Passes: passes.Options{Stats: &st}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := st.Get("moe-route", "combine-dot"); n != 1 {
+		t.Errorf("moe-route matched %d layers, want 1\n%s", n, ir.PrintFunc(exe.Entry))
+	}
+	if n := strings.Count(ir.PrintFunc(exe.Entry), "= ragged_dot "); n != 3 {
+		t.Errorf("%d ragged_dots, want 3", n)
 	}
 }
