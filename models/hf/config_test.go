@@ -154,7 +154,13 @@ func TestConfigErrors(t *testing.T) {
 		{q(`"head_dim": 128`, `"head_dim": 127`), `field "head_dim": 127 is not a positive even number`},
 		{q(`"norm_topk_prob": true`, `"norm_topk_prob": 1`), `field "norm_topk_prob": 1 is not true or false`},
 		{g(`"hidden_size_per_layer_input": 0`, `"hidden_size_per_layer_input": 0, "use_bidirectional_attention": "all"`), `field "use_bidirectional_attention": "all" is not supported (tpucc computes only null)`},
-		{g(`"sliding_window": 8`, `"sliding_window": 8, "per_layer_config": {}`), `field "per_layer_config": not known to tpucc for model_type "gemma4_text", so it cannot be honoured`},
+		{g(`"sliding_window": 8`, `"sliding_window": 8, "per_layer_config": {"2": {"sliding_window": 4}}`), `field "per_layer_config": layer 2: field "sliding_window": overriding it per layer is not supported`},
+		{g(`"sliding_window": 8`, `"sliding_window": 8, "per_layer_config": {"6": {"head_dim": 4}}`), `field "per_layer_config": "6" is not a layer index`},
+		{g(`"sliding_window": 8`, `"sliding_window": 8, "layers_per_step": 2`), `field "layers_per_step": not known to tpucc for model_type "gemma4_text", so it cannot be honoured`},
+		{g(`"sliding_window": 8`, `"sliding_window": 8, "per_layer_config": {"2": {"head_dim": 32, "num_key_value_heads": 1}, "5": {"head_dim": 32}}`), `field "num_global_key_value_heads": 1, but per_layer_config gives full layer 5 2`},
+		{g(`"sliding_window": 8`, `"sliding_window": 8, "per_layer_config": {"2": {"head_dim": 64}}`), `field "global_head_dim": 32, but per_layer_config gives full layer 2 a head dim of 64`},
+		{g(`"num_global_key_value_heads": 1,`, `"per_layer_config": {"2": {"head_dim": 32, "num_key_value_heads": 1}, "5": {"head_dim": 32, "num_key_value_heads": 2}},`), `field "num_kv_shared_layers": layer 5 reuses layer 2's keys and values, but its heads are 32 wide, 2 for keys and values, and layer 2's 32 wide, 1`},
+		{q(`"num_experts": 128`, `"num_experts": 128, "num_local_experts": 64`), `field "num_experts": 128 disagrees with num_local_experts 64`},
 		{g(`"rope_type": "proportional"`, `"rope_type": "dynamic"`), `field "rope_parameters.full_attention": rope type "dynamic" is not supported (tpucc computes default, linear and proportional)`},
 		{g(`"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},`, ``), `field "rope_parameters": no entry for sliding_attention`},
 		{g(`"full_attention", "sliding_attention"`, `"full_attention", "global"`), `field "layer_types": layer 3: "global" is not full_attention or sliding_attention`},
@@ -167,6 +173,28 @@ func TestConfigErrors(t *testing.T) {
 		if err == nil || err.Error() != c.want {
 			t.Errorf("%.60s...:\n got %v\nwant %s", c.cfg, err, c.want)
 		}
+	}
+}
+
+// per_layer_config, as transformers saves it, gives full layers their head
+// dim instead of global_head_dim; num_local_experts is num_experts.
+func TestSavedSpellings(t *testing.T) {
+	cfg := strings.Replace(gemma4Config, `"global_head_dim": 32, "num_global_key_value_heads": 1, "attention_k_eq_v": true,`,
+		`"per_layer_config": {"2": {"head_dim": 64, "num_key_value_heads": 4}, "5": {"head_dim": 64, "num_key_value_heads": 4}},`, 1)
+	c, err := ParseConfig([]byte(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range c.Layers {
+		got = append(got, fmt.Sprintf("%d/%d/%d", l.HeadDim, l.KVHeads, l.Rope.RotaryDim))
+	}
+	if g := strings.Join(got, " "); g != "16/2/16 16/2/16 64/4/16 16/2/16 16/2/16 64/4/16" {
+		t.Errorf("head dim/KV heads/rotary dim per layer: %s", g)
+	}
+	q, err := ParseConfig([]byte(strings.Replace(qwen3MoEConfig, `"num_experts": 128`, `"num_local_experts": 128`, 1)))
+	if err != nil || q.MoE.Experts != 128 {
+		t.Errorf("num_local_experts: %v", err)
 	}
 }
 

@@ -2,8 +2,8 @@ package hf
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
+	"strconv"
 )
 
 // Gemma 4 layer types.
@@ -27,15 +27,11 @@ func gemma4(f *fields) *Config {
 	n := f.need("num_hidden_layers")
 	types := gemmaLayerTypes(f, n)
 	hd := f.int("head_dim", 256)
-	globalHD := f.int("global_head_dim", 512)
 	kv := kvHeads(f, "num_key_value_heads", c.Heads, 4)
 	kEqV := f.bool("attention_k_eq_v", false)
-	globalKV := kv
-	if f.has("num_global_key_value_heads") && kEqV {
-		globalKV = kvHeads(f, "num_global_key_value_heads", c.Heads, kv)
-	}
+	dims := gemmaHeads(f, c, types, hd, kv, kEqV)
 	window := f.int("sliding_window", 512)
-	ropes := gemmaRopes(f, types, hd, globalHD)
+	ropes := gemmaRopes(f, types)
 	shared := f.int("num_kv_shared_layers", 0)
 	doubleWide := f.bool("use_double_wide_mlp", false)
 	if shared > n {
@@ -50,19 +46,20 @@ func gemma4(f *fields) *Config {
 	moe := gemmaMoE(f, c)
 	c.Layers = make([]Layer, n)
 	for i, t := range types {
-		l := Layer{HeadDim: hd, KVHeads: kv, KVFrom: -1, Rope: ropes[t], MLP: true, MoE: moe, Intermediate: c.Intermediate}
+		l := Layer{HeadDim: dims[i][0], KVHeads: dims[i][1], KVFrom: -1, MLP: true, MoE: moe, Intermediate: c.Intermediate}
+		l.Rope = ropeFrom(f, "rope_parameters."+t, ropes[t], l.HeadDim)
 		if t == slidingAttention {
 			l.Sliding, l.Window = true, window
 		} else {
-			l.HeadDim, l.KEqV = globalHD, kEqV
-			if kEqV {
-				l.KVHeads = globalKV
-			}
+			l.KEqV = kEqV
 		}
 		if first := n - shared; i >= first && shared > 0 {
 			l.KVFrom = lastOfType(types[:first], t)
 			if l.KVFrom < 0 {
 				f.fail("num_kv_shared_layers", "layer %d (%s) shares keys and values, but no earlier layer is %s", i, t, t)
+			} else if src := c.Layers[l.KVFrom]; src.HeadDim != l.HeadDim || src.KVHeads != l.KVHeads {
+				f.fail("num_kv_shared_layers", "layer %d reuses layer %d's keys and values, but its heads are %d wide, %d for keys and values, and layer %d's %d wide, %d",
+					i, l.KVFrom, l.HeadDim, l.KVHeads, l.KVFrom, src.HeadDim, src.KVHeads)
 			}
 			if doubleWide {
 				l.Intermediate *= 2
@@ -71,6 +68,64 @@ func gemma4(f *fields) *Config {
 		c.Layers[i] = l
 	}
 	return c
+}
+
+// gemmaHeads resolves each layer's head dim and KV heads. per_layer_config,
+// which transformers writes when it saves a config, gives them per layer;
+// without it, full layers take global_head_dim (default 512) and, when keys
+// are values, num_global_key_value_heads, as Gemma4TextConfig derives them.
+func gemmaHeads(f *fields, c *Config, types []string, hd, kv int, kEqV bool) [][2]int {
+	globalHD := f.int("global_head_dim", 512)
+	globalKV := kv
+	if f.has("num_global_key_value_heads") && kEqV {
+		globalKV = kvHeads(f, "num_global_key_value_heads", c.Heads, kv)
+	}
+	dims := make([][2]int, len(types))
+	perLayer := rawObject(f, "per_layer_config")
+	for i, t := range types {
+		dims[i] = [2]int{hd, kv}
+		if t == fullAttention && perLayer == nil {
+			dims[i] = [2]int{globalHD, globalKV}
+		}
+	}
+	for _, k := range sortedKeys(perLayer) {
+		i, err := strconv.Atoi(k)
+		if err != nil || i < 0 || i >= len(types) || strconv.Itoa(i) != k {
+			f.fail("per_layer_config", "%q is not a layer index", k)
+			continue
+		}
+		sub := &fields{used: map[string]bool{}}
+		if err := json.Unmarshal(perLayer[k], &sub.raw); err != nil || sub.raw == nil {
+			f.fail("per_layer_config", "layer %d: %s is not an object", i, perLayer[k])
+			continue
+		}
+		dims[i][0] = sub.int("head_dim", hd)
+		dims[i][1] = kvHeads(sub, "num_key_value_heads", c.Heads, kv)
+		for _, key := range sortedKeys(sub.raw) {
+			if !sub.used[key] {
+				sub.fail(key, "overriding it per layer is not supported")
+			}
+		}
+		if sub.err != nil {
+			f.fail("per_layer_config", "layer %d: %v", i, sub.err)
+		}
+	}
+	for i, d := range dims {
+		if d[0] == 0 || d[0]%2 != 0 {
+			f.fail("head_dim", "layer %d: %d is not a positive even number", i, d[0])
+		}
+		if perLayer == nil || types[i] != fullAttention {
+			continue
+		}
+		// Both spellings given: they must describe the same model.
+		if f.has("global_head_dim") && d[0] != globalHD {
+			f.fail("global_head_dim", "%d, but per_layer_config gives full layer %d a head dim of %d", globalHD, i, d[0])
+		}
+		if f.has("num_global_key_value_heads") && kEqV && d[1] != globalKV {
+			f.fail("num_global_key_value_heads", "%d, but per_layer_config gives full layer %d %d", globalKV, i, d[1])
+		}
+	}
+	return dims
 }
 
 func lastOfType(types []string, t string) int {
@@ -110,8 +165,9 @@ func gemmaLayerTypes(f *fields, n int) []string {
 	return types
 }
 
-// gemmaRopes resolves rope_parameters, an object keyed by layer type.
-func gemmaRopes(f *fields, types []string, hd, globalHD int) map[string]Rope {
+// gemmaRopes reads rope_parameters, an object keyed by layer type; each
+// layer resolves its entry for its own head dim.
+func gemmaRopes(f *fields, types []string) map[string]map[string]json.RawMessage {
 	params := rawObject(f, "rope_parameters")
 	if params == nil {
 		params = map[string]json.RawMessage{
@@ -119,7 +175,7 @@ func gemmaRopes(f *fields, types []string, hd, globalHD int) map[string]Rope {
 			fullAttention:    json.RawMessage(`{"rope_type": "proportional", "partial_rotary_factor": 0.25, "rope_theta": 1000000.0}`),
 		}
 	}
-	out := map[string]Rope{}
+	out := map[string]map[string]json.RawMessage{}
 	for _, t := range []string{slidingAttention, fullAttention} {
 		if !slices.Contains(types, t) {
 			continue
@@ -134,11 +190,7 @@ func gemmaRopes(f *fields, types []string, hd, globalHD int) map[string]Rope {
 			f.fail("rope_parameters", "%s: %s is not an object", t, v)
 			continue
 		}
-		dim := hd
-		if t == fullAttention {
-			dim = globalHD
-		}
-		out[t] = ropeFrom(f, fmt.Sprintf("rope_parameters.%s", t), m, dim)
+		out[t] = m
 	}
 	for _, k := range sortedKeys(params) {
 		if k != slidingAttention && k != fullAttention {

@@ -113,7 +113,7 @@ func qwenMoE(f *fields, c *Config, arch string, n int) func(int) bool {
 		return func(int) bool { return false }
 	}
 	c.MoE = &MoE{
-		Experts:      f.need("num_experts"),
+		Experts:      qwenExperts(f),
 		TopK:         f.need("num_experts_per_tok"),
 		Intermediate: f.need("moe_intermediate_size"),
 		NormTopK:     f.bool("norm_topk_prob", false),
@@ -134,4 +134,17 @@ func qwenMoE(f *fields, c *Config, arch string, n int) func(int) bool {
 		}
 	}
 	return func(i int) bool { return !slices.Contains(only, i) && (i+1)%step == 0 }
+}
+
+// qwenExperts reads num_experts, which transformers writes as
+// num_local_experts (its attribute_map) when it saves a config.
+func qwenExperts(f *fields) int {
+	if !f.has("num_local_experts") {
+		return f.need("num_experts")
+	}
+	n := f.need("num_local_experts")
+	if f.has("num_experts") && f.int("num_experts", 0) != n {
+		f.fail("num_experts", "%d disagrees with num_local_experts %d", f.int("num_experts", 0), n)
+	}
+	return n
 }
