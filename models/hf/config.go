@@ -57,15 +57,26 @@ type Layer struct {
 	Intermediate int  // the dense MLP's width
 }
 
-// Rope is a layer's rotary position embedding, in rotate-half form on the
-// first RotaryDim channels of each head; channels past it are left alone.
-// InvFreq[i] = 1 / (Theta^(2i/FreqDim) * Factor) for i < RotaryDim/2.
+// Rope is a layer's rotary position embedding in rotate-half form over the
+// whole head: channel i < HeadDim/2 turns with channel i + HeadDim/2 by
+// position × InvFreq()[i]. Frequencies past RotaryDim/2 are 0, so those
+// channels are left alone (Gemma 4's proportional rope on full layers).
 type Rope struct {
 	Type      string // "default", "linear" or "proportional"
 	Theta     float64
 	Factor    float64 // linear position scaling; 1 when none
-	RotaryDim int
-	FreqDim   int // the exponent's denominator: RotaryDim, or the head dim for "proportional"
+	RotaryDim int     // channels that turn: HeadDim, or fewer for "proportional"
+	HeadDim   int
+}
+
+// InvFreq returns the HeadDim/2 inverse frequencies:
+// 1 / (Theta^(2i/HeadDim) × Factor) for i < RotaryDim/2, then 0.
+func (r Rope) InvFreq() []float64 {
+	out := make([]float64, r.HeadDim/2)
+	for i := range r.RotaryDim / 2 {
+		out[i] = 1 / (math.Pow(r.Theta, float64(2*i)/float64(r.HeadDim)) * r.Factor)
+	}
+	return out
 }
 
 // MoE describes the mixture-of-experts blocks.
@@ -192,6 +203,7 @@ func ropeFrom(f *fields, key string, raw map[string]json.RawMessage, headDim int
 		r.Type = "default"
 	}
 	partial := sub.float("partial_rotary_factor", 1)
+	r.HeadDim, r.RotaryDim = headDim, headDim
 	switch r.Type {
 	case "default":
 	case "linear":
@@ -209,16 +221,13 @@ func ropeFrom(f *fields, key string, raw map[string]json.RawMessage, headDim int
 		f.fail(key, "factor is missing or not positive")
 	case !(partial > 0 && partial <= 1):
 		f.fail(key, "partial_rotary_factor %v is not in (0, 1]", partial)
-	}
-	if r.Type == "proportional" {
-		r.RotaryDim, r.FreqDim = 2*int(partial*float64(headDim)/2), headDim
-	} else {
-		r.RotaryDim = int(partial * float64(headDim))
-		r.RotaryDim -= r.RotaryDim % 2
-		r.FreqDim = r.RotaryDim
-	}
-	if r.RotaryDim == 0 && r.Type != "proportional" { // proportional rotates nothing then, as in transformers
-		f.fail(key, "partial_rotary_factor %v leaves no channel to rotate", partial)
+	case r.Type == "proportional":
+		// As transformers: int(p × head_dim // 2) turning pairs; none is allowed.
+		r.RotaryDim = 2 * int(partial*float64(headDim)/2)
+	case partial != 1:
+		// Qwen3's and Gemma 4's attention rotate whole heads: a partial
+		// rotary factor outside proportional rope has no meaning there.
+		f.fail(key, "partial_rotary_factor %v is not supported for rope type %q", partial, r.Type)
 	}
 	if sub.err != nil {
 		f.fail(key, "%v", sub.err)

@@ -50,7 +50,7 @@ func TestQwen3MoEConfig(t *testing.T) {
 	}
 	want := `qwen3_moe vocab=151936 hidden=2048 heads=32 inter=6144 eps=1e-06 act=silu tie=false embed=1 attn=0.08839 softcap=0 qk=true v=false max=40960
 moe {Experts:128 TopK:8 Intermediate:768 NormTopK:true Router:softmax}
-layers 0-47 {Sliding:false Window:0 HeadDim:128 KVHeads:4 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:128 FreqDim:128} MLP:false MoE:true Intermediate:6144}
+layers 0-47 {Sliding:false Window:0 HeadDim:128 KVHeads:4 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:128 HeadDim:128} MLP:false MoE:true Intermediate:6144}
 `
 	if got := summary(c); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
@@ -80,19 +80,19 @@ func TestQwen3MoESparseStep(t *testing.T) {
 	}
 }
 
-// A Qwen3 with new-style rope_parameters, sliding layers and a partial rotary factor.
+// A Qwen3 with new-style rope_parameters and sliding layers.
 func TestQwen3Config(t *testing.T) {
 	cfg := `{"model_type": "qwen3", "vocab_size": 1000, "hidden_size": 64, "intermediate_size": 128,
 	"num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32,
-	"rope_parameters": {"rope_type": "linear", "rope_theta": 10000, "factor": 2.0, "partial_rotary_factor": 0.5},
+	"rope_parameters": {"rope_type": "linear", "rope_theta": 10000, "factor": 2.0},
 	"use_sliding_window": true, "sliding_window": 16, "max_window_layers": 2, "tie_word_embeddings": true}`
 	c, err := ParseConfig([]byte(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := `qwen3 vocab=1000 hidden=64 heads=4 inter=128 eps=1e-06 act=silu tie=true embed=1 attn=0.1768 softcap=0 qk=true v=false max=0
-layers 0-1 {Sliding:false Window:0 HeadDim:32 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:linear Theta:10000 Factor:2 RotaryDim:16 FreqDim:16} MLP:true MoE:false Intermediate:128}
-layers 2-3 {Sliding:true Window:16 HeadDim:32 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:linear Theta:10000 Factor:2 RotaryDim:16 FreqDim:16} MLP:true MoE:false Intermediate:128}
+layers 0-1 {Sliding:false Window:0 HeadDim:32 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:linear Theta:10000 Factor:2 RotaryDim:32 HeadDim:32} MLP:true MoE:false Intermediate:128}
+layers 2-3 {Sliding:true Window:16 HeadDim:32 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:linear Theta:10000 Factor:2 RotaryDim:32 HeadDim:32} MLP:true MoE:false Intermediate:128}
 `
 	if got := summary(c); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
@@ -116,11 +116,11 @@ func TestGemma4Config(t *testing.T) {
 	}
 	want := `gemma4_text vocab=512 hidden=64 heads=4 inter=96 eps=1e-06 act=gelu_pytorch_tanh tie=true embed=8 attn=1 softcap=30 qk=true v=true max=0
 moe {Experts:8 TopK:2 Intermediate:24 NormTopK:true Router:gemma4}
-layers 0-1 {Sliding:true Window:8 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:16 FreqDim:16} MLP:true MoE:true Intermediate:96}
-layers 2-2 {Sliding:false Window:0 HeadDim:32 KVHeads:1 KEqV:true KVFrom:-1 Rope:{Type:proportional Theta:1e+06 Factor:1 RotaryDim:8 FreqDim:32} MLP:true MoE:true Intermediate:96}
-layers 3-3 {Sliding:true Window:8 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:16 FreqDim:16} MLP:true MoE:true Intermediate:96}
-layers 4-4 {Sliding:true Window:8 HeadDim:16 KVHeads:2 KEqV:false KVFrom:3 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:16 FreqDim:16} MLP:true MoE:true Intermediate:192}
-layers 5-5 {Sliding:false Window:0 HeadDim:32 KVHeads:1 KEqV:true KVFrom:2 Rope:{Type:proportional Theta:1e+06 Factor:1 RotaryDim:8 FreqDim:32} MLP:true MoE:true Intermediate:192}
+layers 0-1 {Sliding:true Window:8 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:16 HeadDim:16} MLP:true MoE:true Intermediate:96}
+layers 2-2 {Sliding:false Window:0 HeadDim:32 KVHeads:1 KEqV:true KVFrom:-1 Rope:{Type:proportional Theta:1e+06 Factor:1 RotaryDim:8 HeadDim:32} MLP:true MoE:true Intermediate:96}
+layers 3-3 {Sliding:true Window:8 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:16 HeadDim:16} MLP:true MoE:true Intermediate:96}
+layers 4-4 {Sliding:true Window:8 HeadDim:16 KVHeads:2 KEqV:false KVFrom:3 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:16 HeadDim:16} MLP:true MoE:true Intermediate:192}
+layers 5-5 {Sliding:false Window:0 HeadDim:32 KVHeads:1 KEqV:true KVFrom:2 Rope:{Type:proportional Theta:1e+06 Factor:1 RotaryDim:8 HeadDim:32} MLP:true MoE:true Intermediate:192}
 `
 	if got := summary(c); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
@@ -166,7 +166,7 @@ func TestConfigErrors(t *testing.T) {
 		{g(`"full_attention", "sliding_attention"`, `"full_attention", "global"`), `field "layer_types": layer 3: "global" is not full_attention or sliding_attention`},
 		{g(`"num_kv_shared_layers": 2`, `"num_kv_shared_layers": 5`), `field "num_kv_shared_layers": layer 2 (full_attention) shares keys and values, but no earlier layer is full_attention`},
 		{g(`"top_k_experts": 2`, `"top_k_experts": 9`), `field "top_k_experts": 9 is more than num_experts 8`},
-		{g(`"rope_theta": 10000.0}`, `"rope_theta": 10000.0, "partial_rotary_factor": 0.01}`), `field "rope_parameters.sliding_attention": partial_rotary_factor 0.01 leaves no channel to rotate`},
+		{g(`"rope_theta": 10000.0}`, `"rope_theta": 10000.0, "partial_rotary_factor": 0.01}`), `field "rope_parameters.sliding_attention": partial_rotary_factor 0.01 is not supported for rope type "default"`},
 	}
 	for _, c := range cases {
 		_, err := ParseConfig([]byte(c.cfg))
