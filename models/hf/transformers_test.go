@@ -40,7 +40,7 @@ type expectModel struct {
 
 // TestAgainstTransformers loads checkpoints that transformers itself saved
 // (tools/models/hfmodels.py: Qwen3 with sliding layers and linear rope,
-// Qwen3-MoE in bf16 with a dense layer, Gemma 4 with its MoE block, keys as
+// Qwen3-MoE in bf16 in five shards with a dense layer, Gemma 4 with its MoE block, keys as
 // values, KV sharing, a double-wide MLP and per-layer inputs) and requires
 // hf.Config to say per layer what transformers' modules compute. Without
 // .venv-hf the test is skipped, except under CI, where it fails.
@@ -65,6 +65,9 @@ func TestAgainstTransformers(t *testing.T) {
 			}
 			if err := json.Unmarshal(data, &want); err != nil {
 				t.Fatal(err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, name, "model.safetensors.index.json")); (err == nil) != (name == "qwen3_moe") {
+				t.Errorf("only qwen3_moe should be sharded: %v", err)
 			}
 			c, w, err := Load(filepath.Join(dir, name))
 			if err != nil {

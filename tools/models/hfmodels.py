@@ -55,11 +55,14 @@ def gemma_layer(model, i):
     }
 
 
-def save(outdir, name, model, layer_fn, dtype):
+def save(outdir, name, model, layer_fn, dtype, shard=None):
     torch.manual_seed(0)
     model = model.to(dtype)
     path = os.path.join(outdir, name)
-    model.save_pretrained(path)
+    if shard:
+        model.save_pretrained(path, max_shard_size=shard)
+    else:
+        model.save_pretrained(path)
     cfg = model.config
     embed = model.model.embed_tokens
     expect = {
@@ -88,7 +91,7 @@ def main():
         vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=4, num_attention_heads=4,
         num_key_value_heads=2, head_dim=16, num_experts=8, num_experts_per_tok=2, moe_intermediate_size=24,
         mlp_only_layers=[1], decoder_sparse_step=1, norm_topk_prob=True)),
-        qwen_layer, torch.bfloat16)
+        qwen_layer, torch.bfloat16, shard="40KB")
     save(outdir, "gemma4", Gemma4ForCausalLM(Gemma4TextConfig(
         vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=6, num_attention_heads=4,
         num_key_value_heads=2, head_dim=16, global_head_dim=32, num_global_key_value_heads=1,
