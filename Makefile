@@ -2,7 +2,7 @@
 #
 #   make demo   build tpucc, compile examples/transformer_block.tir to StableHLO,
 #               run it on the CPU executor and on XLA:CPU, and compare
-#   make test   every check CI runs (creates both Python environments itself)
+#   make test   every check CI runs (creates the Python environments itself)
 #   make build  bin/tpucc
 
 GO ?= go
@@ -16,7 +16,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-test: venv venv-tpu lint
+test: venv venv-tpu venv-hf lint
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -race ./compile/... ./runtime/... ./tensor/... ./frontend/trace/...
 
