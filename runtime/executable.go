@@ -126,10 +126,12 @@ func compile(m *ir.Module, cfg Config, times *StageTimes) (*Executable, error) {
 }
 
 // LookupTarget returns the description of the target named name ("" is
-// "cpu"), or an error listing the targets there are.
+// "cpu"), or an error listing the targets there are: a TPU generation from
+// backend/tpu, or for "cpu" the host as backend/cpu measures it (cpu.Host).
+// Everyone who needs a target by name asks here.
 func LookupTarget(name string) (*tpu.Target, error) {
-	if name == "" {
-		name = "cpu"
+	if name == "" || name == "cpu" {
+		return cpu.Host(), nil
 	}
 	t, ok := tpu.Lookup(name)
 	if !ok {
@@ -140,7 +142,7 @@ func LookupTarget(name string) (*tpu.Target, error) {
 
 // Targets are the target names Compile accepts, as tpucc build --target
 // spells them: the TPU generations oldest first, then the CPU.
-func Targets() []string { return tpu.Names() }
+func Targets() []string { return append(tpu.Names(), "cpu") }
 
 // fullKey is everything a compiled program depends on. Its text is stored in
 // the persistent entry and its hash names the entry's file.
