@@ -38,7 +38,7 @@ func apply(name string, op ir.Op, attr ir.Attr, hint []ir.Type, args ...*Tensor)
 	return run(name, op, attr, res, args, types)
 }
 
-// run evaluates the op on concrete operands with the reference executor.
+// run evaluates the op on concrete operands with the eager backend.
 func run(name string, op ir.Op, attr ir.Attr, res []ir.Type, args []*Tensor, types []ir.Type) []*Tensor {
 	in := &ir.Instr{Op: op, Attr: attr, Args: make([]*ir.Value, len(args))}
 	cs := make([]*backend.Buffer, len(args))
@@ -54,7 +54,7 @@ func run(name string, op ir.Op, attr ir.Attr, res []ir.Type, args []*Tensor, typ
 		}
 		in.Results = append(in.Results, &ir.Value{Type: t, Def: in, Index: i})
 	}
-	outs, err := cpu.Eval(in, cs)
+	outs, err := eagerBackend().Eval(in, cs)
 	if err != nil {
 		failErr(name, types, err)
 	}

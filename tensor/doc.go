@@ -13,8 +13,9 @@
 // traced tensors to record it). Every operation takes the same path: build the
 // op's attribute, check the operand types with ir.Infer (so eager and traced
 // code obey exactly the type rules of .tir), then either emit the op into the
-// tracer, if any operand is traced, or run it at once with cpu.Eval. Eager
-// numbers are therefore the reference executor's numbers.
+// tracer, if any operand is traced, or run it at once on the eager backend
+// (SetEagerBackend; the reference executor by default, so eager numbers are
+// the reference executor's numbers).
 //
 // A concrete tensor used together with traced ones becomes a constant of the
 // trace (as jax treats closed-over arrays): a splat is written as one value, a

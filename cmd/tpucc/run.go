@@ -20,8 +20,10 @@ import (
 var runCommand = &command{
 	name:    "run",
 	file:    true,
-	summary: "run MODEL.tir on the CPU reference executor",
-	about: `Runs the entry function of MODEL.tir as written (no passes) on the CPU reference executor.
+	summary: "compile MODEL.tir for this CPU and run it",
+	about: `Compiles the entry function of MODEL.tir as build does for --target cpu (the default pass
+pipeline) and runs it on a backend: --backend reference (the default) is the reference
+executor, which interprets the optimised program op by op.
 Each parameter comes from --input NAME=FILE.npy or, when not given, is drawn at random from
 --seed: a parameter that is not given gets the same values whichever others are. Floats are
 drawn uniformly from [-2, 2), except a matmul's weight (a parameter that is an operand of a
@@ -46,6 +48,7 @@ when no --dim gives it.
 		{name: "output-dir", kind: valueFlag, arg: "DIR", doc: "write the results into DIR as .npy files instead of printing them"},
 		{name: "save-inputs", kind: boolFlag, doc: "with --output-dir, also write the arguments as DIR/argN.npy"},
 		dimFlag,
+		backendFlag,
 		entryFlag,
 	},
 	run: cmdRun,
@@ -137,7 +140,7 @@ func cmdRun(e *env, p *parsed) error {
 			args[k] = random[k]
 		}
 	}
-	results, err := cpu.Run(m, f, args)
+	results, err := runOn(p.value("backend", ""), m, f, args)
 	if err != nil {
 		return diag(name, err)
 	}

@@ -254,3 +254,17 @@ func mustParse(t *testing.T, src string) *ir.Module {
 	}
 	return m
 }
+
+// TestRunBackend: --backend names the backend; an unknown one is a usage
+// error listing those there are, and nothing is written.
+func TestRunBackend(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "m.tir", []byte(expSrc))
+	ref := tpucc(t, "", "run", model, "--seed", "3", "--backend", "reference")
+	def := tpucc(t, "", "run", model, "--seed", "3")
+	def.want(t, 0, ref.stdout, "")
+	out := filepath.Join(dir, "out")
+	tpucc(t, "", "run", model, "--backend", "nope", "--output-dir", out).want(t, exitUsage, "",
+		`tpucc run: --backend: unknown backend "nope" (have reference)`)
+	noFiles(t, dir, "m.tir")
+}
