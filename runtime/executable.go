@@ -186,6 +186,18 @@ func LookupTarget(name string) (*tpu.Target, error) {
 	return t, nil
 }
 
+// targetKey is what the key says of a target: its name, and for the cpu the
+// one measured figure a pass reads (the fuse pass's size cap, the L2), so
+// that an entry made on a machine with another L2 is not reused as if it
+// had been fused for this one.
+func targetKey(name string) string {
+	t, err := LookupTarget(name)
+	if err != nil || t.Kind != tpu.KindCPU {
+		return name
+	}
+	return fmt.Sprintf("%s (local memory %d)", t.Name(), t.LocalMemory())
+}
+
 // Targets are the target names Compile accepts, as tpucc build --target
 // spells them: the TPU generations oldest first, then the CPU.
 func Targets() []string { return append(tpu.Names(), "cpu") }
@@ -207,7 +219,7 @@ func makeKey(o *Options, sig signature, tracedText string) fullKey {
 	fmt.Fprintf(&b, "version %s\n", Version)
 	fmt.Fprintf(&b, "function %q\n", o.Identity)
 	fmt.Fprintf(&b, "signature %s\n", sig.text())
-	fmt.Fprintf(&b, "target %s\n", o.Target)
+	fmt.Fprintf(&b, "target %s\n", targetKey(o.Target))
 	fmt.Fprintf(&b, "backend %s %s\n", o.backend.Name(), o.backend.Fingerprint())
 	fmt.Fprintf(&b, "pipeline %s\n", pipelineText())
 	fmt.Fprintf(&b, "program %s\n", hex.EncodeToString(th[:]))
