@@ -82,6 +82,11 @@ type Options struct {
 	// 0 is DefaultMaxPrograms; negative means no limit.
 	MaxPrograms int
 	OnLimit     Policy
+	// MaxRoutes caps the exact call shapes the function remembers, each
+	// with the program (and padding) that serves it; past it the least
+	// recently used are forgotten and resolved again when they return.
+	// 0 is DefaultMaxRoutes; negative means no limit.
+	MaxRoutes int
 
 	// Cache holds compiled programs across functions and processes; nil is
 	// DefaultCache().
@@ -128,6 +133,9 @@ func (o Options) check() (Options, error) {
 		o.MaxPrograms = DefaultMaxPrograms
 	case o.MaxPrograms < 0:
 		o.MaxPrograms = int(^uint(0) >> 1)
+	}
+	if o.MaxRoutes == 0 {
+		o.MaxRoutes = DefaultMaxRoutes
 	}
 	if o.OnLimit > LimitPanic {
 		return o, fmt.Errorf("unknown limit policy %d", o.OnLimit)
