@@ -10,9 +10,12 @@ import (
 	"github.com/tpucc/tpucc/ir"
 )
 
-// Version is the compiler version written into every cache key: a change to
-// the passes, the lowering or the executor that can change a compiled program
-// must bump it, so that persistent entries of older compilers are never used.
+// Version is the compiler version written into every cache key. It must
+// change with every change that can change a compiled program for the same
+// input (a pass, the pass list, constant folding, the lowering, the entry
+// format), so that persistent entries of older compilers are never used:
+// docs/CACHE.md says when, and TestVersionFingerprint fails when the
+// compiler's output on its corpus changed and Version did not.
 const Version = "tpucc-0.3.1" // 0.3.1: entries carry the binary program (entry format 2)
 
 // Defaults, chosen as torch.compile's: 8 specialisations per function and a
