@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -84,4 +85,38 @@ func TestRoutesUnderConcurrentEviction(t *testing.T) {
 	if s := f.Stats(); s.Routes > 4 || s.RouteEvictions == 0 || s.Calls != 8*24 {
 		t.Errorf("stats: %s", s)
 	}
+}
+
+// BenchmarkRouteHit is the lock-free hit of the route table, beside the
+// copy-on-write map it replaced (one atomic load and a map lookup).
+func BenchmarkRouteHit(b *testing.B) {
+	keys := make([][]byte, 64)
+	rt := newRouteTable(DefaultMaxRoutes)
+	old := map[string]*route{}
+	for i := range keys {
+		keys[i] = fmt.Appendf(nil, "t\x01\x02%d,4,", i)
+		rt.add(string(keys[i]), &route{})
+		old[string(keys[i])] = &route{}
+	}
+	rt.rebuild() // as repeated calls of the newest routes would
+	var snapshot atomic.Pointer[map[string]*route]
+	snapshot.Store(&old)
+	b.Run("table", func(b *testing.B) {
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				if rt.get(keys[i%len(keys)]) == nil {
+					b.Fatal("miss")
+				}
+			}
+		})
+	})
+	b.Run("copy-on-write-map", func(b *testing.B) {
+		b.RunParallel(func(pb *testing.PB) {
+			for i := 0; pb.Next(); i++ {
+				if (*snapshot.Load())[string(keys[i%len(keys)])] == nil {
+					b.Fatal("miss")
+				}
+			}
+		})
+	})
 }
