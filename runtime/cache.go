@@ -181,7 +181,7 @@ func (c *Cache) lookup(k fullKey, target string, want *ir.Func, times *StageTime
 		c.diskHits.Add(1)
 		now := time.Now()
 		_ = os.Chtimes(path, now, now) // least recently used goes first; failing to mark it is harmless
-		c.remember(k.hash, exe)
+		// The caller remembers it once a backend has compiled it.
 		return exe, fromDisk, ""
 	case errors.Is(err, fs.ErrNotExist):
 		c.misses.Add(1)

@@ -33,12 +33,23 @@ func (f *Function) obtain(args []Arg, sig signature, traced *ir.Module, reason s
 	}
 	compiled := false
 	switch src {
-	case fromMemory:
-		f.memHits.Add(1)
-		f.note(withReason(fmt.Sprintf("found %s for %s in the cache's memory", f.title(), sig.text()), reason))
-	case fromDisk:
-		f.diskHits.Add(1)
-		f.note(withReason(fmt.Sprintf("loaded %s for %s from the persistent cache %s", f.title(), sig.text(), f.opts.Cache.path(key.hash)), reason))
+	case fromMemory, fromDisk:
+		if src == fromMemory {
+			f.memHits.Add(1)
+			f.note(withReason(fmt.Sprintf("found %s for %s in the cache's memory", f.title(), sig.text()), reason))
+		} else {
+			f.diskHits.Add(1)
+			f.note(withReason(fmt.Sprintf("loaded %s for %s from the persistent cache %s", f.title(), sig.text(), f.opts.Cache.path(key.hash)), reason))
+		}
+		if exe.Exec == nil {
+			// A persistent entry holds the optimised program; the backend
+			// compiles it again (a lookup, for backends that cache their own
+			// objects), and memory keeps the result.
+			if exe, err = exe.withBackend(f.opts.backend, &f.times); err != nil {
+				return nil, false, nil, fmt.Errorf("%s: compiling for %s: %w", f.opts.Name, sig.text(), err)
+			}
+			f.opts.Cache.remember(key.hash, exe)
+		}
 	default:
 		if note != "" {
 			f.corrupt.Add(1)
@@ -49,7 +60,7 @@ func (f *Function) obtain(args []Arg, sig signature, traced *ir.Module, reason s
 		if err != nil {
 			return nil, false, nil, err
 		}
-		if exe, err = compile(m, Config{Target: f.opts.Target}, &f.times); err != nil {
+		if exe, err = compile(m, Config{Target: f.opts.Target, Backend: f.opts.backend}, &f.times); err != nil {
 			return nil, false, nil, fmt.Errorf("%s: compiling for %s: %w", f.opts.Name, sig.text(), err)
 		}
 		f.compiles.Add(1)
