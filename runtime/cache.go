@@ -22,7 +22,7 @@ import (
 // renamed into place, so a reader (in any process) sees a complete old
 // entry, a complete new one or none. A loaded entry is input like any
 // other and is checked as strictly as a fresh compile's result (see
-// readEntry): a file that fails any check is dropped with one warning and
+// decodeEntry): a file that fails any check is dropped with one warning and
 // reported as a miss, so the caller recompiles: a bad file costs a compile,
 // never a crash. Two processes that miss at once both compile and both
 // write; the second rename wins and both files were complete.
