@@ -1,0 +1,52 @@
+package ir
+
+import "testing"
+
+// Module.Func answers from an index; every way of changing Funcs that the
+// code base uses (NewFunc, appending, reordering, renaming, replacing in
+// place) must still give the first function of the name.
+func TestModuleFuncFollowsEdits(t *testing.T) {
+	m := NewModule("m.tir")
+	a := m.NewFunc("a", nil, nil, nil, Pos{})
+	b := m.NewFunc("b", nil, nil, nil, Pos{})
+	check := func(step, name string, want *Func) {
+		t.Helper()
+		if got := m.Func(name); got != want {
+			t.Errorf("%s: Func(%q) = %v, want %v", step, name, funcName(got), funcName(want))
+		}
+	}
+	check("built", "a", a)
+	check("built", "b", b)
+	check("built", "c", nil)
+
+	c := &Func{Name: "c", Module: m}
+	m.Funcs = append(m.Funcs, c)
+	check("appended", "c", c)
+
+	m.Funcs[0], m.Funcs[1] = m.Funcs[1], m.Funcs[0]
+	check("swapped", "a", a)
+	check("swapped", "b", b)
+
+	a.Name = "z"
+	check("renamed", "a", nil)
+	check("renamed", "z", a)
+
+	d := &Func{Name: "b", Module: m}
+	m.Funcs[0] = d // b's slot, same name
+	check("replaced", "b", d)
+
+	m.Funcs = append(m.Funcs[1:], m.Funcs[0]) // rotated, as progen does
+	check("rotated", "z", a)
+	check("rotated", "b", d)
+
+	dup := &Func{Name: "c", Module: m}
+	m.Funcs = append(m.Funcs, dup)
+	check("duplicate", "c", c)
+}
+
+func funcName(f *Func) string {
+	if f == nil {
+		return "nil"
+	}
+	return "@" + f.Name
+}
