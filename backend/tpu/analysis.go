@@ -38,10 +38,10 @@ func (a *Analysis) Fits() bool {
 	return fp >= 0 && fp <= a.Target.Memory
 }
 
-// Singletons is the grouping the cost model uses until the fuse pass exists:
-// every instruction of f's body its own group, in program order, except
-// constants (data, not kernels) and the return. A fusion instruction is
-// already a group of one.
+// Singletons is the grouping Analyze uses when given none: every
+// instruction of f's body its own group, in program order, except constants
+// (data, not kernels) and the return. After the fuse pass this is the
+// program's kernels: a fusion instruction is one group, its body inside it.
 func Singletons(f *ir.Func) [][]*ir.Instr {
 	var gs [][]*ir.Instr
 	for _, in := range f.Body.Instrs {
@@ -84,12 +84,7 @@ func (a *analyzer) analyze(f *ir.Func, groups [][]*ir.Instr) (*Analysis, error) 
 	if err != nil {
 		return nil, err
 	}
-	uses := make([][]*ir.Instr, f.NumValues())
-	f.Body.Walk(func(in *ir.Instr) {
-		for _, v := range in.Args {
-			uses[v.ID] = append(uses[v.ID], in)
-		}
-	})
+	uses := f.Uses()
 
 	an := &Analysis{Target: a.t, Func: f, Groups: groups}
 	for _, p := range f.Params {
@@ -122,7 +117,7 @@ func (a *analyzer) analyze(f *ir.Func, groups [][]*ir.Instr) (*Analysis, error) 
 		an.Total.add(r.cost)
 		for _, v := range r.written {
 			last := gi
-			for _, u := range uses[v.ID] {
+			for _, u := range uses.Users(v) {
 				ui, ok := owner[u]
 				switch {
 				case u.Op == ir.OpReturn && u.Block == f.Body:
