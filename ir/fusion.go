@@ -90,8 +90,10 @@ func verifyRegions(m *Module, f *Func, n *namer, in *Instr) []*Error {
 		bad(in.Pos, "fusion has %s, but its region has %s", plural(len(in.Args), "operand"), plural(len(r.Params), "parameter"))
 		return errs
 	}
-	local := make([]bool, f.NumValues())
-	inRange := func(v *Value) bool { return v != nil && v.ID >= 0 && v.ID < len(local) }
+	// The region's own values. A map, not a slice of f.NumValues(): one
+	// such slice per fusion made verifying a function of n fusions O(n²).
+	local := map[int]bool{}
+	inRange := func(v *Value) bool { return v != nil && v.ID >= 0 && v.ID < f.NumValues() }
 	for i, p := range r.Params {
 		if !inRange(p) {
 			bad(in.Pos, "internal: region parameter ID out of range in @%s", f.Name)

@@ -49,13 +49,44 @@ func insertABICopies(f *ir.Func, t Target) int {
 	if ret == nil {
 		return 0
 	}
+	copies := append(paramCopies(f), returnCopies(f, ret)...)
+	if len(copies) == 0 {
+		return 0
+	}
+	keep := copiesToKeep(f, t, copies)
+	n := 0
+	dropped := map[*ir.Instr]bool{}
+	for _, c := range copies {
+		if keep[c] {
+			n++
+			continue
+		}
+		for _, r := range c.refs {
+			r.in.Args[r.i] = c.src
+		}
+		dropped[c.in] = true
+	}
+	if len(dropped) > 0 {
+		f.Body.Remove(func(in *ir.Instr) bool { return dropped[in] })
+	}
+	return n
+}
+
+// paramCopies inserts a tentative copy of each parameter that some
+// instruction other than a call or the return reads, at the top of the body
+// in parameter order, and redirects those reads to it.
+func paramCopies(f *ir.Func) []*abiCopy {
+	uses := f.Uses()
 	var copies []*abiCopy
+	var made []*ir.Instr
 	for _, p := range f.Params {
 		var refs []operandAt
-		for _, in := range f.Body.Instrs {
-			if in.Op == ir.OpReturn || in.Op == ir.OpCall {
-				continue
+		var last *ir.Instr
+		for _, in := range uses.Users(p) {
+			if in == last || in.Op == ir.OpReturn || in.Op == ir.OpCall {
+				continue // an instruction is listed once per operand reading p
 			}
+			last = in
 			for i, a := range in.Args {
 				if a == p {
 					refs = append(refs, operandAt{in, i})
@@ -66,21 +97,33 @@ func insertABICopies(f *ir.Func, t Target) int {
 			continue
 		}
 		cp := f.NewInstr(ir.OpCopy, nil, []*ir.Value{p}, []ir.Type{p.Type}, p.Pos)
-		f.Body.InsertBefore(len(copies), cp)
+		cp.Block = f.Body
+		made = append(made, cp)
 		for _, r := range refs {
 			r.in.Args[r.i] = cp.Result()
 		}
 		copies = append(copies, &abiCopy{in: cp, src: p, refs: refs})
 	}
+	f.Body.Instrs = append(made, f.Body.Instrs...)
+	return copies
+}
+
+// returnCopies inserts a tentative copy of each distinct returned value
+// computed in the body (not a parameter, call result or copy, which are
+// already in the ABI's layout) just before the return, in operand order.
+func returnCopies(f *ir.Func, ret *ir.Instr) []*abiCopy {
+	var copies []*abiCopy
+	body := f.Body.Instrs[:len(f.Body.Instrs)-1 : len(f.Body.Instrs)-1]
 	for i, r := range ret.Args {
 		if r.Def == nil || r.Def.Block != f.Body || r.Def.Op == ir.OpCall || r.Def.Op == ir.OpCopy {
-			continue // a parameter, a call result or a copy: already in the ABI's layout
+			continue
 		}
 		if slices.Contains(ret.Args[:i], r) {
 			continue
 		}
 		cp := f.NewInstr(ir.OpCopy, nil, []*ir.Value{r}, []ir.Type{r.Type}, ret.Pos)
-		f.Body.InsertBefore(len(f.Body.Instrs)-1, cp)
+		cp.Block = f.Body
+		body = append(body, cp)
 		c := &abiCopy{in: cp, src: r}
 		for j := i; j < len(ret.Args); j++ {
 			if ret.Args[j] == r {
@@ -90,10 +133,14 @@ func insertABICopies(f *ir.Func, t Target) int {
 		}
 		copies = append(copies, c)
 	}
-	if len(copies) == 0 {
-		return 0
-	}
+	f.Body.Instrs = append(body, ret)
+	return copies
+}
 
+// copiesToKeep decides, per layout class a copy frees, whether the copies
+// of that class pay for themselves (copiesPay); all of a class's copies go
+// together.
+func copiesToKeep(f *ir.Func, t Target, copies []*abiCopy) map[*abiCopy]bool {
 	la := newLayoutClasses(f)
 	la.pinABI(f)
 	la.collectPrefs(f)
@@ -108,43 +155,34 @@ func insertABICopies(f *ir.Func, t Target) int {
 		}
 	}
 	// The class each copy frees: its result's for a parameter copy, its
-	// operand's for a return copy.
+	// operand's for a return copy. Copies are decided a class at a time, in
+	// the order of each class's first copy.
 	freed := func(c *abiCopy) int {
 		if c.src.Def == nil {
 			return la.find(c.in.Result().ID)
 		}
 		return la.find(c.src.ID)
 	}
-	keep := map[*abiCopy]bool{}
+	byClass := map[int][]*abiCopy{}
+	var classes []int
 	for _, c := range copies {
 		root := freed(c)
-		if _, done := la.members[root]; !done {
-			continue // decided with an earlier copy of the class
+		if _, seen := byClass[root]; !seen {
+			classes = append(classes, root)
 		}
-		var group []*abiCopy
-		for _, d := range copies {
-			if freed(d) == root {
-				group = append(group, d)
-			}
-		}
-		ok := la.copiesPay(t, root, group, reads)
-		for _, d := range group {
-			keep[d] = ok
-		}
-		delete(la.members, root)
+		byClass[root] = append(byClass[root], c)
 	}
-	n := 0
-	for _, c := range copies {
-		if keep[c] {
-			n++
+	keep := map[*abiCopy]bool{}
+	for _, root := range classes {
+		if _, ok := la.members[root]; !ok {
 			continue
 		}
-		for _, r := range c.refs {
-			r.in.Args[r.i] = c.src
+		ok := la.copiesPay(t, root, byClass[root], reads)
+		for _, d := range byClass[root] {
+			keep[d] = ok
 		}
-		f.Body.Remove(func(in *ir.Instr) bool { return in == c.in })
 	}
-	return n
+	return keep
 }
 
 // copiesPay applies insertABICopies's rule to the class root and the copies
