@@ -113,7 +113,7 @@ func paramCopies(f *ir.Func) []*abiCopy {
 // already in the ABI's layout) just before the return, in operand order.
 func returnCopies(f *ir.Func, ret *ir.Instr) []*abiCopy {
 	var copies []*abiCopy
-	body := f.Body.Instrs[:len(f.Body.Instrs)-1 : len(f.Body.Instrs)-1]
+	body := f.Body.Instrs[: len(f.Body.Instrs)-1 : len(f.Body.Instrs)-1]
 	for i, r := range ret.Args {
 		if r.Def == nil || r.Def.Block != f.Body || r.Def.Op == ir.OpCall || r.Def.Op == ir.OpCopy {
 			continue
