@@ -269,6 +269,7 @@ func (s *siblingScan) row(rs []int, x int) bool {
 	s.round++
 	changed := false
 	for y := x + 1; y < len(rs); y++ {
+		p.steps++
 		ga, gb := p.find(rs[x]), p.find(rs[y])
 		if ga == gb || !p.fusible(ga) || !p.fusible(gb) {
 			continue

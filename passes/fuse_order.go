@@ -47,6 +47,7 @@ func (o *fuseOrder) acyclic(p *fusePlan, a, b int, sibling bool) bool {
 	for len(o.stack) > 0 {
 		n := o.stack[len(o.stack)-1]
 		o.stack = o.stack[:len(o.stack)-1]
+		p.steps++
 		for _, s := range o.compact(p, n, &p.groups[n].succ) {
 			if s == y {
 				if sibling || n != x {
@@ -82,6 +83,7 @@ func (o *fuseOrder) reorder(p *fusePlan, a, b int) {
 	for len(o.stack) > 0 {
 		n := o.stack[len(o.stack)-1]
 		o.stack = o.stack[:len(o.stack)-1]
+		p.steps++
 		for _, s := range o.compact(p, n, &p.groups[n].pred) {
 			if s != x && o.ord[s] > o.ord[x] && o.mark[s] != o.stamp {
 				o.mark[s] = o.stamp

@@ -35,6 +35,9 @@ type fusePlan struct {
 	delta mergeDelta // the merge being considered
 	slots []int      // scratch for preview, by value ID; zero between uses
 	order fuseOrder
+	// steps counts the members and groups that merge decisions visit, so a
+	// test can hold the planning near-linear without timing it.
+	steps int
 }
 
 // fuseGroup is one group of the plan.

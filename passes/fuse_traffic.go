@@ -156,6 +156,7 @@ func (p *fusePlan) preview(s, l int) {
 	*d = mergeDelta{s: s, l: l, reads: d.reads[:0], results: d.results[:0]}
 	gs, gl := p.groups[s], p.groups[l]
 	var touched []*ir.Value
+	p.steps += 2 * len(gs.members)
 	for _, m := range gs.members {
 		for _, a := range p.instrs[m].Args {
 			if p.defGroup(a) == s {
