@@ -1,6 +1,9 @@
 package ir
 
-import "testing"
+import (
+	"strconv"
+	"testing"
+)
 
 // Module.Func answers from an index; every way of changing Funcs that the
 // code base uses (NewFunc, appending, reordering, renaming, replacing in
@@ -49,4 +52,24 @@ func funcName(f *Func) string {
 		return "nil"
 	}
 	return "@" + f.Name
+}
+
+// A lookup that hits keeps the index it found: looking up every function of
+// a large module does not rebuild it (which made a call graph of n
+// functions cost O(n²) to verify and run).
+func TestModuleFuncKeepsIndex(t *testing.T) {
+	m := NewModule("m.tir")
+	for i := 0; i < 1000; i++ {
+		m.NewFunc("f"+strconv.Itoa(i), nil, nil, nil, Pos{})
+	}
+	m.Func("f0")
+	idx := m.index.Load()
+	for i := 999; i >= 0; i-- {
+		if f := m.Func("f" + strconv.Itoa(i)); f != m.Funcs[i] {
+			t.Fatalf("Func(f%d) = %v", i, funcName(f))
+		}
+	}
+	if m.index.Load() != idx {
+		t.Errorf("lookups that hit rebuilt the index")
+	}
 }
