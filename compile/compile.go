@@ -153,20 +153,34 @@ func (c *Compiled) reflectCall(in []reflect.Value) []reflect.Value {
 			// Called while another function is being traced: record f inline.
 			return c.fn.Call(in)
 		}
-		args[i] = runtime.TensorArg(t.CPU())
+		args[i] = runtime.TensorArg(t.Buffer())
 	}
 	res, err := c.rt.Call(args)
+	if err == nil {
+		err = c.checkResults(len(res))
+	}
 	if err != nil {
 		return c.fail(err)
 	}
 	out := make([]reflect.Value, c.ft.NumOut())
 	for i, r := range res {
-		out[i] = reflect.ValueOf(tensor.FromCPU(r))
+		out[i] = reflect.ValueOf(tensor.FromBuffer(r))
 	}
 	if c.errOut {
 		out[c.nTensor] = reflect.Zero(errorType)
 	}
 	return out
+}
+
+// checkResults refuses results that f's type cannot return. The runtime
+// gives a program f's own signature (it checks loaded programs against
+// the trace), so this is an internal error, but an error, not a panic in
+// reflect.
+func (c *Compiled) checkResults(n int) error {
+	if n != c.nTensor {
+		return fmt.Errorf("%s: internal error: the program returned %d results, want %d", c.name, n, c.nTensor)
+	}
+	return nil
 }
 
 // fail returns err through f's error result, or panics with it: the
@@ -221,7 +235,7 @@ func (c *Compiled) args(vals []any, shapes bool) ([]runtime.Arg, error) {
 			if shapes {
 				args[i] = runtime.ShapeArg(x.Type())
 			} else {
-				args[i] = runtime.TensorArg(x.CPU())
+				args[i] = runtime.TensorArg(x.Buffer())
 			}
 		case ir.Type:
 			if !shapes {
@@ -267,6 +281,9 @@ func (c *Compiled) Call(args ...any) ([]any, error) {
 		return nil, err
 	}
 	res, err := c.rt.Call(ra)
+	if err == nil {
+		err = c.checkResults(len(res))
+	}
 	if err != nil {
 		var p *tracePanic
 		if errors.As(err, &p) {
@@ -276,7 +293,7 @@ func (c *Compiled) Call(args ...any) ([]any, error) {
 	}
 	out := make([]any, len(res))
 	for i, r := range res {
-		out[i] = tensor.FromCPU(r)
+		out[i] = tensor.FromBuffer(r)
 	}
 	return out, nil
 }

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
 )
 
@@ -20,7 +20,7 @@ type Program interface {
 	// module whose entry takes the tensor arguments in order.
 	Trace(args []Arg) (*ir.Module, error)
 	// Eager runs the function uncompiled, for LimitEager.
-	Eager(args []Arg) ([]*cpu.Tensor, error)
+	Eager(args []Arg) ([]*backend.Buffer, error)
 }
 
 // Function is the compilation cache of one function: it maps each call's
@@ -41,7 +41,7 @@ type Function struct {
 	opts Options
 	prog Program
 
-	routes atomic.Pointer[map[string]*route] // call key -> how to run it; copied on write
+	routes *routeTable // call key -> how to run it; hits read it without f.mu
 
 	mu       sync.Mutex
 	programs map[string]*program // by the signature traced at
@@ -75,6 +75,7 @@ type route struct {
 	eager       bool     // run uncompiled (limit policy)
 	err         error    // fail with this (limit policy)
 	panics      bool
+	used        atomic.Int64 // the route table's clock at its last use
 }
 
 // dimState follows one dimension of one argument across calls.
@@ -90,8 +91,8 @@ func NewFunction(p Program, opts Options) (*Function, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Function{opts: o, prog: p, programs: map[string]*program{}, dims: map[DimRef]*dimState{}}
-	f.routes.Store(&map[string]*route{})
+	f := &Function{opts: o, prog: p, programs: map[string]*program{}, dims: map[DimRef]*dimState{},
+		routes: newRouteTable(o.MaxRoutes)}
 	return f, nil
 }
 
@@ -104,14 +105,14 @@ func (f *Function) title() string {
 }
 
 // Call runs the function on args, compiling first if no program fits.
-func (f *Function) Call(args []Arg) ([]*cpu.Tensor, error) {
+func (f *Function) Call(args []Arg) ([]*backend.Buffer, error) {
 	f.calls.Add(1)
 	var buf [128]byte
 	key, ok := appendKey(buf[:0], args)
 	if !ok {
 		return nil, f.badArgs(args)
 	}
-	if r := (*f.routes.Load())[string(key)]; r != nil && r.err == nil && !r.eager {
+	if r := f.routes.get(key); r != nil && r.err == nil && !r.eager {
 		f.hits.Add(1)
 		return f.run(r, args)
 	}
@@ -132,7 +133,7 @@ func (f *Function) badArgs(args []Arg) error {
 }
 
 // run executes a route: pads the inputs, runs, slices the outputs.
-func (f *Function) run(r *route, args []Arg) ([]*cpu.Tensor, error) {
+func (f *Function) run(r *route, args []Arg) ([]*backend.Buffer, error) {
 	switch {
 	case r.err != nil:
 		if r.panics {
@@ -143,7 +144,7 @@ func (f *Function) run(r *route, args []Arg) ([]*cpu.Tensor, error) {
 		f.eager.Add(1)
 		return f.prog.Eager(args)
 	}
-	ts := make([]*cpu.Tensor, 0, len(args))
+	ts := make([]*backend.Buffer, 0, len(args))
 	for i, a := range args {
 		if a.static {
 			continue
@@ -178,24 +179,24 @@ func (f *Function) run(r *route, args []Arg) ([]*cpu.Tensor, error) {
 
 // plainTypes drops the layouts that assign-layout gives a TPU target's
 // results: callers get the types they would get eagerly.
-func plainTypes(out []*cpu.Tensor, err error) ([]*cpu.Tensor, error) {
+func plainTypes(out []*backend.Buffer, err error) ([]*backend.Buffer, error) {
 	for i, t := range out {
-		if t.Type.Layout != nil {
-			out[i] = &cpu.Tensor{Type: t.Type.WithShape(t.Type.Shape), F: t.F, I: t.I}
+		if t.Type().Layout != nil {
+			out[i] = t.WithType(t.Type().WithShape(t.Type().Shape))
 		}
 	}
 	return out, err
 }
 
 // slow resolves a call whose key has no route yet (or a policy route).
-func (f *Function) slow(args []Arg, key string) ([]*cpu.Tensor, error) {
+func (f *Function) slow(args []Arg, key string) ([]*backend.Buffer, error) {
 	for i, a := range args {
 		if !a.static && a.Tensor == nil {
 			return nil, fmt.Errorf("%s: argument %d has no value", f.opts.Name, i)
 		}
 	}
 	f.mu.Lock()
-	r := (*f.routes.Load())[key]
+	r := f.routes.lookup(key)
 	compiled := false
 	if r == nil {
 		var err error
@@ -204,7 +205,7 @@ func (f *Function) slow(args []Arg, key string) ([]*cpu.Tensor, error) {
 			f.mu.Unlock()
 			return nil, err
 		}
-		f.addRoute(key, r)
+		f.routes.add(key, r)
 	}
 	f.mu.Unlock()
 	switch {
@@ -217,16 +218,6 @@ func (f *Function) slow(args []Arg, key string) ([]*cpu.Tensor, error) {
 		f.hits.Add(1)
 	}
 	return f.run(r, args)
-}
-
-func (f *Function) addRoute(key string, r *route) {
-	old := *f.routes.Load()
-	m := make(map[string]*route, len(old)+1)
-	for k, v := range old {
-		m[k] = v
-	}
-	m[key] = r
-	f.routes.Store(&m)
 }
 
 // limitError is what a call past the limit gets under LimitError and LimitPanic.

@@ -7,12 +7,16 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
 )
 
-// Version is the compiler version written into every cache key: a change to
-// the passes, the lowering or the executor that can change a compiled program
-// must bump it, so that persistent entries of older compilers are never used.
+// Version is the compiler version written into every cache key. It must
+// change with every change that can change a compiled program for the same
+// input (a pass, the pass list, constant folding, the lowering, the entry
+// format), so that persistent entries of older compilers are never used:
+// docs/CACHE.md says when, and TestVersionFingerprint fails when the
+// compiler's output on its corpus changed and Version did not.
 const Version = "tpucc-0.3.1" // 0.3.1: entries carry the binary program (entry format 2)
 
 // Defaults, chosen as torch.compile's: 8 specialisations per function and a
@@ -64,6 +68,10 @@ type Options struct {
 	// hash, so a wrong identity can cost hits but never give a wrong result.
 	Identity string
 	Target   string // one of Targets(); "" is cpu
+	// Backend names the backend that runs the compiled programs (backend.Names;
+	// "" is DefaultBackend). Its name and fingerprint are part of the key.
+	Backend string
+	backend backend.Backend // opened by check
 
 	// Dynamic lists dimensions bucketed from the first call on.
 	Dynamic []DimRef
@@ -82,6 +90,11 @@ type Options struct {
 	// 0 is DefaultMaxPrograms; negative means no limit.
 	MaxPrograms int
 	OnLimit     Policy
+	// MaxRoutes caps the exact call shapes the function remembers, each
+	// with the program (and padding) that serves it; past it the least
+	// recently used are forgotten and resolved again when they return.
+	// 0 is DefaultMaxRoutes; negative means no limit.
+	MaxRoutes int
 
 	// Cache holds compiled programs across functions and processes; nil is
 	// DefaultCache().
@@ -101,6 +114,11 @@ func (o Options) check() (Options, error) {
 	if _, err := LookupTarget(o.Target); err != nil {
 		return o, err
 	}
+	b, err := OpenBackend(o.Backend)
+	if err != nil {
+		return o, err
+	}
+	o.backend, o.Backend = b, b.Name()
 	if o.Name == "" {
 		o.Name = "fn"
 	}
@@ -128,6 +146,9 @@ func (o Options) check() (Options, error) {
 		o.MaxPrograms = DefaultMaxPrograms
 	case o.MaxPrograms < 0:
 		o.MaxPrograms = int(^uint(0) >> 1)
+	}
+	if o.MaxRoutes == 0 {
+		o.MaxRoutes = DefaultMaxRoutes
 	}
 	if o.OnLimit > LimitPanic {
 		return o, fmt.Errorf("unknown limit policy %d", o.OnLimit)
