@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"regexp"
 	"slices"
@@ -74,6 +75,8 @@ and a warning line follows when that exceeds one chip's memory.
 		{name: "disable", kind: listFlag, arg: "P,...", doc: "skip these passes (names as tpucc passes lists them); may be repeated"},
 		{name: "verify-each", kind: boolFlag, doc: "verify the program after every pass, not only at the end"},
 		{name: "dim", kind: listFlag, arg: "NAME=SIZE", doc: "give the symbolic dimension NAME (as in f32[NAME,1024]) the size SIZE; may be repeated"},
+		{name: "emit", kind: valueFlag, arg: "KIND", doc: "hlo (default): StableHLO text; executable: compile it through libtpu for --topology,\nwithout a TPU, and write the serialized executable with its manifest (docs/PJRT.md)"},
+		{name: "topology", kind: valueFlag, arg: "T", doc: "the TPU topology --emit=executable compiles for, such as v6e:2x2"},
 		entryFlag,
 	},
 	run: cmdBuild,
@@ -88,6 +91,9 @@ type buildConfig struct {
 	entry  string
 	dims   []dimSize // --dim, in command-line order
 	opts   passes.Options
+
+	emit     string // hlo or executable
+	topology string // for --emit=executable
 }
 
 // dimSize is one --dim NAME=SIZE.
@@ -148,6 +154,9 @@ func parseBuild(p *parsed) (*buildConfig, error) {
 		}
 		c.dims = append(c.dims, dimSize{name, n})
 	}
+	if err := checkEmit(c, p.value("emit", "hlo"), p.value("topology", "")); err != nil {
+		return nil, err
+	}
 	c.opts.VerifyEach = p.flag("verify-each")
 	c.opts.Eval = cpu.Folder{}
 	return c, nil
@@ -189,7 +198,15 @@ func cmdBuild(e *env, p *parsed) error {
 			return diag(name, err)
 		}
 	}
-	if err := writeBuild(e, c, text); err != nil {
+	if c.emit == "executable" {
+		a, err := compileExecutable(c, f, text)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if err := writeExecutable(c, a); err != nil {
+			return err
+		}
+	} else if err := writeBuild(e, c, text); err != nil {
 		return err
 	}
 	if report != "" {
