@@ -50,6 +50,11 @@ const EnvPlugin = "TPUCC_PJRT_PLUGIN"
 // API version. libtpu is told not to query a cloud metadata server first,
 // which otherwise stalls initialisation for minutes off a TPU VM.
 func Load(path string) (*Plugin, error) {
+	return loadAs(path, path)
+}
+
+// loadAs opens the file at open and registers it under the name path.
+func loadAs(open, path string) (*Plugin, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("pjrt: plugin %s: %w", path, err)
@@ -59,7 +64,7 @@ func Load(path string) (*Plugin, error) {
 	if p, ok := loaded[abs]; ok {
 		return p, nil
 	}
-	st, err := os.Stat(abs)
+	st, err := os.Stat(open)
 	if err != nil {
 		return nil, fmt.Errorf("pjrt: plugin %s: %w", path, errors.Unwrap(err))
 	}
@@ -69,7 +74,7 @@ func Load(path string) (*Plugin, error) {
 	if os.Getenv("TPU_SKIP_MDS_QUERY") == "" {
 		os.Setenv("TPU_SKIP_MDS_QUERY", "1")
 	}
-	lib, err := purego.Dlopen(abs, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	lib, err := purego.Dlopen(open, purego.RTLD_NOW|purego.RTLD_LOCAL)
 	if err != nil {
 		return nil, fmt.Errorf("pjrt: plugin %s: %v", path, err)
 	}
