@@ -92,13 +92,13 @@ func (c *Client) FromHost(t ir.Type, data []byte) (*Buffer, error) {
 		typ:        bt,
 		dims:       uintptr(unsafe.Pointer(&dims[0])),
 		numDims:    uintptr(len(t.Shape)),
-		semantics:  hostBufferImmutableUntilTransferCompletes,
+		semantics:  hostBufferImmutableOnlyDuringCall,
 		device:     c.devices[0].h,
 	}
 	err := c.p.call(fnClientBufferFromHostBuffer, unsafe.Pointer(a))
 	if err == nil {
-		// The plugin may read data until this event: wait for it here, so
-		// the caller may reuse data as soon as FromHost returns.
+		// The event fires when the plugin is done with data; with the
+		// semantics above that is already so, and waiting costs nothing.
 		err = c.p.await(a.doneWithHost)
 	}
 	runtime.KeepAlive(host)

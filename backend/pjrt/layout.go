@@ -143,9 +143,12 @@ type clientCompileArgs struct {
 	executable          uintptr // out: PJRT_LoadedExecutable*
 }
 
-// Host buffer semantics: the plugin may read the host memory until the
-// done_with_host_buffer event fires.
-const hostBufferImmutableUntilTransferCompletes = 1
+// Host buffer semantics: the plugin copies the host memory before
+// BufferFromHostBuffer returns. The weaker "until transfer completes"
+// (1) let the pinned XLA:CPU plugin read a Go slice after its done event had
+// fired, under 16 goroutines (TestCPUConcurrent caught results computed from
+// another goroutine's inputs), so tpucc never lends Go memory past a call.
+const hostBufferImmutableOnlyDuringCall = 0
 
 type bufferFromHostArgs struct {
 	structSize, ext uintptr
