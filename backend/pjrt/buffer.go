@@ -88,9 +88,9 @@ func (c *Client) FromHost(t ir.Type, data []byte) (*Buffer, error) {
 	a := &bufferFromHostArgs{
 		structSize: unsafe.Sizeof(bufferFromHostArgs{}),
 		client:     c.h,
-		data:       uintptr(unsafe.Pointer(&host[0])),
+		data:       unsafe.Pointer(&host[0]),
 		typ:        bt,
-		dims:       uintptr(unsafe.Pointer(&dims[0])),
+		dims:       unsafe.Pointer(&dims[0]),
 		numDims:    uintptr(len(t.Shape)),
 		semantics:  hostBufferImmutableOnlyDuringCall,
 		device:     c.devices[0].h,
@@ -124,7 +124,7 @@ func (b *Buffer) ToHost() ([]byte, error) {
 	a := &bufferToHostArgs{
 		structSize: unsafe.Sizeof(bufferToHostArgs{}),
 		src:        b.h,
-		dst:        uintptr(unsafe.Pointer(&dst[0])),
+		dst:        unsafe.Pointer(&dst[0]),
 		dstSize:    uintptr(n * int64(b.typ.DType.Size())),
 	}
 	err := b.c.p.call(fnBufferToHostBuffer, unsafe.Pointer(a))

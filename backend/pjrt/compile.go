@@ -52,9 +52,9 @@ func newProgram(code string) (*program, []byte, []byte) {
 	format := []byte("mlir")
 	pr := &program{
 		structSize: unsafe.Sizeof(program{}),
-		code:       uintptr(unsafe.Pointer(unsafe.SliceData(text[:cap(text)]))),
+		code:       unsafe.Pointer(unsafe.SliceData(text[:cap(text)])),
 		codeLen:    uintptr(len(text)),
-		format:     uintptr(unsafe.Pointer(&format[0])),
+		format:     unsafe.Pointer(&format[0]),
 		formatLen:  uintptr(len(format)),
 	}
 	return pr, text, format
@@ -106,8 +106,8 @@ func (t *Topology) Compile(stablehlo string, o CompileOptions) (*Executable, err
 	a := &compileArgs{
 		structSize: unsafe.Sizeof(compileArgs{}),
 		topology:   t.h,
-		program:    uintptr(unsafe.Pointer(pr)),
-		options:    uintptr(unsafe.Pointer(&opts[0])),
+		program:    unsafe.Pointer(pr),
+		options:    unsafe.Pointer(&opts[0]),
 		optionsLen: uintptr(len(opts)),
 	}
 	err = t.p.call(fnCompile, unsafe.Pointer(a))

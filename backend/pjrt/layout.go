@@ -2,6 +2,12 @@ package pjrt
 
 import "unsafe"
 
+// A field that points into Go memory is an unsafe.Pointer, never a uintptr:
+// escape analysis then moves what it points to onto the heap, which does not
+// move. A uintptr into a goroutine's stack is left dangling when the stack
+// grows and is copied before the call (TestCPUConcurrent caught a buffer
+// made from another goroutine's data that way).
+//
 // The C API's argument structs, laid out by hand for 64-bit platforms (every
 // field is pointer-sized or padded to be). Each starts with struct_size and
 // extension_start. A struct whose newer versions append fields carries a
@@ -42,7 +48,8 @@ type eventIsReadyArgs struct {
 
 type topologyCreateArgs struct {
 	structSize, ext uintptr
-	name, nameLen   uintptr
+	name            unsafe.Pointer
+	nameLen         uintptr
 	options         uintptr
 	numOptions      uintptr
 	topology        uintptr // out
@@ -60,18 +67,21 @@ type topologyStringArgs struct { // PlatformName, PlatformVersion
 }
 
 type program struct {
-	structSize, ext   uintptr
-	code, codeLen     uintptr
-	format, formatLen uintptr
+	structSize, ext uintptr
+	code            unsafe.Pointer
+	codeLen         uintptr
+	format          unsafe.Pointer
+	formatLen       uintptr
 }
 
 type compileArgs struct {
-	structSize, ext     uintptr
-	topology            uintptr
-	program             uintptr
-	options, optionsLen uintptr
-	client              uintptr
-	executable          uintptr // out
+	structSize, ext uintptr
+	topology        uintptr
+	program         unsafe.Pointer
+	options         unsafe.Pointer
+	optionsLen      uintptr
+	client          uintptr
+	executable      uintptr // out
 }
 
 type executableArgs struct { // Executable_Destroy
@@ -136,27 +146,27 @@ type clientDevicesArgs struct {
 }
 
 type clientCompileArgs struct {
-	structSize, ext     uintptr
-	client              uintptr
-	program             uintptr
-	options, optionsLen uintptr
-	executable          uintptr // out: PJRT_LoadedExecutable*
+	structSize, ext uintptr
+	client          uintptr
+	program         unsafe.Pointer
+	options         unsafe.Pointer
+	optionsLen      uintptr
+	executable      uintptr // out: PJRT_LoadedExecutable*
 }
 
 // Host buffer semantics: the plugin copies the host memory before
-// BufferFromHostBuffer returns. The weaker "until transfer completes"
-// (1) let the pinned XLA:CPU plugin read a Go slice after its done event had
-// fired, under 16 goroutines (TestCPUConcurrent caught results computed from
-// another goroutine's inputs), so tpucc never lends Go memory past a call.
+// BufferFromHostBuffer returns, so a caller's slice is never lent past the
+// call (FromHost still awaits the done event when a plugin gives one).
 const hostBufferImmutableOnlyDuringCall = 0
 
 type bufferFromHostArgs struct {
 	structSize, ext uintptr
 	client          uintptr
-	data            uintptr
+	data            unsafe.Pointer
 	typ             int32
 	_               int32
-	dims, numDims   uintptr
+	dims            unsafe.Pointer
+	numDims         uintptr
 	strides, numStr uintptr
 	semantics       int32
 	_               int32
@@ -215,18 +225,19 @@ type executeOptions struct {
 type executeArgs struct {
 	structSize, ext      uintptr
 	executable           uintptr
-	options              uintptr
-	argumentLists        uintptr // PJRT_Buffer* const* const*
+	options              unsafe.Pointer
+	argumentLists        unsafe.Pointer // PJRT_Buffer* const* const*
 	numDevices, numArgs  uintptr
-	outputLists          uintptr // PJRT_Buffer** const*
-	deviceCompleteEvents uintptr // PJRT_Event**
+	outputLists          unsafe.Pointer // PJRT_Buffer** const*
+	deviceCompleteEvents unsafe.Pointer // PJRT_Event**
 	executeDevice        uintptr
 }
 
 type deserializeArgs struct {
 	structSize, ext    uintptr
 	client             uintptr
-	bytes, bytesLen    uintptr
+	bytes              unsafe.Pointer
+	bytesLen           uintptr
 	loaded             uintptr // out
 	overrideOpts, olen uintptr
 }
@@ -253,7 +264,8 @@ type bufferToHostArgs struct {
 	structSize, ext uintptr
 	src             uintptr
 	hostLayout      uintptr
-	dst, dstSize    uintptr
+	dst             unsafe.Pointer
+	dstSize         uintptr
 	event           uintptr // out
 }
 

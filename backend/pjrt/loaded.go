@@ -39,8 +39,8 @@ func (c *Client) Compile(stablehlo string, params []ir.Type, o CompileOptions) (
 	a := &clientCompileArgs{
 		structSize: unsafe.Sizeof(clientCompileArgs{}),
 		client:     c.h,
-		program:    uintptr(unsafe.Pointer(pr)),
-		options:    uintptr(unsafe.Pointer(&opts[0])),
+		program:    unsafe.Pointer(pr),
+		options:    unsafe.Pointer(&opts[0]),
 		optionsLen: uintptr(len(opts)),
 	}
 	err = c.p.call(fnClientCompile, unsafe.Pointer(a))
@@ -66,7 +66,7 @@ func (c *Client) Deserialize(blob []byte, params []ir.Type) (*LoadedExecutable, 
 	a := &deserializeArgs{
 		structSize: unsafe.Sizeof(deserializeArgs{}),
 		client:     c.h,
-		bytes:      uintptr(unsafe.Pointer(&blob[0])),
+		bytes:      unsafe.Pointer(&blob[0]),
 		bytesLen:   uintptr(len(blob)),
 	}
 	err := c.p.call(fnExecutableDeserializeAndLoad, unsafe.Pointer(a))
@@ -177,19 +177,19 @@ func (e *LoadedExecutable) Execute(args []*Buffer) ([]*Buffer, error) {
 		argv[i] = b.h
 	}
 	outv := make([]uintptr, e.outputs+1)
-	argLists := []uintptr{uintptr(unsafe.Pointer(&argv[0]))}
-	outLists := []uintptr{uintptr(unsafe.Pointer(&outv[0]))}
+	argLists := []unsafe.Pointer{unsafe.Pointer(&argv[0])}
+	outLists := []unsafe.Pointer{unsafe.Pointer(&outv[0])}
 	events := []uintptr{0}
 	opts := &executeOptions{structSize: unsafe.Sizeof(executeOptions{})}
 	a := &executeArgs{
 		structSize:           unsafe.Sizeof(executeArgs{}),
 		executable:           e.h,
-		options:              uintptr(unsafe.Pointer(opts)),
-		argumentLists:        uintptr(unsafe.Pointer(&argLists[0])),
+		options:              unsafe.Pointer(opts),
+		argumentLists:        unsafe.Pointer(&argLists[0]),
 		numDevices:           1,
 		numArgs:              uintptr(len(args)),
-		outputLists:          uintptr(unsafe.Pointer(&outLists[0])),
-		deviceCompleteEvents: uintptr(unsafe.Pointer(&events[0])),
+		outputLists:          unsafe.Pointer(&outLists[0]),
+		deviceCompleteEvents: unsafe.Pointer(&events[0]),
 	}
 	err := e.c.p.call(fnLoadedExecutableExecute, unsafe.Pointer(a))
 	if err == nil {

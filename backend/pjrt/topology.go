@@ -23,7 +23,7 @@ func (p *Plugin) Topology(name string) (*Topology, error) {
 	b := []byte(name + "\x00")
 	a := &topologyCreateArgs{
 		structSize: unsafe.Sizeof(topologyCreateArgs{}),
-		name:       uintptr(unsafe.Pointer(&b[0])),
+		name:       unsafe.Pointer(&b[0]),
 		nameLen:    uintptr(len(name)),
 	}
 	err := p.call(fnTopologyCreate, unsafe.Pointer(a))
