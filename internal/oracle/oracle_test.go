@@ -33,10 +33,15 @@ func harness(t *testing.T) *xlacheck.Harness {
 			"Run `make venv` at the repository root: it installs tools/xlacheck's pinned jax into .venv. "+
 			"The oracle test never skips.", err)
 	}
+	setXLAFlags()
+	return h
+}
+
+// setXLAFlags puts excessPrecision into XLA_FLAGS, unless it says otherwise.
+func setXLAFlags() {
 	if cur := os.Getenv("XLA_FLAGS"); !strings.Contains(cur, "xla_allow_excess_precision") {
 		os.Setenv("XLA_FLAGS", strings.TrimSpace(cur+" "+excessPrecision))
 	}
-	return h
 }
 
 // check is one module on its way through both sides.
