@@ -8,12 +8,13 @@ import (
 	"math/rand"
 	"os"
 	"os/exec"
+	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/tpucc/tpucc/backend/cpu"
-	"github.com/tpucc/tpucc/backend/tpu"
 	"github.com/tpucc/tpucc/compile"
 	"github.com/tpucc/tpucc/frontend/trace"
 	"github.com/tpucc/tpucc/ir"
@@ -246,7 +247,7 @@ func TestLowerIsTheAOTText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cpuTarget, _ := tpu.Lookup("cpu")
+	cpuTarget, _ := runtime.LookupTarget("cpu")
 	if err := passes.Run(m, passes.Default(), passes.Options{Eval: cpu.Folder{}, Target: cpuTarget}); err != nil {
 		t.Fatal(err)
 	}
@@ -428,7 +429,38 @@ func TestDynamicAndBucketOptions(t *testing.T) {
 		t.Errorf("log:\n%s\nwant:\n%s", &log, want)
 	}
 	if _, err := compile.New(mlp, compile.Target("tpu-v9")); err == nil ||
-		err.Error() != `compile: unknown target "tpu-v9" (want one of cpu, tpu-v4, tpu-v5e, tpu-v5p, tpu-v6e, tpu-v7x)` {
+		err.Error() != `compile: unknown target "tpu-v9" (want one of tpu-v4, tpu-v5e, tpu-v5p, tpu-v6e, tpu-v7x, cpu)` {
 		t.Errorf("target: %v", err)
+	}
+}
+
+// TestTargetRefusesWhatTheTPUCannotCompile: compiled functions go through the
+// same compile path as tpucc build, so an i64 matmul that build --target
+// tpu-v6e refuses is refused here with the same message, at the Go line of
+// the op; the cpu target compiles it.
+func TestTargetRefusesWhatTheTPUCannotCompile(t *testing.T) {
+	mm := func(a, b *tensor.Tensor) *tensor.Tensor { return a.MatMul(b) }
+	_, file, line, _ := goruntime.Caller(0)
+	a, b := tensor.Full(ir.I64, 2, 2, 3), tensor.Full(ir.I64, 3, 3, 4)
+	c, err := compile.New(mm, compile.Target("tpu-v6e"), compile.Name("mm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Call(a, b)
+	want := fmt.Sprintf("mm: compiling for i64[2,3], i64[3,4]: %s:%d: error: tpu-v6e has no 64-bit integer matmul: dot_general on i64 cannot be compiled for it (use i32, or a float type)",
+		filepath.Base(file), line-1)
+	if err == nil || err.Error() != want {
+		t.Errorf("got  %v\nwant %s", err, want)
+	}
+	onCPU, err := compile.New(mm, compile.Name("mm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := onCPU.Call(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := same(out[0].(*tensor.Tensor), mm(a, b)); d != "" {
+		t.Error(d)
 	}
 }

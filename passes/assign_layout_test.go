@@ -1,19 +1,20 @@
 package passes_test
 
 import (
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/backend/tpu"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/lower/stablehlo"
 	"github.com/tpucc/tpucc/passes"
+	"github.com/tpucc/tpucc/runtime"
 	"golang.org/x/tools/txtar"
 )
 
@@ -41,7 +42,7 @@ func TestAssignLayoutKeepsNumbers(t *testing.T) {
 		want := runEntry(t, base)
 		var cpuHLO string
 		for _, name := range layoutTargets {
-			target, _ := tpu.Lookup(name)
+			target, _ := runtime.LookupTarget(name)
 			m := runDefault(t, file, src, target)
 			// The StableHLO carries no layouts: every target lowers to the
 			// same text (folding does not depend on the target).
@@ -75,15 +76,13 @@ func TestAssignLayoutKeepsNumbers(t *testing.T) {
 			}
 			got := runEntry(t, m)
 			for i := range want {
-				if !slices.EqualFunc(want[i].F, got[i].F, sameBits) || !slices.Equal(want[i].I, got[i].I) {
+				if !want[i].Equal(got[i]) {
 					t.Errorf("%s on %s: result %d differs from the build without a target", file, name, i)
 				}
 			}
 		}
 	}
 }
-
-func sameBits(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
 
 func runDefault(t *testing.T, file string, src []byte, target passes.Target) *ir.Module {
 	t.Helper()
@@ -103,7 +102,7 @@ func runDefault(t *testing.T, file string, src []byte, target passes.Target) *ir
 	return m
 }
 
-func runEntry(t *testing.T, m *ir.Module) []*cpu.Tensor {
+func runEntry(t *testing.T, m *ir.Module) []*backend.Buffer {
 	t.Helper()
 	f := m.Entry()
 	out, err := cpu.Run(m, f, cpu.RandomInputs(f, 1))
@@ -203,7 +202,7 @@ func TestAssignLayoutOnGoldenInputs(t *testing.T) {
 				continue // an error case
 			}
 			for _, name := range layoutTargets {
-				target, _ := tpu.Lookup(name)
+				target, _ := runtime.LookupTarget(name)
 				m := runDefault(t, file, sec.Data, target)
 				before := ir.Print(m)
 				assign, _ := passes.Lookup("assign-layout")

@@ -5,8 +5,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"testing"
 	"time"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/backend/tpu"
 	"github.com/tpucc/tpucc/ir"
@@ -14,27 +16,65 @@ import (
 	"github.com/tpucc/tpucc/passes"
 )
 
-// Executable is one compiled program: the optimised module, which the CPU
-// backend runs, and its StableHLO text (the AOT artefact for XLA). It is
+// Executable is one compiled program: the optimised module, its StableHLO
+// text (the AOT artefact for XLA), and what a backend made of them. It is
 // immutable once built and safe for concurrent Runs.
 type Executable struct {
 	Module *ir.Module // after passes.Default()
 	Entry  *ir.Func
 	HLO    string
+	Target string             // the target the passes ran for
+	Exec   backend.Executable // nil when compiled without a backend (tpucc build)
 }
 
-// Run executes the program on the CPU backend.
-func (e *Executable) Run(args []*cpu.Tensor) ([]*cpu.Tensor, error) {
-	return cpu.Run(e.Module, e.Entry, args)
+// Run executes the program on the backend it was compiled for.
+func (e *Executable) Run(args []*backend.Buffer) ([]*backend.Buffer, error) {
+	if e.Exec == nil {
+		return nil, fmt.Errorf("@%s was compiled without a backend and cannot run", e.Entry.Name)
+	}
+	return e.Exec.Run(args)
+}
+
+// program is what a backend compiles from e.
+func (e *Executable) program() *backend.Program {
+	return &backend.Program{Module: e.Module, Entry: e.Entry, HLO: e.HLO, Target: e.Target}
+}
+
+// withBackend returns e compiled by b (a copy: e itself is never changed, as
+// it may be shared through the cache).
+func (e *Executable) withBackend(b backend.Backend, times *StageTimes) (*Executable, error) {
+	t0 := time.Now()
+	x, err := b.Compile(e.program())
+	times.Backend += time.Since(t0)
+	if err != nil {
+		return nil, fmt.Errorf("backend %s: %w", b.Name(), err)
+	}
+	c := *e
+	c.Exec = x
+	return &c, nil
+}
+
+// DefaultBackend is the backend compiled functions and tpucc run use when
+// none is named.
+const DefaultBackend = "reference"
+
+// OpenBackend opens the backend registered as name ("" is DefaultBackend).
+func OpenBackend(name string) (backend.Backend, error) {
+	if name == "" {
+		name = DefaultBackend
+	}
+	return backend.Lookup(name)
 }
 
 // StageTimes is time spent per stage of getting programs.
 type StageTimes struct {
 	Trace  time.Duration // running the Go function to record it (every trace)
-	Passes time.Duration // passes.Default()
+	Passes time.Duration // passes.Default(), and the target's checks
 	Lower  time.Duration // stablehlo.Lower
 	Load   time.Duration // reading, checking and parsing persistent entries
 	Check  time.Duration // comparing traces for padding safety
+	// Backend is the backend's compile (code generation, loading).
+	Backend time.Duration
 }
 
 func (s *StageTimes) add(u StageTimes) {
@@ -43,9 +83,10 @@ func (s *StageTimes) add(u StageTimes) {
 	s.Lower += u.Lower
 	s.Load += u.Load
 	s.Check += u.Check
+	s.Backend += u.Backend
 }
 
-// pipeline is the pass pipeline every Function compiles with.
+// pipeline is the pass pipeline every program compiles with.
 func pipeline() []passes.Pass { return passes.Default() }
 
 // pipelineText names the pipeline's passes in order, for the key.
@@ -57,37 +98,109 @@ func pipelineText() string {
 	return strings.Join(names, ",")
 }
 
-// Build compiles m (consumed: the passes rewrite it) for target, as a
-// Function compiles each traced program: passes.Default() with the CPU
-// folder and the target's description, then stablehlo.Lower of the entry.
-func Build(m *ir.Module, target string) (*Executable, StageTimes, error) {
+// Config says how Compile compiles. The zero Config compiles the module's
+// entry for the cpu target with the default pipeline.
+type Config struct {
+	// Target is a target name as tpucc build --target spells it (Targets);
+	// "" is "cpu". assign-layout lays values out for it and its checks
+	// refuse what it cannot compile.
+	Target string
+	// Entry names the function to lower; "" is the module's entry.
+	Entry string
+	// Passes carries the pipeline's driver options: dumps, disabled passes,
+	// statistics, verification after each pass. Compile sets its Target and,
+	// when it has none, its Eval (the CPU folder).
+	Passes passes.Options
+	// Backend, when not nil, compiles the lowered program into the
+	// Executable's Exec; nil stops after lowering (tpucc build).
+	Backend backend.Backend
+}
+
+// Compile is the one compile path: every caller (Function, tpucc build and
+// run, tools) compiles through it, so a program is optimised, checked and
+// lowered the same way wherever it comes from. It runs the default pipeline
+// for the target over m (consumed: the passes rewrite it), then the target's
+// checks, then the lowering of the entry to StableHLO, then (with
+// Config.Backend) the backend's compile.
+//
+// Inside tests (testing.Testing) every pass is followed by verification, as
+// --verify-each asks for on the command line; outside them the module is
+// verified once, after the last pass.
+func Compile(m *ir.Module, cfg Config) (*Executable, StageTimes, error) {
 	var times StageTimes
-	exe, err := build(m, target, &times)
+	exe, err := compile(m, cfg, &times)
 	return exe, times, err
 }
 
-func build(m *ir.Module, target string, times *StageTimes) (*Executable, error) {
+func compile(m *ir.Module, cfg Config, times *StageTimes) (*Executable, error) {
+	t, err := LookupTarget(cfg.Target)
+	if err != nil {
+		return nil, err
+	}
 	entry := m.Entry()
+	if cfg.Entry != "" {
+		entry = m.Func(cfg.Entry)
+	}
 	if entry == nil {
-		return nil, fmt.Errorf("the traced module has no function")
+		return nil, fmt.Errorf("the module has no function to compile")
 	}
-	opts := passes.Options{Eval: cpu.Folder{}}
-	if t, ok := tpu.Lookup(target); ok {
-		opts.Target = t // assign-layout lays values out for it
+	opts := cfg.Passes
+	opts.Target = t
+	if opts.Eval == nil {
+		opts.Eval = cpu.Folder{}
 	}
+	opts.VerifyEach = opts.VerifyEach || testing.Testing()
 	t0 := time.Now()
 	if err := passes.Run(m, pipeline(), opts); err != nil {
 		return nil, err
 	}
+	if err := t.Check(m); err != nil {
+		return nil, err
+	}
 	t1 := time.Now()
 	times.Passes += t1.Sub(t0)
-	hlo, err := stablehlo.Lower(m, stablehlo.Options{Entry: entry.Name})
+	hlo, err := stablehlo.Lower(m, stablehlo.Options{Entry: entry.Name, NativeRaggedDot: t.Kind == tpu.KindTPU})
 	times.Lower += time.Since(t1)
 	if err != nil {
 		return nil, err
 	}
-	return &Executable{Module: m, Entry: entry, HLO: hlo}, nil
+	exe := &Executable{Module: m, Entry: entry, HLO: hlo, Target: t.Name()}
+	if cfg.Backend == nil {
+		return exe, nil
+	}
+	return exe.withBackend(cfg.Backend, times)
 }
+
+// LookupTarget returns the description of the target named name ("" is
+// "cpu"), or an error listing the targets there are: a TPU generation from
+// backend/tpu, or for "cpu" the host as backend/cpu measures it (cpu.Host).
+// Everyone who needs a target by name asks here.
+func LookupTarget(name string) (*tpu.Target, error) {
+	if name == "" || name == "cpu" {
+		return cpu.Host(), nil
+	}
+	t, ok := tpu.Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown target %q (want one of %s)", name, strings.Join(Targets(), ", "))
+	}
+	return t, nil
+}
+
+// targetKey is what the key says of a target: its name, and for the cpu the
+// one measured figure a pass reads (the fuse pass's size cap, the L2), so
+// that an entry made on a machine with another L2 is not reused as if it
+// had been fused for this one.
+func targetKey(name string) string {
+	t, err := LookupTarget(name)
+	if err != nil || t.Kind != tpu.KindCPU {
+		return name
+	}
+	return fmt.Sprintf("%s (local memory %d)", t.Name(), t.LocalMemory())
+}
+
+// Targets are the target names Compile accepts, as tpucc build --target
+// spells them: the TPU generations oldest first, then the CPU.
+func Targets() []string { return append(tpu.Names(), "cpu") }
 
 // fullKey is everything a compiled program depends on. Its text is stored in
 // the persistent entry and its hash names the entry's file.
@@ -106,7 +219,8 @@ func makeKey(o *Options, sig signature, tracedText string) fullKey {
 	fmt.Fprintf(&b, "version %s\n", Version)
 	fmt.Fprintf(&b, "function %q\n", o.Identity)
 	fmt.Fprintf(&b, "signature %s\n", sig.text())
-	fmt.Fprintf(&b, "target %s\n", o.Target)
+	fmt.Fprintf(&b, "target %s\n", targetKey(o.Target))
+	fmt.Fprintf(&b, "backend %s %s\n", o.backend.Name(), o.backend.Fingerprint())
 	fmt.Fprintf(&b, "pipeline %s\n", pipelineText())
 	fmt.Fprintf(&b, "program %s\n", hex.EncodeToString(th[:]))
 	text := b.String()

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
 )
 
@@ -14,12 +15,6 @@ import (
 // the passes, the lowering or the executor that can change a compiled program
 // must bump it, so that persistent entries of older compilers are never used.
 const Version = "tpucc-0.3.1" // 0.3.1: entries carry the binary program (entry format 2)
-
-// Targets are the target names a Function accepts (as tpucc build --target):
-// the pipeline's target-aware passes (assign-layout) compile for it, and it
-// is part of the key. Every target's programs run on the CPU reference
-// executor today, which ignores layouts.
-var Targets = []string{"cpu", "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu-v7x"}
 
 // Defaults, chosen as torch.compile's: 8 specialisations per function and a
 // larger cap on everything a function may hold.
@@ -69,7 +64,11 @@ type Options struct {
 	// name, say); "" means Name. The key also holds the traced program's
 	// hash, so a wrong identity can cost hits but never give a wrong result.
 	Identity string
-	Target   string // one of Targets; "" is cpu
+	Target   string // one of Targets(); "" is cpu
+	// Backend names the backend that runs the compiled programs (backend.Names;
+	// "" is DefaultBackend). Its name and fingerprint are part of the key.
+	Backend string
+	backend backend.Backend // opened by check
 
 	// Dynamic lists dimensions bucketed from the first call on.
 	Dynamic []DimRef
@@ -104,9 +103,14 @@ func (o Options) check() (Options, error) {
 	if o.Target == "" {
 		o.Target = "cpu"
 	}
-	if !slices.Contains(Targets, o.Target) {
-		return o, fmt.Errorf("unknown target %q (want one of %s)", o.Target, strings.Join(Targets, ", "))
+	if _, err := LookupTarget(o.Target); err != nil {
+		return o, err
 	}
+	b, err := OpenBackend(o.Backend)
+	if err != nil {
+		return o, err
+	}
+	o.backend, o.Backend = b, b.Name()
 	if o.Name == "" {
 		o.Name = "fn"
 	}

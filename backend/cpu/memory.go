@@ -1,12 +1,8 @@
 package cpu
 
 import (
-	"bufio"
 	"fmt"
 	"math"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/tpucc/tpucc/ir"
@@ -142,10 +138,11 @@ func mulBytes(n, k int64) int64 {
 }
 
 // DefaultMemoryLimit is the limit Run passes to CheckMemory: 16 GiB, or a
-// quarter of the machine's physical memory if that is less. The quarter is
-// because the executor holds every element in 8 bytes (a float64 or an
-// int64), twice what CheckMemory counts for f32 and four times for bf16, and
-// because a value and its operands are alive together.
+// quarter of the machine's physical memory if that is less. CheckMemory
+// counts exactly the bytes the executor holds for each value; the margin is
+// for what it does not count: a value and its operands are alive together,
+// kernels keep scratch copies (dot_general's operands in canonical order, a
+// reduction's float64 accumulators), and the caller holds its own data.
 func DefaultMemoryLimit() int64 {
 	memOnce.Do(func() {
 		memLimit = 16 << 30
@@ -162,22 +159,4 @@ var (
 )
 
 // physicalMemory reads MemTotal from /proc/meminfo; 0 where there is none.
-func physicalMemory() int64 {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		fields := strings.Fields(s.Text())
-		if len(fields) >= 2 && fields[0] == "MemTotal:" {
-			kb, err := strconv.ParseInt(fields[1], 10, 64)
-			if err != nil || kb <= 0 {
-				return 0
-			}
-			return kb * 1024
-		}
-	}
-	return 0
-}
+func physicalMemory() int64 { return meminfo("/proc/meminfo") }

@@ -5,20 +5,18 @@ import (
 	"io"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
-	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/backend/tpu"
 	"github.com/tpucc/tpucc/ir"
-	"github.com/tpucc/tpucc/lower/stablehlo"
 	"github.com/tpucc/tpucc/passes"
+	"github.com/tpucc/tpucc/runtime"
 )
 
-// targets are the values --target accepts, in the order DESIGN.md lists them; each names a
-// description in backend/tpu (tpu.Lookup). assign-layout lays values out for it (the
-// StableHLO carries no layouts) and --report costs the program on it.
-var targets = []string{"tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu-v7x", "tpu-v4", "cpu"}
+// targets are the values --target accepts: the compile path's list (runtime.Targets), each
+// naming a description in backend/tpu. assign-layout lays values out for it (the StableHLO
+// carries no layouts) and --report costs the program on it.
+var targets = runtime.Targets()
 
 // defaultTarget is cpu: it needs no target-specific rewriting, which is exactly what build
 // does today, so the default's output will not change when TPU targets start to matter.
@@ -74,7 +72,7 @@ and a warning line follows when that exceeds one chip's memory.
 		{name: "dump-dir", kind: valueFlag, arg: "DIR", doc: "directory for --dump-after's files, created if missing (default: the current directory)"},
 		{name: "disable", kind: listFlag, arg: "P,...", doc: "skip these passes (names as tpucc passes lists them); may be repeated"},
 		{name: "verify-each", kind: boolFlag, doc: "verify the program after every pass, not only at the end"},
-		{name: "dim", kind: listFlag, arg: "NAME=SIZE", doc: "give the symbolic dimension NAME (as in f32[NAME,1024]) the size SIZE; may be repeated"},
+		dimFlag,
 		{name: "emit", kind: valueFlag, arg: "KIND", doc: "hlo (default): StableHLO text; executable: compile it through libtpu for --topology,\nwithout a TPU, and write the serialized executable with its manifest (docs/PJRT.md)"},
 		{name: "topology", kind: valueFlag, arg: "T", doc: "the TPU topology --emit=executable compiles for, such as v6e:2x2"},
 		entryFlag,
@@ -96,24 +94,17 @@ type buildConfig struct {
 	topology string // for --emit=executable
 }
 
-// dimSize is one --dim NAME=SIZE.
-type dimSize struct {
-	name string
-	size int64
-}
-
 func parseBuild(p *parsed) (*buildConfig, error) {
 	c := &buildConfig{file: p.positional[0], out: p.value("o", "-"), entry: p.value("entry", ""), report: p.flag("report")}
 	if c.out == "-" {
 		c.out = ""
 	}
 	name := p.value("target", defaultTarget)
-	t, ok := tpu.Lookup(name)
-	if !ok || !slices.Contains(targets, name) {
-		return nil, usagef("unknown target %q (want one of %s)", name, strings.Join(targets, ", "))
+	t, err := runtime.LookupTarget(name)
+	if err != nil {
+		return nil, usagef("%v", err)
 	}
 	c.target = t
-	c.opts.Target = t // assign-layout lays values out for it
 	if p.has("dump-after") {
 		re := p.value("dump-after", "")
 		if re == "all" {
@@ -140,25 +131,15 @@ func parseBuild(p *parsed) (*buildConfig, error) {
 			c.opts.Disable = append(c.opts.Disable, name)
 		}
 	}
-	for _, d := range p.list("dim") {
-		name, size, ok := strings.Cut(d, "=")
-		if !ok || !isSymbol(name) {
-			return nil, usagef("--dim %s: want NAME=SIZE, NAME a dimension symbol such as B", d)
-		}
-		n, err := strconv.ParseInt(size, 10, 64)
-		if err != nil || n < 0 {
-			return nil, usagef("--dim %s: the size must be a non-negative integer", d)
-		}
-		if slices.ContainsFunc(c.dims, func(x dimSize) bool { return x.name == name }) {
-			return nil, usagef("--dim %s: %s is given twice", d, name)
-		}
-		c.dims = append(c.dims, dimSize{name, n})
+	dims, err := parseDims(p.list("dim"))
+	if err != nil {
+		return nil, err
 	}
+	c.dims = dims
 	if err := checkEmit(c, p.value("emit", "hlo"), p.value("topology", "")); err != nil {
 		return nil, err
 	}
 	c.opts.VerifyEach = p.flag("verify-each")
-	c.opts.Eval = cpu.Folder{}
 	return c, nil
 }
 
@@ -180,16 +161,14 @@ func cmdBuild(e *env, p *parsed) error {
 			return err
 		}
 	}
-	if err := passes.Run(m, passes.Default(), c.opts); err != nil {
+	if err := checkSizes(m); err != nil {
 		return diag(name, err)
 	}
-	if err := c.target.Check(m); err != nil {
-		return diag(name, err)
-	}
-	text, err := stablehlo.Lower(m, stablehlo.Options{Entry: f.Name})
+	exe, _, err := runtime.Compile(m, runtime.Config{Target: c.target.Name(), Entry: f.Name, Passes: c.opts})
 	if err != nil {
 		return diag(name, err)
 	}
+	text := exe.HLO
 	var report string
 	if c.report {
 		// Costed before anything is written, so a program the model cannot cost (a

@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/backend/tpu"
 	"github.com/tpucc/tpucc/frontend/tir"
@@ -15,16 +17,12 @@ import (
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/lower/stablehlo"
 	"github.com/tpucc/tpucc/passes"
+	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tools/xlacheck"
 )
 
-// excessPrecision is the XLA flag that makes XLA:CPU round every f16/bf16
-// op, as the semantics contract does (see the package doc).
-const excessPrecision = "--xla_allow_excess_precision=false"
-
 // harness finds the XLA oracle or fails the test: a skipped oracle test is a
-// failed one. It also puts excessPrecision into XLA_FLAGS, which the harness
-// process inherits.
+// failed one. xlacheck.py itself sets --xla_allow_excess_precision=false.
 func harness(t *testing.T) *xlacheck.Harness {
 	t.Helper()
 	h, err := xlacheck.Find()
@@ -33,15 +31,7 @@ func harness(t *testing.T) *xlacheck.Harness {
 			"Run `make venv` at the repository root: it installs tools/xlacheck's pinned jax into .venv. "+
 			"The oracle test never skips.", err)
 	}
-	setXLAFlags()
 	return h
-}
-
-// setXLAFlags puts excessPrecision into XLA_FLAGS, unless it says otherwise.
-func setXLAFlags() {
-	if cur := os.Getenv("XLA_FLAGS"); !strings.Contains(cur, "xla_allow_excess_precision") {
-		os.Setenv("XLA_FLAGS", strings.TrimSpace(cur+" "+excessPrecision))
-	}
 }
 
 // check is one module on its way through both sides.
@@ -50,11 +40,11 @@ type check struct {
 	key    string // names the directory kept on failure
 	m      *ir.Module
 	hlo    string
-	inputs []*cpu.Tensor
-	want   []*cpu.Tensor // the executor's results
-	exact  []bool        // per result: compare without tolerance; nil means none
-	about  string        // how the inputs were made
-	repro  string        // the go test command that runs just this check
+	inputs []*backend.Buffer
+	want   []*backend.Buffer // the executor's results
+	exact  []bool            // per result: compare without tolerance; nil means none
+	about  string            // how the inputs were made
+	repro  string            // the go test command that runs just this check
 }
 
 // prepare runs c.m as written on the executor (the reference), then compiles
@@ -75,11 +65,20 @@ func (c *check) prepare() (err error) {
 		return fmt.Errorf("frontend/tir.Parse of the printed program failed: %v", err)
 	}
 	// With a TPU target, so that assign-layout runs (and folds transposes into
-	// dot_general) as in tpucc build --target tpu-v6e.
-	if err := passes.Run(opt, passes.Default(), passes.Options{VerifyEach: true, Eval: cpu.Folder{}, Target: tpu.V6e}); err != nil {
-		return fmt.Errorf("passes.Run failed: %v", err)
+	// dot_general) as in tpucc build --target tpu-v6e; a program that target
+	// refuses (an i64 dot_general) is compiled for the cpu target instead.
+	target := "tpu-v6e"
+	if tpu.V6e.Check(opt) != nil {
+		target = "cpu"
 	}
-	if c.hlo, err = stablehlo.Lower(opt, stablehlo.Options{}); err != nil {
+	exe, _, err := runtime.Compile(opt, runtime.Config{Target: target, Passes: passes.Options{VerifyEach: true}})
+	if err != nil {
+		return fmt.Errorf("runtime.Compile failed: %v", err)
+	}
+	// XLA:CPU runs it: the optimised program is lowered as for the cpu
+	// target (ragged_dot as a gather and a dot, not chlo.ragged_dot, which
+	// only TPU targets get and XLA:CPU does not compile).
+	if c.hlo, err = stablehlo.Lower(exe.Module, stablehlo.Options{Entry: exe.Entry.Name}); err != nil {
 		return fmt.Errorf("lower/stablehlo.Lower failed: %v", err)
 	}
 	return nil
@@ -88,9 +87,25 @@ func (c *check) prepare() (err error) {
 func (c *check) xlaCase() xlacheck.Case {
 	in := make([]*npy.Array, len(c.inputs))
 	for i, x := range c.inputs {
-		in[i] = x.NPY()
+		in[i] = npyOf(x)
 	}
 	return xlacheck.Case{ID: c.name, Module: c.hlo, Inputs: in}
+}
+
+// npyOf shares x's storage with an array for the harness: a buffer's bytes
+// are exactly .npy's data.
+func npyOf(x *backend.Buffer) *npy.Array {
+	return &npy.Array{DType: x.Type().DType.String(), Shape: x.Type().Dims(), Data: x.Bytes()}
+}
+
+// bufferOf reads an array the harness returned as a buffer, through the
+// public .npy reader.
+func bufferOf(a *npy.Array) (*backend.Buffer, error) {
+	var b bytes.Buffer
+	if err := npy.Write(&b, a); err != nil {
+		return nil, err
+	}
+	return backend.ReadNPY(&b)
 }
 
 // compare judges XLA's result for c; it returns one message per problem.
@@ -98,22 +113,30 @@ func (c *check) compare(r xlacheck.Result) []string {
 	if !r.OK {
 		return []string{fmt.Sprintf("XLA refused the module at stage %q:\n%s", r.Stage, r.Error)}
 	}
-	if len(r.Outputs) != len(c.want) {
-		return []string{fmt.Sprintf("XLA returned %d results, the executor %d", len(r.Outputs), len(c.want))}
+	gots := make([]*backend.Buffer, len(r.Outputs))
+	for i, a := range r.Outputs {
+		got, err := bufferOf(a)
+		if err != nil {
+			return []string{fmt.Sprintf("result %d: unreadable XLA output: %v", i, err)}
+		}
+		gots[i] = got
+	}
+	return c.compareResults(gots)
+}
+
+// compareResults judges results computed for c against the executor's.
+func (c *check) compareResults(gots []*backend.Buffer) []string {
+	if len(gots) != len(c.want) {
+		return []string{fmt.Sprintf("XLA returned %d results, the executor %d", len(gots), len(c.want))}
 	}
 	var msgs []string
-	for i, a := range r.Outputs {
-		got, err := cpu.TensorFromNPY(a)
-		if err != nil {
-			msgs = append(msgs, fmt.Sprintf("result %d: unreadable XLA output: %v", i, err))
-			continue
-		}
+	for i, got := range gots {
 		kind, cmp := "approximate", Compare(c.want[i], got)
 		if c.exact != nil && c.exact[i] {
 			kind, cmp = "exact", CompareExact(c.want[i], got)
 		}
 		if cmp != nil {
-			msgs = append(msgs, fmt.Sprintf("result %d (%s, %s): %v", i, c.want[i].Type, kind, cmp))
+			msgs = append(msgs, fmt.Sprintf("result %d (%s, %s): %v", i, c.want[i].Type(), kind, cmp))
 		}
 	}
 	return msgs
@@ -152,12 +175,12 @@ func (c *check) keep(dir string, r *xlacheck.Result) error {
 		return err
 	}
 	for i, x := range c.inputs {
-		if err := npy.WriteFile(filepath.Join(dir, fmt.Sprintf("input%d.npy", i)), x.NPY()); err != nil {
+		if err := npy.WriteFile(filepath.Join(dir, fmt.Sprintf("input%d.npy", i)), npyOf(x)); err != nil {
 			return err
 		}
 	}
 	for i, x := range c.want {
-		if err := npy.WriteFile(filepath.Join(dir, fmt.Sprintf("executor%d.npy", i)), x.NPY()); err != nil {
+		if err := npy.WriteFile(filepath.Join(dir, fmt.Sprintf("executor%d.npy", i)), npyOf(x)); err != nil {
 			return err
 		}
 	}

@@ -11,11 +11,8 @@ import (
 
 	"golang.org/x/tools/txtar"
 
-	"github.com/tpucc/tpucc/backend/cpu"
-	"github.com/tpucc/tpucc/backend/tpu"
 	"github.com/tpucc/tpucc/frontend/tir"
-	"github.com/tpucc/tpucc/lower/stablehlo"
-	"github.com/tpucc/tpucc/passes"
+	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tools/xlacheck"
 )
 
@@ -91,14 +88,11 @@ func lower(s source) (hlo, stage string, err error) {
 		return "", "parse", err
 	}
 	// tpu-v6e: assign-layout runs as in tpucc build --target tpu-v6e.
-	if err := passes.Run(m, passes.Default(), passes.Options{Eval: cpu.Folder{}, Target: tpu.V6e}); err != nil {
-		return "", "passes", err
-	}
-	hlo, err = stablehlo.Lower(m, stablehlo.Options{})
+	exe, _, err := runtime.Compile(m, runtime.Config{Target: "tpu-v6e"})
 	if err != nil {
-		return "", "lower", err
+		return "", "compile", err
 	}
-	return hlo, "", nil
+	return exe.HLO, "", nil
 }
 
 // TestCompileForTPU: XLA:TPU (compile-only, v5e:2x2 and v6e:2x2) accepts the StableHLO

@@ -18,11 +18,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/backend/tpu"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/passes"
+	"github.com/tpucc/tpucc/runtime"
 )
 
 type xlaModule struct {
@@ -102,10 +102,11 @@ func ours(file string, t *tpu.Target, disable []string) (*ir.Module, int, int, i
 	if err != nil {
 		fail(err)
 	}
-	if err := passes.Run(m, passes.Default(), passes.Options{Eval: cpu.Folder{}, Target: t, Disable: disable}); err != nil {
+	exe, _, err := runtime.Compile(m, runtime.Config{Target: t.Name(), Passes: passes.Options{Disable: disable}})
+	if err != nil {
 		fail(err)
 	}
-	f := m.Entry()
+	f := exe.Entry
 	n := 0
 	f.Body.Walk(func(in *ir.Instr) {
 		if in.Op == ir.OpFusion {
