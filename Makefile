@@ -7,7 +7,7 @@
 
 GO ?= go
 
-.PHONY: build test demo lint clean
+.PHONY: build test demo lint clean clang
 
 build:
 	$(GO) build -o bin/tpucc ./cmd/tpucc
@@ -16,7 +16,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-test: venv venv-tpu lint
+test: venv venv-tpu lint clang
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -race ./compile/... ./runtime/... ./tensor/... ./frontend/trace/...
 
@@ -36,6 +36,11 @@ demo: venv build
 
 clean:
 	rm -rf bin build
+
+# The LLVM CPU backend (backend/llvm) builds its kernels with the system clang;
+# install it from the distribution's packages when it is missing.
+clang:
+	@command -v clang >/dev/null 2>&1 || { apt-get update && apt-get install -y clang; }
 
 # ---------------------------------------------------------------------------
 # xlacheck: the Python environment of the XLA oracle (tools/xlacheck).

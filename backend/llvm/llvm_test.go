@@ -1,0 +1,131 @@
+package llvm
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/frontend/tir"
+	"github.com/tpucc/tpucc/internal/oracle"
+	"github.com/tpucc/tpucc/internal/progen"
+	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/runtime"
+)
+
+// testBackend opens the backend with a cache private to the test.
+func testBackend(t testing.TB) *Backend {
+	t.Helper()
+	b, err := Open(Options{CacheDir: filepath.Join(t.TempDir(), "cache")})
+	if err != nil {
+		t.Skipf("llvm backend unavailable: %v", err)
+	}
+	if b.CacheWarning != "" {
+		t.Fatalf("fresh cache refused: %s", b.CacheWarning)
+	}
+	return b
+}
+
+// compileText runs the one compile path for the cpu target on src.
+func compileText(t testing.TB, name string, src []byte) *runtime.Executable {
+	t.Helper()
+	m, err := tir.Parse(name, src)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	exe, _, err := runtime.Compile(m, runtime.Config{Target: "cpu"})
+	if err != nil {
+		t.Fatalf("%s: compile: %v", name, err)
+	}
+	return exe
+}
+
+func toBuffers(ts []*cpu.Tensor) []*backend.Buffer {
+	out := make([]*backend.Buffer, len(ts))
+	for i, t := range ts {
+		out[i] = backend.New(t.Type)
+		fromTensor(t, out[i])
+	}
+	return out
+}
+
+// differential runs f on both executors with seeded inputs and compares
+// every result within progen's oracle tolerance for its dtype (integers
+// and bools exactly). It returns the executable.
+func differential(t testing.TB, b *Backend, m *ir.Module, f *ir.Func, seed int64) *Executable {
+	t.Helper()
+	x, err := b.compile(m, f)
+	if err != nil {
+		t.Fatalf("llvm compile: %v\n%s", err, ir.Print(m))
+	}
+	in := cpu.RandomInputs(f, seed)
+	want, werr := cpu.Run(m, f, in)
+	got, gerr := x.Run(toBuffers(in))
+	if werr != nil || gerr != nil {
+		if (werr == nil) != (gerr == nil) {
+			t.Fatalf("reference error %v, llvm error %v", werr, gerr)
+		}
+		return x
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d results, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if msg := compare(want[i], got[i]); msg != "" {
+			t.Fatalf("result %d: %s\nplan:\n%s\nmodule:\n%s", i, msg, x.plan, ir.Print(m))
+		}
+	}
+	return x
+}
+
+// compare is the oracle's comparison, with its tolerance for the dtype
+// (integers and bools exactly).
+func compare(want *cpu.Tensor, got *backend.Buffer) string {
+	if got.Type().DType != want.Type.DType || !got.Type().SameShape(want.Type) {
+		return fmt.Sprintf("type %s, want %s", got.Type(), want.Type)
+	}
+	if err := oracle.CompareWithin(want, toTensor(got), oracle.For(want.Type.DType)); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+func TestExamples(t *testing.T) {
+	b := testBackend(t)
+	files, _ := filepath.Glob("../../examples/*.tir")
+	if len(files) == 0 {
+		t.Fatal("no examples found")
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			src, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			exe := compileText(t, file, src)
+			x := differential(t, b, exe.Module, exe.Entry, 1)
+			g, f := x.Coverage()
+			t.Logf("generated: %s; reference: %s; times %+v", g, f, x.Times)
+		})
+	}
+}
+
+// TestCorpus runs progen's random programs, after the cpu pipeline, on
+// both executors.
+func TestCorpus(t *testing.T) {
+	b := testBackend(t)
+	n := int64(60)
+	if testing.Short() {
+		n = 15
+	}
+	for seed := int64(0); seed < n; seed++ {
+		m := progen.Generate(seed, progen.Config{})
+		exe, _, err := runtime.Compile(m, runtime.Config{Target: "cpu"})
+		if err != nil {
+			t.Fatalf("seed %d: compile: %v", seed, err)
+		}
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { differential(t, b, exe.Module, exe.Entry, seed) })
+	}
+}

@@ -1,0 +1,221 @@
+package llvm
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// maxObject bounds what is read back from the cache: a kernel object is a
+// few hundred KiB, so anything past this is not ours.
+const maxObject = 256 << 20
+
+// toolchain is the clang that builds kernels and what it builds for. Its
+// description (clang's version line and the CPU's features) is part of every
+// object's key: a new clang or another machine never loads an old object.
+type toolchain struct {
+	clang    string
+	version  string
+	features string
+}
+
+var (
+	tcOnce sync.Once
+	tc     *toolchain
+	tcErr  error
+)
+
+// findToolchain locates clang once per process.
+func findToolchain() (*toolchain, error) {
+	tcOnce.Do(func() {
+		path, err := exec.LookPath("clang")
+		if err != nil {
+			tcErr = fmt.Errorf("the llvm backend needs clang on PATH (make clang installs it): %v", err)
+			return
+		}
+		out, err := exec.Command(path, "--version").Output()
+		if err != nil {
+			tcErr = fmt.Errorf("running %s --version: %v", path, err)
+			return
+		}
+		first, _, _ := strings.Cut(string(out), "\n")
+		tc = &toolchain{clang: path, version: strings.TrimSpace(first), features: cpuFeatures()}
+	})
+	return tc, tcErr
+}
+
+// cpuFeatures is the flags line of /proc/cpuinfo (sorted as the kernel
+// writes it): -march=native code is only valid where they all hold.
+func cpuFeatures() string {
+	data, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "unknown"
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "flags" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}
+
+// objectKey names an object by everything that decides its bytes.
+func (t *toolchain) objectKey(irText string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "tpucc-llvm 1\n%s\n%s\n", t.version, t.features)
+	io.WriteString(h, irText)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// BuildTimes is what getting one program's object cost.
+type BuildTimes struct {
+	IRGen  time.Duration // generating the LLVM IR text
+	Clang  time.Duration // clang (zero when the cache had the object)
+	Load   time.Duration // hashing, dlopen and symbol lookup
+	Cached bool          // the object came from the cache
+}
+
+// objectCache keeps built objects in a private directory: file KEY.so beside
+// KEY.sha256, the object's own SHA-256 recorded when clang wrote it.
+type objectCache struct{ dir string }
+
+// defaultCacheDir is $TPUCC_LLVM_CACHE, else tpucc/llvm under the user's
+// cache directory.
+func defaultCacheDir() string {
+	if d := os.Getenv("TPUCC_LLVM_CACHE"); d != "" {
+		return d
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	return filepath.Join(base, "tpucc", "llvm")
+}
+
+var (
+	fallbackOnce sync.Once
+	fallbackDir  string
+	fallbackErr  error
+)
+
+// openCache returns the cache at dir, or, when dir is not private (see
+// checkPrivate), a directory private to this process, with the reason dir
+// was refused.
+func openCache(dir string) (*objectCache, error) {
+	err := ensurePrivate(dir)
+	if err == nil {
+		return &objectCache{dir: dir}, nil
+	}
+	fallbackOnce.Do(func() { fallbackDir, fallbackErr = os.MkdirTemp("", "tpucc-llvm-") })
+	if fallbackErr != nil {
+		return nil, fmt.Errorf("%v; and no private temporary directory: %v", err, fallbackErr)
+	}
+	return &objectCache{dir: fallbackDir}, err
+}
+
+// ensurePrivate creates dir 0700 if needed and refuses it when another user
+// owns it or others may write to it: loading an object runs its code, so
+// nobody else may be able to put one there.
+func ensurePrivate(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("llvm cache directory %s: %v", dir, err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("llvm cache directory %s: %v", dir, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("llvm cache directory %s is not a directory", dir)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		return fmt.Errorf("llvm cache directory %s is owned by uid %d, not by this user (uid %d): refusing to load code from it", dir, st.Uid, os.Getuid())
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return fmt.Errorf("llvm cache directory %s is writable by others (mode %#o): refusing to load code from it", dir, perm)
+	}
+	return nil
+}
+
+// object returns the path of a verified object for irText, building it
+// with clang when the cache has none or holds one whose hash does not match
+// the recorded one (a corrupt object is rebuilt, never loaded).
+func (c *objectCache) object(t *toolchain, irText string, times *BuildTimes) (string, error) {
+	key := t.objectKey(irText)
+	so := filepath.Join(c.dir, key+".so")
+	sum := filepath.Join(c.dir, key+".sha256")
+	tv := time.Now()
+	if verifyObject(so, sum) == nil {
+		times.Cached = true
+		times.Load += time.Since(tv)
+		return so, nil
+	}
+	t0 := time.Now()
+	defer func() { times.Clang += time.Since(t0) }()
+	tmp, err := os.MkdirTemp(c.dir, "build-")
+	if err != nil {
+		return "", fmt.Errorf("llvm: %v", err)
+	}
+	defer os.RemoveAll(tmp)
+	ll := filepath.Join(tmp, "kernels.ll")
+	out := filepath.Join(tmp, "kernels.so")
+	if err := os.WriteFile(ll, []byte(irText), 0o600); err != nil {
+		return "", fmt.Errorf("llvm: %v", err)
+	}
+	cmd := exec.Command(t.clang, "-O3", "-march=native", "-shared", "-fPIC",
+		"-Wno-override-module", "-o", out, ll, "-lm")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("llvm: clang failed: %v\n%s", err, stderr.String())
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		return "", fmt.Errorf("llvm: %v", err)
+	}
+	h := sha256.Sum256(data)
+	if err := os.WriteFile(sum+".tmp", []byte(hex.EncodeToString(h[:])), 0o600); err != nil {
+		return "", fmt.Errorf("llvm: %v", err)
+	}
+	if err := os.Rename(out, so); err != nil {
+		return "", fmt.Errorf("llvm: %v", err)
+	}
+	if err := os.Rename(sum+".tmp", sum); err != nil {
+		return "", fmt.Errorf("llvm: %v", err)
+	}
+	return so, verifyObject(so, sum)
+}
+
+// verifyObject checks that so is a regular file of bounded size whose
+// SHA-256 is the one recorded in sum.
+func verifyObject(so, sum string) error {
+	want, err := os.ReadFile(sum)
+	if err != nil {
+		return err
+	}
+	fi, err := os.Lstat(so)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > maxObject {
+		return fmt.Errorf("llvm: %s is not a regular file of at most %d bytes", so, maxObject)
+	}
+	data, err := os.ReadFile(so)
+	if err != nil {
+		return err
+	}
+	h := sha256.Sum256(data)
+	if hex.EncodeToString(h[:]) != strings.TrimSpace(string(want)) {
+		return errors.New("llvm: object hash does not match its record")
+	}
+	return nil
+}
