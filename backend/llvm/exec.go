@@ -41,11 +41,12 @@ type state struct {
 	bufs []*backend.Buffer
 	ptrs [][]unsafe.Pointer
 	wg   sync.WaitGroup
+	args []uintptr // SyscallN's arguments, reused: a fresh variadic slice escapes
 }
 
 func (x *Executable) newState() *state {
 	p := x.plan
-	s := &state{bufs: make([]*backend.Buffer, len(p.slots)), ptrs: make([][]unsafe.Pointer, len(p.steps))}
+	s := &state{bufs: make([]*backend.Buffer, len(p.slots)), ptrs: make([][]unsafe.Pointer, len(p.steps)), args: make([]uintptr, 3)}
 	arenas := planMemory(p)
 	for i, sl := range p.slots {
 		switch sl.kind {
@@ -177,7 +178,8 @@ func (x *Executable) call(s *state, st *step, ptrs []unsafe.Pointer) {
 		n = st.rows
 	}
 	if n <= 1 || st.work < splitWork {
-		purego.SyscallN(st.fn, base, 0, uintptr(st.rows))
+		s.args[0], s.args[1], s.args[2] = base, 0, uintptr(st.rows)
+		purego.SyscallN(st.fn, s.args...)
 		runtime.KeepAlive(ptrs)
 		return
 	}
@@ -187,7 +189,8 @@ func (x *Executable) call(s *state, st *step, ptrs []unsafe.Pointer) {
 		s.wg.Add(1)
 		workCh <- task{fn: st.fn, bufs: base, lo: lo, hi: hi, wg: &s.wg}
 	}
-	purego.SyscallN(st.fn, base, 0, uintptr(min(chunk, st.rows)))
+	s.args[0], s.args[1], s.args[2] = base, 0, uintptr(min(chunk, st.rows))
+	purego.SyscallN(st.fn, s.args...)
 	s.wg.Wait()
 	runtime.KeepAlive(ptrs)
 }
@@ -207,8 +210,10 @@ func init() {
 	workOnce.Do(func() {
 		for i := 0; i < runtime.NumCPU(); i++ {
 			go func() {
+				args := make([]uintptr, 3)
 				for t := range workCh {
-					purego.SyscallN(t.fn, t.bufs, uintptr(t.lo), uintptr(t.hi))
+					args[0], args[1], args[2] = t.bufs, uintptr(t.lo), uintptr(t.hi)
+					purego.SyscallN(t.fn, args...)
 					t.wg.Done()
 				}
 			}()

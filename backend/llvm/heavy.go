@@ -13,6 +13,8 @@ func (pl *planner) kernel(in *ir.Instr, env map[*ir.Value]int) (bool, error) {
 		}
 	}
 	switch in.Op {
+	case ir.OpDotGeneral:
+		return pl.dot(in, env), nil
 	}
 	return false, nil
 }

@@ -129,3 +129,47 @@ func TestCorpus(t *testing.T) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { differential(t, b, exe.Module, exe.Entry, seed) })
 	}
 }
+
+// BenchmarkMLP times examples/mlp.tir (64x1024 -> 4096 -> 1024):
+// go test ./backend/llvm -run '^$' -bench MLP -count 5
+func BenchmarkMLP(b *testing.B) {
+	be := testBackend(b)
+	src, err := os.ReadFile("../../examples/mlp.tir")
+	if err != nil {
+		b.Fatal(err)
+	}
+	exe := compileText(b, "mlp.tir", src)
+	x, err := be.compile(exe.Module, exe.Entry)
+	if err != nil {
+		b.Fatal(err)
+	}
+	args := toBuffers(cpu.RandomInputs(exe.Entry, 1))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := x.Run(args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestSteadyStateAllocs: a warm executable allocates only its results (a
+// Buffer and its storage each) and the result slice.
+func TestSteadyStateAllocs(t *testing.T) {
+	b := testBackend(t)
+	src := []byte("func @f(%x: f32[64,256], %w: f32[256,128], %c: f32[128]) -> f32[64,128] {\n" +
+		"  %h = matmul %x, %w\n  %y = add %h, %c\n  %r = relu %y\n  return %r\n}\n")
+	exe := compileText(t, "f.tir", src)
+	x := differential(t, b, exe.Module, exe.Entry, 3)
+	args := toBuffers(cpu.RandomInputs(exe.Entry, 3))
+	if _, err := x.Run(args); err != nil {
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(20, func() {
+		if _, err := x.Run(args); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 3 && !testing.Short() {
+		t.Fatalf("%v allocations per Run, want at most 3 (one result: Buffer, its bytes, the slice)", allocs)
+	}
+}
