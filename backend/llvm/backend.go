@@ -9,6 +9,7 @@ package llvm
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"sort"
 	"strings"
@@ -112,12 +113,18 @@ func (b *Backend) compile(m *ir.Module, f *ir.Func) (*Executable, error) {
 	times.IRGen = time.Since(t0)
 	x := &Executable{plan: p, entry: f, threads: b.threads, states: make(chan *state, 8)}
 	if p.gen.n > 0 {
-		so, err := b.cache.object(b.tc, text, &times)
+		data, err := b.cache.object(b.tc, text, &times)
 		if err != nil {
 			return nil, err
 		}
 		t1 := time.Now()
-		if err := x.load(so); err != nil {
+		so, err := b.cache.loadable(data)
+		if err != nil {
+			return nil, err
+		}
+		err = x.load(so)
+		os.Remove(so)
+		if err != nil {
 			return nil, err
 		}
 		times.Load += time.Since(t1)

@@ -78,52 +78,46 @@ func analyseDot(in *ir.Instr) (dotShape, bool) {
 	return d, ok
 }
 
-// dotRows is how many rows of the result one block of the kernel computes:
-// each element of the rhs is loaded once per block.
-const dotRows = 4
+// dotRows is how many rows of the result the micro-kernel computes at once:
+// 6 rows x 2 vectors are 12 accumulators, which with two rhs vectors and a
+// broadcast lhs element fill AVX2's 16 vector registers.
+const dotRows = 6
 
-// dot generates an f32 dot_general. The kernel's outer range is blocks of
-// dotRows rows of one batch; with a contiguous rhs row it accumulates
-// dotRows result rows at once (c[i][n] += a[i][k] * b[k][n], vectorised
-// over n), else it computes each element as a vectorised dot product.
+// dot generates an f32 dot_general. The kernel's outer range is (batch,
+// column tile of 16): each tile's rhs panel (K x 16) is read from memory
+// once and stays in cache while every row block of the lhs passes over it.
+// With a rhs strided along n (or a last tile narrower than 16) each
+// element is a dot product over k instead.
 func (pl *planner) dot(in *ir.Instr, env map[*ir.Value]int) bool {
 	d, ok := analyseDot(in)
 	if !ok {
 		return false
 	}
 	k, st := pl.newKernelStep(in, env)
-	mb := (d.M + dotRows - 1) / dotRows
-	st.rows, st.work = d.B*mb, d.B*d.M*d.N*d.K
+	tiles := d.N / dotTile
+	if d.rn != 1 {
+		tiles = 0
+	}
+	perB := tiles
+	if tiles*dotTile < d.N {
+		perB++ // one more range index for the leftover columns
+	}
+	st.rows, st.work = d.B*perB, d.B*d.M*d.N*d.K
 	c, A, B := k.buf(0, types.Float), k.buf(1, types.Float), k.buf(2, types.Float)
 	fma := k.g.declare("llvm.fmuladd.f32", types.Float, types.Float, types.Float, types.Float)
-	k.loop(k.lo, k.hi, nil, func(rb value.Value, _ []value.Value) []value.Value {
-		b := k.cur.NewSDiv(rb, ci(mb))
-		m0 := k.cur.NewMul(k.cur.NewSRem(rb, ci(mb)), ci(dotRows))
-		aBase := k.mulAdd(b, d.lb, ci(0))
-		bBase := k.mulAdd(b, d.rb, ci(0))
-		cRow := func(m value.Value) value.Value { return k.mulAdd(k.mulAdd(b, d.M, m), d.N, ci(0)) }
-		rowsOf := func(m value.Value, n int) {
-			ms := make([]value.Value, n)
-			for i := range ms {
-				ms[i] = k.cur.NewAdd(m, ci(int64(i)))
-			}
-			if d.rn == 1 {
-				pl.dotAxpy(k, d, c, A, B, fma, ms, aBase, bBase, cRow)
-			} else {
-				pl.dotInner(k, d, c, A, B, ms, aBase, bBase, cRow)
-			}
-		}
-		full := k.cur.NewICmp(enum.IPredSLE, k.cur.NewAdd(m0, ci(dotRows)), ci(d.M))
-		blk, tail, join := k.f.NewBlock(""), k.f.NewBlock(""), k.f.NewBlock("")
-		k.cur.NewCondBr(full, blk, tail)
-		k.cur = blk
-		rowsOf(m0, dotRows)
+	k.loop(k.lo, k.hi, nil, func(r value.Value, _ []value.Value) []value.Value {
+		b := k.cur.NewSDiv(r, ci(perB))
+		t := k.cur.NewSRem(r, ci(perB))
+		x := dotCtx{k: k, d: d, c: c, A: A, B: B, fma: fma,
+			aBase: k.mulAdd(b, d.lb, ci(0)), bBase: k.mulAdd(b, d.rb, ci(0)), cBase: k.mulAdd(b, d.M*d.N, ci(0))}
+		isTile := k.cur.NewICmp(enum.IPredSLT, t, ci(tiles))
+		tileB, restB, join := k.f.NewBlock(""), k.f.NewBlock(""), k.f.NewBlock("")
+		k.cur.NewCondBr(isTile, tileB, restB)
+		k.cur = tileB
+		x.tile(k.cur.NewMul(t, ci(dotTile)))
 		k.cur.NewBr(join)
-		k.cur = tail
-		k.loop(m0, ci(d.M), nil, func(m value.Value, _ []value.Value) []value.Value {
-			rowsOf(m, 1)
-			return nil
-		})
+		k.cur = restB
+		x.rest(tiles * dotTile)
 		k.cur.NewBr(join)
 		k.cur = join
 		return nil
@@ -133,60 +127,88 @@ func (pl *planner) dot(in *ir.Instr, env map[*ir.Value]int) bool {
 	return true
 }
 
+// dotCtx is one (batch, tile) of a dot kernel.
+type dotCtx struct {
+	k                   *kfn
+	d                   dotShape
+	c, A, B             value.Value
+	fma                 *lir.Func
+	aBase, bBase, cBase value.Value
+}
+
+// tile computes columns [n0, n0+16) of every row: blocks of dotRows rows,
+// then the leftover rows one at a time.
+func (x *dotCtx) tile(n0 value.Value) {
+	k, d := x.k, x.d
+	full := d.M / dotRows
+	k.loopN(full, func(blk value.Value) {
+		m0 := k.cur.NewMul(blk, ci(dotRows))
+		ms := make([]value.Value, dotRows)
+		for i := range ms {
+			ms[i] = k.cur.NewAdd(m0, ci(int64(i)))
+		}
+		x.micro(ms, n0)
+	})
+	k.loop(ci(full*dotRows), ci(d.M), nil, func(m value.Value, _ []value.Value) []value.Value {
+		x.micro([]value.Value{m}, n0)
+		return nil
+	})
+}
+
+// rest computes columns [from, N) of every row as dot products.
+func (x *dotCtx) rest(from int64) {
+	k, d := x.k, x.d
+	k.loopN(d.M, func(m value.Value) {
+		aRow := k.mulAdd(m, d.lm, x.aBase)
+		row := k.mulAdd(m, d.N, x.cBase)
+		k.loop(ci(from), ci(d.N), nil, func(n value.Value, _ []value.Value) []value.Value {
+			bCol := k.mulAdd(n, d.rn, x.bBase)
+			acc := k.loop(ci(0), ci(d.K), []value.Value{f32(0)}, func(kk value.Value, acc []value.Value) []value.Value {
+				av := k.load(types.Float, x.A, k.mulAdd(kk, d.lk, aRow))
+				bv := k.load(types.Float, x.B, k.mulAdd(kk, d.rk, bCol))
+				return []value.Value{k.cur.NewCall(x.fma, av, bv, acc[0])}
+			})
+			k.store(acc[0], x.c, k.cur.NewAdd(row, n))
+			return nil
+		})
+	})
+}
+
 // dotTile is the micro-kernel's width: two <8 x float> vectors per row.
 const dotTile = 16
 
 var v8 = types.NewVector(8, types.Float)
 
-// dotAxpy computes len(ms) rows of the result: a register-blocked
-// micro-kernel keeps a len(ms) x 16 tile of the result in vector
-// accumulators over the whole k loop (each rhs vector loaded once per
-// tile, each lhs element broadcast), then stores it; the columns past the
-// last full tile are dot products.
-func (pl *planner) dotAxpy(k *kfn, d dotShape, c, A, B value.Value, fma *lir.Func, ms []value.Value, aBase, bBase value.Value, cRow func(value.Value) value.Value) {
+// micro is the register-blocked micro-kernel: len(ms) rows x 16 columns
+// of the result kept in vector accumulators over the whole k loop (each
+// rhs vector loaded once, each lhs element broadcast), then stored.
+func (x *dotCtx) micro(ms []value.Value, n0 value.Value) {
+	k, d := x.k, x.d
 	vfma := k.g.declare("llvm.fmuladd.v8f32", v8, v8, v8, v8)
-	zero := constant.NewZeroInitializer(v8)
-	tiles := d.N / dotTile
-	k.loopN(tiles, func(t value.Value) {
-		n0 := k.cur.NewMul(t, ci(dotTile))
-		init := make([]value.Value, 2*len(ms))
-		for i := range init {
-			init[i] = zero
+	init := make([]value.Value, 2*len(ms))
+	for i := range init {
+		init[i] = constant.NewZeroInitializer(v8)
+	}
+	aRows := make([]value.Value, len(ms))
+	for i, m := range ms {
+		aRows[i] = k.mulAdd(m, d.lm, x.aBase)
+	}
+	acc := k.loop(ci(0), ci(d.K), init, func(kk value.Value, acc []value.Value) []value.Value {
+		bAt := k.cur.NewAdd(k.mulAdd(kk, d.rk, x.bBase), n0)
+		b0 := k.vload(x.B, bAt)
+		b1 := k.vload(x.B, k.cur.NewAdd(bAt, ci(8)))
+		next := make([]value.Value, len(acc))
+		for i := range ms {
+			av := k.splat(k.load(types.Float, x.A, k.mulAdd(kk, d.lk, aRows[i])))
+			next[2*i] = k.cur.NewCall(vfma, av, b0, acc[2*i])
+			next[2*i+1] = k.cur.NewCall(vfma, av, b1, acc[2*i+1])
 		}
-		acc := k.loop(ci(0), ci(d.K), init, func(kk value.Value, acc []value.Value) []value.Value {
-			bAt := k.cur.NewAdd(k.mulAdd(kk, d.rk, bBase), n0)
-			b0 := k.vload(B, bAt)
-			b1 := k.vload(B, k.cur.NewAdd(bAt, ci(8)))
-			next := make([]value.Value, len(acc))
-			for i, m := range ms {
-				a := k.load(types.Float, A, k.mulAdd(m, d.lm, k.mulAdd(kk, d.lk, aBase)))
-				av := k.splat(a)
-				next[2*i] = k.cur.NewCall(vfma, av, b0, acc[2*i])
-				next[2*i+1] = k.cur.NewCall(vfma, av, b1, acc[2*i+1])
-			}
-			return next
-		})
-		for i, m := range ms {
-			at := k.cur.NewAdd(cRow(m), n0)
-			k.vstore(acc[2*i], c, at)
-			k.vstore(acc[2*i+1], c, k.cur.NewAdd(at, ci(8)))
-		}
+		return next
 	})
-	if rest := d.N - tiles*dotTile; rest > 0 {
-		for _, m := range ms {
-			row := cRow(m)
-			aRow := k.mulAdd(m, d.lm, aBase)
-			k.loop(ci(tiles*dotTile), ci(d.N), nil, func(n value.Value, _ []value.Value) []value.Value {
-				bCol := k.cur.NewAdd(n, bBase)
-				acc := k.loop(ci(0), ci(d.K), []value.Value{f32(0)}, func(kk value.Value, acc []value.Value) []value.Value {
-					av := k.load(types.Float, A, k.mulAdd(kk, d.lk, aRow))
-					bv := k.load(types.Float, B, k.mulAdd(kk, d.rk, bCol))
-					return []value.Value{k.cur.NewCall(fma, av, bv, acc[0])}
-				})
-				k.store(acc[0], c, k.cur.NewAdd(row, n))
-				return nil
-			})
-		}
+	for i, m := range ms {
+		at := k.cur.NewAdd(k.mulAdd(m, d.N, x.cBase), n0)
+		k.vstore(acc[2*i], x.c, at)
+		k.vstore(acc[2*i+1], x.c, k.cur.NewAdd(at, ci(8)))
 	}
 }
 
@@ -209,22 +231,4 @@ func (k *kfn) splat(x value.Value) value.Value {
 	one := k.cur.NewInsertElement(constant.NewUndef(v8), x, constant.NewInt(types.I32, 0))
 	mask := constant.NewZeroInitializer(types.NewVector(8, types.I32))
 	return k.cur.NewShuffleVector(one, constant.NewUndef(v8), mask)
-}
-
-// dotInner computes each element as a dot product over k (the rhs is
-// contiguous along k, or nothing is).
-func (pl *planner) dotInner(k *kfn, d dotShape, c, A, B value.Value, ms []value.Value, aBase, bBase value.Value, cRow func(value.Value) value.Value) {
-	for _, m := range ms {
-		row := cRow(m)
-		aRow := k.mulAdd(m, d.lm, aBase)
-		k.loopN(d.N, func(n value.Value) {
-			bCol := k.mulAdd(n, d.rn, bBase)
-			acc := k.loop(ci(0), ci(d.K), []value.Value{f32(0)}, func(kk value.Value, acc []value.Value) []value.Value {
-				av := k.load(types.Float, A, k.mulAdd(kk, d.lk, aRow))
-				bv := k.load(types.Float, B, k.mulAdd(kk, d.rk, bCol))
-				return []value.Value{fast(k.cur.NewFAdd(acc[0], fast(k.cur.NewFMul(av, bv))))}
-			})
-			k.store(acc[0], c, k.cur.NewAdd(row, n))
-		})
-	}
 }

@@ -19,6 +19,8 @@ func (x *Executable) load(so string) error {
 		return fmt.Errorf("llvm: loading %s: %v", so, err)
 	}
 	x.lib = lib
+	// The kernels go with the executable: Run keeps x alive while they run.
+	runtime.SetFinalizer(x, func(x *Executable) { purego.Dlclose(x.lib) })
 	for i := range x.plan.steps {
 		st := &x.plan.steps[i]
 		if st.kind != stepKernel {
@@ -113,6 +115,7 @@ func (x *Executable) Run(args []*backend.Buffer) (res []*backend.Buffer, err err
 		}
 	}
 	runtime.KeepAlive(args)
+	runtime.KeepAlive(x)
 	return res, nil
 }
 

@@ -18,6 +18,7 @@ func planMemory(p *plan) map[int][]byte {
 	type arena struct{ data []byte }
 	var free []*arena
 	owner := map[int]*arena{}
+	freed := map[int]bool{}
 	for si, st := range p.steps {
 		for _, b := range st.bufs[:st.outs] {
 			if p.slots[b].kind != slotTemp || owner[b] != nil {
@@ -38,7 +39,9 @@ func planMemory(p *plan) map[int][]byte {
 			}
 		}
 		for _, b := range st.bufs {
-			if p.slots[b].kind == slotTemp && last[b] == si && owner[b] != nil {
+			// A slot read twice by a step (mul %x, %x) is freed once.
+			if p.slots[b].kind == slotTemp && last[b] == si && owner[b] != nil && !freed[b] {
+				freed[b] = true
 				free = append(free, owner[b])
 			}
 		}

@@ -146,76 +146,100 @@ func ensurePrivate(dir string) error {
 	return nil
 }
 
-// object returns the path of a verified object for irText, building it
+// object returns the bytes of a verified object for irText, building it
 // with clang when the cache has none or holds one whose hash does not match
-// the recorded one (a corrupt object is rebuilt, never loaded).
-func (c *objectCache) object(t *toolchain, irText string, times *BuildTimes) (string, error) {
+// the recorded one (a corrupt object is rebuilt, never loaded). The hash is
+// checked on the very bytes returned, which are what gets loaded.
+func (c *objectCache) object(t *toolchain, irText string, times *BuildTimes) ([]byte, error) {
 	key := t.objectKey(irText)
 	so := filepath.Join(c.dir, key+".so")
 	sum := filepath.Join(c.dir, key+".sha256")
 	tv := time.Now()
-	if verifyObject(so, sum) == nil {
+	if data, err := verifyObject(so, sum); err == nil {
 		times.Cached = true
 		times.Load += time.Since(tv)
-		return so, nil
+		return data, nil
 	}
 	t0 := time.Now()
 	defer func() { times.Clang += time.Since(t0) }()
 	tmp, err := os.MkdirTemp(c.dir, "build-")
 	if err != nil {
-		return "", fmt.Errorf("llvm: %v", err)
+		return nil, fmt.Errorf("llvm: %v", err)
 	}
 	defer os.RemoveAll(tmp)
 	ll := filepath.Join(tmp, "kernels.ll")
 	out := filepath.Join(tmp, "kernels.so")
 	if err := os.WriteFile(ll, []byte(irText), 0o600); err != nil {
-		return "", fmt.Errorf("llvm: %v", err)
+		return nil, fmt.Errorf("llvm: %v", err)
 	}
 	cmd := exec.Command(t.clang, "-O3", "-march=native", "-shared", "-fPIC",
 		"-Wno-override-module", "-o", out, ll, "-lm")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("llvm: clang failed: %v\n%s", err, stderr.String())
+		return nil, fmt.Errorf("llvm: clang failed: %v\n%s", err, stderr.String())
 	}
 	data, err := os.ReadFile(out)
 	if err != nil {
-		return "", fmt.Errorf("llvm: %v", err)
+		return nil, fmt.Errorf("llvm: %v", err)
 	}
 	h := sha256.Sum256(data)
 	if err := os.WriteFile(sum+".tmp", []byte(hex.EncodeToString(h[:])), 0o600); err != nil {
-		return "", fmt.Errorf("llvm: %v", err)
+		return nil, fmt.Errorf("llvm: %v", err)
 	}
+	// The IR stays beside its object, for reading what was generated.
+	_ = os.Rename(ll, filepath.Join(c.dir, key+".ll"))
 	if err := os.Rename(out, so); err != nil {
-		return "", fmt.Errorf("llvm: %v", err)
+		return nil, fmt.Errorf("llvm: %v", err)
 	}
 	if err := os.Rename(sum+".tmp", sum); err != nil {
-		return "", fmt.Errorf("llvm: %v", err)
+		return nil, fmt.Errorf("llvm: %v", err)
 	}
-	return so, verifyObject(so, sum)
+	return verifyObject(so, sum)
 }
 
-// verifyObject checks that so is a regular file of bounded size whose
-// SHA-256 is the one recorded in sum.
-func verifyObject(so, sum string) error {
+// verifyObject reads so, a regular file of bounded size, and returns its
+// bytes if their SHA-256 is the one recorded in sum.
+func verifyObject(so, sum string) ([]byte, error) {
 	want, err := os.ReadFile(sum)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	fi, err := os.Lstat(so)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !fi.Mode().IsRegular() || fi.Size() > maxObject {
-		return fmt.Errorf("llvm: %s is not a regular file of at most %d bytes", so, maxObject)
+		return nil, fmt.Errorf("llvm: %s is not a regular file of at most %d bytes", so, maxObject)
 	}
 	data, err := os.ReadFile(so)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	h := sha256.Sum256(data)
 	if hex.EncodeToString(h[:]) != strings.TrimSpace(string(want)) {
-		return errors.New("llvm: object hash does not match its record")
+		return nil, errors.New("llvm: object hash does not match its record")
 	}
-	return nil
+	return data, nil
+}
+
+// loadable writes verified object bytes to a new file of its own in the
+// private directory, for dlopen: each load gets a fresh path (so the
+// loader never hands back an older object of the same name), and nothing
+// done to the cache afterwards reaches code already loaded. The file is
+// removed by the caller once loaded.
+func (c *objectCache) loadable(data []byte) (string, error) {
+	f, err := os.CreateTemp(c.dir, "load-*.so")
+	if err != nil {
+		return "", fmt.Errorf("llvm: %v", err)
+	}
+	_, werr := f.Write(data)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("llvm: %v", werr)
+	}
+	return f.Name(), nil
 }
