@@ -347,7 +347,7 @@ func (e *expr) float(in *ir.Instr, a []value.Value) value.Value {
 	case ir.OpErf:
 		return e.call1("erff", a[0])
 	case ir.OpRelu:
-		return e.fmax(a[0], f32(0), true)
+		return e.k.fmax(a[0], f32(0), true)
 	case ir.OpSign:
 		pos := c.NewSelect(c.NewFCmp(enum.FPredOGT, a[0], f32(0)), f32(1), a[0])
 		return c.NewSelect(c.NewFCmp(enum.FPredOLT, a[0], f32(0)), f32(-1), pos)
@@ -366,15 +366,15 @@ func (e *expr) float(in *ir.Instr, a []value.Value) value.Value {
 	case ir.OpAtan2:
 		return e.call2("atan2f", a[0], a[1])
 	case ir.OpMax:
-		return e.fmax(a[0], a[1], true)
+		return e.k.fmax(a[0], a[1], true)
 	case ir.OpMin:
-		return e.fmax(a[0], a[1], false)
+		return e.k.fmax(a[0], a[1], false)
 	case ir.OpCompare:
 		return c.NewFCmp(fpred[in.Attr.(*ir.CompareAttr).Dir], a[0], a[1])
 	case ir.OpSelect:
 		return c.NewSelect(a[0], a[1], a[2])
 	case ir.OpClamp:
-		return e.fmax(e.fmax(a[1], a[0], true), a[2], false)
+		return e.k.fmax(e.k.fmax(a[1], a[0], true), a[2], false)
 	}
 	panic(fmt.Sprintf("llvm: no f32 expression for %s", in.Op))
 }
@@ -478,8 +478,8 @@ func (e *expr) imin(x, y value.Value, signed bool) value.Value {
 
 // fmax is the reference executor's max (or min): NaN propagates, and -0
 // orders below +0. (LLVM 14 cannot select llvm.maximum on x86.)
-func (e *expr) fmax(a, b value.Value, isMax bool) value.Value {
-	c := e.k.cur
+func (k *kfn) fmax(a, b value.Value, isMax bool) value.Value {
+	c := k.cur
 	p := enum.FPredOGT
 	if !isMax {
 		p = enum.FPredOLT

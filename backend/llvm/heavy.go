@@ -15,6 +15,12 @@ func (pl *planner) kernel(in *ir.Instr, env map[*ir.Value]int) (bool, error) {
 	switch in.Op {
 	case ir.OpDotGeneral:
 		return pl.dot(in, env), nil
+	case ir.OpReduceSum, ir.OpReduceMax, ir.OpReduceMin, ir.OpReduceProd:
+		return pl.reduce(in, env), nil
+	case ir.OpSoftmax, ir.OpLogSoftmax:
+		return pl.softmax(in, env), nil
+	case ir.OpRMSNorm, ir.OpLayerNorm:
+		return pl.norm(in, env), nil
 	}
 	return false, nil
 }
