@@ -94,6 +94,7 @@ func (pl *planner) dot(in *ir.Instr, env map[*ir.Value]int) bool {
 		return false
 	}
 	k, st := pl.newKernelStep(in, env)
+	pl.p.scratchBytes = max(pl.p.scratchBytes, d.K*dotTile*4)
 	tiles := d.N / dotTile
 	if d.rn != 1 {
 		tiles = 0
@@ -136,23 +137,31 @@ type dotCtx struct {
 	aBase, bBase, cBase value.Value
 }
 
-// tile computes columns [n0, n0+16) of every row: blocks of dotRows rows,
-// then the leftover rows one at a time.
+// tile computes columns [n0, n0+16) of every row. It first packs the
+// rhs panel (K x 16) contiguously into scratch, so the micro-kernel reads
+// one cache line per k instead of one page per k, then runs blocks of
+// dotRows rows and one block of the leftover rows.
 func (x *dotCtx) tile(n0 value.Value) {
 	k, d := x.k, x.d
+	panel := k.cur.NewBitCast(k.scratch, types.NewPointer(types.Float))
+	k.loopN(d.K, func(kk value.Value) {
+		src := k.cur.NewAdd(k.mulAdd(kk, d.rk, x.bBase), n0)
+		dst := k.cur.NewMul(kk, ci(dotTile))
+		k.vstore(k.vload(x.B, src), panel, dst)
+		k.vstore(k.vload(x.B, k.cur.NewAdd(src, ci(8))), panel, k.cur.NewAdd(dst, ci(8)))
+	})
 	full := d.M / dotRows
-	k.loopN(full, func(blk value.Value) {
-		m0 := k.cur.NewMul(blk, ci(dotRows))
-		ms := make([]value.Value, dotRows)
+	block := func(m0 value.Value, n int64) {
+		ms := make([]value.Value, n)
 		for i := range ms {
 			ms[i] = k.cur.NewAdd(m0, ci(int64(i)))
 		}
-		x.micro(ms, n0)
-	})
-	k.loop(ci(full*dotRows), ci(d.M), nil, func(m value.Value, _ []value.Value) []value.Value {
-		x.micro([]value.Value{m}, n0)
-		return nil
-	})
+		x.micro(ms, panel, n0)
+	}
+	k.loopN(full, func(blk value.Value) { block(k.cur.NewMul(blk, ci(dotRows)), dotRows) })
+	if left := d.M - full*dotRows; left > 0 {
+		block(ci(full*dotRows), left)
+	}
 }
 
 // rest computes columns [from, N) of every row as dot products.
@@ -182,7 +191,7 @@ var v8 = types.NewVector(8, types.Float)
 // micro is the register-blocked micro-kernel: len(ms) rows x 16 columns
 // of the result kept in vector accumulators over the whole k loop (each
 // rhs vector loaded once, each lhs element broadcast), then stored.
-func (x *dotCtx) micro(ms []value.Value, n0 value.Value) {
+func (x *dotCtx) micro(ms []value.Value, panel, n0 value.Value) {
 	k, d := x.k, x.d
 	vfma := k.g.declare("llvm.fmuladd.v8f32", v8, v8, v8, v8)
 	init := make([]value.Value, 2*len(ms))
@@ -194,9 +203,9 @@ func (x *dotCtx) micro(ms []value.Value, n0 value.Value) {
 		aRows[i] = k.mulAdd(m, d.lm, x.aBase)
 	}
 	acc := k.loop(ci(0), ci(d.K), init, func(kk value.Value, acc []value.Value) []value.Value {
-		bAt := k.cur.NewAdd(k.mulAdd(kk, d.rk, x.bBase), n0)
-		b0 := k.vload(x.B, bAt)
-		b1 := k.vload(x.B, k.cur.NewAdd(bAt, ci(8)))
+		bAt := k.cur.NewMul(kk, ci(dotTile))
+		b0 := k.vload(panel, bAt)
+		b1 := k.vload(panel, k.cur.NewAdd(bAt, ci(8)))
 		next := make([]value.Value, len(acc))
 		for i := range ms {
 			av := k.splat(k.load(types.Float, x.A, k.mulAdd(kk, d.lk, aRows[i])))

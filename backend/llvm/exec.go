@@ -44,11 +44,16 @@ type state struct {
 	ptrs [][]unsafe.Pointer
 	wg   sync.WaitGroup
 	args []uintptr // SyscallN's arguments, reused: a fresh variadic slice escapes
+	// scratch has one region per goroutine a kernel call is split across.
+	scratch [][]byte
 }
 
 func (x *Executable) newState() *state {
 	p := x.plan
-	s := &state{bufs: make([]*backend.Buffer, len(p.slots)), ptrs: make([][]unsafe.Pointer, len(p.steps)), args: make([]uintptr, 3)}
+	s := &state{bufs: make([]*backend.Buffer, len(p.slots)), ptrs: make([][]unsafe.Pointer, len(p.steps)), args: make([]uintptr, 4)}
+	for i := 0; i < x.threads; i++ {
+		s.scratch = append(s.scratch, make([]byte, p.scratchBytes+64))
+	}
 	arenas := planMemory(p)
 	for i, sl := range p.slots {
 		switch sl.kind {
@@ -181,27 +186,33 @@ func (x *Executable) call(s *state, st *step, ptrs []unsafe.Pointer) {
 		n = st.rows
 	}
 	if n <= 1 || st.work < splitWork {
-		s.args[0], s.args[1], s.args[2] = base, 0, uintptr(st.rows)
+		s.args[0], s.args[1], s.args[2], s.args[3] = base, 0, uintptr(st.rows), s.scratchPtr(0)
 		purego.SyscallN(st.fn, s.args...)
 		runtime.KeepAlive(ptrs)
 		return
 	}
 	chunk := (st.rows + n - 1) / n
-	for lo := chunk; lo < st.rows; lo += chunk {
+	for i, lo := 1, chunk; lo < st.rows; i, lo = i+1, lo+chunk {
 		hi := min(lo+chunk, st.rows)
 		s.wg.Add(1)
-		workCh <- task{fn: st.fn, bufs: base, lo: lo, hi: hi, wg: &s.wg}
+		workCh <- task{fn: st.fn, bufs: base, lo: lo, hi: hi, scratch: s.scratchPtr(i), wg: &s.wg}
 	}
-	s.args[0], s.args[1], s.args[2] = base, 0, uintptr(min(chunk, st.rows))
+	s.args[0], s.args[1], s.args[2], s.args[3] = base, 0, uintptr(min(chunk, st.rows)), s.scratchPtr(0)
 	purego.SyscallN(st.fn, s.args...)
 	s.wg.Wait()
 	runtime.KeepAlive(ptrs)
 }
 
+// scratchPtr is the 64-byte aligned scratch region i.
+func (s *state) scratchPtr(i int) uintptr {
+	p := uintptr(unsafe.Pointer(&s.scratch[i][0]))
+	return (p + 63) &^ 63
+}
+
 type task struct {
-	fn, bufs uintptr
-	lo, hi   int64
-	wg       *sync.WaitGroup
+	fn, bufs, scratch uintptr
+	lo, hi            int64
+	wg                *sync.WaitGroup
 }
 
 var (
@@ -213,9 +224,9 @@ func init() {
 	workOnce.Do(func() {
 		for i := 0; i < runtime.NumCPU(); i++ {
 			go func() {
-				args := make([]uintptr, 3)
+				args := make([]uintptr, 4)
 				for t := range workCh {
-					args[0], args[1], args[2] = t.bufs, uintptr(t.lo), uintptr(t.hi)
+					args[0], args[1], args[2], args[3] = t.bufs, uintptr(t.lo), uintptr(t.hi), t.scratch
 					purego.SyscallN(t.fn, args...)
 					t.wg.Done()
 				}

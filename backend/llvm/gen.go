@@ -13,11 +13,12 @@ import (
 
 // Every kernel has one signature, so the executor calls them all alike:
 //
-//	void kNNN(i8** bufs, i64 lo, i64 hi)
+//	void kNNN(i8** bufs, i64 lo, i64 hi, i8* scratch)
 //
 // bufs holds the kernel's buffers (outputs first, then inputs) and [lo, hi)
 // is the range of its outermost loop that this call runs, which is how the
-// executor splits a kernel across goroutines.
+// executor splits a kernel across goroutines; scratch is memory private to
+// this call (the plan's scratchBytes long), where matmuls pack panels.
 
 // gen is one LLVM module under construction.
 type gen struct {
@@ -63,13 +64,14 @@ func ci(v int64) *constant.Int { return constant.NewInt(types.I64, v) }
 // kfn is one kernel function being emitted; cur is the block that code is
 // appended to.
 type kfn struct {
-	g      *gen
-	f      *lir.Func
-	name   string
-	bufs   value.Value
-	lo, hi value.Value
-	cur    *lir.Block
-	ptrs   map[int]value.Value
+	g       *gen
+	f       *lir.Func
+	name    string
+	bufs    value.Value
+	lo, hi  value.Value
+	scratch value.Value
+	cur     *lir.Block
+	ptrs    map[int]value.Value
 }
 
 // newKernel starts a kernel; its entry block is current.
@@ -79,8 +81,9 @@ func (g *gen) newKernel() *kfn {
 	bufs := lir.NewParam("bufs", i8pp)
 	lo := lir.NewParam("lo", i64)
 	hi := lir.NewParam("hi", i64)
-	f := g.m.NewFunc(name, types.Void, bufs, lo, hi)
-	k := &kfn{g: g, f: f, name: name, bufs: bufs, lo: lo, hi: hi, ptrs: map[int]value.Value{}}
+	scratch := lir.NewParam("scratch", types.I8Ptr)
+	f := g.m.NewFunc(name, types.Void, bufs, lo, hi, scratch)
+	k := &kfn{g: g, f: f, name: name, bufs: bufs, lo: lo, hi: hi, scratch: scratch, ptrs: map[int]value.Value{}}
 	k.cur = f.NewBlock("entry")
 	return k
 }

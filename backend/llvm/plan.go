@@ -54,6 +54,8 @@ type plan struct {
 	steps   []step
 	results []int
 	gen     *gen
+	// scratchBytes is the scratch memory each kernel call may use.
+	scratchBytes int64
 	// generated and fallen back count instructions by op.
 	generated map[ir.Op]int
 	fallback  map[ir.Op]int

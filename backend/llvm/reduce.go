@@ -89,7 +89,6 @@ func (k *kfn) reduceLoops(gone []int, dims []int64, idx []value.Value, init valu
 	return r[0]
 }
 
-
 // lines describes the lines along axis of a shape: outer lines of n
 // elements each inner apart.
 func lines(dims []int64, axis int) (outer, n, inner int64) {
@@ -198,4 +197,3 @@ func (pl *planner) norm(in *ir.Instr, env map[*ir.Value]int) bool {
 	pl.addStep(in, env, st)
 	return true
 }
-
