@@ -2,8 +2,11 @@ package llvm
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -15,6 +18,7 @@ import (
 	"github.com/tpucc/tpucc/internal/progen"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/runtime"
+	"golang.org/x/tools/txtar"
 )
 
 // testBackend opens the backend with a cache private to the test.
@@ -136,10 +140,21 @@ func TestCorpus(t *testing.T) {
 	}
 }
 
-// BenchmarkMLP times examples/mlp.tir (64x1024 -> 4096 -> 1024):
+// BenchmarkMLP times examples/mlp.tir (64x1024 -> 4096 -> 1024) on one
+// goroutine and on all cores:
 // go test ./backend/llvm -run '^$' -bench MLP -count 5
 func BenchmarkMLP(b *testing.B) {
+	for _, threads := range []int{1, 0} {
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) { benchMLP(b, threads) })
+	}
+}
+
+func benchMLP(b *testing.B, threads int) {
 	be := testBackend(b)
+	be.threads = threads
+	if threads == 0 {
+		be.threads = goruntime.NumCPU()
+	}
 	src, err := os.ReadFile("../../examples/mlp.tir")
 	if err != nil {
 		b.Fatal(err)
@@ -208,4 +223,52 @@ func FuzzDifferential(f *testing.F) {
 		}
 		differential(t, b, exe.Module, exe.Entry, seed)
 	})
+}
+
+// TestGoldenModules runs every golden case's in.tir that parses and
+// compiles for the cpu target (error cases are skipped) through both
+// executors with inputs cpu.RandomInputs(entry, 1).
+func TestGoldenModules(t *testing.T) {
+	b := testBackend(t)
+	var files []string
+	filepath.WalkDir("../../testdata/golden", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".txtar") {
+			files = append(files, path)
+		}
+		return err
+	})
+	ran := 0
+	for _, path := range files {
+		a, err := txtar.ParseFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var src []byte
+		for _, f := range a.Files {
+			switch f.Name {
+			case "in.tir":
+				src = f.Data
+			case "error":
+				src = nil
+			}
+		}
+		if src == nil {
+			continue
+		}
+		m, err := tir.Parse(path, src)
+		if err != nil || m.Entry() == nil || cpu.CheckMemory(m, m.Entry(), cpu.DefaultMemoryLimit()) != nil {
+			continue
+		}
+		exe, _, err := runtime.Compile(m, runtime.Config{Target: "cpu"})
+		if err != nil {
+			continue // symbolic shapes, or refused for the target
+		}
+		ran++
+		t.Run(strings.TrimPrefix(path, "../../testdata/golden/"), func(t *testing.T) {
+			differential(t, b, exe.Module, exe.Entry, 1)
+		})
+	}
+	if ran < 100 {
+		t.Fatalf("only %d golden modules ran", ran)
+	}
 }
