@@ -2,7 +2,7 @@
 #
 #   make demo   build tpucc, compile examples/transformer_block.tir to StableHLO,
 #               run it on the CPU executor and on XLA:CPU, and compare
-#   make test   every check CI runs (creates both Python environments itself)
+#   make test   every check CI runs (creates the Python environments itself)
 #   make build  bin/tpucc
 
 GO ?= go
@@ -16,7 +16,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-test: venv venv-tpu lint clang
+test: venv venv-tpu venv-hf lint clang
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -race ./compile/... ./runtime/... ./tensor/... ./frontend/trace/...
 
@@ -79,3 +79,70 @@ $(VENV_TPU)/.stamp: $(XLACHECK_REQ_TPU) $(XLACHECK_REQ)
 	touch $@
 
 # --- end of xlacheck section -------------------------------------------------
+
+# ---------------------------------------------------------------------------
+# bench-cpu: the CPU benchmark (bench/cpu) and its Python peers in .venv-bench/
+# (jax for XLA:CPU, ONNX Runtime and onnx; bench/cpu/requirements.txt).
+# ---------------------------------------------------------------------------
+
+VENV_BENCH ?= .venv-bench
+PY_BENCH := $(VENV_BENCH)/bin/python
+BENCH_REQ := bench/cpu/requirements.txt
+
+.PHONY: venv-bench bench-cpu
+
+venv-bench: $(VENV_BENCH)/.stamp
+
+$(VENV_BENCH)/.stamp: $(BENCH_REQ)
+	rm -rf $(VENV_BENCH)
+	python3 -m venv $(VENV_BENCH)
+	$(PY_BENCH) -m pip install $(PIP_FLAGS) -r $(BENCH_REQ)
+	touch $@
+
+bench-cpu: venv-bench
+	$(GO) run ./bench/cpu
+
+# ---------------------------------------------------------------------------
+# The Hugging Face oracle: .venv-hf/ with pinned torch, transformers, safetensors
+# and tokenizers (tools/hf/requirements.txt; test and bench only, about 5.6 GB).
+# ---------------------------------------------------------------------------
+
+VENV_HF ?= .venv-hf
+PY_HF := $(VENV_HF)/bin/python
+HF_REQ := tools/hf/requirements.txt
+
+.PHONY: venv-hf
+
+venv-hf: $(VENV_HF)/.stamp
+
+$(VENV_HF)/.stamp: $(HF_REQ)
+	rm -rf $(VENV_HF)
+	python3 -m venv $(VENV_HF)
+	$(PY_HF) -m pip install $(PIP_FLAGS) -r $(HF_REQ)
+	touch $@
+
+# ---------------------------------------------------------------------------
+# The model tests' Python environment (tools/models): the `tokenizers` package
+# that models/tokenizer is compared against.
+#
+#   make venv-models   .venv-models/ with tools/models/requirements.txt's pins
+#
+# `go test ./models/...` runs the comparison when .venv-models (or .venv-hf,
+# which pins the same tokenizers) exists, skips it when neither does, and fails
+# without them under CI=true.
+# ---------------------------------------------------------------------------
+
+VENV_MODELS ?= .venv-models
+MODELS_REQ := tools/models/requirements.txt
+
+.PHONY: venv-models
+
+venv-models: $(VENV_MODELS)/.stamp
+
+$(VENV_MODELS)/.stamp: $(MODELS_REQ)
+	rm -rf $(VENV_MODELS)
+	python3 -m venv $(VENV_MODELS)
+	$(VENV_MODELS)/bin/python -m pip install $(PIP_FLAGS) -r $(MODELS_REQ)
+	touch $@
+
+# --- end of models section ---------------------------------------------------

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	goruntime "runtime"
+	"strconv"
 	"strings"
 
 	"github.com/tpucc/tpucc/ir"
@@ -145,14 +146,14 @@ func (c *Compiled) reflectCall(in []reflect.Value) []reflect.Value {
 			continue
 		}
 		t := v.Interface().(*tensor.Tensor)
-		if t == nil {
-			return c.fail(fmt.Errorf("%s: argument %d is a nil tensor", c.name, i))
+		if err := tensor.Usable(c.name, "argument "+strconv.Itoa(i), t); err != nil {
+			return c.fail(err)
 		}
 		if t.IsTraced() {
 			// Called while another function is being traced: record f inline.
 			return c.fn.Call(in)
 		}
-		args[i] = runtime.TensorArg(t.CPU())
+		args[i] = runtime.TensorArg(t.Buffer())
 	}
 	res, err := c.rt.Call(args)
 	if err != nil {
@@ -160,7 +161,7 @@ func (c *Compiled) reflectCall(in []reflect.Value) []reflect.Value {
 	}
 	out := make([]reflect.Value, c.ft.NumOut())
 	for i, r := range res {
-		out[i] = reflect.ValueOf(tensor.FromCPU(r))
+		out[i] = reflect.ValueOf(tensor.FromBuffer(r))
 	}
 	if c.errOut {
 		out[c.nTensor] = reflect.Zero(errorType)
@@ -211,8 +212,8 @@ func (c *Compiled) args(vals []any, shapes bool) ([]runtime.Arg, error) {
 		}
 		switch x := v.(type) {
 		case *tensor.Tensor:
-			if x == nil {
-				return nil, fmt.Errorf("%s: argument %d is a nil tensor", c.name, i)
+			if err := tensor.Usable(c.name, "argument "+strconv.Itoa(i), x); err != nil {
+				return nil, err
 			}
 			if x.IsTraced() {
 				return nil, fmt.Errorf("%s: argument %d is traced: call the function itself, or its Func form, inside a traced function", c.name, i)
@@ -220,7 +221,7 @@ func (c *Compiled) args(vals []any, shapes bool) ([]runtime.Arg, error) {
 			if shapes {
 				args[i] = runtime.ShapeArg(x.Type())
 			} else {
-				args[i] = runtime.TensorArg(x.CPU())
+				args[i] = runtime.TensorArg(x.Buffer())
 			}
 		case ir.Type:
 			if !shapes {
@@ -275,7 +276,7 @@ func (c *Compiled) Call(args ...any) ([]any, error) {
 	}
 	out := make([]any, len(res))
 	for i, r := range res {
-		out[i] = tensor.FromCPU(r)
+		out[i] = tensor.FromBuffer(r)
 	}
 	return out, nil
 }

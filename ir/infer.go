@@ -466,16 +466,45 @@ func inferDot(c *inferCtx) []Type {
 			s = append(s, d)
 		}
 	}
-	res := Type{DType: l.DType, Shape: s}
-	if len(c.hint) == 1 && c.hint[0].DType != l.DType && c.hint[0].SameShape(res) {
-		// A wider accumulation type may be asked for: bf16 x bf16 -> f32, i8 x i8 -> i32.
-		h := c.hint[0].DType
-		if (h.IsFloat() && l.DType.IsFloat() && h.Bits() >= l.DType.Bits()) ||
-			(h.IsInt() && l.DType.IsInt() && h.Bits() >= l.DType.Bits()) {
+	return []Type{c.accumulate(Type{DType: l.DType, Shape: s})}
+}
+
+// accumulate returns res, or res in the wider accumulation type the written
+// result type asks for: bf16 x bf16 -> f32, i8 x i8 -> i32.
+func (c *inferCtx) accumulate(res Type) Type {
+	if len(c.hint) == 1 && c.hint[0].DType != res.DType && c.hint[0].SameShape(res) {
+		h, d := c.hint[0].DType, res.DType
+		if (h.IsFloat() && d.IsFloat() && h.Bits() >= d.Bits()) || (h.IsInt() && d.IsInt() && h.Bits() >= d.Bits()) {
 			res.DType = h
 		}
 	}
-	return []Type{res}
+	return res
+}
+
+// inferRaggedDot: lhs [m,k] and rhs [g,k,n] of one numeric dtype, group
+// sizes [g] of i32; the result is [m,n] (a wider accumulation type may be
+// asked for, as for dot_general).
+func inferRaggedDot(c *inferCtx) []Type {
+	l, r, g := c.args[0], c.args[1], c.args[2]
+	if !c.checkClass(l, numericT, "lhs") {
+		return nil
+	}
+	if l.DType != r.DType {
+		return c.fail("operands of ragged_dot have different dtypes: %s and %s", l, r)
+	}
+	if l.Rank() != 2 || r.Rank() != 3 || g.Rank() != 1 {
+		return c.fail("ragged_dot takes lhs [m,k], rhs [g,k,n] and group sizes [g], got %s, %s and %s", l, r, g)
+	}
+	if g.DType != I32 {
+		return c.fail("ragged_dot group sizes must be i32, got %s", g)
+	}
+	if l.Shape[1] != r.Shape[1] {
+		return c.fail("ragged_dot contracting dimensions differ: lhs %s and rhs %s", l.Shape[1], r.Shape[1])
+	}
+	if r.Shape[0] != g.Shape[0] {
+		return c.fail("ragged_dot has %s groups in rhs and %s group sizes", r.Shape[0], g.Shape[0])
+	}
+	return []Type{c.accumulate(Type{DType: l.DType, Shape: []Dim{l.Shape[0], r.Shape[2]}})}
 }
 
 func (c *inferCtx) dotDims(t Type, side string, batch, contract []int64) ([]bool, bool) {

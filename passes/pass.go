@@ -127,6 +127,8 @@ func all() []Pass {
 			Doc: "merges instructions that compute the same op on the same operands with the same attributes and types"},
 		{Name: "dce", Run: dce,
 			Doc: "removes instructions whose results are unused"},
+		{Name: "moe-route", Run: moeRoute,
+			Doc: "rewrites dense mixture-of-experts layers whose combine weights are provably zero outside each token's top-k experts into sorted rows and ragged_dot grouped matmuls"},
 		{Name: "fuse", Run: fuse,
 			Doc: "groups elementwise chains, reductions with their producers and dot_general with its epilogue into fusion instructions, by bytes saved under the target's cost model"},
 		{Name: "assign-layout", Run: assignLayout,
@@ -192,19 +194,23 @@ func Default() []Pass {
 		byName("fold-constants"),
 		byName("cse"),
 		byName("canonicalize"),
+		byName("moe-route"),
 		byName("dce"),
 		byName("fuse"),
 		byName("assign-layout"),
 	}
 }
 
+// orderRule says that after must run after before, and why.
+type orderRule struct {
+	before, after string
+	reason        string
+}
+
 // passOrder lists constraints between passes: when both appear in a pipeline,
 // after must run after every occurrence of before. Run checks them before it
 // starts (as Go's SSA backend checks its passOrder at start-up).
-var passOrder = []struct {
-	before, after string
-	reason        string
-}{
+var passOrder = []orderRule{
 	{"canonicalize", "dce", "canonicalize leaves the instructions it replaced for dce to remove"},
 	{"fold-constants", "dce", "fold-constants leaves the instructions it folded for dce to remove"},
 	{"cse", "dce", "cse leaves the duplicates it merged for dce to remove"},
@@ -217,19 +223,36 @@ var passOrder = []struct {
 	{"fold-constants", "assign-layout", "fold-constants builds constants without layouts"},
 	{"cse", "assign-layout", "cse compares types, layouts included, and would merge less"},
 	{"dce", "assign-layout", "dce removes what the others left dead, so no layout is chosen for it"},
+	{"cse", "moe-route", "the match compares values by identity: the same projection computed twice must be one value"},
+	{"moe-route", "dce", "moe-route leaves the dense layer it replaced for dce to remove"},
+	{"moe-route", "fuse", "fusion would hide the dense layer's matmuls and sums inside kernels the match does not look into"},
+	{"moe-route", "assign-layout", "moe-route builds values without layouts"},
 	{"cse", "fuse", "fusion wants CSE'd input: a duplicate left unmerged would be fused into two kernels"},
 	{"canonicalize", "fuse", "fusion wants canonical input: identities removed, so no kernel carries a no-op"},
 	{"dce", "fuse", "dead instructions would become fusion members or outputs"},
 	{"fuse", "assign-layout", "fuse builds fusion bodies without layouts; layouts are chosen per fused kernel"},
 }
 
-// checkOrder reports the first constraint of passOrder that pipeline violates.
+// checkOrder reports a constraint of passOrder that names no known pass (a
+// misspelt name would otherwise never apply), or else the first one that
+// pipeline violates.
 func checkOrder(pipeline []Pass) error {
+	return checkOrderIn(passOrder, pipeline)
+}
+
+func checkOrderIn(order []orderRule, pipeline []Pass) error {
+	for _, c := range order {
+		for _, name := range []string{c.before, c.after} {
+			if _, ok := Lookup(name); !ok {
+				return fmt.Errorf("passes: the ordering constraint %s before %s names an unknown pass %q", c.before, c.after, name)
+			}
+		}
+	}
 	last := map[string]int{}
 	for i, p := range pipeline {
 		last[p.Name] = i
 	}
-	for _, c := range passOrder {
+	for _, c := range order {
 		i, ok1 := last[c.before]
 		j, ok2 := last[c.after]
 		if ok1 && ok2 && i > j {

@@ -24,7 +24,7 @@
 // runs, and outputs whose dimensions derive from the padded one are sliced
 // back. Each new size traces the function at that size once more and
 // checkPadding proves, from the two traces, that the padded run gives
-// exactly the unpadded results (see padcheck.go for the rules); where it
+// exactly the unpadded results (see package passes/padding for the rules); where it
 // cannot, the dimension is compiled per exact size and the reason is
 // logged. Compiling a new bucket does not count against the recompile
 // limit, which caps specialisations (programs that differ in anything
@@ -40,7 +40,9 @@
 //
 // # Execution
 //
-// An Executable is the program after passes.Default(), run by the CPU
-// reference executor (backend/cpu.Run), with its StableHLO text kept for
-// AOT use. Every target runs on the CPU today; the target is part of the key.
+// An Executable is the program after passes.Default() for its target, its
+// StableHLO text (kept for AOT use), and what a backend (package backend;
+// Options.Backend, "reference" by default) compiled from them. Compile is
+// the one compile path every caller uses. The target and the backend's name
+// and fingerprint are part of the key.
 package runtime

@@ -90,6 +90,21 @@ func check(op string, ts ...*Tensor) {
 	}
 }
 
+// Usable returns nil when t holds a value, concrete or traced, and otherwise a
+// *Error at the user's call site saying that what ("argument 1", "result 0")
+// of op is nil or the zero Tensor. compile.Func checks the arguments and
+// results of the function it wraps with it, so that the message names the
+// user's function and call rather than a method of this package.
+func Usable(op, what string, t *Tensor) error {
+	switch {
+	case t == nil:
+		return &Error{Pos: trace.CallerPos(0), Op: op, Msg: what + " is a nil *tensor.Tensor"}
+	case t.c == nil && t.v == nil:
+		return &Error{Pos: trace.CallerPos(0), Op: op, Msg: what + " is the zero Tensor, which holds no value"}
+	}
+	return nil
+}
+
 // normAxis turns a possibly negative axis into one in [0, rank).
 func normAxis(op string, t ir.Type, axis int) int64 {
 	r := t.Rank()

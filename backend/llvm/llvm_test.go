@@ -52,15 +52,6 @@ func compileText(t testing.TB, name string, src []byte) *runtime.Executable {
 	return exe
 }
 
-func toBuffers(ts []*cpu.Tensor) []*backend.Buffer {
-	out := make([]*backend.Buffer, len(ts))
-	for i, t := range ts {
-		out[i] = backend.New(t.Type)
-		fromTensor(t, out[i])
-	}
-	return out
-}
-
 // differential runs f on both executors with seeded inputs and compares
 // every result within progen's oracle tolerance for its dtype (integers
 // and bools exactly). It returns the executable.
@@ -72,7 +63,7 @@ func differential(t testing.TB, b *Backend, m *ir.Module, f *ir.Func, seed int64
 	}
 	in := cpu.RandomInputs(f, seed)
 	want, werr := cpu.Run(m, f, in)
-	got, gerr := x.Run(toBuffers(in))
+	got, gerr := x.Run(in)
 	if werr != nil || gerr != nil {
 		if (werr == nil) != (gerr == nil) {
 			t.Fatalf("reference error %v, llvm error %v", werr, gerr)
@@ -92,11 +83,11 @@ func differential(t testing.TB, b *Backend, m *ir.Module, f *ir.Func, seed int64
 
 // compare is the oracle's comparison, with its tolerance for the dtype
 // (integers and bools exactly).
-func compare(want *cpu.Tensor, got *backend.Buffer) string {
-	if got.Type().DType != want.Type.DType || !got.Type().SameShape(want.Type) {
-		return fmt.Sprintf("type %s, want %s", got.Type(), want.Type)
+func compare(want, got *backend.Buffer) string {
+	if got.Type().DType != want.Type().DType || !got.Type().SameShape(want.Type()) {
+		return fmt.Sprintf("type %s, want %s", got.Type(), want.Type())
 	}
-	if err := oracle.CompareWithin(want, toTensor(got), oracle.For(want.Type.DType)); err != nil {
+	if err := oracle.CompareWithin(want, got, oracle.For(want.Type().DType)); err != nil {
 		return err.Error()
 	}
 	return ""
@@ -164,7 +155,7 @@ func benchMLP(b *testing.B, threads int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	args := toBuffers(cpu.RandomInputs(exe.Entry, 1))
+	args := (cpu.RandomInputs(exe.Entry, 1))
 	x.Run(args)
 	b.ResetTimer()
 	c0 := cpuTime()
@@ -192,7 +183,7 @@ func TestSteadyStateAllocs(t *testing.T) {
 		"  %h = matmul %x, %w\n  %y = add %h, %c\n  %r = relu %y\n  return %r\n}\n")
 	exe := compileText(t, "f.tir", src)
 	x := differential(t, b, exe.Module, exe.Entry, 3)
-	args := toBuffers(cpu.RandomInputs(exe.Entry, 3))
+	args := (cpu.RandomInputs(exe.Entry, 3))
 	if _, err := x.Run(args); err != nil {
 		t.Fatal(err)
 	}

@@ -81,7 +81,7 @@ func TestRunChecksArguments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := toBuffers(cpu.RandomInputs(exe.Entry, 1))
+	args := (cpu.RandomInputs(exe.Entry, 1))
 	if _, err := x.Run(args[:1]); err == nil || err.Error() != "@f takes 2 arguments, got 1" {
 		t.Fatalf("one argument: %v", err)
 	}

@@ -257,7 +257,24 @@ func (a *analyzer) readFootprint(in *ir.Instr, i int) (padded, logical int64) {
 			return p, l
 		}
 	}
+	if in.Op == ir.OpRaggedDot && i == 1 {
+		return a.raggedWeights(in)
+	}
 	return a.t.Bytes(ty), a.t.LogicalBytes(ty)
+}
+
+// raggedWeights is what a ragged_dot reads of its rhs [g,k,n]: only the
+// groups that hold rows, and with m rows at most min(g, m) of them do. A
+// batch-64 decode of a 128-expert, top-8 layer has 512 rows and reads every
+// expert; a single token reads 8 of 128.
+func (a *analyzer) raggedWeights(in *ir.Instr) (padded, logical int64) {
+	rhs := in.Args[1].Type
+	g, m := rhs.Shape[0].Size, in.Args[0].Type.Shape[0].Size
+	p, l := a.t.Bytes(rhs), a.t.LogicalBytes(rhs)
+	if g <= 0 || m >= g || p < 0 || l < 0 {
+		return p, l
+	}
+	return p / g * max(m, 0), l / g * max(m, 0)
 }
 
 // call costs a call as its callee's groups (each instruction its own group).

@@ -4,7 +4,6 @@ import (
 	"io"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/tpucc/tpucc/backend/tpu"
@@ -72,7 +71,7 @@ and a warning line follows when that exceeds one chip's memory.
 		{name: "dump-dir", kind: valueFlag, arg: "DIR", doc: "directory for --dump-after's files, created if missing (default: the current directory)"},
 		{name: "disable", kind: listFlag, arg: "P,...", doc: "skip these passes (names as tpucc passes lists them); may be repeated"},
 		{name: "verify-each", kind: boolFlag, doc: "verify the program after every pass, not only at the end"},
-		{name: "dim", kind: listFlag, arg: "NAME=SIZE", doc: "give the symbolic dimension NAME (as in f32[NAME,1024]) the size SIZE; may be repeated"},
+		dimFlag,
 		entryFlag,
 	},
 	run: cmdBuild,
@@ -87,12 +86,6 @@ type buildConfig struct {
 	entry  string
 	dims   []dimSize // --dim, in command-line order
 	opts   passes.Options
-}
-
-// dimSize is one --dim NAME=SIZE.
-type dimSize struct {
-	name string
-	size int64
 }
 
 func parseBuild(p *parsed) (*buildConfig, error) {
@@ -132,20 +125,11 @@ func parseBuild(p *parsed) (*buildConfig, error) {
 			c.opts.Disable = append(c.opts.Disable, name)
 		}
 	}
-	for _, d := range p.list("dim") {
-		name, size, ok := strings.Cut(d, "=")
-		if !ok || !isSymbol(name) {
-			return nil, usagef("--dim %s: want NAME=SIZE, NAME a dimension symbol such as B", d)
-		}
-		n, err := strconv.ParseInt(size, 10, 64)
-		if err != nil || n < 0 {
-			return nil, usagef("--dim %s: the size must be a non-negative integer", d)
-		}
-		if slices.ContainsFunc(c.dims, func(x dimSize) bool { return x.name == name }) {
-			return nil, usagef("--dim %s: %s is given twice", d, name)
-		}
-		c.dims = append(c.dims, dimSize{name, n})
+	dims, err := parseDims(p.list("dim"))
+	if err != nil {
+		return nil, err
 	}
+	c.dims = dims
 	c.opts.VerifyEach = p.flag("verify-each")
 	return c, nil
 }
@@ -167,6 +151,9 @@ func cmdBuild(e *env, p *parsed) error {
 		if err := bindDims(m, name, c.dims); err != nil {
 			return err
 		}
+	}
+	if err := checkSizes(m); err != nil {
+		return diag(name, err)
 	}
 	exe, _, err := runtime.Compile(m, runtime.Config{Target: c.target.Name(), Entry: f.Name, Passes: c.opts})
 	if err != nil {

@@ -50,8 +50,13 @@ func readLimited(name string, r io.Reader) ([]byte, error) {
 // pending is an output written under a temporary name in its destination's directory. It
 // appears at its real path only when commit renames it, so a failed command leaves no
 // output file behind, not even a partial one, and an existing file keeps its old contents.
+//
+// A destination that exists and is not a regular file (-o /dev/null, /dev/stdout, a named
+// pipe) is written in place by commit instead: renaming over it would replace the device
+// or the pipe with a regular file, which for /dev/null breaks the whole machine.
 type pending struct {
 	tmp, path string
+	direct    func(io.Writer) error // set for a destination written in place
 }
 
 // newPending writes an output for path through write into a temporary file beside it.
@@ -59,6 +64,8 @@ type pending struct {
 func newPending(path string, write func(io.Writer) error) (*pending, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return nil, fileErrorf(path, "is a directory")
+	} else if err == nil && !st.Mode().IsRegular() {
+		return &pending{path: path, direct: write}, nil
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
@@ -84,9 +91,11 @@ func newPending(path string, write func(io.Writer) error) (*pending, error) {
 // together or (as far as the file system allows) not at all.
 func commit(ps []*pending) error {
 	for i, p := range ps {
-		if err := os.Rename(p.tmp, p.path); err != nil {
+		if err := p.place(); err != nil {
 			for _, q := range ps[:i] {
-				os.Remove(q.path)
+				if q.direct == nil { // what went to a device or a pipe cannot be taken back
+					os.Remove(q.path)
+				}
 			}
 			discard(ps[i:])
 			return osError(p.path, err)
@@ -95,9 +104,28 @@ func commit(ps []*pending) error {
 	return nil
 }
 
+// place puts one output at its path: a rename, or a write in place for a destination
+// that is not a regular file.
+func (p *pending) place() error {
+	if p.direct == nil {
+		return os.Rename(p.tmp, p.path)
+	}
+	f, err := os.OpenFile(p.path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	err = p.direct(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // discard deletes the temporaries of outputs that will not be committed.
 func discard(ps []*pending) {
 	for _, p := range ps {
-		os.Remove(p.tmp)
+		if p.direct == nil {
+			os.Remove(p.tmp)
+		}
 	}
 }

@@ -12,30 +12,43 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
-	"github.com/tpucc/tpucc/internal/npy"
 	"github.com/tpucc/tpucc/ir"
 )
 
 var runCommand = &command{
 	name:    "run",
 	file:    true,
-	summary: "run MODEL.tir on the CPU reference executor",
-	about: `Runs the entry function of MODEL.tir as written (no passes) on the CPU reference executor.
+	summary: "compile MODEL.tir for this CPU and run it",
+	about: `Compiles the entry function of MODEL.tir as build does for --target cpu (the default pass
+pipeline) and runs it on a backend: --backend reference (the default) is the reference
+executor, which interprets the optimised program op by op.
 Each parameter comes from --input NAME=FILE.npy or, when not given, is drawn at random from
---seed: a parameter that is not given gets the same values whichever others are.
+--seed: a parameter that is not given gets the same values whichever others are. Floats are
+drawn uniformly from [-2, 2), except a matmul's weight (a parameter that is an operand of a
+dot_general or ragged_dot), drawn from [-2/sqrt(K), 2/sqrt(K)) for K the length of the sums it enters,
+so that layers keep their inputs' size; signed integers from [-8, 8], unsigned ones from
+[0, 16], i1 from {0, 1}.
 
 With --output-dir the results are written as DIR/result0.npy, DIR/result1.npy, ... in return
 order (all of them, or none if anything fails); DIR is created if needed. Without it, one line
 per result is printed: its type and its first values. --save-inputs also writes the arguments
 the program ran on as DIR/arg0.npy, DIR/arg1.npy, ... in parameter order, so that another
 runtime (XLA, with tools/xlacheck) can be given exactly the same inputs.
+
+A program with symbolic dimensions (f32[B,1024]) runs once each symbol has a size: from
+--dim B=64, or from the shape of an --input file for a parameter that has the symbol.
+Sizes that disagree are an error, and so is a symbol that only a drawn parameter has
+when no --dim gives it.
 `,
 	flags: []flagSpec{
 		{name: "input", kind: listFlag, arg: "NAME=FILE.npy", doc: "the value of parameter %NAME (written without %); may be repeated"},
 		{name: "seed", kind: valueFlag, arg: "N", doc: "seed for the parameters not given with --input (default 0)"},
 		{name: "output-dir", kind: valueFlag, arg: "DIR", doc: "write the results into DIR as .npy files instead of printing them"},
 		{name: "save-inputs", kind: boolFlag, doc: "with --output-dir, also write the arguments as DIR/argN.npy"},
+		dimFlag,
+		backendFlag,
 		entryFlag,
 	},
 	run: cmdRun,
@@ -76,6 +89,10 @@ func cmdRun(e *env, p *parsed) error {
 	if err != nil {
 		return err
 	}
+	dims, err := parseDims(p.list("dim"))
+	if err != nil {
+		return err
+	}
 	outDir := p.value("output-dir", "")
 	if p.has("output-dir") && outDir == "" {
 		return usagef("--output-dir needs a directory name")
@@ -92,45 +109,38 @@ func cmdRun(e *env, p *parsed) error {
 	if err != nil {
 		return err
 	}
-	given := make([]*inputArg, len(f.Params))
-	for i := range ins {
-		k := paramIndex(f, ins[i].name)
-		if k < 0 {
-			return usagef("--input %s: @%s has no parameter %%%s (%s)", ins[i].name, f.Name, ins[i].name, paramList(f))
-		}
-		given[k] = &ins[i]
+	given, arrays, err := readInputs(m, f, name, ins, dims)
+	if err != nil {
+		return err
 	}
-	// Refuse a program too large for memory (or with symbolic shapes) before reading or
-	// drawing any input; cpu.Run checks the same with the same limit.
+	// Refuse a program too large for memory before drawing any input or converting the
+	// given ones; cpu.Run checks the same with the same limit.
 	if err := cpu.CheckMemory(m, f, cpu.DefaultMemoryLimit()); err != nil {
 		return diag(name, err)
 	}
-	args := make([]*cpu.Tensor, len(f.Params))
+	args := make([]*backend.Buffer, len(f.Params))
 	missing := false
-	for k, in := range given {
-		if in == nil {
+	for k, a := range arrays {
+		if a == nil {
 			missing = true
 			continue
 		}
-		if args[k], err = readInput(in.file, f.Params[k]); err != nil {
+		if args[k], err = inputTensor(a, given[k].file, f.Params[k]); err != nil {
 			return err
 		}
 	}
 	if missing {
-		random := cpu.RandomInputs(drawOnly(f, given), seed)
-		for k, p := range f.Params {
+		random := cpu.RandomInputsWithin(drawOnly(f, given), seed, cpu.InputLimits(f))
+		for k := range f.Params {
 			if args[k] != nil {
 				continue
 			}
-			if random[k] == nil {
-				// CheckMemory counts a value's own bytes; the executor holds 8 per element.
-				return diag(name, ir.Errorf(p.Pos, "%%%s (%s) is too large to draw at random within the memory limit of %d bytes; give it with --input",
-					p.Name, p.Type, cpu.DefaultMemoryLimit()))
-			}
+			// CheckMemory has passed, so every parameter fits the limit that
+			// RandomInputs draws within (both count a value's own bytes).
 			args[k] = random[k]
 		}
 	}
-	results, err := cpu.Run(m, f, args)
+	results, err := runOn(p.value("backend", ""), m, f, args)
 	if err != nil {
 		return diag(name, err)
 	}
@@ -145,7 +155,7 @@ func cmdRun(e *env, p *parsed) error {
 		return nil
 	}
 	files := make([]string, 0, len(results)+len(args))
-	tensors := make([]*cpu.Tensor, 0, len(results)+len(args))
+	tensors := make([]*backend.Buffer, 0, len(results)+len(args))
 	for i, r := range results {
 		files = append(files, "result"+strconv.Itoa(i)+".npy")
 		tensors = append(tensors, r)
@@ -194,57 +204,51 @@ func drawOnly(f *ir.Func, given []*inputArg) *ir.Func {
 	return g
 }
 
-// readInput reads the .npy file for parameter p and checks that its dtype and shape are
-// p's (which is static: CheckMemory has refused symbolic shapes).
-func readInput(file string, p *ir.Value) (*cpu.Tensor, error) {
-	a, err := npy.ReadFile(file)
+// readNPY reads an --input file.
+func readNPY(file string) (*backend.Buffer, error) {
+	b, err := backend.ReadNPYFile(file)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
 			return nil, osError(file, err)
 		}
-		// npy.ReadFile puts the path in front of its reason; fileError puts it back.
+		// ReadNPYFile puts the path in front of its reason; fileError puts it back.
 		if inner := errors.Unwrap(err); inner != nil {
 			err = inner
 		}
 		return nil, fileErrorf(file, "%v", err)
 	}
-	if !fits(a, p.Type) {
-		return nil, fileErrorf(file, "input %%%s wants %s, file has %s", p.Name, p.Type, a)
-	}
-	t, err := cpu.TensorFromNPY(a)
-	if err != nil {
-		return nil, fileErrorf(file, "%v", err)
-	}
-	return t, nil
+	return b, nil
 }
 
-func fits(a *npy.Array, t ir.Type) bool {
-	return a.DType == t.DType.String() && slices.Equal(a.Shape, t.Dims())
+// inputTensor checks that the buffer read from file has parameter p's dtype and
+// shape (static by now: its symbols are bound).
+func inputTensor(b *backend.Buffer, file string, p *ir.Value) (*backend.Buffer, error) {
+	if t := b.Type(); t.DType != p.Type.DType || !slices.Equal(t.Dims(), p.Type.Dims()) {
+		return nil, fileErrorf(file, "input %%%s wants %s, file has %s", p.Name, p.Type, t)
+	}
+	return b, nil
 }
 
 // summary is a result's type and its first values, flat in row-major order:
 // f32[2,3] = [1.0, 2.5, ...] (6 values); a scalar is f32[] = 1.0.
-func summary(t *cpu.Tensor) string {
-	n := len(t.I)
-	if t.Type.DType.IsFloat() {
-		n = len(t.F)
-	}
+func summary(b *backend.Buffer) string {
+	t, n := b.Type(), b.Len()
 	vals := make([]string, 0, min(n, summaryValues)+1)
 	for i := range min(n, summaryValues) {
 		switch {
-		case t.Type.DType.IsFloat():
-			vals = append(vals, ir.FormatFloat(t.F[i], t.Type.DType))
-		case t.Type.DType.IsBool():
-			vals = append(vals, strconv.FormatBool(t.I[i] != 0))
+		case t.DType.IsFloat():
+			vals = append(vals, ir.FormatFloat(b.Float64At(i), t.DType))
+		case t.DType.IsBool():
+			vals = append(vals, strconv.FormatBool(b.Int64At(i) != 0))
 		default:
-			vals = append(vals, strconv.FormatInt(t.I[i], 10))
+			vals = append(vals, strconv.FormatInt(b.Int64At(i), 10))
 		}
 	}
-	if t.Type.Rank() == 0 && n == 1 {
-		return t.Type.String() + " = " + vals[0]
+	if t.Rank() == 0 && n == 1 {
+		return t.String() + " = " + vals[0]
 	}
-	s := t.Type.String() + " = [" + strings.Join(vals, ", ")
+	s := t.String() + " = [" + strings.Join(vals, ", ")
 	if n > summaryValues {
 		return s + ", ...] (" + strconv.Itoa(n) + " values)"
 	}
@@ -254,7 +258,7 @@ func summary(t *cpu.Tensor) string {
 // writeTensors writes each tensor to dir under its file name, all or none: each goes to a
 // temporary file first, and only when all are written are they renamed into place. A
 // directory created for them is removed again on failure.
-func writeTensors(dir string, files []string, tensors []*cpu.Tensor) (err error) {
+func writeTensors(dir string, files []string, tensors []*backend.Buffer) (err error) {
 	created, err := makeDir(dir)
 	if err != nil {
 		return err
@@ -269,9 +273,8 @@ func writeTensors(dir string, files []string, tensors []*cpu.Tensor) (err error)
 		}
 	}()
 	for i, r := range tensors {
-		a := r.NPY()
 		o, err := newPending(filepath.Join(dir, files[i]), func(w io.Writer) error {
-			return npy.Write(w, a)
+			return backend.WriteNPY(w, r)
 		})
 		if err != nil {
 			return err

@@ -59,6 +59,9 @@ func (g *gen) genOp(op ir.Op) bool {
 	if _, ok := transcendentals[op]; ok {
 		return g.genTranscendental(op)
 	}
+	if op.Info().Reduce != ir.ReduceNone {
+		return g.genReduce(op)
+	}
 	switch op {
 	case ir.OpFloor, ir.OpCeil, ir.OpRound, ir.OpSign:
 		return g.genRounding(op)
@@ -104,8 +107,8 @@ func (g *gen) genOp(op ir.Op) bool {
 		return g.genIota()
 	case ir.OpDotGeneral:
 		return g.genDot()
-	case ir.OpReduceSum, ir.OpReduceMax, ir.OpReduceMin, ir.OpReduceProd:
-		return g.genReduce(op)
+	case ir.OpRaggedDot:
+		return g.genRaggedDot()
 	case ir.OpArgmax, ir.OpArgmin:
 		return g.genArg(op)
 	case ir.OpCumsum:

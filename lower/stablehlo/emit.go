@@ -26,6 +26,8 @@ type emitter struct {
 	nextArg int // next %argN
 	vals    map[*ir.Value]hv
 	syms    map[string]string // ir function name -> symbol in the output
+	// nativeRagged writes ragged_dot as chlo.ragged_dot (Options.NativeRaggedDot).
+	nativeRagged bool
 }
 
 func newEmitter(b *strings.Builder, syms map[string]string) *emitter {

@@ -16,7 +16,8 @@ import (
 
 // Golden cases: testdata/golden/lower/*.txtar hold in.tir and the expected
 // out.hlo (or error). Comment directives: "entry: NAME" picks Options.Entry,
-// "module: NAME" Options.ModuleName.
+// "module: NAME" Options.ModuleName, "native-ragged-dot: true"
+// Options.NativeRaggedDot (the form TPU targets get).
 var goldenDir = filepath.Join("..", "..", "testdata", "golden", "lower")
 
 func lowerGolden(t *testing.T, c *golden.Case) (string, *ir.Module, error) {
@@ -31,7 +32,8 @@ func lowerGolden(t *testing.T, c *golden.Case) (string, *ir.Module, error) {
 	if printed := ir.Print(m); printed != src {
 		t.Errorf("in.tir is not in canonical form; ir.Print gives\n%s", printed)
 	}
-	text, err := Lower(m, Options{Entry: c.Directive("entry"), ModuleName: c.Directive("module")})
+	text, err := Lower(m, Options{Entry: c.Directive("entry"), ModuleName: c.Directive("module"),
+		NativeRaggedDot: c.Directive("native-ragged-dot") == "true"})
 	return text, m, err
 }
 

@@ -25,6 +25,11 @@ import (
 type Options struct {
 	Entry      string // the function to lower as @main; "" means m.Entry()
 	ModuleName string // the module's symbol; "" means "jit_" + the entry's name
+	// NativeRaggedDot writes ragged_dot as chlo.ragged_dot, which XLA:TPU
+	// compiles to a grouped matmul; without it ragged_dot becomes a gather
+	// and a batched dot that every XLA backend runs (XLA:CPU has no
+	// chlo.ragged_dot of its own).
+	NativeRaggedDot bool
 }
 
 // Lower returns the StableHLO text of m's entry function and everything it calls.
@@ -48,7 +53,7 @@ func Lower(m *ir.Module, opts Options) (string, error) {
 	b.WriteString("module @" + symbol(name) + " attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {\n")
 	var errs []*ir.Error
 	for i, f := range funcs {
-		errs = append(errs, lowerFunc(&b, f, i == 0, syms)...)
+		errs = append(errs, lowerFunc(&b, f, i == 0, syms, opts)...)
 	}
 	b.WriteString("}\n")
 	if len(errs) > 0 {
@@ -238,8 +243,9 @@ func errorList(errs []*ir.Error) error {
 }
 
 // lowerFunc writes one func.func and returns the problems found in its body.
-func lowerFunc(b *strings.Builder, f *ir.Func, public bool, syms map[string]string) []*ir.Error {
+func lowerFunc(b *strings.Builder, f *ir.Func, public bool, syms map[string]string, opts Options) []*ir.Error {
 	e := newEmitter(b, syms)
+	e.nativeRagged = opts.NativeRaggedDot
 	vis := "private"
 	if public {
 		vis = "public"
@@ -298,6 +304,12 @@ func (e *emitter) instr(in *ir.Instr) error {
 	case ir.GroupCompare:
 		res = []hv{e.compareSelect(in, args)}
 	case ir.GroupShape, ir.GroupContraction:
+		if in.Op == ir.OpRaggedDot {
+			var r hv
+			r, err = e.raggedDot(args[0], args[1], args[2], in.Results[0].Type)
+			res = []hv{r}
+			break
+		}
 		res = []hv{e.shape(in, args)}
 	case ir.GroupReduction:
 		res = []hv{e.reduction(in, args)}
@@ -356,11 +368,14 @@ func lowered(op ir.Op) bool {
 	if _, ok := binaryOps[op]; ok {
 		return true
 	}
+	if op.Info().Reduce != ir.ReduceNone {
+		return true
+	}
 	switch op {
 	case ir.OpCompare, ir.OpSelect, ir.OpClamp,
 		ir.OpReshape, ir.OpConvert, ir.OpBroadcast, ir.OpTranspose, ir.OpSlice, ir.OpConcat, ir.OpPad, ir.OpIota, ir.OpCopy,
-		ir.OpDotGeneral,
-		ir.OpReduceSum, ir.OpReduceMax, ir.OpReduceMin, ir.OpReduceProd, ir.OpArgmax, ir.OpArgmin, ir.OpCumsum,
+		ir.OpDotGeneral, ir.OpRaggedDot,
+		ir.OpArgmax, ir.OpArgmin, ir.OpCumsum,
 		ir.OpTake, ir.OpScatterAdd, ir.OpDynamicSlice, ir.OpDynamicUpdateSlice, ir.OpOneHot, ir.OpTopK, ir.OpArgsort,
 		ir.OpRelu, ir.OpGelu, ir.OpSilu, ir.OpSoftmax, ir.OpLogSoftmax, ir.OpLayerNorm, ir.OpRMSNorm,
 		ir.OpConstant, ir.OpCall, ir.OpReturn, ir.OpFusion:

@@ -1,7 +1,10 @@
 package xlacheck
 
 import (
+	"encoding/binary"
+	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -277,4 +280,83 @@ exit 139
 		t.Errorf("case b: %+v", rs[1])
 	}
 	os.RemoveAll(filepath.Dir(rs[0].Dir))
+}
+
+// roundingModule computes bf16 (a*b + a) and returns it as f32. tpucc rounds the product
+// to bf16 before the add; XLA:CPU keeps it in f32 unless --xla_allow_excess_precision=false
+// is in force, which xlacheck.py must see to without the caller's help.
+const roundingModule = header + `
+  func.func public @main(%arg0: tensor<64xbf16>, %arg1: tensor<64xbf16>) -> tensor<64xf32> {
+    %0 = stablehlo.multiply %arg0, %arg1 : tensor<64xbf16>
+    %1 = stablehlo.add %0, %arg0 : tensor<64xbf16>
+    %2 = stablehlo.convert %1 : (tensor<64xbf16>) -> tensor<64xf32>
+    return %2 : tensor<64xf32>
+  }
+}
+`
+
+// roundingCase returns the inputs of roundingModule and the result of rounding each op
+// to bf16, as docs/ops.md specifies.
+func roundingCase() (a, b []uint16, want []float32) {
+	for i := 0; i < 64; i++ {
+		x := ir.Float32ToBF16(float32(i-32) * 0.1371)
+		y := ir.Float32ToBF16(0.3 + float32(i)*0.0173)
+		a, b = append(a, x), append(b, y)
+		xf, yf := ir.BF16ToFloat32(x), ir.BF16ToFloat32(y)
+		p := ir.BF16ToFloat32(ir.Float32ToBF16(xf * yf))
+		want = append(want, ir.BF16ToFloat32(ir.Float32ToBF16(p+xf)))
+	}
+	return a, b, want
+}
+
+func checkRounding(t *testing.T, how string, got *npy.Array, want []float32) {
+	t.Helper()
+	if got.String() != "f32[64]" {
+		t.Fatalf("%s: result is %s, want f32[64]", how, got)
+	}
+	for i, w := range want {
+		g := math.Float32frombits(binary.LittleEndian.Uint32(got.Data[4*i:]))
+		if g != w {
+			t.Errorf("%s: element %d is %v, want %v: XLA did not round each bf16 op to bf16 (is --xla_allow_excess_precision=false in force?)",
+				how, i, g, w)
+			return
+		}
+	}
+}
+
+// TestExcessPrecision runs a bf16 program with XLA_FLAGS empty, as the README's recipe
+// and make demo do, through both the Go driver (mode run) and run-one.
+func TestExcessPrecision(t *testing.T) {
+	h := harness(t)
+	t.Setenv("XLA_FLAGS", "")
+	a, b, want := roundingCase()
+	in := []*npy.Array{npy.OfBits("bf16", []int64{64}, a), npy.OfBits("bf16", []int64{64}, b)}
+	r, err := h.RunOne(Case{ID: "rounding", Module: roundingModule, Inputs: in})
+	if err != nil || !r.OK {
+		t.Fatalf("run: %v %s %s", err, r.Stage, r.Error)
+	}
+	checkRounding(t, "run", r.Outputs[0], want)
+
+	dir := t.TempDir()
+	args := []string{h.Script, "run-one", filepath.Join(dir, "m.hlo"), "--outdir", filepath.Join(dir, "out")}
+	if err := os.WriteFile(args[2], []byte(roundingModule), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i, x := range in {
+		p := filepath.Join(dir, inputName(i))
+		if err := npy.WriteFile(p, x); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--input", p)
+	}
+	cmd := exec.Command(h.Python, args...)
+	cmd.Dir = h.Root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("run-one: %v\n%s", err, out)
+	}
+	got, err := npy.ReadFile(filepath.Join(dir, "out", "result0.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRounding(t, "run-one", got, want)
 }

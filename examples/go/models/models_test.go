@@ -1,18 +1,22 @@
 package models_test
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/compile"
 	"github.com/tpucc/tpucc/examples/go/models"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/frontend/trace"
 	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/passes"
+	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tensor"
 )
 
@@ -33,14 +37,14 @@ var cases = []struct {
 
 // within checks got against want elementwise, within 1e-4 relative (absolute
 // below 1).
-func within(t *testing.T, what string, got, want *cpu.Tensor) {
+func within(t *testing.T, what string, got, want *backend.Buffer) {
 	t.Helper()
-	if got.Type.String() != want.Type.String() {
-		t.Fatalf("%s: %s, want %s", what, got.Type, want.Type)
+	if got.Type().String() != want.Type().String() {
+		t.Fatalf("%s: %s, want %s", what, got.Type(), want.Type())
 	}
 	bad := 0
-	for i := range want.F {
-		g, w := got.F[i], want.F[i]
+	for i := range want.Len() {
+		g, w := got.Float64At(i), want.Float64At(i)
 		if !(math.Abs(g-w) <= 1e-4*math.Max(1, math.Abs(w))) {
 			if bad < 5 {
 				t.Errorf("%s: element %d is %v, want %v", what, i, g, w)
@@ -49,7 +53,7 @@ func within(t *testing.T, what string, got, want *cpu.Tensor) {
 		}
 	}
 	if bad > 0 {
-		t.Errorf("%s: %d of %d elements differ", what, bad, len(want.F))
+		t.Errorf("%s: %d of %d elements differ", what, bad, want.Len())
 	}
 }
 
@@ -84,10 +88,10 @@ func TestModelsMatchTIR(t *testing.T) {
 
 			args := make([]*tensor.Tensor, len(inputs))
 			for i, in := range inputs {
-				args[i] = tensor.FromCPU(in)
+				args[i] = tensor.FromBuffer(in)
 			}
 			eager := c.model(args)
-			within(t, "eager", eager.CPU(), want[0])
+			within(t, "eager", eager.Buffer(), want[0])
 
 			tr := trace.New(f.Name)
 			params := make([]*tensor.Tensor, len(f.Params))
@@ -122,11 +126,38 @@ func TestModelsMatchTIR(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				within(t, "compiled", out[0].(*tensor.Tensor).CPU(), want[0])
+				within(t, "compiled", out[0].(*tensor.Tensor).Buffer(), want[0])
 			}
 			if st := fn.Stats(); st.Compiles != 1 || st.Hits != 1 {
 				t.Errorf("compiled stats %+v, want 1 compile and 1 hit", st)
 			}
 		})
+	}
+}
+
+// The MoE layer written in Go on tensor, traced, is rewritten by moe-route
+// like its .tir twin: one layer matched, three ragged_dots in the program that
+// compile.Func runs (TestModelsMatchTIR checks its numbers).
+func TestTracedMoEIsRouted(t *testing.T) {
+	shapes := [][]int64{{32, 128}, {128, 8}, {8, 128, 256}, {8, 128, 256}, {8, 256, 128}}
+	tr := trace.New("moe")
+	p := make([]*tensor.Tensor, len(shapes))
+	for i, s := range shapes {
+		p[i] = tensor.Traced(tr.Param(fmt.Sprintf("a%d", i), ir.Tensor(ir.F32, s...)), tr)
+	}
+	m, err := tr.Finish(models.MoEDense(p[0], p[1], p[2], p[3], p[4]).Value())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st passes.Stats
+	exe, _, err := runtime.Compile(m, runtime.Config{Passes: passes.Options{Stats: &st}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := st.Get("moe-route", "combine-dot"); n != 1 {
+		t.Errorf("moe-route matched %d layers, want 1\n%s", n, ir.PrintFunc(exe.Entry))
+	}
+	if n := strings.Count(ir.PrintFunc(exe.Entry), "= ragged_dot "); n != 3 {
+		t.Errorf("%d ragged_dots, want 3", n)
 	}
 }

@@ -1,0 +1,152 @@
+// Command moe is the mixture-of-experts benchmark (docs/MOE.md): one MoE
+// layer (softmax router, top-K renormalised, SwiGLU experts, f32) at the
+// Qwen3-30B-A3B and Gemma 4 26B-A4B layer shapes, at a batch-64 decode step
+// and a 1024-token prefill, written three ways and run on tpucc's default
+// CPU path side by side:
+//
+//   - dense: every expert on every token (moe-route disabled);
+//   - per-expert: one branch per expert (moe-route disabled);
+//   - routed: the dense program after moe-route (ragged_dot).
+//
+// Peers and limits in the same run: XLA:CPU on the dense program, the
+// roofline of the routed layer (FLOPs of the routed rows at the FMA peak,
+// expert weights actually read at the measured memory bandwidth), and for
+// TPU v5e and v6e the cost model's time of dense and routed next to XLA:TPU's
+// own cost analysis (libtpu's compile-only path, tools/xlacheck).
+//
+//	go run ./bench/moe [-quick] [-repeat 3] [-skip-per-expert] [-skip-xla]
+//
+// The last line is, exactly,
+//
+//	bench-moe: qwen3_prefill_speedup=S gemma4_prefill_speedup=S qwen3_decode_of_bound=F gemma4_decode_of_bound=F max_rel_err=E
+package main
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/tpucc/tpucc/bench/limits"
+	"github.com/tpucc/tpucc/frontend/tir"
+	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/passes"
+	"github.com/tpucc/tpucc/runtime"
+)
+
+var (
+	quick       = flag.Bool("quick", false, "shapes divided by 8 (E by 4): a check of the harness, not a measurement")
+	repeat      = flag.Int("repeat", 3, "timed runs per program, after one warm-up run")
+	skipPer     = flag.Bool("skip-per-expert", false, "leave out the per-expert formulation")
+	skipXLA     = flag.Bool("skip-xla", false, "leave out the Python peers (XLA:CPU, XLA:TPU cost)")
+	tpuOnly     = flag.Bool("tpu-only", false, "only the TPU figures (cost model and XLA:TPU), no CPU runs")
+	backendName = flag.String("backend", "", "the backend the CPU runs use (default: runtime.DefaultBackend)")
+)
+
+func main() {
+	flag.Parse()
+	shapes := []shape{
+		{name: "qwen3", H: 2048, F: 768, E: 128, K: 8},
+		{name: "gemma4", H: 2816, F: 704, E: 128, K: 8},
+	}
+	lim, err := limits.Measure()
+	check(err)
+	bw, peak := lim.Bandwidth, lim.FMAPeak
+	fmt.Printf("machine: memory bandwidth %.1f GB/s (STREAM triad), f32 FMA peak %.0f GFLOP/s (vector FMA chains), all cores; bench/limits\n\n", bw/1e9, peak/1e9)
+	res := map[string]float64{}
+	maxErr := 0.0
+	for _, base := range shapes {
+		for _, phase := range []struct {
+			name string
+			T    int64
+		}{{"decode", 64}, {"prefill", 1024}} {
+			s := base
+			s.T = phase.T
+			if *quick {
+				s.T, s.H, s.F, s.E = max(s.T/8, 8), s.H/8, s.F/8, s.E/4
+			}
+			r := runShape(s, phase.name, bw, peak)
+			maxErr = math.Max(maxErr, r.relErr)
+			if phase.name == "prefill" {
+				res[s.name+"_prefill_speedup"] = r.dense / r.routed
+			} else {
+				res[s.name+"_decode_of_bound"] = r.bound / r.routed
+			}
+		}
+	}
+	fmt.Printf("bench-moe: qwen3_prefill_speedup=%.2f gemma4_prefill_speedup=%.2f qwen3_decode_of_bound=%.3f gemma4_decode_of_bound=%.3f max_rel_err=%.2e\n",
+		res["qwen3_prefill_speedup"], res["gemma4_prefill_speedup"], res["qwen3_decode_of_bound"], res["gemma4_decode_of_bound"], maxErr)
+}
+
+// result is what one shape and phase measured, in seconds.
+type result struct {
+	dense, perExpert, routed, xla, bound float64
+	relErr                               float64
+}
+
+func runShape(s shape, phase string, bw, peak float64) result {
+	fmt.Printf("== %s %s: T=%d H=%d F=%d E=%d K=%d\n", s.name, phase, s.T, s.H, s.F, s.E, s.K)
+	if *tpuOnly {
+		tpuCosts(s)
+		return result{}
+	}
+	dense := build(s.dense(), "cpu", "moe-route")
+	routed := build(s.dense(), "cpu")
+	if n := strings.Count(ir.PrintFunc(routed.Entry), "= ragged_dot "); n != 3 {
+		check(fmt.Errorf("moe-route made %d ragged_dots, want 3", n))
+	}
+	args := inputs(s, dense.Entry)
+	var r result
+	var yDense, yRouted []float64
+	r.dense, yDense = timeRun(dense, args)
+	r.routed, yRouted = timeRun(routed, args)
+	r.relErr = relErr(yRouted, yDense)
+	rows := float64(s.T * s.K)
+	flops := 2 * rows * float64(s.H*s.F*3)
+	weights := float64(min(s.E, s.T*s.K)*3*s.H*s.F) * 4
+	r.bound = math.Max(flops/peak, weights/bw)
+	fmt.Printf("  dense        %10.4f s\n", r.dense)
+	if !*skipPer {
+		per := build(s.perExpert(), "cpu", "moe-route")
+		r.perExpert, _ = timeRun(per, args)
+		fmt.Printf("  per-expert   %10.4f s\n", r.perExpert)
+	}
+	fmt.Printf("  routed       %10.4f s   speedup over dense %.2fx; ||routed-dense||/||dense|| = %.2e\n", r.routed, r.dense/r.routed, r.relErr)
+	fmt.Printf("  roofline     %10.4f s   (%.2f GFLOP at peak: %.4f s; %.1f MB of expert weights at %.1f GB/s: %.4f s); routed is %.3f of it\n",
+		r.bound, flops/1e9, flops/peak, weights/1e6, bw/1e9, weights/bw, r.bound/r.routed)
+	if !*skipXLA {
+		r.xla = xlaTime(dense, args)
+		fmt.Printf("  XLA:CPU dense %9.4f s   routed/XLA %.2f\n", r.xla, r.routed/r.xla)
+		tpuCosts(s)
+	}
+	fmt.Println()
+	return r
+}
+
+// build parses text and compiles it for target with the named passes off.
+func build(text, target string, disable ...string) *runtime.Executable {
+	m, err := tir.Parse("moe.tir", []byte(text))
+	check(err)
+	b, err := runtime.OpenBackend(*backendName)
+	check(err)
+	exe, _, err := runtime.Compile(m, runtime.Config{Target: target, Passes: passes.Options{Disable: disable}, Backend: b})
+	check(err)
+	return exe
+}
+
+func relErr(got, want []float64) float64 {
+	var d, n float64
+	for i := range want {
+		d += (got[i] - want[i]) * (got[i] - want[i])
+		n += want[i] * want[i]
+	}
+	return math.Sqrt(d / n)
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench/moe:", err)
+		os.Exit(1)
+	}
+}

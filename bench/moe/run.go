@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/backend/tpu"
+	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/lower/stablehlo"
+	"github.com/tpucc/tpucc/runtime"
+)
+
+// inputs draws the layer's arguments: x in [-1,1), each weight within
+// 1/sqrt(fan-in), so activations stay near 1 at every size.
+func inputs(s shape, f *ir.Func) []*backend.Buffer {
+	lims := []float64{1, 1 / math.Sqrt(float64(s.H)), 1 / math.Sqrt(float64(s.H)), 1 / math.Sqrt(float64(s.H)), 1 / math.Sqrt(float64(s.F))}
+	return cpu.RandomInputsWithin(f, 1, lims)
+}
+
+// timeRun runs exe once to warm up, then *repeat times, and returns the
+// median time and the first result's elements.
+func timeRun(exe *runtime.Executable, args []*backend.Buffer) (float64, []float64) {
+	out, err := exe.Run(args)
+	check(err)
+	var ts []float64
+	for range *repeat {
+		t0 := time.Now()
+		_, err := exe.Run(args)
+		check(err)
+		ts = append(ts, time.Since(t0).Seconds())
+	}
+	slices.Sort(ts)
+	first := make([]float64, out[0].Len())
+	out[0].ReadFloat64s(0, first)
+	return ts[len(ts)/2], first
+}
+
+// venvPython is the interpreter of a venv that make creates.
+func venvPython(venv string) string {
+	p := filepath.Join(venv, "bin", "python")
+	if _, err := os.Stat(p); err != nil {
+		check(fmt.Errorf("%s is missing: run make %s first", p, map[string]string{".venv": "venv", ".venv-tpu": "venv-tpu"}[venv]))
+	}
+	return p
+}
+
+// xlaTime has XLA:CPU (tools/xlacheck's time mode) run the dense program's
+// StableHLO on the same inputs.
+func xlaTime(exe *runtime.Executable, args []*backend.Buffer) float64 {
+	dir, err := os.MkdirTemp("", "bench-moe-")
+	check(err)
+	defer os.RemoveAll(dir)
+	hlo := filepath.Join(dir, "dense.hlo")
+	check(os.WriteFile(hlo, []byte(exe.HLO), 0o600))
+	cmd := []string{"tools/xlacheck/xlacheck.py", "time", hlo, "--repeat", fmt.Sprint(*repeat)}
+	for i, a := range args {
+		p := filepath.Join(dir, fmt.Sprintf("arg%d.npy", i))
+		check(backend.WriteNPYFile(p, a))
+		cmd = append(cmd, "--input", p)
+	}
+	out, err := exec.Command(venvPython(".venv"), cmd...).Output()
+	check(peerError(err))
+	var r struct {
+		MedianS float64 `json:"median_s"`
+	}
+	check(json.Unmarshal(out, &r))
+	return r.MedianS
+}
+
+// tpuCosts prints, for v5e and v6e, the cost model's time of the dense and
+// routed programs and XLA:TPU's own cost analysis of both.
+func tpuCosts(s shape) {
+	dir, err := os.MkdirTemp("", "bench-moe-tpu-")
+	check(err)
+	defer os.RemoveAll(dir)
+	for _, gen := range []struct{ target, topo string }{{"tpu-v5e", "v5e:2x2"}, {"tpu-v6e", "v6e:2x2"}} {
+		t, err := runtime.LookupTarget(gen.target)
+		check(err)
+		var model [2]float64
+		var files []string
+		for i, disable := range [][]string{{"moe-route"}, nil} {
+			exe := build(s.dense(), gen.target, disable...)
+			an, err := tpu.Analyze(exe.Entry, t, nil)
+			check(err)
+			model[i] = an.Total.Seconds
+			// XLA:TPU gets the program lowered for the TPU (chlo.ragged_dot).
+			hlo, err := stablehlo.Lower(exe.Module, stablehlo.Options{Entry: exe.Entry.Name, NativeRaggedDot: true})
+			check(err)
+			p := filepath.Join(dir, fmt.Sprintf("%s-%d.hlo", gen.target, i))
+			check(os.WriteFile(p, []byte(hlo), 0o600))
+			files = append(files, p)
+		}
+		xla := xlaTPUCost(gen.topo, files)
+		fmt.Printf("  %s  cost model: dense %.1f us, routed %.1f us (%.1fx);  XLA:TPU cost analysis: FLOPs dense %.3g, routed %.3g (%.1fx), bytes dense %.3g, routed %.3g, optimal_seconds dense %.3g, routed %.3g\n",
+			gen.target, model[0]*1e6, model[1]*1e6, model[0]/model[1], xla[0].FLOPs, xla[1].FLOPs, xla[0].FLOPs/xla[1].FLOPs,
+			xla[0].Bytes, xla[1].Bytes, xla[0].Seconds, xla[1].Seconds)
+	}
+}
+
+// xlaCost is XLA:TPU's cost analysis of one module (tools/xlacheck's
+// tpu_compile.py reports it). Its optimal_seconds of a chlo.ragged_dot
+// program comes out negative (libtpu 0.0.42.1): it is printed as given, and
+// the FLOPs are the figure to compare.
+type xlaCost struct {
+	OK      bool    `json:"ok"`
+	Error   string  `json:"error"`
+	FLOPs   float64 `json:"flops"`
+	Bytes   float64 `json:"bytes_accessed"`
+	Seconds float64 `json:"optimal_seconds"`
+}
+
+func xlaTPUCost(topo string, files []string) []xlaCost {
+	args := append([]string{"tools/xlacheck/tpu_compile.py", "--json", "--topology", topo}, files...)
+	out, err := exec.Command(venvPython(".venv-tpu"), args...).Output()
+	if _, exit := err.(*exec.ExitError); !exit || len(out) == 0 {
+		check(peerError(err))
+	}
+	var costs []xlaCost
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var r xlaCost
+		check(dec.Decode(&r))
+		if !r.OK {
+			check(fmt.Errorf("XLA:TPU did not compile: %s", r.Error))
+		}
+		costs = append(costs, r)
+	}
+	if len(costs) != len(files) {
+		check(fmt.Errorf("tpu_compile.py gave %d results for %d modules", len(costs), len(files)))
+	}
+	return costs
+}
+
+// peerError adds a failed peer's standard error to its error.
+func peerError(err error) error {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return fmt.Errorf("%v: %s", err, ee.Stderr)
+	}
+	return err
+}

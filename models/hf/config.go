@@ -1,0 +1,261 @@
+// Package hf reads Hugging Face model directories: config.json of the
+// architectures tpucc supports (qwen3, qwen3_moe, gemma4_text) into a typed
+// Config, and the checkpoint's tensors, named as the Hub stores them, into a
+// Weights set whose experts are stacked into [E, ...] arrays.
+//
+// Every field of config.json is either honoured (it lands in Config and
+// changes what the model computes), known to be inert at inference (token
+// ids, training settings), or refused with an error naming it. A field that
+// tpucc does not know is refused too: a new field could change the
+// computation, and a wrong answer is worse than no answer.
+package hf
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"path/filepath"
+	"slices"
+
+	"github.com/tpucc/tpucc/models/internal/jsonstrict"
+	"github.com/tpucc/tpucc/models/safetensors"
+)
+
+// Config is a model's config.json, resolved per layer.
+type Config struct {
+	Arch         string // model_type: "qwen3", "qwen3_moe", "gemma4_text"
+	Vocab        int
+	Hidden       int
+	Heads        int // query heads of every layer
+	Intermediate int // width of the dense MLP (per layer: Layer.Intermediate)
+	RMSNormEps   float64
+	Activation   string  // "silu" (Qwen3) or "gelu_pytorch_tanh" (Gemma 4)
+	TieEmbed     bool    // lm_head is embed_tokens
+	EmbedScale   float64 // token embeddings are multiplied by it (Gemma: sqrt(Hidden))
+	MaxPositions int
+	FinalSoftcap float64 // logits = c * tanh(logits / c); 0 means none
+	QKNorm       bool    // RMSNorm of each query and key head (both families)
+	VNorm        bool    // RMSNorm without scale of each value head (Gemma 4)
+	AttnScale    float64 // scores are q·k times this (1/sqrt(head_dim), or 1 for Gemma 4)
+	MoE          *MoE    // nil for a dense model
+	PerLayer     *PerLayerInput
+	Layers       []Layer
+}
+
+// Layer is what one decoder layer computes.
+type Layer struct {
+	Sliding      bool // sliding-window attention, else full causal attention
+	Window       int  // the window in tokens when Sliding
+	HeadDim      int
+	KVHeads      int
+	KEqV         bool // values are the keys (Gemma 4 attention_k_eq_v, full layers)
+	KVFrom       int  // the layer whose keys and values this one reuses, or -1
+	Rope         Rope
+	MLP          bool // a dense MLP (Qwen3-MoE: instead of the MoE; Gemma 4: beside it)
+	MoE          bool // a MoE block (its sizes in Config.MoE)
+	Intermediate int  // the dense MLP's width
+}
+
+// Rope is a layer's rotary position embedding in rotate-half form over the
+// whole head: channel i < HeadDim/2 turns with channel i + HeadDim/2 by
+// position × InvFreq()[i]. Frequencies past RotaryDim/2 are 0, so those
+// channels are left alone (Gemma 4's proportional rope on full layers).
+type Rope struct {
+	Type      string // "default", "linear" or "proportional"
+	Theta     float64
+	Factor    float64 // linear position scaling; 1 when none
+	RotaryDim int     // channels that turn: HeadDim, or fewer for "proportional"
+	HeadDim   int
+}
+
+// InvFreq returns the HeadDim/2 inverse frequencies:
+// 1 / (Theta^(2i/HeadDim) × Factor) for i < RotaryDim/2, then 0.
+func (r Rope) InvFreq() []float64 {
+	out := make([]float64, r.HeadDim/2)
+	for i := range r.RotaryDim / 2 {
+		out[i] = 1 / (math.Pow(r.Theta, float64(2*i)/float64(r.HeadDim)) * r.Factor)
+	}
+	return out
+}
+
+// MoE describes the mixture-of-experts blocks.
+type MoE struct {
+	Experts      int
+	TopK         int
+	Intermediate int // each expert's width
+	// NormTopK renormalises the top-k routing weights to sum to 1.
+	NormTopK bool
+	// Router is "softmax" (Qwen3-MoE: softmax of the gate's logits) or
+	// "gemma4" (RMSNorm without scale, times scale/sqrt(hidden), a projection,
+	// softmax, top-k renormalised, times per_expert_scale).
+	Router string
+}
+
+// PerLayerInput is Gemma 4's per-layer embeddings (PLE).
+type PerLayerInput struct {
+	Vocab  int // vocab_size_per_layer_input
+	Hidden int // hidden_size_per_layer_input
+}
+
+// ConfigFile is the name of a model directory's configuration.
+const ConfigFile = "config.json"
+
+// maxConfig bounds config.json; real ones are a few kilobytes.
+const maxConfig = 4 << 20
+
+// LoadConfig reads dir/config.json. Errors name the file and the field.
+func LoadConfig(dir string) (*Config, error) {
+	path := filepath.Join(dir, ConfigFile)
+	data, err := safetensors.ReadBounded(path, maxConfig)
+	if err != nil {
+		return nil, err
+	}
+	c, err := ParseConfig(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return c, nil
+}
+
+// ParseConfig reads config.json. Errors name the field.
+func ParseConfig(data []byte) (*Config, error) {
+	f := &fields{used: map[string]bool{}}
+	if err := jsonstrict.Decode(data, &f.raw); err != nil {
+		return nil, err
+	}
+	if f.raw == nil {
+		return nil, fmt.Errorf("not a JSON object")
+	}
+	arch := f.str("model_type", "")
+	var c *Config
+	switch arch {
+	case "qwen3", "qwen3_moe":
+		c = qwen3(f, arch)
+	case "gemma4_text":
+		c = gemma4(f)
+	case "":
+		return nil, fmt.Errorf("field \"model_type\": missing")
+	default:
+		return nil, fmt.Errorf("field \"model_type\": architecture %q is not supported (tpucc loads qwen3, qwen3_moe and gemma4_text)", arch)
+	}
+	f.leftover(arch)
+	if f.err != nil {
+		return nil, f.err
+	}
+	return c, nil
+}
+
+// base reads the fields every supported architecture shares.
+func base(f *fields, arch string) *Config {
+	c := &Config{
+		Arch:         arch,
+		Vocab:        f.need("vocab_size"),
+		Hidden:       f.need("hidden_size"),
+		Heads:        f.need("num_attention_heads"),
+		Intermediate: f.need("intermediate_size"),
+		RMSNormEps:   f.float("rms_norm_eps", 1e-6),
+		MaxPositions: f.int("max_position_embeddings", 0),
+		QKNorm:       true,
+	}
+	f.refuse("attention_bias", "false")
+	if !(c.RMSNormEps > 0) {
+		f.fail("rms_norm_eps", "%v is not positive", c.RMSNormEps)
+	}
+	return c
+}
+
+// headDim is head_dim, or hidden/heads when absent, as transformers has it.
+func headDim(f *fields, c *Config) int {
+	if c.Heads > 0 && c.Hidden%c.Heads != 0 && !f.has("head_dim") {
+		f.fail("head_dim", "missing, and hidden_size %d is not a multiple of num_attention_heads %d", c.Hidden, c.Heads)
+	}
+	def := 0
+	if c.Heads > 0 {
+		def = c.Hidden / c.Heads
+	}
+	d := f.int("head_dim", def)
+	if d == 0 || d%2 != 0 {
+		f.fail("head_dim", "%d is not a positive even number", d)
+	}
+	return d
+}
+
+// kvHeads reads num_key_value_heads (default: the query heads), which must
+// divide the query heads for grouped-query attention.
+func kvHeads(f *fields, key string, heads, def int) int {
+	n := f.int(key, def)
+	if n == 0 || heads%n != 0 {
+		f.fail(key, "%d does not divide num_attention_heads %d", n, heads)
+	}
+	return n
+}
+
+// ropeFrom resolves one rope_parameters object (or the legacy rope_theta +
+// rope_scaling pair, already merged into it) for heads of headDim channels.
+func ropeFrom(f *fields, key string, raw map[string]json.RawMessage, headDim int) Rope {
+	sub := &fields{raw: raw, used: map[string]bool{}}
+	r := Rope{Type: sub.str("rope_type", ""), Theta: sub.float("rope_theta", 0), Factor: 1}
+	if t := sub.str("type", ""); r.Type == "" {
+		r.Type = t // the legacy spelling
+	}
+	if r.Type == "" {
+		r.Type = "default"
+	}
+	partial := sub.float("partial_rotary_factor", 1)
+	r.HeadDim, r.RotaryDim = headDim, headDim
+	switch r.Type {
+	case "default":
+	case "linear":
+		r.Factor = sub.float("factor", 0)
+	case "proportional":
+		r.Factor = sub.float("factor", 1)
+	default:
+		f.fail(key, "rope type %q is not supported (tpucc computes default, linear and proportional)", r.Type)
+		return r
+	}
+	switch {
+	case !(r.Theta > 0):
+		f.fail(key, "rope_theta is missing or not positive")
+	case !(r.Factor > 0):
+		f.fail(key, "factor is missing or not positive")
+	case !(partial > 0 && partial <= 1):
+		f.fail(key, "partial_rotary_factor %v is not in (0, 1]", partial)
+	case r.Type == "proportional":
+		// As transformers: int(p × head_dim // 2) turning pairs; none is allowed.
+		r.RotaryDim = 2 * int(partial*float64(headDim)/2)
+	case partial != 1:
+		// Qwen3's and Gemma 4's attention rotate whole heads: a partial
+		// rotary factor outside proportional rope has no meaning there.
+		f.fail(key, "partial_rotary_factor %v is not supported for rope type %q", partial, r.Type)
+	}
+	if sub.err != nil {
+		f.fail(key, "%v", sub.err)
+	}
+	for _, k := range sortedKeys(raw) {
+		if !sub.used[k] {
+			f.fail(key, "rope parameter %q is not supported for rope type %q", k, r.Type)
+			break
+		}
+	}
+	return r
+}
+
+// rawObject decodes a JSON object value; nil when absent.
+func rawObject(f *fields, key string) map[string]json.RawMessage {
+	v := f.take(key)
+	if v == nil {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(v, &m); err != nil || m == nil {
+		f.fail(key, "%s is not an object", v)
+	}
+	return m
+}
+
+func embedScale(hidden int) float64 { return math.Sqrt(float64(hidden)) }
+
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
+}

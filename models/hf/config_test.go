@@ -1,0 +1,211 @@
+package hf
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Qwen3-30B-A3B's config.json, as published (legacy rope fields).
+const qwen3MoEConfig = `{
+  "architectures": ["Qwen3MoeForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+  "bos_token_id": 151643, "decoder_sparse_step": 1, "eos_token_id": 151645, "head_dim": 128,
+  "hidden_act": "silu", "hidden_size": 2048, "initializer_range": 0.02, "intermediate_size": 6144,
+  "max_position_embeddings": 40960, "max_window_layers": 48, "mlp_only_layers": [],
+  "model_type": "qwen3_moe", "moe_intermediate_size": 768, "norm_topk_prob": true,
+  "num_attention_heads": 32, "num_experts": 128, "num_experts_per_tok": 8, "num_hidden_layers": 48,
+  "num_key_value_heads": 4, "output_router_logits": false, "rms_norm_eps": 1e-06, "rope_scaling": null,
+  "rope_theta": 1000000.0, "router_aux_loss_coef": 0.001, "sliding_window": null,
+  "tie_word_embeddings": false, "torch_dtype": "bfloat16", "transformers_version": "4.51.0",
+  "use_cache": true, "use_sliding_window": false, "vocab_size": 151936}`
+
+// summary prints a config compactly, one line per run of equal layers.
+func summary(c *Config) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s vocab=%d hidden=%d heads=%d inter=%d eps=%g act=%s tie=%v embed=%.4g attn=%.4g softcap=%g qk=%v v=%v max=%d\n",
+		c.Arch, c.Vocab, c.Hidden, c.Heads, c.Intermediate, c.RMSNormEps, c.Activation, c.TieEmbed, c.EmbedScale, c.AttnScale, c.FinalSoftcap, c.QKNorm, c.VNorm, c.MaxPositions)
+	if c.MoE != nil {
+		fmt.Fprintf(&b, "moe %+v\n", *c.MoE)
+	}
+	if c.PerLayer != nil {
+		fmt.Fprintf(&b, "per-layer %+v\n", *c.PerLayer)
+	}
+	for i := 0; i < len(c.Layers); {
+		j := i
+		for j < len(c.Layers) && fmt.Sprint(c.Layers[j]) == fmt.Sprint(c.Layers[i]) {
+			j++
+		}
+		fmt.Fprintf(&b, "layers %d-%d %+v\n", i, j-1, c.Layers[i])
+		i = j
+	}
+	return b.String()
+}
+
+func TestQwen3MoEConfig(t *testing.T) {
+	c, err := ParseConfig([]byte(qwen3MoEConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `qwen3_moe vocab=151936 hidden=2048 heads=32 inter=6144 eps=1e-06 act=silu tie=false embed=1 attn=0.08839 softcap=0 qk=true v=false max=40960
+moe {Experts:128 TopK:8 Intermediate:768 NormTopK:true Router:softmax}
+layers 0-47 {Sliding:false Window:0 HeadDim:128 KVHeads:4 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:128 HeadDim:128} MLP:false MoE:true Intermediate:6144}
+`
+	if got := summary(c); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// mlp_only_layers and decoder_sparse_step choose the dense layers.
+func TestQwen3MoESparseStep(t *testing.T) {
+	cfg := strings.Replace(qwen3MoEConfig, `"mlp_only_layers": []`, `"mlp_only_layers": [5]`, 1)
+	cfg = strings.Replace(cfg, `"decoder_sparse_step": 1`, `"decoder_sparse_step": 2`, 1)
+	cfg = strings.Replace(cfg, `"num_hidden_layers": 48`, `"num_hidden_layers": 8`, 1)
+	c, err := ParseConfig([]byte(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var moe []int
+	for i, l := range c.Layers {
+		if l.MoE == l.MLP {
+			t.Errorf("layer %d: MoE=%v MLP=%v, want exactly one", i, l.MoE, l.MLP)
+		}
+		if l.MoE {
+			moe = append(moe, i)
+		}
+	}
+	if fmt.Sprint(moe) != "[1 3 7]" {
+		t.Errorf("MoE layers %v, want [1 3 7]", moe)
+	}
+}
+
+// A Qwen3 with new-style rope_parameters and sliding layers.
+func TestQwen3Config(t *testing.T) {
+	cfg := `{"model_type": "qwen3", "vocab_size": 1000, "hidden_size": 64, "intermediate_size": 128,
+	"num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32,
+	"rope_parameters": {"rope_type": "linear", "rope_theta": 10000, "factor": 2.0},
+	"use_sliding_window": true, "sliding_window": 16, "max_window_layers": 2, "tie_word_embeddings": true}`
+	c, err := ParseConfig([]byte(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `qwen3 vocab=1000 hidden=64 heads=4 inter=128 eps=1e-06 act=silu tie=true embed=1 attn=0.1768 softcap=0 qk=true v=false max=0
+layers 0-1 {Sliding:false Window:0 HeadDim:32 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:linear Theta:10000 Factor:2 RotaryDim:32 HeadDim:32} MLP:true MoE:false Intermediate:128}
+layers 2-3 {Sliding:true Window:16 HeadDim:32 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:linear Theta:10000 Factor:2 RotaryDim:32 HeadDim:32} MLP:true MoE:false Intermediate:128}
+`
+	if got := summary(c); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+const gemma4Config = `{"model_type": "gemma4_text", "vocab_size": 512, "hidden_size": 64, "intermediate_size": 96,
+	"num_hidden_layers": 6, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+	"global_head_dim": 32, "num_global_key_value_heads": 1, "attention_k_eq_v": true,
+	"layer_types": ["sliding_attention", "sliding_attention", "full_attention", "sliding_attention", "sliding_attention", "sliding_attention"],
+	"sliding_window": 8, "final_logit_softcapping": 30.0, "hidden_size_per_layer_input": 0,
+	"enable_moe_block": true, "num_experts": 8, "top_k_experts": 2, "moe_intermediate_size": 24,
+	"num_kv_shared_layers": 2, "use_double_wide_mlp": true,
+	"rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+	  "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25, "rope_theta": 1000000.0}}}`
+
+func TestGemma4Config(t *testing.T) {
+	c, err := ParseConfig([]byte(gemma4Config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `gemma4_text vocab=512 hidden=64 heads=4 inter=96 eps=1e-06 act=gelu_pytorch_tanh tie=true embed=8 attn=1 softcap=30 qk=true v=true max=0
+moe {Experts:8 TopK:2 Intermediate:24 NormTopK:true Router:gemma4}
+layers 0-1 {Sliding:true Window:8 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:16 HeadDim:16} MLP:true MoE:true Intermediate:96}
+layers 2-2 {Sliding:false Window:0 HeadDim:32 KVHeads:1 KEqV:true KVFrom:-1 Rope:{Type:proportional Theta:1e+06 Factor:1 RotaryDim:8 HeadDim:32} MLP:true MoE:true Intermediate:96}
+layers 3-3 {Sliding:true Window:8 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:16 HeadDim:16} MLP:true MoE:true Intermediate:96}
+layers 4-4 {Sliding:true Window:8 HeadDim:16 KVHeads:2 KEqV:false KVFrom:3 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:16 HeadDim:16} MLP:true MoE:true Intermediate:192}
+layers 5-5 {Sliding:false Window:0 HeadDim:32 KVHeads:1 KEqV:true KVFrom:2 Rope:{Type:proportional Theta:1e+06 Factor:1 RotaryDim:8 HeadDim:32} MLP:true MoE:true Intermediate:192}
+`
+	if got := summary(c); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// Every field that changes the computation and is not supported is refused
+// by name; so is every field tpucc does not know.
+func TestConfigErrors(t *testing.T) {
+	q := func(old, new string) string { return strings.Replace(qwen3MoEConfig, old, new, 1) }
+	g := func(old, new string) string { return strings.Replace(gemma4Config, old, new, 1) }
+	cases := []struct{ cfg, want string }{
+		{`{"model_type": "llama"}`, `field "model_type": architecture "llama" is not supported (tpucc loads qwen3, qwen3_moe and gemma4_text)`},
+		{`{"hidden_size": 3}`, `field "model_type": missing`},
+		{`[1]`, `a JSON array where an object is expected`},
+		{`{"model_type": "qwen3", "model_type": "qwen3"}`, `duplicate key "model_type" in the object at $`},
+		{q(`"vocab_size": 151936`, `"vocab_size": 151936, "attn_logit_softcapping": 50.0`), `field "attn_logit_softcapping": not known to tpucc for model_type "qwen3_moe", so it cannot be honoured`},
+		{q(`"hidden_act": "silu"`, `"hidden_act": "gelu"`), `field "hidden_act": "gelu" is not supported (tpucc computes only "silu")`},
+		{q(`"attention_bias": false`, `"attention_bias": true`), `field "attention_bias": true is not supported (tpucc computes only false)`},
+		{q(`"rope_scaling": null`, `"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}`), `field "rope_parameters": rope type "yarn" is not supported (tpucc computes default, linear and proportional)`},
+		{q(`"rope_scaling": null`, `"rope_scaling": {"type": "linear", "factor": 4.0, "beta": 1}`), `field "rope_parameters": rope parameter "beta" is not supported for rope type "linear"`},
+		{q(`"rope_scaling": null`, `"rope_parameters": {"rope_theta": 10000.0}`), `field "rope_theta": 1000000.0 disagrees with rope_parameters' 10000.0`},
+		{q(`"num_experts_per_tok": 8`, `"num_experts_per_tok": 200`), `field "num_experts_per_tok": 200 is more than num_experts 128`},
+		{q(`"mlp_only_layers": []`, `"mlp_only_layers": [48]`), `field "mlp_only_layers": layer 48 does not exist (num_hidden_layers is 48)`},
+		{q(`"mlp_only_layers": []`, `"mlp_only_layers": "all"`), `field "mlp_only_layers": "all" is not a list of non-negative integers`},
+		{q(`"decoder_sparse_step": 1`, `"decoder_sparse_step": 0`), `field "decoder_sparse_step": must be positive`},
+		{q(`"use_sliding_window": false`, `"use_sliding_window": true`), `field "use_sliding_window": true is not supported for qwen3_moe`},
+		{q(`"num_key_value_heads": 4`, `"num_key_value_heads": 5`), `field "num_key_value_heads": 5 does not divide num_attention_heads 32`},
+		{q(`"num_experts": 128`, `"num_experts": 1.5`), `field "num_experts": 1.5 is not a non-negative integer`},
+		{q(`"moe_intermediate_size": 768,`, ``), `field "moe_intermediate_size": missing`},
+		{q(`"head_dim": 128`, `"head_dim": 127`), `field "head_dim": 127 is not a positive even number`},
+		{q(`"norm_topk_prob": true`, `"norm_topk_prob": 1`), `field "norm_topk_prob": 1 is not true or false`},
+		{g(`"hidden_size_per_layer_input": 0`, `"hidden_size_per_layer_input": 0, "use_bidirectional_attention": "all"`), `field "use_bidirectional_attention": "all" is not supported (tpucc computes only null)`},
+		{g(`"sliding_window": 8`, `"sliding_window": 8, "per_layer_config": {"2": {"sliding_window": 4}}`), `field "per_layer_config": layer 2: field "sliding_window": overriding it per layer is not supported`},
+		{g(`"sliding_window": 8`, `"sliding_window": 8, "per_layer_config": {"6": {"head_dim": 4}}`), `field "per_layer_config": "6" is not a layer index`},
+		{g(`"sliding_window": 8`, `"sliding_window": 8, "layers_per_step": 2`), `field "layers_per_step": not known to tpucc for model_type "gemma4_text", so it cannot be honoured`},
+		{g(`"sliding_window": 8`, `"sliding_window": 8, "per_layer_config": {"2": {"head_dim": 32, "num_key_value_heads": 1}, "5": {"head_dim": 32}}`), `field "num_global_key_value_heads": 1, but per_layer_config gives full layer 5 2`},
+		{g(`"sliding_window": 8`, `"sliding_window": 8, "per_layer_config": {"2": {"head_dim": 64}}`), `field "global_head_dim": 32, but per_layer_config gives full layer 2 a head dim of 64`},
+		{g(`"num_global_key_value_heads": 1,`, `"per_layer_config": {"2": {"head_dim": 32, "num_key_value_heads": 1}, "5": {"head_dim": 32, "num_key_value_heads": 2}},`), `field "num_kv_shared_layers": layer 5 reuses layer 2's keys and values, but its heads are 32 wide, 2 for keys and values, and layer 2's 32 wide, 1`},
+		{q(`"num_experts": 128`, `"num_experts": 128, "num_local_experts": 64`), `field "num_experts": 128 disagrees with num_local_experts 64`},
+		{g(`"rope_type": "proportional"`, `"rope_type": "dynamic"`), `field "rope_parameters.full_attention": rope type "dynamic" is not supported (tpucc computes default, linear and proportional)`},
+		{g(`"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},`, ``), `field "rope_parameters": no entry for sliding_attention`},
+		{g(`"full_attention", "sliding_attention"`, `"full_attention", "global"`), `field "layer_types": layer 3: "global" is not full_attention or sliding_attention`},
+		{g(`"num_kv_shared_layers": 2`, `"num_kv_shared_layers": 5`), `field "num_kv_shared_layers": layer 2 (full_attention) shares keys and values, but no earlier layer is full_attention`},
+		{g(`"top_k_experts": 2`, `"top_k_experts": 9`), `field "top_k_experts": 9 is more than num_experts 8`},
+		{g(`"rope_theta": 10000.0}`, `"rope_theta": 10000.0, "partial_rotary_factor": 0.01}`), `field "rope_parameters.sliding_attention": partial_rotary_factor 0.01 is not supported for rope type "default"`},
+	}
+	for _, c := range cases {
+		_, err := ParseConfig([]byte(c.cfg))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%.60s...:\n got %v\nwant %s", c.cfg, err, c.want)
+		}
+	}
+}
+
+// per_layer_config, as transformers saves it, gives full layers their head
+// dim instead of global_head_dim; num_local_experts is num_experts.
+func TestSavedSpellings(t *testing.T) {
+	cfg := strings.Replace(gemma4Config, `"global_head_dim": 32, "num_global_key_value_heads": 1, "attention_k_eq_v": true,`,
+		`"per_layer_config": {"2": {"head_dim": 64, "num_key_value_heads": 4}, "5": {"head_dim": 64, "num_key_value_heads": 4}},`, 1)
+	c, err := ParseConfig([]byte(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range c.Layers {
+		got = append(got, fmt.Sprintf("%d/%d/%d", l.HeadDim, l.KVHeads, l.Rope.RotaryDim))
+	}
+	if g := strings.Join(got, " "); g != "16/2/16 16/2/16 64/4/16 16/2/16 16/2/16 64/4/16" {
+		t.Errorf("head dim/KV heads/rotary dim per layer: %s", g)
+	}
+	q, err := ParseConfig([]byte(strings.Replace(qwen3MoEConfig, `"num_experts": 128`, `"num_local_experts": 128`, 1)))
+	if err != nil || q.MoE.Experts != 128 {
+		t.Errorf("num_local_experts: %v", err)
+	}
+}
+
+func TestLoadConfig(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ConfigFile), []byte(`{"model_type": "bert"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadConfig(dir)
+	want := filepath.Join(dir, ConfigFile) + `: field "model_type": architecture "bert" is not supported (tpucc loads qwen3, qwen3_moe and gemma4_text)`
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+}

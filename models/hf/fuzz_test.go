@@ -1,0 +1,23 @@
+package hf
+
+import "testing"
+
+// FuzzParseConfig: any bytes give a config whose layers are consistent, or an
+// error; never a panic.
+func FuzzParseConfig(f *testing.F) {
+	f.Add([]byte(qwen3MoEConfig))
+	f.Add([]byte(gemma4Config))
+	f.Add([]byte(tinyMoE))
+	f.Add([]byte(`{"model_type": "qwen3", "rope_parameters": {"rope_type": "linear"}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := ParseConfig(data)
+		if err != nil {
+			return
+		}
+		for i, l := range c.Layers {
+			if l.HeadDim <= 0 || l.KVHeads <= 0 || c.Heads%l.KVHeads != 0 || l.Rope.RotaryDim > l.HeadDim || l.KVFrom >= i {
+				t.Fatalf("accepted an inconsistent layer %d: %+v", i, l)
+			}
+		}
+	})
+}

@@ -1,0 +1,254 @@
+// Package tokenizer reads a Hugging Face tokenizer.json of the byte-level BPE
+// kind that Qwen and GPT-2 use, and encodes text to token ids and back.
+//
+// What it computes is fixed by the file; every option that would change the
+// ids is either implemented or refused by Load with an error naming it, so a
+// tokenizer that loads encodes as the reference library does (the tests
+// compare against it on tokenizers trained in the test).
+package tokenizer
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/tpucc/tpucc/models/internal/jsonstrict"
+	"github.com/tpucc/tpucc/models/safetensors"
+)
+
+// Tokenizer encodes text to ids and decodes ids to text. It is safe for
+// concurrent use.
+type Tokenizer struct {
+	nfc          bool
+	steps        []step // the pre-tokenizer, in order; the last maps bytes
+	vocab        map[string]int
+	tokens       []string           // id → token ("" for an unused id)
+	merges       map[[2]int]mergeTo // a pair of ids → its merge
+	ignoreMerges bool
+	added        []added // longest content first
+	special      map[int]bool
+
+	mu    sync.Mutex
+	cache map[string][]int // word → ids
+}
+
+// mergeTo is a merge's rank (its place in the list) and resulting token.
+type mergeTo struct{ rank, id int }
+
+// added is a token matched in the text before pre-tokenization.
+type added struct {
+	id         int
+	content    string
+	normalized bool // matched after normalization, in what other added tokens left
+}
+
+// File is tokenizer.json as far as tpucc reads it.
+type file struct {
+	Version       string          `json:"version"`
+	Truncation    json.RawMessage `json:"truncation"`
+	Padding       json.RawMessage `json:"padding"`
+	AddedTokens   []addedToken    `json:"added_tokens"`
+	Normalizer    *typed          `json:"normalizer"`
+	PreTokenizer  *preTokenizer   `json:"pre_tokenizer"`
+	PostProcessor *byteLevel      `json:"post_processor"`
+	Decoder       *byteLevel      `json:"decoder"`
+	Model         bpeModel        `json:"model"`
+}
+
+type typed struct {
+	Type string `json:"type"`
+}
+
+type addedToken struct {
+	ID         int    `json:"id"`
+	Content    string `json:"content"`
+	SingleWord bool   `json:"single_word"`
+	LStrip     bool   `json:"lstrip"`
+	RStrip     bool   `json:"rstrip"`
+	Normalized bool   `json:"normalized"`
+	Special    bool   `json:"special"`
+}
+
+// byteLevel is a ByteLevel pre-tokenizer, post-processor or decoder.
+type byteLevel struct {
+	Type           string `json:"type"`
+	AddPrefixSpace bool   `json:"add_prefix_space"`
+	TrimOffsets    bool   `json:"trim_offsets"` // offsets only: no effect on ids
+	UseRegex       bool   `json:"use_regex"`
+}
+
+type preTokenizer struct {
+	byteLevel
+	Pretokenizers []preTokenizer `json:"pretokenizers"`
+	Pattern       *struct {
+		Regex  *string `json:"Regex"`
+		String *string `json:"String"`
+	} `json:"pattern"`
+	Behavior string `json:"behavior"`
+	Invert   bool   `json:"invert"`
+}
+
+type bpeModel struct {
+	Type                    string            `json:"type"`
+	Dropout                 *float64          `json:"dropout"`
+	UnkToken                *string           `json:"unk_token"`
+	ContinuingSubwordPrefix *string           `json:"continuing_subword_prefix"`
+	EndOfWordSuffix         *string           `json:"end_of_word_suffix"`
+	FuseUnk                 bool              `json:"fuse_unk"`
+	ByteFallback            bool              `json:"byte_fallback"`
+	IgnoreMerges            bool              `json:"ignore_merges"`
+	Vocab                   map[string]int    `json:"vocab"`
+	Merges                  []json.RawMessage `json:"merges"`
+}
+
+// maxFile bounds tokenizer.json; Qwen's is about 7 MB.
+const maxFile = 256 << 20
+
+// Load reads a tokenizer.json file.
+func Load(path string) (*Tokenizer, error) {
+	data, err := safetensors.ReadBounded(path, maxFile)
+	if err != nil {
+		return nil, err
+	}
+	t, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return t, nil
+}
+
+// Parse reads tokenizer.json's bytes.
+func Parse(data []byte) (*Tokenizer, error) {
+	var f file
+	if err := jsonstrict.Decode(data, &f); err != nil {
+		return nil, err
+	}
+	for _, x := range []struct {
+		name string
+		v    json.RawMessage
+	}{{"truncation", f.Truncation}, {"padding", f.Padding}} {
+		if len(x.v) > 0 && string(x.v) != "null" {
+			return nil, fmt.Errorf("%s: %s is not supported (encode returns every id, unpadded)", x.name, x.v)
+		}
+	}
+	t := &Tokenizer{special: map[int]bool{}, cache: map[string][]int{}}
+	if n := f.Normalizer; n != nil {
+		if n.Type != "NFC" {
+			return nil, fmt.Errorf("normalizer %q is not supported (tpucc has NFC only)", n.Type)
+		}
+		t.nfc = true
+	}
+	if err := t.readPreTokenizer(f.PreTokenizer); err != nil {
+		return nil, err
+	}
+	if p := f.PostProcessor; p != nil && p.Type != "ByteLevel" {
+		return nil, fmt.Errorf("post_processor %q is not supported (it would add tokens; tpucc has ByteLevel, which only moves offsets)", p.Type)
+	}
+	if d := f.Decoder; d == nil || d.Type != "ByteLevel" {
+		return nil, fmt.Errorf("decoder: only ByteLevel is supported")
+	}
+	if err := t.readModel(&f.Model); err != nil {
+		return nil, err
+	}
+	return t, t.readAdded(f.AddedTokens)
+}
+
+// readModel reads the BPE vocabulary and merges.
+func (t *Tokenizer) readModel(m *bpeModel) error {
+	switch {
+	case m.Type != "BPE":
+		return fmt.Errorf("model %q is not supported (tpucc has BPE)", m.Type)
+	case m.Dropout != nil && *m.Dropout != 0:
+		return fmt.Errorf("model: dropout %v is not supported (it makes encoding random)", *m.Dropout)
+	case m.UnkToken != nil:
+		return fmt.Errorf("model: unk_token is not supported (byte-level BPE has no unknown bytes)")
+	case m.ContinuingSubwordPrefix != nil && *m.ContinuingSubwordPrefix != "":
+		return fmt.Errorf("model: continuing_subword_prefix %q is not supported", *m.ContinuingSubwordPrefix)
+	case m.EndOfWordSuffix != nil && *m.EndOfWordSuffix != "":
+		return fmt.Errorf("model: end_of_word_suffix %q is not supported", *m.EndOfWordSuffix)
+	case m.ByteFallback:
+		return fmt.Errorf("model: byte_fallback is not supported")
+	}
+	t.ignoreMerges = m.IgnoreMerges
+	t.vocab = m.Vocab
+	for tok, id := range m.Vocab {
+		if err := t.setToken(id, tok); err != nil {
+			return fmt.Errorf("model: vocab: %v", err)
+		}
+	}
+	t.merges = make(map[[2]int]mergeTo, len(m.Merges))
+	for rank, raw := range m.Merges {
+		a, b, err := mergePair(raw)
+		if err != nil {
+			return fmt.Errorf("model: merges[%d]: %v", rank, err)
+		}
+		ia, okA := t.vocab[a]
+		ib, okB := t.vocab[b]
+		iab, okAB := t.vocab[a+b]
+		if !okA || !okB || !okAB {
+			return fmt.Errorf("model: merges[%d]: %q + %q: a part or the result is not in the vocab", rank, a, b)
+		}
+		if _, dup := t.merges[[2]int{ia, ib}]; !dup {
+			t.merges[[2]int{ia, ib}] = mergeTo{rank, iab}
+		}
+	}
+	return nil
+}
+
+// setToken records id's token, refusing an id given to two tokens.
+func (t *Tokenizer) setToken(id int, tok string) error {
+	if id < 0 || id > 1<<24 {
+		return fmt.Errorf("token %q has id %d, outside [0, %d]", tok, id, 1<<24)
+	}
+	if id >= len(t.tokens) {
+		t.tokens = append(t.tokens, make([]string, id+1-len(t.tokens))...)
+	}
+	if old := t.tokens[id]; old != "" && old != tok {
+		return fmt.Errorf("id %d is both %q and %q", id, old, tok)
+	}
+	t.tokens[id] = tok
+	return nil
+}
+
+// mergePair reads a merge written "a b" (older files) or ["a", "b"].
+func mergePair(raw json.RawMessage) (string, string, error) {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		for i := 0; i < len(s); i++ {
+			if s[i] == ' ' {
+				return s[:i], s[i+1:], nil
+			}
+		}
+		return "", "", fmt.Errorf("%q is not two tokens separated by a space", s)
+	}
+	var pair []string
+	if err := json.Unmarshal(raw, &pair); err != nil || len(pair) != 2 {
+		return "", "", fmt.Errorf("%s is not a pair of tokens", raw)
+	}
+	return pair[0], pair[1], nil
+}
+
+// readAdded reads added_tokens, refusing the matching options tpucc lacks.
+func (t *Tokenizer) readAdded(list []addedToken) error {
+	for _, a := range list {
+		switch {
+		case a.Content == "":
+			return fmt.Errorf("added_tokens: id %d has empty content", a.ID)
+		case a.SingleWord || a.LStrip || a.RStrip:
+			return fmt.Errorf("added_tokens: %q: single_word, lstrip and rstrip are not supported", a.Content)
+		case a.Normalized && t.nfc && !nfcInert(a.Content):
+			return fmt.Errorf("added_tokens: %q: a normalized token that NFC would change is not supported", a.Content)
+		}
+		if err := t.setToken(a.ID, a.Content); err != nil {
+			return fmt.Errorf("added_tokens: %v", err)
+		}
+		if a.Special {
+			t.special[a.ID] = true
+		}
+		t.added = append(t.added, added{id: a.ID, content: a.Content, normalized: a.Normalized})
+	}
+	// Leftmost-longest matching: at a position the longest content wins.
+	slices.SortStableFunc(t.added, func(a, b added) int { return len(b.content) - len(a.content) })
+	return nil
+}

@@ -1,0 +1,166 @@
+package tokenizer
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// tiny builds a tokenizer.json: the 256 byte runes, then the merges given
+// as "a b" in rank order, with Qwen's pre-tokenizer unless edit changes it.
+func tiny(merges []string, edit func(map[string]any)) []byte {
+	vocab := map[string]int{}
+	for b := range 256 {
+		vocab[string(byteRune[b])] = b
+	}
+	for _, m := range merges {
+		vocab[strings.Replace(m, " ", "", 1)] = len(vocab)
+	}
+	f := map[string]any{
+		"version": "1.0", "truncation": nil, "padding": nil,
+		"added_tokens": []any{
+			map[string]any{"id": 500, "content": "<|end|>", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true},
+		},
+		"normalizer": map[string]any{"type": "NFC"},
+		"pre_tokenizer": map[string]any{"type": "Sequence", "pretokenizers": []any{
+			map[string]any{"type": "Split", "pattern": map[string]any{"Regex": qwenPattern}, "behavior": "Isolated", "invert": false},
+			map[string]any{"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false, "use_regex": false},
+		}},
+		"post_processor": nil,
+		"decoder":        map[string]any{"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true},
+		"model": map[string]any{"type": "BPE", "dropout": nil, "unk_token": nil, "continuing_subword_prefix": nil,
+			"end_of_word_suffix": nil, "fuse_unk": false, "byte_fallback": false, "ignore_merges": false,
+			"vocab": vocab, "merges": merges},
+	}
+	if edit != nil {
+		edit(f)
+	}
+	data, _ := json.Marshal(f)
+	return data
+}
+
+func TestEncodeTiny(t *testing.T) {
+	tok, err := Parse(tiny([]string{"h e", "l l", "he ll", "Ġ w", "o r"}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := tok.Encode("hello world<|end|>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "hello" → hell + o; " world" → Ġw + or + l + d; then the special token.
+	want := []int{258, 'o', 259, 260, 'l', 'd', 500}
+	if !slices.Equal(ids, want) {
+		t.Errorf("got %v, want %v", ids, want)
+	}
+	for skip, want := range map[bool]string{true: "hello world", false: "hello world<|end|>"} {
+		if got, err := tok.Decode(ids, skip); err != nil || got != want {
+			t.Errorf("Decode(skip=%v) = %q, %v; want %q", skip, got, err, want)
+		}
+	}
+	if _, err := tok.Decode([]int{600}, false); err == nil || err.Error() != "tokenizer: no token has id 600" {
+		t.Errorf("unknown id: %v", err)
+	}
+	if _, err := tok.Encode("e\u0301"); err == nil || err.Error() != "tokenizer: the NFC normalizer: U+0301 at byte 1 may change under NFC, and tpucc normalizes only text NFC leaves as it is" {
+		t.Errorf("combining mark: %v", err)
+	}
+}
+
+// The Qwen split, piece by piece, on the cases its alternatives decide.
+func TestQwenSplit(t *testing.T) {
+	cases := map[string]string{
+		"It's 'S 'ſ":      `"It" "'s" " '" "S" " '" "ſ"`,
+		"a  b":            `"a" " " " b"`,
+		"x\r\n\r\n  y":    `"x" "\r\n\r\n" " " " y"`,
+		"1234 56":         `"1" "2" "3" "4" " " "5" "6"`,
+		"foo.bar()\n\nok": `"foo" ".bar" "()\n\n" "ok"`,
+		"end   ":          `"end" "   "`,
+		" \u00a0x":        `" " "\u00a0x"`,
+		"中文 and 😀!":       `"中文" " and" " 😀!"`,
+	}
+	for in, want := range cases {
+		var got []string
+		for _, p := range split(in, matchQwen) {
+			got = append(got, fmt.Sprintf("%q", p))
+		}
+		if g := strings.Join(got, " "); g != want {
+			t.Errorf("split(%q) = %s, want %s", in, g, want)
+		}
+	}
+}
+
+// Options that would change the ids are refused by name.
+func TestParseErrors(t *testing.T) {
+	set := func(path []string, v any) func(map[string]any) {
+		return func(f map[string]any) {
+			m := f
+			for _, k := range path[:len(path)-1] {
+				m = m[k].(map[string]any)
+			}
+			m[path[len(path)-1]] = v
+		}
+	}
+	cases := []struct {
+		edit func(map[string]any)
+		want string
+	}{
+		{set([]string{"normalizer"}, map[string]any{"type": "NFKC"}), `normalizer "NFKC" is not supported (tpucc has NFC only)`},
+		{set([]string{"padding"}, map[string]any{"length": 8}), `padding: {"length":8} is not supported (encode returns every id, unpadded)`},
+		{set([]string{"post_processor"}, map[string]any{"type": "TemplateProcessing"}), `post_processor "TemplateProcessing" is not supported (it would add tokens; tpucc has ByteLevel, which only moves offsets)`},
+		{set([]string{"model", "byte_fallback"}, true), `model: byte_fallback is not supported`},
+		{set([]string{"model", "dropout"}, 0.1), `model: dropout 0.1 is not supported (it makes encoding random)`},
+		{set([]string{"model", "type"}, "WordPiece"), `model "WordPiece" is not supported (tpucc has BPE)`},
+		{set([]string{"model", "merges"}, []string{"q z"}), `model: merges[0]: "q" + "z": a part or the result is not in the vocab`},
+		{set([]string{"model", "vocab"}, map[string]int{"a": 1, "b": 1}), `model: vocab: id 1 is both "a" and "b"`},
+		{set([]string{"pre_tokenizer"}, map[string]any{"type": "Whitespace"}), `pre_tokenizer: "Whitespace" is not supported (tpucc has ByteLevel, Split and Sequence)`},
+		{set([]string{"pre_tokenizer"}, map[string]any{"type": "ByteLevel", "add_prefix_space": true}), `pre_tokenizer: ByteLevel add_prefix_space is not supported`},
+		{set([]string{"pre_tokenizer"}, map[string]any{"type": "Split", "pattern": map[string]any{"Regex": `\w+`}, "behavior": "Isolated"}),
+			`pre_tokenizer: Split: pattern "\\w+" is not supported (tpucc knows Qwen's and GPT-2's)`},
+		{set([]string{"added_tokens"}, []any{map[string]any{"id": 3, "content": "<x>", "lstrip": true}}), `added_tokens: "<x>": single_word, lstrip and rstrip are not supported`},
+		{set([]string{"model", "extra"}, 1), `unknown field "extra"`},
+	}
+	for _, c := range cases {
+		_, err := Parse(tiny(nil, c.edit))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("got %v\nwant %s", err, c.want)
+		}
+	}
+}
+
+// FuzzEncode: text that encodes decodes back to itself; nothing panics.
+func FuzzEncode(f *testing.F) {
+	tok, err := Parse(tiny([]string{"h e", "l l", "he ll", "Ġ w", "o r", "Ġ Ġ", "ĠĠ ĠĠ"}, nil))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range []string{"hello world", "It's  \r\n 1234!", "中文 😀", "<|end|>x", "\xff\xfe"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ids, err := tok.Encode(s)
+		if err != nil {
+			if utf8.ValidString(s) && nfcInert(s) {
+				t.Fatalf("Encode(%q): %v", s, err)
+			}
+			return
+		}
+		got, err := tok.Decode(ids, false)
+		if err != nil || got != s {
+			t.Fatalf("Decode(Encode(%q)) = %q, %v", s, got, err)
+		}
+	})
+}
+
+// FuzzParse: any bytes load or give an error; never a panic.
+func FuzzParse(f *testing.F) {
+	f.Add(tiny([]string{"h e"}, nil))
+	f.Add([]byte(`{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a a"]}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if tok, err := Parse(data); err == nil {
+			tok.Encode("hello 'S\r\n  world 123")
+		}
+	})
+}

@@ -1,0 +1,108 @@
+"""Tiny random Hugging Face checkpoints for models/hf's tests.
+
+Usage: hfmodels.py OUTDIR
+
+Builds a small model of each family with transformers, saves it with
+save_pretrained (config.json + model.safetensors) into OUTDIR/NAME, and writes
+OUTDIR/NAME/expect.json: what transformers' own modules compute per layer
+(head dim, key/value heads, sliding window, MoE or dense MLP and its width,
+attention scaling, the rotary inverse frequencies) and per model (tied head,
+embedding scale, logit softcapping, expert counts), for the Go side to match
+with its reading of config.json.
+"""
+
+import json
+import os
+import sys
+
+import torch
+from transformers import (Gemma4ForCausalLM, Gemma4TextConfig, Qwen3Config, Qwen3ForCausalLM,
+                          Qwen3MoeConfig, Qwen3MoeForCausalLM)
+
+
+def qwen_layer(model, i):
+    layer = model.model.layers[i]
+    attn = layer.self_attn
+    moe = "SparseMoeBlock" in type(layer.mlp).__name__
+    inv = model.model.rotary_emb.inv_freq
+    return {
+        "head_dim": attn.head_dim,
+        "kv_heads": attn.k_proj.out_features // attn.head_dim,
+        "sliding_window": attn.sliding_window or 0,
+        "moe": moe,
+        "intermediate": 0 if moe else layer.mlp.gate_proj.out_features,
+        "scaling": attn.scaling,
+        "kv_shared": False,
+        "k_eq_v": False,
+        "inv_freq": inv.tolist(),
+    }
+
+
+def gemma_layer(model, i):
+    layer = model.model.layers[i]
+    attn = layer.self_attn
+    t = model.config.layer_types[i]
+    return {
+        "head_dim": attn.head_dim,
+        "kv_heads": model.config.num_attention_heads // attn.num_key_value_groups,
+        "sliding_window": attn.sliding_window or 0,
+        "moe": bool(layer.enable_moe_block),
+        "intermediate": layer.mlp.gate_proj.out_features,
+        "scaling": attn.scaling,
+        "kv_shared": bool(attn.is_kv_shared_layer),
+        "k_eq_v": bool(attn.use_alternative_attention),
+        "inv_freq": getattr(model.model.rotary_emb, f"{t}_inv_freq").tolist(),
+    }
+
+
+def save(outdir, name, model, layer_fn, dtype, shard=None):
+    torch.manual_seed(0)
+    model = model.to(dtype)
+    path = os.path.join(outdir, name)
+    if shard:
+        model.save_pretrained(path, max_shard_size=shard)
+    else:
+        model.save_pretrained(path)
+    cfg = model.config
+    embed = model.model.embed_tokens
+    expect = {
+        "dtype": str(dtype).removeprefix("torch."),
+        "tied": model.lm_head.weight.data_ptr() == embed.weight.data_ptr(),
+        "embed_scale": float(getattr(embed, "scalar_embed_scale", 1.0)),
+        "softcap": float(getattr(cfg, "final_logit_softcapping", None) or 0.0),
+        "experts": getattr(cfg, "num_experts", None) or 0,
+        "top_k": getattr(cfg, "num_experts_per_tok", None) or getattr(cfg, "top_k_experts", None) or 0,
+        "norm_topk": bool(getattr(cfg, "norm_topk_prob", True)),
+        "layers": [layer_fn(model, i) for i in range(cfg.num_hidden_layers)],
+    }
+    with open(os.path.join(path, "expect.json"), "w") as f:
+        json.dump(expect, f)
+
+
+def main():
+    outdir = sys.argv[1]
+    torch.manual_seed(0)
+    save(outdir, "qwen3", Qwen3ForCausalLM(Qwen3Config(
+        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=3, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=16, use_sliding_window=True, sliding_window=8, max_window_layers=1,
+        tie_word_embeddings=True, rope_parameters={"rope_type": "linear", "rope_theta": 5000.0, "factor": 2.0})),
+        qwen_layer, torch.float32)
+    save(outdir, "qwen3_moe", Qwen3MoeForCausalLM(Qwen3MoeConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=4, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=16, num_experts=8, num_experts_per_tok=2, moe_intermediate_size=24,
+        mlp_only_layers=[1], decoder_sparse_step=1, norm_topk_prob=True)),
+        qwen_layer, torch.bfloat16, shard="40KB")
+    save(outdir, "gemma4", Gemma4ForCausalLM(Gemma4TextConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=6, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=16, global_head_dim=32, num_global_key_value_heads=1,
+        attention_k_eq_v=True, sliding_window=8,
+        layer_types=["sliding_attention", "full_attention", "sliding_attention", "full_attention",
+                     "sliding_attention", "full_attention"],
+        num_kv_shared_layers=2, use_double_wide_mlp=True, hidden_size_per_layer_input=8,
+        vocab_size_per_layer_input=64, enable_moe_block=True, num_experts=8, top_k_experts=2,
+        moe_intermediate_size=24, final_logit_softcapping=30.0)),
+        gemma_layer, torch.float32)
+
+
+if __name__ == "__main__":
+    main()
