@@ -106,9 +106,16 @@ func TestExamples(t *testing.T) {
 				t.Fatal(err)
 			}
 			exe := compileText(t, file, src)
-			x := differential(t, b, exe.Module, exe.Entry, 1)
-			g, f := x.Coverage()
-			t.Logf("generated: %s; reference: %s; times %+v", g, f, x.Times)
+			cold := differential(t, b, exe.Module, exe.Entry, 1)
+			warm := differential(t, b, exe.Module, exe.Entry, 1)
+			if cold.Times.Cached || !warm.Times.Cached || warm.Times.Clang != 0 {
+				t.Fatalf("cold compile cached=%v, warm cached=%v clang %v: want clang once, then the cache",
+					cold.Times.Cached, warm.Times.Cached, warm.Times.Clang)
+			}
+			g, f := cold.Coverage()
+			t.Logf("generated: %s; reference: %s", g, f)
+			t.Logf("cold: IR %v, clang %v, load %v; warm: IR %v, load %v", cold.Times.IRGen, cold.Times.Clang,
+				cold.Times.Load, warm.Times.IRGen, warm.Times.Load)
 		})
 	}
 }
