@@ -96,7 +96,12 @@ type Executable struct {
 	Times BuildTimes
 }
 
-func (b *Backend) compile(m *ir.Module, f *ir.Func) (*Executable, error) {
+func (b *Backend) compile(m *ir.Module, f *ir.Func) (x *Executable, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			x, err = nil, fmt.Errorf("internal error in the llvm backend compiling @%s: %v", f.Name, r)
+		}
+	}()
 	if m == nil {
 		m = f.Module
 	}
@@ -111,7 +116,7 @@ func (b *Backend) compile(m *ir.Module, f *ir.Func) (*Executable, error) {
 	}
 	text := p.gen.text()
 	times.IRGen = time.Since(t0)
-	x := &Executable{plan: p, entry: f, threads: b.threads, states: make(chan *state, 8)}
+	x = &Executable{plan: p, entry: f, threads: b.threads, states: make(chan *state, 8)}
 	if p.gen.n > 0 {
 		data, err := b.cache.object(b.tc, text, &times)
 		if err != nil {

@@ -15,8 +15,11 @@ import (
 // Elementwise code is generated as expressions: a value defined by an
 // elementwise or index-remapping op is computed where it is used, at the
 // index the use needs, down to leaves read from buffers. The dtypes
-// generated so far are f32, i32 and i1 (stored as one byte); every other
-// dtype runs on the reference executor.
+// generated so far are f32, f16 and bf16 (computed in f32 and rounded to
+// their dtype after every op, which gives the reference executor's results
+// bit for bit for the IEEE ops: it computes in f64 and rounds through f32),
+// i32 and i1 (stored as one byte); every other dtype runs on the reference
+// executor.
 
 // elemType is how a dtype is held in registers and in memory.
 func elemType(dt ir.DType) (reg, mem types.Type, ok bool) {
@@ -27,8 +30,46 @@ func elemType(dt ir.DType) (reg, mem types.Type, ok bool) {
 		return types.I32, types.I32, true
 	case ir.I1:
 		return types.I1, types.I8, true
+	case ir.F16, ir.BF16:
+		return types.Float, types.I16, true
 	}
 	return nil, nil, false
+}
+
+// floatish dtypes are held as f32 in registers.
+func floatish(dt ir.DType) bool { return dt == ir.F32 || dt == ir.F16 || dt == ir.BF16 }
+
+// widen turns a stored f16/bf16 bit pattern into its exact f32 value.
+func (k *kfn) widen(x value.Value, dt ir.DType) value.Value {
+	c := k.cur
+	if dt == ir.F16 {
+		return c.NewFPExt(c.NewBitCast(x, types.Half), types.Float)
+	}
+	return c.NewBitCast(c.NewShl(c.NewZExt(x, types.I32), constant.NewInt(types.I32, 16)), types.Float)
+}
+
+// narrow rounds an f32 to f16/bf16 bits to nearest even, as ir's
+// Float32ToF16 and Float32ToBF16 do (a NaN stays a quiet NaN).
+func (k *kfn) narrow(x value.Value, dt ir.DType) value.Value {
+	c := k.cur
+	if dt == ir.F16 {
+		return c.NewBitCast(c.NewFPTrunc(x, types.Half), types.I16)
+	}
+	i32c := func(v int64) value.Value { return constant.NewInt(types.I32, v) }
+	b := c.NewBitCast(x, types.I32)
+	hi := c.NewLShr(b, i32c(16))
+	rounded := c.NewLShr(c.NewAdd(c.NewAdd(b, i32c(0x7fff)), c.NewAnd(hi, i32c(1))), i32c(16))
+	nan := c.NewOr(hi, i32c(0x40))
+	r := c.NewSelect(c.NewFCmp(enum.FPredUNO, x, x), nan, rounded)
+	return c.NewTrunc(r, types.I16)
+}
+
+// round brings an f32 result into dt (a no-op for f32).
+func (k *kfn) round(x value.Value, dt ir.DType) value.Value {
+	if dt == ir.F32 {
+		return x
+	}
+	return k.widen(k.narrow(x, dt), dt)
 }
 
 func supportedType(t ir.Type) bool {
@@ -72,10 +113,10 @@ func isExpr(in *ir.Instr) bool {
 		l := in.Attr.(*ir.ConstAttr).Value
 		return l != nil && l.Len() == 1
 	case ir.OpDiv, ir.OpRem, ir.OpPow, ir.OpAtan2:
-		return dt == ir.F32 // integer division by zero has its own rules
+		return floatish(dt) // integer division by zero has its own rules
 	case ir.OpConvert:
 		// float to integer saturates in the reference executor.
-		return !(in.Args[0].Type.DType == ir.F32 && dt == ir.I32)
+		return !(floatish(in.Args[0].Type.DType) && dt == ir.I32)
 	}
 	if in.Args != nil && len(in.Args) > 0 && in.Args[0].Type.DType == ir.I1 {
 		return boolOps[in.Op] // i1 arithmetic wraps in its own way
@@ -124,7 +165,10 @@ func (e *expr) compute(v *ir.Value, idx []value.Value) value.Value {
 	if b, ok := e.leafBuf(v); ok {
 		reg, mem, _ := elemType(v.Type.DType)
 		x := k.load(mem, k.buf(b, mem), k.linear(idx, v.Type.Dims()))
-		if reg != mem {
+		switch {
+		case v.Type.DType == ir.F16 || v.Type.DType == ir.BF16:
+			return k.widen(x, v.Type.DType)
+		case reg != mem:
 			return k.cur.NewTrunc(x, reg)
 		}
 		return x
@@ -147,8 +191,12 @@ func (e *expr) compute(v *ir.Value, idx []value.Value) value.Value {
 	if in.Op == ir.OpConvert || in.Op == ir.OpCopy {
 		return e.convert(args[0], in.Args[0].Type.DType, dt)
 	}
-	if in.Args[0].Type.DType == ir.F32 {
-		return e.float(in, args)
+	if floatish(in.Args[0].Type.DType) {
+		r := e.float(in, args)
+		if floatish(dt) {
+			r = k.round(r, dt)
+		}
+		return r
 	}
 	return e.integer(in, args)
 }
@@ -221,6 +269,10 @@ func (e *expr) concat(in *ir.Instr, idx []value.Value) value.Value {
 		}
 		off += n
 	}
+	if out == nil { // every operand is empty along axis, so is the result: never read
+		reg, _, _ := elemType(in.Results[0].Type.DType)
+		return constant.NewZeroInitializer(reg)
+	}
 	return out
 }
 
@@ -249,8 +301,8 @@ func (e *expr) nullary(in *ir.Instr, idx []value.Value) value.Value {
 	case ir.OpIota:
 		i := idx[in.Attr.(*ir.AxisAttr).Axis]
 		switch t.DType {
-		case ir.F32:
-			return e.k.cur.NewSIToFP(i, reg)
+		case ir.F32, ir.F16, ir.BF16:
+			return e.k.round(e.k.cur.NewSIToFP(i, reg), t.DType)
 		case ir.I1:
 			return e.k.cur.NewICmp(enum.IPredNE, i, ci(0))
 		}
@@ -258,8 +310,8 @@ func (e *expr) nullary(in *ir.Instr, idx []value.Value) value.Value {
 	case ir.OpConstant:
 		l := in.Attr.(*ir.ConstAttr).Value
 		switch t.DType {
-		case ir.F32:
-			return constant.NewFloat(types.Float, float64(float32(l.Float(0))))
+		case ir.F32, ir.F16, ir.BF16:
+			return constant.NewFloat(types.Float, float64(float32(t.DType.RoundFloat(l.Float(0)))))
 		case ir.I1:
 			return constant.NewBool(l.Int(0) != 0)
 		}
@@ -274,12 +326,14 @@ func (e *expr) convert(x value.Value, from, to ir.DType) value.Value {
 	switch {
 	case from == to:
 		return x
-	case from == ir.F32 && to == ir.I1:
+	case floatish(from) && floatish(to):
+		return e.k.round(x, to)
+	case floatish(from) && to == ir.I1:
 		return c.NewFCmp(enum.FPredUNE, x, constant.NewFloat(types.Float, 0))
-	case from == ir.I1 && to == ir.F32:
-		return c.NewUIToFP(x, reg)
-	case from == ir.I32 && to == ir.F32:
-		return c.NewSIToFP(x, reg)
+	case from == ir.I1 && floatish(to):
+		return e.k.round(c.NewUIToFP(x, reg), to)
+	case from == ir.I32 && floatish(to):
+		return e.k.round(c.NewSIToFP(x, reg), to)
 	case from == ir.I1 && to == ir.I32:
 		return c.NewZExt(x, reg)
 	case from == ir.I32 && to == ir.I1:

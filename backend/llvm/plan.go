@@ -269,7 +269,10 @@ func (pl *planner) loopKernel(v *ir.Value, env map[*ir.Value]int, defs map[*ir.V
 	dst := k.buf(0, mem)
 	emitNest(k, dims, func(idx []value.Value) {
 		x := e.at(v, idx)
-		if reg != mem {
+		switch {
+		case v.Type.DType == ir.F16 || v.Type.DType == ir.BF16:
+			x = k.narrow(x, v.Type.DType)
+		case reg != mem:
 			x = k.cur.NewZExt(x, mem)
 		}
 		k.store(x, dst, k.linear(idx, dims))
