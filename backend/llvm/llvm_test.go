@@ -128,14 +128,25 @@ func TestCorpus(t *testing.T) {
 	if testing.Short() {
 		n = 15
 	}
+	gen, ref := map[ir.Op]int{}, map[ir.Op]int{}
 	for seed := int64(0); seed < n; seed++ {
 		m := progen.Generate(seed, progen.Config{})
 		exe, _, err := runtime.Compile(m, runtime.Config{Target: "cpu"})
 		if err != nil {
 			t.Fatalf("seed %d: compile: %v", seed, err)
 		}
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { differential(t, b, exe.Module, exe.Entry, seed) })
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			x := differential(t, b, exe.Module, exe.Entry, seed)
+			for op, k := range x.plan.generated {
+				gen[op] += k
+			}
+			for op, k := range x.plan.fallback {
+				ref[op] += k
+			}
+		})
 	}
+	t.Logf("generated: %s", opCounts(gen))
+	t.Logf("reference: %s", opCounts(ref))
 }
 
 // BenchmarkMLP times examples/mlp.tir (64x1024 -> 4096 -> 1024) on one
