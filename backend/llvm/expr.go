@@ -26,8 +26,14 @@ func elemType(dt ir.DType) (reg, mem types.Type, ok bool) {
 	switch dt {
 	case ir.F32:
 		return types.Float, types.Float, true
-	case ir.I32:
+	case ir.I32, ir.U32:
 		return types.I32, types.I32, true
+	case ir.I8, ir.U8:
+		return types.I8, types.I8, true
+	case ir.I16:
+		return types.I16, types.I16, true
+	case ir.I64:
+		return types.I64, types.I64, true
 	case ir.I1:
 		return types.I1, types.I8, true
 	case ir.F16, ir.BF16:
@@ -115,8 +121,13 @@ func isExpr(in *ir.Instr) bool {
 	case ir.OpDiv, ir.OpRem, ir.OpPow, ir.OpAtan2:
 		return floatish(dt) // integer division by zero has its own rules
 	case ir.OpConvert:
-		// float to integer saturates in the reference executor.
-		return !(floatish(in.Args[0].Type.DType) && dt == ir.I32)
+		from := in.Args[0].Type.DType
+		switch {
+		case floatish(from) && dt.IsInt():
+			return false // float to integer saturates in the reference executor
+		case from == ir.I64 && floatish(dt):
+			return false // i64 to float rounds once in the reference, twice here
+		}
 	}
 	if in.Args != nil && len(in.Args) > 0 && in.Args[0].Type.DType == ir.I1 {
 		return boolOps[in.Op] // i1 arithmetic wraps in its own way
@@ -305,6 +316,8 @@ func (e *expr) nullary(in *ir.Instr, idx []value.Value) value.Value {
 			return e.k.round(e.k.cur.NewSIToFP(i, reg), t.DType)
 		case ir.I1:
 			return e.k.cur.NewICmp(enum.IPredNE, i, ci(0))
+		case ir.I64:
+			return i
 		}
 		return e.k.cur.NewTrunc(i, reg)
 	case ir.OpConstant:
@@ -315,7 +328,12 @@ func (e *expr) nullary(in *ir.Instr, idx []value.Value) value.Value {
 		case ir.I1:
 			return constant.NewBool(l.Int(0) != 0)
 		}
-		return constant.NewInt(types.I32, t.DType.WrapInt(l.Int(0)))
+		it := reg.(*types.IntType)
+		v := t.DType.WrapInt(l.Int(0))
+		if t.DType.IsUnsigned() { // LLVM writes the bits as a signed number
+			v = v << (64 - it.BitSize) >> (64 - it.BitSize)
+		}
+		return constant.NewInt(it, v)
 	}
 	panic(fmt.Sprintf("llvm: no expression for %s", in.Op))
 }
@@ -332,12 +350,23 @@ func (e *expr) convert(x value.Value, from, to ir.DType) value.Value {
 		return c.NewFCmp(enum.FPredUNE, x, constant.NewFloat(types.Float, 0))
 	case from == ir.I1 && floatish(to):
 		return e.k.round(c.NewUIToFP(x, reg), to)
-	case from == ir.I32 && floatish(to):
+	case from.IsSigned() && floatish(to):
 		return e.k.round(c.NewSIToFP(x, reg), to)
-	case from == ir.I1 && to == ir.I32:
+	case from.IsUnsigned() && floatish(to):
+		return e.k.round(c.NewUIToFP(x, reg), to)
+	case from == ir.I1:
 		return c.NewZExt(x, reg)
-	case from == ir.I32 && to == ir.I1:
-		return c.NewICmp(enum.IPredNE, x, constant.NewInt(types.I32, 0))
+	case to == ir.I1:
+		return c.NewICmp(enum.IPredNE, x, constant.NewInt(x.Type().(*types.IntType), 0))
+	case from.Bits() > to.Bits():
+		return c.NewTrunc(x, reg)
+	case from.Bits() < to.Bits() && from.IsSigned():
+		return c.NewSExt(x, reg)
+	case from.Bits() < to.Bits():
+		return c.NewZExt(x, reg)
+	}
+	if from.Bits() == to.Bits() { // i32 <-> u32: the same bits
+		return x
 	}
 	panic(fmt.Sprintf("llvm: no conversion from %s to %s", from, to))
 }
@@ -458,26 +487,39 @@ func (e *expr) gelu(in *ir.Instr, x value.Value) value.Value {
 	return c.NewFMul(c.NewFMul(f32(0.5), x), c.NewFAdd(f32(1), inner))
 }
 
-// integer emits an op on i32 or i1 operands.
+// integer emits an op on integer or i1 operands. Two's complement
+// arithmetic wraps exactly as the reference executor wraps into the dtype;
+// unsigned dtypes and i1 (0 and 1) order without sign.
 func (e *expr) integer(in *ir.Instr, a []value.Value) value.Value {
 	c := e.k.cur
-	bool1 := in.Args[0].Type.DType == ir.I1
+	dt := in.Args[0].Type.DType
+	signed := dt.IsSigned()
+	it, _ := a[0].Type().(*types.IntType)
+	if in.Op == ir.OpSelect || in.Op == ir.OpClamp {
+		it, _ = a[1].Type().(*types.IntType)
+	}
+	n := func(v int64) value.Value { return constant.NewInt(it, v) }
 	switch in.Op {
 	case ir.OpNeg:
-		return c.NewSub(constant.NewInt(types.I32, 0), a[0])
+		return c.NewSub(n(0), a[0])
 	case ir.OpAbs:
-		return c.NewSelect(c.NewICmp(enum.IPredSLT, a[0], constant.NewInt(types.I32, 0)), c.NewSub(constant.NewInt(types.I32, 0), a[0]), a[0])
+		if !signed {
+			return a[0]
+		}
+		return c.NewSelect(c.NewICmp(enum.IPredSLT, a[0], n(0)), c.NewSub(n(0), a[0]), a[0])
 	case ir.OpRelu:
-		return e.imax(a[0], constant.NewInt(types.I32, 0), true)
+		return e.imax(a[0], n(0), signed)
 	case ir.OpSign:
-		z := constant.NewInt(types.I32, 0)
-		pos := c.NewSelect(c.NewICmp(enum.IPredSGT, a[0], z), constant.NewInt(types.I32, 1), z)
-		return c.NewSelect(c.NewICmp(enum.IPredSLT, a[0], z), constant.NewInt(types.I32, -1), pos)
+		pos := c.NewSelect(c.NewICmp(enum.IPredNE, a[0], n(0)), n(1), n(0))
+		if !signed {
+			return pos
+		}
+		return c.NewSelect(c.NewICmp(enum.IPredSLT, a[0], n(0)), n(-1), pos)
 	case ir.OpNot:
-		if bool1 {
+		if dt == ir.I1 {
 			return c.NewXor(a[0], constant.NewBool(true))
 		}
-		return c.NewXor(a[0], constant.NewInt(types.I32, -1))
+		return c.NewXor(a[0], n(-1))
 	case ir.OpAdd:
 		return c.NewAdd(a[0], a[1])
 	case ir.OpSub:
@@ -491,24 +533,25 @@ func (e *expr) integer(in *ir.Instr, a []value.Value) value.Value {
 	case ir.OpXor:
 		return c.NewXor(a[0], a[1])
 	case ir.OpMax:
-		return e.imax(a[0], a[1], !bool1)
+		return e.imax(a[0], a[1], signed)
 	case ir.OpMin:
-		return e.imin(a[0], a[1], !bool1)
+		return e.imin(a[0], a[1], signed)
 	case ir.OpCompare:
 		p := ipred[in.Attr.(*ir.CompareAttr).Dir]
-		if bool1 {
+		if !signed {
 			p = upred[p]
 		}
 		return c.NewICmp(p, a[0], a[1])
 	case ir.OpSelect:
 		return c.NewSelect(a[0], a[1], a[2])
 	case ir.OpClamp:
-		return e.imin(e.imax(a[1], a[0], !bool1), a[2], !bool1)
+		s2 := in.Args[1].Type.DType.IsSigned()
+		return e.imin(e.imax(a[1], a[0], s2), a[2], s2)
 	}
 	panic(fmt.Sprintf("llvm: no integer expression for %s", in.Op))
 }
 
-// upred compares i1 values as 0 and 1 (unsigned): signed i1 has -1 for true.
+// upred compares unsigned values and i1 (0 and 1; signed i1 has -1 for true).
 var upred = map[enum.IPred]enum.IPred{
 	enum.IPredEQ: enum.IPredEQ, enum.IPredNE: enum.IPredNE, enum.IPredSLT: enum.IPredULT,
 	enum.IPredSLE: enum.IPredULE, enum.IPredSGT: enum.IPredUGT, enum.IPredSGE: enum.IPredUGE,
