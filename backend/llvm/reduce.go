@@ -40,7 +40,7 @@ func (pl *planner) reduce(in *ir.Instr, env map[*ir.Value]int) bool {
 	if len(kept) > 0 {
 		st.rows = dims[kept[0]]
 	}
-	out, x := k.buf(0, types.Float), k.buf(1, types.Float)
+	out, x := k.fbuf(0, in.Results[0].Type.DType), k.fbuf(1, in.Args[0].Type.DType)
 	var init float64
 	var step func(acc, v value.Value) value.Value
 	switch in.Op {
@@ -66,9 +66,9 @@ func (pl *planner) reduce(in *ir.Instr, env map[*ir.Value]int) bool {
 			idx[d] = kidx[i]
 		}
 		acc := k.reduceLoops(gone, dims, idx, f32(init), func(acc value.Value) value.Value {
-			return step(acc, k.load(types.Float, x, k.linear(idx, dims)))
+			return step(acc, x.load(k.linear(idx, dims)))
 		})
-		k.store(acc, out, k.linear(kidx, keptDims))
+		out.store(acc, k.linear(kidx, keptDims))
 	})
 	k.finish()
 	pl.addStep(in, env, st)
@@ -112,7 +112,7 @@ func (pl *planner) softmax(in *ir.Instr, env map[*ir.Value]int) bool {
 	outer, n, inner := lines(dims, int(in.Attr.(*ir.AxisAttr).Axis))
 	k, st := pl.newKernelStep(in, env)
 	st.rows, st.work = outer, outer*n*inner*8
-	out, x := k.buf(0, types.Float), k.buf(1, types.Float)
+	out, x := k.fbuf(0, in.Results[0].Type.DType), k.fbuf(1, in.Args[0].Type.DType)
 	exp := k.g.declare("llvm.exp.f32", types.Float, types.Float)
 	logf := k.g.declare("llvm.log.f32", types.Float, types.Float)
 	k.loop(k.lo, k.hi, nil, func(o value.Value, _ []value.Value) []value.Value {
@@ -120,25 +120,23 @@ func (pl *planner) softmax(in *ir.Instr, env map[*ir.Value]int) bool {
 			base := k.mulAdd(o, n*inner, j)
 			at := func(i value.Value) value.Value { return k.mulAdd(i, inner, base) }
 			m := k.loop(ci(0), ci(n), []value.Value{f32(math.Inf(-1))}, func(i value.Value, acc []value.Value) []value.Value {
-				return []value.Value{k.fmax(acc[0], k.load(types.Float, x, at(i)), true)}
+				return []value.Value{k.fmax(acc[0], x.load(at(i)), true)}
 			})[0]
 			s := k.loop(ci(0), ci(n), []value.Value{f32(0)}, func(i value.Value, acc []value.Value) []value.Value {
-				e := k.cur.NewCall(exp, k.cur.NewFSub(k.load(types.Float, x, at(i)), m))
-				if in.Op == ir.OpSoftmax {
-					k.store(e, out, at(i))
-				}
+				e := k.cur.NewCall(exp, k.cur.NewFSub(x.load(at(i)), m))
 				return []value.Value{fast(k.cur.NewFAdd(acc[0], e))}
 			})[0]
 			if in.Op == ir.OpSoftmax {
 				k.loopN(n, func(i value.Value) {
-					k.store(k.cur.NewFDiv(k.load(types.Float, out, at(i)), s), out, at(i))
+					e := k.cur.NewCall(exp, k.cur.NewFSub(x.load(at(i)), m))
+					out.store(k.cur.NewFDiv(e, s), at(i))
 				})
 				return
 			}
 			ls := k.cur.NewCall(logf, s)
 			k.loopN(n, func(i value.Value) {
-				v := k.cur.NewFSub(k.cur.NewFSub(k.load(types.Float, x, at(i)), m), ls)
-				k.store(v, out, at(i))
+				v := k.cur.NewFSub(k.cur.NewFSub(x.load(at(i)), m), ls)
+				out.store(v, at(i))
 			})
 		})
 		return nil
@@ -165,7 +163,7 @@ func (pl *planner) norm(in *ir.Instr, env map[*ir.Value]int) bool {
 	layer := in.Op == ir.OpLayerNorm
 	k, st := pl.newKernelStep(in, env)
 	st.rows, st.work = rows, total*4
-	out, x, scale := k.buf(0, types.Float), k.buf(1, types.Float), k.buf(2, types.Float)
+	out, x, scale := k.fbuf(0, in.Results[0].Type.DType), k.fbuf(1, in.Args[0].Type.DType), k.fbuf(2, in.Args[1].Type.DType)
 	sqrt := k.g.declare("llvm.sqrt.f32", types.Float, types.Float)
 	k.loop(k.lo, k.hi, nil, func(r value.Value, _ []value.Value) []value.Value {
 		base := k.cur.NewMul(r, ci(n))
@@ -174,22 +172,22 @@ func (pl *planner) norm(in *ir.Instr, env map[*ir.Value]int) bool {
 		var mean value.Value = f32(0)
 		if layer {
 			s := k.loop(ci(0), ci(n), []value.Value{f32(0)}, func(i value.Value, acc []value.Value) []value.Value {
-				return []value.Value{fast(k.cur.NewFAdd(acc[0], k.load(types.Float, x, at(i))))}
+				return []value.Value{fast(k.cur.NewFAdd(acc[0], x.load(at(i))))}
 			})[0]
 			mean = k.cur.NewFDiv(s, nf)
 		}
 		sq := k.loop(ci(0), ci(n), []value.Value{f32(0)}, func(i value.Value, acc []value.Value) []value.Value {
-			d := k.cur.NewFSub(k.load(types.Float, x, at(i)), mean)
+			d := k.cur.NewFSub(x.load(at(i)), mean)
 			return []value.Value{fast(k.cur.NewFAdd(acc[0], k.cur.NewFMul(d, d)))}
 		})[0]
 		inv := k.cur.NewFDiv(f32(1), k.cur.NewCall(sqrt, k.cur.NewFAdd(k.cur.NewFDiv(sq, nf), f32(float64(float32(eps))))))
 		k.loopN(n, func(i value.Value) {
-			d := k.cur.NewFSub(k.load(types.Float, x, at(i)), mean)
-			var y value.Value = k.cur.NewFMul(k.cur.NewFMul(d, inv), k.load(types.Float, scale, i))
+			d := k.cur.NewFSub(x.load(at(i)), mean)
+			var y value.Value = k.cur.NewFMul(k.cur.NewFMul(d, inv), scale.load(i))
 			if layer {
-				y = k.cur.NewFAdd(y, k.load(types.Float, k.buf(3, types.Float), i))
+				y = k.cur.NewFAdd(y, k.fbuf(3, in.Args[2].Type.DType).load(i))
 			}
-			k.store(y, out, at(i))
+			out.store(y, at(i))
 		})
 		return nil
 	})
