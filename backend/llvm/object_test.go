@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tpucc/tpucc/backend"
@@ -87,5 +88,51 @@ func TestRunChecksArguments(t *testing.T) {
 	}
 	if _, err := x.Run([]*backend.Buffer{args[0], nil}); err == nil || err.Error() != "argument 1 of @f: missing (nil), want f32[8,16]" {
 		t.Fatalf("nil argument: %v", err)
+	}
+}
+
+// TestConcurrentRuns: Run is safe for concurrent use; each caller gets its
+// own planned memory, so results never mix.
+func TestConcurrentRuns(t *testing.T) {
+	b := testBackend(t)
+	src := []byte("func @f(%x: f32[64,96], %w: f32[96,80]) -> f32[64,80] {\n  %h = matmul %x, %w\n  %r = tanh %h\n  return %r\n}\n")
+	exe := compileText(t, "f.tir", src)
+	x, err := b.compile(exe.Module, exe.Entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const callers = 4
+	inputs := make([][]*backend.Buffer, callers)
+	wants := make([]*backend.Buffer, callers)
+	for i := range inputs {
+		inputs[i] = cpu.RandomInputs(exe.Entry, int64(i))
+		w, err := cpu.Run(exe.Module, exe.Entry, inputs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		wants[i] = w[0]
+	}
+	errs := make(chan string, callers*10)
+	var wg sync.WaitGroup
+	for i := 0; i < callers; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			for r := 0; r < 10; r++ {
+				got, err := x.Run(inputs[i])
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				if msg := compare(wants[i], got[0]); msg != "" {
+					errs <- msg
+				}
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
 	}
 }
