@@ -226,7 +226,7 @@ func (pl *planner) group(body []*ir.Instr, env map[*ir.Value]int, need []*ir.Val
 	}
 	for _, in := range body {
 		if isExpr(in) {
-			pl.countExpr(in, defs)
+			pl.p.generated[in.Op]++
 			if r := in.Results[0]; mat[r] {
 				if err := pl.loopKernel(r, env, defs); err != nil {
 					return err
@@ -239,10 +239,6 @@ func (pl *planner) group(body []*ir.Instr, env map[*ir.Value]int, need []*ir.Val
 		}
 	}
 	return nil
-}
-
-func (pl *planner) countExpr(in *ir.Instr, defs map[*ir.Value]*ir.Instr) {
-	pl.p.generated[in.Op]++
 }
 
 // loopKernel materialises the expression v into a new slot.
