@@ -124,7 +124,7 @@ func TestExamples(t *testing.T) {
 // both executors.
 func TestCorpus(t *testing.T) {
 	b := testBackend(t)
-	n := int64(60)
+	n := int64(40)
 	if testing.Short() {
 		n = 15
 	}
@@ -274,6 +274,7 @@ func TestGoldenModules(t *testing.T) {
 		}
 		ran++
 		t.Run(strings.TrimPrefix(path, "../../testdata/golden/"), func(t *testing.T) {
+			t.Parallel() // clang dominates: keep both cores busy
 			differential(t, b, exe.Module, exe.Entry, 1)
 		})
 	}
