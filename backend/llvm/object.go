@@ -12,8 +12,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/tpucc/tpucc/internal/privdir"
 )
 
 // maxObject bounds what is read back from the cache: a kernel object is a
@@ -128,25 +129,13 @@ func openCache(dir string) (*objectCache, error) {
 	return &objectCache{dir: fallbackDir}, err
 }
 
-// ensurePrivate creates dir 0700 if needed and refuses it when another user
-// owns it or others may write to it: loading an object runs its code, so
-// nobody else may be able to put one there.
+// ensurePrivate creates dir 0700 if needed and refuses it unless it is
+// private (internal/privdir's rules: a real directory, ours, writable by
+// no one else): loading an object runs its code, so nobody else may be
+// able to put one there.
 func ensurePrivate(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("llvm cache directory %s: %v", dir, err)
-	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return fmt.Errorf("llvm cache directory %s: %v", dir, err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("llvm cache directory %s is not a directory", dir)
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
-		return fmt.Errorf("llvm cache directory %s is owned by uid %d, not by this user (uid %d): refusing to load code from it", dir, st.Uid, os.Getuid())
-	}
-	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
-		return fmt.Errorf("llvm cache directory %s is writable by others (mode %#o): refusing to load code from it", dir, perm)
+	if err := privdir.Ensure(dir); err != nil {
+		return fmt.Errorf("llvm cache directory: %v: refusing to load code from it", err)
 	}
 	return nil
 }

@@ -57,7 +57,7 @@ func TestWorldWritableCacheRefused(t *testing.T) {
 	if err != nil {
 		t.Skipf("llvm backend unavailable: %v", err)
 	}
-	want := "llvm cache directory " + dir + " is writable by others (mode 0777): refusing to load code from it"
+	want := "llvm cache directory: " + dir + " is writable by others (mode 0777): refusing to load code from it"
 	if b.CacheWarning != want {
 		t.Fatalf("warning %q,\nwant %q", b.CacheWarning, want)
 	}
