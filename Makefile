@@ -7,7 +7,7 @@
 
 GO ?= go
 
-.PHONY: build test demo lint clean pjrt-cpu-plugin
+.PHONY: build test demo lint clean clang pjrt-cpu-plugin
 
 build:
 	$(GO) build -o bin/tpucc ./cmd/tpucc
@@ -16,7 +16,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-test: venv venv-tpu venv-hf pjrt-cpu-plugin lint
+test: venv venv-tpu venv-hf pjrt-cpu-plugin lint clang
 	$(GO) test -count=1 ./...
 	CGO_ENABLED=0 $(GO) test -count=1 ./backend/pjrt/...
 	$(GO) test -count=1 -race ./backend/pjrt/...
@@ -38,6 +38,11 @@ demo: venv build
 
 clean:
 	rm -rf bin build
+
+# The LLVM CPU backend (backend/llvm) builds its kernels with the system clang;
+# install it from the distribution's packages when it is missing.
+clang:
+	@command -v clang >/dev/null 2>&1 || { apt-get update && apt-get install -y clang; }
 
 # The pinned XLA:CPU PJRT plugin backend/pjrt's tests run on, fetched once into a
 # private cache directory and hash-checked (docs/PJRT.md).
