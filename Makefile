@@ -16,6 +16,9 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
+# Packages run side by side, and several compile for TPU through libtpu at once: compiling
+# drives no chip, so libtpu's multi-process lockfile is turned off for the tests.
+test: export ALLOW_MULTIPLE_LIBTPU_LOAD = 1
 test: venv venv-tpu venv-hf pjrt-cpu-plugin lint clang
 	$(GO) test -count=1 ./...
 	CGO_ENABLED=0 $(GO) test -count=1 ./backend/pjrt/...

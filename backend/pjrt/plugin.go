@@ -46,6 +46,19 @@ var (
 // EnvPlugin names the environment variable that selects a plugin's path.
 const EnvPlugin = "TPUCC_PJRT_PLUGIN"
 
+// LoadForCompile loads a TPU plugin to compile only (for topologies, with no
+// chip driven). libtpu otherwise takes a multi-process lockfile, so that two
+// processes never drive one chip, and refuses to load in a second process
+// ("ABORTED: Internal error when accessing libtpu multi-process lockfile"):
+// compiling drives no chip, so ALLOW_MULTIPLE_LIBTPU_LOAD=1 is set first, as
+// the Python harness does, unless the environment already says otherwise.
+func LoadForCompile(path string) (*Plugin, error) {
+	if _, set := os.LookupEnv("ALLOW_MULTIPLE_LIBTPU_LOAD"); !set {
+		os.Setenv("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")
+	}
+	return Load(path)
+}
+
 // Load opens the plugin at path (once per process and path) and checks its
 // API version. libtpu is told not to query a cloud metadata server first,
 // which otherwise stalls initialisation for minutes off a TPU VM.

@@ -25,7 +25,7 @@ func tpuPlugin(t testing.TB) *Plugin {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Load(path)
+	p, err := LoadForCompile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

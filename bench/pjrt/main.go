@@ -107,7 +107,7 @@ func compileTPU(topology string) (goSec, jaxSec float64) {
 	paths := must(filepath.Glob("examples/*.tir"))
 	dir := must(os.MkdirTemp("", "bench-pjrt"))
 	defer os.RemoveAll(dir)
-	p := must(pjrt.Load(must(pjrt.Find(pjrt.KindTPU))))
+	p := must(pjrt.LoadForCompile(must(pjrt.Find(pjrt.KindTPU))))
 	topo := must(p.Topology(topology))
 	defer topo.Close()
 	var hlos []string

@@ -48,7 +48,7 @@ func compileExecutable(c *buildConfig, f *ir.Func, text string) (*pjrt.Artifact,
 	if err != nil {
 		return nil, err
 	}
-	p, err := pjrt.Load(path)
+	p, err := pjrt.LoadForCompile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -44,7 +44,7 @@ func TestCompileForTPUThroughPJRT(t *testing.T) {
 	if err != nil {
 		t.Fatalf("TPU compile-only checks are part of the test suite: %v", err)
 	}
-	p, err := pjrt.Load(path)
+	p, err := pjrt.LoadForCompile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
