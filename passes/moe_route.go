@@ -232,13 +232,34 @@ func matchDown(eo *ir.Value) *expertsMatch {
 func (m *expertsMatch) matchAct(act *ir.Value) bool {
 	m.leaves = map[*ir.Value]projection{}
 	m.act = act
-	return m.walkAct(act, act.Type, 0) && len(m.leaves) > 0
+	return walkAct(act, act.Type, 0, m.stackedLeaf) && len(m.leaves) > 0
+}
+
+// stackedLeaf records v when it is a projection by stacked weights
+// (expertProjection) of the same x, with the same roles, as the others.
+func (m *expertsMatch) stackedLeaf(v *ir.Value) (isLeaf, ok bool) {
+	p, x, roles, found := expertProjection(v)
+	if !found {
+		return false, true
+	}
+	e := p.w.Type.Dims()[0]
+	switch {
+	case m.x == nil:
+		m.x, m.roles, m.e = x, roles, e
+	case m.x != x || string(m.roles) != string(roles) || m.e != e:
+		return true, false
+	}
+	m.leaves[v] = p
+	return true, true
 }
 
 // maxActDepth bounds the expression walk: real activations are a few ops.
 const maxActDepth = 16
 
-func (m *expertsMatch) walkAct(v *ir.Value, t ir.Type, depth int) bool {
+// walkAct checks that v, of t's shape, is an elementwise expression whose
+// leaves are scalars or values leaf accepts; leaf reports whether v is a
+// leaf, and if so whether it is acceptable.
+func walkAct(v *ir.Value, t ir.Type, depth int, leaf func(*ir.Value) (isLeaf, ok bool)) bool {
 	if depth > maxActDepth {
 		return false
 	}
@@ -248,23 +269,15 @@ func (m *expertsMatch) walkAct(v *ir.Value, t ir.Type, depth int) bool {
 	if !v.Type.SameShape(t) {
 		return false
 	}
-	if p, x, roles, ok := expertProjection(v); ok {
-		e := p.w.Type.Dims()[0]
-		switch {
-		case m.x == nil:
-			m.x, m.roles, m.e = x, roles, e
-		case m.x != x || string(m.roles) != string(roles) || m.e != e:
-			return false
-		}
-		m.leaves[v] = p
-		return true
+	if isLeaf, ok := leaf(v); isLeaf {
+		return ok
 	}
 	d := v.Def
 	if d == nil || !d.Op.Info().Elementwise || len(d.Results) != 1 || d.Op == ir.OpCopy || len(d.Regions) > 0 {
 		return false
 	}
 	for _, a := range d.Args {
-		if !m.walkAct(a, t, depth+1) {
+		if !walkAct(a, t, depth+1, leaf) {
 			return false
 		}
 	}

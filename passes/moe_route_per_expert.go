@@ -185,7 +185,7 @@ func perExpertTemplate(b branch) *expertsMatch {
 	m := &expertsMatch{}
 	m.leaves = map[*ir.Value]projection{}
 	m.act = act
-	if !m.walkBranchAct(act, act.Type, 0) || len(m.leaves) == 0 {
+	if !walkAct(act, act.Type, 0, m.branchLeaf) || len(m.leaves) == 0 {
 		return nil
 	}
 	m.e = down.w.Type.Dims()[0]
@@ -199,35 +199,18 @@ func perExpertTemplate(b branch) *expertsMatch {
 	return m
 }
 
-// walkBranchAct is walkAct for one branch: leaves are x·w_i[0].
-func (m *expertsMatch) walkBranchAct(v *ir.Value, t ir.Type, depth int) bool {
-	if depth > maxActDepth {
-		return false
+// branchLeaf records v when it is x·w_i[0], a projection of branch 0.
+func (m *expertsMatch) branchLeaf(v *ir.Value) (isLeaf, ok bool) {
+	x, p, e, found := branchDot(v)
+	if !found {
+		return false, true
 	}
-	if scalarLike(v) {
-		return true
+	if e != 0 || (m.x != nil && m.x != x) || x.Type.Rank() != 2 {
+		return true, false
 	}
-	if !v.Type.SameShape(t) {
-		return false
-	}
-	if x, p, e, ok := branchDot(v); ok {
-		if e != 0 || (m.x != nil && m.x != x) || x.Type.Rank() != 2 {
-			return false
-		}
-		m.x = x
-		m.leaves[v] = p
-		return true
-	}
-	d := v.Def
-	if d == nil || !d.Op.Info().Elementwise || len(d.Results) != 1 || d.Op == ir.OpCopy || len(d.Regions) > 0 {
-		return false
-	}
-	for _, a := range d.Args {
-		if !m.walkBranchAct(a, t, depth+1) {
-			return false
-		}
-	}
-	return true
+	m.x = x
+	m.leaves[v] = p
+	return true, true
 }
 
 // sameBranch checks that out (branch e) computes branch 0's expression with
