@@ -76,6 +76,28 @@ $(VENV_TPU)/.stamp: $(XLACHECK_REQ_TPU) $(XLACHECK_REQ)
 # --- end of xlacheck section -------------------------------------------------
 
 # ---------------------------------------------------------------------------
+# bench-cpu: the CPU benchmark (bench/cpu) and its Python peers in .venv-bench/
+# (jax for XLA:CPU, ONNX Runtime and onnx; bench/cpu/requirements.txt).
+# ---------------------------------------------------------------------------
+
+VENV_BENCH ?= .venv-bench
+PY_BENCH := $(VENV_BENCH)/bin/python
+BENCH_REQ := bench/cpu/requirements.txt
+
+.PHONY: venv-bench bench-cpu
+
+venv-bench: $(VENV_BENCH)/.stamp
+
+$(VENV_BENCH)/.stamp: $(BENCH_REQ)
+	rm -rf $(VENV_BENCH)
+	python3 -m venv $(VENV_BENCH)
+	$(PY_BENCH) -m pip install $(PIP_FLAGS) -r $(BENCH_REQ)
+	touch $@
+
+bench-cpu: venv-bench
+	$(GO) run ./bench/cpu
+
+# ---------------------------------------------------------------------------
 # The Hugging Face oracle: .venv-hf/ with pinned torch, transformers, safetensors
 # and tokenizers (tools/hf/requirements.txt; test and bench only, about 5.6 GB).
 # ---------------------------------------------------------------------------

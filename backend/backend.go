@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/tpucc/tpucc/ir"
@@ -47,6 +48,14 @@ type Executable interface {
 	Run(args []*Buffer) ([]*Buffer, error)
 }
 
+// Eager is what a backend implements to run eager tensor ops: one
+// instruction at a time, outside any function (its operands are detached
+// values of the given types). The tensor package runs every eager op
+// through one.
+type Eager interface {
+	Eval(in *ir.Instr, args []*Buffer) ([]*Buffer, error)
+}
+
 var (
 	mu       sync.Mutex
 	registry = map[string]func() (Backend, error){}
@@ -70,7 +79,7 @@ func Lookup(name string) (Backend, error) {
 	open, ok := registry[name]
 	mu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("unknown backend %q (have %s)", name, fmt.Sprint(Names()))
+		return nil, fmt.Errorf("unknown backend %q (have %s)", name, strings.Join(Names(), ", "))
 	}
 	return open()
 }

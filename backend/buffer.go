@@ -2,6 +2,7 @@ package backend
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/tpucc/tpucc/ir"
 )
@@ -10,8 +11,10 @@ import (
 // dtype: f32 as 4 little-endian bytes, f16 and bf16 as their 2-byte bit
 // patterns, i1 as one byte holding 0 or 1, integers in two's complement of
 // their width. Its length in bytes is always the type's element count times
-// the dtype's size. A Buffer may be a view of memory it does not own (a Go
-// slice, a memory-mapped file); kernels never modify their operands.
+// the dtype's size, and its storage is aligned for the dtype, so that typed
+// views (Elems) are always possible without copying. A Buffer may be a view of
+// memory it does not own (a Go slice, a memory-mapped file); kernels never
+// modify their operands.
 type Buffer struct {
 	typ  ir.Type
 	data []byte
@@ -21,18 +24,39 @@ type Buffer struct {
 // programming error and panics.
 func New(t ir.Type) *Buffer {
 	n := byteSize(t)
-	return &Buffer{typ: t, data: make([]byte, n)}
+	return &Buffer{typ: t, data: alignedBytes(n)}
+}
+
+// alignedBytes allocates n zero bytes aligned for any dtype (8 bytes).
+func alignedBytes(n int) []byte {
+	if n == 0 {
+		return []byte{}
+	}
+	words := make([]uint64, (n+7)/8)
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), n)
 }
 
 // View returns a buffer of type t over data, without copying. len(data) must
-// be exactly t's size in bytes.
+// be exactly t's size in bytes, data must start at an address aligned for
+// t's dtype (memory from make and from mmap is), and i1 data must hold only
+// the bytes 0 and 1 (View reads them to make sure).
 func View(t ir.Type, data []byte) (*Buffer, error) {
 	n, ok := t.NumElements()
-	if !ok || !t.IsStatic() {
+	if !ok || !t.IsStatic() || t.DType.Size() == 0 {
 		return nil, fmt.Errorf("%s is not a static type of reasonable size", t)
 	}
 	if want := n * int64(t.DType.Size()); int64(len(data)) != want {
 		return nil, fmt.Errorf("%d bytes for %s, want %d", len(data), t, want)
+	}
+	if len(data) > 0 && uintptr(unsafe.Pointer(unsafe.SliceData(data)))%uintptr(t.DType.Size()) != 0 {
+		return nil, fmt.Errorf("data for %s is not aligned to %d bytes", t, t.DType.Size())
+	}
+	if t.DType == ir.I1 {
+		for i, c := range data {
+			if c > 1 {
+				return nil, fmt.Errorf("i1 element %d is the byte %d, want 0 or 1", i, c)
+			}
+		}
 	}
 	return &Buffer{typ: t, data: data}, nil
 }
@@ -40,7 +64,7 @@ func View(t ir.Type, data []byte) (*Buffer, error) {
 // byteSize is t's size in bytes; a symbolic or overflowing type panics.
 func byteSize(t ir.Type) int {
 	n, ok := t.NumElements()
-	if !ok || !t.IsStatic() {
+	if !ok || !t.IsStatic() || t.DType.Size() == 0 {
 		panic(fmt.Sprintf("backend.New: %s is not a static type of reasonable size", t))
 	}
 	size := n * int64(t.DType.Size())

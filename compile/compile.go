@@ -153,7 +153,7 @@ func (c *Compiled) reflectCall(in []reflect.Value) []reflect.Value {
 			// Called while another function is being traced: record f inline.
 			return c.fn.Call(in)
 		}
-		args[i] = runtime.TensorArg(t.CPU())
+		args[i] = runtime.TensorArg(t.Buffer())
 	}
 	res, err := c.rt.Call(args)
 	if err != nil {
@@ -161,7 +161,7 @@ func (c *Compiled) reflectCall(in []reflect.Value) []reflect.Value {
 	}
 	out := make([]reflect.Value, c.ft.NumOut())
 	for i, r := range res {
-		out[i] = reflect.ValueOf(tensor.FromCPU(r))
+		out[i] = reflect.ValueOf(tensor.FromBuffer(r))
 	}
 	if c.errOut {
 		out[c.nTensor] = reflect.Zero(errorType)
@@ -221,7 +221,7 @@ func (c *Compiled) args(vals []any, shapes bool) ([]runtime.Arg, error) {
 			if shapes {
 				args[i] = runtime.ShapeArg(x.Type())
 			} else {
-				args[i] = runtime.TensorArg(x.CPU())
+				args[i] = runtime.TensorArg(x.Buffer())
 			}
 		case ir.Type:
 			if !shapes {
@@ -276,7 +276,7 @@ func (c *Compiled) Call(args ...any) ([]any, error) {
 	}
 	out := make([]any, len(res))
 	for i, r := range res {
-		out[i] = tensor.FromCPU(r)
+		out[i] = tensor.FromBuffer(r)
 	}
 	return out, nil
 }

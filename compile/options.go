@@ -25,9 +25,14 @@ const (
 func Name(name string) Option { return func(o *runtime.Options) { o.Name = name } }
 
 // Target selects the target ("cpu", the default, or a TPU generation such
-// as "tpu-v5e"). Programs run on the CPU reference executor for every
-// target today; the target is part of the key and of Lower's module.
+// as "tpu-v5e"): what the passes optimise for (layouts, fusion) and what
+// Lower's module is for. The target is part of the key.
 func Target(target string) Option { return func(o *runtime.Options) { o.Target = target } }
+
+// Backend selects the backend that runs the compiled programs by its
+// registered name ("reference", the reference executor, is the default);
+// an unknown name is an error of New. The backend is part of the key.
+func Backend(name string) Option { return func(o *runtime.Options) { o.Backend = name } }
 
 // Dynamic marks dimension dim of parameter arg dynamic from the first call:
 // calls are padded up to a bucket where that is provably safe.

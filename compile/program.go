@@ -6,7 +6,7 @@ import (
 	"runtime/debug"
 	"strconv"
 
-	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/frontend/trace"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/runtime"
@@ -81,27 +81,27 @@ func (p program) Trace(args []runtime.Arg) (m *ir.Module, err error) {
 }
 
 // Eager runs f on concrete tensors (LimitEager).
-func (p program) Eager(args []runtime.Arg) ([]*cpu.Tensor, error) {
+func (p program) Eager(args []runtime.Arg) ([]*backend.Buffer, error) {
 	c := p.c
 	in := make([]reflect.Value, len(args))
 	for i, a := range args {
 		if a.IsStatic() {
 			in[i] = reflect.ValueOf(a.Static)
 		} else {
-			in[i] = reflect.ValueOf(tensor.FromCPU(a.Tensor))
+			in[i] = reflect.ValueOf(tensor.FromBuffer(a.Tensor))
 		}
 	}
 	out, err := c.invoke(in)
 	if err != nil {
 		return nil, err
 	}
-	res := make([]*cpu.Tensor, c.nTensor)
+	res := make([]*backend.Buffer, c.nTensor)
 	for i := range res {
 		t := out[i].Interface().(*tensor.Tensor)
 		if t.IsTraced() {
 			return nil, fmt.Errorf("%s: result %d is a traced tensor of another trace", c.name, i)
 		}
-		res[i] = t.CPU()
+		res[i] = t.Buffer()
 	}
 	return res, nil
 }

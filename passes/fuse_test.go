@@ -1,7 +1,6 @@
 package passes_test
 
 import (
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +8,7 @@ import (
 
 	"golang.org/x/tools/txtar"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/backend/tpu"
 	"github.com/tpucc/tpucc/frontend/tir"
@@ -113,19 +113,4 @@ func parseRun(t *testing.T, file, src string, target passes.Target, disable []st
 	return m
 }
 
-func sameTensor(a, b *cpu.Tensor) bool {
-	if len(a.F) != len(b.F) || len(a.I) != len(b.I) {
-		return false
-	}
-	for i := range a.F {
-		if math.Float64bits(a.F[i]) != math.Float64bits(b.F[i]) {
-			return false
-		}
-	}
-	for i := range a.I {
-		if a.I[i] != b.I[i] {
-			return false
-		}
-	}
-	return true
-}
+func sameTensor(a, b *backend.Buffer) bool { return a.Equal(b) }

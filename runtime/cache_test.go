@@ -262,8 +262,8 @@ func TestTPUTargetRoundTrip(t *testing.T) {
 		f, _, _ := newFunc(t, mlpProgram, Options{Target: "tpu-v5e", Cache: NewCache(dir, CacheOptions{})})
 		got := call(t, f, mlpProgram, mlpArgs(8, int64(i)))
 		s := f.Stats()
-		if fmt.Sprintf("compiles=%d disk-hits=%d", s.Compiles, s.DiskHits) != want || got[0].Type.Layout != nil {
-			t.Errorf("process %d: %s, result %s", i, s, got[0].Type)
+		if fmt.Sprintf("compiles=%d disk-hits=%d", s.Compiles, s.DiskHits) != want || got[0].Type().Layout != nil {
+			t.Errorf("process %d: %s, result %s", i, s, got[0].Type())
 		}
 	}
 	data, err := os.ReadFile(entryFiles(t, dir)[0])

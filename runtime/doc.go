@@ -40,7 +40,9 @@
 //
 // # Execution
 //
-// An Executable is the program after passes.Default(), run by the CPU
-// reference executor (backend/cpu.Run), with its StableHLO text kept for
-// AOT use. Every target runs on the CPU today; the target is part of the key.
+// An Executable is the program after passes.Default() for its target, its
+// StableHLO text (kept for AOT use), and what a backend (package backend;
+// Options.Backend, "reference" by default) compiled from them. Compile is
+// the one compile path every caller uses. The target and the backend's name
+// and fingerprint are part of the key.
 package runtime

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/backend/tpu"
 	"github.com/tpucc/tpucc/ir"
@@ -15,19 +16,54 @@ import (
 	"github.com/tpucc/tpucc/passes"
 )
 
-// Executable is one compiled program: the optimised module, which the CPU
-// backend runs, and its StableHLO text (the AOT artefact for XLA). It is
+// Executable is one compiled program: the optimised module, its StableHLO
+// text (the AOT artefact for XLA), and what a backend made of them. It is
 // immutable once built and safe for concurrent Runs.
 type Executable struct {
 	Module *ir.Module // after passes.Default()
 	Entry  *ir.Func
 	HLO    string
-	Target string // the target the passes ran for
+	Target string             // the target the passes ran for
+	Exec   backend.Executable // nil when compiled without a backend (tpucc build)
 }
 
-// Run executes the program on the CPU backend.
-func (e *Executable) Run(args []*cpu.Tensor) ([]*cpu.Tensor, error) {
-	return cpu.Run(e.Module, e.Entry, args)
+// Run executes the program on the backend it was compiled for.
+func (e *Executable) Run(args []*backend.Buffer) ([]*backend.Buffer, error) {
+	if e.Exec == nil {
+		return nil, fmt.Errorf("@%s was compiled without a backend and cannot run", e.Entry.Name)
+	}
+	return e.Exec.Run(args)
+}
+
+// program is what a backend compiles from e.
+func (e *Executable) program() *backend.Program {
+	return &backend.Program{Module: e.Module, Entry: e.Entry, HLO: e.HLO, Target: e.Target}
+}
+
+// withBackend returns e compiled by b (a copy: e itself is never changed, as
+// it may be shared through the cache).
+func (e *Executable) withBackend(b backend.Backend, times *StageTimes) (*Executable, error) {
+	t0 := time.Now()
+	x, err := b.Compile(e.program())
+	times.Backend += time.Since(t0)
+	if err != nil {
+		return nil, fmt.Errorf("backend %s: %w", b.Name(), err)
+	}
+	c := *e
+	c.Exec = x
+	return &c, nil
+}
+
+// DefaultBackend is the backend compiled functions and tpucc run use when
+// none is named.
+const DefaultBackend = "reference"
+
+// OpenBackend opens the backend registered as name ("" is DefaultBackend).
+func OpenBackend(name string) (backend.Backend, error) {
+	if name == "" {
+		name = DefaultBackend
+	}
+	return backend.Lookup(name)
 }
 
 // StageTimes is time spent per stage of getting programs.
@@ -37,6 +73,8 @@ type StageTimes struct {
 	Lower  time.Duration // stablehlo.Lower
 	Load   time.Duration // reading, checking and parsing persistent entries
 	Check  time.Duration // comparing traces for padding safety
+	// Backend is the backend's compile (code generation, loading).
+	Backend time.Duration
 }
 
 func (s *StageTimes) add(u StageTimes) {
@@ -45,6 +83,7 @@ func (s *StageTimes) add(u StageTimes) {
 	s.Lower += u.Lower
 	s.Load += u.Load
 	s.Check += u.Check
+	s.Backend += u.Backend
 }
 
 // pipeline is the pass pipeline every program compiles with.
@@ -72,13 +111,17 @@ type Config struct {
 	// statistics, verification after each pass. Compile sets its Target and,
 	// when it has none, its Eval (the CPU folder).
 	Passes passes.Options
+	// Backend, when not nil, compiles the lowered program into the
+	// Executable's Exec; nil stops after lowering (tpucc build).
+	Backend backend.Backend
 }
 
 // Compile is the one compile path: every caller (Function, tpucc build and
 // run, tools) compiles through it, so a program is optimised, checked and
 // lowered the same way wherever it comes from. It runs the default pipeline
 // for the target over m (consumed: the passes rewrite it), then the target's
-// checks, then the lowering of the entry to StableHLO.
+// checks, then the lowering of the entry to StableHLO, then (with
+// Config.Backend) the backend's compile.
 //
 // Inside tests (testing.Testing) every pass is followed by verification, as
 // --verify-each asks for on the command line; outside them the module is
@@ -121,7 +164,11 @@ func compile(m *ir.Module, cfg Config, times *StageTimes) (*Executable, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Executable{Module: m, Entry: entry, HLO: hlo, Target: t.Name()}, nil
+	exe := &Executable{Module: m, Entry: entry, HLO: hlo, Target: t.Name()}
+	if cfg.Backend == nil {
+		return exe, nil
+	}
+	return exe.withBackend(cfg.Backend, times)
 }
 
 // LookupTarget returns the description of the target named name ("" is
@@ -159,6 +206,7 @@ func makeKey(o *Options, sig signature, tracedText string) fullKey {
 	fmt.Fprintf(&b, "function %q\n", o.Identity)
 	fmt.Fprintf(&b, "signature %s\n", sig.text())
 	fmt.Fprintf(&b, "target %s\n", o.Target)
+	fmt.Fprintf(&b, "backend %s %s\n", o.backend.Name(), o.backend.Fingerprint())
 	fmt.Fprintf(&b, "pipeline %s\n", pipelineText())
 	fmt.Fprintf(&b, "program %s\n", hex.EncodeToString(th[:]))
 	text := b.String()

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
 )
 
@@ -20,7 +20,7 @@ type Program interface {
 	// module whose entry takes the tensor arguments in order.
 	Trace(args []Arg) (*ir.Module, error)
 	// Eager runs the function uncompiled, for LimitEager.
-	Eager(args []Arg) ([]*cpu.Tensor, error)
+	Eager(args []Arg) ([]*backend.Buffer, error)
 }
 
 // Function is the compilation cache of one function: it maps each call's
@@ -104,7 +104,7 @@ func (f *Function) title() string {
 }
 
 // Call runs the function on args, compiling first if no program fits.
-func (f *Function) Call(args []Arg) ([]*cpu.Tensor, error) {
+func (f *Function) Call(args []Arg) ([]*backend.Buffer, error) {
 	f.calls.Add(1)
 	var buf [128]byte
 	key, ok := appendKey(buf[:0], args)
@@ -132,7 +132,7 @@ func (f *Function) badArgs(args []Arg) error {
 }
 
 // run executes a route: pads the inputs, runs, slices the outputs.
-func (f *Function) run(r *route, args []Arg) ([]*cpu.Tensor, error) {
+func (f *Function) run(r *route, args []Arg) ([]*backend.Buffer, error) {
 	switch {
 	case r.err != nil:
 		if r.panics {
@@ -143,7 +143,7 @@ func (f *Function) run(r *route, args []Arg) ([]*cpu.Tensor, error) {
 		f.eager.Add(1)
 		return f.prog.Eager(args)
 	}
-	ts := make([]*cpu.Tensor, 0, len(args))
+	ts := make([]*backend.Buffer, 0, len(args))
 	for i, a := range args {
 		if a.static {
 			continue
@@ -178,17 +178,17 @@ func (f *Function) run(r *route, args []Arg) ([]*cpu.Tensor, error) {
 
 // plainTypes drops the layouts that assign-layout gives a TPU target's
 // results: callers get the types they would get eagerly.
-func plainTypes(out []*cpu.Tensor, err error) ([]*cpu.Tensor, error) {
+func plainTypes(out []*backend.Buffer, err error) ([]*backend.Buffer, error) {
 	for i, t := range out {
-		if t.Type.Layout != nil {
-			out[i] = &cpu.Tensor{Type: t.Type.WithShape(t.Type.Shape), F: t.F, I: t.I}
+		if t.Type().Layout != nil {
+			out[i] = t.WithType(t.Type().WithShape(t.Type().Shape))
 		}
 	}
 	return out, err
 }
 
 // slow resolves a call whose key has no route yet (or a policy route).
-func (f *Function) slow(args []Arg, key string) ([]*cpu.Tensor, error) {
+func (f *Function) slow(args []Arg, key string) ([]*backend.Buffer, error) {
 	for i, a := range args {
 		if !a.static && a.Tensor == nil {
 			return nil, fmt.Errorf("%s: argument %d has no value", f.opts.Name, i)

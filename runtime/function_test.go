@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/backend/tpu"
 	"github.com/tpucc/tpucc/frontend/tir"
@@ -246,7 +247,7 @@ func TestStaticArgumentsAndLimitPolicies(t *testing.T) {
 				call(t, f, scale, argsK(k))
 			}
 			for rep := 0; rep < 2; rep++ {
-				var got []*cpu.Tensor
+				var got []*backend.Buffer
 				var err error
 				panicked := func() (p any) {
 					defer func() { p = recover() }()

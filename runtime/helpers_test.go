@@ -3,10 +3,10 @@ package runtime
 import (
 	"bytes"
 	"fmt"
-	"math"
 	"sync"
 	"testing"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/ir"
@@ -24,7 +24,7 @@ func (p *tirProgram) Trace(args []Arg) (*ir.Module, error) {
 	return tir.Parse(p.name+".tir", []byte(p.text(args)))
 }
 
-func (p *tirProgram) Eager(args []Arg) ([]*cpu.Tensor, error) {
+func (p *tirProgram) Eager(args []Arg) ([]*backend.Buffer, error) {
 	m, err := p.Trace(args)
 	if err != nil {
 		return nil, err
@@ -32,8 +32,8 @@ func (p *tirProgram) Eager(args []Arg) ([]*cpu.Tensor, error) {
 	return cpu.Run(m, m.Entry(), tensors(args))
 }
 
-func tensors(args []Arg) []*cpu.Tensor {
-	var ts []*cpu.Tensor
+func tensors(args []Arg) []*backend.Buffer {
+	var ts []*backend.Buffer
 	for _, a := range args {
 		if !a.IsStatic() {
 			ts = append(ts, a.Tensor)
@@ -58,7 +58,7 @@ var mlpProgram = &tirProgram{name: "mlp", text: func(a []Arg) string {
 }}
 
 // seeded returns a tensor of type t with values drawn from seed.
-func seeded(t ir.Type, seed int64) *cpu.Tensor {
+func seeded(t ir.Type, seed int64) *backend.Buffer {
 	m := ir.NewModule("")
 	f := m.NewFunc("f", nil, []ir.Type{t}, nil, ir.Pos{})
 	return cpu.RandomInputs(f, seed)[0]
@@ -73,7 +73,7 @@ func mlpArgs(b int64, seed int64) []Arg {
 
 // exactRun runs p traced at args' exact shapes, the reference every
 // compiled result must equal.
-func exactRun(t *testing.T, p Program, args []Arg) []*cpu.Tensor {
+func exactRun(t *testing.T, p Program, args []Arg) []*backend.Buffer {
 	t.Helper()
 	m, err := p.Trace(args)
 	if err != nil {
@@ -87,23 +87,16 @@ func exactRun(t *testing.T, p Program, args []Arg) []*cpu.Tensor {
 }
 
 // sameTensors reports whether a and b are bit-identical.
-func sameTensors(a, b []*cpu.Tensor) string {
+func sameTensors(a, b []*backend.Buffer) string {
 	if len(a) != len(b) {
 		return fmt.Sprintf("%d results, want %d", len(a), len(b))
 	}
 	for i := range a {
-		if !a[i].Type.Equal(b[i].Type) {
-			return fmt.Sprintf("result %d is %s, want %s", i, a[i].Type, b[i].Type)
+		if !a[i].Type().Equal(b[i].Type()) {
+			return fmt.Sprintf("result %d is %s, want %s", i, a[i].Type(), b[i].Type())
 		}
-		for k := range a[i].F {
-			if math.Float64bits(a[i].F[k]) != math.Float64bits(b[i].F[k]) {
-				return fmt.Sprintf("result %d element %d is %v, want %v", i, k, a[i].F[k], b[i].F[k])
-			}
-		}
-		for k := range a[i].I {
-			if a[i].I[k] != b[i].I[k] {
-				return fmt.Sprintf("result %d element %d is %v, want %v", i, k, a[i].I[k], b[i].I[k])
-			}
+		if !a[i].Equal(b[i]) {
+			return fmt.Sprintf("result %d is %s, want %s", i, a[i], b[i])
 		}
 	}
 	return ""
@@ -148,7 +141,7 @@ func newFunc(t *testing.T, p Program, opts Options) (*Function, *syncBuffer, *sy
 }
 
 // call calls f and checks the results against the exact-shape reference.
-func call(t *testing.T, f *Function, p Program, args []Arg) []*cpu.Tensor {
+func call(t *testing.T, f *Function, p Program, args []Arg) []*backend.Buffer {
 	t.Helper()
 	got, err := f.Call(args)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
 )
 
@@ -64,6 +65,10 @@ type Options struct {
 	// hash, so a wrong identity can cost hits but never give a wrong result.
 	Identity string
 	Target   string // one of Targets(); "" is cpu
+	// Backend names the backend that runs the compiled programs (backend.Names;
+	// "" is DefaultBackend). Its name and fingerprint are part of the key.
+	Backend string
+	backend backend.Backend // opened by check
 
 	// Dynamic lists dimensions bucketed from the first call on.
 	Dynamic []DimRef
@@ -101,6 +106,11 @@ func (o Options) check() (Options, error) {
 	if _, err := LookupTarget(o.Target); err != nil {
 		return o, err
 	}
+	b, err := OpenBackend(o.Backend)
+	if err != nil {
+		return o, err
+	}
+	o.backend, o.Backend = b, b.Name()
 	if o.Name == "" {
 		o.Name = "fn"
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/ir"
 )
@@ -248,11 +249,11 @@ func evalPad(in *ir.Instr, vals []padVal) padVal {
 		}
 	}
 	args := make([]*ir.Value, len(in.Args))
-	ts := make([]*cpu.Tensor, len(in.Args))
+	ts := make([]*backend.Buffer, len(in.Args))
 	for k, a := range in.Args {
 		t := ir.Scalar(a.Type.DType)
 		args[k] = &ir.Value{Type: t}
-		ts[k] = cpu.FromFloats(t, vals[k].v)
+		ts[k] = backend.FromFloats(t, vals[k].v)
 	}
 	res := &ir.Value{Type: ir.Scalar(in.Results[0].Type.DType)}
 	scalar := &ir.Instr{Op: in.Op, Attr: in.Attr, Args: args, Results: []*ir.Value{res}, Pos: in.Pos}
@@ -260,7 +261,7 @@ func evalPad(in *ir.Instr, vals []padVal) padVal {
 	if err != nil {
 		return padVal{}
 	}
-	return known(out[0].Float(0))
+	return known(out[0].Float64At(0))
 }
 
 // join is what an element holds when it may come from either of two paddings.

@@ -1,38 +1,39 @@
 package runtime
 
 import (
-	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
 )
 
 // padTo returns t grown to dims (each at least t's), the new elements zero
 // (false for i1). The real elements keep their indices.
-func padTo(t *cpu.Tensor, dims []int64) *cpu.Tensor {
-	out := cpu.NewTensor(ir.Tensor(t.Type.DType, dims...))
-	copyCorner(out, t, t.Type.Dims())
+func padTo(t *backend.Buffer, dims []int64) *backend.Buffer {
+	out := backend.New(ir.Tensor(t.Type().DType, dims...))
+	copyCorner(out, t, t.Type().Dims())
 	return out
 }
 
 // sliceTo returns the leading dims corner of t.
-func sliceTo(t *cpu.Tensor, dims []int64) *cpu.Tensor {
-	out := cpu.NewTensor(ir.Tensor(t.Type.DType, dims...))
+func sliceTo(t *backend.Buffer, dims []int64) *backend.Buffer {
+	out := backend.New(ir.Tensor(t.Type().DType, dims...))
 	copyCorner(out, t, dims)
 	return out
 }
 
 // copyCorner copies the elements with index < region (in every dimension)
 // from src to dst, both row-major, keeping their indices.
-func copyCorner(dst, src *cpu.Tensor, region []int64) {
+func copyCorner(dst, src *backend.Buffer, region []int64) {
 	for _, n := range region {
 		if n == 0 {
 			return
 		}
 	}
-	dd, sd := dst.Type.Dims(), src.Type.Dims()
+	dd, sd := dst.Type().Dims(), src.Type().Dims()
+	z := int64(dst.Type().DType.Size())
+	db, sb := dst.Bytes(), src.Bytes()
 	rank := len(region)
 	if rank == 0 {
-		copy(dst.F, src.F)
-		copy(dst.I, src.I)
+		copy(db, sb)
 		return
 	}
 	// Rows along the last dimension are contiguous in both.
@@ -46,11 +47,7 @@ func copyCorner(dst, src *cpu.Tensor, region []int64) {
 		}
 		so *= sd[rank-1]
 		do *= dd[rank-1]
-		if dst.Type.DType.IsFloat() {
-			copy(dst.F[do:do+run], src.F[so:so+run])
-		} else {
-			copy(dst.I[do:do+run], src.I[so:so+run])
-		}
+		copy(db[do*z:(do+run)*z], sb[so*z:(so+run)*z])
 		d := rank - 2
 		for ; d >= 0; d-- {
 			idx[d]++

@@ -45,10 +45,21 @@ func (f *Function) obtain(args []Arg, sig signature, traced *ir.Module, reason s
 	}
 	compiled := false
 	switch src {
-	case fromMemory:
-		f.memHits.Add(1)
-	case fromDisk:
-		f.diskHits.Add(1)
+	case fromMemory, fromDisk:
+		if src == fromMemory {
+			f.memHits.Add(1)
+		} else {
+			f.diskHits.Add(1)
+		}
+		if exe.Exec == nil {
+			// A persistent entry holds the optimised program; the backend
+			// compiles it again (a lookup, for backends that cache their own
+			// objects), and memory keeps the result.
+			if exe, err = exe.withBackend(f.opts.backend, &f.times); err != nil {
+				return nil, false, nil, fmt.Errorf("%s: compiling for %s: %w", f.opts.Name, sig.text(), err)
+			}
+			f.opts.Cache.remember(key.hash, exe)
+		}
 	default:
 		if note != "" {
 			f.corrupt.Add(1)
@@ -58,7 +69,7 @@ func (f *Function) obtain(args []Arg, sig signature, traced *ir.Module, reason s
 		if err != nil {
 			return nil, false, nil, err
 		}
-		if exe, err = compile(m, Config{Target: f.opts.Target}, &f.times); err != nil {
+		if exe, err = compile(m, Config{Target: f.opts.Target, Backend: f.opts.backend}, &f.times); err != nil {
 			return nil, false, nil, fmt.Errorf("%s: compiling for %s: %w", f.opts.Name, sig.text(), err)
 		}
 		f.compiles.Add(1)

@@ -7,21 +7,21 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
 )
 
 // Arg is one argument of a call as the cache sees it: a tensor (its value, or
 // only its type for Lower) or a static value that becomes part of the key.
 type Arg struct {
-	Tensor *cpu.Tensor // the value of a tensor argument; nil for a shape-only one
-	Type   ir.Type     // a tensor argument's type
-	Static any         // a static argument's value (see StaticArg)
+	Tensor *backend.Buffer // the value of a tensor argument; nil for a shape-only one
+	Type   ir.Type         // a tensor argument's type
+	Static any             // a static argument's value (see StaticArg)
 	static bool
 }
 
 // TensorArg is a tensor argument.
-func TensorArg(t *cpu.Tensor) Arg { return Arg{Tensor: t, Type: t.Type} }
+func TensorArg(t *backend.Buffer) Arg { return Arg{Tensor: t, Type: t.Type()} }
 
 // ShapeArg is a tensor argument known only by its type, for Lower.
 func ShapeArg(t ir.Type) Arg { return Arg{Type: t} }

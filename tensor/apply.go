@@ -3,6 +3,7 @@ package tensor
 import (
 	"math"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/frontend/trace"
 	"github.com/tpucc/tpucc/ir"
@@ -37,23 +38,23 @@ func apply(name string, op ir.Op, attr ir.Attr, hint []ir.Type, args ...*Tensor)
 	return run(name, op, attr, res, args, types)
 }
 
-// run evaluates the op on concrete operands with the reference executor.
+// run evaluates the op on concrete operands with the eager backend.
 func run(name string, op ir.Op, attr ir.Attr, res []ir.Type, args []*Tensor, types []ir.Type) []*Tensor {
 	in := &ir.Instr{Op: op, Attr: attr, Args: make([]*ir.Value, len(args))}
-	cs := make([]*cpu.Tensor, len(args))
+	cs := make([]*backend.Buffer, len(args))
 	for i, a := range args {
 		in.Args[i] = &ir.Value{Type: types[i]}
 		cs[i] = a.c
 	}
 	limit := cpu.DefaultMemoryLimit()
 	for i, t := range res {
-		// The executor holds 8 bytes per element: refuse before allocating.
-		if n, ok := t.NumElements(); !ok || n > limit/8 {
+		// Refuse before allocating.
+		if n, ok := t.NumElements(); !ok || t.DType.Size() == 0 || n > limit/int64(t.DType.Size()) {
 			fail(name, types, "the result %s is too large for the cpu executor (limit %d bytes)", t, limit)
 		}
 		in.Results = append(in.Results, &ir.Value{Type: t, Def: in, Index: i})
 	}
-	outs, err := cpu.Eval(in, cs)
+	outs, err := eagerBackend().Eval(in, cs)
 	if err != nil {
 		failErr(name, types, err)
 	}
@@ -126,7 +127,7 @@ func lift(name string, ts []*Tensor) []*Tensor {
 // tensor made by Iota, a splat for one whose elements are all equal (bit for
 // bit), otherwise every element.
 func capture(name string, tr *trace.Tracer, pos ir.Pos, a *Tensor) *ir.Value {
-	t := a.c.Type
+	t := a.c.Type()
 	if a.iotaAxis > 0 {
 		outs, err := tr.Emit(pos, ir.OpIota, &ir.AxisAttr{Axis: int64(a.iotaAxis - 1)}, []ir.Type{t})
 		if err != nil {
@@ -136,12 +137,14 @@ func capture(name string, tr *trace.Tracer, pos ir.Pos, a *Tensor) *ir.Value {
 	}
 	lit := &ir.Literal{}
 	if t.DType.IsFloat() {
-		lit.Floats = append(make([]float64, 0, len(a.c.F)), a.c.F...)
+		lit.Floats = make([]float64, a.c.Len())
+		a.c.ReadFloat64s(0, lit.Floats)
 		if splatFloats(lit.Floats) {
 			lit.Floats = lit.Floats[:1]
 		}
 	} else {
-		lit.Ints = append(make([]int64, 0, len(a.c.I)), a.c.I...)
+		lit.Ints = make([]int64, a.c.Len())
+		a.c.ReadInt64s(0, lit.Ints)
 		if splatInts(lit.Ints) {
 			lit.Ints = lit.Ints[:1]
 		}

@@ -8,13 +8,14 @@
 //
 // # Two modes, one path
 //
-// A Tensor is either concrete (it holds a *cpu.Tensor) or traced (it holds an
+// A Tensor is either concrete (it holds a *backend.Buffer, elements in their own dtype) or traced (it holds an
 // *ir.Value of a *trace.Tracer: compile.Func runs the user's function on
 // traced tensors to record it). Every operation takes the same path: build the
 // op's attribute, check the operand types with ir.Infer (so eager and traced
 // code obey exactly the type rules of .tir), then either emit the op into the
-// tracer, if any operand is traced, or run it at once with cpu.Eval. Eager
-// numbers are therefore the reference executor's numbers.
+// tracer, if any operand is traced, or run it at once on the eager backend
+// (SetEagerBackend; the reference executor by default, so eager numbers are
+// the reference executor's numbers).
 //
 // A concrete tensor used together with traced ones becomes a constant of the
 // trace (as jax treats closed-over arrays): a splat is written as one value, a
@@ -23,6 +24,17 @@
 // trace finished (it leaked out of the traced function), are errors. Reading
 // the data of a traced tensor (Float32s, ...) is an error too: its value is
 // known only when the compiled program runs.
+//
+// # Data in and out
+//
+// A concrete tensor's data is a *backend.Buffer holding the elements in their
+// own dtype (f32 in 4 bytes, bf16 in 2, i1 in 1): the buffer the executor
+// computes on, so nothing is converted on the way. FromSlice wraps a Go slice
+// without copying (the dtype follows from the element type: []float32 is
+// f32, []bool is i1, ...); FromFloat32, FromInt64 and the other From*
+// constructors copy. Float32s, Float64s, Int32s, Int64s and Bools return
+// copies (tensors are immutable); Buffer returns the storage itself, for
+// reading without a copy. ReadNPY and WriteNPY load and save .npy files.
 //
 // # Conventions
 //

@@ -46,7 +46,7 @@ func TestConstructorsAndReading(t *testing.T) {
 	if got := x.Shape(); len(got) != 1 || got[0] != 2 || x.DType() != ir.F32 || x.Rank() != 1 || x.IsTraced() || x.Value() != nil || x.Tracer() != nil {
 		t.Errorf("Shape %v DType %s Rank %d IsTraced %v", got, x.DType(), x.Rank(), x.IsTraced())
 	}
-	if c := x.CPU(); c.F[0] != 1.5 || tensor.FromCPU(c).Float64s()[1] != -2 {
+	if c := x.Buffer(); c.Float64At(0) != 1.5 || tensor.FromBuffer(c).Float64s()[1] != -2 {
 		t.Errorf("CPU round trip: %v", c)
 	}
 	data := []float32{1, 2}

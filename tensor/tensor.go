@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/frontend/trace"
 	"github.com/tpucc/tpucc/ir"
@@ -10,7 +11,7 @@ import (
 // traced (a value being recorded by a trace.Tracer). The zero Tensor is
 // neither and is refused by every operation.
 type Tensor struct {
-	c *cpu.Tensor // concrete data; nil when traced
+	c *backend.Buffer // concrete data; nil when traced
 
 	v  *ir.Value     // traced value; nil when concrete
 	tr *trace.Tracer // the tracer owning v
@@ -20,23 +21,20 @@ type Tensor struct {
 	iotaAxis int
 }
 
-// FromCPU wraps a reference-executor tensor. The tensor is not copied: the
-// caller must not modify it afterwards.
-func FromCPU(c *cpu.Tensor) *Tensor {
+// FromBuffer wraps a buffer (elements in their own dtype, as every backend
+// holds them). The buffer is not copied: the caller must not modify it
+// afterwards.
+func FromBuffer(c *backend.Buffer) *Tensor {
 	if c == nil {
-		fail("from_cpu", nil, "the tensor is nil")
+		fail("from_buffer", nil, "the buffer is nil")
 	}
-	t := c.Type
+	t := c.Type()
 	n, ok := t.NumElements()
-	if !ok || !t.IsStatic() || t.DType == ir.Invalid {
-		fail("from_cpu", []ir.Type{t}, "type %s is not a static tensor type", t)
+	if !ok || !t.IsStatic() || t.DType.Size() == 0 {
+		fail("from_buffer", []ir.Type{t}, "type %s is not a static tensor type", t)
 	}
-	have, other := len(c.I), len(c.F)
-	if t.DType.IsFloat() {
-		have, other = other, have
-	}
-	if int64(have) != n || other != 0 {
-		fail("from_cpu", []ir.Type{t}, "%s tensor holds %d values, want %d", t, have+other, n)
+	if have := int64(len(c.Bytes())); have != n*int64(t.DType.Size()) {
+		fail("from_buffer", []ir.Type{t}, "%s buffer holds %d bytes, want %d", t, have, n*int64(t.DType.Size()))
 	}
 	return &Tensor{c: c}
 }
@@ -91,10 +89,10 @@ func (t *Tensor) Tracer() *trace.Tracer {
 	return t.tr
 }
 
-// CPU returns the data of a concrete tensor, shared: the caller must not
-// modify it. A traced tensor has no data and panics.
-func (t *Tensor) CPU() *cpu.Tensor {
-	t.concrete("cpu")
+// Buffer returns the data of a concrete tensor, shared (not copied): the
+// caller must not modify it. A traced tensor has no data and panics.
+func (t *Tensor) Buffer() *backend.Buffer {
+	t.concrete("buffer")
 	return t.c
 }
 
@@ -102,7 +100,7 @@ func (t *Tensor) CPU() *cpu.Tensor {
 func (t *Tensor) Type() ir.Type {
 	check("type", t)
 	if t.c != nil {
-		return t.c.Type
+		return t.c.Type()
 	}
 	return t.v.Type
 }
@@ -145,7 +143,7 @@ func (t *Tensor) Float32s() []float32 {
 	t.concrete("float32s")
 	out := make([]float32, t.c.Len())
 	for i := range out {
-		out[i] = float32(t.c.Float(i))
+		out[i] = float32(t.c.Float64At(i))
 	}
 	return out
 }
@@ -155,9 +153,7 @@ func (t *Tensor) Float32s() []float32 {
 func (t *Tensor) Float64s() []float64 {
 	t.concrete("float64s")
 	out := make([]float64, t.c.Len())
-	for i := range out {
-		out[i] = t.c.Float(i)
-	}
+	t.c.ReadFloat64s(0, out)
 	return out
 }
 
@@ -165,32 +161,30 @@ func (t *Tensor) Float64s() []float64 {
 // A float tensor panics: convert it first, choosing how to round.
 func (t *Tensor) Int64s() []int64 {
 	t.concrete("int64s")
-	if t.c.Type.DType.IsFloat() {
-		fail("int64s", []ir.Type{t.c.Type}, "the tensor is %s, not an integer type: convert it first", t.c.Type)
+	if t.c.Type().DType.IsFloat() {
+		fail("int64s", []ir.Type{t.c.Type()}, "the tensor is %s, not an integer type: convert it first", t.c.Type())
 	}
-	return append([]int64{}, t.c.I...)
+	out := make([]int64, t.c.Len())
+	t.c.ReadInt64s(0, out)
+	return out
 }
 
 // Bools returns the elements of an i1 tensor in row-major order.
 func (t *Tensor) Bools() []bool {
 	t.concrete("bools")
-	if t.c.Type.DType != ir.I1 {
-		fail("bools", []ir.Type{t.c.Type}, "the tensor is %s, not i1: compare it to get i1", t.c.Type)
+	if t.c.Type().DType != ir.I1 {
+		fail("bools", []ir.Type{t.c.Type()}, "the tensor is %s, not i1: compare it to get i1", t.c.Type())
 	}
-	out := make([]bool, len(t.c.I))
-	for i, v := range t.c.I {
-		out[i] = v != 0
-	}
-	return out
+	return append([]bool{}, backend.Elems[bool](t.c)...)
 }
 
 // Item returns the single element of a tensor with one element as a float64.
 func (t *Tensor) Item() float64 {
 	t.concrete("item")
 	if t.c.Len() != 1 {
-		fail("item", []ir.Type{t.c.Type}, "the tensor %s has %d elements, not 1", t.c.Type, t.c.Len())
+		fail("item", []ir.Type{t.c.Type()}, "the tensor %s has %d elements, not 1", t.c.Type(), t.c.Len())
 	}
-	return t.c.Float(0)
+	return t.c.Float64At(0)
 }
 
 // shapeType checks a shape given by the user and returns dt[shape].
@@ -204,67 +198,53 @@ func shapeType(op string, dt ir.DType, shape []int64) ir.Type {
 		}
 	}
 	t := ir.Tensor(dt, shape...)
-	if n, ok := t.NumElements(); !ok || n > cpu.DefaultMemoryLimit()/8 {
+	if n, ok := t.NumElements(); !ok || n > cpu.DefaultMemoryLimit()/int64(dt.Size()) {
 		fail(op, nil, "shape %s is too large for the cpu executor's memory limit", shapeString(shape))
 	}
 	return t
 }
 
 // fromValues checks that n values fill shape and builds the tensor with fill.
-func fromValues(op string, dt ir.DType, shape []int64, n int, fill func(c *cpu.Tensor)) *Tensor {
+func fromValues(op string, dt ir.DType, shape []int64, n int, fill func(c *backend.Buffer)) *Tensor {
 	t := shapeType(op, dt, shape)
 	if want, _ := t.NumElements(); int64(n) != want {
 		fail(op, []ir.Type{t}, "%d values for shape %s, which holds %d", n, shapeString(shape), want)
 	}
-	c := cpu.NewTensor(t)
+	c := backend.New(t)
 	fill(c)
 	return &Tensor{c: c}
 }
 
 // FromFloat32 makes an f32 tensor of the given shape from row-major data (copied).
 func FromFloat32(shape []int64, data []float32) *Tensor {
-	return fromValues("from_float32", ir.F32, shape, len(data), func(c *cpu.Tensor) {
-		for i, v := range data {
-			c.F[i] = float64(v)
-		}
-	})
+	return fromValues("from_float32", ir.F32, shape, len(data), func(c *backend.Buffer) { copy(c.Float32s(), data) })
 }
 
 // FromFloat64 makes an f64 tensor of the given shape from row-major data (copied).
 func FromFloat64(shape []int64, data []float64) *Tensor {
-	return fromValues("from_float64", ir.F64, shape, len(data), func(c *cpu.Tensor) { copy(c.F, data) })
+	return fromValues("from_float64", ir.F64, shape, len(data), func(c *backend.Buffer) { copy(backend.Elems[float64](c), data) })
 }
 
 // FromInt32 makes an i32 tensor of the given shape from row-major data (copied).
 func FromInt32(shape []int64, data []int32) *Tensor {
-	return fromValues("from_int32", ir.I32, shape, len(data), func(c *cpu.Tensor) {
-		for i, v := range data {
-			c.I[i] = int64(v)
-		}
-	})
+	return fromValues("from_int32", ir.I32, shape, len(data), func(c *backend.Buffer) { copy(backend.Elems[int32](c), data) })
 }
 
 // FromInt64 makes an i64 tensor of the given shape from row-major data (copied).
 func FromInt64(shape []int64, data []int64) *Tensor {
-	return fromValues("from_int64", ir.I64, shape, len(data), func(c *cpu.Tensor) { copy(c.I, data) })
+	return fromValues("from_int64", ir.I64, shape, len(data), func(c *backend.Buffer) { copy(backend.Elems[int64](c), data) })
 }
 
 // FromBool makes an i1 tensor of the given shape from row-major data (copied).
 func FromBool(shape []int64, data []bool) *Tensor {
-	return fromValues("from_bool", ir.I1, shape, len(data), func(c *cpu.Tensor) {
-		for i, v := range data {
-			if v {
-				c.I[i] = 1
-			}
-		}
-	})
+	return fromValues("from_bool", ir.I1, shape, len(data), func(c *backend.Buffer) { copy(backend.Elems[bool](c), data) })
 }
 
 // Full makes a tensor of dtype dt and the given shape with every element v,
 // brought into dt as Convert would (rounded for floats; truncated and
 // saturated for integers; v != 0 for i1).
 func Full(dt ir.DType, v float64, shape ...int64) *Tensor {
-	return &Tensor{c: cpu.FromFloats(shapeType("full", dt, shape), v)}
+	return &Tensor{c: backend.FromFloats(shapeType("full", dt, shape), v)}
 }
 
 // Zeros makes a tensor of zeros (false for i1).

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/frontend/trace"
@@ -134,12 +135,12 @@ func TestTraceMatchesEager(t *testing.T) {
 	w := tensor.Random(2, ir.F32, 3, 4)
 	b := tensor.Random(3, ir.F32, 4)
 	y, idx := model(x, w, b)
-	res, err := cpu.Run(m, m.Funcs[0], []*cpu.Tensor{x.CPU(), w.CPU(), b.CPU()})
+	res, err := cpu.Run(m, m.Funcs[0], []*backend.Buffer{x.Buffer(), w.Buffer(), b.Buffer()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for k, want := range []*tensor.Tensor{y, idx} {
-		got := tensor.FromCPU(res[k])
+		got := tensor.FromBuffer(res[k])
 		if got.Type().String() != want.Type().String() {
 			t.Fatalf("result %d: %s, eager %s", k, got.Type(), want.Type())
 		}
@@ -163,7 +164,7 @@ func TestTracedRuntimeErrorNamesLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = cpu.Run(m, m.Funcs[0], []*cpu.Tensor{cpu.NewTensor(ir.Tensor(ir.F32, 0, 2))})
+	_, err = cpu.Run(m, m.Funcs[0], []*backend.Buffer{backend.New(ir.Tensor(ir.F32, 0, 2))})
 	pos := ir.Pos{File: "trace_test.go", Line: line + 1}
 	if err == nil || !strings.HasPrefix(err.Error(), pos.String()+": error: ") {
 		t.Errorf("got %v, want an error at %s", err, pos)

@@ -3,6 +3,7 @@ package cpu
 import (
 	"math"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
 )
 
@@ -13,20 +14,23 @@ import (
 
 // geluKernel: exact 0.5·x·(1+erf(x/√2)); approximate
 // 0.5·x·(1+tanh(√(2/π)·(x+0.044715·x³))).
-func geluKernel(in *ir.Instr, x *Tensor) *Tensor {
+func geluKernel(in *ir.Instr, x *backend.Buffer) *backend.Buffer {
 	approx := in.Attr.(*ir.GeluAttr).Approximate
-	out := NewTensor(in.Results[0].Type)
-	dt := x.Type.DType
+	out := backend.New(in.Results[0].Type)
 	c := math.Sqrt(2 / math.Pi)
-	for i, v := range x.F {
-		var g float64
-		if approx {
-			g = 0.5 * v * (1 + math.Tanh(c*(v+0.044715*v*v*v)))
-		} else {
-			g = 0.5 * v * (1 + math.Erf(v/math.Sqrt2))
+	buf := make([]float64, chunk)
+	eachChunk(x.Len(), func(i, m int) {
+		s := buf[:m]
+		x.ReadFloat64s(i, s)
+		for k, v := range s {
+			if approx {
+				s[k] = 0.5 * v * (1 + math.Tanh(c*(v+0.044715*v*v*v)))
+			} else {
+				s[k] = 0.5 * v * (1 + math.Erf(v/math.Sqrt2))
+			}
 		}
-		out.F[i] = dt.RoundFloat(g)
-	}
+		out.WriteFloat64s(i, s)
+	})
 	return out
 }
 
@@ -48,28 +52,29 @@ func eachLine(dims []int64, axis int, fn func(line []int)) {
 // softmaxKernel: exp(x-max)/Σexp(x-max), and for log_softmax x-max-log(Σexp(x-max)),
 // with max propagating NaN. A line of all -inf gives NaN (-inf - -inf), as
 // the formula does in XLA.
-func softmaxKernel(in *ir.Instr, x *Tensor) *Tensor {
+func softmaxKernel(in *ir.Instr, x *backend.Buffer) *backend.Buffer {
 	axis := int(in.Attr.(*ir.AxisAttr).Axis)
-	out := NewTensor(in.Results[0].Type)
-	dt := x.Type.DType
+	out := backend.New(in.Results[0].Type)
 	logOut := in.Op == ir.OpLogSoftmax
-	eachLine(x.Type.Dims(), axis, func(line []int) {
+	var vals []float64
+	eachLine(x.Type().Dims(), axis, func(line []int) {
+		vals = vals[:0]
 		m := math.Inf(-1)
 		for _, p := range line {
-			m = fmax(m, x.F[p])
+			v := x.Float64At(p)
+			vals = append(vals, v)
+			m = fmax(m, v)
 		}
 		s := 0.0
-		for _, p := range line {
-			s += math.Exp(x.F[p] - m)
+		for _, v := range vals {
+			s += math.Exp(v - m)
 		}
-		for _, p := range line {
-			var v float64
+		for k, p := range line {
 			if logOut {
-				v = x.F[p] - m - math.Log(s)
+				out.SetFloat64(p, vals[k]-m-math.Log(s))
 			} else {
-				v = math.Exp(x.F[p]-m) / s
+				out.SetFloat64(p, math.Exp(vals[k]-m)/s)
 			}
-			out.F[p] = dt.RoundFloat(v)
 		}
 	})
 	return out
@@ -78,17 +83,21 @@ func softmaxKernel(in *ir.Instr, x *Tensor) *Tensor {
 // normKernel: layer_norm (x-mean)/√(var+eps)·scale+bias with the biased
 // variance (the mean of squared deviations), or rms_norm x/√(mean(x²)+eps)·scale,
 // both over the last axis.
-func normKernel(in *ir.Instr, x, scale, bias *Tensor) *Tensor {
+func normKernel(in *ir.Instr, x, scale, bias *backend.Buffer) *backend.Buffer {
 	eps := in.Attr.(*ir.EpsAttr).Eps
-	out := NewTensor(in.Results[0].Type)
-	dt := x.Type.DType
-	dims := x.Type.Dims()
+	out := backend.New(in.Results[0].Type)
+	dims := x.Type().Dims()
 	n := int(dims[len(dims)-1])
 	if n == 0 {
 		return out
 	}
+	sc, bi, row, res := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	scale.ReadFloat64s(0, sc)
+	if bias != nil {
+		bias.ReadFloat64s(0, bi)
+	}
 	for r := 0; r < x.Len()/n; r++ {
-		row := x.F[r*n : (r+1)*n]
+		x.ReadFloat64s(r*n, row)
 		mean := 0.0
 		if bias != nil {
 			for _, v := range row {
@@ -102,12 +111,13 @@ func normKernel(in *ir.Instr, x, scale, bias *Tensor) *Tensor {
 		}
 		inv := 1 / math.Sqrt(sq/float64(n)+eps)
 		for i, v := range row {
-			y := (v - mean) * inv * scale.F[i]
+			y := (v - mean) * inv * sc[i]
 			if bias != nil {
-				y += bias.F[i]
+				y += bi[i]
 			}
-			out.F[r*n+i] = dt.RoundFloat(y)
+			res[i] = y
 		}
+		out.WriteFloat64s(r*n, res)
 	}
 	return out
 }

@@ -1,21 +1,23 @@
 // Package cpu is tpucc's reference executor: every core op of package ir in
 // pure Go, the numbers that XLA's results must match. It runs whole functions
 // (Run, with call), single instructions (Eval, for eager mode; Folder, for the
-// fold-constants pass), draws deterministic inputs (RandomInputs), converts
-// tensors to and from .npy arrays, and refuses programs too large to hold
-// (CheckMemory) before allocating anything.
+// fold-constants pass), draws deterministic inputs (RandomInputs), and
+// refuses programs too large to hold (CheckMemory) before allocating
+// anything.
 //
 // # Representation
 //
-// A Tensor holds float dtypes as float64 values already rounded to the dtype
-// and integer dtypes and i1 as int64 values wrapped into range. Every float op
-// computes in float64 and rounds its result into the dtype
-// (ir.DType.RoundFloat, which for f16 and bf16 rounds through f32 as XLA does),
-// which equals computing in f32 and rounding for the arithmetic ops and is
-// within an ulp for the transcendental ones. Composite ops (gelu, silu,
-// softmax, log_softmax, layer_norm, rms_norm), dot_general, reduce_sum and
-// cumsum accumulate in float64 and round once into the dtype. Integer ops
-// compute in int64 and wrap (ir.DType.WrapInt).
+// Tensors are *backend.Buffer, holding elements in their own dtype (f32 in 4
+// bytes, bf16 and f16 as 2-byte bit patterns, i1 in one byte). A kernel reads
+// elements as float64 (floats, exactly) or int64 (integers and i1), a chunk
+// at a time, computes, and stores into the result's dtype, which rounds
+// (ir.DType.RoundFloat, which for f16 and bf16 rounds through f32 as XLA
+// does) or wraps (ir.DType.WrapInt). Computing in float64 and rounding equals
+// computing in f32 and rounding for the arithmetic ops and is within an ulp
+// for the transcendental ones. Composite ops (gelu, silu, softmax,
+// log_softmax, layer_norm, rms_norm), dot_general, reduce_sum and cumsum
+// accumulate in float64 and round once into the dtype. Integer ops compute
+// in int64 and wrap. No tensor is held whole in float64 between ops.
 //
 // # Semantics decisions
 //
@@ -90,7 +92,8 @@
 // # Limits
 //
 // Run refuses symbolic shapes, calls CheckMemory with DefaultMemoryLimit (16
-// GiB, or a quarter of physical memory if less: the executor holds 8 bytes per
-// element) and turns an internal panic into an error instead of crashing.
+// GiB, or a quarter of physical memory if less), whose count of a value's
+// bytes is exactly what the executor holds for it, and turns an internal
+// panic into an error instead of crashing.
 // Instructions with nested regions are refused.
 package cpu

@@ -1,6 +1,9 @@
 package cpu
 
-import "github.com/tpucc/tpucc/ir"
+import (
+	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/ir"
+)
 
 // dot_general: both operands are first permuted into a canonical layout, lhs as
 // [batch, m, k] and rhs as [batch, n, k] (m and n the free dimensions, k the
@@ -14,28 +17,48 @@ import "github.com/tpucc/tpucc/ir"
 // accumulation the contract asks for, only more precise. Integers accumulate in
 // int64 and wrap once into the result dtype, which equals wrapping at every step.
 
-func dotKernel(in *ir.Instr, l, r *Tensor) *Tensor {
+func dotKernel(in *ir.Instr, l, r *backend.Buffer) *backend.Buffer {
 	a := in.Attr.(*ir.DotAttr)
 	rt := in.Results[0].Type
-	ld, rd := l.Type.Dims(), r.Type.Dims()
+	ld, rd := l.Type().Dims(), r.Type().Dims()
 	lFree := freeDims(len(ld), a.LhsBatch, a.LhsContract)
 	rFree := freeDims(len(rd), a.RhsBatch, a.RhsContract)
 	nb, nm := product(ld, a.LhsBatch), product(ld, lFree)
 	nn, nk := product(rd, rFree), product(ld, a.LhsContract)
 	lc := permuted(l, concatInts(a.LhsBatch, lFree, a.LhsContract))
 	rc := permuted(r, concatInts(a.RhsBatch, rFree, a.RhsContract))
-	out := NewTensor(rt)
-	if rt.DType.IsFloat() {
-		dotFloat(out.F, lc.F, rc.F, nb, nm, nn, nk)
-		for i, v := range out.F {
-			out.F[i] = rt.DType.RoundFloat(v)
-		}
-	} else {
-		dotInt(out.I, lc.I, rc.I, nb, nm, nn, nk)
-		for i, v := range out.I {
-			out.I[i] = rt.DType.WrapInt(v)
-		}
+	out := backend.New(rt)
+	switch dt := l.Type().DType; {
+	case dt == ir.F32:
+		dotFloat(out, backend.Elems[float32](lc), backend.Elems[float32](rc), nb, nm, nn, nk)
+	case dt == ir.F64:
+		dotFloat(out, backend.Elems[float64](lc), backend.Elems[float64](rc), nb, nm, nn, nk)
+	case dt.IsFloat():
+		// f16 and bf16 widen exactly to f32 (a kernel-local copy).
+		dotFloat(out, widen32(lc), widen32(rc), nb, nm, nn, nk)
+	default:
+		dotInt(out, widen64(lc), widen64(rc), nb, nm, nn, nk)
 	}
+	return out
+}
+
+// widen32 returns the elements of a 16-bit float buffer as float32 (exact).
+func widen32(x *backend.Buffer) []float32 {
+	out := make([]float32, x.Len())
+	buf := make([]float64, chunk)
+	eachChunk(x.Len(), func(i, m int) {
+		x.ReadFloat64s(i, buf[:m])
+		for k, v := range buf[:m] {
+			out[i+k] = float32(v)
+		}
+	})
+	return out
+}
+
+// widen64 returns the elements of an integer buffer as int64.
+func widen64(x *backend.Buffer) []int64 {
+	out := make([]int64, x.Len())
+	x.ReadInt64s(0, out)
 	return out
 }
 
@@ -76,7 +99,7 @@ func concatInts(lists ...[]int64) []int64 {
 
 // permuted returns x with its dimensions in perm's order, x itself when perm is
 // the identity (kernels never write their operands, so sharing is safe).
-func permuted(x *Tensor, perm []int64) *Tensor {
+func permuted(x *backend.Buffer, perm []int64) *backend.Buffer {
 	for i, p := range perm {
 		if p != int64(i) {
 			return transpose(x, perm)
@@ -85,40 +108,45 @@ func permuted(x *Tensor, perm []int64) *Tensor {
 	return x
 }
 
-// dotFloat computes out[b,i,j] = Σ_k l[b,i,k]·r[b,j,k]. The four partial sums
-// make the order of additions fixed and independent of the platform; the
-// float64(...) conversions forbid fusing a multiply and an add, which Go may
-// otherwise do on some architectures.
-func dotFloat(out, l, r []float64, nb, nm, nn, nk int) {
+// dotFloat computes out[b,i,j] = Σ_k l[b,i,k]·r[b,j,k] in float64 and
+// stores each row of out rounded into its dtype. Products of f32 (or
+// narrower) elements are exact in float64. The four partial sums make the
+// order of additions fixed and independent of the platform; the float64(...)
+// conversions forbid fusing a multiply and an add, which Go may otherwise do
+// on some architectures.
+func dotFloat[T float32 | float64](out *backend.Buffer, l, r []T, nb, nm, nn, nk int) {
+	orow := make([]float64, nn)
 	for b := 0; b < nb; b++ {
 		for i := 0; i < nm; i++ {
 			lrow := l[(b*nm+i)*nk : (b*nm+i+1)*nk]
-			orow := out[(b*nm+i)*nn : (b*nm+i+1)*nn]
 			for j := range orow {
 				rrow := r[(b*nn+j)*nk : (b*nn+j+1)*nk]
 				rrow = rrow[:len(lrow)]
 				var s0, s1, s2, s3 float64
 				k := 0
 				for ; k+4 <= len(lrow); k += 4 {
-					s0 += float64(lrow[k] * rrow[k])
-					s1 += float64(lrow[k+1] * rrow[k+1])
-					s2 += float64(lrow[k+2] * rrow[k+2])
-					s3 += float64(lrow[k+3] * rrow[k+3])
+					s0 += float64(float64(lrow[k]) * float64(rrow[k]))
+					s1 += float64(float64(lrow[k+1]) * float64(rrow[k+1]))
+					s2 += float64(float64(lrow[k+2]) * float64(rrow[k+2]))
+					s3 += float64(float64(lrow[k+3]) * float64(rrow[k+3]))
 				}
 				for ; k < len(lrow); k++ {
-					s0 += float64(lrow[k] * rrow[k])
+					s0 += float64(float64(lrow[k]) * float64(rrow[k]))
 				}
 				orow[j] = (s0 + s1) + (s2 + s3)
 			}
+			out.WriteFloat64s((b*nm+i)*nn, orow)
 		}
 	}
 }
 
-func dotInt(out, l, r []int64, nb, nm, nn, nk int) {
+// dotInt is dotFloat for integers: int64 sums, wrapped once into the dtype
+// when stored (the same result as wrapping at every step).
+func dotInt(out *backend.Buffer, l, r []int64, nb, nm, nn, nk int) {
+	orow := make([]int64, nn)
 	for b := 0; b < nb; b++ {
 		for i := 0; i < nm; i++ {
 			lrow := l[(b*nm+i)*nk : (b*nm+i+1)*nk]
-			orow := out[(b*nm+i)*nn : (b*nm+i+1)*nn]
 			for j := range orow {
 				rrow := r[(b*nn+j)*nk : (b*nn+j+1)*nk]
 				rrow = rrow[:len(lrow)]
@@ -128,6 +156,7 @@ func dotInt(out, l, r []int64, nb, nm, nn, nk int) {
 				}
 				orow[j] = s
 			}
+			out.WriteInt64s((b*nm+i)*nn, orow)
 		}
 	}
 }

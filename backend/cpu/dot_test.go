@@ -3,6 +3,7 @@ package cpu
 import (
 	"testing"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
 )
 
@@ -60,13 +61,13 @@ func TestDotGeneral(t *testing.T) {
 // exactly: both sum integers, so the order of additions cannot matter.
 func TestDotLarge(t *testing.T) {
 	const m, k, n = 64, 256, 1024
-	a := NewTensor(f32(m, k))
-	b := NewTensor(f32(k, n))
-	for i := range a.F {
-		a.F[i] = float64(i%7 - 3)
+	a := backend.New(f32(m, k))
+	b := backend.New(f32(k, n))
+	for i := range a.Len() {
+		a.SetFloat64(i, float64(i%7-3))
 	}
-	for i := range b.F {
-		b.F[i] = float64(i%5 - 2)
+	for i := range b.Len() {
+		b.SetFloat64(i, float64(i%5-2))
 	}
 	got, err := runOp(ir.OpDotGeneral, dims(nil, []int64{1}, nil, []int64{0}), nil, a, b)
 	if err != nil {
@@ -76,9 +77,9 @@ func TestDotLarge(t *testing.T) {
 		i, j := ij[0], ij[1]
 		want := 0.0
 		for p := 0; p < k; p++ {
-			want += a.F[i*k+p] * b.F[p*n+j]
+			want += a.Float64At(i*k+p) * b.Float64At(p*n+j)
 		}
-		if g := got[0].F[i*n+j]; g != want {
+		if g := got[0].Float64At(i*n + j); g != want {
 			t.Errorf("[%d,%d] = %v, want %v", i, j, g, want)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
 )
 
@@ -81,26 +82,49 @@ func intUnary(op ir.Op, dt ir.DType) func(int64) int64 {
 	return nil
 }
 
-func unaryKernel(in *ir.Instr, x *Tensor) (*Tensor, error) {
-	out := NewTensor(in.Results[0].Type)
-	dt := x.Type.DType
+// chunk is how many elements a kernel reads into float64 or int64 scratch at
+// a time: small enough to stay in L1, large enough to amortise the calls.
+const chunk = 512
+
+// eachChunk calls fn for consecutive runs [i, i+m) covering n elements.
+func eachChunk(n int, fn func(i, m int)) {
+	for i := 0; i < n; i += chunk {
+		fn(i, min(chunk, n-i))
+	}
+}
+
+func unaryKernel(in *ir.Instr, x *backend.Buffer) (*backend.Buffer, error) {
+	out := backend.New(in.Results[0].Type)
+	dt := x.Type().DType
 	if dt.IsFloat() {
 		f := floatUnary[in.Op]
 		if f == nil {
 			return nil, fmt.Errorf("%s is not defined on %s", in.Op, dt)
 		}
-		for i, v := range x.F {
-			out.F[i] = dt.RoundFloat(f(v))
-		}
+		buf := make([]float64, chunk)
+		eachChunk(x.Len(), func(i, m int) {
+			s := buf[:m]
+			x.ReadFloat64s(i, s)
+			for k, v := range s {
+				s[k] = f(v)
+			}
+			out.WriteFloat64s(i, s)
+		})
 		return out, nil
 	}
 	f := intUnary(in.Op, dt)
 	if f == nil {
 		return nil, fmt.Errorf("%s is not defined on %s", in.Op, dt)
 	}
-	for i, v := range x.I {
-		out.I[i] = dt.WrapInt(f(v))
-	}
+	buf := make([]int64, chunk)
+	eachChunk(x.Len(), func(i, m int) {
+		s := buf[:m]
+		x.ReadInt64s(i, s)
+		for k, v := range s {
+			s[k] = f(v)
+		}
+		out.WriteInt64s(i, s)
+	})
 	return out, nil
 }
 
@@ -188,36 +212,50 @@ func intPow(dt ir.DType) func(x, y int64) int64 {
 	}
 }
 
-func binaryKernel(in *ir.Instr, a, b *Tensor) (*Tensor, error) {
-	out := NewTensor(in.Results[0].Type)
-	dt := a.Type.DType
+func binaryKernel(in *ir.Instr, a, b *backend.Buffer) (*backend.Buffer, error) {
+	out := backend.New(in.Results[0].Type)
+	dt := a.Type().DType
 	if dt.IsFloat() {
 		f := floatBinary[in.Op]
 		if f == nil {
 			return nil, fmt.Errorf("%s is not defined on %s", in.Op, dt)
 		}
-		for i, v := range a.F {
-			out.F[i] = dt.RoundFloat(f(v, b.F[i]))
-		}
+		bufA, bufB := make([]float64, chunk), make([]float64, chunk)
+		eachChunk(a.Len(), func(i, m int) {
+			sa, sb := bufA[:m], bufB[:m]
+			a.ReadFloat64s(i, sa)
+			b.ReadFloat64s(i, sb)
+			for k, v := range sa {
+				sa[k] = f(v, sb[k])
+			}
+			out.WriteFloat64s(i, sa)
+		})
 		return out, nil
 	}
 	f := intBinary(in.Op, dt)
 	if f == nil {
 		return nil, fmt.Errorf("%s is not defined on %s", in.Op, dt)
 	}
-	for i, v := range a.I {
-		out.I[i] = dt.WrapInt(f(v, b.I[i]))
-	}
+	bufA, bufB := make([]int64, chunk), make([]int64, chunk)
+	eachChunk(a.Len(), func(i, m int) {
+		sa, sb := bufA[:m], bufB[:m]
+		a.ReadInt64s(i, sa)
+		b.ReadInt64s(i, sb)
+		for k, v := range sa {
+			sa[k] = f(v, sb[k])
+		}
+		out.WriteInt64s(i, sa)
+	})
 	return out, nil
 }
 
-func compareKernel(in *ir.Instr, a, b *Tensor) (*Tensor, error) {
+func compareKernel(in *ir.Instr, a, b *backend.Buffer) (*backend.Buffer, error) {
 	attr, ok := in.Attr.(*ir.CompareAttr)
 	if !ok {
 		return nil, fmt.Errorf("compare has no direction")
 	}
-	out := NewTensor(in.Results[0].Type)
-	n := out.Len()
+	out := backend.New(in.Results[0].Type)
+	res := out.Bytes() // i1: one byte, 0 or 1
 	cmp := func(lt, eq bool) bool {
 		switch attr.Dir {
 		case ir.CmpEQ:
@@ -233,83 +271,96 @@ func compareKernel(in *ir.Instr, a, b *Tensor) (*Tensor, error) {
 		}
 		return !lt
 	}
-	for i := 0; i < n; i++ {
-		var r bool
-		if a.Type.DType.IsFloat() {
-			x, y := a.F[i], b.F[i]
-			if math.IsNaN(x) || math.IsNaN(y) {
-				r = attr.Dir == ir.CmpNE // NaN is unordered: only ne holds
-			} else {
-				r = cmp(x < y, x == y)
-			}
-		} else {
-			r = cmp(a.I[i] < b.I[i], a.I[i] == b.I[i])
-		}
+	set := func(i int, r bool) {
 		if r {
-			out.I[i] = 1
+			res[i] = 1
 		}
 	}
+	if a.Type().DType.IsFloat() {
+		bufA, bufB := make([]float64, chunk), make([]float64, chunk)
+		eachChunk(a.Len(), func(i, m int) {
+			sa, sb := bufA[:m], bufB[:m]
+			a.ReadFloat64s(i, sa)
+			b.ReadFloat64s(i, sb)
+			for k, x := range sa {
+				y := sb[k]
+				if math.IsNaN(x) || math.IsNaN(y) {
+					set(i+k, attr.Dir == ir.CmpNE) // NaN is unordered: only ne holds
+				} else {
+					set(i+k, cmp(x < y, x == y))
+				}
+			}
+		})
+		return out, nil
+	}
+	bufA, bufB := make([]int64, chunk), make([]int64, chunk)
+	eachChunk(a.Len(), func(i, m int) {
+		sa, sb := bufA[:m], bufB[:m]
+		a.ReadInt64s(i, sa)
+		b.ReadInt64s(i, sb)
+		for k, x := range sa {
+			set(i+k, cmp(x < sb[k], x == sb[k]))
+		}
+	})
 	return out, nil
 }
 
-func selectKernel(in *ir.Instr, p, a, b *Tensor) *Tensor {
-	out := NewTensor(in.Results[0].Type)
-	scalar := p.Type.Rank() == 0
-	pick := func(i int) bool {
-		if scalar {
-			return p.I[0] != 0
-		}
-		return p.I[i] != 0
-	}
+// selectKernel copies each element's bytes from a or b.
+func selectKernel(in *ir.Instr, p, a, b *backend.Buffer) *backend.Buffer {
+	out := backend.New(in.Results[0].Type)
+	pred := p.Bytes()
+	scalar := p.Type().Rank() == 0
+	size := out.Type().DType.Size()
+	dst, as, bs := out.Bytes(), a.Bytes(), b.Bytes()
 	for i := 0; i < out.Len(); i++ {
-		src := b
-		if pick(i) {
-			src = a
+		src := bs
+		if (scalar && pred[0] != 0) || (!scalar && pred[i] != 0) {
+			src = as
 		}
-		if out.Type.DType.IsFloat() {
-			out.F[i] = src.F[i]
-		} else {
-			out.I[i] = src.I[i]
-		}
+		copy(dst[i*size:(i+1)*size], src[i*size:(i+1)*size])
 	}
 	return out
 }
 
 // clampKernel is min(max(x, lo), hi), so a NaN anywhere gives NaN and lo > hi gives hi.
-func clampKernel(in *ir.Instr, lo, x, hi *Tensor) *Tensor {
-	out := NewTensor(in.Results[0].Type)
-	at := func(t *Tensor, i int) int {
-		if t.Type.Rank() == 0 {
+func clampKernel(in *ir.Instr, lo, x, hi *backend.Buffer) *backend.Buffer {
+	out := backend.New(in.Results[0].Type)
+	at := func(t *backend.Buffer, i int) int {
+		if t.Type().Rank() == 0 {
 			return 0
 		}
 		return i
 	}
+	float := x.Type().DType.IsFloat()
 	for i := 0; i < out.Len(); i++ {
-		if x.Type.DType.IsFloat() {
-			out.F[i] = fmin(fmax(x.F[i], lo.F[at(lo, i)]), hi.F[at(hi, i)])
+		if float {
+			out.SetFloat64(i, fmin(fmax(x.Float64At(i), lo.Float64At(at(lo, i))), hi.Float64At(at(hi, i))))
 		} else {
-			out.I[i] = min(max(x.I[i], lo.I[at(lo, i)]), hi.I[at(hi, i)])
+			out.SetInt64(i, min(max(x.Int64At(i), lo.Int64At(at(lo, i))), hi.Int64At(at(hi, i))))
 		}
 	}
 	return out
 }
 
-func convertKernel(in *ir.Instr, x *Tensor) *Tensor {
-	out := NewTensor(in.Results[0].Type)
-	from, to := x.Type.DType, out.Type.DType
-	for i := 0; i < out.Len(); i++ {
-		switch {
-		case from.IsFloat() && to.IsFloat():
-			// f64 to f16/bf16 goes through f32, as XLA:CPU does (RoundFloat).
-			out.F[i] = to.RoundFloat(x.F[i])
-		case from.IsFloat():
-			out.I[i] = floatToInt(x.F[i], to)
-		case to.IsFloat():
-			out.F[i] = intToFloat(x.I[i], to)
-		default:
-			out.I[i] = to.WrapInt(x.I[i]) // to i1 means != 0
-		}
+// convertKernel reads elements as float64 (float sources) or int64 and
+// stores them into the result's dtype, which converts as the semantics
+// decisions say: f64 to f16 or bf16 goes through f32 (as XLA:CPU does),
+// floats to integers truncate and saturate, anything to i1 is != 0.
+func convertKernel(in *ir.Instr, x *backend.Buffer) *backend.Buffer {
+	out := backend.New(in.Results[0].Type)
+	if x.Type().DType.IsFloat() {
+		buf := make([]float64, chunk)
+		eachChunk(x.Len(), func(i, m int) {
+			x.ReadFloat64s(i, buf[:m])
+			out.WriteFloat64s(i, buf[:m])
+		})
+		return out
 	}
+	buf := make([]int64, chunk)
+	eachChunk(x.Len(), func(i, m int) {
+		x.ReadInt64s(i, buf[:m])
+		out.WriteInt64s(i, buf[:m])
+	})
 	return out
 }
 

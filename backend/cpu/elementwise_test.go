@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
 )
 
@@ -195,7 +196,7 @@ func TestSelectClamp(t *testing.T) {
 func TestConvert(t *testing.T) {
 	src := []float64{3e10, -3e10, nan, inf, -inf, 2.9, -2.9, -0.5, 127.5, 128, -129, 255.9, 256, -1, 4294967296, 9.3e18, -9.3e18}
 	n := int64(len(src))
-	conv := func(name string, from *Tensor, to ir.Type, want *Tensor) opCase {
+	conv := func(name string, from *backend.Buffer, to ir.Type, want *backend.Buffer) opCase {
 		return opCase{name: name, op: ir.OpConvert, hint: tys(to), args: ts(from), want: ts(want)}
 	}
 	runCases(t, []opCase{

@@ -2,8 +2,8 @@ package cpu
 
 import (
 	"fmt"
-	"slices"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
 )
 
@@ -12,7 +12,7 @@ import (
 // mode: in must be well typed (as the verifier checks) and args must have its
 // operands' types; Eval checks the types and reports a mismatch as an error.
 // Errors carry in's position.
-func Eval(in *ir.Instr, args []*Tensor) (res []*Tensor, err error) {
+func Eval(in *ir.Instr, args []*backend.Buffer) (res []*backend.Buffer, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = ir.Errorf(in.Pos, "internal error in the cpu executor running %s: %v", in.Op, r)
@@ -31,7 +31,7 @@ func Eval(in *ir.Instr, args []*Tensor) (res []*Tensor, err error) {
 // checkInstr makes sure in can be run on args: the operands match, the
 // instruction is consistent with the type rules (so its attribute is the
 // right struct), and the results are static.
-func checkInstr(in *ir.Instr, args []*Tensor) error {
+func checkInstr(in *ir.Instr, args []*backend.Buffer) error {
 	if in.Op == ir.OpCall || in.Op == ir.OpReturn {
 		return fmt.Errorf("%s is control flow, not a kernel", in.Op)
 	}
@@ -46,13 +46,13 @@ func checkInstr(in *ir.Instr, args []*Tensor) error {
 		if a == nil {
 			return fmt.Errorf("operand %d of %s is missing", i, in.Op)
 		}
-		if err := a.check(); err != nil {
+		if err := checkBuffer(a); err != nil {
 			return fmt.Errorf("operand %d of %s: %v", i, in.Op, err)
 		}
-		if in.Args[i] != nil && !sameType(a.Type, in.Args[i].Type) {
-			return fmt.Errorf("operand %d of %s is %s, want %s", i, in.Op, a.Type, in.Args[i].Type)
+		if in.Args[i] != nil && !sameType(a.Type(), in.Args[i].Type) {
+			return fmt.Errorf("operand %d of %s is %s, want %s", i, in.Op, a.Type(), in.Args[i].Type)
 		}
-		types[i] = a.Type
+		types[i] = a.Type()
 	}
 	hint := make([]ir.Type, len(in.Results))
 	for i, r := range in.Results {
@@ -76,13 +76,13 @@ func checkInstr(in *ir.Instr, args []*Tensor) error {
 func sameType(a, b ir.Type) bool { return a.DType == b.DType && a.SameShape(b) }
 
 // eval dispatches to the kernels; the instruction has been checked.
-func eval(in *ir.Instr, a []*Tensor) ([]*Tensor, error) {
-	one := func(t *Tensor) ([]*Tensor, error) { return []*Tensor{t}, nil }
-	oneErr := func(t *Tensor, err error) ([]*Tensor, error) {
+func eval(in *ir.Instr, a []*backend.Buffer) ([]*backend.Buffer, error) {
+	one := func(t *backend.Buffer) ([]*backend.Buffer, error) { return []*backend.Buffer{t}, nil }
+	oneErr := func(t *backend.Buffer, err error) ([]*backend.Buffer, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []*Tensor{t}, nil
+		return []*backend.Buffer{t}, nil
 	}
 	switch in.Op {
 	case ir.OpNeg, ir.OpAbs, ir.OpExp, ir.OpLog, ir.OpLog1p, ir.OpExpm1, ir.OpSqrt, ir.OpRsqrt,
@@ -103,7 +103,7 @@ func eval(in *ir.Instr, a []*Tensor) ([]*Tensor, error) {
 	case ir.OpConvert:
 		return one(convertKernel(in, a[0]))
 	case ir.OpCopy: // the executor ignores layouts: the same values
-		return one(&Tensor{Type: in.Results[0].Type, F: slices.Clone(a[0].F), I: slices.Clone(a[0].I)})
+		return one(retype(a[0], in.Results[0].Type))
 	case ir.OpBroadcast:
 		return one(broadcastKernel(in, a[0]))
 	case ir.OpTranspose:
@@ -183,12 +183,12 @@ func (Folder) Fold(in *ir.Instr, args []*ir.Literal) ([]*ir.Literal, error) {
 		if !ok || !v.Type.IsStatic() {
 			return nil, fmt.Errorf("cpu: cannot fold %s on %s: the shape is not static or too large", in.Op, v.Type)
 		}
-		bytes = addBytes(bytes, mulBytes(n, 8)) // the executor holds 8 bytes per element
+		bytes = addBytes(bytes, mulBytes(n, int64(v.Type.DType.Size())))
 	}
 	if bytes > limit {
 		return nil, fmt.Errorf("cpu: folding %s would need %d bytes; the limit is %d bytes", in.Op, bytes, limit)
 	}
-	ts := make([]*Tensor, len(args))
+	ts := make([]*backend.Buffer, len(args))
 	for i, l := range args {
 		t, err := tensorFromLiteral(in.Args[i].Type, l)
 		if err != nil {
@@ -202,7 +202,7 @@ func (Folder) Fold(in *ir.Instr, args []*ir.Literal) ([]*ir.Literal, error) {
 	}
 	out := make([]*ir.Literal, len(res))
 	for i, t := range res {
-		out[i] = t.literal()
+		out[i] = literal(t)
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package cpu
 import (
 	"testing"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/ir"
 )
@@ -26,20 +27,20 @@ func TestRunFusion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := &Tensor{Type: ir.Tensor(ir.F32, 2, 3), F: []float64{1, 2, 3, 4, 5, 6}}
-	b := &Tensor{Type: ir.Tensor(ir.F32, 3), F: []float64{10, 20, 30}}
-	out, err := Run(m, m.Entry(), []*Tensor{x, b})
+	x := F(ir.Tensor(ir.F32, 2, 3), 1, 2, 3, 4, 5, 6)
+	b := F(ir.Tensor(ir.F32, 3), 10, 20, 30)
+	out, err := Run(m, m.Entry(), []*backend.Buffer{x, b})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := [][]float64{{11, 41, 91, 41, 101, 181}, {6, 15}}
 	for i, w := range want {
-		if len(out[i].F) != len(w) {
-			t.Fatalf("result %d: %v, want %v", i, out[i].F, w)
+		if len(out[i].Float32s()) != len(w) {
+			t.Fatalf("result %d: %v, want %v", i, out[i], w)
 		}
 		for k := range w {
-			if out[i].F[k] != w[k] {
-				t.Fatalf("result %d: %v, want %v", i, out[i].F, w)
+			if out[i].Float64At(k) != w[k] {
+				t.Fatalf("result %d: %v, want %v", i, out[i], w)
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
 )
 
@@ -36,19 +37,19 @@ type opCase struct {
 	op   ir.Op
 	attr ir.Attr
 	hint []ir.Type // result types, for ops that need them
-	args []*Tensor
-	want []*Tensor
+	args []*backend.Buffer
+	want []*backend.Buffer
 }
 
 // runOp builds @f(params...) { results = op params; return results } with
 // ir.Builder and runs it with Run.
-func runOp(op ir.Op, attr ir.Attr, hint []ir.Type, args ...*Tensor) ([]*Tensor, error) {
+func runOp(op ir.Op, attr ir.Attr, hint []ir.Type, args ...*backend.Buffer) ([]*backend.Buffer, error) {
 	m := ir.NewModule("t.tir")
 	names := make([]string, len(args))
 	types := make([]ir.Type, len(args))
 	for i, a := range args {
 		names[i] = string(rune('a' + i))
-		types[i] = a.Type
+		types[i] = a.Type()
 	}
 	f := m.NewFunc("f", names, types, nil, ir.Pos{File: "t.tir", Line: 1, Col: 1})
 	b := ir.NewBuilder(f)
@@ -90,20 +91,20 @@ func runCases(t *testing.T, cases []opCase) {
 
 // diff compares exactly: types, then elements bit for bit (any NaN equals any
 // NaN, but -0 and +0 differ).
-func diff(got, want *Tensor) string {
-	if !got.Type.Equal(want.Type) {
-		return fmt.Sprintf("type %s, want %s", got.Type, want.Type)
+func diff(got, want *backend.Buffer) string {
+	if !got.Type().Equal(want.Type()) {
+		return fmt.Sprintf("type %s, want %s", got.Type(), want.Type())
 	}
-	if err := got.check(); err != nil {
+	if err := checkBuffer(got); err != nil {
 		return err.Error()
 	}
 	same := got.Len() == want.Len()
 	for i := 0; same && i < got.Len(); i++ {
-		if got.Type.DType.IsFloat() {
-			a, b := got.F[i], want.F[i]
+		if got.Type().DType.IsFloat() {
+			a, b := got.Float64At(i), want.Float64At(i)
 			same = (math.IsNaN(a) && math.IsNaN(b)) || math.Float64bits(a) == math.Float64bits(b)
 		} else {
-			same = got.I[i] == want.I[i]
+			same = got.Int64At(i) == want.Int64At(i)
 		}
 	}
 	if same {
@@ -113,27 +114,28 @@ func diff(got, want *Tensor) string {
 }
 
 // show prints elements with full precision and the sign of zeros.
-func show(t *Tensor) string {
+func show(t *backend.Buffer) string {
 	parts := make([]string, t.Len())
 	for i := range parts {
-		if t.Type.DType.IsFloat() {
-			parts[i] = fmt.Sprint(t.F[i])
-			if t.F[i] == 0 && math.Signbit(t.F[i]) {
+		if t.Type().DType.IsFloat() {
+			v := t.Float64At(i)
+			parts[i] = fmt.Sprint(v)
+			if v == 0 && math.Signbit(v) {
 				parts[i] = "-0"
 			}
 		} else {
-			parts[i] = fmt.Sprint(t.I[i])
+			parts[i] = fmt.Sprint(t.Int64At(i))
 		}
 	}
-	return t.Type.String() + " [" + strings.Join(parts, " ") + "]"
+	return t.Type().String() + " [" + strings.Join(parts, " ") + "]"
 }
 
 // F and I build tensors without any rounding surprises in expectations.
-func F(t ir.Type, v ...float64) *Tensor { return FromFloats(t, v...) }
-func I(t ir.Type, v ...int64) *Tensor   { return FromInts(t, v...) }
+func F(t ir.Type, v ...float64) *backend.Buffer { return backend.FromFloats(t, v...) }
+func I(t ir.Type, v ...int64) *backend.Buffer   { return backend.FromInts(t, v...) }
 
 // r32 rounds to f32: the expected value of an f32 op computed exactly.
 func r32(v float64) float64 { return float64(float32(v)) }
 
-func ts(x ...*Tensor) []*Tensor  { return x }
-func tys(x ...ir.Type) []ir.Type { return x }
+func ts(x ...*backend.Buffer) []*backend.Buffer { return x }
+func tys(x ...ir.Type) []ir.Type                { return x }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
 )
 
@@ -13,25 +14,22 @@ import (
 // dynamic slices clamp their starts so the window fits (StableHLO semantics).
 
 // copyRow copies n elements from src at s to dst at d.
-func copyRow(dst, src *Tensor, d, s, n int) {
-	if dst.Type.DType.IsFloat() {
-		copy(dst.F[d:d+n], src.F[s:s+n])
-	} else {
-		copy(dst.I[d:d+n], src.I[s:s+n])
-	}
+func copyRow(dst, src *backend.Buffer, d, s, n int) {
+	z := dst.Type().DType.Size()
+	copy(dst.Bytes()[d*z:(d+n)*z], src.Bytes()[s*z:(s+n)*z])
 }
 
-func takeKernel(in *ir.Instr, x, idx *Tensor) (*Tensor, error) {
+func takeKernel(in *ir.Instr, x, idx *backend.Buffer) (*backend.Buffer, error) {
 	axis := int(in.Attr.(*ir.AxisAttr).Axis)
-	out := NewTensor(in.Results[0].Type)
-	outer, n, inner := splitAxis(x.Type.Dims(), axis)
+	out := backend.New(in.Results[0].Type)
+	outer, n, inner := splitAxis(x.Type().Dims(), axis)
 	nj := idx.Len()
 	if n == 0 && out.Len() > 0 {
-		return nil, fmt.Errorf("take from %s: axis %d is empty, so there is nothing to take", x.Type, axis)
+		return nil, fmt.Errorf("take from %s: axis %d is empty, so there is nothing to take", x.Type(), axis)
 	}
 	for o := 0; o < outer; o++ {
 		for j := 0; j < nj; j++ {
-			r := min(max(idx.I[j], 0), int64(n-1))
+			r := min(max(idx.Int64At(j), 0), int64(n-1))
 			copyRow(out, x, (o*nj+j)*inner, (o*n+int(r))*inner, inner)
 		}
 	}
@@ -41,25 +39,24 @@ func takeKernel(in *ir.Instr, x, idx *Tensor) (*Tensor, error) {
 // scatterAddKernel adds update rows in row-major order of upd, rounding (or
 // wrapping) after every addition, as a sequential scatter does; duplicates
 // therefore accumulate in index order.
-func scatterAddKernel(in *ir.Instr, x, idx, upd *Tensor) *Tensor {
+func scatterAddKernel(in *ir.Instr, x, idx, upd *backend.Buffer) *backend.Buffer {
 	axis := int(in.Attr.(*ir.AxisAttr).Axis)
-	out := x.clone()
-	out.Type = in.Results[0].Type
-	dt := x.Type.DType
-	outer, n, inner := splitAxis(x.Type.Dims(), axis)
+	out := retype(x, in.Results[0].Type)
+	dt := x.Type().DType
+	outer, n, inner := splitAxis(x.Type().Dims(), axis)
 	nj := idx.Len()
 	for o := 0; o < outer; o++ {
 		for j := 0; j < nj; j++ {
-			r := idx.I[j]
+			r := idx.Int64At(j)
 			if r < 0 || r >= int64(n) {
 				continue
 			}
 			d, s := (o*n+int(r))*inner, (o*nj+j)*inner
 			for k := 0; k < inner; k++ {
 				if dt.IsFloat() {
-					out.F[d+k] = dt.RoundFloat(out.F[d+k] + upd.F[s+k])
+					out.SetFloat64(d+k, out.Float64At(d+k)+upd.Float64At(s+k))
 				} else {
-					out.I[d+k] = dt.WrapInt(out.I[d+k] + upd.I[s+k])
+					out.SetInt64(d+k, out.Int64At(d+k)+upd.Int64At(s+k))
 				}
 			}
 		}
@@ -69,49 +66,49 @@ func scatterAddKernel(in *ir.Instr, x, idx, upd *Tensor) *Tensor {
 
 // clampedStarts reads the scalar start indices and clamps each into
 // [0, dim - size].
-func clampedStarts(starts []*Tensor, dims, sizes []int64) int64 {
+func clampedStarts(starts []*backend.Buffer, dims, sizes []int64) int64 {
 	xs := rowMajorStrides(dims)
 	off := int64(0)
 	for d, s := range starts {
-		v := min(max(s.I[0], 0), dims[d]-sizes[d])
+		v := min(max(s.Int64At(0), 0), dims[d]-sizes[d])
 		off += v * xs[d]
 	}
 	return off
 }
 
-func dynamicSliceKernel(in *ir.Instr, x *Tensor, starts []*Tensor) *Tensor {
+func dynamicSliceKernel(in *ir.Instr, x *backend.Buffer, starts []*backend.Buffer) *backend.Buffer {
 	t := in.Results[0].Type
-	off := clampedStarts(starts, x.Type.Dims(), t.Dims())
-	return gatherTensor(t, x, rowMajorStrides(x.Type.Dims()), off)
+	off := clampedStarts(starts, x.Type().Dims(), t.Dims())
+	return gatherTensor(t, x, rowMajorStrides(x.Type().Dims()), off)
 }
 
-func dynamicUpdateSliceKernel(in *ir.Instr, x, upd *Tensor, starts []*Tensor) *Tensor {
-	out := x.clone()
-	out.Type = in.Results[0].Type
-	dims, ud := x.Type.Dims(), upd.Type.Dims()
+func dynamicUpdateSliceKernel(in *ir.Instr, x, upd *backend.Buffer, starts []*backend.Buffer) *backend.Buffer {
+	out := retype(x, in.Results[0].Type)
+	dims, ud := x.Type().Dims(), upd.Type().Dims()
 	off := clampedStarts(starts, dims, ud)
 	st := rowMajorStrides(dims)
-	if out.Type.DType.IsFloat() {
-		scatter(out.F, upd.F, ud, st, off)
-	} else {
-		scatter(out.I, upd.I, ud, st, off)
+	switch out.Type().DType.Size() {
+	case 1:
+		scatter(out.Bytes(), upd.Bytes(), ud, st, off)
+	case 2:
+		scatter(backend.Words[uint16](out), backend.Words[uint16](upd), ud, st, off)
+	case 4:
+		scatter(backend.Words[uint32](out), backend.Words[uint32](upd), ud, st, off)
+	default:
+		scatter(backend.Words[uint64](out), backend.Words[uint64](upd), ud, st, off)
 	}
 	return out
 }
 
-func oneHotKernel(in *ir.Instr, idx *Tensor) *Tensor {
+func oneHotKernel(in *ir.Instr, idx *backend.Buffer) *backend.Buffer {
 	depth := in.Attr.(*ir.DepthAttr).Depth
-	out := NewTensor(in.Results[0].Type)
-	for j, v := range idx.I {
+	out := backend.New(in.Results[0].Type)
+	for j := range idx.Len() {
+		v := idx.Int64At(j)
 		if v < 0 || v >= depth {
 			continue
 		}
-		p := int64(j)*depth + v
-		if out.Type.DType.IsFloat() {
-			out.F[p] = 1
-		} else {
-			out.I[p] = 1
-		}
+		out.SetInt64(int(int64(j)*depth+v), 1)
 	}
 	return out
 }
@@ -128,24 +125,25 @@ func totalKey(v float64) int64 {
 }
 
 // sortKeys returns the keys by which x's elements are ordered.
-func sortKeys(x *Tensor) []int64 {
-	if !x.Type.DType.IsFloat() {
-		return x.I
+func sortKeys(x *backend.Buffer) []int64 {
+	keys := make([]int64, x.Len())
+	if !x.Type().DType.IsFloat() {
+		x.ReadInt64s(0, keys)
+		return keys
 	}
-	keys := make([]int64, len(x.F))
-	for i, v := range x.F {
-		keys[i] = totalKey(v)
+	for i := range keys {
+		keys[i] = totalKey(x.Float64At(i))
 	}
 	return keys
 }
 
 // topKKernel takes, along the last axis, the k largest elements in descending
 // total order, equal elements in ascending index order, and their i32 indices.
-func topKKernel(in *ir.Instr, x *Tensor) []*Tensor {
+func topKKernel(in *ir.Instr, x *backend.Buffer) []*backend.Buffer {
 	k := int(in.Attr.(*ir.TopKAttr).K)
-	vals := NewTensor(in.Results[0].Type)
-	inds := NewTensor(in.Results[1].Type)
-	dims := x.Type.Dims()
+	vals := backend.New(in.Results[0].Type)
+	inds := backend.New(in.Results[1].Type)
+	dims := x.Type().Dims()
 	n := int(dims[len(dims)-1])
 	keys := sortKeys(x)
 	rows := 0
@@ -161,18 +159,18 @@ func topKKernel(in *ir.Instr, x *Tensor) []*Tensor {
 		sort.SliceStable(order, func(a, b int) bool { return row[order[a]] > row[order[b]] })
 		for i := 0; i < k; i++ {
 			copyRow(vals, x, r*k+i, r*n+order[i], 1)
-			inds.I[r*k+i] = int64(order[i])
+			inds.SetInt64(r*k+i, int64(order[i]))
 		}
 	}
-	return []*Tensor{vals, inds}
+	return []*backend.Buffer{vals, inds}
 }
 
 // argsortKernel gives, along axis, the i32 indices that sort x ascending in
 // total order; the sort is stable.
-func argsortKernel(in *ir.Instr, x *Tensor) *Tensor {
+func argsortKernel(in *ir.Instr, x *backend.Buffer) *backend.Buffer {
 	axis := int(in.Attr.(*ir.AxisAttr).Axis)
-	out := NewTensor(in.Results[0].Type)
-	outer, n, inner := splitAxis(x.Type.Dims(), axis)
+	out := backend.New(in.Results[0].Type)
+	outer, n, inner := splitAxis(x.Type().Dims(), axis)
 	keys := sortKeys(x)
 	order := make([]int, n)
 	for o := 0; o < outer; o++ {
@@ -183,7 +181,7 @@ func argsortKernel(in *ir.Instr, x *Tensor) *Tensor {
 			}
 			sort.SliceStable(order, func(a, b int) bool { return at(order[a]) < at(order[b]) })
 			for i, v := range order {
-				out.I[(o*n+i)*inner+j] = int64(v)
+				out.SetInt64((o*n+i)*inner+j, int64(v))
 			}
 		}
 	}

@@ -71,8 +71,8 @@ func TestInputLimitsTransformerBlock(t *testing.T) {
 			t.Fatal(err)
 		}
 		big := 0.0
-		for _, v := range out[0].F {
-			big = math.Max(big, math.Abs(v))
+		for k := range out[0].Len() {
+			big = math.Max(big, math.Abs(out[0].Float64At(k)))
 		}
 		return big
 	}

@@ -142,10 +142,11 @@ func mulBytes(n, k int64) int64 {
 }
 
 // DefaultMemoryLimit is the limit Run passes to CheckMemory: 16 GiB, or a
-// quarter of the machine's physical memory if that is less. The quarter is
-// because the executor holds every element in 8 bytes (a float64 or an
-// int64), twice what CheckMemory counts for f32 and four times for bf16, and
-// because a value and its operands are alive together.
+// quarter of the machine's physical memory if that is less. CheckMemory
+// counts exactly the bytes the executor holds for each value; the margin is
+// for what it does not count: a value and its operands are alive together,
+// kernels keep scratch copies (dot_general's operands in canonical order, a
+// reduction's float64 accumulators), and the caller holds its own data.
 func DefaultMemoryLimit() int64 {
 	memOnce.Do(func() {
 		memLimit = 16 << 30

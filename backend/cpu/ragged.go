@@ -1,6 +1,9 @@
 package cpu
 
-import "github.com/tpucc/tpucc/ir"
+import (
+	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/ir"
+)
 
 // ragged_dot: row r of lhs [m,k] is multiplied by rhs[i] [k,n] for the group
 // i whose row range [ends[i-1], ends[i]) holds r, ends being the running sum of
@@ -12,48 +15,58 @@ import "github.com/tpucc/tpucc/ir"
 // into the output row: each expert's weights stream once per row in the order
 // they are stored, which is what a decode step with a few rows per group costs.
 // Accumulation is in float64 (int64), rounded (wrapped) once, as dot_general.
-func raggedDotKernel(in *ir.Instr, l, r, sizes *Tensor) *Tensor {
+func raggedDotKernel(in *ir.Instr, l, r, sizes *backend.Buffer) *backend.Buffer {
 	rt := in.Results[0].Type
-	m, k := int(l.Type.Shape[0].Size), int(l.Type.Shape[1].Size)
-	g, n := int(r.Type.Shape[0].Size), int(r.Type.Shape[2].Size)
-	out := NewTensor(rt)
+	m, k := int(l.Type().Shape[0].Size), int(l.Type().Shape[1].Size)
+	g, n := int(r.Type().Shape[0].Size), int(r.Type().Shape[2].Size)
+	out := backend.New(rt)
+	float := rt.DType.IsFloat()
+	var facc, flhs, fw []float64
+	var iacc, ilhs, iw []int64
+	if float {
+		facc, flhs, fw = make([]float64, n), make([]float64, k), make([]float64, n)
+	} else {
+		iacc, ilhs, iw = make([]int64, n), make([]int64, k), make([]int64, n)
+	}
 	end := int64(0)
 	for i := 0; i < g; i++ {
 		start := end
-		end += max(sizes.I[i], 0)
+		end += max(sizes.Int64At(i), 0)
 		lo, hi := max(start, 0), min(end, int64(m))
 		for row := int(lo); row < int(hi); row++ {
-			if rt.DType.IsFloat() {
-				raggedRowFloat(out.F[row*n:(row+1)*n], l.F[row*k:(row+1)*k], r.F[i*k*n:(i+1)*k*n], n)
+			if float {
+				raggedRowFloat(facc, flhs, fw, l, r, row, i)
+				out.WriteFloat64s(row*n, facc)
 			} else {
-				raggedRowInt(out.I[row*n:(row+1)*n], l.I[row*k:(row+1)*k], r.I[i*k*n:(i+1)*k*n], n)
+				raggedRowInt(iacc, ilhs, iw, l, r, row, i)
+				out.WriteInt64s(row*n, iacc)
 			}
-		}
-	}
-	if rt.DType.IsFloat() {
-		for i, v := range out.F {
-			out.F[i] = rt.DType.RoundFloat(v)
-		}
-	} else {
-		for i, v := range out.I {
-			out.I[i] = rt.DType.WrapInt(v)
 		}
 	}
 	return out
 }
 
-// raggedRowFloat adds lhs·w to acc, lhs a row [k] and w a matrix [k,n].
-func raggedRowFloat(acc, lhs, w []float64, n int) {
+// raggedRowFloat sets acc to lhs row `row` times group i's matrix [k,n],
+// reading the row into lhs and each matrix row into w.
+func raggedRowFloat(acc, lhs, w []float64, l, r *backend.Buffer, row, i int) {
+	k, n := len(lhs), len(acc)
+	clear(acc)
+	l.ReadFloat64s(row*k, lhs)
 	for kk, a := range lhs {
-		for j, b := range w[kk*n : (kk+1)*n] {
+		r.ReadFloat64s((i*k+kk)*n, w)
+		for j, b := range w {
 			acc[j] += a * b
 		}
 	}
 }
 
-func raggedRowInt(acc, lhs, w []int64, n int) {
+func raggedRowInt(acc, lhs, w []int64, l, r *backend.Buffer, row, i int) {
+	k, n := len(lhs), len(acc)
+	clear(acc)
+	l.ReadInt64s(row*k, lhs)
 	for kk, a := range lhs {
-		for j, b := range w[kk*n : (kk+1)*n] {
+		r.ReadInt64s((i*k+kk)*n, w)
+		for j, b := range w {
 			acc[j] += a * b
 		}
 	}

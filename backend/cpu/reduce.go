@@ -3,6 +3,7 @@ package cpu
 import (
 	"math"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
 )
 
@@ -14,9 +15,12 @@ import (
 // sums, 1 for products, -inf (or the dtype's minimum) for max, +inf (or the
 // maximum) for min.
 
-// reduceOffsets calls fn(i, o) for every element i of x (row-major) with o the
-// flat index, in the result, of the position it reduces into.
-func reduceOffsets(dims []int64, drop []bool, fn func(i, o int)) {
+// reduceRows walks x (of shape dims, row-major) one innermost row at a time:
+// fn(i, o, step, n) gets the row's first element i, the flat index o in the
+// result of the position its first element reduces into, the result stride
+// between consecutive elements of the row (0 when the last axis is dropped),
+// and the row's length n. A rank-0 x is one row of one element.
+func reduceRows(dims []int64, drop []bool, fn func(i, o, step, n int)) {
 	kept := []int64{}
 	for d, n := range dims {
 		if !drop[d] {
@@ -26,24 +30,28 @@ func reduceOffsets(dims []int64, drop []bool, fn func(i, o int)) {
 	ks := rowMajorStrides(kept)
 	st := make([]int64, len(dims)) // result stride of each operand dimension, 0 if dropped
 	k := 0
-	for d := range dims {
+	total := int64(1)
+	for d, n := range dims {
 		if !drop[d] {
 			st[d] = ks[k]
 			k++
 		}
-	}
-	total := int64(1)
-	for _, n := range dims {
 		total *= n
 	}
 	if total == 0 {
 		return
 	}
-	idx := make([]int64, len(dims))
+	rank := len(dims)
+	if rank == 0 {
+		fn(0, 0, 0, 1)
+		return
+	}
+	last := int(dims[rank-1])
+	idx := make([]int64, rank)
 	o := int64(0)
-	for i := 0; i < int(total); i++ {
-		fn(i, int(o))
-		for d := len(dims) - 1; d >= 0; d-- {
+	for i := 0; i < int(total); i += last {
+		fn(i, int(o), int(st[rank-1]), last)
+		for d := rank - 2; d >= 0; d-- {
 			idx[d]++
 			o += st[d]
 			if idx[d] < dims[d] {
@@ -55,11 +63,11 @@ func reduceOffsets(dims []int64, drop []bool, fn func(i, o int)) {
 	}
 }
 
-func reduceKernel(in *ir.Instr, x *Tensor) *Tensor {
+func reduceKernel(in *ir.Instr, x *backend.Buffer) *backend.Buffer {
 	a := in.Attr.(*ir.AxesAttr)
-	out := NewTensor(in.Results[0].Type)
-	dt := x.Type.DType
-	dims := x.Type.Dims()
+	out := backend.New(in.Results[0].Type)
+	dt := x.Type().DType
+	dims := x.Type().Dims()
 	drop := make([]bool, len(dims))
 	for _, ax := range a.Axes {
 		drop[ax] = true
@@ -81,11 +89,17 @@ func reduceKernel(in *ir.Instr, x *Tensor) *Tensor {
 		default:
 			init, step = math.Inf(1), fmin
 		}
-		fill(out.F, init)
-		reduceOffsets(dims, drop, func(i, o int) { out.F[o] = step(out.F[o], x.F[i]) })
-		for i, v := range out.F {
-			out.F[i] = dt.RoundFloat(v)
-		}
+		sums := make([]float64, out.Len())
+		fill(sums, init)
+		var row []float64
+		reduceRows(dims, drop, func(i, o, st, n int) {
+			row = grow(row, n)
+			x.ReadFloat64s(i, row)
+			for k, v := range row {
+				sums[o+k*st] = step(sums[o+k*st], v)
+			}
+		})
+		out.WriteFloat64s(0, sums)
 		return out
 	}
 	lo, hi := dt.IntRange()
@@ -101,12 +115,26 @@ func reduceKernel(in *ir.Instr, x *Tensor) *Tensor {
 	default:
 		init, step = hi, func(s, v int64) int64 { return min(s, v) }
 	}
-	fill(out.I, init)
-	reduceOffsets(dims, drop, func(i, o int) { out.I[o] = step(out.I[o], x.I[i]) })
-	for i, v := range out.I {
-		out.I[i] = dt.WrapInt(v)
-	}
+	sums := make([]int64, out.Len())
+	fill(sums, init)
+	var row []int64
+	reduceRows(dims, drop, func(i, o, st, n int) {
+		row = grow(row, n)
+		x.ReadInt64s(i, row)
+		for k, v := range row {
+			sums[o+k*st] = step(sums[o+k*st], v)
+		}
+	})
+	out.WriteInt64s(0, sums)
 	return out
+}
+
+// grow returns s resized to n elements, reusing its storage when it can.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 // splitAxis returns the sizes before, along and after axis: element (o, i, j)
@@ -125,15 +153,15 @@ func splitAxis(dims []int64, axis int) (outer, n, inner int) {
 // argKernel finds the first maximum (argmax) or minimum (argmin) along axis. A
 // NaN counts as both the largest and the smallest value, so the first NaN wins
 // (as jnp.argmax and jnp.argmin). An empty axis gives index 0.
-func argKernel(in *ir.Instr, x *Tensor) *Tensor {
+func argKernel(in *ir.Instr, x *backend.Buffer) *backend.Buffer {
 	axis := int(in.Attr.(*ir.AxisAttr).Axis)
-	out := NewTensor(in.Results[0].Type)
-	outer, n, inner := splitAxis(x.Type.Dims(), axis)
+	out := backend.New(in.Results[0].Type)
+	outer, n, inner := splitAxis(x.Type().Dims(), axis)
 	isMax := in.Op == ir.OpArgmax
-	float := x.Type.DType.IsFloat()
+	float := x.Type().DType.IsFloat()
 	better := func(p, q int) bool { // is element p strictly better than the best so far, q?
 		if float {
-			v, b := x.F[p], x.F[q]
+			v, b := x.Float64At(p), x.Float64At(q)
 			if math.IsNaN(b) {
 				return false
 			}
@@ -146,9 +174,9 @@ func argKernel(in *ir.Instr, x *Tensor) *Tensor {
 			return v < b
 		}
 		if isMax {
-			return x.I[p] > x.I[q]
+			return x.Int64At(p) > x.Int64At(q)
 		}
-		return x.I[p] < x.I[q]
+		return x.Int64At(p) < x.Int64At(q)
 	}
 	for o := 0; o < outer; o++ {
 		for j := 0; j < inner; j++ {
@@ -158,7 +186,7 @@ func argKernel(in *ir.Instr, x *Tensor) *Tensor {
 					best = i
 				}
 			}
-			out.I[o*inner+j] = int64(best)
+			out.SetInt64(o*inner+j, int64(best))
 		}
 	}
 	return out
@@ -166,11 +194,11 @@ func argKernel(in *ir.Instr, x *Tensor) *Tensor {
 
 // cumsumKernel is the inclusive prefix sum along axis, accumulated in float64
 // or int64 and rounded (or wrapped) for each output element.
-func cumsumKernel(in *ir.Instr, x *Tensor) *Tensor {
+func cumsumKernel(in *ir.Instr, x *backend.Buffer) *backend.Buffer {
 	axis := int(in.Attr.(*ir.AxisAttr).Axis)
-	out := NewTensor(in.Results[0].Type)
-	dt := x.Type.DType
-	outer, n, inner := splitAxis(x.Type.Dims(), axis)
+	out := backend.New(in.Results[0].Type)
+	dt := x.Type().DType
+	outer, n, inner := splitAxis(x.Type().Dims(), axis)
 	for o := 0; o < outer; o++ {
 		for j := 0; j < inner; j++ {
 			var fs float64
@@ -178,11 +206,11 @@ func cumsumKernel(in *ir.Instr, x *Tensor) *Tensor {
 			for i := 0; i < n; i++ {
 				p := (o*n+i)*inner + j
 				if dt.IsFloat() {
-					fs += x.F[p]
-					out.F[p] = dt.RoundFloat(fs)
+					fs += x.Float64At(p)
+					out.SetFloat64(p, fs)
 				} else {
-					is += x.I[p]
-					out.I[p] = dt.WrapInt(is)
+					is += x.Int64At(p)
+					out.SetInt64(p, is)
 				}
 			}
 		}

@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
 )
 
@@ -18,7 +19,7 @@ import (
 // The interpreter walks the body in order, keeping one tensor per value ID and
 // dropping each as soon as its last use has run. A result that is one of the
 // arguments is returned as a copy, so results never share storage with args.
-func Run(m *ir.Module, f *ir.Func, args []*Tensor) (res []*Tensor, err error) {
+func Run(m *ir.Module, f *ir.Func, args []*backend.Buffer) (res []*backend.Buffer, err error) {
 	if f == nil {
 		return nil, fmt.Errorf("cpu.Run: no function to run")
 	}
@@ -46,7 +47,7 @@ func Run(m *ir.Module, f *ir.Func, args []*Tensor) (res []*Tensor, err error) {
 	for i, r := range res {
 		for _, a := range args {
 			if r == a {
-				res[i] = r.clone()
+				res[i] = r.Clone()
 				break
 			}
 		}
@@ -161,7 +162,7 @@ func checkStatic(g *ir.Func) error {
 	return err
 }
 
-func checkArgs(f *ir.Func, args []*Tensor) error {
+func checkArgs(f *ir.Func, args []*backend.Buffer) error {
 	if len(args) != len(f.Params) {
 		return fmt.Errorf("@%s takes %d arguments, got %d", f.Name, len(f.Params), len(args))
 	}
@@ -170,10 +171,10 @@ func checkArgs(f *ir.Func, args []*Tensor) error {
 		switch {
 		case a == nil:
 			return fmt.Errorf("argument %s: missing (nil), want %s", valueName(f, p), p.Type)
-		case !sameType(a.Type, p.Type):
-			return fmt.Errorf("argument %s: got %s, want %s", valueName(f, p), a.Type, p.Type)
+		case !sameType(a.Type(), p.Type):
+			return fmt.Errorf("argument %s: got %s, want %s", valueName(f, p), a.Type(), p.Type)
 		}
-		if err := a.check(); err != nil {
+		if err := checkBuffer(a); err != nil {
 			return fmt.Errorf("argument %s: %v", valueName(f, p), err)
 		}
 	}
@@ -183,21 +184,21 @@ func checkArgs(f *ir.Func, args []*Tensor) error {
 // machine runs verified functions.
 type machine struct{ m *ir.Module }
 
-func (mc *machine) call(f *ir.Func, args []*Tensor) ([]*Tensor, error) {
-	vals := make([]*Tensor, f.NumValues())
+func (mc *machine) call(f *ir.Func, args []*backend.Buffer) ([]*backend.Buffer, error) {
+	vals := make([]*backend.Buffer, f.NumValues())
 	for i, p := range f.Params {
 		vals[p.ID] = args[i]
 	}
 	dead := deadAfter(f)
 	for i, in := range f.Body.Instrs {
-		ins := make([]*Tensor, len(in.Args))
+		ins := make([]*backend.Buffer, len(in.Args))
 		for k, a := range in.Args {
 			ins[k] = vals[a.ID]
 		}
 		if in.Op == ir.OpReturn {
 			return ins, nil
 		}
-		var outs []*Tensor
+		var outs []*backend.Buffer
 		var err error
 		if in.Op == ir.OpCall {
 			g, cerr := callee(mc.m, in)

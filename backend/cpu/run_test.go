@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
 )
 
@@ -40,7 +41,7 @@ func callModule() *ir.Module {
 func TestRunCall(t *testing.T) {
 	m := callModule()
 	x, y := F(f32(2), 2, -3), F(f32(2), 0.5, 1)
-	got, err := Run(m, m.Func("main"), []*Tensor{x, y})
+	got, err := Run(m, m.Func("main"), []*backend.Buffer{x, y})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func TestRunCall(t *testing.T) {
 	if msg := diff(got[1], x); msg != "" {
 		t.Error(msg)
 	}
-	if got[1] == x || &got[1].F[0] == &x.F[0] {
+	if got[1] == x || &got[1].Bytes()[0] == &x.Bytes()[0] {
 		t.Error("a returned argument shares storage with the argument")
 	}
 }
@@ -59,14 +60,14 @@ func TestRunArgErrors(t *testing.T) {
 	m := callModule()
 	f := m.Func("main")
 	for _, c := range []struct {
-		args []*Tensor
+		args []*backend.Buffer
 		want string
 	}{
 		{ts(F(f32(2), 1)), "@main takes 2 arguments, got 1"},
 		{ts(F(f32(3), 1), F(f32(2), 1)), "argument %x: got f32[3], want f32[2]"},
 		{ts(F(f32(2), 1), I(i32(2), 1)), "argument %y: got i32[2], want f32[2]"},
 		{ts(F(f32(2), 1), nil), "argument %y: missing (nil), want f32[2]"},
-		{ts(F(f32(2), 1), &Tensor{Type: f32(2), F: []float64{1}}), "argument %y: f32[2] tensor holds 1 values, want 2"},
+		{ts(F(f32(2), 1), &backend.Buffer{}), "argument %y: got invalid[], want f32[2]"},
 	} {
 		_, err := Run(m, f, c.args)
 		if err == nil || err.Error() != c.want {

@@ -1,6 +1,9 @@
 package cpu
 
-import "github.com/tpucc/tpucc/ir"
+import (
+	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/ir"
+)
 
 // Shape kernels move elements without computing on them: reshape, broadcast,
 // transpose, slice, concat, pad, iota. Most are one strided gather: the
@@ -78,29 +81,32 @@ func scatter[T any](dst, src []T, shape, st []int64, off int64) {
 }
 
 // gatherTensor makes a tensor of type t by gathering from x.
-func gatherTensor(t ir.Type, x *Tensor, st []int64, off int64) *Tensor {
-	out := NewTensor(t)
-	if t.DType.IsFloat() {
-		gather(out.F, x.F, t.Dims(), st, off)
-	} else {
-		gather(out.I, x.I, t.Dims(), st, off)
+func gatherTensor(t ir.Type, x *backend.Buffer, st []int64, off int64) *backend.Buffer {
+	out := backend.New(t)
+	switch t.DType.Size() {
+	case 1:
+		gather(out.Bytes(), x.Bytes(), t.Dims(), st, off)
+	case 2:
+		gather(backend.Words[uint16](out), backend.Words[uint16](x), t.Dims(), st, off)
+	case 4:
+		gather(backend.Words[uint32](out), backend.Words[uint32](x), t.Dims(), st, off)
+	default:
+		gather(backend.Words[uint64](out), backend.Words[uint64](x), t.Dims(), st, off)
 	}
 	return out
 }
 
-func reshapeKernel(in *ir.Instr, x *Tensor) *Tensor {
-	out := x.clone()
-	out.Type = in.Results[0].Type
-	return out
+func reshapeKernel(in *ir.Instr, x *backend.Buffer) *backend.Buffer {
+	return retype(x, in.Results[0].Type)
 }
 
-func broadcastKernel(in *ir.Instr, x *Tensor) *Tensor {
+func broadcastKernel(in *ir.Instr, x *backend.Buffer) *backend.Buffer {
 	t := in.Results[0].Type
 	dims := in.Attr.(*ir.DimsAttr).Dims
-	xs := rowMajorStrides(x.Type.Dims())
+	xs := rowMajorStrides(x.Type().Dims())
 	st := make([]int64, t.Rank())
 	for i, d := range dims {
-		if x.Type.Shape[i].Size != 1 {
+		if x.Type().Shape[i].Size != 1 {
 			st[d] = xs[i] // a size-1 operand dimension repeats: stride 0
 		}
 	}
@@ -108,26 +114,24 @@ func broadcastKernel(in *ir.Instr, x *Tensor) *Tensor {
 }
 
 // transpose permutes x's dimensions: result dimension i is operand dimension perm[i].
-func transpose(x *Tensor, perm []int64) *Tensor {
-	xs := rowMajorStrides(x.Type.Dims())
+func transpose(x *backend.Buffer, perm []int64) *backend.Buffer {
+	xs := rowMajorStrides(x.Type().Dims())
 	shape := make([]ir.Dim, len(perm))
 	st := make([]int64, len(perm))
 	for i, p := range perm {
-		shape[i] = x.Type.Shape[p]
+		shape[i] = x.Type().Shape[p]
 		st[i] = xs[p]
 	}
-	return gatherTensor(x.Type.WithShape(shape), x, st, 0)
+	return gatherTensor(x.Type().WithShape(shape), x, st, 0)
 }
 
-func transposeKernel(in *ir.Instr, x *Tensor) *Tensor {
-	out := transpose(x, in.Attr.(*ir.PermAttr).Perm)
-	out.Type = in.Results[0].Type
-	return out
+func transposeKernel(in *ir.Instr, x *backend.Buffer) *backend.Buffer {
+	return transpose(x, in.Attr.(*ir.PermAttr).Perm).WithType(in.Results[0].Type)
 }
 
-func sliceKernel(in *ir.Instr, x *Tensor) *Tensor {
+func sliceKernel(in *ir.Instr, x *backend.Buffer) *backend.Buffer {
 	a := in.Attr.(*ir.SliceAttr)
-	xs := rowMajorStrides(x.Type.Dims())
+	xs := rowMajorStrides(x.Type().Dims())
 	st := make([]int64, len(xs))
 	off := int64(0)
 	for d := range xs {
@@ -142,10 +146,10 @@ func sliceKernel(in *ir.Instr, x *Tensor) *Tensor {
 }
 
 // concatKernel copies each operand's rows of `inner` elements into place.
-func concatKernel(in *ir.Instr, xs []*Tensor) *Tensor {
-	out := NewTensor(in.Results[0].Type)
+func concatKernel(in *ir.Instr, xs []*backend.Buffer) *backend.Buffer {
+	out := backend.New(in.Results[0].Type)
 	axis := int(in.Attr.(*ir.AxisAttr).Axis)
-	dims := out.Type.Dims()
+	dims := out.Type().Dims()
 	outer, inner := int64(1), int64(1)
 	for _, n := range dims[:axis] {
 		outer *= n
@@ -156,14 +160,9 @@ func concatKernel(in *ir.Instr, xs []*Tensor) *Tensor {
 	outChunk := dims[axis] * inner
 	at := int64(0) // offset of the current operand along axis, times inner
 	for _, x := range xs {
-		chunk := x.Type.Shape[axis].Size * inner
+		chunk := x.Type().Shape[axis].Size * inner
 		for o := int64(0); o < outer; o++ {
-			dst, src := o*outChunk+at, o*chunk
-			if out.Type.DType.IsFloat() {
-				copy(out.F[dst:dst+chunk], x.F[src:src+chunk])
-			} else {
-				copy(out.I[dst:dst+chunk], x.I[src:src+chunk])
-			}
+			copyRow(out, x, int(o*outChunk+at), int(o*chunk), int(chunk))
 		}
 		at += chunk
 	}
@@ -173,18 +172,27 @@ func concatKernel(in *ir.Instr, xs []*Tensor) *Tensor {
 // padKernel fills the result with the padding value, then places each operand
 // element at low + i*(interior+1) along every dimension, dropping those that a
 // negative low or high cuts off.
-func padKernel(in *ir.Instr, x, v *Tensor) *Tensor {
+func padKernel(in *ir.Instr, x, v *backend.Buffer) *backend.Buffer {
 	a := in.Attr.(*ir.PadAttr)
 	t := in.Results[0].Type
-	out := NewTensor(t)
-	if t.DType.IsFloat() {
-		fill(out.F, v.F[0])
-		padInto(out.F, x.F, x.Type.Dims(), t.Dims(), a.Low, a.Interior)
-	} else {
-		fill(out.I, v.I[0])
-		padInto(out.I, x.I, x.Type.Dims(), t.Dims(), a.Low, a.Interior)
+	out := backend.New(t)
+	switch t.DType.Size() {
+	case 1:
+		padWords(out.Bytes(), x.Bytes(), v.Bytes(), x.Type().Dims(), t.Dims(), a)
+	case 2:
+		padWords(backend.Words[uint16](out), backend.Words[uint16](x), backend.Words[uint16](v), x.Type().Dims(), t.Dims(), a)
+	case 4:
+		padWords(backend.Words[uint32](out), backend.Words[uint32](x), backend.Words[uint32](v), x.Type().Dims(), t.Dims(), a)
+	default:
+		padWords(backend.Words[uint64](out), backend.Words[uint64](x), backend.Words[uint64](v), x.Type().Dims(), t.Dims(), a)
 	}
 	return out
+}
+
+// padWords fills dst with the padding value v[0] and places src into it.
+func padWords[T any](dst, src, v []T, inDims, outDims []int64, a *ir.PadAttr) {
+	fill(dst, v[0])
+	padInto(dst, src, inDims, outDims, a.Low, a.Interior)
 }
 
 func fill[T any](xs []T, v T) {
@@ -229,22 +237,17 @@ func padInto[T any](dst, src []T, inDims, outDims, low, interior []int64) {
 
 // iotaKernel: each element is its index along axis, converted to the dtype
 // (wrapped for integers, rounded for floats).
-func iotaKernel(in *ir.Instr) *Tensor {
+func iotaKernel(in *ir.Instr) *backend.Buffer {
 	t := in.Results[0].Type
 	axis := in.Attr.(*ir.AxisAttr).Axis
-	out := NewTensor(t)
+	out := backend.New(t)
 	dims := t.Dims()
 	inner := int64(1)
 	for _, n := range dims[axis+1:] {
 		inner *= n
 	}
 	for i := 0; i < out.Len(); i++ {
-		k := (int64(i) / inner) % dims[axis]
-		if t.DType.IsFloat() {
-			out.F[i] = intToFloat(k, t.DType)
-		} else {
-			out.I[i] = t.DType.WrapInt(k)
-		}
+		out.SetInt64(i, (int64(i)/inner)%dims[axis]) // converted (floats) or wrapped
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package cpu
 import (
 	"testing"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
 )
 
@@ -77,10 +78,14 @@ func TestShapeOps(t *testing.T) {
 func TestIotaRounding(t *testing.T) {
 	for _, c := range []struct {
 		t     ir.Type
-		check func(x *Tensor) bool
+		check func(x *backend.Buffer) bool
 	}{
-		{bf16(300), func(x *Tensor) bool { return x.F[257] == 256 && x.F[259] == 260 && x.F[255] == 255 }},
-		{u8(300), func(x *Tensor) bool { return x.I[255] == 255 && x.I[256] == 0 && x.I[299] == 43 }},
+		{bf16(300), func(x *backend.Buffer) bool {
+			return x.Float64At(257) == 256 && x.Float64At(259) == 260 && x.Float64At(255) == 255
+		}},
+		{u8(300), func(x *backend.Buffer) bool {
+			return x.Int64At(255) == 255 && x.Int64At(256) == 0 && x.Int64At(299) == 43
+		}},
 	} {
 		got, err := runOp(ir.OpIota, &ir.AxisAttr{Axis: 0}, tys(c.t))
 		if err != nil {

@@ -48,13 +48,25 @@ func (w Weights) Args(x *tensor.Tensor) []any {
 // q/k normalisation and rotary embedding, SwiGLU MLP, both residual) on x
 // [batch, tokens, width].
 func Block(x, attnNorm, wq, wk, wv, wo, qNorm, kNorm, mlpNorm, wGate, wUp, wDown *tensor.Tensor) *tensor.Tensor {
+	return blockWith(Heads, x, attnNorm, wq, wk, wv, wo, qNorm, kNorm, mlpNorm, wGate, wUp, wDown)
+}
+
+// WithHeads is Block with another number of heads (bench/cpu uses the four
+// of examples/transformer_block.tir).
+func WithHeads(heads int64) func(x, attnNorm, wq, wk, wv, wo, qNorm, kNorm, mlpNorm, wGate, wUp, wDown *tensor.Tensor) *tensor.Tensor {
+	return func(x, attnNorm, wq, wk, wv, wo, qNorm, kNorm, mlpNorm, wGate, wUp, wDown *tensor.Tensor) *tensor.Tensor {
+		return blockWith(heads, x, attnNorm, wq, wk, wv, wo, qNorm, kNorm, mlpNorm, wGate, wUp, wDown)
+	}
+}
+
+func blockWith(nh int64, x, attnNorm, wq, wk, wv, wo, qNorm, kNorm, mlpNorm, wGate, wUp, wDown *tensor.Tensor) *tensor.Tensor {
 	dims := x.Shape()
 	b, t, d := dims[0], dims[1], dims[2]
-	hd := d / Heads
+	hd := d / nh
 
 	h := x.RMSNorm(attnNorm, NormEps)
 	heads := func(w *tensor.Tensor) *tensor.Tensor { // [batch, head, token, hd]
-		return h.MatMul(w).Reshape(b, t, Heads, hd).Transpose(0, 2, 1, 3)
+		return h.MatMul(w).Reshape(b, t, nh, hd).Transpose(0, 2, 1, 3)
 	}
 	q := heads(wq).RMSNorm(qNorm, NormEps)
 	k := heads(wk).RMSNorm(kNorm, NormEps)

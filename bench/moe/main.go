@@ -12,7 +12,7 @@
 // roofline of the routed layer (FLOPs of the routed rows at the FMA peak,
 // expert weights actually read at the measured memory bandwidth), and for
 // TPU v5e and v6e the cost model's time of dense and routed next to XLA:TPU's
-// own cost analysis (libtpu's compile-only path).
+// own cost analysis (libtpu's compile-only path, tools/xlacheck).
 //
 //	go run ./bench/moe [-quick] [-repeat 3] [-skip-per-expert] [-skip-xla]
 //
@@ -28,6 +28,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/tpucc/tpucc/bench/limits"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/passes"
@@ -35,12 +36,12 @@ import (
 )
 
 var (
-	quick        = flag.Bool("quick", false, "shapes divided by 8 (E by 4): a check of the harness, not a measurement")
-	repeat       = flag.Int("repeat", 3, "timed runs per program, after one warm-up run")
-	skipPer      = flag.Bool("skip-per-expert", false, "leave out the per-expert formulation")
-	skipXLA      = flag.Bool("skip-xla", false, "leave out the Python peers (XLA:CPU, XLA:TPU cost)")
-	bandwidthArg = flag.Float64("bandwidth", 0, "memory bandwidth in B/s for the roofline (0: measure)")
-	peakArg      = flag.Float64("peak", 0, "f32 FMA peak in FLOP/s for the roofline (0: the cpu target's)")
+	quick       = flag.Bool("quick", false, "shapes divided by 8 (E by 4): a check of the harness, not a measurement")
+	repeat      = flag.Int("repeat", 3, "timed runs per program, after one warm-up run")
+	skipPer     = flag.Bool("skip-per-expert", false, "leave out the per-expert formulation")
+	skipXLA     = flag.Bool("skip-xla", false, "leave out the Python peers (XLA:CPU, XLA:TPU cost)")
+	tpuOnly     = flag.Bool("tpu-only", false, "only the TPU figures (cost model and XLA:TPU), no CPU runs")
+	backendName = flag.String("backend", "", "the backend the CPU runs use (default: runtime.DefaultBackend)")
 )
 
 func main() {
@@ -49,17 +50,10 @@ func main() {
 		{name: "qwen3", H: 2048, F: 768, E: 128, K: 8},
 		{name: "gemma4", H: 2816, F: 704, E: 128, K: 8},
 	}
-	bw := *bandwidthArg
-	if bw == 0 {
-		bw = measureBandwidth()
-	}
-	peak := *peakArg
-	if peak == 0 {
-		t, err := runtime.LookupTarget("cpu")
-		check(err)
-		peak = t.MatmulF32
-	}
-	fmt.Printf("machine: memory bandwidth %.1f GB/s (measured: Go copy, 2 goroutines), f32 FMA peak %.0f GFLOP/s (the cpu target's)\n\n", bw/1e9, peak/1e9)
+	lim, err := limits.Measure()
+	check(err)
+	bw, peak := lim.Bandwidth, lim.FMAPeak
+	fmt.Printf("machine: memory bandwidth %.1f GB/s (STREAM triad), f32 FMA peak %.0f GFLOP/s (vector FMA chains), all cores; bench/limits\n\n", bw/1e9, peak/1e9)
 	res := map[string]float64{}
 	maxErr := 0.0
 	for _, base := range shapes {
@@ -93,6 +87,10 @@ type result struct {
 
 func runShape(s shape, phase string, bw, peak float64) result {
 	fmt.Printf("== %s %s: T=%d H=%d F=%d E=%d K=%d\n", s.name, phase, s.T, s.H, s.F, s.E, s.K)
+	if *tpuOnly {
+		tpuCosts(s)
+		return result{}
+	}
 	dense := build(s.dense(), "cpu", "moe-route")
 	routed := build(s.dense(), "cpu")
 	if n := strings.Count(ir.PrintFunc(routed.Entry), "= ragged_dot "); n != 3 {
@@ -130,7 +128,9 @@ func runShape(s shape, phase string, bw, peak float64) result {
 func build(text, target string, disable ...string) *runtime.Executable {
 	m, err := tir.Parse("moe.tir", []byte(text))
 	check(err)
-	exe, _, err := runtime.Compile(m, runtime.Config{Target: target, Passes: passes.Options{Disable: disable}})
+	b, err := runtime.OpenBackend(*backendName)
+	check(err)
+	exe, _, err := runtime.Compile(m, runtime.Config{Target: target, Passes: passes.Options{Disable: disable}, Backend: b})
 	check(err)
 	return exe
 }

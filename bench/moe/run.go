@@ -9,12 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sync"
 	"time"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/backend/tpu"
-	"github.com/tpucc/tpucc/internal/npy"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/lower/stablehlo"
 	"github.com/tpucc/tpucc/runtime"
@@ -22,14 +21,14 @@ import (
 
 // inputs draws the layer's arguments: x in [-1,1), each weight within
 // 1/sqrt(fan-in), so activations stay near 1 at every size.
-func inputs(s shape, f *ir.Func) []*cpu.Tensor {
+func inputs(s shape, f *ir.Func) []*backend.Buffer {
 	lims := []float64{1, 1 / math.Sqrt(float64(s.H)), 1 / math.Sqrt(float64(s.H)), 1 / math.Sqrt(float64(s.H)), 1 / math.Sqrt(float64(s.F))}
 	return cpu.RandomInputsWithin(f, 1, lims)
 }
 
 // timeRun runs exe once to warm up, then *repeat times, and returns the
 // median time and the first result's elements.
-func timeRun(exe *runtime.Executable, args []*cpu.Tensor) (float64, []float64) {
+func timeRun(exe *runtime.Executable, args []*backend.Buffer) (float64, []float64) {
 	out, err := exe.Run(args)
 	check(err)
 	var ts []float64
@@ -40,33 +39,9 @@ func timeRun(exe *runtime.Executable, args []*cpu.Tensor) (float64, []float64) {
 		ts = append(ts, time.Since(t0).Seconds())
 	}
 	slices.Sort(ts)
-	return ts[len(ts)/2], out[0].F
-}
-
-// measureBandwidth copies 256 MiB with two goroutines (one per core) a few
-// times and returns the best rate, counting the bytes read and written.
-func measureBandwidth() float64 {
-	const n = 256 << 20
-	src, dst := make([]byte, n), make([]byte, n)
-	for i := range src {
-		src[i] = byte(i)
-	}
-	best := 0.0
-	for range 5 {
-		t0 := time.Now()
-		var wg sync.WaitGroup
-		for h := range 2 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				lo, hi := h*n/2, (h+1)*n/2
-				copy(dst[lo:hi], src[lo:hi])
-			}()
-		}
-		wg.Wait()
-		best = math.Max(best, 2*n/time.Since(t0).Seconds())
-	}
-	return best
+	first := make([]float64, out[0].Len())
+	out[0].ReadFloat64s(0, first)
+	return ts[len(ts)/2], first
 }
 
 // venvPython is the interpreter of a venv that make creates.
@@ -78,18 +53,18 @@ func venvPython(venv string) string {
 	return p
 }
 
-// xlaTime lowers the dense program for XLA:CPU and has peers.py time it on
-// the same inputs.
-func xlaTime(exe *runtime.Executable, args []*cpu.Tensor) float64 {
+// xlaTime has XLA:CPU (tools/xlacheck's time mode) run the dense program's
+// StableHLO on the same inputs.
+func xlaTime(exe *runtime.Executable, args []*backend.Buffer) float64 {
 	dir, err := os.MkdirTemp("", "bench-moe-")
 	check(err)
 	defer os.RemoveAll(dir)
 	hlo := filepath.Join(dir, "dense.hlo")
 	check(os.WriteFile(hlo, []byte(exe.HLO), 0o600))
-	cmd := []string{"bench/moe/peers.py", "time", hlo, "--repeat", fmt.Sprint(*repeat)}
+	cmd := []string{"tools/xlacheck/xlacheck.py", "time", hlo, "--repeat", fmt.Sprint(*repeat)}
 	for i, a := range args {
 		p := filepath.Join(dir, fmt.Sprintf("arg%d.npy", i))
-		check(npy.WriteFile(p, a.NPY()))
+		check(backend.WriteNPYFile(p, a))
 		cmd = append(cmd, "--input", p)
 	}
 	out, err := exec.Command(venvPython(".venv"), cmd...).Output()
@@ -131,29 +106,38 @@ func tpuCosts(s shape) {
 	}
 }
 
-// xlaCost is XLA:TPU's cost analysis of one module. Its optimal_seconds of
-// a chlo.ragged_dot program comes out negative (libtpu 0.0.42.1): it is
-// printed as given, and the FLOPs are the figure to compare.
+// xlaCost is XLA:TPU's cost analysis of one module (tools/xlacheck's
+// tpu_compile.py reports it). Its optimal_seconds of a chlo.ragged_dot
+// program comes out negative (libtpu 0.0.42.1): it is printed as given, and
+// the FLOPs are the figure to compare.
 type xlaCost struct {
+	OK      bool    `json:"ok"`
+	Error   string  `json:"error"`
 	FLOPs   float64 `json:"flops"`
-	Bytes   float64 `json:"bytes"`
-	Seconds float64 `json:"seconds"`
+	Bytes   float64 `json:"bytes_accessed"`
+	Seconds float64 `json:"optimal_seconds"`
 }
 
 func xlaTPUCost(topo string, files []string) []xlaCost {
-	out, err := exec.Command(venvPython(".venv-tpu"), append([]string{"bench/moe/peers.py", "tpu-cost", "--topology", topo}, files...)...).Output()
-	check(peerError(err))
-	var secs []xlaCost
+	args := append([]string{"tools/xlacheck/tpu_compile.py", "--json", "--topology", topo}, files...)
+	out, err := exec.Command(venvPython(".venv-tpu"), args...).Output()
+	if _, exit := err.(*exec.ExitError); !exit || len(out) == 0 {
+		check(peerError(err))
+	}
+	var costs []xlaCost
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for dec.More() {
 		var r xlaCost
 		check(dec.Decode(&r))
-		secs = append(secs, r)
+		if !r.OK {
+			check(fmt.Errorf("XLA:TPU did not compile: %s", r.Error))
+		}
+		costs = append(costs, r)
 	}
-	if len(secs) != len(files) {
-		check(fmt.Errorf("peers.py tpu-cost gave %d results for %d modules", len(secs), len(files)))
+	if len(costs) != len(files) {
+		check(fmt.Errorf("tpu_compile.py gave %d results for %d modules", len(costs), len(files)))
 	}
-	return secs
+	return costs
 }
 
 // peerError adds a failed peer's standard error to its error.

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/compile"
 	"github.com/tpucc/tpucc/frontend/trace"
@@ -52,7 +53,7 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	cargs := []*cpu.Tensor{x.CPU(), y.CPU()}
+	cargs := []*backend.Buffer{x.Buffer(), y.Buffer()}
 	alone := func(b *testing.B) {
 		for b.Loop() {
 			if _, err := cpu.Run(exe.Module, exe.Entry, cargs); err != nil {
@@ -89,7 +90,7 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	rargs := []runtime.Arg{runtime.TensorArg(x.CPU()), runtime.TensorArg(y.CPU())}
+	rargs := []runtime.Arg{runtime.TensorArg(x.Buffer()), runtime.TensorArg(y.Buffer())}
 	if _, err := f.Call(rargs); err != nil {
 		fail(err)
 	}
@@ -144,6 +145,6 @@ func (moduleProgram) Trace(args []runtime.Arg) (*ir.Module, error) {
 	return tr.Finish(tiny(px, py).Value())
 }
 
-func (moduleProgram) Eager(args []runtime.Arg) ([]*cpu.Tensor, error) {
+func (moduleProgram) Eager(args []runtime.Arg) ([]*backend.Buffer, error) {
 	return nil, fmt.Errorf("not used")
 }

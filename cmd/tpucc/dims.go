@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tpucc/tpucc/internal/npy"
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
 )
 
@@ -43,7 +43,7 @@ func parseDims(list []string) ([]dimSize, error) {
 // readInputs reads run's --input files, one per parameter of f (given[k] and
 // arrays[k] are nil for a parameter to be drawn), and gives the symbolic dimensions
 // of m their sizes from dims and from the files' shapes (inputDims).
-func readInputs(m *ir.Module, f *ir.Func, file string, ins []inputArg, dims []dimSize) (given []*inputArg, arrays []*npy.Array, err error) {
+func readInputs(m *ir.Module, f *ir.Func, file string, ins []inputArg, dims []dimSize) (given []*inputArg, arrays []*backend.Buffer, err error) {
 	given = make([]*inputArg, len(f.Params))
 	for i := range ins {
 		k := paramIndex(f, ins[i].name)
@@ -52,7 +52,7 @@ func readInputs(m *ir.Module, f *ir.Func, file string, ins []inputArg, dims []di
 		}
 		given[k] = &ins[i]
 	}
-	arrays = make([]*npy.Array, len(f.Params))
+	arrays = make([]*backend.Buffer, len(f.Params))
 	for k, in := range given {
 		if in != nil {
 			if arrays[k], err = readNPY(in.file); err != nil {
@@ -91,7 +91,7 @@ func (s sizeSource) String() string {
 // random). Two sources that disagree, an input of the wrong rank, and a symbol of a
 // parameter that nothing gives a size (a drawn parameter needs --dim) are errors
 // naming the symbol and the parameter. The result holds every size, --dim's first.
-func inputDims(f *ir.Func, file string, dims []dimSize, given []*inputArg, arrays []*npy.Array) ([]dimSize, error) {
+func inputDims(f *ir.Func, file string, dims []dimSize, given []*inputArg, arrays []*backend.Buffer) ([]dimSize, error) {
 	sizes := map[string]sizeSource{}
 	out := slices.Clone(dims)
 	for _, d := range dims {
@@ -102,14 +102,15 @@ func inputDims(f *ir.Func, file string, dims []dimSize, given []*inputArg, array
 		if a == nil {
 			continue
 		}
-		if len(a.Shape) != p.Type.Rank() {
-			return nil, fileErrorf(given[k].file, "input %%%s wants %s, file has %s", p.Name, p.Type, a)
+		shape := a.Type().Dims()
+		if len(shape) != p.Type.Rank() {
+			return nil, fileErrorf(given[k].file, "input %%%s wants %s, file has %s", p.Name, p.Type, a.Type())
 		}
 		for i, d := range p.Type.Shape {
 			if !d.Symbolic() {
 				continue
 			}
-			src := sizeSource{size: a.Shape[i], param: p.Name, file: given[k].file, typ: a.String()}
+			src := sizeSource{size: shape[i], param: p.Name, file: given[k].file, typ: a.Type().String()}
 			if old, ok := sizes[d.Sym]; !ok {
 				sizes[d.Sym] = src
 				out = append(out, dimSize{d.Sym, src.size})

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/internal/npy"
 )
 
@@ -24,7 +24,7 @@ func TestRunDim(t *testing.T) {
 
 	// %x's file gives B and S; %w is drawn as f32[3,4].
 	xFile := writeNPY(t, dir, "x.npy", npy.Of([]int64{2, 3}, []float32{1, 2, 3, 4, 5, 6}))
-	x := cpu.FromFloats(cpuType(t, "f32[2,3]"), 1, 2, 3, 4, 5, 6)
+	x := backend.FromFloats(cpuType(t, "f32[2,3]"), 1, 2, 3, 4, 5, 6)
 	tpucc(t, "", "run", model, "--input", "x="+xFile, "--seed", "4", "--output-dir", out).want(t, 0, "", "")
 	checkResults(t, out, reference(t, staticSym, 4, x))
 

@@ -12,16 +12,18 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
-	"github.com/tpucc/tpucc/internal/npy"
 	"github.com/tpucc/tpucc/ir"
 )
 
 var runCommand = &command{
 	name:    "run",
 	file:    true,
-	summary: "run MODEL.tir on the CPU reference executor",
-	about: `Runs the entry function of MODEL.tir as written (no passes) on the CPU reference executor.
+	summary: "compile MODEL.tir for this CPU and run it",
+	about: `Compiles the entry function of MODEL.tir as build does for --target cpu (the default pass
+pipeline) and runs it on a backend: --backend reference (the default) is the reference
+executor, which interprets the optimised program op by op.
 Each parameter comes from --input NAME=FILE.npy or, when not given, is drawn at random from
 --seed: a parameter that is not given gets the same values whichever others are. Floats are
 drawn uniformly from [-2, 2), except a matmul's weight (a parameter that is an operand of a
@@ -46,6 +48,7 @@ when no --dim gives it.
 		{name: "output-dir", kind: valueFlag, arg: "DIR", doc: "write the results into DIR as .npy files instead of printing them"},
 		{name: "save-inputs", kind: boolFlag, doc: "with --output-dir, also write the arguments as DIR/argN.npy"},
 		dimFlag,
+		backendFlag,
 		entryFlag,
 	},
 	run: cmdRun,
@@ -115,7 +118,7 @@ func cmdRun(e *env, p *parsed) error {
 	if err := cpu.CheckMemory(m, f, cpu.DefaultMemoryLimit()); err != nil {
 		return diag(name, err)
 	}
-	args := make([]*cpu.Tensor, len(f.Params))
+	args := make([]*backend.Buffer, len(f.Params))
 	missing := false
 	for k, a := range arrays {
 		if a == nil {
@@ -128,19 +131,16 @@ func cmdRun(e *env, p *parsed) error {
 	}
 	if missing {
 		random := cpu.RandomInputsWithin(drawOnly(f, given), seed, cpu.InputLimits(f))
-		for k, p := range f.Params {
+		for k := range f.Params {
 			if args[k] != nil {
 				continue
 			}
-			if random[k] == nil {
-				// CheckMemory counts a value's own bytes; the executor holds 8 per element.
-				return diag(name, ir.Errorf(p.Pos, "%%%s (%s) is too large to draw at random within the memory limit of %d bytes; give it with --input",
-					p.Name, p.Type, cpu.DefaultMemoryLimit()))
-			}
+			// CheckMemory has passed, so every parameter fits the limit that
+			// RandomInputs draws within (both count a value's own bytes).
 			args[k] = random[k]
 		}
 	}
-	results, err := cpu.Run(m, f, args)
+	results, err := runOn(p.value("backend", ""), m, f, args)
 	if err != nil {
 		return diag(name, err)
 	}
@@ -155,7 +155,7 @@ func cmdRun(e *env, p *parsed) error {
 		return nil
 	}
 	files := make([]string, 0, len(results)+len(args))
-	tensors := make([]*cpu.Tensor, 0, len(results)+len(args))
+	tensors := make([]*backend.Buffer, 0, len(results)+len(args))
 	for i, r := range results {
 		files = append(files, "result"+strconv.Itoa(i)+".npy")
 		tensors = append(tensors, r)
@@ -205,61 +205,50 @@ func drawOnly(f *ir.Func, given []*inputArg) *ir.Func {
 }
 
 // readNPY reads an --input file.
-func readNPY(file string) (*npy.Array, error) {
-	a, err := npy.ReadFile(file)
+func readNPY(file string) (*backend.Buffer, error) {
+	b, err := backend.ReadNPYFile(file)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
 			return nil, osError(file, err)
 		}
-		// npy.ReadFile puts the path in front of its reason; fileError puts it back.
+		// ReadNPYFile puts the path in front of its reason; fileError puts it back.
 		if inner := errors.Unwrap(err); inner != nil {
 			err = inner
 		}
 		return nil, fileErrorf(file, "%v", err)
 	}
-	return a, nil
+	return b, nil
 }
 
-// inputTensor checks that the array read from file has parameter p's dtype and shape
-// (static by now: its symbols are bound) and converts it for the executor.
-func inputTensor(a *npy.Array, file string, p *ir.Value) (*cpu.Tensor, error) {
-	if !fits(a, p.Type) {
-		return nil, fileErrorf(file, "input %%%s wants %s, file has %s", p.Name, p.Type, a)
+// inputTensor checks that the buffer read from file has parameter p's dtype and
+// shape (static by now: its symbols are bound).
+func inputTensor(b *backend.Buffer, file string, p *ir.Value) (*backend.Buffer, error) {
+	if t := b.Type(); t.DType != p.Type.DType || !slices.Equal(t.Dims(), p.Type.Dims()) {
+		return nil, fileErrorf(file, "input %%%s wants %s, file has %s", p.Name, p.Type, t)
 	}
-	t, err := cpu.TensorFromNPY(a)
-	if err != nil {
-		return nil, fileErrorf(file, "%v", err)
-	}
-	return t, nil
-}
-
-func fits(a *npy.Array, t ir.Type) bool {
-	return a.DType == t.DType.String() && slices.Equal(a.Shape, t.Dims())
+	return b, nil
 }
 
 // summary is a result's type and its first values, flat in row-major order:
 // f32[2,3] = [1.0, 2.5, ...] (6 values); a scalar is f32[] = 1.0.
-func summary(t *cpu.Tensor) string {
-	n := len(t.I)
-	if t.Type.DType.IsFloat() {
-		n = len(t.F)
-	}
+func summary(b *backend.Buffer) string {
+	t, n := b.Type(), b.Len()
 	vals := make([]string, 0, min(n, summaryValues)+1)
 	for i := range min(n, summaryValues) {
 		switch {
-		case t.Type.DType.IsFloat():
-			vals = append(vals, ir.FormatFloat(t.F[i], t.Type.DType))
-		case t.Type.DType.IsBool():
-			vals = append(vals, strconv.FormatBool(t.I[i] != 0))
+		case t.DType.IsFloat():
+			vals = append(vals, ir.FormatFloat(b.Float64At(i), t.DType))
+		case t.DType.IsBool():
+			vals = append(vals, strconv.FormatBool(b.Int64At(i) != 0))
 		default:
-			vals = append(vals, strconv.FormatInt(t.I[i], 10))
+			vals = append(vals, strconv.FormatInt(b.Int64At(i), 10))
 		}
 	}
-	if t.Type.Rank() == 0 && n == 1 {
-		return t.Type.String() + " = " + vals[0]
+	if t.Rank() == 0 && n == 1 {
+		return t.String() + " = " + vals[0]
 	}
-	s := t.Type.String() + " = [" + strings.Join(vals, ", ")
+	s := t.String() + " = [" + strings.Join(vals, ", ")
 	if n > summaryValues {
 		return s + ", ...] (" + strconv.Itoa(n) + " values)"
 	}
@@ -269,7 +258,7 @@ func summary(t *cpu.Tensor) string {
 // writeTensors writes each tensor to dir under its file name, all or none: each goes to a
 // temporary file first, and only when all are written are they renamed into place. A
 // directory created for them is removed again on failure.
-func writeTensors(dir string, files []string, tensors []*cpu.Tensor) (err error) {
+func writeTensors(dir string, files []string, tensors []*backend.Buffer) (err error) {
 	created, err := makeDir(dir)
 	if err != nil {
 		return err
@@ -284,9 +273,8 @@ func writeTensors(dir string, files []string, tensors []*cpu.Tensor) (err error)
 		}
 	}()
 	for i, r := range tensors {
-		a := r.NPY()
 		o, err := newPending(filepath.Join(dir, files[i]), func(w io.Writer) error {
-			return npy.Write(w, a)
+			return backend.WriteNPY(w, r)
 		})
 		if err != nil {
 			return err

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/internal/npy"
@@ -31,17 +32,17 @@ func writeNPY(t *testing.T, dir, name string, a *npy.Array) string {
 }
 
 // npyBytes is the exact .npy encoding of a tensor.
-func npyBytes(t *testing.T, x *cpu.Tensor) []byte {
+func npyBytes(t *testing.T, x *backend.Buffer) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if err := npy.Write(&b, x.NPY()); err != nil {
+	if err := backend.WriteNPY(&b, x); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
 }
 
 // reference runs src's entry on the CPU executor with args; nil arguments are drawn from seed.
-func reference(t *testing.T, src string, seed int64, args ...*cpu.Tensor) []*cpu.Tensor {
+func reference(t *testing.T, src string, seed int64, args ...*backend.Buffer) []*backend.Buffer {
 	t.Helper()
 	m, err := tir.Parse("m.tir", []byte(src))
 	if err != nil {
@@ -49,7 +50,7 @@ func reference(t *testing.T, src string, seed int64, args ...*cpu.Tensor) []*cpu
 	}
 	f := m.Entry()
 	random := cpu.RandomInputsWithin(f, seed, cpu.InputLimits(f))
-	full := make([]*cpu.Tensor, len(f.Params))
+	full := make([]*backend.Buffer, len(f.Params))
 	for i := range full {
 		full[i] = random[i]
 		if i < len(args) && args[i] != nil {
@@ -64,7 +65,7 @@ func reference(t *testing.T, src string, seed int64, args ...*cpu.Tensor) []*cpu
 }
 
 // checkResults compares dir's result files with want, byte for byte.
-func checkResults(t *testing.T, dir string, want []*cpu.Tensor) {
+func checkResults(t *testing.T, dir string, want []*backend.Buffer) {
 	t.Helper()
 	var names []string
 	for i, w := range want {
@@ -102,18 +103,18 @@ func TestRunSomeInputs(t *testing.T) {
 	dir := t.TempDir()
 	model := writeFile(t, dir, "m.tir", []byte(twoResultSrc))
 	wFile := writeNPY(t, dir, "w.npy", npy.Of([]int64{3}, []float32{10, 20, 30}))
-	w := cpu.FromFloats(cpuType(t, "f32[3]"), 10, 20, 30)
+	w := backend.FromFloats(cpuType(t, "f32[3]"), 10, 20, 30)
 	out := filepath.Join(dir, "out")
 	tpucc(t, "", "run", model, "--input", "w="+wFile, "--seed", "3", "--output-dir", out).want(t, 0, "", "")
 	checkResults(t, out, reference(t, twoResultSrc, 3, nil, w))
 
 	xFile := writeNPY(t, dir, "x.npy", npy.Of([]int64{2, 3}, []float32{1, 2, 3, 4, 5, 6}))
-	x := cpu.FromFloats(cpuType(t, "f32[2,3]"), 1, 2, 3, 4, 5, 6)
+	x := backend.FromFloats(cpuType(t, "f32[2,3]"), 1, 2, 3, 4, 5, 6)
 	tpucc(t, "", "run", model, "--input=%x="+xFile, "--input", "w="+wFile).want(t, 0,
 		"result0: f32[2,3] = [11.0, 22.0, 33.0, 14.0, 25.0, 36.0]\nresult1: f32[] = 141.0\n", "")
 	res := reference(t, twoResultSrc, 0, x, w)
-	if res[1].F[0] != 141 {
-		t.Errorf("reference sum %v, want 141", res[1].F[0])
+	if res[1].Float64At(0) != 141 {
+		t.Errorf("reference sum %v, want 141", res[1].Float64At(0))
 	}
 }
 
@@ -223,19 +224,6 @@ func TestRunWriteFailure(t *testing.T) {
 	noFiles(t, out, "result1.npy")
 }
 
-// TestRunTooLargeToDraw: a parameter within CheckMemory's count but too large for the
-// executor's 8 bytes per element cannot be drawn; the error says to give it instead.
-func TestRunTooLargeToDraw(t *testing.T) {
-	limit := cpu.DefaultMemoryLimit()
-	typ := "f32[" + strconv.FormatInt(limit/6, 10) + "]"
-	dir := t.TempDir()
-	model := writeFile(t, dir, "m.tir", []byte("func @f(%x: "+typ+") -> "+typ+" {\n  return %x\n}\n"))
-	out := filepath.Join(dir, "out")
-	tpucc(t, "", "run", model, "--output-dir", out).want(t, exitProgram, "",
-		model+":1:9: error: %x ("+typ+") is too large to draw at random within the memory limit of "+strconv.FormatInt(limit, 10)+" bytes; give it with --input")
-	noFiles(t, dir, "m.tir")
-}
-
 // TestRunSaveInputs: --save-inputs writes the arguments the run used, given or drawn,
 // next to the results, in parameter order.
 func TestRunSaveInputs(t *testing.T) {
@@ -245,8 +233,8 @@ func TestRunSaveInputs(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	tpucc(t, "", "run", model, "--input", "w="+wFile, "--seed", "5", "--output-dir", out, "--save-inputs").want(t, 0, "", "")
 	x := cpu.RandomInputs(mustParse(t, twoResultSrc).Entry(), 5)[0]
-	w := cpu.FromFloats(cpuType(t, "f32[3]"), 10, 20, 30)
-	for i, want := range []*cpu.Tensor{x, w} {
+	w := backend.FromFloats(cpuType(t, "f32[3]"), 10, 20, 30)
+	for i, want := range []*backend.Buffer{x, w} {
 		got, err := os.ReadFile(filepath.Join(out, "arg"+strconv.Itoa(i)+".npy"))
 		if err != nil {
 			t.Fatal(err)
@@ -265,4 +253,18 @@ func mustParse(t *testing.T, src string) *ir.Module {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// TestRunBackend: --backend names the backend; an unknown one is a usage
+// error listing those there are, and nothing is written.
+func TestRunBackend(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "m.tir", []byte(expSrc))
+	ref := tpucc(t, "", "run", model, "--seed", "3", "--backend", "reference")
+	def := tpucc(t, "", "run", model, "--seed", "3")
+	def.want(t, 0, ref.stdout, "")
+	out := filepath.Join(dir, "out")
+	tpucc(t, "", "run", model, "--backend", "nope", "--output-dir", out).want(t, exitUsage, "",
+		`tpucc run: --backend: unknown backend "nope" (have reference)`)
+	noFiles(t, dir, "m.tir")
 }

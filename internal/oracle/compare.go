@@ -57,7 +57,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/internal/progen"
 	"github.com/tpucc/tpucc/ir"
 )
@@ -71,45 +71,56 @@ func For(dt ir.DType) Tolerance { return progen.DefaultTolerance(dt) }
 
 // Compare checks got (XLA's) against want (the executor's) within the
 // tolerance of their dtype.
-func Compare(want, got *cpu.Tensor) error {
-	return CompareWithin(want, got, For(want.Type.DType))
+func Compare(want, got *backend.Buffer) error {
+	return CompareWithin(want, got, For(want.Type().DType))
 }
 
 // CompareExact checks that got equals want: bit for bit, but for NaN
 // payloads and the sign of zero.
-func CompareExact(want, got *cpu.Tensor) error { return CompareWithin(want, got, Tolerance{}) }
+func CompareExact(want, got *backend.Buffer) error { return CompareWithin(want, got, Tolerance{}) }
 
 // CompareWithin checks got against want within tol. The error names the
 // first differing element by its index, both values and the allowance, and
 // says how many elements differ.
-func CompareWithin(want, got *cpu.Tensor, tol Tolerance) error {
+func CompareWithin(want, got *backend.Buffer, tol Tolerance) error {
 	if want == nil || got == nil {
 		return fmt.Errorf("missing tensor (want %v, got %v)", want != nil, got != nil)
 	}
-	if want.Type.DType != got.Type.DType || !want.Type.SameShape(got.Type) {
-		return fmt.Errorf("type differs: want %s, got %s", want.Type, got.Type)
+	wt, gt := want.Type(), got.Type()
+	if wt.DType != gt.DType || !wt.SameShape(gt) {
+		return fmt.Errorf("type differs: want %s, got %s", wt, gt)
 	}
-	dt := want.Type.DType
-	n := len(want.I)
+	dt := wt.DType
+	n := want.Len()
+	if got.Len() != n {
+		return fmt.Errorf("element count differs: want %d, got %d", n, got.Len())
+	}
+	// The comparison reads both as float64 (or int64): test code, where the
+	// copies cost nothing that matters.
+	var wf, gf []float64
+	var wi, gi []int64
 	if dt.IsFloat() {
-		n = len(want.F)
-	}
-	if (dt.IsFloat() && len(got.F) != n) || (!dt.IsFloat() && len(got.I) != n) {
-		return fmt.Errorf("element count differs: want %d, got %d", n, max(len(got.F), len(got.I)))
+		wf, gf = make([]float64, n), make([]float64, n)
+		want.ReadFloat64s(0, wf)
+		got.ReadFloat64s(0, gf)
+	} else {
+		wi, gi = make([]int64, n), make([]int64, n)
+		want.ReadInt64s(0, wi)
+		got.ReadInt64s(0, gi)
 	}
 	bad, first := 0, -1
 	worst, scale := 0.0, 0.0
 	if dt.IsFloat() {
-		scale = rms(want.F)
+		scale = rms(wf)
 	}
 	for i := 0; i < n; i++ {
 		var ok bool
 		if dt.IsFloat() {
 			var excess float64
-			ok, excess = closeFloat(want.F[i], got.F[i], tol, scale)
+			ok, excess = closeFloat(wf[i], gf[i], tol, scale)
 			worst = math.Max(worst, excess)
 		} else {
-			ok = want.I[i] == got.I[i]
+			ok = wi[i] == gi[i]
 		}
 		if !ok {
 			bad++
@@ -121,10 +132,10 @@ func CompareWithin(want, got *cpu.Tensor, tol Tolerance) error {
 	if bad == 0 {
 		return nil
 	}
-	idx := index(want.Type.Dims(), first)
+	idx := index(wt.Dims(), first)
 	var w, g string
 	if dt.IsFloat() {
-		wf, gf := want.F[first], got.F[first]
+		wf, gf := wf[first], gf[first]
 		w, g = formatFloat(wf, dt), formatFloat(gf, dt)
 		msg := fmt.Sprintf("element %s: want %s, got %s", idx, w, g)
 		if d := math.Abs(wf - gf); !math.IsNaN(d) && !math.IsInf(d, 0) {
@@ -136,7 +147,7 @@ func CompareWithin(want, got *cpu.Tensor, tol Tolerance) error {
 		}
 		return fmt.Errorf("%s", msg)
 	}
-	return fmt.Errorf("element %s: want %d, got %d; %d of %d elements differ", idx, want.I[first], got.I[first], bad, n)
+	return fmt.Errorf("element %s: want %d, got %d; %d of %d elements differ", idx, wi[first], gi[first], bad, n)
 }
 
 // allowance is what tol allows for an element w of a tensor of RMS scale.

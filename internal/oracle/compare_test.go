@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/tools/xlacheck"
@@ -15,29 +16,29 @@ func TestCompare(t *testing.T) {
 	nan, inf := math.NaN(), math.Inf(1)
 	cases := []struct {
 		name      string
-		want, got *cpu.Tensor
+		want, got *backend.Buffer
 		exact     bool
 		err       string
 	}{
-		{"equal", cpu.FromFloats(f32, 1, 2, 3, 4), cpu.FromFloats(f32, 1, 2, 3, 4), true, ""},
-		{"within f32 tolerance", cpu.FromFloats(f32, 1, 2, 3, 0), cpu.FromFloats(f32, 1.00001, 2, 3, 9e-6), false, ""},
-		{"beyond f32 tolerance", cpu.FromFloats(f32, 1, 2, 3, 4), cpu.FromFloats(f32, 1, 2.0001, 3, 4.0001), false,
+		{"equal", backend.FromFloats(f32, 1, 2, 3, 4), backend.FromFloats(f32, 1, 2, 3, 4), true, ""},
+		{"within f32 tolerance", backend.FromFloats(f32, 1, 2, 3, 0), backend.FromFloats(f32, 1.00001, 2, 3, 9e-6), false, ""},
+		{"beyond f32 tolerance", backend.FromFloats(f32, 1, 2, 3, 4), backend.FromFloats(f32, 1, 2.0001, 3, 4.0001), false,
 			"element [0,1]: want 2.0, got 2.0001 (|diff| 9.99e-05, allowed 3.74e-05); 2 of 4 elements differ, the worst by 2.67x its allowance"},
-		{"exact sees one ulp", cpu.FromFloats(f32, 1, 2, 3, 4), cpu.FromFloats(f32, 1, 2, 3, float64(math.Nextafter32(4, 5))), true,
+		{"exact sees one ulp", backend.FromFloats(f32, 1, 2, 3, 4), backend.FromFloats(f32, 1, 2, 3, float64(math.Nextafter32(4, 5))), true,
 			"element [1,1]: want 4.0, got 4.0000005 (|diff| 4.77e-07, allowed 0); 1 of 4 elements differ"},
-		{"NaN matches NaN, -0 matches +0", cpu.FromFloats(f32, nan, math.Copysign(0, -1), inf, -inf), cpu.FromFloats(f32, -nan, 0, inf, -inf), true, ""},
-		{"NaN against a number", cpu.FromFloats(f32, nan, 0, 0, 0), cpu.FromFloats(f32, 1, 0, 0, 0), false,
+		{"NaN matches NaN, -0 matches +0", backend.FromFloats(f32, nan, math.Copysign(0, -1), inf, -inf), backend.FromFloats(f32, -nan, 0, inf, -inf), true, ""},
+		{"NaN against a number", backend.FromFloats(f32, nan, 0, 0, 0), backend.FromFloats(f32, 1, 0, 0, 0), false,
 			"element [0,0]: want nan, got 1.0; 1 of 4 elements differ"},
-		{"inf against the largest float", cpu.FromFloats(f32, 0, 0, inf, 0), cpu.FromFloats(f32, 0, 0, math.MaxFloat32, 0), false,
+		{"inf against the largest float", backend.FromFloats(f32, 0, 0, inf, 0), backend.FromFloats(f32, 0, 0, math.MaxFloat32, 0), false,
 			"element [1,0]: want inf, got 3.4028235e+38; 1 of 4 elements differ"},
-		{"integers exactly", cpu.FromInts(ir.Tensor(ir.I32, 3), 1, 2, 3), cpu.FromInts(ir.Tensor(ir.I32, 3), 1, 2, 4), false,
+		{"integers exactly", backend.FromInts(ir.Tensor(ir.I32, 3), 1, 2, 3), backend.FromInts(ir.Tensor(ir.I32, 3), 1, 2, 4), false,
 			"element [2]: want 3, got 4; 1 of 3 elements differ"},
-		{"types differ", cpu.FromInts(ir.Tensor(ir.I32, 3), 1, 2, 3), cpu.FromInts(ir.Tensor(ir.I64, 3), 1, 2, 3), false,
+		{"types differ", backend.FromInts(ir.Tensor(ir.I32, 3), 1, 2, 3), backend.FromInts(ir.Tensor(ir.I64, 3), 1, 2, 3), false,
 			"type differs: want i32[3], got i64[3]"},
-		{"small elements are judged at the tensor's RMS", cpu.FromFloats(ir.Tensor(ir.F32, 2), 100, 0.001), cpu.FromFloats(ir.Tensor(ir.F32, 2), 100, 0.0015), false, ""},
-		{"but not beyond it", cpu.FromFloats(ir.Tensor(ir.F32, 2), 100, 0.001), cpu.FromFloats(ir.Tensor(ir.F32, 2), 100, 0.002), false,
+		{"small elements are judged at the tensor's RMS", backend.FromFloats(ir.Tensor(ir.F32, 2), 100, 0.001), backend.FromFloats(ir.Tensor(ir.F32, 2), 100, 0.0015), false, ""},
+		{"but not beyond it", backend.FromFloats(ir.Tensor(ir.F32, 2), 100, 0.001), backend.FromFloats(ir.Tensor(ir.F32, 2), 100, 0.002), false,
 			"element [1]: want 0.001, got 0.002 (|diff| 0.001, allowed 0.000717); 1 of 2 elements differ"},
-		{"bf16 within 4e-2", cpu.FromFloats(ir.Tensor(ir.BF16), 1), cpu.FromFloats(ir.Tensor(ir.BF16), 1.0390625), false, ""},
+		{"bf16 within 4e-2", backend.FromFloats(ir.Tensor(ir.BF16), 1), backend.FromFloats(ir.Tensor(ir.BF16), 1.0390625), false, ""},
 	}
 	for _, c := range cases {
 		var err error
@@ -80,9 +81,9 @@ func TestOracleSeesDifferences(t *testing.T) {
 	if msgs := c.compare(rs[0]); msgs != nil {
 		t.Fatalf("the untouched results differ: %v", msgs)
 	}
-	c.want[0].F[2] = float64(math.Nextafter32(float32(c.want[0].F[2]), float32(math.Inf(1))))
-	c.want[1].F[1] += 1e-3
-	c.want[2].I[0]++
+	c.want[0].SetFloat64(2, float64(math.Nextafter32(float32(c.want[0].Float64At(2)), float32(math.Inf(1)))))
+	c.want[1].SetFloat64(1, c.want[1].Float64At(1)+1e-3)
+	c.want[2].SetInt64(0, c.want[2].Int64At(0)+1)
 	msgs := c.compare(rs[0])
 	want := []string{"result 0 (f32[4], exact): element [2]", "result 1 (f32[4], approximate): element [1]", "result 2 (i32[3], exact): element [0]"}
 	if len(msgs) != len(want) {

@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/backend/tpu"
 	"github.com/tpucc/tpucc/frontend/tir"
@@ -38,11 +40,11 @@ type check struct {
 	key    string // names the directory kept on failure
 	m      *ir.Module
 	hlo    string
-	inputs []*cpu.Tensor
-	want   []*cpu.Tensor // the executor's results
-	exact  []bool        // per result: compare without tolerance; nil means none
-	about  string        // how the inputs were made
-	repro  string        // the go test command that runs just this check
+	inputs []*backend.Buffer
+	want   []*backend.Buffer // the executor's results
+	exact  []bool            // per result: compare without tolerance; nil means none
+	about  string            // how the inputs were made
+	repro  string            // the go test command that runs just this check
 }
 
 // prepare runs c.m as written on the executor (the reference), then compiles
@@ -85,9 +87,25 @@ func (c *check) prepare() (err error) {
 func (c *check) xlaCase() xlacheck.Case {
 	in := make([]*npy.Array, len(c.inputs))
 	for i, x := range c.inputs {
-		in[i] = x.NPY()
+		in[i] = npyOf(x)
 	}
 	return xlacheck.Case{ID: c.name, Module: c.hlo, Inputs: in}
+}
+
+// npyOf shares x's storage with an array for the harness: a buffer's bytes
+// are exactly .npy's data.
+func npyOf(x *backend.Buffer) *npy.Array {
+	return &npy.Array{DType: x.Type().DType.String(), Shape: x.Type().Dims(), Data: x.Bytes()}
+}
+
+// bufferOf reads an array the harness returned as a buffer, through the
+// public .npy reader.
+func bufferOf(a *npy.Array) (*backend.Buffer, error) {
+	var b bytes.Buffer
+	if err := npy.Write(&b, a); err != nil {
+		return nil, err
+	}
+	return backend.ReadNPY(&b)
 }
 
 // compare judges XLA's result for c; it returns one message per problem.
@@ -100,7 +118,7 @@ func (c *check) compare(r xlacheck.Result) []string {
 	}
 	var msgs []string
 	for i, a := range r.Outputs {
-		got, err := cpu.TensorFromNPY(a)
+		got, err := bufferOf(a)
 		if err != nil {
 			msgs = append(msgs, fmt.Sprintf("result %d: unreadable XLA output: %v", i, err))
 			continue
@@ -110,7 +128,7 @@ func (c *check) compare(r xlacheck.Result) []string {
 			kind, cmp = "exact", CompareExact(c.want[i], got)
 		}
 		if cmp != nil {
-			msgs = append(msgs, fmt.Sprintf("result %d (%s, %s): %v", i, c.want[i].Type, kind, cmp))
+			msgs = append(msgs, fmt.Sprintf("result %d (%s, %s): %v", i, c.want[i].Type(), kind, cmp))
 		}
 	}
 	return msgs
@@ -149,12 +167,12 @@ func (c *check) keep(dir string, r *xlacheck.Result) error {
 		return err
 	}
 	for i, x := range c.inputs {
-		if err := npy.WriteFile(filepath.Join(dir, fmt.Sprintf("input%d.npy", i)), x.NPY()); err != nil {
+		if err := npy.WriteFile(filepath.Join(dir, fmt.Sprintf("input%d.npy", i)), npyOf(x)); err != nil {
 			return err
 		}
 	}
 	for i, x := range c.want {
-		if err := npy.WriteFile(filepath.Join(dir, fmt.Sprintf("executor%d.npy", i)), x.NPY()); err != nil {
+		if err := npy.WriteFile(filepath.Join(dir, fmt.Sprintf("executor%d.npy", i)), npyOf(x)); err != nil {
 			return err
 		}
 	}

@@ -82,8 +82,14 @@ def compile_for(oracle, ctx, module, topo):
         except Exception as e:
             return False, "compile: %s" % xlacheck.xla_error(e), {}
     stats = exe.get_compiled_memory_stats()
+    cost = exe.cost_analysis()
+    cost = (cost[0] if cost else {}) if isinstance(cost, list) else (cost or {})
     return True, "", {"devices": n, "generated_code_bytes": stats.generated_code_size_in_bytes,
-                      "temp_bytes": stats.temp_size_in_bytes}
+                      "temp_bytes": stats.temp_size_in_bytes,
+                      # XLA:TPU's own cost analysis (bench/moe compares it with ours).
+                      "flops": float(cost.get("flops", 0.0)),
+                      "bytes_accessed": float(cost.get("bytes accessed", 0.0)),
+                      "optimal_seconds": float(cost.get("optimal_seconds", 0.0))}
 
 
 def compile_all(oracle, topos, sources, emit):

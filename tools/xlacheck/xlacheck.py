@@ -20,6 +20,9 @@ Usage:
   xlacheck.py run-one MODULE.hlo [--input A.npy ...] --outdir DIR
       One case, for a human reproducing a failure: prints the status and the
       results. Exit status 0 when the case is ok, 1 when it failed.
+  xlacheck.py time MODULE.hlo [--input A.npy ...] [--repeat N]
+      For the benchmarks: compiles once, runs once to warm up, then N times, and
+      prints {"median_s": ..., "runs": N}.
 
 Every mode runs XLA with --xla_allow_excess_precision=false added to XLA_FLAGS
 (unless XLA_FLAGS already names that flag), so that f16/bf16 ops round as tpucc's do.
@@ -35,7 +38,9 @@ import argparse
 import json
 import os
 import re
+import statistics
 import sys
+import time
 
 # The oracle is XLA:CPU. Without this, an installed libtpu would be initialised.
 os.environ["JAX_PLATFORMS"] = "cpu"
@@ -290,6 +295,28 @@ def cmd_run_one(module, inputs, outdir):
     return 0
 
 
+def cmd_time(module_path, input_paths, repeat):
+    """Times one module on XLA:CPU for the benchmarks: compiled once, run once to
+    warm up, then repeat times; prints {"median_s": ..., "runs": N}."""
+    oracle = Oracle()
+    with open(module_path, encoding="utf-8") as f:
+        ctx, module = oracle.parse(module_path, f.read())
+    with ctx:
+        exe = oracle.compile(module)
+        inputs = [load_npy(p) for p in input_paths]
+        oracle.check_inputs(module, inputs)
+    bufs = [oracle.jax.device_put(a, oracle.device) for a in inputs]
+    times = []
+    for i in range(repeat + 1):
+        t0 = time.perf_counter()
+        for out in exe.execute(bufs):
+            out.block_until_ready()
+        if i > 0:
+            times.append(time.perf_counter() - t0)
+    print(json.dumps({"median_s": statistics.median(times), "runs": len(times)}))
+    return 0
+
+
 def cmd_compare(want_dir, got_dir, rtol):
     """Compares resultN.npy of two directories, for the demo and for humans.
 
@@ -336,6 +363,10 @@ def main(argv):
     o.add_argument("module")
     o.add_argument("--input", action="append", default=[], help="an input .npy, once per argument, in order")
     o.add_argument("--outdir", required=True)
+    t = sub.add_parser("time", help="time one module on XLA:CPU (median of --repeat runs after a warm-up)")
+    t.add_argument("module")
+    t.add_argument("--input", action="append", default=[], help="an input .npy, once per argument, in order")
+    t.add_argument("--repeat", type=int, default=5)
     c = sub.add_parser("compare", help="compare resultN.npy of two directories")
     c.add_argument("want_dir")
     c.add_argument("got_dir")
@@ -343,6 +374,8 @@ def main(argv):
     args = p.parse_args(argv)
     if args.cmd == "run":
         return cmd_run(args.manifest)
+    if args.cmd == "time":
+        return cmd_time(args.module, args.input, args.repeat)
     if args.cmd == "compare":
         return cmd_compare(args.want_dir, args.got_dir, args.rtol)
     return cmd_run_one(args.module, args.input, args.outdir)

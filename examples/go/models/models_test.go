@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/compile"
 	"github.com/tpucc/tpucc/examples/go/models"
@@ -36,14 +37,14 @@ var cases = []struct {
 
 // within checks got against want elementwise, within 1e-4 relative (absolute
 // below 1).
-func within(t *testing.T, what string, got, want *cpu.Tensor) {
+func within(t *testing.T, what string, got, want *backend.Buffer) {
 	t.Helper()
-	if got.Type.String() != want.Type.String() {
-		t.Fatalf("%s: %s, want %s", what, got.Type, want.Type)
+	if got.Type().String() != want.Type().String() {
+		t.Fatalf("%s: %s, want %s", what, got.Type(), want.Type())
 	}
 	bad := 0
-	for i := range want.F {
-		g, w := got.F[i], want.F[i]
+	for i := range want.Len() {
+		g, w := got.Float64At(i), want.Float64At(i)
 		if !(math.Abs(g-w) <= 1e-4*math.Max(1, math.Abs(w))) {
 			if bad < 5 {
 				t.Errorf("%s: element %d is %v, want %v", what, i, g, w)
@@ -52,7 +53,7 @@ func within(t *testing.T, what string, got, want *cpu.Tensor) {
 		}
 	}
 	if bad > 0 {
-		t.Errorf("%s: %d of %d elements differ", what, bad, len(want.F))
+		t.Errorf("%s: %d of %d elements differ", what, bad, want.Len())
 	}
 }
 
@@ -87,10 +88,10 @@ func TestModelsMatchTIR(t *testing.T) {
 
 			args := make([]*tensor.Tensor, len(inputs))
 			for i, in := range inputs {
-				args[i] = tensor.FromCPU(in)
+				args[i] = tensor.FromBuffer(in)
 			}
 			eager := c.model(args)
-			within(t, "eager", eager.CPU(), want[0])
+			within(t, "eager", eager.Buffer(), want[0])
 
 			tr := trace.New(f.Name)
 			params := make([]*tensor.Tensor, len(f.Params))
@@ -125,7 +126,7 @@ func TestModelsMatchTIR(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				within(t, "compiled", out[0].(*tensor.Tensor).CPU(), want[0])
+				within(t, "compiled", out[0].(*tensor.Tensor).Buffer(), want[0])
 			}
 			if st := fn.Stats(); st.Compiles != 1 || st.Hits != 1 {
 				t.Errorf("compiled stats %+v, want 1 compile and 1 hit", st)

@@ -1,0 +1,188 @@
+package backend
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tpucc/tpucc/ir"
+)
+
+// Reading and writing runs of elements, for kernels that compute in float64
+// or int64: a kernel reads a chunk of each operand into a small scratch
+// slice, computes, and writes the chunk into its result, which rounds (or
+// wraps) it into the dtype. No tensor is ever held whole in float64.
+
+// ReadFloat64s fills dst with elements i, i+1, ... as Float64At reads them.
+func (b *Buffer) ReadFloat64s(i int, dst []float64) {
+	switch d := b.data; b.typ.DType {
+	case ir.F32:
+		for k, v := range elems[float32](d)[i : i+len(dst)] {
+			dst[k] = float64(v)
+		}
+	case ir.F64:
+		copy(dst, elems[float64](d)[i:i+len(dst)])
+	case ir.BF16:
+		for k, v := range elems[uint16](d)[i : i+len(dst)] {
+			dst[k] = float64(ir.BF16ToFloat32(v))
+		}
+	default:
+		for k := range dst {
+			dst[k] = b.Float64At(i + k)
+		}
+	}
+}
+
+// WriteFloat64s stores src as elements i, i+1, ... as SetFloat64 does.
+func (b *Buffer) WriteFloat64s(i int, src []float64) {
+	switch d := b.data; b.typ.DType {
+	case ir.F32:
+		out := elems[float32](d)[i : i+len(src)]
+		for k, v := range src {
+			out[k] = float32(v)
+		}
+	case ir.F64:
+		copy(elems[float64](d)[i:], src)
+	case ir.BF16:
+		out := elems[uint16](d)[i : i+len(src)]
+		for k, v := range src {
+			out[k] = ir.Float32ToBF16(float32(v))
+		}
+	default:
+		for k, v := range src {
+			b.SetFloat64(i+k, v)
+		}
+	}
+}
+
+// ReadInt64s fills dst with elements i, i+1, ... as Int64At reads them.
+func (b *Buffer) ReadInt64s(i int, dst []int64) {
+	switch d := b.data; b.typ.DType {
+	case ir.I32:
+		for k, v := range elems[int32](d)[i : i+len(dst)] {
+			dst[k] = int64(v)
+		}
+	case ir.I64:
+		copy(dst, elems[int64](d)[i:i+len(dst)])
+	case ir.I1, ir.U8:
+		for k, v := range d[i : i+len(dst)] {
+			dst[k] = int64(v)
+		}
+	default:
+		for k := range dst {
+			dst[k] = b.Int64At(i + k)
+		}
+	}
+}
+
+// WriteInt64s stores src as elements i, i+1, ... as SetInt64 does.
+func (b *Buffer) WriteInt64s(i int, src []int64) {
+	switch d := b.data; b.typ.DType {
+	case ir.I32:
+		out := elems[int32](d)[i : i+len(src)]
+		for k, v := range src {
+			out[k] = int32(v)
+		}
+	case ir.I64:
+		copy(elems[int64](d)[i:], src)
+	default:
+		for k, v := range src {
+			b.SetInt64(i+k, v)
+		}
+	}
+}
+
+// FromFloats returns a buffer of type t holding vals in row-major order; one
+// value is a splat over the whole type. Values are brought into the dtype as
+// SetFloat64 does. A count that fits neither way panics.
+func FromFloats(t ir.Type, vals ...float64) *Buffer {
+	out := New(t)
+	n := out.Len()
+	if len(vals) != n && len(vals) != 1 {
+		panic(fmt.Sprintf("backend.FromFloats: %d values for %s", len(vals), t))
+	}
+	for i := range n {
+		out.SetFloat64(i, vals[min(i, len(vals)-1)])
+	}
+	return out
+}
+
+// FromInts is FromFloats for integer values, brought into the dtype as
+// SetInt64 does.
+func FromInts(t ir.Type, vals ...int64) *Buffer {
+	out := New(t)
+	n := out.Len()
+	if len(vals) != n && len(vals) != 1 {
+		panic(fmt.Sprintf("backend.FromInts: %d values for %s", len(vals), t))
+	}
+	for i := range n {
+		out.SetInt64(i, vals[min(i, len(vals)-1)])
+	}
+	return out
+}
+
+// Clone returns a copy of b that shares no storage with it.
+func (b *Buffer) Clone() *Buffer {
+	out := New(b.typ)
+	copy(out.data, b.data)
+	return out
+}
+
+// WithType returns a buffer of type t over b's storage (no copy): a reshape,
+// or the same values with another layout. t must have b's dtype and element
+// count; anything else panics.
+func (b *Buffer) WithType(t ir.Type) *Buffer {
+	if n, ok := t.NumElements(); !ok || t.DType != b.typ.DType || n != int64(b.Len()) {
+		panic(fmt.Sprintf("backend.WithType: %s cannot hold the elements of %s", t, b.typ))
+	}
+	return &Buffer{typ: t, data: b.data}
+}
+
+// Equal reports whether a and b have the same dtype and shape (layouts
+// aside) and the same elements bit for bit (so NaNs with the same payload
+// are equal, and -0 differs from +0).
+func (b *Buffer) Equal(o *Buffer) bool {
+	if b == nil || o == nil {
+		return b == o
+	}
+	return b.typ.DType == o.typ.DType && b.typ.SameShape(o.typ) && string(b.data) == string(o.data)
+}
+
+// String writes the type and the elements as a nested list, as .tir spells a
+// constant: f32[2,2] [[1.0, 2.0], [3.0, 4.5]].
+func (b *Buffer) String() string {
+	var sb strings.Builder
+	sb.WriteString(b.typ.String())
+	sb.WriteByte(' ')
+	elem := func(i int) string {
+		switch dt := b.typ.DType; {
+		case dt.IsFloat():
+			return ir.FormatFloat(b.Float64At(i), dt)
+		case dt.IsBool():
+			return strconv.FormatBool(b.data[i] != 0)
+		}
+		return strconv.FormatInt(b.Int64At(i), 10)
+	}
+	dims := b.typ.Dims()
+	var rec func(d int, off int)
+	rec = func(d int, off int) {
+		if d == len(dims) {
+			sb.WriteString(elem(off))
+			return
+		}
+		stride := 1
+		for _, n := range dims[d+1:] {
+			stride *= int(n)
+		}
+		sb.WriteByte('[')
+		for i := 0; i < int(dims[d]); i++ {
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			rec(d+1, off+i*stride)
+		}
+		sb.WriteByte(']')
+	}
+	rec(0, 0)
+	return sb.String()
+}

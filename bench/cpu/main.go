@@ -1,0 +1,99 @@
+// Command cpu is the CPU backend benchmark (docs/CPU_BACKEND.md): five f32
+// workloads run by tpucc on a backend, side by side in one run with their
+// peers and the machine's limits:
+//
+//   - mlp: examples/mlp.tir (64x1024 -> 4096 -> 1024, relu);
+//   - block: the decoder block of examples/ (4 heads, width 256, SwiGLU 512)
+//     at batch 8 x sequence 128, attention inside each sequence;
+//   - chain: x*sigmoid(x) + bias + residual over 16M floats;
+//   - layernorm: layer_norm over 4096x4096;
+//   - matmul: 1024x1024x1024.
+//
+// Peers: XLA:CPU running the StableHLO that tpucc build emits, ONNX Runtime
+// on the same computation built with the onnx package (its result is compared
+// with tpucc's), numpy's OpenBLAS sgemm for the matmul, and the reference
+// executor. Limits (bench/limits): the FMA peak and the STREAM bandwidth.
+// Times are medians of -repeat runs after a warm-up run.
+//
+//	make bench-cpu        (creates .venv-bench, then runs this)
+//	go run ./bench/cpu [-backend NAME] [-repeat 5] [-skip-peers] [-skip-reference]
+//
+// The last line is, exactly,
+//
+//	bench-cpu: mlp_vs_xla=R mlp_vs_ort=R block_vs_xla=R block_vs_ort=R chain_of_stream=F matmul_of_peak=F
+//
+// R = tpucc's time / the peer's; F = the fraction of the measured limit.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/bench/limits"
+)
+
+var (
+	backendName = flag.String("backend", "", "the backend tpucc runs on (default: llvm when registered, else reference)")
+	repeat      = flag.Int("repeat", 5, "timed runs per measurement, after one warm-up run")
+	skipPeers   = flag.Bool("skip-peers", false, "leave out XLA:CPU, ONNX Runtime and numpy")
+	skipRef     = flag.Bool("skip-reference", false, "leave out the reference executor")
+)
+
+func main() {
+	flag.Parse()
+	name := *backendName
+	if name == "" {
+		name = "reference"
+		if slices.Contains(backend.Names(), "llvm") {
+			name = "llvm"
+		}
+	}
+	lim, err := limits.Measure()
+	check(err)
+	fmt.Printf("machine: f32 FMA peak %.0f GFLOP/s, STREAM bandwidth %.1f GB/s (bench/limits, all cores)\n", lim.FMAPeak/1e9, lim.Bandwidth/1e9)
+	fmt.Printf("tpucc backend: %s\n\n", name)
+	fmt.Printf("%-10s %12s %12s %12s %12s %12s  %s\n", "workload", "tpucc", "XLA:CPU", "ORT", "sgemm", "reference", "tpucc vs ORT result")
+	times := map[string]row{}
+	for _, w := range workloads() {
+		r := measure(w, name)
+		times[w.name] = r
+		fmt.Printf("%-10s %12s %12s %12s %12s %12s  %s\n", w.name, ms(r.tpucc), ms(r.xla), ms(r.ort), ms(r.sgemm), ms(r.reference), r.agreement)
+	}
+	chain, mm := times["chain"], times["matmul"]
+	fmt.Printf("\nchain: %.1f GB/s moved (%.2f of STREAM); matmul: %.1f GFLOP/s (%.2f of the FMA peak)\n",
+		chainBytes/chain.tpucc/1e9, chainBytes/chain.tpucc/lim.Bandwidth, matmulFLOPs/mm.tpucc/1e9, matmulFLOPs/mm.tpucc/lim.FMAPeak)
+	fmt.Printf("bench-cpu: mlp_vs_xla=%.3f mlp_vs_ort=%.3f block_vs_xla=%.3f block_vs_ort=%.3f chain_of_stream=%.3f matmul_of_peak=%.3f\n",
+		times["mlp"].tpucc/times["mlp"].xla, times["mlp"].tpucc/times["mlp"].ort,
+		times["block"].tpucc/times["block"].xla, times["block"].tpucc/times["block"].ort,
+		chainBytes/chain.tpucc/lim.Bandwidth, matmulFLOPs/mm.tpucc/lim.FMAPeak)
+}
+
+// The chain reads x and the residual and writes y (the bias is 16 KiB); the
+// matmul does 2·n³ FLOPs.
+const (
+	chainBytes  = 3 * 4096 * 4096 * 4
+	matmulFLOPs = 2 * 1024 * 1024 * 1024
+)
+
+// row is one workload's times in seconds (0: not measured).
+type row struct {
+	tpucc, xla, ort, sgemm, reference float64
+	agreement                         string
+}
+
+func ms(s float64) string {
+	if s == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f ms", s*1e3)
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench/cpu:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/bench/block"
+	"github.com/tpucc/tpucc/frontend/tir"
+	"github.com/tpucc/tpucc/frontend/trace"
+	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/runtime"
+	"github.com/tpucc/tpucc/tensor"
+)
+
+// workload is one program; module returns a fresh copy (compiling consumes it).
+type workload struct {
+	name   string
+	module func() *ir.Module
+}
+
+func workloads() []workload {
+	return []workload{
+		{"mlp", func() *ir.Module { return parseFile("examples/mlp.tir") }},
+		{"block", blockModule},
+		{"chain", func() *ir.Module {
+			return parse("chain", `func @chain(%x: f32[4096,4096], %bias: f32[4096], %res: f32[4096,4096]) -> f32[4096,4096] {
+  %s = sigmoid %x
+  %m = mul %x, %s
+  %b = add %m, %bias
+  %y = add %b, %res
+  return %y
+}
+`)
+		}},
+		{"layernorm", func() *ir.Module {
+			return parse("layernorm", `func @layernorm(%x: f32[4096,4096], %scale: f32[4096], %bias: f32[4096]) -> f32[4096,4096] {
+  %y = layer_norm %x, %scale, %bias {eps=1e-05}
+  return %y
+}
+`)
+		}},
+		{"matmul", func() *ir.Module {
+			return parse("matmul", `func @matmul(%a: f32[1024,1024], %b: f32[1024,1024]) -> f32[1024,1024] {
+  %y = matmul %a, %b
+  return %y
+}
+`)
+		}},
+	}
+}
+
+func parseFile(path string) *ir.Module {
+	src, err := os.ReadFile(path)
+	check(err)
+	m, err := tir.Parse(path, src)
+	check(err)
+	return m
+}
+
+func parse(name, src string) *ir.Module {
+	m, err := tir.Parse(name+".tir", []byte(src))
+	check(err)
+	return m
+}
+
+// blockModule traces bench/block's decoder block with 4 heads at batch 8 x
+// sequence 128 x width 256 (MLP 512), its parameters in peers.py's order.
+func blockModule() *ir.Module {
+	shapes := [][]int64{{8, 128, 256}, {256}, {256, 256}, {256, 256}, {256, 256}, {256, 256}, {64}, {64}, {256}, {256, 512}, {256, 512}, {512, 256}}
+	tr := trace.New("block")
+	p := make([]*tensor.Tensor, len(shapes))
+	for i, s := range shapes {
+		p[i] = tensor.Traced(tr.Param(fmt.Sprintf("a%d", i), ir.Tensor(ir.F32, s...)), tr)
+	}
+	m, err := tr.Finish(block.WithHeads(4)(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11]).Value())
+	check(err)
+	return m
+}
+
+// measure times w on the backend and, unless skipped, on its peers.
+func measure(w workload, name string) row {
+	var r row
+	m := w.module()
+	args := cpu.RandomInputsWithin(m.Entry(), 1, cpu.InputLimits(m.Entry()))
+	exe := compileOn(m, name)
+	var out []*backend.Buffer
+	r.tpucc, out = timeRun(exe, args, *repeat)
+	if !*skipRef && name != "reference" {
+		r.reference, _ = timeRun(compileOn(w.module(), "reference"), args, 1)
+	}
+	if *skipPeers {
+		return r
+	}
+	dir, err := os.MkdirTemp("", "bench-cpu-")
+	check(err)
+	defer os.RemoveAll(dir)
+	var inputs []string
+	for i, a := range args {
+		p := filepath.Join(dir, fmt.Sprintf("arg%d.npy", i))
+		check(backend.WriteNPYFile(p, a))
+		inputs = append(inputs, "--input", p)
+	}
+	hlo := filepath.Join(dir, "module.hlo")
+	check(os.WriteFile(hlo, []byte(exe.HLO), 0o600))
+	r.xla = peer(append([]string{"tools/xlacheck/xlacheck.py", "time", hlo, "--repeat", fmt.Sprint(*repeat)}, inputs...))
+	ortOut := filepath.Join(dir, "ort.npy")
+	r.ort = peer(append([]string{"bench/cpu/peers.py", "ort", w.name, "--repeat", fmt.Sprint(*repeat), "--out", ortOut}, inputs...))
+	r.agreement = agreement(out[0], ortOut)
+	if w.name == "matmul" {
+		r.sgemm = peer([]string{"bench/cpu/peers.py", "sgemm", "1024", "--repeat", fmt.Sprint(*repeat)})
+	}
+	return r
+}
+
+func compileOn(m *ir.Module, name string) *runtime.Executable {
+	b, err := runtime.OpenBackend(name)
+	check(err)
+	exe, _, err := runtime.Compile(m, runtime.Config{Backend: b})
+	check(err)
+	return exe
+}
+
+// timeRun runs exe once to warm up, then n times; it returns the median and
+// the warm-up's results.
+func timeRun(exe *runtime.Executable, args []*backend.Buffer, n int) (float64, []*backend.Buffer) {
+	out, err := exe.Run(args)
+	check(err)
+	var ts []float64
+	for range n {
+		t0 := time.Now()
+		_, err := exe.Run(args)
+		check(err)
+		ts = append(ts, time.Since(t0).Seconds())
+	}
+	slices.Sort(ts)
+	return ts[len(ts)/2], out
+}
+
+// peer runs a Python peer in .venv-bench and returns its median_s.
+func peer(args []string) float64 {
+	py := filepath.Join(".venv-bench", "bin", "python")
+	if _, err := os.Stat(py); err != nil {
+		check(fmt.Errorf("%s is missing: run make bench-cpu (or make venv-bench)", py))
+	}
+	out, err := exec.Command(py, args...).Output()
+	if ee, ok := err.(*exec.ExitError); ok {
+		err = fmt.Errorf("%s: %v: %s", args[0], err, ee.Stderr)
+	}
+	check(err)
+	var r struct {
+		MedianS float64 `json:"median_s"`
+	}
+	check(json.Unmarshal(out, &r))
+	return r.MedianS
+}
+
+// agreement compares tpucc's result with ONNX Runtime's: the largest
+// difference relative to the largest magnitude.
+func agreement(got *backend.Buffer, ortFile string) string {
+	want, err := backend.ReadNPYFile(ortFile)
+	check(err)
+	if got.Len() != want.Len() {
+		return fmt.Sprintf("DIFFERENT SHAPES %s vs %s", got.Type(), want.Type())
+	}
+	g, w := make([]float64, got.Len()), make([]float64, want.Len())
+	got.ReadFloat64s(0, g)
+	want.ReadFloat64s(0, w)
+	diff, scale := 0.0, 0.0
+	for i := range w {
+		diff = math.Max(diff, math.Abs(g[i]-w[i]))
+		scale = math.Max(scale, math.Abs(w[i]))
+	}
+	return fmt.Sprintf("max |diff| / max |value| = %.1e", diff/scale)
+}

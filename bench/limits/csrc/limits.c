@@ -1,0 +1,82 @@
+// limits measures this machine's two limits that bench/cpu reports fractions
+// of: the f32 FMA peak (every core running independent vector FMA chains) and
+// the streaming memory bandwidth (a STREAM-style triad over arrays far larger
+// than the caches). Built with -O3 -march=native; prints two lines:
+//
+//   fma_peak_flops N
+//   stream_bytes_per_s N
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef float v8 __attribute__((vector_size(32)));
+
+static double now(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+enum { CHAINS = 12, ITERS = 50 * 1000 * 1000 };
+
+// fma_chains runs CHAINS independent chains of vector multiply-adds, enough to hide
+// the FMA latency on two FMA ports; the result is returned so nothing is
+// optimised away.
+static void *fma_chains(void *arg) {
+	v8 acc[CHAINS];
+	v8 m = {1.0000001f, 1.0000001f, 1.0000001f, 1.0000001f, 1.0000001f, 1.0000001f, 1.0000001f, 1.0000001f};
+	v8 a = {1e-7f, 1e-7f, 1e-7f, 1e-7f, 1e-7f, 1e-7f, 1e-7f, 1e-7f};
+	for (int c = 0; c < CHAINS; c++) acc[c] = a * (float)(c + 1);
+	for (long i = 0; i < ITERS; i++)
+		for (int c = 0; c < CHAINS; c++) acc[c] = acc[c] * m + a;
+	float s = 0;
+	for (int c = 0; c < CHAINS; c++)
+		for (int l = 0; l < 8; l++) s += acc[c][l];
+	*(float *)arg = s;
+	return NULL;
+}
+
+struct triad { float *a, *b, *c; long lo, hi; };
+
+static void *triad(void *arg) {
+	struct triad *t = arg;
+	for (long i = t->lo; i < t->hi; i++) t->a[i] = t->b[i] + 3.0f * t->c[i];
+	return NULL;
+}
+
+int main(void) {
+	int n = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	pthread_t th[64];
+	float sink[64];
+	if (n > 64) n = 64;
+	double best = 0;
+	for (int rep = 0; rep < 3; rep++) {
+		double t0 = now();
+		for (int i = 0; i < n; i++) pthread_create(&th[i], NULL, fma_chains, &sink[i]);
+		for (int i = 0; i < n; i++) pthread_join(th[i], NULL);
+		double r = (double)n * ITERS * CHAINS * 8 * 2 / (now() - t0);
+		if (r > best) best = r;
+	}
+	printf("fma_peak_flops %.6g\n", best);
+
+	long len = 64L << 20; // 3 arrays of 256 MiB
+	float *a = malloc(len * 4), *b = malloc(len * 4), *c = malloc(len * 4);
+	if (!a || !b || !c) return 1;
+	for (long i = 0; i < len; i++) a[i] = 0, b[i] = 1, c[i] = 2;
+	struct triad parts[64];
+	best = 0;
+	for (int rep = 0; rep < 5; rep++) {
+		double t0 = now();
+		for (int i = 0; i < n; i++) {
+			parts[i] = (struct triad){a, b, c, len * i / n, len * (i + 1) / n};
+			pthread_create(&th[i], NULL, triad, &parts[i]);
+		}
+		for (int i = 0; i < n; i++) pthread_join(th[i], NULL);
+		double r = 3.0 * len * 4 / (now() - t0);
+		if (r > best) best = r;
+	}
+	printf("stream_bytes_per_s %.6g\n", best);
+	return a[len / 2] == 7.0f ? 0 : 0;
+}

@@ -1,0 +1,78 @@
+// Package limits measures the machine's limits that the benchmarks report
+// fractions of: the f32 FMA peak of all cores and the streaming memory
+// bandwidth. A small C kernel (csrc/limits.c) is built with the
+// system C compiler at -O3 -march=native and run once per process.
+package limits
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Limits are the measured figures.
+type Limits struct {
+	FMAPeak   float64 // f32 FLOP/s, every core running vector FMA chains
+	Bandwidth float64 // bytes/s of a STREAM triad (reads and writes counted)
+}
+
+var (
+	once     sync.Once
+	measured Limits
+	err      error
+)
+
+// Measure builds and runs the kernel the first time it is called and returns
+// the figures. CC names the compiler (default cc).
+func Measure() (Limits, error) {
+	once.Do(func() { measured, err = measure() })
+	return measured, err
+}
+
+func measure() (Limits, error) {
+	_, here, _, _ := runtime.Caller(0)
+	src := filepath.Join(filepath.Dir(here), "csrc", "limits.c")
+	dir, err := os.MkdirTemp("", "tpucc-limits-")
+	if err != nil {
+		return Limits{}, err
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "limits")
+	cc := os.Getenv("CC")
+	if cc == "" {
+		cc = "cc"
+	}
+	if out, err := exec.Command(cc, "-O3", "-march=native", "-pthread", "-o", bin, src).CombinedOutput(); err != nil {
+		return Limits{}, fmt.Errorf("building %s with %s: %v\n%s", src, cc, err, out)
+	}
+	out, err := exec.Command(bin).Output()
+	if err != nil {
+		return Limits{}, fmt.Errorf("running the limits kernel: %v", err)
+	}
+	var l Limits
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		k, v, _ := strings.Cut(sc.Text(), " ")
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return Limits{}, fmt.Errorf("limits kernel printed %q", sc.Text())
+		}
+		switch k {
+		case "fma_peak_flops":
+			l.FMAPeak = x
+		case "stream_bytes_per_s":
+			l.Bandwidth = x
+		}
+	}
+	if l.FMAPeak <= 0 || l.Bandwidth <= 0 {
+		return Limits{}, fmt.Errorf("limits kernel printed %q", out)
+	}
+	return l, nil
+}
