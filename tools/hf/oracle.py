@@ -17,7 +17,8 @@ safetensors), and writes OUTDIR/NAME/oracle.json:
            those greedy steps (a tie would make the comparison meaningless)
 
 A bf16 model is saved in bf16; its oracle runs the same bf16 weights in
-float32 (model.float()), which is what tpucc computes.
+float32 (model.float(), with the rotary frequencies recomputed in float32),
+which is what tpucc computes.
 """
 
 import json
@@ -80,6 +81,9 @@ MODELS = {
 
 def oracle(model):
     model = model.float().eval()
+    # transformers keeps a bf16 model's rotary frequencies in bf16; tpucc
+    # computes them in f32, as transformers does for an f32 model.
+    model.model.rotary_emb = type(model.model.rotary_emb)(model.config)
     # Generate exactly NEW_TOKENS: no end-of-sequence token stops it.
     model.generation_config.eos_token_id = None
     logits, greedy, margin = [], [], float("inf")
