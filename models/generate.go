@@ -55,7 +55,7 @@ type Request struct {
 	Prompts   [][]int32 // token ids; lengths may differ, none may be empty
 	MaxNew    int       // tokens to generate per prompt
 	Sampler   Sampler
-	Capacity  int   // cache slots; 0 picks the bucket of the padded prompt length + MaxNew
+	Capacity  int   // cache slots; 0 picks the bucket of the padded prompt length + MaxNew - 1
 	StopToken []int // a row that emits one of these stops; its later tokens repeat it
 }
 
@@ -102,7 +102,7 @@ func (r Request) Shape() (padded, capacity int, err error) {
 	padded = bucket(longest)
 	capacity = r.Capacity
 	if capacity == 0 {
-		capacity = bucket(padded + r.MaxNew)
+		capacity = bucket(padded + r.MaxNew - 1)
 	}
 	if capacity < padded+r.MaxNew-1 {
 		return 0, 0, fmt.Errorf("models: a cache of %d slots cannot hold %d prompt slots and %d new tokens", capacity, padded, r.MaxNew)
