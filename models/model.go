@@ -47,11 +47,39 @@ func Load(dir string) (*Model, error) {
 
 // New makes a model of a configuration and its weights.
 func New(c *hf.Config, w *hf.Weights) (*Model, error) {
+	if err := computable(c); err != nil {
+		return nil, err
+	}
 	params, err := collect(w)
 	if err != nil {
 		return nil, err
 	}
 	return &Model{Config: c, Weights: w, Params: params}, nil
+}
+
+// computable refuses a configuration whose choices the model code does not
+// compute, naming the choice: hf.Config may describe more than models runs.
+func computable(c *hf.Config) error {
+	switch {
+	case c.Activation != "silu" && c.Activation != "gelu_pytorch_tanh":
+		return fmt.Errorf("models: activation %q is not computed", c.Activation)
+	case !c.QKNorm:
+		return fmt.Errorf("models: attention without q/k norms is not computed")
+	case c.MoE != nil && c.MoE.Router != "softmax" && c.MoE.Router != "gemma4":
+		return fmt.Errorf("models: router %q is not computed", c.MoE.Router)
+	case c.Arch != "qwen3" && c.Arch != "qwen3_moe" && c.Arch != "gemma4_text":
+		return fmt.Errorf("models: architecture %q is not computed", c.Arch)
+	}
+	for i, l := range c.Layers {
+		gemma := c.Arch == "gemma4_text"
+		if gemma && !l.MLP || !gemma && l.MLP == l.MoE {
+			return fmt.Errorf("models: layer %d: a %s layer with MLP %v and MoE %v is not computed", i, c.Arch, l.MLP, l.MoE)
+		}
+		if l.MoE && c.MoE == nil {
+			return fmt.Errorf("models: layer %d is MoE but the config has no experts", i)
+		}
+	}
+	return nil
 }
 
 // Close releases the checkpoint.

@@ -2,6 +2,8 @@ package models
 
 import (
 	"testing"
+
+	"github.com/tpucc/tpucc/models/hf"
 )
 
 func TestSampler(t *testing.T) {
@@ -69,6 +71,34 @@ func TestRequestShape(t *testing.T) {
 		}
 		if p != c.padded || cp != c.capacity || msg != c.err {
 			t.Errorf("%+v: %d %d %q, want %d %d %q", c.r, p, cp, msg, c.padded, c.capacity, c.err)
+		}
+	}
+}
+
+func TestComputable(t *testing.T) {
+	base := func() *hf.Config {
+		return &hf.Config{Arch: "qwen3", Activation: "silu", QKNorm: true, Layers: []hf.Layer{{MLP: true}}}
+	}
+	for _, c := range []struct {
+		edit func(c *hf.Config)
+		err  string
+	}{
+		{func(c *hf.Config) {}, ""},
+		{func(c *hf.Config) { c.Activation = "relu" }, `models: activation "relu" is not computed`},
+		{func(c *hf.Config) { c.QKNorm = false }, "models: attention without q/k norms is not computed"},
+		{func(c *hf.Config) { c.Arch = "llama" }, `models: architecture "llama" is not computed`},
+		{func(c *hf.Config) { c.Layers[0].MoE = true }, "models: layer 0: a qwen3 layer with MLP true and MoE true is not computed"},
+		{func(c *hf.Config) { c.Layers[0] = hf.Layer{MoE: true} }, "models: layer 0 is MoE but the config has no experts"},
+		{func(c *hf.Config) { c.MoE = &hf.MoE{Router: "sigmoid"} }, `models: router "sigmoid" is not computed`},
+	} {
+		cfg := base()
+		c.edit(cfg)
+		msg := ""
+		if err := computable(cfg); err != nil {
+			msg = err.Error()
+		}
+		if msg != c.err {
+			t.Errorf("got %q, want %q", msg, c.err)
 		}
 	}
 }
