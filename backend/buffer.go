@@ -81,4 +81,9 @@ func (b *Buffer) Type() ir.Type { return b.typ }
 func (b *Buffer) Bytes() []byte { return b.data }
 
 // Len is the number of elements.
-func (b *Buffer) Len() int { return len(b.data) / b.typ.DType.Size() }
+func (b *Buffer) Len() int {
+	if b.typ.DType.Size() == 0 { // the zero Buffer
+		return 0
+	}
+	return len(b.data) / b.typ.DType.Size()
+}

@@ -70,6 +70,7 @@ func TestString(t *testing.T) {
 		{FromFloats(ty(ir.BF16), 0.1), "bf16[] 0.1"},
 		{FromInts(ty(ir.I32, 0)), "i32[0] []"},
 		{FromInts(ty(ir.U32, 2), -1, 7), "u32[2] [4294967295, 7]"},
+		{&Buffer{}, "invalid[] <malformed>"},
 	} {
 		if got := c.x.String(); got != c.want {
 			t.Errorf("got %q, want %q", got, c.want)

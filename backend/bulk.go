@@ -154,6 +154,10 @@ func (b *Buffer) String() string {
 	var sb strings.Builder
 	sb.WriteString(b.typ.String())
 	sb.WriteByte(' ')
+	if byteLen(b.typ) != len(b.data) { // only the zero Buffer can be
+		sb.WriteString("<malformed>")
+		return sb.String()
+	}
 	elem := func(i int) string {
 		switch dt := b.typ.DType; {
 		case dt.IsFloat():

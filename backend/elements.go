@@ -123,8 +123,10 @@ func (b *Buffer) Int64At(i int) int64 {
 		return int64(elems[uint32](d)[i])
 	case ir.I64:
 		return elems[int64](d)[i]
+	case ir.F32, ir.F64, ir.F16, ir.BF16:
+		return floatToInt(b.Float64At(i), ir.I64)
 	}
-	return floatToInt(b.Float64At(i), ir.I64)
+	panic(fmt.Sprintf("backend: a %s buffer has no elements", b.typ))
 }
 
 // SetFloat64 stores v as element i, brought into the dtype as the convert op

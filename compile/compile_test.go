@@ -15,7 +15,6 @@ import (
 	"testing"
 
 	"github.com/tpucc/tpucc/backend/cpu"
-	"github.com/tpucc/tpucc/backend/tpu"
 	"github.com/tpucc/tpucc/compile"
 	"github.com/tpucc/tpucc/frontend/trace"
 	"github.com/tpucc/tpucc/ir"
@@ -248,7 +247,7 @@ func TestLowerIsTheAOTText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cpuTarget, _ := tpu.Lookup("cpu")
+	cpuTarget, _ := runtime.LookupTarget("cpu")
 	if err := passes.Run(m, passes.Default(), passes.Options{Eval: cpu.Folder{}, Target: cpuTarget}); err != nil {
 		t.Fatal(err)
 	}

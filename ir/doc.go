@@ -26,5 +26,8 @@
 //
 // Op semantics follow StableHLO where a counterpart exists; each op's line in the
 // table (op.go) states the edge cases the CPU executor and the lowering agree on.
-// ir holds no StableHLO spelling, no target numbers and no passes.
+// The table's other columns are the per-op facts its consumers need, as classes
+// (reduction kind, side effects, fusion, cost and padding class: opfacts.go);
+// each consumer holds the logic of a class and a test that walks Ops(). ir holds
+// no StableHLO spelling, no target numbers and no passes.
 package ir

@@ -62,104 +62,142 @@ func inferFusion(c *inferCtx) []Type {
 // nested fusion, and ends in one return whose types are the fusion's result
 // types. Other instructions must have no region.
 func verifyRegions(m *Module, f *Func, n *namer, in *Instr) []*Error {
-	var errs []*Error
-	bad := func(pos Pos, format string, args ...any) {
-		if !pos.Known() {
-			pos = in.Pos
-		}
-		if !pos.Known() {
-			pos = f.Pos
-		}
-		errs = append(errs, Errorf(pos, format, args...))
-	}
+	rc := &regionCheck{m: m, f: f, n: n, in: in}
 	if in.Op != OpFusion {
 		if len(in.Regions) > 0 {
-			bad(in.Pos, "%s cannot have a region", in.Op)
+			rc.bad(in.Pos, "%s cannot have a region", in.Op)
 		}
-		return errs
+		return rc.errs
 	}
 	if len(in.Regions) != 1 {
-		bad(in.Pos, "fusion must have exactly 1 region, got %d", len(in.Regions))
-		return errs
+		rc.bad(in.Pos, "fusion must have exactly 1 region, got %d", len(in.Regions))
+		return rc.errs
 	}
 	r := in.Regions[0]
 	if r.Parent != in {
-		bad(in.Pos, "internal: fusion region does not point back to its fusion")
+		rc.bad(in.Pos, "internal: fusion region does not point back to its fusion")
 	}
-	if len(r.Params) != len(in.Args) {
-		bad(in.Pos, "fusion has %s, but its region has %s", plural(len(in.Args), "operand"), plural(len(r.Params), "parameter"))
-		return errs
-	}
-	local := make([]bool, f.NumValues())
-	inRange := func(v *Value) bool { return v != nil && v.ID >= 0 && v.ID < len(local) }
-	for i, p := range r.Params {
-		if !inRange(p) {
-			bad(in.Pos, "internal: region parameter ID out of range in @%s", f.Name)
-			return errs
-		}
-		if a := in.Args[i]; a != nil && !p.Type.Equal(a.Type) {
-			bad(p.Pos, "fusion region parameter %s is %s, but operand %d is %s", n.ref(p), p.Type, i, a.Type)
-		}
-		local[p.ID] = true
+	if !rc.params(r) {
+		return rc.errs
 	}
 	for i, x := range r.Instrs {
-		for _, a := range x.Args {
-			if !inRange(a) || !local[a.ID] {
-				if inRange(a) && isOuter(a, r) {
-					bad(x.Pos, "fusion body uses %s from outside its region", n.ref(a))
-				} else {
-					name := "a value"
-					if a != nil {
-						name = n.ref(a)
-					}
-					bad(x.Pos, "%s uses %s before it is defined", x.Op, name)
-				}
-			}
-		}
-		switch x.Op {
-		case OpReturn:
-			if i != len(r.Instrs)-1 {
-				bad(x.Pos, "return must be the last instruction of a fusion body")
-			}
-			if len(x.Args) != len(in.Results) {
-				bad(x.Pos, "fusion body returns %s, but the fusion has %s",
-					plural(len(x.Args), "value"), plural(len(in.Results), "result"))
-				continue
-			}
-			for j, a := range x.Args {
-				if a != nil && !a.Type.Equal(in.Results[j].Type) {
-					bad(x.Pos, "fusion body returns %s as result %d, but the fusion's result is %s", a.Type, j, in.Results[j].Type)
-				}
-			}
-			continue
-		case OpCall, OpFusion:
-			bad(x.Pos, "a fusion body cannot contain %s", x.Op)
-			continue
-		}
-		if len(x.Regions) > 0 {
-			bad(x.Pos, "%s cannot have a region", x.Op)
-		}
-		if x.Block != r {
-			bad(x.Pos, "internal: %s in a fusion body does not point back to it", x.Op)
-		}
-		if err := checkTypes(m, x); err != nil {
-			bad(x.Pos, "%v", err)
-		}
-		for _, res := range x.Results {
-			if !inRange(res) || res.Def != x {
-				bad(x.Pos, "internal: result of %s does not point back to it", x.Op)
-				continue
-			}
-			if local[res.ID] {
-				bad(res.Pos, "internal: value ID %d defined twice in @%s", res.ID, f.Name)
-			}
-			local[res.ID] = true
-		}
+		rc.instr(r, i, x)
 	}
 	if r.Terminator() == nil {
-		bad(in.Pos, "fusion body does not end with return")
+		rc.bad(in.Pos, "fusion body does not end with return")
 	}
-	return errs
+	return rc.errs
+}
+
+// regionCheck is the state of verifying one fusion's region: local marks
+// the value IDs defined so far inside it (its parameters first).
+type regionCheck struct {
+	m     *Module
+	f     *Func
+	n     *namer
+	in    *Instr
+	local []bool
+	errs  []*Error
+}
+
+// bad records an error at pos, or at the fusion (or the function) when pos
+// is unknown.
+func (rc *regionCheck) bad(pos Pos, format string, args ...any) {
+	if !pos.Known() {
+		pos = rc.in.Pos
+	}
+	if !pos.Known() {
+		pos = rc.f.Pos
+	}
+	rc.errs = append(rc.errs, Errorf(pos, format, args...))
+}
+
+func (rc *regionCheck) inRange(v *Value) bool { return v != nil && v.ID >= 0 && v.ID < len(rc.local) }
+
+// params checks that the region's parameters match the operands 1:1 in
+// type; false when the region cannot be checked further.
+func (rc *regionCheck) params(r *Block) bool {
+	in := rc.in
+	if len(r.Params) != len(in.Args) {
+		rc.bad(in.Pos, "fusion has %s, but its region has %s", plural(len(in.Args), "operand"), plural(len(r.Params), "parameter"))
+		return false
+	}
+	rc.local = make([]bool, rc.f.NumValues())
+	for i, p := range r.Params {
+		if !rc.inRange(p) {
+			rc.bad(in.Pos, "internal: region parameter ID out of range in @%s", rc.f.Name)
+			return false
+		}
+		if a := in.Args[i]; a != nil && !p.Type.Equal(a.Type) {
+			rc.bad(p.Pos, "fusion region parameter %s is %s, but operand %d is %s", rc.n.ref(p), p.Type, i, a.Type)
+		}
+		rc.local[p.ID] = true
+	}
+	return true
+}
+
+// instr checks the body's instruction i: its operands are the region's own,
+// it is not a call or a nested fusion, a return comes last with the fusion's
+// result types, and it is otherwise well typed and well linked.
+func (rc *regionCheck) instr(r *Block, i int, x *Instr) {
+	for _, a := range x.Args {
+		if rc.inRange(a) && rc.local[a.ID] {
+			continue
+		}
+		if rc.inRange(a) && isOuter(a, r) {
+			rc.bad(x.Pos, "fusion body uses %s from outside its region", rc.n.ref(a))
+			continue
+		}
+		name := "a value"
+		if a != nil {
+			name = rc.n.ref(a)
+		}
+		rc.bad(x.Pos, "%s uses %s before it is defined", x.Op, name)
+	}
+	switch x.Op {
+	case OpReturn:
+		rc.ret(r, i, x)
+		return
+	case OpCall, OpFusion:
+		rc.bad(x.Pos, "a fusion body cannot contain %s", x.Op)
+		return
+	}
+	if len(x.Regions) > 0 {
+		rc.bad(x.Pos, "%s cannot have a region", x.Op)
+	}
+	if x.Block != r {
+		rc.bad(x.Pos, "internal: %s in a fusion body does not point back to it", x.Op)
+	}
+	if err := checkTypes(rc.m, x); err != nil {
+		rc.bad(x.Pos, "%v", err)
+	}
+	for _, res := range x.Results {
+		if !rc.inRange(res) || res.Def != x {
+			rc.bad(x.Pos, "internal: result of %s does not point back to it", x.Op)
+			continue
+		}
+		if rc.local[res.ID] {
+			rc.bad(res.Pos, "internal: value ID %d defined twice in @%s", res.ID, rc.f.Name)
+		}
+		rc.local[res.ID] = true
+	}
+}
+
+// ret checks the body's return: last, and returning the fusion's result types.
+func (rc *regionCheck) ret(r *Block, i int, x *Instr) {
+	if i != len(r.Instrs)-1 {
+		rc.bad(x.Pos, "return must be the last instruction of a fusion body")
+	}
+	if len(x.Args) != len(rc.in.Results) {
+		rc.bad(x.Pos, "fusion body returns %s, but the fusion has %s",
+			plural(len(x.Args), "value"), plural(len(rc.in.Results), "result"))
+		return
+	}
+	for j, a := range x.Args {
+		if a != nil && !a.Type.Equal(rc.in.Results[j].Type) {
+			rc.bad(x.Pos, "fusion body returns %s as result %d, but the fusion's result is %s", a.Type, j, rc.in.Results[j].Type)
+		}
+	}
 }
 
 // isOuter reports whether v is defined outside region r: a function

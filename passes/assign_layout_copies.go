@@ -49,6 +49,29 @@ func insertABICopies(f *ir.Func, t Target) int {
 	if ret == nil {
 		return 0
 	}
+	copies := append(paramCopies(f), returnCopies(f, ret)...)
+	if len(copies) == 0 {
+		return 0
+	}
+	keep := copiesToKeep(f, t, copies)
+	n := 0
+	for _, c := range copies {
+		if keep[c] {
+			n++
+			continue
+		}
+		for _, r := range c.refs {
+			r.in.Args[r.i] = c.src
+		}
+		f.Body.Remove(func(in *ir.Instr) bool { return in == c.in })
+	}
+	return n
+}
+
+// paramCopies inserts a tentative copy of each parameter that some
+// instruction other than a call or the return reads, at the top of the body
+// in parameter order, and redirects those reads to it.
+func paramCopies(f *ir.Func) []*abiCopy {
 	var copies []*abiCopy
 	for _, p := range f.Params {
 		var refs []operandAt
@@ -72,9 +95,17 @@ func insertABICopies(f *ir.Func, t Target) int {
 		}
 		copies = append(copies, &abiCopy{in: cp, src: p, refs: refs})
 	}
+	return copies
+}
+
+// returnCopies inserts a tentative copy of each distinct returned value
+// computed in the body (not a parameter, call result or copy, which are
+// already in the ABI's layout) just before the return, in operand order.
+func returnCopies(f *ir.Func, ret *ir.Instr) []*abiCopy {
+	var copies []*abiCopy
 	for i, r := range ret.Args {
 		if r.Def == nil || r.Def.Block != f.Body || r.Def.Op == ir.OpCall || r.Def.Op == ir.OpCopy {
-			continue // a parameter, a call result or a copy: already in the ABI's layout
+			continue
 		}
 		if slices.Contains(ret.Args[:i], r) {
 			continue
@@ -90,10 +121,13 @@ func insertABICopies(f *ir.Func, t Target) int {
 		}
 		copies = append(copies, c)
 	}
-	if len(copies) == 0 {
-		return 0
-	}
+	return copies
+}
 
+// copiesToKeep decides, per layout class a copy frees, whether the copies
+// of that class pay for themselves (copiesPay); all of a class's copies go
+// together.
+func copiesToKeep(f *ir.Func, t Target, copies []*abiCopy) map[*abiCopy]bool {
 	la := newLayoutClasses(f)
 	la.pinABI(f)
 	la.collectPrefs(f)
@@ -133,18 +167,7 @@ func insertABICopies(f *ir.Func, t Target) int {
 		}
 		delete(la.members, root)
 	}
-	n := 0
-	for _, c := range copies {
-		if keep[c] {
-			n++
-			continue
-		}
-		for _, r := range c.refs {
-			r.in.Args[r.i] = c.src
-		}
-		f.Body.Remove(func(in *ir.Instr) bool { return in == c.in })
-	}
-	return n
+	return keep
 }
 
 // copiesPay applies insertABICopies's rule to the class root and the copies

@@ -14,6 +14,7 @@ import (
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/lower/stablehlo"
 	"github.com/tpucc/tpucc/passes"
+	"github.com/tpucc/tpucc/runtime"
 	"golang.org/x/tools/txtar"
 )
 
@@ -41,7 +42,7 @@ func TestAssignLayoutKeepsNumbers(t *testing.T) {
 		want := runEntry(t, base)
 		var cpuHLO string
 		for _, name := range layoutTargets {
-			target, _ := tpu.Lookup(name)
+			target, _ := runtime.LookupTarget(name)
 			m := runDefault(t, file, src, target)
 			// The StableHLO carries no layouts: every target lowers to the
 			// same text (folding does not depend on the target).
@@ -201,7 +202,7 @@ func TestAssignLayoutOnGoldenInputs(t *testing.T) {
 				continue // an error case
 			}
 			for _, name := range layoutTargets {
-				target, _ := tpu.Lookup(name)
+				target, _ := runtime.LookupTarget(name)
 				m := runDefault(t, file, sec.Data, target)
 				before := ir.Print(m)
 				assign, _ := passes.Lookup("assign-layout")

@@ -14,13 +14,16 @@ import (
 const maxCanonicalizeRounds = 16
 
 // rule is one rewrite of the canonicalize table. fn returns the value that
-// replaces in's result, or nil when the rule does not match. It may build new
-// instructions (before in, through r.builder) only when it returns a value.
-// Its Pattern comment, beside the function, is the spec.
+// replaces in's result, or nil when the rule does not match; it is tried only
+// on instructions with one result. A rule rooted at a multi-result op (top_k)
+// sets multi instead, which returns one replacement per result. Either may
+// build new instructions (before in, through r.builder) only when it
+// matches. Its Pattern comment, beside the function, is the spec.
 type rule struct {
-	name string
-	ops  []ir.Op // the root ops it is tried on
-	fn   func(r *rewriter, in *ir.Instr) *ir.Value
+	name  string
+	ops   []ir.Op // the root ops it is tried on
+	fn    func(r *rewriter, in *ir.Instr) *ir.Value
+	multi func(r *rewriter, in *ir.Instr) []*ir.Value
 }
 
 // canonicalRules is the whole table, in the order rules are tried on one
@@ -92,21 +95,34 @@ func live(in *ir.Instr, uses []int) bool {
 func applyRule(f *ir.Func, c *Context, ru rule, in *ir.Instr) bool {
 	r := &rewriter{f: f, at: in}
 	mark := f.NumInstrs()
-	v := ru.fn(r, in)
-	if v == nil {
+	var vs []*ir.Value
+	switch {
+	case ru.multi != nil:
+		vs = ru.multi(r, in)
+	case len(in.Results) == 1:
+		if v := ru.fn(r, in); v != nil {
+			vs = []*ir.Value{v}
+		}
+	}
+	if vs == nil {
 		if f.NumInstrs() != mark {
 			panic(fmt.Sprintf("canonicalize: rule %s built instructions but did not match", ru.name))
 		}
 		return false
 	}
-	old := in.Result()
-	if v == old || !v.Type.Equal(old.Type) {
-		panic(fmt.Sprintf("canonicalize: rule %s replaced a %s with a %s", ru.name, old.Type, v.Type))
+	if len(vs) != len(in.Results) {
+		panic(fmt.Sprintf("canonicalize: rule %s gave %d values for the %d results of %s", ru.name, len(vs), len(in.Results), in.Op))
 	}
-	if v.Def != nil && v.Def.ID >= mark && v.Name == "" {
-		v.Name, old.Name = old.Name, "" // a rebuilt value takes over the source name, for readable dumps
+	for i, v := range vs {
+		old := in.Results[i]
+		if v == old || !v.Type.Equal(old.Type) {
+			panic(fmt.Sprintf("canonicalize: rule %s replaced a %s with a %s", ru.name, old.Type, v.Type))
+		}
+		if v.Def != nil && v.Def.ID >= mark && v.Name == "" {
+			v.Name, old.Name = old.Name, "" // a rebuilt value takes over the source name, for readable dumps
+		}
+		f.ReplaceUses(old, v)
 	}
-	f.ReplaceUses(old, v)
 	c.Count(ru.name)
 	return true
 }

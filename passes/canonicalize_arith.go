@@ -12,30 +12,30 @@ import (
 // (for x = -0.0 it is +0.0), x * 0.0 is not 0.0 (NaN, inf and the sign), and
 // x - x is not 0.0 (inf and NaN).
 var arithmeticRules = []rule{
-	{"add-zero", []ir.Op{ir.OpAdd}, addZero},
-	{"sub-zero", []ir.Op{ir.OpSub}, subZero},
-	{"sub-self", []ir.Op{ir.OpSub}, subSelf},
-	{"mul-one", []ir.Op{ir.OpMul}, mulOne},
-	{"mul-zero", []ir.Op{ir.OpMul}, mulZero},
-	{"div-one", []ir.Op{ir.OpDiv}, divOne},
-	{"neg-neg", []ir.Op{ir.OpNeg}, negNeg},
-	{"minmax-self", []ir.Op{ir.OpMax, ir.OpMin}, minmaxSelf},
+	{"add-zero", []ir.Op{ir.OpAdd}, addZero, nil},
+	{"sub-zero", []ir.Op{ir.OpSub}, subZero, nil},
+	{"sub-self", []ir.Op{ir.OpSub}, subSelf, nil},
+	{"mul-one", []ir.Op{ir.OpMul}, mulOne, nil},
+	{"mul-zero", []ir.Op{ir.OpMul}, mulZero, nil},
+	{"div-one", []ir.Op{ir.OpDiv}, divOne, nil},
+	{"neg-neg", []ir.Op{ir.OpNeg}, negNeg, nil},
+	{"minmax-self", []ir.Op{ir.OpMax, ir.OpMin}, minmaxSelf, nil},
 }
 
 // Logical and bitwise identities, select and compare.
 var logicRules = []rule{
-	{"not-not", []ir.Op{ir.OpNot}, notNot},
-	{"andor-self", []ir.Op{ir.OpAnd, ir.OpOr}, andOrSelf},
-	{"xor-self", []ir.Op{ir.OpXor}, xorSelf},
-	{"compare-self", []ir.Op{ir.OpCompare}, compareSelf},
-	{"select-constant-pred", []ir.Op{ir.OpSelect}, selectConstantPred},
-	{"select-same", []ir.Op{ir.OpSelect}, selectSame},
+	{"not-not", []ir.Op{ir.OpNot}, notNot, nil},
+	{"andor-self", []ir.Op{ir.OpAnd, ir.OpOr}, andOrSelf, nil},
+	{"xor-self", []ir.Op{ir.OpXor}, xorSelf, nil},
+	{"compare-self", []ir.Op{ir.OpCompare}, compareSelf, nil},
+	{"select-constant-pred", []ir.Op{ir.OpSelect}, selectConstantPred, nil},
+	{"select-same", []ir.Op{ir.OpSelect}, selectSame, nil},
 }
 
 // Canonical operand order, tried after every identity of the op.
 var orderRules = []rule{
-	{"commute-constant-right", []ir.Op{ir.OpAdd, ir.OpMul, ir.OpMax, ir.OpMin, ir.OpAnd, ir.OpOr, ir.OpXor}, commuteConstantRight},
-	{"compare-constant-right", []ir.Op{ir.OpCompare}, compareConstantRight},
+	{"commute-constant-right", []ir.Op{ir.OpAdd, ir.OpMul, ir.OpMax, ir.OpMin, ir.OpAnd, ir.OpOr, ir.OpXor}, commuteConstantRight, nil},
+	{"compare-constant-right", []ir.Op{ir.OpCompare}, compareConstantRight, nil},
 }
 
 var negZero = math.Copysign(0, -1)

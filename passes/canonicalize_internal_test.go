@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/ir"
 )
 
@@ -41,7 +42,17 @@ func TestRulesHavePatterns(t *testing.T) {
 			t.Errorf("rule name %s is used twice", ru.name)
 		}
 		seen[ru.name] = true
-		full := runtime.FuncForPC(reflect.ValueOf(ru.fn).Pointer()).Name()
+		var fnv reflect.Value
+		switch {
+		case ru.fn != nil && ru.multi == nil:
+			fnv = reflect.ValueOf(ru.fn)
+		case ru.multi != nil && ru.fn == nil:
+			fnv = reflect.ValueOf(ru.multi)
+		default:
+			t.Errorf("rule %s must set exactly one of fn and multi", ru.name)
+			continue
+		}
+		full := runtime.FuncForPC(fnv.Pointer()).Name()
 		fn := full[strings.LastIndex(full, ".")+1:]
 		var patterns []string
 		for _, line := range strings.Split(docs[fn], "\n") {
@@ -69,8 +80,8 @@ func TestCanonicalizeCap(t *testing.T) {
 		}
 	}
 	canonicalIndex = indexRules([]rule{
-		{"exp-to-log", []ir.Op{ir.OpExp}, flip(ir.OpLog)},
-		{"log-to-exp", []ir.Op{ir.OpLog}, flip(ir.OpExp)},
+		{"exp-to-log", []ir.Op{ir.OpExp}, flip(ir.OpLog), nil},
+		{"log-to-exp", []ir.Op{ir.OpLog}, flip(ir.OpExp), nil},
 	})
 	m := ir.NewModule("")
 	f := m.NewFunc("f", []string{"x"}, []ir.Type{ir.Scalar(ir.F32)}, []ir.Type{ir.Scalar(ir.F32)}, ir.Pos{})
@@ -83,5 +94,30 @@ func TestCanonicalizeCap(t *testing.T) {
 	}
 	if got := c.Stats.String(); got != "canonicalize/exp-to-log: 8\ncanonicalize/log-to-exp: 8\n" {
 		t.Errorf("stats:\n%s", got)
+	}
+}
+
+// TestSingleResultRuleSkipsMultiResult: a one-value rule indexed at top_k is
+// not tried there (in.Result() used to panic on a two-result instruction).
+func TestSingleResultRuleSkipsMultiResult(t *testing.T) {
+	saved := canonicalIndex
+	defer func() { canonicalIndex = saved }()
+	tried := 0
+	canonicalIndex = indexRules([]rule{{"forward", []ir.Op{ir.OpTopK}, func(r *rewriter, in *ir.Instr) *ir.Value {
+		tried++
+		return in.Args[0]
+	}, nil}})
+	m, err := tir.Parse("t.tir", []byte(`func @f(%x: f32[3,1]) -> (f32[3,1], i32[3,1]) {
+  %v, %i = top_k %x {k=1}
+  return %v, %i
+}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewContext("canonicalize", nil)
+	changed, err := canonicalize(m.Funcs[0], c)
+	if changed || err != nil || tried != 0 {
+		t.Fatalf("changed %v, err %v, tried %d; want false, nil, 0", changed, err, tried)
 	}
 }

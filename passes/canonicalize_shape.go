@@ -5,13 +5,26 @@ import "github.com/tpucc/tpucc/ir"
 // Shape identities: movement ops that do nothing, and chains of one movement
 // op that compose into one. They hold for every dtype: they only move elements.
 var shapeRules = []rule{
-	{"transpose-identity", []ir.Op{ir.OpTranspose}, transposeIdentity},
-	{"transpose-transpose", []ir.Op{ir.OpTranspose}, transposeTranspose},
-	{"reshape-noop", []ir.Op{ir.OpReshape}, reshapeNoop},
-	{"reshape-reshape", []ir.Op{ir.OpReshape}, reshapeReshape},
-	{"broadcast-noop", []ir.Op{ir.OpBroadcast}, broadcastNoop},
-	{"convert-noop", []ir.Op{ir.OpConvert}, convertNoop},
-	{"slice-noop", []ir.Op{ir.OpSlice}, sliceNoop},
+	{"transpose-identity", []ir.Op{ir.OpTranspose}, transposeIdentity, nil},
+	{"transpose-transpose", []ir.Op{ir.OpTranspose}, transposeTranspose, nil},
+	{"reshape-noop", []ir.Op{ir.OpReshape}, reshapeNoop, nil},
+	{"reshape-reshape", []ir.Op{ir.OpReshape}, reshapeReshape, nil},
+	{"broadcast-noop", []ir.Op{ir.OpBroadcast}, broadcastNoop, nil},
+	{"convert-noop", []ir.Op{ir.OpConvert}, convertNoop, nil},
+	{"slice-noop", []ir.Op{ir.OpSlice}, sliceNoop, nil},
+	{name: "top_k-of-one", ops: []ir.Op{ir.OpTopK}, multi: topKOfOne},
+}
+
+// topKOfOne: the largest of one element is that element, at index 0.
+// Pattern: top_k(X) {k=1} with X's last dimension 1 -> X, 0
+func topKOfOne(r *rewriter, in *ir.Instr) []*ir.Value {
+	a, ok := in.Attr.(*ir.TopKAttr)
+	x := in.Args[0]
+	if !ok || a.K != 1 || x.Type.Rank() == 0 || x.Type.Shape[x.Type.Rank()-1].Size != 1 ||
+		len(in.Results) != 2 || !x.Type.Equal(in.Results[0].Type) {
+		return nil
+	}
+	return []*ir.Value{x, r.splat(in.Results[1].Type, 0)}
 }
 
 // Pattern: transpose(X) {perm=[0,1,...]} -> X

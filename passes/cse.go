@@ -65,11 +65,10 @@ func remapArgs(in *ir.Instr, repl []*ir.Value) {
 	}
 }
 
-// hasSideEffects reports whether op does more than compute its results. No op
-// does yet: calls are calls of pure functions, and there are no stores, random
-// numbers or collectives. cse and dce both ask, so the first such op (a
-// custom_call with effects, a collective) is kept by both once it says so here.
-func hasSideEffects(op ir.Op) bool { return false }
+// hasSideEffects reports whether op does more than compute its results, as
+// ir's table says (no op does yet: calls are calls of pure functions). cse
+// and dce both ask, so such an op is neither merged nor dropped.
+func hasSideEffects(op ir.Op) bool { return op.Info().SideEffects }
 
 // cseCandidate: an instruction with results, without regions (a body would
 // need comparing too), and without side effects.

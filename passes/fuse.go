@@ -65,44 +65,52 @@ const (
 	fkConst                  // constants: cloned into the fusions that read them
 )
 
+// classify reads the op's fusion class from ir's table. An op without one
+// is a broken table, which TestEveryOpHasFusionClass catches; it is kept
+// alone rather than guessed at.
 func classify(in *ir.Instr) fuseKind {
-	switch in.Op {
-	case ir.OpConstant:
+	switch in.Op.Info().Fuse {
+	case ir.FuseConst:
 		return fkConst
-	case ir.OpBroadcast, ir.OpIota, ir.OpSlice, ir.OpConcat, ir.OpPad:
+	case ir.FuseLoop:
 		// Movement ops index their operand per output element: a loop
 		// fusion computes them in place, as XLA's loop fusions do.
-		return fkLoop
-	case ir.OpTranspose:
-		// A transpose next to a dot_general is a layout change that
-		// assign-layout, after fuse, folds into dot_general's dimension
-		// numbers, which it cannot do inside a fusion body; others fuse.
-		if layoutBound(in) {
+		if len(in.Regions) > 0 {
 			return fkNone
 		}
 		return fkLoop
-	case ir.OpReshape:
-		// A cheap reshape fuses, unless it is part of such a layout change.
-		if d := in.Args[0].Def; d != nil && d.Op == ir.OpTranspose && layoutBound(d) {
+	case ir.FuseLayout:
+		if layoutChange(in) {
 			return fkNone
 		}
-		for _, u := range usersOf(in) {
-			if u.Op == ir.OpTranspose && layoutBound(u) {
-				return fkNone
-			}
-		}
 		return fkLoop
-	case ir.OpReduceSum, ir.OpReduceMax, ir.OpReduceMin, ir.OpReduceProd:
+	case ir.FuseReduce:
 		return fkReduce
-	case ir.OpSoftmax, ir.OpLogSoftmax, ir.OpLayerNorm, ir.OpRMSNorm:
+	case ir.FuseNorm:
 		return fkNorm
-	case ir.OpDotGeneral:
+	case ir.FuseDot:
 		return fkDot
 	}
-	if in.Op.Info().Elementwise && len(in.Regions) == 0 {
-		return fkLoop
-	}
 	return fkNone
+}
+
+// layoutChange: a transpose next to a dot_general is a layout change that
+// assign-layout, after fuse, folds into dot_general's dimension numbers,
+// which it cannot do inside a fusion body; a reshape beside such a
+// transpose is part of the change. Other transposes and reshapes fuse.
+func layoutChange(in *ir.Instr) bool {
+	if in.Op == ir.OpTranspose {
+		return layoutBound(in)
+	}
+	if d := in.Args[0].Def; d != nil && d.Op == ir.OpTranspose && layoutBound(d) {
+		return true
+	}
+	for _, u := range usersOf(in) {
+		if u.Op == ir.OpTranspose && layoutBound(u) {
+			return true
+		}
+	}
+	return false
 }
 
 // layoutBound: a transpose that reads a dot_general's result or feeds a

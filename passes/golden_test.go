@@ -6,11 +6,11 @@ import (
 	"testing"
 
 	"github.com/tpucc/tpucc/backend/cpu"
-	"github.com/tpucc/tpucc/backend/tpu"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/internal/golden"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/passes"
+	"github.com/tpucc/tpucc/runtime"
 )
 
 // goldenDirs are the stages under testdata/golden/passes: one per pass, and
@@ -22,7 +22,7 @@ var goldenDirs = []string{"canonicalize", "fold-constants", "cse", "dce", "defau
 // the input, whose canonical print must round-trip (print -> parse -> print);
 // the pipeline runs with VerifyEach and the reference executor's evaluator
 // (cpu.Folder), so folded values are the executor's, and with the target a
-// "target: tpu-v6e" line names (backend/tpu.Lookup; none without one). The test produces
+// "target: tpu-v6e" line names (runtime.LookupTarget; none without one). The test produces
 // out.tir only when the printed output differs from the canonical print of the
 // input (in.tir may spell a literal longhand, as cse/constants does), so an archive without out.tir asserts "must not change",
 // and stats (the rewrite counters) whenever a rule fired.
@@ -56,9 +56,9 @@ func runGoldenCase(t *testing.T, c *golden.Case) map[string]string {
 	var st passes.Stats
 	opts := passes.Options{VerifyEach: true, Eval: cpu.Folder{}, Stats: &st}
 	if name := c.Directive("target"); name != "" {
-		target, ok := tpu.Lookup(name)
-		if !ok {
-			t.Fatalf("unknown target %q", name)
+		target, err := runtime.LookupTarget(name)
+		if err != nil {
+			t.Fatal(err)
 		}
 		opts.Target = target
 	}

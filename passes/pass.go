@@ -201,13 +201,16 @@ func Default() []Pass {
 	}
 }
 
+// orderRule says that after must run after before, and why.
+type orderRule struct {
+	before, after string
+	reason        string
+}
+
 // passOrder lists constraints between passes: when both appear in a pipeline,
 // after must run after every occurrence of before. Run checks them before it
 // starts (as Go's SSA backend checks its passOrder at start-up).
-var passOrder = []struct {
-	before, after string
-	reason        string
-}{
+var passOrder = []orderRule{
 	{"canonicalize", "dce", "canonicalize leaves the instructions it replaced for dce to remove"},
 	{"fold-constants", "dce", "fold-constants leaves the instructions it folded for dce to remove"},
 	{"cse", "dce", "cse leaves the duplicates it merged for dce to remove"},
@@ -230,13 +233,26 @@ var passOrder = []struct {
 	{"fuse", "assign-layout", "fuse builds fusion bodies without layouts; layouts are chosen per fused kernel"},
 }
 
-// checkOrder reports the first constraint of passOrder that pipeline violates.
+// checkOrder reports a constraint of passOrder that names no known pass (a
+// misspelt name would otherwise never apply), or else the first one that
+// pipeline violates.
 func checkOrder(pipeline []Pass) error {
+	return checkOrderIn(passOrder, pipeline)
+}
+
+func checkOrderIn(order []orderRule, pipeline []Pass) error {
+	for _, c := range order {
+		for _, name := range []string{c.before, c.after} {
+			if _, ok := Lookup(name); !ok {
+				return fmt.Errorf("passes: the ordering constraint %s before %s names an unknown pass %q", c.before, c.after, name)
+			}
+		}
+	}
 	last := map[string]int{}
 	for i, p := range pipeline {
 		last[p.Name] = i
 	}
-	for _, c := range passOrder {
+	for _, c := range order {
 		i, ok1 := last[c.before]
 		j, ok2 := last[c.after]
 		if ok1 && ok2 && i > j {

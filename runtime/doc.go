@@ -24,7 +24,7 @@
 // runs, and outputs whose dimensions derive from the padded one are sliced
 // back. Each new size traces the function at that size once more and
 // checkPadding proves, from the two traces, that the padded run gives
-// exactly the unpadded results (see padcheck.go for the rules); where it
+// exactly the unpadded results (see package passes/padding for the rules); where it
 // cannot, the dimension is compiled per exact size and the reason is
 // logged. Compiling a new bucket does not count against the recompile
 // limit, which caps specialisations (programs that differ in anything

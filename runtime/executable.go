@@ -172,10 +172,12 @@ func compile(m *ir.Module, cfg Config, times *StageTimes) (*Executable, error) {
 }
 
 // LookupTarget returns the description of the target named name ("" is
-// "cpu"), or an error listing the targets there are.
+// "cpu"), or an error listing the targets there are: a TPU generation from
+// backend/tpu, or for "cpu" the host as backend/cpu measures it (cpu.Host).
+// Everyone who needs a target by name asks here.
 func LookupTarget(name string) (*tpu.Target, error) {
-	if name == "" {
-		name = "cpu"
+	if name == "" || name == "cpu" {
+		return cpu.Host(), nil
 	}
 	t, ok := tpu.Lookup(name)
 	if !ok {
@@ -184,9 +186,21 @@ func LookupTarget(name string) (*tpu.Target, error) {
 	return t, nil
 }
 
+// targetKey is what the key says of a target: its name, and for the cpu the
+// one measured figure a pass reads (the fuse pass's size cap, the L2), so
+// that an entry made on a machine with another L2 is not reused as if it
+// had been fused for this one.
+func targetKey(name string) string {
+	t, err := LookupTarget(name)
+	if err != nil || t.Kind != tpu.KindCPU {
+		return name
+	}
+	return fmt.Sprintf("%s (local memory %d)", t.Name(), t.LocalMemory())
+}
+
 // Targets are the target names Compile accepts, as tpucc build --target
 // spells them: the TPU generations oldest first, then the CPU.
-func Targets() []string { return tpu.Names() }
+func Targets() []string { return append(tpu.Names(), "cpu") }
 
 // fullKey is everything a compiled program depends on. Its text is stored in
 // the persistent entry and its hash names the entry's file.
@@ -205,7 +219,7 @@ func makeKey(o *Options, sig signature, tracedText string) fullKey {
 	fmt.Fprintf(&b, "version %s\n", Version)
 	fmt.Fprintf(&b, "function %q\n", o.Identity)
 	fmt.Fprintf(&b, "signature %s\n", sig.text())
-	fmt.Fprintf(&b, "target %s\n", o.Target)
+	fmt.Fprintf(&b, "target %s\n", targetKey(o.Target))
 	fmt.Fprintf(&b, "backend %s %s\n", o.backend.Name(), o.backend.Fingerprint())
 	fmt.Fprintf(&b, "pipeline %s\n", pipelineText())
 	fmt.Fprintf(&b, "program %s\n", hex.EncodeToString(th[:]))

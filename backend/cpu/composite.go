@@ -58,23 +58,36 @@ func softmaxKernel(in *ir.Instr, x *backend.Buffer) *backend.Buffer {
 	logOut := in.Op == ir.OpLogSoftmax
 	var vals []float64
 	eachLine(x.Type().Dims(), axis, func(line []int) {
-		vals = vals[:0]
+		vals = grow(vals, len(line))
+		contiguous := len(line) > 0 && line[len(line)-1]-line[0] == len(line)-1
+		if contiguous { // the last axis: one chunk read and write
+			x.ReadFloat64s(line[0], vals)
+		} else {
+			for k, p := range line {
+				vals[k] = x.Float64At(p)
+			}
+		}
 		m := math.Inf(-1)
-		for _, p := range line {
-			v := x.Float64At(p)
-			vals = append(vals, v)
+		for _, v := range vals {
 			m = fmax(m, v)
 		}
 		s := 0.0
 		for _, v := range vals {
 			s += math.Exp(v - m)
 		}
-		for k, p := range line {
+		for k, v := range vals {
 			if logOut {
-				out.SetFloat64(p, vals[k]-m-math.Log(s))
+				vals[k] = v - m - math.Log(s)
 			} else {
-				out.SetFloat64(p, math.Exp(vals[k]-m)/s)
+				vals[k] = math.Exp(v-m) / s
 			}
+		}
+		if contiguous {
+			out.WriteFloat64s(line[0], vals)
+			return
+		}
+		for k, p := range line {
+			out.SetFloat64(p, vals[k])
 		}
 	})
 	return out

@@ -28,39 +28,17 @@ func dotKernel(in *ir.Instr, l, r *backend.Buffer) *backend.Buffer {
 	lc := permuted(l, concatInts(a.LhsBatch, lFree, a.LhsContract))
 	rc := permuted(r, concatInts(a.RhsBatch, rFree, a.RhsContract))
 	out := backend.New(rt)
-	switch dt := l.Type().DType; {
-	case dt == ir.F32:
-		dotFloat(out, backend.Elems[float32](lc), backend.Elems[float32](rc), nb, nm, nn, nk)
-	case dt == ir.F64:
-		dotFloat(out, backend.Elems[float64](lc), backend.Elems[float64](rc), nb, nm, nn, nk)
-	case dt.IsFloat():
-		// f16 and bf16 widen exactly to f32 (a kernel-local copy).
-		dotFloat(out, widen32(lc), widen32(rc), nb, nm, nn, nk)
-	default:
-		dotInt(out, widen64(lc), widen64(rc), nb, nm, nn, nk)
+	if rt.DType.IsFloat() {
+		dotFloat(out, lc, rc, nb, nm, nn, nk)
+	} else {
+		dotInt(out, lc, rc, nb, nm, nn, nk)
 	}
 	return out
 }
 
-// widen32 returns the elements of a 16-bit float buffer as float32 (exact).
-func widen32(x *backend.Buffer) []float32 {
-	out := make([]float32, x.Len())
-	buf := make([]float64, chunk)
-	eachChunk(x.Len(), func(i, m int) {
-		x.ReadFloat64s(i, buf[:m])
-		for k, v := range buf[:m] {
-			out[i+k] = float32(v)
-		}
-	})
-	return out
-}
-
-// widen64 returns the elements of an integer buffer as int64.
-func widen64(x *backend.Buffer) []int64 {
-	out := make([]int64, x.Len())
-	x.ReadInt64s(0, out)
-	return out
-}
+// dotBlock is how many rhs rows a dot reads into float64 (int64) scratch at
+// a time: each lhs row is then read once per block, 1/dotBlock of the work.
+const dotBlock = 64
 
 // freeDims lists, in order, the dimensions of a rank-n operand that are
 // neither batch nor contracting.
@@ -109,54 +87,62 @@ func permuted(x *backend.Buffer, perm []int64) *backend.Buffer {
 }
 
 // dotFloat computes out[b,i,j] = Σ_k l[b,i,k]·r[b,j,k] in float64 and
-// stores each row of out rounded into its dtype. Products of f32 (or
-// narrower) elements are exact in float64. The four partial sums make the
-// order of additions fixed and independent of the platform; the float64(...)
-// conversions forbid fusing a multiply and an add, which Go may otherwise do
-// on some architectures.
-func dotFloat[T float32 | float64](out *backend.Buffer, l, r []T, nb, nm, nn, nk int) {
-	orow := make([]float64, nn)
+// stores each row of out rounded into its dtype. It reads a block of rhs rows
+// and one lhs row at a time into float64 scratch (products of f32 or
+// narrower elements are exact in float64). The four partial sums make the
+// order of additions fixed and independent of the platform and the block
+// size; the float64(...) conversions forbid fusing a multiply and an add,
+// which Go may otherwise do on some architectures.
+func dotFloat(out, l, r *backend.Buffer, nb, nm, nn, nk int) {
+	rblk, lrow, orow := make([]float64, dotBlock*nk), make([]float64, nk), make([]float64, dotBlock)
 	for b := 0; b < nb; b++ {
-		for i := 0; i < nm; i++ {
-			lrow := l[(b*nm+i)*nk : (b*nm+i+1)*nk]
-			for j := range orow {
-				rrow := r[(b*nn+j)*nk : (b*nn+j+1)*nk]
-				rrow = rrow[:len(lrow)]
-				var s0, s1, s2, s3 float64
-				k := 0
-				for ; k+4 <= len(lrow); k += 4 {
-					s0 += float64(float64(lrow[k]) * float64(rrow[k]))
-					s1 += float64(float64(lrow[k+1]) * float64(rrow[k+1]))
-					s2 += float64(float64(lrow[k+2]) * float64(rrow[k+2]))
-					s3 += float64(float64(lrow[k+3]) * float64(rrow[k+3]))
+		for j0 := 0; j0 < nn; j0 += dotBlock {
+			jn := min(dotBlock, nn-j0)
+			r.ReadFloat64s((b*nn+j0)*nk, rblk[:jn*nk])
+			for i := 0; i < nm; i++ {
+				l.ReadFloat64s((b*nm+i)*nk, lrow)
+				for jj := range orow[:jn] {
+					rrow := rblk[jj*nk : (jj+1)*nk]
+					rrow = rrow[:len(lrow)]
+					var s0, s1, s2, s3 float64
+					k := 0
+					for ; k+4 <= len(lrow); k += 4 {
+						s0 += float64(lrow[k] * rrow[k])
+						s1 += float64(lrow[k+1] * rrow[k+1])
+						s2 += float64(lrow[k+2] * rrow[k+2])
+						s3 += float64(lrow[k+3] * rrow[k+3])
+					}
+					for ; k < len(lrow); k++ {
+						s0 += float64(lrow[k] * rrow[k])
+					}
+					orow[jj] = (s0 + s1) + (s2 + s3)
 				}
-				for ; k < len(lrow); k++ {
-					s0 += float64(float64(lrow[k]) * float64(rrow[k]))
-				}
-				orow[j] = (s0 + s1) + (s2 + s3)
+				out.WriteFloat64s((b*nm+i)*nn+j0, orow[:jn])
 			}
-			out.WriteFloat64s((b*nm+i)*nn, orow)
 		}
 	}
 }
 
 // dotInt is dotFloat for integers: int64 sums, wrapped once into the dtype
 // when stored (the same result as wrapping at every step).
-func dotInt(out *backend.Buffer, l, r []int64, nb, nm, nn, nk int) {
-	orow := make([]int64, nn)
+func dotInt(out, l, r *backend.Buffer, nb, nm, nn, nk int) {
+	rblk, lrow, orow := make([]int64, dotBlock*nk), make([]int64, nk), make([]int64, dotBlock)
 	for b := 0; b < nb; b++ {
-		for i := 0; i < nm; i++ {
-			lrow := l[(b*nm+i)*nk : (b*nm+i+1)*nk]
-			for j := range orow {
-				rrow := r[(b*nn+j)*nk : (b*nn+j+1)*nk]
-				rrow = rrow[:len(lrow)]
-				var s int64
-				for k, v := range lrow {
-					s += v * rrow[k]
+		for j0 := 0; j0 < nn; j0 += dotBlock {
+			jn := min(dotBlock, nn-j0)
+			r.ReadInt64s((b*nn+j0)*nk, rblk[:jn*nk])
+			for i := 0; i < nm; i++ {
+				l.ReadInt64s((b*nm+i)*nk, lrow)
+				for jj := range orow[:jn] {
+					rrow := rblk[jj*nk : (jj+1)*nk]
+					var s int64
+					for k, v := range lrow {
+						s += v * rrow[k]
+					}
+					orow[jj] = s
 				}
-				orow[j] = s
+				out.WriteInt64s((b*nm+i)*nn+j0, orow[:jn])
 			}
-			out.WriteInt64s((b*nm+i)*nn, orow)
 		}
 	}
 }

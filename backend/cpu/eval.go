@@ -84,6 +84,9 @@ func eval(in *ir.Instr, a []*backend.Buffer) ([]*backend.Buffer, error) {
 		}
 		return []*backend.Buffer{t}, nil
 	}
+	if in.Op.Info().Reduce != ir.ReduceNone {
+		return one(reduceKernel(in, a[0]))
+	}
 	switch in.Op {
 	case ir.OpNeg, ir.OpAbs, ir.OpExp, ir.OpLog, ir.OpLog1p, ir.OpExpm1, ir.OpSqrt, ir.OpRsqrt,
 		ir.OpTanh, ir.OpSigmoid, ir.OpSin, ir.OpCos, ir.OpFloor, ir.OpCeil, ir.OpRound,
@@ -120,8 +123,6 @@ func eval(in *ir.Instr, a []*backend.Buffer) ([]*backend.Buffer, error) {
 		return one(dotKernel(in, a[0], a[1]))
 	case ir.OpRaggedDot:
 		return one(raggedDotKernel(in, a[0], a[1], a[2]))
-	case ir.OpReduceSum, ir.OpReduceMax, ir.OpReduceMin, ir.OpReduceProd:
-		return one(reduceKernel(in, a[0]))
 	case ir.OpArgmax, ir.OpArgmin:
 		return one(argKernel(in, a[0]))
 	case ir.OpCumsum:

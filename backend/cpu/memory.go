@@ -1,12 +1,8 @@
 package cpu
 
 import (
-	"bufio"
 	"fmt"
 	"math"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/tpucc/tpucc/ir"
@@ -163,22 +159,4 @@ var (
 )
 
 // physicalMemory reads MemTotal from /proc/meminfo; 0 where there is none.
-func physicalMemory() int64 {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		fields := strings.Fields(s.Text())
-		if len(fields) >= 2 && fields[0] == "MemTotal:" {
-			kb, err := strconv.ParseInt(fields[1], 10, 64)
-			if err != nil || kb <= 0 {
-				return 0
-			}
-			return kb * 1024
-		}
-	}
-	return 0
-}
+func physicalMemory() int64 { return meminfo("/proc/meminfo") }

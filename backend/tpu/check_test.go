@@ -17,7 +17,7 @@ func TestCheckRefusesI64DotOnTPU(t *testing.T) {
 		return m
 	}
 	v6e, _ := Lookup("tpu-v6e")
-	cpu, _ := Lookup("cpu")
+	cpu := CPU(Target{})
 	err := v6e.Check(build(ir.I64))
 	want := "m.tir:2:3: error: tpu-v6e has no 64-bit integer matmul: dot_general on i64 cannot be compiled for it (use i32, or a float type)"
 	if err == nil || err.Error() != want {

@@ -118,7 +118,7 @@ func TestMatmulTimes(t *testing.T) {
 		// 256 wide: K and N pad 64 -> 256, 1/16 of the MXU's work is useful.
 		{tpu.V6e, 2 * 4 * 64 * 256 * 256, 2 * 4 * 64 * 256 * 256 / 918e12},
 		// The CPU pads nothing and multiplies at its FMA peak.
-		{tpu.CPU, 2 * 4 * 64 * 64 * 64, 2 * 4 * 64 * 64 * 64 / 453e9},
+		{refCPU, 2 * 4 * 64 * 64 * 64, 2 * 4 * 64 * 64 * 64 / 453e9},
 	}
 	for _, c := range cases {
 		got, err := c.t.GroupCost(f, []*ir.Instr{dot})
@@ -140,7 +140,7 @@ func TestMatmulTimes(t *testing.T) {
 	}
 	// The vector unit and the transcendental charge: exp of f32[64,256] on the CPU.
 	f, exp := single(t, "%x: f32[64,256]", "%r = exp %x")
-	got, err = tpu.CPU.GroupCost(f, []*ir.Instr{exp})
+	got, err = refCPU.GroupCost(f, []*ir.Instr{exp})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,9 @@
 //
 // A Target is one --target value: the TPU generations v4, v5e, v5p, v6e and
 // v7x (generations.go, one struct each, every number with its source), and the
-// host CPU (host.go), described in the same terms so that one cost model and
-// one report cover every target. Lookup finds one by name. A *Target
+// host CPU, which backend/cpu measures and describes in the same terms with
+// CPU (host.go), so that one cost model and one report cover every target.
+// Lookup finds a TPU generation by name; runtime.LookupTarget finds any. A *Target
 // implements passes.Target (declared by passes, so that neither package
 // imports the other): tiling per dtype, device bytes, the MXU width, VMEM,
 // and the roofline time of a group of instructions.

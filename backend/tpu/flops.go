@@ -1,6 +1,7 @@
 package tpu
 
 import (
+	"fmt"
 	"math/bits"
 
 	"github.com/tpucc/tpucc/ir"
@@ -28,13 +29,6 @@ func (w *work) add(v work) {
 	w.seconds += v.seconds
 }
 
-// transcendental ops: XLA counts these as transcendentals, not FLOPs.
-var transcendental = map[ir.Op]bool{
-	ir.OpExp: true, ir.OpLog: true, ir.OpLog1p: true, ir.OpExpm1: true,
-	ir.OpSqrt: true, ir.OpRsqrt: true, ir.OpTanh: true, ir.OpSigmoid: true,
-	ir.OpSin: true, ir.OpCos: true, ir.OpErf: true, ir.OpPow: true, ir.OpAtan2: true,
-}
-
 // instrWork counts the work of one instruction that has no region and is not
 // a call (those are summed by the caller). ok is false when a count overflows
 // or a shape is not static.
@@ -47,13 +41,25 @@ func (t *Target) instrWork(in *ir.Instr) (w work, ok bool) {
 		}
 		out = n
 	}
-	elems := func(v *ir.Value) int64 {
-		n, ok := v.Type.NumElements()
-		if !ok {
-			return -1
-		}
-		return n
+	switch in.Op.Info().Cost {
+	case ir.CostDot:
+		return t.dotWork(in)
+	case ir.CostRaggedDot:
+		return t.raggedWork(in)
 	}
+	vec, trans := classWork(in, out)
+	if vec < 0 || trans < 0 {
+		return w, false
+	}
+	w = work{flops: vec, transcendentals: trans}
+	w.seconds = (float64(vec) + float64(trans)*t.TranscendentalOps) / t.Vector
+	return w, true
+}
+
+// classWork counts the vector ops and transcendentals of an instruction by
+// its op's cost class, for a result of out elements; -1 when a count
+// overflows or an operand's shape is not static.
+func classWork(in *ir.Instr, out int64) (vec, trans int64) {
 	// combines is the number of binary combines reducing the operand to the
 	// result: one per input element beyond the first of each output (none
 	// for an empty reduction, whose result is the identity).
@@ -64,71 +70,86 @@ func (t *Target) instrWork(in *ir.Instr) (w work, ok bool) {
 		}
 		return max(n-out, 0)
 	}
-	vec, trans := int64(0), int64(0)
-	switch op := in.Op; {
-	case op == ir.OpDotGeneral:
-		return t.dotWork(in)
-	case op == ir.OpRaggedDot:
-		return t.raggedWork(in)
-	case transcendental[op]:
-		trans = out
-	case op.Info().Group == ir.GroupUnary || op.Info().Group == ir.GroupBinary,
-		op == ir.OpCompare, op == ir.OpSelect, op == ir.OpConvert,
-		op == ir.OpRelu, op == ir.OpOneHot:
-		vec = out
-	case op == ir.OpCopy: // moves data only: its bytes are the whole cost
-	case op == ir.OpClamp: // a max and a min
-		vec = mulOK(2, out)
-	case op == ir.OpReduceSum, op == ir.OpReduceMax, op == ir.OpReduceMin, op == ir.OpReduceProd:
-		vec = combines()
-	case op == ir.OpArgmax, op == ir.OpArgmin: // a compare and a select per combine
-		vec = mulOK(2, combines())
-	case op == ir.OpCumsum:
-		vec = out
-	case op == ir.OpScatterAdd: // one add per update element
-		vec = elems(in.Args[2])
-	case op == ir.OpTopK, op == ir.OpArgsort: // a comparison sort: n·ceil(log2 n) compares per row
+	switch c := in.Op.Info().Cost; c {
+	case ir.CostNone: // moves data only: its bytes are the whole cost
+		return 0, 0
+	case ir.CostElementwise, ir.CostScan:
+		return out, 0
+	case ir.CostTranscendental: // XLA counts these as transcendentals, not FLOPs
+		return 0, out
+	case ir.CostReduce:
+		return combines(), 0
+	case ir.CostArgReduce: // a compare and a select per combine
+		return mulOK(2, combines()), 0
+	case ir.CostScatter: // one add per update element
+		return elems(in.Args[2]), 0
+	case ir.CostSort: // a comparison sort: n·ceil(log2 n) compares per row
 		x := in.Args[0]
 		axis := x.Type.Rank() - 1
 		if a, isAxis := in.Attr.(*ir.AxisAttr); isAxis {
 			axis = int(a.Axis)
 		}
-		vec = mulOK(elems(x), ceilLog2(x.Type.Dims()[axis]))
-	case op == ir.OpGelu:
+		return mulOK(elems(x), ceilLog2(x.Type.Dims()[axis])), 0
+	case ir.CostComposite:
+		f := compositeWork[in.Op]
+		if f == nil {
+			panic(fmt.Sprintf("tpu: %s is a composite op without a cost formula", in.Op))
+		}
+		return f(in, out)
+	default:
+		// CostDot and CostRaggedDot are instrWork's, CostRegion ops are summed by the caller;
+		// an op without a cost class is a broken table (TestEveryOpHasCost).
+		panic(fmt.Sprintf("tpu: no cost rule for %s (cost class %d)", in.Op, c))
+	}
+}
+
+// elems is v's element count, or -1 when its shape is not static.
+func elems(v *ir.Value) int64 {
+	n, ok := v.Type.NumElements()
+	if !ok {
+		return -1
+	}
+	return n
+}
+
+// compositeWork counts the vector ops and transcendentals of each composite
+// op of result size out.
+var compositeWork = map[ir.Op]func(in *ir.Instr, out int64) (vec, trans int64){
+	ir.OpClamp: func(_ *ir.Instr, out int64) (int64, int64) { return mulOK(2, out), 0 }, // a max and a min
+	ir.OpGelu: func(in *ir.Instr, out int64) (int64, int64) {
 		// exact: x/√2, erf, 1+, 0.5·x, · : 4 FLOPs and erf.
 		// tanh form: x³ (2), ·0.044715, x+, ·√(2/π), tanh, 1+, 0.5·x, · : 8 and tanh.
-		vec, trans = mulOK(4, out), out
 		if a, isGelu := in.Attr.(*ir.GeluAttr); isGelu && a.Approximate {
-			vec = mulOK(8, out)
+			return mulOK(8, out), out
 		}
-	case op == ir.OpSilu: // sigmoid and a multiply
-		vec, trans = out, out
-	case op == ir.OpSoftmax, op == ir.OpLogSoftmax:
-		rows := out / lastOrAxis(in)
-		// max and sum reductions, x-max and a divide (or a subtract) per element, exp per element
-		vec = addOK(mulOK(2, out), mulOK(2, out-rows))
-		trans = out
-		if op == ir.OpLogSoftmax {
-			trans = addOK(out, rows) // and a log per row
-		}
-	case op == ir.OpLayerNorm:
+		return mulOK(4, out), out
+	},
+	ir.OpSilu:       func(_ *ir.Instr, out int64) (int64, int64) { return out, out }, // sigmoid and a multiply
+	ir.OpSoftmax:    softmaxWork,
+	ir.OpLogSoftmax: softmaxWork,
+	ir.OpLayerNorm: func(in *ir.Instr, out int64) (int64, int64) {
 		rows := out / lastOrAxis(in)
 		// mean (sum, divide), x-mean, square, variance (sum, divide), +eps,
 		// rsqrt per row, normalise, scale, bias per element
-		vec = addOK(addOK(mulOK(5, out), mulOK(2, out-rows)), mulOK(3, rows))
-		trans = rows
-	case op == ir.OpRMSNorm:
+		return addOK(addOK(mulOK(5, out), mulOK(2, out-rows)), mulOK(3, rows)), rows
+	},
+	ir.OpRMSNorm: func(in *ir.Instr, out int64) (int64, int64) {
 		rows := out / lastOrAxis(in)
 		// square, sum, divide, +eps, rsqrt per row, normalise, scale
-		vec = addOK(addOK(mulOK(3, out), out-rows), mulOK(2, rows))
-		trans = rows
+		return addOK(addOK(mulOK(3, out), out-rows), mulOK(2, rows)), rows
+	},
+}
+
+// softmaxWork: max and sum reductions, x-max and a divide (or a subtract)
+// per element, exp per element, and for log_softmax a log per row.
+func softmaxWork(in *ir.Instr, out int64) (vec, trans int64) {
+	rows := out / lastOrAxis(in)
+	vec = addOK(mulOK(2, out), mulOK(2, out-rows))
+	trans = out
+	if in.Op == ir.OpLogSoftmax {
+		trans = addOK(out, rows)
 	}
-	if vec < 0 || trans < 0 {
-		return w, false
-	}
-	w = work{flops: vec, transcendentals: trans}
-	w.seconds = (float64(vec) + float64(trans)*t.TranscendentalOps) / t.Vector
-	return w, true
+	return vec, trans
 }
 
 // dotWork counts a dot_general: 2·B·M·N·K FLOPs, with B the batch size and M,

@@ -13,7 +13,8 @@ const (
 
 // Target describes one --target value. Rates are per chip (all TensorCores
 // together; for the CPU, all cores together); sizes are bytes. The values are
-// package-level data (generations.go, host.go); treat them as read-only.
+// package-level data (generations.go), or, for the CPU, measured by
+// backend/cpu (host.go says why); treat them as read-only.
 type Target struct {
 	name string // as --target spells it, "tpu-v5e"; the Name method returns it
 	Chip string // as its maker calls it: "TPU v5e"
@@ -61,10 +62,12 @@ type Cache struct {
 	Shared bool   // one instance for all cores (else one per core)
 }
 
-// targets is every target, in the order Names lists them.
-var targets = []*Target{V4, V5e, V5p, V6e, V7x, CPU}
+// targets is every TPU generation, in the order Names lists them.
+var targets = []*Target{V4, V5e, V5p, V6e, V7x}
 
-// Lookup returns the target that --target spells name.
+// Lookup returns the TPU generation that --target spells name. The "cpu"
+// target is the host backend/cpu measures (cpu.Host);
+// runtime.LookupTarget finds either.
 func Lookup(name string) (*Target, bool) {
 	for _, t := range targets {
 		if t.name == name {
@@ -74,10 +77,10 @@ func Lookup(name string) (*Target, bool) {
 	return nil, false
 }
 
-// Targets lists every target: the TPU generations oldest first, then the CPU.
+// Targets lists the TPU generations, oldest first.
 func Targets() []*Target { return append([]*Target(nil), targets...) }
 
-// Names lists every target's --target spelling, in Targets order.
+// Names lists the TPU generations' --target spellings, in Targets order.
 func Names() []string {
 	names := make([]string, len(targets))
 	for i, t := range targets {

@@ -86,21 +86,15 @@ func TestVectorClock(t *testing.T) {
 	}
 }
 
+// TestCPUTarget: tpu.CPU names a description "cpu" and makes it a CPU, whose
+// every matmul dtype runs at the f32 FMA peak off the matrix unit.
 func TestCPUTarget(t *testing.T) {
-	c, ok := tpu.Lookup("cpu")
-	if !ok || c != tpu.CPU || c.Kind != tpu.KindCPU {
-		t.Fatalf("Lookup(cpu) = %v, %v", c, ok)
+	c := refCPU
+	if c.Name() != "cpu" || c.Kind != tpu.KindCPU {
+		t.Fatalf("tpu.CPU gives %q of kind %d", c.Name(), c.Kind)
 	}
-	// reference/tpu.md, "This machine": ~453 GFLOP/s fp32 FMA on 2 cores, ~28 GB/s.
-	if c.Cores != 2 || c.SIMDBits != 512 || c.MatmulF32 != 453e9 || c.Bandwidth != 28e9 {
-		t.Errorf("cpu: %d cores, %d-bit SIMD, %g FLOP/s, %g B/s", c.Cores, c.SIMDBits, c.MatmulF32, c.Bandwidth)
-	}
-	var caches []string
-	for _, k := range c.Caches {
-		caches = append(caches, k.Name)
-	}
-	if got := strings.Join(caches, " "); got != "L1d L2 L3" || c.LocalBytes != c.Caches[1].Bytes {
-		t.Errorf("cpu caches %s, local %d", got, c.LocalBytes)
+	if tg, ok := tpu.Lookup("cpu"); ok {
+		t.Errorf("Lookup(cpu) = %v: the host is backend/cpu's", tg)
 	}
 	for _, dt := range []ir.DType{ir.F32, ir.BF16, ir.F16, ir.I8} {
 		if rate, mxu := c.MatmulPeak(dt); rate != 453e9 || mxu {
@@ -110,7 +104,7 @@ func TestCPUTarget(t *testing.T) {
 }
 
 func TestLookupAndNames(t *testing.T) {
-	if got := strings.Join(tpu.Names(), " "); got != "tpu-v4 tpu-v5e tpu-v5p tpu-v6e tpu-v7x cpu" {
+	if got := strings.Join(tpu.Names(), " "); got != "tpu-v4 tpu-v5e tpu-v5p tpu-v6e tpu-v7x" {
 		t.Errorf("Names() = %s", got)
 	}
 	for _, name := range []string{"tpu-v9", "v5e", "TPU-V5E", ""} {

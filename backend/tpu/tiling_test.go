@@ -140,11 +140,11 @@ func TestPadding(t *testing.T) {
 			t.Errorf("LogicalBytes(%s) = %d, want %d", c.ty, got, c.logical)
 		}
 		// The CPU stores values without padding.
-		if got := tpu.CPU.Bytes(ty); got != c.logical {
+		if got := refCPU.Bytes(ty); got != c.logical {
 			t.Errorf("cpu: Bytes(%s) = %d, want %d", c.ty, got, c.logical)
 		}
-		if tpu.CPU.Tiles(ty) != nil || tpu.CPU.Layout(ty) != nil {
-			t.Errorf("cpu: %s has tiles %v", c.ty, tpu.CPU.Tiles(ty))
+		if refCPU.Tiles(ty) != nil || refCPU.Layout(ty) != nil {
+			t.Errorf("cpu: %s has tiles %v", c.ty, refCPU.Tiles(ty))
 		}
 	}
 }
@@ -173,7 +173,7 @@ func TestMatmulAlign(t *testing.T) {
 	for _, c := range []struct {
 		t    *tpu.Target
 		want int64
-	}{{tpu.V4, 128}, {tpu.V5e, 128}, {tpu.V5p, 128}, {tpu.V6e, 256}, {tpu.V7x, 256}, {tpu.CPU, 1}} {
+	}{{tpu.V4, 128}, {tpu.V5e, 128}, {tpu.V5p, 128}, {tpu.V6e, 256}, {tpu.V7x, 256}, {refCPU, 1}} {
 		if got := c.t.MatmulAlign(); got != c.want {
 			t.Errorf("%s: MatmulAlign = %d, want %d", c.t.Name(), got, c.want)
 		}
@@ -181,7 +181,7 @@ func TestMatmulAlign(t *testing.T) {
 	if got := tpu.V5e.LocalMemory(); got != 128<<20 {
 		t.Errorf("v5e LocalMemory = %d", got)
 	}
-	if got := tpu.CPU.LocalMemory(); got != 1<<20 {
+	if got := refCPU.LocalMemory(); got != 1<<20 {
 		t.Errorf("cpu LocalMemory = %d", got)
 	}
 }

@@ -10,12 +10,14 @@ import (
 	"github.com/tpucc/tpucc/passes"
 )
 
-// Every target description is what passes will be handed once a pass reads one.
+// build hands its --target to the passes (passes.Options.Target), which fuse and
+// assign-layout read: every target description must be a passes.Target.
 var _ passes.Target = (*tpu.Target)(nil)
 
-// costReport is build --report's text: a header naming the target, one row per group
-// of f (tpu.Singletons until fusion exists), the totals, the memory line and, when the
-// program does not fit, a warning. The text depends only on the program and the target.
+// costReport is build --report's text: a header naming the target, one row per kernel
+// of the optimised f (tpu.Singletons: each fusion, and each instruction the fuse pass
+// left on its own), the totals, the memory line and, when the program does not fit, a
+// warning. The text depends only on the program and the target.
 func costReport(f *ir.Func, t *tpu.Target) (string, error) {
 	if err := paddedSizes(f, t); err != nil {
 		return "", err

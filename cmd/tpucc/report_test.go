@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"github.com/tpucc/tpucc/backend/cpu"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,17 +97,39 @@ func TestReportEveryTarget(t *testing.T) {
 	}
 	r := tpucc(t, "", "build", model, "--report", "--disable", "fuse")
 	lines := strings.Split(r.stderr, "\n")
+	// The cpu target is this machine, as backend/cpu measures it: the line
+	// says what was measured (the reference host of backend/tpu's tests
+	// gives "2 cores, 512-bit SIMD, L1d 48 KiB per core, L2 1 MiB per
+	// core, L3 32 MiB shared; 23.5 GiB RAM at 28 GB/s; peaks 453 GFLOP/s
+	// f32 matmul, 226 GFLOP/s vector").
+	host := cpu.Host()
+	var caches []string
+	for _, c := range host.Caches {
+		scope := " per core"
+		if c.Shared {
+			scope = " shared"
+		}
+		caches = append(caches, c.Name+" "+binary(c.Bytes)+scope)
+	}
 	want := []string{
 		"cost report: @layer on cpu",
-		"target: host CPU (AMD EPYC, 2 cores, AVX-512): 2 cores, 512-bit SIMD, L1d 48 KiB per core, L2 1 MiB per core, L3 32 MiB shared; 23.5 GiB RAM at 28 GB/s; peaks 453 GFLOP/s f32 matmul, 226 GFLOP/s vector",
+		fmt.Sprintf("target: %s: %d cores, %d-bit SIMD, %s; %s RAM at %s; peaks %s f32 matmul, %s vector",
+			host.Chip, host.Cores, host.SIMDBits, strings.Join(caches, ", "), binary(host.Memory),
+			decimal(host.Bandwidth, "B/s", 1e9), decimal(host.MatmulF32, "FLOP/s", 1e12), decimal(host.Vector, "FLOP/s", 1e12)),
 	}
 	if len(lines) < 12 || lines[0] != want[0] || lines[1] != want[1] {
-		t.Fatalf("cpu report:\n%s", r.stderr)
+		t.Fatalf("cpu report:\n%s\nwant the target line\n%s", r.stderr, want[1])
 	}
-	// Unpadded sizes: x 2048 + w 16384 read, h 1024 written, 695 ns at 28 GB/s against
-	// 289 ns of FMAs at 453 GFLOP/s; no MXU.
-	if got := lines[3]; got != "1  %h     dot_general  bf16[8,64]  131072       0  19456    0    -   695 ns  memory" {
-		t.Errorf("cpu row 1:\n%s", got)
+	// Unpadded sizes: x 2048 + w 16384 read, h 1024 written, at the host's
+	// bandwidth, against 131072 FLOPs at its FMA peak; no MXU.
+	mem, comp := 19456/host.Bandwidth, 131072/host.MatmulF32
+	kind := "memory"
+	if comp > mem {
+		kind = "compute"
+	}
+	row := fmt.Sprintf("1  %%h     dot_general  bf16[8,64]  131072       0  19456    0    -  %7s  %s", seconds(max(mem, comp)), kind)
+	if got := lines[3]; got != row {
+		t.Errorf("cpu row 1:\n%s\nwant\n%s", got, row)
 	}
 	// 19456 + 1152 (broadcast) + 3072 (add) + 2048 (gelu) + 3072 (convert) + 2080 (sum).
 	if got := lines[10]; got != "traffic: 0.0% of 30880 bytes are tile padding" {

@@ -59,6 +59,9 @@ func (g *gen) genOp(op ir.Op) bool {
 	if _, ok := transcendentals[op]; ok {
 		return g.genTranscendental(op)
 	}
+	if op.Info().Reduce != ir.ReduceNone {
+		return g.genReduce(op)
+	}
 	switch op {
 	case ir.OpFloor, ir.OpCeil, ir.OpRound, ir.OpSign:
 		return g.genRounding(op)
@@ -106,8 +109,6 @@ func (g *gen) genOp(op ir.Op) bool {
 		return g.genDot()
 	case ir.OpRaggedDot:
 		return g.genRaggedDot()
-	case ir.OpReduceSum, ir.OpReduceMax, ir.OpReduceMin, ir.OpReduceProd:
-		return g.genReduce(op)
 	case ir.OpArgmax, ir.OpArgmin:
 		return g.genArg(op)
 	case ir.OpCumsum:

@@ -368,11 +368,14 @@ func lowered(op ir.Op) bool {
 	if _, ok := binaryOps[op]; ok {
 		return true
 	}
+	if op.Info().Reduce != ir.ReduceNone {
+		return true
+	}
 	switch op {
 	case ir.OpCompare, ir.OpSelect, ir.OpClamp,
 		ir.OpReshape, ir.OpConvert, ir.OpBroadcast, ir.OpTranspose, ir.OpSlice, ir.OpConcat, ir.OpPad, ir.OpIota, ir.OpCopy,
 		ir.OpDotGeneral, ir.OpRaggedDot,
-		ir.OpReduceSum, ir.OpReduceMax, ir.OpReduceMin, ir.OpReduceProd, ir.OpArgmax, ir.OpArgmin, ir.OpCumsum,
+		ir.OpArgmax, ir.OpArgmin, ir.OpCumsum,
 		ir.OpTake, ir.OpScatterAdd, ir.OpDynamicSlice, ir.OpDynamicUpdateSlice, ir.OpOneHot, ir.OpTopK, ir.OpArgsort,
 		ir.OpRelu, ir.OpGelu, ir.OpSilu, ir.OpSoftmax, ir.OpLogSoftmax, ir.OpLayerNorm, ir.OpRMSNorm,
 		ir.OpConstant, ir.OpCall, ir.OpReturn, ir.OpFusion:

@@ -22,24 +22,24 @@ func (e *emitter) reduction(in *ir.Instr, args []hv) hv {
 		return x // reducing over no axes is the identity
 	}
 	var r hv
-	switch in.Op {
-	case ir.OpReduceSum, ir.OpReduceProd:
+	switch k := in.Op.Info().Reduce; k {
+	case ir.ReduceSum, ir.ReduceProd:
 		// Half types accumulate in f32 and round once.
 		w := x
 		if isHalf(x.t.DType) {
 			w = e.convert(x, ir.F32)
 		}
-		if in.Op == ir.OpReduceSum {
+		if k == ir.ReduceSum {
 			r = e.reduce(w, "stablehlo.add", e.fconst(ir.Scalar(w.t.DType), 0), a.Axes)
 		} else {
 			r = e.reduce(w, "stablehlo.multiply", e.fconst(ir.Scalar(w.t.DType), 1), a.Axes)
 		}
 		r = e.convert(r, x.t.DType)
-	case ir.OpReduceMax:
+	case ir.ReduceMax:
 		// maximum propagates NaN in XLA, and -inf (or the dtype's minimum) is
 		// the result over an empty extent.
 		r = e.reduce(x, "stablehlo.maximum", e.lowest(ir.Scalar(x.t.DType)), a.Axes)
-	case ir.OpReduceMin:
+	case ir.ReduceMin:
 		r = e.reduce(x, "stablehlo.minimum", e.highest(ir.Scalar(x.t.DType)), a.Axes)
 	}
 	return e.reshape(r, t) // keepdims

@@ -1,36 +1,56 @@
-package runtime
+package padding
 
 import (
 	"fmt"
 	"math"
 	"slices"
 
-	"github.com/tpucc/tpucc/backend"
-	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/ir"
 )
 
-// step applies one op's row-independence rule (see checkPadding) and
+// step applies one op's row-independence rule (see Check) and
 // propagates padding values to its results; it returns why the op is unsafe,
 // or "".
 func (c *padCheck) step(in *ir.Instr) string {
-	if in.Op.Info().Elementwise {
-		c.elementwise(in)
-		return ""
-	}
 	unsafe := func(format string, args ...any) string {
 		return fmt.Sprintf("%s%s ", in.Op, at(in.Pos)) + fmt.Sprintf(format, args...)
 	}
-	var o *ir.Value
-	if len(in.Args) > 0 {
-		o = in.Args[0]
-	}
-	r := in.Results[0]
-	switch in.Op {
-	case ir.OpConstant, ir.OpIota:
+	switch in.Op.Info().Pad {
+	case ir.PadElementwise:
+		c.elementwise(in)
+		return ""
+	case ir.PadNone:
 		// Constants were compared (and splats given their padding value) by
-		// sameAttrs; an iota along a labelled axis is the same on the real region.
-	case ir.OpBroadcast:
+		// sameAttrs; an iota along a labelled axis is the same on the real
+		// region; row i of a one_hot reads index i, and a labelled depth
+		// compares real indices with positions, which agree on the real region.
+		return ""
+	case ir.PadReshape:
+		return c.reshape(in, unsafe)
+	case ir.PadDot:
+		return c.dot(in, unsafe)
+	case ir.PadReduce:
+		return c.reduce(in, unsafe)
+	case ir.PadBroadcast, ir.PadTranspose, ir.PadSlice, ir.PadConcat, ir.PadPad:
+		return c.movement(in, unsafe)
+	case ir.PadArgReduce, ir.PadScan, ir.PadSoftmax, ir.PadNorm, ir.PadSort:
+		return c.alongAxis(in, unsafe)
+	case ir.PadTake, ir.PadScatter, ir.PadDynamicSlice, ir.PadDynamicUpdateSlice:
+		return c.indexing(in, unsafe)
+	}
+	// PadRefuse, and an op the table gives no rule (TestEveryOpHasPadRule).
+	if c.touchesLabel(in) {
+		return unsafe("is not known to the padding check")
+	}
+	return ""
+}
+
+// movement applies the rules of the movement ops: padding follows the
+// dimensions they map, and they must not cut, join or pad a labelled one.
+func (c *padCheck) movement(in *ir.Instr, unsafe func(string, ...any) string) string {
+	o, r := in.Args[0], in.Results[0]
+	switch in.Op.Info().Pad {
+	case ir.PadBroadcast:
 		a := in.Attr.(*ir.DimsAttr)
 		for j, l := range c.labels[r.ID] {
 			if l == 0 {
@@ -43,14 +63,12 @@ func (c *padCheck) step(in *ir.Instr) string {
 				c.pads[r.ID][j] = c.uniform(o)
 			}
 		}
-	case ir.OpTranspose:
+	case ir.PadTranspose:
 		a := in.Attr.(*ir.PermAttr)
 		for i, p := range a.Perm {
 			c.pads[r.ID][i] = c.pads[o.ID][p]
 		}
-	case ir.OpReshape:
-		return c.reshape(in, unsafe)
-	case ir.OpSlice:
+	case ir.PadSlice:
 		a := in.Attr.(*ir.SliceAttr)
 		for d, l := range c.labels[o.ID] {
 			if l == 0 {
@@ -61,7 +79,7 @@ func (c *padCheck) step(in *ir.Instr) string {
 			}
 			c.pads[r.ID][d] = c.pads[o.ID][d]
 		}
-	case ir.OpConcat:
+	case ir.PadConcat:
 		axis := int(in.Attr.(*ir.AxisAttr).Axis)
 		for _, x := range in.Args {
 			if l := c.labels[x.ID][axis]; l != 0 {
@@ -77,7 +95,7 @@ func (c *padCheck) step(in *ir.Instr) string {
 				c.pads[r.ID][d] = p
 			}
 		}
-	case ir.OpPad:
+	case ir.PadPad:
 		a := in.Attr.(*ir.PadAttr)
 		grows := false
 		for d, l := range c.labels[o.ID] {
@@ -95,23 +113,28 @@ func (c *padCheck) step(in *ir.Instr) string {
 				}
 			}
 		}
-	case ir.OpDotGeneral:
-		return c.dot(in, unsafe)
-	case ir.OpReduceSum, ir.OpReduceMax, ir.OpReduceMin, ir.OpReduceProd:
-		return c.reduce(in, unsafe)
-	case ir.OpArgmax, ir.OpArgmin:
+	}
+	return ""
+}
+
+// alongAxis applies the rules of ops that combine the elements along an
+// axis: searches, scans, normalisations and sorts.
+func (c *padCheck) alongAxis(in *ir.Instr, unsafe func(string, ...any) string) string {
+	o, r := in.Args[0], in.Results[0]
+	switch in.Op.Info().Pad {
+	case ir.PadArgReduce:
 		axis := int(in.Attr.(*ir.AxisAttr).Axis)
 		if l := c.labels[o.ID][axis]; l != 0 {
-			op := ir.OpReduceMax
+			kind := ir.ReduceMax
 			if in.Op == ir.OpArgmin {
-				op = ir.OpReduceMin
+				kind = ir.ReduceMin
 			}
-			want := identity(op, o.Type.DType)
+			want := identity(kind, o.Type.DType)
 			if !c.pads[o.ID][axis].is(want) {
 				return unsafe("searches along %s, %s", c.name(l), padWant(c.pads[o.ID][axis], want))
 			}
 		}
-	case ir.OpCumsum:
+	case ir.PadScan:
 		// A prefix sum at index i reads indices <= i: trailing padding never
 		// reaches the real region, along the axis or any other dimension.
 		axis := int(in.Attr.(*ir.AxisAttr).Axis)
@@ -120,21 +143,37 @@ func (c *padCheck) step(in *ir.Instr) string {
 				c.pads[r.ID][d] = known(0)
 			}
 		}
-	case ir.OpSoftmax, ir.OpLogSoftmax:
+	case ir.PadSoftmax:
 		axis := int(in.Attr.(*ir.AxisAttr).Axis)
 		if l := c.labels[o.ID][axis]; l != 0 && !c.pads[o.ID][axis].is(math.Inf(-1)) {
 			return unsafe("normalises over %s, %s", c.name(l), padWant(c.pads[o.ID][axis], math.Inf(-1)))
 		}
-	case ir.OpLayerNorm, ir.OpRMSNorm:
+	case ir.PadNorm:
 		if l := c.labels[o.ID][o.Type.Rank()-1]; l != 0 {
 			return unsafe("normalises over %s", c.name(l))
 		}
-	case ir.OpTake:
+	case ir.PadSort:
+		axis := o.Type.Rank() - 1 // top_k sorts along the last axis
+		if a, ok := in.Attr.(*ir.AxisAttr); ok {
+			axis = int(a.Axis)
+		}
+		if l := c.labels[o.ID][axis]; l != 0 {
+			return unsafe("sorts along %s", c.name(l))
+		}
+	}
+	return ""
+}
+
+// indexing applies the rules of gathers, scatters and dynamic windows.
+func (c *padCheck) indexing(in *ir.Instr, unsafe func(string, ...any) string) string {
+	o, r := in.Args[0], in.Results[0]
+	switch in.Op.Info().Pad {
+	case ir.PadTake:
 		axis := int(in.Attr.(*ir.AxisAttr).Axis)
 		if l := c.labels[o.ID][axis]; l != 0 {
 			return unsafe("gathers along %s: clamped indices would read the padding", c.name(l))
 		}
-	case ir.OpScatterAdd:
+	case ir.PadScatter:
 		axis := int(in.Attr.(*ir.AxisAttr).Axis)
 		if l := c.labels[o.ID][axis]; l != 0 {
 			return unsafe("scatters along %s", c.name(l))
@@ -142,7 +181,7 @@ func (c *padCheck) step(in *ir.Instr) string {
 		if d := c.anyLabel(in.Args[1]); d >= 0 {
 			return unsafe("scatters rows indexed along %s: padded indices would add padding to row 0", c.name(c.labels[in.Args[1].ID][d]))
 		}
-	case ir.OpDynamicSlice:
+	case ir.PadDynamicSlice:
 		a := in.Attr.(*ir.SizesAttr)
 		for d, l := range c.labels[o.ID] {
 			if l == 0 {
@@ -153,7 +192,7 @@ func (c *padCheck) step(in *ir.Instr) string {
 			}
 			c.pads[r.ID][d] = c.pads[o.ID][d]
 		}
-	case ir.OpDynamicUpdateSlice:
+	case ir.PadDynamicUpdateSlice:
 		u := in.Args[1]
 		for d, l := range c.labels[o.ID] {
 			if l == 0 {
@@ -163,22 +202,6 @@ func (c *padCheck) step(in *ir.Instr) string {
 				return unsafe("writes a window along %s", c.name(l))
 			}
 			c.pads[r.ID][d] = join(c.pads[o.ID][d], c.pads[u.ID][d])
-		}
-	case ir.OpOneHot:
-		// Row i of the result reads index i; a labelled depth compares real
-		// indices with positions, which agree on the real region.
-	case ir.OpTopK:
-		if l := c.labels[o.ID][o.Type.Rank()-1]; l != 0 {
-			return unsafe("sorts along %s", c.name(l))
-		}
-	case ir.OpArgsort:
-		axis := int(in.Attr.(*ir.AxisAttr).Axis)
-		if l := c.labels[o.ID][axis]; l != 0 {
-			return unsafe("sorts along %s", c.name(l))
-		}
-	default:
-		if c.touchesLabel(in) {
-			return unsafe("is not known to the padding check")
 		}
 	}
 	return ""
@@ -229,14 +252,14 @@ func (c *padCheck) elementwise(in *ir.Instr) {
 				vals[k] = c.pads[a.ID][d]
 			}
 		}
-		c.pads[r.ID][d] = evalPad(in, vals)
+		c.pads[r.ID][d] = c.evalPad(in, vals)
 	}
 }
 
-// evalPad computes an elementwise op on padding values: exactly, through the
-// CPU executor on a scalar copy of the instruction, when all are known; a
+// evalPad computes an elementwise op on padding values: exactly, through
+// the evaluator on a scalar copy of the instruction, when all are known; a
 // select with a known predicate picks its branch.
-func evalPad(in *ir.Instr, vals []padVal) padVal {
+func (c *padCheck) evalPad(in *ir.Instr, vals []padVal) padVal {
 	if in.Op == ir.OpSelect && vals[0].known {
 		if vals[0].v != 0 {
 			return vals[1]
@@ -248,20 +271,49 @@ func evalPad(in *ir.Instr, vals []padVal) padVal {
 			return padVal{}
 		}
 	}
+	if c.eval == nil {
+		return padVal{}
+	}
 	args := make([]*ir.Value, len(in.Args))
-	ts := make([]*backend.Buffer, len(in.Args))
+	lits := make([]*ir.Literal, len(in.Args))
 	for k, a := range in.Args {
 		t := ir.Scalar(a.Type.DType)
 		args[k] = &ir.Value{Type: t}
-		ts[k] = backend.FromFloats(t, vals[k].v)
+		lits[k] = scalarLiteral(t.DType, vals[k].v)
 	}
 	res := &ir.Value{Type: ir.Scalar(in.Results[0].Type.DType)}
 	scalar := &ir.Instr{Op: in.Op, Attr: in.Attr, Args: args, Results: []*ir.Value{res}, Pos: in.Pos}
-	out, err := cpu.Eval(scalar, ts)
-	if err != nil {
+	out, err := c.eval.Fold(scalar, lits)
+	if err != nil || len(out) != 1 || out[0].Len() != 1 {
 		return padVal{}
 	}
-	return known(out[0].Float64At(0))
+	return known(out[0].Float(0))
+}
+
+// scalarLiteral brings a padding value into dt as the convert op would:
+// rounded for floats; truncated toward zero and saturated for integers,
+// NaN giving 0; != 0 for i1.
+func scalarLiteral(dt ir.DType, v float64) *ir.Literal {
+	t := ir.Scalar(dt)
+	switch {
+	case dt.IsFloat():
+		return ir.NewLiteral(t, []float64{v})
+	case dt.IsBool():
+		if v != 0 {
+			return ir.NewIntLiteral(t, []int64{1})
+		}
+		return ir.NewIntLiteral(t, []int64{0})
+	case math.IsNaN(v):
+		return ir.NewIntLiteral(t, []int64{0})
+	}
+	lo, hi := dt.IntRange()
+	switch v = math.Trunc(v); {
+	case v <= float64(lo):
+		return ir.NewIntLiteral(t, []int64{lo})
+	case v >= float64(hi): // for i64, float64(hi) is 2^63, itself out of range
+		return ir.NewIntLiteral(t, []int64{hi})
+	}
+	return ir.NewIntLiteral(t, []int64{int64(v)})
 }
 
 // join is what an element holds when it may come from either of two paddings.
@@ -273,17 +325,17 @@ func join(a, b padVal) padVal {
 }
 
 // identity is the value a reduction may absorb without changing its result.
-func identity(op ir.Op, dt ir.DType) float64 {
+func identity(kind ir.ReduceKind, dt ir.DType) float64 {
 	lo, hi := dt.IntRange()
-	switch op {
-	case ir.OpReduceProd:
+	switch kind {
+	case ir.ReduceProd:
 		return 1
-	case ir.OpReduceMax:
+	case ir.ReduceMax:
 		if dt.IsFloat() {
 			return math.Inf(-1)
 		}
 		return float64(lo)
-	case ir.OpReduceMin:
+	case ir.ReduceMin:
 		if dt.IsFloat() {
 			return math.Inf(1)
 		}
@@ -309,13 +361,17 @@ func padText(p padVal) string {
 	return number(p.v)
 }
 
+// reduceVerb says what a reduction does over an axis, in a reason.
+var reduceVerb = [...]string{ir.ReduceSum: "sums", ir.ReduceMax: "takes the maximum", ir.ReduceMin: "takes the minimum", ir.ReduceProd: "multiplies"}
+
 // reduce checks a reduction: over a labelled axis the padding must be the
 // reduction's identity.
 func (c *padCheck) reduce(in *ir.Instr, unsafe func(string, ...any) string) string {
 	o, r := in.Args[0], in.Results[0]
 	a := in.Attr.(*ir.AxesAttr)
-	want := identity(in.Op, o.Type.DType)
-	verb := map[ir.Op]string{ir.OpReduceSum: "sums", ir.OpReduceMax: "takes the maximum", ir.OpReduceMin: "takes the minimum", ir.OpReduceProd: "multiplies"}[in.Op]
+	kind := in.Op.Info().Reduce
+	want := identity(kind, o.Type.DType)
+	verb := reduceVerb[kind]
 	mixed := false
 	for _, ax := range a.Axes {
 		if l := c.labels[o.ID][ax]; l != 0 {
@@ -335,9 +391,9 @@ func (c *padCheck) reduce(in *ir.Instr, unsafe func(string, ...any) string) stri
 		}
 		if p := c.pads[o.ID][d]; !mixed && c.labels[o.ID][d] != 0 && p.known {
 			switch {
-			case in.Op == ir.OpReduceMax || in.Op == ir.OpReduceMin:
+			case kind == ir.ReduceMax || kind == ir.ReduceMin:
 				c.pads[r.ID][j] = p
-			case p.v == 0 || (in.Op == ir.OpReduceProd && p.v == 1):
+			case p.v == 0 || (kind == ir.ReduceProd && p.v == 1):
 				c.pads[r.ID][j] = known(p.v)
 			}
 		}
@@ -413,7 +469,7 @@ func (c *padCheck) prefix(v *ir.Value, d int, bucket bool) int64 {
 	for k := 0; k < d; k++ {
 		n := v.Type.Shape[k].Size
 		if l := c.labels[v.ID][k]; l != 0 && !bucket {
-			n = c.classes[l-1].n
+			n = c.classes[l-1].Real
 		}
 		p *= n
 	}
