@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,12 +18,14 @@ import (
 
 // tinyQwen3 writes a random Qwen3 model directory: 2 layers, hidden 16, 4
 // heads of 8 (2 KV heads), vocab 32.
-func tinyQwen3(t *testing.T) string {
+func tinyQwen3(t *testing.T) string { return tinyQwen3Vocab(t, 32) }
+
+func tinyQwen3Vocab(t *testing.T, V int64) string {
 	t.Helper()
 	dir := t.TempDir()
-	cfg := `{"model_type": "qwen3", "vocab_size": 32, "hidden_size": 16, "intermediate_size": 24,
+	cfg := fmt.Sprintf(`{"model_type": "qwen3", "vocab_size": %d, "hidden_size": 16, "intermediate_size": 24,
 "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8,
-"rope_theta": 10000.0, "rms_norm_eps": 1e-6, "tie_word_embeddings": false}`
+"rope_theta": 10000.0, "rms_norm_eps": 1e-6, "tie_word_embeddings": false}`, V)
 	writeFile(t, dir, "config.json", []byte(cfg))
 	rng := rand.New(rand.NewPCG(1, 2))
 	var ts []safetensors.Named
@@ -37,9 +40,9 @@ func tinyQwen3(t *testing.T) string {
 		}
 		ts = append(ts, safetensors.Named{Name: name, Buf: b})
 	}
-	add("model.embed_tokens.weight", 0.5, 32, 16)
+	add("model.embed_tokens.weight", 0.5, V, 16)
 	add("model.norm.weight", 0.1, 16)
-	add("lm_head.weight", 0.5, 32, 16)
+	add("lm_head.weight", 0.5, V, 16)
 	for l := range 2 {
 		p := fmt.Sprintf("model.layers.%d.", l)
 		add(p+"input_layernorm.weight", 0.1, 16)
@@ -183,4 +186,71 @@ tpu-v7x   192.00 GiB      1           26048            8192
 	}
 	r = tpucc(t, "", "export", "--model", dir, "--seq", "0", "-o", out)
 	r.want(t, 2, "", "tpucc export: --seq \"0\": want a positive number of tokens")
+}
+
+// byteLevelTokenizer is a byte-level BPE tokenizer.json (GPT-2's split)
+// whose vocabulary is the 256 bytes and the merges "h e" (256) and "l l"
+// (257).
+func byteLevelTokenizer() []byte {
+	vocab := map[string]int{}
+	n := 0
+	for b := range 256 {
+		r := rune(b)
+		if !(b >= '!' && b <= '~' || b >= 0xa1 && b <= 0xac || b >= 0xae) {
+			r = rune(256 + n)
+			n++
+		}
+		vocab[string(r)] = b
+	}
+	vocab["he"], vocab["ll"] = 256, 257
+	level := map[string]any{"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true}
+	f := map[string]any{"version": "1.0", "truncation": nil, "padding": nil, "added_tokens": []any{},
+		"normalizer": nil, "pre_tokenizer": level, "post_processor": nil, "decoder": level,
+		"model": map[string]any{"type": "BPE", "dropout": nil, "unk_token": nil, "continuing_subword_prefix": nil,
+			"end_of_word_suffix": nil, "fuse_unk": false, "byte_fallback": false, "ignore_merges": false,
+			"vocab": vocab, "merges": []string{"h e", "l l"}}}
+	b, _ := json.Marshal(f)
+	return b
+}
+
+// --prompt encodes with the directory's tokenizer.json: "hello" is he, ll,
+// o, the same tokens as --prompt-ids 256,257,111; the decoded text follows
+// each line of ids.
+func TestGeneratePromptText(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir := tinyQwen3Vocab(t, 258)
+	writeFile(t, dir, "tokenizer.json", byteLevelTokenizer())
+	text := tpucc(t, "", "generate", "--model", dir, "--prompt", "hello", "--max-new-tokens", "4")
+	ids := tpucc(t, "", "generate", "--model", dir, "--prompt-ids", "256,257,111", "--max-new-tokens", "4")
+	if text.code != 0 || ids.code != 0 {
+		t.Fatalf("exit %d %d: %s %s", text.code, ids.code, text.stderr, ids.stderr)
+	}
+	tl, il := strings.Split(text.stdout, "\n"), strings.Split(ids.stdout, "\n")
+	if tl[0] != il[0] || len(strings.Fields(tl[0])) != 4 {
+		t.Fatalf("--prompt gave\n%s\n--prompt-ids gave\n%s", text.stdout, ids.stdout)
+	}
+	var toks []string
+	for _, f := range strings.Fields(tl[0]) {
+		n, _ := strconv.Atoi(f)
+		switch {
+		case n == 256:
+			toks = append(toks, "he")
+		case n == 257:
+			toks = append(toks, "ll")
+		case n >= '!' && n <= '~':
+			toks = append(toks, string(rune(n)))
+		default:
+			toks = nil
+		}
+		if toks == nil {
+			break
+		}
+	}
+	if toks != nil {
+		if want := strconv.Quote(strings.Join(toks, "")); tl[1] != want {
+			t.Errorf("decoded text %s, want %s", tl[1], want)
+		}
+	} else if _, err := strconv.Unquote(tl[1]); err != nil {
+		t.Errorf("the line after the ids is not the quoted text: %s", tl[1])
+	}
 }
