@@ -29,6 +29,7 @@ type Model struct {
 	// Params are the weights in the order the compiled steps take them,
 	// after the step's own inputs.
 	Params []Param
+	index  map[string]int // weight field path -> Params index
 }
 
 // Load reads a model directory (config.json and the safetensors checkpoint).
@@ -50,11 +51,11 @@ func New(c *hf.Config, w *hf.Weights) (*Model, error) {
 	if err := computable(c); err != nil {
 		return nil, err
 	}
-	params, err := collect(w)
+	params, index, err := collect(w)
 	if err != nil {
 		return nil, err
 	}
-	return &Model{Config: c, Weights: w, Params: params}, nil
+	return &Model{Config: c, Weights: w, Params: params, index: index}, nil
 }
 
 // computable refuses a configuration whose choices the model code does not
@@ -82,8 +83,13 @@ func computable(c *hf.Config) error {
 	return nil
 }
 
-// Close releases the checkpoint.
-func (m *Model) Close() error { return m.Weights.Close() }
+// Close releases the checkpoint (nothing for an abstract model).
+func (m *Model) Close() error {
+	if m.Weights == nil {
+		return nil
+	}
+	return m.Weights.Close()
+}
 
 // CacheTypes are the types of the KV cache for batch rows and capacity
 // slots: keys then values of each layer that owns them, [B, KVH, Cap, D],
@@ -106,7 +112,7 @@ func (m *Model) StepTypes(batch, tokens, capacity int64) []ir.Type {
 	ts := []ir.Type{ir.Tensor(ir.I32, batch, tokens), ir.Tensor(ir.I32, batch), ir.Tensor(ir.I32)}
 	ts = append(ts, m.CacheTypes(batch, capacity)...)
 	for _, p := range m.Params {
-		ts = append(ts, p.Buffer.Type())
+		ts = append(ts, p.Type)
 	}
 	return ts
 }
@@ -132,7 +138,7 @@ func (m *Model) step(ts []*tensor.Tensor, all bool) (out []*tensor.Tensor, err e
 		return nil, fmt.Errorf("models: a step takes %d arguments, got %d", 3+nc+len(m.Params), len(ts))
 	}
 	in := stepIn{tokens: ts[0], start: ts[1], pos: ts[2], caches: ts[3 : 3+nc]}
-	w := bind(m.Weights, m.Params, ts[3+nc:])
+	w := bind(len(m.Config.Layers), m.index, ts[3+nc:])
 	logits, caches := forward(m.Config, w, in, all)
 	return append([]*tensor.Tensor{logits}, caches...), nil
 }

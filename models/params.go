@@ -3,6 +3,8 @@ package models
 import (
 	"fmt"
 	"reflect"
+	"strconv"
+	"strings"
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
@@ -34,18 +36,21 @@ type layerWeights struct {
 
 // Param is one weight as a parameter of the compiled steps.
 type Param struct {
-	Name   string // the field path: "embed", "layers.3.q"
-	Buffer *backend.Buffer
+	Name   string // the field path: "Embed", "layers.3.Q"
+	Type   ir.Type
+	Buffer *backend.Buffer // nil in an abstract model (Abstract)
 }
 
 var bufferType = reflect.TypeFor[*backend.Buffer]()
 
 // collect lists w's weights in a fixed order (top-level fields, then each
-// layer's), one Param per distinct buffer: tied embeddings are one
-// parameter. It fails on a weight that the model would not read.
-func collect(w *hf.Weights) ([]Param, error) {
+// layer's), one Param per distinct buffer, and maps every field path to its
+// Param: tied embeddings are one parameter that two paths name. It fails on
+// a weight that the model would not read.
+func collect(w *hf.Weights) ([]Param, map[string]int, error) {
 	var out []Param
-	seen := map[*backend.Buffer]bool{}
+	index := map[string]int{}
+	seen := map[*backend.Buffer]int{}
 	add := func(src reflect.Value, dst reflect.Type, prefix string) error {
 		for i := range src.NumField() {
 			f := src.Type().Field(i)
@@ -59,51 +64,47 @@ func collect(w *hf.Weights) ([]Param, error) {
 			if _, ok := dst.FieldByName(f.Name); !ok {
 				return fmt.Errorf("models: weight %s%s is loaded but tpucc's model does not use it", prefix, f.Name)
 			}
-			if !seen[b] {
-				seen[b] = true
-				out = append(out, Param{Name: prefix + f.Name, Buffer: b})
+			j, ok := seen[b]
+			if !ok {
+				j = len(out)
+				seen[b] = j
+				out = append(out, Param{Name: prefix + f.Name, Type: b.Type(), Buffer: b})
 			}
+			index[prefix+f.Name] = j
 		}
 		return nil
 	}
 	if err := add(reflect.ValueOf(w).Elem(), reflect.TypeFor[weights](), ""); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for i := range w.Layers {
 		if err := add(reflect.ValueOf(&w.Layers[i]).Elem(), reflect.TypeFor[layerWeights](), fmt.Sprintf("layers.%d.", i)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return out, nil
+	return out, index, nil
 }
 
-// bind builds the weights of a step from ts, one tensor per Param in
-// collect's order, converted to the compute dtype f32 (a bf16 checkpoint
-// stays bf16 in memory; each step converts as it reads).
-func bind(w *hf.Weights, params []Param, ts []*tensor.Tensor) *weights {
-	byBuf := make(map[*backend.Buffer]*tensor.Tensor, len(params))
-	for i, p := range params {
-		t := ts[i]
+// bind builds the weights of a step of a model with layers layers from ts,
+// one tensor per Param, converted to the compute dtype f32 (a bf16
+// checkpoint stays bf16 in memory; each step converts as it reads).
+func bind(layers int, index map[string]int, ts []*tensor.Tensor) *weights {
+	conv := make([]*tensor.Tensor, len(ts))
+	for i, t := range ts {
 		if t.DType() != ir.F32 {
 			t = t.Convert(ir.F32)
 		}
-		byBuf[p.Buffer] = t
+		conv[i] = t
 	}
-	out := &weights{Layers: make([]layerWeights, len(w.Layers))}
-	fill := func(src, dst reflect.Value) {
-		for i := range src.NumField() {
-			f := src.Type().Field(i)
-			if f.Type != bufferType || !f.IsExported() {
-				continue
-			}
-			if b := src.Field(i).Interface().(*backend.Buffer); b != nil {
-				dst.FieldByName(f.Name).Set(reflect.ValueOf(byBuf[b]))
-			}
+	out := &weights{Layers: make([]layerWeights, layers)}
+	for path, j := range index {
+		dst := reflect.ValueOf(out).Elem()
+		if rest, ok := strings.CutPrefix(path, "layers."); ok {
+			n, field, _ := strings.Cut(rest, ".")
+			l, _ := strconv.Atoi(n)
+			dst, path = reflect.ValueOf(&out.Layers[l]).Elem(), field
 		}
-	}
-	fill(reflect.ValueOf(w).Elem(), reflect.ValueOf(out).Elem())
-	for i := range w.Layers {
-		fill(reflect.ValueOf(&w.Layers[i]).Elem(), reflect.ValueOf(&out.Layers[i]).Elem())
+		dst.FieldByName(path).Set(reflect.ValueOf(conv[j]))
 	}
 	return out
 }

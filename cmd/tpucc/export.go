@@ -132,13 +132,14 @@ func cmdExport(e *env, p *parsed) error {
 func writeReport(w io.Writer, m *models.Model, batch, seq int64) {
 	var weights, cache int64
 	for _, p := range m.Params {
-		weights += int64(len(p.Buffer.Bytes()))
+		n, _ := p.Type.NumElements()
+		weights += n * int64(p.Type.DType.Size())
 	}
 	for _, t := range m.CacheTypes(batch, seq) {
 		n, _ := t.NumElements()
 		cache += n * int64(t.DType.Size())
 	}
-	fmt.Fprintf(w, "weights: %d bytes (%s, %s)\n", weights, humanBytes(weights), m.Weights.DType)
+	fmt.Fprintf(w, "weights: %d bytes (%s, %s)\n", weights, humanBytes(weights), m.Params[0].Type.DType)
 	fmt.Fprintf(w, "kv cache: %d bytes (%s; batch %d, %d slots, f32)\n", cache, humanBytes(cache), batch, seq)
 	fmt.Fprintf(w, "%-8s  %10s  %5s  %14s  %14s\n", "target", "HBM/chip", "chips", "weights/chip", "kv/chip")
 	for _, t := range tpu.Targets() {
