@@ -12,6 +12,7 @@ import (
 	"github.com/tpucc/tpucc/backend/tpu"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/models"
+	"github.com/tpucc/tpucc/models/hf"
 	"github.com/tpucc/tpucc/runtime"
 )
 
@@ -32,6 +33,10 @@ head dim]), then the weights in the checkpoint's dtype. The results are the logi
 row's last token, f32[batch, vocab], then the cache after the step. The weights are
 arguments, never constants: the files are small whatever the model's size.
 
+A directory with config.json but no checkpoint exports the model as its configuration
+describes it, with weights of --dtype (bf16 by default): nothing needs downloading to
+export a large model or see the chips it needs.
+
 --report prints the bytes of the weights and of the KV cache, and for each TPU generation
 how many chips hold them (weights and cache only: activations and XLA's workspace are not
 counted) and the bytes per chip when both are split evenly over that many chips.
@@ -43,6 +48,7 @@ counted) and the bytes per chip when both are split evenly over that many chips.
 		{name: "target", kind: valueFlag, arg: "T", doc: "the target: " + strings.Join(tpu.Names(), ", ") + " (default cpu)"},
 		{name: "o", kind: valueFlag, arg: "DIR2", doc: "the output directory"},
 		{name: "report", kind: boolFlag, doc: "print weight and KV-cache bytes and the chips each TPU generation needs"},
+		{name: "dtype", kind: valueFlag, arg: "DT", doc: "with config.json alone (no checkpoint): the weights' dtype, bf16 (default), f16 or f32"},
 	},
 	run: cmdExport,
 }
@@ -76,7 +82,7 @@ func cmdExport(e *env, p *parsed) error {
 	if _, err := runtime.LookupTarget(target); err != nil {
 		return usagef("--target: %v", err)
 	}
-	m, err := loadModel(e, dir)
+	m, err := exportModel(e, dir, p.value("dtype", ""))
 	if err != nil {
 		return err
 	}
@@ -150,4 +156,28 @@ func writeReport(w io.Writer, m *models.Model, batch, seq int64) {
 		chips = max(chips, 1)
 		fmt.Fprintf(w, "%-8s  %10s  %5d  %14d  %14d\n", t.Name(), humanBytes(t.Memory), chips, (weights+chips-1)/chips, (cache+chips-1)/chips)
 	}
+}
+
+// exportModel loads dir, or, when it has config.json but no checkpoint,
+// makes the abstract model of its configuration with weights of dtype.
+func exportModel(e *env, dir, dtype string) (*models.Model, error) {
+	_, errSingle := os.Stat(filepath.Join(dir, "model.safetensors"))
+	_, errIndex := os.Stat(filepath.Join(dir, "model.safetensors.index.json"))
+	if errSingle == nil || errIndex == nil {
+		if dtype != "" {
+			return nil, usagef("--dtype is for a directory without a checkpoint; %s has one", dir)
+		}
+		return loadModel(e, dir)
+	}
+	dt := map[string]ir.DType{"": ir.BF16, "bf16": ir.BF16, "f16": ir.F16, "f32": ir.F32}
+	d, ok := dt[dtype]
+	if !ok {
+		return nil, usagef("--dtype %s: want bf16, f16 or f32", dtype)
+	}
+	c, err := hf.LoadConfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(e.stderr, "tpucc: %s has no checkpoint: exporting %s as config.json describes it, with %s weights\n", dir, c.Arch, d)
+	return models.Abstract(c, d)
 }

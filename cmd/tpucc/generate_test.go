@@ -254,3 +254,31 @@ func TestGeneratePromptText(t *testing.T) {
 		t.Errorf("the line after the ids is not the quoted text: %s", tl[1])
 	}
 }
+
+// A directory with config.json alone exports the configured model with
+// weights of --dtype; --dtype beside a checkpoint is a usage error.
+func TestExportConfigOnly(t *testing.T) {
+	dir := tinyQwen3(t)
+	cfgOnly := t.TempDir()
+	cfg, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, cfgOnly, "config.json", cfg)
+	out := filepath.Join(t.TempDir(), "exp")
+	r := tpucc(t, "", "export", "--model", cfgOnly, "--seq", "16", "--batch", "2", "-o", out, "--report")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	// The checkpoint's 6512 weights, in bf16.
+	if lines := strings.Split(r.stdout, "\n"); len(lines) < 2 || lines[1] != "weights: 13024 bytes (0.01 MiB, bf16)" {
+		t.Errorf("stdout:\n%s", r.stdout)
+	}
+	if want := "tpucc: " + cfgOnly + " has no checkpoint: exporting qwen3 as config.json describes it, with bf16 weights"; firstLine(r.stderr) != want {
+		t.Errorf("stderr:\n%s\nwant\n%s", r.stderr, want)
+	}
+	r = tpucc(t, "", "export", "--model", cfgOnly, "--seq", "16", "--dtype", "f8", "-o", out)
+	r.want(t, 2, "", "tpucc export: --dtype f8: want bf16, f16 or f32")
+	r = tpucc(t, "", "export", "--model", dir, "--seq", "16", "--dtype", "f32", "-o", out)
+	r.want(t, 2, "", "tpucc export: --dtype is for a directory without a checkpoint; "+dir+" has one")
+}
