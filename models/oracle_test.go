@@ -71,13 +71,29 @@ func oracleDirs(t *testing.T) string {
 		if _, err := os.Stat(filepath.Join(oracleRoot, "done")); err == nil {
 			return
 		}
-		tmp := oracleRoot + ".tmp"
-		os.RemoveAll(tmp)
+		// Made in a private directory and renamed into place, so that two
+		// test processes never see each other's half-written checkpoints.
+		if err := os.MkdirAll(filepath.Dir(oracleRoot), 0o755); err != nil {
+			oracleErr = err
+			return
+		}
+		tmp, err := os.MkdirTemp(filepath.Dir(oracleRoot), "making-")
+		if err != nil {
+			oracleErr = err
+			return
+		}
+		defer os.RemoveAll(tmp)
 		if out, err := exec.Command(hfPython, "../tools/hf/oracle.py", tmp).CombinedOutput(); err != nil {
 			oracleErr = fmt.Errorf("oracle.py: %v\n%s", err, out)
 			return
 		}
-		os.WriteFile(filepath.Join(tmp, "done"), nil, 0o644)
+		if err := os.WriteFile(filepath.Join(tmp, "done"), nil, 0o644); err != nil {
+			oracleErr = err
+			return
+		}
+		if _, err := os.Stat(filepath.Join(oracleRoot, "done")); err == nil {
+			return // another process finished first
+		}
 		os.RemoveAll(oracleRoot)
 		oracleErr = os.Rename(tmp, oracleRoot)
 	})
