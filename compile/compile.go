@@ -156,6 +156,9 @@ func (c *Compiled) reflectCall(in []reflect.Value) []reflect.Value {
 		args[i] = runtime.TensorArg(t.Buffer())
 	}
 	res, err := c.rt.Call(args)
+	if err == nil {
+		err = c.checkResults(len(res))
+	}
 	if err != nil {
 		return c.fail(err)
 	}
@@ -167,6 +170,17 @@ func (c *Compiled) reflectCall(in []reflect.Value) []reflect.Value {
 		out[c.nTensor] = reflect.Zero(errorType)
 	}
 	return out
+}
+
+// checkResults refuses results that f's type cannot return. The runtime
+// gives a program f's own signature (it checks loaded programs against
+// the trace), so this is an internal error, but an error, not a panic in
+// reflect.
+func (c *Compiled) checkResults(n int) error {
+	if n != c.nTensor {
+		return fmt.Errorf("%s: internal error: the program returned %d results, want %d", c.name, n, c.nTensor)
+	}
+	return nil
 }
 
 // fail returns err through f's error result, or panics with it: the
@@ -267,6 +281,9 @@ func (c *Compiled) Call(args ...any) ([]any, error) {
 		return nil, err
 	}
 	res, err := c.rt.Call(ra)
+	if err == nil {
+		err = c.checkResults(len(res))
+	}
 	if err != nil {
 		var p *tracePanic
 		if errors.As(err, &p) {

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/tpucc/tpucc/frontend/tir"
+	"github.com/tpucc/tpucc/ir"
 )
 
 // entryFiles lists the cache entries in dir.
@@ -22,6 +25,22 @@ func entryFiles(t *testing.T, dir string) []string {
 		t.Fatal(err)
 	}
 	return files
+}
+
+// entryFile is the entry in dir whose key's signature starts with sig.
+func entryFile(t *testing.T, dir, sig string) string {
+	t.Helper()
+	for _, path := range entryFiles(t, dir) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(data, []byte(`\nsignature `+sig)) {
+			return path
+		}
+	}
+	t.Fatalf("no entry for %s in %s", sig, dir)
+	return ""
 }
 
 // fresh is a Function on a new Cache object over dir: what a restarted
@@ -49,9 +68,16 @@ func TestRestartCompilesNothing(t *testing.T) {
 	if s.Compiles != 0 || s.DiskHits != 2 || s.Hits != 3 || s.Misses != 0 || warn.String() != "" {
 		t.Errorf("restarted: %s, warnings %q", s, warn)
 	}
-	if e := g.Explain(); len(e) < 2 || e[1] != "loaded from the persistent cache: "+entryFiles(t, dir)[0] &&
-		e[1] != "loaded from the persistent cache: "+entryFiles(t, dir)[1] {
-		t.Errorf("explain: %q", e)
+	e := g.Explain()
+	wantExplain := []string{
+		"loaded mlp (main.go:12) for f32[32,4], f32[4,3], f32[3] from the persistent cache " + entryFile(t, dir, "f32[32,4]"),
+		"loaded mlp (main.go:12) for f32[64,4], f32[4,3], f32[3] from the persistent cache " + entryFile(t, dir, "f32[64,4]") +
+			": arg 0 dim 0 changed 32 -> 48; now dynamic, bucket 64",
+		"mlp (main.go:12): f32[48,4], f32[4,3], f32[3] runs in bucket f32[64,4], f32[4,3], f32[3]",
+		"mlp (main.go:12): f32[33,4], f32[4,3], f32[3] runs in bucket f32[64,4], f32[4,3], f32[3]",
+	}
+	if strings.Join(e, "\n") != strings.Join(wantExplain, "\n") {
+		t.Errorf("explain:\n%s\nwant:\n%s", strings.Join(e, "\n"), strings.Join(wantExplain, "\n"))
 	}
 }
 
@@ -65,11 +91,45 @@ func TestCorruptEntriesAreDropped(t *testing.T) {
 			return b
 		}},
 		{"truncated", "truncated: ", func(b []byte) []byte { return b[:len(b)*2/3] }},
+		{"longer", "1 bytes, want 0", func(b []byte) []byte { return []byte(entryMagic + "\nsha256 00\nbytes 0\n\nx") }},
 		{"empty", "no header", func(b []byte) []byte { return nil }},
 		{"bad header", "bad header", func(b []byte) []byte { return append([]byte("tpucc-cache-entry 9"), b[19:]...) }},
-		{"program does not parse", "its program does not parse: ", func(b []byte) []byte { return reencode(t, b, false, "dot_general", "dot_generalx") }},
-		{"other parameters", "its program's argument 0 is f32[33,4], want f32[32,4]", func(b []byte) []byte { return reencode(t, b, false, "[32,", "[33,") }},
-		{"other key", "it holds another key", func(b []byte) []byte { return reencode(t, b, true, "version ", "version x") }},
+		{"huge", "it declares 1099511627776 bytes, more than the cap of 1073741824", func(b []byte) []byte {
+			return []byte(entryMagic + "\nsha256 00\nbytes 1099511627776\n\n")
+		}},
+		{"other key", "it holds another key", func(b []byte) []byte { return rewrite(t, b, keyEdit("version ", "version x")) }},
+		// Edits made by hand with the checksum recomputed: the text and the
+		// binary program must agree, whichever was changed.
+		{"text edited", "its text and its binary program differ", func(b []byte) []byte {
+			return rewrite(t, b, textEdit("relu %s", "abs %s"))
+		}},
+		{"binary edited", "its text and its binary program differ", func(b []byte) []byte {
+			return rewrite(t, b, binaryEdit(t, "relu %s", "abs %s"))
+		}},
+		{"binary undecodable", "its program does not decode: truncated", func(b []byte) []byte {
+			return rewrite(t, b, func(p *entryPayload) { p.IR = p.IR[:len(p.IR)-1] })
+		}},
+		// Consistent edits that change the program's signature.
+		{"other parameters", "its program's argument 0 is f32[33,4], want f32[32,4]", func(b []byte) []byte {
+			return rewrite(t, b, programEdit(t, "[32,", "[33,"))
+		}},
+		{"other result type", "its program's result 0 is f16[32,3], want f32[32,3]", func(b []byte) []byte {
+			return rewrite(t, b, programEdit(t, "-> f32[32,3] {", "-> f16[32,3] {", "  return %r\n}", "  %c = convert %r : f16[32,3]\n  return %c\n}"))
+		}},
+		{"two results", "its program returns 2 results, want 1", func(b []byte) []byte {
+			return rewrite(t, b, programEdit(t, "-> f32[32,3] {", "-> (f32[32,3], f32[32,3]) {", "  return %r\n}", "  return %r, %r\n}"))
+		}},
+		{"no results", "its program returns 0 results, want 1", func(b []byte) []byte {
+			return rewrite(t, b, programEdit(t, "-> f32[32,3] {", "-> () {", "  return %r\n}", "  return\n}"))
+		}},
+		{"unverified program", "its program does not decode: invalid module: ", func(b []byte) []byte {
+			return rewrite(t, b, func(p *entryPayload) {
+				m := mustDecode(t, p.IR)
+				// The fusion's result no longer matches its body or the return.
+				m.Funcs[0].Body.Instrs[0].Results[0].Type = f32(32, 5)
+				p.TIR, p.IR = ir.Print(m), EncodeModule(m)
+			})
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -107,18 +167,17 @@ func TestCorruptEntriesAreDropped(t *testing.T) {
 	}
 }
 
-// reencode rewrites an entry's program (or key) text and gives it a valid
-// header, so that only the deeper checks can catch it.
-func reencode(t *testing.T, data []byte, inKey bool, old, new string) []byte {
+// rewrite applies edits to an entry's payload and gives it a valid header,
+// so that only the deeper checks can catch them.
+func rewrite(t *testing.T, data []byte, edits ...func(*entryPayload)) []byte {
+	t.Helper()
 	_, payload, _ := bytes.Cut(data, []byte("\n\n"))
 	var p entryPayload
 	if err := json.Unmarshal(payload, &p); err != nil {
 		t.Fatal(err)
 	}
-	if inKey {
-		p.Key = strings.Replace(p.Key, old, new, 1)
-	} else {
-		p.TIR = strings.ReplaceAll(p.TIR, old, new)
+	for _, e := range edits {
+		e(&p)
 	}
 	raw, err := json.Marshal(p)
 	if err != nil {
@@ -129,6 +188,42 @@ func reencode(t *testing.T, data []byte, inKey bool, old, new string) []byte {
 	fmt.Fprintf(&b, "%s\nsha256 %s\nbytes %d\n\n", entryMagic, hex.EncodeToString(sum[:]), len(raw))
 	b.Write(raw)
 	return b.Bytes()
+}
+
+func keyEdit(old, new string) func(*entryPayload) {
+	return func(p *entryPayload) { p.Key = strings.Replace(p.Key, old, new, 1) }
+}
+
+// textEdit changes the program's text only.
+func textEdit(old, new string) func(*entryPayload) {
+	return func(p *entryPayload) { p.TIR = strings.ReplaceAll(p.TIR, old, new) }
+}
+
+// binaryEdit changes the binary program only.
+func binaryEdit(t *testing.T, old, new string) func(*entryPayload) {
+	return func(p *entryPayload) { p.IR = EncodeModule(parsed(t, strings.ReplaceAll(p.TIR, old, new))) }
+}
+
+// programEdit changes the text and the binary program alike (pairs of old
+// and new strings).
+func programEdit(t *testing.T, pairs ...string) func(*entryPayload) {
+	return func(p *entryPayload) {
+		text := p.TIR
+		for i := 0; i < len(pairs); i += 2 {
+			text = strings.ReplaceAll(text, pairs[i], pairs[i+1])
+		}
+		m := parsed(t, text)
+		p.TIR, p.IR = ir.Print(m), EncodeModule(m)
+	}
+}
+
+func parsed(t *testing.T, text string) *ir.Module {
+	t.Helper()
+	m, err := tir.Parse("edited.tir", []byte(text))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	return m
 }
 
 func TestConcurrentProcessesShareTheDirectory(t *testing.T) {

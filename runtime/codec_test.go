@@ -154,8 +154,9 @@ func mustDecode(t *testing.T, data []byte) *ir.Module {
 }
 
 // TestEntryLoadsFromBinary checks that an entry carries its program's
-// binary encoding, made from its text, and that a load uses it: with the
-// bytes damaged (and the checksums fixed) the text alone is not enough.
+// binary encoding, the same program as its text, and that a load uses it:
+// with the bytes damaged (and the checksums fixed) the text alone is not
+// enough.
 func TestEntryLoadsFromBinary(t *testing.T) {
 	dir := t.TempDir()
 	f, _ := fresh(t, dir)
@@ -169,9 +170,6 @@ func TestEntryLoadsFromBinary(t *testing.T) {
 	var p entryPayload
 	if err := json.Unmarshal(payload, &p); err != nil {
 		t.Fatal(err)
-	}
-	if sum := sha256.Sum256([]byte(p.TIR)); p.IRSum != hex.EncodeToString(sum[:]) {
-		t.Errorf("ir_sum %s is not the text's", p.IRSum)
 	}
 	m, err := DecodeModule(p.IR)
 	if err != nil {

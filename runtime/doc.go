@@ -15,6 +15,12 @@
 // stale program. The price is one trace per signature in a new process,
 // which is cheap next to passes and lowering.
 //
+// # Persistent cache
+//
+// Entries live in a private directory (internal/privdir) and are checked
+// on load as strictly as a fresh compile's result; docs/CACHE.md gives the
+// rules, and says when Version must change.
+//
 // # Dynamic dimensions
 //
 // When a dimension of an argument takes a second distinct size, it becomes
@@ -36,7 +42,9 @@
 //
 //	recompiling mlp (main.go:12): arg 0 dim 0 changed 32 -> 48; now dynamic, bucket 64
 //
-// TPUCC_LOGS=cache prints every line of Function.Explain to stderr as well.
+// TPUCC_LOGS=cache prints every line of Function.Explain to stderr as well:
+// compiles, and programs found in the cache's memory or loaded from disk,
+// which are not recompiles.
 //
 // # Execution
 //

@@ -41,7 +41,7 @@ type Function struct {
 	opts Options
 	prog Program
 
-	routes atomic.Pointer[map[string]*route] // call key -> how to run it; copied on write
+	routes *routeTable // call key -> how to run it; hits read it without f.mu
 
 	mu       sync.Mutex
 	programs map[string]*program // by the signature traced at
@@ -75,6 +75,7 @@ type route struct {
 	eager       bool     // run uncompiled (limit policy)
 	err         error    // fail with this (limit policy)
 	panics      bool
+	used        atomic.Int64 // the route table's clock at its last use
 }
 
 // dimState follows one dimension of one argument across calls.
@@ -90,8 +91,8 @@ func NewFunction(p Program, opts Options) (*Function, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Function{opts: o, prog: p, programs: map[string]*program{}, dims: map[DimRef]*dimState{}}
-	f.routes.Store(&map[string]*route{})
+	f := &Function{opts: o, prog: p, programs: map[string]*program{}, dims: map[DimRef]*dimState{},
+		routes: newRouteTable(o.MaxRoutes)}
 	return f, nil
 }
 
@@ -111,7 +112,7 @@ func (f *Function) Call(args []Arg) ([]*backend.Buffer, error) {
 	if !ok {
 		return nil, f.badArgs(args)
 	}
-	if r := (*f.routes.Load())[string(key)]; r != nil && r.err == nil && !r.eager {
+	if r := f.routes.get(key); r != nil && r.err == nil && !r.eager {
 		f.hits.Add(1)
 		return f.run(r, args)
 	}
@@ -195,7 +196,7 @@ func (f *Function) slow(args []Arg, key string) ([]*backend.Buffer, error) {
 		}
 	}
 	f.mu.Lock()
-	r := (*f.routes.Load())[key]
+	r := f.routes.lookup(key)
 	compiled := false
 	if r == nil {
 		var err error
@@ -204,7 +205,7 @@ func (f *Function) slow(args []Arg, key string) ([]*backend.Buffer, error) {
 			f.mu.Unlock()
 			return nil, err
 		}
-		f.addRoute(key, r)
+		f.routes.add(key, r)
 	}
 	f.mu.Unlock()
 	switch {
@@ -217,16 +218,6 @@ func (f *Function) slow(args []Arg, key string) ([]*backend.Buffer, error) {
 		f.hits.Add(1)
 	}
 	return f.run(r, args)
-}
-
-func (f *Function) addRoute(key string, r *route) {
-	old := *f.routes.Load()
-	m := make(map[string]*route, len(old)+1)
-	for k, v := range old {
-		m[k] = v
-	}
-	m[key] = r
-	f.routes.Store(&m)
 }
 
 // limitError is what a call past the limit gets under LimitError and LimitPanic.

@@ -11,9 +11,12 @@ import (
 	"github.com/tpucc/tpucc/ir"
 )
 
-// Version is the compiler version written into every cache key: a change to
-// the passes, the lowering or the executor that can change a compiled program
-// must bump it, so that persistent entries of older compilers are never used.
+// Version is the compiler version written into every cache key. It must
+// change with every change that can change a compiled program for the same
+// input (a pass, the pass list, constant folding, the lowering, the entry
+// format), so that persistent entries of older compilers are never used:
+// docs/CACHE.md says when, and TestVersionFingerprint fails when the
+// compiler's output on its corpus changed and Version did not.
 const Version = "tpucc-0.3.1" // 0.3.1: entries carry the binary program (entry format 2)
 
 // Defaults, chosen as torch.compile's: 8 specialisations per function and a
@@ -87,6 +90,11 @@ type Options struct {
 	// 0 is DefaultMaxPrograms; negative means no limit.
 	MaxPrograms int
 	OnLimit     Policy
+	// MaxRoutes caps the exact call shapes the function remembers, each
+	// with the program (and padding) that serves it; past it the least
+	// recently used are forgotten and resolved again when they return.
+	// 0 is DefaultMaxRoutes; negative means no limit.
+	MaxRoutes int
 
 	// Cache holds compiled programs across functions and processes; nil is
 	// DefaultCache().
@@ -138,6 +146,9 @@ func (o Options) check() (Options, error) {
 		o.MaxPrograms = DefaultMaxPrograms
 	case o.MaxPrograms < 0:
 		o.MaxPrograms = int(^uint(0) >> 1)
+	}
+	if o.MaxRoutes == 0 {
+		o.MaxRoutes = DefaultMaxRoutes
 	}
 	if o.OnLimit > LimitPanic {
 		return o, fmt.Errorf("unknown limit policy %d", o.OnLimit)

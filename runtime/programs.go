@@ -26,20 +26,8 @@ func (f *Function) obtain(args []Arg, sig signature, traced *ir.Module, reason s
 			return nil, false, nil, err
 		}
 	}
-	switch {
-	case explicit:
-		f.note(fmt.Sprintf("compiling %s for %s (Lower)", f.title(), sig.text()))
-	case f.last == nil:
-		f.note(fmt.Sprintf("compiling %s for %s", f.title(), sig.text()))
-	default:
-		line := fmt.Sprintf("recompiling %s: %s", f.title(), reason)
-		f.note(line)
-		if f.opts.Log != nil {
-			fmt.Fprintln(f.opts.Log, line)
-		}
-	}
 	key := makeKey(&f.opts, sig, ir.Print(traced))
-	exe, src, note := f.opts.Cache.lookup(key, sig.tensorTypes(), &f.times)
+	exe, src, note := f.opts.Cache.lookup(key, f.opts.Target, traced.Entry(), &f.times)
 	if note != "" {
 		f.note(note)
 	}
@@ -48,8 +36,10 @@ func (f *Function) obtain(args []Arg, sig signature, traced *ir.Module, reason s
 	case fromMemory, fromDisk:
 		if src == fromMemory {
 			f.memHits.Add(1)
+			f.note(withReason(fmt.Sprintf("found %s for %s in the cache's memory", f.title(), sig.text()), reason))
 		} else {
 			f.diskHits.Add(1)
+			f.note(withReason(fmt.Sprintf("loaded %s for %s from the persistent cache %s", f.title(), sig.text(), f.opts.Cache.path(key.hash)), reason))
 		}
 		if exe.Exec == nil {
 			// A persistent entry holds the optimised program; the backend
@@ -64,6 +54,7 @@ func (f *Function) obtain(args []Arg, sig signature, traced *ir.Module, reason s
 		if note != "" {
 			f.corrupt.Add(1)
 		}
+		f.noteCompile(sig, reason, explicit)
 		// passes rewrite in place; traced stays as it is for padding checks.
 		m, err := f.trace(args, sig)
 		if err != nil {
@@ -84,6 +75,32 @@ func (f *Function) obtain(args []Arg, sig signature, traced *ir.Module, reason s
 	f.programs[sig.text()] = p
 	f.order = append(f.order, p)
 	return p, compiled, nil, nil
+}
+
+// noteCompile logs a compile: the first program's, or a recompile with
+// its reason, which TPUCC_LOGS=recompiles (Options.Log) prints. Programs
+// found in the cache are logged as what they are, never as compiles.
+func (f *Function) noteCompile(sig signature, reason string, explicit bool) {
+	switch {
+	case explicit:
+		f.note(fmt.Sprintf("compiling %s for %s (Lower)", f.title(), sig.text()))
+	case f.last == nil:
+		f.note(fmt.Sprintf("compiling %s for %s", f.title(), sig.text()))
+	default:
+		line := fmt.Sprintf("recompiling %s: %s", f.title(), reason)
+		f.note(line)
+		if f.opts.Log != nil {
+			fmt.Fprintln(f.opts.Log, line)
+		}
+	}
+}
+
+// withReason appends why a program was needed, when a reason is known.
+func withReason(line, reason string) string {
+	if reason == "" {
+		return line
+	}
+	return line + ": " + reason
 }
 
 // classKey is sig with the size of every dimension that is padded to

@@ -47,8 +47,10 @@ type Stats struct {
 	Corrupt                              int64 // persistent entries dropped as corrupt
 	Evictions                            int64 // persistent entries evicted by this function's writes
 	Traces                               int64
-	Programs                             int // programs held
-	Specialisations                      int // programs that count against the recompile limit
+	Programs                             int   // programs held
+	Routes                               int   // exact call shapes remembered (Options.MaxRoutes)
+	RouteEvictions                       int64 // call shapes forgotten to respect MaxRoutes
+	Specialisations                      int   // programs that count against the recompile limit
 	PaddedCalls                          int64
 	// PaddedElements and RealElements count the input elements of padded
 	// calls: added by padding, and real. Their ratio is the padding waste.
@@ -65,9 +67,9 @@ func (s Stats) Waste() float64 {
 }
 
 func (s Stats) String() string {
-	return fmt.Sprintf("calls=%d hits=%d misses=%d eager=%d rejected=%d compiles=%d memory-hits=%d disk-hits=%d corrupt=%d evictions=%d traces=%d programs=%d specialisations=%d padded-calls=%d padding-waste=%.1f%% time: trace=%v passes=%v lower=%v load=%v check=%v",
+	return fmt.Sprintf("calls=%d hits=%d misses=%d eager=%d rejected=%d compiles=%d memory-hits=%d disk-hits=%d corrupt=%d evictions=%d traces=%d programs=%d routes=%d route-evictions=%d specialisations=%d padded-calls=%d padding-waste=%.1f%% time: trace=%v passes=%v lower=%v load=%v check=%v",
 		s.Calls, s.Hits, s.Misses, s.Eager, s.Rejected, s.Compiles, s.MemoryHits, s.DiskHits, s.Corrupt, s.Evictions,
-		s.Traces, s.Programs, s.Specialisations, s.PaddedCalls, 100*s.Waste(), s.Time.Trace, s.Time.Passes, s.Time.Lower, s.Time.Load, s.Time.Check)
+		s.Traces, s.Programs, s.Routes, s.RouteEvictions, s.Specialisations, s.PaddedCalls, 100*s.Waste(), s.Time.Trace, s.Time.Passes, s.Time.Lower, s.Time.Load, s.Time.Check)
 }
 
 // Stats returns the function's counters.
@@ -79,6 +81,7 @@ func (f *Function) Stats() Stats {
 		Calls: f.calls.Load(), Hits: f.hits.Load(), Misses: f.misses.Load(), Eager: f.eager.Load(), Rejected: f.rejected.Load(),
 		Compiles: f.compiles.Load(), MemoryHits: f.memHits.Load(), DiskHits: f.diskHits.Load(), Corrupt: f.corrupt.Load(),
 		Evictions: f.evictions.Load(), Traces: f.traces.Load(), Programs: len(f.programs), Specialisations: spec,
+		Routes: f.routes.len(), RouteEvictions: f.routes.evictions.Load(),
 		PaddedCalls: f.padded.Load(), PaddedElements: f.paddedElems.Load(), RealElements: f.realElems.Load(), Time: f.times,
 	}
 }
