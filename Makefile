@@ -8,7 +8,7 @@
 
 GO ?= go
 
-.PHONY: build test demo lint clean
+.PHONY: build test demo lint clean clang pjrt-cpu-plugin
 
 build:
 	$(GO) build -o bin/tpucc ./cmd/tpucc
@@ -17,8 +17,10 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-test: venv venv-tpu venv-hf lint
+test: venv venv-tpu venv-hf pjrt-cpu-plugin lint clang
 	$(GO) test -count=1 ./...
+	CGO_ENABLED=0 $(GO) test -count=1 ./backend/pjrt/...
+	$(GO) test -count=1 -race ./backend/pjrt/...
 	$(GO) test -count=1 -race ./compile/... ./runtime/... ./tensor/... ./frontend/trace/...
 
 # The main job on an example: .tir to StableHLO, run on the CPU reference executor,
@@ -37,6 +39,16 @@ demo: venv build
 
 clean:
 	rm -rf bin build
+
+# The LLVM CPU backend (backend/llvm) builds its kernels with the system clang;
+# install it from the distribution's packages when it is missing.
+clang:
+	@command -v clang >/dev/null 2>&1 || { apt-get update && apt-get install -y clang; }
+
+# The pinned XLA:CPU PJRT plugin backend/pjrt's tests run on, fetched once into a
+# private cache directory and hash-checked (docs/PJRT.md).
+pjrt-cpu-plugin: venv
+	tools/pjrtcpu/fetch.sh $(PY)
 
 # ---------------------------------------------------------------------------
 # xlacheck: the Python environment of the XLA oracle (tools/xlacheck).

@@ -7,7 +7,10 @@ type Builder struct {
 	F     *Func
 	Block *Block
 	Pos   Pos // position given to new instructions
-	at    int // insertion index into Block.Instrs; -1 appends
+	// Uses, when set, records the operands of every instruction the builder
+	// makes, so a pass's use-list stays right while it builds.
+	Uses *Uses
+	at   int // insertion index into Block.Instrs; -1 appends
 }
 
 // NewBuilder returns a builder appending to f's body.
@@ -47,6 +50,9 @@ func (b *Builder) Emit(op Op, attr Attr, hint []Type, args ...*Value) (*Instr, e
 }
 
 func (b *Builder) insert(in *Instr) {
+	if b.Uses != nil {
+		b.Uses.Add(in)
+	}
 	if b.at < 0 {
 		b.Block.Append(in)
 		return

@@ -96,7 +96,7 @@ type regionCheck struct {
 	f     *Func
 	n     *namer
 	in    *Instr
-	local []bool
+	local map[int]bool // a map, not a slice of f.NumValues(): one per fusion made verifying n fusions O(n²)
 	errs  []*Error
 }
 
@@ -112,7 +112,9 @@ func (rc *regionCheck) bad(pos Pos, format string, args ...any) {
 	rc.errs = append(rc.errs, Errorf(pos, format, args...))
 }
 
-func (rc *regionCheck) inRange(v *Value) bool { return v != nil && v.ID >= 0 && v.ID < len(rc.local) }
+func (rc *regionCheck) inRange(v *Value) bool {
+	return v != nil && v.ID >= 0 && v.ID < rc.f.NumValues()
+}
 
 // params checks that the region's parameters match the operands 1:1 in
 // type; false when the region cannot be checked further.
@@ -122,7 +124,7 @@ func (rc *regionCheck) params(r *Block) bool {
 		rc.bad(in.Pos, "fusion has %s, but its region has %s", plural(len(in.Args), "operand"), plural(len(r.Params), "parameter"))
 		return false
 	}
-	rc.local = make([]bool, rc.f.NumValues())
+	rc.local = map[int]bool{}
 	for i, p := range r.Params {
 		if !rc.inRange(p) {
 			rc.bad(in.Pos, "internal: region parameter ID out of range in @%s", rc.f.Name)

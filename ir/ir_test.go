@@ -61,3 +61,29 @@ func TestConstantPrint(t *testing.T) {
 		}
 	}
 }
+
+// Values sharing a kept name get the first free suffix, in print order, and
+// a source name that looks like a suffix keeps its place.
+func TestPrintRepeatedNames(t *testing.T) {
+	m := NewModule("")
+	f := m.NewFunc("f", []string{"x"}, []Type{Tensor(F32, 2)}, []Type{Tensor(F32, 2)}, Pos{})
+	b := NewBuilder(f)
+	v := f.Params[0]
+	for _, name := range []string{"a", "a", "a_1", "a", "a"} {
+		v = b.Op1(OpNeg, nil, v)
+		v.Name = name
+	}
+	b.Return(v)
+	want := `func @f(%x: f32[2]) -> f32[2] {
+  %a = neg %x : f32[2]
+  %a_1 = neg %a : f32[2]
+  %a_1_1 = neg %a_1 : f32[2]
+  %a_2 = neg %a_1_1 : f32[2]
+  %a_3 = neg %a_2 : f32[2]
+  return %a_3
+}
+`
+	if got := Print(m); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}

@@ -33,15 +33,16 @@ func PrintFunc(f *Func) string {
 func ValueNames(f *Func) map[*Value]string { return newNamer(f).names }
 
 type namer struct {
-	names map[*Value]string
-	taken map[string]bool
-	next  int
+	names  map[*Value]string
+	taken  map[string]bool
+	suffix map[string]int // by kept name: the least suffix that may be free
+	next   int
 }
 
 // newNamer assigns every value of f its printed name. Kept names come first so
 // that numbers for unnamed values never collide with them.
 func newNamer(f *Func) *namer {
-	n := &namer{names: map[*Value]string{}, taken: map[string]bool{}}
+	n := &namer{names: map[*Value]string{}, taken: map[string]bool{}, suffix: map[string]int{}}
 	var order []*Value
 	order = append(order, f.Params...)
 	f.Body.Walk(func(in *Instr) {
@@ -57,8 +58,16 @@ func newNamer(f *Func) *namer {
 			continue
 		}
 		name := v.Name
-		for k := 1; n.taken[name]; k++ {
+		if n.taken[name] {
+			// The first free suffix; those below suffix[v.Name] are taken
+			// already (names are never freed), so n values sharing a name
+			// cost O(n), not O(n²).
+			k := max(n.suffix[v.Name], 1)
+			for n.taken[v.Name+"_"+strconv.Itoa(k)] {
+				k++
+			}
 			name = v.Name + "_" + strconv.Itoa(k)
+			n.suffix[v.Name] = k + 1
 		}
 		n.taken[name] = true
 		n.names[v] = name

@@ -3,6 +3,7 @@ package ir
 import (
 	"fmt"
 	"strconv"
+	"sync/atomic"
 )
 
 // Pos is a source position: a .tir file location or, for traced Go programs, a call site.
@@ -98,19 +99,66 @@ type Func struct {
 type Module struct {
 	Funcs []*Func
 	File  string
+
+	// index finds functions by name for Func. Passes, the verifier and
+	// the executors look a callee up at every call, so a linear search made
+	// a module of n calling functions cost O(n²). Funcs stays a plain slice
+	// that callers may append to, reorder or edit; Func notices and rebuilds.
+	index atomic.Pointer[funcIndex]
+}
+
+// funcIndex maps each name to the position of the first function so named,
+// for the Funcs slice it was built from (its first element and length).
+type funcIndex struct {
+	first  **Func
+	n      int
+	byName map[string]int
 }
 
 // NewModule returns an empty module for the named file.
 func NewModule(file string) *Module { return &Module{File: file} }
 
-// Func returns the function named name, or nil.
+// Func returns the first function named name, or nil. It is safe for
+// concurrent use as long as nothing modifies m.
 func (m *Module) Func(name string) *Func {
-	for _, f := range m.Funcs {
-		if f.Name == name {
-			return f
-		}
+	idx := m.index.Load()
+	if idx == nil || !idx.builtFrom(m.Funcs) {
+		idx = m.reindex()
+	}
+	if i, ok := idx.byName[name]; ok && m.Funcs[i] != nil && m.Funcs[i].Name == name {
+		return m.Funcs[i]
+	}
+	// A miss, or a function renamed or replaced in place since the index was
+	// built: look again with a fresh one.
+	idx = m.reindex()
+	if i, ok := idx.byName[name]; ok {
+		return m.Funcs[i]
 	}
 	return nil
+}
+
+func (x *funcIndex) builtFrom(funcs []*Func) bool {
+	if len(funcs) != x.n {
+		return false
+	}
+	return x.n == 0 || &funcs[0] == x.first
+}
+
+func (m *Module) reindex() *funcIndex {
+	idx := &funcIndex{n: len(m.Funcs), byName: make(map[string]int, len(m.Funcs))}
+	if idx.n > 0 {
+		idx.first = &m.Funcs[0]
+	}
+	for i, f := range m.Funcs {
+		if f == nil {
+			continue
+		}
+		if _, dup := idx.byName[f.Name]; !dup {
+			idx.byName[f.Name] = i
+		}
+	}
+	m.index.Store(idx)
+	return idx
 }
 
 // Entry returns the entry function: @main if present, else the first function.

@@ -263,10 +263,20 @@ func foldTransposesIntoDots(f *ir.Func, c *Context) bool {
 		return false
 	}
 	uses := f.UseCounts()
+	dead := map[*ir.Instr]bool{}
+	seen := map[*ir.Block]bool{}
+	var blocks []*ir.Block // each once, so each is swept once
 	for _, tr := range touched {
-		if uses[tr.Result().ID] == 0 {
-			tr.Block.Remove(func(x *ir.Instr) bool { return x == tr })
+		if uses[tr.Result().ID] == 0 && !dead[tr] {
+			if !seen[tr.Block] {
+				seen[tr.Block] = true
+				blocks = append(blocks, tr.Block)
+			}
+			dead[tr] = true
 		}
+	}
+	for _, b := range blocks {
+		b.Remove(func(x *ir.Instr) bool { return dead[x] })
 	}
 	return true
 }

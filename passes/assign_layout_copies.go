@@ -55,6 +55,7 @@ func insertABICopies(f *ir.Func, t Target) int {
 	}
 	keep := copiesToKeep(f, t, copies)
 	n := 0
+	dropped := map[*ir.Instr]bool{}
 	for _, c := range copies {
 		if keep[c] {
 			n++
@@ -63,7 +64,10 @@ func insertABICopies(f *ir.Func, t Target) int {
 		for _, r := range c.refs {
 			r.in.Args[r.i] = c.src
 		}
-		f.Body.Remove(func(in *ir.Instr) bool { return in == c.in })
+		dropped[c.in] = true
+	}
+	if len(dropped) > 0 {
+		f.Body.Remove(func(in *ir.Instr) bool { return dropped[in] })
 	}
 	return n
 }
@@ -72,13 +76,17 @@ func insertABICopies(f *ir.Func, t Target) int {
 // instruction other than a call or the return reads, at the top of the body
 // in parameter order, and redirects those reads to it.
 func paramCopies(f *ir.Func) []*abiCopy {
+	uses := f.Uses()
 	var copies []*abiCopy
+	var made []*ir.Instr
 	for _, p := range f.Params {
 		var refs []operandAt
-		for _, in := range f.Body.Instrs {
-			if in.Op == ir.OpReturn || in.Op == ir.OpCall {
-				continue
+		var last *ir.Instr
+		for _, in := range uses.Users(p) {
+			if in == last || in.Op == ir.OpReturn || in.Op == ir.OpCall {
+				continue // an instruction is listed once per operand reading p
 			}
+			last = in
 			for i, a := range in.Args {
 				if a == p {
 					refs = append(refs, operandAt{in, i})
@@ -89,12 +97,14 @@ func paramCopies(f *ir.Func) []*abiCopy {
 			continue
 		}
 		cp := f.NewInstr(ir.OpCopy, nil, []*ir.Value{p}, []ir.Type{p.Type}, p.Pos)
-		f.Body.InsertBefore(len(copies), cp)
+		cp.Block = f.Body
+		made = append(made, cp)
 		for _, r := range refs {
 			r.in.Args[r.i] = cp.Result()
 		}
 		copies = append(copies, &abiCopy{in: cp, src: p, refs: refs})
 	}
+	f.Body.Instrs = append(made, f.Body.Instrs...)
 	return copies
 }
 
@@ -103,6 +113,7 @@ func paramCopies(f *ir.Func) []*abiCopy {
 // already in the ABI's layout) just before the return, in operand order.
 func returnCopies(f *ir.Func, ret *ir.Instr) []*abiCopy {
 	var copies []*abiCopy
+	body := f.Body.Instrs[: len(f.Body.Instrs)-1 : len(f.Body.Instrs)-1]
 	for i, r := range ret.Args {
 		if r.Def == nil || r.Def.Block != f.Body || r.Def.Op == ir.OpCall || r.Def.Op == ir.OpCopy {
 			continue
@@ -111,7 +122,8 @@ func returnCopies(f *ir.Func, ret *ir.Instr) []*abiCopy {
 			continue
 		}
 		cp := f.NewInstr(ir.OpCopy, nil, []*ir.Value{r}, []ir.Type{r.Type}, ret.Pos)
-		f.Body.InsertBefore(len(f.Body.Instrs)-1, cp)
+		cp.Block = f.Body
+		body = append(body, cp)
 		c := &abiCopy{in: cp, src: r}
 		for j := i; j < len(ret.Args); j++ {
 			if ret.Args[j] == r {
@@ -121,6 +133,7 @@ func returnCopies(f *ir.Func, ret *ir.Instr) []*abiCopy {
 		}
 		copies = append(copies, c)
 	}
+	f.Body.Instrs = append(body, ret)
 	return copies
 }
 
@@ -142,30 +155,32 @@ func copiesToKeep(f *ir.Func, t Target, copies []*abiCopy) map[*abiCopy]bool {
 		}
 	}
 	// The class each copy frees: its result's for a parameter copy, its
-	// operand's for a return copy.
+	// operand's for a return copy. Copies are decided a class at a time, in
+	// the order of each class's first copy.
 	freed := func(c *abiCopy) int {
 		if c.src.Def == nil {
 			return la.find(c.in.Result().ID)
 		}
 		return la.find(c.src.ID)
 	}
-	keep := map[*abiCopy]bool{}
+	byClass := map[int][]*abiCopy{}
+	var classes []int
 	for _, c := range copies {
 		root := freed(c)
-		if _, done := la.members[root]; !done {
-			continue // decided with an earlier copy of the class
+		if _, seen := byClass[root]; !seen {
+			classes = append(classes, root)
 		}
-		var group []*abiCopy
-		for _, d := range copies {
-			if freed(d) == root {
-				group = append(group, d)
-			}
+		byClass[root] = append(byClass[root], c)
+	}
+	keep := map[*abiCopy]bool{}
+	for _, root := range classes {
+		if _, ok := la.members[root]; !ok {
+			continue
 		}
-		ok := la.copiesPay(t, root, group, reads)
-		for _, d := range group {
+		ok := la.copiesPay(t, root, byClass[root], reads)
+		for _, d := range byClass[root] {
 			keep[d] = ok
 		}
-		delete(la.members, root)
 	}
 	return keep
 }

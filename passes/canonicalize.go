@@ -62,17 +62,19 @@ func canonicalize(f *ir.Func, c *Context) (bool, error) {
 		fired := false
 		// New instructions land before the one being rewritten; they are
 		// looked at in the next sweep.
-		for _, in := range append([]*ir.Instr(nil), f.Body.Instrs...) {
-			if !live(in, uses) {
-				continue
-			}
-			for _, ru := range canonicalIndex[in.Op] {
-				if applyRule(f, c, ru, in) {
-					fired = true
-					break
+		s := newSweep(f)
+		for _, in := range s.instrs {
+			if live(in, uses) {
+				for _, ru := range canonicalIndex[in.Op] {
+					if applyRule(s, c, ru, in) {
+						fired = true
+						break
+					}
 				}
 			}
+			s.place(in)
 		}
+		s.done()
 		if !fired {
 			return changed, nil
 		}
@@ -92,8 +94,9 @@ func live(in *ir.Instr, uses []int) bool {
 	return false
 }
 
-func applyRule(f *ir.Func, c *Context, ru rule, in *ir.Instr) bool {
-	r := &rewriter{f: f, at: in}
+func applyRule(s *sweep, c *Context, ru rule, in *ir.Instr) bool {
+	f := s.f
+	r := &rewriter{s: s, at: in}
 	mark := f.NumInstrs()
 	var vs []*ir.Value
 	switch {
@@ -121,7 +124,7 @@ func applyRule(f *ir.Func, c *Context, ru rule, in *ir.Instr) bool {
 		if v.Def != nil && v.Def.ID >= mark && v.Name == "" {
 			v.Name, old.Name = old.Name, "" // a rebuilt value takes over the source name, for readable dumps
 		}
-		f.ReplaceUses(old, v)
+		s.replace(old, v)
 	}
 	c.Count(ru.name)
 	return true
@@ -130,15 +133,14 @@ func applyRule(f *ir.Func, c *Context, ru rule, in *ir.Instr) bool {
 // rewriter is what a rule builds with: a builder inserting just before the
 // matched instruction, made on first use.
 type rewriter struct {
-	f  *ir.Func
+	s  *sweep
 	at *ir.Instr
 	b  *ir.Builder
 }
 
 func (r *rewriter) builder() *ir.Builder {
 	if r.b == nil {
-		r.b = ir.NewBuilder(r.f)
-		r.b.SetInsertBefore(r.at)
+		r.b = r.s.builder(r.at)
 	}
 	return r.b
 }

@@ -122,6 +122,15 @@ func elementKey(l *ir.Literal, i int) string {
 	return strconv.FormatInt(l.Int(i), 10)
 }
 
+// sameElement compares element i of two literals of one kind as elementKey
+// spells them (floats by their bits), without spelling them.
+func sameElement(x, y *ir.Literal, i int) bool {
+	if x.Floats != nil {
+		return math.Float64bits(x.Float(i)) == math.Float64bits(y.Float(i))
+	}
+	return x.Int(i) == y.Int(i)
+}
+
 // sameComputation reports whether b computes what a computes.
 func sameComputation(a, b *ir.Instr) bool {
 	if a.Op != b.Op || len(a.Args) != len(b.Args) || len(a.Results) != len(b.Results) {
@@ -166,7 +175,7 @@ func sameAttr(a, b *ir.Instr) bool {
 			return false
 		}
 		for i := 0; i < int(n); i++ {
-			if elementKey(x.Value, i) != elementKey(y.Value, i) {
+			if !sameElement(x.Value, y.Value, i) {
 				return false
 			}
 		}

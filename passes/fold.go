@@ -42,26 +42,38 @@ var movementOps = map[ir.Op]bool{
 // the instruction alone and is counted as skip-eval-error.
 func foldConstants(f *ir.Func, c *Context) (bool, error) {
 	changed := false
-	for _, in := range append([]*ir.Instr(nil), f.Body.Instrs...) {
-		args, ok := constantArgs(in)
-		if !ok || !staticResults(in) {
-			continue
-		}
-		res, rule, err := fold(in, args, c.Eval)
+	s := newSweep(f)
+	defer s.done()
+	for _, in := range s.instrs {
+		folded, err := foldOne(s, in, c)
 		if err != nil {
-			c.Count("skip-eval-error")
-			continue
-		}
-		if res == nil {
-			continue
-		}
-		if err := replaceByConstants(f, in, res); err != nil {
 			return changed, err
 		}
-		c.Count(rule)
-		changed = true
+		changed = changed || folded
+		s.place(in)
 	}
 	return changed, nil
+}
+
+// foldOne folds in if it can, reporting whether it did.
+func foldOne(s *sweep, in *ir.Instr, c *Context) (bool, error) {
+	args, ok := constantArgs(in)
+	if !ok || !staticResults(in) {
+		return false, nil
+	}
+	res, rule, err := fold(in, args, c.Eval)
+	if err != nil {
+		c.Count("skip-eval-error")
+		return false, nil
+	}
+	if res == nil {
+		return false, nil
+	}
+	if err := replaceByConstants(s, in, res); err != nil {
+		return false, err
+	}
+	c.Count(rule)
+	return true, nil
 }
 
 // constantArgs returns the literals of in's operands when in is a candidate:
@@ -163,12 +175,11 @@ func foldScalar(in *ir.Instr, args []*ir.Literal, eval Evaluator) ([]*ir.Literal
 // replaceByConstants checks what the evaluator returned, builds one constant
 // per result just before in and redirects in's uses to them. A constant takes
 // over the source name of the value it replaces.
-func replaceByConstants(f *ir.Func, in *ir.Instr, res []*ir.Literal) error {
+func replaceByConstants(s *sweep, in *ir.Instr, res []*ir.Literal) error {
 	if len(res) != len(in.Results) {
 		return fmt.Errorf("fold-constants: the evaluator returned %d literals for %s, which has %d results", len(res), in.Op, len(in.Results))
 	}
-	b := ir.NewBuilder(f)
-	b.SetInsertBefore(in)
+	b := s.builder(in)
 	for i, old := range in.Results {
 		t := old.Type
 		lit, err := normalize(t, res[i])
@@ -177,7 +188,7 @@ func replaceByConstants(f *ir.Func, in *ir.Instr, res []*ir.Literal) error {
 		}
 		v := b.Typed(ir.OpConstant, &ir.ConstAttr{Value: lit}, &t)
 		v.Name, old.Name = old.Name, ""
-		f.ReplaceUses(old, v)
+		s.replace(old, v)
 	}
 	return nil
 }

@@ -1,7 +1,7 @@
 package passes
 
 import (
-	"sort"
+	"fmt"
 
 	"github.com/tpucc/tpucc/ir"
 )
@@ -37,7 +37,10 @@ func fuse(f *ir.Func, c *Context) (bool, error) {
 	if p == nil {
 		return false, nil
 	}
-	for iter := 0; iter < 4; iter++ {
+	for round := 0; ; round++ {
+		if round == maxFuseRounds {
+			return false, fmt.Errorf("fuse did not reach a fixed point in %d rounds", maxFuseRounds)
+		}
 		changed := p.producerConsumer()
 		if p.siblings() {
 			changed = true
@@ -49,6 +52,14 @@ func fuse(f *ir.Func, c *Context) (bool, error) {
 	return p.build(), nil
 }
 
+// maxFuseRounds caps the rounds of merging. A round merges every chain it
+// meets from the root down and every sibling pair it can; a round changes
+// something only when the one before made new merges possible (a producer
+// whose users a sibling merge joined), so programs settle in two or three.
+// Each round merges at least two groups, so the loop ends anyway; the cap
+// turns a bug that keeps it going into an error, as canonicalize's does.
+const maxFuseRounds = 16
+
 // defaultFusionCap bounds a fusion's traffic without a target: about a TPU
 // core's VMEM on v5e.
 const defaultFusionCap = 16 << 20
@@ -57,7 +68,7 @@ const defaultFusionCap = 16 << 20
 type fuseKind uint8
 
 const (
-	fkNone   fuseKind = iota // never fused (calls, indexing, slices, concat, transposes, ...)
+	fkNone   fuseKind = iota // never fused (calls, regions, gathers and scatters, sorts, ...; transposes of a dot's layout)
 	fkLoop                   // elementwise-like: fuses freely
 	fkReduce                 // a reduction: roots an input fusion, feeds nothing inside it
 	fkNorm                   // softmax, log_softmax, layer_norm, rms_norm: one heavy op with elementwise output
@@ -68,7 +79,7 @@ const (
 // classify reads the op's fusion class from ir's table. An op without one
 // is a broken table, which TestEveryOpHasFusionClass catches; it is kept
 // alone rather than guessed at.
-func classify(in *ir.Instr) fuseKind {
+func classify(in *ir.Instr, uses *ir.Uses) fuseKind {
 	switch in.Op.Info().Fuse {
 	case ir.FuseConst:
 		return fkConst
@@ -80,7 +91,7 @@ func classify(in *ir.Instr) fuseKind {
 		}
 		return fkLoop
 	case ir.FuseLayout:
-		if layoutChange(in) {
+		if layoutChange(in, uses) {
 			return fkNone
 		}
 		return fkLoop
@@ -98,15 +109,15 @@ func classify(in *ir.Instr) fuseKind {
 // assign-layout, after fuse, folds into dot_general's dimension numbers,
 // which it cannot do inside a fusion body; a reshape beside such a
 // transpose is part of the change. Other transposes and reshapes fuse.
-func layoutChange(in *ir.Instr) bool {
+func layoutChange(in *ir.Instr, uses *ir.Uses) bool {
 	if in.Op == ir.OpTranspose {
-		return layoutBound(in)
+		return layoutBound(in, uses)
 	}
-	if d := in.Args[0].Def; d != nil && d.Op == ir.OpTranspose && layoutBound(d) {
+	if d := in.Args[0].Def; d != nil && d.Op == ir.OpTranspose && layoutBound(d, uses) {
 		return true
 	}
-	for _, u := range usersOf(in) {
-		if u.Op == ir.OpTranspose && layoutBound(u) {
+	for _, u := range usersOf(in, uses) {
+		if u.Op == ir.OpTranspose && layoutBound(u, uses) {
 			return true
 		}
 	}
@@ -115,11 +126,11 @@ func layoutChange(in *ir.Instr) bool {
 
 // layoutBound: a transpose that reads a dot_general's result or feeds a
 // dot_general.
-func layoutBound(t *ir.Instr) bool {
+func layoutBound(t *ir.Instr, uses *ir.Uses) bool {
 	if d := t.Args[0].Def; d != nil && d.Op == ir.OpDotGeneral {
 		return true
 	}
-	for _, u := range usersOf(t) {
+	for _, u := range usersOf(t, uses) {
 		if u.Op == ir.OpDotGeneral {
 			return true
 		}
@@ -127,16 +138,15 @@ func layoutBound(t *ir.Instr) bool {
 	return false
 }
 
-// usersOf lists the instructions of in's block that read its results.
-func usersOf(in *ir.Instr) []*ir.Instr {
+// usersOf lists the instructions that read in's results (more than once
+// when they read several).
+func usersOf(in *ir.Instr, uses *ir.Uses) []*ir.Instr {
+	if len(in.Results) == 1 {
+		return uses.Users(in.Results[0])
+	}
 	var out []*ir.Instr
-	for _, u := range in.Block.Instrs {
-		for _, a := range u.Args {
-			if a.Def == in {
-				out = append(out, u)
-				break
-			}
-		}
+	for _, r := range in.Results {
+		out = append(out, uses.Users(r)...)
 	}
 	return out
 }
@@ -146,85 +156,11 @@ func duplicable(in *ir.Instr) bool {
 	return in.Op == ir.OpConstant || in.Op == ir.OpBroadcast || in.Op == ir.OpIota
 }
 
-// fusePlan is the grouping being decided: group[i] is the group of the body's
-// instruction i (its own index until merged), members[g] the sorted indices.
-type fusePlan struct {
-	f       *ir.Func
-	c       *Context
-	instrs  []*ir.Instr
-	index   map[*ir.Instr]int
-	kind    []fuseKind
-	group   []int
-	members [][]int
-	users   [][]int // by instruction index: indices of the top-level users (the return included)
-	cap     int64
-	built   []*ir.Instr  // fusions made so far, whose operands later groups may rename
-	kept    map[int]bool // expensive producers counted as kept apart
-}
-
-func newFusePlan(f *ir.Func, c *Context) *fusePlan {
-	p := &fusePlan{f: f, c: c, instrs: f.Body.Instrs, index: map[*ir.Instr]int{}, cap: defaultFusionCap, kept: map[int]bool{}}
-	if c.Target != nil && c.Target.LocalMemory() > 0 {
-		p.cap = c.Target.LocalMemory()
-	}
-	n := len(p.instrs)
-	p.kind = make([]fuseKind, n)
-	p.group = make([]int, n)
-	p.members = make([][]int, n)
-	p.users = make([][]int, n)
-	for i, in := range p.instrs {
-		p.index[in] = i
-		p.kind[i] = classify(in)
-		p.group[i] = i
-		p.members[i] = []int{i}
-		for _, r := range in.Results {
-			for _, d := range r.Type.Shape {
-				if d.Symbolic() {
-					return nil
-				}
-			}
-		}
-	}
-	for i, in := range p.instrs {
-		for _, a := range in.Args {
-			if a.Def != nil && a.Def.Block == f.Body {
-				j := p.index[a.Def]
-				if len(p.users[j]) == 0 || p.users[j][len(p.users[j])-1] != i {
-					p.users[j] = append(p.users[j], i)
-				}
-			}
-		}
-	}
-	return p
-}
-
-// fusible reports whether group g may take part in a fusion at all.
-func (p *fusePlan) fusible(g int) bool {
-	for _, i := range p.members[g] {
-		if p.kind[i] == fkNone {
-			return false
-		}
-	}
-	return true
-}
-
-// heavy lists the heavy members (dot, reduction, norm) of group g.
-func (p *fusePlan) heavy(g int) []int {
-	var out []int
-	for _, i := range p.members[g] {
-		if k := p.kind[i]; k == fkDot || k == fkReduce || k == fkNorm {
-			out = append(out, i)
-		}
-	}
-	return out
-}
-
 // producerConsumer merges producers into their consumers' groups, visiting
 // consumers from the end of the body so a chain grows from its root.
 func (p *fusePlan) producerConsumer() bool {
 	changed := false
 	for ci := len(p.instrs) - 1; ci >= 0; ci-- {
-		cin := p.instrs[ci]
 		k := p.kind[ci]
 		if k == fkNone || k == fkConst || k == fkDot {
 			continue // nothing fuses into a dot's operands
@@ -232,12 +168,12 @@ func (p *fusePlan) producerConsumer() bool {
 		if p.willClone(ci) {
 			continue // its readers each get a copy; its producer stays shared
 		}
-		for _, a := range cin.Args {
-			if a.Def == nil || a.Def.Block != p.f.Body {
+		for _, a := range p.instrs[ci].Args {
+			pi, ok := p.at(a.Def)
+			if !ok {
 				continue
 			}
-			pi := p.index[a.Def]
-			gp, gc := p.group[pi], p.group[ci]
+			gp, gc := p.find(pi), p.find(ci)
 			if gp == gc {
 				continue
 			}
@@ -252,7 +188,7 @@ func (p *fusePlan) producerConsumer() bool {
 				}
 				continue
 			}
-			if p.tryMerge(gp, gc, false) {
+			if merged, _ := p.tryMerge(gp, gc, false); merged {
 				changed = true
 			}
 		}
@@ -261,10 +197,13 @@ func (p *fusePlan) producerConsumer() bool {
 }
 
 // siblings merges independent groups that read a common value (a parameter
-// or an instruction result), so the value is read once.
+// or an instruction result), so the value is read once. Every pair of a
+// value's readers is a candidate, in reader order; two shortcuts give the
+// same merges faster: a reader whose group holds every later reader has
+// nothing to try, and a pair of groups that failed to merge fails again
+// until one of the two changes.
 func (p *fusePlan) siblings() bool {
-	changed := false
-	readers := map[*ir.Value][]int{}
+	readers := make([][]int, p.f.NumValues())
 	var order []*ir.Value
 	for i, in := range p.instrs {
 		if k := p.kind[i]; k == fkNone || k == fkConst || duplicable(in) {
@@ -274,26 +213,91 @@ func (p *fusePlan) siblings() bool {
 			if a.Def != nil && a.Def.Op == ir.OpConstant {
 				continue
 			}
-			if _, seen := readers[a]; !seen {
+			if len(readers[a.ID]) == 0 {
 				order = append(order, a)
 			}
-			readers[a] = append(readers[a], i)
+			readers[a.ID] = append(readers[a.ID], i)
 		}
 	}
+	s := siblingScan{p: p, ahead: make([]int, len(p.instrs)), failed: make([]int, len(p.instrs)), capped: make([]bool, len(p.instrs))}
+	changed := false
 	for _, v := range order {
-		rs := readers[v]
-		for x := 0; x < len(rs); x++ {
-			for y := x + 1; y < len(rs); y++ {
-				ga, gb := p.group[rs[x]], p.group[rs[y]]
-				if ga == gb || !p.fusible(ga) || !p.fusible(gb) {
-					continue
-				}
-				if p.tryMerge(ga, gb, true) {
-					p.c.Count("sibling")
-					changed = true
-				}
-			}
+		if rs := readers[v.ID]; len(rs) > 1 && s.value(rs) {
+			changed = true
 		}
+	}
+	return changed
+}
+
+// siblingScan tries the pairs of one value's readers.
+type siblingScan struct {
+	p       *fusePlan
+	ahead   []int // by label: readers after the current one that the group holds
+	touched []int // labels with a nonzero ahead
+	failed  []int // by label: the round in which merging with it failed
+	capped  []bool
+	round   int // bumped whenever the current reader's group changes
+}
+
+func (s *siblingScan) value(rs []int) bool {
+	p := s.p
+	for _, i := range rs[1:] {
+		s.count(p.find(i), 1)
+	}
+	changed := false
+	for x := range rs {
+		ga := p.find(rs[x])
+		if x > 0 {
+			s.count(ga, -1)
+		}
+		if !p.fusible(ga) || s.ahead[ga] == len(rs)-x-1 {
+			continue // every pair with rs[x] is skipped below
+		}
+		if s.row(rs, x) {
+			changed = true
+		}
+	}
+	for _, g := range s.touched {
+		s.ahead[g] = 0
+	}
+	s.touched = s.touched[:0]
+	return changed
+}
+
+func (s *siblingScan) count(g, n int) {
+	if s.ahead[g] == 0 {
+		s.touched = append(s.touched, g)
+	}
+	s.ahead[g] += n
+}
+
+// row tries merging rs[x]'s group with each later reader's.
+func (s *siblingScan) row(rs []int, x int) bool {
+	p := s.p
+	s.round++
+	changed := false
+	for y := x + 1; y < len(rs); y++ {
+		p.steps++
+		ga, gb := p.find(rs[x]), p.find(rs[y])
+		if ga == gb || !p.fusible(ga) || !p.fusible(gb) {
+			continue
+		}
+		if s.failed[gb] == s.round {
+			if s.capped[gb] {
+				p.c.Count("capped") // as trying again would
+			}
+			continue
+		}
+		merged, capped := p.tryMerge(ga, gb, true)
+		if !merged {
+			s.failed[gb], s.capped[gb] = s.round, capped
+			continue
+		}
+		p.c.Count("sibling")
+		changed = true
+		s.count(gb, s.ahead[ga])
+		s.ahead[ga] = 0
+		s.round++
 	}
 	return changed
 }
@@ -301,11 +305,11 @@ func (p *fusePlan) siblings() bool {
 // willClone: instruction i is a broadcast or iota alone in its group whose
 // readers are in several groups, so build clones it into each of them.
 func (p *fusePlan) willClone(i int) bool {
-	if !duplicable(p.instrs[i]) || len(p.members[p.group[i]]) != 1 {
+	if !duplicable(p.instrs[i]) || p.size(p.find(i)) != 1 {
 		return false
 	}
 	for _, u := range p.users[i] {
-		if p.group[u] != p.group[p.users[i][0]] {
+		if p.find(u) != p.find(p.users[i][0]) {
 			return true
 		}
 	}
@@ -314,7 +318,7 @@ func (p *fusePlan) willClone(i int) bool {
 
 func (p *fusePlan) allUsersIn(i, g int) bool {
 	for _, u := range p.users[i] {
-		if p.group[u] != g {
+		if p.find(u) != g {
 			return false
 		}
 	}
@@ -330,167 +334,63 @@ func (p *fusePlan) hasTranscendental(i int) bool {
 	return false
 }
 
-// tryMerge merges groups a and b if the result is legal, fits the cap and
-// saves bytes. sibling says a and b must be independent (neither reads the
-// other); otherwise a produces for b.
-func (p *fusePlan) tryMerge(a, b int, sibling bool) bool {
-	union := append(append([]int(nil), p.members[a]...), p.members[b]...)
-	sort.Ints(union)
-	ha, hb := p.heavy(a), p.heavy(b)
-	if len(ha)+len(hb) > 1 {
-		if !sibling || !sameReductions(p, append(ha, hb...)) {
-			return false
-		}
+// tryMerge merges group a into group b if the result is legal, fits the cap
+// and saves bytes; capped says it failed on the cap alone. sibling says a
+// and b must be independent (neither reads the other); otherwise a
+// produces for b.
+func (p *fusePlan) tryMerge(a, b int, sibling bool) (merged, capped bool) {
+	ga, gb := p.groups[a], p.groups[b]
+	if ga.heavy+gb.heavy > 1 && (!sibling || !p.alikeReductions(ga, gb)) {
+		return false, false
 	}
-	if sibling && (p.reaches(a, b) || p.reaches(b, a)) {
-		return false
+	if !p.order.acyclic(p, a, b, sibling) {
+		return false, false
 	}
-	if !sibling && p.cycleThroughOthers(a, b) {
-		return false
+	if p.size(a) <= p.size(b) {
+		p.preview(a, b)
+	} else {
+		p.preview(b, a)
 	}
-	ba, bb, bu := p.bytes(p.members[a]), p.bytes(p.members[b]), p.bytes(union)
+	ba, bb, bu := ga.traffic.bytes(), gb.traffic.bytes(), p.unionBytes(&p.delta)
 	if ba < 0 || bb < 0 || bu < 0 {
-		return false
+		return false, false
 	}
 	if bu > p.cap {
 		p.c.Count("capped")
-		return false
+		return false, true
 	}
 	if ba+bb-bu <= 0 {
+		return false, false
+	}
+	p.commit(a, b)
+	return true, false
+}
+
+// alikeReductions: every heavy member of x and y is a reduction of one
+// operand over the same axes, so they share one input fusion's loop. A group
+// with several heavy members has only such reductions (merges keep it so),
+// so comparing one of each group's decides for all.
+func (p *fusePlan) alikeReductions(x, y *fuseGroup) bool {
+	for _, g := range []*fuseGroup{x, y} {
+		if g.heavy > 0 && p.kind[g.rep] != fkReduce {
+			return false
+		}
+	}
+	if x.heavy == 0 || y.heavy == 0 {
+		return true
+	}
+	return sameReduction(p.instrs[x.rep], p.instrs[y.rep])
+}
+
+func sameReduction(in, other *ir.Instr) bool {
+	x, y := in.Attr.(*ir.AxesAttr), other.Attr.(*ir.AxesAttr)
+	if in.Args[0] != other.Args[0] || len(x.Axes) != len(y.Axes) || x.KeepDims != y.KeepDims {
 		return false
 	}
-	for _, i := range p.members[a] {
-		p.group[i] = b
-	}
-	p.members[b] = union
-	p.members[a] = nil
-	return true
-}
-
-// sameReductions: every heavy member is a reduction of one operand over the
-// same axes, so they share one input fusion's loop.
-func sameReductions(p *fusePlan, hs []int) bool {
-	first := p.instrs[hs[0]]
-	for _, i := range hs {
-		in := p.instrs[i]
-		if p.kind[i] != fkReduce || in.Args[0] != first.Args[0] {
+	for k := range x.Axes {
+		if x.Axes[k] != y.Axes[k] {
 			return false
-		}
-		x, y := in.Attr.(*ir.AxesAttr), first.Attr.(*ir.AxesAttr)
-		if len(x.Axes) != len(y.Axes) || x.KeepDims != y.KeepDims {
-			return false
-		}
-		for k := range x.Axes {
-			if x.Axes[k] != y.Axes[k] {
-				return false
-			}
 		}
 	}
 	return true
-}
-
-// succ lists the groups that read a result of group g.
-func (p *fusePlan) succ(g int) []int {
-	var out []int
-	for _, i := range p.members[g] {
-		for _, u := range p.users[i] {
-			if h := p.group[u]; h != g {
-				out = append(out, h)
-			}
-		}
-	}
-	return out
-}
-
-// reaches reports whether group b depends on group a (a path a -> ... -> b).
-func (p *fusePlan) reaches(a, b int) bool {
-	seen := map[int]bool{a: true}
-	work := []int{a}
-	for len(work) > 0 {
-		g := work[len(work)-1]
-		work = work[:len(work)-1]
-		for _, h := range p.succ(g) {
-			if h == b {
-				return true
-			}
-			if !seen[h] {
-				seen[h] = true
-				work = append(work, h)
-			}
-		}
-	}
-	return false
-}
-
-// cycleThroughOthers reports whether merging a and b would make a cycle: a
-// path from one to the other through a third group.
-func (p *fusePlan) cycleThroughOthers(a, b int) bool {
-	for _, pair := range [][2]int{{a, b}, {b, a}} {
-		for _, h := range p.succ(pair[0]) {
-			if h != pair[1] && p.reaches(h, pair[1]) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// bytes is the memory traffic of running the instructions as one kernel.
-func (p *fusePlan) bytes(idx []int) int64 {
-	group := make([]*ir.Instr, len(idx))
-	for k, i := range idx {
-		group[k] = p.instrs[i]
-	}
-	if p.c.Target != nil {
-		return p.c.Target.GroupBytes(p.f, group)
-	}
-	return logicalGroupBytes(p, idx)
-}
-
-// logicalGroupBytes is GroupBytes without a target: operands defined outside
-// the group read once, results used outside written once, at dtype size times
-// element count.
-func logicalGroupBytes(p *fusePlan, idx []int) int64 {
-	in := map[int]bool{}
-	for _, i := range idx {
-		in[i] = true
-	}
-	size := func(t ir.Type) int64 {
-		n, ok := t.NumElements()
-		if !ok {
-			return -1
-		}
-		return n * int64(t.DType.Size())
-	}
-	total := int64(0)
-	read := map[*ir.Value]bool{}
-	for _, i := range idx {
-		for _, a := range p.instrs[i].Args {
-			if read[a] || (a.Def != nil && a.Def.Block == p.f.Body && in[p.index[a.Def]]) {
-				continue
-			}
-			read[a] = true
-			s := size(a.Type)
-			if s < 0 {
-				return -1
-			}
-			total += s
-		}
-		if p.kind[i] == fkConst {
-			continue
-		}
-		for _, u := range p.users[i] {
-			if !in[u] {
-				for _, r := range p.instrs[i].Results {
-					s := size(r.Type)
-					if s < 0 {
-						return -1
-					}
-					total += s
-				}
-				break
-			}
-		}
-	}
-	return total
 }

@@ -9,27 +9,16 @@ import "github.com/tpucc/tpucc/ir"
 // region unchanged; operands from outside become region parameters;
 // broadcasts, iotas and constants read from outside are cloned in.
 func (p *fusePlan) build() bool {
-	var groups []int
-	for g, ms := range p.members {
-		work := 0
-		for _, i := range ms {
-			if p.kind[i] != fkConst {
-				work++
-			}
-		}
-		if work >= 2 {
-			groups = append(groups, g)
-		}
-	}
+	groups := p.fusionGroups()
 	if len(groups) == 0 {
 		return false
 	}
 	place := map[int]*ir.Instr{} // index of a group's last member -> its fusion
-	moved := map[*ir.Instr]bool{}
-	cloned := map[*ir.Instr]bool{}
+	moved := make([]bool, len(p.instrs))
+	cloned := make([]bool, len(p.instrs))
 	for _, g := range groups {
 		fu := p.buildGroup(g, moved, cloned)
-		ms := p.members[g]
+		ms := p.groups[g].members
 		place[ms[len(ms)-1]] = fu
 	}
 	var list []*ir.Instr
@@ -37,7 +26,7 @@ func (p *fusePlan) build() bool {
 		if fu, ok := place[i]; ok {
 			list = append(list, fu)
 		}
-		if !moved[in] {
+		if !moved[i] {
 			list = append(list, in)
 		}
 	}
@@ -45,7 +34,7 @@ func (p *fusePlan) build() bool {
 	// Originals of clones that nothing reads any more.
 	uses := p.f.UseCounts()
 	p.f.Body.Remove(func(in *ir.Instr) bool {
-		if !cloned[in] {
+		if i, ok := p.at(in); !ok || !cloned[i] {
 			return false
 		}
 		for _, r := range in.Results {
@@ -58,64 +47,44 @@ func (p *fusePlan) build() bool {
 	return true
 }
 
-func (p *fusePlan) buildGroup(g int, moved, cloned map[*ir.Instr]bool) *ir.Instr {
-	ms := p.members[g]
-	inGroup := map[*ir.Instr]bool{}
-	kind := ir.FusionLoop
-	for _, i := range ms {
-		inGroup[p.instrs[i]] = true
-		switch p.kind[i] {
-		case fkDot:
-			kind = ir.FusionOutput
-		case fkReduce, fkNorm:
-			if kind != ir.FusionOutput {
-				kind = ir.FusionInput
+// fusionGroups lists, by label, the groups with at least two members that
+// are not constants, each with its members sorted.
+func (p *fusePlan) fusionGroups() []int {
+	var out []int
+	for g, grp := range p.groups {
+		if grp == nil {
+			continue
+		}
+		work := 0
+		for _, i := range grp.members {
+			if p.kind[i] != fkConst {
+				work++
 			}
 		}
+		if work >= 2 {
+			p.sortedMembers(g)
+			out = append(out, g)
+		}
 	}
+	return out
+}
+
+// buildGroup makes the fusion of group g and points the readers of its
+// outputs at the fusion's results.
+func (p *fusePlan) buildGroup(g int, moved, cloned []bool) *ir.Instr {
+	ms := p.groups[g].members
 	root := p.instrs[ms[len(ms)-1]]
-	body := &ir.Block{}
-	var operands []*ir.Value
-	mapped := map[*ir.Value]*ir.Value{}
-	var resolve func(a *ir.Value) *ir.Value
-	resolve = func(a *ir.Value) *ir.Value {
-		if a.Def != nil && inGroup[a.Def] {
-			return a
-		}
-		if v, ok := mapped[a]; ok {
-			return v
-		}
-		var v *ir.Value
-		if d := a.Def; d != nil && p.clonable(d) {
-			args := make([]*ir.Value, len(d.Args))
-			for k, x := range d.Args {
-				args[k] = resolve(x)
-			}
-			c := p.f.NewInstr(d.Op, d.Attr, args, []ir.Type{a.Type}, d.Pos)
-			body.Append(c)
-			cloned[d] = true
-			v = c.Results[0]
-			v.Name = a.Name
-		} else {
-			v = p.f.NewValue(a.Type)
-			v.Index = len(operands)
-			v.Pos = root.Pos
-			operands = append(operands, a)
-			body.Params = append(body.Params, v)
-		}
-		mapped[a] = v
-		return v
-	}
+	r := &regionBuilder{p: p, g: g, body: &ir.Block{}, mapped: map[*ir.Value]*ir.Value{}, pos: root.Pos, cloned: cloned}
 	var outs []*ir.Value
 	for _, i := range ms {
 		in := p.instrs[i]
 		for k, a := range in.Args {
-			in.Args[k] = resolve(a)
+			in.Args[k] = r.resolve(a)
 		}
-		body.Append(in)
-		moved[in] = true
+		r.body.Append(in)
+		moved[i] = true
 		for _, u := range p.users[i] {
-			if p.group[u] != g {
+			if p.find(u) != g {
 				outs = append(outs, in.Results...)
 				break
 			}
@@ -125,39 +94,97 @@ func (p *fusePlan) buildGroup(g int, moved, cloned map[*ir.Instr]bool) *ir.Instr
 	for k, v := range outs {
 		types[k] = v.Type
 	}
-	fu := p.f.NewInstr(ir.OpFusion, &ir.FusionAttr{Kind: kind}, operands, types, root.Pos)
+	kind := p.fusionKind(ms)
+	fu := p.f.NewInstr(ir.OpFusion, &ir.FusionAttr{Kind: kind}, r.operands, types, root.Pos)
 	fu.Block = p.f.Body
-	body.Parent = fu
-	fu.Regions = []*ir.Block{body}
-	ret := p.f.NewInstr(ir.OpReturn, nil, append([]*ir.Value(nil), outs...), nil, root.Pos)
-	body.Append(ret)
-	// Outside readers of the outputs read the fusion's results instead.
-	repl := map[*ir.Value]*ir.Value{}
+	r.body.Parent = fu
+	fu.Regions = []*ir.Block{r.body}
+	r.body.Append(p.f.NewInstr(ir.OpReturn, nil, append([]*ir.Value(nil), outs...), nil, root.Pos))
+	p.uses.Add(fu)
 	for k, v := range outs {
-		r := fu.Results[k]
-		r.Name, r.Pos = v.Name, v.Pos
-		repl[v] = r
+		res := fu.Results[k]
+		res.Name, res.Pos = v.Name, v.Pos
+		p.redirect(g, v, res)
 	}
-	for _, x := range p.instrs {
-		if inGroup[x] {
-			continue
-		}
-		for k, a := range x.Args {
-			if r, ok := repl[a]; ok {
-				x.Args[k] = r
-			}
-		}
-	}
-	for _, x := range p.built {
-		for k, a := range x.Args {
-			if r, ok := repl[a]; ok {
-				x.Args[k] = r
-			}
-		}
-	}
-	p.built = append(p.built, fu)
 	p.c.Count(kind.String())
 	return fu
+}
+
+// fusionKind is loop, input (rooted at a reduction or a normalising
+// composite) or output (rooted at a dot_general).
+func (p *fusePlan) fusionKind(ms []int) ir.FusionKind {
+	kind := ir.FusionLoop
+	for _, i := range ms {
+		switch p.kind[i] {
+		case fkDot:
+			kind = ir.FusionOutput
+		case fkReduce, fkNorm:
+			if kind != ir.FusionOutput {
+				kind = ir.FusionInput
+			}
+		}
+	}
+	return kind
+}
+
+// redirect makes the readers of v outside group g read res instead: the
+// top-level instructions and the fusions built so far (members of those
+// read region parameters now, and find nothing to rename).
+func (p *fusePlan) redirect(g int, v, res *ir.Value) {
+	for _, u := range p.uses.Users(v) {
+		if i, ok := p.at(u); ok && p.find(i) == g {
+			continue
+		}
+		for k, a := range u.Args {
+			if a == v {
+				u.Args[k] = res
+			}
+		}
+	}
+}
+
+// regionBuilder gathers a fusion's body: the operands it reads from outside
+// become region parameters, except broadcasts, iotas and constants, which
+// are cloned in.
+type regionBuilder struct {
+	p        *fusePlan
+	g        int
+	body     *ir.Block
+	operands []*ir.Value
+	mapped   map[*ir.Value]*ir.Value // outside value -> its stand-in in the region
+	pos      ir.Pos
+	cloned   []bool // by body index: originals cloned into some region
+}
+
+func (r *regionBuilder) resolve(a *ir.Value) *ir.Value {
+	p := r.p
+	if i, ok := p.at(a.Def); ok && p.find(i) == r.g {
+		return a
+	}
+	if v, ok := r.mapped[a]; ok {
+		return v
+	}
+	var v *ir.Value
+	if d := a.Def; d != nil && p.clonable(d) {
+		args := make([]*ir.Value, len(d.Args))
+		for k, x := range d.Args {
+			args[k] = r.resolve(x)
+		}
+		c := p.f.NewInstr(d.Op, d.Attr, args, []ir.Type{a.Type}, d.Pos)
+		r.body.Append(c)
+		i, _ := p.at(d)
+		r.cloned[i] = true
+		v = c.Results[0]
+		v.Name = a.Name
+	} else {
+		v = p.f.NewValue(a.Type)
+		v.Index = len(r.operands)
+		v.Pos = r.pos
+		r.operands = append(r.operands, a)
+		r.body.Params = append(r.body.Params, v)
+	}
+	r.mapped[a] = v
+	return v
 }
 
 // topoOrder orders list so every instruction follows those of blk defining
@@ -191,6 +218,6 @@ func topoOrder(blk *ir.Block, list []*ir.Instr) []*ir.Instr {
 
 // clonable: a broadcast, iota or constant of the body that no group took.
 func (p *fusePlan) clonable(d *ir.Instr) bool {
-	i, ok := p.index[d]
-	return ok && d.Block == p.f.Body && duplicable(d) && len(d.Results) == 1 && len(p.members[p.group[i]]) == 1
+	i, ok := p.at(d)
+	return ok && duplicable(d) && len(d.Results) == 1 && p.size(p.find(i)) == 1
 }

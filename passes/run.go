@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/tpucc/tpucc/ir"
 )
@@ -38,6 +39,19 @@ type Options struct {
 	// fusion profitability); nil means none was chosen, and passes that need
 	// one leave the program as it is.
 	Target Target
+	// Times, when not nil, receives what each step took, in order: the
+	// verification of the input ("verify", Seq 0), each enabled pass over all
+	// functions (with its verification under VerifyEach), and the final
+	// verification ("verify", Seq len(pipeline)+1) when there is one. Run
+	// appends to it.
+	Times *[]PassTime
+}
+
+// PassTime is the time one step of a pipeline run took.
+type PassTime struct {
+	Pass string
+	Seq  int // the pass's 1-based place in the pipeline as given
+	Time time.Duration
 }
 
 // PanicError is a panic inside a pass, recovered by Run. Its message names
@@ -67,9 +81,11 @@ func Run(m *ir.Module, pipeline []Pass, opts Options) error {
 	if err := checkOrder(active); err != nil {
 		return err
 	}
+	clock := stepClock{times: opts.Times, start: time.Now()}
 	if err := ir.Verify(m); err != nil {
 		return fmt.Errorf("passes: the input does not verify:\n%w", err)
 	}
+	clock.lap("verify", 0)
 	stats := opts.Stats
 	if stats == nil {
 		stats = &Stats{}
@@ -79,6 +95,7 @@ func Run(m *ir.Module, pipeline []Pass, opts Options) error {
 		if err := dump(m, opts.DumpDir, 0, "input"); err != nil {
 			return err
 		}
+		clock.start = time.Now()
 	}
 	for _, s := range steps {
 		c.pass = s.pass.Name
@@ -87,10 +104,12 @@ func Run(m *ir.Module, pipeline []Pass, opts Options) error {
 				return err
 			}
 		}
+		clock.lap(s.pass.Name, s.seq)
 		if opts.DumpAfter != nil && opts.DumpAfter.MatchString(s.pass.Name) {
 			if err := dump(m, opts.DumpDir, s.seq, s.pass.Name); err != nil {
 				return err
 			}
+			clock.start = time.Now()
 		}
 	}
 	if !opts.VerifyEach {
@@ -98,8 +117,24 @@ func Run(m *ir.Module, pipeline []Pass, opts Options) error {
 			return fmt.Errorf("passes: the IR does not verify after the pipeline (%s); run with VerifyEach to find the pass that broke it:\n%w",
 				pipelineNames(active), err)
 		}
+		clock.lap("verify", len(pipeline)+1)
 	}
 	return nil
+}
+
+// stepClock records PassTimes when asked to; dumps are not timed.
+type stepClock struct {
+	times *[]PassTime
+	start time.Time
+}
+
+func (c *stepClock) lap(pass string, seq int) {
+	if c.times == nil {
+		return
+	}
+	now := time.Now()
+	*c.times = append(*c.times, PassTime{Pass: pass, Seq: seq, Time: now.Sub(c.start)})
+	c.start = now
 }
 
 type step struct {

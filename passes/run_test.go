@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -280,5 +281,31 @@ func TestStatsOfDefault(t *testing.T) {
 	}
 	if got := st.Get("dce", "mul"); got != 1 {
 		t.Errorf("Get(dce, mul) = %d", got)
+	}
+}
+
+// Times lists the steps that ran, in order, with the disabled one left out
+// and the sequence numbers of the pipeline as given (the times themselves
+// are not asserted).
+func TestTimesListSteps(t *testing.T) {
+	var log []string
+	pipeline := []passes.Pass{logPass("one", &log), logPass("two", &log), logPass("three", &log)}
+	for _, verifyEach := range []bool{false, true} {
+		var times []passes.PassTime
+		opts := passes.Options{VerifyEach: verifyEach, Disable: []string{"two"}, Times: &times}
+		if err := passes.Run(twoFuncs(t), pipeline, opts); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, s := range times {
+			got = append(got, s.Pass+"#"+strconv.Itoa(s.Seq))
+		}
+		want := "verify#0 one#1 three#3 verify#4"
+		if verifyEach {
+			want = "verify#0 one#1 three#3" // verified after each pass, not again at the end
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("VerifyEach %v: steps %q, want %q", verifyEach, strings.Join(got, " "), want)
+		}
 	}
 }

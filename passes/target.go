@@ -44,12 +44,23 @@ type Target interface {
 	LocalMemory() int64
 
 	// GroupBytes is the memory traffic of running group, instructions of f,
-	// as one kernel: every operand defined outside the group read once and
-	// every result used outside it (or returned) written once, each at Bytes.
-	// A single instruction is a group of one; a fusion instruction (one with
-	// a region) is a group whose body is inside it. Fusion profitability is
+	// as one kernel: every value defined outside the group read once, at the
+	// largest OperandBytes any member reads it at, and every result of a
+	// member other than a constant that is used outside the group (or
+	// returned) written once, at Bytes. A single instruction is a group of
+	// one; a fusion instruction (one with a region) is a group whose body is
+	// inside it. Fusion profitability is
 	// GroupBytes(a)+GroupBytes(b)-GroupBytes(a∪b): the traffic fusing saves.
+	// fuse keeps these terms as running sums per group (OperandBytes and
+	// Bytes) rather than calling GroupBytes on every candidate, which would
+	// walk each group again at every merge.
 	GroupBytes(f *ir.Func, group []*ir.Instr) int64
+
+	// OperandBytes is what instruction in reads of its operand i when that
+	// operand is defined outside in's kernel: Bytes of its type, except that
+	// a splat constant is an immediate (0) and a window (slice,
+	// dynamic_slice, take) reads only what it returns. -1 if unknown.
+	OperandBytes(in *ir.Instr, i int) int64
 
 	// GroupSeconds is the roofline time of the same kernel:
 	// max(compute time at the target's peak rates, GroupBytes / bandwidth).

@@ -10,10 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/tools/txtar"
+
+	"github.com/tpucc/tpucc/backend/tpu"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/internal/golden"
 	"github.com/tpucc/tpucc/ir"
-	"golang.org/x/tools/txtar"
 )
 
 // fingerprintFile records what the compiler makes of a fixed corpus, with
@@ -127,8 +129,13 @@ func compareFingerprints(rec, got prints) string {
 	return ""
 }
 
-// fingerprint compiles the corpus for every target.
+// fingerprint compiles the corpus for every target, the cpu target being
+// tpu.ReferenceCPU: the record depends on the compiler, not on the machine
+// (the key holds the host's own figures apart).
 func fingerprint(t *testing.T) prints {
+	saved := hostTarget
+	hostTarget = func() *tpu.Target { return tpu.ReferenceCPU }
+	defer func() { hostTarget = saved }()
 	p := prints{version: Version, pipeline: pipelineText(), programs: map[string]string{}}
 	for name, text := range corpus(t) {
 		h := sha256.New()

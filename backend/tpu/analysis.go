@@ -38,10 +38,10 @@ func (a *Analysis) Fits() bool {
 	return fp >= 0 && fp <= a.Target.Memory
 }
 
-// Singletons is the grouping the cost model uses until the fuse pass exists:
-// every instruction of f's body its own group, in program order, except
-// constants (data, not kernels) and the return. A fusion instruction is
-// already a group of one.
+// Singletons is the grouping Analyze uses when given none: every
+// instruction of f's body its own group, in program order, except constants
+// (data, not kernels) and the return. After the fuse pass this is the
+// program's kernels: a fusion instruction is one group, its body inside it.
 func Singletons(f *ir.Func) [][]*ir.Instr {
 	var gs [][]*ir.Instr
 	for _, in := range f.Body.Instrs {
@@ -84,13 +84,6 @@ func (a *analyzer) analyze(f *ir.Func, groups [][]*ir.Instr) (*Analysis, error) 
 	if err != nil {
 		return nil, err
 	}
-	uses := make([][]*ir.Instr, f.NumValues())
-	f.Body.Walk(func(in *ir.Instr) {
-		for _, v := range in.Args {
-			uses[v.ID] = append(uses[v.ID], in)
-		}
-	})
-
 	an := &Analysis{Target: a.t, Func: f, Groups: groups}
 	for _, p := range f.Params {
 		b := a.t.Bytes(p.Type)
@@ -99,30 +92,46 @@ func (a *analyzer) analyze(f *ir.Func, groups [][]*ir.Instr) (*Analysis, error) 
 		}
 		an.ParamBytes = addOK(an.ParamBytes, b)
 	}
-	an.ConstBytes, err = a.constBytes(f)
+	if an.ConstBytes, err = a.constBytes(f); err != nil {
+		return nil, err
+	}
+	results, lastUse, err := a.costGroups(an, owner)
 	if err != nil {
 		return nil, err
 	}
+	live, peak := a.peak(results, lastUse)
+	an.PeakBytes = peak
+	if live < 0 || peak < 0 || an.Total.Bytes() < 0 || an.Footprint() < 0 {
+		return nil, ir.Errorf(f.Pos, "cannot cost @%s: the counts overflow int64", f.Name)
+	}
+	if !explicit {
+		a.done[f] = an
+	}
+	return an, nil
+}
 
-	// lastUse[v.ID] is the index of the last group reading v; len(groups)
-	// for a returned value.
+// costGroups costs an's groups in order into an.Costs and an.Total, and
+// finds for each value a group writes the index of the last group reading
+// it (len(groups) for a returned value), by value ID.
+func (a *analyzer) costGroups(an *Analysis, owner map[*ir.Instr]int) ([]groupResult, []int, error) {
+	f, groups := an.Func, an.Groups
+	uses := f.Uses()
 	lastUse := make([]int, f.NumValues())
 	for i := range lastUse {
 		lastUse[i] = -1
 	}
-	live, peak := int64(0), int64(0)
 	results := make([]groupResult, len(groups))
 	for gi, g := range groups {
 		r, err := a.group(f, g, uses)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		results[gi] = r
 		an.Costs = append(an.Costs, r.cost)
 		an.Total.add(r.cost)
 		for _, v := range r.written {
 			last := gi
-			for _, u := range uses[v.ID] {
+			for _, u := range uses.Users(v) {
 				ui, ok := owner[u]
 				switch {
 				case u.Op == ir.OpReturn && u.Block == f.Body:
@@ -130,7 +139,7 @@ func (a *analyzer) analyze(f *ir.Func, groups [][]*ir.Instr) (*Analysis, error) 
 				case !ok:
 					continue
 				case ui < gi:
-					return nil, fmt.Errorf("tpu: groups of @%s out of order: group %d reads a value group %d writes", f.Name, ui, gi)
+					return nil, nil, fmt.Errorf("tpu: groups of @%s out of order: group %d reads a value group %d writes", f.Name, ui, gi)
 				default:
 					last = max(last, ui)
 				}
@@ -138,7 +147,14 @@ func (a *analyzer) analyze(f *ir.Func, groups [][]*ir.Instr) (*Analysis, error) 
 			lastUse[v.ID] = last
 		}
 	}
-	freeAt := make([][]*ir.Value, len(groups)+1)
+	return results, lastUse, nil
+}
+
+// peak runs the groups in order, each value written live until the last
+// group reading it has run, and returns what is live at the end and the most
+// live at once (a call's transient memory included while it runs).
+func (a *analyzer) peak(results []groupResult, lastUse []int) (live, peak int64) {
+	freeAt := make([][]*ir.Value, len(results)+1)
 	for _, r := range results {
 		for _, v := range r.written {
 			freeAt[lastUse[v.ID]] = append(freeAt[lastUse[v.ID]], v)
@@ -153,14 +169,7 @@ func (a *analyzer) analyze(f *ir.Func, groups [][]*ir.Instr) (*Analysis, error) 
 			live -= a.t.Bytes(v.Type)
 		}
 	}
-	an.PeakBytes = peak
-	if live < 0 || peak < 0 || an.Total.Bytes() < 0 || an.Footprint() < 0 {
-		return nil, ir.Errorf(f.Pos, "cannot cost @%s: the counts overflow int64", f.Name)
-	}
-	if !explicit {
-		a.done[f] = an
-	}
-	return an, nil
+	return live, peak
 }
 
 // groupIndex maps every top-level instruction of f that groups name, and

@@ -50,14 +50,34 @@ func (c *Cost) add(d Cost) {
 	c.Seconds += d.Seconds
 }
 
-// GroupBytes is GroupCost's Bytes, or -1 when it cannot be costed
-// (passes.Target).
+// GroupBytes is the memory traffic of group run as one kernel (GroupCost's
+// Bytes), or -1 when it cannot be known (passes.Target). It does not count
+// the group's work: a FLOP count that overflows int64 leaves the bytes known.
 func (t *Target) GroupBytes(f *ir.Func, group []*ir.Instr) int64 {
-	c, err := t.GroupCost(f, group)
-	if err != nil {
+	a := &analyzer{t: t, m: f.Module, done: map[*ir.Func]*Analysis{}}
+	if hasCall(group) {
+		r, err := a.group(f, group, f.Uses())
+		if err != nil {
+			return -1
+		}
+		return r.cost.Bytes()
+	}
+	var r groupResult
+	m := gather(group)
+	if a.reads(m, &r.cost) != nil || a.writes(m, f.Uses(), &r) != nil {
 		return -1
 	}
-	return c.Bytes()
+	if c := r.cost; c.ReadBytes < 0 || c.WriteBytes < 0 || c.LogicalBytes < 0 || c.Bytes() < 0 {
+		return -1
+	}
+	return r.cost.Bytes()
+}
+
+// OperandBytes is what in reads of its operand i from outside its kernel
+// (passes.Target): the padded footprint GroupCost charges.
+func (t *Target) OperandBytes(in *ir.Instr, i int) int64 {
+	p, _ := t.footprint(in, i)
+	return p
 }
 
 // GroupSeconds is GroupCost's Seconds, or -1 when it cannot be costed
@@ -80,7 +100,7 @@ func (t *Target) GroupSeconds(f *ir.Func, group []*ir.Instr) float64 {
 // first operand. A call must be a group of its own; it costs what its
 // callee's instructions cost, each as its own group.
 func (t *Target) GroupCost(f *ir.Func, group []*ir.Instr) (Cost, error) {
-	g, err := (&analyzer{t: t, m: f.Module, done: map[*ir.Func]*Analysis{}}).group(f, group, nil)
+	g, err := (&analyzer{t: t, m: f.Module, done: map[*ir.Func]*Analysis{}}).group(f, group, f.Uses())
 	if err != nil {
 		return Cost{}, err
 	}
@@ -103,75 +123,113 @@ type analyzer struct {
 	stack []*ir.Func
 }
 
-// group costs one group of f. uses, when not nil, lists for each value ID the
-// instructions of f that use it (Analyze computes it once); otherwise group
-// finds the uses itself.
-func (a *analyzer) group(f *ir.Func, group []*ir.Instr, uses [][]*ir.Instr) (groupResult, error) {
-	var r groupResult
-	if len(group) == 0 {
-		return r, fmt.Errorf("tpu: empty group in @%s", f.Name)
-	}
-	for _, in := range group {
-		if in.Op == ir.OpCall {
-			if len(group) != 1 {
-				return r, ir.Errorf(in.Pos, "cannot cost a call fused with other instructions")
-			}
-			return a.call(in)
-		}
-	}
+// groupMembers is a group with the instructions nested in its members.
+type groupMembers struct {
+	all      []*ir.Instr // members and their nested instructions, in order
+	inside   map[*ir.Instr]bool
+	internal map[*ir.Value]bool // values defined inside: results and region parameters
+}
 
-	inside := map[*ir.Instr]bool{}
-	internal := map[*ir.Value]bool{}
-	var all []*ir.Instr // members and their nested instructions, in order
-	for _, in := range group {
-		visit := func(x *ir.Instr) {
-			inside[x] = true
-			all = append(all, x)
-			for _, v := range x.Results {
-				internal[v] = true
-			}
-			for _, reg := range x.Regions {
-				for _, p := range reg.Params {
-					internal[p] = true
-				}
+func gather(group []*ir.Instr) groupMembers {
+	m := groupMembers{inside: map[*ir.Instr]bool{}, internal: map[*ir.Value]bool{}}
+	visit := func(x *ir.Instr) {
+		m.inside[x] = true
+		m.all = append(m.all, x)
+		for _, v := range x.Results {
+			m.internal[v] = true
+		}
+		for _, reg := range x.Regions {
+			for _, p := range reg.Params {
+				m.internal[p] = true
 			}
 		}
+	}
+	for _, in := range group {
 		visit(in)
 		for _, reg := range in.Regions {
 			reg.Walk(visit)
 		}
 	}
+	return m
+}
 
-	// Work.
+func hasCall(group []*ir.Instr) bool {
+	for _, in := range group {
+		if in.Op == ir.OpCall {
+			return true
+		}
+	}
+	return false
+}
+
+// group costs one group of f; uses is f's use-list.
+func (a *analyzer) group(f *ir.Func, group []*ir.Instr, uses *ir.Uses) (groupResult, error) {
+	var r groupResult
+	if len(group) == 0 {
+		return r, fmt.Errorf("tpu: empty group in @%s", f.Name)
+	}
+	if hasCall(group) {
+		if len(group) != 1 {
+			return r, ir.Errorf(group[0].Pos, "cannot cost a call fused with other instructions")
+		}
+		return a.call(group[0])
+	}
+	m := gather(group)
+	c, err := a.work(m.all)
+	if err != nil {
+		return r, err
+	}
+	r.cost = c
+	if err := a.reads(m, &r.cost); err != nil {
+		return r, err
+	}
+	if err := a.writes(m, uses, &r); err != nil {
+		return r, err
+	}
+	c = r.cost
+	if c.FLOPs < 0 || c.MatmulFLOPs < 0 || c.PaddedMatmulFLOPs < 0 || c.Transcendentals < 0 ||
+		c.ReadBytes < 0 || c.WriteBytes < 0 || c.LogicalBytes < 0 || c.Bytes() < 0 {
+		return r, ir.Errorf(group[0].Pos, "cannot cost %s: the counts overflow int64", group[0].Op)
+	}
+	r.cost.MemorySeconds = float64(c.Bytes()) / a.t.Bandwidth
+	r.cost.Seconds = max(c.ComputeSeconds, r.cost.MemorySeconds)
+	return r, nil
+}
+
+// work counts what the instructions compute; constants, returns and the
+// fusions themselves (whose bodies are in all) compute nothing.
+func (a *analyzer) work(all []*ir.Instr) (Cost, error) {
 	var w work
 	for _, in := range all {
 		switch {
 		case in.Op == ir.OpConstant, in.Op == ir.OpReturn, len(in.Regions) > 0:
 			continue
 		case in.Op == ir.OpCall:
-			return r, ir.Errorf(in.Pos, "cannot cost a call inside a region")
+			return Cost{}, ir.Errorf(in.Pos, "cannot cost a call inside a region")
 		}
 		iw, ok := a.t.instrWork(in)
 		if !ok {
-			return r, ir.Errorf(in.Pos, "cannot cost %s: %s", in.Op, notStatic(in))
+			return Cost{}, ir.Errorf(in.Pos, "cannot cost %s: %s", in.Op, notStatic(in))
 		}
 		w.add(iw)
 	}
-	c := Cost{FLOPs: w.flops, MatmulFLOPs: w.matmul, PaddedMatmulFLOPs: w.paddedMatmul,
-		Transcendentals: w.transcendentals, ComputeSeconds: w.seconds}
+	return Cost{FLOPs: w.flops, MatmulFLOPs: w.matmul, PaddedMatmulFLOPs: w.paddedMatmul,
+		Transcendentals: w.transcendentals, ComputeSeconds: w.seconds}, nil
+}
 
-	// Reads: each external operand once, at the largest footprint any member
-	// reads of it.
+// reads adds each external operand once, at the largest footprint any
+// member reads of it.
+func (a *analyzer) reads(m groupMembers, c *Cost) error {
 	var order []*ir.Value
 	foot := map[*ir.Value][2]int64{} // padded, logical
-	for _, in := range all {
+	for _, in := range m.all {
 		for i, v := range in.Args {
-			if internal[v] {
+			if m.internal[v] {
 				continue
 			}
-			p, l := a.readFootprint(in, i)
+			p, l := a.t.footprint(in, i)
 			if p < 0 || l < 0 {
-				return r, ir.Errorf(in.Pos, "cannot cost %s: %s", in.Op, notStatic(in))
+				return ir.Errorf(in.Pos, "cannot cost %s: %s", in.Op, notStatic(in))
 			}
 			old, seen := foot[v]
 			if !seen {
@@ -184,60 +242,45 @@ func (a *analyzer) group(f *ir.Func, group []*ir.Instr, uses [][]*ir.Instr) (gro
 		c.ReadBytes = addOK(c.ReadBytes, foot[v][0])
 		c.LogicalBytes = addOK(c.LogicalBytes, foot[v][1])
 	}
+	return nil
+}
 
-	// Writes: results of non-constant instructions used outside the group.
-	usedOutside := func(v *ir.Value) bool {
-		if uses != nil {
-			for _, u := range uses[v.ID] {
-				if !inside[u] {
-					return true
-				}
-			}
-			return false
-		}
-		found := false
-		f.Body.Walk(func(u *ir.Instr) {
-			if found || inside[u] {
-				return
-			}
-			for _, arg := range u.Args {
-				if arg == v {
-					found = true
-				}
-			}
-		})
-		return found
-	}
-	for _, in := range all {
+// writes adds the results of non-constant members used outside the group,
+// and lists them in r.written.
+func (a *analyzer) writes(m groupMembers, uses *ir.Uses, r *groupResult) error {
+	c := &r.cost
+	for _, in := range m.all {
 		if in.Op == ir.OpConstant {
 			continue
 		}
 		for _, v := range in.Results {
-			if !usedOutside(v) {
+			if !usedOutside(v, m.inside, uses) {
 				continue
 			}
 			r.written = append(r.written, v)
 			p, l := a.t.Bytes(v.Type), a.t.LogicalBytes(v.Type)
 			if p < 0 || l < 0 {
-				return r, ir.Errorf(in.Pos, "cannot cost %s: %s", in.Op, notStatic(in))
+				return ir.Errorf(in.Pos, "cannot cost %s: %s", in.Op, notStatic(in))
 			}
 			c.WriteBytes = addOK(c.WriteBytes, p)
 			c.LogicalBytes = addOK(c.LogicalBytes, l)
 		}
 	}
-	if c.FLOPs < 0 || c.MatmulFLOPs < 0 || c.PaddedMatmulFLOPs < 0 || c.Transcendentals < 0 ||
-		c.ReadBytes < 0 || c.WriteBytes < 0 || c.LogicalBytes < 0 || c.Bytes() < 0 {
-		return r, ir.Errorf(group[0].Pos, "cannot cost %s: the counts overflow int64", group[0].Op)
-	}
-	c.MemorySeconds = float64(c.Bytes()) / a.t.Bandwidth
-	c.Seconds = max(c.ComputeSeconds, c.MemorySeconds)
-	r.cost = c
-	return r, nil
+	return nil
 }
 
-// readFootprint is how many bytes (padded and logical) instruction in reads
-// of its operand i when that operand comes from outside the group.
-func (a *analyzer) readFootprint(in *ir.Instr, i int) (padded, logical int64) {
+func usedOutside(v *ir.Value, inside map[*ir.Instr]bool, uses *ir.Uses) bool {
+	for _, u := range uses.Users(v) {
+		if !inside[u] {
+			return true
+		}
+	}
+	return false
+}
+
+// footprint is how many bytes (padded and logical) instruction in reads of
+// its operand i when that operand comes from outside the group.
+func (t *Target) footprint(in *ir.Instr, i int) (padded, logical int64) {
 	v := in.Args[i]
 	if v.Def != nil && v.Def.Op == ir.OpConstant {
 		if ca, ok := v.Def.Attr.(*ir.ConstAttr); ok && ca.Value != nil && ca.Value.Len() <= 1 {
@@ -250,27 +293,27 @@ func (a *analyzer) readFootprint(in *ir.Instr, i int) (padded, logical int64) {
 		case ir.OpSlice, ir.OpDynamicSlice, ir.OpTake:
 			// Only the window: the result's size, never more than the operand.
 			w := in.Results[0].Type.WithDType(ty.DType)
-			p, l := a.t.Bytes(w), a.t.LogicalBytes(w)
-			if fp := a.t.Bytes(ty); p >= 0 && fp >= 0 {
+			p, l := t.Bytes(w), t.LogicalBytes(w)
+			if fp := t.Bytes(ty); p >= 0 && fp >= 0 {
 				p = min(p, fp)
 			}
 			return p, l
 		}
 	}
 	if in.Op == ir.OpRaggedDot && i == 1 {
-		return a.raggedWeights(in)
+		return t.raggedWeights(in)
 	}
-	return a.t.Bytes(ty), a.t.LogicalBytes(ty)
+	return t.Bytes(ty), t.LogicalBytes(ty)
 }
 
 // raggedWeights is what a ragged_dot reads of its rhs [g,k,n]: only the
 // groups that hold rows, and with m rows at most min(g, m) of them do. A
 // batch-64 decode of a 128-expert, top-8 layer has 512 rows and reads every
 // expert; a single token reads 8 of 128.
-func (a *analyzer) raggedWeights(in *ir.Instr) (padded, logical int64) {
+func (t *Target) raggedWeights(in *ir.Instr) (padded, logical int64) {
 	rhs := in.Args[1].Type
 	g, m := rhs.Shape[0].Size, in.Args[0].Type.Shape[0].Size
-	p, l := a.t.Bytes(rhs), a.t.LogicalBytes(rhs)
+	p, l := t.Bytes(rhs), t.LogicalBytes(rhs)
 	if g <= 0 || m >= g || p < 0 || l < 0 {
 		return p, l
 	}

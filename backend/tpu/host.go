@@ -19,3 +19,28 @@ func CPU(d Target) *Target {
 	d.Kind = KindCPU
 	return &d
 }
+
+// ReferenceCPU is a fixed CPU description, for what must not depend on the
+// machine it runs on (the cost model's tests, the compiler's version
+// fingerprint): the 2-core AVX-512 AMD EPYC under KVM that the
+// figures of docs/TARGETS.md were once measured on (lscpu, /proc/meminfo, a
+// streaming add and the FMA peak). The real host is backend/cpu's Host.
+var ReferenceCPU = CPU(Target{
+	Chip:       "host CPU (AMD EPYC, 2 cores, AVX-512)",
+	Cores:      2,
+	MemoryName: "RAM",
+	Memory:     24683584 * 1024,
+	Bandwidth:  28e9,
+	LocalBytes: 1 << 20,
+	Caches: []Cache{
+		{Name: "L1d", Bytes: 48 << 10},
+		{Name: "L2", Bytes: 1 << 20},
+		{Name: "L3", Bytes: 32 << 20, Shared: true},
+	},
+	SIMDBits:          512,
+	MatmulBF16:        453e9,
+	MatmulInt8:        453e9,
+	MatmulF32:         453e9,
+	Vector:            226.5e9,
+	TranscendentalOps: 10,
+})

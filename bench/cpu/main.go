@@ -28,6 +28,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	_ "github.com/tpucc/tpucc/backend/llvm" // registers the llvm backend
 	"os"
 	"slices"
 

@@ -24,6 +24,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	_ "github.com/tpucc/tpucc/backend/llvm" // registers the llvm backend
 	"math"
 	"os"
 	"strings"

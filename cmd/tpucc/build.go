@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"regexp"
 	"slices"
@@ -72,6 +73,8 @@ and a warning line follows when that exceeds one chip's memory.
 		{name: "disable", kind: listFlag, arg: "P,...", doc: "skip these passes (names as tpucc passes lists them); may be repeated"},
 		{name: "verify-each", kind: boolFlag, doc: "verify the program after every pass, not only at the end"},
 		dimFlag,
+		{name: "emit", kind: valueFlag, arg: "KIND", doc: "hlo (default): StableHLO text; executable: compile it through libtpu for --topology,\nwithout a TPU, and write the serialized executable with its manifest (docs/PJRT.md)"},
+		{name: "topology", kind: valueFlag, arg: "T", doc: "the TPU topology --emit=executable compiles for, such as v6e:2x2"},
 		entryFlag,
 	},
 	run: cmdBuild,
@@ -86,6 +89,9 @@ type buildConfig struct {
 	entry  string
 	dims   []dimSize // --dim, in command-line order
 	opts   passes.Options
+
+	emit     string // hlo or executable
+	topology string // for --emit=executable
 }
 
 func parseBuild(p *parsed) (*buildConfig, error) {
@@ -130,6 +136,9 @@ func parseBuild(p *parsed) (*buildConfig, error) {
 		return nil, err
 	}
 	c.dims = dims
+	if err := checkEmit(c, p.value("emit", "hlo"), p.value("topology", "")); err != nil {
+		return nil, err
+	}
 	c.opts.VerifyEach = p.flag("verify-each")
 	return c, nil
 }
@@ -168,7 +177,15 @@ func cmdBuild(e *env, p *parsed) error {
 			return diag(name, err)
 		}
 	}
-	if err := writeBuild(e, c, text); err != nil {
+	if c.emit == "executable" {
+		a, err := compileExecutable(c, f, text)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if err := writeExecutable(c, a); err != nil {
+			return err
+		}
+	} else if err := writeBuild(e, c, text); err != nil {
 		return err
 	}
 	if report != "" {

@@ -94,6 +94,15 @@ func goldenModules(t *testing.T, root string) []module {
 // example, through the executor and XLA, with inputs cpu.RandomInputs(entry, 1).
 func TestGoldenModules(t *testing.T) {
 	h := harness(t)
+	checks, skipped := goldenChecks(t)
+	failed := runAll(t, h, checks)
+	t.Logf("%d modules run, %d failed; skipped: %v", len(checks), failed, skipped)
+}
+
+// goldenChecks is one check per golden case's in.tir that parses and every
+// example, with inputs cpu.RandomInputs(entry, 1), and the count of modules
+// left out by reason.
+func goldenChecks(t *testing.T) ([]*check, map[string]int) {
 	root := repoRoot(t)
 	var checks []*check
 	skipped := map[string]int{}
@@ -134,8 +143,7 @@ func TestGoldenModules(t *testing.T) {
 	if len(checks) == 0 {
 		t.Fatalf("found no golden or example module to run (skipped: %v)", skipped)
 	}
-	failed := runAll(t, h, checks)
-	t.Logf("%d modules run, %d failed; skipped: %v", len(checks), failed, skipped)
+	return checks, skipped
 }
 
 // unrunnable says why a parsed module cannot be run on random inputs: a

@@ -113,16 +113,24 @@ func (c *check) compare(r xlacheck.Result) []string {
 	if !r.OK {
 		return []string{fmt.Sprintf("XLA refused the module at stage %q:\n%s", r.Stage, r.Error)}
 	}
-	if len(r.Outputs) != len(c.want) {
-		return []string{fmt.Sprintf("XLA returned %d results, the executor %d", len(r.Outputs), len(c.want))}
-	}
-	var msgs []string
+	gots := make([]*backend.Buffer, len(r.Outputs))
 	for i, a := range r.Outputs {
 		got, err := bufferOf(a)
 		if err != nil {
-			msgs = append(msgs, fmt.Sprintf("result %d: unreadable XLA output: %v", i, err))
-			continue
+			return []string{fmt.Sprintf("result %d: unreadable XLA output: %v", i, err)}
 		}
+		gots[i] = got
+	}
+	return c.compareResults(gots)
+}
+
+// compareResults judges results computed for c against the executor's.
+func (c *check) compareResults(gots []*backend.Buffer) []string {
+	if len(gots) != len(c.want) {
+		return []string{fmt.Sprintf("XLA returned %d results, the executor %d", len(gots), len(c.want))}
+	}
+	var msgs []string
+	for i, got := range gots {
 		kind, cmp := "approximate", Compare(c.want[i], got)
 		if c.exact != nil && c.exact[i] {
 			kind, cmp = "exact", CompareExact(c.want[i], got)

@@ -205,7 +205,9 @@ func (t *Tokenizer) setToken(id int, tok string) error {
 		t.tokens = append(t.tokens, make([]string, id+1-len(t.tokens))...)
 	}
 	if old := t.tokens[id]; old != "" && old != tok {
-		return fmt.Errorf("id %d is both %q and %q", id, old, tok)
+		// Sorted, so that the message does not depend on the vocab map's order.
+		a, b := min(old, tok), max(old, tok)
+		return fmt.Errorf("id %d is both %q and %q", id, a, b)
 	}
 	t.tokens[id] = tok
 	return nil

@@ -1,14 +1,19 @@
 // Command mlp runs the two-layer perceptron of examples/mlp.tir, written in
 // Go against package tensor (models.MLP), on seeded random inputs and prints
-// its checksum:
+// its checksum, eagerly and compiled on a backend:
 //
-//	go run ./examples/go/mlp
+//	go run ./examples/go/mlp                  # the reference executor
+//	go run ./examples/go/mlp --device pjrt    # XLA:CPU through PJRT (make pjrt-cpu-plugin),
+//	                                          # or the plugin TPUCC_PJRT_PLUGIN names (libtpu on a TPU VM)
 package main
 
 import (
+	"flag"
 	"fmt"
 	"math"
+	"os"
 
+	_ "github.com/tpucc/tpucc/backend/pjrt" // registers the pjrt backend
 	"github.com/tpucc/tpucc/compile"
 	"github.com/tpucc/tpucc/examples/go/models"
 	"github.com/tpucc/tpucc/ir"
@@ -21,6 +26,8 @@ func weight(seed int64, shape ...int64) *tensor.Tensor {
 }
 
 func main() {
+	device := flag.String("device", "reference", "the backend compiled code runs on (reference, pjrt, ...)")
+	flag.Parse()
 	x := tensor.Random(1, ir.F32, 64, 1024)
 	w1 := weight(2, 1024, 4096)
 	b1 := tensor.Random(3, ir.F32, 4096)
@@ -32,7 +39,16 @@ func main() {
 
 	// Compiled: traced once for these shapes, optimised, and run as one program
 	// (a later call with the same shapes reuses it).
-	fast := compile.Func(models.MLP, compile.Name("mlp"), compile.CacheDir(""))
-	z := fast(x, w1, b1, w2)
-	fmt.Printf("mlp compiled: %s checksum %.6f\n", z.Type(), models.Checksum(z))
+	fast, err := compile.New(models.MLP, compile.Name("mlp"), compile.CacheDir(""), compile.Backend(*device))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mlp:", err)
+		os.Exit(1)
+	}
+	out, err := fast.Call(x, w1, b1, w2)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mlp:", err)
+		os.Exit(1)
+	}
+	z := out[0].(*tensor.Tensor)
+	fmt.Printf("mlp compiled on %s: %s checksum %.6f\n", *device, z.Type(), models.Checksum(z))
 }

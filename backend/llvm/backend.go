@@ -1,0 +1,154 @@
+// Package llvm is the fast CPU backend: it generates LLVM IR for a program
+// with github.com/llir/llvm, builds it with the system clang into a shared
+// object kept in a private, hash-checked cache, loads it with purego (no
+// cgo) and runs the program as a plan of kernel calls. Ops it does not
+// generate yet run on the reference executor (backend/cpu) as steps of the
+// same plan, so every program runs, and coverage grows op by op.
+// docs/CPU_BACKEND.md describes the design and what is generated.
+package llvm
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/ir"
+)
+
+func init() {
+	backend.Register("llvm", func() (backend.Backend, error) { return Open(Options{}) })
+}
+
+// Options configure the backend; the zero value is the default.
+type Options struct {
+	// CacheDir holds built objects; "" is $TPUCC_LLVM_CACHE, else
+	// tpucc/llvm under the user's cache directory.
+	CacheDir string
+	// Threads bounds the goroutines one kernel call is split across; 0 is
+	// runtime.NumCPU().
+	Threads int
+}
+
+// Backend compiles programs to native code.
+type Backend struct {
+	tc      *toolchain
+	cache   *objectCache
+	threads int
+	// CacheWarning says why the configured cache directory was refused and
+	// a private temporary one is used instead; "" when it is used.
+	CacheWarning string
+}
+
+// Open finds clang and opens the object cache. A cache directory that is
+// not private is refused: Open then uses a directory private to the
+// process and says why in CacheWarning.
+func Open(o Options) (*Backend, error) {
+	tc, err := findToolchain()
+	if err != nil {
+		return nil, err
+	}
+	dir := o.CacheDir
+	if dir == "" {
+		dir = defaultCacheDir()
+	}
+	c, cerr := openCache(dir)
+	if c == nil {
+		return nil, cerr
+	}
+	b := &Backend{tc: tc, cache: c, threads: o.Threads}
+	if cerr != nil {
+		b.CacheWarning = cerr.Error()
+	}
+	if b.threads <= 0 {
+		b.threads = runtime.NumCPU()
+	}
+	return b, nil
+}
+
+func (b *Backend) Name() string { return "llvm" }
+
+// Fingerprint names the code generator's version, the clang and the CPU.
+func (b *Backend) Fingerprint() string {
+	return fmt.Sprintf("llvm/1 %s %s", b.tc.version, b.tc.objectKey(""))
+}
+
+// Compile generates, builds (or finds in the cache) and loads the kernels
+// of p's entry.
+func (b *Backend) Compile(p *backend.Program) (backend.Executable, error) {
+	if p == nil || p.Entry == nil {
+		return nil, fmt.Errorf("llvm: no program to compile")
+	}
+	return b.compile(p.Module, p.Entry)
+}
+
+// Executable is a compiled program.
+type Executable struct {
+	plan    *plan
+	entry   *ir.Func
+	threads int
+	lib     uintptr
+	states  chan *state
+	// Times is what compiling it cost.
+	Times BuildTimes
+}
+
+func (b *Backend) compile(m *ir.Module, f *ir.Func) (x *Executable, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			x, err = nil, fmt.Errorf("internal error in the llvm backend compiling @%s: %v", f.Name, r)
+		}
+	}()
+	if m == nil {
+		m = f.Module
+	}
+	if err := ir.VerifyFunc(f); err != nil {
+		return nil, err
+	}
+	var times BuildTimes
+	t0 := time.Now()
+	p, err := newPlan(m, f)
+	if err != nil {
+		return nil, err
+	}
+	text := p.gen.text()
+	times.IRGen = time.Since(t0)
+	x = &Executable{plan: p, entry: f, threads: b.threads, states: make(chan *state, 8)}
+	if p.gen.n > 0 {
+		data, err := b.cache.object(b.tc, text, &times)
+		if err != nil {
+			return nil, err
+		}
+		t1 := time.Now()
+		so, err := b.cache.loadable(data)
+		if err != nil {
+			return nil, err
+		}
+		err = x.load(so)
+		os.Remove(so)
+		if err != nil {
+			return nil, err
+		}
+		times.Load += time.Since(t1)
+	}
+	x.Times = times
+	return x, nil
+}
+
+// Coverage lists the ops of the program by how they run: generated into
+// kernels, or on the reference executor.
+func (x *Executable) Coverage() (generated, fallback string) {
+	return opCounts(x.plan.generated), opCounts(x.plan.fallback)
+}
+
+func opCounts(m map[ir.Op]int) string {
+	var parts []string
+	for op, n := range m {
+		parts = append(parts, fmt.Sprintf("%s=%d", op, n))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, " ")
+}

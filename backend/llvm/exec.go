@@ -1,0 +1,236 @@
+package llvm
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+
+	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/ir"
+)
+
+// load opens the verified object and resolves every kernel of the plan.
+func (x *Executable) load(so string) error {
+	lib, err := purego.Dlopen(so, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		return fmt.Errorf("llvm: loading %s: %v", so, err)
+	}
+	x.lib = lib
+	// The kernels go with the executable: Run keeps x alive while they run.
+	runtime.SetFinalizer(x, func(x *Executable) { purego.Dlclose(x.lib) })
+	for i := range x.plan.steps {
+		st := &x.plan.steps[i]
+		if st.kind != stepKernel {
+			continue
+		}
+		fn, err := purego.Dlsym(lib, st.name)
+		if err != nil {
+			return fmt.Errorf("llvm: kernel %s: %v", st.name, err)
+		}
+		st.fn = fn
+	}
+	return nil
+}
+
+// state is the memory one Run works in: every temporary's storage, planned
+// once from liveness (temporaries whose lives do not overlap share
+// storage), and the pointer array each kernel is called with. States are
+// reused across calls; concurrent calls each take their own.
+type state struct {
+	bufs []*backend.Buffer
+	ptrs [][]unsafe.Pointer
+	wg   sync.WaitGroup
+	args []uintptr // SyscallN's arguments, reused: a fresh variadic slice escapes
+	// scratch has one region per goroutine a kernel call is split across.
+	scratch [][]byte
+}
+
+func (x *Executable) newState() *state {
+	p := x.plan
+	s := &state{bufs: make([]*backend.Buffer, len(p.slots)), ptrs: make([][]unsafe.Pointer, len(p.steps)), args: make([]uintptr, 4)}
+	for i := 0; i < x.threads; i++ {
+		s.scratch = append(s.scratch, make([]byte, p.scratchBytes+64))
+	}
+	arenas := planMemory(p)
+	for i, sl := range p.slots {
+		switch sl.kind {
+		case slotConst:
+			s.bufs[i], _ = backend.View(sl.typ, sl.data)
+		case slotTemp:
+			n := byteSize(sl.typ)
+			b, err := backend.View(sl.typ, arenas[i][:n:n])
+			if err != nil {
+				panic(fmt.Sprintf("llvm: planned buffer: %v", err))
+			}
+			s.bufs[i] = b
+		}
+	}
+	for i, st := range p.steps {
+		s.ptrs[i] = make([]unsafe.Pointer, len(st.bufs))
+	}
+	return s
+}
+
+func byteSize(t ir.Type) int {
+	n, _ := t.NumElements()
+	return int(n) * t.DType.Size()
+}
+
+// Run executes the program. It is safe for concurrent use.
+func (x *Executable) Run(args []*backend.Buffer) (res []*backend.Buffer, err error) {
+	if err := x.checkArgs(args); err != nil {
+		return nil, err
+	}
+	var s *state
+	select {
+	case s = <-x.states:
+	default:
+		s = x.newState()
+	}
+	defer func() {
+		select {
+		case x.states <- s:
+		default:
+		}
+	}()
+	p := x.plan
+	for i, sl := range p.slots {
+		switch sl.kind {
+		case slotParam:
+			s.bufs[i] = args[sl.param]
+		case slotResult:
+			s.bufs[i] = backend.New(sl.typ)
+		}
+	}
+	for i := range p.steps {
+		if err := x.runStep(s, i); err != nil {
+			return nil, err
+		}
+	}
+	res = make([]*backend.Buffer, len(p.results))
+	for i, r := range p.results {
+		res[i] = s.bufs[r]
+	}
+	for i, sl := range p.slots {
+		if sl.kind == slotParam || sl.kind == slotResult {
+			s.bufs[i] = nil
+		}
+	}
+	runtime.KeepAlive(args)
+	runtime.KeepAlive(x)
+	return res, nil
+}
+
+func (x *Executable) checkArgs(args []*backend.Buffer) error {
+	f := x.entry
+	if len(args) != len(f.Params) {
+		return fmt.Errorf("@%s takes %d arguments, got %d", f.Name, len(f.Params), len(args))
+	}
+	for i, prm := range f.Params {
+		a := args[i]
+		if a == nil {
+			return fmt.Errorf("argument %d of @%s: missing (nil), want %s", i, f.Name, prm.Type)
+		}
+		if a.Type().DType != prm.Type.DType || !a.Type().SameShape(prm.Type) {
+			return fmt.Errorf("argument %d of @%s: got %s, want %s", i, f.Name, a.Type(), prm.Type)
+		}
+	}
+	return nil
+}
+
+func (x *Executable) runStep(s *state, i int) error {
+	st := &x.plan.steps[i]
+	switch st.kind {
+	case stepCopy:
+		copy(s.bufs[st.bufs[0]].Bytes(), s.bufs[st.bufs[1]].Bytes())
+		return nil
+	case stepRef:
+		bufs := make([]*backend.Buffer, len(st.bufs))
+		for j, b := range st.bufs {
+			bufs[j] = s.bufs[b]
+		}
+		return refEval(st.instr, bufs[st.outs:], bufs[:st.outs])
+	}
+	ptrs := s.ptrs[i]
+	for j, b := range st.bufs {
+		ptrs[j] = dataPtr(s.bufs[b])
+	}
+	x.call(s, st, ptrs)
+	for j := range ptrs {
+		ptrs[j] = nil
+	}
+	return nil
+}
+
+func dataPtr(b *backend.Buffer) unsafe.Pointer {
+	d := b.Bytes()
+	if len(d) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(&d[0])
+}
+
+// splitWork is the work (elements or multiply-adds) below which a kernel
+// runs on the calling goroutine: splitting costs a few microseconds.
+const splitWork = 1 << 16
+
+// call runs the kernel over [0, rows), split across goroutines when it is
+// big enough.
+func (x *Executable) call(s *state, st *step, ptrs []unsafe.Pointer) {
+	base := uintptr(unsafe.Pointer(&ptrs[0]))
+	n := int64(x.threads)
+	if n > st.rows {
+		n = st.rows
+	}
+	if n <= 1 || st.work < splitWork {
+		s.args[0], s.args[1], s.args[2], s.args[3] = base, 0, uintptr(st.rows), s.scratchPtr(0)
+		purego.SyscallN(st.fn, s.args...)
+		runtime.KeepAlive(ptrs)
+		return
+	}
+	chunk := (st.rows + n - 1) / n
+	for i, lo := 1, chunk; lo < st.rows; i, lo = i+1, lo+chunk {
+		hi := min(lo+chunk, st.rows)
+		s.wg.Add(1)
+		workCh <- task{fn: st.fn, bufs: base, lo: lo, hi: hi, scratch: s.scratchPtr(i), wg: &s.wg}
+	}
+	s.args[0], s.args[1], s.args[2], s.args[3] = base, 0, uintptr(min(chunk, st.rows)), s.scratchPtr(0)
+	purego.SyscallN(st.fn, s.args...)
+	s.wg.Wait()
+	runtime.KeepAlive(ptrs)
+}
+
+// scratchPtr is the 64-byte aligned scratch region i.
+func (s *state) scratchPtr(i int) uintptr {
+	p := uintptr(unsafe.Pointer(&s.scratch[i][0]))
+	return (p + 63) &^ 63
+}
+
+type task struct {
+	fn, bufs, scratch uintptr
+	lo, hi            int64
+	wg                *sync.WaitGroup
+}
+
+var (
+	workCh   = make(chan task, 64)
+	workOnce sync.Once
+)
+
+func init() {
+	workOnce.Do(func() {
+		for i := 0; i < runtime.NumCPU(); i++ {
+			go func() {
+				args := make([]uintptr, 4)
+				for t := range workCh {
+					args[0], args[1], args[2], args[3] = t.bufs, uintptr(t.lo), uintptr(t.hi), t.scratch
+					purego.SyscallN(t.fn, args...)
+					t.wg.Done()
+				}
+			}()
+		}
+	})
+}

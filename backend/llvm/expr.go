@@ -1,0 +1,594 @@
+package llvm
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/llir/llvm/ir/constant"
+	"github.com/llir/llvm/ir/enum"
+	"github.com/llir/llvm/ir/types"
+	"github.com/llir/llvm/ir/value"
+
+	"github.com/tpucc/tpucc/ir"
+)
+
+// Elementwise code is generated as expressions: a value defined by an
+// elementwise or index-remapping op is computed where it is used, at the
+// index the use needs, down to leaves read from buffers. The dtypes
+// generated so far are f32, f16 and bf16 (computed in f32 and rounded to
+// their dtype after every op, which gives the reference executor's results
+// bit for bit for the IEEE ops: it computes in f64 and rounds through f32),
+// i32 and i1 (stored as one byte); every other dtype runs on the reference
+// executor.
+
+// elemType is how a dtype is held in registers and in memory.
+func elemType(dt ir.DType) (reg, mem types.Type, ok bool) {
+	switch dt {
+	case ir.F32:
+		return types.Float, types.Float, true
+	case ir.I32, ir.U32:
+		return types.I32, types.I32, true
+	case ir.I8, ir.U8:
+		return types.I8, types.I8, true
+	case ir.I16:
+		return types.I16, types.I16, true
+	case ir.I64:
+		return types.I64, types.I64, true
+	case ir.I1:
+		return types.I1, types.I8, true
+	case ir.F16, ir.BF16:
+		return types.Float, types.I16, true
+	}
+	return nil, nil, false
+}
+
+// floatish dtypes are held as f32 in registers.
+func floatish(dt ir.DType) bool { return dt == ir.F32 || dt == ir.F16 || dt == ir.BF16 }
+
+// widen turns a stored f16/bf16 bit pattern into its exact f32 value.
+func (k *kfn) widen(x value.Value, dt ir.DType) value.Value {
+	c := k.cur
+	if dt == ir.F16 {
+		return c.NewFPExt(c.NewBitCast(x, types.Half), types.Float)
+	}
+	return c.NewBitCast(c.NewShl(c.NewZExt(x, types.I32), constant.NewInt(types.I32, 16)), types.Float)
+}
+
+// narrow rounds an f32 to f16/bf16 bits to nearest even, as ir's
+// Float32ToF16 and Float32ToBF16 do (a NaN stays a quiet NaN).
+func (k *kfn) narrow(x value.Value, dt ir.DType) value.Value {
+	c := k.cur
+	if dt == ir.F16 {
+		return c.NewBitCast(c.NewFPTrunc(x, types.Half), types.I16)
+	}
+	i32c := func(v int64) value.Value { return constant.NewInt(types.I32, v) }
+	b := c.NewBitCast(x, types.I32)
+	hi := c.NewLShr(b, i32c(16))
+	rounded := c.NewLShr(c.NewAdd(c.NewAdd(b, i32c(0x7fff)), c.NewAnd(hi, i32c(1))), i32c(16))
+	nan := c.NewOr(hi, i32c(0x40))
+	r := c.NewSelect(c.NewFCmp(enum.FPredUNO, x, x), nan, rounded)
+	return c.NewTrunc(r, types.I16)
+}
+
+// round brings an f32 result into dt (a no-op for f32).
+func (k *kfn) round(x value.Value, dt ir.DType) value.Value {
+	if dt == ir.F32 {
+		return x
+	}
+	return k.widen(k.narrow(x, dt), dt)
+}
+
+func supportedType(t ir.Type) bool {
+	_, _, ok := elemType(t.DType)
+	return ok && t.IsStatic()
+}
+
+// exprOps are the ops an expression computes; each maps an output index
+// to its operands' indices or combines operands at the same index.
+var exprOps = map[ir.Op]bool{
+	ir.OpNeg: true, ir.OpAbs: true, ir.OpExp: true, ir.OpLog: true, ir.OpLog1p: true,
+	ir.OpExpm1: true, ir.OpSqrt: true, ir.OpRsqrt: true, ir.OpTanh: true, ir.OpSigmoid: true,
+	ir.OpSin: true, ir.OpCos: true, ir.OpFloor: true, ir.OpCeil: true, ir.OpRound: true,
+	ir.OpSign: true, ir.OpNot: true, ir.OpErf: true, ir.OpRelu: true, ir.OpSilu: true, ir.OpGelu: true,
+	ir.OpAdd: true, ir.OpSub: true, ir.OpMul: true, ir.OpDiv: true, ir.OpRem: true, ir.OpPow: true,
+	ir.OpMax: true, ir.OpMin: true, ir.OpAnd: true, ir.OpOr: true, ir.OpXor: true, ir.OpAtan2: true,
+	ir.OpCompare: true, ir.OpSelect: true, ir.OpClamp: true, ir.OpConvert: true, ir.OpCopy: true,
+	ir.OpBroadcast: true, ir.OpTranspose: true, ir.OpReshape: true, ir.OpSlice: true,
+	ir.OpIota: true, ir.OpConcat: true, ir.OpConstant: true,
+}
+
+var boolOps = map[ir.Op]bool{
+	ir.OpNot: true, ir.OpAnd: true, ir.OpOr: true, ir.OpXor: true, ir.OpCompare: true,
+	ir.OpSelect: true, ir.OpMax: true, ir.OpMin: true, ir.OpConvert: true, ir.OpCopy: true,
+	ir.OpBroadcast: true, ir.OpTranspose: true, ir.OpReshape: true, ir.OpSlice: true, ir.OpConcat: true,
+}
+
+// isExpr reports whether in is computed as an expression by this backend.
+func isExpr(in *ir.Instr) bool {
+	if !exprOps[in.Op] || len(in.Results) != 1 || !supportedType(in.Results[0].Type) {
+		return false
+	}
+	for _, a := range in.Args {
+		if !supportedType(a.Type) {
+			return false
+		}
+	}
+	dt := in.Results[0].Type.DType
+	switch in.Op {
+	case ir.OpConstant:
+		l := in.Attr.(*ir.ConstAttr).Value
+		return l != nil && l.Len() == 1
+	case ir.OpDiv, ir.OpRem, ir.OpPow, ir.OpAtan2:
+		return floatish(dt) // integer division by zero has its own rules
+	case ir.OpConvert:
+		from := in.Args[0].Type.DType
+		switch {
+		case floatish(from) && dt.IsInt():
+			return false // float to integer saturates in the reference executor
+		case from == ir.I64 && floatish(dt):
+			return false // i64 to float rounds once in the reference, twice here
+		}
+	}
+	if in.Args != nil && len(in.Args) > 0 && in.Args[0].Type.DType == ir.I1 {
+		return boolOps[in.Op] // i1 arithmetic wraps in its own way
+	}
+	return true
+}
+
+// expr emits the computation of values at indices inside kernel k. Leaves
+// are buffers of the kernel (by value); defs are the virtual values.
+type expr struct {
+	k    *kfn
+	leaf func(*ir.Value) (int, bool) // the kernel buffer holding a materialised value
+	defs map[*ir.Value]*ir.Instr
+	memo map[string]value.Value
+	bufs map[*ir.Value]int
+}
+
+// leafBuf is the kernel buffer of v, if v is in memory.
+func (e *expr) leafBuf(v *ir.Value) (int, bool) {
+	if b, ok := e.bufs[v]; ok {
+		return b, true
+	}
+	b, ok := e.leaf(v)
+	if ok {
+		e.bufs[v] = b
+	}
+	return b, ok
+}
+
+// at computes v at idx (one i64 per dimension of v).
+func (e *expr) at(v *ir.Value, idx []value.Value) value.Value {
+	key := fmt.Sprintf("%p", v)
+	for _, x := range idx {
+		key += fmt.Sprintf(" %p", x)
+	}
+	if r, ok := e.memo[key]; ok {
+		return r
+	}
+	r := e.compute(v, idx)
+	e.memo[key] = r
+	return r
+}
+
+func (e *expr) compute(v *ir.Value, idx []value.Value) value.Value {
+	k := e.k
+	if b, ok := e.leafBuf(v); ok {
+		reg, mem, _ := elemType(v.Type.DType)
+		x := k.load(mem, k.buf(b, mem), k.linear(idx, v.Type.Dims()))
+		switch {
+		case v.Type.DType == ir.F16 || v.Type.DType == ir.BF16:
+			return k.widen(x, v.Type.DType)
+		case reg != mem:
+			return k.cur.NewTrunc(x, reg)
+		}
+		return x
+	}
+	in := e.defs[v]
+	if in == nil {
+		panic(fmt.Sprintf("llvm: value %v is neither a leaf nor defined", v))
+	}
+	if r := e.remap(in, idx); r != nil {
+		return r
+	}
+	args := make([]value.Value, len(in.Args))
+	for i, a := range in.Args {
+		args[i] = e.at(a, idx)
+	}
+	if len(args) == 0 {
+		return e.nullary(in, idx)
+	}
+	dt := in.Results[0].Type.DType
+	if in.Op == ir.OpConvert || in.Op == ir.OpCopy {
+		return e.convert(args[0], in.Args[0].Type.DType, dt)
+	}
+	if floatish(in.Args[0].Type.DType) {
+		r := e.float(in, args)
+		if floatish(dt) {
+			r = k.round(r, dt)
+		}
+		return r
+	}
+	return e.integer(in, args)
+}
+
+// remap handles the ops that read their operand at another index; nil for
+// the others.
+func (e *expr) remap(in *ir.Instr, idx []value.Value) value.Value {
+	k := e.k
+	src := in.Args
+	switch in.Op {
+	case ir.OpBroadcast:
+		dims := in.Attr.(*ir.DimsAttr).Dims
+		od := src[0].Type.Dims()
+		oi := make([]value.Value, len(dims))
+		for i, d := range dims {
+			if od[i] == 1 {
+				oi[i] = ci(0)
+			} else {
+				oi[i] = idx[d]
+			}
+		}
+		return e.at(src[0], oi)
+	case ir.OpTranspose:
+		perm := in.Attr.(*ir.PermAttr).Perm
+		oi := make([]value.Value, len(perm))
+		for i, p := range perm {
+			oi[p] = idx[i]
+		}
+		return e.at(src[0], oi)
+	case ir.OpReshape:
+		return e.at(src[0], k.delinear(k.linear(idx, in.Results[0].Type.Dims()), src[0].Type.Dims()))
+	case ir.OpSlice:
+		a := in.Attr.(*ir.SliceAttr)
+		oi := make([]value.Value, len(idx))
+		for i := range idx {
+			s := int64(1)
+			if len(a.Stride) > 0 {
+				s = a.Stride[i]
+			}
+			oi[i] = k.mulAdd(idx[i], s, ci(a.Start[i]))
+		}
+		return e.at(src[0], oi)
+	case ir.OpConcat:
+		return e.concat(in, idx)
+	}
+	return nil
+}
+
+// concat evaluates every operand at its clamped index and selects the one
+// the index falls in.
+func (e *expr) concat(in *ir.Instr, idx []value.Value) value.Value {
+	k := e.k
+	axis := in.Attr.(*ir.AxisAttr).Axis
+	var out value.Value
+	off := int64(0)
+	for _, a := range in.Args {
+		n := a.Type.Dims()[axis]
+		if n == 0 {
+			continue
+		}
+		oi := append([]value.Value(nil), idx...)
+		rel := k.cur.NewSub(idx[axis], ci(off))
+		lo := k.cur.NewSelect(k.cur.NewICmp(enum.IPredSLT, rel, ci(0)), ci(0), rel)
+		oi[axis] = k.cur.NewSelect(k.cur.NewICmp(enum.IPredSGT, lo, ci(n-1)), ci(n-1), lo)
+		x := e.at(a, oi)
+		if out == nil {
+			out = x
+		} else {
+			out = k.cur.NewSelect(k.cur.NewICmp(enum.IPredSGE, idx[axis], ci(off)), x, out)
+		}
+		off += n
+	}
+	if out == nil { // every operand is empty along axis, so is the result: never read
+		reg, _, _ := elemType(in.Results[0].Type.DType)
+		return constant.NewZeroInitializer(reg)
+	}
+	return out
+}
+
+// delinear splits a flat index into dims' coordinates.
+func (k *kfn) delinear(lin value.Value, dims []int64) []value.Value {
+	out := make([]value.Value, len(dims))
+	for d := len(dims) - 1; d >= 0; d-- {
+		if d == 0 {
+			out[0] = lin
+			break
+		}
+		if dims[d] == 1 {
+			out[d] = ci(0)
+			continue
+		}
+		out[d] = k.cur.NewSRem(lin, ci(dims[d]))
+		lin = k.cur.NewSDiv(lin, ci(dims[d]))
+	}
+	return out
+}
+
+func (e *expr) nullary(in *ir.Instr, idx []value.Value) value.Value {
+	t := in.Results[0].Type
+	reg, _, _ := elemType(t.DType)
+	switch in.Op {
+	case ir.OpIota:
+		i := idx[in.Attr.(*ir.AxisAttr).Axis]
+		switch t.DType {
+		case ir.F32, ir.F16, ir.BF16:
+			return e.k.round(e.k.cur.NewSIToFP(i, reg), t.DType)
+		case ir.I1:
+			return e.k.cur.NewICmp(enum.IPredNE, i, ci(0))
+		case ir.I64:
+			return i
+		}
+		return e.k.cur.NewTrunc(i, reg)
+	case ir.OpConstant:
+		l := in.Attr.(*ir.ConstAttr).Value
+		switch t.DType {
+		case ir.F32, ir.F16, ir.BF16:
+			return constant.NewFloat(types.Float, float64(float32(t.DType.RoundFloat(l.Float(0)))))
+		case ir.I1:
+			return constant.NewBool(l.Int(0) != 0)
+		}
+		it := reg.(*types.IntType)
+		v := t.DType.WrapInt(l.Int(0))
+		if t.DType.IsUnsigned() { // LLVM writes the bits as a signed number
+			v = v << (64 - it.BitSize) >> (64 - it.BitSize)
+		}
+		return constant.NewInt(it, v)
+	}
+	panic(fmt.Sprintf("llvm: no expression for %s", in.Op))
+}
+
+func (e *expr) convert(x value.Value, from, to ir.DType) value.Value {
+	c := e.k.cur
+	reg, _, _ := elemType(to)
+	switch {
+	case from == to:
+		return x
+	case floatish(from) && floatish(to):
+		return e.k.round(x, to)
+	case floatish(from) && to == ir.I1:
+		return c.NewFCmp(enum.FPredUNE, x, constant.NewFloat(types.Float, 0))
+	case from == ir.I1 && floatish(to):
+		return e.k.round(c.NewUIToFP(x, reg), to)
+	case from.IsSigned() && floatish(to):
+		return e.k.round(c.NewSIToFP(x, reg), to)
+	case from.IsUnsigned() && floatish(to):
+		return e.k.round(c.NewUIToFP(x, reg), to)
+	case from == ir.I1:
+		return c.NewZExt(x, reg)
+	case to == ir.I1:
+		return c.NewICmp(enum.IPredNE, x, constant.NewInt(x.Type().(*types.IntType), 0))
+	case from.Bits() > to.Bits():
+		return c.NewTrunc(x, reg)
+	case from.Bits() < to.Bits() && from.IsSigned():
+		return c.NewSExt(x, reg)
+	case from.Bits() < to.Bits():
+		return c.NewZExt(x, reg)
+	}
+	if from.Bits() == to.Bits() { // i32 <-> u32: the same bits
+		return x
+	}
+	panic(fmt.Sprintf("llvm: no conversion from %s to %s", from, to))
+}
+
+func f32(v float64) value.Value { return constant.NewFloat(types.Float, v) }
+
+// call1 calls the one-argument float function name (an intrinsic or libm).
+func (e *expr) call1(name string, x value.Value) value.Value {
+	return e.k.cur.NewCall(e.k.g.declare(name, types.Float, types.Float), x)
+}
+
+func (e *expr) call2(name string, x, y value.Value) value.Value {
+	return e.k.cur.NewCall(e.k.g.declare(name, types.Float, types.Float, types.Float), x, y)
+}
+
+// sigmoid is 1/(1+exp(-x)), as the reference executor writes it.
+func (e *expr) sigmoid(x value.Value) value.Value {
+	c := e.k.cur
+	ex := e.call1("llvm.exp.f32", c.NewFNeg(x))
+	return c.NewFDiv(f32(1), c.NewFAdd(f32(1), ex))
+}
+
+// float emits a float op on f32 operands.
+func (e *expr) float(in *ir.Instr, a []value.Value) value.Value {
+	c := e.k.cur
+	switch in.Op {
+	case ir.OpNeg:
+		return c.NewFNeg(a[0])
+	case ir.OpAbs:
+		return e.call1("llvm.fabs.f32", a[0])
+	case ir.OpExp:
+		return e.call1("llvm.exp.f32", a[0])
+	case ir.OpLog:
+		return e.call1("llvm.log.f32", a[0])
+	case ir.OpLog1p:
+		return e.call1("log1pf", a[0])
+	case ir.OpExpm1:
+		return e.call1("expm1f", a[0])
+	case ir.OpSqrt:
+		return e.call1("llvm.sqrt.f32", a[0])
+	case ir.OpRsqrt:
+		return c.NewFDiv(f32(1), e.call1("llvm.sqrt.f32", a[0]))
+	case ir.OpTanh:
+		return e.call1("tanhf", a[0])
+	case ir.OpSigmoid:
+		return e.sigmoid(a[0])
+	case ir.OpSilu:
+		return c.NewFMul(a[0], e.sigmoid(a[0]))
+	case ir.OpGelu:
+		return e.gelu(in, a[0])
+	case ir.OpSin:
+		return e.call1("llvm.sin.f32", a[0])
+	case ir.OpCos:
+		return e.call1("llvm.cos.f32", a[0])
+	case ir.OpFloor:
+		return e.call1("llvm.floor.f32", a[0])
+	case ir.OpCeil:
+		return e.call1("llvm.ceil.f32", a[0])
+	case ir.OpRound:
+		return e.call1("llvm.roundeven.f32", a[0])
+	case ir.OpErf:
+		return e.call1("erff", a[0])
+	case ir.OpRelu:
+		return e.k.fmax(a[0], f32(0), true)
+	case ir.OpSign:
+		pos := c.NewSelect(c.NewFCmp(enum.FPredOGT, a[0], f32(0)), f32(1), a[0])
+		return c.NewSelect(c.NewFCmp(enum.FPredOLT, a[0], f32(0)), f32(-1), pos)
+	case ir.OpAdd:
+		return c.NewFAdd(a[0], a[1])
+	case ir.OpSub:
+		return c.NewFSub(a[0], a[1])
+	case ir.OpMul:
+		return c.NewFMul(a[0], a[1])
+	case ir.OpDiv:
+		return c.NewFDiv(a[0], a[1])
+	case ir.OpRem:
+		return c.NewFRem(a[0], a[1])
+	case ir.OpPow:
+		return e.call2("llvm.pow.f32", a[0], a[1])
+	case ir.OpAtan2:
+		return e.call2("atan2f", a[0], a[1])
+	case ir.OpMax:
+		return e.k.fmax(a[0], a[1], true)
+	case ir.OpMin:
+		return e.k.fmax(a[0], a[1], false)
+	case ir.OpCompare:
+		return c.NewFCmp(fpred[in.Attr.(*ir.CompareAttr).Dir], a[0], a[1])
+	case ir.OpSelect:
+		return c.NewSelect(a[0], a[1], a[2])
+	case ir.OpClamp:
+		return e.k.fmax(e.k.fmax(a[1], a[0], true), a[2], false)
+	}
+	panic(fmt.Sprintf("llvm: no f32 expression for %s", in.Op))
+}
+
+// fpred: ordered comparisons are false on NaN, ne is true on NaN, as Go's
+// operators (and so the reference executor) behave.
+var fpred = map[ir.CmpDir]enum.FPred{
+	ir.CmpEQ: enum.FPredOEQ, ir.CmpNE: enum.FPredUNE, ir.CmpLT: enum.FPredOLT,
+	ir.CmpLE: enum.FPredOLE, ir.CmpGT: enum.FPredOGT, ir.CmpGE: enum.FPredOGE,
+}
+
+var ipred = map[ir.CmpDir]enum.IPred{
+	ir.CmpEQ: enum.IPredEQ, ir.CmpNE: enum.IPredNE, ir.CmpLT: enum.IPredSLT,
+	ir.CmpLE: enum.IPredSLE, ir.CmpGT: enum.IPredSGT, ir.CmpGE: enum.IPredSGE,
+}
+
+func (e *expr) gelu(in *ir.Instr, x value.Value) value.Value {
+	c := e.k.cur
+	var inner value.Value
+	if in.Attr.(*ir.GeluAttr).Approximate {
+		x3 := c.NewFMul(c.NewFMul(x, x), x)
+		t := c.NewFMul(f32(float64(float32(math.Sqrt(2/math.Pi)))), c.NewFAdd(x, c.NewFMul(f32(float64(float32(0.044715))), x3)))
+		inner = e.call1("tanhf", t)
+	} else {
+		inner = e.call1("erff", c.NewFMul(x, f32(float64(float32(1/math.Sqrt2)))))
+	}
+	return c.NewFMul(c.NewFMul(f32(0.5), x), c.NewFAdd(f32(1), inner))
+}
+
+// integer emits an op on integer or i1 operands. Two's complement
+// arithmetic wraps exactly as the reference executor wraps into the dtype;
+// unsigned dtypes and i1 (0 and 1) order without sign.
+func (e *expr) integer(in *ir.Instr, a []value.Value) value.Value {
+	c := e.k.cur
+	dt := in.Args[0].Type.DType
+	signed := dt.IsSigned()
+	it, _ := a[0].Type().(*types.IntType)
+	if in.Op == ir.OpSelect || in.Op == ir.OpClamp {
+		it, _ = a[1].Type().(*types.IntType)
+	}
+	n := func(v int64) value.Value { return constant.NewInt(it, v) }
+	switch in.Op {
+	case ir.OpNeg:
+		return c.NewSub(n(0), a[0])
+	case ir.OpAbs:
+		if !signed {
+			return a[0]
+		}
+		return c.NewSelect(c.NewICmp(enum.IPredSLT, a[0], n(0)), c.NewSub(n(0), a[0]), a[0])
+	case ir.OpRelu:
+		return e.imax(a[0], n(0), signed)
+	case ir.OpSign:
+		pos := c.NewSelect(c.NewICmp(enum.IPredNE, a[0], n(0)), n(1), n(0))
+		if !signed {
+			return pos
+		}
+		return c.NewSelect(c.NewICmp(enum.IPredSLT, a[0], n(0)), n(-1), pos)
+	case ir.OpNot:
+		if dt == ir.I1 {
+			return c.NewXor(a[0], constant.NewBool(true))
+		}
+		return c.NewXor(a[0], n(-1))
+	case ir.OpAdd:
+		return c.NewAdd(a[0], a[1])
+	case ir.OpSub:
+		return c.NewSub(a[0], a[1])
+	case ir.OpMul:
+		return c.NewMul(a[0], a[1])
+	case ir.OpAnd:
+		return c.NewAnd(a[0], a[1])
+	case ir.OpOr:
+		return c.NewOr(a[0], a[1])
+	case ir.OpXor:
+		return c.NewXor(a[0], a[1])
+	case ir.OpMax:
+		return e.imax(a[0], a[1], signed)
+	case ir.OpMin:
+		return e.imin(a[0], a[1], signed)
+	case ir.OpCompare:
+		p := ipred[in.Attr.(*ir.CompareAttr).Dir]
+		if !signed {
+			p = upred[p]
+		}
+		return c.NewICmp(p, a[0], a[1])
+	case ir.OpSelect:
+		return c.NewSelect(a[0], a[1], a[2])
+	case ir.OpClamp:
+		s2 := in.Args[1].Type.DType.IsSigned()
+		return e.imin(e.imax(a[1], a[0], s2), a[2], s2)
+	}
+	panic(fmt.Sprintf("llvm: no integer expression for %s", in.Op))
+}
+
+// upred compares unsigned values and i1 (0 and 1; signed i1 has -1 for true).
+var upred = map[enum.IPred]enum.IPred{
+	enum.IPredEQ: enum.IPredEQ, enum.IPredNE: enum.IPredNE, enum.IPredSLT: enum.IPredULT,
+	enum.IPredSLE: enum.IPredULE, enum.IPredSGT: enum.IPredUGT, enum.IPredSGE: enum.IPredUGE,
+}
+
+func (e *expr) imax(x, y value.Value, signed bool) value.Value {
+	p := enum.IPredSGT
+	if !signed {
+		p = enum.IPredUGT
+	}
+	return e.k.cur.NewSelect(e.k.cur.NewICmp(p, x, y), x, y)
+}
+
+func (e *expr) imin(x, y value.Value, signed bool) value.Value {
+	p := enum.IPredSLT
+	if !signed {
+		p = enum.IPredULT
+	}
+	return e.k.cur.NewSelect(e.k.cur.NewICmp(p, x, y), x, y)
+}
+
+// fmax is the reference executor's max (or min): NaN propagates, and -0
+// orders below +0. (LLVM 14 cannot select llvm.maximum on x86.)
+func (k *kfn) fmax(a, b value.Value, isMax bool) value.Value {
+	c := k.cur
+	p := enum.FPredOGT
+	if !isMax {
+		p = enum.FPredOLT
+	}
+	r := c.NewSelect(c.NewFCmp(p, a, b), a, b)
+	ai, bi := c.NewBitCast(a, types.I32), c.NewBitCast(b, types.I32)
+	var z value.Value
+	if isMax {
+		z = c.NewAnd(ai, bi)
+	} else {
+		z = c.NewOr(ai, bi)
+	}
+	r = c.NewSelect(c.NewFCmp(enum.FPredOEQ, a, b), c.NewBitCast(z, types.Float), r)
+	return c.NewSelect(c.NewFCmp(enum.FPredUNO, a, b), c.NewFAdd(a, b), r)
+}

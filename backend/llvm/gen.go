@@ -1,0 +1,233 @@
+package llvm
+
+import (
+	"fmt"
+	"strings"
+
+	lir "github.com/llir/llvm/ir"
+	"github.com/llir/llvm/ir/constant"
+	"github.com/llir/llvm/ir/enum"
+	"github.com/llir/llvm/ir/types"
+	"github.com/llir/llvm/ir/value"
+)
+
+// Every kernel has one signature, so the executor calls them all alike:
+//
+//	void kNNN(i8** bufs, i64 lo, i64 hi, i8* scratch)
+//
+// bufs holds the kernel's buffers (outputs first, then inputs) and [lo, hi)
+// is the range of its outermost loop that this call runs, which is how the
+// executor splits a kernel across goroutines; scratch is memory private to
+// this call (the plan's scratchBytes long), where matmuls pack panels.
+
+// gen is one LLVM module under construction.
+type gen struct {
+	m     *lir.Module
+	decls map[string]*lir.Func
+	n     int
+}
+
+func newGen() *gen {
+	return &gen{m: lir.NewModule(), decls: map[string]*lir.Func{}}
+}
+
+// declare returns the external function name (an intrinsic or libm),
+// declaring it once.
+func (g *gen) declare(name string, ret types.Type, params ...types.Type) *lir.Func {
+	if f, ok := g.decls[name]; ok {
+		return f
+	}
+	ps := make([]*lir.Param, len(params))
+	for i, t := range params {
+		ps[i] = lir.NewParam("", t)
+	}
+	f := g.m.NewFunc(name, ret, ps...)
+	g.decls[name] = f
+	return f
+}
+
+// text is the module as LLVM 14 assembly.
+func (g *gen) text() string {
+	var b strings.Builder
+	b.WriteString("; tpucc kernels\n")
+	b.WriteString(g.m.String())
+	return b.String()
+}
+
+var (
+	i8pp = types.NewPointer(types.I8Ptr)
+	i64  = types.I64
+)
+
+func ci(v int64) *constant.Int { return constant.NewInt(types.I64, v) }
+
+// kfn is one kernel function being emitted; cur is the block that code is
+// appended to.
+type kfn struct {
+	g       *gen
+	f       *lir.Func
+	name    string
+	bufs    value.Value
+	lo, hi  value.Value
+	scratch value.Value
+	cur     *lir.Block
+	ptrs    map[int]value.Value
+}
+
+// newKernel starts a kernel; its entry block is current.
+func (g *gen) newKernel() *kfn {
+	g.n++
+	name := fmt.Sprintf("k%d", g.n)
+	bufs := lir.NewParam("bufs", i8pp)
+	lo := lir.NewParam("lo", i64)
+	hi := lir.NewParam("hi", i64)
+	scratch := lir.NewParam("scratch", types.I8Ptr)
+	f := g.m.NewFunc(name, types.Void, bufs, lo, hi, scratch)
+	k := &kfn{g: g, f: f, name: name, bufs: bufs, lo: lo, hi: hi, scratch: scratch, ptrs: map[int]value.Value{}}
+	k.cur = f.NewBlock("entry")
+	return k
+}
+
+// finish returns from the kernel.
+func (k *kfn) finish() { k.cur.NewRet(nil) }
+
+// buf is the pointer to buffer i of the kernel as elem*. It is loaded in
+// the entry block, so it is invariant in every loop.
+func (k *kfn) buf(i int, elem types.Type) value.Value {
+	if p, ok := k.ptrs[i]; ok {
+		if p.Type().(*types.PointerType).ElemType.Equal(elem) {
+			return p
+		}
+	}
+	entry := k.f.Blocks[0]
+	slot := lir.NewGetElementPtr(types.I8Ptr, k.bufs, ci(int64(i)))
+	slot.InBounds = true
+	raw := lir.NewLoad(types.I8Ptr, slot)
+	cast := lir.NewBitCast(raw, types.NewPointer(elem))
+	// Insert before whatever the entry block holds so far so that the
+	// pointer dominates every use.
+	entry.Insts = append([]lir.Instruction{slot, raw, cast}, entry.Insts...)
+	k.ptrs[i] = cast
+	return cast
+}
+
+// at is &p[idx].
+func (k *kfn) at(elem types.Type, p, idx value.Value) value.Value {
+	g := k.cur.NewGetElementPtr(elem, p, idx)
+	g.InBounds = true
+	return g
+}
+
+func (k *kfn) load(elem types.Type, p, idx value.Value) value.Value {
+	return k.cur.NewLoad(elem, k.at(elem, p, idx))
+}
+
+func (k *kfn) store(v, p, idx value.Value) {
+	k.cur.NewStore(v, k.at(v.Type(), p, idx))
+}
+
+// loop emits for i := from; i < to; i++ { body } carrying the values acc
+// (one phi each); body returns the carried values' next values. It returns
+// the carried values after the loop.
+func (k *kfn) loop(from, to value.Value, acc []value.Value, body func(i value.Value, acc []value.Value) []value.Value) []value.Value {
+	pre := k.cur
+	hdr := k.f.NewBlock("")
+	bodyB := k.f.NewBlock("")
+	exit := k.f.NewBlock("")
+	pre.NewBr(hdr)
+	i := hdr.NewPhi(lir.NewIncoming(from, pre))
+	phis := make([]value.Value, len(acc))
+	for j, a := range acc {
+		phis[j] = hdr.NewPhi(lir.NewIncoming(a, pre))
+	}
+	hdr.NewCondBr(hdr.NewICmp(enum.IPredSLT, i, to), bodyB, exit)
+	k.cur = bodyB
+	next := body(i, phis)
+	inc := k.cur.NewAdd(i, ci(1))
+	inc.OverflowFlags = []enum.OverflowFlag{enum.OverflowFlagNSW}
+	i.Incs = append(i.Incs, lir.NewIncoming(inc, k.cur))
+	for j := range phis {
+		phis[j].(*lir.InstPhi).Incs = append(phis[j].(*lir.InstPhi).Incs, lir.NewIncoming(next[j], k.cur))
+	}
+	k.cur.NewBr(hdr)
+	k.cur = exit
+	return phis
+}
+
+// loopN is loop over [0, n) with nothing carried.
+func (k *kfn) loopN(n int64, body func(i value.Value)) {
+	k.loop(ci(0), ci(n), nil, func(i value.Value, _ []value.Value) []value.Value {
+		body(i)
+		return nil
+	})
+}
+
+// mulAdd is a*s + b in i64 (index arithmetic), folding constants.
+func (k *kfn) mulAdd(a value.Value, s int64, b value.Value) value.Value {
+	var t value.Value = a
+	if s == 0 {
+		t = ci(0)
+	} else if s != 1 {
+		t = k.cur.NewMul(a, ci(s))
+	}
+	if c, ok := b.(*constant.Int); ok && c.X.Sign() == 0 {
+		return t
+	}
+	if c, ok := t.(*constant.Int); ok && c.X.Sign() == 0 {
+		return b
+	}
+	return k.cur.NewAdd(t, b)
+}
+
+// linear is the row-major flat index of idx in dims.
+func (k *kfn) linear(idx []value.Value, dims []int64) value.Value {
+	var lin value.Value = ci(0)
+	for d := range dims {
+		if d == 0 {
+			lin = idx[0]
+			continue
+		}
+		lin = k.mulAdd(lin, dims[d], idx[d])
+	}
+	return lin
+}
+
+// fast marks a float instruction as reassociable, which lets the loop
+// vectoriser keep reductions in vector accumulators; nothing else about
+// IEEE semantics is relaxed (no contraction into FMA, NaN and inf kept).
+func fast(v value.Value) value.Value {
+	switch x := v.(type) {
+	case *lir.InstFAdd:
+		x.FastMathFlags = []enum.FastMathFlag{enum.FastMathFlagReassoc, enum.FastMathFlagNSZ}
+	case *lir.InstFMul:
+		x.FastMathFlags = []enum.FastMathFlag{enum.FastMathFlagReassoc, enum.FastMathFlagNSZ}
+	}
+	return v
+}
+
+// emitNest emits the loops over dims, the outermost over the kernel's
+// [lo, hi), and calls body with the indices in the innermost loop. A scalar
+// runs body once per index of [lo, hi) (which is [0, 1)).
+func emitNest(k *kfn, dims []int64, body func(idx []value.Value)) {
+	idx := make([]value.Value, len(dims))
+	var rec func(d int)
+	rec = func(d int) {
+		if d == len(dims) {
+			body(idx)
+			return
+		}
+		k.loopN(dims[d], func(i value.Value) {
+			idx[d] = i
+			rec(d + 1)
+		})
+	}
+	k.loop(k.lo, k.hi, nil, func(i value.Value, _ []value.Value) []value.Value {
+		if len(dims) == 0 {
+			body(nil)
+			return nil
+		}
+		idx[0] = i
+		rec(1)
+		return nil
+	})
+}

@@ -1,0 +1,84 @@
+package llvm
+
+import (
+	"github.com/llir/llvm/ir/types"
+	"github.com/llir/llvm/ir/value"
+
+	"github.com/tpucc/tpucc/ir"
+)
+
+// kernel generates the kernel of a non-expression instruction when this
+// backend has one for it, and reports whether it did.
+func (pl *planner) kernel(in *ir.Instr, env map[*ir.Value]int) (bool, error) {
+	f32only := true
+	for _, v := range append(append([]*ir.Value{}, in.Args...), in.Results...) {
+		if !floatish(v.Type.DType) || !v.Type.IsStatic() {
+			return false, nil
+		}
+		f32only = f32only && v.Type.DType == ir.F32
+	}
+	switch in.Op {
+	case ir.OpDotGeneral:
+		if !f32only {
+			return false, nil
+		}
+		return pl.dot(in, env), nil
+	case ir.OpReduceSum, ir.OpReduceMax, ir.OpReduceMin, ir.OpReduceProd:
+		return pl.reduce(in, env), nil
+	case ir.OpSoftmax, ir.OpLogSoftmax:
+		return pl.softmax(in, env), nil
+	case ir.OpRMSNorm, ir.OpLayerNorm:
+		return pl.norm(in, env), nil
+	}
+	return false, nil
+}
+
+// newKernelStep starts the step of a kernel for in: one output slot per
+// result, then in's operands.
+func (pl *planner) newKernelStep(in *ir.Instr, env map[*ir.Value]int) (*kfn, step) {
+	k := pl.p.gen.newKernel()
+	st := step{kind: stepKernel, name: k.name, outs: len(in.Results), what: in.Op.String()}
+	for _, r := range in.Results {
+		st.bufs = append(st.bufs, pl.newSlot(slot{typ: r.Type}))
+	}
+	for _, a := range in.Args {
+		st.bufs = append(st.bufs, env[a])
+	}
+	return k, st
+}
+
+// addStep records a finished kernel step and binds in's results.
+func (pl *planner) addStep(in *ir.Instr, env map[*ir.Value]int, st step) {
+	for i, r := range in.Results {
+		env[r] = st.bufs[i]
+	}
+	pl.p.steps = append(pl.p.steps, st)
+}
+
+// fbuf is a float buffer of a reduction or composite kernel: f32 in
+// memory, or f16/bf16 widened on load and rounded on store (the kernel
+// computes in f32).
+type fbuf struct {
+	k  *kfn
+	p  value.Value
+	dt ir.DType
+}
+
+func (k *kfn) fbuf(i int, dt ir.DType) fbuf {
+	_, mem, _ := elemType(dt)
+	return fbuf{k: k, p: k.buf(i, mem), dt: dt}
+}
+
+func (b fbuf) load(idx value.Value) value.Value {
+	if b.dt == ir.F32 {
+		return b.k.load(types.Float, b.p, idx)
+	}
+	return b.k.widen(b.k.load(types.I16, b.p, idx), b.dt)
+}
+
+func (b fbuf) store(v, idx value.Value) {
+	if b.dt != ir.F32 {
+		v = b.k.narrow(v, b.dt)
+	}
+	b.k.store(v, b.p, idx)
+}

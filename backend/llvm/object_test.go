@@ -1,0 +1,138 @@
+package llvm
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/backend/cpu"
+)
+
+const cacheProgram = "func @f(%x: f32[8,16], %y: f32[8,16]) -> f32[8,16] {\n  %s = add %x, %y\n  %r = tanh %s\n  return %r\n}\n"
+
+// TestCorruptObjectRebuilt: an object whose bytes no longer match its
+// recorded hash is rebuilt by clang, never loaded.
+func TestCorruptObjectRebuilt(t *testing.T) {
+	b := testBackend(t)
+	exe := compileText(t, "f.tir", []byte(cacheProgram))
+	x := differential(t, b, exe.Module, exe.Entry, 1)
+	if x.Times.Cached {
+		t.Fatal("first compile came from the cache")
+	}
+	objs, _ := filepath.Glob(filepath.Join(b.cache.dir, "[0-9a-f]*.so"))
+	if len(objs) != 1 {
+		t.Fatalf("%d objects in the cache, want 1", len(objs))
+	}
+	x = differential(t, b, exe.Module, exe.Entry, 1)
+	if !x.Times.Cached || x.Times.Clang != 0 {
+		t.Fatalf("second compile: cached %v, clang %v; want the cached object", x.Times.Cached, x.Times.Clang)
+	}
+	// A corrupt object, e.g. truncated or overwritten with other code.
+	if err := os.WriteFile(objs[0], []byte("\x7fELF not the object that was built"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	x = differential(t, b, exe.Module, exe.Entry, 1)
+	if x.Times.Cached || x.Times.Clang == 0 {
+		t.Fatalf("after corruption: cached %v, clang %v; want a rebuild", x.Times.Cached, x.Times.Clang)
+	}
+	if _, err := verifyObject(objs[0], strings.TrimSuffix(objs[0], ".so")+".sha256"); err != nil {
+		t.Fatalf("rebuilt object does not verify: %v", err)
+	}
+}
+
+// TestWorldWritableCacheRefused: a cache directory others can write to is
+// refused with a clear message, and a private directory is used instead.
+func TestWorldWritableCacheRefused(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "shared")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(Options{CacheDir: dir})
+	if err != nil {
+		t.Skipf("llvm backend unavailable: %v", err)
+	}
+	want := "llvm cache directory: " + dir + " is writable by others (mode 0777): refusing to load code from it"
+	if b.CacheWarning != want {
+		t.Fatalf("warning %q,\nwant %q", b.CacheWarning, want)
+	}
+	if b.cache.dir == dir {
+		t.Fatal("the refused directory is still used")
+	}
+	exe := compileText(t, "f.tir", []byte(cacheProgram))
+	differential(t, b, exe.Module, exe.Entry, 2)
+	if objs, _ := filepath.Glob(filepath.Join(dir, "*")); len(objs) != 0 {
+		t.Fatalf("objects written to the refused directory: %v", objs)
+	}
+	if err := ensurePrivate(b.cache.dir); err != nil {
+		t.Fatalf("fallback directory is not private: %v", err)
+	}
+}
+
+// TestRunChecksArguments: wrong arguments are errors, never a crash.
+func TestRunChecksArguments(t *testing.T) {
+	b := testBackend(t)
+	exe := compileText(t, "f.tir", []byte(cacheProgram))
+	x, err := b.compile(exe.Module, exe.Entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := (cpu.RandomInputs(exe.Entry, 1))
+	if _, err := x.Run(args[:1]); err == nil || err.Error() != "@f takes 2 arguments, got 1" {
+		t.Fatalf("one argument: %v", err)
+	}
+	if _, err := x.Run([]*backend.Buffer{args[0], nil}); err == nil || err.Error() != "argument 1 of @f: missing (nil), want f32[8,16]" {
+		t.Fatalf("nil argument: %v", err)
+	}
+}
+
+// TestConcurrentRuns: Run is safe for concurrent use; each caller gets its
+// own planned memory, so results never mix.
+func TestConcurrentRuns(t *testing.T) {
+	b := testBackend(t)
+	src := []byte("func @f(%x: f32[64,96], %w: f32[96,80]) -> f32[64,80] {\n  %h = matmul %x, %w\n  %r = tanh %h\n  return %r\n}\n")
+	exe := compileText(t, "f.tir", src)
+	x, err := b.compile(exe.Module, exe.Entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const callers = 4
+	inputs := make([][]*backend.Buffer, callers)
+	wants := make([]*backend.Buffer, callers)
+	for i := range inputs {
+		inputs[i] = cpu.RandomInputs(exe.Entry, int64(i))
+		w, err := cpu.Run(exe.Module, exe.Entry, inputs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		wants[i] = w[0]
+	}
+	errs := make(chan string, callers*10)
+	var wg sync.WaitGroup
+	for i := 0; i < callers; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			for r := 0; r < 10; r++ {
+				got, err := x.Run(inputs[i])
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				if msg := compare(wants[i], got[0]); msg != "" {
+					errs <- msg
+				}
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+}

@@ -1,0 +1,334 @@
+package llvm
+
+import (
+	"fmt"
+
+	"github.com/llir/llvm/ir/value"
+
+	"github.com/tpucc/tpucc/ir"
+)
+
+// A plan is the entry function as a straight sequence of steps over slots.
+// Calls are inlined and fusion regions opened, so a step is a generated
+// kernel, a constant, or one instruction that the reference executor runs
+// (an op not generated yet). Slots are the values that live in memory.
+
+type slotKind uint8
+
+const (
+	slotTemp   slotKind = iota // an intermediate, in memory planned by liveness
+	slotParam                  // an argument of Run
+	slotConst                  // a constant, filled once at compile time
+	slotResult                 // a result, allocated fresh by each Run
+)
+
+type slot struct {
+	typ   ir.Type
+	kind  slotKind
+	param int    // slotParam: which argument
+	data  []byte // slotConst: the value
+}
+
+type stepKind uint8
+
+const (
+	stepKernel stepKind = iota
+	stepRef             // the reference executor runs instr
+	stepCopy            // a result that is a parameter or constant: copied out
+)
+
+type step struct {
+	kind  stepKind
+	name  string // the kernel's symbol
+	bufs  []int  // slots: outputs first, then inputs
+	outs  int    // how many of bufs are outputs
+	rows  int64  // the kernel's outer range [0, rows)
+	work  int64  // elements (or multiply-adds) it touches: decides splitting
+	instr *ir.Instr
+	what  string // what the step computes, for reports
+	fn    uintptr
+}
+
+type plan struct {
+	slots   []slot
+	steps   []step
+	results []int
+	gen     *gen
+	// scratchBytes is the scratch memory each kernel call may use.
+	scratchBytes int64
+	// generated and fallen back count instructions by op.
+	generated map[ir.Op]int
+	fallback  map[ir.Op]int
+}
+
+type planner struct {
+	m *ir.Module
+	p *plan
+}
+
+// newPlan builds the plan of f in m, generating kernels into a new module.
+func newPlan(m *ir.Module, f *ir.Func) (*plan, error) {
+	pl := &planner{m: m, p: &plan{gen: newGen(), generated: map[ir.Op]int{}, fallback: map[ir.Op]int{}}}
+	env := map[*ir.Value]int{}
+	for i, prm := range f.Params {
+		env[prm] = pl.newSlot(slot{typ: prm.Type, kind: slotParam, param: i})
+	}
+	res, err := pl.function(f, env, 0)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range res {
+		if k := pl.p.slots[s].kind; k != slotTemp {
+			// A parameter or constant returned as is: results never share
+			// storage with args, so copy it out.
+			c := pl.newSlot(slot{typ: pl.p.slots[s].typ, kind: slotResult})
+			pl.p.steps = append(pl.p.steps, step{kind: stepCopy, bufs: []int{c, s}, outs: 1, what: "copy"})
+			s = c
+		} else {
+			pl.p.slots[s].kind = slotResult
+		}
+		pl.p.results = append(pl.p.results, s)
+	}
+	// A value returned twice must still be two results.
+	seen := map[int]bool{}
+	for i, s := range pl.p.results {
+		if seen[s] {
+			c := pl.newSlot(slot{typ: pl.p.slots[s].typ, kind: slotResult})
+			pl.p.steps = append(pl.p.steps, step{kind: stepCopy, bufs: []int{c, s}, outs: 1, what: "copy"})
+			pl.p.results[i] = c
+		}
+		seen[s] = true
+	}
+	return pl.p, nil
+}
+
+func (pl *planner) newSlot(s slot) int {
+	pl.p.slots = append(pl.p.slots, s)
+	return len(pl.p.slots) - 1
+}
+
+// maxInline bounds call nesting; the verifier already refuses recursion.
+const maxInline = 64
+
+// function plans f's body with its parameters bound by env and returns
+// the slots of its results.
+func (pl *planner) function(f *ir.Func, env map[*ir.Value]int, depth int) ([]int, error) {
+	if depth > maxInline {
+		return nil, ir.Errorf(f.Pos, "calls nest deeper than %d", maxInline)
+	}
+	var body []*ir.Instr
+	users := map[*ir.Value][]*ir.Instr{}
+	for _, in := range f.Body.Instrs {
+		for _, a := range in.Args {
+			users[a] = append(users[a], in)
+		}
+	}
+	// flush plans the pending group; what it defines and later
+	// instructions use must be in memory.
+	flush := func() error {
+		inBody := map[*ir.Instr]bool{}
+		for _, in := range body {
+			inBody[in] = true
+		}
+		var need []*ir.Value
+		for _, in := range body {
+			for _, r := range in.Results {
+				for _, u := range users[r] {
+					if !inBody[u] {
+						need = append(need, r)
+						break
+					}
+				}
+			}
+		}
+		err := pl.group(body, env, need)
+		body = nil
+		return err
+	}
+	for _, in := range f.Body.Instrs {
+		switch in.Op {
+		case ir.OpReturn:
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			out := make([]int, len(in.Args))
+			for i, a := range in.Args {
+				out[i] = env[a]
+			}
+			return out, nil
+		case ir.OpCall, ir.OpFusion:
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			if err := pl.nested(in, env, depth); err != nil {
+				return nil, err
+			}
+		default:
+			body = append(body, in)
+		}
+	}
+	return nil, ir.Errorf(f.Pos, "@%s does not end in return", f.Name)
+}
+
+// nested plans a call (inlined) or a fusion (its region as one group).
+func (pl *planner) nested(in *ir.Instr, env map[*ir.Value]int, depth int) error {
+	var params []*ir.Value
+	var f *ir.Func
+	if in.Op == ir.OpCall {
+		a, _ := in.Attr.(*ir.CallAttr)
+		if a != nil && pl.m != nil {
+			f = pl.m.Func(a.Callee)
+		}
+		if f == nil {
+			return ir.Errorf(in.Pos, "call to undefined function")
+		}
+		params = f.Params
+	} else {
+		body := in.FusionBody()
+		f = &ir.Func{Name: "fusion", Params: body.Params, Body: body, Pos: in.Pos}
+		params = body.Params
+	}
+	inner := map[*ir.Value]int{}
+	for i, p := range params {
+		inner[p] = env[in.Args[i]]
+	}
+	res, err := pl.function(f, inner, depth+1)
+	if err != nil {
+		return err
+	}
+	for i, r := range in.Results {
+		env[r] = res[i]
+	}
+	return nil
+}
+
+// group plans a straight run of instructions: values computed as
+// expressions stay virtual unless something outside them (need, or an op
+// that reads memory) uses them; each materialised expression is one loop
+// kernel, and every other instruction is its own step.
+func (pl *planner) group(body []*ir.Instr, env map[*ir.Value]int, need []*ir.Value) error {
+	if len(body) == 0 {
+		return nil
+	}
+	defs := map[*ir.Value]*ir.Instr{}
+	mat := map[*ir.Value]bool{}
+	for _, v := range need {
+		mat[v] = true
+	}
+	for _, in := range body {
+		if isExpr(in) {
+			defs[in.Results[0]] = in
+			continue
+		}
+		for _, a := range in.Args {
+			mat[a] = true
+		}
+	}
+	for _, in := range body {
+		if isExpr(in) {
+			pl.p.generated[in.Op]++
+			if r := in.Results[0]; mat[r] {
+				if err := pl.loopKernel(r, env, defs); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if err := pl.heavy(in, env); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loopKernel materialises the expression v into a new slot.
+func (pl *planner) loopKernel(v *ir.Value, env map[*ir.Value]int, defs map[*ir.Value]*ir.Instr) error {
+	out := pl.newSlot(slot{typ: v.Type})
+	k := pl.p.gen.newKernel()
+	st := step{kind: stepKernel, name: k.name, bufs: []int{out}, outs: 1, what: "loop " + defs[v].Op.String()}
+	e := &expr{k: k, defs: defs, memo: map[string]value.Value{}, bufs: map[*ir.Value]int{}}
+	e.leaf = func(x *ir.Value) (int, bool) {
+		s, ok := env[x]
+		if !ok {
+			return 0, false
+		}
+		st.bufs = append(st.bufs, s)
+		return len(st.bufs) - 1, true
+	}
+	dims := v.Type.Dims()
+	n, _ := v.Type.NumElements()
+	st.rows, st.work = 1, n
+	if len(dims) > 0 {
+		st.rows = dims[0]
+	}
+	reg, mem, _ := elemType(v.Type.DType)
+	dst := k.buf(0, mem)
+	emitNest(k, dims, func(idx []value.Value) {
+		x := e.at(v, idx)
+		switch {
+		case v.Type.DType == ir.F16 || v.Type.DType == ir.BF16:
+			x = k.narrow(x, v.Type.DType)
+		case reg != mem:
+			x = k.cur.NewZExt(x, mem)
+		}
+		k.store(x, dst, k.linear(idx, dims))
+	})
+	k.finish()
+	env[v] = out
+	pl.p.steps = append(pl.p.steps, st)
+	return nil
+}
+
+// heavy plans an instruction that is not an expression: a constant, a
+// generated kernel where there is one, else the reference executor.
+func (pl *planner) heavy(in *ir.Instr, env map[*ir.Value]int) error {
+	if in.Op == ir.OpConstant {
+		return pl.constant(in, env)
+	}
+	if ok, err := pl.kernel(in, env); ok || err != nil {
+		if ok {
+			pl.p.generated[in.Op]++
+		}
+		return err
+	}
+	pl.p.fallback[in.Op]++
+	st := step{kind: stepRef, instr: in, what: "reference " + in.Op.String()}
+	for _, r := range in.Results {
+		if !r.Type.IsStatic() {
+			return ir.Errorf(in.Pos, "the llvm backend needs static shapes: %s", r.Type)
+		}
+		st.bufs = append(st.bufs, pl.newSlot(slot{typ: r.Type}))
+	}
+	st.outs = len(in.Results)
+	for _, a := range in.Args {
+		s, ok := env[a]
+		if !ok {
+			return ir.Errorf(in.Pos, "internal error: operand of %s was not planned", in.Op)
+		}
+		st.bufs = append(st.bufs, s)
+	}
+	for i, r := range in.Results {
+		env[r] = st.bufs[i]
+	}
+	pl.p.steps = append(pl.p.steps, st)
+	return nil
+}
+
+// constant evaluates a constant once, with the reference executor.
+func (pl *planner) constant(in *ir.Instr, env map[*ir.Value]int) error {
+	data, err := refConstant(in)
+	if err != nil {
+		return err
+	}
+	env[in.Results[0]] = pl.newSlot(slot{typ: in.Results[0].Type, kind: slotConst, data: data})
+	return nil
+}
+
+// String lists the steps, one a line, for reports and tests.
+func (p *plan) String() string {
+	s := ""
+	for i, st := range p.steps {
+		s += fmt.Sprintf("%d: %s %v\n", i, st.what, st.bufs)
+	}
+	return s
+}

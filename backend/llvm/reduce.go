@@ -1,0 +1,197 @@
+package llvm
+
+import (
+	"math"
+
+	"github.com/llir/llvm/ir/types"
+	"github.com/llir/llvm/ir/value"
+
+	"github.com/tpucc/tpucc/ir"
+)
+
+// Reductions and the composites built on them (softmax, log_softmax,
+// rms_norm, layer_norm) in f32. Sums and products accumulate in f32 with
+// reassociation allowed, which lets the vectoriser keep vector accumulators
+// when the reduced axis is contiguous; the reference executor accumulates
+// sums in f64, so results agree within the oracle's f32 tolerance, not bit
+// for bit.
+
+// reduce generates reduce_sum/max/min/prod over any axes: loops over the
+// kept dimensions (the first one is the kernel's range), and inside them
+// loops over the reduced ones carrying the accumulator.
+func (pl *planner) reduce(in *ir.Instr, env map[*ir.Value]int) bool {
+	a := in.Attr.(*ir.AxesAttr)
+	dims := in.Args[0].Type.Dims()
+	red := make([]bool, len(dims))
+	for _, ax := range a.Axes {
+		red[ax] = true
+	}
+	var kept, gone []int
+	for d := range dims {
+		if red[d] {
+			gone = append(gone, d)
+		} else {
+			kept = append(kept, d)
+		}
+	}
+	k, st := pl.newKernelStep(in, env)
+	n, _ := in.Args[0].Type.NumElements()
+	st.rows, st.work = 1, n
+	if len(kept) > 0 {
+		st.rows = dims[kept[0]]
+	}
+	out, x := k.fbuf(0, in.Results[0].Type.DType), k.fbuf(1, in.Args[0].Type.DType)
+	var init float64
+	var step func(acc, v value.Value) value.Value
+	switch in.Op {
+	case ir.OpReduceSum:
+		step = func(acc, v value.Value) value.Value { return fast(k.cur.NewFAdd(acc, v)) }
+	case ir.OpReduceProd:
+		init = 1
+		step = func(acc, v value.Value) value.Value { return fast(k.cur.NewFMul(acc, v)) }
+	case ir.OpReduceMax:
+		init = math.Inf(-1)
+		step = func(acc, v value.Value) value.Value { return k.fmax(acc, v, true) }
+	default:
+		init = math.Inf(1)
+		step = func(acc, v value.Value) value.Value { return k.fmax(acc, v, false) }
+	}
+	idx := make([]value.Value, len(dims))
+	keptDims := make([]int64, len(kept))
+	for i, d := range kept {
+		keptDims[i] = dims[d]
+	}
+	emitNest(k, keptDims, func(kidx []value.Value) {
+		for i, d := range kept {
+			idx[d] = kidx[i]
+		}
+		acc := k.reduceLoops(gone, dims, idx, f32(init), func(acc value.Value) value.Value {
+			return step(acc, x.load(k.linear(idx, dims)))
+		})
+		out.store(acc, k.linear(kidx, keptDims))
+	})
+	k.finish()
+	pl.addStep(in, env, st)
+	return true
+}
+
+// reduceLoops nests loops over the dimensions gone (setting idx) and
+// carries one accumulator through them.
+func (k *kfn) reduceLoops(gone []int, dims []int64, idx []value.Value, init value.Value, body func(acc value.Value) value.Value) value.Value {
+	if len(gone) == 0 {
+		return body(init)
+	}
+	d := gone[0]
+	r := k.loop(ci(0), ci(dims[d]), []value.Value{init}, func(i value.Value, acc []value.Value) []value.Value {
+		idx[d] = i
+		return []value.Value{k.reduceLoops(gone[1:], dims, idx, acc[0], body)}
+	})
+	return r[0]
+}
+
+// lines describes the lines along axis of a shape: outer lines of n
+// elements each inner apart.
+func lines(dims []int64, axis int) (outer, n, inner int64) {
+	outer, inner = 1, 1
+	for d, s := range dims {
+		switch {
+		case d < axis:
+			outer *= s
+		case d > axis:
+			inner *= s
+		}
+	}
+	return outer, dims[axis], inner
+}
+
+// softmax generates softmax and log_softmax along any axis: per line, the
+// max (NaN-propagating), the sum of exp(x-max), then the outputs, as the
+// reference executor computes them.
+func (pl *planner) softmax(in *ir.Instr, env map[*ir.Value]int) bool {
+	dims := in.Args[0].Type.Dims()
+	outer, n, inner := lines(dims, int(in.Attr.(*ir.AxisAttr).Axis))
+	k, st := pl.newKernelStep(in, env)
+	st.rows, st.work = outer, outer*n*inner*8
+	out, x := k.fbuf(0, in.Results[0].Type.DType), k.fbuf(1, in.Args[0].Type.DType)
+	exp := k.g.declare("llvm.exp.f32", types.Float, types.Float)
+	logf := k.g.declare("llvm.log.f32", types.Float, types.Float)
+	k.loop(k.lo, k.hi, nil, func(o value.Value, _ []value.Value) []value.Value {
+		k.loopN(inner, func(j value.Value) {
+			base := k.mulAdd(o, n*inner, j)
+			at := func(i value.Value) value.Value { return k.mulAdd(i, inner, base) }
+			m := k.loop(ci(0), ci(n), []value.Value{f32(math.Inf(-1))}, func(i value.Value, acc []value.Value) []value.Value {
+				return []value.Value{k.fmax(acc[0], x.load(at(i)), true)}
+			})[0]
+			s := k.loop(ci(0), ci(n), []value.Value{f32(0)}, func(i value.Value, acc []value.Value) []value.Value {
+				e := k.cur.NewCall(exp, k.cur.NewFSub(x.load(at(i)), m))
+				return []value.Value{fast(k.cur.NewFAdd(acc[0], e))}
+			})[0]
+			if in.Op == ir.OpSoftmax {
+				k.loopN(n, func(i value.Value) {
+					e := k.cur.NewCall(exp, k.cur.NewFSub(x.load(at(i)), m))
+					out.store(k.cur.NewFDiv(e, s), at(i))
+				})
+				return
+			}
+			ls := k.cur.NewCall(logf, s)
+			k.loopN(n, func(i value.Value) {
+				v := k.cur.NewFSub(k.cur.NewFSub(x.load(at(i)), m), ls)
+				out.store(v, at(i))
+			})
+		})
+		return nil
+	})
+	k.finish()
+	pl.addStep(in, env, st)
+	return true
+}
+
+// norm generates layer_norm ((x-mean)/sqrt(var+eps)*scale+bias, biased
+// variance) and rms_norm (x/sqrt(mean(x^2)+eps)*scale) over the last axis.
+func (pl *planner) norm(in *ir.Instr, env map[*ir.Value]int) bool {
+	dims := in.Args[0].Type.Dims()
+	if len(dims) == 0 {
+		return false
+	}
+	n := dims[len(dims)-1]
+	total, _ := in.Args[0].Type.NumElements()
+	rows := int64(0)
+	if n > 0 {
+		rows = total / n
+	}
+	eps := in.Attr.(*ir.EpsAttr).Eps
+	layer := in.Op == ir.OpLayerNorm
+	k, st := pl.newKernelStep(in, env)
+	st.rows, st.work = rows, total*4
+	out, x, scale := k.fbuf(0, in.Results[0].Type.DType), k.fbuf(1, in.Args[0].Type.DType), k.fbuf(2, in.Args[1].Type.DType)
+	sqrt := k.g.declare("llvm.sqrt.f32", types.Float, types.Float)
+	k.loop(k.lo, k.hi, nil, func(r value.Value, _ []value.Value) []value.Value {
+		base := k.cur.NewMul(r, ci(n))
+		at := func(i value.Value) value.Value { return k.cur.NewAdd(base, i) }
+		nf := f32(float64(n))
+		var mean value.Value = f32(0)
+		if layer {
+			s := k.loop(ci(0), ci(n), []value.Value{f32(0)}, func(i value.Value, acc []value.Value) []value.Value {
+				return []value.Value{fast(k.cur.NewFAdd(acc[0], x.load(at(i))))}
+			})[0]
+			mean = k.cur.NewFDiv(s, nf)
+		}
+		sq := k.loop(ci(0), ci(n), []value.Value{f32(0)}, func(i value.Value, acc []value.Value) []value.Value {
+			d := k.cur.NewFSub(x.load(at(i)), mean)
+			return []value.Value{fast(k.cur.NewFAdd(acc[0], k.cur.NewFMul(d, d)))}
+		})[0]
+		inv := k.cur.NewFDiv(f32(1), k.cur.NewCall(sqrt, k.cur.NewFAdd(k.cur.NewFDiv(sq, nf), f32(float64(float32(eps))))))
+		k.loopN(n, func(i value.Value) {
+			d := k.cur.NewFSub(x.load(at(i)), mean)
+			var y value.Value = k.cur.NewFMul(k.cur.NewFMul(d, inv), scale.load(i))
+			if layer {
+				y = k.cur.NewFAdd(y, k.fbuf(3, in.Args[2].Type.DType).load(i))
+			}
+			out.store(y, at(i))
+		})
+		return nil
+	})
+	k.finish()
+	pl.addStep(in, env, st)
+	return true
+}

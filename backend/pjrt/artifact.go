@@ -1,0 +1,126 @@
+package pjrt
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// An Artifact is an ahead-of-time compiled program as `tpucc build
+// --emit=executable` writes it: a manifest that says what it was compiled
+// from and for, and the plugin's serialized executable. docs/PJRT.md
+// describes the file format.
+type Artifact struct {
+	Manifest   Manifest
+	Executable []byte
+}
+
+// Manifest describes an Artifact's executable.
+type Manifest struct {
+	Entry           Signature `json:"entry"`
+	Target          string    `json:"target"`           // tpu-v6e
+	Topology        string    `json:"topology"`         // v6e:2x2
+	Platform        string    `json:"platform"`         // the plugin's platform name: tpu
+	PlatformVersion string    `json:"platform_version"` // the plugin's own version (libtpu's build)
+	PJRTAPI         string    `json:"pjrt_api"`         // the plugin's C API version, 0.112
+	Tpucc           string    `json:"tpucc"`            // the tpucc version that built it
+	StableHLOSHA256 string    `json:"stablehlo_sha256"`
+	ExecutableSHA   string    `json:"executable_sha256"`
+}
+
+// Signature is the entry function's name and its parameter and result types
+// as .tir spells them (f32[4,8]).
+type Signature struct {
+	Name    string   `json:"name"`
+	Params  []string `json:"params"`
+	Results []string `json:"results"`
+}
+
+// artifactMagic starts every artifact; the digit is the format version.
+const artifactMagic = "tpucc-pjrt\x001\n"
+
+// Bounds on what ReadArtifact accepts, so a corrupt length never allocates
+// the machine's memory.
+const (
+	maxManifest   = 1 << 20
+	maxExecutable = 4 << 30
+)
+
+// SHA256 is the hex SHA-256 of b.
+func SHA256(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// WriteTo writes the artifact; the manifest's executable hash is set from
+// the executable written.
+func (a *Artifact) WriteTo(w io.Writer) (int64, error) {
+	m := a.Manifest
+	m.ExecutableSHA = SHA256(a.Executable)
+	js, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return 0, err
+	}
+	var buf bytes.Buffer
+	buf.WriteString(artifactMagic)
+	binary.Write(&buf, binary.LittleEndian, uint32(len(js)))
+	buf.Write(js)
+	binary.Write(&buf, binary.LittleEndian, uint64(len(a.Executable)))
+	n, err := w.Write(buf.Bytes())
+	if err != nil {
+		return int64(n), err
+	}
+	k, err := w.Write(a.Executable)
+	return int64(n + k), err
+}
+
+// ReadArtifact reads and checks an artifact: its magic, bounded lengths, a
+// manifest that parses with no unknown fields, nothing after the
+// executable, and the executable's hash.
+func ReadArtifact(r io.Reader) (*Artifact, error) {
+	magic := make([]byte, len(artifactMagic))
+	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != artifactMagic {
+		return nil, errors.New("not a tpucc PJRT executable (bad magic)")
+	}
+	var mlen uint32
+	if err := binary.Read(r, binary.LittleEndian, &mlen); err != nil {
+		return nil, errors.New("truncated manifest length")
+	}
+	if mlen > maxManifest {
+		return nil, fmt.Errorf("manifest of %d bytes exceeds %d", mlen, maxManifest)
+	}
+	js := make([]byte, mlen)
+	if _, err := io.ReadFull(r, js); err != nil {
+		return nil, errors.New("truncated manifest")
+	}
+	a := &Artifact{}
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&a.Manifest); err != nil {
+		return nil, fmt.Errorf("manifest: %v", err)
+	}
+	var xlen uint64
+	if err := binary.Read(r, binary.LittleEndian, &xlen); err != nil {
+		return nil, errors.New("truncated executable length")
+	}
+	if xlen > maxExecutable {
+		return nil, fmt.Errorf("executable of %d bytes exceeds %d", xlen, uint64(maxExecutable))
+	}
+	var exe bytes.Buffer
+	if n, err := io.CopyN(&exe, r, int64(xlen)); err != nil {
+		return nil, fmt.Errorf("truncated executable: %d of %d bytes", n, xlen)
+	}
+	if n, _ := io.CopyN(io.Discard, r, 1); n != 0 {
+		return nil, errors.New("trailing bytes after the executable")
+	}
+	a.Executable = exe.Bytes()
+	if got := SHA256(a.Executable); got != a.Manifest.ExecutableSHA {
+		return nil, fmt.Errorf("executable SHA-256 %s does not match the manifest's %s", got, a.Manifest.ExecutableSHA)
+	}
+	return a, nil
+}

@@ -1,0 +1,77 @@
+package pjrt
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func sampleArtifact() *Artifact {
+	return &Artifact{
+		Manifest: Manifest{
+			Entry:  Signature{Name: "main", Params: []string{"f32[4]", "f32[4]"}, Results: []string{"f32[4]"}},
+			Target: "tpu-v6e", Topology: "v6e:2x2", Platform: "tpu", PlatformVersion: "libtpu 0.0.42.1",
+			PJRTAPI: "0.112", Tpucc: "tpucc-test", StableHLOSHA256: SHA256([]byte("module")),
+		},
+		Executable: []byte("serialized executable bytes"),
+	}
+}
+
+func TestArtifactRoundTrip(t *testing.T) {
+	a := sampleArtifact()
+	var buf bytes.Buffer
+	if _, err := a.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadArtifact(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Manifest.ExecutableSHA = SHA256(a.Executable)
+	if diff := cmp.Diff(a, got); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+}
+
+func TestArtifactRejects(t *testing.T) {
+	var buf bytes.Buffer
+	sampleArtifact().WriteTo(&buf)
+	good := buf.Bytes()
+	flip := append([]byte(nil), good...)
+	flip[len(flip)-1] ^= 1
+	for _, c := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"empty", nil, "not a tpucc PJRT executable (bad magic)"},
+		{"truncated", good[:len(good)-3], "truncated executable: 24 of 27 bytes"},
+		{"trailing", append(append([]byte(nil), good...), 0), "trailing bytes after the executable"},
+		{"corrupt", flip, "executable SHA-256 "},
+		{"huge manifest", []byte(artifactMagic + "\xff\xff\xff\xff"), "manifest of 4294967295 bytes exceeds 1048576"},
+	} {
+		_, err := ReadArtifact(bytes.NewReader(c.data))
+		if err == nil || !bytes.HasPrefix([]byte(err.Error()), []byte(c.want)) {
+			t.Errorf("%s: %v, want %s", c.name, err, c.want)
+		}
+	}
+}
+
+func FuzzReadArtifact(f *testing.F) {
+	var buf bytes.Buffer
+	sampleArtifact().WriteTo(&buf)
+	f.Add(buf.Bytes())
+	f.Add([]byte(artifactMagic))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		a, err := ReadArtifact(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		var out bytes.Buffer
+		a.WriteTo(&out)
+		if _, err := ReadArtifact(&out); err != nil {
+			t.Fatalf("rewritten artifact does not read back: %v", err)
+		}
+	})
+}

@@ -1,0 +1,165 @@
+package pjrt
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	"github.com/tpucc/tpucc/ir"
+)
+
+// bufferTypes maps tpucc's dtypes to PJRT_Buffer_Type.
+var bufferTypes = map[ir.DType]int32{
+	ir.I1: 1, ir.I8: 2, ir.I16: 3, ir.I32: 4, ir.I64: 5, ir.U8: 6, ir.U32: 8,
+	ir.F16: 10, ir.F32: 11, ir.F64: 12, ir.BF16: 13,
+}
+
+func dtypeOf(t int32) (ir.DType, bool) {
+	for d, bt := range bufferTypes {
+		if bt == t {
+			return d, true
+		}
+	}
+	return ir.Invalid, false
+}
+
+// Buffer is an array on a device (PJRT_Buffer).
+type Buffer struct {
+	c   *Client
+	h   uintptr
+	typ ir.Type
+	cln runtime.Cleanup
+}
+
+func (c *Client) newBuffer(h uintptr, t ir.Type) *Buffer {
+	b := &Buffer{c: c, h: h, typ: t}
+	c.p.live.Add(1)
+	p := c.p
+	b.cln = runtime.AddCleanup(b, func(h uintptr) { p.destroyBuffer(h) }, h)
+	return b
+}
+
+func (p *Plugin) destroyBuffer(h uintptr) {
+	a := &bufferArgs{structSize: unsafe.Sizeof(bufferArgs{}), buffer: h}
+	p.call(fnBufferDestroy, unsafe.Pointer(a))
+	p.live.Add(-1)
+}
+
+// Close destroys the buffer. It is safe to call twice.
+func (b *Buffer) Close() error {
+	if b == nil || b.h == 0 {
+		return nil
+	}
+	b.cln.Stop()
+	b.c.p.destroyBuffer(b.h)
+	b.h = 0
+	return nil
+}
+
+// Type is the buffer's type.
+func (b *Buffer) Type() ir.Type { return b.typ }
+
+// FromHost copies data, a dense row-major array of static type t, to the
+// client's first device. It returns once the plugin is done with data.
+func (c *Client) FromHost(t ir.Type, data []byte) (*Buffer, error) {
+	if err := c.use(); err != nil {
+		return nil, err
+	}
+	bt, ok := bufferTypes[t.DType]
+	if !ok {
+		return nil, fmt.Errorf("pjrt: no PJRT element type for %s", t.DType)
+	}
+	n, ok := t.NumElements()
+	if !ok || !t.IsStatic() {
+		return nil, fmt.Errorf("pjrt: %s is not a static type", t)
+	}
+	if want := n * int64(t.DType.Size()); int64(len(data)) != want {
+		return nil, fmt.Errorf("pjrt: %d bytes for %s, want %d", len(data), t, want)
+	}
+	dims := make([]int64, len(t.Shape)+1) // +1: never a nil pointer for a scalar
+	for i, d := range t.Shape {
+		dims[i] = d.Size
+	}
+	host := data
+	if len(host) == 0 {
+		host = make([]byte, 1)
+	}
+	a := &bufferFromHostArgs{
+		structSize: unsafe.Sizeof(bufferFromHostArgs{}),
+		client:     c.h,
+		data:       unsafe.Pointer(&host[0]),
+		typ:        bt,
+		dims:       unsafe.Pointer(&dims[0]),
+		numDims:    uintptr(len(t.Shape)),
+		semantics:  hostBufferImmutableOnlyDuringCall,
+		device:     c.devices[0].h,
+	}
+	err := c.p.call(fnClientBufferFromHostBuffer, unsafe.Pointer(a))
+	if err == nil {
+		// The event fires when the plugin is done with data; with the
+		// semantics above that is already so, and waiting costs nothing.
+		err = c.p.await(a.doneWithHost)
+	}
+	runtime.KeepAlive(host)
+	runtime.KeepAlive(dims)
+	if err != nil {
+		if a.buffer != 0 {
+			c.p.live.Add(1)
+			c.p.destroyBuffer(a.buffer)
+		}
+		return nil, err
+	}
+	t.Layout = nil
+	return c.newBuffer(a.buffer, t), nil
+}
+
+// ToHost copies the buffer to a new dense row-major byte slice.
+func (b *Buffer) ToHost() ([]byte, error) {
+	if b.h == 0 {
+		return nil, errors.New("pjrt: read of a closed buffer")
+	}
+	n, _ := b.typ.NumElements()
+	dst := make([]byte, max(n*int64(b.typ.DType.Size()), 1))
+	a := &bufferToHostArgs{
+		structSize: unsafe.Sizeof(bufferToHostArgs{}),
+		src:        b.h,
+		dst:        unsafe.Pointer(&dst[0]),
+		dstSize:    uintptr(n * int64(b.typ.DType.Size())),
+	}
+	err := b.c.p.call(fnBufferToHostBuffer, unsafe.Pointer(a))
+	if err == nil {
+		err = b.c.p.await(a.event)
+	}
+	runtime.KeepAlive(dst)
+	if err != nil {
+		return nil, err
+	}
+	return dst[:a.dstSize], nil
+}
+
+// typeOf reads a plugin buffer's element type and dimensions.
+func (c *Client) typeOf(h uintptr) (ir.Type, error) {
+	e := &bufferElementTypeArgs{structSize: unsafe.Sizeof(bufferElementTypeArgs{}), buffer: h}
+	if err := c.p.call(fnBufferElementType, unsafe.Pointer(e)); err != nil {
+		return ir.Type{}, err
+	}
+	dt, ok := dtypeOf(e.typ)
+	if !ok {
+		return ir.Type{}, fmt.Errorf("pjrt: result of PJRT element type %d, which tpucc has no dtype for", e.typ)
+	}
+	d := &bufferDimensionsArgs{structSize: unsafe.Sizeof(bufferDimensionsArgs{}), buffer: h}
+	if err := c.p.call(fnBufferDimensions, unsafe.Pointer(d)); err != nil {
+		return ir.Type{}, err
+	}
+	if d.numDims > 64 {
+		return ir.Type{}, fmt.Errorf("pjrt: result of rank %d", d.numDims)
+	}
+	t := ir.Type{DType: dt, Shape: []ir.Dim{}}
+	if d.numDims > 0 {
+		for _, n := range unsafe.Slice((*int64)(cPtr(d.dims)), d.numDims) {
+			t.Shape = append(t.Shape, ir.D(n))
+		}
+	}
+	return t, nil
+}

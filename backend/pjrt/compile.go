@@ -1,0 +1,148 @@
+package pjrt
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// CompileOptions are the fields of xla.CompileOptionsProto this client sets.
+type CompileOptions struct {
+	Replicas   int // executable_build_options.num_replicas
+	Partitions int // executable_build_options.num_partitions
+}
+
+// Field numbers in xla.CompileOptionsProto and ExecutableBuildOptionsProto.
+const (
+	fieldExecutableBuildOptions = 3
+	fieldNumReplicas            = 4
+	fieldNumPartitions          = 5
+)
+
+// Marshal encodes o as a serialized xla.CompileOptionsProto. Counts below
+// one are refused here: an XLA:CPU plugin aborts the process on them.
+func (o CompileOptions) Marshal() ([]byte, error) {
+	if o.Replicas < 1 || o.Partitions < 1 {
+		return nil, fmt.Errorf("pjrt: %d replicas and %d partitions: both must be at least 1", o.Replicas, o.Partitions)
+	}
+	var build []byte
+	build = protowire.AppendTag(build, fieldNumReplicas, protowire.VarintType)
+	build = protowire.AppendVarint(build, uint64(o.Replicas))
+	build = protowire.AppendTag(build, fieldNumPartitions, protowire.VarintType)
+	build = protowire.AppendVarint(build, uint64(o.Partitions))
+	var out []byte
+	out = protowire.AppendTag(out, fieldExecutableBuildOptions, protowire.BytesType)
+	return protowire.AppendBytes(out, build), nil
+}
+
+// DefaultCompileOptions run on one device.
+var DefaultCompileOptions = CompileOptions{Replicas: 1, Partitions: 1}
+
+// newProgram lays out a PJRT_Program over code. The caller keeps code and
+// the returned keep-alive values reachable for the duration of the call.
+func newProgram(code string) (*program, []byte, []byte) {
+	text := []byte(code)
+	if len(text) == 0 {
+		text = []byte{0}
+		text = text[:0:1]
+	}
+	format := []byte("mlir")
+	pr := &program{
+		structSize: unsafe.Sizeof(program{}),
+		code:       unsafe.Pointer(unsafe.SliceData(text[:cap(text)])),
+		codeLen:    uintptr(len(text)),
+		format:     unsafe.Pointer(&format[0]),
+		formatLen:  uintptr(len(format)),
+	}
+	return pr, text, format
+}
+
+// Executable is a compiled, unloaded program (PJRT_Executable): what a
+// compile for a topology yields, and what serializes.
+type Executable struct {
+	p   *Plugin
+	h   uintptr
+	cln runtime.Cleanup
+}
+
+func (p *Plugin) newExecutable(h uintptr) *Executable {
+	e := &Executable{p: p, h: h}
+	p.live.Add(1)
+	e.cln = runtime.AddCleanup(e, func(h uintptr) { p.destroyExecutable(h) }, h)
+	return e
+}
+
+func (p *Plugin) destroyExecutable(h uintptr) {
+	a := &executableArgs{structSize: unsafe.Sizeof(executableArgs{}), executable: h}
+	p.call(fnExecutableDestroy, unsafe.Pointer(a))
+	p.live.Add(-1)
+}
+
+// Close destroys the executable. It is safe to call twice.
+func (e *Executable) Close() error {
+	if e == nil || e.h == 0 {
+		return nil
+	}
+	e.cln.Stop()
+	e.p.destroyExecutable(e.h)
+	e.h = 0
+	return nil
+}
+
+// CompileForTopology compiles StableHLO text for a topology, without a
+// client or a device: the ahead-of-time path.
+func (t *Topology) Compile(stablehlo string, o CompileOptions) (*Executable, error) {
+	if t.h == 0 {
+		return nil, errors.New("pjrt: compile on a closed topology")
+	}
+	opts, err := o.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	pr, text, format := newProgram(stablehlo)
+	a := &compileArgs{
+		structSize: unsafe.Sizeof(compileArgs{}),
+		topology:   t.h,
+		program:    unsafe.Pointer(pr),
+		options:    unsafe.Pointer(&opts[0]),
+		optionsLen: uintptr(len(opts)),
+	}
+	err = t.p.call(fnCompile, unsafe.Pointer(a))
+	runtime.KeepAlive(pr)
+	runtime.KeepAlive(text)
+	runtime.KeepAlive(format)
+	runtime.KeepAlive(opts)
+	if err != nil {
+		return nil, err
+	}
+	return t.p.newExecutable(a.executable), nil
+}
+
+// Serialize returns the executable's serialized form, which a client of the
+// same plugin and device kind can load.
+func (e *Executable) Serialize() ([]byte, error) {
+	if e.h == 0 {
+		return nil, errors.New("pjrt: serialize of a closed executable")
+	}
+	a := &executableSerializeArgs{structSize: unsafe.Sizeof(executableSerializeArgs{}), executable: e.h}
+	if err := e.p.call(fnExecutableSerialize, unsafe.Pointer(a)); err != nil {
+		return nil, err
+	}
+	out := cBytes(a.bytes, a.bytesLen)
+	if a.deleter != 0 {
+		callC(a.deleter, a.serialized)
+	}
+	return out, nil
+}
+
+// NumOutputs is the number of results the executable returns.
+func (e *Executable) NumOutputs() (int, error) {
+	a := &executableNumOutputsArgs{structSize: unsafe.Sizeof(executableNumOutputsArgs{}), executable: e.h}
+	if err := e.p.call(fnExecutableNumOutputs, unsafe.Pointer(a)); err != nil {
+		return 0, err
+	}
+	return int(a.numOutputs), nil
+}

@@ -1,0 +1,232 @@
+package pjrt
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	"github.com/tpucc/tpucc/ir"
+)
+
+// LoadedExecutable is a program compiled for and loaded on a client
+// (PJRT_LoadedExecutable). Execute is safe for concurrent use.
+type LoadedExecutable struct {
+	c       *Client
+	h       uintptr
+	cln     runtime.Cleanup
+	outputs int
+	params  []ir.Type // nil: the caller gave no signature to check against
+}
+
+// Compile compiles StableHLO text for the client's devices. params, when
+// not nil, are the entry's parameter types: Execute checks its arguments
+// against them in Go, because a plugin handed mismatched shapes may abort
+// the process instead of returning an error.
+func (c *Client) Compile(stablehlo string, params []ir.Type, o CompileOptions) (*LoadedExecutable, error) {
+	if err := c.use(); err != nil {
+		return nil, err
+	}
+	if o.Replicas*o.Partitions > len(c.devices) {
+		return nil, fmt.Errorf("pjrt: %d replicas x %d partitions need %d devices, the client has %d",
+			o.Replicas, o.Partitions, o.Replicas*o.Partitions, len(c.devices))
+	}
+	opts, err := o.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	pr, text, format := newProgram(stablehlo)
+	a := &clientCompileArgs{
+		structSize: unsafe.Sizeof(clientCompileArgs{}),
+		client:     c.h,
+		program:    unsafe.Pointer(pr),
+		options:    unsafe.Pointer(&opts[0]),
+		optionsLen: uintptr(len(opts)),
+	}
+	err = c.p.call(fnClientCompile, unsafe.Pointer(a))
+	runtime.KeepAlive(pr)
+	runtime.KeepAlive(text)
+	runtime.KeepAlive(format)
+	runtime.KeepAlive(opts)
+	if err != nil {
+		return nil, err
+	}
+	return c.newLoaded(a.executable, params)
+}
+
+// Deserialize loads an executable serialized by the same plugin and device
+// kind (LoadedExecutable.Serialize, Executable.Serialize).
+func (c *Client) Deserialize(blob []byte, params []ir.Type) (*LoadedExecutable, error) {
+	if err := c.use(); err != nil {
+		return nil, err
+	}
+	if len(blob) == 0 {
+		return nil, errors.New("pjrt: empty serialized executable")
+	}
+	a := &deserializeArgs{
+		structSize: unsafe.Sizeof(deserializeArgs{}),
+		client:     c.h,
+		bytes:      unsafe.Pointer(&blob[0]),
+		bytesLen:   uintptr(len(blob)),
+	}
+	err := c.p.call(fnExecutableDeserializeAndLoad, unsafe.Pointer(a))
+	runtime.KeepAlive(blob)
+	if err != nil {
+		return nil, err
+	}
+	return c.newLoaded(a.loaded, params)
+}
+
+func (c *Client) newLoaded(h uintptr, params []ir.Type) (*LoadedExecutable, error) {
+	e := &LoadedExecutable{c: c, h: h, params: params}
+	c.p.live.Add(1)
+	p := c.p
+	e.cln = runtime.AddCleanup(e, func(h uintptr) { p.destroyLoaded(h) }, h)
+	exe, err := e.executable()
+	if err == nil {
+		e.outputs, err = exe.NumOutputs()
+		exe.Close()
+	}
+	if err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+func (p *Plugin) destroyLoaded(h uintptr) {
+	a := &loadedExecutableArgs{structSize: unsafe.Sizeof(loadedExecutableArgs{}), executable: h}
+	p.call(fnLoadedExecutableDestroy, unsafe.Pointer(a))
+	p.live.Add(-1)
+}
+
+// Close destroys the executable. It is safe to call twice, not concurrently
+// with Execute.
+func (e *LoadedExecutable) Close() error {
+	if e == nil || e.h == 0 {
+		return nil
+	}
+	e.cln.Stop()
+	e.c.p.destroyLoaded(e.h)
+	e.h = 0
+	return nil
+}
+
+// executable returns the unloaded executable behind e; the caller closes it.
+func (e *LoadedExecutable) executable() (*Executable, error) {
+	a := &loadedGetExecutableArgs{structSize: unsafe.Sizeof(loadedGetExecutableArgs{}), loaded: e.h}
+	if err := e.c.p.call(fnLoadedExecutableGetExec, unsafe.Pointer(a)); err != nil {
+		return nil, err
+	}
+	return e.c.p.newExecutable(a.executable), nil
+}
+
+// Serialize returns the executable's serialized form, for Deserialize.
+func (e *LoadedExecutable) Serialize() ([]byte, error) {
+	if e.h == 0 {
+		return nil, errors.New("pjrt: serialize of a closed executable")
+	}
+	exe, err := e.executable()
+	if err != nil {
+		return nil, err
+	}
+	defer exe.Close()
+	return exe.Serialize()
+}
+
+// NumOutputs is the number of results Execute returns.
+func (e *LoadedExecutable) NumOutputs() int { return e.outputs }
+
+// checkArgs refuses, in Go, arguments a plugin might abort on.
+func (e *LoadedExecutable) checkArgs(args []*Buffer) error {
+	for i, b := range args {
+		if b == nil || b.h == 0 {
+			return fmt.Errorf("pjrt: argument %d is a closed buffer", i)
+		}
+		if b.c != e.c {
+			return fmt.Errorf("pjrt: argument %d belongs to another client", i)
+		}
+	}
+	if e.params == nil {
+		return nil
+	}
+	if len(args) != len(e.params) {
+		return fmt.Errorf("pjrt: %d arguments, the program takes %d", len(args), len(e.params))
+	}
+	for i, b := range args {
+		want := e.params[i]
+		want.Layout = nil
+		if !b.typ.Equal(want) {
+			return fmt.Errorf("pjrt: argument %d is %s, the program takes %s", i, b.typ, want)
+		}
+	}
+	return nil
+}
+
+// Execute runs the program on one device and returns its results, which
+// the caller closes. It returns once the results are computed.
+func (e *LoadedExecutable) Execute(args []*Buffer) ([]*Buffer, error) {
+	if e.h == 0 {
+		return nil, errors.New("pjrt: execute of a closed executable")
+	}
+	if err := e.checkArgs(args); err != nil {
+		return nil, err
+	}
+	argv := make([]uintptr, len(args)+1)
+	for i, b := range args {
+		argv[i] = b.h
+	}
+	outv := make([]uintptr, e.outputs+1)
+	argLists := []unsafe.Pointer{unsafe.Pointer(&argv[0])}
+	outLists := []unsafe.Pointer{unsafe.Pointer(&outv[0])}
+	events := []uintptr{0}
+	opts := &executeOptions{structSize: unsafe.Sizeof(executeOptions{})}
+	a := &executeArgs{
+		structSize:           unsafe.Sizeof(executeArgs{}),
+		executable:           e.h,
+		options:              unsafe.Pointer(opts),
+		argumentLists:        unsafe.Pointer(&argLists[0]),
+		numDevices:           1,
+		numArgs:              uintptr(len(args)),
+		outputLists:          unsafe.Pointer(&outLists[0]),
+		deviceCompleteEvents: unsafe.Pointer(&events[0]),
+	}
+	err := e.c.p.call(fnLoadedExecutableExecute, unsafe.Pointer(a))
+	if err == nil {
+		err = e.c.p.await(events[0])
+	}
+	runtime.KeepAlive(args)
+	runtime.KeepAlive(argv)
+	runtime.KeepAlive(opts)
+	runtime.KeepAlive(argLists)
+	runtime.KeepAlive(outLists)
+	runtime.KeepAlive(events)
+	return e.results(outv[:e.outputs], err)
+}
+
+// results wraps the output handles, or destroys them all on error.
+func (e *LoadedExecutable) results(hs []uintptr, err error) ([]*Buffer, error) {
+	out := make([]*Buffer, 0, len(hs))
+	for _, h := range hs {
+		if h == 0 {
+			continue
+		}
+		if err != nil {
+			e.c.p.live.Add(1)
+			e.c.p.destroyBuffer(h)
+			continue
+		}
+		t, terr := e.c.typeOf(h)
+		out = append(out, e.c.newBuffer(h, t))
+		if terr != nil {
+			err = terr
+		}
+	}
+	if err != nil {
+		for _, b := range out {
+			b.Close()
+		}
+		return nil, err
+	}
+	return out, nil
+}

@@ -1,0 +1,79 @@
+package pjrt
+
+import (
+	"runtime"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+)
+
+// Topology is a description of a device mesh (PJRT_TopologyDescription),
+// which a plugin can compile for without any device present.
+type Topology struct {
+	p   *Plugin
+	h   uintptr
+	cln runtime.Cleanup
+}
+
+// Topology creates the topology named name ("v5e:2x2", "v6e:2x2", ...).
+func (p *Plugin) Topology(name string) (*Topology, error) {
+	if err := p.Initialize(); err != nil {
+		return nil, err
+	}
+	b := []byte(name + "\x00")
+	a := &topologyCreateArgs{
+		structSize: unsafe.Sizeof(topologyCreateArgs{}),
+		name:       unsafe.Pointer(&b[0]),
+		nameLen:    uintptr(len(name)),
+	}
+	err := p.call(fnTopologyCreate, unsafe.Pointer(a))
+	runtime.KeepAlive(b)
+	if err != nil {
+		return nil, err
+	}
+	t := &Topology{p: p, h: a.topology}
+	p.live.Add(1)
+	t.cln = runtime.AddCleanup(t, func(h uintptr) { p.destroyTopology(h) }, a.topology)
+	return t, nil
+}
+
+func (p *Plugin) destroyTopology(h uintptr) {
+	a := &topologyArgs{structSize: unsafe.Sizeof(topologyArgs{}), topology: h}
+	p.call(fnTopologyDestroy, unsafe.Pointer(a))
+	p.live.Add(-1)
+}
+
+// Close destroys the topology. It is safe to call twice.
+func (t *Topology) Close() error {
+	if t == nil || t.h == 0 {
+		return nil
+	}
+	t.cln.Stop()
+	t.p.destroyTopology(t.h)
+	t.h = 0
+	return nil
+}
+
+// PlatformVersion is the plugin's version string for this topology (for
+// libtpu, its build).
+func (t *Topology) PlatformVersion() (string, error) {
+	return t.str(fnTopologyPlatformVersion)
+}
+
+// PlatformName is the platform the topology belongs to ("tpu").
+func (t *Topology) PlatformName() (string, error) {
+	return t.str(fnTopologyPlatformName)
+}
+
+func (t *Topology) str(f fnIndex) (string, error) {
+	a := &topologyStringArgs{structSize: unsafe.Sizeof(topologyStringArgs{}), topology: t.h}
+	if err := t.p.call(f, unsafe.Pointer(a)); err != nil {
+		return "", err
+	}
+	return cString(a.str, a.strLen), nil
+}
+
+// callC calls a plain C function of one pointer argument the plugin gave us.
+func callC(fn, arg uintptr) {
+	purego.SyscallN(fn, arg)
+}

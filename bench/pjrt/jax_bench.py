@@ -1,0 +1,61 @@
+"""JAX's side of bench/pjrt (run by main.go, not by hand).
+
+  python jax_bench.py dispatch N
+      jax.jit(lambda a, b: a + b) on two f32[4] arrays already on the CPU device:
+      prints the median over 5 rounds of N cached calls (each to block_until_ready)
+      in microseconds per call.
+  python jax_bench.py tpu-compile TOPOLOGY MODULE.hlo ...
+      parses and compiles each StableHLO module for the TPU topology with JAX's
+      compile-only client (tools/xlacheck/tpu_compile.py) and prints one line per
+      module: its path and the seconds it took.
+"""
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "xlacheck"))
+
+
+def dispatch(n):
+    import jax
+    import numpy as np
+
+    f = jax.jit(lambda a, b: a + b)
+    a = jax.device_put(np.arange(4, dtype=np.float32))
+    b = jax.device_put(np.ones(4, dtype=np.float32))
+    for _ in range(1000):
+        f(a, b).block_until_ready()
+    rounds = []
+    for _ in range(5):
+        t = time.perf_counter()
+        for _ in range(n):
+            f(a, b).block_until_ready()
+        rounds.append((time.perf_counter() - t) / n * 1e6)
+    print("%.3f" % sorted(rounds)[2])
+
+
+def tpu_compile(topology, paths):
+    import tpu_compile as tc
+    import xlacheck
+    from jax.experimental import topologies
+
+    oracle = xlacheck.Oracle()
+    topo = topologies.get_topology_desc(topology, "tpu")
+    for p in paths:
+        with open(p) as f:
+            text = f.read()
+        t = time.perf_counter()
+        ctx, module, err = tc.parse(oracle, p, text)
+        ok, cerr, _ = (False, err, None) if err else tc.compile_for(oracle, ctx, module, topo)
+        dt = time.perf_counter() - t
+        if not ok:
+            sys.exit("%s: %s" % (p, cerr))
+        print("%s %.4f" % (p, dt))
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "dispatch":
+        dispatch(int(sys.argv[2]))
+    else:
+        tpu_compile(sys.argv[2], sys.argv[3:])

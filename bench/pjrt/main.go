@@ -1,0 +1,163 @@
+// Command pjrt compares tpucc's PJRT client with JAX on the same StableHLO:
+//
+//	go run ./bench/pjrt [-calls 20000]
+//
+// Dispatch: a tiny function (f32[4] add) compiled on the pinned XLA:CPU
+// plugin (make pjrt-cpu-plugin), its inputs already on the device, called
+// through LoadedExecutable.Execute until its result is ready; against
+// jax.jit's cached dispatch of the same function with device-resident inputs
+// and block_until_ready (.venv). The Go figure with the host copies of
+// backend.Executable.Run is printed beside it.
+//
+// TPU compile-only: every examples/*.tir, lowered as `tpucc build --target
+// tpu-v6e` lowers it, compiled for v6e:2x2 through backend/pjrt and through
+// JAX's compile-only client (.venv-tpu); the totals are compared.
+//
+// The last line is `bench-pjrt: dispatch_vs_jax=R tpu_compile_vs_jax=R`,
+// ratios of Go's time to JAX's (smaller is faster).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/backend/pjrt"
+	"github.com/tpucc/tpucc/backend/tpu"
+	"github.com/tpucc/tpucc/frontend/tir"
+	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/lower/stablehlo"
+	"github.com/tpucc/tpucc/passes"
+)
+
+const addModule = `module @add {
+  func.func public @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = stablehlo.add %a, %b : tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}
+`
+
+func main() {
+	calls := flag.Int("calls", 20000, "calls per dispatch measurement (5 rounds, median)")
+	topology := flag.String("topology", "v6e:2x2", "TPU topology to compile the examples for")
+	flag.Parse()
+	goExec, goRun := dispatchGo(*calls)
+	jaxUS := must(strconv.ParseFloat(strings.TrimSpace(python(".venv", "dispatch", strconv.Itoa(*calls))), 64))
+	fmt.Printf("dispatch f32[4] add, XLA:CPU: Go Execute %.2f us/call (Run with host copies %.2f us), jax.jit %.2f us\n", goExec, goRun, jaxUS)
+
+	goTPU, jaxTPU := compileTPU(*topology)
+	fmt.Printf("TPU compile-only, examples for %s: Go %.2fs, JAX %.2fs\n", *topology, goTPU, jaxTPU)
+	fmt.Printf("bench-pjrt: dispatch_vs_jax=%.2f tpu_compile_vs_jax=%.2f\n", goExec/jaxUS, goTPU/jaxTPU)
+}
+
+// dispatchGo returns the median microseconds per call of Execute on device
+// buffers, and of backend.Executable.Run from host buffers.
+func dispatchGo(n int) (execUS, runUS float64) {
+	p := must(pjrt.LoadCPU())
+	c := must(p.NewClient())
+	defer c.Close()
+	vec := ir.Type{DType: ir.F32, Shape: []ir.Dim{ir.D(4)}}
+	exe := must(c.Compile(addModule, []ir.Type{vec, vec}, pjrt.DefaultCompileOptions))
+	defer exe.Close()
+	x := must(c.FromHost(vec, make([]byte, 16)))
+	defer x.Close()
+	args := []*pjrt.Buffer{x, x}
+	execUS = median(n, func() {
+		out := must(exe.Execute(args))
+		out[0].Close()
+	})
+	f := &ir.Func{Name: "main", Params: []*ir.Value{{Type: vec}, {Type: vec}}, Results: []ir.Type{vec}}
+	bexe := must(pjrt.NewBackend(c).Compile(&backend.Program{Entry: f, HLO: addModule}))
+	hx := backend.New(vec)
+	hargs := []*backend.Buffer{hx, hx}
+	runUS = median(n, func() { must(bexe.Run(hargs)) })
+	return execUS, runUS
+}
+
+// median runs f n times after a warm-up, five rounds, and returns the median
+// round's microseconds per call.
+func median(n int, f func()) float64 {
+	for range 1000 {
+		f()
+	}
+	var rounds []float64
+	for range 5 {
+		t := time.Now()
+		for range n {
+			f()
+		}
+		rounds = append(rounds, float64(time.Since(t).Microseconds())/float64(n))
+	}
+	slices.Sort(rounds)
+	return rounds[2]
+}
+
+// compileTPU lowers every example, compiles each through backend/pjrt and
+// through JAX, and returns the total seconds of each.
+func compileTPU(topology string) (goSec, jaxSec float64) {
+	paths := must(filepath.Glob("examples/*.tir"))
+	dir := must(os.MkdirTemp("", "bench-pjrt"))
+	defer os.RemoveAll(dir)
+	p := must(pjrt.Load(must(pjrt.Find(pjrt.KindTPU))))
+	topo := must(p.Topology(topology))
+	defer topo.Close()
+	var hlos []string
+	for _, path := range paths {
+		hlo := lowerForTPU(path)
+		t := time.Now()
+		exe := must(topo.Compile(hlo, pjrt.DefaultCompileOptions))
+		goSec += time.Since(t).Seconds()
+		exe.Close()
+		file := filepath.Join(dir, strings.TrimSuffix(filepath.Base(path), ".tir")+".hlo")
+		check(os.WriteFile(file, []byte(hlo), 0o644))
+		hlos = append(hlos, file)
+	}
+	out := python(".venv-tpu", append([]string{"tpu-compile", topology}, hlos...)...)
+	for line := range strings.Lines(out) {
+		f := strings.Fields(line)
+		jaxSec += must(strconv.ParseFloat(f[len(f)-1], 64))
+	}
+	return goSec, jaxSec
+}
+
+// lowerForTPU is `tpucc build --target tpu-v6e`'s StableHLO of a .tir file.
+func lowerForTPU(path string) string {
+	m := must(tir.Parse(path, must(os.ReadFile(path))))
+	check(passes.Run(m, passes.Default(), passes.Options{Eval: cpu.Folder{}, Target: tpu.V6e}))
+	return must(stablehlo.Lower(m, stablehlo.Options{}))
+}
+
+func python(venv string, args ...string) string {
+	cmd := exec.Command(filepath.Join(venv, "bin", "python"), append([]string{"bench/pjrt/jax_bench.py"}, args...)...)
+	cmd.Stderr = nil
+	out, err := cmd.Output()
+	if err != nil {
+		fail(fmt.Errorf("%s %v: %v", venv, args, err))
+	}
+	return string(out)
+}
+
+func must[T any](v T, err error) T {
+	check(err)
+	return v
+}
+
+func check(err error) {
+	if err != nil {
+		fail(err)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "bench/pjrt:", err)
+	os.Exit(1)
+}

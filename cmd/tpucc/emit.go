@@ -1,0 +1,117 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/tpucc/tpucc/backend/pjrt"
+	"github.com/tpucc/tpucc/ir"
+	tpuccrt "github.com/tpucc/tpucc/runtime"
+)
+
+// emitKinds are the values --emit accepts.
+var emitKinds = []string{"hlo", "executable"}
+
+// checkEmit checks --emit and --topology together, before any file is read.
+func checkEmit(c *buildConfig, emit, topology string) error {
+	switch emit {
+	case "hlo":
+		if topology != "" {
+			return usagef("--topology applies to --emit=executable only")
+		}
+	case "executable":
+		if !strings.HasPrefix(c.target.Name(), "tpu-") {
+			return usagef("--emit=executable needs a TPU --target (tpu-v6e, ...), not %s", c.target.Name())
+		}
+		if topology == "" {
+			return usagef("--emit=executable needs --topology, such as v6e:2x2")
+		}
+		if c.out == "" {
+			return usagef("--emit=executable writes a binary file: give it with -o")
+		}
+		gen := strings.TrimPrefix(c.target.Name(), "tpu-")
+		if g, _, _ := strings.Cut(topology, ":"); g != gen {
+			return usagef("--topology %s is not a %s topology (want %s:...)", topology, c.target.Name(), gen)
+		}
+	default:
+		return usagef("unknown --emit %q (want one of %s)", emit, strings.Join(emitKinds, ", "))
+	}
+	c.emit, c.topology = emit, topology
+	return nil
+}
+
+// compileExecutable compiles the StableHLO text of f through libtpu for the
+// topology, without a TPU, and returns the artifact to write.
+func compileExecutable(c *buildConfig, f *ir.Func, text string) (*pjrt.Artifact, error) {
+	path, err := pjrt.Find(pjrt.KindTPU)
+	if err != nil {
+		return nil, err
+	}
+	p, err := pjrt.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	topo, err := p.Topology(c.topology)
+	if err != nil {
+		return nil, fmt.Errorf("--topology %s: %w", c.topology, err)
+	}
+	defer topo.Close()
+	platform, err := topo.PlatformName()
+	if err != nil {
+		return nil, err
+	}
+	version, err := topo.PlatformVersion()
+	if err != nil {
+		return nil, err
+	}
+	exe, err := topo.Compile(text, pjrt.DefaultCompileOptions)
+	if err != nil {
+		return nil, err
+	}
+	defer exe.Close()
+	blob, err := exe.Serialize()
+	if err != nil {
+		return nil, err
+	}
+	return &pjrt.Artifact{
+		Manifest: pjrt.Manifest{
+			Entry:           signature(f),
+			Target:          c.target.Name(),
+			Topology:        c.topology,
+			Platform:        platform,
+			PlatformVersion: version,
+			PJRTAPI:         p.Version(),
+			Tpucc:           tpuccrt.Version,
+			StableHLOSHA256: pjrt.SHA256([]byte(text)),
+		},
+		Executable: blob,
+	}, nil
+}
+
+// signature spells f's parameter and result types without layouts.
+func signature(f *ir.Func) pjrt.Signature {
+	s := pjrt.Signature{Name: f.Name, Params: []string{}, Results: []string{}}
+	for _, p := range f.Params {
+		t := p.Type
+		t.Layout = nil
+		s.Params = append(s.Params, t.String())
+	}
+	for _, t := range f.Results {
+		t.Layout = nil
+		s.Results = append(s.Results, t.String())
+	}
+	return s
+}
+
+// writeExecutable writes the artifact atomically to the -o file.
+func writeExecutable(c *buildConfig, a *pjrt.Artifact) error {
+	out, err := newPending(c.out, func(w io.Writer) error {
+		_, err := a.WriteTo(w)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return commit([]*pending{out})
+}
