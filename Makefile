@@ -3,6 +3,7 @@
 #   make demo   build tpucc, compile examples/transformer_block.tir to StableHLO,
 #               run it on the CPU executor and on XLA:CPU, and compare
 #   make test   every check CI runs (creates the Python environments itself)
+#   make demo-model  a tiny Qwen3 saved by transformers, generated from by tpucc generate
 #   make build  bin/tpucc
 
 GO ?= go
@@ -130,6 +131,18 @@ $(VENV_HF)/.stamp: $(HF_REQ)
 	python3 -m venv $(VENV_HF)
 	$(PY_HF) -m pip install $(PIP_FLAGS) -r $(HF_REQ)
 	touch $@
+
+# A tiny random Qwen3 made and saved by transformers (tools/hf/oracle.py, which
+# also records transformers' own greedy tokens), then generated from with tpucc.
+DEMO_MODEL := build/demo-model
+.PHONY: demo-model
+demo-model: venv-hf build
+	@rm -rf $(DEMO_MODEL) && mkdir -p $(DEMO_MODEL)
+	$(PY_HF) tools/hf/oracle.py $(DEMO_MODEL) qwen3 2>/dev/null
+	bin/tpucc generate --model $(DEMO_MODEL)/qwen3 --prompt-ids 3,17,42,5,9,11,30,2,7,61,13 --prompt-ids 8,1,50 \
+	    --max-new-tokens 32 --output-dir $(DEMO_MODEL)/out
+	@echo "--- transformers' greedy tokens for the same prompts (model.generate):"
+	@$(PY_HF) -c 'import json; [print(*g) for g in json.load(open("$(DEMO_MODEL)/qwen3/oracle.json"))["greedy"][:2]]'
 
 # ---------------------------------------------------------------------------
 # The model tests' Python environment (tools/models): the `tokenizers` package

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/tpucc/tpucc/backend/tpu"
+	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/models"
+	"github.com/tpucc/tpucc/models/hf"
+	"github.com/tpucc/tpucc/runtime"
+)
+
+var exportCommand = &command{
+	name:    "export",
+	summary: "write a Hugging Face model's prefill and decode steps as StableHLO",
+	about: `Loads the model directory as generate does and writes its two steps, compiled for --target
+(the default pass pipeline for it), as StableHLO text:
+
+  DIR2/prefill.hlo   --seq tokens per row at once, into a cache of --seq slots
+  DIR2/decode.hlo    one token per row, into the same cache
+  DIR2/signature.json  each step's arguments in order (name and type) and its results
+
+The arguments of both are: tokens i32[batch, T], start i32[batch] (each row's first real
+slot: rows are left-padded), pos i32[] (the cache slot of the step's first token), the
+KV cache (keys then values of each layer that owns them, f32[batch, kv heads, slots,
+head dim]), then the weights in the checkpoint's dtype. The results are the logits of each
+row's last token, f32[batch, vocab], then the cache after the step. The weights are
+arguments, never constants: the files are small whatever the model's size.
+
+A directory with config.json but no checkpoint exports the model as its configuration
+describes it, with weights of --dtype (bf16 by default): nothing needs downloading to
+export a large model or see the chips it needs.
+
+--report prints the bytes of the weights and of the KV cache, and for each TPU generation
+how many chips hold them (weights and cache only: activations and XLA's workspace are not
+counted) and the bytes per chip when both are split evenly over that many chips.
+`,
+	flags: []flagSpec{
+		{name: "model", kind: valueFlag, arg: "DIR", doc: "the model directory"},
+		{name: "seq", kind: valueFlag, arg: "N", doc: "the sequence length: prefill tokens and cache slots"},
+		{name: "batch", kind: valueFlag, arg: "B", doc: "rows per step (default 1)"},
+		{name: "target", kind: valueFlag, arg: "T", doc: "the target: " + strings.Join(tpu.Names(), ", ") + " (default cpu)"},
+		{name: "o", kind: valueFlag, arg: "DIR2", doc: "the output directory"},
+		{name: "report", kind: boolFlag, doc: "print weight and KV-cache bytes and the chips each TPU generation needs"},
+		{name: "dtype", kind: valueFlag, arg: "DT", doc: "with config.json alone (no checkpoint): the weights' dtype, bf16 (default), f16 or f32"},
+	},
+	run: cmdExport,
+}
+
+// stepSignature is one step's entry in signature.json.
+type stepSignature struct {
+	File    string   `json:"file"`
+	Args    []argSig `json:"args"`
+	Results []string `json:"results"`
+}
+
+type argSig struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+func cmdExport(e *env, p *parsed) error {
+	dir, out := p.value("model", ""), p.value("o", "")
+	if dir == "" || out == "" {
+		return usagef("--model DIR and -o DIR2 are required")
+	}
+	seq, err := strconv.ParseInt(p.value("seq", ""), 10, 64)
+	if err != nil || seq < 1 {
+		return usagef("--seq %q: want a positive number of tokens", p.value("seq", ""))
+	}
+	batch, err := strconv.ParseInt(p.value("batch", "1"), 10, 64)
+	if err != nil || batch < 1 {
+		return usagef("--batch %q: want a positive number of rows", p.value("batch", ""))
+	}
+	target := p.value("target", "cpu")
+	if _, err := runtime.LookupTarget(target); err != nil {
+		return usagef("--target: %v", err)
+	}
+	m, err := exportModel(e, dir, p.value("dtype", ""))
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	sigs := map[string]stepSignature{}
+	files := map[string]string{}
+	for _, s := range []struct {
+		name   string
+		tokens int64
+	}{{"prefill", seq}, {"decode", 1}} {
+		fmt.Fprintf(e.stderr, "tpucc: compiling %s for %s\n", s.name, target)
+		types := m.StepTypes(batch, s.tokens, seq)
+		mod, err := m.Trace(s.name, types, false)
+		if err != nil {
+			return err
+		}
+		exe, _, err := runtime.Compile(mod, runtime.Config{Target: target})
+		if err != nil {
+			return fmt.Errorf("%s: %v", s.name, err)
+		}
+		files[s.name+".hlo"] = exe.HLO
+		sig := stepSignature{File: s.name + ".hlo"}
+		for i, n := range m.StepNames() {
+			sig.Args = append(sig.Args, argSig{Name: n, Type: types[i].String()})
+		}
+		for _, r := range exe.Entry.Results {
+			sig.Results = append(sig.Results, ir.Type{DType: r.DType, Shape: r.Shape}.String())
+		}
+		sigs[s.name] = sig
+	}
+	js, err := json.MarshalIndent(sigs, "", "  ")
+	if err != nil {
+		return err
+	}
+	files["signature.json"] = string(js) + "\n"
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(out, name), []byte(text), 0o644); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(e.stdout, "wrote %s, %s and %s\n", filepath.Join(out, "prefill.hlo"), filepath.Join(out, "decode.hlo"), filepath.Join(out, "signature.json"))
+	if p.flag("report") {
+		writeReport(e.stdout, m, batch, seq)
+	}
+	return nil
+}
+
+// writeReport prints the memory the model needs and the chips of each TPU
+// generation that hold it.
+func writeReport(w io.Writer, m *models.Model, batch, seq int64) {
+	var weights, cache int64
+	for _, p := range m.Params {
+		n, _ := p.Type.NumElements()
+		weights += n * int64(p.Type.DType.Size())
+	}
+	for _, t := range m.CacheTypes(batch, seq) {
+		n, _ := t.NumElements()
+		cache += n * int64(t.DType.Size())
+	}
+	fmt.Fprintf(w, "weights: %d bytes (%s, %s)\n", weights, humanBytes(weights), m.Params[0].Type.DType)
+	fmt.Fprintf(w, "kv cache: %d bytes (%s; batch %d, %d slots, f32)\n", cache, humanBytes(cache), batch, seq)
+	fmt.Fprintf(w, "%-8s  %10s  %5s  %14s  %14s\n", "target", "HBM/chip", "chips", "weights/chip", "kv/chip")
+	for _, t := range tpu.Targets() {
+		if t.Kind != tpu.KindTPU {
+			continue
+		}
+		chips := (weights + cache + t.Memory - 1) / t.Memory
+		chips = max(chips, 1)
+		fmt.Fprintf(w, "%-8s  %10s  %5d  %14d  %14d\n", t.Name(), humanBytes(t.Memory), chips, (weights+chips-1)/chips, (cache+chips-1)/chips)
+	}
+}
+
+// exportModel loads dir, or, when it has config.json but no checkpoint,
+// makes the abstract model of its configuration with weights of dtype.
+func exportModel(e *env, dir, dtype string) (*models.Model, error) {
+	_, errSingle := os.Stat(filepath.Join(dir, "model.safetensors"))
+	_, errIndex := os.Stat(filepath.Join(dir, "model.safetensors.index.json"))
+	if errSingle == nil || errIndex == nil {
+		if dtype != "" {
+			return nil, usagef("--dtype is for a directory without a checkpoint; %s has one", dir)
+		}
+		return loadModel(e, dir)
+	}
+	dt := map[string]ir.DType{"": ir.BF16, "bf16": ir.BF16, "f16": ir.F16, "f32": ir.F32}
+	d, ok := dt[dtype]
+	if !ok {
+		return nil, usagef("--dtype %s: want bf16, f16 or f32", dtype)
+	}
+	c, err := hf.LoadConfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(e.stderr, "tpucc: %s has no checkpoint: exporting %s as config.json describes it, with %s weights\n", dir, c.Arch, d)
+	return models.Abstract(c, d)
+}

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tpucc/tpucc/models"
+	"github.com/tpucc/tpucc/models/tokenizer"
+	"github.com/tpucc/tpucc/tensor"
+)
+
+var generateCommand = &command{
+	name:    "generate",
+	summary: "generate tokens with a Hugging Face model directory",
+	about: `Loads a Qwen3, Qwen3-MoE or Gemma 4 text model directory (config.json and its safetensors
+checkpoint), compiles its prefill and decode steps, and generates --max-new-tokens tokens
+for each prompt. Several prompts (--prompt-ids or --prompt, repeated) form one batch:
+they are left-padded to a common length and run together.
+
+It prints one line of new token ids per prompt (and, for --prompt, the decoded text on the
+next line), then the prefill and decode rates in tokens per second; compilation is timed
+apart. With --output-dir it also writes DIR/tokens.npy (i32 [batch, new tokens]) and
+DIR/logits.npy (f32 [batch, vocab]: the logits that chose the first new token).
+
+Without --temperature the choice is greedy (what transformers' generate does without
+sampling); with it tokens are sampled, after --top-k and --top-p, from --seed.
+--prompt needs DIR/tokenizer.json (byte-level BPE, as Qwen's).
+`,
+	flags: []flagSpec{
+		{name: "model", kind: valueFlag, arg: "DIR", doc: "the model directory"},
+		{name: "prompt-ids", kind: listFlag, arg: "IDS", doc: "a prompt as comma-separated token ids; may be repeated"},
+		{name: "prompt", kind: listFlag, arg: "TEXT", doc: "a prompt as text (needs DIR/tokenizer.json); may be repeated"},
+		{name: "max-new-tokens", kind: valueFlag, arg: "N", doc: "tokens to generate per prompt (default 32)"},
+		{name: "temperature", kind: valueFlag, arg: "T", doc: "sample at temperature T (default 0: greedy)"},
+		{name: "top-k", kind: valueFlag, arg: "K", doc: "when sampling, keep the K most likely tokens (default 0: all)"},
+		{name: "top-p", kind: valueFlag, arg: "P", doc: "when sampling, keep the most likely tokens up to probability P (default 1)"},
+		{name: "seed", kind: valueFlag, arg: "N", doc: "the sampling seed (default 0)"},
+		{name: "output-dir", kind: valueFlag, arg: "DIR", doc: "write tokens.npy and logits.npy into DIR"},
+		backendFlag,
+	},
+	run: cmdGenerate,
+}
+
+// generateArgs are generate's flags, checked.
+type generateArgs struct {
+	dir     string
+	ids     [][]int32
+	text    []string
+	maxNew  int
+	sampler models.Sampler
+}
+
+func parseGenerate(p *parsed) (*generateArgs, error) {
+	a := &generateArgs{dir: p.value("model", "")}
+	if a.dir == "" {
+		return nil, usagef("--model DIR is required")
+	}
+	for _, s := range p.list("prompt-ids") {
+		ids, err := parseIDs(s)
+		if err != nil {
+			return nil, err
+		}
+		a.ids = append(a.ids, ids)
+	}
+	a.text = p.list("prompt")
+	if len(a.ids) == 0 && len(a.text) == 0 {
+		return nil, usagef("give a prompt with --prompt-ids or --prompt")
+	}
+	if len(a.ids) > 0 && len(a.text) > 0 {
+		return nil, usagef("--prompt-ids and --prompt cannot be mixed")
+	}
+	var err error
+	ints := []struct {
+		name string
+		dst  *int
+		def  string
+	}{{"max-new-tokens", &a.maxNew, "32"}, {"top-k", &a.sampler.TopK, "0"}}
+	for _, f := range ints {
+		if *f.dst, err = strconv.Atoi(p.value(f.name, f.def)); err != nil || *f.dst < 0 {
+			return nil, usagef("--%s %s: want a non-negative integer", f.name, p.value(f.name, f.def))
+		}
+	}
+	if a.maxNew < 1 {
+		return nil, usagef("--max-new-tokens must be at least 1")
+	}
+	if a.sampler.Seed, err = strconv.ParseUint(p.value("seed", "0"), 10, 64); err != nil {
+		return nil, usagef("--seed %s: want a non-negative integer", p.value("seed", ""))
+	}
+	floats := []struct {
+		name   string
+		dst    *float64
+		def    string
+		lo, hi float64
+	}{{"temperature", &a.sampler.Temperature, "0", 0, 1e9}, {"top-p", &a.sampler.TopP, "1", 0, 1}}
+	for _, f := range floats {
+		v, err := strconv.ParseFloat(p.value(f.name, f.def), 64)
+		if err != nil || !(v >= f.lo && v <= f.hi) {
+			return nil, usagef("--%s %s: want a number in [%g, %g]", f.name, p.value(f.name, f.def), f.lo, f.hi)
+		}
+		*f.dst = v
+	}
+	return a, nil
+}
+
+// parseIDs reads "1,2,3".
+func parseIDs(s string) ([]int32, error) {
+	var ids []int32
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseInt(strings.TrimSpace(f), 10, 32)
+		if err != nil || v < 0 {
+			return nil, usagef("--prompt-ids %s: %q is not a token id", s, f)
+		}
+		ids = append(ids, int32(v))
+	}
+	return ids, nil
+}
+
+func cmdGenerate(e *env, p *parsed) error {
+	a, err := parseGenerate(p)
+	if err != nil {
+		return err
+	}
+	var tok *tokenizer.Tokenizer
+	if len(a.text) > 0 {
+		if tok, err = tokenizer.Load(filepath.Join(a.dir, "tokenizer.json")); err != nil {
+			return err
+		}
+		for _, s := range a.text {
+			ids, err := tok.Encode(s)
+			if err != nil {
+				return err
+			}
+			a.ids = append(a.ids, toInt32(ids))
+		}
+	}
+	m, err := loadModel(e, a.dir)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	for i, ids := range a.ids {
+		for _, id := range ids {
+			if int(id) >= m.Config.Vocab {
+				return fmt.Errorf("prompt %d: token id %d is outside the vocabulary of %d", i, id, m.Config.Vocab)
+			}
+		}
+	}
+	g, err := models.NewGenerator(m, models.Options{Backend: p.value("backend", "")})
+	if err != nil {
+		return usagef("--backend: %v", err)
+	}
+	req := models.Request{Prompts: a.ids, MaxNew: a.maxNew, Sampler: a.sampler}
+	fmt.Fprintf(e.stderr, "tpucc: compiling prefill and decode\n")
+	t0 := time.Now()
+	if err := g.Prepare(req); err != nil {
+		return err
+	}
+	compile := time.Since(t0)
+	res, err := g.Generate(req)
+	if err != nil {
+		return err
+	}
+	for _, row := range res.Tokens {
+		fmt.Fprintln(e.stdout, joinIDs(row))
+		if tok != nil {
+			text, err := tok.Decode(toInt(row), true)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "%q\n", text)
+		}
+	}
+	fmt.Fprintf(e.stdout, "compile: %.2f s\n", compile.Seconds())
+	fmt.Fprintf(e.stdout, "prefill: %d tokens in %.3f s, %.1f tokens/s\n", res.PrefillTokens, res.PrefillTime.Seconds(), rate(res.PrefillTokens, res.PrefillTime))
+	fmt.Fprintf(e.stdout, "decode: %d tokens in %.3f s, %.1f tokens/s\n", res.DecodeTokens, res.DecodeTime.Seconds(), rate(res.DecodeTokens, res.DecodeTime))
+	if dir := p.value("output-dir", ""); dir != "" {
+		return writeGenerated(dir, res)
+	}
+	return nil
+}
+
+// loadModel loads dir, saying on stderr what it does (a large checkpoint
+// takes a while).
+func loadModel(e *env, dir string) (*models.Model, error) {
+	fmt.Fprintf(e.stderr, "tpucc: loading %s\n", dir)
+	t0 := time.Now()
+	m, err := models.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	var bytes int64
+	for _, p := range m.Params {
+		bytes += int64(len(p.Buffer.Bytes()))
+	}
+	fmt.Fprintf(e.stderr, "tpucc: loaded %s: %d layers, %d weights, %s (%s) in %.2f s\n",
+		m.Config.Arch, len(m.Config.Layers), len(m.Params), humanBytes(bytes), m.Weights.DType, time.Since(t0).Seconds())
+	return m, nil
+}
+
+// writeGenerated writes DIR/tokens.npy and DIR/logits.npy.
+func writeGenerated(dir string, res *models.Result) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	B, n := len(res.Tokens), len(res.Tokens[0])
+	flat := make([]int32, 0, B*n)
+	for _, row := range res.Tokens {
+		flat = append(flat, row...)
+	}
+	if err := tensor.WriteNPY(filepath.Join(dir, "tokens.npy"), tensor.FromSlice(flat, int64(B), int64(n))); err != nil {
+		return err
+	}
+	return tensor.WriteNPY(filepath.Join(dir, "logits.npy"), res.FirstLogits)
+}
+
+func rate(n int, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+func joinIDs(ids []int32) string {
+	s := make([]string, len(ids))
+	for i, v := range ids {
+		s[i] = strconv.Itoa(int(v))
+	}
+	return strings.Join(s, " ")
+}
+
+func toInt32(ids []int) []int32 {
+	out := make([]int32, len(ids))
+	for i, v := range ids {
+		out[i] = int32(v)
+	}
+	return out
+}
+
+func toInt(ids []int32) []int {
+	out := make([]int, len(ids))
+	for i, v := range ids {
+		out[i] = int(v)
+	}
+	return out
+}
+
+// humanBytes writes n in MiB or GiB.
+func humanBytes(n int64) string {
+	if n >= 1<<30 {
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	}
+	return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
+}

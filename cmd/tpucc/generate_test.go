@@ -1,0 +1,284 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/models/safetensors"
+	"github.com/tpucc/tpucc/tensor"
+)
+
+// tinyQwen3 writes a random Qwen3 model directory: 2 layers, hidden 16, 4
+// heads of 8 (2 KV heads), vocab 32.
+func tinyQwen3(t *testing.T) string { return tinyQwen3Vocab(t, 32) }
+
+func tinyQwen3Vocab(t *testing.T, V int64) string {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := fmt.Sprintf(`{"model_type": "qwen3", "vocab_size": %d, "hidden_size": 16, "intermediate_size": 24,
+"num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8,
+"rope_theta": 10000.0, "rms_norm_eps": 1e-6, "tie_word_embeddings": false}`, V)
+	writeFile(t, dir, "config.json", []byte(cfg))
+	rng := rand.New(rand.NewPCG(1, 2))
+	var ts []safetensors.Named
+	add := func(name string, scale float64, shape ...int64) {
+		b := backend.New(ir.Tensor(ir.F32, shape...))
+		for i := range b.Len() {
+			v := scale * rng.NormFloat64()
+			if len(shape) == 1 {
+				v += 1
+			}
+			b.SetFloat64(i, v)
+		}
+		ts = append(ts, safetensors.Named{Name: name, Buf: b})
+	}
+	add("model.embed_tokens.weight", 0.5, V, 16)
+	add("model.norm.weight", 0.1, 16)
+	add("lm_head.weight", 0.5, V, 16)
+	for l := range 2 {
+		p := fmt.Sprintf("model.layers.%d.", l)
+		add(p+"input_layernorm.weight", 0.1, 16)
+		add(p+"post_attention_layernorm.weight", 0.1, 16)
+		add(p+"self_attn.q_proj.weight", 0.3, 32, 16)
+		add(p+"self_attn.k_proj.weight", 0.3, 16, 16)
+		add(p+"self_attn.v_proj.weight", 0.3, 16, 16)
+		add(p+"self_attn.o_proj.weight", 0.3, 16, 32)
+		add(p+"self_attn.q_norm.weight", 0.1, 8)
+		add(p+"self_attn.k_norm.weight", 0.1, 8)
+		add(p+"mlp.gate_proj.weight", 0.3, 24, 16)
+		add(p+"mlp.up_proj.weight", 0.3, 24, 16)
+		add(p+"mlp.down_proj.weight", 0.3, 16, 24)
+	}
+	if err := safetensors.WriteFile(filepath.Join(dir, "model.safetensors"), ts, nil); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// generate prints one line of ids per prompt and the rates; the .npy files
+// hold the same tokens and the logits that chose the first of them.
+func TestGenerate(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir := tinyQwen3(t)
+	out := t.TempDir()
+	r := tpucc(t, "", "generate", "--model", dir, "--prompt-ids", "1,2,3,4,5", "--prompt-ids", "7,8",
+		"--max-new-tokens", "6", "--output-dir", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	if len(lines) != 5 || !strings.HasPrefix(lines[2], "compile: ") ||
+		!strings.HasPrefix(lines[3], "prefill: 7 tokens in ") || !strings.HasPrefix(lines[4], "decode: 10 tokens in ") {
+		t.Fatalf("stdout:\n%s", r.stdout)
+	}
+	tokens, err := tensor.ReadNPY(filepath.Join(out, "tokens.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logits, err := tensor.ReadNPY(filepath.Join(out, "logits.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tokens.Type().String() != "i32[2,6]" || logits.Type().String() != "f32[2,32]" {
+		t.Fatalf("tokens %s, logits %s", tokens.Type(), logits.Type())
+	}
+	ids := tokens.Int32s()
+	for b := range 2 {
+		if got := joinIDs(ids[b*6 : b*6+6]); got != lines[b] {
+			t.Errorf("row %d: tokens.npy has %s, printed %s", b, got, lines[b])
+		}
+		row := logits.Float32s()[b*32 : b*32+32]
+		best := 0
+		for i, v := range row {
+			if v > row[best] {
+				best = i
+			}
+		}
+		if int32(best) != ids[b*6] {
+			t.Errorf("row %d: the first token is %d, but logits.npy's largest is %d", b, ids[b*6], best)
+		}
+	}
+
+	// Sampling with a seed is reproducible.
+	args := []string{"generate", "--model", dir, "--prompt-ids", "3,1", "--temperature", "0.8", "--top-k", "5", "--top-p", "0.9", "--seed", "7"}
+	a, b := tpucc(t, "", args...), tpucc(t, "", args...)
+	if a.code != 0 || firstLine(a.stdout) != firstLine(b.stdout) || len(strings.Fields(firstLine(a.stdout))) != 32 {
+		t.Errorf("seeded sampling:\n%s\n%s\n%s", a.stdout, b.stdout, a.stderr)
+	}
+}
+
+func TestGenerateErrors(t *testing.T) {
+	dir := tinyQwen3(t)
+	usage := "usage: tpucc generate [flags]; 'tpucc help generate' lists the flags\n"
+	for _, c := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"--prompt-ids", "1"}, 2, "tpucc generate: --model DIR is required\n" + usage},
+		{[]string{"--model", dir}, 2, "tpucc generate: give a prompt with --prompt-ids or --prompt\n" + usage},
+		{[]string{"--model", dir, "--prompt-ids", "1,x"}, 2, "tpucc generate: --prompt-ids 1,x: \"x\" is not a token id\n" + usage},
+		{[]string{"--model", dir, "--prompt-ids", "1", "--max-new-tokens", "0"}, 2, "tpucc generate: --max-new-tokens must be at least 1\n" + usage},
+		{[]string{"--model", dir, "--prompt-ids", "1", "--top-p", "2"}, 2, "tpucc generate: --top-p 2: want a number in [0, 1]\n" + usage},
+		{[]string{"--model", dir, "--prompt-ids", "1,40"}, 1, "prompt 0: token id 40 is outside the vocabulary of 32\n"},
+		{[]string{"--model", dir, "--prompt", "hi"}, 1, "open " + filepath.Join(dir, "tokenizer.json") + ": no such file or directory\n"},
+	} {
+		r := tpucc(t, "", append([]string{"generate"}, c.args...)...)
+		stderr := r.stderr
+		if i := strings.LastIndex(stderr, "tpucc: loaded "); i >= 0 {
+			stderr = stderr[strings.IndexByte(stderr[i:], '\n')+i+1:]
+		}
+		stderr = strings.TrimPrefix(stderr, "tpucc: loading "+dir+"\n")
+		if r.code != c.code || stderr != c.stderr || r.stdout != "" {
+			t.Errorf("%v: exit %d\n%s\nwant %d\n%s", c.args, r.code, stderr, c.code, c.stderr)
+		}
+	}
+}
+
+// export writes both steps and their signature; --report counts the bytes.
+func TestExport(t *testing.T) {
+	dir := tinyQwen3(t)
+	out := filepath.Join(t.TempDir(), "exp")
+	r := tpucc(t, "", "export", "--model", dir, "--seq", "16", "--batch", "2", "--target", "tpu-v6e", "-o", out, "--report")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	want := "wrote " + filepath.Join(out, "prefill.hlo") + ", " + filepath.Join(out, "decode.hlo") + " and " + filepath.Join(out, "signature.json") + `
+weights: 26048 bytes (0.02 MiB, f32)
+kv cache: 8192 bytes (0.01 MiB; batch 2, 16 slots, f32)
+target      HBM/chip  chips    weights/chip         kv/chip
+tpu-v4     32.00 GiB      1           26048            8192
+tpu-v5e    16.00 GiB      1           26048            8192
+tpu-v5p    95.00 GiB      1           26048            8192
+tpu-v6e    32.00 GiB      1           26048            8192
+tpu-v7x   192.00 GiB      1           26048            8192
+`
+	if r.stdout != want {
+		t.Errorf("stdout:\n%s\nwant:\n%s", r.stdout, want)
+	}
+	var sigs map[string]stepSignature
+	b, err := os.ReadFile(filepath.Join(out, "signature.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &sigs); err != nil {
+		t.Fatal(err)
+	}
+	dec := sigs["decode"]
+	// tokens, start, pos, 2 layers × (k, v), 3 top-level and 2 × 11 layer weights.
+	if len(dec.Args) != 3+4+3+22 || dec.Args[0] != (argSig{"tokens", "i32[2,1]"}) || dec.Args[3] != (argSig{"cache.0.k", "f32[2,2,16,8]"}) ||
+		len(dec.Results) != 5 || dec.Results[0] != "f32[2,32]" || sigs["prefill"].Args[0].Type != "i32[2,16]" {
+		t.Errorf("signature.json:\n%s", b)
+	}
+	for _, f := range []string{"prefill.hlo", "decode.hlo"} {
+		hlo, err := os.ReadFile(filepath.Join(out, f))
+		if err != nil || !strings.HasPrefix(string(hlo), "module @jit_"+strings.TrimSuffix(f, ".hlo")) {
+			t.Errorf("%s: %v\n%.200s", f, err, hlo)
+		}
+	}
+	r = tpucc(t, "", "export", "--model", dir, "--seq", "0", "-o", out)
+	r.want(t, 2, "", "tpucc export: --seq \"0\": want a positive number of tokens")
+}
+
+// byteLevelTokenizer is a byte-level BPE tokenizer.json (GPT-2's split)
+// whose vocabulary is the 256 bytes and the merges "h e" (256) and "l l"
+// (257).
+func byteLevelTokenizer() []byte {
+	vocab := map[string]int{}
+	n := 0
+	for b := range 256 {
+		r := rune(b)
+		if !(b >= '!' && b <= '~' || b >= 0xa1 && b <= 0xac || b >= 0xae) {
+			r = rune(256 + n)
+			n++
+		}
+		vocab[string(r)] = b
+	}
+	vocab["he"], vocab["ll"] = 256, 257
+	level := map[string]any{"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true}
+	f := map[string]any{"version": "1.0", "truncation": nil, "padding": nil, "added_tokens": []any{},
+		"normalizer": nil, "pre_tokenizer": level, "post_processor": nil, "decoder": level,
+		"model": map[string]any{"type": "BPE", "dropout": nil, "unk_token": nil, "continuing_subword_prefix": nil,
+			"end_of_word_suffix": nil, "fuse_unk": false, "byte_fallback": false, "ignore_merges": false,
+			"vocab": vocab, "merges": []string{"h e", "l l"}}}
+	b, _ := json.Marshal(f)
+	return b
+}
+
+// --prompt encodes with the directory's tokenizer.json: "hello" is he, ll,
+// o, the same tokens as --prompt-ids 256,257,111; the decoded text follows
+// each line of ids.
+func TestGeneratePromptText(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir := tinyQwen3Vocab(t, 258)
+	writeFile(t, dir, "tokenizer.json", byteLevelTokenizer())
+	text := tpucc(t, "", "generate", "--model", dir, "--prompt", "hello", "--max-new-tokens", "4")
+	ids := tpucc(t, "", "generate", "--model", dir, "--prompt-ids", "256,257,111", "--max-new-tokens", "4")
+	if text.code != 0 || ids.code != 0 {
+		t.Fatalf("exit %d %d: %s %s", text.code, ids.code, text.stderr, ids.stderr)
+	}
+	tl, il := strings.Split(text.stdout, "\n"), strings.Split(ids.stdout, "\n")
+	if tl[0] != il[0] || len(strings.Fields(tl[0])) != 4 {
+		t.Fatalf("--prompt gave\n%s\n--prompt-ids gave\n%s", text.stdout, ids.stdout)
+	}
+	var toks []string
+	for _, f := range strings.Fields(tl[0]) {
+		n, _ := strconv.Atoi(f)
+		switch {
+		case n == 256:
+			toks = append(toks, "he")
+		case n == 257:
+			toks = append(toks, "ll")
+		case n >= '!' && n <= '~':
+			toks = append(toks, string(rune(n)))
+		default:
+			toks = nil
+		}
+		if toks == nil {
+			break
+		}
+	}
+	if toks != nil {
+		if want := strconv.Quote(strings.Join(toks, "")); tl[1] != want {
+			t.Errorf("decoded text %s, want %s", tl[1], want)
+		}
+	} else if _, err := strconv.Unquote(tl[1]); err != nil {
+		t.Errorf("the line after the ids is not the quoted text: %s", tl[1])
+	}
+}
+
+// A directory with config.json alone exports the configured model with
+// weights of --dtype; --dtype beside a checkpoint is a usage error.
+func TestExportConfigOnly(t *testing.T) {
+	dir := tinyQwen3(t)
+	cfgOnly := t.TempDir()
+	cfg, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, cfgOnly, "config.json", cfg)
+	out := filepath.Join(t.TempDir(), "exp")
+	r := tpucc(t, "", "export", "--model", cfgOnly, "--seq", "16", "--batch", "2", "-o", out, "--report")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	// The checkpoint's 6512 weights, in bf16.
+	if lines := strings.Split(r.stdout, "\n"); len(lines) < 2 || lines[1] != "weights: 13024 bytes (0.01 MiB, bf16)" {
+		t.Errorf("stdout:\n%s", r.stdout)
+	}
+	if want := "tpucc: " + cfgOnly + " has no checkpoint: exporting qwen3 as config.json describes it, with bf16 weights"; firstLine(r.stderr) != want {
+		t.Errorf("stderr:\n%s\nwant\n%s", r.stderr, want)
+	}
+	r = tpucc(t, "", "export", "--model", cfgOnly, "--seq", "16", "--dtype", "f8", "-o", out)
+	r.want(t, 2, "", "tpucc export: --dtype f8: want bf16, f16 or f32")
+	r = tpucc(t, "", "export", "--model", dir, "--seq", "16", "--dtype", "f32", "-o", out)
+	r.want(t, 2, "", "tpucc export: --dtype is for a directory without a checkpoint; "+dir+" has one")
+}

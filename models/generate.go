@@ -1,0 +1,250 @@
+package models
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/runtime"
+	"github.com/tpucc/tpucc/tensor"
+)
+
+// Options configure a Generator's compiled steps.
+type Options struct {
+	Backend string         // the backend that runs them ("" is the runtime's default)
+	Cache   *runtime.Cache // where programs are kept (nil: the process's default cache)
+	// AllLogits makes prefill return the logits of every prompt token
+	// [B, T, V] (Result.PromptLogits), for comparing with a reference.
+	AllLogits bool
+}
+
+// Generator holds a model's two compiled steps: prefill (the padded prompts
+// at once) and decode (one token per row). Each compiles once per shape
+// signature: prompts are padded to a bucket (a power of two, at least 8),
+// and the cache capacity is a bucket too, so different prompt lengths share
+// programs and decode never recompiles within a generation.
+type Generator struct {
+	m       *Model
+	all     bool
+	prefill *runtime.Function
+	decode  *runtime.Function
+}
+
+// NewGenerator compiles nothing yet: each step compiles at its first call
+// with a new signature (or in Prepare).
+func NewGenerator(m *Model, o Options) (*Generator, error) {
+	g := &Generator{m: m, all: o.AllLogits}
+	arch := m.Config.Arch
+	var err error
+	g.prefill, err = runtime.NewFunction(stepProgram{m, arch + ".prefill", o.AllLogits},
+		runtime.Options{Name: arch + ".prefill", Backend: o.Backend, Cache: o.Cache, NoAutoDynamic: true, RecompileLimit: -1})
+	if err != nil {
+		return nil, err
+	}
+	g.decode, err = runtime.NewFunction(stepProgram{m, arch + ".decode", false},
+		runtime.Options{Name: arch + ".decode", Backend: o.Backend, Cache: o.Cache, NoAutoDynamic: true, RecompileLimit: -1})
+	if err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// Request is one generation over a batch of prompts.
+type Request struct {
+	Prompts   [][]int32 // token ids; lengths may differ, none may be empty
+	MaxNew    int       // tokens to generate per prompt
+	Sampler   Sampler
+	Capacity  int   // cache slots; 0 picks the bucket of the padded prompt length + MaxNew - 1
+	StopToken []int // a row that emits one of these stops; its later tokens repeat it
+}
+
+// Result is what Generate produced.
+type Result struct {
+	Tokens [][]int32 // [B][MaxNew] new tokens
+	// FirstLogits are the logits that chose the first new token, f32 [B, V].
+	FirstLogits *tensor.Tensor
+	// PromptLogits are every prompt token's logits [B, Tpad, V] (left-padded
+	// like the prompts) when the Generator was made with AllLogits.
+	PromptLogits *tensor.Tensor
+	Pad          []int // padding in front of each row's prompt
+	// Time spent in prefill and in decode steps (compiles excluded when
+	// Prepare ran first), and the tokens each processed.
+	PrefillTime, DecodeTime     time.Duration
+	PrefillTokens, DecodeTokens int
+}
+
+// bucket is the smallest power of two ≥ n and ≥ 8.
+func bucket(n int) int {
+	b := 8
+	for b < n {
+		b *= 2
+	}
+	return b
+}
+
+// Shape returns the padded prompt length and the cache capacity Generate
+// uses for r.
+func (r Request) Shape() (padded, capacity int, err error) {
+	longest := 0
+	for i, p := range r.Prompts {
+		if len(p) == 0 {
+			return 0, 0, fmt.Errorf("models: prompt %d is empty", i)
+		}
+		longest = max(longest, len(p))
+	}
+	if len(r.Prompts) == 0 {
+		return 0, 0, fmt.Errorf("models: no prompts")
+	}
+	if r.MaxNew < 1 {
+		return 0, 0, fmt.Errorf("models: max new tokens is %d, want at least 1", r.MaxNew)
+	}
+	padded = bucket(longest)
+	capacity = r.Capacity
+	if capacity == 0 {
+		capacity = bucket(padded + r.MaxNew - 1)
+	}
+	if capacity < padded+r.MaxNew-1 {
+		return 0, 0, fmt.Errorf("models: a cache of %d slots cannot hold %d prompt slots and %d new tokens", capacity, padded, r.MaxNew)
+	}
+	return padded, capacity, nil
+}
+
+// Prepare compiles the prefill and decode programs r needs, so that
+// Generate's timings are of running only.
+func (g *Generator) Prepare(r Request) error {
+	padded, capacity, err := r.Shape()
+	if err != nil {
+		return err
+	}
+	B := int64(len(r.Prompts))
+	if _, err := g.prefill.Lower(shapeArgs(g.m.StepTypes(B, int64(padded), int64(capacity)))); err != nil {
+		return err
+	}
+	_, err = g.decode.Lower(shapeArgs(g.m.StepTypes(B, 1, int64(capacity))))
+	return err
+}
+
+func shapeArgs(types []ir.Type) []runtime.Arg {
+	args := make([]runtime.Arg, len(types))
+	for i, t := range types {
+		args[i] = runtime.ShapeArg(t)
+	}
+	return args
+}
+
+// Stats are the two steps' cache counters.
+func (g *Generator) Stats() (prefill, decode runtime.Stats) {
+	return g.prefill.Stats(), g.decode.Stats()
+}
+
+// Explain returns both steps' compile decisions.
+func (g *Generator) Explain() []string {
+	return append(g.prefill.Explain(), g.decode.Explain()...)
+}
+
+// Generate runs prefill over the left-padded prompts, then MaxNew-1 decode
+// steps, choosing each token with r.Sampler.
+func (g *Generator) Generate(r Request) (*Result, error) {
+	padded, capacity, err := r.Shape()
+	if err != nil {
+		return nil, err
+	}
+	B := len(r.Prompts)
+	tokens := make([]int32, B*padded)
+	start := make([]int32, B)
+	res := &Result{Tokens: make([][]int32, B), Pad: make([]int, B)}
+	for b, p := range r.Prompts {
+		res.Pad[b] = padded - len(p)
+		start[b] = int32(res.Pad[b])
+		copy(tokens[b*padded+res.Pad[b]:], p)
+		res.PrefillTokens += len(p)
+	}
+	var weights []runtime.Arg
+	for _, p := range g.m.Params {
+		weights = append(weights, runtime.TensorArg(p.Buffer))
+	}
+	cache := make([]runtime.Arg, 0, len(g.m.CacheTypes(1, 1)))
+	for _, t := range g.m.CacheTypes(int64(B), int64(capacity)) {
+		cache = append(cache, runtime.TensorArg(backend.New(t)))
+	}
+	startArg := runtime.TensorArg(tensor.FromSlice(start, int64(B)).Buffer())
+	call := func(f *runtime.Function, toks []int32, T, pos int) (*backend.Buffer, error) {
+		args := []runtime.Arg{runtime.TensorArg(tensor.FromSlice(toks, int64(B), int64(T)).Buffer()), startArg,
+			runtime.TensorArg(tensor.FromSlice([]int32{int32(pos)}).Buffer())}
+		args = append(append(args, cache...), weights...)
+		out, err := f.Call(args)
+		if err != nil {
+			return nil, err
+		}
+		for i := range cache {
+			cache[i] = runtime.TensorArg(out[1+i])
+		}
+		return out[0], nil
+	}
+
+	t0 := time.Now()
+	logits, err := call(g.prefill, tokens, padded, 0)
+	if err != nil {
+		return nil, err
+	}
+	res.PrefillTime = time.Since(t0)
+	last := tensor.FromBuffer(logits)
+	if g.all {
+		res.PromptLogits = last
+		V := last.Shape()[2]
+		last = last.Slice([]int64{0, int64(padded) - 1, 0}, []int64{int64(B), int64(padded), V}, nil).Reshape(int64(B), V)
+	}
+	res.FirstLogits = last
+	sampler := r.Sampler.start()
+	stopped := make([]int32, B)
+	for b := range stopped {
+		stopped[b] = -1
+	}
+	next := make([]int32, B)
+	for step := range r.MaxNew {
+		if step > 0 {
+			t1 := time.Now()
+			lb, err := call(g.decode, next, 1, padded+step-1)
+			if err != nil {
+				return nil, err
+			}
+			res.DecodeTime += time.Since(t1)
+			res.DecodeTokens += B
+			last = tensor.FromBuffer(lb)
+		}
+		rows := last.Float32s()
+		V := len(rows) / B
+		for b := range B {
+			tok := stopped[b]
+			if tok < 0 {
+				tok = int32(sampler.pick(rows[b*V : (b+1)*V]))
+				for _, s := range r.StopToken {
+					if int(tok) == s {
+						stopped[b] = tok
+					}
+				}
+			}
+			next[b] = tok
+			res.Tokens[b] = append(res.Tokens[b], tok)
+		}
+		if allStopped(stopped) {
+			for b := range B {
+				for len(res.Tokens[b]) < r.MaxNew {
+					res.Tokens[b] = append(res.Tokens[b], stopped[b])
+				}
+			}
+			break
+		}
+	}
+	return res, nil
+}
+
+func allStopped(s []int32) bool {
+	for _, v := range s {
+		if v < 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,153 @@
+package models
+
+import (
+	"math"
+
+	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/models/hf"
+	"github.com/tpucc/tpucc/tensor"
+)
+
+// The blocks of the decoder layers of Qwen3, Qwen3-MoE and Gemma 4, on the
+// tensor API, computed in f32. Each follows transformers' modeling file of
+// its family operation for operation (the oracle tests compare them).
+
+// linear is x Wᵀ for a weight in the Hub's [out, in] layout, over the last
+// axis of x.
+func linear(x, w *tensor.Tensor) *tensor.Tensor {
+	r := int64(x.Rank() - 1)
+	return x.DotGeneral(w, ir.DotAttr{LhsContract: []int64{r}, RhsContract: []int64{1}})
+}
+
+// rmsNorm normalises the last axis; a nil scale is a norm without one.
+func rmsNorm(x, scale *tensor.Tensor, eps float64) *tensor.Tensor {
+	if scale == nil {
+		s := x.Shape()
+		scale = tensor.Ones(ir.F32, s[len(s)-1])
+	}
+	return x.RMSNorm(scale, eps)
+}
+
+// activation is the family's MLP nonlinearity.
+func activation(c *hf.Config, x *tensor.Tensor) *tensor.Tensor {
+	if c.Activation == "gelu_pytorch_tanh" {
+		return x.Gelu(true)
+	}
+	return x.Silu()
+}
+
+func scalar(v float64) *tensor.Tensor { return tensor.Scalar(v, ir.F32) }
+
+// rotary returns the cos and sin tables [B, T, 1, D] of a layer's rope for
+// positions [B, T] (i32): angle = position × inv_freq, repeated over both
+// halves of the head, as transformers' rotary embeddings build them.
+func rotary(r hf.Rope, positions *tensor.Tensor) (cos, sin *tensor.Tensor) {
+	inv := r.InvFreq()
+	f := make([]float32, len(inv))
+	for i, v := range inv {
+		f[i] = float32(v)
+	}
+	s := positions.Shape()
+	angle := positions.Convert(ir.F32).Reshape(s[0], s[1], 1).Mul(tensor.FromFloat32([]int64{int64(len(f))}, f))
+	emb := tensor.Concat(2, angle, angle).Reshape(s[0], s[1], 1, int64(2*len(f)))
+	return emb.Cos(), emb.Sin()
+}
+
+// rope rotates x [B, T, heads, D] in rotate-half form:
+// x cos + rotate_half(x) sin, rotate_half(a, b) = (-b, a).
+func rope(x, cos, sin *tensor.Tensor) *tensor.Tensor {
+	s := x.Shape()
+	half := s[3] / 2
+	a := x.Slice([]int64{0, 0, 0, 0}, []int64{s[0], s[1], s[2], half}, nil)
+	b := x.Slice([]int64{0, 0, 0, half}, s, nil)
+	return x.Mul(cos).Add(tensor.Concat(3, b.Neg(), a).Mul(sin))
+}
+
+// attnIn is what one layer's attention reads besides its weights.
+type attnIn struct {
+	cos, sin *tensor.Tensor // the layer's rope tables [B, T, 1, D]
+	mask     *tensor.Tensor // i1 [B, T, Cap]: which cache slots each token sees
+	pos      *tensor.Tensor // i32 []: the cache slot of the step's first token
+	k, v     *tensor.Tensor // the cache [B, KVH, Cap, D], before this step (or a source layer's, after it)
+	shared   bool           // keys and values come from another layer: k and v are used as they are
+}
+
+// attention is grouped-query attention over the KV cache. The step's keys
+// and values are written into the cache at pos with dynamic_update_slice,
+// so that a step of T tokens has one signature wherever it lands; queries
+// attend to every cache slot and the mask hides the others. It returns the
+// output [B, T, hidden] and the cache after the step.
+func attention(c *hf.Config, l hf.Layer, w *layerWeights, h *tensor.Tensor, in attnIn) (out, k, v *tensor.Tensor) {
+	s := h.Shape()
+	B, T := s[0], s[1]
+	H, KV, D := int64(c.Heads), int64(l.KVHeads), int64(l.HeadDim)
+	eps := c.RMSNormEps
+	q := linear(h, w.Q).Reshape(B, T, H, D)
+	q = rope(rmsNorm(q, w.QNorm, eps), in.cos, in.sin).Transpose(0, 2, 1, 3)
+	k, v = in.k, in.v
+	if !in.shared {
+		kr := linear(h, w.K).Reshape(B, T, KV, D)
+		vr := kr // Gemma 4's attention_k_eq_v: the values are the raw keys
+		if w.V != nil {
+			vr = linear(h, w.V).Reshape(B, T, KV, D)
+		}
+		kn := rope(rmsNorm(kr, w.KNorm, eps), in.cos, in.sin).Transpose(0, 2, 1, 3)
+		if c.VNorm {
+			vr = rmsNorm(vr, nil, eps)
+		}
+		zero := tensor.Scalar(0, ir.I32)
+		at := []*tensor.Tensor{zero, zero, in.pos, zero}
+		k = k.DynamicUpdateSlice(kn, at)
+		v = v.DynamicUpdateSlice(vr.Transpose(0, 2, 1, 3), at)
+	}
+	capacity := k.Shape()[2]
+	G := H / KV
+	scores := q.Reshape(B, KV, G*T, D).DotGeneral(k, ir.DotAttr{
+		LhsBatch: []int64{0, 1}, RhsBatch: []int64{0, 1}, LhsContract: []int64{3}, RhsContract: []int64{3}})
+	if c.AttnScale != 1 {
+		scores = scores.Mul(scalar(c.AttnScale))
+	}
+	scores = tensor.Where(in.mask.Reshape(B, 1, 1, T, capacity), scores.Reshape(B, KV, G, T, capacity), scalar(math.Inf(-1)))
+	probs := scores.Softmax(-1).Reshape(B, KV, G*T, capacity)
+	ctx := probs.DotGeneral(v, ir.DotAttr{
+		LhsBatch: []int64{0, 1}, RhsBatch: []int64{0, 1}, LhsContract: []int64{3}, RhsContract: []int64{2}})
+	ctx = ctx.Reshape(B, H, T, D).Transpose(0, 2, 1, 3).Reshape(B, T, H*D)
+	return linear(ctx, w.O), k, v
+}
+
+// mlp is the gated MLP: down(act(gate(x)) · up(x)).
+func mlp(c *hf.Config, w *layerWeights, x *tensor.Tensor) *tensor.Tensor {
+	return linear(activation(c, linear(x, w.Gate)).Mul(linear(x, w.Up)), w.Down)
+}
+
+// moe is the mixture-of-experts block over tokens x [N, hidden], written
+// densely: every expert runs on every token and a one-hot combine keeps each
+// token's top-k. This is the form the moe-route pass proves sparse and
+// rewrites into grouped matmuls; unrewritten it computes the same numbers.
+// routerIn is what the router reads (x for Qwen3-MoE; Gemma 4 routes on the
+// residual stream before its pre-MoE norm).
+func moe(c *hf.Config, w *layerWeights, x, routerIn *tensor.Tensor) *tensor.Tensor {
+	m := c.MoE
+	N, E, K := x.Shape()[0], int64(m.Experts), int64(m.TopK)
+	if m.Router == "gemma4" {
+		routerIn = rmsNorm(routerIn, nil, c.RMSNormEps).Mul(w.RouterScale).Mul(scalar(1 / math.Sqrt(float64(c.Hidden))))
+	}
+	probs := linear(routerIn, w.Router).Softmax(1)
+	topW, topI := probs.TopK(m.TopK)
+	if m.NormTopK {
+		topW = topW.Div(topW.SumKeep(1))
+	}
+	if m.Router == "gemma4" {
+		topW = topW.Mul(w.ExpertScale.Take(topI, 0))
+	}
+	combine := topI.OneHot(E, ir.F32).Mul(topW.Reshape(N, K, 1)).Sum(1)
+
+	// Stacked [E, I, H] projections of all tokens: [N, E, I].
+	proj := func(w *tensor.Tensor) *tensor.Tensor {
+		return x.DotGeneral(w, ir.DotAttr{LhsContract: []int64{1}, RhsContract: []int64{2}})
+	}
+	act := activation(c, proj(w.GateExperts)).Mul(proj(w.UpExperts))
+	// Down [E, H, I], batched over experts: [E, N, H].
+	out := act.DotGeneral(w.DownExperts, ir.DotAttr{LhsBatch: []int64{1}, RhsBatch: []int64{0}, LhsContract: []int64{2}, RhsContract: []int64{2}})
+	return combine.DotGeneral(out, ir.DotAttr{LhsBatch: []int64{0}, RhsBatch: []int64{1}, LhsContract: []int64{1}, RhsContract: []int64{0}})
+}

@@ -1,0 +1,202 @@
+// Package models runs Hugging Face causal language models (Qwen3,
+// Qwen3-MoE, Gemma 4 text) on the tensor API: the model of each family as
+// transformers computes it, a KV cache of fixed capacity, prefill and decode
+// as two compiled steps, and generation (greedy or seeded sampling) over a
+// batch of prompts of different lengths. Checkpoints and config.json are
+// read by models/hf; tokenizers by models/tokenizer.
+//
+// The weights are parameters of the compiled steps, never constants: a
+// program is small whatever the model's size, its StableHLO takes the
+// weights as arguments (tpucc export), and one compiled step serves every
+// checkpoint of the same configuration.
+package models
+
+import (
+	"fmt"
+
+	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/frontend/trace"
+	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/models/hf"
+	"github.com/tpucc/tpucc/runtime"
+	"github.com/tpucc/tpucc/tensor"
+)
+
+// Model is a loaded checkpoint.
+type Model struct {
+	Config  *hf.Config
+	Weights *hf.Weights
+	// Params are the weights in the order the compiled steps take them,
+	// after the step's own inputs.
+	Params []Param
+	index  map[string]int // weight field path -> Params index
+}
+
+// Load reads a model directory (config.json and the safetensors checkpoint).
+func Load(dir string) (*Model, error) {
+	c, w, err := hf.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	m, err := New(c, w)
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// New makes a model of a configuration and its weights.
+func New(c *hf.Config, w *hf.Weights) (*Model, error) {
+	if err := computable(c); err != nil {
+		return nil, err
+	}
+	params, index, err := collect(w)
+	if err != nil {
+		return nil, err
+	}
+	return &Model{Config: c, Weights: w, Params: params, index: index}, nil
+}
+
+// computable refuses a configuration whose choices the model code does not
+// compute, naming the choice: hf.Config may describe more than models runs.
+func computable(c *hf.Config) error {
+	switch {
+	case c.Activation != "silu" && c.Activation != "gelu_pytorch_tanh":
+		return fmt.Errorf("models: activation %q is not computed", c.Activation)
+	case !c.QKNorm:
+		return fmt.Errorf("models: attention without q/k norms is not computed")
+	case c.MoE != nil && c.MoE.Router != "softmax" && c.MoE.Router != "gemma4":
+		return fmt.Errorf("models: router %q is not computed", c.MoE.Router)
+	case c.Arch != "qwen3" && c.Arch != "qwen3_moe" && c.Arch != "gemma4_text":
+		return fmt.Errorf("models: architecture %q is not computed", c.Arch)
+	}
+	for i, l := range c.Layers {
+		gemma := c.Arch == "gemma4_text"
+		if gemma && !l.MLP || !gemma && l.MLP == l.MoE {
+			return fmt.Errorf("models: layer %d: a %s layer with MLP %v and MoE %v is not computed", i, c.Arch, l.MLP, l.MoE)
+		}
+		if l.MoE && c.MoE == nil {
+			return fmt.Errorf("models: layer %d is MoE but the config has no experts", i)
+		}
+	}
+	return nil
+}
+
+// Close releases the checkpoint (nothing for an abstract model).
+func (m *Model) Close() error {
+	if m.Weights == nil {
+		return nil
+	}
+	return m.Weights.Close()
+}
+
+// CacheTypes are the types of the KV cache for batch rows and capacity
+// slots: keys then values of each layer that owns them, [B, KVH, Cap, D],
+// f32.
+func (m *Model) CacheTypes(batch, capacity int64) []ir.Type {
+	var out []ir.Type
+	for _, l := range m.Config.Layers {
+		if l.KVFrom < 0 {
+			t := ir.Tensor(ir.F32, batch, int64(l.KVHeads), capacity, int64(l.HeadDim))
+			out = append(out, t, t)
+		}
+	}
+	return out
+}
+
+// StepTypes are the argument types of a step of tokens tokens per row: the
+// tokens i32[B, T], each row's first slot i32[B], the step's first slot
+// i32[], the cache, then the weights.
+func (m *Model) StepTypes(batch, tokens, capacity int64) []ir.Type {
+	ts := []ir.Type{ir.Tensor(ir.I32, batch, tokens), ir.Tensor(ir.I32, batch), ir.Tensor(ir.I32)}
+	ts = append(ts, m.CacheTypes(batch, capacity)...)
+	for _, p := range m.Params {
+		ts = append(ts, p.Type)
+	}
+	return ts
+}
+
+// StepNames name StepTypes' arguments.
+func (m *Model) StepNames() []string {
+	names := []string{"tokens", "start", "pos"}
+	for i := range len(m.CacheTypes(1, 1)) / 2 {
+		names = append(names, fmt.Sprintf("cache.%d.k", i), fmt.Sprintf("cache.%d.v", i))
+	}
+	for _, p := range m.Params {
+		names = append(names, p.Name)
+	}
+	return names
+}
+
+// step runs one step on ts (StepTypes' order), concrete or traced; its
+// results are the logits and the cache after the step.
+func (m *Model) step(ts []*tensor.Tensor, all bool) (out []*tensor.Tensor, err error) {
+	defer tensor.Recover(&err)
+	nc := len(m.CacheTypes(1, 1))
+	if len(ts) != 3+nc+len(m.Params) {
+		return nil, fmt.Errorf("models: a step takes %d arguments, got %d", 3+nc+len(m.Params), len(ts))
+	}
+	in := stepIn{tokens: ts[0], start: ts[1], pos: ts[2], caches: ts[3 : 3+nc]}
+	w := bind(len(m.Config.Layers), m.index, ts[3+nc:])
+	logits, caches := forward(m.Config, w, in, all)
+	return append([]*tensor.Tensor{logits}, caches...), nil
+}
+
+// Trace records a step for argument types (StepTypes) as a module whose
+// entry is called name. all asks for the logits of every token [B, T, V]
+// rather than of each row's last [B, V].
+func (m *Model) Trace(name string, types []ir.Type, all bool) (*ir.Module, error) {
+	tr := trace.New(name)
+	names := m.StepNames()
+	if len(types) != len(names) {
+		return nil, fmt.Errorf("models: a step takes %d arguments, got %d types", len(names), len(types))
+	}
+	ts := make([]*tensor.Tensor, len(types))
+	for i, t := range types {
+		ts[i] = tensor.Traced(tr.Param(names[i], t), tr)
+	}
+	out, err := m.step(ts, all)
+	if err != nil {
+		return nil, err
+	}
+	vals := make([]*ir.Value, len(out))
+	for i, t := range out {
+		vals[i] = t.ValueIn(tr)
+	}
+	return tr.Finish(vals...)
+}
+
+// stepProgram is a step as the runtime compiles it.
+type stepProgram struct {
+	m    *Model
+	name string
+	all  bool
+}
+
+func (p stepProgram) Trace(args []runtime.Arg) (*ir.Module, error) {
+	types := make([]ir.Type, len(args))
+	for i, a := range args {
+		if a.IsStatic() {
+			return nil, fmt.Errorf("models: argument %d of a step is static", i)
+		}
+		types[i] = a.Type
+	}
+	return p.m.Trace(p.name, types, p.all)
+}
+
+func (p stepProgram) Eager(args []runtime.Arg) ([]*backend.Buffer, error) {
+	ts := make([]*tensor.Tensor, len(args))
+	for i, a := range args {
+		ts[i] = tensor.FromBuffer(a.Tensor)
+	}
+	out, err := p.m.step(ts, p.all)
+	if err != nil {
+		return nil, err
+	}
+	res := make([]*backend.Buffer, len(out))
+	for i, t := range out {
+		res[i] = t.Buffer()
+	}
+	return res, nil
+}

@@ -1,0 +1,268 @@
+package models
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/passes"
+	"github.com/tpucc/tpucc/runtime"
+	"github.com/tpucc/tpucc/tensor"
+)
+
+// hfPython is the interpreter of `make venv-hf` (torch and transformers).
+const hfPython = "../.venv-hf/bin/python"
+
+// oracleModels are tools/hf/oracle.py's models.
+var oracleModels = []string{"qwen3", "qwen3_moe", "gemma4", "qwen3_moe_bf16"}
+
+// oracle is what transformers computed for one model (oracle.json).
+type oracle struct {
+	Prompts [][]int32     `json:"prompts"`
+	Logits  [][][]float64 `json:"logits"`
+	Greedy  [][]int32     `json:"greedy"`
+	Margin  float64       `json:"margin"`
+}
+
+var (
+	oracleOnce sync.Once
+	oracleRoot string
+	oracleErr  error
+)
+
+// oracleDirs runs tools/hf/oracle.py once per version of it and of the
+// pinned environment, keeping its checkpoints under the user's cache
+// directory (the run takes minutes on a loaded machine). Without .venv-hf
+// the test skips, except under CI, where it fails.
+func oracleDirs(t *testing.T) string {
+	t.Helper()
+	if _, err := os.Stat(hfPython); err != nil {
+		msg := "transformers is not installed (" + hfPython + "): run `make venv-hf` at the repository root"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg + "; under CI this test never skips")
+		}
+		t.Skip(msg)
+	}
+	oracleOnce.Do(func() {
+		h := sha256.New()
+		for _, f := range []string{"../tools/hf/oracle.py", "../tools/hf/requirements.txt"} {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				oracleErr = err
+				return
+			}
+			h.Write(b)
+		}
+		base, err := os.UserCacheDir()
+		if err != nil {
+			base = os.TempDir()
+		}
+		oracleRoot = filepath.Join(base, "tpucc", "hf-oracle", hex.EncodeToString(h.Sum(nil))[:16])
+		if _, err := os.Stat(filepath.Join(oracleRoot, "done")); err == nil {
+			return
+		}
+		// Made in a private directory and renamed into place, so that two
+		// test processes never see each other's half-written checkpoints.
+		if err := os.MkdirAll(filepath.Dir(oracleRoot), 0o755); err != nil {
+			oracleErr = err
+			return
+		}
+		tmp, err := os.MkdirTemp(filepath.Dir(oracleRoot), "making-")
+		if err != nil {
+			oracleErr = err
+			return
+		}
+		defer os.RemoveAll(tmp)
+		if out, err := exec.Command(hfPython, "../tools/hf/oracle.py", tmp).CombinedOutput(); err != nil {
+			oracleErr = fmt.Errorf("oracle.py: %v\n%s", err, out)
+			return
+		}
+		if err := os.WriteFile(filepath.Join(tmp, "done"), nil, 0o644); err != nil {
+			oracleErr = err
+			return
+		}
+		if _, err := os.Stat(filepath.Join(oracleRoot, "done")); err == nil {
+			return // another process finished first
+		}
+		os.RemoveAll(oracleRoot)
+		oracleErr = os.Rename(tmp, oracleRoot)
+	})
+	if oracleErr != nil {
+		t.Fatal(oracleErr)
+	}
+	return oracleRoot
+}
+
+func readOracle(t *testing.T, dir string) oracle {
+	t.Helper()
+	var o oracle
+	b, err := os.ReadFile(filepath.Join(dir, "oracle.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &o); err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// TestAgainstTransformers loads each checkpoint transformers saved, runs
+// the prompts as one left-padded batch through the compiled prefill, and
+// generates 32 tokens with the compiled decode step; it requires every
+// prompt token's logits within 1e-4 of transformers' (relative to the
+// prompt's largest logit; f32 arithmetic, bf16 weights computed in f32 on
+// both sides) and the same 32 greedy tokens, each step compiled once.
+func TestAgainstTransformers(t *testing.T) {
+	root := oracleDirs(t)
+	for _, name := range oracleModels {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(root, name)
+			o := readOracle(t, dir)
+			if o.Margin < 1e-3 {
+				t.Fatalf("transformers' greedy choices are near ties (margin %g): the comparison would mean nothing", o.Margin)
+			}
+			m, err := Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			g, err := NewGenerator(m, Options{AllLogits: true, Cache: runtime.NewCache("", runtime.CacheOptions{})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := g.Generate(Request{Prompts: o.Prompts, MaxNew: len(o.Greedy[0])})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkLogits(t, res.PromptLogits, res.Pad, o)
+			for b := range o.Prompts {
+				if !slices.Equal(res.Tokens[b], o.Greedy[b]) {
+					t.Errorf("prompt %d: greedy tokens\n%v\nwant (transformers)\n%v", b, res.Tokens[b], o.Greedy[b])
+				}
+			}
+			pre, dec := g.Stats()
+			if pre.Compiles != 1 || dec.Compiles != 1 || dec.Calls != int64(len(o.Greedy[0])-1) || dec.Hits != dec.Calls-1 {
+				t.Errorf("prefill %+v\ndecode %+v\nwant one compile each and every later decode call a hit", pre, dec)
+			}
+		})
+	}
+}
+
+// checkLogits compares each prompt's real positions of got [B, Tpad, V]
+// with transformers' logits of that prompt alone.
+func checkLogits(t *testing.T, got *tensor.Tensor, pad []int, o oracle) {
+	t.Helper()
+	s := got.Shape()
+	T, V := int(s[1]), int(s[2])
+	vals := got.Float32s()
+	for b, want := range o.Logits {
+		scale := 0.0
+		for _, row := range want {
+			for _, x := range row {
+				scale = math.Max(scale, math.Abs(x))
+			}
+		}
+		worst, at := 0.0, ""
+		for p, row := range want {
+			for v, x := range row {
+				d := math.Abs(float64(vals[(b*T+pad[b]+p)*V+v]) - x)
+				if d > worst {
+					worst, at = d, fmt.Sprintf("position %d token %d: %v, want %v", p, v, vals[(b*T+pad[b]+p)*V+v], x)
+				}
+			}
+		}
+		if worst > 1e-4*scale {
+			t.Errorf("prompt %d: logits differ by %.3g (%.3g of the largest, %g): %s", b, worst, worst/scale, scale, at)
+		}
+	}
+}
+
+// TestMoERouted compiles the prefill and decode steps of every MoE
+// checkpoint and counts the layers moe-route rewrote: all of them.
+func TestMoERouted(t *testing.T) {
+	root := oracleDirs(t)
+	for _, name := range []string{"qwen3_moe", "gemma4"} {
+		t.Run(name, func(t *testing.T) {
+			m, err := Load(filepath.Join(root, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			want := 0
+			for _, l := range m.Config.Layers {
+				if l.MoE {
+					want++
+				}
+			}
+			for _, T := range []int64{16, 1} {
+				mod, err := m.Trace("step", m.StepTypes(2, T, 32), false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var st passes.Stats
+				exe, _, err := runtime.Compile(mod, runtime.Config{Passes: passes.Options{Stats: &st}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n := st.Get("moe-route", "combine-dot"); n != want || want == 0 {
+					t.Errorf("T=%d: moe-route rewrote %d layers, want %d", T, n, want)
+				}
+				if n := strings.Count(ir.PrintFunc(exe.Entry), "= ragged_dot "); n != 3*want {
+					t.Errorf("T=%d: %d ragged_dots, want %d", T, n, 3*want)
+				}
+			}
+		})
+	}
+}
+
+// TestEagerMatchesTransformers runs prefill uncompiled (every op on the
+// reference kernels, the MoE blocks dense as written, no moe-route) and
+// requires transformers' logits too.
+func TestEagerMatchesTransformers(t *testing.T) {
+	root := oracleDirs(t)
+	for _, name := range []string{"qwen3_moe", "gemma4"} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(root, name)
+			o := readOracle(t, dir)
+			m, err := Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			r := Request{Prompts: o.Prompts, MaxNew: 1}
+			padded, capacity, err := r.Shape()
+			if err != nil {
+				t.Fatal(err)
+			}
+			B := len(o.Prompts)
+			tokens, start, pad := make([]int32, B*padded), make([]int32, B), make([]int, B)
+			for b, p := range o.Prompts {
+				pad[b] = padded - len(p)
+				start[b] = int32(pad[b])
+				copy(tokens[b*padded+pad[b]:], p)
+			}
+			args := []*tensor.Tensor{tensor.FromSlice(tokens, int64(B), int64(padded)), tensor.FromSlice(start, int64(B)), tensor.FromSlice([]int32{0})}
+			for _, ty := range m.CacheTypes(int64(B), int64(capacity)) {
+				args = append(args, tensor.Zeros(ty.DType, ty.Dims()...))
+			}
+			for _, p := range m.Params {
+				args = append(args, tensor.FromBuffer(p.Buffer))
+			}
+			out, err := m.step(args, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkLogits(t, out[0], pad, o)
+		})
+	}
+}

@@ -1,0 +1,119 @@
+"""Tiny random checkpoints and what transformers computes with them.
+
+Usage: oracle.py OUTDIR [NAME ...]
+
+For each model (all of them when no NAME is given) it builds a small model of
+one family with transformers, gives every parameter random values (norm
+weights and scales around 1, so that a norm applied without its scale is
+caught), saves it with save_pretrained into OUTDIR/NAME (config.json and
+safetensors), and writes OUTDIR/NAME/oracle.json:
+
+  prompts  the token ids of the prompts (of different lengths)
+  logits   per prompt, the logits of every position, [len, vocab], computed
+           by the model in float32 on the prompt alone (no padding)
+  greedy   per prompt, 32 tokens of model.generate without sampling (its own
+           KV cache), no end-of-sequence token stopping it
+  margin   the smallest gap between the best and second-best logit over
+           those greedy steps (a tie would make the comparison meaningless)
+
+A bf16 model is saved in bf16; its oracle runs the same bf16 weights in
+float32 (model.float(), with the rotary frequencies recomputed in float32),
+which is what tpucc computes.
+"""
+
+import json
+import os
+import sys
+
+import torch
+from transformers import (Gemma4ForCausalLM, Gemma4TextConfig, Qwen3Config, Qwen3ForCausalLM,
+                          Qwen3MoeConfig, Qwen3MoeForCausalLM)
+
+PROMPTS = [[3, 17, 42, 5, 9, 11, 30, 2, 7, 61, 13], [8, 1, 50], [12, 4, 4, 33, 20, 19, 1, 0, 6, 44, 27, 38, 15, 2, 9, 60, 31]]
+NEW_TOKENS = 32
+
+
+def randomize(model, seed):
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in list(model.named_parameters()) + list(model.named_buffers()):
+            if not p.is_floating_point() or "inv_freq" in name or "embed_scale" in name:
+                continue
+            if p.dim() == 1 or "layer_scalar" in name:
+                p.copy_(1 + 0.1 * torch.randn(p.shape, generator=g))
+            else:
+                p.copy_(0.3 * torch.randn(p.shape, generator=g))
+
+
+def qwen3():
+    return Qwen3ForCausalLM(Qwen3Config(
+        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=3, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=16, use_sliding_window=True, sliding_window=8, max_window_layers=1,
+        tie_word_embeddings=True, rope_parameters={"rope_type": "linear", "rope_theta": 5000.0, "factor": 2.0}))
+
+
+def qwen3_moe():
+    return Qwen3MoeForCausalLM(Qwen3MoeConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=3, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=8, num_experts=8, num_experts_per_tok=2, moe_intermediate_size=24,
+        mlp_only_layers=[1], decoder_sparse_step=1, norm_topk_prob=True, tie_word_embeddings=False))
+
+
+def gemma4():
+    return Gemma4ForCausalLM(Gemma4TextConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=6, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=16, global_head_dim=32, num_global_key_value_heads=1,
+        attention_k_eq_v=True, sliding_window=8,
+        layer_types=["sliding_attention", "full_attention", "sliding_attention", "full_attention",
+                     "sliding_attention", "full_attention"],
+        num_kv_shared_layers=2, use_double_wide_mlp=True, hidden_size_per_layer_input=8,
+        vocab_size_per_layer_input=64, enable_moe_block=True, num_experts=8, top_k_experts=2,
+        moe_intermediate_size=24, final_logit_softcapping=30.0))
+
+
+MODELS = {
+    "qwen3": (qwen3, torch.float32),
+    "qwen3_moe": (qwen3_moe, torch.float32),
+    "gemma4": (gemma4, torch.float32),
+    "qwen3_moe_bf16": (qwen3_moe, torch.bfloat16),
+}
+
+
+def oracle(model):
+    model = model.float().eval()
+    # transformers keeps a bf16 model's rotary frequencies in bf16; tpucc
+    # computes them in f32, as transformers does for an f32 model.
+    model.model.rotary_emb = type(model.model.rotary_emb)(model.config)
+    # Generate exactly NEW_TOKENS: no end-of-sequence token stops it.
+    model.generation_config.eos_token_id = None
+    logits, greedy, margin = [], [], float("inf")
+    with torch.no_grad():
+        for p in PROMPTS:
+            ids = torch.tensor([p])
+            logits.append(model(ids).logits[0].tolist())
+            out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=NEW_TOKENS,
+                                 do_sample=False, pad_token_id=0, output_logits=True, return_dict_in_generate=True)
+            greedy.append(out.sequences[0, len(p):].tolist())
+            for step in out.logits:
+                top = torch.topk(step[0], 2).values
+                margin = min(margin, float(top[0] - top[1]))
+    return {"prompts": PROMPTS, "logits": logits, "greedy": greedy, "margin": margin}
+
+
+def main():
+    outdir = sys.argv[1]
+    names = sys.argv[2:] or list(MODELS)
+    for i, name in enumerate(names):
+        make, dtype = MODELS[name]
+        torch.manual_seed(i)
+        model = make()
+        randomize(model, 1000 + i)
+        model = model.to(dtype)
+        path = os.path.join(outdir, name)
+        model.save_pretrained(path)
+        with open(os.path.join(path, "oracle.json"), "w") as f:
+            json.dump(oracle(model), f)
+
+
+if __name__ == "__main__":
+    main()
