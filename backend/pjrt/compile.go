@@ -92,29 +92,34 @@ func (e *Executable) Close() error {
 	return nil
 }
 
+// withProgram marshals o and builds the PJRT program for stablehlo, then
+// calls do with pointers to both, keeping that Go memory alive until do has
+// returned (the plugin reads it during the call).
+func withProgram(stablehlo string, o CompileOptions, do func(program, options unsafe.Pointer, n uintptr) error) error {
+	opts, err := o.Marshal()
+	if err != nil {
+		return err
+	}
+	pr, text, format := newProgram(stablehlo)
+	err = do(unsafe.Pointer(pr), unsafe.Pointer(&opts[0]), uintptr(len(opts)))
+	runtime.KeepAlive(pr)
+	runtime.KeepAlive(text)
+	runtime.KeepAlive(format)
+	runtime.KeepAlive(opts)
+	return err
+}
+
 // CompileForTopology compiles StableHLO text for a topology, without a
 // client or a device: the ahead-of-time path.
 func (t *Topology) Compile(stablehlo string, o CompileOptions) (*Executable, error) {
 	if t.h == 0 {
 		return nil, errors.New("pjrt: compile on a closed topology")
 	}
-	opts, err := o.Marshal()
-	if err != nil {
-		return nil, err
-	}
-	pr, text, format := newProgram(stablehlo)
-	a := &compileArgs{
-		structSize: unsafe.Sizeof(compileArgs{}),
-		topology:   t.h,
-		program:    unsafe.Pointer(pr),
-		options:    unsafe.Pointer(&opts[0]),
-		optionsLen: uintptr(len(opts)),
-	}
-	err = t.p.call(fnCompile, unsafe.Pointer(a))
-	runtime.KeepAlive(pr)
-	runtime.KeepAlive(text)
-	runtime.KeepAlive(format)
-	runtime.KeepAlive(opts)
+	a := &compileArgs{structSize: unsafe.Sizeof(compileArgs{}), topology: t.h}
+	err := withProgram(stablehlo, o, func(pr, opts unsafe.Pointer, n uintptr) error {
+		a.program, a.options, a.optionsLen = pr, opts, n
+		return t.p.call(fnCompile, unsafe.Pointer(a))
+	})
 	if err != nil {
 		return nil, err
 	}

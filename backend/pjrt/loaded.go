@@ -31,23 +31,11 @@ func (c *Client) Compile(stablehlo string, params []ir.Type, o CompileOptions) (
 		return nil, fmt.Errorf("pjrt: %d replicas x %d partitions need %d devices, the client has %d",
 			o.Replicas, o.Partitions, o.Replicas*o.Partitions, len(c.devices))
 	}
-	opts, err := o.Marshal()
-	if err != nil {
-		return nil, err
-	}
-	pr, text, format := newProgram(stablehlo)
-	a := &clientCompileArgs{
-		structSize: unsafe.Sizeof(clientCompileArgs{}),
-		client:     c.h,
-		program:    unsafe.Pointer(pr),
-		options:    unsafe.Pointer(&opts[0]),
-		optionsLen: uintptr(len(opts)),
-	}
-	err = c.p.call(fnClientCompile, unsafe.Pointer(a))
-	runtime.KeepAlive(pr)
-	runtime.KeepAlive(text)
-	runtime.KeepAlive(format)
-	runtime.KeepAlive(opts)
+	a := &clientCompileArgs{structSize: unsafe.Sizeof(clientCompileArgs{}), client: c.h}
+	err := withProgram(stablehlo, o, func(pr, opts unsafe.Pointer, n uintptr) error {
+		a.program, a.options, a.optionsLen = pr, opts, n
+		return c.p.call(fnClientCompile, unsafe.Pointer(a))
+	})
 	if err != nil {
 		return nil, err
 	}
