@@ -227,7 +227,7 @@ func TestNPYFiles(t *testing.T) {
 		path, want string
 	}{
 		{dir, "read " + dir + ": is a directory"},
-		{filepath.Join(dir, "none.npy"), "stat " + filepath.Join(dir, "none.npy") + ": no such file or directory"},
+		{filepath.Join(dir, "none.npy"), "open " + filepath.Join(dir, "none.npy") + ": no such file or directory"},
 	} {
 		if _, err := ReadNPYFile(c.path); err == nil || err.Error() != c.want {
 			t.Errorf("got %v, want %s", err, c.want)

@@ -1,12 +1,8 @@
 package backend
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"syscall"
 
 	"github.com/tpucc/tpucc/internal/npy"
 	"github.com/tpucc/tpucc/ir"
@@ -33,15 +29,6 @@ func ReadNPY(r io.Reader) (*Buffer, error) {
 // *fs.PathError for what the file system says, else "path: reason" with the
 // reason wrapped.
 func ReadNPYFile(path string) (*Buffer, error) {
-	fi, err := os.Stat(path)
-	switch {
-	case err != nil:
-		return nil, err
-	case fi.IsDir():
-		return nil, &fs.PathError{Op: "read", Path: path, Err: syscall.EISDIR}
-	case !fi.Mode().IsRegular():
-		return nil, &fs.PathError{Op: "read", Path: path, Err: errors.New("not a regular file")}
-	}
 	a, err := npy.ReadFile(path)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -147,4 +148,28 @@ func FuzzRead(f *testing.F) {
 			t.Fatalf("round trip changed %s into %s", a, c)
 		}
 	})
+}
+
+// TestReadFileRefusesNonRegular: a directory, a FIFO without a writer and a
+// link to /dev/zero are refused at once (none of them ends or is an array).
+func TestReadFileRefusesNonRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.npy")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	zero := filepath.Join(dir, "zero.npy")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, want string }{
+		{dir, "read " + dir + ": is a directory"},
+		{fifo, "read " + fifo + ": not a regular file"},
+		{zero, "read " + zero + ": not a regular file"},
+		{filepath.Join(dir, "none.npy"), "open " + filepath.Join(dir, "none.npy") + ": no such file or directory"},
+	} {
+		if _, err := ReadFile(c.path); err == nil || err.Error() != c.want {
+			t.Errorf("ReadFile(%s): got %v, want %s", c.path, err, c.want)
+		}
+	}
 }

@@ -43,10 +43,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Array is one tensor: its dtype (tpucc's name, e.g. "f32"), its shape, and its elements as
@@ -175,8 +177,12 @@ func Read(r io.Reader) (*Array, error) {
 
 // ReadFile reads the .npy file at path. Errors name the file, and bytes after the array's
 // data are an error.
+//
+// Only a regular file is read: a directory, a FIFO or a device (/dev/zero
+// named x.npy) is refused before any byte is read, since reading one would
+// block or never end.
 func ReadFile(path string) (*Array, error) {
-	b, err := os.ReadFile(path)
+	b, err := readRegular(path)
 	if err != nil {
 		return nil, err
 	}
@@ -189,6 +195,28 @@ func ReadFile(path string) (*Array, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return a, nil
+}
+
+// readRegular reads path whole after checking, on the opened file, that it
+// is a regular file (a check on the name alone could be raced).
+func readRegular(path string) ([]byte, error) {
+	// O_NONBLOCK: opening a FIFO without a writer would otherwise wait
+	// forever; it changes nothing for a regular file.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		return nil, err
+	case fi.IsDir():
+		return nil, &fs.PathError{Op: "read", Path: path, Err: syscall.EISDIR}
+	case !fi.Mode().IsRegular():
+		return nil, &fs.PathError{Op: "read", Path: path, Err: errors.New("not a regular file")}
+	}
+	return io.ReadAll(io.LimitReader(f, fi.Size()+1))
 }
 
 // read parses one array. fileSize is the total size when known (for the truncation
