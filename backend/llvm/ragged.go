@@ -26,16 +26,16 @@ import (
 //     each 16-float line of the tile is loaded once and multiplied into
 //     every row of the group, so the weights are read from memory exactly
 //     once, which is the cost of decoding;
-//   - a group of many rows (prefill) first packs the tile's panel (k x 16)
-//     into scratch, as dot_general does, so the micro-kernel's row blocks
-//     read one cache line per k step instead of one page.
+//   - a group of many rows (prefill) is a blocked matrix product of its
+//     own (gemm.go: packed panels, the 6x16 micro-kernel) over the call's
+//     columns.
 //
 // f16 and bf16 stay on the reference kernel.
 
-// raggedPackRows is the group size from which a tile's panel is packed:
-// packing reads and writes the panel once, which pays off when more than
-// one block of rows passes over it.
-const raggedPackRows = 2 * dotRows
+// raggedGemmRows is the group size from which a group runs as a blocked
+// product: packing reads and writes the weights once more, which pays off
+// when more than one block of rows passes over them.
+const raggedGemmRows = 2 * gemmMR
 
 func (pl *planner) raggedDot(in *ir.Instr, env map[*ir.Value]int) bool {
 	l, r, g, res := in.Args[0].Type, in.Args[1].Type, in.Args[2].Type, in.Results[0].Type
@@ -49,9 +49,9 @@ func (pl *planner) raggedDot(in *ir.Instr, env map[*ir.Value]int) bool {
 	}
 	ld, rd := l.Dims(), r.Dims()
 	x := raggedCtx{M: ld[0], K: ld[1], G: rd[0], N: rd[2]}
-	x.tiles = x.N / dotTile
+	x.tiles = x.N / gemmNR
 	ranges := x.tiles
-	if x.tiles*dotTile < x.N {
+	if x.tiles*gemmNR < x.N {
 		ranges++
 	}
 	if ranges == 0 || x.M == 0 {
@@ -59,7 +59,7 @@ func (pl *planner) raggedDot(in *ir.Instr, env map[*ir.Value]int) bool {
 	}
 	k, st := pl.newKernelStep(in, env)
 	x.k = k
-	pl.p.scratchBytes = max(pl.p.scratchBytes, x.K*dotTile*4)
+	pl.p.scratchBytes = max(pl.p.scratchBytes, gemmScratch(gemmBlocks(x.M, x.K, x.N)))
 	st.rows, st.work = ranges, x.M*x.N*max(x.K, 1)
 	x.c, x.A, x.B = k.buf(0, types.Float), k.buf(1, types.Float), k.buf(2, types.Float)
 	x.sizes = k.buf(3, types.I32)
@@ -73,15 +73,14 @@ func (pl *planner) raggedDot(in *ir.Instr, env map[*ir.Value]int) bool {
 
 // raggedCtx is one ragged_dot kernel being generated.
 type raggedCtx struct {
-	k             *kfn
-	M, K, G, N    int64
-	tiles         int64
-	c, A, B       value.Value
-	sizes         value.Value
-	fma, vfma     value.Value
-	rowLo, rowHi  value.Value // the current group's rows
-	wBase         value.Value // the current group's matrix: B + g*K*N
-	panel, stride value.Value // where the micro-kernel reads the tile, and its k stride
+	k            *kfn
+	M, K, G, N   int64
+	tiles        int64
+	c, A, B      value.Value
+	sizes        value.Value
+	fma, vfma    value.Value
+	rowLo, rowHi value.Value // the current group's rows
+	wBase        value.Value // the current group's matrix: B + g*K*N
 }
 
 // emit generates the loop over groups, carrying the running end, and then
@@ -90,14 +89,14 @@ func (x *raggedCtx) emit() {
 	k := x.k
 	end := k.loop(ci(0), ci(x.G), []value.Value{ci(0)}, func(g value.Value, acc []value.Value) []value.Value {
 		size := k.cur.NewSExt(k.load(types.I32, x.sizes, g), i64)
-		size2 := x.smax(size, ci(0))
+		size2 := k.smax(size, ci(0))
 		next := k.cur.NewAdd(acc[0], size2)
-		x.rowLo, x.rowHi = x.smin(acc[0], ci(x.M)), x.smin(next, ci(x.M))
+		x.rowLo, x.rowHi = k.smin(acc[0], ci(x.M)), k.smin(next, ci(x.M))
 		x.wBase = k.mulAdd(g, x.K*x.N, ci(0))
-		x.ifThen(k.cur.NewICmp(enum.IPredSLT, x.rowLo, x.rowHi), x.group)
+		k.ifElse(k.cur.NewICmp(enum.IPredSLT, x.rowLo, x.rowHi), x.group, nil)
 		return []value.Value{next}
 	})[0]
-	covered := x.smin(end, ci(x.M))
+	covered := k.smin(end, ci(x.M))
 	k.loop(covered, ci(x.M), nil, func(row value.Value, _ []value.Value) []value.Value {
 		x.forTiles(func(c0, c1 value.Value) {
 			k.loop(c0, c1, nil, func(col value.Value, _ []value.Value) []value.Value {
@@ -113,57 +112,84 @@ func (x *raggedCtx) emit() {
 func (x *raggedCtx) forTiles(body func(c0, c1 value.Value)) {
 	k := x.k
 	k.loop(k.lo, k.hi, nil, func(t value.Value, _ []value.Value) []value.Value {
-		c0 := k.cur.NewMul(t, ci(dotTile))
-		body(c0, x.smin(k.cur.NewAdd(c0, ci(dotTile)), ci(x.N)))
+		c0 := k.cur.NewMul(t, ci(gemmNR))
+		body(c0, k.smin(k.cur.NewAdd(c0, ci(gemmNR)), ci(x.N)))
 		return nil
 	})
 }
 
-// group computes the current group's rows for every tile of the call.
+// group computes the current group's rows for the call's columns: a
+// blocked product when it has many rows, else tile by tile on the
+// expert's weights as they are stored.
 func (x *raggedCtx) group() {
 	k := x.k
 	rows := k.cur.NewSub(x.rowHi, x.rowLo)
-	pack := k.cur.NewICmp(enum.IPredSGE, rows, ci(raggedPackRows))
-	panel := k.cur.NewBitCast(k.scratch, types.NewPointer(types.Float))
-	k.loop(k.lo, k.hi, nil, func(t value.Value, _ []value.Value) []value.Value {
-		n0 := k.cur.NewMul(t, ci(dotTile))
-		full := k.cur.NewICmp(enum.IPredSLT, t, ci(x.tiles))
-		x.ifElse(full, func() {
-			direct := k.at(types.Float, x.B, k.cur.NewAdd(x.wBase, n0))
-			x.ifThen(pack, func() { x.pack(panel, n0) })
-			x.panel = k.cur.NewSelect(pack, panel, direct)
-			x.stride = k.cur.NewSelect(pack, ci(dotTile), ci(x.N))
-			x.rowBlocks(n0, rows)
-		}, func() { x.rest(n0) })
+	k.ifElse(k.cur.NewICmp(enum.IPredSGE, rows, ci(raggedGemmRows)), x.gemm, func() {
+		k.loop(k.lo, k.hi, nil, func(t value.Value, _ []value.Value) []value.Value {
+			n0 := k.cur.NewMul(t, ci(gemmNR))
+			k.ifElse(k.cur.NewICmp(enum.IPredSLT, t, ci(x.tiles)), func() {
+				x.rowBlocks(n0, rows)
+			}, func() { x.rest(n0) })
+			return nil
+		})
+	})
+}
+
+// gemm is the group's rows times its matrix over the call's columns, in
+// NC-column blocks and KC-deep slices (dot_general's blocking).
+func (x *raggedCtx) gemm() {
+	k := x.k
+	mc, kc, nc := gemmBlocks(x.M, x.K, x.N)
+	ap, bp, tile := k.gemmScratchPtrs(mc, kc, nc)
+	lhs := gemmOperand{at: func(i, kk value.Value) value.Value { return k.load(types.Float, x.A, k.mulAdd(i, x.K, kk)) }}
+	rhs := gemmOperand{
+		at: func(i, kk value.Value) value.Value {
+			return k.load(types.Float, x.B, k.cur.NewAdd(k.mulAdd(kk, x.N, x.wBase), i))
+		},
+		ptr: func(i, kk value.Value) value.Value {
+			return k.at(types.Float, x.B, k.cur.NewAdd(k.mulAdd(kk, x.N, x.wBase), i))
+		},
+	}
+	c := gemmC{buf: fbuf{k: k, p: x.c, dt: ir.F32}, base: ci(0), ld: x.N}
+	cLo := k.cur.NewMul(k.lo, ci(gemmNR))
+	cHi := k.smin(k.cur.NewMul(k.hi, ci(gemmNR)), ci(x.N))
+	rows := k.cur.NewSub(x.rowHi, x.rowLo)
+	nPC := max((x.K+kc-1)/kc, 1)
+	k.loop(ci(0), k.ceilDiv(k.cur.NewSub(cHi, cLo), nc), nil, func(jc value.Value, _ []value.Value) []value.Value {
+		n0 := k.mulAdd(jc, nc, cLo)
+		ncur := k.smin(ci(nc), k.cur.NewSub(cHi, n0))
+		k.loop(ci(0), ci(nPC), nil, func(pc value.Value, _ []value.Value) []value.Value {
+			k0 := k.cur.NewMul(pc, ci(kc))
+			kcur := k.smin(ci(kc), k.cur.NewSub(ci(x.K), k0))
+			k.gemmPack(bp, rhs, gemmNR, n0, cHi, ncur, k0, kcur)
+			first := k.cur.NewICmp(enum.IPredEQ, pc, ci(0))
+			last := k.cur.NewICmp(enum.IPredEQ, pc, ci(nPC-1))
+			k.loop(ci(0), k.ceilDiv(rows, mc), nil, func(ic value.Value, _ []value.Value) []value.Value {
+				m0 := k.mulAdd(ic, mc, x.rowLo)
+				mcur := k.smin(ci(mc), k.cur.NewSub(x.rowHi, m0))
+				k.gemmBlock(lhs, c, ap, bp, tile, m0, x.rowHi, mcur, n0, cHi, ncur, k0, kcur, first, last)
+				return nil
+			})
+			return nil
+		})
 		return nil
 	})
 }
 
-// pack copies the tile's panel (K x 16 floats at column n0) into scratch.
-func (x *raggedCtx) pack(panel, n0 value.Value) {
-	k := x.k
-	k.loopN(x.K, func(kk value.Value) {
-		src := k.cur.NewAdd(k.mulAdd(kk, x.N, x.wBase), n0)
-		dst := k.cur.NewMul(kk, ci(dotTile))
-		k.vstore(k.vload(x.B, src), panel, dst)
-		k.vstore(k.vload(x.B, k.cur.NewAdd(src, ci(8))), panel, k.cur.NewAdd(dst, ci(8)))
-	})
-}
-
-// rowBlocks runs the micro-kernel over blocks of dotRows rows, then once
+// rowBlocks runs the micro-kernel over blocks of gemmMR rows, then once
 // over the leftover rows (a switch on their count: each count is its own
 // register-blocked loop).
 func (x *raggedCtx) rowBlocks(n0, rows value.Value) {
 	k := x.k
-	blocks := k.cur.NewSDiv(rows, ci(dotRows))
+	blocks := k.cur.NewSDiv(rows, ci(gemmMR))
 	k.loop(ci(0), blocks, nil, func(b value.Value, _ []value.Value) []value.Value {
-		x.micro(k.mulAdd(b, dotRows, x.rowLo), dotRows, n0)
+		x.micro(k.mulAdd(b, gemmMR, x.rowLo), gemmMR, n0)
 		return nil
 	})
-	first := k.mulAdd(blocks, dotRows, x.rowLo)
+	first := k.mulAdd(blocks, gemmMR, x.rowLo)
 	left := k.cur.NewSub(x.rowHi, first)
-	for n := int64(1); n < dotRows; n++ {
-		x.ifThen(k.cur.NewICmp(enum.IPredEQ, left, ci(n)), func() { x.micro(first, n, n0) })
+	for n := int64(1); n < gemmMR; n++ {
+		k.ifElse(k.cur.NewICmp(enum.IPredEQ, left, ci(n)), func() { x.micro(first, n, n0) }, nil)
 	}
 }
 
@@ -181,9 +207,9 @@ func (x *raggedCtx) micro(r0 value.Value, n int64, n0 value.Value) {
 		aRows[i] = k.mulAdd(k.cur.NewAdd(r0, ci(int64(i))), x.K, ci(0))
 	}
 	acc := k.loop(ci(0), ci(x.K), init, func(kk value.Value, acc []value.Value) []value.Value {
-		at := k.cur.NewMul(kk, x.stride)
-		b0 := k.vload(x.panel, at)
-		b1 := k.vload(x.panel, k.cur.NewAdd(at, ci(8)))
+		at := k.cur.NewAdd(k.mulAdd(kk, x.N, x.wBase), n0)
+		b0 := k.vload(x.B, at)
+		b1 := k.vload(x.B, k.cur.NewAdd(at, ci(8)))
 		next := make([]value.Value, len(acc))
 		for i := range aRows {
 			av := k.splat(k.load(types.Float, x.A, k.cur.NewAdd(aRows[i], kk)))
@@ -217,31 +243,4 @@ func (x *raggedCtx) rest(n0 value.Value) {
 		})
 		return nil
 	})
-}
-
-func (x *raggedCtx) smin(a, b value.Value) value.Value {
-	return x.k.cur.NewSelect(x.k.cur.NewICmp(enum.IPredSLT, a, b), a, b)
-}
-
-func (x *raggedCtx) smax(a, b value.Value) value.Value {
-	return x.k.cur.NewSelect(x.k.cur.NewICmp(enum.IPredSGT, a, b), a, b)
-}
-
-// ifThen emits if cond { then() }.
-func (x *raggedCtx) ifThen(cond value.Value, then func()) {
-	x.ifElse(cond, then, func() {})
-}
-
-// ifElse emits if cond { then() } else { els() } and continues after both.
-func (x *raggedCtx) ifElse(cond value.Value, then, els func()) {
-	k := x.k
-	tb, eb, join := k.f.NewBlock(""), k.f.NewBlock(""), k.f.NewBlock("")
-	k.cur.NewCondBr(cond, tb, eb)
-	k.cur = tb
-	then()
-	k.cur.NewBr(join)
-	k.cur = eb
-	els()
-	k.cur.NewBr(join)
-	k.cur = join
 }
