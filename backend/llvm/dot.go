@@ -1,8 +1,8 @@
 package llvm
 
 import (
-	lir "github.com/llir/llvm/ir"
-	"github.com/llir/llvm/ir/constant"
+	"strings"
+
 	"github.com/llir/llvm/ir/enum"
 	"github.com/llir/llvm/ir/types"
 	"github.com/llir/llvm/ir/value"
@@ -10,38 +10,101 @@ import (
 	"github.com/tpucc/tpucc/ir"
 )
 
-// dotShape is a dot_general whose batch, free and contracting dimensions
-// each collapse to one strided dimension: lhs (b, m, k), rhs (b, k, n), the
-// result [B, M, N] row-major.
-type dotShape struct {
-	B, M, K, N    int64
-	lb, lm, lk    int64 // lhs strides
-	rb, rk, rn    int64 // rhs strides
-	lhsFree, rhsF []int64
+// dotGroup is a group of dimensions of an operand (batch, free or
+// contracting) taken together as one index, outermost first: their sizes
+// and their strides in the operand's row-major storage.
+type dotGroup struct {
+	sizes, strides []int64
 }
 
-// collapse returns the size and stride of dims of a row-major shape taken
-// together, if they are laid out as one strided dimension (in order).
-func collapse(shape []int64, dims []int64) (size, stride int64, ok bool) {
-	strides := make([]int64, len(shape))
+func (g dotGroup) size() int64 {
+	n := int64(1)
+	for _, s := range g.sizes {
+		n *= s
+	}
+	return n
+}
+
+// simplify drops dimensions of size 1 and merges neighbours that are laid
+// out as one strided dimension, so a collapsible group costs one multiply.
+func (g dotGroup) simplify() dotGroup {
+	var out dotGroup
+	for i, s := range g.sizes {
+		if s == 1 {
+			continue
+		}
+		n := len(out.sizes)
+		if n > 0 && out.strides[n-1] == g.strides[i]*s {
+			out.sizes[n-1] *= s
+			out.strides[n-1] = g.strides[i]
+			continue
+		}
+		out.sizes = append(out.sizes, s)
+		out.strides = append(out.strides, g.strides[i])
+	}
+	return out
+}
+
+// stride1 reports whether the group is one dimension of stride 1 (or
+// empty).
+func (g dotGroup) stride1() bool {
+	return len(g.sizes) == 0 || len(g.sizes) == 1 && g.strides[0] == 1
+}
+
+// offset is the storage offset of flat index i of the group.
+func (k *kfn) offset(g dotGroup, i value.Value) value.Value {
+	switch len(g.sizes) {
+	case 0:
+		return ci(0)
+	case 1:
+		return k.mulAdd(i, g.strides[0], ci(0))
+	}
+	var off value.Value = ci(0)
+	for d, x := range k.delinear(i, g.sizes) {
+		off = k.mulAdd(x, g.strides[d], off)
+	}
+	return off
+}
+
+// dotOperand is one operand of a dot_general: its batch, free and
+// contracting groups.
+type dotOperand struct {
+	batch, free, contract dotGroup
+	dt                    ir.DType
+}
+
+func rowMajorStrides(shape []int64) []int64 {
+	st := make([]int64, len(shape))
 	s := int64(1)
 	for i := len(shape) - 1; i >= 0; i-- {
-		strides[i] = s
+		st[i] = s
 		s *= shape[i]
 	}
-	size, stride = 1, 0
-	for i, d := range dims {
-		size *= shape[d]
-		if i == len(dims)-1 {
-			stride = strides[d]
-		} else if strides[dims[i]] != strides[dims[i+1]]*shape[dims[i+1]] {
-			return 0, 0, false
-		}
-	}
-	return size, stride, true
+	return st
 }
 
-func free(rank int, used ...[]int64) []int64 {
+func newDotOperand(t ir.Type, batch, contract []int64) dotOperand {
+	shape := t.Dims()
+	st := rowMajorStrides(shape)
+	group := func(dims []int64) dotGroup {
+		var g dotGroup
+		for _, d := range dims {
+			g.sizes = append(g.sizes, shape[d])
+			g.strides = append(g.strides, st[d])
+		}
+		return g
+	}
+	return dotOperand{
+		batch:    group(batch).simplify(),
+		free:     group(freeDims(len(shape), batch, contract)).simplify(),
+		contract: group(contract).simplify(),
+		dt:       t.DType,
+	}
+}
+
+// freeDims lists, in order, the dimensions of a rank-n operand that are
+// neither batch nor contracting.
+func freeDims(n int, used ...[]int64) []int64 {
 	taken := map[int64]bool{}
 	for _, u := range used {
 		for _, d := range u {
@@ -49,7 +112,7 @@ func free(rank int, used ...[]int64) []int64 {
 		}
 	}
 	var out []int64
-	for d := 0; d < rank; d++ {
+	for d := 0; d < n; d++ {
 		if !taken[int64(d)] {
 			out = append(out, int64(d))
 		}
@@ -57,187 +120,229 @@ func free(rank int, used ...[]int64) []int64 {
 	return out
 }
 
-func analyseDot(in *ir.Instr) (dotShape, bool) {
-	a := in.Attr.(*ir.DotAttr)
-	ls, rs := in.Args[0].Type.Dims(), in.Args[1].Type.Dims()
-	var d dotShape
-	ok := true
-	col := func(shape, dims []int64) (int64, int64) {
-		n, s, c := collapse(shape, dims)
-		ok = ok && c
-		return n, s
+// gemm reads the operand at batch index b through a buffer of the kernel.
+func (o dotOperand) gemm(k *kfn, buf int, b value.Value) gemmOperand {
+	fb := k.fbuf(buf, o.dt)
+	base := k.offset(o.batch, b)
+	off := func(i, kk value.Value) value.Value {
+		return k.cur.NewAdd(base, k.cur.NewAdd(k.offset(o.free, i), k.offset(o.contract, kk)))
 	}
-	lf := free(len(ls), a.LhsBatch, a.LhsContract)
-	rf := free(len(rs), a.RhsBatch, a.RhsContract)
-	d.B, d.lb = col(ls, a.LhsBatch)
-	_, d.rb = col(rs, a.RhsBatch)
-	d.M, d.lm = col(ls, lf)
-	d.K, d.lk = col(ls, a.LhsContract)
-	_, d.rk = col(rs, a.RhsContract)
-	d.N, d.rn = col(rs, rf)
-	return d, ok
+	op := gemmOperand{at: func(i, kk value.Value) value.Value { return fb.load(off(i, kk)) }}
+	if o.dt == ir.F32 && o.free.stride1() {
+		op.ptr = func(i, kk value.Value) value.Value { return k.at(types.Float, fb.p, off(i, kk)) }
+	}
+	return op
 }
 
-// dotRows is how many rows of the result the micro-kernel computes at once:
-// 6 rows x 2 vectors are 12 accumulators, which with two rhs vectors and a
-// broadcast lhs element fill AVX2's 16 vector registers.
-const dotRows = 6
+// dotShape is a dot_general as a batch of products: lhs (b, m, k), rhs
+// (b, k, n), the result [B, M, N] row-major (its dimensions are batch,
+// lhs free, rhs free, in that order).
+type dotShape struct {
+	B, M, K, N int64
+	lhs, rhs   dotOperand
+	out        ir.DType
+}
 
-// dot generates an f32 dot_general. The kernel's outer range is (batch,
-// column tile of 16): each tile's rhs panel (K x 16) is read from memory
-// once and stays in cache while every row block of the lhs passes over it.
-// With a rhs strided along n (or a last tile narrower than 16) each
-// element is a dot product over k instead.
-func (pl *planner) dot(in *ir.Instr, env map[*ir.Value]int) bool {
-	d, ok := analyseDot(in)
-	if !ok {
-		return false
-	}
+func analyseDot(in *ir.Instr) dotShape {
+	a := in.Attr.(*ir.DotAttr)
+	l := newDotOperand(in.Args[0].Type, a.LhsBatch, a.LhsContract)
+	r := newDotOperand(in.Args[1].Type, a.RhsBatch, a.RhsContract)
+	return dotShape{B: l.batch.size(), M: l.free.size(), K: l.contract.size(), N: r.free.size(),
+		lhs: l, rhs: r, out: in.Results[0].Type.DType}
+}
+
+// dotEpilogue is the elementwise expression after a dot_general computed
+// in the kernel's output tile: root is the value stored, with the dot's
+// result as one of its leaves (read back from the tile, where it was just
+// written); ops names the fused ops, for reports.
+type dotEpilogue struct {
+	root *ir.Value
+	defs map[*ir.Value]*ir.Instr
+	ops  string
+}
+
+// dot generates a dot_general with float operands and result (f16/bf16
+// widened when packed, computed in f32, rounded when stored). The kernel's
+// range is (batch, NC column block, MC row block), row blocks innermost:
+// a call packs each rhs block once for all the row blocks of its range, so
+// both cores share the work by row blocks or, for few rows (an MLP's
+// batch), by column blocks.
+func (pl *planner) dot(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) bool {
+	d := analyseDot(in)
 	k, st := pl.newKernelStep(in, env)
-	pl.p.scratchBytes = max(pl.p.scratchBytes, d.K*dotTile*4)
-	tiles := d.N / dotTile
-	if d.rn != 1 {
-		tiles = 0
+	if d.B*d.M*d.N == 0 {
+		k.finish()
+		st.rows = 0
+		pl.addStep(in, env, st)
+		return true
 	}
-	perB := tiles
-	if tiles*dotTile < d.N {
-		perB++ // one more range index for the leftover columns
+	mc, kc, nc := gemmBlocks(d.M, d.K, d.N)
+	if d.out != ir.F32 {
+		kc = max(d.K, 1) // one slice: the f32 sum is rounded once, when stored
 	}
-	st.rows, st.work = d.B*perB, d.B*d.M*d.N*d.K
-	c, A, B := k.buf(0, types.Float), k.buf(1, types.Float), k.buf(2, types.Float)
-	fma := k.g.declare("llvm.fmuladd.f32", types.Float, types.Float, types.Float, types.Float)
-	k.loop(k.lo, k.hi, nil, func(r value.Value, _ []value.Value) []value.Value {
-		b := k.cur.NewSDiv(r, ci(perB))
-		t := k.cur.NewSRem(r, ci(perB))
-		x := dotCtx{k: k, d: d, c: c, A: A, B: B, fma: fma,
-			aBase: k.mulAdd(b, d.lb, ci(0)), bBase: k.mulAdd(b, d.rb, ci(0)), cBase: k.mulAdd(b, d.M*d.N, ci(0))}
-		isTile := k.cur.NewICmp(enum.IPredSLT, t, ci(tiles))
-		tileB, restB, join := k.f.NewBlock(""), k.f.NewBlock(""), k.f.NewBlock("")
-		k.cur.NewCondBr(isTile, tileB, restB)
-		k.cur = tileB
-		x.tile(k.cur.NewMul(t, ci(dotTile)))
-		k.cur.NewBr(join)
-		k.cur = restB
-		x.rest(tiles * dotTile)
-		k.cur.NewBr(join)
-		k.cur = join
+	pl.p.scratchBytes = max(pl.p.scratchBytes, gemmScratch(mc, kc, nc))
+	nIC, nJC, nPC := (d.M+mc-1)/mc, (d.N+nc-1)/nc, max((d.K+kc-1)/kc, 1)
+	st.rows, st.work = d.B*nJC*nIC, d.B*d.M*d.N*max(d.K, 1)
+	var epiAt func(b, m, n value.Value)
+	if epi != nil {
+		st.what += "+" + epi.ops
+		epiAt = pl.epilogue(k, &st, in, env, epi)
+	}
+	ap, bp, tile := k.gemmScratchPtrs(mc, kc, nc)
+	c := gemmC{buf: k.fbuf(0, d.out), ld: d.N}
+	// bj runs over (batch, column block) pairs that [lo, hi) touches.
+	from := k.cur.NewSDiv(k.lo, ci(nIC))
+	to := k.cur.NewSDiv(k.cur.NewAdd(k.hi, ci(nIC-1)), ci(nIC))
+	k.loop(from, to, nil, func(bj value.Value, _ []value.Value) []value.Value {
+		b, jc := k.cur.NewSDiv(bj, ci(nJC)), k.cur.NewSRem(bj, ci(nJC))
+		first := k.cur.NewMul(bj, ci(nIC))
+		ic0 := k.smax(k.cur.NewSub(k.lo, first), ci(0))
+		ic1 := k.smin(k.cur.NewSub(k.hi, first), ci(nIC))
+		lhs, rhs := d.lhs.gemm(k, 1, b), d.rhs.gemm(k, 2, b)
+		c.base = k.cur.NewMul(b, ci(d.M*d.N))
+		if epiAt != nil {
+			c.epi = func(m, n value.Value) { epiAt(b, m, n) }
+		}
+		n0 := k.cur.NewMul(jc, ci(nc))
+		ncur := k.smin(ci(nc), k.cur.NewSub(ci(d.N), n0))
+		k.loop(ci(0), ci(nPC), nil, func(pc value.Value, _ []value.Value) []value.Value {
+			k0 := k.cur.NewMul(pc, ci(kc))
+			kcur := k.smin(ci(kc), k.cur.NewSub(ci(d.K), k0))
+			k.gemmPack(bp, rhs, gemmNR, n0, ci(d.N), ncur, k0, kcur)
+			isFirst := k.cur.NewICmp(enum.IPredEQ, pc, ci(0))
+			isLast := k.cur.NewICmp(enum.IPredEQ, pc, ci(nPC-1))
+			k.loop(ic0, ic1, nil, func(ic value.Value, _ []value.Value) []value.Value {
+				m0 := k.cur.NewMul(ic, ci(mc))
+				mcur := k.smin(ci(mc), k.cur.NewSub(ci(d.M), m0))
+				k.gemmBlock(lhs, c, ap, bp, tile, m0, ci(d.M), mcur, n0, ci(d.N), ncur, k0, kcur, isFirst, isLast)
+				return nil
+			})
+			return nil
+		})
 		return nil
 	})
 	k.finish()
+	if epi != nil {
+		env[epi.root] = st.bufs[0]
+		pl.p.steps = append(pl.p.steps, st)
+		return true
+	}
 	pl.addStep(in, env, st)
 	return true
 }
 
-// dotCtx is one (batch, tile) of a dot kernel.
-type dotCtx struct {
-	k                   *kfn
-	d                   dotShape
-	c, A, B             value.Value
-	fma                 *lir.Func
-	aBase, bBase, cBase value.Value
-}
-
-// tile computes columns [n0, n0+16) of every row. It first packs the
-// rhs panel (K x 16) contiguously into scratch, so the micro-kernel reads
-// one cache line per k instead of one page per k, then runs blocks of
-// dotRows rows and one block of the leftover rows.
-func (x *dotCtx) tile(n0 value.Value) {
-	k, d := x.k, x.d
-	panel := k.cur.NewBitCast(k.scratch, types.NewPointer(types.Float))
-	k.loopN(d.K, func(kk value.Value) {
-		src := k.cur.NewAdd(k.mulAdd(kk, d.rk, x.bBase), n0)
-		dst := k.cur.NewMul(kk, ci(dotTile))
-		k.vstore(k.vload(x.B, src), panel, dst)
-		k.vstore(k.vload(x.B, k.cur.NewAdd(src, ci(8))), panel, k.cur.NewAdd(dst, ci(8)))
-	})
-	full := d.M / dotRows
-	block := func(m0 value.Value, n int64) {
-		ms := make([]value.Value, n)
-		for i := range ms {
-			ms[i] = k.cur.NewAdd(m0, ci(int64(i)))
+// epilogue prepares the fused epilogue of a dot kernel: it returns the
+// emitter of element (b, m, n), which evaluates epi.root there, reading
+// the dot's result from the output tile (buffer 0) and every other leaf
+// from a buffer added to the step, and stores it in place.
+func (pl *planner) epilogue(k *kfn, st *step, in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) func(b, m, n value.Value) {
+	r := in.Results[0]
+	a := in.Attr.(*ir.DotAttr)
+	dims := r.Type.Dims()
+	nb := len(a.LhsBatch)
+	nm := len(in.Args[0].Type.Dims()) - nb - len(a.LhsContract)
+	e := &expr{k: k, defs: epi.defs, memo: map[string]value.Value{}, bufs: map[*ir.Value]int{}}
+	e.leaf = func(x *ir.Value) (int, bool) {
+		if x == r {
+			return 0, true
 		}
-		x.micro(ms, panel, n0)
+		s, ok := env[x]
+		if !ok {
+			return 0, false
+		}
+		st.bufs = append(st.bufs, s)
+		return len(st.bufs) - 1, true
 	}
-	k.loopN(full, func(blk value.Value) { block(k.cur.NewMul(blk, ci(dotRows)), dotRows) })
-	if left := d.M - full*dotRows; left > 0 {
-		block(ci(full*dotRows), left)
+	return func(b, m, n value.Value) {
+		idx := append(k.delinear(b, dims[:nb]), k.delinear(m, dims[nb:nb+nm])...)
+		idx = append(idx, k.delinear(n, dims[nb+nm:])...)
+		k.store(e.at(epi.root, idx), k.buf(0, types.Float), k.linear(idx, dims))
 	}
 }
 
-// rest computes columns [from, N) of every row as dot products.
-func (x *dotCtx) rest(from int64) {
-	k, d := x.k, x.d
-	k.loopN(d.M, func(m value.Value) {
-		aRow := k.mulAdd(m, d.lm, x.aBase)
-		row := k.mulAdd(m, d.N, x.cBase)
-		k.loop(ci(from), ci(d.N), nil, func(n value.Value, _ []value.Value) []value.Value {
-			bCol := k.mulAdd(n, d.rn, x.bBase)
-			acc := k.loop(ci(0), ci(d.K), []value.Value{f32(0)}, func(kk value.Value, acc []value.Value) []value.Value {
-				av := k.load(types.Float, x.A, k.mulAdd(kk, d.lk, aRow))
-				bv := k.load(types.Float, x.B, k.mulAdd(kk, d.rk, bCol))
-				return []value.Value{k.cur.NewCall(x.fma, av, bv, acc[0])}
-			})
-			k.store(acc[0], x.c, k.cur.NewAdd(row, n))
+// remapOps read their operand at another index than their result's.
+var remapOps = map[ir.Op]bool{ir.OpBroadcast: true, ir.OpTranspose: true, ir.OpReshape: true,
+	ir.OpSlice: true, ir.OpConcat: true, ir.OpIota: true, ir.OpConstant: true}
+
+// findEpilogues records, for each f32 dot_general of a group, the
+// expression it can compute in its output tile: following the dot's
+// result through its only user while that user is elementwise (every
+// operand read at the result's index), f32 and of the dot's shape, up to
+// the first value that must be materialised. The values in between stay
+// virtual, so nothing else reads them; every other leaf of the expression
+// must be in memory before the dot runs.
+func (pl *planner) findEpilogues(body []*ir.Instr, env map[*ir.Value]int, defs map[*ir.Value]*ir.Instr, mat map[*ir.Value]bool) {
+	users := map[*ir.Value][]*ir.Instr{}
+	for _, in := range body {
+		for _, a := range in.Args {
+			users[a] = append(users[a], in)
+		}
+	}
+	ready := map[*ir.Value]bool{} // materialised by the group so far
+	for _, in := range body {
+		if in.Op == ir.OpDotGeneral && in.Results[0].Type.DType == ir.F32 {
+			if epi := dotChain(in.Results[0], users, defs, mat); epi != nil && epiReady(epi.root, in.Results[0], defs, env, ready, map[*ir.Value]bool{}) {
+				pl.epis[in] = epi
+				ready[epi.root] = true
+			}
+		}
+		for _, r := range in.Results {
+			if !isExpr(in) || mat[r] {
+				ready[r] = true
+			}
+		}
+	}
+}
+
+// dotChain follows r through single elementwise users to the first
+// materialised value; nil when there is none or r is materialised itself.
+func dotChain(r *ir.Value, users map[*ir.Value][]*ir.Instr, defs map[*ir.Value]*ir.Instr, mat map[*ir.Value]bool) *dotEpilogue {
+	v := r
+	var ops []string
+	for !mat[v] {
+		us := users[v]
+		if len(us) == 0 {
 			return nil
-		})
-	})
-}
-
-// dotTile is the micro-kernel's width: two <8 x float> vectors per row.
-const dotTile = 16
-
-var v8 = types.NewVector(8, types.Float)
-
-// micro is the register-blocked micro-kernel: len(ms) rows x 16 columns
-// of the result kept in vector accumulators over the whole k loop (each
-// rhs vector loaded once, each lhs element broadcast), then stored.
-func (x *dotCtx) micro(ms []value.Value, panel, n0 value.Value) {
-	k, d := x.k, x.d
-	vfma := k.g.declare("llvm.fmuladd.v8f32", v8, v8, v8, v8)
-	init := make([]value.Value, 2*len(ms))
-	for i := range init {
-		init[i] = constant.NewZeroInitializer(v8)
-	}
-	aRows := make([]value.Value, len(ms))
-	for i, m := range ms {
-		aRows[i] = k.mulAdd(m, d.lm, x.aBase)
-	}
-	acc := k.loop(ci(0), ci(d.K), init, func(kk value.Value, acc []value.Value) []value.Value {
-		bAt := k.cur.NewMul(kk, ci(dotTile))
-		b0 := k.vload(panel, bAt)
-		b1 := k.vload(panel, k.cur.NewAdd(bAt, ci(8)))
-		next := make([]value.Value, len(acc))
-		for i := range ms {
-			av := k.splat(k.load(types.Float, x.A, k.mulAdd(kk, d.lk, aRows[i])))
-			next[2*i] = k.cur.NewCall(vfma, av, b0, acc[2*i])
-			next[2*i+1] = k.cur.NewCall(vfma, av, b1, acc[2*i+1])
 		}
-		return next
-	})
-	for i, m := range ms {
-		at := k.cur.NewAdd(k.mulAdd(m, d.N, x.cBase), n0)
-		k.vstore(acc[2*i], x.c, at)
-		k.vstore(acc[2*i+1], x.c, k.cur.NewAdd(at, ci(8)))
+		u := us[0]
+		for _, x := range us {
+			if x != u {
+				return nil
+			}
+		}
+		res := u.Results[0]
+		if defs[res] != u || remapOps[u.Op] || res.Type.DType != ir.F32 || !res.Type.SameShape(r.Type) {
+			return nil
+		}
+		if u.Op != ir.OpCopy { // also the copies that bind an inlined fusion
+			ops = append(ops, u.Op.String())
+		}
+		v = res
 	}
+	if v == r {
+		return nil
+	}
+	return &dotEpilogue{root: v, defs: defs, ops: strings.Join(ops, "+")}
 }
 
-// vload loads 8 floats at p[idx] (4-byte aligned).
-func (k *kfn) vload(p, idx value.Value) value.Value {
-	ptr := k.cur.NewBitCast(k.at(types.Float, p, idx), types.NewPointer(v8))
-	l := k.cur.NewLoad(v8, ptr)
-	l.Align = 4
-	return l
-}
-
-func (k *kfn) vstore(v, p, idx value.Value) {
-	ptr := k.cur.NewBitCast(k.at(types.Float, p, idx), types.NewPointer(v8))
-	s := k.cur.NewStore(v, ptr)
-	s.Align = 4
-}
-
-// splat broadcasts a float to all 8 lanes.
-func (k *kfn) splat(x value.Value) value.Value {
-	one := k.cur.NewInsertElement(constant.NewUndef(v8), x, constant.NewInt(types.I32, 0))
-	mask := constant.NewZeroInitializer(types.NewVector(8, types.I32))
-	return k.cur.NewShuffleVector(one, constant.NewUndef(v8), mask)
+// epiReady reports whether every leaf of v's expression, but the dot's
+// result r, is in memory when the dot runs.
+func epiReady(v, r *ir.Value, defs map[*ir.Value]*ir.Instr, env map[*ir.Value]int, ready, seen map[*ir.Value]bool) bool {
+	if v == r || ready[v] || seen[v] {
+		return true
+	}
+	if _, ok := env[v]; ok {
+		return true
+	}
+	seen[v] = true
+	in := defs[v]
+	if in == nil {
+		return false
+	}
+	for _, a := range in.Args {
+		if !epiReady(a, r, defs, env, ready, seen) {
+			return false
+		}
+	}
+	return true
 }

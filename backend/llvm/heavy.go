@@ -10,19 +10,14 @@ import (
 // kernel generates the kernel of a non-expression instruction when this
 // backend has one for it, and reports whether it did.
 func (pl *planner) kernel(in *ir.Instr, env map[*ir.Value]int) (bool, error) {
-	f32only := true
 	for _, v := range append(append([]*ir.Value{}, in.Args...), in.Results...) {
 		if !floatish(v.Type.DType) || !v.Type.IsStatic() {
 			return false, nil
 		}
-		f32only = f32only && v.Type.DType == ir.F32
 	}
 	switch in.Op {
 	case ir.OpDotGeneral:
-		if !f32only {
-			return false, nil
-		}
-		return pl.dot(in, env), nil
+		return pl.dot(in, env, pl.epis[in]), nil
 	case ir.OpReduceSum, ir.OpReduceMax, ir.OpReduceMin, ir.OpReduceProd:
 		return pl.reduce(in, env), nil
 	case ir.OpSoftmax, ir.OpLogSoftmax:

@@ -64,11 +64,17 @@ type plan struct {
 type planner struct {
 	m *ir.Module
 	p *plan
+	// epis are the epilogues fused into dot_general kernels (dot.go).
+	epis map[*ir.Instr]*dotEpilogue
+	// synthetic are the copies that bind an inlined fusion's parameters
+	// and results; they are not the program's ops, so not counted.
+	synthetic map[*ir.Instr]bool
 }
 
 // newPlan builds the plan of f in m, generating kernels into a new module.
 func newPlan(m *ir.Module, f *ir.Func) (*plan, error) {
-	pl := &planner{m: m, p: &plan{gen: newGen(), generated: map[ir.Op]int{}, fallback: map[ir.Op]int{}}}
+	pl := &planner{m: m, p: &plan{gen: newGen(), generated: map[ir.Op]int{}, fallback: map[ir.Op]int{}},
+		epis: map[*ir.Instr]*dotEpilogue{}, synthetic: map[*ir.Instr]bool{}}
 	env := map[*ir.Value]int{}
 	for i, prm := range f.Params {
 		env[prm] = pl.newSlot(slot{typ: prm.Type, kind: slotParam, param: i})
@@ -116,7 +122,7 @@ func (pl *planner) function(f *ir.Func, env map[*ir.Value]int, depth int) ([]int
 	if depth > maxInline {
 		return nil, ir.Errorf(f.Pos, "calls nest deeper than %d", maxInline)
 	}
-	var body []*ir.Instr
+	var body, absorbed []*ir.Instr
 	users := map[*ir.Value][]*ir.Instr{}
 	for _, in := range f.Body.Instrs {
 		for _, a := range in.Args {
@@ -127,7 +133,7 @@ func (pl *planner) function(f *ir.Func, env map[*ir.Value]int, depth int) ([]int
 	// instructions use must be in memory.
 	flush := func() error {
 		inBody := map[*ir.Instr]bool{}
-		for _, in := range body {
+		for _, in := range append(body, absorbed...) {
 			inBody[in] = true
 		}
 		var need []*ir.Value
@@ -142,7 +148,7 @@ func (pl *planner) function(f *ir.Func, env map[*ir.Value]int, depth int) ([]int
 			}
 		}
 		err := pl.group(body, env, need)
-		body = nil
+		body, absorbed = nil, nil
 		return err
 	}
 	for _, in := range f.Body.Instrs {
@@ -157,6 +163,11 @@ func (pl *planner) function(f *ir.Func, env map[*ir.Value]int, depth int) ([]int
 			}
 			return out, nil
 		case ir.OpCall, ir.OpFusion:
+			if inl := pl.inlineFusion(in); inl != nil {
+				body = append(body, inl...)
+				absorbed = append(absorbed, in)
+				continue
+			}
 			if err := flush(); err != nil {
 				return nil, err
 			}
@@ -168,6 +179,46 @@ func (pl *planner) function(f *ir.Func, env map[*ir.Value]int, depth int) ([]int
 		}
 	}
 	return nil, ir.Errorf(f.Pos, "@%s does not end in return", f.Name)
+}
+
+// inlineFusion returns the region of an elementwise-only fusion as
+// instructions of the enclosing group (copies bind its parameters to the
+// fusion's operands and its results to what the region returns), nil for
+// any other instruction. Joining the group lets a dot_general before the
+// fusion see the expression after it, and fuse it as its epilogue.
+func (pl *planner) inlineFusion(in *ir.Instr) []*ir.Instr {
+	if in.Op != ir.OpFusion {
+		return nil
+	}
+	body := in.FusionBody()
+	n := len(body.Instrs)
+	if n == 0 || body.Instrs[n-1].Op != ir.OpReturn || len(body.Params) != len(in.Args) {
+		return nil
+	}
+	for _, v := range append(append([]*ir.Value{}, body.Params...), in.Results...) {
+		if !supportedType(v.Type) {
+			return nil
+		}
+	}
+	for _, x := range body.Instrs[:n-1] {
+		if !isExpr(x) {
+			return nil
+		}
+	}
+	var out []*ir.Instr
+	bind := func(from, to *ir.Value) {
+		c := &ir.Instr{Op: ir.OpCopy, Args: []*ir.Value{from}, Results: []*ir.Value{to}, Pos: in.Pos}
+		pl.synthetic[c] = true
+		out = append(out, c)
+	}
+	for i, p := range body.Params {
+		bind(in.Args[i], p)
+	}
+	out = append(out, body.Instrs[:n-1]...)
+	for i, r := range in.Results {
+		bind(body.Instrs[n-1].Args[i], r)
+	}
+	return out
 }
 
 // nested plans a call (inlined) or a fusion (its region as one group).
@@ -224,9 +275,15 @@ func (pl *planner) group(body []*ir.Instr, env map[*ir.Value]int, need []*ir.Val
 			mat[a] = true
 		}
 	}
+	pl.findEpilogues(body, env, defs, mat)
 	for _, in := range body {
 		if isExpr(in) {
-			pl.p.generated[in.Op]++
+			if !pl.synthetic[in] {
+				pl.p.generated[in.Op]++
+			}
+			if _, done := env[in.Results[0]]; done {
+				continue // a dot_general's epilogue computed it
+			}
 			if r := in.Results[0]; mat[r] {
 				if err := pl.loopKernel(r, env, defs); err != nil {
 					return err

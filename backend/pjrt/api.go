@@ -45,6 +45,7 @@ const (
 	fnTopologyDestroy              fnIndex = 83
 	fnTopologyPlatformName         fnIndex = 84
 	fnTopologyPlatformVersion      fnIndex = 85
+	fnTopologyDeviceDescriptions   fnIndex = 86
 	fnCompile                      fnIndex = 89
 	fnExecutableOutputElementTypes fnIndex = 90
 	fnExecutableOutputDimensions   fnIndex = 91
@@ -80,6 +81,7 @@ var fnNames = map[fnIndex]string{
 	fnTopologyDestroy:              "PJRT_TopologyDescription_Destroy",
 	fnTopologyPlatformName:         "PJRT_TopologyDescription_PlatformName",
 	fnTopologyPlatformVersion:      "PJRT_TopologyDescription_PlatformVersion",
+	fnTopologyDeviceDescriptions:   "PJRT_TopologyDescription_GetDeviceDescriptions",
 	fnCompile:                      "PJRT_Compile",
 	fnExecutableOutputElementTypes: "PJRT_Executable_OutputElementTypes",
 	fnExecutableOutputDimensions:   "PJRT_Executable_OutputDimensions",

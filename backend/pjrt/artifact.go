@@ -27,18 +27,20 @@ type Manifest struct {
 	Topology        string    `json:"topology"`         // v6e:2x2
 	Platform        string    `json:"platform"`         // the plugin's platform name: tpu
 	PlatformVersion string    `json:"platform_version"` // the plugin's own version (libtpu's build)
+	DeviceKind      string    `json:"device_kind"`      // the devices' kind: TPU v6 lite, cpu
 	PJRTAPI         string    `json:"pjrt_api"`         // the plugin's C API version, 0.112
 	Tpucc           string    `json:"tpucc"`            // the tpucc version that built it
 	StableHLOSHA256 string    `json:"stablehlo_sha256"`
 	ExecutableSHA   string    `json:"executable_sha256"`
 }
 
-// Signature is the entry function's name and its parameter and result types
-// as .tir spells them (f32[4,8]).
+// Signature is the entry function's name, its parameter and result types
+// as .tir spells them (f32[4,8]) and its parameters' names (without %).
 type Signature struct {
-	Name    string   `json:"name"`
-	Params  []string `json:"params"`
-	Results []string `json:"results"`
+	Name       string   `json:"name"`
+	Params     []string `json:"params"`
+	Results    []string `json:"results"`
+	ParamNames []string `json:"param_names,omitempty"`
 }
 
 // artifactMagic starts every artifact; the digit is the format version.
@@ -124,3 +126,6 @@ func ReadArtifact(r io.Reader) (*Artifact, error) {
 	}
 	return a, nil
 }
+
+// IsArtifact reports whether b starts like an artifact.
+func IsArtifact(b []byte) bool { return bytes.HasPrefix(b, []byte(artifactMagic)) }

@@ -1,6 +1,7 @@
 package pjrt
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -9,53 +10,126 @@ import (
 	"github.com/tpucc/tpucc/ir"
 )
 
-// BackendName is the name the PJRT backend registers under. It runs on the
+// The names the PJRT backends register under: BackendName runs on the
 // plugin named by $TPUCC_PJRT_PLUGIN, else on the pinned XLA:CPU plugin
-// (make pjrt-cpu-plugin).
-const BackendName = "pjrt"
-
-func init() { backend.Register(BackendName, openDefault) }
-
-var (
-	defaultOnce    sync.Once
-	defaultBackend *Backend
-	defaultErr     error
+// (make pjrt-cpu-plugin); TPUName on libtpu and GPUName on the CUDA plugin,
+// each only where the machine has such a device.
+const (
+	BackendName = "pjrt"
+	TPUName     = "pjrt-tpu"
+	GPUName     = "pjrt-gpu"
 )
 
-// openDefault opens one client for the process, on first use.
-func openDefault() (backend.Backend, error) {
-	defaultOnce.Do(func() {
-		var p *Plugin
-		if path := os.Getenv(EnvPlugin); path != "" {
-			p, defaultErr = Load(path)
-		} else {
-			p, defaultErr = LoadCPU()
+func init() {
+	backend.Register(BackendName, opener(BackendName, openCPU))
+	backend.Register(TPUName, opener(TPUName, openTPU))
+	backend.Register(GPUName, opener(GPUName, openGPU))
+}
+
+// opener opens one client for the process on first use, with load.
+func opener(name string, load func() (*Plugin, error)) func() (backend.Backend, error) {
+	var (
+		once sync.Once
+		b    *Backend
+		err  error
+	)
+	return func() (backend.Backend, error) {
+		once.Do(func() {
+			var p *Plugin
+			if p, err = load(); err != nil {
+				return
+			}
+			var c *Client
+			if c, err = p.NewClient(); err == nil {
+				b = &Backend{c: c, name: name}
+			}
+		})
+		if err != nil {
+			return nil, err
 		}
-		if defaultErr != nil {
-			return
-		}
-		var c *Client
-		if c, defaultErr = p.NewClient(); defaultErr == nil {
-			defaultBackend = NewBackend(c)
-		}
-	})
-	if defaultErr != nil {
-		return nil, defaultErr
+		return b, nil
 	}
-	return defaultBackend, nil
+}
+
+func openCPU() (*Plugin, error) {
+	if path := os.Getenv(EnvPlugin); path != "" {
+		return Load(path)
+	}
+	return LoadCPU()
+}
+
+// ErrNoTPU and ErrNoGPU are the errors of opening a device's backend on a
+// machine without one.
+var (
+	ErrNoTPU = errors.New("no TPU device on this machine (no TPU chip among the PCI devices in /sys/bus/pci/devices)")
+	ErrNoGPU = errors.New("no GPU device on this machine (no NVIDIA display controller among the PCI devices in /sys/bus/pci/devices)")
+)
+
+func openTPU() (*Plugin, error) {
+	if !backend.HasTPU() {
+		return nil, ErrNoTPU
+	}
+	path, err := Find(KindTPU)
+	if err != nil {
+		return nil, err
+	}
+	return Load(path)
+}
+
+func openGPU() (*Plugin, error) {
+	if !backend.HasGPU() {
+		return nil, ErrNoGPU
+	}
+	path, err := Find(KindCUDA)
+	if err != nil {
+		return nil, err
+	}
+	return Load(path)
+}
+
+// Open opens the backend registered as name (BackendName, TPUName or
+// GPUName) as a *Backend.
+func Open(name string) (*Backend, error) {
+	b, err := backend.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	pb, ok := b.(*Backend)
+	if !ok {
+		return nil, fmt.Errorf("pjrt: %s is not a PJRT backend", name)
+	}
+	return pb, nil
+}
+
+// ForPlatform is the backend that runs executables of a plugin platform
+// (a manifest's platform): cpu, tpu, cuda.
+func ForPlatform(platform string) (string, error) {
+	switch platform {
+	case "cpu":
+		return BackendName, nil
+	case "tpu":
+		return TPUName, nil
+	case "cuda", "gpu":
+		return GPUName, nil
+	}
+	return "", fmt.Errorf("no PJRT backend for platform %q", platform)
 }
 
 // Backend is a backend.Backend that compiles a program's StableHLO with a
 // PJRT client and runs it on the client's first device.
 type Backend struct {
-	c *Client
+	c    *Client
+	name string
 }
 
 // NewBackend runs programs on c.
-func NewBackend(c *Client) *Backend { return &Backend{c: c} }
+func NewBackend(c *Client) *Backend { return &Backend{c: c, name: BackendName} }
 
-// Name is BackendName.
-func (b *Backend) Name() string { return BackendName }
+// Client is the backend's PJRT client.
+func (b *Backend) Client() *Client { return b.c }
+
+// Name is the name the backend was opened by.
+func (b *Backend) Name() string { return b.name }
 
 // Fingerprint names the plugin's platform, its version, the C API version
 // and the device kind: what a compiled executable depends on.

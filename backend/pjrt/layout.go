@@ -66,6 +66,13 @@ type topologyStringArgs struct { // PlatformName, PlatformVersion
 	str, strLen     uintptr // out
 }
 
+type topologyDevicesArgs struct { // GetDeviceDescriptions
+	structSize, ext uintptr
+	topology        uintptr
+	descriptions    uintptr // out: const PJRT_DeviceDescription* const*
+	numDescriptions uintptr // out
+}
+
 type program struct {
 	structSize, ext uintptr
 	code            unsafe.Pointer
@@ -292,6 +299,7 @@ var layoutSizes = []layoutSize{
 	{fnTopologyDestroy, unsafe.Sizeof(topologyArgs{})},
 	{fnTopologyPlatformName, unsafe.Sizeof(topologyStringArgs{})},
 	{fnTopologyPlatformVersion, unsafe.Sizeof(topologyStringArgs{})},
+	{fnTopologyDeviceDescriptions, unsafe.Sizeof(topologyDevicesArgs{})},
 	{fnCompile, unsafe.Sizeof(compileArgs{})},
 	{fnExecutableDestroy, unsafe.Sizeof(executableArgs{})},
 	{fnExecutableSerialize, unsafe.Sizeof(executableSerializeArgs{})},

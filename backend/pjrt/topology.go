@@ -1,6 +1,7 @@
 package pjrt
 
 import (
+	"fmt"
 	"runtime"
 	"unsafe"
 
@@ -63,6 +64,24 @@ func (t *Topology) PlatformVersion() (string, error) {
 // PlatformName is the platform the topology belongs to ("tpu").
 func (t *Topology) PlatformName() (string, error) {
 	return t.str(fnTopologyPlatformName)
+}
+
+// DeviceKind is the kind of the topology's devices ("TPU v6 lite"), what a
+// client on such a device reports for its own.
+func (t *Topology) DeviceKind() (string, error) {
+	a := &topologyDevicesArgs{structSize: unsafe.Sizeof(topologyDevicesArgs{}), topology: t.h}
+	if err := t.p.call(fnTopologyDeviceDescriptions, unsafe.Pointer(a)); err != nil {
+		return "", err
+	}
+	if a.numDescriptions == 0 || a.numDescriptions > 1<<16 {
+		return "", fmt.Errorf("pjrt: topology has %d device descriptions", a.numDescriptions)
+	}
+	d := unsafe.Slice((*uintptr)(cPtr(a.descriptions)), a.numDescriptions)[0]
+	k := &deviceDescriptionKindArgs{structSize: unsafe.Sizeof(deviceDescriptionKindArgs{}), description: d}
+	if err := t.p.call(fnDeviceDescriptionKind, unsafe.Pointer(k)); err != nil {
+		return "", err
+	}
+	return cString(k.kind, k.kindLen), nil
 }
 
 func (t *Topology) str(f fnIndex) (string, error) {

@@ -21,14 +21,20 @@ func checkEmit(c *buildConfig, emit, topology string) error {
 			return usagef("--topology applies to --emit=executable only")
 		}
 	case "executable":
+		if c.out == "" {
+			return usagef("--emit=executable writes a binary file: give it with -o")
+		}
+		if c.target.Name() == "cpu" {
+			if topology != "" {
+				return usagef("--topology applies to TPU targets only")
+			}
+			break
+		}
 		if !strings.HasPrefix(c.target.Name(), "tpu-") {
-			return usagef("--emit=executable needs a TPU --target (tpu-v6e, ...), not %s", c.target.Name())
+			return usagef("--emit=executable needs --target cpu or a TPU target (tpu-v6e, ...), not %s", c.target.Name())
 		}
 		if topology == "" {
 			return usagef("--emit=executable needs --topology, such as v6e:2x2")
-		}
-		if c.out == "" {
-			return usagef("--emit=executable writes a binary file: give it with -o")
 		}
 		gen := strings.TrimPrefix(c.target.Name(), "tpu-")
 		if g, _, _ := strings.Cut(topology, ":"); g != gen {
@@ -41,9 +47,13 @@ func checkEmit(c *buildConfig, emit, topology string) error {
 	return nil
 }
 
-// compileExecutable compiles the StableHLO text of f through libtpu for the
-// topology, without a TPU, and returns the artifact to write.
+// compileExecutable compiles the StableHLO text of f for --target: for cpu
+// through the pjrt backend's plugin (XLA:CPU), for a TPU through libtpu for
+// the topology, without a TPU. It returns the artifact to write.
 func compileExecutable(c *buildConfig, f *ir.Func, text string) (*pjrt.Artifact, error) {
+	if c.target.Name() == "cpu" {
+		return compileCPUExecutable(c, f, text)
+	}
 	path, err := pjrt.Find(pjrt.KindTPU)
 	if err != nil {
 		return nil, err
@@ -65,6 +75,10 @@ func compileExecutable(c *buildConfig, f *ir.Func, text string) (*pjrt.Artifact,
 	if err != nil {
 		return nil, err
 	}
+	kind, err := topo.DeviceKind()
+	if err != nil {
+		return nil, err
+	}
 	exe, err := topo.Compile(text, pjrt.DefaultCompileOptions)
 	if err != nil {
 		return nil, err
@@ -81,7 +95,39 @@ func compileExecutable(c *buildConfig, f *ir.Func, text string) (*pjrt.Artifact,
 			Topology:        c.topology,
 			Platform:        platform,
 			PlatformVersion: version,
+			DeviceKind:      kind,
 			PJRTAPI:         p.Version(),
+			Tpucc:           tpuccrt.Version,
+			StableHLOSHA256: pjrt.SHA256([]byte(text)),
+		},
+		Executable: blob,
+	}, nil
+}
+
+// compileCPUExecutable compiles through the pjrt backend's client.
+func compileCPUExecutable(c *buildConfig, f *ir.Func, text string) (*pjrt.Artifact, error) {
+	b, err := pjrt.Open(pjrt.BackendName)
+	if err != nil {
+		return nil, err
+	}
+	cl := b.Client()
+	exe, err := cl.Compile(text, nil, pjrt.DefaultCompileOptions)
+	if err != nil {
+		return nil, err
+	}
+	defer exe.Close()
+	blob, err := exe.Serialize()
+	if err != nil {
+		return nil, err
+	}
+	return &pjrt.Artifact{
+		Manifest: pjrt.Manifest{
+			Entry:           signature(f),
+			Target:          c.target.Name(),
+			Platform:        cl.Platform(),
+			PlatformVersion: cl.PlatformVersion(),
+			DeviceKind:      cl.Devices()[0].Kind,
+			PJRTAPI:         cl.Plugin().Version(),
 			Tpucc:           tpuccrt.Version,
 			StableHLOSHA256: pjrt.SHA256([]byte(text)),
 		},
@@ -96,6 +142,7 @@ func signature(f *ir.Func) pjrt.Signature {
 		t := p.Type
 		t.Layout = nil
 		s.Params = append(s.Params, t.String())
+		s.ParamNames = append(s.ParamNames, p.Name)
 	}
 	for _, t := range f.Results {
 		t.Layout = nil

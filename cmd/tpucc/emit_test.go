@@ -31,7 +31,7 @@ func TestBuildExecutable(t *testing.T) {
 		len(m.Entry.Results) != 1 || m.Entry.Results[0] != "f32[2,3]" {
 		t.Errorf("entry signature %+v", m.Entry)
 	}
-	if m.Target != "tpu-v6e" || m.Topology != "v6e:2x2" || m.Platform != "tpu" || m.PJRTAPI == "" {
+	if m.Target != "tpu-v6e" || m.Topology != "v6e:2x2" || m.Platform != "tpu" || m.PJRTAPI == "" || m.DeviceKind != "TPU v6 lite" {
 		t.Errorf("manifest %+v", m)
 	}
 	hlo := tpucc(t, "", "build", in, "--target", "tpu-v6e")
@@ -54,7 +54,7 @@ func TestBuildExecutableErrors(t *testing.T) {
 		{[]string{"--target", "tpu-v6e", "--topology", "v5e:2x2", "--emit=executable", "-o", out}, 2,
 			"tpucc build: --topology v5e:2x2 is not a tpu-v6e topology (want v6e:...)"},
 		{[]string{"--target", "cpu", "--topology", "v6e:2x2", "--emit=executable", "-o", out}, 2,
-			"tpucc build: --emit=executable needs a TPU --target (tpu-v6e, ...), not cpu"},
+			"tpucc build: --topology applies to TPU targets only"},
 		{[]string{"--target", "tpu-v6e", "--topology", "v6e:2x2", "--emit=executable"}, 2,
 			"tpucc build: --emit=executable writes a binary file: give it with -o"},
 		{[]string{"--emit=obj"}, 2, "tpucc build: unknown --emit \"obj\" (want one of hlo, executable)"},

@@ -14,6 +14,8 @@ import (
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/backend/pjrt"
+	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/ir"
 )
 
@@ -49,6 +51,7 @@ when no --dim gives it.
 		{name: "save-inputs", kind: boolFlag, doc: "with --output-dir, also write the arguments as DIR/argN.npy"},
 		dimFlag,
 		backendFlag,
+		deviceFlag,
 		entryFlag,
 	},
 	run: cmdRun,
@@ -101,11 +104,22 @@ func cmdRun(e *env, p *parsed) error {
 	if saveInputs && outDir == "" {
 		return usagef("--save-inputs needs --output-dir")
 	}
-	name, m, err := load(e, p.positional[0])
+	name, src, err := readSource(p.positional[0], e.stdin)
 	if err != nil {
 		return err
 	}
+	if pjrt.IsArtifact(src) {
+		return runArtifact(e, p, name, src, runOutput{seed, ins, outDir, saveInputs})
+	}
+	m, err := tir.Parse(name, src)
+	if err != nil {
+		return diag(name, err)
+	}
 	f, err := entry(m, name, p.value("entry", ""))
+	if err != nil {
+		return err
+	}
+	b, err := openRunBackend(p.value("backend", ""), p.value("device", ""))
 	if err != nil {
 		return err
 	}
@@ -140,11 +154,26 @@ func cmdRun(e *env, p *parsed) error {
 			args[k] = random[k]
 		}
 	}
-	results, err := runOn(p.value("backend", ""), m, f, args)
+	results, err := runOn(b, m, f, args)
 	if err != nil {
 		return diag(name, err)
 	}
-	if outDir == "" {
+	return writeResults(e, runOutput{seed, ins, outDir, saveInputs}, results, args)
+}
+
+// runOutput is what run was asked for beyond the program: how to draw and
+// where to write.
+type runOutput struct {
+	seed       int64
+	ins        []inputArg
+	outDir     string
+	saveInputs bool
+}
+
+// writeResults prints the results, or writes them (and with --save-inputs
+// the arguments) to --output-dir, all or none.
+func writeResults(e *env, o runOutput, results, args []*backend.Buffer) error {
+	if o.outDir == "" {
 		var b strings.Builder
 		for i, r := range results {
 			fmt.Fprintf(&b, "result%d: %s\n", i, summary(r))
@@ -160,13 +189,13 @@ func cmdRun(e *env, p *parsed) error {
 		files = append(files, "result"+strconv.Itoa(i)+".npy")
 		tensors = append(tensors, r)
 	}
-	if saveInputs {
+	if o.saveInputs {
 		for i, a := range args {
 			files = append(files, "arg"+strconv.Itoa(i)+".npy")
 			tensors = append(tensors, a)
 		}
 	}
-	return writeTensors(outDir, files, tensors)
+	return writeTensors(o.outDir, files, tensors)
 }
 
 func paramIndex(f *ir.Func, name string) int {

@@ -265,6 +265,6 @@ func TestRunBackend(t *testing.T) {
 	def.want(t, 0, ref.stdout, "")
 	out := filepath.Join(dir, "out")
 	tpucc(t, "", "run", model, "--backend", "nope", "--output-dir", out).want(t, exitUsage, "",
-		`tpucc run: --backend: unknown backend "nope" (have llvm, pjrt, reference)`)
+		`tpucc run: --backend: unknown backend "nope" (have llvm, pjrt, pjrt-gpu, pjrt-tpu, reference)`)
 	noFiles(t, dir, "m.tir")
 }

@@ -1,0 +1,305 @@
+package llvm
+
+import (
+	"github.com/llir/llvm/ir/constant"
+	"github.com/llir/llvm/ir/enum"
+	"github.com/llir/llvm/ir/types"
+	"github.com/llir/llvm/ir/value"
+
+	"github.com/tpucc/tpucc/ir"
+)
+
+// The blocked matrix product shared by dot_general and ragged_dot, in the
+// BLIS arrangement: for an NC-wide block of columns and a KC-deep slice of
+// the contraction, the rhs block is packed into 16-column panels (KC x 16
+// floats each, 16 KiB: one stays in L1 while the micro-kernel sweeps the
+// rows); for each MC-row block the lhs is packed into 6-row panels (the
+// whole MC x KC block, 120 KiB, stays in L2); the micro-kernel keeps a
+// 6 x 16 tile of the result in twelve <8 x float> registers over the KC
+// slice and adds it into the result. Operands are read through accessors,
+// so packing absorbs strides, transposes, non-collapsing dimensions and
+// f16/bf16 (widened to f32 when packed); rows and columns past the edge
+// are packed as zeros, so the micro-kernel is always full and only the
+// store of an edge tile is partial.
+
+const (
+	gemmMR = 6   // rows of the micro-kernel's tile
+	gemmNR = 16  // columns: two AVX2 vectors
+	gemmKC = 256 // depth of a packed slice: a 16-column panel is 16 KiB
+	gemmMC = 120 // rows of a packed lhs block (a multiple of gemmMR): 120 KiB
+	gemmNC = 512 // columns of a packed rhs block (a multiple of gemmNR): 512 KiB
+)
+
+var v8 = types.NewVector(8, types.Float)
+
+// gemmOperand reads one operand of a product as f32. at(i, kk) is the
+// element at free index i (a row of the lhs, a column of the rhs) and
+// contracting index kk, both in range. ptr, when not nil, is &element for
+// an f32 operand with stride 1 along i, which packs with vector loads.
+type gemmOperand struct {
+	at  func(i, kk value.Value) value.Value
+	ptr func(i, kk value.Value) value.Value
+}
+
+// gemmScratch is the scratch a gemm call needs for blocks of at most mc x
+// kc (lhs) and kc x nc (rhs): the two packed blocks and one edge tile.
+func gemmScratch(mc, kc, nc int64) int64 {
+	mc = (mc + gemmMR - 1) / gemmMR * gemmMR
+	nc = (nc + gemmNR - 1) / gemmNR * gemmNR
+	return 4 * (mc*kc + kc*nc + gemmMR*gemmNR)
+}
+
+// gemmBlocks are the block sizes for an m x k x n product: the constants,
+// clamped to the problem.
+func gemmBlocks(m, k, n int64) (mc, kc, nc int64) {
+	mc = min(gemmMC, (m+gemmMR-1)/gemmMR*gemmMR)
+	kc = min(gemmKC, max(k, 1))
+	nc = min(gemmNC, (n+gemmNR-1)/gemmNR*gemmNR)
+	return max(mc, gemmMR), kc, max(nc, gemmNR)
+}
+
+// gemmScratchPtrs splits the kernel's scratch into the packed lhs block,
+// the packed rhs block and the edge tile (all float*).
+func (k *kfn) gemmScratchPtrs(mc, kc, nc int64) (ap, bp, tile value.Value) {
+	fp := types.NewPointer(types.Float)
+	base := k.cur.NewBitCast(k.scratch, fp)
+	mc = (mc + gemmMR - 1) / gemmMR * gemmMR
+	nc = (nc + gemmNR - 1) / gemmNR * gemmNR
+	bp = k.at(types.Float, base, ci(mc*kc))
+	tile = k.at(types.Float, base, ci(mc*kc+kc*nc))
+	return base, bp, tile
+}
+
+// gemmPack packs free indices [i0, i0+count) x contracting [k0, k0+kc) of
+// op into panels of w (gemmMR or gemmNR) laid out [panel][kc][w]; indices
+// at or past end read as zero.
+func (k *kfn) gemmPack(dst value.Value, op gemmOperand, w int64, i0, end, count, k0, kc value.Value) {
+	panels := k.ceilDiv(count, w)
+	k.loop(ci(0), panels, nil, func(p value.Value, _ []value.Value) []value.Value {
+		base := k.mulAdd(p, w, i0)
+		out := k.cur.NewMul(p, k.cur.NewMul(kc, ci(w)))
+		full := k.cur.NewICmp(enum.IPredSLE, k.cur.NewAdd(base, ci(w)), end)
+		if op.ptr == nil || w != gemmNR {
+			k.gemmPackScalar(dst, op, w, base, end, out, k0, kc)
+			return nil
+		}
+		k.ifElse(full, func() {
+			k.loop(ci(0), kc, nil, func(kk value.Value, _ []value.Value) []value.Value {
+				src := op.ptr(base, k.cur.NewAdd(k0, kk))
+				at := k.mulAdd(kk, w, out)
+				k.vstore(k.vload(src, ci(0)), dst, at)
+				k.vstore(k.vload(src, ci(8)), dst, k.cur.NewAdd(at, ci(8)))
+				return nil
+			})
+		}, func() { k.gemmPackScalar(dst, op, w, base, end, out, k0, kc) })
+		return nil
+	})
+}
+
+// gemmPackScalar packs one panel element by element; indices past end are
+// clamped for the read and replaced by zero.
+func (k *kfn) gemmPackScalar(dst value.Value, op gemmOperand, w int64, base, end, out, k0, kc value.Value) {
+	idx := make([]value.Value, w)
+	ok := make([]value.Value, w)
+	last := k.cur.NewSub(end, ci(1))
+	for j := range idx {
+		i := k.cur.NewAdd(base, ci(int64(j)))
+		ok[j] = k.cur.NewICmp(enum.IPredSLT, i, end)
+		idx[j] = k.smin(i, last)
+	}
+	k.loop(ci(0), kc, nil, func(kk value.Value, _ []value.Value) []value.Value {
+		at := k.mulAdd(kk, w, out)
+		abs := k.cur.NewAdd(k0, kk)
+		for j := range idx {
+			v := k.cur.NewSelect(ok[j], op.at(idx[j], abs), f32(0))
+			k.store(v, dst, k.cur.NewAdd(at, ci(int64(j))))
+		}
+		return nil
+	})
+}
+
+// gemmMicro is the micro-kernel: the 6 x 16 tile of ap's panel ([kc][6])
+// times bp's panel ([kc][16]), in twelve vector accumulators (row i in
+// acc[2i], acc[2i+1]). Per k: two panel loads, six broadcasts, twelve
+// fused multiply-adds (vbroadcastss + vfmadd231ps).
+func (k *kfn) gemmMicro(ap, bp, kc value.Value) []value.Value {
+	vfma := k.g.declare("llvm.fmuladd.v8f32", v8, v8, v8, v8)
+	init := make([]value.Value, 2*gemmMR)
+	for i := range init {
+		init[i] = constant.NewZeroInitializer(v8)
+	}
+	return k.loop(ci(0), kc, init, func(kk value.Value, acc []value.Value) []value.Value {
+		bAt := k.cur.NewMul(kk, ci(gemmNR))
+		b0 := k.vload(bp, bAt)
+		b1 := k.vload(bp, k.cur.NewAdd(bAt, ci(8)))
+		aAt := k.cur.NewMul(kk, ci(gemmMR))
+		next := make([]value.Value, len(acc))
+		for i := 0; i < gemmMR; i++ {
+			av := k.splat(k.load(types.Float, ap, k.cur.NewAdd(aAt, ci(int64(i)))))
+			next[2*i] = k.cur.NewCall(vfma, av, b0, acc[2*i])
+			next[2*i+1] = k.cur.NewCall(vfma, av, b1, acc[2*i+1])
+		}
+		return next
+	})
+}
+
+// gemmC is the result of a product: element (m, n) at base + m*ld + n of
+// buf. epi, when set, is the fused epilogue: it recomputes element (m, n)
+// in place after the last slice has been added.
+type gemmC struct {
+	buf  fbuf
+	base value.Value
+	ld   int64
+	epi  func(m, n value.Value)
+}
+
+func (c gemmC) off(k *kfn, m, n value.Value) value.Value {
+	return k.cur.NewAdd(k.mulAdd(m, c.ld, c.base), n)
+}
+
+// prefetch asks for the tile's rows of C (written after the k loop).
+func (c gemmC) prefetch(k *kfn, m0, n0, mr value.Value) {
+	if c.buf.dt != ir.F32 {
+		return
+	}
+	pf := k.g.declare("llvm.prefetch.p0i8", types.Void, types.I8Ptr, types.I32, types.I32, types.I32)
+	last := k.cur.NewSub(k.cur.NewAdd(m0, mr), ci(1))
+	for i := int64(0); i < gemmMR; i++ {
+		m := k.smin(k.cur.NewAdd(m0, ci(i)), last)
+		p := k.cur.NewBitCast(k.at(types.Float, c.buf.p, c.off(k, m, n0)), types.I8Ptr)
+		i32 := func(v int64) value.Value { return constant.NewInt(types.I32, v) }
+		k.cur.NewCall(pf, p, i32(1), i32(3), i32(1))
+	}
+}
+
+// update adds the tile acc into C at (m0, n0), mr x nr of it (stores it
+// when first), then runs the epilogue over it when last.
+func (c gemmC) update(k *kfn, acc []value.Value, tile, m0, n0, mr, nr, first, last value.Value) {
+	full := k.cur.NewAnd(k.cur.NewICmp(enum.IPredEQ, mr, ci(gemmMR)), k.cur.NewICmp(enum.IPredEQ, nr, ci(gemmNR)))
+	if c.buf.dt != ir.F32 { // f16/bf16 results are rounded element by element
+		c.updateEdge(k, acc, tile, m0, n0, mr, nr, first)
+	} else {
+		k.ifElse(full, func() { c.updateFull(k, acc, m0, n0, first) },
+			func() { c.updateEdge(k, acc, tile, m0, n0, mr, nr, first) })
+	}
+	if c.epi == nil {
+		return
+	}
+	k.ifElse(last, func() {
+		k.loop(ci(0), mr, nil, func(i value.Value, _ []value.Value) []value.Value {
+			k.loop(ci(0), nr, nil, func(j value.Value, _ []value.Value) []value.Value {
+				c.epi(k.cur.NewAdd(m0, i), k.cur.NewAdd(n0, j))
+				return nil
+			})
+			return nil
+		})
+	}, nil)
+}
+
+// gemmBlock is the product of rows [m0, m0+mcur) x columns [n0, n0+ncur)
+// over contracting slice [k0, k0+kc), with rhs already packed in bp
+// (panels from column n0): pack the lhs block, then every tile.
+func (k *kfn) gemmBlock(a gemmOperand, c gemmC, ap, bp, tile, m0, mEnd, mcur, n0, nEnd, ncur, k0, kc, first, last value.Value) {
+	k.gemmPack(ap, a, gemmMR, m0, mEnd, mcur, k0, kc)
+	k.loop(ci(0), k.ceilDiv(ncur, gemmNR), nil, func(jp value.Value, _ []value.Value) []value.Value {
+		nt := k.mulAdd(jp, gemmNR, n0)
+		nr := k.smin(ci(gemmNR), k.cur.NewSub(nEnd, nt))
+		bpan := k.at(types.Float, bp, k.cur.NewMul(jp, k.cur.NewMul(kc, ci(gemmNR))))
+		k.loop(ci(0), k.ceilDiv(mcur, gemmMR), nil, func(ip value.Value, _ []value.Value) []value.Value {
+			mt := k.mulAdd(ip, gemmMR, m0)
+			mr := k.smin(ci(gemmMR), k.cur.NewSub(mEnd, mt))
+			apan := k.at(types.Float, ap, k.cur.NewMul(ip, k.cur.NewMul(kc, ci(gemmMR))))
+			c.prefetch(k, mt, nt, mr)
+			acc := k.gemmMicro(apan, bpan, kc)
+			c.update(k, acc, tile, mt, nt, mr, nr, first, last)
+			return nil
+		})
+		return nil
+	})
+}
+
+// ceilDiv is ceil(x / w) for x >= 0.
+func (k *kfn) ceilDiv(x value.Value, w int64) value.Value {
+	return k.cur.NewSDiv(k.cur.NewAdd(x, ci(w-1)), ci(w))
+}
+
+func (k *kfn) smin(a, b value.Value) value.Value {
+	return k.cur.NewSelect(k.cur.NewICmp(enum.IPredSLT, a, b), a, b)
+}
+
+func (k *kfn) smax(a, b value.Value) value.Value {
+	return k.cur.NewSelect(k.cur.NewICmp(enum.IPredSGT, a, b), a, b)
+}
+
+// ifElse emits if cond { then } else { els } (els may be nil).
+func (k *kfn) ifElse(cond value.Value, then, els func()) {
+	tb, eb, join := k.f.NewBlock(""), k.f.NewBlock(""), k.f.NewBlock("")
+	k.cur.NewCondBr(cond, tb, eb)
+	k.cur = tb
+	then()
+	k.cur.NewBr(join)
+	k.cur = eb
+	if els != nil {
+		els()
+	}
+	k.cur.NewBr(join)
+	k.cur = join
+}
+
+// vload loads 8 floats at p[idx] (4-byte aligned).
+func (k *kfn) vload(p, idx value.Value) value.Value {
+	ptr := k.cur.NewBitCast(k.at(types.Float, p, idx), types.NewPointer(v8))
+	l := k.cur.NewLoad(v8, ptr)
+	l.Align = 4
+	return l
+}
+
+func (k *kfn) vstore(v, p, idx value.Value) {
+	ptr := k.cur.NewBitCast(k.at(types.Float, p, idx), types.NewPointer(v8))
+	s := k.cur.NewStore(v, ptr)
+	s.Align = 4
+}
+
+// splat broadcasts a float to all 8 lanes.
+func (k *kfn) splat(x value.Value) value.Value {
+	one := k.cur.NewInsertElement(constant.NewUndef(v8), x, constant.NewInt(types.I32, 0))
+	mask := constant.NewZeroInitializer(types.NewVector(8, types.I32))
+	return k.cur.NewShuffleVector(one, constant.NewUndef(v8), mask)
+}
+
+// updateFull adds (stores, when first) a whole f32 tile with vector
+// loads and stores.
+func (c gemmC) updateFull(k *kfn, acc []value.Value, m0, n0, first value.Value) {
+	for i := int64(0); i < gemmMR; i++ {
+		at := c.off(k, k.cur.NewAdd(m0, ci(i)), n0)
+		at8 := k.cur.NewAdd(at, ci(8))
+		v0, v1 := acc[2*i], acc[2*i+1]
+		k.ifElse(first, func() {
+			k.vstore(v0, c.buf.p, at)
+			k.vstore(v1, c.buf.p, at8)
+		}, func() {
+			k.vstore(k.cur.NewFAdd(v0, k.vload(c.buf.p, at)), c.buf.p, at)
+			k.vstore(k.cur.NewFAdd(v1, k.vload(c.buf.p, at8)), c.buf.p, at8)
+		})
+	}
+}
+
+// updateEdge goes through the tile scratch: mr x nr elements, each
+// rounded to the result's dtype when stored.
+func (c gemmC) updateEdge(k *kfn, acc []value.Value, tile, m0, n0, mr, nr, first value.Value) {
+	for i := int64(0); i < gemmMR; i++ {
+		k.vstore(acc[2*i], tile, ci(i*gemmNR))
+		k.vstore(acc[2*i+1], tile, ci(i*gemmNR+8))
+	}
+	k.loop(ci(0), mr, nil, func(i value.Value, _ []value.Value) []value.Value {
+		k.loop(ci(0), nr, nil, func(j value.Value, _ []value.Value) []value.Value {
+			v := k.load(types.Float, tile, k.mulAdd(i, gemmNR, j))
+			at := c.off(k, k.cur.NewAdd(m0, i), k.cur.NewAdd(n0, j))
+			k.ifElse(first, func() { c.buf.store(v, at) }, func() {
+				c.buf.store(k.cur.NewFAdd(v, c.buf.load(at)), at)
+			})
+			return nil
+		})
+		return nil
+	})
+}

@@ -1,0 +1,104 @@
+package pjrt
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/ir"
+)
+
+// ParseType reads a static type as a manifest spells it: f32[4,8], i1[].
+func ParseType(s string) (ir.Type, error) {
+	ds, rest, ok := strings.Cut(s, "[")
+	dims, closed := strings.CutSuffix(rest, "]")
+	dt, known := ir.ParseDType(ds)
+	if !ok || !closed || !known {
+		return ir.Type{}, fmt.Errorf("type %q: want a dtype and static dimensions, as f32[4,8]", s)
+	}
+	t := ir.Type{DType: dt, Shape: []ir.Dim{}}
+	if dims == "" {
+		return t, nil
+	}
+	for d := range strings.SplitSeq(dims, ",") {
+		n, err := strconv.ParseInt(d, 10, 64)
+		if err != nil || n < 0 || n > 1<<40 {
+			return ir.Type{}, fmt.Errorf("type %q: dimension %q is not a static size", s, d)
+		}
+		t.Shape = append(t.Shape, ir.D(n))
+	}
+	if n, ok := t.NumElements(); !ok || n > 1<<40 {
+		return ir.Type{}, fmt.Errorf("type %q: too many elements", s)
+	}
+	return t, nil
+}
+
+// Types parses the entry's parameter and result types.
+func (s *Signature) Types() (params, results []ir.Type, err error) {
+	if s.ParamNames != nil && len(s.ParamNames) != len(s.Params) {
+		return nil, nil, fmt.Errorf("manifest entry: %d param_names for %d params", len(s.ParamNames), len(s.Params))
+	}
+	for i, p := range s.Params {
+		t, err := ParseType(p)
+		if err != nil {
+			return nil, nil, fmt.Errorf("manifest entry params[%d]: %v", i, err)
+		}
+		params = append(params, t)
+	}
+	for i, r := range s.Results {
+		t, err := ParseType(r)
+		if err != nil {
+			return nil, nil, fmt.Errorf("manifest entry results[%d]: %v", i, err)
+		}
+		results = append(results, t)
+	}
+	return params, results, nil
+}
+
+// Check refuses a manifest written for another plugin or device than c's:
+// an executable is only loadable by the plugin build that compiled it, on
+// the same kind of device. The error names the manifest's field.
+func (m *Manifest) Check(c *Client) error {
+	for _, f := range []struct{ field, manifest, plugin string }{
+		{"platform", m.Platform, c.Platform()},
+		{"platform_version", m.PlatformVersion, c.PlatformVersion()},
+		{"pjrt_api", m.PJRTAPI, c.p.Version()},
+		{"device_kind", m.DeviceKind, c.devices[0].Kind},
+	} {
+		if f.manifest != f.plugin {
+			return fmt.Errorf("manifest %s %q does not match the plugin's %q (%s)", f.field, f.manifest, f.plugin, c.p.Path)
+		}
+	}
+	return nil
+}
+
+// LoadArtifact checks a's manifest against c and loads its executable,
+// whose arguments are then checked against the manifest's signature.
+func (c *Client) LoadArtifact(a *Artifact) (*LoadedExecutable, []ir.Type, error) {
+	if err := a.Manifest.Check(c); err != nil {
+		return nil, nil, err
+	}
+	params, results, err := a.Manifest.Entry.Types()
+	if err != nil {
+		return nil, nil, err
+	}
+	exe, err := c.Deserialize(a.Executable, params)
+	if err != nil {
+		return nil, nil, err
+	}
+	if exe.NumOutputs() != len(results) {
+		exe.Close()
+		return nil, nil, fmt.Errorf("the executable returns %d results, the manifest's entry %d", exe.NumOutputs(), len(results))
+	}
+	return exe, results, nil
+}
+
+// Load is LoadArtifact on the backend's client, as a backend.Executable.
+func (b *Backend) Load(a *Artifact) (backend.Executable, error) {
+	exe, results, err := b.c.LoadArtifact(a)
+	if err != nil {
+		return nil, err
+	}
+	return &executable{exe: exe, results: results}, nil
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/backend/pjrt"
+	"github.com/tpucc/tpucc/internal/npy"
+)
+
+// buildCPUExecutable compiles src for XLA:CPU (the pinned plugin) into dir.
+func buildCPUExecutable(t *testing.T, dir, src string) (tir, exe string) {
+	t.Helper()
+	tir = writeFile(t, dir, "m.tir", []byte(src))
+	exe = filepath.Join(dir, "m.pjrt")
+	tpucc(t, "", "build", tir, "--target", "cpu", "--emit=executable", "-o", exe).want(t, 0, "", "")
+	return tir, exe
+}
+
+// TestRunExecutable runs a serialized XLA:CPU executable: the same inputs
+// give exactly what the pjrt backend gives compiling the .tir itself.
+func TestRunExecutable(t *testing.T) {
+	dir := t.TempDir()
+	in, exe := buildCPUExecutable(t, dir, twoResultSrc)
+	want := tpucc(t, "", "run", in, "--backend", "pjrt", "--seed", "3")
+	want.want(t, 0, want.stdout, "")
+	tpucc(t, "", "run", exe, "--seed", "3").want(t, 0, want.stdout, "")
+	tpucc(t, "", "run", exe, "--seed", "3", "--device", "pjrt").want(t, 0, want.stdout, "")
+	tpucc(t, "", "run", in, "--seed", "3", "--device", "pjrt").want(t, 0, want.stdout, "")
+
+	w := writeNPY(t, dir, "w.npy", npy.Of([]int64{3}, []float32{1, 2, 3}))
+	want = tpucc(t, "", "run", in, "--backend", "pjrt", "--input", "w="+w)
+	tpucc(t, "", "run", exe, "--input", "w="+w).want(t, 0, want.stdout, "")
+
+	out := filepath.Join(dir, "out")
+	tpucc(t, "", "run", exe, "--input", "w="+w, "--output-dir", out, "--save-inputs").want(t, 0, "", "")
+	if got := entries(t, out); len(got) != 4 {
+		t.Errorf("--output-dir holds %v, want result0, result1, arg0, arg1", got)
+	}
+}
+
+// rewriteManifest writes a copy of the artifact at path with its manifest
+// changed by edit.
+func rewriteManifest(t *testing.T, path, name string, edit func(*pjrt.Manifest)) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	a, err := pjrt.ReadArtifact(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(&a.Manifest)
+	out, err := os.Create(filepath.Join(filepath.Dir(path), name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	if _, err := a.WriteTo(out); err != nil {
+		t.Fatal(err)
+	}
+	return out.Name()
+}
+
+func TestRunExecutableRefuses(t *testing.T) {
+	dir := t.TempDir()
+	_, exe := buildCPUExecutable(t, dir, twoResultSrc)
+	b, err := pjrt.Open(pjrt.BackendName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plugin := b.Client().Plugin()
+	ver := rewriteManifest(t, exe, "ver.pjrt", func(m *pjrt.Manifest) { m.PlatformVersion = "cpu 9" })
+	kind := rewriteManifest(t, exe, "kind.pjrt", func(m *pjrt.Manifest) { m.DeviceKind = "gpu" })
+	api := rewriteManifest(t, exe, "api.pjrt", func(m *pjrt.Manifest) { m.PJRTAPI = "0.1" })
+	tpu := rewriteManifest(t, exe, "tpu.pjrt", func(m *pjrt.Manifest) { m.Platform = "tpu" })
+	typ := rewriteManifest(t, exe, "type.pjrt", func(m *pjrt.Manifest) { m.Entry.Params[0] = "f32[2,x]" })
+	wrong := writeNPY(t, dir, "w.npy", npy.Of([]int64{4}, []float32{1, 2, 3, 4}))
+	out := filepath.Join(dir, "out")
+	cases := []struct {
+		args []string
+		code int
+		line string
+	}{
+		{[]string{ver}, 1, ver + `: error: manifest platform_version "cpu 9" does not match the plugin's "cpu" (` + plugin.Path + ")"},
+		{[]string{kind}, 1, kind + `: error: manifest device_kind "gpu" does not match the plugin's "cpu" (` + plugin.Path + ")"},
+		{[]string{api}, 1, api + `: error: manifest pjrt_api "0.1" does not match the plugin's "` + plugin.Version() + `" (` + plugin.Path + ")"},
+		{[]string{tpu}, 1, tpu + ": error: pjrt-tpu: " + pjrt.ErrNoTPU.Error()},
+		{[]string{typ}, 1, typ + `: error: manifest entry params[0]: type "f32[2,x]": dimension "x" is not a static size`},
+		{[]string{exe, "--input", "w=" + wrong, "--output-dir", out}, 1, wrong + ": error: input %w wants f32[3], file has f32[4]"},
+		{[]string{exe, "--dim", "B=2"}, 2, "tpucc run: --dim applies to .tir programs; " + exe + " is a compiled executable"},
+		{[]string{exe, "--device", "tpu"}, 1, exe + ": error: manifest platform cpu runs on the pjrt backend, --device tpu on pjrt-tpu"},
+		{[]string{exe, "--device", "abacus"}, 2, `tpucc run: --device: unknown device "abacus" (want one of cpu, pjrt, tpu, gpu)`},
+		{[]string{exe, "--entry", "g"}, 2, "tpucc run: --entry g: " + exe + " holds @f only"},
+		{[]string{exe, "--input", "v=" + wrong}, 2, "tpucc run: --input v: @f has no parameter %v (it has %x, %w)"},
+	}
+	for _, c := range cases {
+		r := tpucc(t, "", append([]string{"run"}, c.args...)...)
+		if r.code != c.code || r.stdout != "" || !hasLine(r.stderr, c.line) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %d and the line %q", c.args, r.code, r.stdout, r.stderr, c.code, c.line)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a refused run created %s", out)
+	}
+}
+
+func TestRunDevice(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "m.tir", []byte(twoResultSrc))
+	tpucc(t, "", "run", in, "--device", "cpu").want(t, 0, tpucc(t, "", "run", in).stdout, "")
+	tpucc(t, "", "run", in, "--device", "gpu", "--backend", "reference").want(t, 2, "", "tpucc run: --backend and --device are exclusive")
+	tpucc(t, "", "run", in, "--device", "x").want(t, 2, "", `tpucc run: --device: unknown device "x" (want one of cpu, pjrt, tpu, gpu)`)
+	if !backend.HasTPU() {
+		tpucc(t, "", "run", in, "--device", "tpu").want(t, 1, "", "tpucc run: --device tpu: "+pjrt.ErrNoTPU.Error())
+	}
+	if !backend.HasGPU() {
+		tpucc(t, "", "run", in, "--device", "gpu").want(t, 1, "", "tpucc run: --device gpu: "+pjrt.ErrNoGPU.Error())
+	}
+}
