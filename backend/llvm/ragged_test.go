@@ -54,7 +54,7 @@ func TestRaggedDot(t *testing.T) {
 		t.Fatalf("%v\n%s", err, src)
 	}
 	f := m.Entry()
-	x, err := b.compile(m, f)
+	x, err := b.compile(m, f, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func BenchmarkRaggedDot(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			x, err := testBackend(b).compile(mod, mod.Entry())
+			x, err := testBackend(b).compile(mod, mod.Entry(), nil)
 			if err != nil {
 				b.Fatal(err)
 			}
