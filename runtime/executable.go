@@ -26,6 +26,9 @@ type Executable struct {
 	HLO    string
 	Target string             // the target the passes ran for
 	Exec   backend.Executable // nil when compiled without a backend (tpucc build)
+	// native is the backend's code a persistent entry carried (nil for a
+	// fresh compile): withBackend hands it to a backend.ExpectingCompiler.
+	native *backend.NativeCode
 }
 
 // Run executes the program on the backend it was compiled for.
@@ -54,13 +57,19 @@ func (e *Executable) program() *backend.Program {
 // it may be shared through the cache).
 func (e *Executable) withBackend(b backend.Backend, times *StageTimes) (*Executable, error) {
 	t0 := time.Now()
-	x, err := b.Compile(e.program())
+	var x backend.Executable
+	var err error
+	if ec, ok := b.(backend.ExpectingCompiler); ok && e.native != nil {
+		x, err = ec.CompileExpecting(e.program(), *e.native)
+	} else {
+		x, err = b.Compile(e.program())
+	}
 	times.Backend += time.Since(t0)
 	if err != nil {
 		return nil, fmt.Errorf("backend %s: %w", b.Name(), err)
 	}
 	c := *e
-	c.Exec = x
+	c.Exec, c.native = x, nil
 	return &c, nil
 }
 
