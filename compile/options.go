@@ -34,6 +34,14 @@ func Target(target string) Option { return func(o *runtime.Options) { o.Target =
 // an unknown name is an error of New. The backend is part of the key.
 func Backend(name string) Option { return func(o *runtime.Options) { o.Backend = name } }
 
+// Device selects the device that runs the compiled programs: "cpu" (this
+// host, the default backend), "pjrt" (XLA:CPU through PJRT), "tpu" or
+// "gpu" (through their PJRT plugins). Without Device or Backend the default
+// is a TPU when the machine has TPU chips, else the CPU. A device the
+// machine lacks is an error of New ("device tpu: no TPU device on this
+// machine ..."). The device's backend is part of the key.
+func Device(name string) Option { return func(o *runtime.Options) { o.Device = name } }
+
 // Dynamic marks dimension dim of parameter arg dynamic from the first call:
 // calls are padded up to a bucket where that is provably safe.
 func Dynamic(arg, dim int) Option {

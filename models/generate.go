@@ -2,6 +2,7 @@ package models
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/tpucc/tpucc/backend"
@@ -52,16 +53,21 @@ func NewGenerator(m *Model, o Options) (*Generator, error) {
 
 // Request is one generation over a batch of prompts.
 type Request struct {
-	Prompts   [][]int32 // token ids; lengths may differ, none may be empty
-	MaxNew    int       // tokens to generate per prompt
-	Sampler   Sampler
-	Capacity  int   // cache slots; 0 picks the bucket of the padded prompt length + MaxNew - 1
-	StopToken []int // a row that emits one of these stops; its later tokens repeat it
+	Prompts  [][]int32 // token ids; lengths may differ, none may be empty
+	MaxNew   int       // tokens to generate per prompt
+	Sampler  Sampler
+	Capacity int // cache slots; 0 picks the bucket of the padded prompt length + MaxNew - 1
+	// EOS ends a row, as transformers' generate does: a row that emits one
+	// of these ids is finished, its later places hold Pad, and generation
+	// stops when every row is finished (Result.Tokens is then shorter
+	// than MaxNew).
+	EOS []int
+	Pad int32
 }
 
 // Result is what Generate produced.
 type Result struct {
-	Tokens [][]int32 // [B][MaxNew] new tokens
+	Tokens [][]int32 // [B][N] new tokens: N is MaxNew, or fewer when every row met an EOS
 	// FirstLogits are the logits that chose the first new token, f32 [B, V].
 	FirstLogits *tensor.Tensor
 	// PromptLogits are every prompt token's logits [B, Tpad, V] (left-padded
@@ -197,10 +203,7 @@ func (g *Generator) Generate(r Request) (*Result, error) {
 	}
 	res.FirstLogits = last
 	sampler := r.Sampler.start()
-	stopped := make([]int32, B)
-	for b := range stopped {
-		stopped[b] = -1
-	}
+	finished := make([]bool, B)
 	next := make([]int32, B)
 	for step := range r.MaxNew {
 		if step > 0 {
@@ -216,35 +219,17 @@ func (g *Generator) Generate(r Request) (*Result, error) {
 		rows := last.Float32s()
 		V := len(rows) / B
 		for b := range B {
-			tok := stopped[b]
-			if tok < 0 {
+			tok := r.Pad
+			if !finished[b] {
 				tok = int32(sampler.pick(rows[b*V : (b+1)*V]))
-				for _, s := range r.StopToken {
-					if int(tok) == s {
-						stopped[b] = tok
-					}
-				}
+				finished[b] = slices.Contains(r.EOS, int(tok))
 			}
 			next[b] = tok
 			res.Tokens[b] = append(res.Tokens[b], tok)
 		}
-		if allStopped(stopped) {
-			for b := range B {
-				for len(res.Tokens[b]) < r.MaxNew {
-					res.Tokens[b] = append(res.Tokens[b], stopped[b])
-				}
-			}
+		if !slices.Contains(finished, false) {
 			break
 		}
 	}
 	return res, nil
-}
-
-func allStopped(s []int32) bool {
-	for _, v := range s {
-		if v < 0 {
-			return false
-		}
-	}
-	return true
 }

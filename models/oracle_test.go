@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/models/hf"
 	"github.com/tpucc/tpucc/passes"
 	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tensor"
@@ -155,6 +156,54 @@ func TestAgainstTransformers(t *testing.T) {
 				t.Errorf("prefill %+v\ndecode %+v\nwant one compile each and every later decode call a hit", pre, dec)
 			}
 		})
+	}
+}
+
+// TestEOSAgainstTransformers generates from qwen3_eos, whose
+// generation_config.json names end-of-sequence ids that greedy decoding
+// emits after a few tokens, and requires the tokens transformers' batched
+// generate gave: each row up to its EOS, then the pad id, and no step
+// after every row has finished.
+func TestEOSAgainstTransformers(t *testing.T) {
+	dir := filepath.Join(oracleDirs(t), "qwen3_eos")
+	var o struct {
+		Prompts [][]int32 `json:"prompts"`
+		EOS     []int     `json:"eos"`
+		Pad     int32     `json:"pad"`
+		Tokens  [][]int32 `json:"tokens"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "oracle.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &o); err != nil {
+		t.Fatal(err)
+	}
+	gen, err := hf.LoadGeneration(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(gen.EOS, o.EOS) || int32(gen.Pad) != o.Pad {
+		t.Fatalf("generation_config.json read as %+v, want eos %v pad %d", gen, o.EOS, o.Pad)
+	}
+	if len(o.Tokens[0]) >= 32 {
+		t.Fatalf("transformers ran all %d steps: the oracle's EOS ids do not end every row", len(o.Tokens[0]))
+	}
+	m, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	g, err := NewGenerator(m, Options{Cache: runtime.NewCache("", runtime.CacheOptions{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := g.Generate(Request{Prompts: o.Prompts, MaxNew: 32, EOS: gen.EOS, Pad: int32(gen.Pad)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.EqualFunc(res.Tokens, o.Tokens, slices.Equal) {
+		t.Errorf("tokens\n%v\nwant (transformers)\n%v", res.Tokens, o.Tokens)
 	}
 }
 

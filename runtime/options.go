@@ -71,6 +71,10 @@ type Options struct {
 	// Backend names the backend that runs the compiled programs (backend.Names;
 	// "" is DefaultBackend). Its name and fingerprint are part of the key.
 	Backend string
+	// Device names the device to run on instead (Devices: cpu, pjrt, tpu,
+	// gpu): its backend is opened, and a device the machine lacks is an
+	// error. Backend and Device are exclusive.
+	Device  string
 	backend backend.Backend // opened by check
 
 	// Dynamic lists dimensions bucketed from the first call on.
@@ -114,7 +118,16 @@ func (o Options) check() (Options, error) {
 	if _, err := LookupTarget(o.Target); err != nil {
 		return o, err
 	}
-	b, err := OpenBackend(o.Backend)
+	var b backend.Backend
+	var err error
+	switch {
+	case o.Device != "" && o.Backend != "":
+		return o, fmt.Errorf("both a backend (%s) and a device (%s) are given", o.Backend, o.Device)
+	case o.Device != "":
+		b, err = OpenDevice(o.Device)
+	default:
+		b, err = OpenBackend(o.Backend)
+	}
 	if err != nil {
 		return o, err
 	}

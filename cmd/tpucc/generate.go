@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tpucc/tpucc/models"
+	"github.com/tpucc/tpucc/models/hf"
 	"github.com/tpucc/tpucc/models/tokenizer"
 	"github.com/tpucc/tpucc/tensor"
 )
@@ -26,6 +27,13 @@ next line), then the prefill and decode rates in tokens per second; compilation 
 apart. With --output-dir it also writes DIR/tokens.npy (i32 [batch, new tokens]) and
 DIR/logits.npy (f32 [batch, vocab]: the logits that chose the first new token).
 
+A row ends at an end-of-sequence id, as in transformers' generate: the eos_token_id of
+DIR/generation_config.json (an id or a list; config.json's when it has none). A finished
+row's later places print its pad_token_id (or the first EOS id), and generation stops when
+every row has finished, so rows may be shorter than --max-new-tokens. --ignore-eos
+generates --max-new-tokens tokens whatever is emitted. generation_config.json's sampling
+defaults are not read: the flags below choose.
+
 Without --temperature the choice is greedy (what transformers' generate does without
 sampling); with it tokens are sampled, after --top-k and --top-p, from --seed.
 --prompt needs DIR/tokenizer.json (byte-level BPE, as Qwen's).
@@ -39,6 +47,7 @@ sampling); with it tokens are sampled, after --top-k and --top-p, from --seed.
 		{name: "top-k", kind: valueFlag, arg: "K", doc: "when sampling, keep the K most likely tokens (default 0: all)"},
 		{name: "top-p", kind: valueFlag, arg: "P", doc: "when sampling, keep the most likely tokens up to probability P (default 1)"},
 		{name: "seed", kind: valueFlag, arg: "N", doc: "the sampling seed (default 0)"},
+		{name: "ignore-eos", kind: boolFlag, doc: "generate --max-new-tokens tokens even past an end-of-sequence id"},
 		{name: "output-dir", kind: valueFlag, arg: "DIR", doc: "write tokens.npy and logits.npy into DIR"},
 		backendFlag,
 	},
@@ -154,6 +163,13 @@ func cmdGenerate(e *env, p *parsed) error {
 		return usagef("--backend: %v", err)
 	}
 	req := models.Request{Prompts: a.ids, MaxNew: a.maxNew, Sampler: a.sampler}
+	if !p.flag("ignore-eos") {
+		gen, err := hf.LoadGeneration(a.dir)
+		if err != nil {
+			return err
+		}
+		req.EOS, req.Pad = gen.EOS, int32(gen.Pad)
+	}
 	fmt.Fprintf(e.stderr, "tpucc: compiling prefill and decode\n")
 	t0 := time.Now()
 	if err := g.Prepare(req); err != nil {

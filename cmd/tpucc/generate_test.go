@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -112,6 +113,67 @@ func TestGenerate(t *testing.T) {
 	a, b := tpucc(t, "", args...), tpucc(t, "", args...)
 	if a.code != 0 || firstLine(a.stdout) != firstLine(b.stdout) || len(strings.Fields(firstLine(a.stdout))) != 32 {
 		t.Errorf("seeded sampling:\n%s\n%s\n%s", a.stdout, b.stdout, a.stderr)
+	}
+}
+
+// generate ends each row at generation_config.json's EOS ids, pads it with
+// pad_token_id and stops when every row has finished; --ignore-eos does
+// not. (models' TestEOSAgainstTransformers compares the rule with
+// transformers.)
+func TestGenerateEOS(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir := tinyQwen3(t)
+	args := []string{"generate", "--model", dir, "--prompt-ids", "1,2,3,4,5", "--prompt-ids", "7,8", "--max-new-tokens", "8"}
+	full := tpucc(t, "", append(args, "--ignore-eos")...)
+	if full.code != 0 {
+		t.Fatalf("exit %d: %s", full.code, full.stderr)
+	}
+	var rows [][]string
+	for _, l := range strings.Split(full.stdout, "\n")[:2] {
+		rows = append(rows, strings.Fields(l))
+	}
+	// The EOS ids are row 0's third token and row 1's fifth: every row
+	// ends early, at different steps unless the seed is unlucky.
+	eos := []string{rows[0][2], rows[1][4]}
+	isEOS := func(s string) bool { return slices.Contains(eos, s) }
+	steps, want := 0, make([]string, 2)
+	for _, r := range rows {
+		n := len(r)
+		if i := slices.IndexFunc(r, isEOS); i >= 0 {
+			n = i + 1
+		}
+		steps = max(steps, n)
+	}
+	for b, r := range rows {
+		row := slices.Clone(r[:steps])
+		if i := slices.IndexFunc(row, isEOS); i >= 0 {
+			for j := i + 1; j < steps; j++ {
+				row[j] = "31"
+			}
+		}
+		want[b] = strings.Join(row, " ")
+	}
+	if steps == len(rows[0]) {
+		t.Fatalf("no early stop to test: rows %v, eos %v", rows, eos)
+	}
+	writeFile(t, dir, "generation_config.json", []byte(`{"eos_token_id": [`+strings.Join(eos, ", ")+`], "pad_token_id": 31}`))
+	out := t.TempDir()
+	r := tpucc(t, "", append(args, "--output-dir", out)...)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if got := strings.Split(r.stdout, "\n")[:2]; !slices.Equal(got, want) {
+		t.Errorf("with eos %v:\n%s\nwant\n%s", eos, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	tokens, err := tensor.ReadNPY(filepath.Join(out, "tokens.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := tokens.Type().String(); s != fmt.Sprintf("i32[2,%d]", steps) {
+		t.Errorf("tokens.npy is %s, want %d tokens per row", s, steps)
+	}
+	if again := tpucc(t, "", append(args, "--ignore-eos")...); again.stdout[:strings.Index(again.stdout, "compile")] != full.stdout[:strings.Index(full.stdout, "compile")] {
+		t.Errorf("--ignore-eos with generation_config.json:\n%s\nwant\n%s", again.stdout, full.stdout)
 	}
 }
 

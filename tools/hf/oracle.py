@@ -16,6 +16,14 @@ safetensors), and writes OUTDIR/NAME/oracle.json:
   margin   the smallest gap between the best and second-best logit over
            those greedy steps (a tie would make the comparison meaningless)
 
+For qwen3 it also writes OUTDIR/qwen3_eos: the same checkpoint with a
+generation_config.json whose eos_token_id is a list of ids that greedy
+decoding emits early (chosen from the greedy tokens above, so that every
+prompt meets one) and whose pad_token_id is another id, and its oracle.json:
+"eos" (those ids), "pad", and "tokens": the new tokens of model.generate over
+the prompts as one left-padded batch, where a finished row is padded and
+generation stops when every row has finished.
+
 A bf16 model is saved in bf16; its oracle runs the same bf16 weights in
 float32 (model.float(), with the rotary frequencies recomputed in float32),
 which is what tpucc computes.
@@ -100,6 +108,31 @@ def oracle(model):
     return {"prompts": PROMPTS, "logits": logits, "greedy": greedy, "margin": margin}
 
 
+def first_eos(row, eos):
+    return next((i for i, t in enumerate(row) if t in eos), len(row))
+
+
+def eos_oracle(model, greedy, path):
+    """Saves model into path with end-of-sequence ids that the prompts meet
+    at different steps, and records transformers' batched generate."""
+    eos = [greedy[0][3]]
+    for b, row in enumerate(greedy):
+        if first_eos(row, eos) > 12:
+            eos.append(row[5 + b])
+    pad = next(t for t in range(model.config.vocab_size - 1, -1, -1) if t not in eos)
+    longest = max(len(p) for p in PROMPTS)
+    ids = torch.tensor([[pad] * (longest - len(p)) + p for p in PROMPTS])
+    mask = torch.tensor([[0] * (longest - len(p)) + [1] * len(p) for p in PROMPTS])
+    model.generation_config.eos_token_id = eos
+    model.generation_config.pad_token_id = pad
+    with torch.no_grad():
+        out = model.generate(ids, attention_mask=mask, max_new_tokens=NEW_TOKENS, do_sample=False)
+    model.save_pretrained(path)
+    tokens = out[:, longest:].tolist()
+    with open(os.path.join(path, "oracle.json"), "w") as f:
+        json.dump({"prompts": PROMPTS, "eos": eos, "pad": pad, "tokens": tokens}, f)
+
+
 def main():
     outdir = sys.argv[1]
     names = sys.argv[2:] or list(MODELS)
@@ -112,7 +145,10 @@ def main():
         path = os.path.join(outdir, name)
         model.save_pretrained(path)
         with open(os.path.join(path, "oracle.json"), "w") as f:
-            json.dump(oracle(model), f)
+            o = oracle(model)
+            json.dump(o, f)
+        if name == "qwen3":
+            eos_oracle(model, o["greedy"], os.path.join(outdir, "qwen3_eos"))
 
 
 if __name__ == "__main__":
