@@ -35,7 +35,7 @@ func benchGemm(b *testing.B, m, k, n int64, threads int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	x, err := be.compile(mod, mod.Funcs[0])
+	x, err := be.compile(mod, mod.Funcs[0], nil)
 	if err != nil {
 		b.Fatal(err)
 	}
