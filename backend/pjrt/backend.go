@@ -174,44 +174,83 @@ type executable struct {
 
 // Run copies args to the device, executes, and copies the results back.
 func (e *executable) Run(args []*backend.Buffer) ([]*backend.Buffer, error) {
-	c := e.exe.c
-	in := make([]*Buffer, 0, len(args))
+	return e.RunWith(args, backend.RunOptions{})
+}
+
+// RunWith executes on args, taking an argument that already lives on this
+// client's device as it is, and leaves the results on the device when asked.
+// A donated argument's device buffer is released after the call.
+func (e *executable) RunWith(args []*backend.Buffer, o backend.RunOptions) ([]*backend.Buffer, error) {
+	in, owned, err := e.inputs(args)
 	defer func() {
-		for _, b := range in {
-			b.Close()
+		for i, b := range in {
+			if owned[i] {
+				b.Close()
+			}
 		}
 	}()
-	for i, a := range args {
-		if a == nil {
-			return nil, fmt.Errorf("pjrt: argument %d is nil", i)
-		}
-		b, err := c.FromHost(a.Type(), a.Bytes())
-		if err != nil {
-			return nil, fmt.Errorf("pjrt: argument %d: %w", i, err)
-		}
-		in = append(in, b)
+	if err != nil {
+		return nil, err
 	}
 	outs, err := e.exe.Execute(in)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		for _, b := range outs {
-			b.Close()
-		}
-	}()
 	res := make([]*backend.Buffer, len(outs))
-	for i, o := range outs {
-		if !o.Type().Equal(e.results[i]) {
-			return nil, fmt.Errorf("pjrt: result %d is %s, the program declares %s", i, o.Type(), e.results[i])
+	for i, b := range outs {
+		if err == nil && !b.Type().Equal(e.results[i]) {
+			err = fmt.Errorf("pjrt: result %d is %s, the program declares %s", i, b.Type(), e.results[i])
 		}
-		data, err := o.ToHost()
-		if err != nil {
-			return nil, err
+		if err == nil && o.KeepOnDevice {
+			res[i] = backend.OnDevice(b.Type(), b)
+			continue
 		}
-		if res[i], err = backend.View(o.Type(), data); err != nil {
-			return nil, err
+		if err == nil {
+			res[i], err = toHost(b)
 		}
+		b.Close()
+	}
+	if err != nil {
+		for _, r := range res {
+			if r != nil && r.Device() != nil {
+				r.Device().Close()
+			}
+		}
+		return nil, err
 	}
 	return res, nil
+}
+
+// inputs gives each argument a device buffer of this client: its own when
+// it has one, else a copy made here (owned, closed after the call).
+func (e *executable) inputs(args []*backend.Buffer) (in []*Buffer, owned []bool, err error) {
+	c := e.exe.c
+	in = make([]*Buffer, 0, len(args))
+	owned = make([]bool, 0, len(args))
+	for i, a := range args {
+		if a == nil {
+			return in, owned, fmt.Errorf("pjrt: argument %d is nil", i)
+		}
+		if d, ok := a.Device().(*Buffer); ok && d.c == c && d.typ.Equal(a.Type().WithShape(a.Type().Shape)) {
+			in, owned = append(in, d), append(owned, false)
+			continue
+		}
+		if why := a.Donated(); why != "" {
+			return in, owned, fmt.Errorf("pjrt: argument %d: %s %s", i, a.Type(), why)
+		}
+		b, err := c.FromHost(a.Type(), a.Bytes())
+		if err != nil {
+			return in, owned, fmt.Errorf("pjrt: argument %d: %w", i, err)
+		}
+		in, owned = append(in, b), append(owned, true)
+	}
+	return in, owned, nil
+}
+
+func toHost(b *Buffer) (*backend.Buffer, error) {
+	data, err := b.ToHost()
+	if err != nil {
+		return nil, err
+	}
+	return backend.View(b.Type(), data)
 }
