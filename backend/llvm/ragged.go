@@ -125,15 +125,28 @@ func (x *raggedCtx) group() {
 	k := x.k
 	rows := k.cur.NewSub(x.rowHi, x.rowLo)
 	k.ifElse(k.cur.NewICmp(enum.IPredSGE, rows, ci(raggedGemmRows)), x.gemm, func() {
-		k.loop(k.lo, k.hi, nil, func(t value.Value, _ []value.Value) []value.Value {
-			n0 := k.cur.NewMul(t, ci(gemmNR))
-			k.ifElse(k.cur.NewICmp(enum.IPredSLT, t, ci(x.tiles)), func() {
-				x.rowBlocks(n0, rows)
-			}, func() { x.rest(n0) })
+		nkb := max((x.K+raggedKB-1)/raggedKB, 1)
+		k.loop(ci(0), ci(nkb), nil, func(kb value.Value, _ []value.Value) []value.Value {
+			k0 := k.cur.NewMul(kb, ci(raggedKB))
+			kcur := k.smin(ci(raggedKB), k.cur.NewSub(ci(x.K), k0))
+			first := k.cur.NewICmp(enum.IPredEQ, kb, ci(0))
+			k.loop(k.lo, k.hi, nil, func(t value.Value, _ []value.Value) []value.Value {
+				n0 := k.cur.NewMul(t, ci(gemmNR))
+				k.ifElse(k.cur.NewICmp(enum.IPredSLT, t, ci(x.tiles)), func() {
+					x.rowBlocks(n0, rows, k0, kcur, first)
+				}, func() { k.ifElse(first, func() { x.rest(n0) }, nil) })
+				return nil
+			})
 			return nil
 		})
 	})
 }
+
+// raggedKB is how many rows of an expert's matrix a small group's pass
+// over the call's columns reads: the micro-kernel's tiles move along the
+// rows of the matrix, so memory sees raggedKB sequential streams instead
+// of one line per row at a stride of n floats.
+const raggedKB = 64
 
 // gemm is the group's rows times its matrix over the call's columns, in
 // NC-column blocks and KC-deep slices (dot_general's blocking).
@@ -179,37 +192,42 @@ func (x *raggedCtx) gemm() {
 // rowBlocks runs the micro-kernel over blocks of gemmMR rows, then once
 // over the leftover rows (a switch on their count: each count is its own
 // register-blocked loop).
-func (x *raggedCtx) rowBlocks(n0, rows value.Value) {
+func (x *raggedCtx) rowBlocks(n0, rows, k0, kcur, first value.Value) {
 	k := x.k
 	blocks := k.cur.NewSDiv(rows, ci(gemmMR))
 	k.loop(ci(0), blocks, nil, func(b value.Value, _ []value.Value) []value.Value {
-		x.micro(k.mulAdd(b, gemmMR, x.rowLo), gemmMR, n0)
+		x.micro(k.mulAdd(b, gemmMR, x.rowLo), gemmMR, n0, k0, kcur, first)
 		return nil
 	})
-	first := k.mulAdd(blocks, gemmMR, x.rowLo)
-	left := k.cur.NewSub(x.rowHi, first)
+	r0 := k.mulAdd(blocks, gemmMR, x.rowLo)
+	left := k.cur.NewSub(x.rowHi, r0)
 	for n := int64(1); n < gemmMR; n++ {
-		k.ifElse(k.cur.NewICmp(enum.IPredEQ, left, ci(n)), func() { x.micro(first, n, n0) }, nil)
+		k.ifElse(k.cur.NewICmp(enum.IPredEQ, left, ci(n)), func() { x.micro(r0, n, n0, k0, kcur, first) }, nil)
 	}
 }
 
-// micro computes rows [r0, r0+n) x columns [n0, n0+16): 2n vector
-// accumulators over the whole k loop, each weight vector loaded once and
-// multiplied into every row.
-func (x *raggedCtx) micro(r0 value.Value, n int64, n0 value.Value) {
+// micro adds rows [r0, r0+n) of lhs x rows [k0, k0+kcur) of the matrix
+// into columns [n0, n0+16) of the result (stores them when first): 2n
+// vector accumulators, each weight vector loaded once and multiplied into
+// every row.
+func (x *raggedCtx) micro(r0 value.Value, n int64, n0, k0, kcur, first value.Value) {
 	k := x.k
+	zero := constant.NewZeroInitializer(v8)
 	init := make([]value.Value, 2*n)
 	for i := range init {
-		init[i] = constant.NewZeroInitializer(v8)
+		// Before the first slice the result holds anything: select, not add.
+		at := k.cur.NewAdd(k.mulAdd(k.cur.NewAdd(r0, ci(int64(i/2))), x.N, ci(0)), k.cur.NewAdd(n0, ci(int64(8*(i%2)))))
+		init[i] = k.cur.NewSelect(first, zero, k.vload(x.c, at))
 	}
 	aRows := make([]value.Value, n)
 	for i := range aRows {
 		aRows[i] = k.mulAdd(k.cur.NewAdd(r0, ci(int64(i))), x.K, ci(0))
 	}
-	acc := k.loop(ci(0), ci(x.K), init, func(kk value.Value, acc []value.Value) []value.Value {
+	acc := k.loop(k0, k.cur.NewAdd(k0, kcur), init, func(kk value.Value, acc []value.Value) []value.Value {
 		at := k.cur.NewAdd(k.mulAdd(kk, x.N, x.wBase), n0)
 		b0 := k.vload(x.B, at)
 		b1 := k.vload(x.B, k.cur.NewAdd(at, ci(8)))
+		x.prefetch(k.cur.NewAdd(at, ci(raggedPD*x.N)))
 		next := make([]value.Value, len(acc))
 		for i := range aRows {
 			av := k.splat(k.load(types.Float, x.A, k.cur.NewAdd(aRows[i], kk)))
@@ -243,4 +261,16 @@ func (x *raggedCtx) rest(n0 value.Value) {
 		})
 		return nil
 	})
+}
+
+// raggedPD is how many matrix rows ahead the micro-kernel prefetches.
+const raggedPD = 16
+
+// prefetch asks for the line of the weights at B[at] (a read, kept in L1).
+func (x *raggedCtx) prefetch(at value.Value) {
+	k := x.k
+	pf := k.g.declare("llvm.prefetch.p0i8", types.Void, types.I8Ptr, types.I32, types.I32, types.I32)
+	i32 := func(v int64) value.Value { return constant.NewInt(types.I32, v) }
+	p := k.cur.NewBitCast(k.cur.NewGetElementPtr(types.Float, x.B, at), types.I8Ptr)
+	k.cur.NewCall(pf, p, i32(0), i32(3), i32(1))
 }

@@ -14,7 +14,11 @@
 // TPU v5e and v6e the cost model's time of dense and routed next to XLA:TPU's
 // own cost analysis (libtpu's compile-only path, tools/xlacheck).
 //
-//	go run ./bench/moe [-quick] [-repeat 3] [-skip-per-expert] [-skip-xla]
+//	go run ./bench/moe [-quick] [-repeat 3] [-skip-per-expert] [-skip-xla] [-phase decode|prefill] [-backend llvm]
+//
+// Under each timed row, a backend that reports it (backend/llvm's
+// Coverage) says which ops ran as generated kernels and which fell back to
+// the reference executor.
 //
 // The last line is, exactly,
 //
@@ -43,10 +47,14 @@ var (
 	skipXLA     = flag.Bool("skip-xla", false, "leave out the Python peers (XLA:CPU, XLA:TPU cost)")
 	tpuOnly     = flag.Bool("tpu-only", false, "only the TPU figures (cost model and XLA:TPU), no CPU runs")
 	backendName = flag.String("backend", "", "the backend the CPU runs use (default: runtime.DefaultBackend)")
+	phaseOnly   = flag.String("phase", "", "run one phase only: decode or prefill (the last line then gives 0 for the other)")
 )
 
 func main() {
 	flag.Parse()
+	if *phaseOnly != "" && *phaseOnly != "decode" && *phaseOnly != "prefill" {
+		check(fmt.Errorf("-phase %q: want decode or prefill", *phaseOnly))
+	}
 	shapes := []shape{
 		{name: "qwen3", H: 2048, F: 768, E: 128, K: 8},
 		{name: "gemma4", H: 2816, F: 704, E: 128, K: 8},
@@ -62,6 +70,9 @@ func main() {
 			name string
 			T    int64
 		}{{"decode", 64}, {"prefill", 1024}} {
+			if *phaseOnly != "" && phase.name != *phaseOnly {
+				continue
+			}
 			s := base
 			s.T = phase.T
 			if *quick {
@@ -108,12 +119,15 @@ func runShape(s shape, phase string, bw, peak float64) result {
 	weights := float64(min(s.E, s.T*s.K)*3*s.H*s.F) * 4
 	r.bound = math.Max(flops/peak, weights/bw)
 	fmt.Printf("  dense        %10.4f s\n", r.dense)
+	coverage(dense)
 	if !*skipPer {
 		per := build(s.perExpert(), "cpu", "moe-route")
 		r.perExpert, _ = timeRun(per, args)
 		fmt.Printf("  per-expert   %10.4f s\n", r.perExpert)
+		coverage(per)
 	}
 	fmt.Printf("  routed       %10.4f s   speedup over dense %.2fx; ||routed-dense||/||dense|| = %.2e\n", r.routed, r.dense/r.routed, r.relErr)
+	coverage(routed)
 	fmt.Printf("  roofline     %10.4f s   (%.2f GFLOP at peak: %.4f s; %.1f MB of expert weights at %.1f GB/s: %.4f s); routed is %.3f of it\n",
 		r.bound, flops/1e9, flops/peak, weights/1e6, bw/1e9, weights/bw, r.bound/r.routed)
 	if !*skipXLA {
@@ -123,6 +137,18 @@ func runShape(s shape, phase string, bw, peak float64) result {
 	}
 	fmt.Println()
 	return r
+}
+
+// coverage prints which ops of exe ran as generated kernels and which on
+// the reference executor, when its backend says (backend/llvm does).
+func coverage(exe *runtime.Executable) {
+	if c, ok := exe.Exec.(interface{ Coverage() (string, string) }); ok {
+		gen, ref := c.Coverage()
+		if ref == "" {
+			ref = "none"
+		}
+		fmt.Printf("               kernels: generated %s; reference fallbacks: %s\n", gen, ref)
+	}
 }
 
 // build parses text and compiles it for target with the named passes off.
