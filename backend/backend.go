@@ -48,6 +48,54 @@ type Executable interface {
 	Run(args []*Buffer) ([]*Buffer, error)
 }
 
+// RunOptions ask an executable for more than Run does.
+type RunOptions struct {
+	// KeepOnDevice leaves the results in the device's memory (OnDevice
+	// buffers), for the next call to take without a copy.
+	KeepOnDevice bool
+	// Donate lists the arguments whose device storage the call consumes.
+	Donate []int
+}
+
+// OptionsRunner is an Executable that honours RunOptions. One that does not
+// is run with Run: its results are host buffers, and a donation only marks
+// the arguments.
+type OptionsRunner interface {
+	RunWith(args []*Buffer, o RunOptions) ([]*Buffer, error)
+}
+
+// NativeCode is a compiled executable's native code as the runtime's
+// persistent cache keeps it beside the optimised program: ID names the code
+// and the way to check it (the llvm backend writes "llvm-object sha256:HEX
+// ir-sha256:HEX", the object's hash and the hash of the IR it was built
+// from), Data is the code itself, or nil when the backend keeps the bytes in
+// a store of its own and finds them by ID.
+type NativeCode struct {
+	ID   string
+	Data []byte
+}
+
+// Persistable is implemented by an Executable that has native code worth
+// persisting with the runtime's cache entry (so that a restarted process
+// runs it without building it again). ok is false when it has none.
+type Persistable interface {
+	NativeCode() (code NativeCode, ok bool)
+}
+
+// ExpectingCompiler is implemented by a backend that can compile a program
+// whose native code a persistent entry recorded (NativeCode, handed back by
+// the Persistable executable a previous Compile made). CompileExpecting
+// returns what Compile would, using code only after checking it against
+// its ID (and, for code built from an intermediate form, that the program
+// still generates that form): code that is missing, corrupt or stale is
+// built again, never loaded unverified. The runtime's persistent cache
+// calls it when an entry it loads carries code for this backend (the
+// backend's Name and Fingerprint are part of every entry's key, so the
+// code comes from the same backend build and machine features).
+type ExpectingCompiler interface {
+	CompileExpecting(p *Program, code NativeCode) (Executable, error)
+}
+
 // Eager is what a backend implements to run eager tensor ops: one
 // instruction at a time, outside any function (its operands are detached
 // values of the given types). The tensor package runs every eager op

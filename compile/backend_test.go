@@ -1,11 +1,14 @@
 package compile_test
 
 import (
+	"fmt"
+	"math"
 	"sync/atomic"
 	"testing"
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/backend/pjrt"
 	"github.com/tpucc/tpucc/compile"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/tensor"
@@ -61,7 +64,65 @@ func TestBackendOption(t *testing.T) {
 		t.Errorf("backend compiled %d times and ran %d times, want 1 and 3", compiles.Load(), runs.Load())
 	}
 	_, err = compile.New(f, compile.Backend("nope"))
-	if want := `compile: unknown backend "nope" (have counting, reference)`; err == nil || err.Error() != want {
+	if want := `compile: unknown backend "nope" (have counting, pjrt, pjrt-gpu, pjrt-tpu, reference)`; err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}
+}
+
+// TestDeviceOption: Device("pjrt") runs on XLA:CPU through PJRT and agrees
+// with the reference executor; devices that are unknown, absent or given
+// with a backend are errors of New.
+func TestDeviceOption(t *testing.T) {
+	f := func(x *tensor.Tensor) *tensor.Tensor { return x.Exp().Add(x) }
+	c, err := compile.New(f, compile.Device("pjrt"), compile.CacheDir(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := tensor.Full(ir.F32, 0.5, 3)
+	out, err := c.Call(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := near(out[0].(*tensor.Tensor), f(x), 1e-6); d != "" {
+		t.Error(d)
+	}
+	cases := []struct {
+		opts []compile.Option
+		want string
+	}{
+		{[]compile.Option{compile.Device("nope")}, `compile: unknown device "nope" (want one of cpu, pjrt, tpu, gpu)`},
+		{[]compile.Option{compile.Device("pjrt"), compile.Backend("reference")}, "compile: both a backend (reference) and a device (pjrt) are given"},
+	}
+	if !backend.HasTPU() {
+		cases = append(cases, struct {
+			opts []compile.Option
+			want string
+		}{[]compile.Option{compile.Device("tpu")}, "compile: device tpu: " + pjrt.ErrNoTPU.Error()})
+	}
+	if !backend.HasGPU() {
+		cases = append(cases, struct {
+			opts []compile.Option
+			want string
+		}{[]compile.Option{compile.Device("gpu")}, "compile: device gpu: " + pjrt.ErrNoGPU.Error()})
+	}
+	for _, c := range cases {
+		if _, err := compile.New(f, c.opts...); err == nil || err.Error() != c.want {
+			t.Errorf("got %v, want %s", err, c.want)
+		}
+	}
+}
+
+// near reports how two tensors differ by more than tol relative, "" when
+// they agree.
+func near(a, b *tensor.Tensor, tol float64) string {
+	if !a.Type().Equal(b.Type()) {
+		return fmt.Sprintf("type %s, want %s", a.Type(), b.Type())
+	}
+	x, y := a.Float64s(), b.Float64s()
+	for i := range x {
+		if math.Abs(x[i]-y[i]) > tol*math.Max(1, math.Abs(y[i])) {
+			return fmt.Sprintf("element %d: %v, want %v", i, x[i], y[i])
+		}
+	}
+	return ""
 }

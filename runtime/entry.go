@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
 )
 
@@ -37,13 +38,26 @@ type entryPayload struct {
 	TIR   string `json:"tir"`   // the optimised program, as ir.Print writes it
 	IR    []byte `json:"ir"`    // the same program, as EncodeModule writes it
 	HLO   string `json:"hlo"`   // its StableHLO text
+	// Native is the backend's code for the program, when its executable
+	// hands it back (backend.Persistable): its ID ("llvm-object
+	// sha256:HEX ir-sha256:HEX") and bytes. A backend that compiles
+	// expecting it (backend.ExpectingCompiler) checks both before using
+	// them, so an edited or stale object is rebuilt, never loaded.
+	Native     string `json:"native,omitempty"`
+	NativeData []byte `json:"native_data,omitempty"`
 }
 
 // encodeEntry writes the header (magic, SHA-256 and length of the payload)
 // and the payload.
 func encodeEntry(k fullKey, name string, exe *Executable) ([]byte, error) {
-	payload, err := json.Marshal(entryPayload{Key: k.text, Name: name, Entry: exe.Entry.Name,
-		TIR: ir.Print(exe.Module), IR: EncodeModule(exe.Module), HLO: exe.HLO})
+	p := entryPayload{Key: k.text, Name: name, Entry: exe.Entry.Name,
+		TIR: ir.Print(exe.Module), IR: EncodeModule(exe.Module), HLO: exe.HLO}
+	if px, ok := exe.Exec.(backend.Persistable); ok {
+		if code, ok := px.NativeCode(); ok {
+			p.Native, p.NativeData = code.ID, code.Data
+		}
+	}
+	payload, err := json.Marshal(p)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +109,11 @@ func decodeEntry(data []byte, k fullKey, target string, want *ir.Func) (*Executa
 	if err := t.Check(m); err != nil {
 		return nil, fmt.Errorf("its program fails the checks of %s: %v", target, firstLine(err.Error()))
 	}
-	return &Executable{Module: m, Entry: f, HLO: p.HLO, Target: t.Name()}, nil
+	exe := &Executable{Module: m, Entry: f, HLO: p.HLO, Target: t.Name()}
+	if p.Native != "" {
+		exe.native = &backend.NativeCode{ID: p.Native, Data: p.NativeData}
+	}
+	return exe, nil
 }
 
 // sameSignature reports how f's parameters or results differ from want's in

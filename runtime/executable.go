@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +26,9 @@ type Executable struct {
 	HLO    string
 	Target string             // the target the passes ran for
 	Exec   backend.Executable // nil when compiled without a backend (tpucc build)
+	// native is the backend's code a persistent entry carried (nil for a
+	// fresh compile): withBackend hands it to a backend.ExpectingCompiler.
+	native *backend.NativeCode
 }
 
 // Run executes the program on the backend it was compiled for.
@@ -33,6 +37,15 @@ func (e *Executable) Run(args []*backend.Buffer) ([]*backend.Buffer, error) {
 		return nil, fmt.Errorf("@%s was compiled without a backend and cannot run", e.Entry.Name)
 	}
 	return e.Exec.Run(args)
+}
+
+// RunWith is Run with options, for a backend that honours them (see
+// backend.OptionsRunner); any other runs with Run.
+func (e *Executable) RunWith(args []*backend.Buffer, o backend.RunOptions) ([]*backend.Buffer, error) {
+	if r, ok := e.Exec.(backend.OptionsRunner); ok && (o.KeepOnDevice || len(o.Donate) > 0) {
+		return r.RunWith(args, o)
+	}
+	return e.Run(args)
 }
 
 // program is what a backend compiles from e.
@@ -44,13 +57,19 @@ func (e *Executable) program() *backend.Program {
 // it may be shared through the cache).
 func (e *Executable) withBackend(b backend.Backend, times *StageTimes) (*Executable, error) {
 	t0 := time.Now()
-	x, err := b.Compile(e.program())
+	var x backend.Executable
+	var err error
+	if ec, ok := b.(backend.ExpectingCompiler); ok && e.native != nil {
+		x, err = ec.CompileExpecting(e.program(), *e.native)
+	} else {
+		x, err = b.Compile(e.program())
+	}
 	times.Backend += time.Since(t0)
 	if err != nil {
 		return nil, fmt.Errorf("backend %s: %w", b.Name(), err)
 	}
 	c := *e
-	c.Exec = x
+	c.Exec, c.native = x, nil
 	return &c, nil
 }
 
@@ -58,12 +77,69 @@ func (e *Executable) withBackend(b backend.Backend, times *StageTimes) (*Executa
 // none is named.
 const DefaultBackend = "reference"
 
-// OpenBackend opens the backend registered as name ("" is DefaultBackend).
+// OpenBackend opens the backend registered as name ("" is the default
+// device's: DefaultDevice).
 func OpenBackend(name string) (backend.Backend, error) {
 	if name == "" {
-		name = DefaultBackend
+		name, _ = DeviceBackend(DefaultDevice())
 	}
 	return backend.Lookup(name)
+}
+
+// devices are the values of a device option, each with the backend that
+// runs on it.
+var devices = []struct{ name, backend string }{
+	{"cpu", DefaultBackend}, // this host's CPU, compiled by tpucc itself
+	{"pjrt", "pjrt"},        // XLA:CPU through PJRT, or $TPUCC_PJRT_PLUGIN
+	{"tpu", "pjrt-tpu"},     // libtpu
+	{"gpu", "pjrt-gpu"},     // the CUDA plugin
+}
+
+// Devices lists the device names DeviceBackend knows.
+func Devices() []string {
+	out := make([]string, len(devices))
+	for i, d := range devices {
+		out[i] = d.name
+	}
+	return out
+}
+
+// DeviceBackend is the name of the backend that runs on device; "" is
+// DefaultDevice().
+func DeviceBackend(device string) (string, error) {
+	if device == "" {
+		device = DefaultDevice()
+	}
+	for _, d := range devices {
+		if d.name == device {
+			return d.backend, nil
+		}
+	}
+	return "", fmt.Errorf("unknown device %q (want one of %s)", device, strings.Join(Devices(), ", "))
+}
+
+// DefaultDevice is tpu on a machine with TPU chips when the PJRT backends
+// are linked in (importing backend/pjrt, as package compile does), else
+// cpu. Chips are detected from PCI ids, without initialising libtpu.
+func DefaultDevice() string {
+	if backend.HasTPU() && slices.Contains(backend.Names(), "pjrt-tpu") {
+		return "tpu"
+	}
+	return "cpu"
+}
+
+// OpenDevice opens the backend of device; the error of a device the machine
+// lacks names the device.
+func OpenDevice(device string) (backend.Backend, error) {
+	name, err := DeviceBackend(device)
+	if err != nil {
+		return nil, err
+	}
+	b, err := backend.Lookup(name)
+	if err != nil {
+		return nil, fmt.Errorf("device %s: %w", device, err)
+	}
+	return b, nil
 }
 
 // StageTimes is time spent per stage of getting programs.

@@ -71,7 +71,20 @@ type Options struct {
 	// Backend names the backend that runs the compiled programs (backend.Names;
 	// "" is DefaultBackend). Its name and fingerprint are part of the key.
 	Backend string
+	// Device names the device to run on instead (Devices: cpu, pjrt, tpu,
+	// gpu): its backend is opened, and a device the machine lacks is an
+	// error. Backend and Device are exclusive.
+	Device  string
 	backend backend.Backend // opened by check
+
+	// KeepOnDevice leaves results in the device's memory, read back to the
+	// host only when something reads them; passed to the next call they
+	// are not copied. Backends that run on the host ignore it.
+	KeepOnDevice bool
+	// Donate lists tensor arguments (by position among all arguments) that
+	// each call consumes: the device may reuse their memory, and using one
+	// again is an error.
+	Donate []int
 
 	// Dynamic lists dimensions bucketed from the first call on.
 	Dynamic []DimRef
@@ -114,7 +127,16 @@ func (o Options) check() (Options, error) {
 	if _, err := LookupTarget(o.Target); err != nil {
 		return o, err
 	}
-	b, err := OpenBackend(o.Backend)
+	var b backend.Backend
+	var err error
+	switch {
+	case o.Device != "" && o.Backend != "":
+		return o, fmt.Errorf("both a backend (%s) and a device (%s) are given", o.Backend, o.Device)
+	case o.Device != "":
+		b, err = OpenDevice(o.Device)
+	default:
+		b, err = OpenBackend(o.Backend)
+	}
 	if err != nil {
 		return o, err
 	}
@@ -128,6 +150,11 @@ func (o Options) check() (Options, error) {
 	for i, b := range o.Buckets {
 		if b < 1 || (i > 0 && b <= o.Buckets[i-1]) {
 			return o, fmt.Errorf("buckets must be positive and ascending, got %v", o.Buckets)
+		}
+	}
+	for _, i := range o.Donate {
+		if i < 0 {
+			return o, fmt.Errorf("donated argument %d: want an argument's position", i)
 		}
 	}
 	for _, d := range o.Dynamic {

@@ -8,6 +8,8 @@
 package llvm
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"runtime"
@@ -82,7 +84,7 @@ func (b *Backend) Compile(p *backend.Program) (backend.Executable, error) {
 	if p == nil || p.Entry == nil {
 		return nil, fmt.Errorf("llvm: no program to compile")
 	}
-	return b.compile(p.Module, p.Entry)
+	return b.compile(p.Module, p.Entry, nil)
 }
 
 // Executable is a compiled program.
@@ -92,11 +94,12 @@ type Executable struct {
 	threads int
 	lib     uintptr
 	states  chan *state
+	code    backend.NativeCode // the object loaded, and its identity
 	// Times is what compiling it cost.
 	Times BuildTimes
 }
 
-func (b *Backend) compile(m *ir.Module, f *ir.Func) (x *Executable, err error) {
+func (b *Backend) compile(m *ir.Module, f *ir.Func, expect *backend.NativeCode) (x *Executable, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			x, err = nil, fmt.Errorf("internal error in the llvm backend compiling @%s: %v", f.Name, r)
@@ -118,24 +121,73 @@ func (b *Backend) compile(m *ir.Module, f *ir.Func) (x *Executable, err error) {
 	times.IRGen = time.Since(t0)
 	x = &Executable{plan: p, entry: f, threads: b.threads, states: make(chan *state, 8)}
 	if p.gen.n > 0 {
-		data, err := b.cache.object(b.tc, text, &times)
-		if err != nil {
+		key := b.tc.objectKey(text)
+		data, ok := expected(expect, key)
+		if ok {
+			times.Cached = true
+		} else if data, err = b.cache.object(b.tc, key, text, &times); err != nil {
 			return nil, err
 		}
 		t1 := time.Now()
-		so, err := b.cache.loadable(data)
-		if err != nil {
-			return nil, err
-		}
-		err = x.load(so)
-		os.Remove(so)
-		if err != nil {
+		if err := b.loadObject(x, data); err != nil {
 			return nil, err
 		}
 		times.Load += time.Since(t1)
+		h := sha256.Sum256(data)
+		x.code = backend.NativeCode{ID: fmt.Sprintf("llvm-object sha256:%x ir-sha256:%s", h[:], key), Data: data}
 	}
 	x.Times = times
 	return x, nil
+}
+
+// loadObject writes verified object bytes where dlopen can read them and
+// resolves x's kernels in them.
+func (b *Backend) loadObject(x *Executable, data []byte) error {
+	so, err := b.cache.loadable(data)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(so)
+	return x.load(so)
+}
+
+// expected returns code's object when it is one for the IR whose object
+// key is key and its bytes hash to the hash its ID records; ok is false
+// otherwise (no code, another program's or another generator's, or corrupt
+// bytes), and the caller builds or finds the object as usual.
+func expected(code *backend.NativeCode, key string) (data []byte, ok bool) {
+	if code == nil || code.Data == nil {
+		return nil, false
+	}
+	var sum, irKey string
+	if n, err := fmt.Sscanf(code.ID, "llvm-object sha256:%s ir-sha256:%s", &sum, &irKey); err != nil || n != 2 {
+		return nil, false
+	}
+	h := sha256.Sum256(code.Data)
+	if irKey != key || hex.EncodeToString(h[:]) != sum {
+		return nil, false
+	}
+	return code.Data, true
+}
+
+// CompileExpecting compiles p as Compile does, loading code (which a
+// previous Compile's Executable handed back as its NativeCode, kept by the
+// runtime's persistent cache) without running clang when it is an object
+// for the IR p generates now and its bytes hash to the recorded hash.
+// Otherwise the object is found in the backend's own cache or built, as
+// Compile would: a stale or corrupt object is never loaded.
+func (b *Backend) CompileExpecting(p *backend.Program, code backend.NativeCode) (backend.Executable, error) {
+	if p == nil || p.Entry == nil {
+		return nil, fmt.Errorf("llvm: no program to compile")
+	}
+	return b.compile(p.Module, p.Entry, &code)
+}
+
+// NativeCode is the executable's object and its identity, for the
+// runtime's persistent cache (backend.Persistable); ok is false for a
+// program without kernels.
+func (x *Executable) NativeCode() (backend.NativeCode, bool) {
+	return x.code, x.code.Data != nil
 }
 
 // Coverage lists the ops of the program by how they run: generated into

@@ -57,7 +57,7 @@ func compileText(t testing.TB, name string, src []byte) *runtime.Executable {
 // and bools exactly). It returns the executable.
 func differential(t testing.TB, b *Backend, m *ir.Module, f *ir.Func, seed int64) *Executable {
 	t.Helper()
-	x, err := b.compile(m, f)
+	x, err := b.compile(m, f, nil)
 	if err != nil {
 		t.Fatalf("llvm compile: %v\n%s", err, ir.Print(m))
 	}
@@ -169,7 +169,7 @@ func benchMLP(b *testing.B, threads int) {
 		b.Fatal(err)
 	}
 	exe := compileText(b, "mlp.tir", src)
-	x, err := be.compile(exe.Module, exe.Entry)
+	x, err := be.compile(exe.Module, exe.Entry, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tpucc/tpucc/internal/privdir"
@@ -83,6 +84,14 @@ func (t *toolchain) objectKey(irText string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// clangRuns counts clang's runs in this process (ClangRuns).
+var clangRuns atomic.Int64
+
+// ClangRuns is how many times this process has run clang to build an
+// object: a test asserts that a program found in a persistent cache (the
+// runtime's or this backend's) cost none.
+func ClangRuns() int64 { return clangRuns.Load() }
+
 // BuildTimes is what getting one program's object cost.
 type BuildTimes struct {
 	IRGen  time.Duration // generating the LLVM IR text
@@ -144,8 +153,7 @@ func ensurePrivate(dir string) error {
 // with clang when the cache has none or holds one whose hash does not match
 // the recorded one (a corrupt object is rebuilt, never loaded). The hash is
 // checked on the very bytes returned, which are what gets loaded.
-func (c *objectCache) object(t *toolchain, irText string, times *BuildTimes) ([]byte, error) {
-	key := t.objectKey(irText)
+func (c *objectCache) object(t *toolchain, key, irText string, times *BuildTimes) ([]byte, error) {
 	so := filepath.Join(c.dir, key+".so")
 	sum := filepath.Join(c.dir, key+".sha256")
 	tv := time.Now()
@@ -167,6 +175,7 @@ func (c *objectCache) object(t *toolchain, irText string, times *BuildTimes) ([]
 		return nil, fmt.Errorf("llvm: %v", err)
 	}
 	args := append(append([]string{}, clangFlags...), "-o", out, ll, "-lm")
+	clangRuns.Add(1)
 	cmd := exec.Command(t.clang, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -78,7 +78,7 @@ func TestWorldWritableCacheRefused(t *testing.T) {
 func TestRunChecksArguments(t *testing.T) {
 	b := testBackend(t)
 	exe := compileText(t, "f.tir", []byte(cacheProgram))
-	x, err := b.compile(exe.Module, exe.Entry)
+	x, err := b.compile(exe.Module, exe.Entry, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestConcurrentRuns(t *testing.T) {
 	b := testBackend(t)
 	src := []byte("func @f(%x: f32[64,96], %w: f32[96,80]) -> f32[64,80] {\n  %h = matmul %x, %w\n  %r = tanh %h\n  return %r\n}\n")
 	exe := compileText(t, "f.tir", src)
-	x, err := b.compile(exe.Module, exe.Entry)
+	x, err := b.compile(exe.Module, exe.Entry, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

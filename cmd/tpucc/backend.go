@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/tpucc/tpucc/backend"
@@ -10,15 +11,39 @@ import (
 
 // backendFlag selects the backend tpucc run executes on.
 var backendFlag = flagSpec{name: "backend", kind: valueFlag, arg: "NAME",
-	doc: "the backend to run on: " + strings.Join(backend.Names(), ", ") + " (default " + runtime.DefaultBackend + ")"}
+	doc: "the backend to run on: " + strings.Join(backend.Names(), ", ") + " (default: the default device's)"}
+
+// deviceFlag selects the device tpucc run executes on, by its backend.
+var deviceFlag = flagSpec{name: "device", kind: valueFlag, arg: "NAME",
+	doc: "the device to run on: " + strings.Join(runtime.Devices(), ", ") + "\n(default: tpu on a machine with TPU chips, else cpu)"}
+
+// openRunBackend opens the backend --backend or --device name. An unknown
+// name is a usage error; a device the machine lacks is not.
+func openRunBackend(name, device string) (backend.Backend, error) {
+	if device == "" {
+		b, err := runtime.OpenBackend(name)
+		if err != nil {
+			return nil, usagef("--backend: %v", err)
+		}
+		return b, nil
+	}
+	if name != "" {
+		return nil, usagef("--backend and --device are exclusive")
+	}
+	bname, err := runtime.DeviceBackend(device)
+	if err != nil {
+		return nil, usagef("--device: %v", err)
+	}
+	b, err := backend.Lookup(bname)
+	if err != nil {
+		return nil, fmt.Errorf("tpucc run: --device %s: %v", device, err)
+	}
+	return b, nil
+}
 
 // runOn compiles f of m through the one compile path (the default pipeline
-// for the cpu target) with the backend named name and runs it on args.
-func runOn(name string, m *ir.Module, f *ir.Func, args []*backend.Buffer) ([]*backend.Buffer, error) {
-	b, err := runtime.OpenBackend(name)
-	if err != nil {
-		return nil, usagef("--backend: %v", err)
-	}
+// for the cpu target) with backend b and runs it on args.
+func runOn(b backend.Backend, m *ir.Module, f *ir.Func, args []*backend.Buffer) ([]*backend.Buffer, error) {
 	exe, _, err := runtime.Compile(m, runtime.Config{Entry: f.Name, Backend: b})
 	if err != nil {
 		return nil, err

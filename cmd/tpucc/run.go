@@ -51,6 +51,7 @@ when no --dim gives it.
 		{name: "save-inputs", kind: boolFlag, doc: "with --output-dir, also write the arguments as DIR/argN.npy"},
 		dimFlag,
 		backendFlag,
+		deviceFlag,
 		entryFlag,
 	},
 	run: cmdRun,
@@ -118,6 +119,10 @@ func cmdRun(e *env, p *parsed) error {
 	if err != nil {
 		return err
 	}
+	b, err := openRunBackend(p.value("backend", ""), p.value("device", ""))
+	if err != nil {
+		return err
+	}
 	given, arrays, err := readInputs(m, f, name, ins, dims)
 	if err != nil {
 		return err
@@ -149,7 +154,7 @@ func cmdRun(e *env, p *parsed) error {
 			args[k] = random[k]
 		}
 	}
-	results, err := runOn(p.value("backend", ""), m, f, args)
+	results, err := runOn(b, m, f, args)
 	if err != nil {
 		return diag(name, err)
 	}

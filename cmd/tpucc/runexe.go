@@ -8,6 +8,7 @@ import (
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/backend/pjrt"
 	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/runtime"
 )
 
 // runArtifact runs a compiled executable (tpucc build --emit=executable) on
@@ -32,7 +33,7 @@ func runArtifact(e *env, p *parsed, name string, src []byte, o runOutput) error 
 	if err != nil {
 		return fileErrorf(name, "%v", err)
 	}
-	exe, err := loadArtifact(name, a)
+	exe, err := loadArtifact(name, a, p.value("device", ""))
 	if err != nil {
 		return err
 	}
@@ -81,12 +82,21 @@ func artifactFunc(sig pjrt.Signature) (*ir.Func, error) {
 	return f, nil
 }
 
-// loadArtifact opens the PJRT backend of the manifest's platform and loads
-// the executable on it.
-func loadArtifact(name string, a *pjrt.Artifact) (backend.Executable, error) {
+// loadArtifact opens the PJRT backend of the manifest's platform, which
+// --device, when given, must name, and loads the executable on it.
+func loadArtifact(name string, a *pjrt.Artifact, device string) (backend.Executable, error) {
 	bname, err := pjrt.ForPlatform(a.Manifest.Platform)
 	if err != nil {
 		return nil, fileErrorf(name, "manifest platform: %v", err)
+	}
+	if device != "" {
+		want, err := runtime.DeviceBackend(device)
+		if err != nil {
+			return nil, usagef("--device: %v", err)
+		}
+		if want != bname {
+			return nil, fileErrorf(name, "manifest platform %s runs on the %s backend, --device %s on %s", a.Manifest.Platform, bname, device, want)
+		}
 	}
 	b, err := pjrt.Open(bname)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/pjrt"
 	"github.com/tpucc/tpucc/internal/npy"
 )
@@ -26,6 +27,8 @@ func TestRunExecutable(t *testing.T) {
 	want := tpucc(t, "", "run", in, "--backend", "pjrt", "--seed", "3")
 	want.want(t, 0, want.stdout, "")
 	tpucc(t, "", "run", exe, "--seed", "3").want(t, 0, want.stdout, "")
+	tpucc(t, "", "run", exe, "--seed", "3", "--device", "pjrt").want(t, 0, want.stdout, "")
+	tpucc(t, "", "run", in, "--seed", "3", "--device", "pjrt").want(t, 0, want.stdout, "")
 
 	w := writeNPY(t, dir, "w.npy", npy.Of([]int64{3}, []float32{1, 2, 3}))
 	want = tpucc(t, "", "run", in, "--backend", "pjrt", "--input", "w="+w)
@@ -90,6 +93,8 @@ func TestRunExecutableRefuses(t *testing.T) {
 		{[]string{typ}, 1, typ + `: error: manifest entry params[0]: type "f32[2,x]": dimension "x" is not a static size`},
 		{[]string{exe, "--input", "w=" + wrong, "--output-dir", out}, 1, wrong + ": error: input %w wants f32[3], file has f32[4]"},
 		{[]string{exe, "--dim", "B=2"}, 2, "tpucc run: --dim applies to .tir programs; " + exe + " is a compiled executable"},
+		{[]string{exe, "--device", "tpu"}, 1, exe + ": error: manifest platform cpu runs on the pjrt backend, --device tpu on pjrt-tpu"},
+		{[]string{exe, "--device", "abacus"}, 2, `tpucc run: --device: unknown device "abacus" (want one of cpu, pjrt, tpu, gpu)`},
 		{[]string{exe, "--entry", "g"}, 2, "tpucc run: --entry g: " + exe + " holds @f only"},
 		{[]string{exe, "--input", "v=" + wrong}, 2, "tpucc run: --input v: @f has no parameter %v (it has %x, %w)"},
 	}
@@ -101,5 +106,19 @@ func TestRunExecutableRefuses(t *testing.T) {
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("a refused run created %s", out)
+	}
+}
+
+func TestRunDevice(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "m.tir", []byte(twoResultSrc))
+	tpucc(t, "", "run", in, "--device", "cpu").want(t, 0, tpucc(t, "", "run", in).stdout, "")
+	tpucc(t, "", "run", in, "--device", "gpu", "--backend", "reference").want(t, 2, "", "tpucc run: --backend and --device are exclusive")
+	tpucc(t, "", "run", in, "--device", "x").want(t, 2, "", `tpucc run: --device: unknown device "x" (want one of cpu, pjrt, tpu, gpu)`)
+	if !backend.HasTPU() {
+		tpucc(t, "", "run", in, "--device", "tpu").want(t, 1, "", "tpucc run: --device tpu: "+pjrt.ErrNoTPU.Error())
+	}
+	if !backend.HasGPU() {
+		tpucc(t, "", "run", in, "--device", "gpu").want(t, 1, "", "tpucc run: --device gpu: "+pjrt.ErrNoGPU.Error())
 	}
 }
