@@ -3,6 +3,7 @@ package pjrt
 import (
 	"testing"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
 )
 
@@ -33,3 +34,20 @@ func BenchmarkTypeOf(b *testing.B) {
 	}
 }
 
+
+func BenchmarkRunFromHost(b *testing.B) {
+	be := NewBackend(cpuClient(b))
+	f := &ir.Func{Name: "main", Params: []*ir.Value{{Type: vec4()}, {Type: vec4(), Index: 1}}, Results: []ir.Type{vec4()}}
+	exe, err := be.Compile(&backend.Program{Entry: f, HLO: addModule})
+	if err != nil {
+		b.Fatal(err)
+	}
+	x := backend.New(vec4())
+	args := []*backend.Buffer{x, x}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := exe.Run(args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
