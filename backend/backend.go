@@ -48,6 +48,22 @@ type Executable interface {
 	Run(args []*Buffer) ([]*Buffer, error)
 }
 
+// RunOptions ask an executable for more than Run does.
+type RunOptions struct {
+	// KeepOnDevice leaves the results in the device's memory (OnDevice
+	// buffers), for the next call to take without a copy.
+	KeepOnDevice bool
+	// Donate lists the arguments whose device storage the call consumes.
+	Donate []int
+}
+
+// OptionsRunner is an Executable that honours RunOptions. One that does not
+// is run with Run: its results are host buffers, and a donation only marks
+// the arguments.
+type OptionsRunner interface {
+	RunWith(args []*Buffer, o RunOptions) ([]*Buffer, error)
+}
+
 // NativeCode is a compiled executable's native code as the runtime's
 // persistent cache keeps it beside the optimised program: ID names the code
 // and the way to check it (the llvm backend writes "llvm-object sha256:HEX

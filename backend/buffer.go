@@ -2,6 +2,7 @@ package backend
 
 import (
 	"fmt"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/tpucc/tpucc/ir"
@@ -18,6 +19,9 @@ import (
 type Buffer struct {
 	typ  ir.Type
 	data []byte
+	// dev is set for a buffer whose storage is on a device (OnDevice) or
+	// that was donated to a call (Donate); nil for a plain host buffer.
+	dev atomic.Pointer[deviceState]
 }
 
 // New returns a zero-filled buffer of the static type t. A symbolic type is a
@@ -77,13 +81,22 @@ func byteSize(t ir.Type) int {
 // Type is the buffer's type.
 func (b *Buffer) Type() ir.Type { return b.typ }
 
-// Bytes is the buffer's storage (not a copy).
-func (b *Buffer) Bytes() []byte { return b.data }
+// Bytes is the buffer's storage (not a copy). A device buffer's is copied
+// to the host on the first read; a donated buffer has none and panics.
+func (b *Buffer) Bytes() []byte {
+	if s := b.dev.Load(); s != nil {
+		return s.bytes(b.typ)
+	}
+	return b.data
+}
 
 // Len is the number of elements.
 func (b *Buffer) Len() int {
 	if b.typ.DType.Size() == 0 { // the zero Buffer
 		return 0
+	}
+	if b.dev.Load() != nil {
+		return byteLen(b.typ) / b.typ.DType.Size()
 	}
 	return len(b.data) / b.typ.DType.Size()
 }

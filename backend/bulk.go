@@ -15,7 +15,7 @@ import (
 
 // ReadFloat64s fills dst with elements i, i+1, ... as Float64At reads them.
 func (b *Buffer) ReadFloat64s(i int, dst []float64) {
-	switch d := b.data; b.typ.DType {
+	switch d := b.Bytes(); b.typ.DType {
 	case ir.F32:
 		for k, v := range elems[float32](d)[i : i+len(dst)] {
 			dst[k] = float64(v)
@@ -35,7 +35,7 @@ func (b *Buffer) ReadFloat64s(i int, dst []float64) {
 
 // WriteFloat64s stores src as elements i, i+1, ... as SetFloat64 does.
 func (b *Buffer) WriteFloat64s(i int, src []float64) {
-	switch d := b.data; b.typ.DType {
+	switch d := b.Bytes(); b.typ.DType {
 	case ir.F32:
 		out := elems[float32](d)[i : i+len(src)]
 		for k, v := range src {
@@ -57,7 +57,7 @@ func (b *Buffer) WriteFloat64s(i int, src []float64) {
 
 // ReadInt64s fills dst with elements i, i+1, ... as Int64At reads them.
 func (b *Buffer) ReadInt64s(i int, dst []int64) {
-	switch d := b.data; b.typ.DType {
+	switch d := b.Bytes(); b.typ.DType {
 	case ir.I32:
 		for k, v := range elems[int32](d)[i : i+len(dst)] {
 			dst[k] = int64(v)
@@ -77,7 +77,7 @@ func (b *Buffer) ReadInt64s(i int, dst []int64) {
 
 // WriteInt64s stores src as elements i, i+1, ... as SetInt64 does.
 func (b *Buffer) WriteInt64s(i int, src []int64) {
-	switch d := b.data; b.typ.DType {
+	switch d := b.Bytes(); b.typ.DType {
 	case ir.I32:
 		out := elems[int32](d)[i : i+len(src)]
 		for k, v := range src {
@@ -124,7 +124,7 @@ func FromInts(t ir.Type, vals ...int64) *Buffer {
 // Clone returns a copy of b that shares no storage with it.
 func (b *Buffer) Clone() *Buffer {
 	out := New(b.typ)
-	copy(out.data, b.data)
+	copy(out.data, b.Bytes())
 	return out
 }
 
@@ -135,7 +135,9 @@ func (b *Buffer) WithType(t ir.Type) *Buffer {
 	if n, ok := t.NumElements(); !ok || t.DType != b.typ.DType || n != int64(b.Len()) {
 		panic(fmt.Sprintf("backend.WithType: %s cannot hold the elements of %s", t, b.typ))
 	}
-	return &Buffer{typ: t, data: b.data}
+	out := &Buffer{typ: t, data: b.data}
+	out.dev.Store(b.dev.Load())
+	return out
 }
 
 // Equal reports whether a and b have the same dtype and shape (layouts
@@ -145,7 +147,7 @@ func (b *Buffer) Equal(o *Buffer) bool {
 	if b == nil || o == nil {
 		return b == o
 	}
-	return b.typ.DType == o.typ.DType && b.typ.SameShape(o.typ) && string(b.data) == string(o.data)
+	return b.typ.DType == o.typ.DType && b.typ.SameShape(o.typ) && string(b.Bytes()) == string(o.Bytes())
 }
 
 // String writes the type and the elements as a nested list, as .tir spells a
@@ -154,7 +156,11 @@ func (b *Buffer) String() string {
 	var sb strings.Builder
 	sb.WriteString(b.typ.String())
 	sb.WriteByte(' ')
-	if byteLen(b.typ) != len(b.data) { // only the zero Buffer can be
+	if d := b.Donated(); d != "" {
+		sb.WriteString("<" + d + ">")
+		return sb.String()
+	}
+	if byteLen(b.typ) != len(b.Bytes()) { // only the zero Buffer can be
 		sb.WriteString("<malformed>")
 		return sb.String()
 	}
@@ -163,7 +169,7 @@ func (b *Buffer) String() string {
 		case dt.IsFloat():
 			return ir.FormatFloat(b.Float64At(i), dt)
 		case dt.IsBool():
-			return strconv.FormatBool(b.data[i] != 0)
+			return strconv.FormatBool(b.Bytes()[i] != 0)
 		}
 		return strconv.FormatInt(b.Int64At(i), 10)
 	}

@@ -74,7 +74,7 @@ func Elems[T Element](b *Buffer) []T {
 	if dt := DTypeOf[T](); b.typ.DType != dt {
 		panic(fmt.Sprintf("backend.Elems: the buffer is %s, not %s", b.typ, dt))
 	}
-	return elems[T](b.data)
+	return elems[T](b.Bytes())
 }
 
 // elems reinterprets aligned storage as elements of T.
@@ -93,7 +93,7 @@ func (b *Buffer) Float32s() []float32 { return Elems[float32](b) }
 // Float64At returns element i as a float64: float elements exactly, integer
 // and i1 elements as their value.
 func (b *Buffer) Float64At(i int) float64 {
-	switch d := b.data; b.typ.DType {
+	switch d := b.Bytes(); b.typ.DType {
 	case ir.F32:
 		return float64(elems[float32](d)[i])
 	case ir.F64:
@@ -110,7 +110,7 @@ func (b *Buffer) Float64At(i int) float64 {
 // (unsigned ones as non-negative numbers); a float element is converted as
 // the convert op converts to i64.
 func (b *Buffer) Int64At(i int) int64 {
-	switch d := b.data; b.typ.DType {
+	switch d := b.Bytes(); b.typ.DType {
 	case ir.I1, ir.U8:
 		return int64(d[i])
 	case ir.I8:
@@ -133,7 +133,7 @@ func (b *Buffer) Int64At(i int) int64 {
 // would: rounded for floats (ir.DType.RoundFloat), truncated and saturated
 // for integers, != 0 for i1.
 func (b *Buffer) SetFloat64(i int, v float64) {
-	switch d := b.data; b.typ.DType {
+	switch d := b.Bytes(); b.typ.DType {
 	case ir.F32:
 		elems[float32](d)[i] = float32(v)
 	case ir.F64:
@@ -160,7 +160,7 @@ func (b *Buffer) SetInt64(i int, v int64) {
 // setInt stores v into an integer or i1 buffer, keeping its low bits (!= 0
 // for i1).
 func (b *Buffer) setInt(i int, v int64) {
-	switch d := b.data; b.typ.DType {
+	switch d := b.Bytes(); b.typ.DType {
 	case ir.I1:
 		d[i] = 0
 		if v != 0 {
@@ -226,5 +226,5 @@ func Words[W Word](b *Buffer) []W {
 	if int(unsafe.Sizeof(z)) != b.typ.DType.Size() {
 		panic(fmt.Sprintf("backend.Words: %s elements are not %d bytes wide", b.typ.DType, unsafe.Sizeof(z)))
 	}
-	return elems[W](b.data)
+	return elems[W](b.Bytes())
 }

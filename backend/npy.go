@@ -87,5 +87,5 @@ func byteLen(t ir.Type) int {
 
 // toArray shares b's storage with an npy.Array (which Write only reads).
 func toArray(b *Buffer) *npy.Array {
-	return &npy.Array{DType: b.typ.DType.String(), Shape: b.typ.Dims(), Data: b.data}
+	return &npy.Array{DType: b.typ.DType.String(), Shape: b.typ.Dims(), Data: b.Bytes()}
 }

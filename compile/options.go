@@ -42,6 +42,20 @@ func Backend(name string) Option { return func(o *runtime.Options) { o.Backend =
 // machine ..."). The device's backend is part of the key.
 func Device(name string) Option { return func(o *runtime.Options) { o.Device = name } }
 
+// KeepOnDevice leaves the results of calls in the device's memory: the
+// tensors returned are copied to the host only when read (Float32s, String,
+// an eager op), and passed to the next call they are not copied at all.
+// Backends that run on the host (cpu) ignore it.
+func KeepOnDevice() Option { return func(o *runtime.Options) { o.KeepOnDevice = true } }
+
+// Donate marks the arguments at the given positions consumed by each call:
+// their device memory is released after it, and using such a tensor again
+// (as an argument, or reading it) is an error that names the call it was
+// donated to.
+func Donate(args ...int) Option {
+	return func(o *runtime.Options) { o.Donate = append(o.Donate, args...) }
+}
+
 // Dynamic marks dimension dim of parameter arg dynamic from the first call:
 // calls are padded up to a bucket where that is provably safe.
 func Dynamic(arg, dim int) Option {

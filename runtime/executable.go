@@ -39,6 +39,15 @@ func (e *Executable) Run(args []*backend.Buffer) ([]*backend.Buffer, error) {
 	return e.Exec.Run(args)
 }
 
+// RunWith is Run with options, for a backend that honours them (see
+// backend.OptionsRunner); any other runs with Run.
+func (e *Executable) RunWith(args []*backend.Buffer, o backend.RunOptions) ([]*backend.Buffer, error) {
+	if r, ok := e.Exec.(backend.OptionsRunner); ok && (o.KeepOnDevice || len(o.Donate) > 0) {
+		return r.RunWith(args, o)
+	}
+	return e.Run(args)
+}
+
 // program is what a backend compiles from e.
 func (e *Executable) program() *backend.Program {
 	return &backend.Program{Module: e.Module, Entry: e.Entry, HLO: e.HLO, Target: e.Target}

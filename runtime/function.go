@@ -152,7 +152,13 @@ func (f *Function) run(r *route, args []Arg) ([]*backend.Buffer, error) {
 		if a.Tensor == nil {
 			return nil, fmt.Errorf("%s: argument %d has no value", f.opts.Name, i)
 		}
+		if why := a.Tensor.Donated(); why != "" {
+			return nil, fmt.Errorf("%s: argument %d (%s) %s: it has no value anymore", f.opts.Name, i, a.Type, why)
+		}
 		ts = append(ts, a.Tensor)
+	}
+	if f.opts.KeepOnDevice || len(f.opts.Donate) > 0 {
+		return f.runWith(r, args, ts)
 	}
 	if r.plan == nil {
 		return plainTypes(r.prog.exe.Run(ts))
@@ -175,6 +181,59 @@ func (f *Function) run(r *route, args []Arg) ([]*backend.Buffer, error) {
 		}
 	}
 	return plainTypes(out, nil)
+}
+
+// runWith runs a route with backend.RunOptions, then marks the donated
+// arguments consumed.
+func (f *Function) runWith(r *route, args []Arg, ts []*backend.Buffer) ([]*backend.Buffer, error) {
+	o := backend.RunOptions{KeepOnDevice: f.opts.KeepOnDevice}
+	if r.plan == nil { // padded copies are the program's own: nothing to donate
+		o.Donate = tensorPositions(args, f.opts.Donate)
+	} else {
+		for i, to := range r.plan.inputs {
+			if to != nil {
+				ts[i] = padTo(ts[i], to)
+			}
+		}
+	}
+	out, err := r.prog.exe.RunWith(ts, o)
+	if err != nil {
+		return nil, err
+	}
+	if r.plan != nil {
+		for i, to := range r.plan.outputs {
+			if to != nil {
+				out[i] = sliceTo(out[i], to)
+			}
+		}
+	}
+	for _, i := range f.opts.Donate {
+		if i < len(args) && args[i].Tensor != nil {
+			if err := args[i].Tensor.Donate(fmt.Sprintf("was donated to a call of %s (argument %d)", f.opts.Name, i)); err != nil {
+				return nil, fmt.Errorf("%s: argument %d: %w", f.opts.Name, i, err)
+			}
+		}
+	}
+	return plainTypes(out, nil)
+}
+
+// tensorPositions maps argument positions to positions among the tensor
+// arguments, dropping static ones.
+func tensorPositions(args []Arg, at []int) []int {
+	var out []int
+	for _, i := range at {
+		if i >= len(args) || args[i].static {
+			continue
+		}
+		k := 0
+		for _, a := range args[:i] {
+			if !a.static {
+				k++
+			}
+		}
+		out = append(out, k)
+	}
+	return out
 }
 
 // plainTypes drops the layouts that assign-layout gives a TPU target's

@@ -77,6 +77,15 @@ type Options struct {
 	Device  string
 	backend backend.Backend // opened by check
 
+	// KeepOnDevice leaves results in the device's memory, read back to the
+	// host only when something reads them; passed to the next call they
+	// are not copied. Backends that run on the host ignore it.
+	KeepOnDevice bool
+	// Donate lists tensor arguments (by position among all arguments) that
+	// each call consumes: the device may reuse their memory, and using one
+	// again is an error.
+	Donate []int
+
 	// Dynamic lists dimensions bucketed from the first call on.
 	Dynamic []DimRef
 	// NoAutoDynamic turns automatic dynamic dimensions off: every new size
@@ -141,6 +150,11 @@ func (o Options) check() (Options, error) {
 	for i, b := range o.Buckets {
 		if b < 1 || (i > 0 && b <= o.Buckets[i-1]) {
 			return o, fmt.Errorf("buckets must be positive and ascending, got %v", o.Buckets)
+		}
+	}
+	for _, i := range o.Donate {
+		if i < 0 {
+			return o, fmt.Errorf("donated argument %d: want an argument's position", i)
 		}
 	}
 	for _, d := range o.Dynamic {

@@ -72,26 +72,29 @@ func (k *kfn) gemmScratchPtrs(mc, kc, nc int64) (ap, bp, tile value.Value) {
 
 // gemmPack packs free indices [i0, i0+count) x contracting [k0, k0+kc) of
 // op into panels of w (gemmMR or gemmNR) laid out [panel][kc][w]; indices
-// at or past end read as zero.
+// at or past end read as zero. An operand contiguous along i is read row
+// by row of the block (each row split across the panels): reading it panel
+// by panel would touch a new page for every 64 bytes.
 func (k *kfn) gemmPack(dst value.Value, op gemmOperand, w int64, i0, end, count, k0, kc value.Value) {
-	panels := k.ceilDiv(count, w)
-	k.loop(ci(0), panels, nil, func(p value.Value, _ []value.Value) []value.Value {
-		base := k.mulAdd(p, w, i0)
-		out := k.cur.NewMul(p, k.cur.NewMul(kc, ci(w)))
-		full := k.cur.NewICmp(enum.IPredSLE, k.cur.NewAdd(base, ci(w)), end)
-		if op.ptr == nil || w != gemmNR {
-			k.gemmPackScalar(dst, op, w, base, end, out, k0, kc)
-			return nil
-		}
-		k.ifElse(full, func() {
-			k.loop(ci(0), kc, nil, func(kk value.Value, _ []value.Value) []value.Value {
-				src := op.ptr(base, k.cur.NewAdd(k0, kk))
-				at := k.mulAdd(kk, w, out)
+	var from value.Value = ci(0)
+	if op.ptr != nil && w == gemmNR {
+		full := k.cur.NewSDiv(count, ci(w))
+		k.loop(ci(0), kc, nil, func(kk value.Value, _ []value.Value) []value.Value {
+			abs := k.cur.NewAdd(k0, kk)
+			k.loop(ci(0), full, nil, func(p value.Value, _ []value.Value) []value.Value {
+				src := op.ptr(k.mulAdd(p, w, i0), abs)
+				at := k.cur.NewAdd(k.cur.NewMul(p, k.cur.NewMul(kc, ci(w))), k.cur.NewMul(kk, ci(w)))
 				k.vstore(k.vload(src, ci(0)), dst, at)
 				k.vstore(k.vload(src, ci(8)), dst, k.cur.NewAdd(at, ci(8)))
 				return nil
 			})
-		}, func() { k.gemmPackScalar(dst, op, w, base, end, out, k0, kc) })
+			return nil
+		})
+		from = full
+	}
+	k.loop(from, k.ceilDiv(count, w), nil, func(p value.Value, _ []value.Value) []value.Value {
+		out := k.cur.NewMul(p, k.cur.NewMul(kc, ci(w)))
+		k.gemmPackScalar(dst, op, w, k.mulAdd(p, w, i0), end, out, k0, kc)
 		return nil
 	})
 }

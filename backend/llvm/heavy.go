@@ -10,6 +10,9 @@ import (
 // kernel generates the kernel of a non-expression instruction when this
 // backend has one for it, and reports whether it did.
 func (pl *planner) kernel(in *ir.Instr, env map[*ir.Value]int) (bool, error) {
+	if in.Op == ir.OpRaggedDot { // its group sizes are i32
+		return pl.raggedDot(in, env), nil
+	}
 	for _, v := range append(append([]*ir.Value{}, in.Args...), in.Results...) {
 		if !floatish(v.Type.DType) || !v.Type.IsStatic() {
 			return false, nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
@@ -120,6 +121,8 @@ func ForPlatform(platform string) (string, error) {
 type Backend struct {
 	c    *Client
 	name string
+
+	compiles, loads atomic.Int64 // programs compiled, and loaded from NativeCode
 }
 
 // NewBackend runs programs on c.
@@ -140,6 +143,12 @@ func (b *Backend) Fingerprint() string {
 
 // Compile compiles p.HLO for one device.
 func (b *Backend) Compile(p *backend.Program) (backend.Executable, error) {
+	return b.compile(p, nil)
+}
+
+// compile compiles p.HLO, or loads code (a serialized executable) when it
+// is given and checks out (see CompileExpecting).
+func (b *Backend) compile(p *backend.Program, code *backend.NativeCode) (backend.Executable, error) {
 	if p.Entry == nil || p.HLO == "" {
 		return nil, fmt.Errorf("pjrt: program has no entry or no StableHLO")
 	}
@@ -156,62 +165,110 @@ func (b *Backend) Compile(p *backend.Program) (backend.Executable, error) {
 		results[i] = t
 		results[i].Layout = nil
 	}
-	exe, err := b.c.Compile(p.HLO, params, DefaultCompileOptions)
-	if err != nil {
-		return nil, err
+	exe := b.load(p, code, params)
+	if exe == nil {
+		var err error
+		if exe, err = b.c.Compile(p.HLO, params, DefaultCompileOptions); err != nil {
+			return nil, err
+		}
+		b.compiles.Add(1)
 	}
 	if exe.NumOutputs() != len(results) {
 		exe.Close()
 		return nil, fmt.Errorf("pjrt: the compiled program returns %d results, @%s %d", exe.NumOutputs(), p.Entry.Name, len(results))
 	}
-	return &executable{exe: exe, results: results}, nil
+	return &executable{exe: exe, results: results, id: b.codeID(p.HLO)}, nil
 }
 
 type executable struct {
 	exe     *LoadedExecutable
 	results []ir.Type
+	id      string // NativeCode's ID, without the executable's hash
+
+	once   sync.Once
+	code   backend.NativeCode
+	codeOK bool
 }
 
 // Run copies args to the device, executes, and copies the results back.
 func (e *executable) Run(args []*backend.Buffer) ([]*backend.Buffer, error) {
-	c := e.exe.c
-	in := make([]*Buffer, 0, len(args))
+	return e.RunWith(args, backend.RunOptions{})
+}
+
+// RunWith executes on args, taking an argument that already lives on this
+// client's device as it is, and leaves the results on the device when asked.
+// A donated argument's device buffer is released after the call.
+func (e *executable) RunWith(args []*backend.Buffer, o backend.RunOptions) ([]*backend.Buffer, error) {
+	in, owned, err := e.inputs(args)
 	defer func() {
-		for _, b := range in {
-			b.Close()
+		for i, b := range in {
+			if owned[i] {
+				b.Close()
+			}
 		}
 	}()
-	for i, a := range args {
-		if a == nil {
-			return nil, fmt.Errorf("pjrt: argument %d is nil", i)
-		}
-		b, err := c.FromHost(a.Type(), a.Bytes())
-		if err != nil {
-			return nil, fmt.Errorf("pjrt: argument %d: %w", i, err)
-		}
-		in = append(in, b)
+	if err != nil {
+		return nil, err
 	}
 	outs, err := e.exe.Execute(in)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		for _, b := range outs {
-			b.Close()
-		}
-	}()
 	res := make([]*backend.Buffer, len(outs))
-	for i, o := range outs {
-		if !o.Type().Equal(e.results[i]) {
-			return nil, fmt.Errorf("pjrt: result %d is %s, the program declares %s", i, o.Type(), e.results[i])
+	for i, b := range outs {
+		if err == nil && !b.Type().Equal(e.results[i]) {
+			err = fmt.Errorf("pjrt: result %d is %s, the program declares %s", i, b.Type(), e.results[i])
 		}
-		data, err := o.ToHost()
-		if err != nil {
-			return nil, err
+		if err == nil && o.KeepOnDevice {
+			res[i] = backend.OnDevice(b.Type(), b)
+			continue
 		}
-		if res[i], err = backend.View(o.Type(), data); err != nil {
-			return nil, err
+		if err == nil {
+			res[i], err = toHost(b)
 		}
+		b.Close()
+	}
+	if err != nil {
+		for _, r := range res {
+			if r != nil && r.Device() != nil {
+				r.Device().Close()
+			}
+		}
+		return nil, err
 	}
 	return res, nil
+}
+
+// inputs gives each argument a device buffer of this client: its own when
+// it has one, else a copy made here (owned, closed after the call).
+func (e *executable) inputs(args []*backend.Buffer) (in []*Buffer, owned []bool, err error) {
+	c := e.exe.c
+	in = make([]*Buffer, 0, len(args))
+	owned = make([]bool, 0, len(args))
+	for i, a := range args {
+		if a == nil {
+			return in, owned, fmt.Errorf("pjrt: argument %d is nil", i)
+		}
+		if d, ok := a.Device().(*Buffer); ok && d.c == c && d.typ.Equal(a.Type().WithShape(a.Type().Shape)) {
+			in, owned = append(in, d), append(owned, false)
+			continue
+		}
+		if why := a.Donated(); why != "" {
+			return in, owned, fmt.Errorf("pjrt: argument %d: %s %s", i, a.Type(), why)
+		}
+		b, err := c.FromHost(a.Type(), a.Bytes())
+		if err != nil {
+			return in, owned, fmt.Errorf("pjrt: argument %d: %w", i, err)
+		}
+		in, owned = append(in, b), append(owned, true)
+	}
+	return in, owned, nil
+}
+
+func toHost(b *Buffer) (*backend.Buffer, error) {
+	data, err := b.ToHost()
+	if err != nil {
+		return nil, err
+	}
+	return backend.View(b.Type(), data)
 }

@@ -1,0 +1,54 @@
+package llvm
+
+import (
+	"fmt"
+	goruntime "runtime"
+	"testing"
+
+	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/frontend/tir"
+)
+
+// BenchmarkGemm times plain f32 products of bench/cpu's shapes (the
+// matmul, the MLP's two layers) on one goroutine and on all cores; the
+// same shapes as bench/cpu/sgemm.py, for the OpenBLAS comparison:
+// go test ./backend/llvm -run '^$' -bench Gemm -benchtime 10x
+func BenchmarkGemm(b *testing.B) {
+	for _, s := range [][3]int64{{1024, 1024, 1024}, {64, 1024, 4096}, {64, 4096, 1024}} {
+		for _, threads := range []int{1, 0} {
+			b.Run(fmt.Sprintf("%dx%dx%d/threads=%d", s[0], s[1], s[2], threads), func(b *testing.B) {
+				benchGemm(b, s[0], s[1], s[2], threads)
+			})
+		}
+	}
+}
+
+func benchGemm(b *testing.B, m, k, n int64, threads int) {
+	be := testBackend(b)
+	be.threads = threads
+	if threads == 0 {
+		be.threads = goruntime.NumCPU()
+	}
+	src := fmt.Sprintf("func @mm(%%a: f32[%d,%d], %%b: f32[%d,%d]) -> f32[%d,%d] {\n  %%c = matmul %%a, %%b : f32[%d,%d]\n  return %%c\n}\n",
+		m, k, k, n, m, n, m, n)
+	mod, err := tir.Parse("mm.tir", []byte(src))
+	if err != nil {
+		b.Fatal(err)
+	}
+	x, err := be.compile(mod, mod.Funcs[0], nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	args := cpu.RandomInputs(mod.Funcs[0], 1)
+	x.Run(args)
+	b.ResetTimer()
+	c0 := cpuTime()
+	for i := 0; i < b.N; i++ {
+		if _, err := x.Run(args); err != nil {
+			b.Fatal(err)
+		}
+	}
+	perOp := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	b.ReportMetric(float64((cpuTime()-c0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(2*m*k*n)/perOp, "GFLOP/s")
+}

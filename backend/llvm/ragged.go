@@ -1,0 +1,246 @@
+package llvm
+
+import (
+	"github.com/llir/llvm/ir/constant"
+	"github.com/llir/llvm/ir/enum"
+	"github.com/llir/llvm/ir/types"
+	"github.com/llir/llvm/ir/value"
+
+	"github.com/tpucc/tpucc/ir"
+)
+
+// ragged_dot (the grouped matmul of MoE layers) in f32: lhs [m,k], rhs
+// [g,k,n], i32 group sizes [g] -> [m,n]. Row r of lhs is multiplied by
+// rhs[i] when end[i-1] <= r < end[i], end being the running sum of the
+// sizes with negative sizes taken as 0; rows past the groups are 0 and
+// groups past m are cut at m (docs/ops.md, backend/cpu/ragged.go).
+//
+// The kernel's range is the 16-column tiles of the result (and one more
+// index for the columns past the last full tile), so a split across
+// goroutines gives each the same share of every expert's weights whatever
+// the group sizes, which are known only when the kernel runs. Inside a
+// call the loop is group by group, then tile by tile:
+//
+//   - a group of few rows (a decode step: about 4 rows per expert) runs
+//     the register-blocked micro-kernel straight on the expert's weights:
+//     each 16-float line of the tile is loaded once and multiplied into
+//     every row of the group, so the weights are read from memory exactly
+//     once, which is the cost of decoding;
+//   - a group of many rows (prefill) is a blocked matrix product of its
+//     own (gemm.go: packed panels, the 6x16 micro-kernel) over the call's
+//     columns.
+//
+// f16 and bf16 stay on the reference kernel.
+
+// raggedGemmRows is the group size from which a group runs as a blocked
+// product: packing reads and writes the weights once more, which pays off
+// when more than one block of rows passes over them.
+const raggedGemmRows = 2 * gemmMR
+
+func (pl *planner) raggedDot(in *ir.Instr, env map[*ir.Value]int) bool {
+	l, r, g, res := in.Args[0].Type, in.Args[1].Type, in.Args[2].Type, in.Results[0].Type
+	for _, t := range []ir.Type{l, r, g, res} {
+		if !t.IsStatic() {
+			return false
+		}
+	}
+	if l.DType != ir.F32 || r.DType != ir.F32 || res.DType != ir.F32 || g.DType != ir.I32 {
+		return false
+	}
+	ld, rd := l.Dims(), r.Dims()
+	x := raggedCtx{M: ld[0], K: ld[1], G: rd[0], N: rd[2]}
+	x.tiles = x.N / gemmNR
+	ranges := x.tiles
+	if x.tiles*gemmNR < x.N {
+		ranges++
+	}
+	if ranges == 0 || x.M == 0 {
+		return false // nothing to compute: the reference kernel is as fast
+	}
+	k, st := pl.newKernelStep(in, env)
+	x.k = k
+	pl.p.scratchBytes = max(pl.p.scratchBytes, gemmScratch(gemmBlocks(x.M, x.K, x.N)))
+	st.rows, st.work = ranges, x.M*x.N*max(x.K, 1)
+	x.c, x.A, x.B = k.buf(0, types.Float), k.buf(1, types.Float), k.buf(2, types.Float)
+	x.sizes = k.buf(3, types.I32)
+	x.fma = k.g.declare("llvm.fmuladd.f32", types.Float, types.Float, types.Float, types.Float)
+	x.vfma = k.g.declare("llvm.fmuladd.v8f32", v8, v8, v8, v8)
+	x.emit()
+	k.finish()
+	pl.addStep(in, env, st)
+	return true
+}
+
+// raggedCtx is one ragged_dot kernel being generated.
+type raggedCtx struct {
+	k            *kfn
+	M, K, G, N   int64
+	tiles        int64
+	c, A, B      value.Value
+	sizes        value.Value
+	fma, vfma    value.Value
+	rowLo, rowHi value.Value // the current group's rows
+	wBase        value.Value // the current group's matrix: B + g*K*N
+}
+
+// emit generates the loop over groups, carrying the running end, and then
+// zeroes the rows no group covers.
+func (x *raggedCtx) emit() {
+	k := x.k
+	end := k.loop(ci(0), ci(x.G), []value.Value{ci(0)}, func(g value.Value, acc []value.Value) []value.Value {
+		size := k.cur.NewSExt(k.load(types.I32, x.sizes, g), i64)
+		size2 := k.smax(size, ci(0))
+		next := k.cur.NewAdd(acc[0], size2)
+		x.rowLo, x.rowHi = k.smin(acc[0], ci(x.M)), k.smin(next, ci(x.M))
+		x.wBase = k.mulAdd(g, x.K*x.N, ci(0))
+		k.ifElse(k.cur.NewICmp(enum.IPredSLT, x.rowLo, x.rowHi), x.group, nil)
+		return []value.Value{next}
+	})[0]
+	covered := k.smin(end, ci(x.M))
+	k.loop(covered, ci(x.M), nil, func(row value.Value, _ []value.Value) []value.Value {
+		x.forTiles(func(c0, c1 value.Value) {
+			k.loop(c0, c1, nil, func(col value.Value, _ []value.Value) []value.Value {
+				k.store(f32(0), x.c, k.mulAdd(row, x.N, col))
+				return nil
+			})
+		})
+		return nil
+	})
+}
+
+// forTiles runs body for the column range of each index of [lo, hi).
+func (x *raggedCtx) forTiles(body func(c0, c1 value.Value)) {
+	k := x.k
+	k.loop(k.lo, k.hi, nil, func(t value.Value, _ []value.Value) []value.Value {
+		c0 := k.cur.NewMul(t, ci(gemmNR))
+		body(c0, k.smin(k.cur.NewAdd(c0, ci(gemmNR)), ci(x.N)))
+		return nil
+	})
+}
+
+// group computes the current group's rows for the call's columns: a
+// blocked product when it has many rows, else tile by tile on the
+// expert's weights as they are stored.
+func (x *raggedCtx) group() {
+	k := x.k
+	rows := k.cur.NewSub(x.rowHi, x.rowLo)
+	k.ifElse(k.cur.NewICmp(enum.IPredSGE, rows, ci(raggedGemmRows)), x.gemm, func() {
+		k.loop(k.lo, k.hi, nil, func(t value.Value, _ []value.Value) []value.Value {
+			n0 := k.cur.NewMul(t, ci(gemmNR))
+			k.ifElse(k.cur.NewICmp(enum.IPredSLT, t, ci(x.tiles)), func() {
+				x.rowBlocks(n0, rows)
+			}, func() { x.rest(n0) })
+			return nil
+		})
+	})
+}
+
+// gemm is the group's rows times its matrix over the call's columns, in
+// NC-column blocks and KC-deep slices (dot_general's blocking).
+func (x *raggedCtx) gemm() {
+	k := x.k
+	mc, kc, nc := gemmBlocks(x.M, x.K, x.N)
+	ap, bp, tile := k.gemmScratchPtrs(mc, kc, nc)
+	lhs := gemmOperand{at: func(i, kk value.Value) value.Value { return k.load(types.Float, x.A, k.mulAdd(i, x.K, kk)) }}
+	rhs := gemmOperand{
+		at: func(i, kk value.Value) value.Value {
+			return k.load(types.Float, x.B, k.cur.NewAdd(k.mulAdd(kk, x.N, x.wBase), i))
+		},
+		ptr: func(i, kk value.Value) value.Value {
+			return k.at(types.Float, x.B, k.cur.NewAdd(k.mulAdd(kk, x.N, x.wBase), i))
+		},
+	}
+	c := gemmC{buf: fbuf{k: k, p: x.c, dt: ir.F32}, base: ci(0), ld: x.N}
+	cLo := k.cur.NewMul(k.lo, ci(gemmNR))
+	cHi := k.smin(k.cur.NewMul(k.hi, ci(gemmNR)), ci(x.N))
+	rows := k.cur.NewSub(x.rowHi, x.rowLo)
+	nPC := max((x.K+kc-1)/kc, 1)
+	k.loop(ci(0), k.ceilDiv(k.cur.NewSub(cHi, cLo), nc), nil, func(jc value.Value, _ []value.Value) []value.Value {
+		n0 := k.mulAdd(jc, nc, cLo)
+		ncur := k.smin(ci(nc), k.cur.NewSub(cHi, n0))
+		k.loop(ci(0), ci(nPC), nil, func(pc value.Value, _ []value.Value) []value.Value {
+			k0 := k.cur.NewMul(pc, ci(kc))
+			kcur := k.smin(ci(kc), k.cur.NewSub(ci(x.K), k0))
+			k.gemmPack(bp, rhs, gemmNR, n0, cHi, ncur, k0, kcur)
+			first := k.cur.NewICmp(enum.IPredEQ, pc, ci(0))
+			last := k.cur.NewICmp(enum.IPredEQ, pc, ci(nPC-1))
+			k.loop(ci(0), k.ceilDiv(rows, mc), nil, func(ic value.Value, _ []value.Value) []value.Value {
+				m0 := k.mulAdd(ic, mc, x.rowLo)
+				mcur := k.smin(ci(mc), k.cur.NewSub(x.rowHi, m0))
+				k.gemmBlock(lhs, c, ap, bp, tile, m0, x.rowHi, mcur, n0, cHi, ncur, k0, kcur, first, last)
+				return nil
+			})
+			return nil
+		})
+		return nil
+	})
+}
+
+// rowBlocks runs the micro-kernel over blocks of gemmMR rows, then once
+// over the leftover rows (a switch on their count: each count is its own
+// register-blocked loop).
+func (x *raggedCtx) rowBlocks(n0, rows value.Value) {
+	k := x.k
+	blocks := k.cur.NewSDiv(rows, ci(gemmMR))
+	k.loop(ci(0), blocks, nil, func(b value.Value, _ []value.Value) []value.Value {
+		x.micro(k.mulAdd(b, gemmMR, x.rowLo), gemmMR, n0)
+		return nil
+	})
+	first := k.mulAdd(blocks, gemmMR, x.rowLo)
+	left := k.cur.NewSub(x.rowHi, first)
+	for n := int64(1); n < gemmMR; n++ {
+		k.ifElse(k.cur.NewICmp(enum.IPredEQ, left, ci(n)), func() { x.micro(first, n, n0) }, nil)
+	}
+}
+
+// micro computes rows [r0, r0+n) x columns [n0, n0+16): 2n vector
+// accumulators over the whole k loop, each weight vector loaded once and
+// multiplied into every row.
+func (x *raggedCtx) micro(r0 value.Value, n int64, n0 value.Value) {
+	k := x.k
+	init := make([]value.Value, 2*n)
+	for i := range init {
+		init[i] = constant.NewZeroInitializer(v8)
+	}
+	aRows := make([]value.Value, n)
+	for i := range aRows {
+		aRows[i] = k.mulAdd(k.cur.NewAdd(r0, ci(int64(i))), x.K, ci(0))
+	}
+	acc := k.loop(ci(0), ci(x.K), init, func(kk value.Value, acc []value.Value) []value.Value {
+		at := k.cur.NewAdd(k.mulAdd(kk, x.N, x.wBase), n0)
+		b0 := k.vload(x.B, at)
+		b1 := k.vload(x.B, k.cur.NewAdd(at, ci(8)))
+		next := make([]value.Value, len(acc))
+		for i := range aRows {
+			av := k.splat(k.load(types.Float, x.A, k.cur.NewAdd(aRows[i], kk)))
+			next[2*i] = k.cur.NewCall(x.vfma, av, b0, acc[2*i])
+			next[2*i+1] = k.cur.NewCall(x.vfma, av, b1, acc[2*i+1])
+		}
+		return next
+	})
+	for i := int64(0); i < n; i++ {
+		at := k.cur.NewAdd(k.mulAdd(k.cur.NewAdd(r0, ci(i)), x.N, ci(0)), n0)
+		k.vstore(acc[2*i], x.c, at)
+		k.vstore(acc[2*i+1], x.c, k.cur.NewAdd(at, ci(8)))
+	}
+}
+
+// rest computes the columns past the last full tile of the group's rows
+// as dot products over k.
+func (x *raggedCtx) rest(n0 value.Value) {
+	k := x.k
+	k.loop(x.rowLo, x.rowHi, nil, func(row value.Value, _ []value.Value) []value.Value {
+		aRow := k.mulAdd(row, x.K, ci(0))
+		k.loop(n0, ci(x.N), nil, func(col value.Value, _ []value.Value) []value.Value {
+			wCol := k.cur.NewAdd(x.wBase, col)
+			acc := k.loop(ci(0), ci(x.K), []value.Value{f32(0)}, func(kk value.Value, acc []value.Value) []value.Value {
+				av := k.load(types.Float, x.A, k.cur.NewAdd(aRow, kk))
+				bv := k.load(types.Float, x.B, k.mulAdd(kk, x.N, wCol))
+				return []value.Value{k.cur.NewCall(x.fma, av, bv, acc[0])}
+			})
+			k.store(acc[0], x.c, k.mulAdd(row, x.N, col))
+			return nil
+		})
+		return nil
+	})
+}

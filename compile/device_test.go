@@ -1,0 +1,130 @@
+package compile_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/tpucc/tpucc/backend/pjrt"
+	"github.com/tpucc/tpucc/compile"
+	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/runtime"
+	"github.com/tpucc/tpucc/tensor"
+)
+
+func expAdd(x *tensor.Tensor) *tensor.Tensor { return x.Exp().Add(x) }
+
+// TestKeepOnDevice: results stay in the PJRT device's memory, are taken by
+// the next call without a copy, and read back on demand.
+func TestKeepOnDevice(t *testing.T) {
+	c, err := compile.New(expAdd, compile.Device("pjrt"), compile.KeepOnDevice(), compile.CacheDir(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := tensor.Full(ir.F32, 0.25, 4)
+	y := x
+	for range 3 {
+		out, err := c.Call(y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y = out[0].(*tensor.Tensor)
+		if y.Buffer().Device() == nil {
+			t.Fatal("the result is not on the device")
+		}
+	}
+	if d := near(y, expAdd(expAdd(expAdd(x))), 1e-5); d != "" {
+		t.Error(d)
+	}
+}
+
+// TestDonate: a donated argument cannot be used again, as an argument or
+// read, on the PJRT device and on the host.
+func TestDonate(t *testing.T) {
+	for _, opts := range [][]compile.Option{
+		{compile.Device("pjrt"), compile.KeepOnDevice()},
+		{compile.Device("cpu")},
+	} {
+		c, err := compile.New(expAdd, append(opts, compile.Donate(0), compile.Name("step"), compile.CacheDir(""))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := tensor.Full(ir.F32, 0.25, 4)
+		out, err := c.Call(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := near(out[0].(*tensor.Tensor), expAdd(tensor.Full(ir.F32, 0.25, 4)), 1e-6); d != "" {
+			t.Error(d)
+		}
+		_, err = c.Call(x)
+		want := "step: argument 0 (f32[4]) was donated to a call of step (argument 0): it has no value anymore"
+		if err == nil || err.Error() != want {
+			t.Errorf("reusing a donated tensor: got %v, want %s", err, want)
+		}
+		func() {
+			defer func() {
+				if p := fmt.Sprint(recover()); p != "f32[4] was donated to a call of step (argument 0)" {
+					t.Errorf("reading a donated tensor panicked with %q", p)
+				}
+			}()
+			x.Float32s()
+		}()
+	}
+}
+
+// TestKeepOnDeviceConcurrent: 16 goroutines chain calls on the device.
+func TestKeepOnDeviceConcurrent(t *testing.T) {
+	c, err := compile.New(expAdd, compile.Device("pjrt"), compile.KeepOnDevice(), compile.CacheDir(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Go(func() {
+			x := tensor.Full(ir.F32, float64(g)/16, 8)
+			out, err := c.Call(x)
+			if err == nil {
+				out, err = c.Call(out[0])
+			}
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if d := near(out[0].(*tensor.Tensor), expAdd(expAdd(x)), 1e-5); d != "" {
+				t.Errorf("goroutine %d: %s", g, d)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestPJRTPersistentCache: a second process (a fresh cache on the same
+// directory) loads the serialized PJRT executable instead of compiling.
+func TestPJRTPersistentCache(t *testing.T) {
+	dir := t.TempDir()
+	b, err := pjrt.Open(pjrt.BackendName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := tensor.Full(ir.F32, 0.75, 5)
+	for i := range 2 {
+		cache := runtime.NewCache(dir, runtime.CacheOptions{})
+		c, err := compile.New(expAdd, compile.Device("pjrt"), compile.Cache(cache), compile.Name("persisted"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		compiles, loads := b.Counts()
+		out, err := c.Call(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := near(out[0].(*tensor.Tensor), expAdd(x), 1e-6); d != "" {
+			t.Error(d)
+		}
+		c2, l2 := b.Counts()
+		if want := [2]int64{1 - int64(i), int64(i)}; [2]int64{c2 - compiles, l2 - loads} != want {
+			t.Errorf("call %d: the backend compiled %d and loaded %d programs, want %v", i, c2-compiles, l2-loads, want)
+		}
+	}
+}
