@@ -34,7 +34,6 @@ func BenchmarkTypeOf(b *testing.B) {
 	}
 }
 
-
 func BenchmarkRunFromHost(b *testing.B) {
 	be := NewBackend(cpuClient(b))
 	f := &ir.Func{Name: "main", Params: []*ir.Value{{Type: vec4()}, {Type: vec4(), Index: 1}}, Results: []ir.Type{vec4()}}
