@@ -50,3 +50,16 @@ func BenchmarkRunFromHost(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkFromHost(b *testing.B) {
+	c := cpuClient(b)
+	data := f32s(1, 2, 3, 4)
+	b.ReportAllocs()
+	for b.Loop() {
+		x, err := c.FromHost(vec4(), data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		x.Close()
+	}
+}
