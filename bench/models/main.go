@@ -94,7 +94,7 @@ func selected(m benchModel) []workload {
 
 // report prints one row per workload and records each model's speedups.
 func report(m benchModel, ws []workload, tp map[string]float64, peer map[string]peerTimes, speed map[string]float64) {
-	fmt.Printf("%-16s %12s %12s %14s %9s\n", "workload", "tpucc", "eager", "torch.compile", "speedup")
+	fmt.Printf("%-16s %12s %12s %14s %9s %9s\n", "workload", "tpucc", "eager", "torch.compile", "speedup", "vs eager")
 	logs := map[string][]float64{}
 	for _, w := range ws {
 		p := peer[w.name]
@@ -107,7 +107,11 @@ func report(m benchModel, ws []workload, tp map[string]float64, peer map[string]
 			s = ref / tp[w.name]
 			logs[w.kind] = append(logs[w.kind], math.Log(s))
 		}
-		fmt.Printf("%-16s %12s %12s %14s %9s%s\n", w.name, fmtTime(tp[w.name]), fmtTime(p.eager), fmtTime(p.compiled), fmtSpeed(s), note)
+		se := 0.0
+		if p.eager > 0 && tp[w.name] > 0 {
+			se = p.eager / tp[w.name]
+		}
+		fmt.Printf("%-16s %12s %12s %14s %9s %9s%s\n", w.name, fmtTime(tp[w.name]), fmtTime(p.eager), fmtTime(p.compiled), fmtSpeed(s), fmtSpeed(se), note)
 	}
 	fmt.Println()
 	for kind, l := range logs {

@@ -158,8 +158,11 @@ func runTpucc(m benchModel, ws []workload) map[string]float64 {
 	for _, w := range ws {
 		req := request(w, c.Vocab)
 		t1 := time.Now()
+		pre0, dec0 := g.Stats()
 		check(g.Prepare(req))
-		fmt.Fprintf(os.Stderr, "bench/models: %s: compiled in %.1f s\n", w.name, time.Since(t1).Seconds())
+		pre1, dec1 := g.Stats()
+		fmt.Fprintf(os.Stderr, "bench/models: %s: compiled in %.1f s (prefill %s; decode %s)\n", w.name, time.Since(t1).Seconds(),
+			stages(pre0.Time, pre1.Time), stages(dec0.Time, dec1.Time))
 		var times []float64
 		for i := range *repeat + 1 {
 			res, err := g.Generate(req)
@@ -177,6 +180,12 @@ func runTpucc(m benchModel, ws []workload) map[string]float64 {
 		fmt.Fprintf(os.Stderr, "bench/models: %s: tpucc %s\n", w.name, fmtTime(out[w.name]))
 	}
 	return out
+}
+
+// stages is the compile time spent between a and b, by stage.
+func stages(a, b runtime.StageTimes) string {
+	d := func(x, y time.Duration) string { return fmt.Sprintf("%.1f s", (y - x).Seconds()) }
+	return "trace " + d(a.Trace, b.Trace) + ", passes " + d(a.Passes, b.Passes) + ", lower " + d(a.Lower, b.Lower) + ", backend " + d(a.Backend, b.Backend)
 }
 
 // request is w as a generation: decode's steps follow the prefill, which is
