@@ -226,6 +226,9 @@ func loadModel(e *env, dir string, progress bool) (*models.Model, error) {
 	for _, p := range m.Params {
 		bytes += int64(len(p.Buffer.Bytes()))
 	}
+	if s := m.Config.UnloadedText(); s != "" {
+		fmt.Fprintf(e.stderr, "tpucc: %s\n", s)
+	}
 	fmt.Fprintf(e.stderr, "tpucc: loaded %s: %d layers, %d weights, %s (%s) in %.2f s\n",
 		m.Config.Arch, len(m.Config.Layers), len(m.Params), humanBytes(bytes), m.Weights.DType, time.Since(t0).Seconds())
 	return m, nil

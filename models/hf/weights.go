@@ -142,16 +142,16 @@ func loadWeights(c *Config, ck *safetensors.Checkpoint, where string, report fun
 	l := &loader{c: c, ck: ck, where: where, used: map[string]bool{}, tally: newTally(ck, report)}
 	w := &Weights{Layers: make([]LayerWeights, len(c.Layers)), ckpt: ck}
 	V, H := int64(c.Vocab), int64(c.Hidden)
-	top := []slot{{&w.Embed, "model.embed_tokens.weight", []int64{V, H}}, {&w.Norm, "model.norm.weight", []int64{H}}}
+	top := []slot{{&w.Embed, l.c.prefix() + "embed_tokens.weight", []int64{V, H}}, {&w.Norm, l.c.prefix() + "norm.weight", []int64{H}}}
 	if !c.TieEmbed {
 		top = append(top, slot{&w.LMHead, "lm_head.weight", []int64{V, H}})
 	}
 	if p := c.PerLayer; p != nil {
 		LP := int64(len(c.Layers) * p.Hidden)
 		top = append(top,
-			slot{&w.PerLayerEmbed, "model.embed_tokens_per_layer.weight", []int64{int64(p.Vocab), LP}},
-			slot{&w.PerLayerProj, "model.per_layer_model_projection.weight", []int64{LP, H}},
-			slot{&w.PerLayerProjNorm, "model.per_layer_projection_norm.weight", []int64{int64(p.Hidden)}})
+			slot{&w.PerLayerEmbed, l.c.prefix() + "embed_tokens_per_layer.weight", []int64{int64(p.Vocab), LP}},
+			slot{&w.PerLayerProj, l.c.prefix() + "per_layer_model_projection.weight", []int64{LP, H}},
+			slot{&w.PerLayerProjNorm, l.c.prefix() + "per_layer_projection_norm.weight", []int64{int64(p.Hidden)}})
 	}
 	if err := l.fill(top); err != nil {
 		return nil, err
@@ -193,7 +193,7 @@ func (l *loader) tiedHead(embed *backend.Buffer) error {
 // unexpected fails on the first tensor nothing used, in sorted order.
 func (l *loader) unexpected() error {
 	for _, name := range l.ck.Names() {
-		if !l.used[name] {
+		if !l.used[name] && !l.c.skipped(name) {
 			_, file, _ := l.ck.Info(name)
 			return fmt.Errorf("%s: unexpected tensor %q (%s does not use it)", file, name, l.c.Arch)
 		}
@@ -204,7 +204,7 @@ func (l *loader) unexpected() error {
 // layer fills one decoder layer's weights.
 func (l *loader) layer(i int, lw *LayerWeights) error {
 	c, spec := l.c, l.c.Layers[i]
-	p := "model.layers." + strconv.Itoa(i) + "."
+	p := l.c.prefix() + "layers." + strconv.Itoa(i) + "."
 	H, D := int64(c.Hidden), int64(spec.HeadDim)
 	q, kv := int64(c.Heads)*D, int64(spec.KVHeads)*D
 	slots := []slot{
