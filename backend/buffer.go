@@ -2,7 +2,6 @@ package backend
 
 import (
 	"fmt"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/tpucc/tpucc/ir"
@@ -20,8 +19,10 @@ type Buffer struct {
 	typ  ir.Type
 	data []byte
 	// dev is set for a buffer whose storage is on a device (OnDevice) or
-	// that was donated to a call (Donate); nil for a plain host buffer.
-	dev atomic.Pointer[deviceState]
+	// that was donated to a call (Donate); nil for a plain host buffer. A
+	// plain pointer, not an atomic, so that Bytes stays inlinable: Donate
+	// must not race with other uses of the buffer (docs/PJRT.md).
+	dev *deviceState
 }
 
 // New returns a zero-filled buffer of the static type t. A symbolic type is a
@@ -84,10 +85,10 @@ func (b *Buffer) Type() ir.Type { return b.typ }
 // Bytes is the buffer's storage (not a copy). A device buffer's is copied
 // to the host on the first read; a donated buffer has none and panics.
 func (b *Buffer) Bytes() []byte {
-	if s := b.dev.Load(); s != nil {
-		return s.bytes(b.typ)
+	if b.dev == nil {
+		return b.data
 	}
-	return b.data
+	return b.dev.bytes(b.typ)
 }
 
 // Len is the number of elements.
@@ -95,7 +96,7 @@ func (b *Buffer) Len() int {
 	if b.typ.DType.Size() == 0 { // the zero Buffer
 		return 0
 	}
-	if b.dev.Load() != nil {
+	if b.dev != nil {
 		return byteLen(b.typ) / b.typ.DType.Size()
 	}
 	return len(b.data) / b.typ.DType.Size()

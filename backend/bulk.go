@@ -135,9 +135,7 @@ func (b *Buffer) WithType(t ir.Type) *Buffer {
 	if n, ok := t.NumElements(); !ok || t.DType != b.typ.DType || n != int64(b.Len()) {
 		panic(fmt.Sprintf("backend.WithType: %s cannot hold the elements of %s", t, b.typ))
 	}
-	out := &Buffer{typ: t, data: b.data}
-	out.dev.Store(b.dev.Load())
-	return out
+	return &Buffer{typ: t, data: b.data, dev: b.dev}
 }
 
 // Equal reports whether a and b have the same dtype and shape (layouts

@@ -50,14 +50,12 @@ func (s *deviceState) bytes(t ir.Type) []byte {
 // OnDevice returns a buffer of type t whose storage is d: it stays on the
 // device until something reads it.
 func OnDevice(t ir.Type, d DeviceData) *Buffer {
-	b := &Buffer{typ: t}
-	b.dev.Store(&deviceState{d: d})
-	return b
+	return &Buffer{typ: t, dev: &deviceState{d: d}}
 }
 
 // Device returns b's device storage, nil for a host buffer or a donated one.
 func (b *Buffer) Device() DeviceData {
-	if s := b.dev.Load(); s != nil && s.donated == "" {
+	if s := b.dev; s != nil && s.donated == "" {
 		return s.d
 	}
 	return nil
@@ -69,26 +67,23 @@ var ErrDonated = errors.New("donated")
 // Donate marks b consumed by a call: its device storage, if any, is
 // released, and reading it afterwards panics with "TYPE why" (why says to
 // what it was donated). Donating a donated buffer is an error that says to
-// what it was donated first.
+// what it was donated first. Donate must not run concurrently with any
+// other use of b.
 func (b *Buffer) Donate(why string) error {
-	gone := &deviceState{donated: why}
-	for {
-		old := b.dev.Load()
-		if old != nil && old.donated != "" {
-			return fmt.Errorf("%s %s: %w", b.typ, old.donated, ErrDonated)
-		}
-		if b.dev.CompareAndSwap(old, gone) {
-			if old != nil && old.d != nil {
-				return old.d.Close()
-			}
-			return nil
-		}
+	old := b.dev
+	if old != nil && old.donated != "" {
+		return fmt.Errorf("%s %s: %w", b.typ, old.donated, ErrDonated)
 	}
+	b.dev = &deviceState{donated: why}
+	if old != nil && old.d != nil {
+		return old.d.Close()
+	}
+	return nil
 }
 
 // Donated says to what b was donated, "" when it was not.
 func (b *Buffer) Donated() string {
-	if s := b.dev.Load(); s != nil {
+	if s := b.dev; s != nil {
 		return s.donated
 	}
 	return ""

@@ -5,8 +5,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tpucc/tpucc/backend/pjrt"
 	"github.com/tpucc/tpucc/compile"
 	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tensor"
 )
 
@@ -95,4 +97,34 @@ func TestKeepOnDeviceConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestPJRTPersistentCache: a second process (a fresh cache on the same
+// directory) loads the serialized PJRT executable instead of compiling.
+func TestPJRTPersistentCache(t *testing.T) {
+	dir := t.TempDir()
+	b, err := pjrt.Open(pjrt.BackendName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := tensor.Full(ir.F32, 0.75, 5)
+	for i := range 2 {
+		cache := runtime.NewCache(dir, runtime.CacheOptions{})
+		c, err := compile.New(expAdd, compile.Device("pjrt"), compile.Cache(cache), compile.Name("persisted"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		compiles, loads := b.Counts()
+		out, err := c.Call(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := near(out[0].(*tensor.Tensor), expAdd(x), 1e-6); d != "" {
+			t.Error(d)
+		}
+		c2, l2 := b.Counts()
+		if want := [2]int64{1 - int64(i), int64(i)}; [2]int64{c2 - compiles, l2 - loads} != want {
+			t.Errorf("call %d: the backend compiled %d and loaded %d programs, want %v", i, c2-compiles, l2-loads, want)
+		}
+	}
 }

@@ -33,8 +33,12 @@ type Model struct {
 }
 
 // Load reads a model directory (config.json and the safetensors checkpoint).
-func Load(dir string) (*Model, error) {
-	c, w, err := hf.Load(dir)
+func Load(dir string) (*Model, error) { return LoadProgress(dir, nil) }
+
+// LoadProgress is Load, calling report as each shard is loaded
+// (hf.LoadProgress).
+func LoadProgress(dir string, report func(hf.Progress)) (*Model, error) {
+	c, w, err := hf.LoadProgress(dir, report)
 	if err != nil {
 		return nil, err
 	}

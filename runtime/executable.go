@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -122,11 +123,15 @@ func DeviceBackend(device string) (string, error) {
 // are linked in (importing backend/pjrt, as package compile does), else
 // cpu. Chips are detected from PCI ids, without initialising libtpu.
 func DefaultDevice() string {
-	if backend.HasTPU() && slices.Contains(backend.Names(), "pjrt-tpu") {
+	if hasTPU() && slices.Contains(backend.Names(), "pjrt-tpu") {
 		return "tpu"
 	}
 	return "cpu"
 }
+
+// hasTPU reads sysfs once per process: every function created without a
+// backend asks.
+var hasTPU = sync.OnceValue(backend.HasTPU)
 
 // OpenDevice opens the backend of device; the error of a device the machine
 // lacks names the device.

@@ -153,10 +153,14 @@ type gemmC struct {
 	buf  fbuf
 	base value.Value
 	ld   int64
+	ldv  value.Value // ld when it is an argument (the eager kernels), else nil
 	epi  func(m, n value.Value)
 }
 
 func (c gemmC) off(k *kfn, m, n value.Value) value.Value {
+	if c.ldv != nil {
+		return k.cur.NewAdd(k.cur.NewAdd(k.cur.NewMul(m, c.ldv), c.base), n)
+	}
 	return k.cur.NewAdd(k.mulAdd(m, c.ld, c.base), n)
 }
 

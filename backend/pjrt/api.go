@@ -41,6 +41,7 @@ const (
 	fnBufferDimensions             fnIndex = 60
 	fnBufferToHostBuffer           fnIndex = 70
 	fnBufferReadyEvent             fnIndex = 72
+	fnBufferUnsafePointer          fnIndex = 73
 	fnTopologyCreate               fnIndex = 82
 	fnTopologyDestroy              fnIndex = 83
 	fnTopologyPlatformName         fnIndex = 84
@@ -77,6 +78,7 @@ var fnNames = map[fnIndex]string{
 	fnBufferDimensions:             "PJRT_Buffer_Dimensions",
 	fnBufferToHostBuffer:           "PJRT_Buffer_ToHostBuffer",
 	fnBufferReadyEvent:             "PJRT_Buffer_ReadyEvent",
+	fnBufferUnsafePointer:          "PJRT_Buffer_UnsafePointer",
 	fnTopologyCreate:               "PJRT_TopologyDescription_Create",
 	fnTopologyDestroy:              "PJRT_TopologyDescription_Destroy",
 	fnTopologyPlatformName:         "PJRT_TopologyDescription_PlatformName",

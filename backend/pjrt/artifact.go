@@ -41,6 +41,10 @@ type Signature struct {
 	Params     []string `json:"params"`
 	Results    []string `json:"results"`
 	ParamNames []string `json:"param_names,omitempty"`
+	// DrawLimits are the bounds tpucc run draws each parameter's random
+	// floats within (cpu.InputLimits of the .tir entry), so that the
+	// executable and the .tir run on the same --seed get the same inputs.
+	DrawLimits []float64 `json:"draw_limits,omitempty"`
 }
 
 // artifactMagic starts every artifact; the digit is the format version.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
@@ -120,6 +121,8 @@ func ForPlatform(platform string) (string, error) {
 type Backend struct {
 	c    *Client
 	name string
+
+	compiles, loads atomic.Int64 // programs compiled, and loaded from NativeCode
 }
 
 // NewBackend runs programs on c.
@@ -140,6 +143,12 @@ func (b *Backend) Fingerprint() string {
 
 // Compile compiles p.HLO for one device.
 func (b *Backend) Compile(p *backend.Program) (backend.Executable, error) {
+	return b.compile(p, nil)
+}
+
+// compile compiles p.HLO, or loads code (a serialized executable) when it
+// is given and checks out (see CompileExpecting).
+func (b *Backend) compile(p *backend.Program, code *backend.NativeCode) (backend.Executable, error) {
 	if p.Entry == nil || p.HLO == "" {
 		return nil, fmt.Errorf("pjrt: program has no entry or no StableHLO")
 	}
@@ -156,20 +165,29 @@ func (b *Backend) Compile(p *backend.Program) (backend.Executable, error) {
 		results[i] = t
 		results[i].Layout = nil
 	}
-	exe, err := b.c.Compile(p.HLO, params, DefaultCompileOptions)
-	if err != nil {
-		return nil, err
+	exe := b.load(p, code, params)
+	if exe == nil {
+		var err error
+		if exe, err = b.c.Compile(p.HLO, params, DefaultCompileOptions); err != nil {
+			return nil, err
+		}
+		b.compiles.Add(1)
 	}
 	if exe.NumOutputs() != len(results) {
 		exe.Close()
 		return nil, fmt.Errorf("pjrt: the compiled program returns %d results, @%s %d", exe.NumOutputs(), p.Entry.Name, len(results))
 	}
-	return &executable{exe: exe, results: results}, nil
+	return &executable{exe: exe, results: results, id: b.codeID(p.HLO)}, nil
 }
 
 type executable struct {
 	exe     *LoadedExecutable
 	results []ir.Type
+	id      string // NativeCode's ID, without the executable's hash
+
+	once   sync.Once
+	code   backend.NativeCode
+	codeOK bool
 }
 
 // Run copies args to the device, executes, and copies the results back.

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"unsafe"
 
+	"github.com/tpucc/tpucc/ir"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -150,4 +151,49 @@ func (e *Executable) NumOutputs() (int, error) {
 		return 0, err
 	}
 	return int(a.numOutputs), nil
+}
+
+// OutputTypes are the types of the executable's results, as the plugin
+// reports them.
+func (e *Executable) OutputTypes() ([]ir.Type, error) {
+	ta := &executableOutputTypesArgs{structSize: unsafe.Sizeof(executableOutputTypesArgs{}), executable: e.h}
+	if err := e.p.call(fnExecutableOutputElementTypes, unsafe.Pointer(ta)); err != nil {
+		return nil, err
+	}
+	da := &executableOutputDimsArgs{structSize: unsafe.Sizeof(executableOutputDimsArgs{}), executable: e.h}
+	if err := e.p.call(fnExecutableOutputDimensions, unsafe.Pointer(da)); err != nil {
+		return nil, err
+	}
+	if ta.numTypes != da.numOutputs || ta.numTypes > 1<<16 {
+		return nil, fmt.Errorf("pjrt: the executable reports %d output types and %d output shapes", ta.numTypes, da.numOutputs)
+	}
+	if ta.numTypes == 0 {
+		return []ir.Type{}, nil
+	}
+	types := unsafe.Slice((*int32)(cPtr(ta.types)), ta.numTypes)
+	ranks := unsafe.Slice((*uintptr)(cPtr(da.dimSizes)), da.numOutputs)
+	total := uintptr(0)
+	for _, r := range ranks {
+		if r > 64 {
+			return nil, fmt.Errorf("pjrt: an output of rank %d", r)
+		}
+		total += r
+	}
+	var dims []int64
+	if total > 0 {
+		dims = unsafe.Slice((*int64)(cPtr(da.dims)), total)
+	}
+	out := make([]ir.Type, len(types))
+	for i, bt := range types {
+		dt, ok := dtypeOf(bt)
+		if !ok {
+			return nil, fmt.Errorf("pjrt: output %d of PJRT element type %d, which tpucc has no dtype for", i, bt)
+		}
+		out[i] = ir.Type{DType: dt, Shape: []ir.Dim{}}
+		for _, n := range dims[:ranks[i]] {
+			out[i].Shape = append(out[i].Shape, ir.D(n))
+		}
+		dims = dims[ranks[i]:]
+	}
+	return out, nil
 }

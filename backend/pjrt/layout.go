@@ -276,6 +276,12 @@ type bufferToHostArgs struct {
 	event           uintptr // out
 }
 
+type bufferUnsafePointerArgs struct {
+	structSize, ext uintptr
+	buffer          uintptr
+	pointer         uintptr // out: the buffer's device memory
+}
+
 type bufferReadyEventArgs struct {
 	structSize, ext uintptr
 	buffer          uintptr
@@ -325,4 +331,5 @@ var layoutSizes = []layoutSize{
 	{fnBufferDimensions, unsafe.Sizeof(bufferDimensionsArgs{})},
 	{fnBufferToHostBuffer, unsafe.Sizeof(bufferToHostArgs{})},
 	{fnBufferReadyEvent, unsafe.Sizeof(bufferReadyEventArgs{})},
+	{fnBufferUnsafePointer, unsafe.Sizeof(bufferUnsafePointerArgs{})},
 }

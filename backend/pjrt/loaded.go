@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 	"unsafe"
 
 	"github.com/tpucc/tpucc/ir"
@@ -17,6 +18,21 @@ type LoadedExecutable struct {
 	cln     runtime.Cleanup
 	outputs int
 	params  []ir.Type // nil: the caller gave no signature to check against
+	// outTypes are the results' types, read once from the executable so
+	// that a call does not ask each result buffer for its type; nil when
+	// the plugin cannot say (each result is asked).
+	outTypes []ir.Type
+	frames   sync.Pool // *frame, so that a call allocates no argument structs
+}
+
+// frame is one call's argument structs, reused across calls.
+type frame struct {
+	args             executeArgs
+	opts             executeOptions
+	argv, outv       []uintptr
+	argList, outList unsafe.Pointer
+	event            uintptr
+	await, destroy   eventArgs
 }
 
 // Compile compiles StableHLO text for the client's devices. params, when
@@ -73,6 +89,9 @@ func (c *Client) newLoaded(h uintptr, params []ir.Type) (*LoadedExecutable, erro
 	exe, err := e.executable()
 	if err == nil {
 		e.outputs, err = exe.NumOutputs()
+		if t, terr := exe.OutputTypes(); err == nil && terr == nil && len(t) == e.outputs {
+			e.outTypes = t
+		}
 		exe.Close()
 	}
 	if err != nil {
@@ -160,36 +179,40 @@ func (e *LoadedExecutable) Execute(args []*Buffer) ([]*Buffer, error) {
 	if err := e.checkArgs(args); err != nil {
 		return nil, err
 	}
-	argv := make([]uintptr, len(args)+1)
-	for i, b := range args {
-		argv[i] = b.h
+	f, _ := e.frames.Get().(*frame)
+	if f == nil || len(f.argv) != len(args)+1 {
+		f = &frame{argv: make([]uintptr, len(args)+1), outv: make([]uintptr, e.outputs+1)}
+		f.argList, f.outList = unsafe.Pointer(&f.argv[0]), unsafe.Pointer(&f.outv[0])
 	}
-	outv := make([]uintptr, e.outputs+1)
-	argLists := []unsafe.Pointer{unsafe.Pointer(&argv[0])}
-	outLists := []unsafe.Pointer{unsafe.Pointer(&outv[0])}
-	events := []uintptr{0}
-	opts := &executeOptions{structSize: unsafe.Sizeof(executeOptions{})}
-	a := &executeArgs{
+	for i, b := range args {
+		f.argv[i] = b.h
+	}
+	clear(f.outv)
+	f.event = 0
+	f.opts = executeOptions{structSize: unsafe.Sizeof(executeOptions{})}
+	f.args = executeArgs{
 		structSize:           unsafe.Sizeof(executeArgs{}),
 		executable:           e.h,
-		options:              unsafe.Pointer(opts),
-		argumentLists:        unsafe.Pointer(&argLists[0]),
+		options:              unsafe.Pointer(&f.opts),
+		argumentLists:        unsafe.Pointer(&f.argList),
 		numDevices:           1,
 		numArgs:              uintptr(len(args)),
-		outputLists:          unsafe.Pointer(&outLists[0]),
-		deviceCompleteEvents: unsafe.Pointer(&events[0]),
+		outputLists:          unsafe.Pointer(&f.outList),
+		deviceCompleteEvents: unsafe.Pointer(&f.event),
 	}
-	err := e.c.p.call(fnLoadedExecutableExecute, unsafe.Pointer(a))
-	if err == nil {
-		err = e.c.p.await(events[0])
+	err := e.c.p.call(fnLoadedExecutableExecute, unsafe.Pointer(&f.args))
+	if err == nil && f.event != 0 {
+		f.await = eventArgs{structSize: unsafe.Sizeof(eventArgs{}), event: f.event}
+		f.destroy = f.await
+		err = e.c.p.call(fnEventAwait, unsafe.Pointer(&f.await))
+		if derr := e.c.p.call(fnEventDestroy, unsafe.Pointer(&f.destroy)); err == nil {
+			err = derr
+		}
 	}
 	runtime.KeepAlive(args)
-	runtime.KeepAlive(argv)
-	runtime.KeepAlive(opts)
-	runtime.KeepAlive(argLists)
-	runtime.KeepAlive(outLists)
-	runtime.KeepAlive(events)
-	return e.results(outv[:e.outputs], err)
+	out, err := e.results(f.outv[:e.outputs], err)
+	e.frames.Put(f)
+	return out, err
 }
 
 // results wraps the output handles, or destroys them all on error.
@@ -204,7 +227,13 @@ func (e *LoadedExecutable) results(hs []uintptr, err error) ([]*Buffer, error) {
 			e.c.p.destroyBuffer(h)
 			continue
 		}
-		t, terr := e.c.typeOf(h)
+		var t ir.Type
+		var terr error
+		if e.outTypes != nil {
+			t = e.outTypes[len(out)]
+		} else {
+			t, terr = e.c.typeOf(h)
+		}
 		out = append(out, e.c.newBuffer(h, t))
 		if terr != nil {
 			err = terr

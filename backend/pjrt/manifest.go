@@ -39,6 +39,14 @@ func (s *Signature) Types() (params, results []ir.Type, err error) {
 	if s.ParamNames != nil && len(s.ParamNames) != len(s.Params) {
 		return nil, nil, fmt.Errorf("manifest entry: %d param_names for %d params", len(s.ParamNames), len(s.Params))
 	}
+	if s.DrawLimits != nil && len(s.DrawLimits) != len(s.Params) {
+		return nil, nil, fmt.Errorf("manifest entry: %d draw_limits for %d params", len(s.DrawLimits), len(s.Params))
+	}
+	for i, l := range s.DrawLimits {
+		if !(l > 0 && l <= 2) { // cpu's draws are within [-2, 2) at most; also refuses NaN
+			return nil, nil, fmt.Errorf("manifest entry draw_limits[%d]: %v is not in (0, 2]", i, l)
+		}
+	}
 	for i, p := range s.Params {
 		t, err := ParseType(p)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/backend/tpu"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/passes"
@@ -92,6 +93,9 @@ type buildConfig struct {
 
 	emit     string // hlo or executable
 	topology string // for --emit=executable
+	// limits are tpucc run's draw limits for the entry's parameters, from
+	// the program as written (the passes rewrite the dots they come from).
+	limits []float64
 }
 
 func parseBuild(p *parsed) (*buildConfig, error) {
@@ -163,6 +167,9 @@ func cmdBuild(e *env, p *parsed) error {
 	}
 	if err := checkSizes(m); err != nil {
 		return diag(name, err)
+	}
+	if c.emit == "executable" {
+		c.limits = cpu.InputLimits(f)
 	}
 	exe, _, err := runtime.Compile(m, runtime.Config{Target: c.target.Name(), Entry: f.Name, Passes: c.opts})
 	if err != nil {

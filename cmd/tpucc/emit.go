@@ -90,7 +90,7 @@ func compileExecutable(c *buildConfig, f *ir.Func, text string) (*pjrt.Artifact,
 	}
 	return &pjrt.Artifact{
 		Manifest: pjrt.Manifest{
-			Entry:           signature(f),
+			Entry:           signature(c, f),
 			Target:          c.target.Name(),
 			Topology:        c.topology,
 			Platform:        platform,
@@ -122,7 +122,7 @@ func compileCPUExecutable(c *buildConfig, f *ir.Func, text string) (*pjrt.Artifa
 	}
 	return &pjrt.Artifact{
 		Manifest: pjrt.Manifest{
-			Entry:           signature(f),
+			Entry:           signature(c, f),
 			Target:          c.target.Name(),
 			Platform:        cl.Platform(),
 			PlatformVersion: cl.PlatformVersion(),
@@ -135,8 +135,9 @@ func compileCPUExecutable(c *buildConfig, f *ir.Func, text string) (*pjrt.Artifa
 	}, nil
 }
 
-// signature spells f's parameter and result types without layouts.
-func signature(f *ir.Func) pjrt.Signature {
+// signature spells f's parameter and result types without layouts, with
+// the draw limits computed before the passes ran.
+func signature(c *buildConfig, f *ir.Func) pjrt.Signature {
 	s := pjrt.Signature{Name: f.Name, Params: []string{}, Results: []string{}}
 	for _, p := range f.Params {
 		t := p.Type
@@ -148,6 +149,7 @@ func signature(f *ir.Func) pjrt.Signature {
 		t.Layout = nil
 		s.Results = append(s.Results, t.String())
 	}
+	s.DrawLimits = c.limits
 	return s
 }
 

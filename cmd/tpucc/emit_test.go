@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/pjrt"
 )
 
@@ -37,6 +38,9 @@ func TestBuildExecutable(t *testing.T) {
 	hlo := tpucc(t, "", "build", in, "--target", "tpu-v6e")
 	if m.StableHLOSHA256 != pjrt.SHA256([]byte(hlo.stdout)) {
 		t.Errorf("manifest's StableHLO hash is not that of tpucc build's output")
+	}
+	if !backend.HasTPU() {
+		tpucc(t, "", "run", out).want(t, 1, "", out+": error: pjrt-tpu: "+pjrt.ErrNoTPU.Error())
 	}
 }
 

@@ -49,6 +49,7 @@ counted) and the bytes per chip when both are split evenly over that many chips.
 		{name: "o", kind: valueFlag, arg: "DIR2", doc: "the output directory"},
 		{name: "report", kind: boolFlag, doc: "print weight and KV-cache bytes and the chips each TPU generation needs"},
 		{name: "dtype", kind: valueFlag, arg: "DT", doc: "with config.json alone (no checkpoint): the weights' dtype, bf16 (default), f16 or f32"},
+		{name: "progress", kind: boolFlag, doc: "report each checkpoint shard as it loads (automatic on a terminal or past 1 GiB)"},
 	},
 	run: cmdExport,
 }
@@ -82,7 +83,7 @@ func cmdExport(e *env, p *parsed) error {
 	if _, err := runtime.LookupTarget(target); err != nil {
 		return usagef("--target: %v", err)
 	}
-	m, err := exportModel(e, dir, p.value("dtype", ""))
+	m, err := exportModel(e, dir, p.value("dtype", ""), p.flag("progress"))
 	if err != nil {
 		return err
 	}
@@ -160,14 +161,14 @@ func writeReport(w io.Writer, m *models.Model, batch, seq int64) {
 
 // exportModel loads dir, or, when it has config.json but no checkpoint,
 // makes the abstract model of its configuration with weights of dtype.
-func exportModel(e *env, dir, dtype string) (*models.Model, error) {
+func exportModel(e *env, dir, dtype string, progress bool) (*models.Model, error) {
 	_, errSingle := os.Stat(filepath.Join(dir, "model.safetensors"))
 	_, errIndex := os.Stat(filepath.Join(dir, "model.safetensors.index.json"))
 	if errSingle == nil || errIndex == nil {
 		if dtype != "" {
 			return nil, usagef("--dtype is for a directory without a checkpoint; %s has one", dir)
 		}
-		return loadModel(e, dir)
+		return loadModel(e, dir, progress)
 	}
 	dt := map[string]ir.DType{"": ir.BF16, "bf16": ir.BF16, "f16": ir.F16, "f32": ir.F32}
 	d, ok := dt[dtype]

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -47,6 +48,7 @@ sampling); with it tokens are sampled, after --top-k and --top-p, from --seed.
 		{name: "top-k", kind: valueFlag, arg: "K", doc: "when sampling, keep the K most likely tokens (default 0: all)"},
 		{name: "top-p", kind: valueFlag, arg: "P", doc: "when sampling, keep the most likely tokens up to probability P (default 1)"},
 		{name: "seed", kind: valueFlag, arg: "N", doc: "the sampling seed (default 0)"},
+		{name: "progress", kind: boolFlag, doc: "report each checkpoint shard as it loads (automatic on a terminal or past 1 GiB)"},
 		{name: "ignore-eos", kind: boolFlag, doc: "generate --max-new-tokens tokens even past an end-of-sequence id"},
 		{name: "output-dir", kind: valueFlag, arg: "DIR", doc: "write tokens.npy and logits.npy into DIR"},
 		backendFlag,
@@ -146,7 +148,7 @@ func cmdGenerate(e *env, p *parsed) error {
 			a.ids = append(a.ids, toInt32(ids))
 		}
 	}
-	m, err := loadModel(e, a.dir)
+	m, err := loadModel(e, a.dir, p.flag("progress"))
 	if err != nil {
 		return err
 	}
@@ -199,12 +201,24 @@ func cmdGenerate(e *env, p *parsed) error {
 	return nil
 }
 
+// largeCheckpoint is the size from which loading reports each shard
+// without --progress.
+const largeCheckpoint = 1 << 30
+
 // loadModel loads dir, saying on stderr what it does (a large checkpoint
-// takes a while).
-func loadModel(e *env, dir string) (*models.Model, error) {
+// takes a while): with progress, when stderr is a terminal, or when the
+// checkpoint is large, a line per shard loaded.
+func loadModel(e *env, dir string, progress bool) (*models.Model, error) {
 	fmt.Fprintf(e.stderr, "tpucc: loading %s\n", dir)
+	progress = progress || isTerminal(e.stderr)
 	t0 := time.Now()
-	m, err := models.Load(dir)
+	m, err := models.LoadProgress(dir, func(p hf.Progress) {
+		if progress || p.TotalBytes >= largeCheckpoint {
+			fmt.Fprintf(e.stderr, "tpucc: loaded shard %d/%d %s: %d tensors, %s; in all %d/%d tensors, %s of %s\n",
+				p.Shard, p.Shards, filepath.Base(p.File), p.Tensors, humanBytes(p.Bytes),
+				p.DoneTensors, p.TotalTensors, humanBytes(p.DoneBytes), humanBytes(p.TotalBytes))
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -212,9 +226,22 @@ func loadModel(e *env, dir string) (*models.Model, error) {
 	for _, p := range m.Params {
 		bytes += int64(len(p.Buffer.Bytes()))
 	}
+	if s := m.Config.UnloadedText(); s != "" {
+		fmt.Fprintf(e.stderr, "tpucc: %s\n", s)
+	}
 	fmt.Fprintf(e.stderr, "tpucc: loaded %s: %d layers, %d weights, %s (%s) in %.2f s\n",
 		m.Config.Arch, len(m.Config.Layers), len(m.Params), humanBytes(bytes), m.Weights.DType, time.Since(t0).Seconds())
 	return m, nil
+}
+
+// isTerminal tells whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // writeGenerated writes DIR/tokens.npy and DIR/logits.npy.

@@ -177,6 +177,60 @@ func TestGenerateEOS(t *testing.T) {
 	}
 }
 
+// --progress reports each shard of a sharded checkpoint as the loader
+// finishes with it, and nothing without it (a small checkpoint, stderr not
+// a terminal).
+func TestGenerateProgress(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir := tinyQwen3(t)
+	ck, err := safetensors.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Shard 1: the embedding and layer 0; shard 2: the rest. The loader
+	// takes the embedding, the norm, the head, then layer by layer: shard 1
+	// is done after 14 tensors.
+	shards := [2][]safetensors.Named{}
+	index := map[string]string{}
+	for _, name := range ck.Names() {
+		b, err := ck.Tensor(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := 1
+		if name == "model.embed_tokens.weight" || strings.HasPrefix(name, "model.layers.0.") {
+			s = 0
+		}
+		shards[s] = append(shards[s], safetensors.Named{Name: name, Buf: b.Clone()})
+		index[name] = fmt.Sprintf("model-%05d-of-00002.safetensors", s+1)
+	}
+	ck.Close()
+	for s, ts := range shards {
+		if err := safetensors.WriteFile(filepath.Join(dir, fmt.Sprintf("model-%05d-of-00002.safetensors", s+1)), ts, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	idx, _ := json.Marshal(map[string]any{"metadata": map[string]any{}, "weight_map": index})
+	writeFile(t, dir, "model.safetensors.index.json", idx)
+	if err := os.Remove(filepath.Join(dir, "model.safetensors")); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"generate", "--model", dir, "--prompt-ids", "1,2", "--max-new-tokens", "2"}
+	r := tpucc(t, "", append(args, "--progress")...)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	want := "tpucc: loading " + dir + "\n" +
+		"tpucc: loaded shard 1/2 model-00001-of-00002.safetensors: 12 tensors, 0.01 MiB; in all 14/25 tensors, 0.01 MiB of 0.02 MiB\n" +
+		"tpucc: loaded shard 2/2 model-00002-of-00002.safetensors: 13 tensors, 0.01 MiB; in all 25/25 tensors, 0.02 MiB of 0.02 MiB\n"
+	if !strings.HasPrefix(r.stderr, want) {
+		t.Errorf("stderr:\n%s\nwant it to start with\n%s", r.stderr, want)
+	}
+	if r := tpucc(t, "", args...); strings.Contains(r.stderr, "shard") {
+		t.Errorf("without --progress:\n%s", r.stderr)
+	}
+}
+
 func TestGenerateErrors(t *testing.T) {
 	dir := tinyQwen3(t)
 	usage := "usage: tpucc generate [flags]; 'tpucc help generate' lists the flags\n"

@@ -43,6 +43,13 @@ A program with symbolic dimensions (f32[B,1024]) runs once each symbol has a siz
 --dim B=64, or from the shape of an --input file for a parameter that has the symbol.
 Sizes that disagree are an error, and so is a symbol that only a drawn parameter has
 when no --dim gives it.
+
+--device picks the device instead of a backend: cpu, pjrt (XLA:CPU through PJRT), tpu or
+gpu; without --device or --backend a machine with TPU chips runs on its TPU.
+
+MODEL may also be an executable written by build --emit=executable (MODEL.pjrt): it runs
+on the device its manifest names, which must match the plugin (platform, version, API,
+device kind) and whose entry the inputs must match; docs/PJRT.md describes the checks.
 `,
 	flags: []flagSpec{
 		{name: "input", kind: listFlag, arg: "NAME=FILE.npy", doc: "the value of parameter %NAME (written without %); may be repeated"},

@@ -42,7 +42,7 @@ func runArtifact(e *env, p *parsed, name string, src []byte, o runOutput) error 
 		return err
 	}
 	args := make([]*backend.Buffer, len(f.Params))
-	random := cpu.RandomInputsWithin(drawOnly(f, given), o.seed, nil)
+	random := cpu.RandomInputsWithin(drawOnly(f, given), o.seed, sig.DrawLimits)
 	for k, prm := range f.Params {
 		switch {
 		case arrays[k] != nil:

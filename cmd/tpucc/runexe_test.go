@@ -66,6 +66,16 @@ func rewriteManifest(t *testing.T, path, name string, edit func(*pjrt.Manifest))
 	return out.Name()
 }
 
+// TestRunExecutableDraws: a matmul's weight is drawn as the .tir run draws
+// it (the manifest's draw_limits), so both runs on one --seed agree exactly.
+func TestRunExecutableDraws(t *testing.T) {
+	dir := t.TempDir()
+	in, exe := buildCPUExecutable(t, dir, sugarSrc)
+	want := tpucc(t, "", "run", in, "--device", "pjrt", "--seed", "5")
+	want.want(t, 0, want.stdout, "")
+	tpucc(t, "", "run", exe, "--seed", "5").want(t, 0, want.stdout, "")
+}
+
 func TestRunExecutableRefuses(t *testing.T) {
 	dir := t.TempDir()
 	_, exe := buildCPUExecutable(t, dir, twoResultSrc)
@@ -79,6 +89,7 @@ func TestRunExecutableRefuses(t *testing.T) {
 	api := rewriteManifest(t, exe, "api.pjrt", func(m *pjrt.Manifest) { m.PJRTAPI = "0.1" })
 	tpu := rewriteManifest(t, exe, "tpu.pjrt", func(m *pjrt.Manifest) { m.Platform = "tpu" })
 	typ := rewriteManifest(t, exe, "type.pjrt", func(m *pjrt.Manifest) { m.Entry.Params[0] = "f32[2,x]" })
+	lim := rewriteManifest(t, exe, "lim.pjrt", func(m *pjrt.Manifest) { m.Entry.DrawLimits[1] = 1e9 })
 	wrong := writeNPY(t, dir, "w.npy", npy.Of([]int64{4}, []float32{1, 2, 3, 4}))
 	out := filepath.Join(dir, "out")
 	cases := []struct {
@@ -91,6 +102,7 @@ func TestRunExecutableRefuses(t *testing.T) {
 		{[]string{api}, 1, api + `: error: manifest pjrt_api "0.1" does not match the plugin's "` + plugin.Version() + `" (` + plugin.Path + ")"},
 		{[]string{tpu}, 1, tpu + ": error: pjrt-tpu: " + pjrt.ErrNoTPU.Error()},
 		{[]string{typ}, 1, typ + `: error: manifest entry params[0]: type "f32[2,x]": dimension "x" is not a static size`},
+		{[]string{lim}, 1, lim + ": error: manifest entry draw_limits[1]: 1e+09 is not in (0, 2]"},
 		{[]string{exe, "--input", "w=" + wrong, "--output-dir", out}, 1, wrong + ": error: input %w wants f32[3], file has f32[4]"},
 		{[]string{exe, "--dim", "B=2"}, 2, "tpucc run: --dim applies to .tir programs; " + exe + " is a compiled executable"},
 		{[]string{exe, "--device", "tpu"}, 1, exe + ": error: manifest platform cpu runs on the pjrt backend, --device tpu on pjrt-tpu"},

@@ -41,6 +41,13 @@ type Config struct {
 	MoE          *MoE    // nil for a dense model
 	PerLayer     *PerLayerInput
 	Layers       []Layer
+	// Prefix is where the text model's tensors are named ("" is "model.";
+	// the gemma4 wrapper's are under "model.language_model.").
+	Prefix string
+	// Unloaded are the wrapper's config fields of encoders tpucc does not
+	// load (vision_config, audio_config); their tensors are not read.
+	Unloaded []string
+	skip     []string // the prefixes of those tensors
 }
 
 // Layer is what one decoder layer computes.
@@ -134,10 +141,12 @@ func ParseConfig(data []byte) (*Config, error) {
 		c = qwen3(f, arch)
 	case "gemma4_text":
 		c = gemma4(f)
+	case "gemma4":
+		c = gemma4Wrapper(f)
 	case "":
 		return nil, fmt.Errorf("field \"model_type\": missing")
 	default:
-		return nil, fmt.Errorf("field \"model_type\": architecture %q is not supported (tpucc loads qwen3, qwen3_moe and gemma4_text)", arch)
+		return nil, fmt.Errorf("field \"model_type\": architecture %q is not supported (tpucc loads qwen3, qwen3_moe, gemma4_text and gemma4's text model)", arch)
 	}
 	f.leftover(arch)
 	if f.err != nil {

@@ -133,7 +133,7 @@ func TestConfigErrors(t *testing.T) {
 	q := func(old, new string) string { return strings.Replace(qwen3MoEConfig, old, new, 1) }
 	g := func(old, new string) string { return strings.Replace(gemma4Config, old, new, 1) }
 	cases := []struct{ cfg, want string }{
-		{`{"model_type": "llama"}`, `field "model_type": architecture "llama" is not supported (tpucc loads qwen3, qwen3_moe and gemma4_text)`},
+		{`{"model_type": "llama"}`, `field "model_type": architecture "llama" is not supported (tpucc loads qwen3, qwen3_moe, gemma4_text and gemma4's text model)`},
 		{`{"hidden_size": 3}`, `field "model_type": missing`},
 		{`[1]`, `a JSON array where an object is expected`},
 		{`{"model_type": "qwen3", "model_type": "qwen3"}`, `duplicate key "model_type" in the object at $`},
@@ -204,7 +204,7 @@ func TestLoadConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := LoadConfig(dir)
-	want := filepath.Join(dir, ConfigFile) + `: field "model_type": architecture "bert" is not supported (tpucc loads qwen3, qwen3_moe and gemma4_text)`
+	want := filepath.Join(dir, ConfigFile) + `: field "model_type": architecture "bert" is not supported (tpucc loads qwen3, qwen3_moe, gemma4_text and gemma4's text model)`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}

@@ -51,7 +51,11 @@ type LayerWeights struct {
 func (w *Weights) Close() error { return w.ckpt.Close() }
 
 // Load reads dir's config.json and checkpoint.
-func Load(dir string) (*Config, *Weights, error) {
+func Load(dir string) (*Config, *Weights, error) { return LoadProgress(dir, nil) }
+
+// LoadProgress is Load, calling report (when not nil) as each shard of the
+// checkpoint is done with: stacking a large MoE's experts takes a while.
+func LoadProgress(dir string, report func(Progress)) (*Config, *Weights, error) {
 	c, err := LoadConfig(dir)
 	if err != nil {
 		return nil, nil, err
@@ -60,7 +64,7 @@ func Load(dir string) (*Config, *Weights, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	w, err := LoadWeights(c, ck, dir)
+	w, err := loadWeights(c, ck, dir, report)
 	if err != nil {
 		ck.Close()
 		return nil, nil, err
@@ -76,6 +80,15 @@ type loader struct {
 	dtype ir.DType
 	first string // the tensor that set dtype
 	used  map[string]bool
+	tally *tally
+}
+
+// take marks name used, counting it toward its shard's progress once.
+func (l *loader) take(name, file string, info safetensors.Info) {
+	if !l.used[name] {
+		l.used[name] = true
+		l.tally.take(file, info)
+	}
 }
 
 // get returns the tensor called name, requiring shape and the checkpoint's dtype.
@@ -84,7 +97,7 @@ func (l *loader) get(name string, shape ...int64) (*backend.Buffer, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: missing tensor %q (%s wants it, shape %v)", l.where, name, l.c.Arch, shape)
 	}
-	l.used[name] = true
+	l.take(name, file, info)
 	if !slices.Equal(info.Shape, shape) {
 		return nil, fmt.Errorf("%s: tensor %q has shape %v, but the config wants %v", file, name, info.Shape, shape)
 	}
@@ -122,19 +135,23 @@ func (l *loader) fill(slots []slot) error {
 // tensor, one the config does not use, a shape or a dtype that differs is an
 // error naming the file and the tensor.
 func LoadWeights(c *Config, ck *safetensors.Checkpoint, where string) (*Weights, error) {
-	l := &loader{c: c, ck: ck, where: where, used: map[string]bool{}}
+	return loadWeights(c, ck, where, nil)
+}
+
+func loadWeights(c *Config, ck *safetensors.Checkpoint, where string, report func(Progress)) (*Weights, error) {
+	l := &loader{c: c, ck: ck, where: where, used: map[string]bool{}, tally: newTally(ck, report)}
 	w := &Weights{Layers: make([]LayerWeights, len(c.Layers)), ckpt: ck}
 	V, H := int64(c.Vocab), int64(c.Hidden)
-	top := []slot{{&w.Embed, "model.embed_tokens.weight", []int64{V, H}}, {&w.Norm, "model.norm.weight", []int64{H}}}
+	top := []slot{{&w.Embed, l.c.prefix() + "embed_tokens.weight", []int64{V, H}}, {&w.Norm, l.c.prefix() + "norm.weight", []int64{H}}}
 	if !c.TieEmbed {
 		top = append(top, slot{&w.LMHead, "lm_head.weight", []int64{V, H}})
 	}
 	if p := c.PerLayer; p != nil {
 		LP := int64(len(c.Layers) * p.Hidden)
 		top = append(top,
-			slot{&w.PerLayerEmbed, "model.embed_tokens_per_layer.weight", []int64{int64(p.Vocab), LP}},
-			slot{&w.PerLayerProj, "model.per_layer_model_projection.weight", []int64{LP, H}},
-			slot{&w.PerLayerProjNorm, "model.per_layer_projection_norm.weight", []int64{int64(p.Hidden)}})
+			slot{&w.PerLayerEmbed, l.c.prefix() + "embed_tokens_per_layer.weight", []int64{int64(p.Vocab), LP}},
+			slot{&w.PerLayerProj, l.c.prefix() + "per_layer_model_projection.weight", []int64{LP, H}},
+			slot{&w.PerLayerProjNorm, l.c.prefix() + "per_layer_projection_norm.weight", []int64{int64(p.Hidden)}})
 	}
 	if err := l.fill(top); err != nil {
 		return nil, err
@@ -162,7 +179,7 @@ func (l *loader) tiedHead(embed *backend.Buffer) error {
 	if !ok {
 		return nil
 	}
-	l.used[name] = true
+	l.take(name, file, info)
 	head, err := l.ck.Tensor(name)
 	if err != nil {
 		return err
@@ -176,7 +193,7 @@ func (l *loader) tiedHead(embed *backend.Buffer) error {
 // unexpected fails on the first tensor nothing used, in sorted order.
 func (l *loader) unexpected() error {
 	for _, name := range l.ck.Names() {
-		if !l.used[name] {
+		if !l.used[name] && !l.c.skipped(name) {
 			_, file, _ := l.ck.Info(name)
 			return fmt.Errorf("%s: unexpected tensor %q (%s does not use it)", file, name, l.c.Arch)
 		}
@@ -187,7 +204,7 @@ func (l *loader) unexpected() error {
 // layer fills one decoder layer's weights.
 func (l *loader) layer(i int, lw *LayerWeights) error {
 	c, spec := l.c, l.c.Layers[i]
-	p := "model.layers." + strconv.Itoa(i) + "."
+	p := l.c.prefix() + "layers." + strconv.Itoa(i) + "."
 	H, D := int64(c.Hidden), int64(spec.HeadDim)
 	q, kv := int64(c.Heads)*D, int64(spec.KVHeads)*D
 	slots := []slot{

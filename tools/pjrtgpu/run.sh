@@ -7,7 +7,7 @@
 #   tools/pjrtgpu/run.sh            (from the repository root)
 #
 # It installs jax-cuda12-pjrt into .venv-gpu, points TPUCC_PJRT_PLUGIN at its
-# plugin, and runs the golden/example agreement test and the dispatch
+# plugin, and runs the golden/example and random-program agreement tests, the MLP with --device gpu and the dispatch
 # benchmark through the pjrt backend, writing build/pjrtgpu/{test,bench}.log.
 set -euo pipefail
 OUT=build/pjrtgpu
@@ -23,6 +23,9 @@ PLUGIN=$(find .venv-gpu -name xla_cuda_plugin.so | head -n1)
 export TPUCC_PJRT_PLUGIN=$PWD/$PLUGIN
 echo "plugin: $TPUCC_PJRT_PLUGIN" | tee -a "$OUT/gpu.txt"
 start=$(date +%s)
-go test -count=1 -v -run 'TestGoldenModulesThroughPJRT' ./internal/oracle 2>&1 | tee "$OUT/test.log" | tail -n 5
+go test -count=1 -v -run 'ThroughPJRT' ./internal/oracle 2>&1 | tee "$OUT/test.log" | tail -n 5
 echo "suite: $(( $(date +%s) - start ))s" | tee -a "$OUT/gpu.txt"
+# The device option end to end: the MLP on the GPU (backend pjrt-gpu, which
+# finds the plugin through TPUCC_PJRT_PLUGIN).
+go run ./examples/go/mlp --device gpu 2>&1 | tee -a "$OUT/gpu.txt"
 echo "Record $OUT/gpu.txt and the last lines of $OUT/test.log in docs/PJRT.md."

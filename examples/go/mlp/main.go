@@ -1,10 +1,12 @@
 // Command mlp runs the two-layer perceptron of examples/mlp.tir, written in
 // Go against package tensor (models.MLP), on seeded random inputs and prints
-// its checksum, eagerly and compiled on a backend:
+// its checksum, eagerly and compiled on a device:
 //
-//	go run ./examples/go/mlp                  # the reference executor
+//	go run ./examples/go/mlp                  # the default device: the TPU on a TPU VM, else the CPU
+//	go run ./examples/go/mlp --device cpu     # this CPU, with tpucc's own CPU backend
 //	go run ./examples/go/mlp --device pjrt    # XLA:CPU through PJRT (make pjrt-cpu-plugin),
-//	                                          # or the plugin TPUCC_PJRT_PLUGIN names (libtpu on a TPU VM)
+//	                                          # or the plugin TPUCC_PJRT_PLUGIN names
+//	go run ./examples/go/mlp --device tpu     # libtpu (pip install libtpu) on a TPU VM
 package main
 
 import (
@@ -13,7 +15,6 @@ import (
 	"math"
 	"os"
 
-	_ "github.com/tpucc/tpucc/backend/pjrt" // registers the pjrt backend
 	"github.com/tpucc/tpucc/compile"
 	"github.com/tpucc/tpucc/examples/go/models"
 	"github.com/tpucc/tpucc/ir"
@@ -26,7 +27,7 @@ func weight(seed int64, shape ...int64) *tensor.Tensor {
 }
 
 func main() {
-	device := flag.String("device", "reference", "the backend compiled code runs on (reference, pjrt, ...)")
+	device := flag.String("device", "", "the device compiled code runs on: cpu, pjrt, tpu, gpu (default: a TPU if the machine has one, else cpu)")
 	flag.Parse()
 	x := tensor.Random(1, ir.F32, 64, 1024)
 	w1 := weight(2, 1024, 4096)
@@ -39,7 +40,7 @@ func main() {
 
 	// Compiled: traced once for these shapes, optimised, and run as one program
 	// (a later call with the same shapes reuses it).
-	fast, err := compile.New(models.MLP, compile.Name("mlp"), compile.CacheDir(""), compile.Backend(*device))
+	fast, err := compile.New(models.MLP, compile.Name("mlp"), compile.CacheDir(""), compile.Device(*device))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mlp:", err)
 		os.Exit(1)
@@ -50,5 +51,9 @@ func main() {
 		os.Exit(1)
 	}
 	z := out[0].(*tensor.Tensor)
-	fmt.Printf("mlp compiled on %s: %s checksum %.6f\n", *device, z.Type(), models.Checksum(z))
+	on := *device
+	if on == "" {
+		on = "the default device"
+	}
+	fmt.Printf("mlp compiled on %s: %s checksum %.6f\n", on, z.Type(), models.Checksum(z))
 }

@@ -1,0 +1,56 @@
+package pjrt
+
+import (
+	"testing"
+
+	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/ir"
+)
+
+// TestCompileExpecting: persisted code is loaded only when its ID matches
+// the program and the backend; anything else is compiled afresh, and both
+// run.
+func TestCompileExpecting(t *testing.T) {
+	b := NewBackend(cpuClient(t))
+	f := &ir.Func{Name: "main", Params: []*ir.Value{{Type: vec4()}, {Type: vec4(), Index: 1}}, Results: []ir.Type{vec4()}}
+	p := &backend.Program{Entry: f, HLO: addModule}
+	x, err := b.Compile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, ok := x.(backend.Persistable).NativeCode()
+	if !ok || len(code.Data) == 0 {
+		t.Fatal("no native code")
+	}
+	bad := code
+	bad.Data = append([]byte{0}, code.Data...)
+	other := *p
+	other.HLO += " "
+	cases := []struct {
+		name      string
+		p         *backend.Program
+		code      backend.NativeCode
+		wantLoads int64
+	}{
+		{"as persisted", p, code, 1},
+		{"bytes changed", p, bad, 0},
+		{"another program", &other, code, 0},
+		{"another ID", p, backend.NativeCode{ID: "llvm-object sha256:00", Data: code.Data}, 0},
+	}
+	for _, c := range cases {
+		compiles, loads := b.Counts()
+		y, err := b.CompileExpecting(c.p, c.code)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		c2, l2 := b.Counts()
+		if l2-loads != c.wantLoads || c2-compiles != 1-c.wantLoads {
+			t.Errorf("%s: %d compiles, %d loads", c.name, c2-compiles, l2-loads)
+		}
+		a, _ := backend.View(vec4(), f32s(1, 2, 3, 4))
+		out, err := y.Run([]*backend.Buffer{a, a})
+		if err != nil || out[0].String() != "f32[4] [2.0, 4.0, 6.0, 8.0]" {
+			t.Errorf("%s: ran to %v, %v", c.name, out, err)
+		}
+	}
+}

@@ -1,0 +1,80 @@
+"""bench/models' Python peer: transformers' Qwen3 / Qwen3-MoE in PyTorch on the CPU, f32.
+
+Usage: peer.py CONFIG.json WORKLOADS.json
+
+CONFIG.json is the model's config.json (random weights: the model is built from it, not
+loaded). WORKLOADS.json lists {"name", "kind": "prefill"|"decode", "batch", "tokens",
+"steps", "repeat"}. For each workload and each mode (eager, then torch.compile) it prints
+one JSON line {"mode", "name", "seconds", "error"}: seconds is the median over `repeat`
+timed runs, after one warm-up run (which, under torch.compile, compiles).
+
+  prefill  batch rows of `tokens` tokens through the model (a fresh cache), timed whole
+  decode   a prefill of `tokens` tokens per row (untimed), then `steps` one-token steps
+           with the cache, greedy; seconds is per step
+
+The thread count is torch's, set by TPUCC_BENCH_THREADS (bench/models passes its own).
+"""
+
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+from transformers import AutoConfig, AutoModelForCausalLM, DynamicCache
+
+
+def build(config_path):
+    with open(config_path) as f:
+        raw = json.load(f)
+    cfg = AutoConfig.for_model(**raw)
+    torch.manual_seed(0)
+    with torch.no_grad():
+        model = AutoModelForCausalLM.from_config(cfg, dtype=torch.float32)
+    return model.eval()
+
+
+def prefill(fn, w, vocab):
+    ids = torch.randint(0, vocab, (w["batch"], w["tokens"]))
+    t0 = time.perf_counter()
+    fn(input_ids=ids, use_cache=True)
+    return time.perf_counter() - t0
+
+
+def decode(fn, w, vocab):
+    ids = torch.randint(0, vocab, (w["batch"], w["tokens"]))
+    cache = DynamicCache()
+    out = fn(input_ids=ids, past_key_values=cache, use_cache=True)
+    nxt = out.logits[:, -1:].argmax(-1)
+    t0 = time.perf_counter()
+    for _ in range(w["steps"]):
+        out = fn(input_ids=nxt, past_key_values=cache, use_cache=True)
+        nxt = out.logits[:, -1:].argmax(-1)
+    return (time.perf_counter() - t0) / w["steps"]
+
+
+def main():
+    torch.set_num_threads(int(os.environ.get("TPUCC_BENCH_THREADS", "2")))
+    model = build(sys.argv[1])
+    with open(sys.argv[2]) as f:
+        workloads = json.load(f)
+    vocab = model.config.vocab_size
+    modes = [("eager", model)]
+    if os.environ.get("TPUCC_BENCH_NO_COMPILE") != "1":
+        modes.append(("torch.compile", torch.compile(model)))
+    for mode, fn in modes:
+        for w in workloads:
+            run = prefill if w["kind"] == "prefill" else decode
+            rec = {"mode": mode, "name": w["name"], "seconds": 0.0, "error": ""}
+            try:
+                with torch.no_grad():
+                    run(fn, w, vocab)
+                    rec["seconds"] = statistics.median(run(fn, w, vocab) for _ in range(w["repeat"]))
+            except Exception as e:  # a mode that fails here is reported, not fatal
+                rec["error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
+            print(json.dumps(rec), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	goruntime "runtime"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/models"
+	"github.com/tpucc/tpucc/models/hf"
+	"github.com/tpucc/tpucc/runtime"
+)
+
+// workload is one timed thing: a prefill of tokens tokens per row, or decode
+// steps after a prompt of tokens tokens per row.
+type workload struct {
+	name   string
+	kind   string // "prefill" or "decode"
+	batch  int
+	tokens int
+	steps  int // decode steps timed per run
+}
+
+type benchModel struct {
+	name      string
+	config    map[string]any // config.json
+	workloads []workload
+}
+
+// benchModels are the two models at full size or, with quick, small.
+func benchModels(quick bool) []benchModel {
+	dense := map[string]any{"model_type": "qwen3", "vocab_size": 151936, "hidden_size": 1024, "intermediate_size": 3072,
+		"num_hidden_layers": 28, "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128,
+		"tie_word_embeddings": true, "rope_theta": 1000000.0, "rms_norm_eps": 1e-6, "max_position_embeddings": 40960}
+	moe := map[string]any{"model_type": "qwen3_moe", "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 6144,
+		"num_hidden_layers": 2, "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128,
+		"num_experts": 128, "num_experts_per_tok": 8, "moe_intermediate_size": 768, "norm_topk_prob": true,
+		"decoder_sparse_step": 1, "mlp_only_layers": []int{}, "tie_word_embeddings": false, "rope_theta": 1000000.0,
+		"rms_norm_eps": 1e-6, "max_position_embeddings": 40960}
+	prefill, prompt, steps := 512, 64, 8
+	if quick {
+		dense["vocab_size"], dense["hidden_size"], dense["intermediate_size"] = 8192, 256, 768
+		dense["num_hidden_layers"], dense["num_attention_heads"], dense["num_key_value_heads"], dense["head_dim"] = 4, 4, 2, 64
+		moe["vocab_size"], moe["hidden_size"], moe["num_experts"], moe["num_experts_per_tok"] = 8192, 512, 32, 4
+		moe["moe_intermediate_size"], moe["num_attention_heads"], moe["num_key_value_heads"], moe["head_dim"] = 192, 8, 2, 64
+		prefill, prompt, steps = 64, 16, 4
+	}
+	var out []benchModel
+	for _, m := range []struct {
+		name string
+		cfg  map[string]any
+	}{{"dense", dense}, {"moe", moe}} {
+		out = append(out, benchModel{name: m.name, config: m.cfg, workloads: []workload{
+			{m.name + "_prefill", "prefill", 1, prefill, 0},
+			{m.name + "_decode_b1", "decode", 1, prompt, steps},
+			{m.name + "_decode_b64", "decode", 64, prompt, steps},
+		}})
+	}
+	return out
+}
+
+// peerTimes are the peer's seconds for one workload (0: not run or failed).
+type peerTimes struct {
+	eager, compiled float64
+	compileErr      string
+}
+
+// runPeer runs peer.py over m's workloads with .venv-hf's interpreter.
+func runPeer(m benchModel, ws []workload) map[string]peerTimes {
+	dir, err := os.MkdirTemp("", "bench-models-")
+	check(err)
+	defer os.RemoveAll(dir)
+	cfg, _ := json.Marshal(m.config)
+	check(os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o644))
+	var list []map[string]any
+	for _, w := range ws {
+		list = append(list, map[string]any{"name": w.name, "kind": w.kind, "batch": w.batch, "tokens": w.tokens, "steps": w.steps, "repeat": *repeat})
+	}
+	wl, _ := json.Marshal(list)
+	check(os.WriteFile(filepath.Join(dir, "workloads.json"), wl, 0o644))
+	py := filepath.Join(repoRoot(), ".venv-hf", "bin", "python")
+	cmd := exec.Command(py, filepath.Join(repoRoot(), "bench", "models", "peer.py"), filepath.Join(dir, "config.json"), filepath.Join(dir, "workloads.json"))
+	cmd.Env = append(os.Environ(), "TPUCC_BENCH_THREADS="+strconv.Itoa(*threads), "OMP_NUM_THREADS="+strconv.Itoa(*threads))
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	check(err)
+	t0 := time.Now()
+	check(cmd.Start())
+	out := map[string]peerTimes{}
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		var r struct {
+			Mode, Name, Error string
+			Seconds           float64
+		}
+		if json.Unmarshal(sc.Bytes(), &r) != nil {
+			continue
+		}
+		p := out[r.Name]
+		switch {
+		case r.Mode == "eager":
+			p.eager = r.Seconds
+		case r.Error != "":
+			p.compileErr = r.Error
+		default:
+			p.compiled = r.Seconds
+		}
+		out[r.Name] = p
+	}
+	if err := cmd.Wait(); err != nil {
+		fmt.Fprintf(os.Stderr, "bench/models: the peer failed (%v); its rows are empty\n", err)
+	}
+	fmt.Fprintf(os.Stderr, "bench/models: %s: the peer took %.0f s (including torch.compile's compiles)\n", m.name, time.Since(t0).Seconds())
+	return out
+}
+
+// repoRoot is the module root (where go.mod is), found from the working directory.
+func repoRoot() string {
+	d, err := os.Getwd()
+	check(err)
+	for {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			check(fmt.Errorf("no go.mod above the working directory"))
+		}
+		d = up
+	}
+}
+
+// runTpucc times m's workloads on tpucc: the median of -repeat runs after a
+// warm-up (which compiles; the compile times are printed apart).
+func runTpucc(m benchModel, ws []workload) map[string]float64 {
+	goruntime.GOMAXPROCS(*threads)
+	raw, _ := json.Marshal(m.config)
+	c, err := hf.ParseConfig(raw)
+	check(err)
+	t0 := time.Now()
+	model, err := randomModel(c)
+	check(err)
+	fmt.Fprintf(os.Stderr, "bench/models: %s: random weights in %.1f s\n", m.name, time.Since(t0).Seconds())
+	g, err := models.NewGenerator(model, models.Options{Backend: *backendName, Cache: runtime.NewCache("", runtime.CacheOptions{})})
+	check(err)
+	out := map[string]float64{}
+	for _, w := range ws {
+		req := request(w, c.Vocab)
+		t1 := time.Now()
+		pre0, dec0 := g.Stats()
+		check(g.Prepare(req))
+		pre1, dec1 := g.Stats()
+		fmt.Fprintf(os.Stderr, "bench/models: %s: compiled in %.1f s (prefill %s; decode %s)\n", w.name, time.Since(t1).Seconds(),
+			stages(pre0.Time, pre1.Time), stages(dec0.Time, dec1.Time))
+		var times []float64
+		for i := range *repeat + 1 {
+			res, err := g.Generate(req)
+			check(err)
+			s := res.PrefillTime.Seconds()
+			if w.kind == "decode" {
+				s = res.DecodeTime.Seconds() / float64(w.steps)
+			}
+			if i > 0 {
+				times = append(times, s)
+			}
+		}
+		slices.Sort(times)
+		out[w.name] = times[len(times)/2]
+		fmt.Fprintf(os.Stderr, "bench/models: %s: tpucc %s\n", w.name, fmtTime(out[w.name]))
+	}
+	return out
+}
+
+// stages is the compile time spent between a and b, by stage.
+func stages(a, b runtime.StageTimes) string {
+	d := func(x, y time.Duration) string { return fmt.Sprintf("%.1f s", (y - x).Seconds()) }
+	return "trace " + d(a.Trace, b.Trace) + ", passes " + d(a.Passes, b.Passes) + ", lower " + d(a.Lower, b.Lower) + ", backend " + d(a.Backend, b.Backend)
+}
+
+// request is w as a generation: decode's steps follow the prefill, which is
+// not counted in a decode workload's time.
+func request(w workload, vocab int) models.Request {
+	rng := rand.New(rand.NewPCG(7, uint64(w.batch)))
+	prompts := make([][]int32, w.batch)
+	for b := range prompts {
+		for range w.tokens {
+			prompts[b] = append(prompts[b], int32(rng.IntN(vocab)))
+		}
+	}
+	return models.Request{Prompts: prompts, MaxNew: w.steps + 1}
+}
+
+// randomModel is c's abstract model with f32 weights drawn uniformly: norm
+// scales around 1, matrices of standard deviation 0.02 (transformers' init).
+func randomModel(c *hf.Config) (*models.Model, error) {
+	m, err := models.Abstract(c, ir.F32)
+	if err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range m.Params {
+		p := &m.Params[i]
+		b := backend.New(p.Type)
+		bytes := b.Bytes()
+		base, width := 0.0, 0.02*math.Sqrt(3)
+		if len(p.Type.Dims()) == 1 {
+			base, width = 1, 0.1
+		}
+		for j := 0; j+4 <= len(bytes); j += 4 {
+			v := base + width*(2*rng.Float64()-1)
+			binary.LittleEndian.PutUint32(bytes[j:], math.Float32bits(float32(v)))
+		}
+		p.Buffer = b
+	}
+	return m, nil
+}
