@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/internal/oracle"
+	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/tensor"
 )
 
