@@ -64,7 +64,7 @@ func TestBackendOption(t *testing.T) {
 		t.Errorf("backend compiled %d times and ran %d times, want 1 and 3", compiles.Load(), runs.Load())
 	}
 	_, err = compile.New(f, compile.Backend("nope"))
-	if want := `compile: unknown backend "nope" (have counting, pjrt, pjrt-gpu, pjrt-tpu, reference)`; err == nil || err.Error() != want {
+	if want := `compile: unknown backend "nope" (have counting, llvm, pjrt, pjrt-gpu, pjrt-tpu, reference)`; err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}
 }
