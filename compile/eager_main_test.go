@@ -8,9 +8,9 @@ import (
 	"github.com/tpucc/tpucc/tensor"
 )
 
-// TestMain pins eager ops to the reference executor: these tests compare
-// eager results with programs run by the reference executor more tightly
-// than the llvm kernels' tolerance (bit for bit, or 1e-4 relative).
+// TestMain pins eager ops to the reference executor: these tests hold
+// compiled functions (the default backend) to eager results as the oracle,
+// the reference executor's numbers.
 func TestMain(m *testing.M) {
 	if err := tensor.SetEagerBackend("reference"); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -34,6 +34,9 @@ func openRunBackend(name, device string) (backend.Backend, error) {
 	if err != nil {
 		return nil, usagef("--device: %v", err)
 	}
+	if device == "cpu" { // the default backend, or its fallback
+		return runtime.OpenDevice(device)
+	}
 	b, err := backend.Lookup(bname)
 	if err != nil {
 		return nil, fmt.Errorf("tpucc run: --device %s: %v", device, err)
