@@ -1,6 +1,7 @@
 package pjrt
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/tpucc/tpucc/ir"
@@ -140,5 +141,44 @@ func TestBufferDonorWithoutResult(t *testing.T) {
 		if got, want := readF32s(t, x), string(f32s(1, 2, 3, 4)); got != want {
 			t.Errorf("donor left undeleted holds % x, want % x", got, want)
 		}
+	}
+}
+
+const addDonorModule = `module @jit_add attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<4xf32> {tf.aliasing_output = 0 : i32}, %arg1: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = stablehlo.add %arg0, %arg1 : tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}
+`
+
+// TestDonatedAndUsedAgain: one buffer given twice, donated at one position,
+// is refused by the plugin with an error (no abort) and left as it was.
+func TestDonatedAndUsedAgain(t *testing.T) {
+	c := cpuClient(t)
+	exe, err := c.Compile(addDonorModule, []ir.Type{vec4(), vec4()}, DefaultCompileOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exe.Close()
+	x, err := c.FromHost(vec4(), f32s(1, 2, 3, 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	_, err = exe.ExecuteDonating([]*Buffer{x, x}, []int{0})
+	if err == nil || !strings.Contains(err.Error(), "INVALID_ARGUMENT: Attempt to use a buffer that was previously donated in the same call") {
+		t.Fatalf("a buffer donated and used again in one call: %v", err)
+	}
+	if got, want := readF32s(t, x), string(f32s(1, 2, 3, 4)); deleted(t, x) || got != want {
+		t.Errorf("after the refused call the buffer holds % x (deleted %v), want % x", got, deleted(t, x), want)
+	}
+	out, err := exe.Execute([]*Buffer{x, x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out[0].Close()
+	if got, want := readF32s(t, out[0]), string(f32s(2, 4, 6, 8)); got != want || deleted(t, x) {
+		t.Errorf("x+x without donation = % x (argument deleted %v), want % x", got, deleted(t, x), want)
 	}
 }
