@@ -224,6 +224,10 @@ type Config struct {
 	// statistics, verification after each pass. Compile sets its Target and,
 	// when it has none, its Eval (the CPU folder).
 	Passes passes.Options
+	// Donate lists the entry's parameters (by position) whose buffers each
+	// call consumes; the lowering marks them as donors (stablehlo.Options
+	// Donate), which a device backend acts on and the host backends ignore.
+	Donate []int
 	// Backend, when not nil, compiles the lowered program into the
 	// Executable's Exec; nil stops after lowering (tpucc build).
 	Backend backend.Backend
@@ -272,7 +276,7 @@ func compile(m *ir.Module, cfg Config, times *StageTimes) (*Executable, error) {
 	}
 	t1 := time.Now()
 	times.Passes += t1.Sub(t0)
-	hlo, err := stablehlo.Lower(m, stablehlo.Options{Entry: entry.Name, NativeRaggedDot: t.Kind == tpu.KindTPU})
+	hlo, err := stablehlo.Lower(m, stablehlo.Options{Entry: entry.Name, NativeRaggedDot: t.Kind == tpu.KindTPU, Donate: cfg.Donate})
 	times.Lower += time.Since(t1)
 	if err != nil {
 		return nil, err
@@ -340,6 +344,9 @@ func makeKey(o *Options, sig signature, tracedText string) fullKey {
 	fmt.Fprintf(&b, "target %s\n", targetKey(o.Target))
 	fmt.Fprintf(&b, "backend %s %s\n", o.backend.Name(), o.backend.Fingerprint())
 	fmt.Fprintf(&b, "pipeline %s\n", pipelineText())
+	if len(o.Donate) > 0 { // absent otherwise, so that older keys stand
+		fmt.Fprintf(&b, "donate %v\n", o.Donate)
+	}
 	fmt.Fprintf(&b, "program %s\n", hex.EncodeToString(th[:]))
 	text := b.String()
 	h := sha256.Sum256([]byte(text))
