@@ -29,7 +29,7 @@ test: venv venv-tpu venv-hf pjrt-cpu-plugin lint clang
 # The main job on an example: .tir to StableHLO, run on the CPU reference executor,
 # the same StableHLO run by XLA:CPU on the same inputs, and the two compared.
 DEMO := build/demo
-demo: venv build
+demo: venv clang build
 	@rm -rf $(DEMO) && mkdir -p $(DEMO)
 	bin/tpucc build examples/transformer_block.tir -o $(DEMO)/transformer_block.hlo
 	@echo "--- $(DEMO)/transformer_block.hlo (first lines)"

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tpucc/tpucc/ir"
 )
@@ -46,6 +47,18 @@ type Executable interface {
 	// order, of the parameter's type) and returns its results in return
 	// order. Results never share storage with args.
 	Run(args []*Buffer) ([]*Buffer, error)
+}
+
+// Staged is an Executable that says what compiling it cost, stage by stage
+// (tpucc run --time prints them).
+type Staged interface {
+	CompileStages() []Stage
+}
+
+// Stage is one named part of compiling a program and the time it took.
+type Stage struct {
+	Name string
+	Time time.Duration
 }
 
 // RunOptions ask an executable for more than Run does.

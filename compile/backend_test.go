@@ -11,6 +11,7 @@ import (
 	"github.com/tpucc/tpucc/backend/pjrt"
 	"github.com/tpucc/tpucc/compile"
 	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tensor"
 )
 
@@ -56,7 +57,7 @@ func TestBackendOption(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := same(out[0].(*tensor.Tensor), f(x)); d != "" {
+		if d := agree(out[0].(*tensor.Tensor), f(x)); d != "" {
 			t.Error(d)
 		}
 	}
@@ -64,7 +65,7 @@ func TestBackendOption(t *testing.T) {
 		t.Errorf("backend compiled %d times and ran %d times, want 1 and 3", compiles.Load(), runs.Load())
 	}
 	_, err = compile.New(f, compile.Backend("nope"))
-	if want := `compile: unknown backend "nope" (have counting, pjrt, pjrt-gpu, pjrt-tpu, reference)`; err == nil || err.Error() != want {
+	if want := `compile: unknown backend "nope" (have counting, llvm, pjrt, pjrt-gpu, pjrt-tpu, reference)`; err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}
 }
@@ -125,4 +126,31 @@ func near(a, b *tensor.Tensor, tol float64) string {
 		}
 	}
 	return ""
+}
+
+// TestDefaultBackendIsLLVM: with clang installed (make installs it), compiled
+// functions on the cpu device run on the LLVM backend, and the reference
+// executor is a compile.Backend("reference") away.
+func TestDefaultBackendIsLLVM(t *testing.T) {
+	b, err := runtime.OpenBackend("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Name() != "llvm" {
+		t.Errorf("default backend %s, want llvm", b.Name())
+	}
+	f := func(x *tensor.Tensor) *tensor.Tensor { return x.Exp().Add(x) }
+	c, err := compile.New(f, compile.Backend("reference"), compile.CacheDir(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := tensor.Full(ir.F32, 0.5, 3)
+	out, err := c.Call(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The reference executor computes what eager ops on it compute, bit for bit.
+	if got, want := out[0].(*tensor.Tensor).Float64s(), f(x).Float64s(); math.Float64bits(got[0]) != math.Float64bits(want[0]) {
+		t.Errorf("reference: %v, want %v", got, want)
+	}
 }

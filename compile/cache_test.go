@@ -41,7 +41,7 @@ func TestNewAfterFuncSaysItFoundThePrograms(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := same(got[0].(*tensor.Tensor), mlp(x, w1, b1, w2)); d != "" {
+		if d := agree(got[0].(*tensor.Tensor), mlp(x, w1, b1, w2)); d != "" {
 			t.Fatalf("batch %d: %s", b, d)
 		}
 	}
@@ -89,7 +89,7 @@ func TestTamperedEntriesNeverPanic(t *testing.T) {
 			tamper(t, paths[0], tc.results, tc.ret)
 			var warn bytes.Buffer
 			again := compile.Func(mlp, compile.Cache(runtime.NewCache(dir, runtime.CacheOptions{Warn: &warn})))
-			if d := same(again(x, w1, b1, w2), want); d != "" {
+			if d := agree(again(x, w1, b1, w2), want); d != "" {
 				t.Error(d)
 			}
 			w := fmt.Sprintf("tpucc: warning: dropped corrupt cache entry %s (%s); recompiling\n", paths[0], tc.why)

@@ -2,6 +2,7 @@ package compile_test
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -125,6 +126,109 @@ func TestPJRTPersistentCache(t *testing.T) {
 		c2, l2 := b.Counts()
 		if want := [2]int64{1 - int64(i), int64(i)}; [2]int64{c2 - compiles, l2 - loads} != want {
 			t.Errorf("call %d: the backend compiled %d and loaded %d programs, want %v", i, c2-compiles, l2-loads, want)
+		}
+	}
+}
+
+func inc(x *tensor.Tensor) *tensor.Tensor { return x.Add(tensor.Full(ir.F32, 1, 4)) }
+
+func sum(x *tensor.Tensor) *tensor.Tensor { return x.Sum(0) }
+
+// TestDonateMarksDonors: a donated argument is marked in the StableHLO
+// (aliased to a result of its type, else a buffer donor), the chained
+// calls on the PJRT device agree with the host, and a function that donates
+// nothing leaves its device argument intact. That XLA then writes the
+// result into the donated memory is checked in backend/pjrt
+// (TestDonationReusesMemory).
+func TestDonateMarksDonors(t *testing.T) {
+	x := tensor.Full(ir.F32, 0.5, 4)
+	for _, c := range []struct {
+		f    func(*tensor.Tensor) *tensor.Tensor
+		attr string
+	}{{inc, "%arg0: tensor<4xf32> {tf.aliasing_output = 0 : i32}"}, {sum, "%arg0: tensor<4xf32> {jax.buffer_donor = true}"}} {
+		donating, err := compile.New(c.f, compile.Device("pjrt"), compile.KeepOnDevice(), compile.Donate(0), compile.CacheDir(""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, err := compile.New(c.f, compile.Device("pjrt"), compile.KeepOnDevice(), compile.CacheDir(""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hlo, err := donating.Lower(x)
+		if err != nil || !strings.Contains(hlo, c.attr) {
+			t.Errorf("donating lowering lacks %q (%v):\n%s", c.attr, err, hlo)
+		}
+		if hlo, _ := plain.Lower(x); strings.Contains(hlo, "donor") || strings.Contains(hlo, "aliasing") {
+			t.Errorf("lowering without donation marks donors:\n%s", hlo)
+		}
+		// Device inputs: plain leaves its argument intact, donating consumes it.
+		kept, err := onDevice(t, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := plain.Call(kept)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := near(out[0].(*tensor.Tensor), c.f(inc(x)), 1e-6); d != "" {
+			t.Error(d)
+		}
+		if kept.Buffer().Donated() != "" || near(kept, inc(x), 0) != "" {
+			t.Error("an argument of a function that donates nothing was consumed or changed")
+		}
+		if out, err = donating.Call(kept); err != nil {
+			t.Fatal(err)
+		}
+		if kept.Buffer().Donated() == "" {
+			t.Error("the donated device tensor is not marked donated")
+		}
+		if d := near(out[0].(*tensor.Tensor), c.f(inc(x)), 1e-6); d != "" {
+			t.Error(d)
+		}
+	}
+}
+
+// onDevice returns inc(x) kept in the PJRT device's memory.
+func onDevice(t *testing.T, x *tensor.Tensor) (*tensor.Tensor, error) {
+	c, err := compile.New(inc, compile.Device("pjrt"), compile.KeepOnDevice(), compile.CacheDir(""))
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.Call(x)
+	if err != nil {
+		return nil, err
+	}
+	y := out[0].(*tensor.Tensor)
+	if y.Buffer().Device() == nil {
+		t.Fatal("the result is not on the device")
+	}
+	return y, nil
+}
+
+// TestDonateInCacheKey: the donor set is part of the cache key, so a
+// function that donates never takes the persistent entry of one that does
+// not (whose StableHLO marks no donors), nor the other way round.
+func TestDonateInCacheKey(t *testing.T) {
+	dir := t.TempDir()
+	x := tensor.Full(ir.F32, 0.75, 4)
+	for i, donate := range []bool{false, true, false} {
+		opts := []compile.Option{compile.Device("pjrt"), compile.Cache(runtime.NewCache(dir, runtime.CacheOptions{})), compile.Name("keyed")}
+		if donate {
+			opts = append(opts, compile.Donate(0))
+		}
+		c, err := compile.New(inc, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hlo, err := c.Lower(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(hlo, "tf.aliasing_output") != donate {
+			t.Errorf("run %d (donate %v) got the StableHLO\n%s", i, donate, hlo)
+		}
+		if s, want := c.Stats(), int64(i/2); s.DiskHits != want {
+			t.Errorf("run %d (donate %v): %d programs from the persistent cache, want %d", i, donate, s.DiskHits, want)
 		}
 	}
 }

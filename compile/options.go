@@ -48,10 +48,13 @@ func Device(name string) Option { return func(o *runtime.Options) { o.Device = n
 // Backends that run on the host (cpu) ignore it.
 func KeepOnDevice() Option { return func(o *runtime.Options) { o.KeepOnDevice = true } }
 
-// Donate marks the arguments at the given positions consumed by each call:
-// their device memory is released after it, and using such a tensor again
-// (as an argument, or reading it) is an error that names the call it was
-// donated to.
+// Donate marks the arguments at the given positions consumed by each call,
+// as JAX's donate_argnums does: the StableHLO marks them as donors, so that
+// on a PJRT device XLA writes a result of the same type into a donated
+// argument's memory (docs/PJRT.md); after the call their device memory is
+// released, and using such a tensor again (as an argument, or reading it)
+// is an error that names the call it was donated to. Host backends ignore
+// the marks.
 func Donate(args ...int) Option {
 	return func(o *runtime.Options) { o.Donate = append(o.Donate, args...) }
 }

@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -74,15 +76,39 @@ func (e *Executable) withBackend(b backend.Backend, times *StageTimes) (*Executa
 	return &c, nil
 }
 
-// DefaultBackend is the backend compiled functions and tpucc run use when
-// none is named.
-const DefaultBackend = "reference"
+// DefaultBackend is the backend compiled functions and tpucc run use on
+// the cpu device when none is named: the LLVM backend (backend/llvm).
+const DefaultBackend = "llvm"
+
+// FallbackBackend runs the cpu device's programs where DefaultBackend
+// cannot open (no clang on PATH, or the backend not linked in): the
+// reference executor, slower but exact, after one warning on stderr. A
+// backend named explicitly never falls back.
+const FallbackBackend = "reference"
+
+// fallbackWarn is where the one warning about the fallback goes.
+var fallbackWarn io.Writer = os.Stderr
+
+var fallbackOnce sync.Once
+
+// openCPU opens the cpu device's backend: DefaultBackend, else
+// FallbackBackend with a warning (once per process) saying why.
+func openCPU() (backend.Backend, error) {
+	b, err := backend.Lookup(DefaultBackend)
+	if err == nil {
+		return b, nil
+	}
+	fallbackOnce.Do(func() {
+		fmt.Fprintf(fallbackWarn, "tpucc: warning: programs run on the %s executor, not %s: %v\n", FallbackBackend, DefaultBackend, err)
+	})
+	return backend.Lookup(FallbackBackend)
+}
 
 // OpenBackend opens the backend registered as name ("" is the default
-// device's: DefaultDevice).
+// device's: DefaultDevice, with the cpu device's fallback).
 func OpenBackend(name string) (backend.Backend, error) {
 	if name == "" {
-		name, _ = DeviceBackend(DefaultDevice())
+		return OpenDevice("")
 	}
 	return backend.Lookup(name)
 }
@@ -90,7 +116,7 @@ func OpenBackend(name string) (backend.Backend, error) {
 // devices are the values of a device option, each with the backend that
 // runs on it.
 var devices = []struct{ name, backend string }{
-	{"cpu", DefaultBackend}, // this host's CPU, compiled by tpucc itself
+	{"cpu", DefaultBackend}, // this host's CPU, compiled by tpucc itself (or FallbackBackend)
 	{"pjrt", "pjrt"},        // XLA:CPU through PJRT, or $TPUCC_PJRT_PLUGIN
 	{"tpu", "pjrt-tpu"},     // libtpu
 	{"gpu", "pjrt-gpu"},     // the CUDA plugin
@@ -136,9 +162,15 @@ var hasTPU = sync.OnceValue(backend.HasTPU)
 // OpenDevice opens the backend of device; the error of a device the machine
 // lacks names the device.
 func OpenDevice(device string) (backend.Backend, error) {
+	if device == "" {
+		device = DefaultDevice()
+	}
 	name, err := DeviceBackend(device)
 	if err != nil {
 		return nil, err
+	}
+	if device == "cpu" {
+		return openCPU()
 	}
 	b, err := backend.Lookup(name)
 	if err != nil {
@@ -192,6 +224,10 @@ type Config struct {
 	// statistics, verification after each pass. Compile sets its Target and,
 	// when it has none, its Eval (the CPU folder).
 	Passes passes.Options
+	// Donate lists the entry's parameters (by position) whose buffers each
+	// call consumes; the lowering marks them as donors (stablehlo.Options
+	// Donate), which a device backend acts on and the host backends ignore.
+	Donate []int
 	// Backend, when not nil, compiles the lowered program into the
 	// Executable's Exec; nil stops after lowering (tpucc build).
 	Backend backend.Backend
@@ -240,7 +276,7 @@ func compile(m *ir.Module, cfg Config, times *StageTimes) (*Executable, error) {
 	}
 	t1 := time.Now()
 	times.Passes += t1.Sub(t0)
-	hlo, err := stablehlo.Lower(m, stablehlo.Options{Entry: entry.Name, NativeRaggedDot: t.Kind == tpu.KindTPU})
+	hlo, err := stablehlo.Lower(m, stablehlo.Options{Entry: entry.Name, NativeRaggedDot: t.Kind == tpu.KindTPU, Donate: cfg.Donate})
 	times.Lower += time.Since(t1)
 	if err != nil {
 		return nil, err
@@ -308,6 +344,9 @@ func makeKey(o *Options, sig signature, tracedText string) fullKey {
 	fmt.Fprintf(&b, "target %s\n", targetKey(o.Target))
 	fmt.Fprintf(&b, "backend %s %s\n", o.backend.Name(), o.backend.Fingerprint())
 	fmt.Fprintf(&b, "pipeline %s\n", pipelineText())
+	if len(o.Donate) > 0 { // absent otherwise, so that older keys stand
+		fmt.Fprintf(&b, "donate %v\n", o.Donate)
+	}
 	fmt.Fprintf(&b, "program %s\n", hex.EncodeToString(th[:]))
 	text := b.String()
 	h := sha256.Sum256([]byte(text))

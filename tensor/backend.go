@@ -2,13 +2,17 @@ package tensor
 
 import (
 	"fmt"
+	"io"
+	"os"
+	"sync"
 	"sync/atomic"
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/backend/llvm"
 )
 
-// eager is the backend every eager op runs on.
+// eager is the backend every eager op runs on, once chosen.
 var eager atomic.Pointer[eagerChoice]
 
 type eagerChoice struct {
@@ -16,15 +20,55 @@ type eagerChoice struct {
 	b    backend.Eager
 }
 
+// EagerEnv names the environment variable that selects the default eager
+// backend: "reference" for the reference executor, "llvm" (or unset) for
+// the llvm backend's eager kernels.
+const EagerEnv = "TPUCC_EAGER_BACKEND"
+
+// eagerWarn is where the one warning about falling back goes.
+var eagerWarn io.Writer = os.Stderr
+
+var defaultOnce sync.Once
+
+// eagerBackend is the chosen backend; the first eager op without a choice
+// opens the default (defaultEager).
 func eagerBackend() backend.Eager {
 	if c := eager.Load(); c != nil {
 		return c.b
 	}
-	return cpu.Reference{}
+	defaultOnce.Do(func() { eager.CompareAndSwap(nil, defaultEager()) })
+	return eager.Load().b
+}
+
+// defaultEager is the llvm backend's eager kernels (shape-generic kernels
+// built once per machine and kept in its object cache), unless EagerEnv
+// says "reference". When clang is missing, the library does not build or
+// the object cache directory is refused, eager ops run on the reference
+// executor, and one warning says why.
+func defaultEager() *eagerChoice {
+	ref := &eagerChoice{name: "reference", b: cpu.Reference{}}
+	switch v := os.Getenv(EagerEnv); v {
+	case "reference":
+		return ref
+	case "", "llvm":
+	default:
+		fmt.Fprintf(eagerWarn, "tpucc: warning: %s=%q is neither llvm nor reference; eager ops run on the reference executor\n", EagerEnv, v)
+		return ref
+	}
+	b, err := llvm.OpenEager(llvm.Options{})
+	if err == nil && b.CacheWarning != "" {
+		err = fmt.Errorf("%s", b.CacheWarning)
+	}
+	if err != nil {
+		fmt.Fprintf(eagerWarn, "tpucc: warning: eager ops run on the reference executor: %v\n", err)
+		return ref
+	}
+	return &eagerChoice{name: "llvm", b: b}
 }
 
 // SetEagerBackend makes eager ops run on the backend registered as name
-// (backend.Names); "reference", the reference executor, is the default. The
+// (backend.Names): "llvm" (the default, see EagerEnv) or "reference", the
+// reference executor, whose results are the oracle's bit for bit. The
 // backend must run single instructions (backend.Eager). Safe to call while
 // other goroutines compute; ops already running finish where they started.
 func SetEagerBackend(name string) error {
@@ -40,10 +84,9 @@ func SetEagerBackend(name string) error {
 	return nil
 }
 
-// EagerBackend names the backend eager ops run on.
+// EagerBackend names the backend eager ops run on (opening the default if
+// none was chosen yet).
 func EagerBackend() string {
-	if c := eager.Load(); c != nil {
-		return c.name
-	}
-	return "reference"
+	eagerBackend()
+	return eager.Load().name
 }

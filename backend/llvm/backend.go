@@ -99,6 +99,16 @@ type Executable struct {
 	Times BuildTimes
 }
 
+// CompileStages are the times of generating the IR, clang ("clang (cached)"
+// with zero time when the object came from the cache) and loading.
+func (x *Executable) CompileStages() []backend.Stage {
+	clang := "clang"
+	if x.Times.Cached {
+		clang = "clang (cached)"
+	}
+	return []backend.Stage{{Name: "llvm-ir", Time: x.Times.IRGen}, {Name: clang, Time: x.Times.Clang}, {Name: "load", Time: x.Times.Load}}
+}
+
 func (b *Backend) compile(m *ir.Module, f *ir.Func, expect *backend.NativeCode) (x *Executable, err error) {
 	defer func() {
 		if r := recover(); r != nil {

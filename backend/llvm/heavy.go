@@ -13,6 +13,9 @@ func (pl *planner) kernel(in *ir.Instr, env map[*ir.Value]int) (bool, error) {
 	if in.Op == ir.OpRaggedDot { // its group sizes are i32
 		return pl.raggedDot(in, env), nil
 	}
+	if in.Op == ir.OpTake { // any dtype, integer indices
+		return pl.take(in, env), nil
+	}
 	for _, v := range append(append([]*ir.Value{}, in.Args...), in.Results...) {
 		if !floatish(v.Type.DType) || !v.Type.IsStatic() {
 			return false, nil

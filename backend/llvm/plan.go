@@ -105,6 +105,7 @@ func newPlan(m *ir.Module, f *ir.Func) (*plan, error) {
 		}
 		seen[s] = true
 	}
+	pl.p.dedupeKernels()
 	return pl.p, nil
 }
 

@@ -39,6 +39,7 @@ const (
 	fnBufferDestroy                fnIndex = 58
 	fnBufferElementType            fnIndex = 59
 	fnBufferDimensions             fnIndex = 60
+	fnBufferIsDeleted              fnIndex = 68
 	fnBufferToHostBuffer           fnIndex = 70
 	fnBufferReadyEvent             fnIndex = 72
 	fnBufferUnsafePointer          fnIndex = 73
@@ -76,6 +77,7 @@ var fnNames = map[fnIndex]string{
 	fnBufferDestroy:                "PJRT_Buffer_Destroy",
 	fnBufferElementType:            "PJRT_Buffer_ElementType",
 	fnBufferDimensions:             "PJRT_Buffer_Dimensions",
+	fnBufferIsDeleted:              "PJRT_Buffer_IsDeleted",
 	fnBufferToHostBuffer:           "PJRT_Buffer_ToHostBuffer",
 	fnBufferReadyEvent:             "PJRT_Buffer_ReadyEvent",
 	fnBufferUnsafePointer:          "PJRT_Buffer_UnsafePointer",

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -197,7 +198,10 @@ func (e *executable) Run(args []*backend.Buffer) ([]*backend.Buffer, error) {
 
 // RunWith executes on args, taking an argument that already lives on this
 // client's device as it is, and leaves the results on the device when asked.
-// A donated argument's device buffer is released after the call.
+// The arguments in o.Donate, and the copies made here for the call, may be
+// consumed by the program: a parameter its StableHLO marks as a donor then
+// lends its device memory to a result (see ExecuteDonating). Any other
+// argument of the caller's is left intact.
 func (e *executable) RunWith(args []*backend.Buffer, o backend.RunOptions) ([]*backend.Buffer, error) {
 	in, owned, err := e.inputs(args)
 	defer func() {
@@ -210,7 +214,13 @@ func (e *executable) RunWith(args []*backend.Buffer, o backend.RunOptions) ([]*b
 	if err != nil {
 		return nil, err
 	}
-	outs, err := e.exe.Execute(in)
+	donate := o.Donate
+	for i, own := range owned {
+		if own && !slices.Contains(donate, i) {
+			donate = append(slices.Clip(donate), i)
+		}
+	}
+	outs, err := e.exe.ExecuteDonating(in, donate)
 	if err != nil {
 		return nil, err
 	}

@@ -194,3 +194,29 @@ func (c *Client) typeOf(h uintptr) (ir.Type, error) {
 	}
 	return t, nil
 }
+
+// Deleted reports whether the plugin has deleted the buffer's device memory:
+// true after a call that was allowed to donate it
+// (LoadedExecutable.ExecuteDonating) and whose program consumed it. A
+// closed buffer is deleted too.
+func (b *Buffer) Deleted() (bool, error) {
+	if b == nil || b.h == 0 {
+		return true, nil
+	}
+	a := &bufferIsDeletedArgs{structSize: unsafe.Sizeof(bufferIsDeletedArgs{}), buffer: b.h}
+	if err := b.c.p.call(fnBufferIsDeleted, unsafe.Pointer(a)); err != nil {
+		return false, err
+	}
+	return a.deleted, nil
+}
+
+// devicePointer is the address of the buffer's device memory as the plugin
+// gives it (PJRT_Buffer_UnsafePointer), for tests that check that a result
+// reuses a donated argument's memory.
+func (b *Buffer) devicePointer() (uintptr, error) {
+	u := &bufferUnsafePointerArgs{structSize: unsafe.Sizeof(bufferUnsafePointerArgs{}), buffer: b.h}
+	if err := b.c.p.call(fnBufferUnsafePointer, unsafe.Pointer(u)); err != nil {
+		return 0, err
+	}
+	return u.pointer, nil
+}

@@ -215,18 +215,19 @@ type loadedGetExecutableArgs struct {
 }
 
 type executeOptions struct {
-	structSize, ext         uintptr
-	sendCallbacks           uintptr
-	recvCallbacks           uintptr
-	numSend, numRecv        uintptr
-	launchID                int32
-	_                       int32
-	nonDonatable, numNonDon uintptr
-	context                 uintptr
-	callLocation            uintptr
-	numTasks                uintptr
-	taskIDs                 uintptr
-	incarnationIDs          uintptr
+	structSize, ext  uintptr
+	sendCallbacks    uintptr
+	recvCallbacks    uintptr
+	numSend, numRecv uintptr
+	launchID         int32
+	_                int32
+	nonDonatable     unsafe.Pointer // const int64_t*
+	numNonDon        uintptr
+	context          uintptr
+	callLocation     uintptr
+	numTasks         uintptr
+	taskIDs          uintptr
+	incarnationIDs   uintptr
 }
 
 type executeArgs struct {
@@ -247,6 +248,12 @@ type deserializeArgs struct {
 	bytesLen           uintptr
 	loaded             uintptr // out
 	overrideOpts, olen uintptr
+}
+
+type bufferIsDeletedArgs struct {
+	structSize, ext uintptr
+	buffer          uintptr
+	deleted         bool // out
 }
 
 type bufferArgs struct { // Buffer_Destroy
@@ -327,6 +334,7 @@ var layoutSizes = []layoutSize{
 	{fnLoadedExecutableExecute, unsafe.Sizeof(executeArgs{})},
 	{fnExecutableDeserializeAndLoad, unsafe.Sizeof(deserializeArgs{})},
 	{fnBufferDestroy, unsafe.Sizeof(bufferArgs{})},
+	{fnBufferIsDeleted, unsafe.Sizeof(bufferIsDeletedArgs{})},
 	{fnBufferElementType, unsafe.Sizeof(bufferElementTypeArgs{})},
 	{fnBufferDimensions, unsafe.Sizeof(bufferDimensionsArgs{})},
 	{fnBufferToHostBuffer, unsafe.Sizeof(bufferToHostArgs{})},

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -33,6 +34,7 @@ type frame struct {
 	argList, outList unsafe.Pointer
 	event            uintptr
 	await, destroy   eventArgs
+	nonDonatable     []int64 // the argument positions the call must not donate
 }
 
 // Compile compiles StableHLO text for the client's devices. params, when
@@ -173,6 +175,19 @@ func (e *LoadedExecutable) checkArgs(args []*Buffer) error {
 // Execute runs the program on one device and returns its results, which
 // the caller closes. It returns once the results are computed.
 func (e *LoadedExecutable) Execute(args []*Buffer) ([]*Buffer, error) {
+	return e.ExecuteDonating(args, nil)
+}
+
+// ExecuteDonating is Execute that lets the program consume the arguments at
+// the positions in donate: a parameter the program marks as a donor
+// (tf.aliasing_output or jax.buffer_donor in its StableHLO) may have its
+// device memory reused for a result, and the plugin then deletes that
+// argument's buffer (Deleted reports true; Close still releases the
+// handle). Every other argument is named in the call's
+// non_donatable_input_indices, so that a donor parameter given a buffer the
+// caller still needs is left intact. A parameter the program does not mark
+// is never donated, whatever donate says.
+func (e *LoadedExecutable) ExecuteDonating(args []*Buffer, donate []int) ([]*Buffer, error) {
 	if e.h == 0 {
 		return nil, errors.New("pjrt: execute of a closed executable")
 	}
@@ -190,6 +205,10 @@ func (e *LoadedExecutable) Execute(args []*Buffer) ([]*Buffer, error) {
 	clear(f.outv)
 	f.event = 0
 	f.opts = executeOptions{structSize: unsafe.Sizeof(executeOptions{})}
+	f.nonDonatable = nonDonatable(f.nonDonatable[:0], len(args), donate)
+	if len(f.nonDonatable) > 0 {
+		f.opts.nonDonatable, f.opts.numNonDon = unsafe.Pointer(&f.nonDonatable[0]), uintptr(len(f.nonDonatable))
+	}
 	f.args = executeArgs{
 		structSize:           unsafe.Sizeof(executeArgs{}),
 		executable:           e.h,
@@ -213,6 +232,17 @@ func (e *LoadedExecutable) Execute(args []*Buffer) ([]*Buffer, error) {
 	out, err := e.results(f.outv[:e.outputs], err)
 	e.frames.Put(f)
 	return out, err
+}
+
+// nonDonatable appends to dst the positions below n that donate does not
+// list.
+func nonDonatable(dst []int64, n int, donate []int) []int64 {
+	for i := 0; i < n; i++ {
+		if !slices.Contains(donate, i) {
+			dst = append(dst, int64(i))
+		}
+	}
+	return dst
 }
 
 // results wraps the output handles, or destroys them all on error.

@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
+	"time"
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
@@ -34,6 +36,9 @@ func openRunBackend(name, device string) (backend.Backend, error) {
 	if err != nil {
 		return nil, usagef("--device: %v", err)
 	}
+	if device == "cpu" { // the default backend, or its fallback
+		return runtime.OpenDevice(device)
+	}
 	b, err := backend.Lookup(bname)
 	if err != nil {
 		return nil, fmt.Errorf("tpucc run: --device %s: %v", device, err)
@@ -42,11 +47,32 @@ func openRunBackend(name, device string) (backend.Backend, error) {
 }
 
 // runOn compiles f of m through the one compile path (the default pipeline
-// for the cpu target) with backend b and runs it on args.
-func runOn(b backend.Backend, m *ir.Module, f *ir.Func, args []*backend.Buffer) ([]*backend.Buffer, error) {
-	exe, _, err := runtime.Compile(m, runtime.Config{Entry: f.Name, Backend: b})
+// for the cpu target) with backend b and runs it on args. With a non-nil
+// report it writes one line there: what compiling took by stage, and the run.
+func runOn(b backend.Backend, m *ir.Module, f *ir.Func, args []*backend.Buffer, report io.Writer) ([]*backend.Buffer, error) {
+	exe, times, err := runtime.Compile(m, runtime.Config{Entry: f.Name, Backend: b})
 	if err != nil {
 		return nil, err
 	}
-	return exe.Run(args)
+	t0 := time.Now()
+	out, err := exe.Run(args)
+	if err == nil && report != nil {
+		fmt.Fprintln(report, timeReport(b.Name(), times, exe.Exec, time.Since(t0)))
+	}
+	return out, err
+}
+
+// timeReport is tpucc run --time's line: the passes, lowering, the
+// backend's compile (with its own stages when it reports them) and the run.
+func timeReport(name string, t runtime.StageTimes, x backend.Executable, run time.Duration) string {
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
+	line := fmt.Sprintf("time: passes %s, lower %s, backend %s %s", ms(t.Passes), ms(t.Lower), name, ms(t.Backend))
+	if s, ok := x.(backend.Staged); ok {
+		var parts []string
+		for _, st := range s.CompileStages() {
+			parts = append(parts, st.Name+" "+ms(st.Time))
+		}
+		line += " (" + strings.Join(parts, ", ") + ")"
+	}
+	return line + ", run " + ms(run)
 }

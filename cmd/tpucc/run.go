@@ -60,6 +60,7 @@ device kind) and whose entry the inputs must match; docs/PJRT.md describes the c
 		backendFlag,
 		deviceFlag,
 		entryFlag,
+		{name: "time", kind: boolFlag, doc: "write to standard error what compiling took, by stage (passes, lowering,\nthe backend's: LLVM IR, clang or its cache, loading), and the run"},
 	},
 	run: cmdRun,
 }
@@ -161,7 +162,11 @@ func cmdRun(e *env, p *parsed) error {
 			args[k] = random[k]
 		}
 	}
-	results, err := runOn(b, m, f, args)
+	var report io.Writer
+	if p.flag("time") {
+		report = e.stderr
+	}
+	results, err := runOn(b, m, f, args, report)
 	if err != nil {
 		return diag(name, err)
 	}

@@ -3,6 +3,7 @@ package stablehlo
 import (
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,7 +18,8 @@ import (
 // Golden cases: testdata/golden/lower/*.txtar hold in.tir and the expected
 // out.hlo (or error). Comment directives: "entry: NAME" picks Options.Entry,
 // "module: NAME" Options.ModuleName, "native-ragged-dot: true"
-// Options.NativeRaggedDot (the form TPU targets get).
+// Options.NativeRaggedDot (the form TPU targets get), "donate: 0,2"
+// Options.Donate.
 var goldenDir = filepath.Join("..", "..", "testdata", "golden", "lower")
 
 func lowerGolden(t *testing.T, c *golden.Case) (string, *ir.Module, error) {
@@ -33,7 +35,7 @@ func lowerGolden(t *testing.T, c *golden.Case) (string, *ir.Module, error) {
 		t.Errorf("in.tir is not in canonical form; ir.Print gives\n%s", printed)
 	}
 	text, err := Lower(m, Options{Entry: c.Directive("entry"), ModuleName: c.Directive("module"),
-		NativeRaggedDot: c.Directive("native-ragged-dot") == "true"})
+		NativeRaggedDot: c.Directive("native-ragged-dot") == "true", Donate: donateList(t, c.Directive("donate"))})
 	return text, m, err
 }
 
@@ -80,7 +82,8 @@ func TestGoldenXLA(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
-		opts := Options{Entry: directive(string(a.Comment), "entry"), ModuleName: directive(string(a.Comment), "module")}
+		opts := Options{Entry: directive(string(a.Comment), "entry"), ModuleName: directive(string(a.Comment), "module"),
+			Donate: donateList(t, directive(string(a.Comment), "donate"))}
 		text, err := Lower(m, opts)
 		if err != nil {
 			continue // an error case; TestGolden checks the message
@@ -104,6 +107,19 @@ func TestGoldenXLA(t *testing.T) {
 			t.Errorf("%s: XLA %s failed: %s\n%s\nrepro: %s", r.ID, r.Stage, r.Error, cases[i].Module, r.Repro)
 		}
 	}
+}
+
+// donateList reads a "donate" directive: parameter positions, comma separated.
+func donateList(t *testing.T, v string) []int {
+	var out []int
+	for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' }) {
+		i, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatalf("donate directive %q: %v", v, err)
+		}
+		out = append(out, i)
+	}
+	return out
 }
 
 // directive reads "key: value" from an archive comment, as golden.Case.Directive does.

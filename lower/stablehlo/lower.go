@@ -30,6 +30,14 @@ type Options struct {
 	// and a batched dot that every XLA backend runs (XLA:CPU has no
 	// chlo.ragged_dot of its own).
 	NativeRaggedDot bool
+	// Donate lists the entry's parameters (by position) whose buffers each
+	// call consumes. Each is paired, in order, with the first result of the
+	// same type not yet taken and marked tf.aliasing_output = N, which XLA
+	// reads as "result N may be written into this argument's memory"; one
+	// with no such result is marked jax.buffer_donor = true, which lets XLA
+	// use it as it can. JAX's donate_argnums writes the same attributes.
+	// Only a device backend (PJRT) acts on them.
+	Donate []int
 }
 
 // Lower returns the StableHLO text of m's entry function and everything it calls.
@@ -242,6 +250,31 @@ func errorList(errs []*ir.Error) error {
 	return &ir.ErrorList{Errs: errs}
 }
 
+// donorAttrs gives each donated parameter of the entry f its attribute (see
+// Options.Donate); nil when none is donated.
+func donorAttrs(f *ir.Func, donate []int) []string {
+	if len(donate) == 0 {
+		return nil
+	}
+	attrs := make([]string, len(f.Params))
+	taken := make([]bool, len(f.Results))
+	for _, i := range donate {
+		if i < 0 || i >= len(f.Params) || attrs[i] != "" {
+			continue
+		}
+		attrs[i] = "jax.buffer_donor = true"
+		want := tensorType(f.Params[i].Type)
+		for n, r := range f.Results {
+			if !taken[n] && tensorType(r) == want {
+				taken[n] = true
+				attrs[i] = fmt.Sprintf("tf.aliasing_output = %d : i32", n)
+				break
+			}
+		}
+	}
+	return attrs
+}
+
 // lowerFunc writes one func.func and returns the problems found in its body.
 func lowerFunc(b *strings.Builder, f *ir.Func, public bool, syms map[string]string, opts Options) []*ir.Error {
 	e := newEmitter(b, syms)
@@ -250,11 +283,18 @@ func lowerFunc(b *strings.Builder, f *ir.Func, public bool, syms map[string]stri
 	if public {
 		vis = "public"
 	}
+	var donor []string
+	if public {
+		donor = donorAttrs(f, opts.Donate)
+	}
 	params := make([]string, len(f.Params))
 	for i, p := range f.Params {
 		v := hv{e.freshArg(), p.Type}
 		e.vals[p] = v
 		params[i] = v.ref + ": " + tensorType(p.Type)
+		if donor != nil && donor[i] != "" {
+			params[i] += " {" + donor[i] + "}"
+		}
 	}
 	res := "(" + typeList(f.Results) + ")"
 	if len(f.Results) == 1 {

@@ -25,6 +25,7 @@ type xc struct {
 	mod     func() *ir.Module // instead of f: a whole module
 	entry   string            // Options.Entry for Lower
 	modName string            // Options.ModuleName for Lower
+	donate  []int             // Options.Donate for Lower
 	want    []*npy.Array
 	tol     float64 // 0: bit exact (zero signs and NaNs included); else |got-want| <= tol*(1+|want|)
 }
@@ -156,7 +157,7 @@ func TestXLA(t *testing.T) {
 		t.Fatal(err)
 	}
 	var all []xc
-	for _, group := range [][]xc{elementwiseCases(), shapeCases(), reduceCases(), indexCases(), compositeCases(), moduleCases(), edgeCases()} {
+	for _, group := range [][]xc{elementwiseCases(), shapeCases(), reduceCases(), indexCases(), compositeCases(), moduleCases(), edgeCases(), donateCases()} {
 		all = append(all, group...)
 	}
 	var cases []xlacheck.Case
@@ -166,9 +167,12 @@ func TestXLA(t *testing.T) {
 		if err := ir.Verify(m); err != nil {
 			t.Fatalf("%s: %v\n%s", c.name, err, ir.Print(m))
 		}
-		text, err := Lower(m, Options{Entry: c.entry, ModuleName: c.modName})
+		text, err := Lower(m, Options{Entry: c.entry, ModuleName: c.modName, Donate: c.donate})
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
+		}
+		if len(c.donate) > 0 && !strings.Contains(text, "tf.aliasing_output") && !strings.Contains(text, "jax.buffer_donor") {
+			t.Fatalf("%s: donated parameters are not marked:\n%s", c.name, text)
 		}
 		cases = append(cases, xlacheck.Case{ID: c.name, Module: text, Inputs: c.in})
 	}
@@ -191,6 +195,27 @@ func TestXLA(t *testing.T) {
 				t.Errorf("%s: output %d: %s\n%s", c.name, k, msg, cases[i].Module)
 			}
 		}
+	}
+}
+
+// donateCases are programs whose parameters are donated (aliased to a
+// result, or buffer donors): XLA must accept the marks and give the same
+// numbers as without them.
+func donateCases() []xc {
+	x := arr(ir.F32, sh(3), 1, 2, 3)
+	y := arr(ir.F32, sh(3), 10, 20, 30)
+	return []xc{
+		{name: "donate_aliased", in: ins(x), donate: []int{0}, want: []*npy.Array{arr(ir.F32, sh(3), 2, 4, 6)},
+			f: func(b *ir.Builder, p []*ir.Value) []*ir.Value { return vals(op(b, ir.OpAdd, nil, p[0], p[0])) }},
+		{name: "donate_two_swapped", in: ins(x, y), donate: []int{1, 0},
+			want: []*npy.Array{arr(ir.F32, sh(3), 20, 40, 60), arr(ir.F32, sh(3), 11, 22, 33)},
+			f: func(b *ir.Builder, p []*ir.Value) []*ir.Value {
+				return vals(op(b, ir.OpAdd, nil, p[1], p[1]), op(b, ir.OpAdd, nil, p[0], p[1]))
+			}},
+		{name: "donate_buffer_donor", in: ins(x), donate: []int{0}, want: []*npy.Array{arr(ir.F32, nil, 6)},
+			f: func(b *ir.Builder, p []*ir.Value) []*ir.Value {
+				return vals(op(b, ir.OpReduceSum, &ir.AxesAttr{Axes: []int64{0}}, p[0]))
+			}},
 	}
 }
 

@@ -2,7 +2,6 @@ package models_test
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/tpucc/tpucc/examples/go/models"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/frontend/trace"
+	"github.com/tpucc/tpucc/internal/oracle"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/passes"
 	"github.com/tpucc/tpucc/runtime"
@@ -35,25 +35,14 @@ var cases = []struct {
 	{"moe_dense.tir", func(a []*tensor.Tensor) *tensor.Tensor { return models.MoEDense(a[0], a[1], a[2], a[3], a[4]) }, models.MoEDense},
 }
 
-// within checks got against want elementwise, within 1e-4 relative (absolute
-// below 1).
+// within checks got (eager ops, the traced program, the compiled function;
+// the last two run on the default backends, LLVM kernels in f32) against want
+// (the reference executor on the .tir program) within the oracle's tolerance
+// for the dtype: the one every backend is held to against the reference.
 func within(t *testing.T, what string, got, want *backend.Buffer) {
 	t.Helper()
-	if got.Type().String() != want.Type().String() {
-		t.Fatalf("%s: %s, want %s", what, got.Type(), want.Type())
-	}
-	bad := 0
-	for i := range want.Len() {
-		g, w := got.Float64At(i), want.Float64At(i)
-		if !(math.Abs(g-w) <= 1e-4*math.Max(1, math.Abs(w))) {
-			if bad < 5 {
-				t.Errorf("%s: element %d is %v, want %v", what, i, g, w)
-			}
-			bad++
-		}
-	}
-	if bad > 0 {
-		t.Errorf("%s: %d of %d elements differ", what, bad, want.Len())
+	if err := oracle.Compare(want, got); err != nil {
+		t.Errorf("%s: %v", what, err)
 	}
 }
 

@@ -1,0 +1,50 @@
+package llvm
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tpucc/tpucc/frontend/tir"
+)
+
+// TestDedupeKernels: a program with four identical layers (a matmul with its
+// bias and relu each) has one function per distinct kernel in its module,
+// and still computes what the reference executor computes.
+func TestDedupeKernels(t *testing.T) {
+	src := `func @layers(%x: f32[8,32], %w1: f32[32,32], %w2: f32[32,32], %w3: f32[32,32], %w4: f32[32,32], %b: f32[32]) -> f32[8,32] {
+  %h1 = matmul %x, %w1 : f32[8,32]
+  %a1 = add %h1, %b : f32[8,32]
+  %r1 = relu %a1 : f32[8,32]
+  %h2 = matmul %r1, %w2 : f32[8,32]
+  %a2 = add %h2, %b : f32[8,32]
+  %r2 = relu %a2 : f32[8,32]
+  %h3 = matmul %r2, %w3 : f32[8,32]
+  %a3 = add %h3, %b : f32[8,32]
+  %r3 = relu %a3 : f32[8,32]
+  %h4 = matmul %r3, %w4 : f32[8,32]
+  %a4 = add %h4, %b : f32[8,32]
+  %r4 = relu %a4 : f32[8,32]
+  return %r4
+}
+`
+	m, err := tir.Parse("layers.tir", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := newPlan(m, m.Funcs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	kernels, names := 0, map[string]bool{}
+	for _, st := range p.steps {
+		if st.kind == stepKernel {
+			kernels++
+			names[st.name] = true
+		}
+	}
+	defined := strings.Count(p.gen.text(), "\ndefine ")
+	if kernels != 4 || len(names) != 1 || defined != 1 {
+		t.Errorf("%d kernel steps calling %d functions, %d defined; want 4 steps, 1 function, 1 defined\nplan:\n%s", kernels, len(names), defined, p)
+	}
+	differential(t, testBackend(t), m, m.Funcs[0], 1)
+}

@@ -1,0 +1,112 @@
+package llvm
+
+import (
+	"github.com/llir/llvm/ir/types"
+	"github.com/llir/llvm/ir/value"
+
+	"github.com/tpucc/tpucc/ir"
+)
+
+// take (the embedding lookup of every decode step and the token gather of
+// MoE routing) as a generated kernel: out[o, j, i] = x[o, clamp(idx[j]), i]
+// with the index clamped into [0, n-1] as the reference kernel does
+// (docs/ops.md). Elements are copied as integers of their size, so every
+// dtype (floats, NaN payloads included) moves bit for bit. The kernel's
+// range is the outer rows times the indices, each call copying whole
+// inner rows.
+func (pl *planner) take(in *ir.Instr, env map[*ir.Value]int) bool {
+	x, idx, res := in.Args[0].Type, in.Args[1].Type, in.Results[0].Type
+	if !x.IsStatic() || !idx.IsStatic() || !res.IsStatic() {
+		return false
+	}
+	ext, ok := indexLoad(idx.DType)
+	elem, ok2 := copyType(x.DType)
+	if !ok || !ok2 || res.DType != x.DType {
+		return false
+	}
+	axis := int(in.Attr.(*ir.AxisAttr).Axis)
+	dims := x.Dims()
+	outer, n, inner := int64(1), dims[axis], int64(1)
+	for _, d := range dims[:axis] {
+		outer *= d
+	}
+	for _, d := range dims[axis+1:] {
+		inner *= d
+	}
+	nj := int64(1)
+	for _, d := range idx.Dims() {
+		nj *= d
+	}
+	if n == 0 || outer*nj*inner == 0 {
+		return false // the reference kernel reports the empty axis
+	}
+	k, st := pl.newKernelStep(in, env)
+	st.rows, st.work = outer*nj, outer*nj*inner
+	out, src, ip := k.buf(0, elem), k.buf(1, elem), k.buf(2, ext.mem)
+	k.loop(k.lo, k.hi, nil, func(r value.Value, _ []value.Value) []value.Value {
+		o := k.cur.NewSDiv(r, ci(nj))
+		j := k.cur.NewSRem(r, ci(nj))
+		row := k.smin(k.smax(ext.load(k, ip, j), ci(0)), ci(n-1))
+		s := k.mulAdd(k.mulAdd(o, n, row), inner, ci(0))
+		d := k.mulAdd(r, inner, ci(0))
+		k.loopN(inner, func(i value.Value) {
+			k.store(k.load(elem, src, k.cur.NewAdd(s, i)), out, k.cur.NewAdd(d, i))
+		})
+		return nil
+	})
+	k.finish()
+	pl.addStep(in, env, st)
+	return true
+}
+
+// indexReader loads an index operand's element as i64.
+type indexReader struct {
+	mem    types.Type
+	signed bool
+}
+
+func (r indexReader) load(k *kfn, p, i value.Value) value.Value {
+	v := k.load(r.mem, p, i)
+	if r.mem == types.I64 {
+		return v
+	}
+	if r.signed {
+		return k.cur.NewSExt(v, i64)
+	}
+	return k.cur.NewZExt(v, i64)
+}
+
+// indexLoad is how an index of dtype dt is read; the reference reads
+// every integer dtype as its int64 value.
+func indexLoad(dt ir.DType) (indexReader, bool) {
+	switch dt {
+	case ir.I32:
+		return indexReader{types.I32, true}, true
+	case ir.U32:
+		return indexReader{types.I32, false}, true
+	case ir.I64:
+		return indexReader{types.I64, true}, true
+	case ir.I16:
+		return indexReader{types.I16, true}, true
+	case ir.I8:
+		return indexReader{types.I8, true}, true
+	case ir.U8:
+		return indexReader{types.I8, false}, true
+	}
+	return indexReader{}, false
+}
+
+// copyType is the integer type that moves one element of dt unchanged.
+func copyType(dt ir.DType) (types.Type, bool) {
+	switch dt.Size() {
+	case 1:
+		return types.I8, true
+	case 2:
+		return types.I16, true
+	case 4:
+		return types.I32, true
+	case 8:
+		return types.I64, true
+	}
+	return nil, false
+}
