@@ -94,14 +94,14 @@ var exprOps = map[ir.Op]bool{
 	ir.OpMax: true, ir.OpMin: true, ir.OpAnd: true, ir.OpOr: true, ir.OpXor: true, ir.OpAtan2: true,
 	ir.OpCompare: true, ir.OpSelect: true, ir.OpClamp: true, ir.OpConvert: true, ir.OpCopy: true,
 	ir.OpBroadcast: true, ir.OpTranspose: true, ir.OpReshape: true, ir.OpSlice: true,
-	ir.OpIota: true, ir.OpConcat: true, ir.OpConstant: true, ir.OpTake: true, ir.OpOneHot: true,
+	ir.OpIota: true, ir.OpConcat: true, ir.OpConstant: true, ir.OpOneHot: true,
 }
 
 var boolOps = map[ir.Op]bool{
 	ir.OpNot: true, ir.OpAnd: true, ir.OpOr: true, ir.OpXor: true, ir.OpCompare: true,
 	ir.OpSelect: true, ir.OpMax: true, ir.OpMin: true, ir.OpConvert: true, ir.OpCopy: true,
 	ir.OpBroadcast: true, ir.OpTranspose: true, ir.OpReshape: true, ir.OpSlice: true, ir.OpConcat: true,
-	ir.OpTake: true, ir.OpOneHot: true,
+	ir.OpOneHot: true,
 }
 
 // isExpr reports whether in is computed as an expression by this backend.
@@ -121,10 +121,6 @@ func isExpr(in *ir.Instr) bool {
 		return l != nil && l.Len() == 1
 	case ir.OpDiv, ir.OpRem, ir.OpPow, ir.OpAtan2:
 		return floatish(dt) // integer division by zero has its own rules
-	case ir.OpTake:
-		// Taking from an empty axis is an error of the reference kernel.
-		x := in.Args[0].Type
-		return x.Dims()[in.Attr.(*ir.AxisAttr).Axis] > 0
 	case ir.OpConvert:
 		from := in.Args[0].Type.DType
 		switch {
@@ -257,8 +253,6 @@ func (e *expr) remap(in *ir.Instr, idx []value.Value) value.Value {
 		return e.at(src[0], oi)
 	case ir.OpConcat:
 		return e.concat(in, idx)
-	case ir.OpTake:
-		return e.take(in, idx)
 	case ir.OpOneHot:
 		return e.oneHot(in, idx)
 	}
@@ -277,21 +271,6 @@ func (e *expr) index(v *ir.Value, idx []value.Value) value.Value {
 		return e.k.cur.NewZExt(x, i64)
 	}
 	return e.k.cur.NewSExt(x, i64)
-}
-
-// take reads x at the result's index with the indexed dimensions replaced
-// by the index value there, clamped into [0, n-1] (docs/ops.md).
-func (e *expr) take(in *ir.Instr, idx []value.Value) value.Value {
-	k := e.k
-	axis := int(in.Attr.(*ir.AxisAttr).Axis)
-	x, ix := in.Args[0], in.Args[1]
-	r := len(ix.Type.Dims())
-	n := x.Type.Dims()[axis]
-	j := e.index(ix, idx[axis:axis+r])
-	j = k.cur.NewSelect(k.cur.NewICmp(enum.IPredSLT, j, ci(0)), ci(0), j)
-	j = k.cur.NewSelect(k.cur.NewICmp(enum.IPredSGT, j, ci(n-1)), ci(n-1), j)
-	oi := append(append(append([]value.Value(nil), idx[:axis]...), j), idx[axis+r:]...)
-	return e.at(x, oi)
 }
 
 // oneHot is 1 where the index value equals the last coordinate; an index

@@ -88,25 +88,6 @@ func runOpCases(t *testing.T, op string, cases []opCase) {
 
 func tt(dt ir.DType, dims ...int64) ir.Type { return ir.Tensor(dt, dims...) }
 
-// TestTake: indices of every integer dtype, negative and past the end
-// (clamped), every generated dtype taken, a take split across goroutines
-// and one consumed by an add (virtual).
-func TestTake(t *testing.T) {
-	runOpCases(t, "take", []opCase{
-		{args: []ir.Type{tt(ir.F32, 5, 3), tt(ir.I32, 4)}, vals: [][]int64{nil, {-3, 0, 4, 9}}, instr: "take %a0, %a1 {axis=0}", res: []string{"f32[4,3]"}},
-		{args: []ir.Type{tt(ir.BF16, 2, 6, 3), tt(ir.I64, 2, 2)}, vals: [][]int64{nil, {5, -1, 6, 2}}, instr: "take %a0, %a1 {axis=1}", res: []string{"bf16[2,2,2,3]"}},
-		{args: []ir.Type{tt(ir.F16, 3, 2), tt(ir.I8, 3)}, vals: [][]int64{nil, {-128, 1, 127}}, instr: "take %a0, %a1 {axis=0}", res: []string{"f16[3,2]"}},
-		{args: []ir.Type{tt(ir.I8, 7), tt(ir.U8, 3)}, vals: [][]int64{nil, {255, 3, 6}}, instr: "take %a0, %a1 {axis=0}", res: []string{"i8[3]"}},
-		{args: []ir.Type{tt(ir.I64, 3, 4), tt(ir.I16, 3)}, vals: [][]int64{nil, {-100, 3, 100}}, instr: "take %a0, %a1 {axis=1}", res: []string{"i64[3,3]"}},
-		{args: []ir.Type{tt(ir.I1, 4), tt(ir.I32, 5)}, vals: [][]int64{{1, 0, 0, 1}, {1, -2, 3, 2, 0}}, instr: "take %a0, %a1 {axis=0}", res: []string{"i1[5]"}},
-		{args: []ir.Type{tt(ir.U32, 4, 2), tt(ir.U32, 3)}, vals: [][]int64{{1, 2, 3, 4, 5, 6, 4294967295, 8}, {4294967295, 3, 0}}, instr: "take %a0, %a1 {axis=0}", res: []string{"u32[3,2]"}},
-		{args: []ir.Type{tt(ir.I16, 2, 3), tt(ir.U8, 2)}, vals: [][]int64{nil, {1, 0}}, instr: "take %a0, %a1 {axis=1}", res: []string{"i16[2,2]"}},
-		{args: []ir.Type{tt(ir.I32, 4, 3), tt(ir.I32)}, vals: [][]int64{nil, {7}}, instr: "take %a0, %a1 {axis=0}", res: []string{"i32[3]"}},
-		// large enough to be split across goroutines
-		{args: []ir.Type{tt(ir.F32, 64, 32), tt(ir.I32, 4096)}, instr: "take %a0, %a1 {axis=0}", res: []string{"f32[4096,32]"}},
-	})
-}
-
 // TestOneHot: indices of several dtypes, negative and past depth (a row
 // of zeros), results of every kind of dtype.
 func TestOneHot(t *testing.T) {
