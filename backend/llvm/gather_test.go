@@ -20,6 +20,7 @@ type opCase struct {
 	vals  [][]int64 // integer operand values; nil entries are random
 	instr string
 	res   []string
+	raw   bool // vals are the elements' bit patterns
 }
 
 // runOpCases compiles every case into one function (one clang run) and
@@ -61,7 +62,16 @@ func runOpCases(t *testing.T, op string, cases []opCase) {
 	n := 0
 	for _, c := range cases {
 		for j, a := range c.args {
-			if j < len(c.vals) && c.vals[j] != nil {
+			switch {
+			case j < len(c.vals) && c.vals[j] != nil && c.raw:
+				in[n] = backend.New(a)
+				z := a.DType.Size()
+				for e, v := range c.vals[j] {
+					for q := 0; q < z; q++ {
+						in[n].Bytes()[e*z+q] = byte(v >> (8 * q))
+					}
+				}
+			case j < len(c.vals) && c.vals[j] != nil:
 				in[n] = backend.FromInts(a, c.vals[j]...)
 			}
 			n++
@@ -98,5 +108,27 @@ func TestOneHot(t *testing.T) {
 		{args: []ir.Type{tt(ir.I8, 3)}, vals: [][]int64{{1, -128, 0}}, instr: "one_hot %a0 {depth=2} : bf16[3,2]", res: []string{"bf16[3,2]"}},
 		{args: []ir.Type{tt(ir.U32, 2)}, vals: [][]int64{{4294967295, 1}}, instr: "one_hot %a0 {depth=3} : i64[2,3]", res: []string{"i64[2,3]"}},
 		{args: []ir.Type{tt(ir.I32)}, vals: [][]int64{{2}}, instr: "one_hot %a0 {depth=5} : f16[5]", res: []string{"f16[5]"}},
+	})
+}
+
+// TestTopK: ties (kept in index order), NaN of both signs, ±0 and ±inf,
+// k = 1 and k = n, integer dtypes, f16/bf16, a split routing-sized case.
+func TestTopK(t *testing.T) {
+	nan, nnan := int64(0x7fc00000), int64(-0x400000) // f32 bits: NaN, -NaN
+	snan := int64(0x7f800001)                        // signalling NaN
+	pinf, ninf, nz := int64(0x7f800000), int64(-0x800000), int64(-0x80000000)
+	one, two := int64(0x3f800000), int64(0x40000000)
+	f32row := []int64{one, nan, two, one, nz, 0, pinf, ninf, nnan, snan, two, nan}
+	runOpCases(t, "top_k", []opCase{
+		{args: []ir.Type{tt(ir.F32, 12)}, vals: [][]int64{f32row}, raw: true, instr: "top_k %a0 {k=12} : f32[12], i32[12]", res: []string{"f32[12]", "i32[12]"}},
+		{args: []ir.Type{tt(ir.F32, 1, 12)}, vals: [][]int64{f32row}, raw: true, instr: "top_k %a0 {k=5} : f32[1,5], i32[1,5]", res: []string{"f32[1,5]", "i32[1,5]"}},
+		{args: []ir.Type{tt(ir.F16, 6)}, vals: [][]int64{{0x7e00, 0xfe00, 0x7c01, 0x8000, 0, 0x7e00}}, raw: true, instr: "top_k %a0 {k=6} : f16[6], i32[6]", res: []string{"f16[6]", "i32[6]"}},
+		{args: []ir.Type{tt(ir.F32, 2, 6)}, vals: [][]int64{{1, 3, 3, 2, 3, 1, -1, -1, -1, -1, -1, -1}}, instr: "top_k %a0 {k=4} : f32[2,4], i32[2,4]", res: []string{"f32[2,4]", "i32[2,4]"}},
+		{args: []ir.Type{tt(ir.I32, 3, 5)}, vals: [][]int64{{5, -7, 5, 0, 9, -2147483648, 2147483647, 0, 0, 1, 4, 4, 4, 4, 4}}, instr: "top_k %a0 {k=5} : i32[3,5], i32[3,5]", res: []string{"i32[3,5]", "i32[3,5]"}},
+		{args: []ir.Type{tt(ir.U8, 6)}, vals: [][]int64{{255, 1, 128, 127, 255, 0}}, instr: "top_k %a0 {k=1} : u8[1], i32[1]", res: []string{"u8[1]", "i32[1]"}},
+		{args: []ir.Type{tt(ir.I64, 4)}, vals: [][]int64{{-1, 1 << 40, -(1 << 40), 1 << 40}}, instr: "top_k %a0 {k=3} : i64[3], i32[3]", res: []string{"i64[3]", "i32[3]"}},
+		{args: []ir.Type{tt(ir.BF16, 4, 7)}, instr: "top_k %a0 {k=2} : bf16[4,2], i32[4,2]", res: []string{"bf16[4,2]", "i32[4,2]"}},
+		{args: []ir.Type{tt(ir.F16, 3, 9)}, instr: "top_k %a0 {k=9} : f16[3,9], i32[3,9]", res: []string{"f16[3,9]", "i32[3,9]"}},
+		{args: []ir.Type{tt(ir.F32, 512, 128)}, instr: "top_k %a0 {k=8} : f32[512,8], i32[512,8]", res: []string{"f32[512,8]", "i32[512,8]"}},
 	})
 }
