@@ -132,3 +132,24 @@ func TestTopK(t *testing.T) {
 		{args: []ir.Type{tt(ir.F32, 512, 128)}, instr: "top_k %a0 {k=8} : f32[512,8], i32[512,8]", res: []string{"f32[512,8]", "i32[512,8]"}},
 	})
 }
+
+// TestArgsort: ties (stable), NaN of both signs, ±0 and ±inf, an inner
+// axis, integer dtypes, f16/bf16, a routing-sized line split by rows.
+func TestArgsort(t *testing.T) {
+	nan, nnan, snan := int64(0x7fc00000), int64(-0x400000), int64(0x7f800001)
+	pinf, ninf, nz := int64(0x7f800000), int64(-0x800000), int64(-0x80000000)
+	one, two := int64(0x3f800000), int64(0x40000000)
+	f32row := []int64{one, nan, two, one, nz, 0, pinf, ninf, nnan, snan, two, nan}
+	runOpCases(t, "argsort", []opCase{
+		{args: []ir.Type{tt(ir.F32, 12)}, vals: [][]int64{f32row}, raw: true, instr: "argsort %a0 {axis=0}", res: []string{"i32[12]"}},
+		{args: []ir.Type{tt(ir.F32, 3, 4)}, vals: [][]int64{f32row}, raw: true, instr: "argsort %a0 {axis=0}", res: []string{"i32[3,4]"}},
+		{args: []ir.Type{tt(ir.F16, 6)}, vals: [][]int64{{0x7e00, 0xfe00, 0x7c01, 0x8000, 0, 0x7e00}}, raw: true, instr: "argsort %a0 {axis=0}", res: []string{"i32[6]"}},
+		{args: []ir.Type{tt(ir.I32, 2, 5)}, vals: [][]int64{{5, -7, 5, 0, 9, -2147483648, 2147483647, 0, 0, 1}}, instr: "argsort %a0 {axis=1}", res: []string{"i32[2,5]"}},
+		{args: []ir.Type{tt(ir.U8, 6)}, vals: [][]int64{{255, 1, 128, 127, 255, 0}}, instr: "argsort %a0 {axis=0}", res: []string{"i32[6]"}},
+		{args: []ir.Type{tt(ir.I64, 4)}, vals: [][]int64{{-1, 1 << 40, -(1 << 40), 1 << 40}}, instr: "argsort %a0 {axis=0}", res: []string{"i32[4]"}},
+		{args: []ir.Type{tt(ir.I32, 1)}, vals: [][]int64{{3}}, instr: "argsort %a0 {axis=0}", res: []string{"i32[1]"}},
+		{args: []ir.Type{tt(ir.BF16, 4, 7, 2)}, instr: "argsort %a0 {axis=1}", res: []string{"i32[4,7,2]"}},
+		{args: []ir.Type{tt(ir.I32, 512)}, vals: [][]int64{nil}, instr: "argsort %a0 {axis=0}", res: []string{"i32[512]"}},
+		{args: []ir.Type{tt(ir.F32, 64, 512)}, instr: "argsort %a0 {axis=1}", res: []string{"i32[64,512]"}},
+	})
+}

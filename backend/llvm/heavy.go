@@ -16,6 +16,9 @@ func (pl *planner) kernel(in *ir.Instr, env map[*ir.Value]int) (bool, error) {
 	if in.Op == ir.OpTopK { // its indices are i32
 		return pl.topK(in, env), nil
 	}
+	if in.Op == ir.OpArgsort {
+		return pl.argsort(in, env), nil
+	}
 	if in.Op == ir.OpTake { // any dtype, integer indices
 		return pl.take(in, env), nil
 	}
