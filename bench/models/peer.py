@@ -6,7 +6,10 @@ CONFIG.json is the model's config.json (random weights: the model is built from 
 loaded). WORKLOADS.json lists {"name", "kind": "prefill"|"decode", "batch", "tokens",
 "steps", "repeat"}. For each workload and each mode (eager, then torch.compile) it prints
 one JSON line {"mode", "name", "seconds", "error"}: seconds is the median over `repeat`
-timed runs, after one warm-up run (which, under torch.compile, compiles).
+timed runs, after one warm-up run (which, under torch.compile, compiles). A third mode,
+"torch.compile static", decodes under torch.compile with transformers' StaticCache (one
+cache of fixed length, so every step has the same shapes and compiles once, as tpucc's
+decode does); it runs the decode workloads only.
 
   prefill  batch rows of `tokens` tokens through the model (a fresh cache), timed whole
   decode   a prefill of `tokens` tokens per row (untimed), then `steps` one-token steps
@@ -22,7 +25,7 @@ import sys
 import time
 
 import torch
-from transformers import AutoConfig, AutoModelForCausalLM, DynamicCache
+from transformers import AutoConfig, AutoModelForCausalLM, DynamicCache, StaticCache
 
 
 def build(config_path):
@@ -54,18 +57,43 @@ def decode(fn, w, vocab):
     return (time.perf_counter() - t0) / w["steps"]
 
 
+def decode_static(fn, w, vocab, config):
+    """decode with a StaticCache sized for the prompt and the steps, positions given."""
+    ids = torch.randint(0, vocab, (w["batch"], w["tokens"]))
+    cache = StaticCache(config=config, max_cache_len=w["tokens"] + w["steps"] + 1)
+    pos = torch.arange(w["tokens"])
+    out = fn(input_ids=ids, past_key_values=cache, cache_position=pos, use_cache=True)
+    nxt = out.logits[:, -1:].argmax(-1)
+    t0 = time.perf_counter()
+    for i in range(w["steps"]):
+        pos = torch.tensor([w["tokens"] + i])
+        out = fn(input_ids=nxt, past_key_values=cache, cache_position=pos, use_cache=True)
+        nxt = out.logits[:, -1:].argmax(-1)
+    return (time.perf_counter() - t0) / w["steps"]
+
+
 def main():
     torch.set_num_threads(int(os.environ.get("TPUCC_BENCH_THREADS", "2")))
+    # Both compiled modes share the model's code objects: a dynamic cache recompiles on new
+    # lengths, and past the default limit dynamo would quietly fall back to eager.
+    torch._dynamo.config.recompile_limit = 64
     model = build(sys.argv[1])
     with open(sys.argv[2]) as f:
         workloads = json.load(f)
     vocab = model.config.vocab_size
     modes = [("eager", model)]
     if os.environ.get("TPUCC_BENCH_NO_COMPILE") != "1":
-        modes.append(("torch.compile", torch.compile(model)))
+        compiled = torch.compile(model)
+        modes.append(("torch.compile", compiled))
+        modes.append(("torch.compile static", compiled))
     for mode, fn in modes:
         for w in workloads:
-            run = prefill if w["kind"] == "prefill" else decode
+            if mode == "torch.compile static":
+                if w["kind"] != "decode":
+                    continue
+                run = lambda f, w, v: decode_static(f, w, v, model.config)
+            else:
+                run = prefill if w["kind"] == "prefill" else decode
             rec = {"mode": mode, "name": w["name"], "seconds": 0.0, "error": ""}
             try:
                 with torch.no_grad():

@@ -73,7 +73,18 @@ func benchModels(quick bool) []benchModel {
 // peerTimes are the peer's seconds for one workload (0: not run or failed).
 type peerTimes struct {
 	eager, compiled float64
-	compileErr      string
+	// static is torch.compile's decode with a StaticCache (peer.py), 0 for prefill.
+	static     float64
+	compileErr string
+}
+
+// best is the faster torch.compile time (dynamic or static cache), 0 when
+// neither ran.
+func (p peerTimes) best() float64 {
+	if p.static > 0 && (p.compiled == 0 || p.static < p.compiled) {
+		return p.static
+	}
+	return p.compiled
 }
 
 // runPeer runs peer.py over m's workloads with .venv-hf's interpreter.
@@ -112,7 +123,9 @@ func runPeer(m benchModel, ws []workload) map[string]peerTimes {
 		case r.Mode == "eager":
 			p.eager = r.Seconds
 		case r.Error != "":
-			p.compileErr = r.Error
+			p.compileErr = r.Mode + ": " + r.Error
+		case r.Mode == "torch.compile static":
+			p.static = r.Seconds
 		default:
 			p.compiled = r.Seconds
 		}
