@@ -27,6 +27,10 @@ type Program struct {
 	Entry  *ir.Func
 	HLO    string
 	Target string // the target the passes ran for ("cpu", "tpu-v6e", ...)
+	// Donate lists the entry's parameters (by position) that callers may
+	// donate (RunOptions.Donate): a host backend may then write a result
+	// into a donated argument's storage.
+	Donate []int
 }
 
 // Backend compiles programs into executables.
@@ -72,7 +76,8 @@ type RunOptions struct {
 
 // OptionsRunner is an Executable that honours RunOptions. One that does not
 // is run with Run: its results are host buffers, and a donation only marks
-// the arguments.
+// the arguments. A result of RunWith may take a donated argument's storage
+// (the caller marks the argument consumed after the call).
 type OptionsRunner interface {
 	RunWith(args []*Buffer, o RunOptions) ([]*Buffer, error)
 }

@@ -53,8 +53,10 @@ func KeepOnDevice() Option { return func(o *runtime.Options) { o.KeepOnDevice = 
 // on a PJRT device XLA writes a result of the same type into a donated
 // argument's memory (docs/PJRT.md); after the call their device memory is
 // released, and using such a tensor again (as an argument, or reading it)
-// is an error that names the call it was donated to. Host backends ignore
-// the marks.
+// is an error that names the call it was donated to. On the cpu device the
+// llvm backend writes a dynamic_update_slice of a donated argument (a KV
+// cache) into the argument's storage and returns it (docs/CPU_BACKEND.md);
+// the reference backend ignores the marks.
 func Donate(args ...int) Option {
 	return func(o *runtime.Options) { o.Donate = append(o.Donate, args...) }
 }

@@ -32,19 +32,30 @@ type Generator struct {
 	decode  *runtime.Function
 }
 
+// stepCacheArg is the position of the first cache tensor among a step's
+// arguments (after the tokens, the rows' starts and the position).
+const stepCacheArg = 3
+
 // NewGenerator compiles nothing yet: each step compiles at its first call
 // with a new signature (or in Prepare).
 func NewGenerator(m *Model, o Options) (*Generator, error) {
 	g := &Generator{m: m, all: o.AllLogits}
 	arch := m.Config.Arch
+	// The steps consume the KV cache they are given and return the next one
+	// (JAX's donate_argnums): the cache is updated where it lies, on a
+	// device and on the llvm backend, rather than copied every step.
+	var donate []int
+	for i := range m.CacheTypes(1, 1) {
+		donate = append(donate, stepCacheArg+i)
+	}
 	var err error
 	g.prefill, err = runtime.NewFunction(stepProgram{m, arch + ".prefill", o.AllLogits},
-		runtime.Options{Name: arch + ".prefill", Backend: o.Backend, Cache: o.Cache, NoAutoDynamic: true, RecompileLimit: -1})
+		runtime.Options{Name: arch + ".prefill", Backend: o.Backend, Cache: o.Cache, NoAutoDynamic: true, RecompileLimit: -1, Donate: donate})
 	if err != nil {
 		return nil, err
 	}
 	g.decode, err = runtime.NewFunction(stepProgram{m, arch + ".decode", false},
-		runtime.Options{Name: arch + ".decode", Backend: o.Backend, Cache: o.Cache, NoAutoDynamic: true, RecompileLimit: -1})
+		runtime.Options{Name: arch + ".decode", Backend: o.Backend, Cache: o.Cache, NoAutoDynamic: true, RecompileLimit: -1, Donate: donate})
 	if err != nil {
 		return nil, err
 	}
@@ -176,6 +187,7 @@ func (g *Generator) Generate(r Request) (*Result, error) {
 	}
 	startArg := runtime.TensorArg(tensor.FromSlice(start, int64(B)).Buffer())
 	call := func(f *runtime.Function, toks []int32, T, pos int) (*backend.Buffer, error) {
+		// tokens, start, pos, then the cache from stepCacheArg, then the weights
 		args := []runtime.Arg{runtime.TensorArg(tensor.FromSlice(toks, int64(B), int64(T)).Buffer()), startArg,
 			runtime.TensorArg(tensor.FromSlice([]int32{int32(pos)}).Buffer())}
 		args = append(append(args, cache...), weights...)

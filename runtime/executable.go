@@ -32,6 +32,9 @@ type Executable struct {
 	// native is the backend's code a persistent entry carried (nil for a
 	// fresh compile): withBackend hands it to a backend.ExpectingCompiler.
 	native *backend.NativeCode
+	// donate are the entry's parameters its callers donate (Config.Donate):
+	// the backend may write results into their storage.
+	donate []int
 }
 
 // Run executes the program on the backend it was compiled for.
@@ -53,7 +56,7 @@ func (e *Executable) RunWith(args []*backend.Buffer, o backend.RunOptions) ([]*b
 
 // program is what a backend compiles from e.
 func (e *Executable) program() *backend.Program {
-	return &backend.Program{Module: e.Module, Entry: e.Entry, HLO: e.HLO, Target: e.Target}
+	return &backend.Program{Module: e.Module, Entry: e.Entry, HLO: e.HLO, Target: e.Target, Donate: e.donate}
 }
 
 // withBackend returns e compiled by b (a copy: e itself is never changed, as
@@ -226,7 +229,8 @@ type Config struct {
 	Passes passes.Options
 	// Donate lists the entry's parameters (by position) whose buffers each
 	// call consumes; the lowering marks them as donors (stablehlo.Options
-	// Donate), which a device backend acts on and the host backends ignore.
+	// Donate), which a device backend acts on, and the llvm backend writes
+	// a dynamic_update_slice of a donated parameter into its storage.
 	Donate []int
 	// Backend, when not nil, compiles the lowered program into the
 	// Executable's Exec; nil stops after lowering (tpucc build).
@@ -281,7 +285,7 @@ func compile(m *ir.Module, cfg Config, times *StageTimes) (*Executable, error) {
 	if err != nil {
 		return nil, err
 	}
-	exe := &Executable{Module: m, Entry: entry, HLO: hlo, Target: t.Name()}
+	exe := &Executable{Module: m, Entry: entry, HLO: hlo, Target: t.Name(), donate: cfg.Donate}
 	if cfg.Backend == nil {
 		return exe, nil
 	}

@@ -44,7 +44,9 @@ func (f *Function) obtain(args []Arg, sig signature, traced *ir.Module, reason s
 		if exe.Exec == nil {
 			// A persistent entry holds the optimised program; the backend
 			// compiles it again (a lookup, for backends that cache their own
-			// objects), and memory keeps the result.
+			// objects), and memory keeps the result. The key holds the
+			// donors, so they are the entry's.
+			exe.donate = tensorPositions(args, f.opts.Donate)
 			if exe, err = exe.withBackend(f.opts.backend, &f.times); err != nil {
 				return nil, false, nil, fmt.Errorf("%s: compiling for %s: %w", f.opts.Name, sig.text(), err)
 			}

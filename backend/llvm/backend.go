@@ -84,7 +84,7 @@ func (b *Backend) Compile(p *backend.Program) (backend.Executable, error) {
 	if p == nil || p.Entry == nil {
 		return nil, fmt.Errorf("llvm: no program to compile")
 	}
-	return b.compile(p.Module, p.Entry, nil)
+	return b.compileDonating(p.Module, p.Entry, nil, p.Donate)
 }
 
 // Executable is a compiled program.
@@ -110,6 +110,12 @@ func (x *Executable) CompileStages() []backend.Stage {
 }
 
 func (b *Backend) compile(m *ir.Module, f *ir.Func, expect *backend.NativeCode) (x *Executable, err error) {
+	return b.compileDonating(m, f, expect, nil)
+}
+
+// compileDonating is compile for a caller that may donate the parameters
+// at the positions donate lists (donate.go).
+func (b *Backend) compileDonating(m *ir.Module, f *ir.Func, expect *backend.NativeCode, donate []int) (x *Executable, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			x, err = nil, fmt.Errorf("internal error in the llvm backend compiling @%s: %v", f.Name, r)
@@ -123,7 +129,7 @@ func (b *Backend) compile(m *ir.Module, f *ir.Func, expect *backend.NativeCode) 
 	}
 	var times BuildTimes
 	t0 := time.Now()
-	p, err := newPlan(m, f)
+	p, err := newPlan(m, f, donate...)
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +196,7 @@ func (b *Backend) CompileExpecting(p *backend.Program, code backend.NativeCode) 
 	if p == nil || p.Entry == nil {
 		return nil, fmt.Errorf("llvm: no program to compile")
 	}
-	return b.compile(p.Module, p.Entry, &code)
+	return b.compileDonating(p.Module, p.Entry, &code, p.Donate)
 }
 
 // NativeCode is the executable's object and its identity, for the

@@ -81,6 +81,12 @@ func byteSize(t ir.Type) int {
 
 // Run executes the program. It is safe for concurrent use.
 func (x *Executable) Run(args []*backend.Buffer) (res []*backend.Buffer, err error) {
+	return x.run(args, nil)
+}
+
+// run executes the program with the arguments donated lists consumed
+// (donate.go).
+func (x *Executable) run(args []*backend.Buffer, donated map[int]bool) (res []*backend.Buffer, err error) {
 	if err := x.checkArgs(args); err != nil {
 		return nil, err
 	}
@@ -100,7 +106,7 @@ func (x *Executable) Run(args []*backend.Buffer) (res []*backend.Buffer, err err
 	for i, sl := range p.slots {
 		switch sl.kind {
 		case slotParam:
-			s.bufs[i] = args[sl.param]
+			s.bufs[i] = x.paramBuffer(args[sl.param], i, donated)
 		case slotResult:
 			s.bufs[i] = backend.New(sl.typ)
 		}
@@ -146,6 +152,13 @@ func (x *Executable) runStep(s *state, i int) error {
 	switch st.kind {
 	case stepCopy:
 		copy(s.bufs[st.bufs[0]].Bytes(), s.bufs[st.bufs[1]].Bytes())
+		return nil
+	case stepUpdate:
+		bufs := make([]*backend.Buffer, len(st.bufs))
+		for j, b := range st.bufs {
+			bufs[j] = s.bufs[b]
+		}
+		runUpdate(bufs)
 		return nil
 	case stepRef:
 		bufs := make([]*backend.Buffer, len(st.bufs))

@@ -35,6 +35,7 @@ const (
 	stepKernel stepKind = iota
 	stepRef             // the reference executor runs instr
 	stepCopy            // a result that is a parameter or constant: copied out
+	stepUpdate          // a dynamic_update_slice into a parameter's storage (donate.go)
 )
 
 type step struct {
@@ -59,6 +60,8 @@ type plan struct {
 	// generated and fallen back count instructions by op.
 	generated map[ir.Op]int
 	fallback  map[ir.Op]int
+	// written are the parameter slots that steps write into (donate.go).
+	written map[int]bool
 }
 
 type planner struct {
@@ -69,12 +72,15 @@ type planner struct {
 	// synthetic are the copies that bind an inlined fusion's parameters
 	// and results; they are not the program's ops, so not counted.
 	synthetic map[*ir.Instr]bool
+	// inplace are the updates that write into a donated parameter.
+	inplace map[*ir.Instr]bool
 }
 
-// newPlan builds the plan of f in m, generating kernels into a new module.
-func newPlan(m *ir.Module, f *ir.Func) (*plan, error) {
-	pl := &planner{m: m, p: &plan{gen: newGen(), generated: map[ir.Op]int{}, fallback: map[ir.Op]int{}},
-		epis: map[*ir.Instr]*dotEpilogue{}, synthetic: map[*ir.Instr]bool{}}
+// newPlan builds the plan of f in m, generating kernels into a new module;
+// donate lists the parameters the caller may donate (donate.go).
+func newPlan(m *ir.Module, f *ir.Func, donate ...int) (*plan, error) {
+	pl := &planner{m: m, p: &plan{gen: newGen(), generated: map[ir.Op]int{}, fallback: map[ir.Op]int{}, written: map[int]bool{}},
+		epis: map[*ir.Instr]*dotEpilogue{}, synthetic: map[*ir.Instr]bool{}, inplace: inplaceUpdates(f, donate)}
 	env := map[*ir.Value]int{}
 	for i, prm := range f.Params {
 		env[prm] = pl.newSlot(slot{typ: prm.Type, kind: slotParam, param: i})
@@ -84,13 +90,13 @@ func newPlan(m *ir.Module, f *ir.Func) (*plan, error) {
 		return nil, err
 	}
 	for _, s := range res {
-		if k := pl.p.slots[s].kind; k != slotTemp {
+		if k := pl.p.slots[s].kind; k != slotTemp && !pl.p.written[s] {
 			// A parameter or constant returned as is: results never share
 			// storage with args, so copy it out.
 			c := pl.newSlot(slot{typ: pl.p.slots[s].typ, kind: slotResult})
 			pl.p.steps = append(pl.p.steps, step{kind: stepCopy, bufs: []int{c, s}, outs: 1, what: "copy"})
 			s = c
-		} else {
+		} else if k == slotTemp {
 			pl.p.slots[s].kind = slotResult
 		}
 		pl.p.results = append(pl.p.results, s)
@@ -342,6 +348,9 @@ func (pl *planner) loopKernel(v *ir.Value, env map[*ir.Value]int, defs map[*ir.V
 func (pl *planner) heavy(in *ir.Instr, env map[*ir.Value]int) error {
 	if in.Op == ir.OpConstant {
 		return pl.constant(in, env)
+	}
+	if pl.inplace[in] {
+		return pl.updateInPlace(in, env)
 	}
 	if ok, err := pl.kernel(in, env); ok || err != nil {
 		if ok {
