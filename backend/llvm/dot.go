@@ -169,6 +169,9 @@ type dotEpilogue struct {
 // batch), by column blocks.
 func (pl *planner) dot(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) bool {
 	d := analyseDot(in)
+	if d.B*d.M*d.N > 0 && gemvFits(d) {
+		return pl.gemv(in, env, epi) // a few rows: stream the rhs (gemv.go)
+	}
 	k, st := pl.newKernelStep(in, env)
 	if d.B*d.M*d.N == 0 {
 		k.finish()

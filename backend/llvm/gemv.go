@@ -1,0 +1,146 @@
+package llvm
+
+import (
+	"github.com/llir/llvm/ir/constant"
+	"github.com/llir/llvm/ir/types"
+	"github.com/llir/llvm/ir/value"
+
+	"github.com/tpucc/tpucc/ir"
+)
+
+// A product with a few lhs rows whose operands are both contiguous along
+// the contraction: a decode step's x [1, K] times a weight stored as
+// Hugging Face stores it, [N, K], and attention's q · kᵀ over the cache.
+// Its cost is reading the rhs once. The blocked gemm would pack the rhs
+// first (reading and writing it once more) and run its 6-row tile with
+// the rows mostly empty, so these products stream the rhs instead: for
+// gemvCols rows of the rhs at a time, eight contracting elements per step,
+// every lhs row's vector multiplied into its own accumulator, then each
+// accumulator summed across lanes. The kernel's range is (batch, block of
+// gemvBlock rhs rows), so both cores read disjoint halves of the weights.
+
+const (
+	gemvRows  = 4  // the most lhs rows (M) the streaming kernel takes
+	gemvCols  = 4  // rhs rows in flight: gemvRows x gemvCols accumulators
+	gemvBlock = 64 // rhs rows per range index
+)
+
+// gemvFits reports whether d runs as a streamed product.
+func gemvFits(d dotShape) bool {
+	return d.M >= 1 && d.M <= gemvRows && d.K >= 8 && d.N >= 1 &&
+		d.lhs.dt == ir.F32 && d.rhs.dt == ir.F32 && d.out == ir.F32 &&
+		len(d.lhs.contract.sizes) == 1 && d.lhs.contract.stride1() &&
+		len(d.rhs.contract.sizes) == 1 && d.rhs.contract.stride1()
+}
+
+// gemv generates d (gemvFits) with the fused epilogue epi, if any.
+func (pl *planner) gemv(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) bool {
+	d := analyseDot(in)
+	k, st := pl.newKernelStep(in, env)
+	st.what = "gemv"
+	nb := (d.N + gemvBlock - 1) / gemvBlock
+	st.rows, st.work = d.B*nb, d.B*d.M*d.N*d.K
+	var epiAt func(b, m, n value.Value)
+	if epi != nil {
+		st.what += "+" + epi.ops
+		epiAt = pl.epilogue(k, &st, in, env, epi)
+	}
+	x, w, out := k.fbuf(1, ir.F32), k.fbuf(2, ir.F32), k.fbuf(0, ir.F32)
+	k.loop(k.lo, k.hi, nil, func(bj value.Value, _ []value.Value) []value.Value {
+		b := k.cur.NewSDiv(bj, ci(nb))
+		n0 := k.cur.NewMul(k.cur.NewSRem(bj, ci(nb)), ci(gemvBlock))
+		n1 := k.smin(k.cur.NewAdd(n0, ci(gemvBlock)), ci(d.N))
+		g := gemvCall{k: k, d: d, x: x, w: w, out: out, b: b,
+			xBase: k.offset(d.lhs.batch, b), wBase: k.offset(d.rhs.batch, b), epi: epiAt}
+		// Full groups of gemvCols rhs rows, then the rest one row at a time.
+		full := k.cur.NewSDiv(k.cur.NewSub(n1, n0), ci(gemvCols))
+		k.loop(ci(0), full, nil, func(j value.Value, _ []value.Value) []value.Value {
+			g.rows(k.mulAdd(j, gemvCols, n0), gemvCols)
+			return nil
+		})
+		k.loop(k.mulAdd(full, gemvCols, n0), n1, nil, func(n value.Value, _ []value.Value) []value.Value {
+			g.rows(n, 1)
+			return nil
+		})
+		return nil
+	})
+	k.finish()
+	if epi != nil {
+		env[epi.root] = st.bufs[0]
+		pl.p.steps = append(pl.p.steps, st)
+		return true
+	}
+	pl.addStep(in, env, st)
+	return true
+}
+
+// gemvCall is one range index's part of a streamed product.
+type gemvCall struct {
+	k            *kfn
+	d            dotShape
+	x, w, out    fbuf
+	b            value.Value
+	xBase, wBase value.Value
+	epi          func(b, m, n value.Value)
+}
+
+// rows computes out[b, m, n0+c] for every lhs row m and c < cols.
+func (g gemvCall) rows(n0 value.Value, cols int64) {
+	k, d := g.k, g.d
+	xRow := make([]value.Value, d.M)
+	for m := range xRow {
+		xRow[m] = k.cur.NewAdd(g.xBase, k.offset(d.lhs.free, ci(int64(m))))
+	}
+	wRow := make([]value.Value, cols)
+	for c := range wRow {
+		wRow[c] = k.cur.NewAdd(g.wBase, k.offset(d.rhs.free, k.cur.NewAdd(n0, ci(int64(c)))))
+	}
+	n := d.M * cols
+	init := make([]value.Value, n)
+	for i := range init {
+		init[i] = constant.NewZeroInitializer(v8)
+	}
+	vfma := k.g.declare("llvm.fmuladd.v8f32", v8, v8, v8, v8)
+	acc := k.loop(ci(0), ci(d.K/8), init, func(kv value.Value, acc []value.Value) []value.Value {
+		kk := k.cur.NewMul(kv, ci(8))
+		next := make([]value.Value, n)
+		ws := make([]value.Value, cols)
+		for c := range ws {
+			ws[c] = k.vload(g.w.p, k.cur.NewAdd(wRow[c], kk))
+		}
+		for m := range xRow {
+			xv := k.vload(g.x.p, k.cur.NewAdd(xRow[m], kk))
+			for c := range ws {
+				i := int64(m)*cols + int64(c)
+				next[i] = k.cur.NewCall(vfma, xv, ws[c], acc[i])
+			}
+		}
+		return next
+	})
+	for m := range xRow {
+		for c := range wRow {
+			s := k.hsum(acc[int64(m)*cols+int64(c)])
+			tail := k.loop(ci(d.K/8*8), ci(d.K), []value.Value{s}, func(kk value.Value, t []value.Value) []value.Value {
+				xv := g.x.load(k.cur.NewAdd(xRow[m], kk))
+				wv := g.w.load(k.cur.NewAdd(wRow[c], kk))
+				return []value.Value{k.cur.NewFAdd(t[0], k.cur.NewFMul(xv, wv))}
+			})
+			nn := k.cur.NewAdd(n0, ci(int64(c)))
+			mm := ci(int64(m))
+			g.out.store(tail[0], k.cur.NewAdd(k.cur.NewMul(g.b, ci(d.M*d.N)), k.mulAdd(mm, d.N, nn)))
+			if g.epi != nil {
+				g.epi(g.b, mm, nn)
+			}
+		}
+	}
+}
+
+// hsum adds the 8 lanes of v.
+func (k *kfn) hsum(v value.Value) value.Value {
+	i32 := func(x int64) value.Value { return constant.NewInt(types.I32, x) }
+	var s value.Value = k.cur.NewExtractElement(v, i32(0))
+	for i := int64(1); i < 8; i++ {
+		s = k.cur.NewFAdd(s, k.cur.NewExtractElement(v, i32(i)))
+	}
+	return s
+}
