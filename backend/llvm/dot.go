@@ -131,6 +131,11 @@ func (o dotOperand) gemm(k *kfn, buf int, b value.Value) gemmOperand {
 	if o.dt == ir.F32 && o.free.stride1() {
 		op.ptr = func(i, kk value.Value) value.Value { return k.at(types.Float, fb.p, off(i, kk)) }
 	}
+	if o.dt == ir.F32 && len(o.contract.sizes) == 1 && o.contract.stride1() {
+		op.row = func(i value.Value) value.Value {
+			return k.at(types.Float, fb.p, k.cur.NewAdd(base, k.offset(o.free, i)))
+		}
+	}
 	return op
 }
 

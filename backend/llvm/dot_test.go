@@ -22,6 +22,9 @@ var dotCases = []struct {
 	{"big", "f32[130,300]", "f32[300,530]", "lhs_contract=[1], rhs_contract=[0]", "f32[130,530]"},
 	{"lhsT", "f32[300,9]", "f32[300,33]", "lhs_contract=[0], rhs_contract=[0]", "f32[9,33]"},
 	{"rhsT", "f32[9,20]", "f32[35,20]", "lhs_contract=[1], rhs_contract=[1]", "f32[9,35]"},
+	// a weight stored [N, K] (packed by 8 x 8 transposes): several KC
+	// slices, the last with a tail of 3, and columns past one NC block
+	{"rhsTbig", "f32[13,603]", "f32[530,603]", "lhs_contract=[1], rhs_contract=[1]", "f32[13,530]"},
 	{"batched", "f32[3,7,20]", "f32[3,20,18]", "lhs_batch=[0], lhs_contract=[2], rhs_batch=[0], rhs_contract=[1]", "f32[3,7,18]"},
 	{"batchInner", "f32[7,3,20]", "f32[20,3,18]", "lhs_batch=[1], lhs_contract=[2], rhs_batch=[1], rhs_contract=[0]", "f32[3,7,18]"},
 	{"contractSplit", "f32[4,5,3]", "f32[3,4,8]", "lhs_contract=[0,2], rhs_contract=[1,0]", "f32[5,8]"},

@@ -39,6 +39,10 @@ var v8 = types.NewVector(8, types.Float)
 type gemmOperand struct {
 	at  func(i, kk value.Value) value.Value
 	ptr func(i, kk value.Value) value.Value
+	// row, when not nil, is &element(i, 0) for an f32 operand contiguous
+	// along the contraction (a weight stored [N, K] and contracted along
+	// K): its panels pack by transposing 8 x 8 blocks in registers.
+	row func(i value.Value) value.Value
 }
 
 // gemmScratch is the scratch a gemm call needs for blocks of at most mc x
@@ -91,12 +95,87 @@ func (k *kfn) gemmPack(dst value.Value, op gemmOperand, w int64, i0, end, count,
 			return nil
 		})
 		from = full
+	} else if op.row != nil && w == gemmNR {
+		from = k.cur.NewSDiv(count, ci(w))
+		k.gemmPackT(dst, op, i0, from, k0, kc)
 	}
 	k.loop(from, k.ceilDiv(count, w), nil, func(p value.Value, _ []value.Value) []value.Value {
 		out := k.cur.NewMul(p, k.cur.NewMul(kc, ci(w)))
 		k.gemmPackScalar(dst, op, w, k.mulAdd(p, w, i0), end, out, k0, kc)
 		return nil
 	})
+}
+
+// gemmPackT packs the full 16-wide panels [0, full) of an operand that is
+// contiguous along the contraction. Per half panel (8 rows) and 8
+// contracting indices it loads one vector from each row and transposes the
+// 8 x 8 block in registers (transpose8), so every load and store is a
+// vector; element by element this packing cost more than the product at
+// 64 rows. The contracting indices past the last multiple of 8 are copied
+// one by one.
+func (k *kfn) gemmPackT(dst value.Value, op gemmOperand, i0, full, k0, kc value.Value) {
+	w := int64(gemmNR)
+	k8 := k.cur.NewSDiv(kc, ci(8))
+	k.loop(ci(0), full, nil, func(p value.Value, _ []value.Value) []value.Value {
+		out := k.cur.NewMul(p, k.cur.NewMul(kc, ci(w)))
+		for h := int64(0); h < 2; h++ {
+			rows := make([]value.Value, 8)
+			for j := range rows {
+				rows[j] = op.row(k.cur.NewAdd(k.mulAdd(p, w, i0), ci(h*8+int64(j))))
+			}
+			k.loop(ci(0), k8, nil, func(kv value.Value, _ []value.Value) []value.Value {
+				kk := k.cur.NewMul(kv, ci(8))
+				src := k.cur.NewAdd(k0, kk)
+				blk := make([]value.Value, 8)
+				for j := range blk {
+					blk[j] = k.vload(rows[j], src)
+				}
+				for c, v := range k.transpose8(blk) {
+					k.vstore(v, dst, k.cur.NewAdd(out, k.mulAdd(k.cur.NewAdd(kk, ci(int64(c))), w, ci(h*8))))
+				}
+				return nil
+			})
+			k.loop(k.cur.NewMul(k8, ci(8)), kc, nil, func(kk value.Value, _ []value.Value) []value.Value {
+				at := k.cur.NewAdd(out, k.mulAdd(kk, w, ci(h*8)))
+				for j := range rows {
+					v := k.load(types.Float, rows[j], k.cur.NewAdd(k0, kk))
+					k.store(v, dst, k.cur.NewAdd(at, ci(int64(j))))
+				}
+				return nil
+			})
+		}
+		return nil
+	})
+}
+
+// transpose8 transposes 8 vectors of 8 floats (rows) into 8 vectors of 8
+// floats (columns) in three rounds of two-source shuffles: pairs of rows
+// exchange single elements, then pairs, then halves.
+func (k *kfn) transpose8(r []value.Value) []value.Value {
+	shuf := func(a, b value.Value, m ...int64) value.Value {
+		idx := make([]constant.Constant, len(m))
+		for i, x := range m {
+			idx[i] = constant.NewInt(types.I32, x)
+		}
+		return k.cur.NewShuffleVector(a, b, constant.NewVector(types.NewVector(8, types.I32), idx...))
+	}
+	a := make([]value.Value, 8)
+	for i := 0; i < 8; i += 2 {
+		a[i] = shuf(r[i], r[i+1], 0, 8, 2, 10, 4, 12, 6, 14)
+		a[i+1] = shuf(r[i], r[i+1], 1, 9, 3, 11, 5, 13, 7, 15)
+	}
+	b := make([]value.Value, 8)
+	for _, i := range []int{0, 1, 4, 5} {
+		b[i] = shuf(a[i], a[i+2], 0, 1, 8, 9, 4, 5, 12, 13)
+		b[i+2] = shuf(a[i], a[i+2], 2, 3, 10, 11, 6, 7, 14, 15)
+	}
+	// b[0]: columns 0|4, b[1]: 1|5, b[2]: 2|6, b[3]: 3|7 of rows 0-3; b[4..7] of rows 4-7.
+	c := make([]value.Value, 8)
+	for i := 0; i < 4; i++ {
+		c[i] = shuf(b[i], b[i+4], 0, 1, 2, 3, 8, 9, 10, 11)
+		c[i+4] = shuf(b[i], b[i+4], 4, 5, 6, 7, 12, 13, 14, 15)
+	}
+	return c
 }
 
 // gemmPackScalar packs one panel element by element; indices past end are

@@ -13,17 +13,25 @@ import (
 // matmul, the MLP's two layers) on one goroutine and on all cores; the
 // same shapes as bench/cpu/sgemm.py, for the OpenBLAS comparison:
 // go test ./backend/llvm -run '^$' -bench Gemm -benchtime 10x
+//
+// The rhsT cases store the rhs as a Hugging Face weight, [N, K], and
+// contract it along K (x · Wᵀ: a model's prefill and batched decode).
 func BenchmarkGemm(b *testing.B) {
 	for _, s := range [][3]int64{{1024, 1024, 1024}, {64, 1024, 4096}, {64, 4096, 1024}} {
 		for _, threads := range []int{1, 0} {
 			b.Run(fmt.Sprintf("%dx%dx%d/threads=%d", s[0], s[1], s[2], threads), func(b *testing.B) {
-				benchGemm(b, s[0], s[1], s[2], threads)
+				benchGemm(b, s[0], s[1], s[2], threads, false)
 			})
 		}
 	}
+	for _, s := range [][3]int64{{512, 1024, 3072}, {64, 1024, 3072}} {
+		b.Run(fmt.Sprintf("rhsT/%dx%dx%d", s[0], s[1], s[2]), func(b *testing.B) {
+			benchGemm(b, s[0], s[1], s[2], 0, true)
+		})
+	}
 }
 
-func benchGemm(b *testing.B, m, k, n int64, threads int) {
+func benchGemm(b *testing.B, m, k, n int64, threads int, rhsT bool) {
 	be := testBackend(b)
 	be.threads = threads
 	if threads == 0 {
@@ -31,6 +39,10 @@ func benchGemm(b *testing.B, m, k, n int64, threads int) {
 	}
 	src := fmt.Sprintf("func @mm(%%a: f32[%d,%d], %%b: f32[%d,%d]) -> f32[%d,%d] {\n  %%c = matmul %%a, %%b : f32[%d,%d]\n  return %%c\n}\n",
 		m, k, k, n, m, n, m, n)
+	if rhsT {
+		src = fmt.Sprintf("func @mm(%%a: f32[%d,%d], %%b: f32[%d,%d]) -> f32[%d,%d] {\n  %%c = dot_general %%a, %%b {lhs_contract=[1], rhs_contract=[1]} : f32[%d,%d]\n  return %%c\n}\n",
+			m, k, n, k, m, n, m, n)
+	}
 	mod, err := tir.Parse("mm.tir", []byte(src))
 	if err != nil {
 		b.Fatal(err)
