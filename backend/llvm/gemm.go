@@ -95,9 +95,9 @@ func (k *kfn) gemmPack(dst value.Value, op gemmOperand, w int64, i0, end, count,
 			return nil
 		})
 		from = full
-	} else if op.row != nil && w == gemmNR {
+	} else if op.row != nil {
 		from = k.cur.NewSDiv(count, ci(w))
-		k.gemmPackT(dst, op, i0, from, k0, kc)
+		k.gemmPackT(dst, op, w, i0, from, k0, kc)
 	}
 	k.loop(from, k.ceilDiv(count, w), nil, func(p value.Value, _ []value.Value) []value.Value {
 		out := k.cur.NewMul(p, k.cur.NewMul(kc, ci(w)))
@@ -106,22 +106,27 @@ func (k *kfn) gemmPack(dst value.Value, op gemmOperand, w int64, i0, end, count,
 	})
 }
 
-// gemmPackT packs the full 16-wide panels [0, full) of an operand that is
-// contiguous along the contraction. Per half panel (8 rows) and 8
-// contracting indices it loads one vector from each row and transposes the
-// 8 x 8 block in registers (transpose8), so every load and store is a
-// vector; element by element this packing cost more than the product at
-// 64 rows. The contracting indices past the last multiple of 8 are copied
-// one by one.
-func (k *kfn) gemmPackT(dst value.Value, op gemmOperand, i0, full, k0, kc value.Value) {
-	w := int64(gemmNR)
+// gemmPackT packs the full panels [0, full) (w rows each: gemmNR for the
+// rhs, gemmMR for the lhs) of an operand that is contiguous along the
+// contraction. Per group of up to 8 rows and 8 contracting indices it
+// loads one vector from each row and transposes the 8 x 8 block in
+// registers (transpose8), so every load and store is a vector; element
+// by element this packing cost more than the product at 64 rows. A
+// 6-row lhs panel reads its last row twice more and stores 6 lanes
+// (masked). The contracting indices past the last multiple of 8 are
+// copied one by one.
+func (k *kfn) gemmPackT(dst value.Value, op gemmOperand, w int64, i0, full, k0, kc value.Value) {
 	k8 := k.cur.NewSDiv(kc, ci(8))
+	groups := [][2]int64{{0, 8}, {8, 8}} // first row, rows
+	if w == gemmMR {
+		groups = [][2]int64{{0, gemmMR}}
+	}
 	k.loop(ci(0), full, nil, func(p value.Value, _ []value.Value) []value.Value {
 		out := k.cur.NewMul(p, k.cur.NewMul(kc, ci(w)))
-		for h := int64(0); h < 2; h++ {
+		for _, g := range groups {
 			rows := make([]value.Value, 8)
 			for j := range rows {
-				rows[j] = op.row(k.cur.NewAdd(k.mulAdd(p, w, i0), ci(h*8+int64(j))))
+				rows[j] = op.row(k.cur.NewAdd(k.mulAdd(p, w, i0), ci(g[0]+min(int64(j), g[1]-1))))
 			}
 			k.loop(ci(0), k8, nil, func(kv value.Value, _ []value.Value) []value.Value {
 				kk := k.cur.NewMul(kv, ci(8))
@@ -131,21 +136,39 @@ func (k *kfn) gemmPackT(dst value.Value, op gemmOperand, i0, full, k0, kc value.
 					blk[j] = k.vload(rows[j], src)
 				}
 				for c, v := range k.transpose8(blk) {
-					k.vstore(v, dst, k.cur.NewAdd(out, k.mulAdd(k.cur.NewAdd(kk, ci(int64(c))), w, ci(h*8))))
+					at := k.cur.NewAdd(out, k.mulAdd(k.cur.NewAdd(kk, ci(int64(c))), w, ci(g[0])))
+					k.vstoreN(v, dst, at, g[1])
 				}
 				return nil
 			})
 			k.loop(k.cur.NewMul(k8, ci(8)), kc, nil, func(kk value.Value, _ []value.Value) []value.Value {
-				at := k.cur.NewAdd(out, k.mulAdd(kk, w, ci(h*8)))
-				for j := range rows {
+				at := k.cur.NewAdd(out, k.mulAdd(kk, w, ci(g[0])))
+				for j := range g[1] {
 					v := k.load(types.Float, rows[j], k.cur.NewAdd(k0, kk))
-					k.store(v, dst, k.cur.NewAdd(at, ci(int64(j))))
+					k.store(v, dst, k.cur.NewAdd(at, ci(j)))
 				}
 				return nil
 			})
 		}
 		return nil
 	})
+}
+
+// vstoreN stores the first n lanes of v at p[idx] (all 8: a plain store;
+// fewer: a masked store, which writes nothing past them).
+func (k *kfn) vstoreN(v, p, idx value.Value, n int64) {
+	if n == 8 {
+		k.vstore(v, p, idx)
+		return
+	}
+	mt := types.NewVector(8, types.I1)
+	ms := k.g.declare("llvm.masked.store.v8f32.p0v8f32", types.Void, v8, types.NewPointer(v8), types.I32, mt)
+	lanes := make([]constant.Constant, 8)
+	for i := range lanes {
+		lanes[i] = constant.NewBool(int64(i) < n)
+	}
+	ptr := k.cur.NewBitCast(k.at(types.Float, p, idx), types.NewPointer(v8))
+	k.cur.NewCall(ms, v, ptr, constant.NewInt(types.I32, 4), constant.NewVector(mt, lanes...))
 }
 
 // transpose8 transposes 8 vectors of 8 floats (rows) into 8 vectors of 8
