@@ -108,7 +108,7 @@ func (x *Executable) run(args []*backend.Buffer, donated map[int]bool) (res []*b
 		case slotParam:
 			s.bufs[i] = x.paramBuffer(args[sl.param], i, donated)
 		case slotResult:
-			s.bufs[i] = backend.New(sl.typ)
+			s.bufs[i] = newResult(sl.typ)
 		}
 	}
 	for i := range p.steps {

@@ -1,0 +1,91 @@
+package llvm
+
+import (
+	goruntime "runtime"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/backend/cpu"
+)
+
+// A result of about 4 MiB (large enough for the pool) whose size no other
+// test's result has, so that every pooled storage of this size is this
+// test's.
+const poolSrc = "func @f(%x: f32[1031,1021]) -> f32[1031,1021] {\n  %y = mul %x, %x\n  %z = add %y, %x\n  return %z\n}\n"
+
+const poolWords = (1031*1021*4 + 7) / 8
+
+// poolSeen are the addresses of every result this test has made (in any
+// of its runs under -count): every storage of poolWords in the pool is one
+// of them.
+var poolSeen = map[uintptr]bool{}
+
+// waitPooled collects garbage until the pool holds storage of poolWords
+// words (the finalizers that return storage run after a collection, on
+// their own goroutine).
+func waitPooled(t *testing.T) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		pool.Lock()
+		n := len(pool.free[poolWords])
+		pool.Unlock()
+		if n > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no dropped result's storage reached the pool")
+		}
+		goruntime.GC()
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestResultStorageReused: the storage of a result that nothing
+// references is given to a later result, and the values are right; a
+// result still referenced through a view keeps its storage and its
+// values.
+func TestResultStorageReused(t *testing.T) {
+	b := testBackend(t)
+	exe := compileText(t, "pool.tir", []byte(poolSrc))
+	x, err := b.compile(exe.Module, exe.Entry, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := cpu.RandomInputs(exe.Entry, 2)
+	want, err := cpu.Run(exe.Module, exe.Entry, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func() *backend.Buffer {
+		out, err := x.Run(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		poolSeen[uintptr(unsafe.Pointer(unsafe.SliceData(out[0].Bytes())))] = true // keeps nothing alive
+		if !out[0].Equal(want[0]) {
+			t.Fatal("the result differs from the reference executor's")
+		}
+		return out[0]
+	}
+	for range 3 { // dropped at once (the newest may stay reachable for a cycle or two)
+		run()
+	}
+	waitPooled(t)
+	kept := run()
+	if !poolSeen[uintptr(unsafe.Pointer(unsafe.SliceData(kept.Bytes())))] {
+		t.Fatal("the result did not take a dropped result's storage")
+	}
+	view := kept.WithType(kept.Type()) // a view keeps the storage alive
+	kept = nil
+	goruntime.GC()
+	goruntime.GC()
+	next := run()
+	if unsafe.SliceData(next.Bytes()) == unsafe.SliceData(view.Bytes()) {
+		t.Fatal("storage still read through a view was reused")
+	}
+	if !view.Equal(want[0]) {
+		t.Fatal("a view's values changed")
+	}
+}
