@@ -227,7 +227,7 @@ func (x *raggedCtx) micro(r0 value.Value, n int64, n0, k0, kcur, first value.Val
 		at := k.cur.NewAdd(k.mulAdd(kk, x.N, x.wBase), n0)
 		b0 := k.vload(x.B, at)
 		b1 := k.vload(x.B, k.cur.NewAdd(at, ci(8)))
-		x.prefetch(k.cur.NewAdd(at, ci(raggedPD*x.N)))
+		x.prefetch(k.cur.NewAdd(at, ci(raggedKB*x.N)))
 		next := make([]value.Value, len(acc))
 		for i := range aRows {
 			av := k.splat(k.load(types.Float, x.A, k.cur.NewAdd(aRows[i], kk)))
@@ -263,14 +263,16 @@ func (x *raggedCtx) rest(n0 value.Value) {
 	})
 }
 
-// raggedPD is how many matrix rows ahead the micro-kernel prefetches.
-const raggedPD = 16
-
-// prefetch asks for the line of the weights at B[at] (a read, kept in L1).
+// prefetch asks for the line of the weights at B[at] into L2 (locality 2:
+// prefetcht1). The micro-kernel asks for the line raggedKB rows below the
+// one it reads, that is the same place in the next slice: a whole pass over
+// the call's columns ahead (96 KB per thread at n = 768), which covers the
+// memory latency, where a prefetch a few rows ahead in the same tile did
+// not. Past the expert's last slice it fetches the next expert's first.
 func (x *raggedCtx) prefetch(at value.Value) {
 	k := x.k
 	pf := k.g.declare("llvm.prefetch.p0i8", types.Void, types.I8Ptr, types.I32, types.I32, types.I32)
 	i32 := func(v int64) value.Value { return constant.NewInt(types.I32, v) }
 	p := k.cur.NewBitCast(k.cur.NewGetElementPtr(types.Float, x.B, at), types.I8Ptr)
-	k.cur.NewCall(pf, p, i32(0), i32(3), i32(1))
+	k.cur.NewCall(pf, p, i32(0), i32(2), i32(1))
 }
