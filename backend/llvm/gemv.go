@@ -77,12 +77,7 @@ func (pl *planner) gemv(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) b
 		return nil
 	})
 	k.finish()
-	if epi != nil {
-		env[epi.root] = st.bufs[0]
-		pl.p.steps = append(pl.p.steps, st)
-		return true
-	}
-	pl.addStep(in, env, st)
+	pl.addDotStep(in, env, st, epi)
 	return true
 }
 

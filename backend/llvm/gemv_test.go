@@ -1,11 +1,8 @@
 package llvm
 
 import (
-	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/tpucc/tpucc/frontend/tir"
 )
 
 // gemvCases are products with at most gemvRows lhs rows (1 to 8) and both operands
@@ -30,19 +27,11 @@ var gemvCases = []struct{ lhs, rhs, attr, out string }{
 // and checks that each ran as a streamed product.
 func TestGemv(t *testing.T) {
 	b := testBackend(t)
-	var params, body, rets, types []string
-	for i, c := range gemvCases {
-		params = append(params, fmt.Sprintf("%%l%d: %s, %%r%d: %s", i, c.lhs, i, c.rhs))
-		body = append(body, fmt.Sprintf("  %%d%d = dot_general %%l%d, %%r%d {%s} : %s", i, i, i, c.attr, c.out))
-		rets = append(rets, fmt.Sprintf("%%d%d", i))
-		types = append(types, c.out)
+	var cases [][4]string
+	for _, c := range gemvCases {
+		cases = append(cases, [4]string{c.lhs, c.rhs, c.attr, c.out})
 	}
-	src := fmt.Sprintf("func @gemvs(%s) -> (%s) {\n%s\n  return %s\n}\n",
-		strings.Join(params, ", "), strings.Join(types, ", "), strings.Join(body, "\n"), strings.Join(rets, ", "))
-	m, err := tir.Parse("gemv.tir", []byte(src))
-	if err != nil {
-		t.Fatalf("%v\n%s", err, src)
-	}
+	m := dotsModule(t, cases)
 	x := differential(t, b, m, m.Funcs[0], 4)
 	if n := strings.Count(x.plan.String(), ": gemv "); n != len(gemvCases) {
 		t.Errorf("%d of %d products streamed; plan:\n%s", n, len(gemvCases), x.plan)
