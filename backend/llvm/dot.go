@@ -230,13 +230,19 @@ func (pl *planner) dot(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) bo
 		return nil
 	})
 	k.finish()
+	pl.addDotStep(in, env, st, epi)
+	return true
+}
+
+// addDotStep records a finished dot kernel: with an epilogue, the step's
+// output holds the epilogue's value, not the dot's (which nothing else reads).
+func (pl *planner) addDotStep(in *ir.Instr, env map[*ir.Value]int, st step, epi *dotEpilogue) {
 	if epi != nil {
 		env[epi.root] = st.bufs[0]
 		pl.p.steps = append(pl.p.steps, st)
-		return true
+		return
 	}
 	pl.addStep(in, env, st)
-	return true
 }
 
 // epilogue prepares the fused epilogue of a dot kernel: it returns the

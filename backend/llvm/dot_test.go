@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tpucc/tpucc/frontend/tir"
+	"github.com/tpucc/tpucc/ir"
 )
 
 // dotCases cover the shapes the blocked kernel must handle: edges that are
@@ -38,12 +39,27 @@ var dotCases = []struct {
 // run) against the reference executor, within the oracle's tolerance.
 func TestDotShapes(t *testing.T) {
 	b := testBackend(t)
+	var cases [][4]string
+	for _, c := range dotCases {
+		cases = append(cases, [4]string{c.lhs, c.rhs, c.attr, c.out})
+	}
+	m := dotsModule(t, cases)
+	x := differential(t, b, m, m.Funcs[0], 3)
+	if gen, fb := x.Coverage(); fb != "" || gen != fmt.Sprintf("dot_general=%d", len(dotCases)) {
+		t.Errorf("coverage: generated %q, fallback %q", gen, fb)
+	}
+}
+
+// dotsModule is one function computing a dot_general per case (lhs type,
+// rhs type, attributes, result type) from its own two parameters.
+func dotsModule(t *testing.T, cases [][4]string) *ir.Module {
+	t.Helper()
 	var params, body, rets, types []string
-	for i, c := range dotCases {
-		params = append(params, fmt.Sprintf("%%l%d: %s, %%r%d: %s", i, c.lhs, i, c.rhs))
-		body = append(body, fmt.Sprintf("  %%d%d = dot_general %%l%d, %%r%d {%s} : %s", i, i, i, c.attr, c.out))
+	for i, c := range cases {
+		params = append(params, fmt.Sprintf("%%l%d: %s, %%r%d: %s", i, c[0], i, c[1]))
+		body = append(body, fmt.Sprintf("  %%d%d = dot_general %%l%d, %%r%d {%s} : %s", i, i, i, c[2], c[3]))
 		rets = append(rets, fmt.Sprintf("%%d%d", i))
-		types = append(types, c.out)
+		types = append(types, c[3])
 	}
 	src := fmt.Sprintf("func @dots(%s) -> (%s) {\n%s\n  return %s\n}\n",
 		strings.Join(params, ", "), strings.Join(types, ", "), strings.Join(body, "\n"), strings.Join(rets, ", "))
@@ -51,10 +67,7 @@ func TestDotShapes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, src)
 	}
-	x := differential(t, b, m, m.Funcs[0], 3)
-	if gen, fb := x.Coverage(); fb != "" || gen != fmt.Sprintf("dot_general=%d", len(dotCases)) {
-		t.Errorf("coverage: generated %q, fallback %q", gen, fb)
-	}
+	return m
 }
 
 // TestDotEpilogue: the elementwise expression after a matmul is computed

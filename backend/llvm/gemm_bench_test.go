@@ -15,7 +15,7 @@ import (
 // go test ./backend/llvm -run '^$' -bench Gemm -benchtime 10x
 //
 // The rhsT cases store the rhs as a Hugging Face weight, [N, K], and
-// contract it along K (x · Wᵀ: a model's prefill and batched decode).
+// contract it along K (x · Wᵀ: a model's prefill and batched decode; 8 rows stream the rhs, gemv.go).
 func BenchmarkGemm(b *testing.B) {
 	for _, s := range [][3]int64{{1024, 1024, 1024}, {64, 1024, 4096}, {64, 4096, 1024}} {
 		for _, threads := range []int{1, 0} {
@@ -24,7 +24,7 @@ func BenchmarkGemm(b *testing.B) {
 			})
 		}
 	}
-	for _, s := range [][3]int64{{512, 1024, 3072}, {64, 1024, 3072}} {
+	for _, s := range [][3]int64{{512, 1024, 3072}, {64, 1024, 3072}, {8, 1024, 3072}} {
 		b.Run(fmt.Sprintf("rhsT/%dx%dx%d", s[0], s[1], s[2]), func(b *testing.B) {
 			benchGemm(b, s[0], s[1], s[2], 0, true)
 		})

@@ -20,8 +20,8 @@ import (
 // gemvBlock rhs rows), so both cores read disjoint halves of the weights.
 
 const (
-	gemvRows  = 4  // the most lhs rows (M) the streaming kernel takes
-	gemvCols  = 4  // rhs rows in flight: gemvRows x gemvCols accumulators
+	gemvRows  = 8  // the most lhs rows (M) the streaming kernel takes
+	gemvCols  = 4  // rhs rows in flight at M <= 4: M x gemvCols accumulators
 	gemvBlock = 64 // rhs rows per range index
 )
 
@@ -31,6 +31,17 @@ func gemvFits(d dotShape) bool {
 		d.lhs.dt == ir.F32 && d.rhs.dt == ir.F32 && d.out == ir.F32 &&
 		len(d.lhs.contract.sizes) == 1 && d.lhs.contract.stride1() &&
 		len(d.rhs.contract.sizes) == 1 && d.rhs.contract.stride1()
+}
+
+// gemvColsFor is the rhs rows in flight for m lhs rows: up to 4 rows
+// 4 x m accumulators; 5 to 8 rows (a decode batch of up to 8) 2 x m, so
+// the accumulators, the rhs vectors and an lhs vector stay in the 32
+// vector registers of AVX-512 instead of spilling.
+func gemvColsFor(m int64) int64 {
+	if m <= 4 {
+		return gemvCols
+	}
+	return 2
 }
 
 // gemv generates d (gemvFits) with the fused epilogue epi, if any.
@@ -52,25 +63,21 @@ func (pl *planner) gemv(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) b
 		n1 := k.smin(k.cur.NewAdd(n0, ci(gemvBlock)), ci(d.N))
 		g := gemvCall{k: k, d: d, x: x, w: w, out: out, b: b,
 			xBase: k.offset(d.lhs.batch, b), wBase: k.offset(d.rhs.batch, b), epi: epiAt}
-		// Full groups of gemvCols rhs rows, then the rest one row at a time.
-		full := k.cur.NewSDiv(k.cur.NewSub(n1, n0), ci(gemvCols))
+		// Full groups of cols rhs rows, then the rest one row at a time.
+		cols := gemvColsFor(d.M)
+		full := k.cur.NewSDiv(k.cur.NewSub(n1, n0), ci(cols))
 		k.loop(ci(0), full, nil, func(j value.Value, _ []value.Value) []value.Value {
-			g.rows(k.mulAdd(j, gemvCols, n0), gemvCols)
+			g.rows(k.mulAdd(j, cols, n0), cols)
 			return nil
 		})
-		k.loop(k.mulAdd(full, gemvCols, n0), n1, nil, func(n value.Value, _ []value.Value) []value.Value {
+		k.loop(k.mulAdd(full, cols, n0), n1, nil, func(n value.Value, _ []value.Value) []value.Value {
 			g.rows(n, 1)
 			return nil
 		})
 		return nil
 	})
 	k.finish()
-	if epi != nil {
-		env[epi.root] = st.bufs[0]
-		pl.p.steps = append(pl.p.steps, st)
-		return true
-	}
-	pl.addStep(in, env, st)
+	pl.addDotStep(in, env, st, epi)
 	return true
 }
 

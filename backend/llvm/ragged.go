@@ -229,7 +229,7 @@ func (x *raggedCtx) micro(r0 value.Value, n int64, n0, k0, kcur, first value.Val
 		at := k.cur.NewAdd(k.mulAdd(kk, x.N, x.wBase), n0)
 		b0 := k.vload(x.B, at)
 		b1 := k.vload(x.B, k.cur.NewAdd(at, ci(8)))
-		x.prefetch(k.cur.NewAdd(at, ci(raggedPD*x.N)))
+		x.prefetch(k.cur.NewAdd(at, ci(raggedPF*raggedKB*x.N)))
 		next := make([]value.Value, len(acc))
 		for i := range aRows {
 			av := k.splat(k.load(types.Float, x.A, k.cur.NewAdd(aRows[i], kk)))
@@ -265,14 +265,21 @@ func (x *raggedCtx) rest(n0 value.Value) {
 	})
 }
 
-// raggedPD is how many matrix rows ahead the micro-kernel prefetches.
-const raggedPD = 16
+// raggedPF is how many slices ahead the micro-kernel prefetches: for each
+// line it reads it asks for the same line raggedPF slices below, two whole
+// passes over the call's columns ahead (192 KB per thread at n = 768, in
+// L2). One pass ahead was 15-20 % slower (BenchmarkRaggedDot/decode); a
+// prefetch a few rows ahead in the same tile, less than one memory latency
+// ahead, slower still. Past the expert's last slices it fetches the next
+// expert's first ones.
+const raggedPF = 2
 
-// prefetch asks for the line of the weights at B[at] (a read, kept in L1).
+// prefetch asks for the line of the weights at B[at] into L2 (locality 2:
+// prefetcht1).
 func (x *raggedCtx) prefetch(at value.Value) {
 	k := x.k
 	pf := k.g.declare("llvm.prefetch.p0i8", types.Void, types.I8Ptr, types.I32, types.I32, types.I32)
 	i32 := func(v int64) value.Value { return constant.NewInt(types.I32, v) }
 	p := k.cur.NewBitCast(k.cur.NewGetElementPtr(types.Float, x.B, at), types.I8Ptr)
-	k.cur.NewCall(pf, p, i32(0), i32(3), i32(1))
+	k.cur.NewCall(pf, p, i32(0), i32(2), i32(1))
 }

@@ -93,6 +93,11 @@ func BenchmarkRaggedDot(b *testing.B) {
 	}{
 		{"decode", 4, 64, 1024, 768},
 		{"prefill", 64, 64, 1024, 768},
+		// bench/moe's prefill shapes (64 rows per expert on average), 16 of the 128 experts
+		{"prefill-qwen3-up", 64, 16, 2048, 768},
+		{"prefill-qwen3-down", 64, 16, 768, 2048},
+		{"prefill-gemma4-up", 64, 16, 2816, 704},
+		{"prefill-gemma4-down", 64, 16, 704, 2816},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			m := c.rows * c.g
