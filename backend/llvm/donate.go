@@ -1,6 +1,8 @@
 package llvm
 
 import (
+	"slices"
+
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
 )
@@ -62,7 +64,7 @@ func (pl *planner) updateInPlace(in *ir.Instr, env map[*ir.Value]int) error {
 		}
 		st.bufs = append(st.bufs, s)
 	}
-	pl.p.written[x] = true
+	pl.p.slots[x].written = true
 	pl.p.generated[in.Op]++
 	env[in.Results[0]] = x
 	pl.p.steps = append(pl.p.steps, st)
@@ -116,12 +118,11 @@ func runUpdate(bufs []*backend.Buffer) {
 // paramBuffer is the buffer a parameter's slot runs on: the argument
 // itself, unless the plan writes into it; then a view of the argument's
 // storage when the call donates it, else a private copy.
-func (x *Executable) paramBuffer(arg *backend.Buffer, slot int, donated map[int]bool) *backend.Buffer {
-	sl := x.plan.slots[slot]
-	if !x.plan.written[slot] {
+func (x *Executable) paramBuffer(arg *backend.Buffer, sl *slot, donated []int) *backend.Buffer {
+	if !sl.written {
 		return arg
 	}
-	if donated[sl.param] {
+	if slices.Contains(donated, sl.param) {
 		if v, err := backend.View(sl.typ, arg.Bytes()); err == nil {
 			return v
 		}
@@ -134,9 +135,5 @@ func (x *Executable) paramBuffer(arg *backend.Buffer, slot int, donated map[int]
 // the result. KeepOnDevice means nothing on the host (results are host
 // buffers either way).
 func (x *Executable) RunWith(args []*backend.Buffer, o backend.RunOptions) ([]*backend.Buffer, error) {
-	donated := map[int]bool{}
-	for _, i := range o.Donate {
-		donated[i] = true
-	}
-	return x.run(args, donated)
+	return x.run(args, o.Donate)
 }

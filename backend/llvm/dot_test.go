@@ -13,9 +13,11 @@ import (
 // not multiples of the 6 x 16 tile, K = 1, blocks larger than MC, KC and
 // NC, transposed operands, batch dimensions anywhere, groups that do not
 // collapse into one strided dimension, and f16/bf16.
-var dotCases = []struct {
-	name, lhs, rhs, attr, out string
-}{
+// dotCase is one dot_general of a test program: its operand types,
+// attributes and result type; name says what it covers.
+type dotCase struct{ name, lhs, rhs, attr, out string }
+
+var dotCases = []dotCase{
 	{"odd", "f32[7,5]", "f32[5,19]", "lhs_contract=[1], rhs_contract=[0]", "f32[7,19]"},
 	{"k1", "f32[13,1]", "f32[1,17]", "lhs_contract=[1], rhs_contract=[0]", "f32[13,17]"},
 	{"tiny", "f32[1,1]", "f32[1,1]", "lhs_contract=[1], rhs_contract=[0]", "f32[1,1]"},
@@ -39,27 +41,23 @@ var dotCases = []struct {
 // run) against the reference executor, within the oracle's tolerance.
 func TestDotShapes(t *testing.T) {
 	b := testBackend(t)
-	var cases [][4]string
-	for _, c := range dotCases {
-		cases = append(cases, [4]string{c.lhs, c.rhs, c.attr, c.out})
-	}
-	m := dotsModule(t, cases)
+	m := dotsModule(t, dotCases)
 	x := differential(t, b, m, m.Funcs[0], 3)
 	if gen, fb := x.Coverage(); fb != "" || gen != fmt.Sprintf("dot_general=%d", len(dotCases)) {
 		t.Errorf("coverage: generated %q, fallback %q", gen, fb)
 	}
 }
 
-// dotsModule is one function computing a dot_general per case (lhs type,
-// rhs type, attributes, result type) from its own two parameters.
-func dotsModule(t *testing.T, cases [][4]string) *ir.Module {
+// dotsModule is one function computing a dot_general per case from its
+// own two parameters.
+func dotsModule(t *testing.T, cases []dotCase) *ir.Module {
 	t.Helper()
 	var params, body, rets, types []string
 	for i, c := range cases {
-		params = append(params, fmt.Sprintf("%%l%d: %s, %%r%d: %s", i, c[0], i, c[1]))
-		body = append(body, fmt.Sprintf("  %%d%d = dot_general %%l%d, %%r%d {%s} : %s", i, i, i, c[2], c[3]))
+		params = append(params, fmt.Sprintf("%%l%d: %s, %%r%d: %s", i, c.lhs, i, c.rhs))
+		body = append(body, fmt.Sprintf("  %%d%d = dot_general %%l%d, %%r%d {%s} : %s", i, i, i, c.attr, c.out))
 		rets = append(rets, fmt.Sprintf("%%d%d", i))
-		types = append(types, c[3])
+		types = append(types, c.out)
 	}
 	src := fmt.Sprintf("func @dots(%s) -> (%s) {\n%s\n  return %s\n}\n",
 		strings.Join(params, ", "), strings.Join(types, ", "), strings.Join(body, "\n"), strings.Join(rets, ", "))

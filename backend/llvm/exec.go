@@ -86,7 +86,7 @@ func (x *Executable) Run(args []*backend.Buffer) (res []*backend.Buffer, err err
 
 // run executes the program with the arguments donated lists consumed
 // (donate.go).
-func (x *Executable) run(args []*backend.Buffer, donated map[int]bool) (res []*backend.Buffer, err error) {
+func (x *Executable) run(args []*backend.Buffer, donated []int) (res []*backend.Buffer, err error) {
 	if err := x.checkArgs(args); err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func (x *Executable) run(args []*backend.Buffer, donated map[int]bool) (res []*b
 	for i, sl := range p.slots {
 		switch sl.kind {
 		case slotParam:
-			s.bufs[i] = x.paramBuffer(args[sl.param], i, donated)
+			s.bufs[i] = x.paramBuffer(args[sl.param], &p.slots[i], donated)
 		case slotResult:
 			s.bufs[i] = newResult(sl.typ)
 		}

@@ -10,28 +10,24 @@ import (
 // Hugging Face stores it ([N, K]), attention's q · kᵀ with batch
 // dimensions, K not a multiple of 8 (the scalar tail) or below it, and N
 // not a multiple of the 4 (M <= 4) or 2 (M 5 to 8) rows in flight or of the 64-row block.
-var gemvCases = []struct{ lhs, rhs, attr, out string }{
-	{"f32[1,1024]", "f32[67,1024]", "lhs_contract=[1], rhs_contract=[1]", "f32[1,67]"},
-	{"f32[4,37]", "f32[130,37]", "lhs_contract=[1], rhs_contract=[1]", "f32[4,130]"},
-	{"f32[3,8]", "f32[5,8]", "lhs_contract=[1], rhs_contract=[1]", "f32[3,5]"},
-	{"f32[2,1,19]", "f32[3,19]", "lhs_contract=[2], rhs_contract=[1]", "f32[2,1,3]"},
-	{"f32[2,3,2,16]", "f32[2,3,9,16]", "lhs_batch=[0,1], lhs_contract=[3], rhs_batch=[0,1], rhs_contract=[3]", "f32[2,3,2,9]"},
-	{"f32[5,33]", "f32[67,33]", "lhs_contract=[1], rhs_contract=[1]", "f32[5,67]"},
-	{"f32[8,1024]", "f32[131,1024]", "lhs_contract=[1], rhs_contract=[1]", "f32[8,131]"},
-	{"f32[2,7,21]", "f32[2,5,21]", "lhs_batch=[0], lhs_contract=[2], rhs_batch=[0], rhs_contract=[2]", "f32[2,7,5]"},
-	{"f32[6,16]", "f32[3,16]", "lhs_contract=[1], rhs_contract=[1]", "f32[6,3]"},
-	{"f32[64]", "f32[64]", "lhs_contract=[0], rhs_contract=[0]", "f32[]"},
+var gemvCases = []dotCase{
+	{"decode", "f32[1,1024]", "f32[67,1024]", "lhs_contract=[1], rhs_contract=[1]", "f32[1,67]"},
+	{"m4kTail", "f32[4,37]", "f32[130,37]", "lhs_contract=[1], rhs_contract=[1]", "f32[4,130]"},
+	{"k8", "f32[3,8]", "f32[5,8]", "lhs_contract=[1], rhs_contract=[1]", "f32[3,5]"},
+	{"lhs3d", "f32[2,1,19]", "f32[3,19]", "lhs_contract=[2], rhs_contract=[1]", "f32[2,1,3]"},
+	{"attention", "f32[2,3,2,16]", "f32[2,3,9,16]", "lhs_batch=[0,1], lhs_contract=[3], rhs_batch=[0,1], rhs_contract=[3]", "f32[2,3,2,9]"},
+	{"m5", "f32[5,33]", "f32[67,33]", "lhs_contract=[1], rhs_contract=[1]", "f32[5,67]"},
+	{"m8", "f32[8,1024]", "f32[131,1024]", "lhs_contract=[1], rhs_contract=[1]", "f32[8,131]"},
+	{"m7batch", "f32[2,7,21]", "f32[2,5,21]", "lhs_batch=[0], lhs_contract=[2], rhs_batch=[0], rhs_contract=[2]", "f32[2,7,5]"},
+	{"m6", "f32[6,16]", "f32[3,16]", "lhs_contract=[1], rhs_contract=[1]", "f32[6,3]"},
+	{"vectors", "f32[64]", "f32[64]", "lhs_contract=[0], rhs_contract=[0]", "f32[]"},
 }
 
 // TestGemv runs the cases in one program against the reference executor
 // and checks that each ran as a streamed product.
 func TestGemv(t *testing.T) {
 	b := testBackend(t)
-	var cases [][4]string
-	for _, c := range gemvCases {
-		cases = append(cases, [4]string{c.lhs, c.rhs, c.attr, c.out})
-	}
-	m := dotsModule(t, cases)
+	m := dotsModule(t, gemvCases)
 	x := differential(t, b, m, m.Funcs[0], 4)
 	if n := strings.Count(x.plan.String(), ": gemv "); n != len(gemvCases) {
 		t.Errorf("%d of %d products streamed; plan:\n%s", n, len(gemvCases), x.plan)

@@ -27,6 +27,8 @@ type slot struct {
 	kind  slotKind
 	param int    // slotParam: which argument
 	data  []byte // slotConst: the value
+	// written: a slotParam that a step writes into (donate.go)
+	written bool
 }
 
 type stepKind uint8
@@ -60,8 +62,6 @@ type plan struct {
 	// generated and fallen back count instructions by op.
 	generated map[ir.Op]int
 	fallback  map[ir.Op]int
-	// written are the parameter slots that steps write into (donate.go).
-	written map[int]bool
 }
 
 type planner struct {
@@ -79,7 +79,7 @@ type planner struct {
 // newPlan builds the plan of f in m, generating kernels into a new module;
 // donate lists the parameters the caller may donate (donate.go).
 func newPlan(m *ir.Module, f *ir.Func, donate ...int) (*plan, error) {
-	pl := &planner{m: m, p: &plan{gen: newGen(), generated: map[ir.Op]int{}, fallback: map[ir.Op]int{}, written: map[int]bool{}},
+	pl := &planner{m: m, p: &plan{gen: newGen(), generated: map[ir.Op]int{}, fallback: map[ir.Op]int{}},
 		epis: map[*ir.Instr]*dotEpilogue{}, synthetic: map[*ir.Instr]bool{}, inplace: inplaceUpdates(f, donate)}
 	env := map[*ir.Value]int{}
 	for i, prm := range f.Params {
@@ -90,7 +90,7 @@ func newPlan(m *ir.Module, f *ir.Func, donate ...int) (*plan, error) {
 		return nil, err
 	}
 	for _, s := range res {
-		if k := pl.p.slots[s].kind; k != slotTemp && !pl.p.written[s] {
+		if k := pl.p.slots[s].kind; k != slotTemp && !pl.p.slots[s].written {
 			// A parameter or constant returned as is: results never share
 			// storage with args, so copy it out.
 			c := pl.newSlot(slot{typ: pl.p.slots[s].typ, kind: slotResult})
