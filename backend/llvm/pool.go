@@ -3,6 +3,7 @@ package llvm
 import (
 	"fmt"
 	"runtime"
+	"runtime/metrics"
 	"sync"
 	"unsafe"
 
@@ -20,6 +21,15 @@ import (
 // it unreachable, so storage that any view still reads is never reused.
 // Kernels write every element of their outputs (temporaries already live
 // in reused arenas), so reused storage is never read before it is written.
+//
+// The collector runs when the heap has grown by its live size, and storage
+// taken from the pool does not grow it: left alone, a loop that drops each
+// result found the pool empty on about half its calls, and each of those
+// paid 20 ms of faults for 64 MiB (bench/cpu's chain). So when the pool has
+// nothing of the size asked for, and the results made since newResult
+// last collected amount to a quarter of the live heap (the pool's storage
+// left out), it collects and looks again. Collections are then at most those of GOGC=25 for the
+// results alone, a fraction of a millisecond against the faults they save.
 
 const (
 	poolMinBytes = 1 << 20   // smaller results are plain allocations
@@ -30,7 +40,36 @@ var pool = struct {
 	sync.Mutex
 	free  map[int][][]uint64 // by length in words
 	bytes int
+	// made is the bytes of pooled-size results handed out since
+	// newResult last collected.
+	made uint64
 }{free: map[int][][]uint64{}}
+
+// collectFor returns storage of words words after a collection when enough
+// results were made since the last one for some of them to be garbage;
+// otherwise, or when none was, new storage.
+func collectFor(words int) []uint64 {
+	m := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(m)
+	pool.Lock()
+	live := m[0].Value.Uint64() - min(uint64(pool.bytes), m[0].Value.Uint64())
+	due := pool.made >= live/4
+	if due {
+		pool.made = 0
+	}
+	pool.Unlock()
+	if due {
+		runtime.GC()
+		// The finalizers run on their own goroutine once the cycle ends.
+		for range 4 {
+			if w := takePooled(words); w != nil {
+				return w
+			}
+			runtime.Gosched()
+		}
+	}
+	return make([]uint64, words)
+}
 
 // newResult returns a buffer of type t for a Run's result: from the pool
 // when t is large and storage of its size is free.
@@ -42,8 +81,11 @@ func newResult(t ir.Type) *backend.Buffer {
 	words := (n + 7) / 8
 	w := takePooled(words)
 	if w == nil {
-		w = make([]uint64, words)
+		w = collectFor(words)
 	}
+	pool.Lock()
+	pool.made += uint64(8 * words)
+	pool.Unlock()
 	runtime.SetFinalizer(&w[0], func(p *uint64) { putPooled(unsafe.Slice(p, words)) })
 	b, err := backend.View(t, unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), n))
 	if err != nil {
@@ -60,6 +102,7 @@ func takePooled(words int) []uint64 {
 		return nil
 	}
 	w := l[len(l)-1]
+	l[len(l)-1] = nil // else the list's array keeps w reachable, and its finalizer never runs
 	pool.free[words] = l[:len(l)-1]
 	pool.bytes -= 8 * words
 	return w
