@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+	"github.com/llir/llvm/ir/enum"
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
@@ -58,8 +59,8 @@ func (b *Backend) loadEager() (*eagerLib, error) {
 	}
 	l := &eagerLib{lib: lib, fns: map[string]uintptr{}}
 	for _, f := range g.m.Funcs {
-		if len(f.Blocks) == 0 {
-			continue // a declaration
+		if len(f.Blocks) == 0 || f.Linkage == enum.LinkageInternal {
+			continue // a declaration, or a helper the kernels inline (expf)
 		}
 		fn, err := purego.Dlsym(lib, f.Name())
 		if err != nil {

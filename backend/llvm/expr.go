@@ -419,7 +419,7 @@ func (e *expr) call2(name string, x, y value.Value) value.Value {
 // sigmoid is 1/(1+exp(-x)), as the reference executor writes it.
 func (e *expr) sigmoid(x value.Value) value.Value {
 	c := e.k.cur
-	ex := e.call1("llvm.exp.f32", c.NewFNeg(x))
+	ex := c.NewCall(e.k.g.expf(), c.NewFNeg(x))
 	return c.NewFDiv(f32(1), c.NewFAdd(f32(1), ex))
 }
 
@@ -432,7 +432,7 @@ func (e *expr) float(in *ir.Instr, a []value.Value) value.Value {
 	case ir.OpAbs:
 		return e.call1("llvm.fabs.f32", a[0])
 	case ir.OpExp:
-		return e.call1("llvm.exp.f32", a[0])
+		return c.NewCall(e.k.g.expf(), a[0])
 	case ir.OpLog:
 		return e.call1("llvm.log.f32", a[0])
 	case ir.OpLog1p:
