@@ -189,8 +189,11 @@ func (pl *planner) dot(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) bo
 		kc = max(d.K, 1) // one slice: the f32 sum is rounded once, when stored
 	}
 	pl.p.scratchBytes = max(pl.p.scratchBytes, gemmScratch(mc, kc, nc))
-	nIC, nJC, nPC := (d.M+mc-1)/mc, (d.N+nc-1)/nc, max((d.K+kc-1)/kc, 1)
-	st.rows, st.work = d.B*nJC*nIC, d.B*d.M*d.N*max(d.K, 1)
+	// The kernel's rows are (batch, column block, lhs panel of gemmMR rows)
+	// triples, so the cores split the rows evenly. By mc-row blocks, 1024
+	// rows were 9 blocks, and one core had 600 rows to the other's 424.
+	nP, nJC, nPC := (d.M+gemmMR-1)/gemmMR, (d.N+nc-1)/nc, max((d.K+kc-1)/kc, 1)
+	st.rows, st.work = d.B*nJC*nP, d.B*d.M*d.N*max(d.K, 1)
 	var epiAt func(b, m, n value.Value)
 	if epi != nil {
 		st.what += "+" + epi.ops
@@ -199,13 +202,14 @@ func (pl *planner) dot(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) bo
 	ap, bp, tile := k.gemmScratchPtrs(mc, kc, nc)
 	c := gemmC{buf: k.fbuf(0, d.out), ld: d.N}
 	// bj runs over (batch, column block) pairs that [lo, hi) touches.
-	from := k.cur.NewSDiv(k.lo, ci(nIC))
-	to := k.cur.NewSDiv(k.cur.NewAdd(k.hi, ci(nIC-1)), ci(nIC))
+	from := k.cur.NewSDiv(k.lo, ci(nP))
+	to := k.ceilDiv(k.hi, nP)
 	k.loop(from, to, nil, func(bj value.Value, _ []value.Value) []value.Value {
 		b, jc := k.cur.NewSDiv(bj, ci(nJC)), k.cur.NewSRem(bj, ci(nJC))
-		first := k.cur.NewMul(bj, ci(nIC))
-		ic0 := k.smax(k.cur.NewSub(k.lo, first), ci(0))
-		ic1 := k.smin(k.cur.NewSub(k.hi, first), ci(nIC))
+		first := k.cur.NewMul(bj, ci(nP))
+		r0 := k.cur.NewMul(k.smax(k.cur.NewSub(k.lo, first), ci(0)), ci(gemmMR))
+		r1 := k.smin(k.cur.NewMul(k.smin(k.cur.NewSub(k.hi, first), ci(nP)), ci(gemmMR)), ci(d.M))
+		nb := k.ceilDiv(k.cur.NewSub(r1, r0), mc)
 		lhs, rhs := d.lhs.gemm(k, 1, b), d.rhs.gemm(k, 2, b)
 		c.base = k.cur.NewMul(b, ci(d.M*d.N))
 		if epiAt != nil {
@@ -219,9 +223,9 @@ func (pl *planner) dot(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) bo
 			k.gemmPack(bp, rhs, gemmNR, n0, ci(d.N), ncur, k0, kcur)
 			isFirst := k.cur.NewICmp(enum.IPredEQ, pc, ci(0))
 			isLast := k.cur.NewICmp(enum.IPredEQ, pc, ci(nPC-1))
-			k.loop(ic0, ic1, nil, func(ic value.Value, _ []value.Value) []value.Value {
-				m0 := k.cur.NewMul(ic, ci(mc))
-				mcur := k.smin(ci(mc), k.cur.NewSub(ci(d.M), m0))
+			k.loop(ci(0), nb, nil, func(ib value.Value, _ []value.Value) []value.Value {
+				m0 := k.mulAdd(ib, mc, r0)
+				mcur := k.smin(ci(mc), k.cur.NewSub(r1, m0))
 				k.gemmBlock(lhs, c, ap, bp, tile, m0, ci(d.M), mcur, n0, ci(d.N), ncur, k0, kcur, isFirst, isLast)
 				return nil
 			})

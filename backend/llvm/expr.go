@@ -144,6 +144,56 @@ type expr struct {
 	defs map[*ir.Value]*ir.Instr
 	memo map[string]value.Value
 	bufs map[*ir.Value]int
+	// seg says that the loop variable at runs over operand op of the
+	// concat in alone, which starts at off along the concat's axis.
+	seg struct {
+		in  *ir.Instr
+		at  value.Value
+		op  int
+		off int64
+	}
+}
+
+// concatCuts are the offsets where each operand of the concat c starts
+// along its axis, and its end; nil for no concat.
+func concatCuts(c *ir.Instr) []int64 {
+	if c == nil {
+		return nil
+	}
+	axis := c.Attr.(*ir.AxisAttr).Axis
+	cuts := []int64{0}
+	for _, a := range c.Args {
+		cuts = append(cuts, cuts[len(cuts)-1]+a.Type.Dims()[axis])
+	}
+	return cuts
+}
+
+// lastAxisConcat is a concat along the last axis of v that v reads at its
+// own index (v itself, or through elementwise ops of v's shape), or nil.
+// Its operands' parts of that axis can then each have a loop of their own.
+func lastAxisConcat(v *ir.Value, defs map[*ir.Value]*ir.Instr) *ir.Instr {
+	in := defs[v]
+	r := len(v.Type.Dims())
+	if in == nil || r < 2 {
+		return nil
+	}
+	switch in.Op {
+	case ir.OpConcat:
+		if int(in.Attr.(*ir.AxisAttr).Axis) == r-1 {
+			return in
+		}
+		return nil
+	case ir.OpBroadcast, ir.OpTranspose, ir.OpReshape, ir.OpSlice, ir.OpOneHot, ir.OpIota, ir.OpConstant:
+		return nil
+	}
+	for _, a := range in.Args {
+		if a.Type.SameShape(v.Type) {
+			if c := lastAxisConcat(a, defs); c != nil {
+				return c
+			}
+		}
+	}
+	return nil
 }
 
 // leafBuf is the kernel buffer of v, if v is in memory.
@@ -239,7 +289,7 @@ func (e *expr) remap(in *ir.Instr, idx []value.Value) value.Value {
 		}
 		return e.at(src[0], oi)
 	case ir.OpReshape:
-		return e.at(src[0], k.delinear(k.linear(idx, in.Results[0].Type.Dims()), src[0].Type.Dims()))
+		return e.at(src[0], k.reshapeIndex(idx, in.Results[0].Type.Dims(), src[0].Type.Dims()))
 	case ir.OpSlice:
 		a := in.Attr.(*ir.SliceAttr)
 		oi := make([]value.Value, len(idx))
@@ -291,10 +341,16 @@ func (e *expr) oneHot(in *ir.Instr, idx []value.Value) value.Value {
 }
 
 // concat evaluates every operand at its clamped index and selects the one
-// the index falls in.
+// the index falls in, unless the kernel's innermost loop runs over one
+// operand's part alone (e.seg).
 func (e *expr) concat(in *ir.Instr, idx []value.Value) value.Value {
 	k := e.k
 	axis := in.Attr.(*ir.AxisAttr).Axis
+	if in == e.seg.in && idx[axis] == e.seg.at {
+		oi := append([]value.Value(nil), idx...)
+		oi[axis] = k.cur.NewSub(idx[axis], ci(e.seg.off))
+		return e.at(in.Args[e.seg.op], oi)
+	}
 	var out value.Value
 	off := int64(0)
 	for _, a := range in.Args {
@@ -321,7 +377,34 @@ func (e *expr) concat(in *ir.Instr, idx []value.Value) value.Value {
 	return out
 }
 
-// delinear splits a flat index into dims' coordinates.
+// reshapeIndex maps an index of a reshape's result (dims out) to its
+// operand's (dims src). The dimensions fall into runs whose sizes multiply
+// to the same count on both sides, and each run is mapped alone: splitting
+// one dimension into several (heads out of a hidden dimension) is then a
+// multiply-add, and only merging needs a division, by a constant. Going
+// through the flat index divided every element's index by each dimension,
+// and the loop vectoriser cannot see a contiguous read through that.
+func (k *kfn) reshapeIndex(idx []value.Value, out, src []int64) []value.Value {
+	res := make([]value.Value, 0, len(src))
+	for i, j := 0, 0; i < len(out) || j < len(src); {
+		i0, j0 := i, j
+		po, ps := int64(1), int64(1)
+		for !(i == len(out) && j == len(src)) && !(po == ps && i > i0 && j > j0) {
+			if i < len(out) && (po <= ps || j == len(src)) {
+				po *= out[i]
+				i++
+			} else {
+				ps *= src[j]
+				j++
+			}
+		}
+		res = append(res, k.delinear(k.linear(idx[i0:i], out[i0:i]), src[j0:j])...)
+	}
+	return res
+}
+
+// delinear splits a flat index into dims' coordinates (unsigned division:
+// indices are never negative, and a constant divisor becomes a multiply).
 func (k *kfn) delinear(lin value.Value, dims []int64) []value.Value {
 	out := make([]value.Value, len(dims))
 	for d := len(dims) - 1; d >= 0; d-- {
@@ -333,8 +416,8 @@ func (k *kfn) delinear(lin value.Value, dims []int64) []value.Value {
 			out[d] = ci(0)
 			continue
 		}
-		out[d] = k.cur.NewSRem(lin, ci(dims[d]))
-		lin = k.cur.NewSDiv(lin, ci(dims[d]))
+		out[d] = k.cur.NewURem(lin, ci(dims[d]))
+		lin = k.cur.NewUDiv(lin, ci(dims[d]))
 	}
 	return out
 }

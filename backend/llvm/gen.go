@@ -164,11 +164,15 @@ func (k *kfn) loopN(n int64, body func(i value.Value)) {
 
 // mulAdd is a*s + b in i64 (index arithmetic), folding constants.
 func (k *kfn) mulAdd(a value.Value, s int64, b value.Value) value.Value {
+	// Index arithmetic never wraps (nsw): the vectoriser's scalar evolution
+	// can then see an index that steps by one as a contiguous access.
 	var t value.Value = a
 	if s == 0 {
 		t = ci(0)
 	} else if s != 1 {
-		t = k.cur.NewMul(a, ci(s))
+		m := k.cur.NewMul(a, ci(s))
+		m.OverflowFlags = []enum.OverflowFlag{enum.OverflowFlagNSW}
+		t = m
 	}
 	if c, ok := b.(*constant.Int); ok && c.X.Sign() == 0 {
 		return t
@@ -176,7 +180,9 @@ func (k *kfn) mulAdd(a value.Value, s int64, b value.Value) value.Value {
 	if c, ok := t.(*constant.Int); ok && c.X.Sign() == 0 {
 		return b
 	}
-	return k.cur.NewAdd(t, b)
+	add := k.cur.NewAdd(t, b)
+	add.OverflowFlags = []enum.OverflowFlag{enum.OverflowFlagNSW}
+	return add
 }
 
 // linear is the row-major flat index of idx in dims.
@@ -209,11 +215,34 @@ func fast(v value.Value) value.Value {
 // [lo, hi), and calls body with the indices in the innermost loop. A scalar
 // runs body once per index of [lo, hi) (which is [0, 1)).
 func emitNest(k *kfn, dims []int64, body func(idx []value.Value)) {
+	emitNestSplit(k, dims, nil, func(idx []value.Value, _ int) { body(idx) })
+}
+
+// emitNestSplit is emitNest with the innermost dimension (of two or more)
+// run as one loop per part [cuts[p], cuts[p+1]), empty parts left out;
+// body learns the part. No cuts is a single part.
+func emitNestSplit(k *kfn, dims []int64, cuts []int64, body func(idx []value.Value, part int)) {
+	if len(dims) < 2 {
+		cuts = nil
+	}
 	idx := make([]value.Value, len(dims))
 	var rec func(d int)
 	rec = func(d int) {
 		if d == len(dims) {
-			body(idx)
+			body(idx, 0)
+			return
+		}
+		if d == len(dims)-1 && cuts != nil {
+			for p := range len(cuts) - 1 {
+				if cuts[p] == cuts[p+1] {
+					continue
+				}
+				k.loop(ci(cuts[p]), ci(cuts[p+1]), nil, func(i value.Value, _ []value.Value) []value.Value {
+					idx[d] = i
+					body(idx, p)
+					return nil
+				})
+			}
 			return
 		}
 		k.loopN(dims[d], func(i value.Value) {
@@ -223,7 +252,7 @@ func emitNest(k *kfn, dims []int64, body func(idx []value.Value)) {
 	}
 	k.loop(k.lo, k.hi, nil, func(i value.Value, _ []value.Value) []value.Value {
 		if len(dims) == 0 {
-			body(nil)
+			body(nil, 0)
 			return nil
 		}
 		idx[0] = i

@@ -26,14 +26,18 @@ import (
 // taken from the pool does not grow it: left alone, a loop that drops each
 // result found the pool empty on about half its calls, and each of those
 // paid 20 ms of faults for 64 MiB (bench/cpu's chain). So when the pool has
-// nothing of the size asked for, and the results made since newResult
-// last collected amount to a quarter of the live heap (the pool's storage
-// left out), it collects and looks again. Collections are then at most those of GOGC=25 for the
+// nothing of the size asked for (8 MiB or more), and the results made
+// since newResult last collected amount to a quarter of the live heap (the
+// pool's storage left out), it collects and looks again. Collections are then at most those of GOGC=25 for the
 // results alone, a fraction of a millisecond against the faults they save.
 
 const (
 	poolMinBytes = 1 << 20   // smaller results are plain allocations
 	poolMaxBytes = 512 << 20 // storage kept at most, over all sizes
+	// collectMinBytes is the least result a miss collects for: the faults
+	// of 8 MiB (about 2.5 ms here) outweigh a collection (0.3-1 ms), those
+	// of 1 MiB do not.
+	collectMinBytes = 8 << 20
 )
 
 var pool = struct {
@@ -53,7 +57,7 @@ func collectFor(words int) []uint64 {
 	metrics.Read(m)
 	pool.Lock()
 	live := m[0].Value.Uint64() - min(uint64(pool.bytes), m[0].Value.Uint64())
-	due := pool.made >= live/4
+	due := pool.made >= live/4 && 8*words >= collectMinBytes
 	if due {
 		pool.made = 0
 	}

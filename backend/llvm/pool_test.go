@@ -90,14 +90,15 @@ func TestResultStorageReused(t *testing.T) {
 	}
 }
 
-// TestDroppedResultsReused: a loop that drops each result, as a benchmark
-// or a serving loop does, gets its storage back on nearly every call. The
+// TestDroppedResultsReused: a loop that drops each result (8 MiB or more),
+// as a benchmark or a serving loop does, gets its storage back on nearly
+// every call. The
 // collector alone, which runs when new storage has doubled the heap, left
 // about half the calls of bench/cpu's chain on new pages. Under -count=3
 // it also checks that storage taken from the pool can be collected again
 // (the free list's array once kept it reachable).
 func TestDroppedResultsReused(t *testing.T) {
-	const src = "func @f(%x: f32[1033,1019]) -> f32[1033,1019] {\n  %y = add %x, %x\n  return %y\n}\n"
+	const src = "func @f(%x: f32[2063,1021]) -> f32[2063,1021] {\n  %y = add %x, %x\n  return %y\n}\n"
 	exe := compileText(t, "drop.tir", []byte(src))
 	x, err := testBackend(t).compile(exe.Module, exe.Entry, nil)
 	if err != nil {

@@ -113,7 +113,7 @@ func (pl *planner) softmax(in *ir.Instr, env map[*ir.Value]int) bool {
 	k, st := pl.newKernelStep(in, env)
 	st.rows, st.work = outer, outer*n*inner*8
 	out, x := k.fbuf(0, in.Results[0].Type.DType), k.fbuf(1, in.Args[0].Type.DType)
-	exp := k.g.declare("llvm.exp.f32", types.Float, types.Float)
+	exp := k.g.expf()
 	logf := k.g.declare("llvm.log.f32", types.Float, types.Float)
 	k.loop(k.lo, k.hi, nil, func(o value.Value, _ []value.Value) []value.Value {
 		k.loopN(inner, func(j value.Value) {
@@ -122,13 +122,24 @@ func (pl *planner) softmax(in *ir.Instr, env map[*ir.Value]int) bool {
 			m := k.loop(ci(0), ci(n), []value.Value{f32(math.Inf(-1))}, func(i value.Value, acc []value.Value) []value.Value {
 				return []value.Value{k.fmax(acc[0], x.load(at(i)), true)}
 			})[0]
+			// An f32 softmax keeps each exp in the output for the division
+			// (one exp per element); f16/bf16 would round it there first.
+			keep := in.Op == ir.OpSoftmax && in.Results[0].Type.DType == ir.F32
 			s := k.loop(ci(0), ci(n), []value.Value{f32(0)}, func(i value.Value, acc []value.Value) []value.Value {
 				e := k.cur.NewCall(exp, k.cur.NewFSub(x.load(at(i)), m))
+				if keep {
+					out.store(e, at(i))
+				}
 				return []value.Value{fast(k.cur.NewFAdd(acc[0], e))}
 			})[0]
 			if in.Op == ir.OpSoftmax {
 				k.loopN(n, func(i value.Value) {
-					e := k.cur.NewCall(exp, k.cur.NewFSub(x.load(at(i)), m))
+					var e value.Value
+					if keep {
+						e = out.load(at(i))
+					} else {
+						e = k.cur.NewCall(exp, k.cur.NewFSub(x.load(at(i)), m))
+					}
 					out.store(k.cur.NewFDiv(e, s), at(i))
 				})
 				return
