@@ -68,6 +68,9 @@ func Open(o Options) (*Backend, error) {
 	if b.threads <= 0 {
 		b.threads = runtime.NumCPU()
 	}
+	if err := b.startTeam(); err != nil {
+		return nil, err
+	}
 	return b, nil
 }
 

@@ -201,22 +201,16 @@ func (b *Backend) eagerCall(fn uintptr, rows, work int64, scratch bool, bufs ...
 		parts = 1
 	}
 	chunk := (rows + parts - 1) / parts
-	var wg sync.WaitGroup
 	var held []*[]byte
-	scr := func() uintptr {
-		if !scratch {
-			return 0
+	scratches := make([]uintptr, parts)
+	for i := range scratches {
+		if scratch {
+			s := eagerScratch.Get().(*[]byte)
+			held = append(held, s)
+			scratches[i] = (uintptr(unsafe.Pointer(&(*s)[0])) + 63) &^ 63
 		}
-		s := eagerScratch.Get().(*[]byte)
-		held = append(held, s)
-		return (uintptr(unsafe.Pointer(&(*s)[0])) + 63) &^ 63
 	}
-	for lo := chunk; lo < rows; lo += chunk {
-		wg.Add(1)
-		workCh <- task{fn: fn, bufs: base, lo: lo, hi: min(lo+chunk, rows), scratch: scr(), wg: &wg}
-	}
-	purego.SyscallN(fn, base, 0, uintptr(min(chunk, rows)), scr())
-	wg.Wait()
+	runSplit(make([]uintptr, 0, 8), fn, base, rows, chunk, scratches)
 	for _, s := range held {
 		eagerScratch.Put(s)
 	}

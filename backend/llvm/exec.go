@@ -3,7 +3,6 @@ package llvm
 import (
 	"fmt"
 	"runtime"
-	"sync"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -42,17 +41,19 @@ func (x *Executable) load(so string) error {
 type state struct {
 	bufs []*backend.Buffer
 	ptrs [][]unsafe.Pointer
-	wg   sync.WaitGroup
 	args []uintptr // SyscallN's arguments, reused: a fresh variadic slice escapes
-	// scratch has one region per goroutine a kernel call is split across.
-	scratch [][]byte
+	// scratch has one region per part a kernel call is split into, and
+	// scratchPtrs their 64-byte aligned addresses, for the thread pool.
+	scratch     [][]byte
+	scratchPtrs []uintptr
 }
 
 func (x *Executable) newState() *state {
 	p := x.plan
-	s := &state{bufs: make([]*backend.Buffer, len(p.slots)), ptrs: make([][]unsafe.Pointer, len(p.steps)), args: make([]uintptr, 4)}
+	s := &state{bufs: make([]*backend.Buffer, len(p.slots)), ptrs: make([][]unsafe.Pointer, len(p.steps)), args: make([]uintptr, 4, 8)}
 	for i := 0; i < x.threads; i++ {
 		s.scratch = append(s.scratch, make([]byte, p.scratchBytes+64))
+		s.scratchPtrs = append(s.scratchPtrs, s.scratchPtr(i))
 	}
 	arenas := planMemory(p)
 	for i, sl := range p.slots {
@@ -204,15 +205,7 @@ func (x *Executable) call(s *state, st *step, ptrs []unsafe.Pointer) {
 		runtime.KeepAlive(ptrs)
 		return
 	}
-	chunk := (st.rows + n - 1) / n
-	for i, lo := 1, chunk; lo < st.rows; i, lo = i+1, lo+chunk {
-		hi := min(lo+chunk, st.rows)
-		s.wg.Add(1)
-		workCh <- task{fn: st.fn, bufs: base, lo: lo, hi: hi, scratch: s.scratchPtr(i), wg: &s.wg}
-	}
-	s.args[0], s.args[1], s.args[2], s.args[3] = base, 0, uintptr(min(chunk, st.rows)), s.scratchPtr(0)
-	purego.SyscallN(st.fn, s.args...)
-	s.wg.Wait()
+	runSplit(s.args, st.fn, base, st.rows, (st.rows+n-1)/n, s.scratchPtrs)
 	runtime.KeepAlive(ptrs)
 }
 
@@ -220,30 +213,4 @@ func (x *Executable) call(s *state, st *step, ptrs []unsafe.Pointer) {
 func (s *state) scratchPtr(i int) uintptr {
 	p := uintptr(unsafe.Pointer(&s.scratch[i][0]))
 	return (p + 63) &^ 63
-}
-
-type task struct {
-	fn, bufs, scratch uintptr
-	lo, hi            int64
-	wg                *sync.WaitGroup
-}
-
-var (
-	workCh   = make(chan task, 64)
-	workOnce sync.Once
-)
-
-func init() {
-	workOnce.Do(func() {
-		for i := 0; i < runtime.NumCPU(); i++ {
-			go func() {
-				args := make([]uintptr, 4)
-				for t := range workCh {
-					args[0], args[1], args[2], args[3] = t.bufs, uintptr(t.lo), uintptr(t.hi), t.scratch
-					purego.SyscallN(t.fn, args...)
-					t.wg.Done()
-				}
-			}()
-		}
-	})
 }

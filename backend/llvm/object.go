@@ -154,6 +154,12 @@ func ensurePrivate(dir string) error {
 // the recorded one (a corrupt object is rebuilt, never loaded). The hash is
 // checked on the very bytes returned, which are what gets loaded.
 func (c *objectCache) object(t *toolchain, key, irText string, times *BuildTimes) ([]byte, error) {
+	return c.build(t, key, "kernels.ll", irText, times)
+}
+
+// build is object for a source of any language clang takes by its file
+// name (LLVM IR as name.ll, C as name.c).
+func (c *objectCache) build(t *toolchain, key, name, source string, times *BuildTimes) ([]byte, error) {
 	so := filepath.Join(c.dir, key+".so")
 	sum := filepath.Join(c.dir, key+".sha256")
 	tv := time.Now()
@@ -169,9 +175,9 @@ func (c *objectCache) object(t *toolchain, key, irText string, times *BuildTimes
 		return nil, fmt.Errorf("llvm: %v", err)
 	}
 	defer os.RemoveAll(tmp)
-	ll := filepath.Join(tmp, "kernels.ll")
+	ll := filepath.Join(tmp, name)
 	out := filepath.Join(tmp, "kernels.so")
-	if err := os.WriteFile(ll, []byte(irText), 0o600); err != nil {
+	if err := os.WriteFile(ll, []byte(source), 0o600); err != nil {
 		return nil, fmt.Errorf("llvm: %v", err)
 	}
 	args := append(append([]string{}, clangFlags...), "-o", out, ll, "-lm")
@@ -191,7 +197,7 @@ func (c *objectCache) object(t *toolchain, key, irText string, times *BuildTimes
 		return nil, fmt.Errorf("llvm: %v", err)
 	}
 	// The IR stays beside its object, for reading what was generated.
-	_ = os.Rename(ll, filepath.Join(c.dir, key+".ll"))
+	_ = os.Rename(ll, filepath.Join(c.dir, key+filepath.Ext(name)))
 	if err := os.Rename(out, so); err != nil {
 		return nil, fmt.Errorf("llvm: %v", err)
 	}

@@ -1,0 +1,65 @@
+package llvm
+
+import (
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/frontend/tir"
+)
+
+// TestSplitParts: with more parts than the pool has threads (Threads 7),
+// every row of a split loop kernel and of a split product is computed once
+// and right, from one caller and from four at once (callers that find the
+// pool busy run their parts on their own thread).
+func TestSplitParts(t *testing.T) {
+	b, err := Open(Options{CacheDir: filepath.Join(t.TempDir(), "cache"), Threads: 7})
+	if err != nil {
+		t.Skipf("llvm backend unavailable: %v", err)
+	}
+	src := `func @f(%x: f32[100,1000], %a: f32[96,256], %w: f32[256,128]) -> (f32[100,1000], f32[96,128]) {
+  %y = mul %x, %x
+  %z = add %y, %x
+  %d = dot_general %a, %w {lhs_batch=[], lhs_contract=[1], rhs_batch=[], rhs_contract=[0]} : f32[96,128]
+  return %z, %d
+}
+`
+	m, err := tir.Parse("split.tir", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := differential(t, b, m, m.Entry(), 1)
+	in := cpu.RandomInputs(m.Entry(), 2)
+	want, err := cpu.Run(m, m.Entry(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]string, 4)
+	for g := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				got, err := x.Run(in)
+				if err != nil {
+					errs[g] = err.Error()
+					return
+				}
+				for i := range want {
+					if msg := compare(want[i], got[i]); msg != "" {
+						errs[g] = msg
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for g, e := range errs {
+		if e != "" {
+			t.Errorf("caller %d: %s", g, e)
+		}
+	}
+}
