@@ -74,13 +74,17 @@ type planner struct {
 	synthetic map[*ir.Instr]bool
 	// inplace are the updates that write into a donated parameter.
 	inplace map[*ir.Instr]bool
+	// raggedT are the ragged_dots whose rhs is a transpose [0,2,1] of the
+	// value given, which they read as it is stored (ragged.go).
+	raggedT map[*ir.Instr]*ir.Value
 }
 
 // newPlan builds the plan of f in m, generating kernels into a new module;
 // donate lists the parameters the caller may donate (donate.go).
 func newPlan(m *ir.Module, f *ir.Func, donate ...int) (*plan, error) {
 	pl := &planner{m: m, p: &plan{gen: newGen(), generated: map[ir.Op]int{}, fallback: map[ir.Op]int{}},
-		epis: map[*ir.Instr]*dotEpilogue{}, synthetic: map[*ir.Instr]bool{}, inplace: inplaceUpdates(f, donate)}
+		epis: map[*ir.Instr]*dotEpilogue{}, synthetic: map[*ir.Instr]bool{}, inplace: inplaceUpdates(f, donate),
+		raggedT: map[*ir.Instr]*ir.Value{}}
 	env := map[*ir.Value]int{}
 	for i, prm := range f.Params {
 		env[prm] = pl.newSlot(slot{typ: prm.Type, kind: slotParam, param: i})
@@ -278,7 +282,12 @@ func (pl *planner) group(body []*ir.Instr, env map[*ir.Value]int, need []*ir.Val
 			defs[in.Results[0]] = in
 			continue
 		}
-		for _, a := range in.Args {
+		for i, a := range in.Args {
+			if t := raggedRhsT(in, i, defs); t != nil {
+				pl.raggedT[in] = t // the transpose stays virtual: not materialised
+				mat[t] = true
+				continue
+			}
 			mat[a] = true
 		}
 	}

@@ -1,6 +1,8 @@
 package llvm
 
 import (
+	"slices"
+
 	"github.com/llir/llvm/ir/constant"
 	"github.com/llir/llvm/ir/enum"
 	"github.com/llir/llvm/ir/types"
@@ -37,16 +39,41 @@ import (
 // when more than one block of rows passes over them.
 const raggedGemmRows = 2 * gemmMR
 
-func (pl *planner) raggedDot(in *ir.Instr, env map[*ir.Value]int) bool {
+// raggedGenerated reports whether the ragged_dot in runs as a kernel
+// (f32, static shapes).
+func raggedGenerated(in *ir.Instr) bool {
 	l, r, g, res := in.Args[0].Type, in.Args[1].Type, in.Args[2].Type, in.Results[0].Type
 	for _, t := range []ir.Type{l, r, g, res} {
 		if !t.IsStatic() {
 			return false
 		}
 	}
-	if l.DType != ir.F32 || r.DType != ir.F32 || res.DType != ir.F32 || g.DType != ir.I32 {
+	return l.DType == ir.F32 && r.DType == ir.F32 && res.DType == ir.F32 && g.DType == ir.I32
+}
+
+// raggedRhsT is, when argument i of in is the rhs of a generated
+// ragged_dot and a transpose [0,2,1] (defs: the group's virtual values),
+// the transpose's operand [g,n,k]; else nil. The moe-route pass puts that
+// transpose on weights stored [experts, out, in], as Hugging Face stores
+// them; materialised, it copied every expert's weights on every call (a
+// Qwen3-30B-A3B layer's 805 MB per projection, 2 s of a 2-layer decode
+// step), where the kernel can read them as they are.
+func raggedRhsT(in *ir.Instr, i int, defs map[*ir.Value]*ir.Instr) *ir.Value {
+	if in.Op != ir.OpRaggedDot || i != 1 || !raggedGenerated(in) {
+		return nil
+	}
+	t := defs[in.Args[1]]
+	if t == nil || t.Op != ir.OpTranspose || !slices.Equal(t.Attr.(*ir.PermAttr).Perm, []int64{0, 2, 1}) {
+		return nil
+	}
+	return t.Args[0]
+}
+
+func (pl *planner) raggedDot(in *ir.Instr, env map[*ir.Value]int) bool {
+	if !raggedGenerated(in) {
 		return false
 	}
+	l, r := in.Args[0].Type, in.Args[1].Type
 	ld, rd := l.Dims(), r.Dims()
 	x := raggedCtx{M: ld[0], K: ld[1], G: rd[0], N: rd[2]}
 	x.tiles = x.N / gemmNR
@@ -58,6 +85,10 @@ func (pl *planner) raggedDot(in *ir.Instr, env map[*ir.Value]int) bool {
 		return false // nothing to compute: the reference kernel is as fast
 	}
 	k, st := pl.newKernelStep(in, env)
+	if w := pl.raggedT[in]; w != nil {
+		st.bufs[st.outs+1], x.rhsT = env[w], true
+		st.what += " (rhs [g,n,k])"
+	}
 	x.k = k
 	pl.p.scratchBytes = max(pl.p.scratchBytes, gemmScratch(gemmBlocks(x.M, x.K, x.N)))
 	st.rows, st.work = ranges, x.M*x.N*max(x.K, 1)
@@ -81,6 +112,9 @@ type raggedCtx struct {
 	fma, vfma    value.Value
 	rowLo, rowHi value.Value // the current group's rows
 	wBase        value.Value // the current group's matrix: B + g*K*N
+	// rhsT: the matrices are stored [n,k] (contiguous along the
+	// contraction), not [k,n].
+	rhsT bool
 }
 
 // emit generates the loop over groups, carrying the running end, and then
@@ -125,6 +159,10 @@ func (x *raggedCtx) group() {
 	k := x.k
 	rows := k.cur.NewSub(x.rowHi, x.rowLo)
 	k.ifElse(k.cur.NewICmp(enum.IPredSGE, rows, ci(raggedGemmRows)), x.gemm, func() {
+		if x.rhsT {
+			x.streamT(rows)
+			return
+		}
 		nkb := max((x.K+raggedKB-1)/raggedKB, 1)
 		k.loop(ci(0), ci(nkb), nil, func(kb value.Value, _ []value.Value) []value.Value {
 			k0 := k.cur.NewMul(kb, ci(raggedKB))
@@ -164,6 +202,12 @@ func (x *raggedCtx) gemm() {
 		ptr: func(i, kk value.Value) value.Value {
 			return k.at(types.Float, x.B, k.cur.NewAdd(k.mulAdd(kk, x.N, x.wBase), i))
 		},
+	}
+	if x.rhsT { // rows of the matrix contiguous along K: packed by register transposes
+		rhs = gemmOperand{
+			at:  func(i, kk value.Value) value.Value { return k.load(types.Float, x.B, k.cur.NewAdd(k.mulAdd(i, x.K, x.wBase), kk)) },
+			row: func(i value.Value) value.Value { return k.at(types.Float, x.B, k.mulAdd(i, x.K, x.wBase)) },
+		}
 	}
 	c := gemmC{buf: fbuf{k: k, p: x.c, dt: ir.F32}, base: ci(0), ld: x.N}
 	cLo := k.cur.NewMul(k.lo, ci(gemmNR))
@@ -252,10 +296,14 @@ func (x *raggedCtx) rest(n0 value.Value) {
 	k.loop(x.rowLo, x.rowHi, nil, func(row value.Value, _ []value.Value) []value.Value {
 		aRow := k.mulAdd(row, x.K, ci(0))
 		k.loop(n0, ci(x.N), nil, func(col value.Value, _ []value.Value) []value.Value {
-			wCol := k.cur.NewAdd(x.wBase, col)
+			var wCol value.Value = k.cur.NewAdd(x.wBase, col)
+			step := x.N // B[k][col] along k
+			if x.rhsT {
+				wCol, step = k.mulAdd(col, x.K, x.wBase), 1 // B[col][k]
+			}
 			acc := k.loop(ci(0), ci(x.K), []value.Value{f32(0)}, func(kk value.Value, acc []value.Value) []value.Value {
 				av := k.load(types.Float, x.A, k.cur.NewAdd(aRow, kk))
-				bv := k.load(types.Float, x.B, k.mulAdd(kk, x.N, wCol))
+				bv := k.load(types.Float, x.B, k.mulAdd(kk, step, wCol))
 				return []value.Value{k.cur.NewCall(x.fma, av, bv, acc[0])}
 			})
 			k.store(acc[0], x.c, k.mulAdd(row, x.N, col))
@@ -282,4 +330,81 @@ func (x *raggedCtx) prefetch(at value.Value) {
 	i32 := func(v int64) value.Value { return constant.NewInt(types.I32, v) }
 	p := k.cur.NewBitCast(k.cur.NewGetElementPtr(types.Float, x.B, at), types.I8Ptr)
 	k.cur.NewCall(pf, p, i32(0), i32(2), i32(1))
+}
+
+// streamT computes a small group's rows for the call's full tiles when the
+// matrices are stored [n,k]: gemv.go's way, for raggedTCols rows of the
+// matrix at a time, eight contracting elements per step, every lhs row's
+// vector multiplied into its own accumulator, each accumulator summed
+// across lanes at the end. Rows go raggedTRows at a time, then the rest (a
+// switch on its count); each matrix row is read once per block of rows.
+func (x *raggedCtx) streamT(rows value.Value) {
+	k := x.k
+	k.loop(k.lo, k.smin(k.hi, ci(x.tiles)), nil, func(t value.Value, _ []value.Value) []value.Value {
+		n0 := k.cur.NewMul(t, ci(gemmNR))
+		blocks := k.cur.NewSDiv(rows, ci(raggedTRows))
+		k.loop(ci(0), blocks, nil, func(b value.Value, _ []value.Value) []value.Value {
+			x.tileT(k.mulAdd(b, raggedTRows, x.rowLo), raggedTRows, n0)
+			return nil
+		})
+		r0 := k.mulAdd(blocks, raggedTRows, x.rowLo)
+		left := k.cur.NewSub(x.rowHi, r0)
+		for n := int64(1); n < raggedTRows; n++ {
+			k.ifElse(k.cur.NewICmp(enum.IPredEQ, left, ci(n)), func() { x.tileT(r0, n, n0) }, nil)
+		}
+		return nil
+	})
+	k.ifElse(k.cur.NewICmp(enum.IPredSGT, k.hi, ci(x.tiles)), func() { x.rest(ci(x.tiles * gemmNR)) }, nil)
+}
+
+const (
+	raggedTRows = 4 // lhs rows at a time: 4 x raggedTCols accumulators
+	raggedTCols = 4 // matrix rows (result columns) at a time
+)
+
+// tileT computes rows [r0, r0+n) of the result at the 16 columns from n0.
+func (x *raggedCtx) tileT(r0 value.Value, n int64, n0 value.Value) {
+	k := x.k
+	for c0 := int64(0); c0 < gemmNR; c0 += raggedTCols {
+		aRow := make([]value.Value, n)
+		for i := range aRow {
+			aRow[i] = k.mulAdd(k.cur.NewAdd(r0, ci(int64(i))), x.K, ci(0))
+		}
+		wRow := make([]value.Value, raggedTCols)
+		for c := range wRow {
+			wRow[c] = k.mulAdd(k.cur.NewAdd(n0, ci(c0+int64(c))), x.K, x.wBase)
+		}
+		init := make([]value.Value, n*raggedTCols)
+		for i := range init {
+			init[i] = constant.NewZeroInitializer(v8)
+		}
+		acc := k.loop(ci(0), ci(x.K/8), init, func(kv value.Value, acc []value.Value) []value.Value {
+			kk := k.cur.NewMul(kv, ci(8))
+			ws := make([]value.Value, raggedTCols)
+			for c := range ws {
+				ws[c] = k.vload(x.B, k.cur.NewAdd(wRow[c], kk))
+			}
+			next := make([]value.Value, len(acc))
+			for i := range aRow {
+				av := k.vload(x.A, k.cur.NewAdd(aRow[i], kk))
+				for c := range ws {
+					j := int64(i)*raggedTCols + int64(c)
+					next[j] = k.cur.NewCall(x.vfma, av, ws[c], acc[j])
+				}
+			}
+			return next
+		})
+		for i := range aRow {
+			for c := range wRow {
+				s := k.hsum(acc[int64(i)*raggedTCols+int64(c)])
+				tail := k.loop(ci(x.K/8*8), ci(x.K), []value.Value{s}, func(kk value.Value, t []value.Value) []value.Value {
+					av := k.load(types.Float, x.A, k.cur.NewAdd(aRow[i], kk))
+					wv := k.load(types.Float, x.B, k.cur.NewAdd(wRow[c], kk))
+					return []value.Value{k.cur.NewCall(x.fma, av, wv, t[0])}
+				})
+				col := k.cur.NewAdd(n0, ci(c0+int64(c)))
+				k.store(tail[0], x.c, k.mulAdd(k.cur.NewAdd(r0, ci(int64(i))), x.N, col))
+			}
+		}
+	}
 }

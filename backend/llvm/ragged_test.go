@@ -38,12 +38,28 @@ var raggedCases = []raggedCase{
 // TestRaggedDot compiles every case into one function (one clang run),
 // its ragged_dot results feeding an add so that they live in planned
 // (reused) memory, and compares each run with the reference executor.
+// Then again with every rhs given as [g,n,k] and transposed in the
+// program (as the moe-route pass does with Hugging Face's expert weights):
+// the kernel reads it as stored, and nothing copies it.
 func TestRaggedDot(t *testing.T) {
+	for _, rhsT := range []bool{false, true} {
+		t.Run(fmt.Sprintf("rhsT=%v", rhsT), func(t *testing.T) { testRaggedDot(t, rhsT) })
+	}
+}
+
+func testRaggedDot(t *testing.T, rhsT bool) {
 	b := testBackend(t)
 	var params, body, rets, types []string
 	for i, c := range raggedCases {
-		params = append(params, fmt.Sprintf("%%l%d: f32[%d,%d], %%r%d: f32[%d,%d,%d], %%s%d: i32[%d]", i, c.m, c.k, i, c.g, c.k, c.n, i, c.g))
-		body = append(body, fmt.Sprintf("  %%y%d = ragged_dot %%l%d, %%r%d, %%s%d\n  %%z%d = add %%y%d, %%y%d\n", i, i, i, i, i, i, i))
+		rhs := fmt.Sprintf("%%r%d", i)
+		if rhsT {
+			params = append(params, fmt.Sprintf("%%l%d: f32[%d,%d], %%r%d: f32[%d,%d,%d], %%s%d: i32[%d]", i, c.m, c.k, i, c.g, c.n, c.k, i, c.g))
+			body = append(body, fmt.Sprintf("  %%t%d = transpose %%r%d {perm=[0,2,1]} : f32[%d,%d,%d]\n", i, i, c.g, c.k, c.n))
+			rhs = fmt.Sprintf("%%t%d", i)
+		} else {
+			params = append(params, fmt.Sprintf("%%l%d: f32[%d,%d], %%r%d: f32[%d,%d,%d], %%s%d: i32[%d]", i, c.m, c.k, i, c.g, c.k, c.n, i, c.g))
+		}
+		body = append(body, fmt.Sprintf("  %%y%d = ragged_dot %%l%d, %s, %%s%d\n  %%z%d = add %%y%d, %%y%d\n", i, i, rhs, i, i, i, i))
 		rets = append(rets, fmt.Sprintf("%%z%d", i))
 		types = append(types, fmt.Sprintf("f32[%d,%d]", c.m, c.n))
 	}
@@ -60,6 +76,9 @@ func TestRaggedDot(t *testing.T) {
 	}
 	if g, fb := x.Coverage(); !strings.Contains(g, "ragged_dot") || strings.Contains(fb, "ragged_dot") {
 		t.Fatalf("ragged_dot not generated: generated %s; reference %s", g, fb)
+	}
+	if plan := x.plan.String(); rhsT && (strings.Count(plan, "ragged_dot (rhs [g,n,k])") != len(raggedCases) || strings.Contains(plan, "transpose")) {
+		t.Fatalf("the transposed weights are not read as stored:\n%s", plan)
 	}
 	in := cpu.RandomInputs(f, 5)
 	for run := 0; run < 2; run++ {
