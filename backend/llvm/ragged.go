@@ -205,7 +205,9 @@ func (x *raggedCtx) gemm() {
 	}
 	if x.rhsT { // rows of the matrix contiguous along K: packed by register transposes
 		rhs = gemmOperand{
-			at:  func(i, kk value.Value) value.Value { return k.load(types.Float, x.B, k.cur.NewAdd(k.mulAdd(i, x.K, x.wBase), kk)) },
+			at: func(i, kk value.Value) value.Value {
+				return k.load(types.Float, x.B, k.cur.NewAdd(k.mulAdd(i, x.K, x.wBase), kk))
+			},
 			row: func(i value.Value) value.Value { return k.at(types.Float, x.B, k.mulAdd(i, x.K, x.wBase)) },
 		}
 	}
