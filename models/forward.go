@@ -20,6 +20,10 @@ type stepIn struct {
 	start  *tensor.Tensor   // i32 [B]
 	pos    *tensor.Tensor   // i32 []
 	caches []*tensor.Tensor // keys then values of each cache layer (Model.CacheLayers), [B, KVH, Cap, D]
+	// fresh says the cache is empty and pos is 0 (the Generator's
+	// prefill): slots from T on hold nothing a token can see, so attention
+	// reads slots [0, T) only instead of the whole capacity.
+	fresh bool
 }
 
 // forward runs one step: the logits of the last token of each row [B, V]
@@ -64,7 +68,7 @@ func forward(c *hf.Config, w *weights, in stepIn, all bool) (*tensor.Tensor, []*
 		}
 		ci := cacheOf[src]
 		ai := attnIn{cos: tables[l.Rope][0], sin: tables[l.Rope][1], mask: masks[window], pos: in.pos,
-			k: caches[2*ci], v: caches[2*ci+1], shared: l.KVFrom >= 0}
+			k: caches[2*ci], v: caches[2*ci+1], shared: l.KVFrom >= 0, fresh: in.fresh}
 		var li *tensor.Tensor
 		if perLayer != nil {
 			P := int64(c.PerLayer.Hidden)

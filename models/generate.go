@@ -49,12 +49,12 @@ func NewGenerator(m *Model, o Options) (*Generator, error) {
 		donate = append(donate, stepCacheArg+i)
 	}
 	var err error
-	g.prefill, err = runtime.NewFunction(stepProgram{m, arch + ".prefill", o.AllLogits},
+	g.prefill, err = runtime.NewFunction(stepProgram{m, arch + ".prefill", o.AllLogits, true},
 		runtime.Options{Name: arch + ".prefill", Backend: o.Backend, Cache: o.Cache, NoAutoDynamic: true, RecompileLimit: -1, Donate: donate})
 	if err != nil {
 		return nil, err
 	}
-	g.decode, err = runtime.NewFunction(stepProgram{m, arch + ".decode", false},
+	g.decode, err = runtime.NewFunction(stepProgram{m, arch + ".decode", false, false},
 		runtime.Options{Name: arch + ".decode", Backend: o.Backend, Cache: o.Cache, NoAutoDynamic: true, RecompileLimit: -1, Donate: donate})
 	if err != nil {
 		return nil, err

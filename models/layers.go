@@ -70,6 +70,7 @@ type attnIn struct {
 	pos      *tensor.Tensor // i32 []: the cache slot of the step's first token
 	k, v     *tensor.Tensor // the cache [B, KVH, Cap, D], before this step (or a source layer's, after it)
 	shared   bool           // keys and values come from another layer: k and v are used as they are
+	fresh    bool           // stepIn.fresh: attend over slots [0, T) only
 }
 
 // attention is grouped-query attention over the KV cache. The step's keys
@@ -100,16 +101,24 @@ func attention(c *hf.Config, l hf.Layer, w *layerWeights, h *tensor.Tensor, in a
 		k = k.DynamicUpdateSlice(kn, at)
 		v = v.DynamicUpdateSlice(vr.Transpose(0, 2, 1, 3), at)
 	}
-	capacity := k.Shape()[2]
+	kA, vA, mask := k, v, in.mask // what the queries attend over
+	if in.fresh && T < k.Shape()[2] {
+		// A 512-token prefill has a capacity of 1024 slots: half the
+		// products were over slots the mask hides.
+		kA = k.Slice([]int64{0, 0, 0, 0}, []int64{B, KV, T, D}, nil)
+		vA = v.Slice([]int64{0, 0, 0, 0}, []int64{B, KV, T, D}, nil)
+		mask = mask.Slice([]int64{0, 0, 0}, []int64{B, T, T}, nil)
+	}
+	capacity := kA.Shape()[2]
 	G := H / KV
-	scores := q.Reshape(B, KV, G*T, D).DotGeneral(k, ir.DotAttr{
+	scores := q.Reshape(B, KV, G*T, D).DotGeneral(kA, ir.DotAttr{
 		LhsBatch: []int64{0, 1}, RhsBatch: []int64{0, 1}, LhsContract: []int64{3}, RhsContract: []int64{3}})
 	if c.AttnScale != 1 {
 		scores = scores.Mul(scalar(c.AttnScale))
 	}
-	scores = tensor.Where(in.mask.Reshape(B, 1, 1, T, capacity), scores.Reshape(B, KV, G, T, capacity), scalar(math.Inf(-1)))
+	scores = tensor.Where(mask.Reshape(B, 1, 1, T, capacity), scores.Reshape(B, KV, G, T, capacity), scalar(math.Inf(-1)))
 	probs := scores.Softmax(-1).Reshape(B, KV, G*T, capacity)
-	ctx := probs.DotGeneral(v, ir.DotAttr{
+	ctx := probs.DotGeneral(vA, ir.DotAttr{
 		LhsBatch: []int64{0, 1}, RhsBatch: []int64{0, 1}, LhsContract: []int64{3}, RhsContract: []int64{2}})
 	ctx = ctx.Reshape(B, H, T, D).Transpose(0, 2, 1, 3).Reshape(B, T, H*D)
 	return linear(ctx, w.O), k, v

@@ -135,13 +135,13 @@ func (m *Model) StepNames() []string {
 
 // step runs one step on ts (StepTypes' order), concrete or traced; its
 // results are the logits and the cache after the step.
-func (m *Model) step(ts []*tensor.Tensor, all bool) (out []*tensor.Tensor, err error) {
+func (m *Model) step(ts []*tensor.Tensor, all, fresh bool) (out []*tensor.Tensor, err error) {
 	defer tensor.Recover(&err)
 	nc := len(m.CacheTypes(1, 1))
 	if len(ts) != 3+nc+len(m.Params) {
 		return nil, fmt.Errorf("models: a step takes %d arguments, got %d", 3+nc+len(m.Params), len(ts))
 	}
-	in := stepIn{tokens: ts[0], start: ts[1], pos: ts[2], caches: ts[3 : 3+nc]}
+	in := stepIn{tokens: ts[0], start: ts[1], pos: ts[2], caches: ts[3 : 3+nc], fresh: fresh}
 	w := bind(len(m.Config.Layers), m.index, ts[3+nc:])
 	logits, caches := forward(m.Config, w, in, all)
 	return append([]*tensor.Tensor{logits}, caches...), nil
@@ -151,6 +151,11 @@ func (m *Model) step(ts []*tensor.Tensor, all bool) (out []*tensor.Tensor, err e
 // entry is called name. all asks for the logits of every token [B, T, V]
 // rather than of each row's last [B, V].
 func (m *Model) Trace(name string, types []ir.Type, all bool) (*ir.Module, error) {
+	return m.trace(name, types, all, false)
+}
+
+// trace is Trace; fresh makes a step for an empty cache at pos 0 (stepIn).
+func (m *Model) trace(name string, types []ir.Type, all, fresh bool) (*ir.Module, error) {
 	tr := trace.New(name)
 	names := m.StepNames()
 	if len(types) != len(names) {
@@ -160,7 +165,7 @@ func (m *Model) Trace(name string, types []ir.Type, all bool) (*ir.Module, error
 	for i, t := range types {
 		ts[i] = tensor.Traced(tr.Param(names[i], t), tr)
 	}
-	out, err := m.step(ts, all)
+	out, err := m.step(ts, all, fresh)
 	if err != nil {
 		return nil, err
 	}
@@ -176,6 +181,9 @@ type stepProgram struct {
 	m    *Model
 	name string
 	all  bool
+	// fresh: the program only ever runs on an empty cache at pos 0 (the
+	// Generator's prefill; stepIn.fresh).
+	fresh bool
 }
 
 func (p stepProgram) Trace(args []runtime.Arg) (*ir.Module, error) {
@@ -186,7 +194,7 @@ func (p stepProgram) Trace(args []runtime.Arg) (*ir.Module, error) {
 		}
 		types[i] = a.Type
 	}
-	return p.m.Trace(p.name, types, p.all)
+	return p.m.trace(p.name, types, p.all, p.fresh)
 }
 
 func (p stepProgram) Eager(args []runtime.Arg) ([]*backend.Buffer, error) {
@@ -194,7 +202,7 @@ func (p stepProgram) Eager(args []runtime.Arg) ([]*backend.Buffer, error) {
 	for i, a := range args {
 		ts[i] = tensor.FromBuffer(a.Tensor)
 	}
-	out, err := p.m.step(ts, p.all)
+	out, err := p.m.step(ts, p.all, p.fresh)
 	if err != nil {
 		return nil, err
 	}

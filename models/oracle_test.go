@@ -307,7 +307,7 @@ func TestEagerMatchesTransformers(t *testing.T) {
 			for _, p := range m.Params {
 				args = append(args, tensor.FromBuffer(p.Buffer))
 			}
-			out, err := m.step(args, true)
+			out, err := m.step(args, true, false)
 			if err != nil {
 				t.Fatal(err)
 			}
