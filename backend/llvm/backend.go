@@ -30,8 +30,8 @@ type Options struct {
 	// CacheDir holds built objects; "" is $TPUCC_LLVM_CACHE, else
 	// tpucc/llvm under the user's cache directory.
 	CacheDir string
-	// Threads bounds the goroutines one kernel call is split across; 0 is
-	// runtime.NumCPU().
+	// Threads is how many parts one kernel call is split into (run by the
+	// calling thread and the native pool, team.go); 0 is runtime.NumCPU().
 	Threads int
 }
 

@@ -15,7 +15,7 @@ import (
 // program's object). Sizes and strides are arguments, read from an i64
 // descriptor that is the kernel's last buffer, so one object serves every
 // shape. Kernels keep the common signature (bufs, lo, hi, scratch), and
-// [lo, hi) splits them across goroutines as compiled kernels are split.
+// [lo, hi) splits them across the thread pool as compiled kernels are split.
 //
 // The scalar computations are the compiled backend's (expr.float), so an
 // eager op and the same op in a compiled program compute alike.

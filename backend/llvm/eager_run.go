@@ -172,14 +172,14 @@ func isEagerOp(op ir.Op, ops []ir.Op) bool {
 // reference fallback.
 var eagerCalls atomic.Int64
 
-// eagerScratch holds the gemm's packing space, one region per goroutine.
+// eagerScratch holds the gemm's packing space, one region per part of a call.
 var eagerScratch = sync.Pool{New: func() any {
 	s := make([]byte, gemmScratch(gemmMC, gemmKC, gemmNC)+64)
 	return &s
 }}
 
 // eagerCall runs kernel fn over [0, rows) on buffers (results first; a
-// trailing []int64 is the descriptor), split across the worker goroutines
+// trailing []int64 is the descriptor), split across the thread pool
 // when work (elements or multiply-adds) is large enough.
 func (b *Backend) eagerCall(fn uintptr, rows, work int64, scratch bool, bufs ...any) {
 	eagerCalls.Add(1)

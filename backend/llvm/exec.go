@@ -188,10 +188,10 @@ func dataPtr(b *backend.Buffer) unsafe.Pointer {
 }
 
 // splitWork is the work (elements or multiply-adds) below which a kernel
-// runs on the calling goroutine: splitting costs a few microseconds.
+// runs on the calling thread alone: splitting costs a few microseconds.
 const splitWork = 1 << 16
 
-// call runs the kernel over [0, rows), split across goroutines when it is
+// call runs the kernel over [0, rows), split across the thread pool when it is
 // big enough.
 func (x *Executable) call(s *state, st *step, ptrs []unsafe.Pointer) {
 	base := uintptr(unsafe.Pointer(&ptrs[0]))

@@ -17,7 +17,7 @@ import (
 //
 // bufs holds the kernel's buffers (outputs first, then inputs) and [lo, hi)
 // is the range of its outermost loop that this call runs, which is how the
-// executor splits a kernel across goroutines; scratch is memory private to
+// executor splits a kernel across threads; scratch is memory private to
 // this call (the plan's scratchBytes long), where matmuls pack panels.
 
 // gen is one LLVM module under construction.

@@ -19,7 +19,7 @@ import (
 //
 // The kernel's range is the 16-column tiles of the result (and one more
 // index for the columns past the last full tile), so a split across
-// goroutines gives each the same share of every expert's weights whatever
+// threads gives each the same share of every expert's weights whatever
 // the group sizes, which are known only when the kernel runs. Inside a
 // call the loop is group by group, then tile by tile:
 //
