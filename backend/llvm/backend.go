@@ -11,7 +11,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"runtime"
 	"sort"
 	"strings"
@@ -162,12 +161,11 @@ func (b *Backend) compileDonating(m *ir.Module, f *ir.Func, expect *backend.Nati
 // loadObject writes verified object bytes where dlopen can read them and
 // resolves x's kernels in them.
 func (b *Backend) loadObject(x *Executable, data []byte) error {
-	so, err := b.cache.loadable(data)
+	lib, err := b.cache.open(data, "the program's kernels")
 	if err != nil {
 		return err
 	}
-	defer os.Remove(so)
-	return x.load(so)
+	return x.load(lib)
 }
 
 // expected returns code's object when it is one for the IR whose object

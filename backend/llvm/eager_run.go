@@ -2,7 +2,6 @@ package llvm
 
 import (
 	"fmt"
-	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -48,14 +47,9 @@ func (b *Backend) loadEager() (*eagerLib, error) {
 		return nil, err
 	}
 	t1 := time.Now()
-	so, err := b.cache.loadable(data)
+	lib, err := b.cache.open(data, "the eager library")
 	if err != nil {
 		return nil, err
-	}
-	lib, err := purego.Dlopen(so, purego.RTLD_NOW|purego.RTLD_LOCAL)
-	os.Remove(so)
-	if err != nil {
-		return nil, fmt.Errorf("llvm: loading the eager library: %v", err)
 	}
 	l := &eagerLib{lib: lib, fns: map[string]uintptr{}}
 	for _, f := range g.m.Funcs {

@@ -11,12 +11,8 @@ import (
 	"github.com/tpucc/tpucc/ir"
 )
 
-// load opens the verified object and resolves every kernel of the plan.
-func (x *Executable) load(so string) error {
-	lib, err := purego.Dlopen(so, purego.RTLD_NOW|purego.RTLD_LOCAL)
-	if err != nil {
-		return fmt.Errorf("llvm: loading %s: %v", so, err)
-	}
+// load takes the opened object lib and resolves every kernel of the plan.
+func (x *Executable) load(lib uintptr) error {
 	x.lib = lib
 	// The kernels go with the executable: Run keeps x alive while they run.
 	runtime.SetFinalizer(x, func(x *Executable) { purego.Dlclose(x.lib) })

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ebitengine/purego"
+
 	"github.com/tpucc/tpucc/internal/privdir"
 )
 
@@ -230,6 +232,21 @@ func verifyObject(so, sum string) ([]byte, error) {
 		return nil, errors.New("llvm: object hash does not match its record")
 	}
 	return data, nil
+}
+
+// open dlopens verified object bytes from a private copy (loadable), which
+// it removes once loaded; what names the object in an error.
+func (c *objectCache) open(data []byte, what string) (uintptr, error) {
+	so, err := c.loadable(data)
+	if err != nil {
+		return 0, err
+	}
+	defer os.Remove(so)
+	lib, err := purego.Dlopen(so, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		return 0, fmt.Errorf("llvm: loading %s: %v", what, err)
+	}
+	return lib, nil
 }
 
 // loadable writes verified object bytes to a new file of its own in the

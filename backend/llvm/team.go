@@ -3,7 +3,6 @@ package llvm
 import (
 	_ "embed"
 	"fmt"
-	"os"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -35,15 +34,9 @@ func (b *Backend) startTeam() error {
 			team.err = err
 			return
 		}
-		so, err := b.cache.loadable(data)
+		lib, err := b.cache.open(data, "the thread pool")
 		if err != nil {
 			team.err = err
-			return
-		}
-		lib, err := purego.Dlopen(so, purego.RTLD_NOW|purego.RTLD_LOCAL)
-		os.Remove(so)
-		if err != nil {
-			team.err = fmt.Errorf("llvm: loading the thread pool: %v", err)
 			return
 		}
 		start, err := purego.Dlsym(lib, "tpucc_pool_start")
