@@ -337,10 +337,10 @@ func (pl *planner) loopKernel(v *ir.Value, env map[*ir.Value]int, defs map[*ir.V
 	reg, mem, _ := elemType(v.Type.DType)
 	dst := k.buf(0, mem)
 	cat := lastAxisConcat(v, defs)
-	emitNestSplit(k, dims, concatCuts(cat), func(idx []value.Value, part int) {
+	cuts := concatCuts(cat)
+	emitNestSplit(k, dims, cuts, func(idx []value.Value, part int) {
 		if cat != nil { // each part's loop reads one operand, without selects
-			e.seg.in, e.seg.at, e.seg.op = cat, idx[len(idx)-1], part
-			e.seg.off = concatCuts(cat)[part]
+			e.seg.in, e.seg.at, e.seg.op, e.seg.off = cat, idx[len(idx)-1], part, cuts[part]
 			clear(e.memo) // values of another part's loop do not dominate this one
 		}
 		x := e.at(v, idx)

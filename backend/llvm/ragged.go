@@ -39,8 +39,10 @@ import (
 // when more than one block of rows passes over them.
 const raggedGemmRows = 2 * gemmMR
 
-// raggedGenerated reports whether the ragged_dot in runs as a kernel
-// (f32, static shapes).
+// raggedGenerated reports whether the ragged_dot in runs as a kernel: f32,
+// static shapes, and something to compute (an empty result stays on the
+// reference kernel, which is as fast). The planner asks it before it
+// leaves a transposed rhs unmaterialised, so the two must agree.
 func raggedGenerated(in *ir.Instr) bool {
 	l, r, g, res := in.Args[0].Type, in.Args[1].Type, in.Args[2].Type, in.Results[0].Type
 	for _, t := range []ir.Type{l, r, g, res} {
@@ -48,7 +50,8 @@ func raggedGenerated(in *ir.Instr) bool {
 			return false
 		}
 	}
-	return l.DType == ir.F32 && r.DType == ir.F32 && res.DType == ir.F32 && g.DType == ir.I32
+	n, _ := res.NumElements()
+	return l.DType == ir.F32 && r.DType == ir.F32 && res.DType == ir.F32 && g.DType == ir.I32 && n > 0
 }
 
 // raggedRhsT is, when argument i of in is the rhs of a generated
@@ -80,9 +83,6 @@ func (pl *planner) raggedDot(in *ir.Instr, env map[*ir.Value]int) bool {
 	ranges := x.tiles
 	if x.tiles*gemmNR < x.N {
 		ranges++
-	}
-	if ranges == 0 || x.M == 0 {
-		return false // nothing to compute: the reference kernel is as fast
 	}
 	k, st := pl.newKernelStep(in, env)
 	if w := pl.raggedT[in]; w != nil {

@@ -149,3 +149,16 @@ func BenchmarkRaggedDot(b *testing.B) {
 		})
 	}
 }
+
+// TestRaggedDotEmptyTransposed: an empty ragged_dot (no lhs rows) whose rhs
+// is a transpose runs on the reference kernel, so the planner must
+// materialise the transpose for it ("operand of ragged_dot was not
+// planned" before raggedGenerated and the planner agreed).
+func TestRaggedDotEmptyTransposed(t *testing.T) {
+	src := "func @f(%l: f32[0,8], %r: f32[2,16,8], %s: i32[2]) -> f32[0,16] {\n  %t = transpose %r {perm=[0,2,1]} : f32[2,8,16]\n  %y = ragged_dot %l, %t, %s\n  return %y\n}\n"
+	m, err := tir.Parse("empty.tir", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	differential(t, testBackend(t), m, m.Entry(), 1)
+}
