@@ -96,3 +96,21 @@ func TestDotEpilogue(t *testing.T) {
 		})
 	}
 }
+
+// TestGemmBlocks: the columns are cut into blocks of equal width, a
+// multiple of the tile's 16 (the cores share a product by column blocks).
+func TestGemmBlocks(t *testing.T) {
+	for _, c := range []struct{ m, k, n, mc, kc, nc int64 }{
+		{1024, 256, 768, 120, 256, 384}, // not 512 + 256
+		{1024, 1024, 1024, 120, 256, 512},
+		{64, 1024, 3072, 66, 256, 512},
+		{130, 300, 530, 120, 256, 272}, // 265 rounded up to the tile
+		{7, 5, 19, 12, 5, 32},
+		{1, 0, 1, 6, 1, 16},
+	} {
+		mc, kc, nc := gemmBlocks(c.m, c.k, c.n)
+		if mc != c.mc || kc != c.kc || nc != c.nc {
+			t.Errorf("gemmBlocks(%d, %d, %d) = %d, %d, %d; want %d, %d, %d", c.m, c.k, c.n, mc, kc, nc, c.mc, c.kc, c.nc)
+		}
+	}
+}

@@ -699,13 +699,17 @@ func (k *kfn) fmax(a, b value.Value, isMax bool) value.Value {
 		p = enum.FPredOLT
 	}
 	r := c.NewSelect(c.NewFCmp(p, a, b), a, b)
-	ai, bi := c.NewBitCast(a, types.I32), c.NewBitCast(b, types.I32)
+	var it, ft types.Type = types.I32, types.Float
+	if vt, ok := a.Type().(*types.VectorType); ok { // lane by lane
+		it, ft = types.NewVector(vt.Len, types.I32), vt
+	}
+	ai, bi := c.NewBitCast(a, it), c.NewBitCast(b, it)
 	var z value.Value
 	if isMax {
 		z = c.NewAnd(ai, bi)
 	} else {
 		z = c.NewOr(ai, bi)
 	}
-	r = c.NewSelect(c.NewFCmp(enum.FPredOEQ, a, b), c.NewBitCast(z, types.Float), r)
+	r = c.NewSelect(c.NewFCmp(enum.FPredOEQ, a, b), c.NewBitCast(z, ft), r)
 	return c.NewSelect(c.NewFCmp(enum.FPredUNO, a, b), c.NewFAdd(a, b), r)
 }

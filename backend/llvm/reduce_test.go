@@ -1,0 +1,61 @@
+package llvm
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/frontend/tir"
+)
+
+// TestSoftmaxLineMax: softmax and log_softmax over lines of 5, 16, 37 and
+// 128 elements, whose max is taken sixteen lanes at a time (lineMax), agree
+// with the reference executor on rows built to catch a wrong max: NaN in
+// the vector part and in the tail, +inf (inf - inf is NaN) and all -inf
+// (each makes the row NaN), and a large value in the last lane of a
+// vector or in the tail, which makes exp overflow if the max missed it.
+func TestSoftmaxLineMax(t *testing.T) {
+	b := testBackend(t)
+	for _, n := range []int64{5, 16, 37, 128} {
+		for _, op := range []string{"softmax", "log_softmax"} {
+			src := fmt.Sprintf("func @f(%%x: f32[7,%d]) -> f32[7,%d] {\n  %%y = %s %%x {axis=1} : f32[7,%d]\n  return %%y\n}\n", n, n, op, n)
+			m, err := tir.Parse("lines.tir", []byte(src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := m.Entry()
+			x, err := b.compile(m, f, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vals := make([]float64, 7*n)
+			for i := range vals {
+				vals[i] = math.Sin(float64(i)) * 3
+			}
+			row := func(r, i int64) *float64 { return &vals[r*n+min(i, n-1)] }
+			*row(0, 3) = math.NaN()
+			*row(1, n-2) = math.NaN()
+			*row(2, 10) = math.Inf(1)
+			for i := range n {
+				*row(3, i) = math.Inf(-1)
+			}
+			*row(4, 15) = 100
+			*row(5, n-1) = 100
+			*row(6, 0) = -0.0
+			in := []*backend.Buffer{backend.FromFloats(f.Params[0].Type, vals...)}
+			want, err := cpu.Run(m, f, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := x.Run(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msg := compare(want[0], got[0]); msg != "" {
+				t.Errorf("%s over %d: %s", op, n, msg)
+			}
+		}
+	}
+}
