@@ -226,7 +226,7 @@ func (pl *planner) dot(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) bo
 			k.loop(ci(0), nb, nil, func(ib value.Value, _ []value.Value) []value.Value {
 				m0 := k.mulAdd(ib, mc, r0)
 				mcur := k.smin(ci(mc), k.cur.NewSub(r1, m0))
-				k.gemmBlock(lhs, c, ap, bp, tile, m0, ci(d.M), mcur, n0, ci(d.N), ncur, k0, kcur, isFirst, isLast)
+				k.gemmBlock(lhs, c, ap, bp, tile, m0, ci(d.M), mcur, n0, ci(d.N), ncur, k0, kcur, isFirst, isLast, nil)
 				return nil
 			})
 			return nil

@@ -45,6 +45,14 @@ type gemmOperand struct {
 	row func(i value.Value) value.Value
 }
 
+// prefetchL2 asks for the line at p into L2 (prefetcht1): lines wanted a
+// whole panel's work later.
+func (k *kfn) prefetchL2(p value.Value) {
+	pf := k.g.declare("llvm.prefetch.p0i8", types.Void, types.I8Ptr, types.I32, types.I32, types.I32)
+	i32 := func(v int64) value.Value { return constant.NewInt(types.I32, v) }
+	k.cur.NewCall(pf, k.cur.NewBitCast(p, types.I8Ptr), i32(0), i32(2), i32(1))
+}
+
 // gemmScratch is the scratch a gemm call needs for blocks of at most mc x
 // kc (lhs) and kc x nc (rhs): the two packed blocks and one edge tile.
 func gemmScratch(mc, kc, nc int64) int64 {
@@ -230,7 +238,7 @@ func (k *kfn) gemmPackScalar(dst value.Value, op gemmOperand, w int64, base, end
 // times bp's panel ([kc][16]), in twelve vector accumulators (row i in
 // acc[2i], acc[2i+1]). Per k: two panel loads, six broadcasts, twelve
 // fused multiply-adds (vbroadcastss + vfmadd231ps).
-func (k *kfn) gemmMicro(ap, bp, kc value.Value) []value.Value {
+func (k *kfn) gemmMicro(ap, bp, kc value.Value, step func(kk value.Value)) []value.Value {
 	vfma := k.g.declare("llvm.fmuladd.v8f32", v8, v8, v8, v8)
 	init := make([]value.Value, 2*gemmMR)
 	for i := range init {
@@ -241,6 +249,9 @@ func (k *kfn) gemmMicro(ap, bp, kc value.Value) []value.Value {
 		b0 := k.vload(bp, bAt)
 		b1 := k.vload(bp, k.cur.NewAdd(bAt, ci(8)))
 		aAt := k.cur.NewMul(kk, ci(gemmMR))
+		if step != nil {
+			step(kk)
+		}
 		next := make([]value.Value, len(acc))
 		for i := 0; i < gemmMR; i++ {
 			av := k.splat(k.load(types.Float, ap, k.cur.NewAdd(aAt, ci(int64(i)))))
@@ -311,7 +322,13 @@ func (c gemmC) update(k *kfn, acc []value.Value, tile, m0, n0, mr, nr, first, la
 // gemmBlock is the product of rows [m0, m0+mcur) x columns [n0, n0+ncur)
 // over contracting slice [k0, k0+kc), with rhs already packed in bp
 // (panels from column n0): pack the lhs block, then every tile.
-func (k *kfn) gemmBlock(a gemmOperand, c gemmC, ap, bp, tile, m0, mEnd, mcur, n0, nEnd, ncur, k0, kc, first, last value.Value) {
+//
+// pf, when not nil, prefetches line (line) of what the caller packs next
+// for the column panel from nt: the micro-kernel calls it at each of its
+// steps, for line ip*32 + kk/8 of the tile's row panel ip, so the lines
+// are asked for evenly while the panel is computed (asked for all at once,
+// they held up the panel and mostly arrived too late).
+func (k *kfn) gemmBlock(a gemmOperand, c gemmC, ap, bp, tile, m0, mEnd, mcur, n0, nEnd, ncur, k0, kc, first, last value.Value, pf func(nt, line value.Value)) {
 	k.gemmPack(ap, a, gemmMR, m0, mEnd, mcur, k0, kc)
 	k.loop(ci(0), k.ceilDiv(ncur, gemmNR), nil, func(jp value.Value, _ []value.Value) []value.Value {
 		nt := k.mulAdd(jp, gemmNR, n0)
@@ -322,7 +339,13 @@ func (k *kfn) gemmBlock(a gemmOperand, c gemmC, ap, bp, tile, m0, mEnd, mcur, n0
 			mr := k.smin(ci(gemmMR), k.cur.NewSub(mEnd, mt))
 			apan := k.at(types.Float, ap, k.cur.NewMul(ip, k.cur.NewMul(kc, ci(gemmMR))))
 			c.prefetch(k, mt, nt, mr)
-			acc := k.gemmMicro(apan, bpan, kc)
+			var step func(kk value.Value)
+			if pf != nil {
+				step = func(kk value.Value) {
+					pf(nt, k.cur.NewAdd(k.cur.NewMul(ip, ci(32)), k.cur.NewLShr(kk, ci(3))))
+				}
+			}
+			acc := k.gemmMicro(apan, bpan, kc, step)
 			c.update(k, acc, tile, mt, nt, mr, nr, first, last)
 			return nil
 		})

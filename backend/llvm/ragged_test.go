@@ -2,8 +2,10 @@ package llvm
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
@@ -138,14 +140,18 @@ func BenchmarkRaggedDot(b *testing.B) {
 			in[2] = backend.FromInts(ir.Tensor(ir.I32, c.g), sizes...)
 			x.Run(in)
 			b.ResetTimer()
+			best := time.Duration(math.MaxInt64)
 			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
 				if _, err := x.Run(in); err != nil {
 					b.Fatal(err)
 				}
+				best = min(best, time.Since(t0))
 			}
 			sec := b.Elapsed().Seconds() / float64(b.N)
 			b.ReportMetric(float64(c.g*c.k*c.n*4)/sec/1e9, "weight-GB/s")
 			b.ReportMetric(float64(2*m*c.k*c.n)/sec/1e9, "GFLOP/s")
+			b.ReportMetric(float64(2*m*c.k*c.n)/best.Seconds()/1e9, "best-GFLOP/s") // as BenchmarkGemm
 		})
 	}
 }

@@ -5,8 +5,8 @@ Record with build ids in the mmap events (the backend deletes its private copy l
 right after dlopen, so perf cannot read it later):
     perf record --buildid-mmap -o /tmp/X.data CMD
 The script finds, by build id, the cached object (in $TPUCC_LLVM_CACHE or ~/.cache/tpucc/llvm)
-each load-NNN.so was a copy of, and prints each object's share of the samples by kernel (kNN);
-read the .ll beside the object to see what a kernel computes.
+each load-NNN.so was a copy of, and prints each object's share of the samples by kernel (kNN),
+the TOP (default 12) largest; read the .ll beside the object to see what a kernel computes.
 """
 import bisect, collections, glob, os, re, subprocess, sys
 data = sys.argv[1]
@@ -45,4 +45,4 @@ for dso, samples in sorted(by.items(), key=lambda kv: -sum(s for s, _ in kv[1]))
         i = bisect.bisect_right(addrs, a) - 1
         agg[syms[i][1] if i >= 0 else '?'] += pct
     print(f, '%.1f%%' % sum(agg.values()),
-          ' '.join('%s=%.1f%%' % kv for kv in agg.most_common(12)))
+          ' '.join('%s=%.1f%%' % kv for kv in agg.most_common(int(os.environ.get("TOP", "12")))))
