@@ -250,13 +250,32 @@ func emitNestSplit(k *kfn, dims []int64, cuts []int64, body func(idx []value.Val
 			rec(d + 1)
 		})
 	}
+	_, lead := nestRows(dims)
 	k.loop(k.lo, k.hi, nil, func(i value.Value, _ []value.Value) []value.Value {
 		if len(dims) == 0 {
 			body(nil, 0)
 			return nil
 		}
-		idx[0] = i
-		rec(1)
+		copy(idx, k.delinear(i, dims[:lead]))
+		rec(lead)
 		return nil
 	})
 }
+
+// nestRows is the range of a nest's kernel: its leading lead dimensions
+// taken as one index, as few as make nestMinRows rows, never the innermost
+// of two or more (it stays a loop, for the vectoriser). With the first
+// dimension alone, a batch of one ([1, 16, 512, 512], a prefill's
+// attention scores) was one row, and its kernels ran on one core.
+func nestRows(dims []int64) (rows int64, lead int) {
+	rows, lead = 1, 0
+	for lead < len(dims) && (lead == 0 || lead < len(dims)-1 && rows < nestMinRows) {
+		rows *= dims[lead]
+		lead++
+	}
+	return rows, lead
+}
+
+// nestMinRows is how many rows a nest's kernel range is given when its
+// dimensions allow: enough for the cores to share them evenly.
+const nestMinRows = 16

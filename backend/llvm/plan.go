@@ -330,10 +330,8 @@ func (pl *planner) loopKernel(v *ir.Value, env map[*ir.Value]int, defs map[*ir.V
 	}
 	dims := v.Type.Dims()
 	n, _ := v.Type.NumElements()
-	st.rows, st.work = 1, n
-	if len(dims) > 0 {
-		st.rows = dims[0]
-	}
+	st.rows, _ = nestRows(dims)
+	st.work = n
 	reg, mem, _ := elemType(v.Type.DType)
 	dst := k.buf(0, mem)
 	cat := lastAxisConcat(v, defs)

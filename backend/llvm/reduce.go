@@ -37,10 +37,7 @@ func (pl *planner) reduce(in *ir.Instr, env map[*ir.Value]int) bool {
 	}
 	k, st := pl.newKernelStep(in, env)
 	n, _ := in.Args[0].Type.NumElements()
-	st.rows, st.work = 1, n
-	if len(kept) > 0 {
-		st.rows = dims[kept[0]]
-	}
+	st.work = n
 	out, x := k.fbuf(0, in.Results[0].Type.DType), k.fbuf(1, in.Args[0].Type.DType)
 	var init float64
 	var step func(acc, v value.Value) value.Value
@@ -62,6 +59,7 @@ func (pl *planner) reduce(in *ir.Instr, env map[*ir.Value]int) bool {
 	for i, d := range kept {
 		keptDims[i] = dims[d]
 	}
+	st.rows, _ = nestRows(keptDims)
 	emitNest(k, keptDims, func(kidx []value.Value) {
 		for i, d := range kept {
 			idx[d] = kidx[i]

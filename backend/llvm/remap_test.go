@@ -2,6 +2,7 @@ package llvm
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,5 +74,45 @@ func TestConcatParts(t *testing.T) {
 	x := differential(t, b, m, m.Entry(), 1)
 	if want := 3; strings.Count(x.plan.String(), "loop") != want {
 		t.Fatalf("want %d loop kernels:\n%s", want, x.plan)
+	}
+}
+
+// TestNestRows: a nest's kernel range is its leading dimensions taken as
+// one index, as few as give 16 rows, never the innermost of two or more;
+// a batch of one is split across the cores like any other, and agrees
+// with the reference.
+func TestNestRows(t *testing.T) {
+	for _, c := range []struct {
+		dims       []int64
+		rows, lead int64
+	}{
+		{nil, 1, 0},
+		{[]int64{5}, 5, 1},
+		{[]int64{1, 4096}, 1, 1},
+		{[]int64{1, 16, 512, 512}, 16, 2},
+		{[]int64{8, 128, 256}, 1024, 2},
+		{[]int64{32, 128, 128}, 32, 1},
+		{[]int64{1, 2, 3, 4}, 6, 3},
+		{[]int64{1, 0, 7}, 0, 2},
+	} {
+		rows, lead := nestRows(c.dims)
+		if rows != c.rows || int64(lead) != c.lead {
+			t.Errorf("nestRows(%v) = %d, %d; want %d, %d", c.dims, rows, lead, c.rows, c.lead)
+		}
+	}
+	src := "func @f(%a: f32[1,16,64,64], %b: f32[1,16,64,64]) -> (f32[1,16,64,64], f32[1,16,64]) {\n" +
+		"  %s = add %a, %b : f32[1,16,64,64]\n  %t = exp %s : f32[1,16,64,64]\n" +
+		"  %r = reduce_sum %a {axes=[3]} : f32[1,16,64]\n  return %t, %r\n}\n"
+	m, err := tir.Parse("nest.tir", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := differential(t, testBackend(t), m, m.Entry(), 5)
+	var rows []int64
+	for _, st := range x.plan.steps {
+		rows = append(rows, st.rows)
+	}
+	if want := []int64{16, 16}; !slices.Equal(rows, want) {
+		t.Errorf("kernel rows %v, want %v\n%s", rows, want, x.plan)
 	}
 }
