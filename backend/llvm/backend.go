@@ -99,6 +99,8 @@ type Executable struct {
 	code    backend.NativeCode // the object loaded, and its identity
 	// Times is what compiling it cost.
 	Times BuildTimes
+	// clock has, per step, the nanoseconds and calls of its runs so far.
+	clock []stepClock
 }
 
 // CompileStages are the times of generating the IR, clang ("clang (cached)"
@@ -137,7 +139,7 @@ func (b *Backend) compileDonating(m *ir.Module, f *ir.Func, expect *backend.Nati
 	}
 	text := p.gen.text()
 	times.IRGen = time.Since(t0)
-	x = &Executable{plan: p, entry: f, threads: b.threads, states: make(chan *state, 8)}
+	x = &Executable{plan: p, entry: f, threads: b.threads, states: make(chan *state, 8), clock: make([]stepClock, len(p.steps))}
 	if p.gen.n > 0 {
 		key := b.tc.objectKey(text)
 		data, ok := expected(expect, key)

@@ -16,7 +16,10 @@
 // Times are medians of -repeat runs after a warm-up run.
 //
 //	make bench-cpu        (creates .venv-bench, then runs this)
-//	go run ./bench/cpu [-backend NAME] [-repeat 5] [-skip-peers] [-skip-reference]
+//	go run ./bench/cpu [-backend NAME] [-repeat 5] [-skip-peers] [-skip-reference] [-steps N]
+//
+// -steps N prints, after each workload, the N steps of tpucc's plan that
+// took longest over its runs (backend/llvm's StepTimes): where the time goes.
 //
 // The last line is, exactly,
 //
@@ -41,6 +44,7 @@ var (
 	repeat      = flag.Int("repeat", 5, "timed runs per measurement, after one warm-up run")
 	skipPeers   = flag.Bool("skip-peers", false, "leave out XLA:CPU, ONNX Runtime and numpy")
 	skipRef     = flag.Bool("skip-reference", false, "leave out the reference executor")
+	steps       = flag.Int("steps", 0, "after each workload, the N steps of tpucc's plan that took longest (llvm backend)")
 )
 
 func main() {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/backend/llvm"
 	"github.com/tpucc/tpucc/bench/block"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/frontend/trace"
@@ -93,6 +95,7 @@ func measure(w workload, name string) row {
 	exe := compileOn(m, name)
 	var out []*backend.Buffer
 	r.tpucc, out = timeRun(exe, args, *repeat)
+	printSteps(w.name, exe)
 	if !*skipRef && name != "reference" {
 		r.reference, _ = timeRun(compileOn(w.module(), "reference"), args, 1)
 	}
@@ -179,4 +182,28 @@ func agreement(got *backend.Buffer, ortFile string) string {
 		scale = math.Max(scale, math.Abs(w[i]))
 	}
 	return fmt.Sprintf("max |diff| / max |value| = %.1e", diff/scale)
+}
+
+// printSteps prints the -steps longest steps of exe's plan when it runs on
+// the llvm backend: time per call over its runs (the warm-up's included)
+// and share of all steps' time.
+func printSteps(name string, exe *runtime.Executable) {
+	x, ok := exe.Exec.(*llvm.Executable)
+	if *steps <= 0 || !ok {
+		return
+	}
+	st := x.StepTimes()
+	var all time.Duration
+	for _, s := range st {
+		all += s.Total
+	}
+	slices.SortStableFunc(st, func(a, b llvm.StepTime) int { return cmp.Compare(b.Total, a.Total) })
+	fmt.Fprintf(os.Stderr, "%s: the %d longest of %d steps\n", name, min(*steps, len(st)), len(st))
+	for _, s := range st[:min(*steps, len(st))] {
+		per := time.Duration(0)
+		if s.Calls > 0 {
+			per = s.Total / time.Duration(s.Calls)
+		}
+		fmt.Fprintf(os.Stderr, "  %4d %-6s %-32s %10.3f ms/call %5.1f%%\n", s.Step, s.Kernel, s.What, per.Seconds()*1e3, 100*s.Total.Seconds()/max(all.Seconds(), 1e-12))
+	}
 }

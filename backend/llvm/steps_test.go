@@ -1,0 +1,61 @@
+package llvm
+
+import (
+	"testing"
+	"time"
+
+	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/frontend/tir"
+)
+
+// TestStepTimes: every step of the plan is clocked on every run, named by
+// its kernel and by what the plan says it computes, and the steps' times
+// add up to no more than the runs took.
+func TestStepTimes(t *testing.T) {
+	src := "func @f(%x: f32[64,128], %w: f32[128,32], %s: f32[128]) -> f32[64,32] {\n" +
+		"  %n = rms_norm %x, %s {eps=1e-06} : f32[64,128]\n" +
+		"  %y = matmul %n, %w : f32[64,32]\n  %z = exp %y : f32[64,32]\n  %a = argmax %z {axis=1} : i32[64]\n" +
+		"  %c = convert %a : f32[64]\n  %r = reshape %c : f32[64,1]\n  %o = add %z, %r : f32[64,32]\n  return %o\n}\n"
+	m, err := tir.Parse("steps.tir", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := testBackend(t).compile(m, m.Entry(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := cpu.RandomInputs(m.Entry(), 1)
+	t0 := time.Now()
+	for range 3 {
+		if _, err := x.Run(in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wall := time.Since(t0)
+	st := x.StepTimes()
+	var whats []string
+	var sum time.Duration
+	for i, s := range st {
+		whats = append(whats, s.What)
+		if s.Step != i || s.Calls != 3 || s.Total <= 0 {
+			t.Errorf("step %d: %+v, want step %d, 3 calls, some time", i, s, i)
+		}
+		if (s.Kernel == "") != (s.What == "reference argmax") {
+			t.Errorf("step %d (%s): kernel %q", i, s.What, s.Kernel)
+		}
+		sum += s.Total
+	}
+	want := []string{"rms_norm", "dot_general+exp", "reference argmax", "loop add"}
+	if len(whats) != len(want) {
+		t.Fatalf("steps %q, want %q", whats, want)
+	}
+	for i := range want {
+		if whats[i] != want[i] {
+			t.Errorf("steps %q, want %q", whats, want)
+			break
+		}
+	}
+	if sum > wall {
+		t.Errorf("the steps took %v in all, more than the runs' %v", sum, wall)
+	}
+}
