@@ -48,7 +48,10 @@ func (pl *planner) newKernelStep(in *ir.Instr, env map[*ir.Value]int) (*kfn, ste
 	for _, r := range in.Results {
 		st.bufs = append(st.bufs, pl.newSlot(slot{typ: r.Type}))
 	}
-	for _, a := range in.Args {
+	for i, a := range in.Args {
+		if x := pl.reshaped[in][i]; x != nil {
+			a = x // read in place (reshapedOperand)
+		}
 		st.bufs = append(st.bufs, env[a])
 	}
 	return k, st

@@ -77,6 +77,9 @@ type planner struct {
 	// raggedT are the ragged_dots whose rhs is a transpose [0,2,1] of the
 	// value given, which they read as it is stored (ragged.go).
 	raggedT map[*ir.Instr]*ir.Value
+	// reshaped are the dot_general operands that are a reshape of a value
+	// in memory, which the kernel reads in place (reshapedOperand).
+	reshaped map[*ir.Instr]map[int]*ir.Value
 }
 
 // newPlan builds the plan of f in m, generating kernels into a new module;
@@ -84,7 +87,7 @@ type planner struct {
 func newPlan(m *ir.Module, f *ir.Func, donate ...int) (*plan, error) {
 	pl := &planner{m: m, p: &plan{gen: newGen(), generated: map[ir.Op]int{}, fallback: map[ir.Op]int{}},
 		epis: map[*ir.Instr]*dotEpilogue{}, synthetic: map[*ir.Instr]bool{}, inplace: inplaceUpdates(f, donate),
-		raggedT: map[*ir.Instr]*ir.Value{}}
+		raggedT: map[*ir.Instr]*ir.Value{}, reshaped: map[*ir.Instr]map[int]*ir.Value{}}
 	env := map[*ir.Value]int{}
 	for i, prm := range f.Params {
 		env[prm] = pl.newSlot(slot{typ: prm.Type, kind: slotParam, param: i})
@@ -274,6 +277,12 @@ func (pl *planner) group(body []*ir.Instr, env map[*ir.Value]int, need []*ir.Val
 	}
 	defs := map[*ir.Value]*ir.Instr{}
 	mat := map[*ir.Value]bool{}
+	type reshapeUse struct {
+		in  *ir.Instr
+		arg int
+		x   *ir.Value
+	}
+	var reshapes []reshapeUse
 	for _, v := range need {
 		mat[v] = true
 	}
@@ -288,8 +297,24 @@ func (pl *planner) group(body []*ir.Instr, env map[*ir.Value]int, need []*ir.Val
 				mat[t] = true
 				continue
 			}
+			if x := pl.reshapedOperand(in, i, defs, env); x != nil {
+				reshapes = append(reshapes, reshapeUse{in, i, x})
+				continue
+			}
 			mat[a] = true
 		}
+	}
+	// A reshape of a value in memory stays virtual, and the dot reads that
+	// memory; of an expression nothing else materialises, it is copied.
+	for _, r := range reshapes {
+		if defs[r.x] != nil && !mat[r.x] {
+			mat[r.in.Args[r.arg]] = true
+			continue
+		}
+		if pl.reshaped[r.in] == nil {
+			pl.reshaped[r.in] = map[int]*ir.Value{}
+		}
+		pl.reshaped[r.in][r.arg] = r.x
 	}
 	pl.findEpilogues(body, env, defs, mat)
 	for _, in := range body {
@@ -411,4 +436,31 @@ func (p *plan) String() string {
 		s += fmt.Sprintf("%d: %s %v\n", i, st.what, st.bufs)
 	}
 	return s
+}
+
+// reshapedOperand is, when argument i of in is the operand of a generated
+// dot_general and a reshape of a value x (not a parameter: an in-place
+// update may write it before the dot reads it), x; group keeps it only if
+// x is in memory anyway:
+// a row-major reshape does not move elements, so the kernel reads x's
+// memory with the reshape's dimensions. Copied, a prefill's attention
+// probabilities ([1,16,512,512] to [16,512,512]) cost 2 ms a layer.
+func (pl *planner) reshapedOperand(in *ir.Instr, i int, defs map[*ir.Value]*ir.Instr, env map[*ir.Value]int) *ir.Value {
+	if in.Op != ir.OpDotGeneral {
+		return nil
+	}
+	for _, v := range append(append([]*ir.Value{}, in.Args...), in.Results...) {
+		if !floatish(v.Type.DType) || !v.Type.IsStatic() { // as heavy: else the reference runs it
+			return nil
+		}
+	}
+	r := defs[in.Args[i]]
+	if r == nil || r.Op != ir.OpReshape {
+		return nil
+	}
+	x := r.Args[0]
+	if s, ok := env[x]; ok && pl.p.slots[s].kind == slotParam {
+		return nil
+	}
+	return x
 }
