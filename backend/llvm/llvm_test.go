@@ -61,14 +61,22 @@ func differential(t testing.TB, b *Backend, m *ir.Module, f *ir.Func, seed int64
 	if err != nil {
 		t.Fatalf("llvm compile: %v\n%s", err, ir.Print(m))
 	}
-	in := cpu.RandomInputs(f, seed)
+	agree(t, x, m, f, cpu.RandomInputs(f, seed))
+	return x
+}
+
+// agree runs x (compiled from f in m) and the reference executor on in
+// and compares every result within the oracle's tolerance; an error on
+// one side must be an error on the other.
+func agree(t testing.TB, x *Executable, m *ir.Module, f *ir.Func, in []*backend.Buffer) {
+	t.Helper()
 	want, werr := cpu.Run(m, f, in)
 	got, gerr := x.Run(in)
 	if werr != nil || gerr != nil {
 		if (werr == nil) != (gerr == nil) {
 			t.Fatalf("reference error %v, llvm error %v", werr, gerr)
 		}
-		return x
+		return
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d results, want %d", len(got), len(want))
@@ -78,7 +86,6 @@ func differential(t testing.TB, b *Backend, m *ir.Module, f *ir.Func, seed int64
 			t.Fatalf("result %d: %s\nplan:\n%s\nmodule:\n%s", i, msg, x.plan, ir.Print(m))
 		}
 	}
-	return x
 }
 
 // compare is the oracle's comparison, with its tolerance for the dtype

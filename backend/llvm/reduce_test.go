@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/tpucc/tpucc/backend"
-	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/frontend/tir"
 )
 
@@ -44,18 +43,9 @@ func TestSoftmaxLineMax(t *testing.T) {
 			*row(4, 15) = 100
 			*row(5, n-1) = 100
 			*row(6, 0) = -0.0
-			in := []*backend.Buffer{backend.FromFloats(f.Params[0].Type, vals...)}
-			want, err := cpu.Run(m, f, in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := x.Run(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if msg := compare(want[0], got[0]); msg != "" {
-				t.Errorf("%s over %d: %s", op, n, msg)
-			}
+			t.Run(fmt.Sprintf("%s/%d", op, n), func(t *testing.T) {
+				agree(t, x, m, f, []*backend.Buffer{backend.FromFloats(f.Params[0].Type, vals...)})
+			})
 		}
 	}
 }
