@@ -47,10 +47,14 @@ type gemmOperand struct {
 
 // prefetchL2 asks for the line at p into L2 (prefetcht1): lines wanted a
 // whole panel's work later.
-func (k *kfn) prefetchL2(p value.Value) {
+func (k *kfn) prefetchL2(p value.Value) { k.prefetch(p, 0, 2) }
+
+// prefetch asks for the line at p, to read (rw 0) or write (1), with
+// llvm.prefetch's locality (3: L1 ... 0: not kept).
+func (k *kfn) prefetch(p value.Value, rw, locality int64) {
 	pf := k.g.declare("llvm.prefetch.p0i8", types.Void, types.I8Ptr, types.I32, types.I32, types.I32)
 	i32 := func(v int64) value.Value { return constant.NewInt(types.I32, v) }
-	k.cur.NewCall(pf, k.cur.NewBitCast(p, types.I8Ptr), i32(0), i32(2), i32(1))
+	k.cur.NewCall(pf, k.cur.NewBitCast(p, types.I8Ptr), i32(rw), i32(locality), i32(1))
 }
 
 // gemmScratch is the scratch a gemm call needs for blocks of at most mc x
@@ -285,13 +289,10 @@ func (c gemmC) prefetch(k *kfn, m0, n0, mr value.Value) {
 	if c.buf.dt != ir.F32 {
 		return
 	}
-	pf := k.g.declare("llvm.prefetch.p0i8", types.Void, types.I8Ptr, types.I32, types.I32, types.I32)
 	last := k.cur.NewSub(k.cur.NewAdd(m0, mr), ci(1))
 	for i := int64(0); i < gemmMR; i++ {
 		m := k.smin(k.cur.NewAdd(m0, ci(i)), last)
-		p := k.cur.NewBitCast(k.at(types.Float, c.buf.p, c.off(k, m, n0)), types.I8Ptr)
-		i32 := func(v int64) value.Value { return constant.NewInt(types.I32, v) }
-		k.cur.NewCall(pf, p, i32(1), i32(3), i32(1))
+		k.prefetch(k.at(types.Float, c.buf.p, c.off(k, m, n0)), 1, 3)
 	}
 }
 

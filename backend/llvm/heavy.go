@@ -22,10 +22,8 @@ func (pl *planner) kernel(in *ir.Instr, env map[*ir.Value]int) (bool, error) {
 	if in.Op == ir.OpTake { // any dtype, integer indices
 		return pl.take(in, env), nil
 	}
-	for _, v := range append(append([]*ir.Value{}, in.Args...), in.Results...) {
-		if !floatish(v.Type.DType) || !v.Type.IsStatic() {
-			return false, nil
-		}
+	if !floatStatic(in) {
+		return false, nil
 	}
 	switch in.Op {
 	case ir.OpDotGeneral:
@@ -91,4 +89,15 @@ func (b fbuf) store(v, idx value.Value) {
 		v = b.k.narrow(v, b.dt)
 	}
 	b.k.store(v, b.p, idx)
+}
+
+// floatStatic reports whether every operand and result of in is a float of
+// static shape: what the reduction, composite and dot_general kernels take.
+func floatStatic(in *ir.Instr) bool {
+	for _, v := range append(append([]*ir.Value{}, in.Args...), in.Results...) {
+		if !floatish(v.Type.DType) || !v.Type.IsStatic() {
+			return false
+		}
+	}
+	return true
 }

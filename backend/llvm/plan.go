@@ -446,13 +446,8 @@ func (p *plan) String() string {
 // memory with the reshape's dimensions. Copied, a prefill's attention
 // probabilities ([1,16,512,512] to [16,512,512]) cost 2 ms a layer.
 func (pl *planner) reshapedOperand(in *ir.Instr, i int, defs map[*ir.Value]*ir.Instr, env map[*ir.Value]int) *ir.Value {
-	if in.Op != ir.OpDotGeneral {
+	if in.Op != ir.OpDotGeneral || !floatStatic(in) { // else the reference runs it
 		return nil
-	}
-	for _, v := range append(append([]*ir.Value{}, in.Args...), in.Results...) {
-		if !floatish(v.Type.DType) || !v.Type.IsStatic() { // as heavy: else the reference runs it
-			return nil
-		}
 	}
 	r := defs[in.Args[i]]
 	if r == nil || r.Op != ir.OpReshape {
