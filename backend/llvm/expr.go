@@ -168,33 +168,37 @@ func concatCuts(c *ir.Instr) []int64 {
 	return cuts
 }
 
-// lastAxisConcat is a concat along the last axis of v that v reads at its
-// own index (v itself, or through elementwise ops of v's shape), or nil.
-// Its operands' parts of that axis can then each have a loop of their own.
-func lastAxisConcat(v *ir.Value, defs map[*ir.Value]*ir.Instr) *ir.Instr {
+// ownConcat is a concat that v reads at its own index (v itself, or
+// through elementwise ops of v's shape), or nil. Its operands' parts of
+// its axis can then each have a loop (or, in a row's dimension, a branch)
+// of their own.
+func ownConcat(v *ir.Value, defs map[*ir.Value]*ir.Instr) *ir.Instr {
 	in := defs[v]
-	r := len(v.Type.Dims())
-	if in == nil || r < 2 {
+	if in == nil || len(v.Type.Dims()) < 2 {
 		return nil
 	}
 	switch in.Op {
 	case ir.OpConcat:
-		if int(in.Attr.(*ir.AxisAttr).Axis) == r-1 {
-			return in
+		if int(in.Attr.(*ir.AxisAttr).Axis) < len(v.Type.Dims())-1 && len(in.Args) > maxConcatParts {
+			return nil // each part repeats the nest inside that axis
 		}
-		return nil
+		return in
 	case ir.OpBroadcast, ir.OpTranspose, ir.OpReshape, ir.OpSlice, ir.OpOneHot, ir.OpIota, ir.OpConstant:
 		return nil
 	}
 	for _, a := range in.Args {
 		if a.Type.SameShape(v.Type) {
-			if c := lastAxisConcat(a, defs); c != nil {
+			if c := ownConcat(a, defs); c != nil {
 				return c
 			}
 		}
 	}
 	return nil
 }
+
+// maxConcatParts is the most operands a concat along an outer axis split
+// into parts has (along the last axis each part is one loop anyway).
+const maxConcatParts = 16
 
 // leafBuf is the kernel buffer of v, if v is in memory.
 func (e *expr) leafBuf(v *ir.Value) (int, bool) {

@@ -215,31 +215,33 @@ func fast(v value.Value) value.Value {
 // [lo, hi), and calls body with the indices in the innermost loop. A scalar
 // runs body once per index of [lo, hi) (which is [0, 1)).
 func emitNest(k *kfn, dims []int64, body func(idx []value.Value)) {
-	emitNestSplit(k, dims, nil, func(idx []value.Value, _ int) { body(idx) })
+	emitNestSplit(k, dims, -1, nil, func(idx []value.Value, _ int) { body(idx) })
 }
 
-// emitNestSplit is emitNest with the innermost dimension (of two or more)
-// run as one loop per part [cuts[p], cuts[p+1]), empty parts left out;
-// body learns the part. No cuts is a single part.
-func emitNestSplit(k *kfn, dims []int64, cuts []int64, body func(idx []value.Value, part int)) {
+// emitNestSplit is emitNest with dimension axis (of two or more) split in
+// parts [cuts[p], cuts[p+1]), empty parts left out, and body told the part:
+// a dimension with a loop of its own has one loop per part; one of the
+// leading dimensions that make the kernel's rows has, in each row, one
+// branch per part, each with the nest inside. No cuts is a single part.
+func emitNestSplit(k *kfn, dims []int64, axis int, cuts []int64, body func(idx []value.Value, part int)) {
 	if len(dims) < 2 {
 		cuts = nil
 	}
 	idx := make([]value.Value, len(dims))
-	var rec func(d int)
-	rec = func(d int) {
+	var rec func(d, part int)
+	rec = func(d, part int) {
 		if d == len(dims) {
-			body(idx, 0)
+			body(idx, part)
 			return
 		}
-		if d == len(dims)-1 && cuts != nil {
+		if d == axis && cuts != nil {
 			for p := range len(cuts) - 1 {
 				if cuts[p] == cuts[p+1] {
 					continue
 				}
 				k.loop(ci(cuts[p]), ci(cuts[p+1]), nil, func(i value.Value, _ []value.Value) []value.Value {
 					idx[d] = i
-					body(idx, p)
+					rec(d+1, p)
 					return nil
 				})
 			}
@@ -247,7 +249,7 @@ func emitNestSplit(k *kfn, dims []int64, cuts []int64, body func(idx []value.Val
 		}
 		k.loopN(dims[d], func(i value.Value) {
 			idx[d] = i
-			rec(d + 1)
+			rec(d+1, part)
 		})
 	}
 	_, lead := nestRows(dims)
@@ -257,7 +259,18 @@ func emitNestSplit(k *kfn, dims []int64, cuts []int64, body func(idx []value.Val
 			return nil
 		}
 		copy(idx, k.delinear(i, dims[:lead]))
-		rec(lead)
+		if axis < 0 || axis >= lead || cuts == nil {
+			rec(lead, 0)
+			return nil
+		}
+		at := idx[axis]
+		for p := range len(cuts) - 1 {
+			if cuts[p] == cuts[p+1] {
+				continue
+			}
+			in := k.cur.NewAnd(k.cur.NewICmp(enum.IPredSGE, at, ci(cuts[p])), k.cur.NewICmp(enum.IPredSLT, at, ci(cuts[p+1])))
+			k.ifElse(in, func() { rec(lead, p) }, nil)
+		}
 		return nil
 	})
 }

@@ -359,11 +359,14 @@ func (pl *planner) loopKernel(v *ir.Value, env map[*ir.Value]int, defs map[*ir.V
 	st.work = n
 	reg, mem, _ := elemType(v.Type.DType)
 	dst := k.buf(0, mem)
-	cat := lastAxisConcat(v, defs)
-	cuts := concatCuts(cat)
-	emitNestSplit(k, dims, cuts, func(idx []value.Value, part int) {
+	cat := ownConcat(v, defs)
+	cuts, axis := concatCuts(cat), -1
+	if cat != nil {
+		axis = int(cat.Attr.(*ir.AxisAttr).Axis)
+	}
+	emitNestSplit(k, dims, axis, cuts, func(idx []value.Value, part int) {
 		if cat != nil { // each part's loop reads one operand, without selects
-			e.seg.in, e.seg.at, e.seg.op, e.seg.off = cat, idx[len(idx)-1], part, cuts[part]
+			e.seg.in, e.seg.at, e.seg.op, e.seg.off = cat, idx[axis], part, cuts[part]
 			clear(e.memo) // values of another part's loop do not dominate this one
 		}
 		x := e.at(v, idx)
