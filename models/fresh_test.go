@@ -1,8 +1,10 @@
 package models
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/tpucc/tpucc/backend"
@@ -15,29 +17,24 @@ import (
 // (fresh, as the Generator's prefill) gives the logits and the cache of the
 // step that attends over every slot, left padding and a sliding layer
 // included; its traced program's score products are T slots wide, not the
-// capacity.
+// capacity. In query blocks of 3 slots (causalBlock), the blocks' products
+// are 3, 6 and 8 slots wide, and the results are the same.
 func TestFreshPrefillAttendsOverItsTokens(t *testing.T) {
-	c, err := hf.ParseConfig([]byte(`{"model_type": "qwen3", "vocab_size": 96, "hidden_size": 32,
+	for _, blk := range []int64{128, 3} {
+		t.Run(fmt.Sprintf("block=%d", blk), func(t *testing.T) {
+			defer func(b int64) { causalBlock = b }(causalBlock)
+			causalBlock = blk
+			testFreshPrefill(t, blk)
+		})
+	}
+}
+
+func testFreshPrefill(t *testing.T, blk int64) {
+	m := randomModel(t, `{"model_type": "qwen3", "vocab_size": 96, "hidden_size": 32,
 "intermediate_size": 48, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
 "head_dim": 8, "rope_theta": 10000.0, "rms_norm_eps": 1e-6, "max_position_embeddings": 128,
-"tie_word_embeddings": true, "use_sliding_window": true, "sliding_window": 3, "max_window_layers": 1}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := Abstract(c, ir.F32)
-	if err != nil {
-		t.Fatal(err)
-	}
+"tie_word_embeddings": true, "use_sliding_window": true, "sliding_window": 3, "max_window_layers": 1}`, 0.3)
 	rng := rand.New(rand.NewPCG(3, 4))
-	for i := range m.Params {
-		b := backend.New(m.Params[i].Type)
-		vals := make([]float64, b.Len())
-		for j := range vals {
-			vals[j] = 0.3 * (2*rng.Float64() - 1)
-		}
-		b.WriteFloat64s(0, vals)
-		m.Params[i].Buffer = b
-	}
 	const B, T, capacity = 2, 8, 32
 	args := func() []*tensor.Tensor {
 		toks := make([]int32, B*T)
@@ -76,16 +73,45 @@ func TestFreshPrefillAttendsOverItsTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scores := 0
+	var widths, rows []int64
 	for _, in := range mod.Entry().Body.Instrs {
-		if in.Op == ir.OpDotGeneral && in.Results[0].Type.Rank() == 4 {
-			if d := in.Results[0].Type.Dims(); d[2] == 2*T && d[3] != T {
-				t.Errorf("scores %s: want %d slots", in.Results[0].Type, T)
+		if in.Op == ir.OpDotGeneral && in.Results[0].Type.Rank() == 4 && in.Args[1].Type.Dims()[3] == 8 {
+			if d := in.Results[0].Type.Dims(); in.Attr.(*ir.DotAttr).RhsContract[0] == 3 {
+				widths, rows = append(widths, d[3]), append(rows, d[2])
 			}
-			scores++
 		}
 	}
-	if scores == 0 {
-		t.Fatal("no score product found in the traced prefill")
+	// two layers' score products; the query rows are 2 heads per key head
+	wantW, wantRows := []int64{T, T}, []int64{2 * T, 2 * T}
+	if blk < T {
+		wantW, wantRows = []int64{3, 6, 8, 3, 6, 8}, []int64{6, 6, 4, 6, 6, 4}
 	}
+	if !slices.Equal(widths, wantW) || !slices.Equal(rows, wantRows) {
+		t.Errorf("score products %v slots wide, %v rows; want %v, %v", widths, rows, wantW, wantRows)
+	}
+}
+
+// randomModel is the model of config with f32 weights drawn uniformly from
+// [-scale, scale) (a fixed seed).
+func randomModel(t *testing.T, config string, scale float64) *Model {
+	t.Helper()
+	c, err := hf.ParseConfig([]byte(config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Abstract(c, ir.F32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := range m.Params {
+		b := backend.New(m.Params[i].Type)
+		vals := make([]float64, b.Len())
+		for j := range vals {
+			vals[j] = scale * (2*rng.Float64() - 1)
+		}
+		b.WriteFloat64s(0, vals)
+		m.Params[i].Buffer = b
+	}
+	return m
 }

@@ -109,19 +109,58 @@ func attention(c *hf.Config, l hf.Layer, w *layerWeights, h *tensor.Tensor, in a
 		vA = v.Slice([]int64{0, 0, 0, 0}, []int64{B, KV, T, D}, nil)
 		mask = mask.Slice([]int64{0, 0, 0}, []int64{B, T, T}, nil)
 	}
-	capacity := kA.Shape()[2]
 	G := H / KV
-	scores := q.Reshape(B, KV, G*T, D).DotGeneral(kA, ir.DotAttr{
+	var ctx *tensor.Tensor
+	if blk := causalBlock; in.fresh && T >= 2*blk {
+		// On an empty cache the token at slot t sees slots ≤ t only, so
+		// the queries of slots [t0, t1) attend over slots [0, t1): the
+		// products and the softmax skip what the mask would hide (a
+		// 512-token prefill in blocks of 128 computes 10/16 of them). The
+		// skipped probabilities are exactly 0, so the result is the same.
+		qg := q.Reshape(B, KV, G, T, D)
+		var parts []*tensor.Tensor
+		for t0 := int64(0); t0 < T; t0 += blk {
+			t1 := min(t0+blk, T)
+			qb := qg.Slice([]int64{0, 0, 0, t0, 0}, []int64{B, KV, G, t1, D}, nil).Reshape(B, KV, G*(t1-t0), D)
+			kb := kA.Slice([]int64{0, 0, 0, 0}, []int64{B, KV, t1, D}, nil)
+			vb := vA.Slice([]int64{0, 0, 0, 0}, []int64{B, KV, t1, D}, nil)
+			mb := mask.Slice([]int64{0, t0, 0}, []int64{B, t1, t1}, nil)
+			parts = append(parts, heads(attend(c, qb, kb, vb, mb, G), G))
+		}
+		ctx = tensor.Concat(1, parts...)
+	} else {
+		ctx = heads(attend(c, q.Reshape(B, KV, G*T, D), kA, vA, mask, G), G)
+	}
+	return linear(ctx, w.O), k, v
+}
+
+// causalBlock is the query block of a fresh prefill's attention (slots);
+// a step of fewer than two blocks attends in one piece.
+var causalBlock int64 = 128
+
+// attend is grouped-query attention of q [B, KV, G*Tq, D] (the G query
+// heads of each key head, Tq slots each) over k and v [B, KV, Tk, D], where
+// mask [B, Tq, Tk] says which slots each query slot sees: [B, KV, G*Tq, D].
+func attend(c *hf.Config, q, k, v, mask *tensor.Tensor, G int64) *tensor.Tensor {
+	qs, ks := q.Shape(), k.Shape()
+	B, KV, Tq, Tk := qs[0], qs[1], qs[2]/G, ks[2]
+	scores := q.DotGeneral(k, ir.DotAttr{
 		LhsBatch: []int64{0, 1}, RhsBatch: []int64{0, 1}, LhsContract: []int64{3}, RhsContract: []int64{3}})
 	if c.AttnScale != 1 {
 		scores = scores.Mul(scalar(c.AttnScale))
 	}
-	scores = tensor.Where(mask.Reshape(B, 1, 1, T, capacity), scores.Reshape(B, KV, G, T, capacity), scalar(math.Inf(-1)))
-	probs := scores.Softmax(-1).Reshape(B, KV, G*T, capacity)
-	ctx := probs.DotGeneral(vA, ir.DotAttr{
+	scores = tensor.Where(mask.Reshape(B, 1, 1, Tq, Tk), scores.Reshape(B, KV, G, Tq, Tk), scalar(math.Inf(-1)))
+	probs := scores.Softmax(-1).Reshape(B, KV, G*Tq, Tk)
+	return probs.DotGeneral(v, ir.DotAttr{
 		LhsBatch: []int64{0, 1}, RhsBatch: []int64{0, 1}, LhsContract: []int64{3}, RhsContract: []int64{2}})
-	ctx = ctx.Reshape(B, H, T, D).Transpose(0, 2, 1, 3).Reshape(B, T, H*D)
-	return linear(ctx, w.O), k, v
+}
+
+// heads puts attention's output [B, KV, G*T, D] back in token order, the
+// heads of a token side by side: [B, T, KV*G*D].
+func heads(x *tensor.Tensor, G int64) *tensor.Tensor {
+	s := x.Shape()
+	B, H, T, D := s[0], s[1]*G, s[2]/G, s[3]
+	return x.Reshape(B, H, T, D).Transpose(0, 2, 1, 3).Reshape(B, T, H*D)
 }
 
 // mlp is the gated MLP: down(act(gate(x)) · up(x)).

@@ -122,9 +122,21 @@ func readOracle(t *testing.T, dir string) oracle {
 // generates 32 tokens with the compiled decode step; it requires every
 // prompt token's logits within 1e-4 of transformers' (relative to the
 // prompt's largest logit; f32 arithmetic, bf16 weights computed in f32 on
-// both sides) and the same 32 greedy tokens, each step compiled once.
+// both sides) and the same 32 greedy tokens, each step compiled once. It
+// does so twice: with the prefill's attention in one piece, and in query
+// blocks of 4 slots (causalBlock; a 512-token prefill's blocks are 128).
 func TestAgainstTransformers(t *testing.T) {
 	root := oracleDirs(t)
+	for _, blk := range []int64{causalBlock, 4} {
+		t.Run(fmt.Sprintf("block=%d", blk), func(t *testing.T) {
+			defer func(b int64) { causalBlock = b }(causalBlock)
+			causalBlock = blk
+			againstTransformers(t, root)
+		})
+	}
+}
+
+func againstTransformers(t *testing.T, root string) {
 	for _, name := range oracleModels {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(root, name)
