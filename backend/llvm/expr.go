@@ -119,8 +119,8 @@ func isExpr(in *ir.Instr) bool {
 	case ir.OpConstant:
 		l := in.Attr.(*ir.ConstAttr).Value
 		return l != nil && l.Len() == 1
-	case ir.OpDiv, ir.OpRem, ir.OpPow, ir.OpAtan2:
-		return floatish(dt) // integer division by zero has its own rules
+	case ir.OpPow, ir.OpAtan2:
+		return floatish(dt)
 	case ir.OpConvert:
 		from := in.Args[0].Type.DType
 		switch {
@@ -657,6 +657,8 @@ func (e *expr) integer(in *ir.Instr, a []value.Value) value.Value {
 		return e.imax(a[0], a[1], signed)
 	case ir.OpMin:
 		return e.imin(a[0], a[1], signed)
+	case ir.OpDiv, ir.OpRem:
+		return e.divide(in.Op, a[0], a[1], it, signed)
 	case ir.OpCompare:
 		p := ipred[in.Attr.(*ir.CompareAttr).Dir]
 		if !signed {
@@ -670,6 +672,34 @@ func (e *expr) integer(in *ir.Instr, a []value.Value) value.Value {
 		return e.imin(e.imax(a[1], a[0], s2), a[2], s2)
 	}
 	panic(fmt.Sprintf("llvm: no integer expression for %s", in.Op))
+}
+
+// divide is the reference executor's integer a / b or a % b, which
+// divides in int64 and wraps into the dtype: a / 0 is -1 (all ones) and
+// a % 0 is a; signed MIN / -1 wraps to MIN and MIN % -1 is 0. The divisor
+// the instruction sees is 1 in those cases, so it never traps.
+func (e *expr) divide(op ir.Op, a, b value.Value, it *types.IntType, signed bool) value.Value {
+	c := e.k.cur
+	n := func(v int64) value.Value { return constant.NewInt(it, v) }
+	zero := c.NewICmp(enum.IPredEQ, b, n(0))
+	var one value.Value = zero
+	if signed { // b = -1: MIN / -1 is MIN = a / 1, and x % -1 is 0 = x % 1
+		one = c.NewOr(zero, c.NewICmp(enum.IPredEQ, b, n(-1)))
+		if op == ir.OpDiv {
+			least := n(-1 << (it.BitSize - 1))
+			one = c.NewOr(zero, c.NewAnd(c.NewICmp(enum.IPredEQ, b, n(-1)), c.NewICmp(enum.IPredEQ, a, least)))
+		}
+	}
+	d := c.NewSelect(one, n(1), b)
+	switch {
+	case op == ir.OpDiv && signed:
+		return c.NewSelect(zero, n(-1), c.NewSDiv(a, d))
+	case op == ir.OpDiv:
+		return c.NewSelect(zero, n(-1), c.NewUDiv(a, d))
+	case signed:
+		return c.NewSelect(zero, a, c.NewSRem(a, d))
+	}
+	return c.NewSelect(zero, a, c.NewURem(a, d))
 }
 
 // upred compares unsigned values and i1 (0 and 1; signed i1 has -1 for true).

@@ -22,6 +22,9 @@ func (pl *planner) kernel(in *ir.Instr, env map[*ir.Value]int) (bool, error) {
 	if in.Op == ir.OpTake { // any dtype, integer indices
 		return pl.take(in, env), nil
 	}
+	if isReduce(in.Op) && intStatic(in) {
+		return pl.reduce(in, env), nil
+	}
 	if !floatStatic(in) {
 		return false, nil
 	}
@@ -96,6 +99,22 @@ func (b fbuf) store(v, idx value.Value) {
 func floatStatic(in *ir.Instr) bool {
 	for _, v := range append(append([]*ir.Value{}, in.Args...), in.Results...) {
 		if !floatish(v.Type.DType) || !v.Type.IsStatic() {
+			return false
+		}
+	}
+	return true
+}
+
+func isReduce(op ir.Op) bool {
+	return op == ir.OpReduceSum || op == ir.OpReduceMax || op == ir.OpReduceMin || op == ir.OpReduceProd
+}
+
+// intStatic: in's operands and results have static shapes and one integer
+// dtype the kernels hold in its own width (not i1, u16 or u64).
+func intStatic(in *ir.Instr) bool {
+	dt := in.Results[0].Type.DType
+	for _, v := range append(append([]*ir.Value{}, in.Args...), in.Results...) {
+		if _, _, ok := elemType(v.Type.DType); !ok || v.Type.DType != dt || floatish(dt) || dt == ir.I1 || !v.Type.IsStatic() {
 			return false
 		}
 	}

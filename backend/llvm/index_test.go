@@ -8,7 +8,6 @@ import (
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
-	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/ir"
 )
 
@@ -56,15 +55,7 @@ func TestTake(t *testing.T) {
 	}
 	src := fmt.Sprintf("func @f(%s) -> (%s) {\n%s  return %s\n}\n", strings.Join(params, ", "),
 		strings.Join(types, ", "), strings.Join(body, ""), strings.Join(rets, ", "))
-	m, err := tir.Parse("take.tir", []byte(src))
-	if err != nil {
-		t.Fatalf("%v\n%s", err, src)
-	}
-	f := m.Entry()
-	x, err := b.compile(m, f, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, f, x := compileSrc(t, b, src)
 	if g, fb := x.Coverage(); !strings.Contains(g, "take") || strings.Contains(fb, "take") {
 		t.Fatalf("take not generated: generated %s; reference %s", g, fb)
 	}

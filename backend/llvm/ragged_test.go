@@ -67,15 +67,7 @@ func testRaggedDot(t *testing.T, rhsT bool) {
 	}
 	src := fmt.Sprintf("func @f(%s) -> (%s) {\n%s  return %s\n}\n", strings.Join(params, ", "),
 		strings.Join(types, ", "), strings.Join(body, ""), strings.Join(rets, ", "))
-	m, err := tir.Parse("ragged.tir", []byte(src))
-	if err != nil {
-		t.Fatalf("%v\n%s", err, src)
-	}
-	f := m.Entry()
-	x, err := b.compile(m, f, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, f, x := compileSrc(t, b, src)
 	if g, fb := x.Coverage(); !strings.Contains(g, "ragged_dot") || strings.Contains(fb, "ragged_dot") {
 		t.Fatalf("ragged_dot not generated: generated %s; reference %s", g, fb)
 	}

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/llir/llvm/ir/constant"
+	"github.com/llir/llvm/ir/enum"
 	"github.com/llir/llvm/ir/types"
 	"github.com/llir/llvm/ir/value"
 
@@ -19,7 +20,9 @@ import (
 
 // reduce generates reduce_sum/max/min/prod over any axes: loops over the
 // kept dimensions (the first one is the kernel's range), and inside them
-// loops over the reduced ones carrying the accumulator.
+// loops over the reduced ones carrying the accumulator. Integer dtypes
+// accumulate in their own width, which wraps as the reference executor's
+// int64 sum or product wraps when stored.
 func (pl *planner) reduce(in *ir.Instr, env map[*ir.Value]int) bool {
 	a := in.Attr.(*ir.AxesAttr)
 	dims := in.Args[0].Type.Dims()
@@ -38,22 +41,7 @@ func (pl *planner) reduce(in *ir.Instr, env map[*ir.Value]int) bool {
 	k, st := pl.newKernelStep(in, env)
 	n, _ := in.Args[0].Type.NumElements()
 	st.work = n
-	out, x := k.fbuf(0, in.Results[0].Type.DType), k.fbuf(1, in.Args[0].Type.DType)
-	var init float64
-	var step func(acc, v value.Value) value.Value
-	switch in.Op {
-	case ir.OpReduceSum:
-		step = func(acc, v value.Value) value.Value { return fast(k.cur.NewFAdd(acc, v)) }
-	case ir.OpReduceProd:
-		init = 1
-		step = func(acc, v value.Value) value.Value { return fast(k.cur.NewFMul(acc, v)) }
-	case ir.OpReduceMax:
-		init = math.Inf(-1)
-		step = func(acc, v value.Value) value.Value { return k.fmax(acc, v, true) }
-	default:
-		init = math.Inf(1)
-		step = func(acc, v value.Value) value.Value { return k.fmax(acc, v, false) }
-	}
+	r := k.reduction(in.Op, in.Args[0].Type.DType, in.Results[0].Type.DType)
 	idx := make([]value.Value, len(dims))
 	keptDims := make([]int64, len(kept))
 	for i, d := range kept {
@@ -64,14 +52,66 @@ func (pl *planner) reduce(in *ir.Instr, env map[*ir.Value]int) bool {
 		for i, d := range kept {
 			idx[d] = kidx[i]
 		}
-		acc := k.reduceLoops(gone, dims, idx, f32(init), func(acc value.Value) value.Value {
-			return step(acc, x.load(k.linear(idx, dims)))
+		acc := k.reduceLoops(gone, dims, idx, r.init, func(acc value.Value) value.Value {
+			return r.step(acc, r.load(k.linear(idx, dims)))
 		})
-		out.store(acc, k.linear(kidx, keptDims))
+		r.store(acc, k.linear(kidx, keptDims))
 	})
 	k.finish()
 	pl.addStep(in, env, st)
 	return true
+}
+
+// reduction is how a reduce kernel reads its operand (buffer 1), starts
+// and steps its accumulator, and stores the result (buffer 0).
+type reduction struct {
+	init  value.Value
+	step  func(acc, v value.Value) value.Value
+	load  func(i value.Value) value.Value
+	store func(v, i value.Value)
+}
+
+func (k *kfn) reduction(op ir.Op, dt, rdt ir.DType) reduction {
+	if floatish(dt) {
+		out, x := k.fbuf(0, rdt), k.fbuf(1, dt)
+		r := reduction{load: x.load, store: out.store}
+		switch op {
+		case ir.OpReduceSum:
+			r.init, r.step = f32(0), func(acc, v value.Value) value.Value { return fast(k.cur.NewFAdd(acc, v)) }
+		case ir.OpReduceProd:
+			r.init, r.step = f32(1), func(acc, v value.Value) value.Value { return fast(k.cur.NewFMul(acc, v)) }
+		case ir.OpReduceMax:
+			r.init, r.step = f32(math.Inf(-1)), func(acc, v value.Value) value.Value { return k.fmax(acc, v, true) }
+		default:
+			r.init, r.step = f32(math.Inf(1)), func(acc, v value.Value) value.Value { return k.fmax(acc, v, false) }
+		}
+		return r
+	}
+	it, _, _ := elemType(dt)
+	x, out := k.buf(1, it), k.buf(0, it)
+	r := reduction{
+		load:  func(i value.Value) value.Value { return k.load(it, x, i) },
+		store: func(v, i value.Value) { k.store(v, out, i) },
+	}
+	lo, hi := dt.IntRange()
+	n := func(v int64) value.Value { return constant.NewInt(it.(*types.IntType), v) }
+	pick := func(p enum.IPred) func(acc, v value.Value) value.Value {
+		if !dt.IsSigned() {
+			p = upred[p]
+		}
+		return func(acc, v value.Value) value.Value { return k.cur.NewSelect(k.cur.NewICmp(p, v, acc), v, acc) }
+	}
+	switch op {
+	case ir.OpReduceSum:
+		r.init, r.step = n(0), func(acc, v value.Value) value.Value { return k.cur.NewAdd(acc, v) }
+	case ir.OpReduceProd:
+		r.init, r.step = n(1), func(acc, v value.Value) value.Value { return k.cur.NewMul(acc, v) }
+	case ir.OpReduceMax:
+		r.init, r.step = n(lo), pick(enum.IPredSGT)
+	default:
+		r.init, r.step = n(hi), pick(enum.IPredSLT)
+	}
+	return r
 }
 
 // reduceLoops nests loops over the dimensions gone (setting idx) and

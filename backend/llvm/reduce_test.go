@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/tpucc/tpucc/backend"
-	"github.com/tpucc/tpucc/frontend/tir"
 )
 
 // TestSoftmaxLineMax: softmax and log_softmax over lines of 5, 16, 37 and
@@ -20,15 +19,7 @@ func TestSoftmaxLineMax(t *testing.T) {
 	for _, n := range []int64{5, 16, 37, 128} {
 		for _, op := range []string{"softmax", "log_softmax"} {
 			src := fmt.Sprintf("func @f(%%x: f32[7,%d]) -> f32[7,%d] {\n  %%y = %s %%x {axis=1} : f32[7,%d]\n  return %%y\n}\n", n, n, op, n)
-			m, err := tir.Parse("lines.tir", []byte(src))
-			if err != nil {
-				t.Fatal(err)
-			}
-			f := m.Entry()
-			x, err := b.compile(m, f, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m, f, x := compileSrc(t, b, src)
 			vals := make([]float64, 7*n)
 			for i := range vals {
 				vals[i] = math.Sin(float64(i)) * 3
