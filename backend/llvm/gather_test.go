@@ -8,7 +8,6 @@ import (
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
-	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/ir"
 )
 
@@ -46,15 +45,7 @@ func runOpCases(t *testing.T, op string, cases []opCase) {
 	}
 	src := fmt.Sprintf("func @f(%s) -> (%s) {\n%s  return %s\n}\n", strings.Join(params, ", "),
 		strings.Join(types, ", "), strings.Join(body, ""), strings.Join(rets, ", "))
-	m, err := tir.Parse(op+".tir", []byte(src))
-	if err != nil {
-		t.Fatalf("%v\n%s", err, src)
-	}
-	f := m.Entry()
-	x, err := b.compile(m, f, nil)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, src)
-	}
+	m, f, x := compileSrc(t, b, src)
 	if g, fb := x.Coverage(); !strings.Contains(g, op) || strings.Contains(fb, op) {
 		t.Fatalf("%s not generated: generated %s; reference %s", op, g, fb)
 	}
@@ -134,13 +125,30 @@ func TestTopK(t *testing.T) {
 }
 
 // TestArgsort: ties (stable), NaN of both signs, ±0 and ±inf, an inner
-// axis, integer dtypes, f16/bf16, a routing-sized line split by rows.
+// axis, integer dtypes, f16/bf16, a routing-sized line split by rows; and
+// the same in lines longer than argsortInsertMax, which are merged: a
+// prefill's routing (8192 expert ids of 128, nearly all ties), a line of
+// 257 and lines of 300 full of NaN and ties along an inner axis.
 func TestArgsort(t *testing.T) {
 	nan, nnan, snan := int64(0x7fc00000), int64(-0x400000), int64(0x7f800001)
 	pinf, ninf, nz := int64(0x7f800000), int64(-0x800000), int64(-0x80000000)
 	one, two := int64(0x3f800000), int64(0x40000000)
 	f32row := []int64{one, nan, two, one, nz, 0, pinf, ninf, nnan, snan, two, nan}
+	var long, ids, down []int64
+	for i := range 900 {
+		long = append(long, f32row[(i*5)%len(f32row)])
+	}
+	for i := range 8192 {
+		ids = append(ids, int64(i*37%128))
+	}
+	for i := range 257 {
+		down = append(down, int64((300-i)/3))
+	}
 	runOpCases(t, "argsort", []opCase{
+		{args: []ir.Type{tt(ir.F32, 900)}, vals: [][]int64{long}, raw: true, instr: "argsort %a0 {axis=0}", res: []string{"i32[900]"}},
+		{args: []ir.Type{tt(ir.F32, 300, 3)}, vals: [][]int64{long}, raw: true, instr: "argsort %a0 {axis=0}", res: []string{"i32[300,3]"}},
+		{args: []ir.Type{tt(ir.I32, 8192)}, vals: [][]int64{ids}, instr: "argsort %a0 {axis=0}", res: []string{"i32[8192]"}},
+		{args: []ir.Type{tt(ir.I32, 257)}, vals: [][]int64{down}, instr: "argsort %a0 {axis=0}", res: []string{"i32[257]"}},
 		{args: []ir.Type{tt(ir.F32, 12)}, vals: [][]int64{f32row}, raw: true, instr: "argsort %a0 {axis=0}", res: []string{"i32[12]"}},
 		{args: []ir.Type{tt(ir.F32, 3, 4)}, vals: [][]int64{f32row}, raw: true, instr: "argsort %a0 {axis=0}", res: []string{"i32[3,4]"}},
 		{args: []ir.Type{tt(ir.F16, 6)}, vals: [][]int64{{0x7e00, 0xfe00, 0x7c01, 0x8000, 0, 0x7e00}}, raw: true, instr: "argsort %a0 {axis=0}", res: []string{"i32[6]"}},
