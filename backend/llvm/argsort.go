@@ -60,30 +60,28 @@ func (pl *planner) argsort(in *ir.Instr, env map[*ir.Value]int) bool {
 // binary search of the sorted prefix.
 func (k *kfn) insertionSort(op value.Value, n int64, at, key func(j value.Value) value.Value) {
 	steps := int64(bits.Len64(uint64(n)))
-	{
-		kept := func(j value.Value) value.Value { return k.cur.NewSExt(k.load(types.I32, op, at(j)), i64) }
-		zero := constant.NewInt(types.I32, 0)
-		k.loopN(n, func(j value.Value) { k.store(zero, op, at(j)) }) // every kept index readable
-		k.loopN(n, func(i value.Value) {
-			ki := key(i)
-			b := k.loop(ci(0), ci(steps), []value.Value{ci(0), i}, func(_ value.Value, acc []value.Value) []value.Value {
-				lo, hi := acc[0], acc[1]
-				mid := k.cur.NewSDiv(k.cur.NewAdd(lo, hi), ci(2))
-				le := k.cur.NewICmp(enum.IPredSLE, key(kept(mid)), ki)
-				open := k.cur.NewICmp(enum.IPredSLT, lo, hi)
-				nlo := k.cur.NewSelect(k.cur.NewAnd(open, le), k.cur.NewAdd(mid, ci(1)), lo)
-				nhi := k.cur.NewSelect(k.cur.NewAnd(open, k.cur.NewXor(le, constant.NewBool(true))), mid, hi)
-				return []value.Value{nlo, nhi}
-			})
-			p := b[0]
-			k.loop(ci(0), k.cur.NewSub(i, p), nil, func(t value.Value, _ []value.Value) []value.Value {
-				j := k.cur.NewSub(i, t)
-				k.store(k.load(types.I32, op, at(k.cur.NewSub(j, ci(1)))), op, at(j))
-				return nil
-			})
-			k.store(k.cur.NewTrunc(i, types.I32), op, at(p))
+	kept := func(j value.Value) value.Value { return k.cur.NewSExt(k.load(types.I32, op, at(j)), i64) }
+	zero := constant.NewInt(types.I32, 0)
+	k.loopN(n, func(j value.Value) { k.store(zero, op, at(j)) }) // every kept index readable
+	k.loopN(n, func(i value.Value) {
+		ki := key(i)
+		b := k.loop(ci(0), ci(steps), []value.Value{ci(0), i}, func(_ value.Value, acc []value.Value) []value.Value {
+			lo, hi := acc[0], acc[1]
+			mid := k.cur.NewSDiv(k.cur.NewAdd(lo, hi), ci(2))
+			le := k.cur.NewICmp(enum.IPredSLE, key(kept(mid)), ki)
+			open := k.cur.NewICmp(enum.IPredSLT, lo, hi)
+			nlo := k.cur.NewSelect(k.cur.NewAnd(open, le), k.cur.NewAdd(mid, ci(1)), lo)
+			nhi := k.cur.NewSelect(k.cur.NewAnd(open, k.cur.NewXor(le, constant.NewBool(true))), mid, hi)
+			return []value.Value{nlo, nhi}
 		})
-	}
+		p := b[0]
+		k.loop(ci(0), k.cur.NewSub(i, p), nil, func(t value.Value, _ []value.Value) []value.Value {
+			j := k.cur.NewSub(i, t)
+			k.store(k.load(types.I32, op, at(k.cur.NewSub(j, ci(1)))), op, at(j))
+			return nil
+		})
+		k.store(k.cur.NewTrunc(i, types.I32), op, at(p))
+	})
 }
 
 // mergeSort sorts the line of n indices at op[at(j)] by key, stably:

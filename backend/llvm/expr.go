@@ -684,11 +684,11 @@ func (e *expr) divide(op ir.Op, a, b value.Value, it *types.IntType, signed bool
 	zero := c.NewICmp(enum.IPredEQ, b, n(0))
 	var one value.Value = zero
 	if signed { // b = -1: MIN / -1 is MIN = a / 1, and x % -1 is 0 = x % 1
-		one = c.NewOr(zero, c.NewICmp(enum.IPredEQ, b, n(-1)))
+		var m1 value.Value = c.NewICmp(enum.IPredEQ, b, n(-1))
 		if op == ir.OpDiv {
-			least := n(-1 << (it.BitSize - 1))
-			one = c.NewOr(zero, c.NewAnd(c.NewICmp(enum.IPredEQ, b, n(-1)), c.NewICmp(enum.IPredEQ, a, least)))
+			m1 = c.NewAnd(m1, c.NewICmp(enum.IPredEQ, a, n(-1<<(it.BitSize-1))))
 		}
+		one = c.NewOr(zero, m1)
 	}
 	d := c.NewSelect(one, n(1), b)
 	switch {
