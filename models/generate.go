@@ -289,6 +289,10 @@ func (s *spareCache) take(ts []ir.Type) []*backend.Buffer {
 	return bufs
 }
 
+// ReleaseCache drops the KV cache the Generator keeps from its last
+// generation (see spareCache); the next generation makes a new one.
+func (g *Generator) ReleaseCache() { g.spare.put(nil) }
+
 // put keeps bufs for the next generation.
 func (s *spareCache) put(bufs []*backend.Buffer) {
 	s.Lock()

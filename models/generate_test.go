@@ -8,7 +8,8 @@ import (
 
 // A generation keeps its KV cache for the next one of the same shape and
 // zeroes it first: storage left full of NaN by the last generation gives
-// the tokens and logits of new storage, and a cache of another shape is new.
+// the tokens and logits of new storage; ReleaseCache drops it, and a cache
+// of another shape is new.
 func TestGeneratorReusesCache(t *testing.T) {
 	m := randomModel(t, `{"model_type": "qwen3", "vocab_size": 64, "hidden_size": 16,
 "intermediate_size": 24, "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1,
@@ -55,6 +56,10 @@ func TestGeneratorReusesCache(t *testing.T) {
 	}
 	if a, b := again.FirstLogits.Float32s(), first.FirstLogits.Float32s(); !slices.Equal(a, b) {
 		t.Fatalf("first logits on a reused cache differ from a new one's")
+	}
+	g.ReleaseCache()
+	if len(g.spare.bufs) != 0 {
+		t.Fatal("ReleaseCache kept the cache")
 	}
 	other := g.spare.take(m.CacheTypes(1, int64(capacity)))
 	for i, b := range other {
