@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/tpucc/tpucc/ir"
-	"github.com/tpucc/tpucc/models/hf"
 	"github.com/tpucc/tpucc/passes"
 	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tools/xlacheck"
@@ -65,14 +64,7 @@ func TestFullSizeLayerCompilesForTPU(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the TPU compile-only harness is required: %v", err)
 	}
-	c, err := hf.ParseConfig([]byte(qwen3MoE30B))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := Abstract(c, ir.BF16)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := abstractModel(t, qwen3MoE30B, ir.BF16)
 	for _, target := range []struct{ name, topology string }{{"tpu-v5e", "v5e:2x2"}, {"tpu-v6e", "v6e:2x2"}} {
 		var mods []xlacheck.TPUModule
 		for _, step := range []struct {

@@ -95,14 +95,7 @@ func testFreshPrefill(t *testing.T, blk int64) {
 // [-scale, scale) (a fixed seed).
 func randomModel(t *testing.T, config string, scale float64) *Model {
 	t.Helper()
-	c, err := hf.ParseConfig([]byte(config))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := Abstract(c, ir.F32)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := abstractModel(t, config, ir.F32)
 	rng := rand.New(rand.NewPCG(5, 6))
 	for i := range m.Params {
 		b := backend.New(m.Params[i].Type)
@@ -112,6 +105,21 @@ func randomModel(t *testing.T, config string, scale float64) *Model {
 		}
 		b.WriteFloat64s(0, vals)
 		m.Params[i].Buffer = b
+	}
+	return m
+}
+
+// abstractModel is the model of config with parameters of dtype and no
+// weights (Abstract).
+func abstractModel(t *testing.T, config string, dtype ir.DType) *Model {
+	t.Helper()
+	c, err := hf.ParseConfig([]byte(config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Abstract(c, dtype)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return m
 }

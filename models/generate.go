@@ -183,26 +183,21 @@ func (g *Generator) Generate(r Request) (*Result, error) {
 	for _, p := range g.m.Params {
 		weights = append(weights, runtime.TensorArg(p.Buffer))
 	}
-	bufs := g.spare.take(g.m.CacheTypes(int64(B), int64(capacity)))
-	defer func() { g.spare.put(bufs) }()
-	cache := make([]runtime.Arg, len(bufs))
-	for i, b := range bufs {
-		cache[i] = runtime.TensorArg(b)
-	}
+	cache := g.spare.take(g.m.CacheTypes(int64(B), int64(capacity)))
+	defer g.spare.put(cache)
 	startArg := runtime.TensorArg(tensor.FromSlice(start, int64(B)).Buffer())
 	call := func(f *runtime.Function, toks []int32, T, pos int) (*backend.Buffer, error) {
 		// tokens, start, pos, then the cache from stepCacheArg, then the weights
 		args := []runtime.Arg{runtime.TensorArg(tensor.FromSlice(toks, int64(B), int64(T)).Buffer()), startArg,
 			runtime.TensorArg(tensor.FromSlice([]int32{int32(pos)}).Buffer())}
-		args = append(append(args, cache...), weights...)
-		out, err := f.Call(args)
+		for _, c := range cache {
+			args = append(args, runtime.TensorArg(c))
+		}
+		out, err := f.Call(append(args, weights...))
 		if err != nil {
 			return nil, err
 		}
-		for i := range cache {
-			cache[i] = runtime.TensorArg(out[1+i])
-			bufs[i] = out[1+i]
-		}
+		copy(cache, out[1:])
 		return out[0], nil
 	}
 
@@ -269,22 +264,19 @@ func (s *spareCache) take(ts []ir.Type) []*backend.Buffer {
 	bufs := s.bufs
 	s.bufs = nil
 	s.Unlock()
-	if len(bufs) == len(ts) {
-		for i, b := range bufs {
-			if !b.Type().Equal(ts[i]) {
-				bufs = nil
-				break
-			}
-			clear(b.Bytes())
-		}
-	} else {
-		bufs = nil
+	same := len(bufs) == len(ts)
+	for i := 0; same && i < len(ts); i++ {
+		same = bufs[i].Type().Equal(ts[i])
 	}
-	if bufs == nil {
+	if !same {
 		bufs = make([]*backend.Buffer, len(ts))
 		for i, t := range ts {
 			bufs[i] = backend.New(t)
 		}
+		return bufs
+	}
+	for _, b := range bufs {
+		clear(b.Bytes())
 	}
 	return bufs
 }

@@ -97,10 +97,11 @@ func (k *kfn) mergeSort(op value.Value, n int64, at, key func(j value.Value) val
 		even := k.cur.NewICmp(enum.IPredEQ, k.cur.NewAnd(p, ci(1)), ci(0))
 		from, to := k.cur.NewSelect(even, a, b), k.cur.NewSelect(even, b, a)
 		w := k.cur.NewShl(ci(1), p)
-		pairs := k.cur.NewSDiv(k.cur.NewAdd(ci(n-1), k.cur.NewMul(w, ci(2))), k.cur.NewMul(w, ci(2)))
+		w2 := k.cur.NewShl(w, ci(1)) // a pair of runs
+		pairs := k.cur.NewSDiv(k.cur.NewAdd(ci(n-1), w2), w2)
 		k.loop(ci(0), pairs, nil, func(q value.Value, _ []value.Value) []value.Value {
-			lo := k.cur.NewMul(q, k.cur.NewMul(w, ci(2)))
-			mid, hi := k.smin(k.cur.NewAdd(lo, w), ci(n)), k.smin(k.cur.NewAdd(lo, k.cur.NewMul(w, ci(2))), ci(n))
+			lo := k.cur.NewMul(q, w2)
+			mid, hi := k.smin(k.cur.NewAdd(lo, w), ci(n)), k.smin(k.cur.NewAdd(lo, w2), ci(n))
 			k.merge(from, to, lo, mid, hi, key)
 			return nil
 		})

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/tpucc/tpucc/backend/cpu"
-	"github.com/tpucc/tpucc/frontend/tir"
 )
 
 // BenchmarkGemm times plain f32 products of bench/cpu's shapes (the
@@ -47,15 +46,8 @@ func benchGemm(b *testing.B, m, k, n int64, threads int, rhsT bool) {
 		src = fmt.Sprintf("func @mm(%%a: f32[%d,%d], %%b: f32[%d,%d]) -> f32[%d,%d] {\n  %%c = dot_general %%a, %%b {lhs_contract=[1], rhs_contract=[1]} : f32[%d,%d]\n  return %%c\n}\n",
 			m, k, n, k, m, n, m, n)
 	}
-	mod, err := tir.Parse("mm.tir", []byte(src))
-	if err != nil {
-		b.Fatal(err)
-	}
-	x, err := be.compile(mod, mod.Funcs[0], nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	args := cpu.RandomInputs(mod.Funcs[0], 1)
+	_, f, x := compileSrc(b, be, src)
+	args := cpu.RandomInputs(f, 1)
 	x.Run(args)
 	b.ResetTimer()
 	c0 := cpuTime()

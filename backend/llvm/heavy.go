@@ -22,7 +22,7 @@ func (pl *planner) kernel(in *ir.Instr, env map[*ir.Value]int) (bool, error) {
 	if in.Op == ir.OpTake { // any dtype, integer indices
 		return pl.take(in, env), nil
 	}
-	if isReduce(in.Op) && intStatic(in) {
+	if isReduce(in.Op) && (floatStatic(in) || intStatic(in)) {
 		return pl.reduce(in, env), nil
 	}
 	if !floatStatic(in) {
@@ -31,8 +31,6 @@ func (pl *planner) kernel(in *ir.Instr, env map[*ir.Value]int) (bool, error) {
 	switch in.Op {
 	case ir.OpDotGeneral:
 		return pl.dot(in, env, pl.epis[in]), nil
-	case ir.OpReduceSum, ir.OpReduceMax, ir.OpReduceMin, ir.OpReduceProd:
-		return pl.reduce(in, env), nil
 	case ir.OpSoftmax, ir.OpLogSoftmax:
 		return pl.softmax(in, env), nil
 	case ir.OpRMSNorm, ir.OpLayerNorm:
@@ -113,8 +111,11 @@ func isReduce(op ir.Op) bool {
 // dtype the kernels hold in its own width (not i1, u16 or u64).
 func intStatic(in *ir.Instr) bool {
 	dt := in.Results[0].Type.DType
+	if _, _, ok := elemType(dt); !ok || floatish(dt) || dt == ir.I1 {
+		return false
+	}
 	for _, v := range append(append([]*ir.Value{}, in.Args...), in.Results...) {
-		if _, _, ok := elemType(v.Type.DType); !ok || v.Type.DType != dt || floatish(dt) || dt == ir.I1 || !v.Type.IsStatic() {
+		if v.Type.DType != dt || !v.Type.IsStatic() {
 			return false
 		}
 	}

@@ -116,15 +116,8 @@ func BenchmarkRaggedDot(b *testing.B) {
 			m := c.rows * c.g
 			src := fmt.Sprintf("func @f(%%l: f32[%d,%d], %%r: f32[%d,%d,%d], %%s: i32[%d]) -> f32[%d,%d] {\n"+
 				"  %%y = ragged_dot %%l, %%r, %%s\n  return %%y\n}\n", m, c.k, c.g, c.k, c.n, c.g, m, c.n)
-			mod, err := tir.Parse("bench.tir", []byte(src))
-			if err != nil {
-				b.Fatal(err)
-			}
-			x, err := testBackend(b).compile(mod, mod.Entry(), nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			in := cpu.RandomInputs(mod.Entry(), 1)
+			_, f, x := compileSrc(b, testBackend(b), src)
+			in := cpu.RandomInputs(f, 1)
 			sizes := make([]int64, c.g)
 			for i := range sizes {
 				sizes[i] = c.rows

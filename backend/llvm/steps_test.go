@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/tpucc/tpucc/backend/cpu"
-	"github.com/tpucc/tpucc/frontend/tir"
 )
 
 // TestStepTimes: every step of the plan is clocked on every run, named by
@@ -16,15 +15,8 @@ func TestStepTimes(t *testing.T) {
 		"  %n = rms_norm %x, %s {eps=1e-06} : f32[64,128]\n" +
 		"  %y = matmul %n, %w : f32[64,32]\n  %z = exp %y : f32[64,32]\n  %a = argmax %z {axis=1} : i32[64]\n" +
 		"  %c = convert %a : f32[64]\n  %r = reshape %c : f32[64,1]\n  %o = add %z, %r : f32[64,32]\n  return %o\n}\n"
-	m, err := tir.Parse("steps.tir", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	x, err := testBackend(t).compile(m, m.Entry(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := cpu.RandomInputs(m.Entry(), 1)
+	_, f, x := compileSrc(t, testBackend(t), src)
+	in := cpu.RandomInputs(f, 1)
 	t0 := time.Now()
 	for range 3 {
 		if _, err := x.Run(in); err != nil {
