@@ -11,10 +11,12 @@ import (
 )
 
 // cpuClient opens a client on the pinned XLA:CPU plugin (make
-// pjrt-cpu-plugin); without it the test fails rather than skips.
+// pjrt-cpu-plugin), or on the plugin $TPUCC_PJRT_PLUGIN names, as the pjrt
+// backend does (tools/pjrtgpu runs these tests on a GPU so); without a
+// plugin the test fails rather than skips.
 func cpuClient(t testing.TB) *Client {
 	t.Helper()
-	p, err := LoadCPU()
+	p, err := openCPU()
 	if err != nil {
 		t.Fatal(err)
 	}

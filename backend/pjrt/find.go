@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 )
@@ -13,19 +14,20 @@ type Kind string
 
 const (
 	KindTPU  Kind = "tpu"  // libtpu, from the libtpu pip package
-	KindCUDA Kind = "cuda" // xla_cuda_plugin.so, from jax-cuda12-pjrt
+	KindCUDA Kind = "cuda" // xla_cuda_plugin.so, from jax-cuda13-pjrt or jax-cuda12-pjrt
 )
 
 // pluginFiles is where each kind lives inside a Python site-packages.
 var pluginFiles = map[Kind][]string{
 	KindTPU:  {"libtpu/libtpu.so"},
-	KindCUDA: {"jax_plugins/xla_cuda12/xla_cuda_plugin.so"},
+	KindCUDA: {"jax_plugins/xla_cuda13/xla_cuda_plugin.so", "jax_plugins/xla_cuda12/xla_cuda_plugin.so"},
 }
 
 // Find returns the path of a plugin of kind: $TPUCC_PJRT_PLUGIN when set,
 // else the first match in the site-packages of the virtual environments
-// .venv-tpu and .venv under the working directory and its parents, and of
-// $VIRTUAL_ENV.
+// .venv-tpu and .venv under the working directory and its parents, of
+// $VIRTUAL_ENV, and of the environment of the python3 on $PATH (where a
+// machine's image keeps JAX and its plugins).
 func Find(kind Kind) (string, error) {
 	if p := os.Getenv(EnvPlugin); p != "" {
 		return p, nil
@@ -61,6 +63,12 @@ func sitePackages() []string {
 			}
 			dir = parent
 		}
+	}
+	if py, err := exec.LookPath("python3"); err == nil {
+		// Not resolved through symbolic links: a virtual environment's
+		// python3 links to the system's, whose prefix holds none of its
+		// packages.
+		venvs = append(venvs, filepath.Dir(filepath.Dir(py)))
 	}
 	var out []string
 	for _, v := range venvs {

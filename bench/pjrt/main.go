@@ -1,13 +1,15 @@
 // Command pjrt compares tpucc's PJRT client with JAX on the same StableHLO:
 //
-//	go run ./bench/pjrt [-calls 20000]
+//	go run ./bench/pjrt [-calls 20000] [-plugin PATH -python PYTHON -tpu-compile=false]
 //
 // Dispatch: a tiny function (f32[4] add) compiled on the pinned XLA:CPU
 // plugin (make pjrt-cpu-plugin), its inputs already on the device, called
 // through LoadedExecutable.Execute until its result is ready; against
 // jax.jit's cached dispatch of the same function with device-resident inputs
 // and block_until_ready (.venv). The Go figure with the host copies of
-// backend.Executable.Run is printed beside it.
+// backend.Executable.Run is printed beside it. -plugin and -python run the
+// same comparison on another device, such as a GPU through the CUDA plugin
+// and a JAX whose default device is that GPU (tools/pjrtgpu/run.sh).
 //
 // TPU compile-only: every examples/*.tir, lowered as `tpucc build --target
 // tpu-v6e` lowers it, compiled for v6e:2x2 through backend/pjrt and through
@@ -49,20 +51,31 @@ const addModule = `module @add {
 func main() {
 	calls := flag.Int("calls", 20000, "calls per dispatch measurement (5 rounds, median)")
 	topology := flag.String("topology", "v6e:2x2", "TPU topology to compile the examples for")
+	plugin := flag.String("plugin", "", "the PJRT plugin dispatch runs on (default: the pinned XLA:CPU plugin)")
+	py := flag.String("python", filepath.Join(".venv", "bin", "python"), "the Python whose jax.jit dispatch is compared (on its default device)")
+	tpuCompile := flag.Bool("tpu-compile", true, "also compare TPU compile-only times (needs .venv-tpu)")
 	flag.Parse()
-	goExec, goRun := dispatchGo(*calls)
-	jaxUS := must(strconv.ParseFloat(strings.TrimSpace(python(".venv", "dispatch", strconv.Itoa(*calls))), 64))
-	fmt.Printf("dispatch f32[4] add, XLA:CPU: Go Execute %.2f us/call (Run with host copies %.2f us), jax.jit %.2f us\n", goExec, goRun, jaxUS)
-
+	goExec, goRun, platform := dispatchGo(*plugin, *calls)
+	jaxUS := must(strconv.ParseFloat(strings.TrimSpace(python(*py, "dispatch", strconv.Itoa(*calls))), 64))
+	fmt.Printf("dispatch f32[4] add, %s: Go Execute %.2f us/call (Run with host copies %.2f us), jax.jit %.2f us\n", platform, goExec, goRun, jaxUS)
+	if !*tpuCompile {
+		fmt.Printf("bench-pjrt: dispatch_vs_jax=%.2f\n", goExec/jaxUS)
+		return
+	}
 	goTPU, jaxTPU := compileTPU(*topology)
 	fmt.Printf("TPU compile-only, examples for %s: Go %.2fs, JAX %.2fs\n", *topology, goTPU, jaxTPU)
 	fmt.Printf("bench-pjrt: dispatch_vs_jax=%.2f tpu_compile_vs_jax=%.2f\n", goExec/jaxUS, goTPU/jaxTPU)
 }
 
 // dispatchGo returns the median microseconds per call of Execute on device
-// buffers, and of backend.Executable.Run from host buffers.
-func dispatchGo(n int) (execUS, runUS float64) {
-	p := must(pjrt.LoadCPU())
+// buffers, and of backend.Executable.Run from host buffers, on the plugin at
+// path (the pinned XLA:CPU plugin when empty), and the plugin's platform.
+func dispatchGo(path string, n int) (execUS, runUS float64, platform string) {
+	load := pjrt.LoadCPU
+	if path != "" {
+		load = func() (*pjrt.Plugin, error) { return pjrt.Load(path) }
+	}
+	p := must(load())
 	c := must(p.NewClient())
 	defer c.Close()
 	vec := ir.Type{DType: ir.F32, Shape: []ir.Dim{ir.D(4)}}
@@ -80,7 +93,7 @@ func dispatchGo(n int) (execUS, runUS float64) {
 	hx := backend.New(vec)
 	hargs := []*backend.Buffer{hx, hx}
 	runUS = median(n, func() { must(bexe.Run(hargs)) })
-	return execUS, runUS
+	return execUS, runUS, c.Platform()
 }
 
 // median runs f n times after a warm-up, five rounds, and returns the median
@@ -121,7 +134,7 @@ func compileTPU(topology string) (goSec, jaxSec float64) {
 		check(os.WriteFile(file, []byte(hlo), 0o644))
 		hlos = append(hlos, file)
 	}
-	out := python(".venv-tpu", append([]string{"tpu-compile", topology}, hlos...)...)
+	out := python(filepath.Join(".venv-tpu", "bin", "python"), append([]string{"tpu-compile", topology}, hlos...)...)
 	for line := range strings.Lines(out) {
 		f := strings.Fields(line)
 		jaxSec += must(strconv.ParseFloat(f[len(f)-1], 64))
@@ -136,12 +149,12 @@ func lowerForTPU(path string) string {
 	return must(stablehlo.Lower(m, stablehlo.Options{}))
 }
 
-func python(venv string, args ...string) string {
-	cmd := exec.Command(filepath.Join(venv, "bin", "python"), append([]string{"bench/pjrt/jax_bench.py"}, args...)...)
+func python(interpreter string, args ...string) string {
+	cmd := exec.Command(interpreter, append([]string{"bench/pjrt/jax_bench.py"}, args...)...)
 	cmd.Stderr = nil
 	out, err := cmd.Output()
 	if err != nil {
-		fail(fmt.Errorf("%s %v: %v", venv, args, err))
+		fail(fmt.Errorf("%s %v: %v", interpreter, args, err))
 	}
 	return string(out)
 }

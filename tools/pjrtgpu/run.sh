@@ -1,31 +1,73 @@
 #!/usr/bin/env bash
-# Runs backend/pjrt's suite on an NVIDIA GPU through the CUDA PJRT plugin
-# (xla_cuda_plugin.so from the jax-cuda12-pjrt package). Prepared for a
-# machine with a GPU; nothing in CI depends on it. NOT YET RUN: no GPU was
-# available when it was written.
+# Runs tpucc's PJRT checks on an NVIDIA GPU through the CUDA PJRT plugin
+# (xla_cuda_plugin.so of jax-cuda13-pjrt or jax-cuda12-pjrt, as installed
+# with JAX). Nothing in CI depends on it. It needs no Go and no network: the
+# binaries come from tools/pjrtgpu/build.sh, run where Go is.
 #
-#   tools/pjrtgpu/run.sh            (from the repository root)
+#   tools/pjrtgpu/run.sh [BIN [OUT]]   (from the repository root;
+#                                       BIN: build/pjrtgpu/bin, OUT: build/pjrtgpu)
 #
-# It installs jax-cuda12-pjrt into .venv-gpu, points TPUCC_PJRT_PLUGIN at its
-# plugin, and runs the golden/example and random-program agreement tests, the MLP with --device gpu and the dispatch
-# benchmark through the pjrt backend, writing build/pjrtgpu/{test,bench}.log.
-set -euo pipefail
-OUT=build/pjrtgpu
-mkdir -p "$OUT"
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$OUT/gpu.txt"
-if [ ! -x .venv-gpu/bin/python ]; then
-	python3 -m venv .venv-gpu
-	.venv-gpu/bin/python -m pip install --disable-pip-version-check --quiet \
-		"jax-cuda12-pjrt==$(.venv/bin/python -c 'import jaxlib; print(jaxlib.__version__)')"
-fi
-PLUGIN=$(find .venv-gpu -name xla_cuda_plugin.so | head -n1)
-[ -n "$PLUGIN" ] || { echo "run.sh: no xla_cuda_plugin.so in .venv-gpu" >&2; exit 1; }
-export TPUCC_PJRT_PLUGIN=$PWD/$PLUGIN
-echo "plugin: $TPUCC_PJRT_PLUGIN" | tee -a "$OUT/gpu.txt"
-start=$(date +%s)
-go test -count=1 -v -run 'ThroughPJRT' ./internal/oracle 2>&1 | tee "$OUT/test.log" | tail -n 5
-echo "suite: $(( $(date +%s) - start ))s" | tee -a "$OUT/gpu.txt"
-# The device option end to end: the MLP on the GPU (backend pjrt-gpu, which
-# finds the plugin through TPUCC_PJRT_PLUGIN).
-go run ./examples/go/mlp --device gpu 2>&1 | tee -a "$OUT/gpu.txt"
-echo "Record $OUT/gpu.txt and the last lines of $OUT/test.log in docs/PJRT.md."
+# It writes OUT/gpu.txt (the machine, the plugin, the MLP on --device gpu,
+# the dispatch comparison with jax.jit on the same GPU) and one log per
+# agreement run:
+#   suite-fp32.log   every golden module, example and 60 random programs
+#                    against the reference executor, with TF32 off
+#                    (NVIDIA_TF32_OVERRIDE=0, dots through cuBLAS): the
+#                    oracle's own tolerances, which assume f32 arithmetic;
+#   suite-tf32.log   the same with the plugin's defaults, where an f32 dot of
+#                    DEFAULT precision may run in TF32 (10-bit mantissas) on
+#                    tensor cores, as JAX's does: what a user gets by default.
+# Each run compiles without autotuning (--xla_gpu_autotune_level=0) to keep
+# compile time short; kernels are chosen by XLA's heuristics instead.
+set -uo pipefail
+BIN=${1:-build/pjrtgpu/bin}
+OUT=${2:-build/pjrtgpu}
+ROOT=$PWD
+mkdir -p "$OUT" /tmp/pjrtgpu
+for f in "$BIN"/*.gz; do
+	gzip -dc "$f" >"/tmp/pjrtgpu/$(basename "$f" .gz)"
+done
+chmod +x /tmp/pjrtgpu/*
+B=/tmp/pjrtgpu
+log() { echo "$*" | tee -a "$OUT/gpu.txt"; }
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+PY=$(command -v python3)
+SITE=$("$PY" -c 'import site; print(site.getsitepackages()[0])')
+PLUGIN=$(ls "$SITE"/jax_plugins/xla_cuda1*/xla_cuda_plugin.so 2>/dev/null | head -n1)
+[ -n "$PLUGIN" ] || { log "run.sh: no xla_cuda_plugin.so under $SITE/jax_plugins"; exit 1; }
+log "plugin: $PLUGIN ($("$PY" -m pip show jax-cuda13-pjrt jax-cuda12-pjrt 2>/dev/null | grep -E '^(Name|Version)' | tr '\n' ' '))"
+# The libraries the plugin opens (cudart, cublas, cudnn, nvrtc, ...) live in
+# the nvidia/* packages beside it; JAX preloads them, a Go process does not.
+LD_LIBRARY_PATH=$(ls -d "$SITE"/nvidia/*/lib 2>/dev/null | tr '\n' ':')${LD_LIBRARY_PATH:-}
+export LD_LIBRARY_PATH
+
+# The device option end to end: the MLP traced in Go, compiled and run on
+# the GPU (backend pjrt-gpu finds the plugin in python3's environment).
+log "--- go run ./examples/go/mlp --device gpu"
+(time timeout 120 "$B/mlp" --device gpu) 2>&1 | tee -a "$OUT/gpu.txt"
+log "--- tpucc run examples/mlp.tir --device gpu (zero inputs)"
+timeout 60 "$B/tpucc" run examples/mlp.tir --device gpu 2>&1 | head -c 600 | tee -a "$OUT/gpu.txt"
+echo | tee -a "$OUT/gpu.txt"
+
+export TPUCC_PJRT_PLUGIN=$PLUGIN
+log "--- dispatch: Go's PJRT client against jax.jit, both on the GPU"
+XLA_PYTHON_CLIENT_PREALLOCATE=false timeout 120 "$B/benchpjrt" -plugin "$PLUGIN" -python "$PY" -tpu-compile=false 2>&1 | tee -a "$OUT/gpu.txt"
+
+log "--- backend/pjrt on the GPU: end to end, errors and handle counts, 16 goroutines, donation"
+(cd backend/pjrt && timeout 120 "$B/pjrt.test" -test.count=1 -test.v \
+	-test.run 'TestCPUAddEndToEnd|TestCPUErrors|TestCPUConcurrent|TestDonat|TestBufferDonor' 2>&1) |
+	grep -E '^(--- |ok|FAIL|PASS)|_test.go' | head -n 60 | tee -a "$OUT/gpu.txt"
+
+suite() { # name, extra environment...
+	local name=$1
+	shift
+	local start=$SECONDS
+	(cd internal/oracle && env "$@" timeout 240 "$B/oracle.test" -test.count=1 -test.v \
+		-test.run 'ThroughPJRT' 2>&1) | head -c 12000000 >"$OUT/suite-$name.log"
+	log "suite $name: exit ${PIPESTATUS[0]}, $((SECONDS - start))s; $(grep -E 'modules run on|programs \(seeds' "$OUT/suite-$name.log" | sed 's/^ *//' | tr '\n' ' ')"
+	log "  failing checks: $(grep -cE ' through PJRT:$' "$OUT/suite-$name.log")"
+}
+suite fp32 NVIDIA_TF32_OVERRIDE=0 XLA_FLAGS="--xla_gpu_autotune_level=0 --xla_gpu_enable_triton_gemm=false"
+suite tf32 XLA_FLAGS="--xla_gpu_autotune_level=0"
+cd "$ROOT"
