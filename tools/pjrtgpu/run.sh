@@ -42,10 +42,18 @@ log "plugin: $PLUGIN ($("$PY" -m pip show jax-cuda13-pjrt jax-cuda12-pjrt 2>/dev
 LD_LIBRARY_PATH=$(ls -d "$SITE"/nvidia/*/lib 2>/dev/null | tr '\n' ':')${LD_LIBRARY_PATH:-}
 export LD_LIBRARY_PATH
 
+# XLA's informational log lines would bury the results.
+export TF_CPP_MIN_LOG_LEVEL=1
+# f32 arithmetic on the GPU: cuBLAS without TF32, no Triton gemms.
+F32=(NVIDIA_TF32_OVERRIDE=0 XLA_FLAGS="--xla_gpu_autotune_level=0 --xla_gpu_enable_triton_gemm=false")
+
 # The device option end to end: the MLP traced in Go, compiled and run on
-# the GPU (backend pjrt-gpu finds the plugin in python3's environment).
+# the GPU (backend pjrt-gpu finds the plugin in python3's environment), with
+# the plugin's defaults (TF32 dots) and in f32.
 log "--- go run ./examples/go/mlp --device gpu"
 (time timeout 120 "$B/mlp" --device gpu) 2>&1 | tee -a "$OUT/gpu.txt"
+log "--- the same in f32: ${F32[*]}"
+env "${F32[@]}" timeout 120 "$B/mlp" --device gpu 2>&1 | tee -a "$OUT/gpu.txt"
 log "--- tpucc run examples/mlp.tir --device gpu (zero inputs)"
 timeout 60 "$B/tpucc" run examples/mlp.tir --device gpu 2>&1 | head -c 600 | tee -a "$OUT/gpu.txt"
 echo | tee -a "$OUT/gpu.txt"
@@ -54,9 +62,9 @@ export TPUCC_PJRT_PLUGIN=$PLUGIN
 log "--- dispatch: Go's PJRT client against jax.jit, both on the GPU"
 XLA_PYTHON_CLIENT_PREALLOCATE=false timeout 120 "$B/benchpjrt" -plugin "$PLUGIN" -python "$PY" -tpu-compile=false 2>&1 | tee -a "$OUT/gpu.txt"
 
-log "--- backend/pjrt on the GPU: end to end, errors and handle counts, 16 goroutines, donation"
+log "--- backend/pjrt on the GPU: end to end with serialize/deserialize, errors and handle counts, 16 goroutines, donation, persisted executables"
 (cd backend/pjrt && timeout 120 "$B/pjrt.test" -test.count=1 -test.v \
-	-test.run 'TestCPUAddEndToEnd|TestCPUErrors|TestCPUConcurrent|TestDonat|TestBufferDonor' 2>&1) |
+	-test.run 'TestCPUAddEndToEnd|TestCPUErrors|TestCPUConcurrent|TestDonat|TestBufferDonor|TestCompileExpecting' 2>&1) |
 	grep -E '^(--- |ok|FAIL|PASS)|_test.go' | head -n 60 | tee -a "$OUT/gpu.txt"
 
 suite() { # name, extra environment...
@@ -68,6 +76,6 @@ suite() { # name, extra environment...
 	log "suite $name: exit ${PIPESTATUS[0]}, $((SECONDS - start))s; $(grep -E 'modules run on|programs \(seeds' "$OUT/suite-$name.log" | sed 's/^ *//' | tr '\n' ' ')"
 	log "  failing checks: $(grep -cE ' through PJRT:$' "$OUT/suite-$name.log")"
 }
-suite fp32 NVIDIA_TF32_OVERRIDE=0 XLA_FLAGS="--xla_gpu_autotune_level=0 --xla_gpu_enable_triton_gemm=false"
+suite fp32 "${F32[@]}"
 suite tf32 XLA_FLAGS="--xla_gpu_autotune_level=0"
 cd "$ROOT"
