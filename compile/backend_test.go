@@ -3,6 +3,7 @@ package compile_test
 import (
 	"fmt"
 	"math"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -23,6 +24,7 @@ func (c counting) Name() string        { return "counting" }
 func (c counting) Fingerprint() string { return "counting-1" }
 func (c counting) Compile(p *backend.Program) (backend.Executable, error) {
 	c.compiles.Add(1)
+	lastHLO.Store(p.HLO)
 	x, err := cpu.Reference{}.Compile(p)
 	return countingExec{x, c.runs}, err
 }
@@ -37,7 +39,10 @@ func (e countingExec) Run(args []*backend.Buffer) ([]*backend.Buffer, error) {
 	return e.Executable.Run(args)
 }
 
-var compiles, runs atomic.Int64
+var (
+	compiles, runs atomic.Int64
+	lastHLO        atomic.Value // the StableHLO of the last program compiled
+)
 
 func init() {
 	backend.Register("counting", func() (backend.Backend, error) { return counting{&compiles, &runs}, nil })
@@ -66,6 +71,29 @@ func TestBackendOption(t *testing.T) {
 	}
 	_, err = compile.New(f, compile.Backend("nope"))
 	if want := `compile: unknown backend "nope" (have counting, llvm, pjrt, pjrt-gpu, pjrt-tpu, reference)`; err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}
+
+// TestPrecisionOption: Precision("highest") makes every product of the
+// program the backend compiles ask for HIGHEST; an unknown precision is an
+// error of New.
+func TestPrecisionOption(t *testing.T) {
+	f := func(x, w *tensor.Tensor) *tensor.Tensor { return x.MatMul(w).MatMul(w) }
+	c, err := compile.New(f, compile.Backend("counting"), compile.CacheDir(""), compile.Precision("highest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := tensor.Full(ir.F32, 0.5, 3, 3)
+	if _, err := c.Call(x, x); err != nil {
+		t.Fatal(err)
+	}
+	hlo := lastHLO.Load().(string)
+	if n := strings.Count(hlo, "precision = [HIGHEST, HIGHEST]"); n != 2 || strings.Contains(hlo, "DEFAULT") {
+		t.Errorf("%d products ask for HIGHEST, want 2:\n%s", n, hlo)
+	}
+	_, err = compile.New(f, compile.Precision("fast"))
+	if want := `compile: unknown precision "fast" (want one of default, high, highest)`; err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}
 }

@@ -61,6 +61,14 @@ func Donate(args ...int) Option {
 	return func(o *runtime.Options) { o.Donate = append(o.Donate, args...) }
 }
 
+// Precision sets the precision of every matrix product on the device, as
+// JAX's default_matmul_precision: "default", "high" or "highest". XLA runs
+// an f32 product of default precision in TF32 on an NVIDIA GPU and in one
+// bf16 pass on a TPU (JAX's defaults too); "highest" computes it in f32
+// there (six bf16 passes on a TPU). tpucc's CPU backends compute f32
+// products in f32 whatever it says. An unknown name is an error of New.
+func Precision(p string) Option { return func(o *runtime.Options) { o.Precision = p } }
+
 // Dynamic marks dimension dim of parameter arg dynamic from the first call:
 // calls are padded up to a bucket where that is provably safe.
 func Dynamic(arg, dim int) Option {

@@ -232,6 +232,9 @@ type Config struct {
 	// Donate), which a device backend acts on, and the llvm backend writes
 	// a dynamic_update_slice of a donated parameter into its storage.
 	Donate []int
+	// Precision is every product's precision on the device
+	// (stablehlo.Options.Precision).
+	Precision string
 	// Backend, when not nil, compiles the lowered program into the
 	// Executable's Exec; nil stops after lowering (tpucc build).
 	Backend backend.Backend
@@ -280,7 +283,8 @@ func compile(m *ir.Module, cfg Config, times *StageTimes) (*Executable, error) {
 	}
 	t1 := time.Now()
 	times.Passes += t1.Sub(t0)
-	hlo, err := stablehlo.Lower(m, stablehlo.Options{Entry: entry.Name, NativeRaggedDot: t.Kind == tpu.KindTPU, Donate: cfg.Donate})
+	hlo, err := stablehlo.Lower(m, stablehlo.Options{Entry: entry.Name,
+		NativeRaggedDot: t.Kind == tpu.KindTPU, Donate: cfg.Donate, Precision: cfg.Precision})
 	times.Lower += time.Since(t1)
 	if err != nil {
 		return nil, err
@@ -350,6 +354,9 @@ func makeKey(o *Options, sig signature, tracedText string) fullKey {
 	fmt.Fprintf(&b, "pipeline %s\n", pipelineText())
 	if len(o.Donate) > 0 { // absent otherwise, so that older keys stand
 		fmt.Fprintf(&b, "donate %v\n", o.Donate)
+	}
+	if o.Precision != "" && o.Precision != "default" { // likewise
+		fmt.Fprintf(&b, "precision %s\n", o.Precision)
 	}
 	fmt.Fprintf(&b, "program %s\n", hex.EncodeToString(th[:]))
 	text := b.String()

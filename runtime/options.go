@@ -9,6 +9,7 @@ import (
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/lower/stablehlo"
 )
 
 // Version is the compiler version written into every cache key. It must
@@ -85,6 +86,11 @@ type Options struct {
 	// each call consumes: the device may reuse their memory, and using one
 	// again is an error.
 	Donate []int
+	// Precision is the precision of every product on the device: "" or
+	// "default", "high", "highest" (stablehlo.Options.Precision). XLA runs
+	// f32 products of default precision in TF32 on an NVIDIA GPU and in one
+	// bf16 pass on a TPU; "highest" keeps f32. Part of the key.
+	Precision string
 
 	// Dynamic lists dimensions bucketed from the first call on.
 	Dynamic []DimRef
@@ -151,6 +157,9 @@ func (o Options) check() (Options, error) {
 		if b < 1 || (i > 0 && b <= o.Buckets[i-1]) {
 			return o, fmt.Errorf("buckets must be positive and ascending, got %v", o.Buckets)
 		}
+	}
+	if o.Precision != "" && !slices.Contains(stablehlo.Precisions, o.Precision) {
+		return o, fmt.Errorf("unknown precision %q (want one of %s)", o.Precision, strings.Join(stablehlo.Precisions, ", "))
 	}
 	for _, i := range o.Donate {
 		if i < 0 {

@@ -63,7 +63,7 @@ func (f *Function) obtain(args []Arg, sig signature, traced *ir.Module, reason s
 			return nil, false, nil, err
 		}
 		if exe, err = compile(m, Config{Target: f.opts.Target, Backend: f.opts.backend,
-			Donate: tensorPositions(args, f.opts.Donate)}, &f.times); err != nil {
+			Donate: tensorPositions(args, f.opts.Donate), Precision: f.opts.Precision}, &f.times); err != nil {
 			return nil, false, nil, fmt.Errorf("%s: compiling for %s: %w", f.opts.Name, sig.text(), err)
 		}
 		f.compiles.Add(1)

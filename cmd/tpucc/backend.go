@@ -3,11 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/lower/stablehlo"
 	"github.com/tpucc/tpucc/runtime"
 )
 
@@ -18,6 +20,20 @@ var backendFlag = flagSpec{name: "backend", kind: valueFlag, arg: "NAME",
 // deviceFlag selects the device tpucc run executes on, by its backend.
 var deviceFlag = flagSpec{name: "device", kind: valueFlag, arg: "NAME",
 	doc: "the device to run on: " + strings.Join(runtime.Devices(), ", ") + "\n(default: tpu on a machine with TPU chips, else cpu)"}
+
+// precisionFlag sets the precision every product asks of the device.
+var precisionFlag = flagSpec{name: "precision", kind: valueFlag, arg: "P",
+	doc: "the precision of every matrix product on the device: " + strings.Join(stablehlo.Precisions, ", ") +
+		"\n(as JAX's default_matmul_precision; default: f32 products run in TF32 on an NVIDIA GPU\nand in one bf16 pass on a TPU, highest keeps f32; tpucc's CPU backends compute f32 always)"}
+
+// precisionValue is --precision's value, checked.
+func precisionValue(p *parsed) (string, error) {
+	v := p.value("precision", "")
+	if p.has("precision") && !slices.Contains(stablehlo.Precisions, v) {
+		return "", usagef("--precision %s: want one of %s", v, strings.Join(stablehlo.Precisions, ", "))
+	}
+	return v, nil
+}
 
 // openRunBackend opens the backend --backend or --device name. An unknown
 // name is a usage error; a device the machine lacks is not.
@@ -49,8 +65,8 @@ func openRunBackend(name, device string) (backend.Backend, error) {
 // runOn compiles f of m through the one compile path (the default pipeline
 // for the cpu target) with backend b and runs it on args. With a non-nil
 // report it writes one line there: what compiling took by stage, and the run.
-func runOn(b backend.Backend, m *ir.Module, f *ir.Func, args []*backend.Buffer, report io.Writer) ([]*backend.Buffer, error) {
-	exe, times, err := runtime.Compile(m, runtime.Config{Entry: f.Name, Backend: b})
+func runOn(b backend.Backend, m *ir.Module, f *ir.Func, args []*backend.Buffer, precision string, report io.Writer) ([]*backend.Buffer, error) {
+	exe, times, err := runtime.Compile(m, runtime.Config{Entry: f.Name, Backend: b, Precision: precision})
 	if err != nil {
 		return nil, err
 	}

@@ -69,6 +69,7 @@ and a warning line follows when that exceeds one chip's memory.
 		{name: "o", kind: valueFlag, arg: "FILE", doc: "write the StableHLO to FILE; without -o, or with -o -, it goes to standard output"},
 		{name: "target", kind: valueFlag, arg: "T", doc: strings.Join(targets, ", ") + " (default " + defaultTarget + ");\nwhat --report costs the program on and assign-layout lays values out for"},
 		{name: "report", kind: boolFlag, doc: "write the cost table for --target to standard error (see above)"},
+		precisionFlag,
 		{name: "dump-after", kind: valueFlag, arg: "RE|all", doc: "after each pass whose name matches the regular expression RE (all: every pass),\nwrite each function to --dump-dir as FUNC_NN_PASS.tir (NN: the pass's place in\nthe pipeline; FUNC_00_input.tir is the program before the first pass)"},
 		{name: "dump-dir", kind: valueFlag, arg: "DIR", doc: "directory for --dump-after's files, created if missing (default: the current directory)"},
 		{name: "disable", kind: listFlag, arg: "P,...", doc: "skip these passes (names as tpucc passes lists them); may be repeated"},
@@ -90,6 +91,8 @@ type buildConfig struct {
 	entry  string
 	dims   []dimSize // --dim, in command-line order
 	opts   passes.Options
+
+	precision string // --precision, for every product
 
 	emit     string // hlo or executable
 	topology string // for --emit=executable
@@ -144,6 +147,9 @@ func parseBuild(p *parsed) (*buildConfig, error) {
 		return nil, err
 	}
 	c.opts.VerifyEach = p.flag("verify-each")
+	if c.precision, err = precisionValue(p); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -171,7 +177,7 @@ func cmdBuild(e *env, p *parsed) error {
 	if c.emit == "executable" {
 		c.limits = cpu.InputLimits(f)
 	}
-	exe, _, err := runtime.Compile(m, runtime.Config{Target: c.target.Name(), Entry: f.Name, Passes: c.opts})
+	exe, _, err := runtime.Compile(m, runtime.Config{Target: c.target.Name(), Entry: f.Name, Passes: c.opts, Precision: c.precision})
 	if err != nil {
 		return diag(name, err)
 	}

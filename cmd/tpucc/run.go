@@ -59,6 +59,7 @@ device kind) and whose entry the inputs must match; docs/PJRT.md describes the c
 		dimFlag,
 		backendFlag,
 		deviceFlag,
+		precisionFlag,
 		entryFlag,
 		{name: "time", kind: boolFlag, doc: "write to standard error what compiling took, by stage (passes, lowering,\nthe backend's: LLVM IR, clang or its cache, loading), and the run"},
 	},
@@ -112,11 +113,18 @@ func cmdRun(e *env, p *parsed) error {
 	if saveInputs && outDir == "" {
 		return usagef("--save-inputs needs --output-dir")
 	}
+	precision, err := precisionValue(p)
+	if err != nil {
+		return err
+	}
 	name, src, err := readSource(p.positional[0], e.stdin)
 	if err != nil {
 		return err
 	}
 	if pjrt.IsArtifact(src) {
+		if p.has("precision") {
+			return usagef("--precision applies to .tir programs; %s is a compiled executable", name)
+		}
 		return runArtifact(e, p, name, src, runOutput{seed, ins, outDir, saveInputs})
 	}
 	m, err := tir.Parse(name, src)
@@ -166,7 +174,7 @@ func cmdRun(e *env, p *parsed) error {
 	if p.flag("time") {
 		report = e.stderr
 	}
-	results, err := runOn(b, m, f, args, report)
+	results, err := runOn(b, m, f, args, precision, report)
 	if err != nil {
 		return diag(name, err)
 	}

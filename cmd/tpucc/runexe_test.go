@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tpucc/tpucc/backend"
@@ -105,6 +106,7 @@ func TestRunExecutableRefuses(t *testing.T) {
 		{[]string{lim}, 1, lim + ": error: manifest entry draw_limits[1]: 1e+09 is not in (0, 2]"},
 		{[]string{exe, "--input", "w=" + wrong, "--output-dir", out}, 1, wrong + ": error: input %w wants f32[3], file has f32[4]"},
 		{[]string{exe, "--dim", "B=2"}, 2, "tpucc run: --dim applies to .tir programs; " + exe + " is a compiled executable"},
+		{[]string{exe, "--precision", "highest"}, 2, "tpucc run: --precision applies to .tir programs; " + exe + " is a compiled executable"},
 		{[]string{exe, "--device", "tpu"}, 1, exe + ": error: manifest platform cpu runs on the pjrt backend, --device tpu on pjrt-tpu"},
 		{[]string{exe, "--device", "abacus"}, 2, `tpucc run: --device: unknown device "abacus" (want one of cpu, pjrt, tpu, gpu)`},
 		{[]string{exe, "--entry", "g"}, 2, "tpucc run: --entry g: " + exe + " holds @f only"},
@@ -118,6 +120,27 @@ func TestRunExecutableRefuses(t *testing.T) {
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("a refused run created %s", out)
+	}
+}
+
+// TestPrecisionFlag: build --precision writes it on every product; run
+// --precision on XLA:CPU (f32 whatever it says) gives the default's
+// numbers; an unknown precision is a usage error of both.
+func TestPrecisionFlag(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "m.tir", []byte(`func @f(%x: f32[2,3], %w: f32[3,4]) -> f32[2,4] {
+  %y = dot_general %x, %w {lhs_batch=[], lhs_contract=[1], rhs_batch=[], rhs_contract=[0]} : f32[2,4]
+  return %y
+}
+`))
+	r := tpucc(t, "", "build", in, "--precision", "highest")
+	if n := strings.Count(r.stdout, "precision = [HIGHEST, HIGHEST]"); r.code != 0 || n != 1 || strings.Contains(r.stdout, "DEFAULT") {
+		t.Errorf("build --precision highest: exit %d, %d products at HIGHEST:\n%s%s", r.code, n, r.stdout, r.stderr)
+	}
+	want := tpucc(t, "", "run", in, "--device", "pjrt").stdout
+	tpucc(t, "", "run", in, "--device", "pjrt", "--precision", "highest").want(t, 0, want, "")
+	for _, cmd := range []string{"build", "run"} {
+		tpucc(t, "", cmd, in, "--precision", "fast").want(t, 2, "", "tpucc "+cmd+": --precision fast: want one of default, high, highest")
 	}
 }
 

@@ -78,7 +78,7 @@ func (c *check) prepare() (err error) {
 	// XLA:CPU runs it: the optimised program is lowered as for the cpu
 	// target (ragged_dot as a gather and a dot, not chlo.ragged_dot, which
 	// only TPU targets get and XLA:CPU does not compile).
-	if c.hlo, err = stablehlo.Lower(exe.Module, stablehlo.Options{Entry: exe.Entry.Name}); err != nil {
+	if c.hlo, err = stablehlo.Lower(exe.Module, stablehlo.Options{Entry: exe.Entry.Name, Precision: *flagPrecision}); err != nil {
 		return fmt.Errorf("lower/stablehlo.Lower failed: %v", err)
 	}
 	return nil

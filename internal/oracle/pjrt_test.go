@@ -14,7 +14,13 @@ import (
 	"github.com/tpucc/tpucc/ir"
 )
 
-var flagPJRTN = flag.Int("oracle.pjrt.n", 60, "how many random programs TestRandomProgramsThroughPJRT runs")
+var (
+	flagPJRTN = flag.Int("oracle.pjrt.n", 60, "how many random programs TestRandomProgramsThroughPJRT runs")
+	// flagPrecision lowers every product at this precision: on a GPU,
+	// "highest" asks XLA for f32 products where its default is TF32
+	// (tools/pjrtgpu).
+	flagPrecision = flag.String("oracle.precision", "", "the precision of every product the oracle lowers (stablehlo.Options.Precision)")
+)
 
 // pjrtBackend opens the PJRT backend on the pinned XLA:CPU plugin with the
 // flags xlacheck.py gives JAX (every f16/bf16 op rounded, as the semantics

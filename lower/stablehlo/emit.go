@@ -28,10 +28,13 @@ type emitter struct {
 	syms    map[string]string // ir function name -> symbol in the output
 	// nativeRagged writes ragged_dot as chlo.ragged_dot (Options.NativeRaggedDot).
 	nativeRagged bool
+	// precision is every product's precision (Options.Precision), spelled
+	// as StableHLO spells it.
+	precision string
 }
 
 func newEmitter(b *strings.Builder, syms map[string]string) *emitter {
-	return &emitter{b: b, indent: "    ", vals: map[*ir.Value]hv{}, syms: syms}
+	return &emitter{b: b, indent: "    ", vals: map[*ir.Value]hv{}, syms: syms, precision: "DEFAULT"}
 }
 
 // line writes one line at the current indentation.

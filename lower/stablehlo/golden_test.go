@@ -19,7 +19,7 @@ import (
 // out.hlo (or error). Comment directives: "entry: NAME" picks Options.Entry,
 // "module: NAME" Options.ModuleName, "native-ragged-dot: true"
 // Options.NativeRaggedDot (the form TPU targets get), "donate: 0,2"
-// Options.Donate.
+// Options.Donate, "precision: highest" Options.Precision.
 var goldenDir = filepath.Join("..", "..", "testdata", "golden", "lower")
 
 func lowerGolden(t *testing.T, c *golden.Case) (string, *ir.Module, error) {
@@ -35,7 +35,8 @@ func lowerGolden(t *testing.T, c *golden.Case) (string, *ir.Module, error) {
 		t.Errorf("in.tir is not in canonical form; ir.Print gives\n%s", printed)
 	}
 	text, err := Lower(m, Options{Entry: c.Directive("entry"), ModuleName: c.Directive("module"),
-		NativeRaggedDot: c.Directive("native-ragged-dot") == "true", Donate: donateList(t, c.Directive("donate"))})
+		NativeRaggedDot: c.Directive("native-ragged-dot") == "true", Donate: donateList(t, c.Directive("donate")),
+		Precision: c.Directive("precision")})
 	return text, m, err
 }
 

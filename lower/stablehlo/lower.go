@@ -15,6 +15,7 @@ package stablehlo
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -38,14 +39,39 @@ type Options struct {
 	// use it as it can. JAX's donate_argnums writes the same attributes.
 	// Only a device backend (PJRT) acts on them.
 	Donate []int
+	// Precision is the precision every dot_general and ragged_dot asks of
+	// the device: "" or "default", "high", "highest", as JAX's
+	// default_matmul_precision. XLA runs an f32 product of DEFAULT precision
+	// in one bf16 pass on a TPU and in TF32 on an NVIDIA GPU; HIGHEST keeps
+	// f32 (six bf16 passes on a TPU). CPU backends compute f32 either way.
+	Precision string
+}
+
+// Precisions are the values Options.Precision takes, as JAX names them.
+var Precisions = []string{"default", "high", "highest"}
+
+// precisionAttr is the StableHLO spelling of a Precision, or an error
+// naming the values there are.
+func precisionAttr(p string) (string, error) {
+	if p == "" {
+		return "DEFAULT", nil
+	}
+	if slices.Contains(Precisions, p) {
+		return strings.ToUpper(p), nil
+	}
+	return "", fmt.Errorf("unknown precision %q (want one of %s)", p, strings.Join(Precisions, ", "))
 }
 
 // Lower returns the StableHLO text of m's entry function and everything it calls.
 // Errors are positioned (*ir.Error or *ir.ErrorList): an unknown entry, a symbolic
-// shape, an op the lowering does not handle.
+// shape, an op the lowering does not handle; an unknown Options.Precision is
+// an error of the options, not of the module, and has no position.
 func Lower(m *ir.Module, opts Options) (string, error) {
 	entry, err := findEntry(m, opts.Entry)
 	if err != nil {
+		return "", err
+	}
+	if _, err := precisionAttr(opts.Precision); err != nil {
 		return "", err
 	}
 	funcs := reachable(m, entry)
@@ -279,6 +305,7 @@ func donorAttrs(f *ir.Func, donate []int) []string {
 func lowerFunc(b *strings.Builder, f *ir.Func, public bool, syms map[string]string, opts Options) []*ir.Error {
 	e := newEmitter(b, syms)
 	e.nativeRagged = opts.NativeRaggedDot
+	e.precision, _ = precisionAttr(opts.Precision)
 	vis := "private"
 	if public {
 		vis = "public"

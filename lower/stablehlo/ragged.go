@@ -65,7 +65,7 @@ func (e *emitter) chloRaggedDot(l, r, sizes hv, t ir.Type) hv {
 	}
 	at := t.WithDType(acc)
 	res := e.def(at, `"chlo.ragged_dot"(`, l.ref, ", ", r.ref, ", ", sizes.ref,
-		`) <{precision_config = [#chlo<precision DEFAULT>, #chlo<precision DEFAULT>], ragged_dot_dimension_numbers = #chlo.ragged_dot<`,
+		`) <{precision_config = [#chlo<precision `+e.precision+`>, #chlo<precision `+e.precision+`>], ragged_dot_dimension_numbers = #chlo.ragged_dot<`,
 		`lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [1], lhs_ragged_dimensions = [0], rhs_group_dimensions = [0]>}> : `,
 		funcType([]hv{l, r, sizes}, []ir.Type{at}))
 	return e.convert(res, t.DType)

@@ -73,7 +73,7 @@ func (e *emitter) dot(a *ir.DotAttr, l, r hv, t ir.Type) hv {
 		b.WriteString(", batching_dims = " + ints(a.LhsBatch) + " x " + ints(a.RhsBatch))
 	}
 	b.WriteString(", contracting_dims = " + ints(a.LhsContract) + " x " + ints(a.RhsContract))
-	b.WriteString(", precision = [DEFAULT, DEFAULT] : ")
+	b.WriteString(", precision = [" + e.precision + ", " + e.precision + "] : ")
 	res := e.def(t.WithDType(acc), b.String(), funcType([]hv{l, r}, []ir.Type{t.WithDType(acc)}))
 	return e.convert(res, t.DType)
 }

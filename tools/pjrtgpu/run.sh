@@ -14,9 +14,12 @@
 #                    against the reference executor, with TF32 off
 #                    (NVIDIA_TF32_OVERRIDE=0, dots through cuBLAS): the
 #                    oracle's own tolerances, which assume f32 arithmetic;
-#   suite-tf32.log   the same with the plugin's defaults, where an f32 dot of
-#                    DEFAULT precision may run in TF32 (10-bit mantissas) on
-#                    tensor cores, as JAX's does: what a user gets by default.
+#   suite-highest.log  the same with the plugin's defaults and every product
+#                    lowered at HIGHEST precision (-oracle.precision, which
+#                    compile.Precision and tpucc --precision set);
+#   suite-tf32.log   the same with the plugin's defaults and DEFAULT
+#                    precision, where an f32 dot may run in TF32 (10-bit
+#                    mantissas) on tensor cores, as JAX's does by default.
 # Each run compiles without autotuning (--xla_gpu_autotune_level=0) to keep
 # compile time short; kernels are chosen by XLA's heuristics instead.
 set -uo pipefail
@@ -54,6 +57,8 @@ log "--- go run ./examples/go/mlp --device gpu"
 (time timeout 120 "$B/mlp" --device gpu) 2>&1 | tee -a "$OUT/gpu.txt"
 log "--- the same in f32: ${F32[*]}"
 env "${F32[@]}" timeout 120 "$B/mlp" --device gpu 2>&1 | tee -a "$OUT/gpu.txt"
+log "--- the same with --precision highest (HIGHEST products, the plugin's defaults)"
+timeout 120 "$B/mlp" --device gpu --precision highest 2>&1 | tee -a "$OUT/gpu.txt"
 log "--- tpucc run examples/mlp.tir --device gpu (zero inputs)"
 timeout 60 "$B/tpucc" run examples/mlp.tir --device gpu 2>&1 | head -c 600 | tee -a "$OUT/gpu.txt"
 echo | tee -a "$OUT/gpu.txt"
@@ -67,15 +72,16 @@ log "--- backend/pjrt on the GPU: end to end with serialize/deserialize, errors 
 	-test.run 'TestCPUAddEndToEnd|TestCPUErrors|TestCPUConcurrent|TestDonat|TestBufferDonor|TestCompileExpecting' 2>&1) |
 	grep -E '^(--- |ok|FAIL|PASS)|_test.go' | head -n 60 | tee -a "$OUT/gpu.txt"
 
-suite() { # name, extra environment...
-	local name=$1
-	shift
+suite() { # name, precision, extra environment...
+	local name=$1 precision=$2
+	shift 2
 	local start=$SECONDS
 	(cd internal/oracle && env "$@" timeout 240 "$B/oracle.test" -test.count=1 -test.v \
-		-test.run 'ThroughPJRT' 2>&1) | head -c 12000000 >"$OUT/suite-$name.log"
+		-test.run 'ThroughPJRT' -oracle.precision="$precision" 2>&1) | head -c 12000000 >"$OUT/suite-$name.log"
 	log "suite $name: exit ${PIPESTATUS[0]}, $((SECONDS - start))s; $(grep -E 'modules run on|programs \(seeds' "$OUT/suite-$name.log" | sed 's/^ *//' | tr '\n' ' ')"
 	log "  failing checks: $(grep -cE ' through PJRT:$' "$OUT/suite-$name.log")"
 }
-suite fp32 "${F32[@]}"
-suite tf32 XLA_FLAGS="--xla_gpu_autotune_level=0"
+suite fp32 "" "${F32[@]}"
+suite highest highest XLA_FLAGS="--xla_gpu_autotune_level=0"
+suite tf32 "" XLA_FLAGS="--xla_gpu_autotune_level=0"
 cd "$ROOT"

@@ -7,6 +7,7 @@
 //	go run ./examples/go/mlp --device pjrt    # XLA:CPU through PJRT (make pjrt-cpu-plugin),
 //	                                          # or the plugin TPUCC_PJRT_PLUGIN names
 //	go run ./examples/go/mlp --device tpu     # libtpu (pip install libtpu) on a TPU VM
+//	go run ./examples/go/mlp --device gpu --precision highest  # an NVIDIA GPU, f32 products
 package main
 
 import (
@@ -28,6 +29,7 @@ func weight(seed int64, shape ...int64) *tensor.Tensor {
 
 func main() {
 	device := flag.String("device", "", "the device compiled code runs on: cpu, pjrt, tpu, gpu (default: a TPU if the machine has one, else cpu)")
+	precision := flag.String("precision", "", "the precision of the matrix products on the device: default, high, highest")
 	flag.Parse()
 	x := tensor.Random(1, ir.F32, 64, 1024)
 	w1 := weight(2, 1024, 4096)
@@ -40,7 +42,8 @@ func main() {
 
 	// Compiled: traced once for these shapes, optimised, and run as one program
 	// (a later call with the same shapes reuses it).
-	fast, err := compile.New(models.MLP, compile.Name("mlp"), compile.CacheDir(""), compile.Device(*device))
+	fast, err := compile.New(models.MLP, compile.Name("mlp"), compile.CacheDir(""), compile.Device(*device),
+		compile.Precision(*precision))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mlp:", err)
 		os.Exit(1)
