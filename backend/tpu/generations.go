@@ -34,7 +34,8 @@ package tpu
 // f32 matmuls: lower/stablehlo writes precision = [DEFAULT, DEFAULT], which
 // XLA:TPU runs as one bf16 pass with f32 accumulation (jax's "Matmul
 // precision" page: float32 dots use bfloat16 internally on TPU by default),
-// so MatmulF32 = MatmulBF16 (F32Passes = 1). HIGHEST would be 6 passes.
+// so MatmulF32 = MatmulBF16 (F32Passes = 1). HIGHEST takes 6 passes and HIGH
+// 3 (Target.WithPrecision, which tpucc build --report --precision uses).
 
 const (
 	KiB = int64(1) << 10

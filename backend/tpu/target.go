@@ -43,8 +43,9 @@ type Target struct {
 	MatmulBF16, MatmulInt8, MatmulF32 float64
 	// F32Passes is the number of bf16 MXU passes an f32 dot_general takes at
 	// the precision lower/stablehlo writes (DEFAULT: one pass, bf16 products
-	// with f32 accumulation, as XLA:TPU and jax do by default). HIGHEST would
-	// be 6 (bf16_6x), HIGH 3. 0 on the CPU, which multiplies f32 natively.
+	// with f32 accumulation, as XLA:TPU and jax do by default); HIGHEST takes
+	// 6 (bf16_6x), HIGH 3 (WithPrecision). 0 on the CPU, which multiplies f32
+	// natively.
 	F32Passes int
 	// Vector is the vector unit's rate for elementwise and reduction work,
 	// ops/s; also what a dot_general on a dtype the matrix unit lacks
@@ -103,6 +104,22 @@ func (t *Target) MatmulPeak(dt ir.DType) (rate float64, mxu bool) {
 		return t.MatmulF32, t.Kind == KindTPU
 	}
 	return t.Vector, false
+}
+
+// WithPrecision is t with its f32 matmul rate at a product precision
+// (stablehlo.Options.Precision): on a TPU "high" takes 3 bf16 passes
+// (bf16_3x) and "highest" 6 (bf16_6x), as XLA:TPU runs them; "" and
+// "default" take one. A CPU multiplies f32 natively at any precision and is
+// returned as it is.
+func (t *Target) WithPrecision(p string) *Target {
+	passes := map[string]int{"high": 3, "highest": 6}[p]
+	if t.Kind != KindTPU || passes == 0 {
+		return t
+	}
+	c := *t
+	c.F32Passes = passes
+	c.MatmulF32 = t.MatmulBF16 / float64(passes)
+	return &c
 }
 
 // Ridge is the arithmetic intensity (bf16 FLOPs per byte of memory traffic)

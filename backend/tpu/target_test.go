@@ -130,3 +130,21 @@ func TestMatmulPeak(t *testing.T) {
 		}
 	}
 }
+
+// TestWithPrecision: an f32 product at HIGH takes 3 bf16 passes on a TPU
+// and at HIGHEST 6; the default one; the host CPU is unchanged by any.
+func TestWithPrecision(t *testing.T) {
+	for p, passes := range map[string]int{"": 1, "default": 1, "high": 3, "highest": 6} {
+		got := tpu.V6e.WithPrecision(p)
+		if got.F32Passes != passes || got.MatmulF32 != tpu.V6e.MatmulBF16/float64(passes) || got.MatmulBF16 != tpu.V6e.MatmulBF16 {
+			t.Errorf("v6e at %q: %d passes, f32 %g FLOP/s; want %d and %g", p, got.F32Passes, got.MatmulF32, passes, tpu.V6e.MatmulBF16/float64(passes))
+		}
+	}
+	if tpu.V6e.F32Passes != 1 || tpu.V6e.MatmulF32 != tpu.V6e.MatmulBF16 {
+		t.Error("WithPrecision changed tpu.V6e itself")
+	}
+	host := &tpu.Target{Kind: tpu.KindCPU, MatmulF32: 1e11}
+	if host.WithPrecision("highest") != host {
+		t.Error("a CPU target changed with the precision")
+	}
+}

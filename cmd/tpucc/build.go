@@ -186,7 +186,7 @@ func cmdBuild(e *env, p *parsed) error {
 	if c.report {
 		// Costed before anything is written, so a program the model cannot cost (a
 		// symbolic shape) leaves no output behind.
-		if report, err = costReport(f, c.target); err != nil {
+		if report, err = costReport(f, c.target.WithPrecision(c.precision)); err != nil {
 			return diag(name, err)
 		}
 	}

@@ -100,9 +100,13 @@ func describe(t *tpu.Target) string {
 	if t.Cores > 1 {
 		cores += "s"
 	}
-	return fmt.Sprintf("%s: %d %s x %d MXUs of %dx%d, VMEM %s per core; %s; peaks %s bf16, %s f32 matmul (%d bf16 pass), %s int8, %s vector",
+	passes := "pass"
+	if t.F32Passes != 1 {
+		passes = "passes"
+	}
+	return fmt.Sprintf("%s: %d %s x %d MXUs of %dx%d, VMEM %s per core; %s; peaks %s bf16, %s f32 matmul (%d bf16 %s), %s int8, %s vector",
 		t.Chip, t.Cores, cores, t.MXUs, t.MXUSize, t.MXUSize, binary(t.LocalBytes), mem,
-		decimal(t.MatmulBF16, "FLOP/s", 1e12), decimal(t.MatmulF32, "FLOP/s", 1e12), t.F32Passes,
+		decimal(t.MatmulBF16, "FLOP/s", 1e12), decimal(t.MatmulF32, "FLOP/s", 1e12), t.F32Passes, passes,
 		decimal(t.MatmulInt8, "OP/s", 1e12), decimal(t.Vector, "FLOP/s", 1e12))
 }
 

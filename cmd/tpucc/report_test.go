@@ -195,3 +195,23 @@ memory: parameters 35328 + constants 0 + peak activations 2560 = 37888 bytes (37
 		t.Errorf("status %d, stdout == HLO: %v, stderr:\n%s\nwant:\n%s", r.code, r.stdout == hlo, r.stderr, want)
 	}
 }
+
+// TestReportPrecision: --precision highest costs an f32 product at six bf16
+// passes on a TPU (150 us -> 898 us for 2*4096^3 FLOPs on v6e), and the
+// target line says so.
+func TestReportPrecision(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "mm.tir", []byte("func @mm(%x: f32[4096,4096], %w: f32[4096,4096]) -> f32[4096,4096] {\n  %y = matmul %x, %w : f32[4096,4096]\n  return %y\n}\n"))
+	const target = "target: TPU v6e (Trillium): 1 TensorCore x 2 MXUs of 256x256, VMEM 128 MiB per core; 32 GiB HBM at 1638 GB/s; peaks 918 TFLOP/s bf16, %s f32 matmul (%s), 1836 TOP/s int8, 7.17 TFLOP/s vector"
+	const row = "1  %%y     dot_general  f32[4096,4096]  137438953472       0  201326592    0  100.0%%  %s  compute"
+	for _, c := range []struct{ precision, rate, passes, time string }{
+		{"default", "918 TFLOP/s", "1 bf16 pass", "150 us"},
+		{"highest", "153 TFLOP/s", "6 bf16 passes", "898 us"},
+	} {
+		r := tpucc(t, "", "build", model, "--target", "tpu-v6e", "--report", "--precision", c.precision, "-o", filepath.Join(dir, "out.hlo"))
+		lines := strings.Split(r.stderr, "\n")
+		if r.code != 0 || len(lines) < 4 || lines[1] != fmt.Sprintf(target, c.rate, c.passes) || lines[3] != fmt.Sprintf(row, c.time) {
+			t.Errorf("--precision %s: status %d, report:\n%s", c.precision, r.code, r.stderr)
+		}
+	}
+}
