@@ -15,6 +15,11 @@ decode does); it runs the decode workloads only.
   decode   a prefill of `tokens` tokens per row (untimed), then `steps` one-token steps
            with the cache, greedy; seconds is per step
 
+Every forward asks for the last token's logits only (logits_to_keep=1), as transformers'
+generate() does and as tpucc's prefill computes them: without it a 512-token prefill of a
+151936-word vocabulary would also multiply 511 rows by the output embedding, work that
+generation never asks for.
+
 The thread count is torch's, set by TPUCC_BENCH_THREADS (bench/models passes its own).
 """
 
@@ -41,18 +46,18 @@ def build(config_path):
 def prefill(fn, w, vocab):
     ids = torch.randint(0, vocab, (w["batch"], w["tokens"]))
     t0 = time.perf_counter()
-    fn(input_ids=ids, use_cache=True)
+    fn(input_ids=ids, use_cache=True, logits_to_keep=1)
     return time.perf_counter() - t0
 
 
 def decode(fn, w, vocab):
     ids = torch.randint(0, vocab, (w["batch"], w["tokens"]))
     cache = DynamicCache()
-    out = fn(input_ids=ids, past_key_values=cache, use_cache=True)
+    out = fn(input_ids=ids, past_key_values=cache, use_cache=True, logits_to_keep=1)
     nxt = out.logits[:, -1:].argmax(-1)
     t0 = time.perf_counter()
     for _ in range(w["steps"]):
-        out = fn(input_ids=nxt, past_key_values=cache, use_cache=True)
+        out = fn(input_ids=nxt, past_key_values=cache, use_cache=True, logits_to_keep=1)
         nxt = out.logits[:, -1:].argmax(-1)
     return (time.perf_counter() - t0) / w["steps"]
 
@@ -62,12 +67,12 @@ def decode_static(fn, w, vocab, config):
     ids = torch.randint(0, vocab, (w["batch"], w["tokens"]))
     cache = StaticCache(config=config, max_cache_len=w["tokens"] + w["steps"] + 1)
     pos = torch.arange(w["tokens"])
-    out = fn(input_ids=ids, past_key_values=cache, cache_position=pos, use_cache=True)
+    out = fn(input_ids=ids, past_key_values=cache, cache_position=pos, use_cache=True, logits_to_keep=1)
     nxt = out.logits[:, -1:].argmax(-1)
     t0 = time.perf_counter()
     for i in range(w["steps"]):
         pos = torch.tensor([w["tokens"] + i])
-        out = fn(input_ids=nxt, past_key_values=cache, cache_position=pos, use_cache=True)
+        out = fn(input_ids=nxt, past_key_values=cache, cache_position=pos, use_cache=True, logits_to_keep=1)
         nxt = out.logits[:, -1:].argmax(-1)
     return (time.perf_counter() - t0) / w["steps"]
 
