@@ -13,10 +13,14 @@
 // on the same computation built with the onnx package (its result is compared
 // with tpucc's), numpy's OpenBLAS sgemm for the matmul, and the reference
 // executor. Limits (bench/limits): the FMA peak and the STREAM bandwidth.
-// Times are medians of -repeat runs after a warm-up run.
+// Times are medians of -repeat runs after a warm-up run, in -rounds rounds
+// that time tpucc and its peers one after the other (the order reversed
+// every other round); a workload's time is the median over rounds and a
+// ratio the median of the rounds' ratios, so that both sides of a ratio
+// were timed within the same minute or two (this machine's speed drifts).
 //
 //	make bench-cpu        (creates .venv-bench, then runs this)
-//	go run ./bench/cpu [-backend NAME] [-repeat 5] [-skip-peers] [-skip-reference] [-steps N]
+//	go run ./bench/cpu [-backend NAME] [-repeat 5] [-rounds 3] [-skip-peers] [-skip-reference] [-steps N]
 //
 // -steps N prints, after each workload, the N steps of tpucc's plan that
 // took longest over its runs (backend/llvm's StepTimes): where the time goes.
@@ -32,8 +36,10 @@ import (
 	"flag"
 	"fmt"
 	_ "github.com/tpucc/tpucc/backend/llvm" // registers the llvm backend
+	"math"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/bench/limits"
@@ -42,6 +48,7 @@ import (
 var (
 	backendName = flag.String("backend", "", "the backend tpucc runs on (default: llvm when registered, else reference)")
 	repeat      = flag.Int("repeat", 5, "timed runs per measurement, after one warm-up run")
+	nRounds     = flag.Int("rounds", 3, "rounds of tpucc and its peers, one after the other")
 	skipPeers   = flag.Bool("skip-peers", false, "leave out XLA:CPU, ONNX Runtime and numpy")
 	skipRef     = flag.Bool("skip-reference", false, "leave out the reference executor")
 	steps       = flag.Int("steps", 0, "after each workload, the N steps of tpucc's plan that took longest (llvm backend)")
@@ -67,12 +74,15 @@ func main() {
 		times[w.name] = r
 		fmt.Printf("%-10s %12s %12s %12s %12s %12s  %s\n", w.name, ms(r.tpucc), ms(r.xla), ms(r.ort), ms(r.sgemm), ms(r.reference), r.agreement)
 	}
+	for _, w := range []string{"mlp", "block"} {
+		fmt.Printf("%s per round: tpucc/XLA %s, tpucc/ORT %s\n", w, list(times[w].vsXLA), list(times[w].vsORT))
+	}
 	chain, mm := times["chain"], times["matmul"]
 	fmt.Printf("\nchain: %.1f GB/s moved (%.2f of STREAM); matmul: %.1f GFLOP/s (%.2f of the FMA peak)\n",
 		chainBytes/chain.tpucc/1e9, chainBytes/chain.tpucc/lim.Bandwidth, matmulFLOPs/mm.tpucc/1e9, matmulFLOPs/mm.tpucc/lim.FMAPeak)
 	fmt.Printf("bench-cpu: mlp_vs_xla=%.3f mlp_vs_ort=%.3f block_vs_xla=%.3f block_vs_ort=%.3f chain_of_stream=%.3f matmul_of_peak=%.3f\n",
-		times["mlp"].tpucc/times["mlp"].xla, times["mlp"].tpucc/times["mlp"].ort,
-		times["block"].tpucc/times["block"].xla, times["block"].tpucc/times["block"].ort,
+		median(times["mlp"].vsXLA), median(times["mlp"].vsORT),
+		median(times["block"].vsXLA), median(times["block"].vsORT),
 		chainBytes/chain.tpucc/lim.Bandwidth, matmulFLOPs/mm.tpucc/lim.FMAPeak)
 }
 
@@ -83,10 +93,30 @@ const (
 	matmulFLOPs = 2 * 1024 * 1024 * 1024
 )
 
-// row is one workload's times in seconds (0: not measured).
+// row is one workload's times in seconds (0: not measured), and the rounds'
+// ratios of tpucc's time to XLA's and to ONNX Runtime's.
 type row struct {
 	tpucc, xla, ort, sgemm, reference float64
+	vsXLA, vsORT                      []float64
 	agreement                         string
+}
+
+// median of v; NaN when empty (peers skipped).
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	v = slices.Clone(v)
+	slices.Sort(v)
+	return v[len(v)/2]
+}
+
+func list(v []float64) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprintf("%.3f", x)
+	}
+	return strings.Join(s, " ")
 }
 
 func ms(s float64) string {

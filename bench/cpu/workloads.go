@@ -87,38 +87,84 @@ func blockModule() *ir.Module {
 	return m
 }
 
-// measure times w on the backend and, unless skipped, on its peers.
+// measure times w on the backend and, unless skipped, on its peers, in
+// -rounds rounds. Each round times tpucc and each peer -repeat times, in
+// reverse order every other round, so that each ratio compares runs made
+// minutes apart at most on a machine whose speed drifts by tens of percent:
+// the row's times are the medians over rounds, and its ratios the medians of
+// the rounds' ratios.
 func measure(w workload, name string) row {
-	var r row
 	m := w.module()
 	args := cpu.RandomInputsWithin(m.Entry(), 1, cpu.InputLimits(m.Entry()))
 	exe := compileOn(m, name)
-	var out []*backend.Buffer
-	r.tpucc, out = timeRun(exe, args, *repeat)
-	printSteps(w.name, exe)
-	if !*skipRef && name != "reference" {
-		r.reference, _ = timeRun(compileOn(w.module(), "reference"), args, 1)
-	}
-	if *skipPeers {
-		return r
-	}
-	dir, err := os.MkdirTemp("", "bench-cpu-")
+	out, err := exe.Run(args)
 	check(err)
-	defer os.RemoveAll(dir)
-	var inputs []string
-	for i, a := range args {
-		p := filepath.Join(dir, fmt.Sprintf("arg%d.npy", i))
-		check(backend.WriteNPYFile(p, a))
-		inputs = append(inputs, "--input", p)
+	var r row
+	if !*skipRef && name != "reference" {
+		r.reference = timeRun(compileOn(w.module(), "reference"), args, 1)
 	}
-	hlo := filepath.Join(dir, "module.hlo")
-	check(os.WriteFile(hlo, []byte(exe.HLO), 0o600))
-	r.xla = peer(append([]string{"tools/xlacheck/xlacheck.py", "time", hlo, "--repeat", fmt.Sprint(*repeat)}, inputs...))
-	ortOut := filepath.Join(dir, "ort.npy")
-	r.ort = peer(append([]string{"bench/cpu/peers.py", "ort", w.name, "--repeat", fmt.Sprint(*repeat), "--out", ortOut}, inputs...))
-	r.agreement = agreement(out[0], ortOut)
-	if w.name == "matmul" {
-		r.sgemm = peer([]string{"bench/cpu/peers.py", "sgemm", "1024", "--repeat", fmt.Sprint(*repeat)})
+	steps := []func(*row){func(rr *row) { rr.tpucc = timeRun(exe, args, *repeat) }}
+	if !*skipPeers {
+		dir, err := os.MkdirTemp("", "bench-cpu-")
+		check(err)
+		defer os.RemoveAll(dir)
+		var inputs []string
+		for i, a := range args {
+			p := filepath.Join(dir, fmt.Sprintf("arg%d.npy", i))
+			check(backend.WriteNPYFile(p, a))
+			inputs = append(inputs, "--input", p)
+		}
+		hlo := filepath.Join(dir, "module.hlo")
+		check(os.WriteFile(hlo, []byte(exe.HLO), 0o600))
+		ortOut := filepath.Join(dir, "ort.npy")
+		rep := fmt.Sprint(*repeat)
+		steps = append(steps,
+			func(rr *row) {
+				rr.xla = peer(append([]string{"tools/xlacheck/xlacheck.py", "time", hlo, "--repeat", rep}, inputs...))
+			},
+			func(rr *row) {
+				rr.ort = peer(append([]string{"bench/cpu/peers.py", "ort", w.name, "--repeat", rep, "--out", ortOut}, inputs...))
+			})
+		if w.name == "matmul" {
+			steps = append(steps, func(rr *row) { rr.sgemm = peer([]string{"bench/cpu/peers.py", "sgemm", "1024", "--repeat", rep}) })
+		}
+		defer func() { r.agreement = agreement(out[0], ortOut) }()
+	}
+	var rounds []row
+	for i := range max(*nRounds, 1) {
+		var rr row
+		for k := range steps {
+			if i%2 == 1 {
+				k = len(steps) - 1 - k
+			}
+			steps[k](&rr)
+		}
+		rounds = append(rounds, rr)
+	}
+	printSteps(w.name, exe)
+	return combine(r, rounds)
+}
+
+// combine fills r with the medians over rounds: of each time, and of the
+// rounds' tpucc/peer ratios.
+func combine(r row, rounds []row) row {
+	med := func(f func(row) float64) float64 {
+		var v []float64
+		for _, rr := range rounds {
+			v = append(v, f(rr))
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	r.tpucc = med(func(x row) float64 { return x.tpucc })
+	r.xla = med(func(x row) float64 { return x.xla })
+	r.ort = med(func(x row) float64 { return x.ort })
+	r.sgemm = med(func(x row) float64 { return x.sgemm })
+	for _, rr := range rounds {
+		if rr.xla > 0 && rr.ort > 0 {
+			r.vsXLA = append(r.vsXLA, rr.tpucc/rr.xla)
+			r.vsORT = append(r.vsORT, rr.tpucc/rr.ort)
+		}
 	}
 	return r
 }
@@ -131,11 +177,8 @@ func compileOn(m *ir.Module, name string) *runtime.Executable {
 	return exe
 }
 
-// timeRun runs exe once to warm up, then n times; it returns the median and
-// the warm-up's results.
-func timeRun(exe *runtime.Executable, args []*backend.Buffer, n int) (float64, []*backend.Buffer) {
-	out, err := exe.Run(args)
-	check(err)
+// timeRun runs exe n times and returns the median time.
+func timeRun(exe *runtime.Executable, args []*backend.Buffer, n int) float64 {
 	var ts []float64
 	for range n {
 		t0 := time.Now()
@@ -144,7 +187,7 @@ func timeRun(exe *runtime.Executable, args []*backend.Buffer, n int) (float64, [
 		ts = append(ts, time.Since(t0).Seconds())
 	}
 	slices.Sort(ts)
-	return ts[len(ts)/2], out
+	return ts[len(ts)/2]
 }
 
 // peer runs a Python peer in .venv-bench and returns its median_s.
