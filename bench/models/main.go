@@ -8,7 +8,9 @@
 //     experts of 768, top-8, vocab 151936) with 2 layers.
 //
 // Workloads: a prefill of 512 tokens (batch 1), and decode steps at batch 1 and 64
-// after a 64-token prompt (tpucc's cache then has 128 slots). The peer
+// after a 64-token prompt (tpucc's cache then has 128 slots). Each step computes the
+// logits of each row's last token only, on both sides (transformers' logits_to_keep=1,
+// which generate() passes). The peer
 // (bench/models/peer.py, run with .venv-hf's interpreter) builds the same
 // configuration with transformers' random initialisation; tpucc's weights are
 // random too (timings do not depend on the values, except the MoE's routing, which
