@@ -18,6 +18,14 @@ type DeviceData interface {
 	Close() error
 }
 
+// Uploader is a backend whose programs run in a device's memory. Upload
+// copies a host buffer there once, for an argument that many calls share (a
+// model's weights): passed to a program of the same backend it is used
+// where it lies instead of being copied for every call.
+type Uploader interface {
+	Upload(b *Buffer) (*Buffer, error)
+}
+
 // deviceState is a device buffer's storage and its host copy, or why a
 // donated buffer has none.
 type deviceState struct {

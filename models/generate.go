@@ -14,8 +14,15 @@ import (
 
 // Options configure a Generator's compiled steps.
 type Options struct {
-	Backend string         // the backend that runs them ("" is the runtime's default)
-	Cache   *runtime.Cache // where programs are kept (nil: the process's default cache)
+	Backend string // the backend that runs them ("" is the runtime's default)
+	// Device names the device instead (runtime.Devices: cpu, pjrt, tpu,
+	// gpu). On a device the weights are copied into its memory once, when
+	// the Generator is made, and the KV cache stays there between steps.
+	Device string
+	// Precision is the precision of the products on the device
+	// (compile.Precision): "", "default", "high" or "highest".
+	Precision string
+	Cache     *runtime.Cache // where programs are kept (nil: the process's default cache)
 	// AllLogits makes prefill return the logits of every prompt token
 	// [B, T, V] (Result.PromptLogits), for comparing with a reference.
 	AllLogits bool
@@ -28,6 +35,7 @@ type Options struct {
 // programs and decode never recompiles within a generation.
 type Generator struct {
 	m       *Model
+	weights []*backend.Buffer // m's parameters where the steps run (Function.Upload)
 	all     bool
 	spare   spareCache
 	prefill *runtime.Function
@@ -50,16 +58,23 @@ func NewGenerator(m *Model, o Options) (*Generator, error) {
 	for i := range m.CacheTypes(1, 1) {
 		donate = append(donate, stepCacheArg+i)
 	}
+	opts := func(name string) runtime.Options {
+		return runtime.Options{Name: name, Backend: o.Backend, Device: o.Device, Precision: o.Precision,
+			Cache: o.Cache, NoAutoDynamic: true, RecompileLimit: -1, Donate: donate, KeepOnDevice: o.Device != ""}
+	}
 	var err error
-	g.prefill, err = runtime.NewFunction(stepProgram{m, arch + ".prefill", o.AllLogits, true},
-		runtime.Options{Name: arch + ".prefill", Backend: o.Backend, Cache: o.Cache, NoAutoDynamic: true, RecompileLimit: -1, Donate: donate})
-	if err != nil {
+	if g.prefill, err = runtime.NewFunction(stepProgram{m, arch + ".prefill", o.AllLogits, true}, opts(arch+".prefill")); err != nil {
 		return nil, err
 	}
-	g.decode, err = runtime.NewFunction(stepProgram{m, arch + ".decode", false, false},
-		runtime.Options{Name: arch + ".decode", Backend: o.Backend, Cache: o.Cache, NoAutoDynamic: true, RecompileLimit: -1, Donate: donate})
-	if err != nil {
+	if g.decode, err = runtime.NewFunction(stepProgram{m, arch + ".decode", false, false}, opts(arch+".decode")); err != nil {
 		return nil, err
+	}
+	for _, p := range m.Params {
+		w, err := g.prefill.Upload(p.Buffer)
+		if err != nil {
+			return nil, fmt.Errorf("copying %s to the device: %w", p.Name, err)
+		}
+		g.weights = append(g.weights, w)
 	}
 	return g, nil
 }
@@ -180,8 +195,8 @@ func (g *Generator) Generate(r Request) (*Result, error) {
 		res.PrefillTokens += len(p)
 	}
 	var weights []runtime.Arg
-	for _, p := range g.m.Params {
-		weights = append(weights, runtime.TensorArg(p.Buffer))
+	for _, w := range g.weights {
+		weights = append(weights, runtime.TensorArg(w))
 	}
 	cache := g.spare.take(g.m.CacheTypes(int64(B), int64(capacity)))
 	defer g.spare.put(cache)
@@ -258,7 +273,9 @@ type spareCache struct {
 }
 
 // take returns zeroed buffers of types ts: the spare ones when they have
-// these types (no other generation then shares them), else new ones.
+// these types (no other generation then shares them) and lie in host
+// memory, else new ones. A cache left on a device is not reused: zeroing
+// its host copy would leave the device's storage as it was.
 func (s *spareCache) take(ts []ir.Type) []*backend.Buffer {
 	s.Lock()
 	bufs := s.bufs
@@ -266,7 +283,7 @@ func (s *spareCache) take(ts []ir.Type) []*backend.Buffer {
 	s.Unlock()
 	same := len(bufs) == len(ts)
 	for i := 0; same && i < len(ts); i++ {
-		same = bufs[i].Type().Equal(ts[i])
+		same = bufs[i].Type().Equal(ts[i]) && bufs[i].Device() == nil
 	}
 	if !same {
 		bufs = make([]*backend.Buffer, len(ts))
@@ -285,8 +302,18 @@ func (s *spareCache) take(ts []ir.Type) []*backend.Buffer {
 // generation (see spareCache); the next generation makes a new one.
 func (g *Generator) ReleaseCache() { g.spare.put(nil) }
 
-// put keeps bufs for the next generation.
+// put keeps bufs for the next generation. A cache in a device's memory is
+// released instead (take would not reuse it), rather than held until the
+// garbage collector finds it.
 func (s *spareCache) put(bufs []*backend.Buffer) {
+	if slices.ContainsFunc(bufs, func(b *backend.Buffer) bool { return b.Device() != nil }) {
+		for _, b := range bufs {
+			if d := b.Device(); d != nil {
+				d.Close()
+			}
+		}
+		bufs = nil
+	}
 	s.Lock()
 	s.bufs = bufs
 	s.Unlock()

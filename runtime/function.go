@@ -104,6 +104,16 @@ func (f *Function) title() string {
 	return fmt.Sprintf("%s (%s:%d)", f.opts.Name, filepath.Base(f.opts.Pos.File), f.opts.Pos.Line)
 }
 
+// Upload returns b in the memory the function's programs run in: a copy in
+// the device's memory when its backend runs on a device (backend.Uploader),
+// made once for an argument that many calls share; b itself on the host.
+func (f *Function) Upload(b *backend.Buffer) (*backend.Buffer, error) {
+	if u, ok := f.opts.backend.(backend.Uploader); ok {
+		return u.Upload(b)
+	}
+	return b, nil
+}
+
 // Call runs the function on args, compiling first if no program fits.
 func (f *Function) Call(args []Arg) ([]*backend.Buffer, error) {
 	f.calls.Add(1)

@@ -249,6 +249,22 @@ func (e *executable) RunWith(args []*backend.Buffer, o backend.RunOptions) ([]*b
 	return res, nil
 }
 
+// Upload copies h into the device's memory (backend.Uploader); a buffer
+// already on this client's device is returned as it is.
+func (b *Backend) Upload(h *backend.Buffer) (*backend.Buffer, error) {
+	if d, ok := h.Device().(*Buffer); ok && d.c == b.c {
+		return h, nil
+	}
+	if why := h.Donated(); why != "" {
+		return nil, fmt.Errorf("pjrt: uploading %s: %s", h.Type(), why)
+	}
+	d, err := b.c.FromHost(h.Type(), h.Bytes())
+	if err != nil {
+		return nil, err
+	}
+	return backend.OnDevice(h.Type(), d), nil
+}
+
 // inputs gives each argument a device buffer of this client: its own when
 // it has one, else a copy made here (owned, closed after the call).
 func (e *executable) inputs(args []*backend.Buffer) (in []*Buffer, owned []bool, err error) {

@@ -54,3 +54,37 @@ func TestCompileExpecting(t *testing.T) {
 		}
 	}
 }
+
+// TestUpload: an uploaded buffer lives in the device's memory, runs as an
+// argument without a copy, reads back as it was, and is returned as it is
+// when uploaded again; a donated buffer is refused.
+func TestUpload(t *testing.T) {
+	b := NewBackend(cpuClient(t))
+	f := &ir.Func{Name: "main", Params: []*ir.Value{{Type: vec4()}, {Type: vec4(), Index: 1}}, Results: []ir.Type{vec4()}}
+	x, err := b.Compile(&backend.Program{Entry: f, HLO: addModule})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := backend.View(vec4(), f32s(1, 2, 3, 4))
+	d, err := b.Upload(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Device() == nil || d.String() != "f32[4] [1.0, 2.0, 3.0, 4.0]" {
+		t.Fatalf("uploaded: device %v, %s", d.Device(), d)
+	}
+	if again, err := b.Upload(d); err != nil || again != d {
+		t.Errorf("uploading an uploaded buffer: %v, %v", again, err)
+	}
+	out, err := x.Run([]*backend.Buffer{d, h})
+	if err != nil || out[0].String() != "f32[4] [2.0, 4.0, 6.0, 8.0]" {
+		t.Errorf("ran to %v, %v", out, err)
+	}
+	gone, _ := backend.View(vec4(), f32s(1, 2, 3, 4))
+	if err := gone.Donate("donated to a test"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Upload(gone); err == nil || err.Error() != "pjrt: uploading f32[4]: donated to a test" {
+		t.Errorf("uploading a donated buffer: %v", err)
+	}
+}

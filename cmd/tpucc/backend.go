@@ -35,9 +35,10 @@ func precisionValue(p *parsed) (string, error) {
 	return v, nil
 }
 
-// openRunBackend opens the backend --backend or --device name. An unknown
-// name is a usage error; a device the machine lacks is not.
-func openRunBackend(name, device string) (backend.Backend, error) {
+// openRunBackend opens the backend --backend or --device name for the
+// command cmd (run, generate). An unknown name is a usage error; a device
+// the machine lacks is not.
+func openRunBackend(cmd, name, device string) (backend.Backend, error) {
 	if device == "" {
 		b, err := runtime.OpenBackend(name)
 		if err != nil {
@@ -57,7 +58,7 @@ func openRunBackend(name, device string) (backend.Backend, error) {
 	}
 	b, err := backend.Lookup(bname)
 	if err != nil {
-		return nil, fmt.Errorf("tpucc run: --device %s: %v", device, err)
+		return nil, fmt.Errorf("tpucc %s: --device %s: %v", cmd, device, err)
 	}
 	return b, nil
 }

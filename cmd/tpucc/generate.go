@@ -52,6 +52,8 @@ sampling); with it tokens are sampled, after --top-k and --top-p, from --seed.
 		{name: "ignore-eos", kind: boolFlag, doc: "generate --max-new-tokens tokens even past an end-of-sequence id"},
 		{name: "output-dir", kind: valueFlag, arg: "DIR", doc: "write tokens.npy and logits.npy into DIR"},
 		backendFlag,
+		deviceFlag,
+		precisionFlag,
 	},
 	run: cmdGenerate,
 }
@@ -135,6 +137,15 @@ func cmdGenerate(e *env, p *parsed) error {
 	if err != nil {
 		return err
 	}
+	precision, err := precisionValue(p)
+	if err != nil {
+		return err
+	}
+	// The backend or device is opened (and a name checked) before the
+	// checkpoint is read.
+	if _, err := openRunBackend("generate", p.value("backend", ""), p.value("device", "")); err != nil {
+		return err
+	}
 	var tok *tokenizer.Tokenizer
 	if len(a.text) > 0 {
 		if tok, err = tokenizer.Load(filepath.Join(a.dir, "tokenizer.json")); err != nil {
@@ -160,9 +171,9 @@ func cmdGenerate(e *env, p *parsed) error {
 			}
 		}
 	}
-	g, err := models.NewGenerator(m, models.Options{Backend: p.value("backend", "")})
+	g, err := models.NewGenerator(m, models.Options{Backend: p.value("backend", ""), Device: p.value("device", ""), Precision: precision})
 	if err != nil {
-		return usagef("--backend: %v", err)
+		return err
 	}
 	req := models.Request{Prompts: a.ids, MaxNew: a.maxNew, Sampler: a.sampler}
 	if !p.flag("ignore-eos") {

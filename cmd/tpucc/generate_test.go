@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/backend/pjrt"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/models/safetensors"
 	"github.com/tpucc/tpucc/tensor"
@@ -113,6 +114,25 @@ func TestGenerate(t *testing.T) {
 	a, b := tpucc(t, "", args...), tpucc(t, "", args...)
 	if a.code != 0 || firstLine(a.stdout) != firstLine(b.stdout) || len(strings.Fields(firstLine(a.stdout))) != 32 {
 		t.Errorf("seeded sampling:\n%s\n%s\n%s", a.stdout, b.stdout, a.stderr)
+	}
+}
+
+// TestGenerateDevice: --device pjrt generates on XLA:CPU through PJRT, the
+// weights in its memory, the tokens of the default device.
+func TestGenerateDevice(t *testing.T) {
+	plugin, err := pjrt.CPUPluginDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TPUCC_PJRT_CACHE", filepath.Dir(plugin)) // before the compile cache moves
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir := tinyQwen3(t)
+	args := []string{"generate", "--model", dir, "--prompt-ids", "1,2,3,4,5", "--prompt-ids", "7,8", "--max-new-tokens", "6"}
+	want := tpucc(t, "", args...)
+	got := tpucc(t, "", append(args, "--device", "pjrt", "--precision", "highest")...)
+	w, g := strings.Split(want.stdout, "\n"), strings.Split(got.stdout, "\n")
+	if want.code != 0 || got.code != 0 || len(g) < 2 || w[0] != g[0] || w[1] != g[1] {
+		t.Errorf("--device pjrt: exit %d, stdout\n%s\nwant the tokens of\n%s%s", got.code, got.stdout, want.stdout, got.stderr)
 	}
 }
 
@@ -246,6 +266,9 @@ func TestGenerateErrors(t *testing.T) {
 		{[]string{"--model", dir, "--prompt-ids", "1", "--top-p", "2"}, 2, "tpucc generate: --top-p 2: want a number in [0, 1]\n" + usage},
 		{[]string{"--model", dir, "--prompt-ids", "1,40"}, 1, "prompt 0: token id 40 is outside the vocabulary of 32\n"},
 		{[]string{"--model", dir, "--prompt", "hi"}, 1, "open " + filepath.Join(dir, "tokenizer.json") + ": no such file or directory\n"},
+		{[]string{"--model", dir, "--prompt-ids", "1", "--device", "x"}, 2, "tpucc generate: --device: unknown device \"x\" (want one of cpu, pjrt, tpu, gpu)\n" + usage},
+		{[]string{"--model", dir, "--prompt-ids", "1", "--device", "pjrt", "--backend", "llvm"}, 2, "tpucc generate: --backend and --device are exclusive\n" + usage},
+		{[]string{"--model", dir, "--prompt-ids", "1", "--precision", "fast"}, 2, "tpucc generate: --precision fast: want one of default, high, highest\n" + usage},
 	} {
 		r := tpucc(t, "", append([]string{"generate"}, c.args...)...)
 		stderr := r.stderr

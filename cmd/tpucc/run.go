@@ -135,7 +135,7 @@ func cmdRun(e *env, p *parsed) error {
 	if err != nil {
 		return err
 	}
-	b, err := openRunBackend(p.value("backend", ""), p.value("device", ""))
+	b, err := openRunBackend("run", p.value("backend", ""), p.value("device", ""))
 	if err != nil {
 		return err
 	}
