@@ -14,7 +14,7 @@
 // TPU v5e and v6e the cost model's time of dense and routed next to XLA:TPU's
 // own cost analysis (libtpu's compile-only path, tools/xlacheck).
 //
-//	go run ./bench/moe [-quick] [-repeat 3] [-skip-per-expert] [-skip-xla] [-phase decode|prefill] [-backend llvm]
+//	go run ./bench/moe [-quick] [-repeat 3] [-skip-per-expert] [-skip-xla] [-phase decode|prefill] [-prefill-tokens 1024] [-backend llvm]
 //
 // Under each timed row, a backend that reports it (backend/llvm's
 // Coverage) says which ops ran as generated kernels and which fell back to
@@ -46,6 +46,7 @@ var (
 	skipPer     = flag.Bool("skip-per-expert", false, "leave out the per-expert formulation")
 	skipXLA     = flag.Bool("skip-xla", false, "leave out the Python peers (XLA:CPU, XLA:TPU cost)")
 	tpuOnly     = flag.Bool("tpu-only", false, "only the TPU figures (cost model and XLA:TPU), no CPU runs")
+	prefillLen  = flag.Int64("prefill-tokens", 1024, "tokens of the prefill phase (the issue's figures are at 1024)")
 	backendName = flag.String("backend", "", "the backend the CPU runs use (default: runtime.DefaultBackend)")
 	phaseOnly   = flag.String("phase", "", "run one phase only: decode or prefill (the last line then gives 0 for the other)")
 )
@@ -69,7 +70,7 @@ func main() {
 		for _, phase := range []struct {
 			name string
 			T    int64
-		}{{"decode", 64}, {"prefill", 1024}} {
+		}{{"decode", 64}, {"prefill", *prefillLen}} {
 			if *phaseOnly != "" && phase.name != *phaseOnly {
 				continue
 			}
