@@ -74,8 +74,13 @@ func main() {
 		times[w.name] = r
 		fmt.Printf("%-10s %12s %12s %12s %12s %12s  %s\n", w.name, ms(r.tpucc), ms(r.xla), ms(r.ort), ms(r.sgemm), ms(r.reference), r.agreement)
 	}
-	for _, w := range []string{"mlp", "block"} {
-		fmt.Printf("%s per round: tpucc/XLA %s, tpucc/ORT %s\n", w, list(times[w].vsXLA), list(times[w].vsORT))
+	for _, w := range workloads() {
+		r := times[w.name]
+		fmt.Printf("%-10s per round: tpucc %s ms", w.name, list(scale(r.rounds, 1e3)))
+		if len(r.vsXLA) > 0 {
+			fmt.Printf("; tpucc/XLA %s; tpucc/ORT %s", list(r.vsXLA), list(r.vsORT))
+		}
+		fmt.Println()
 	}
 	chain, mm := times["chain"], times["matmul"]
 	fmt.Printf("\nchain: %.1f GB/s moved (%.2f of STREAM); matmul: %.1f GFLOP/s (%.2f of the FMA peak)\n",
@@ -98,6 +103,7 @@ const (
 type row struct {
 	tpucc, xla, ort, sgemm, reference float64
 	vsXLA, vsORT                      []float64
+	rounds                            []float64 // tpucc's median time in each round
 	agreement                         string
 }
 
@@ -109,6 +115,14 @@ func median(v []float64) float64 {
 	v = slices.Clone(v)
 	slices.Sort(v)
 	return v[len(v)/2]
+}
+
+func scale(v []float64, k float64) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = x * k
+	}
+	return out
 }
 
 func list(v []float64) string {

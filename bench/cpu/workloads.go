@@ -104,6 +104,7 @@ func measure(w workload, name string) row {
 		r.reference = timeRun(compileOn(w.module(), "reference"), args, 1)
 	}
 	steps := []func(*row){func(rr *row) { rr.tpucc = timeRun(exe, args, *repeat) }}
+	ortOut := "" // ORT's result, written by each of its rounds
 	if !*skipPeers {
 		dir, err := os.MkdirTemp("", "bench-cpu-")
 		check(err)
@@ -116,7 +117,7 @@ func measure(w workload, name string) row {
 		}
 		hlo := filepath.Join(dir, "module.hlo")
 		check(os.WriteFile(hlo, []byte(exe.HLO), 0o600))
-		ortOut := filepath.Join(dir, "ort.npy")
+		ortOut = filepath.Join(dir, "ort.npy")
 		rep := fmt.Sprint(*repeat)
 		steps = append(steps,
 			func(rr *row) {
@@ -128,7 +129,6 @@ func measure(w workload, name string) row {
 		if w.name == "matmul" {
 			steps = append(steps, func(rr *row) { rr.sgemm = peer([]string{"bench/cpu/peers.py", "sgemm", "1024", "--repeat", rep}) })
 		}
-		defer func() { r.agreement = agreement(out[0], ortOut) }()
 	}
 	var rounds []row
 	for i := range max(*nRounds, 1) {
@@ -142,6 +142,9 @@ func measure(w workload, name string) row {
 		rounds = append(rounds, rr)
 	}
 	printSteps(w.name, exe)
+	if ortOut != "" {
+		r.agreement = agreement(out[0], ortOut)
+	}
 	return combine(r, rounds)
 }
 
@@ -157,6 +160,9 @@ func combine(r row, rounds []row) row {
 		return v[len(v)/2]
 	}
 	r.tpucc = med(func(x row) float64 { return x.tpucc })
+	for _, rr := range rounds {
+		r.rounds = append(r.rounds, rr.tpucc)
+	}
 	r.xla = med(func(x row) float64 { return x.xla })
 	r.ort = med(func(x row) float64 { return x.ort })
 	r.sgemm = med(func(x row) float64 { return x.sgemm })
