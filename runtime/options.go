@@ -158,8 +158,8 @@ func (o Options) check() (Options, error) {
 			return o, fmt.Errorf("buckets must be positive and ascending, got %v", o.Buckets)
 		}
 	}
-	if o.Precision != "" && !slices.Contains(stablehlo.Precisions, o.Precision) {
-		return o, fmt.Errorf("unknown precision %q (want one of %s)", o.Precision, strings.Join(stablehlo.Precisions, ", "))
+	if err := stablehlo.CheckPrecision(o.Precision); err != nil {
+		return o, err
 	}
 	for _, i := range o.Donate {
 		if i < 0 {

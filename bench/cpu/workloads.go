@@ -156,8 +156,7 @@ func combine(r row, rounds []row) row {
 		for _, rr := range rounds {
 			v = append(v, f(rr))
 		}
-		slices.Sort(v)
-		return v[len(v)/2]
+		return median(v)
 	}
 	r.tpucc = med(func(x row) float64 { return x.tpucc })
 	for _, rr := range rounds {
@@ -192,8 +191,7 @@ func timeRun(exe *runtime.Executable, args []*backend.Buffer, n int) float64 {
 		check(err)
 		ts = append(ts, time.Since(t0).Seconds())
 	}
-	slices.Sort(ts)
-	return ts[len(ts)/2]
+	return median(ts)
 }
 
 // peer runs a Python peer in .venv-bench and returns its median_s.

@@ -50,16 +50,22 @@ type Options struct {
 // Precisions are the values Options.Precision takes, as JAX names them.
 var Precisions = []string{"default", "high", "highest"}
 
-// precisionAttr is the StableHLO spelling of a Precision, or an error
-// naming the values there are.
-func precisionAttr(p string) (string, error) {
+// CheckPrecision is nil for a value Options.Precision takes ("" is the
+// default), else an error naming the values there are.
+func CheckPrecision(p string) error {
+	if p == "" || slices.Contains(Precisions, p) {
+		return nil
+	}
+	return fmt.Errorf("unknown precision %q (want one of %s)", p, strings.Join(Precisions, ", "))
+}
+
+// precisionAttr is the StableHLO spelling of a precision CheckPrecision
+// accepts.
+func precisionAttr(p string) string {
 	if p == "" {
-		return "DEFAULT", nil
+		return "DEFAULT"
 	}
-	if slices.Contains(Precisions, p) {
-		return strings.ToUpper(p), nil
-	}
-	return "", fmt.Errorf("unknown precision %q (want one of %s)", p, strings.Join(Precisions, ", "))
+	return strings.ToUpper(p)
 }
 
 // Lower returns the StableHLO text of m's entry function and everything it calls.
@@ -71,7 +77,7 @@ func Lower(m *ir.Module, opts Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, err := precisionAttr(opts.Precision); err != nil {
+	if err := CheckPrecision(opts.Precision); err != nil {
 		return "", err
 	}
 	funcs := reachable(m, entry)
@@ -305,7 +311,7 @@ func donorAttrs(f *ir.Func, donate []int) []string {
 func lowerFunc(b *strings.Builder, f *ir.Func, public bool, syms map[string]string, opts Options) []*ir.Error {
 	e := newEmitter(b, syms)
 	e.nativeRagged = opts.NativeRaggedDot
-	e.precision, _ = precisionAttr(opts.Precision)
+	e.precision = precisionAttr(opts.Precision)
 	vis := "private"
 	if public {
 		vis = "public"
