@@ -30,7 +30,9 @@ import (
 //     once, which is the cost of decoding;
 //   - a group of many rows (prefill) is a blocked matrix product of its
 //     own (gemm.go: packed panels, the 6x16 micro-kernel) over the call's
-//     columns.
+//     columns; when the matrices are stored [n,k] (Hugging Face's layout),
+//     the swapped product of ragged_swap.go instead, which packs the rows
+//     and reads the weights as stored.
 //
 // f16 and bf16 stay on the reference kernel.
 
@@ -91,6 +93,9 @@ func (pl *planner) raggedDot(in *ir.Instr, env map[*ir.Value]int) bool {
 	}
 	x.k = k
 	pl.p.scratchBytes = max(pl.p.scratchBytes, gemmScratch(gemmBlocks(x.M, x.K, x.N)))
+	if x.rhsT {
+		pl.p.scratchBytes = max(pl.p.scratchBytes, raggedSwapScratch(x.K))
+	}
 	st.rows, st.work = ranges, x.M*x.N*max(x.K, 1)
 	x.c, x.A, x.B = k.buf(0, types.Float), k.buf(1, types.Float), k.buf(2, types.Float)
 	x.sizes = k.buf(3, types.I32)
@@ -158,7 +163,11 @@ func (x *raggedCtx) forTiles(body func(c0, c1 value.Value)) {
 func (x *raggedCtx) group() {
 	k := x.k
 	rows := k.cur.NewSub(x.rowHi, x.rowLo)
-	k.ifElse(k.cur.NewICmp(enum.IPredSGE, rows, ci(raggedGemmRows)), x.gemm, func() {
+	many, from := x.gemm, int64(raggedGemmRows)
+	if x.rhsT {
+		many, from = x.swapped, raggedSwapRows
+	}
+	k.ifElse(k.cur.NewICmp(enum.IPredSGE, rows, ci(from)), many, func() {
 		if x.rhsT {
 			x.streamT(rows)
 			return
@@ -186,8 +195,9 @@ func (x *raggedCtx) group() {
 // of one line per row at a stride of n floats.
 const raggedKB = 64
 
-// gemm is the group's rows times its matrix over the call's columns, in
-// NC-column blocks and KC-deep slices (dot_general's blocking).
+// gemm is the group's rows times its matrix ([k,n]) over the call's
+// columns, in NC-column blocks and KC-deep slices (dot_general's
+// blocking).
 func (x *raggedCtx) gemm() {
 	k := x.k
 	mc, kc, nc := gemmBlocks(x.M, x.K, x.N)
@@ -202,14 +212,6 @@ func (x *raggedCtx) gemm() {
 		ptr: func(i, kk value.Value) value.Value {
 			return k.at(types.Float, x.B, k.cur.NewAdd(k.mulAdd(kk, x.N, x.wBase), i))
 		},
-	}
-	if x.rhsT { // rows of the matrix contiguous along K: packed by register transposes
-		rhs = gemmOperand{
-			at: func(i, kk value.Value) value.Value {
-				return k.load(types.Float, x.B, k.cur.NewAdd(k.mulAdd(i, x.K, x.wBase), kk))
-			},
-			row: func(i value.Value) value.Value { return k.at(types.Float, x.B, k.mulAdd(i, x.K, x.wBase)) },
-		}
 	}
 	c := gemmC{buf: fbuf{k: k, p: x.c, dt: ir.F32}, base: ci(0), ld: x.N}
 	cLo := k.cur.NewMul(k.lo, ci(gemmNR))
@@ -419,22 +421,14 @@ func (x *raggedCtx) tileT(r0 value.Value, n int64, n0 value.Value) {
 
 // prefetchNext asks for line (line) of what the group's blocked product
 // packs next for a column panel: rows [k0, k0+kc) of the 16 columns from
-// col of the matrix at w, kc lines in all (one per row, or 16 rows of
-// kc/16 lines when the matrix is stored [n,k]; lines past kc ask for the
-// last one). Packing read the weights from memory with nothing to
+// col of the matrix at w, kc lines in all, one per row (lines past kc ask
+// for the last one). Packing read the weights from memory with nothing to
 // overlap: at 64 rows per expert a slice took about as long to pack as to
 // multiply (BenchmarkRaggedDot/prefill-qwen3-up: best 125 GFLOP/s without
 // these prefetches, 140-147 with them).
 func (x *raggedCtx) prefetchNext(col, line, k0, w value.Value, kc int64) {
 	k := x.k
 	line = k.smin(line, ci(kc-1))
-	var at value.Value
-	if !x.rhsT {
-		at = k.cur.NewAdd(k.cur.NewAdd(k.cur.NewMul(k.cur.NewAdd(k0, line), ci(x.N)), w), col)
-	} else {
-		per := (kc + 15) / 16
-		j, l := k.cur.NewSDiv(line, ci(per)), k.cur.NewSRem(line, ci(per))
-		at = k.cur.NewAdd(k.cur.NewAdd(k.cur.NewMul(k.cur.NewAdd(col, j), ci(x.K)), w), k.mulAdd(l, 16, k0))
-	}
+	at := k.cur.NewAdd(k.cur.NewAdd(k.cur.NewMul(k.cur.NewAdd(k0, line), ci(x.N)), w), col)
 	x.prefetch(k.smin(at, ci(x.G*x.K*x.N-1)))
 }

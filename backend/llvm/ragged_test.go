@@ -35,6 +35,10 @@ var raggedCases = []raggedCase{
 	{7, 33, 8, 5, [2][]int64{{1, 1, 1, 1, 1, 1, 1, 5}, {0, 0, 0, 0, 0, 0, 0, 7}}},
 	// large enough to be split across goroutines (work >= splitWork)
 	{64, 128, 16, 256, [2][]int64{{4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4}, {0, 30, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2}}},
+	// a long contraction (k not a multiple of 8): with [g,n,k] weights the
+	// swapped product packs one 16-row panel at a time, so 40 rows are
+	// three chunks, the last partial
+	{45, 4100, 2, 40, [2][]int64{{40, 5}, {17, 28}}},
 }
 
 // TestRaggedDot compiles every case into one function (one clang run),
@@ -103,19 +107,36 @@ func BenchmarkRaggedDot(b *testing.B) {
 	for _, c := range []struct {
 		name          string
 		rows, g, k, n int64
+		rhsT          bool
 	}{
-		{"decode", 4, 64, 1024, 768},
-		{"prefill", 64, 64, 1024, 768},
+		{"decode", 4, 64, 1024, 768, false},
+		{"prefill", 64, 64, 1024, 768, false},
 		// bench/moe's prefill shapes (64 rows per expert on average), 16 of the 128 experts
-		{"prefill-qwen3-up", 64, 16, 2048, 768},
-		{"prefill-qwen3-down", 64, 16, 768, 2048},
-		{"prefill-gemma4-up", 64, 16, 2816, 704},
-		{"prefill-gemma4-down", 64, 16, 704, 2816},
+		{"prefill-qwen3-up", 64, 16, 2048, 768, false},
+		{"prefill-qwen3-down", 64, 16, 768, 2048, false},
+		{"prefill-gemma4-up", 64, 16, 2816, 704, false},
+		{"prefill-gemma4-down", 64, 16, 704, 2816, false},
+		// the weights as Hugging Face stores them ([experts, out, in], the
+		// models' case): bench/models' 512-token prefill gives an expert 32
+		// rows on average, bench/moe's 1024 tokens 64; all 128 experts
+		{"prefill-t32-qwen3-up", 32, 128, 2048, 768, true},
+		{"prefill-t32-qwen3-down", 32, 128, 768, 2048, true},
+		{"prefill-t64-qwen3-up", 64, 128, 2048, 768, true},
+		{"prefill-t16-qwen3-up", 16, 128, 2048, 768, true},
+		{"prefill-t8-qwen3-up", 8, 128, 2048, 768, true},
+		{"prefill-t4-qwen3-up", 4, 128, 2048, 768, true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			m := c.rows * c.g
-			src := fmt.Sprintf("func @f(%%l: f32[%d,%d], %%r: f32[%d,%d,%d], %%s: i32[%d]) -> f32[%d,%d] {\n"+
-				"  %%y = ragged_dot %%l, %%r, %%s\n  return %%y\n}\n", m, c.k, c.g, c.k, c.n, c.g, m, c.n)
+			rhs, dims := "%r", fmt.Sprintf("%d,%d,%d", c.g, c.k, c.n)
+			if c.rhsT {
+				rhs, dims = "%t", fmt.Sprintf("%d,%d,%d", c.g, c.n, c.k)
+			}
+			src := fmt.Sprintf("func @f(%%l: f32[%d,%d], %%r: f32[%s], %%s: i32[%d]) -> f32[%d,%d] {\n", m, c.k, dims, c.g, m, c.n)
+			if c.rhsT {
+				src += fmt.Sprintf("  %%t = transpose %%r {perm=[0,2,1]} : f32[%d,%d,%d]\n", c.g, c.k, c.n)
+			}
+			src += fmt.Sprintf("  %%y = ragged_dot %%l, %s, %%s\n  return %%y\n}\n", rhs)
 			_, f, x := compileSrc(b, testBackend(b), src)
 			in := cpu.RandomInputs(f, 1)
 			sizes := make([]int64, c.g)

@@ -1,0 +1,137 @@
+package llvm
+
+import (
+	"github.com/llir/llvm/ir/constant"
+	"github.com/llir/llvm/ir/enum"
+	"github.com/llir/llvm/ir/types"
+	"github.com/llir/llvm/ir/value"
+)
+
+// The product of a group of many rows when the experts' matrices are
+// stored [n,k] (Hugging Face's [experts, out, in], the moe-route pass's
+// transposed operand). A prefill gives an expert a few dozen rows (512
+// tokens at top-8 of 128: 32 on average), and the blocked product of
+// gemm.go packed every expert's matrix: a read of the weights from memory
+// and a write, with little work to hide it behind.
+//
+// Here the roles are swapped: the result's transpose is the matrix times
+// the rows' transpose. The group's rows, the small operand, are packed
+// transposed once per call into 16-row panels ([k][16], register
+// transposes); the matrix is read as it is stored, eight of its rows at a
+// time, each element broadcast across the panel's rows. The micro-kernel
+// keeps an 8 x 16 tile (8 result columns x 16 rows) in sixteen vectors
+// over the whole contraction (a last panel of at most 8 rows: 8 x 8), so
+// the matrix streams from memory once per chunk of rows and every panel
+// after the first finds its eight rows in cache; the tile is transposed in
+// registers and stored row by row.
+//
+// BenchmarkRaggedDot/prefill-t32 (128 experts of 32 rows, best of 8, the
+// blocked product first): up 121-133 -> 179 GFLOP/s, down 107-129 -> 159;
+// with the sizes drawn at random (mean 32) up 96-122 -> 120-148, down
+// 108-118 -> 137-157; at 16 rows 91-100 -> 135-166; at 64 rows 159-171 ->
+// 160-179. Prefetching the next eight rows of the matrix in software made
+// no difference that this VM's noise let through.
+
+// raggedSwapRows is the group size from which the swapped product runs:
+// below it the rows go a few at a time through streamT, each block of them
+// reading the matrix as 8-float vectors (at 4 rows per expert, a batch-64
+// decode, 21-23 GB/s of weights against the swapped product's 17-18; at 8
+// rows the swapped product's 18-21 against 15-18, BenchmarkRaggedDot/
+// prefill-t4 and -t8).
+const raggedSwapRows = 8
+
+// raggedSwapPanels is how many 16-row panels a chunk of a group's rows
+// packs: the packed chunk (raggedSwapPanels*16*k floats) should stay in
+// L2 next to the matrix rows being read, at most 512 KiB.
+func raggedSwapPanels(k int64) int64 {
+	return max(1, min(4, (512<<10)/(gemmNR*4*max(k, 1))))
+}
+
+// raggedSwapScratch is the scratch the swapped product needs: one chunk.
+func raggedSwapScratch(k int64) int64 { return 4 * raggedSwapPanels(k) * gemmNR * max(k, 1) }
+
+// swapped computes the current group's rows for the call's full tiles (and
+// the columns past them when the call has them) by the swapped product.
+func (x *raggedCtx) swapped() {
+	k := x.k
+	chunk := raggedSwapPanels(x.K) * gemmNR
+	panels := k.cur.NewBitCast(k.scratch, types.NewPointer(types.Float))
+	tEnd := k.smin(k.hi, ci(x.tiles))
+	rows := k.cur.NewSub(x.rowHi, x.rowLo)
+	k.loop(ci(0), k.ceilDiv(rows, chunk), nil, func(c value.Value, _ []value.Value) []value.Value {
+		r0 := k.mulAdd(c, chunk, x.rowLo)
+		r1 := k.smin(k.cur.NewAdd(r0, ci(chunk)), x.rowHi)
+		last := k.cur.NewSub(r1, ci(1))
+		// Rows past the chunk's last pack as copies of it: their lanes are
+		// computed and never stored.
+		op := gemmOperand{row: func(i value.Value) value.Value {
+			return k.at(types.Float, x.A, k.mulAdd(k.smin(i, last), x.K, ci(0)))
+		}}
+		np := k.ceilDiv(k.cur.NewSub(r1, r0), gemmNR)
+		k.gemmPackT(panels, op, gemmNR, r0, np, ci(0), ci(x.K))
+		k.loop(k.cur.NewMul(k.lo, ci(2)), k.cur.NewMul(tEnd, ci(2)), nil, func(nb value.Value, _ []value.Value) []value.Value {
+			n0 := k.cur.NewMul(nb, ci(8))
+			k.loop(ci(0), np, nil, func(p value.Value, _ []value.Value) []value.Value {
+				pan := k.at(types.Float, panels, k.cur.NewMul(p, ci(x.K*gemmNR)))
+				rt := k.mulAdd(p, gemmNR, r0)
+				tile := func(halves int) func() {
+					return func() { x.swapStore(x.swapMicro(pan, n0, halves), rt, r1, n0, halves) }
+				}
+				// A last panel of at most 8 rows computes only them.
+				k.ifElse(k.cur.NewICmp(enum.IPredSLE, k.cur.NewSub(r1, rt), ci(8)), tile(1), tile(2))
+				return nil
+			})
+			return nil
+		})
+		return nil
+	})
+	k.ifElse(k.cur.NewICmp(enum.IPredSGT, k.hi, ci(x.tiles)), func() { x.rest(ci(x.tiles * gemmNR)) }, nil)
+}
+
+// swapMicro is the 8 x 16 tile: result columns [n0, n0+8) (rows of the
+// matrix) x the panel's 16 rows, over the whole contraction. acc[2i+h] is
+// column n0+i for the panel's rows 8h..8h+7.
+func (x *raggedCtx) swapMicro(pan, n0 value.Value, halves int) []value.Value {
+	k := x.k
+	wRow := make([]value.Value, 8)
+	for i := range wRow {
+		wRow[i] = k.mulAdd(k.cur.NewAdd(n0, ci(int64(i))), x.K, x.wBase)
+	}
+	init := make([]value.Value, 8*halves)
+	for i := range init {
+		init[i] = constant.NewZeroInitializer(v8)
+	}
+	return k.loop(ci(0), ci(x.K), init, func(kk value.Value, acc []value.Value) []value.Value {
+		at := k.cur.NewMul(kk, ci(gemmNR))
+		b := []value.Value{k.vload(pan, at), nil}
+		if halves == 2 {
+			b[1] = k.vload(pan, k.cur.NewAdd(at, ci(8)))
+		}
+		next := make([]value.Value, len(acc))
+		for i := range wRow {
+			w := k.splat(k.load(types.Float, x.B, k.cur.NewAdd(wRow[i], kk)))
+			for h := range halves {
+				next[halves*i+h] = k.cur.NewCall(x.vfma, w, b[h], acc[halves*i+h])
+			}
+		}
+		return next
+	})
+}
+
+// swapStore writes the tile: rows r0.. (those before end) of the result at
+// columns [n0, n0+8), each an 8 x 8 transpose away from the accumulators.
+func (x *raggedCtx) swapStore(acc []value.Value, r0, end, n0 value.Value, halves int) {
+	k := x.k
+	for h := range int64(halves) {
+		blk := make([]value.Value, 8)
+		for i := range blk {
+			blk[i] = acc[halves*i+int(h)]
+		}
+		for j, v := range k.transpose8(blk) {
+			row := k.cur.NewAdd(r0, ci(8*h+int64(j)))
+			k.ifElse(k.cur.NewICmp(enum.IPredSLT, row, end), func() {
+				k.vstore(v, x.c, k.mulAdd(row, x.N, n0))
+			}, nil)
+		}
+	}
+}
