@@ -13,11 +13,12 @@
 // on the same computation built with the onnx package (its result is compared
 // with tpucc's), numpy's OpenBLAS sgemm for the matmul, and the reference
 // executor. Limits (bench/limits): the FMA peak and the STREAM bandwidth.
-// Times are medians of -repeat runs after a warm-up run, in -rounds rounds
-// that time tpucc and its peers one after the other (the order reversed
-// every other round); a workload's time is the median over rounds and a
-// ratio the median of the rounds' ratios, so that both sides of a ratio
-// were timed within the same minute or two (this machine's speed drifts).
+// Times are medians of -repeat runs after a warm-up run (each side warms
+// up in every round), in -rounds rounds that time tpucc and its peers one
+// after the other (the order reversed every other round); a workload's time
+// is the median over rounds and a ratio the median of the rounds' ratios,
+// so that both sides of a ratio were timed within the same minute or two
+// (this machine's speed drifts).
 //
 //	make bench-cpu        (creates .venv-bench, then runs this)
 //	go run ./bench/cpu [-backend NAME] [-repeat 5] [-rounds 3] [-skip-peers] [-skip-reference] [-steps N]

@@ -101,9 +101,9 @@ func measure(w workload, name string) row {
 	check(err)
 	var r row
 	if !*skipRef && name != "reference" {
-		r.reference = timeRun(compileOn(w.module(), "reference"), args, 1)
+		r.reference = timeRun(compileOn(w.module(), "reference"), args, 1, false) // seconds a run: no warm-up
 	}
-	steps := []func(*row){func(rr *row) { rr.tpucc = timeRun(exe, args, *repeat) }}
+	steps := []func(*row){func(rr *row) { rr.tpucc = timeRun(exe, args, *repeat, true) }}
 	ortOut := "" // ORT's result, written by each of its rounds
 	if !*skipPeers {
 		dir, err := os.MkdirTemp("", "bench-cpu-")
@@ -182,8 +182,18 @@ func compileOn(m *ir.Module, name string) *runtime.Executable {
 	return exe
 }
 
-// timeRun runs exe n times and returns the median time.
-func timeRun(exe *runtime.Executable, args []*backend.Buffer, n int) float64 {
+// timeRun runs exe once to warm up (when warm), then n times, and returns the median
+// time: what the peers do (xlacheck.py time, peers.py), each in a new
+// process that has just read its inputs. Without it, a round's first timed
+// run found tpucc's buffers left idle while the peers ran, and on this VM
+// memory left idle for seconds is slow to touch again: the chain took
+// 11-16 ms for its first 10-30 runs after another process had used and
+// freed 4-8 GiB, 6.0-6.6 ms before and after.
+func timeRun(exe *runtime.Executable, args []*backend.Buffer, n int, warm bool) float64 {
+	if warm {
+		_, err := exe.Run(args)
+		check(err)
+	}
 	var ts []float64
 	for range n {
 		t0 := time.Now()
