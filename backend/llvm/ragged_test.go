@@ -110,6 +110,9 @@ func BenchmarkRaggedDot(b *testing.B) {
 		rhsT          bool
 	}{
 		{"decode", 4, 64, 1024, 768, false},
+		// bench/moe's qwen3 decode (batch 64, top-8 of 128: 4 rows per expert)
+		{"decode-qwen3-up", 4, 128, 2048, 768, false},
+		{"decode-qwen3-down", 4, 128, 768, 2048, false},
 		{"prefill", 64, 64, 1024, 768, false},
 		// bench/moe's prefill shapes (64 rows per expert on average), 16 of the 128 experts
 		{"prefill-qwen3-up", 64, 16, 2048, 768, false},
