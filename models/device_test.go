@@ -14,10 +14,7 @@ import (
 // logits agree with its within 1e-5 of the largest, on two generations in a
 // row (a cache left on the device is released, never reused unzeroed).
 func TestGeneratorOnDevice(t *testing.T) {
-	m := randomModel(t, `{"model_type": "qwen3", "vocab_size": 64, "hidden_size": 16,
-"intermediate_size": 24, "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1,
-"head_dim": 8, "rope_theta": 10000.0, "rms_norm_eps": 1e-6, "max_position_embeddings": 128,
-"tie_word_embeddings": true}`, 0.5)
+	m := randomModel(t, tinyQwen3Config, 0.5)
 	host, err := NewGenerator(m, Options{})
 	if err != nil {
 		t.Fatal(err)

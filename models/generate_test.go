@@ -6,15 +6,19 @@ import (
 	"testing"
 )
 
+// tinyQwen3Config is a two-layer Qwen3 small enough to generate with in
+// milliseconds.
+const tinyQwen3Config = `{"model_type": "qwen3", "vocab_size": 64, "hidden_size": 16,
+"intermediate_size": 24, "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1,
+"head_dim": 8, "rope_theta": 10000.0, "rms_norm_eps": 1e-6, "max_position_embeddings": 128,
+"tie_word_embeddings": true}`
+
 // A generation keeps its KV cache for the next one of the same shape and
 // zeroes it first: storage left full of NaN by the last generation gives
 // the tokens and logits of new storage; ReleaseCache drops it, and a cache
 // of another shape is new.
 func TestGeneratorReusesCache(t *testing.T) {
-	m := randomModel(t, `{"model_type": "qwen3", "vocab_size": 64, "hidden_size": 16,
-"intermediate_size": 24, "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1,
-"head_dim": 8, "rope_theta": 10000.0, "rms_norm_eps": 1e-6, "max_position_embeddings": 128,
-"tie_word_embeddings": true}`, 0.5)
+	m := randomModel(t, tinyQwen3Config, 0.5)
 	g, err := NewGenerator(m, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -159,19 +159,18 @@ func (x *raggedCtx) forTiles(body func(c0, c1 value.Value)) {
 
 // group computes the current group's rows for the call's columns: a
 // blocked product when it has many rows, else tile by tile on the
-// expert's weights as they are stored.
+// expert's weights as they are stored. Matrices stored [n,k] take the
+// swapped product or streamT over the call's full tiles, and dot products
+// for the columns past them.
 func (x *raggedCtx) group() {
 	k := x.k
 	rows := k.cur.NewSub(x.rowHi, x.rowLo)
-	many, from := x.gemm, int64(raggedGemmRows)
 	if x.rhsT {
-		many, from = x.swapped, raggedSwapRows
+		k.ifElse(k.cur.NewICmp(enum.IPredSGE, rows, ci(raggedSwapRows)), x.swapped, func() { x.streamT(rows) })
+		k.ifElse(k.cur.NewICmp(enum.IPredSGT, k.hi, ci(x.tiles)), func() { x.rest(ci(x.tiles * gemmNR)) }, nil)
+		return
 	}
-	k.ifElse(k.cur.NewICmp(enum.IPredSGE, rows, ci(from)), many, func() {
-		if x.rhsT {
-			x.streamT(rows)
-			return
-		}
+	k.ifElse(k.cur.NewICmp(enum.IPredSGE, rows, ci(raggedGemmRows)), x.gemm, func() {
 		nkb := max((x.K+raggedKB-1)/raggedKB, 1)
 		k.loop(ci(0), ci(nkb), nil, func(kb value.Value, _ []value.Value) []value.Value {
 			k0 := k.cur.NewMul(kb, ci(raggedKB))
@@ -364,7 +363,6 @@ func (x *raggedCtx) streamT(rows value.Value) {
 		}
 		return nil
 	})
-	k.ifElse(k.cur.NewICmp(enum.IPredSGT, k.hi, ci(x.tiles)), func() { x.rest(ci(x.tiles * gemmNR)) }, nil)
 }
 
 const (

@@ -50,15 +50,16 @@ func raggedSwapPanels(k int64) int64 {
 // raggedSwapScratch is the scratch the swapped product needs: one chunk.
 func raggedSwapScratch(k int64) int64 { return 4 * raggedSwapPanels(k) * gemmNR * max(k, 1) }
 
-// swapped computes the current group's rows for the call's full tiles (and
-// the columns past them when the call has them) by the swapped product.
+// swapped computes the current group's rows for the call's full tiles by
+// the swapped product (a call with none packs nothing).
 func (x *raggedCtx) swapped() {
 	k := x.k
 	chunk := raggedSwapPanels(x.K) * gemmNR
 	panels := k.cur.NewBitCast(k.scratch, types.NewPointer(types.Float))
 	tEnd := k.smin(k.hi, ci(x.tiles))
 	rows := k.cur.NewSub(x.rowHi, x.rowLo)
-	k.loop(ci(0), k.ceilDiv(rows, chunk), nil, func(c value.Value, _ []value.Value) []value.Value {
+	chunks := k.cur.NewSelect(k.cur.NewICmp(enum.IPredSLT, k.lo, tEnd), k.ceilDiv(rows, chunk), ci(0))
+	k.loop(ci(0), chunks, nil, func(c value.Value, _ []value.Value) []value.Value {
 		r0 := k.mulAdd(c, chunk, x.rowLo)
 		r1 := k.smin(k.cur.NewAdd(r0, ci(chunk)), x.rowHi)
 		last := k.cur.NewSub(r1, ci(1))
@@ -85,7 +86,6 @@ func (x *raggedCtx) swapped() {
 		})
 		return nil
 	})
-	k.ifElse(k.cur.NewICmp(enum.IPredSGT, k.hi, ci(x.tiles)), func() { x.rest(ci(x.tiles * gemmNR)) }, nil)
 }
 
 // swapMicro is the 8 x 16 tile: result columns [n0, n0+8) (rows of the

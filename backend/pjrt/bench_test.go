@@ -36,8 +36,7 @@ func BenchmarkTypeOf(b *testing.B) {
 
 func BenchmarkRunFromHost(b *testing.B) {
 	be := NewBackend(cpuClient(b))
-	f := &ir.Func{Name: "main", Params: []*ir.Value{{Type: vec4()}, {Type: vec4(), Index: 1}}, Results: []ir.Type{vec4()}}
-	exe, err := be.Compile(&backend.Program{Entry: f, HLO: addModule})
+	exe, err := be.Compile(addProgram())
 	if err != nil {
 		b.Fatal(err)
 	}

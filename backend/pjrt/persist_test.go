@@ -7,13 +7,18 @@ import (
 	"github.com/tpucc/tpucc/ir"
 )
 
+// addProgram is addModule as the backend compiles it: f32[4] + f32[4].
+func addProgram() *backend.Program {
+	f := &ir.Func{Name: "main", Params: []*ir.Value{{Type: vec4()}, {Type: vec4(), Index: 1}}, Results: []ir.Type{vec4()}}
+	return &backend.Program{Entry: f, HLO: addModule}
+}
+
 // TestCompileExpecting: persisted code is loaded only when its ID matches
 // the program and the backend; anything else is compiled afresh, and both
 // run.
 func TestCompileExpecting(t *testing.T) {
 	b := NewBackend(cpuClient(t))
-	f := &ir.Func{Name: "main", Params: []*ir.Value{{Type: vec4()}, {Type: vec4(), Index: 1}}, Results: []ir.Type{vec4()}}
-	p := &backend.Program{Entry: f, HLO: addModule}
+	p := addProgram()
 	x, err := b.Compile(p)
 	if err != nil {
 		t.Fatal(err)
@@ -60,8 +65,7 @@ func TestCompileExpecting(t *testing.T) {
 // when uploaded again; a donated buffer is refused.
 func TestUpload(t *testing.T) {
 	b := NewBackend(cpuClient(t))
-	f := &ir.Func{Name: "main", Params: []*ir.Value{{Type: vec4()}, {Type: vec4(), Index: 1}}, Results: []ir.Type{vec4()}}
-	x, err := b.Compile(&backend.Program{Entry: f, HLO: addModule})
+	x, err := b.Compile(addProgram())
 	if err != nil {
 		t.Fatal(err)
 	}
