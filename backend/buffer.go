@@ -29,11 +29,12 @@ type Buffer struct {
 // programming error and panics.
 func New(t ir.Type) *Buffer {
 	n := byteSize(t)
-	return &Buffer{typ: t, data: alignedBytes(n)}
+	return &Buffer{typ: t, data: AlignedBytes(n)}
 }
 
-// alignedBytes allocates n zero bytes aligned for any dtype (8 bytes).
-func alignedBytes(n int) []byte {
+// AlignedBytes allocates n zero bytes aligned for any dtype (8 bytes): a
+// []byte of a few bytes may start at any address.
+func AlignedBytes(n int) []byte {
 	if n == 0 {
 		return []byte{}
 	}

@@ -1,5 +1,7 @@
 package llvm
 
+import "github.com/tpucc/tpucc/backend"
+
 // planMemory gives every temporary slot its storage: walking the steps in
 // order, a step's outputs take the smallest free arena that fits (or a new
 // one) and a temporary's arena is freed after its last use, so the peak is
@@ -35,7 +37,10 @@ func planMemory(p *plan) map[int][]byte {
 				owner[b] = free[best]
 				free = append(free[:best], free[best+1:]...)
 			} else {
-				owner[b] = &arena{data: make([]byte, need)}
+				// Aligned for any dtype: an arena is reused by slots of
+				// other dtypes, and a make([]byte, 5) may start at an odd
+				// address (an i32[1] placed there could not be viewed).
+				owner[b] = &arena{data: backend.AlignedBytes(need)}
 			}
 		}
 		for _, b := range st.bufs {
