@@ -80,6 +80,13 @@ func TestDotEpilogue(t *testing.T) {
 			"0: dot_general+gelu [4 0 1]\n"},
 		{"residual", "  %h = matmul %x, %w : f32[70,40]\n  %s = silu %h\n  %a = add %s, %r\n  return %a",
 			"0: dot_general+silu+add [4 0 1 3]\n"},
+		// An attention mask: a tensor constant defined after the dot is
+		// in memory before the dot runs, so the scale and the select are
+		// the dot's epilogue.
+		{"mask", "  %h = matmul %x, %w : f32[70,40]\n  %k = constant 0.125 : f32[]\n  %kb = broadcast %k {dims=[]} : f32[70,40]\n" +
+			"  %s = mul %h, %kb\n  %m = constant [false, true, true, false, true, true, false, true, true, false, true, true, false, true, true, false, true, true, false, true, true, false, true, true, false, true, true, false, true, true, false, true, true, false, true, true, false, true, true, false] : i1[40]\n  %mb = broadcast %m {dims=[1]} : i1[70,40]\n" +
+			"  %n = constant -inf : f32[]\n  %nb = broadcast %n {dims=[]} : f32[70,40]\n  %a = select %mb, %s, %nb : f32[70,40]\n  return %a",
+			"0: dot_general+mul+select [5 0 1 4]\n"},
 		// The dot's result is read twice: it is materialised, the
 		// expression runs as its own loop.
 		{"reused", "  %h = matmul %x, %w : f32[70,40]\n  %s = sigmoid %h\n  %a = mul %s, %h\n  return %a",

@@ -316,8 +316,21 @@ func (pl *planner) group(body []*ir.Instr, env map[*ir.Value]int, need []*ir.Val
 		}
 		pl.reshaped[r.in][r.arg] = r.x
 	}
+	// Tensor constants (scalars are expressions) are in memory from the
+	// start, so that a dot_general's epilogue may read one defined after the
+	// dot: an attention mask applied to the scores.
+	for _, in := range body {
+		if in.Op == ir.OpConstant && !isExpr(in) {
+			if err := pl.constant(in, env); err != nil {
+				return err
+			}
+		}
+	}
 	pl.findEpilogues(body, env, defs, mat)
 	for _, in := range body {
+		if in.Op == ir.OpConstant && !isExpr(in) {
+			continue
+		}
 		if isExpr(in) {
 			if !pl.synthetic[in] {
 				pl.p.generated[in.Op]++
