@@ -12,7 +12,9 @@
 // Peers: XLA:CPU running the StableHLO that tpucc build emits, ONNX Runtime
 // on the same computation built with the onnx package (its result is compared
 // with tpucc's), numpy's OpenBLAS sgemm for the matmul, and the reference
-// executor. Limits (bench/limits): the FMA peak and the STREAM bandwidth.
+// executor. Limits (bench/limits): the FMA peak and the STREAM bandwidth,
+// measured once at the start and again in every round of the chain and the
+// matmul, as one more peer: their fractions are the medians of the rounds'.
 // Times are medians of -repeat runs after a warm-up run (each side warms
 // up in every round), in -rounds rounds that time tpucc and its peers one
 // after the other (the order reversed every other round); a workload's time
@@ -66,6 +68,7 @@ func main() {
 	}
 	lim, err := limits.Measure()
 	check(err)
+	defer limits.Done()
 	fmt.Printf("machine: f32 FMA peak %.0f GFLOP/s, STREAM bandwidth %.1f GB/s (bench/limits, all cores)\n", lim.FMAPeak/1e9, lim.Bandwidth/1e9)
 	fmt.Printf("tpucc backend: %s\n\n", name)
 	fmt.Printf("%-10s %12s %12s %12s %12s %12s  %s\n", "workload", "tpucc", "XLA:CPU", "ORT", "sgemm", "reference", "tpucc vs ORT result")
@@ -84,12 +87,36 @@ func main() {
 		fmt.Println()
 	}
 	chain, mm := times["chain"], times["matmul"]
-	fmt.Printf("\nchain: %.1f GB/s moved (%.2f of STREAM); matmul: %.1f GFLOP/s (%.2f of the FMA peak)\n",
-		chainBytes/chain.tpucc/1e9, chainBytes/chain.tpucc/lim.Bandwidth, matmulFLOPs/mm.tpucc/1e9, matmulFLOPs/mm.tpucc/lim.FMAPeak)
+	ofStream := fractions(chain, func(l limits.Limits) float64 { return chainBytes / l.Bandwidth })
+	ofPeak := fractions(mm, func(l limits.Limits) float64 { return matmulFLOPs / l.FMAPeak })
+	fmt.Printf("\nlimits per round: STREAM %s GB/s; FMA peak %s GFLOP/s\n",
+		list(scale(pick(chain.lims, func(l limits.Limits) float64 { return l.Bandwidth }), 1e-9)),
+		list(scale(pick(mm.lims, func(l limits.Limits) float64 { return l.FMAPeak }), 1e-9)))
+	fmt.Printf("chain: %.1f GB/s moved (of STREAM per round: %s); matmul: %.1f GFLOP/s (of the FMA peak per round: %s)\n",
+		chainBytes/chain.tpucc/1e9, list(ofStream), matmulFLOPs/mm.tpucc/1e9, list(ofPeak))
 	fmt.Printf("bench-cpu: mlp_vs_xla=%.3f mlp_vs_ort=%.3f block_vs_xla=%.3f block_vs_ort=%.3f chain_of_stream=%.3f matmul_of_peak=%.3f\n",
 		median(times["mlp"].vsXLA), median(times["mlp"].vsORT),
 		median(times["block"].vsXLA), median(times["block"].vsORT),
-		chainBytes/chain.tpucc/lim.Bandwidth, matmulFLOPs/mm.tpucc/lim.FMAPeak)
+		median(ofStream), median(ofPeak))
+}
+
+// fractions are a workload's fractions of a limit, one per round: the
+// limit's time for the work (work(l)) over tpucc's median time in the round
+// the limit was measured in.
+func fractions(r row, work func(limits.Limits) float64) []float64 {
+	var v []float64
+	for i, l := range r.lims {
+		v = append(v, work(l)/r.rounds[i])
+	}
+	return v
+}
+
+func pick(ls []limits.Limits, f func(limits.Limits) float64) []float64 {
+	var v []float64
+	for _, l := range ls {
+		v = append(v, f(l))
+	}
+	return v
 }
 
 // The chain reads x and the residual and writes y (the bias is 16 KiB); the
@@ -104,7 +131,8 @@ const (
 type row struct {
 	tpucc, xla, ort, sgemm, reference float64
 	vsXLA, vsORT                      []float64
-	rounds                            []float64 // tpucc's median time in each round
+	rounds                            []float64       // tpucc's median time in each round
+	lims                              []limits.Limits // the machine's limits in each round (ofLimit)
 	agreement                         string
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/backend/llvm"
 	"github.com/tpucc/tpucc/bench/block"
+	"github.com/tpucc/tpucc/bench/limits"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/frontend/trace"
 	"github.com/tpucc/tpucc/ir"
@@ -26,12 +27,15 @@ import (
 type workload struct {
 	name   string
 	module func() *ir.Module
+	// ofLimit: the workload is reported as a fraction of a machine limit,
+	// measured again in each round (bench/limits), beside its times.
+	ofLimit bool
 }
 
 func workloads() []workload {
 	return []workload{
-		{"mlp", func() *ir.Module { return parseFile("examples/mlp.tir") }},
-		{"block", blockModule},
+		{"mlp", func() *ir.Module { return parseFile("examples/mlp.tir") }, false},
+		{"block", blockModule, false},
 		{"chain", func() *ir.Module {
 			return parse("chain", `func @chain(%x: f32[4096,4096], %bias: f32[4096], %res: f32[4096,4096]) -> f32[4096,4096] {
   %s = sigmoid %x
@@ -41,21 +45,21 @@ func workloads() []workload {
   return %y
 }
 `)
-		}},
+		}, true},
 		{"layernorm", func() *ir.Module {
 			return parse("layernorm", `func @layernorm(%x: f32[4096,4096], %scale: f32[4096], %bias: f32[4096]) -> f32[4096,4096] {
   %y = layer_norm %x, %scale, %bias {eps=1e-05}
   return %y
 }
 `)
-		}},
+		}, false},
 		{"matmul", func() *ir.Module {
 			return parse("matmul", `func @matmul(%a: f32[1024,1024], %b: f32[1024,1024]) -> f32[1024,1024] {
   %y = matmul %a, %b
   return %y
 }
 `)
-		}},
+		}, true},
 	}
 }
 
@@ -130,6 +134,13 @@ func measure(w workload, name string) row {
 			steps = append(steps, func(rr *row) { rr.sgemm = peer([]string{"bench/cpu/peers.py", "sgemm", "1024", "--repeat", rep}) })
 		}
 	}
+	if w.ofLimit {
+		steps = append(steps, func(rr *row) {
+			l, err := limits.Again()
+			check(err)
+			rr.lims = []limits.Limits{l}
+		})
+	}
 	var rounds []row
 	for i := range max(*nRounds, 1) {
 		var rr row
@@ -165,6 +176,9 @@ func combine(r row, rounds []row) row {
 	r.xla = med(func(x row) float64 { return x.xla })
 	r.ort = med(func(x row) float64 { return x.ort })
 	r.sgemm = med(func(x row) float64 { return x.sgemm })
+	for _, rr := range rounds {
+		r.lims = append(r.lims, rr.lims...)
+	}
 	for _, rr := range rounds {
 		if rr.xla > 0 && rr.ort > 0 {
 			r.vsXLA = append(r.vsXLA, rr.tpucc/rr.xla)

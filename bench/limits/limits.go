@@ -1,7 +1,8 @@
 // Package limits measures the machine's limits that the benchmarks report
 // fractions of: the f32 FMA peak of all cores and the streaming memory
 // bandwidth. A small C kernel (csrc/limits.c) is built with the
-// system C compiler at -O3 -march=native and run once per process.
+// system C compiler at -O3 -march=native once per process, and run when
+// asked.
 package limits
 
 import (
@@ -27,31 +28,60 @@ var (
 	once     sync.Once
 	measured Limits
 	err      error
+	bin      string // the built kernel, kept for Again
+	built    sync.Once
+	buildErr error
 )
 
 // Measure builds and runs the kernel the first time it is called and returns
 // the figures. CC names the compiler (default cc).
 func Measure() (Limits, error) {
-	once.Do(func() { measured, err = measure() })
+	once.Do(func() { measured, err = Again() })
 	return measured, err
 }
 
-func measure() (Limits, error) {
+// Again runs the kernel once more (building it the first time) and returns
+// what it measured now. This machine's bandwidth moves by tens of percent
+// from one minute to the next, so a workload's fraction of a limit is best
+// taken against the limit measured beside it.
+func Again() (Limits, error) {
+	built.Do(func() { bin, buildErr = build() })
+	if buildErr != nil {
+		return Limits{}, buildErr
+	}
+	return run(bin)
+}
+
+// build compiles csrc/limits.c into a directory of its own that lives as
+// long as the process.
+func build() (string, error) {
 	_, here, _, _ := runtime.Caller(0)
 	src := filepath.Join(filepath.Dir(here), "csrc", "limits.c")
 	dir, err := os.MkdirTemp("", "tpucc-limits-")
 	if err != nil {
-		return Limits{}, err
+		return "", err
 	}
-	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "limits")
 	cc := os.Getenv("CC")
 	if cc == "" {
 		cc = "cc"
 	}
 	if out, err := exec.Command(cc, "-O3", "-march=native", "-pthread", "-o", bin, src).CombinedOutput(); err != nil {
-		return Limits{}, fmt.Errorf("building %s with %s: %v\n%s", src, cc, err, out)
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("building %s with %s: %v\n%s", src, cc, err, out)
 	}
+	return bin, nil
+}
+
+// Done removes the built kernel; Again builds it anew after.
+func Done() {
+	if bin != "" {
+		os.RemoveAll(filepath.Dir(bin))
+	}
+	bin, buildErr, built = "", nil, sync.Once{}
+}
+
+func run(bin string) (Limits, error) {
 	out, err := exec.Command(bin).Output()
 	if err != nil {
 		return Limits{}, fmt.Errorf("running the limits kernel: %v", err)

@@ -61,6 +61,7 @@ func main() {
 		{name: "gemma4", H: 2816, F: 704, E: 128, K: 8},
 	}
 	lim, err := limits.Measure()
+	limits.Done()
 	check(err)
 	bw, peak := lim.Bandwidth, lim.FMAPeak
 	fmt.Printf("machine: memory bandwidth %.1f GB/s (STREAM triad), f32 FMA peak %.0f GFLOP/s (vector FMA chains), all cores; bench/limits\n\n", bw/1e9, peak/1e9)
