@@ -148,6 +148,24 @@ func cmdRun(e *env, p *parsed) error {
 	if err := cpu.CheckMemory(m, f, cpu.DefaultMemoryLimit()); err != nil {
 		return diag(name, err)
 	}
+	args, err := runArgs(f, given, arrays, seed)
+	if err != nil {
+		return err
+	}
+	var report io.Writer
+	if p.flag("time") {
+		report = e.stderr
+	}
+	results, err := runOn(b, m, f, args, precision, report)
+	if err != nil {
+		return diag(name, err)
+	}
+	return writeResults(e, runOutput{seed, ins, outDir, saveInputs}, results, args)
+}
+
+// runArgs are the program's arguments: the given arrays as the parameters'
+// tensors, the others drawn from seed.
+func runArgs(f *ir.Func, given []*inputArg, arrays []*backend.Buffer, seed int64) ([]*backend.Buffer, error) {
 	args := make([]*backend.Buffer, len(f.Params))
 	missing := false
 	for k, a := range arrays {
@@ -155,8 +173,9 @@ func cmdRun(e *env, p *parsed) error {
 			missing = true
 			continue
 		}
+		var err error
 		if args[k], err = inputTensor(a, given[k].file, f.Params[k]); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if missing {
@@ -170,15 +189,7 @@ func cmdRun(e *env, p *parsed) error {
 			args[k] = random[k]
 		}
 	}
-	var report io.Writer
-	if p.flag("time") {
-		report = e.stderr
-	}
-	results, err := runOn(b, m, f, args, precision, report)
-	if err != nil {
-		return diag(name, err)
-	}
-	return writeResults(e, runOutput{seed, ins, outDir, saveInputs}, results, args)
+	return args, nil
 }
 
 // runOutput is what run was asked for beyond the program: how to draw and
