@@ -33,30 +33,13 @@ func New(t ir.Type) *Buffer {
 }
 
 // AlignedBytes allocates n zero bytes aligned for any dtype (8 bytes): a
-// []byte of a few bytes may start at any address. Storage of HugeBytes or
-// more is advised onto huge pages (AdviseHuge).
+// []byte of a few bytes may start at any address.
 func AlignedBytes(n int) []byte {
 	if n == 0 {
 		return []byte{}
 	}
 	words := make([]uint64, (n+7)/8)
-	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), n)
-	AdviseHuge(b)
-	return b
-}
-
-// HugeBytes is the least storage AdviseHuge advises: two huge pages, so
-// that at least one lies inside wherever the storage starts.
-const HugeBytes = 4 << 20
-
-// AdviseHuge asks, for storage of HugeBytes or more not touched yet, that
-// the kernel back it with transparent huge pages (on Linux; elsewhere it
-// does nothing). Streaming operands of tens of MiB on 4 KiB pages miss the
-// TLB every 4 KiB.
-func AdviseHuge(b []byte) {
-	if len(b) >= HugeBytes {
-		adviseHuge(b)
-	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), n)
 }
 
 // View returns a buffer of type t over data, without copying. len(data) must

@@ -67,11 +67,7 @@ func collectFor(words int) []uint64 {
 			runtime.Gosched()
 		}
 	}
-	w := make([]uint64, words)
-	// The storage is reused for result after result: on huge pages when
-	// it was fresh (backend.AdviseHuge).
-	backend.AdviseHuge(unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), 8*words))
-	return w
+	return make([]uint64, words)
 }
 
 // collectDue reports whether a collection may find results of words

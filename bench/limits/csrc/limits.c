@@ -10,9 +10,6 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
 
 typedef float v8 __attribute__((vector_size(32)));
 
@@ -41,19 +38,6 @@ static void *fma_chains(void *arg) {
 	return NULL;
 }
 
-// huge_alloc returns n bytes on transparent huge pages where the kernel has
-// them, as tpucc's own large buffers are (backend.AdviseHuge): streaming on
-// 4 KiB pages was 15-25% slower on the virtual machine this was measured on,
-// and the limit is the best the machine streams.
-static void *huge_alloc(size_t n) {
-	size_t huge = 2 << 20;
-	void *p = aligned_alloc(huge, (n + huge - 1) / huge * huge);
-#ifdef __linux__
-	if (p) madvise(p, (n + huge - 1) / huge * huge, MADV_HUGEPAGE);
-#endif
-	return p;
-}
-
 struct triad { float *a, *b, *c; long lo, hi; };
 
 static void *triad(void *arg) {
@@ -78,7 +62,7 @@ int main(void) {
 	printf("fma_peak_flops %.6g\n", best);
 
 	long len = 64L << 20; // 3 arrays of 256 MiB
-	float *a = huge_alloc(len * 4), *b = huge_alloc(len * 4), *c = huge_alloc(len * 4);
+	float *a = malloc(len * 4), *b = malloc(len * 4), *c = malloc(len * 4);
 	if (!a || !b || !c) return 1;
 	for (long i = 0; i < len; i++) a[i] = 0, b[i] = 1, c[i] = 2;
 	struct triad parts[64];
