@@ -30,54 +30,9 @@ func (g *gen) genDot() bool {
 	if a == nil {
 		return false
 	}
-	as := a.shape()
 	attr := &ir.DotAttr{LhsBatch: []int64{}, RhsBatch: []int64{}, LhsContract: []int64{}, RhsContract: []int64{}}
-	var batch, contract, free []int64 // sizes
-	for i, d := range as {
-		switch k := g.r.IntN(10); {
-		case k < 2 && len(batch) < 1:
-			attr.LhsBatch = append(attr.LhsBatch, int64(i))
-			batch = append(batch, d)
-		case k < 7:
-			attr.LhsContract = append(attr.LhsContract, int64(i))
-			contract = append(contract, d)
-		default:
-			free = append(free, d)
-		}
-	}
-	// rhs: the batch and contracting dimensions plus 0-2 free ones, in a
-	// random order.
-	var rs []int64
-	roles := []int{}
-	for range batch {
-		roles = append(roles, 0)
-	}
-	for range contract {
-		roles = append(roles, 1)
-	}
-	nfree := g.r.IntN(3)
-	for k := 0; k < nfree; k++ {
-		roles = append(roles, 2)
-	}
-	g.r.Shuffle(len(roles), func(i, j int) { roles[i], roles[j] = roles[j], roles[i] })
-	bi, ci := 0, 0
-	var rfree []int64
-	for _, role := range roles {
-		switch role {
-		case 0:
-			rs = append(rs, batch[bi])
-			bi++
-		case 1:
-			rs = append(rs, contract[ci])
-			ci++
-		default:
-			d := g.randomDim()
-			rs = append(rs, d)
-			rfree = append(rfree, d)
-		}
-	}
-	attr.RhsBatch = positions(roles, 0)
-	attr.RhsContract = positions(roles, 1)
+	batch, contract, free := g.dotLhsRoles(a.shape(), attr)
+	rs, rfree := g.dotRhsShape(batch, contract, attr)
 	out := append(append(append([]int64{}, batch...), free...), rfree...)
 	if len(out) > 4 || numElements(out) > g.cfg.MaxElements || len(rs) > 4 {
 		return false
@@ -87,19 +42,7 @@ func (g *gen) genDot() bool {
 		return false
 	}
 	dt := a.dt()
-	outDT := dt
-	if g.coin(0.25) {
-		switch dt {
-		case ir.BF16, ir.F16:
-			outDT = ir.F32
-		case ir.F32:
-			outDT = ir.F64
-		case ir.I8, ir.I16:
-			outDT = ir.I32
-		case ir.U8:
-			outDT = ir.U32
-		}
-	}
+	outDT := g.dotOutDType(dt)
 	k := float64(numElements(contract))
 	y := &val{nan: a.nan || b.nan}
 	if !dt.IsFloat() {
@@ -131,6 +74,80 @@ func (g *gen) genDot() bool {
 	y.v = in.Result()
 	g.add(y)
 	return true
+}
+
+// dotLhsRoles gives each lhs dimension (sizes as) a role: batch (at most
+// one), contracting or free; it records the first two in attr and returns
+// the sizes of each role.
+func (g *gen) dotLhsRoles(as []int64, attr *ir.DotAttr) (batch, contract, free []int64) {
+	for i, d := range as {
+		switch k := g.r.IntN(10); {
+		case k < 2 && len(batch) < 1:
+			attr.LhsBatch = append(attr.LhsBatch, int64(i))
+			batch = append(batch, d)
+		case k < 7:
+			attr.LhsContract = append(attr.LhsContract, int64(i))
+			contract = append(contract, d)
+		default:
+			free = append(free, d)
+		}
+	}
+	return batch, contract, free
+}
+
+// dotRhsShape is the rhs's shape: the batch and contracting dimensions
+// plus 0-2 free ones, in a random order (recorded in attr); rfree are the
+// free ones' sizes.
+func (g *gen) dotRhsShape(batch, contract []int64, attr *ir.DotAttr) (rs, rfree []int64) {
+	roles := []int{}
+	for range batch {
+		roles = append(roles, 0)
+	}
+	for range contract {
+		roles = append(roles, 1)
+	}
+	nfree := g.r.IntN(3)
+	for k := 0; k < nfree; k++ {
+		roles = append(roles, 2)
+	}
+	g.r.Shuffle(len(roles), func(i, j int) { roles[i], roles[j] = roles[j], roles[i] })
+	bi, ci := 0, 0
+	for _, role := range roles {
+		switch role {
+		case 0:
+			rs = append(rs, batch[bi])
+			bi++
+		case 1:
+			rs = append(rs, contract[ci])
+			ci++
+		default:
+			d := g.randomDim()
+			rs = append(rs, d)
+			rfree = append(rfree, d)
+		}
+	}
+	attr.RhsBatch = positions(roles, 0)
+	attr.RhsContract = positions(roles, 1)
+	return rs, rfree
+}
+
+// dotOutDType is the product's dtype: a quarter of the time wider than
+// its operands' where a wider one exists.
+func (g *gen) dotOutDType(dt ir.DType) ir.DType {
+	if !g.coin(0.25) {
+		return dt
+	}
+	switch dt {
+	case ir.BF16, ir.F16:
+		return ir.F32
+	case ir.F32:
+		return ir.F64
+	case ir.I8, ir.I16:
+		return ir.I32
+	case ir.U8:
+		return ir.U32
+	}
+	return dt
 }
 
 // positions lists the rhs dimensions that have role, in order: the i-th
