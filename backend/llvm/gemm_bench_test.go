@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 )
 
@@ -32,9 +33,22 @@ func BenchmarkGemm(b *testing.B) {
 			benchGemm(b, s[0], s[1], s[2], 0, true)
 		})
 	}
+	// A model's weights come from memory: each call takes the next of 32
+	// weight matrices (384 MiB at 1024x3072), none of them in a cache.
+	for _, s := range [][3]int64{{512, 1024, 3072}, {64, 1024, 3072}} {
+		b.Run(fmt.Sprintf("rhsT-cold/%dx%dx%d", s[0], s[1], s[2]), func(b *testing.B) {
+			benchGemmWeights(b, s[0], s[1], s[2], 0, true, 32)
+		})
+	}
 }
 
 func benchGemm(b *testing.B, m, k, n int64, threads int, rhsT bool) {
+	benchGemmWeights(b, m, k, n, threads, rhsT, 1)
+}
+
+// benchGemmWeights times the product with the rhs taken in turn from
+// copies distinct copies.
+func benchGemmWeights(b *testing.B, m, k, n int64, threads int, rhsT bool, copies int) {
 	be := testBackend(b)
 	be.threads = threads
 	if threads == 0 {
@@ -48,11 +62,16 @@ func benchGemm(b *testing.B, m, k, n int64, threads int, rhsT bool) {
 	}
 	_, f, x := compileSrc(b, be, src)
 	args := cpu.RandomInputs(f, 1)
+	rhs := []*backend.Buffer{args[1]}
+	for i := 1; i < copies; i++ {
+		rhs = append(rhs, cpu.RandomInputs(f, int64(i+1))[1])
+	}
 	x.Run(args)
 	b.ResetTimer()
 	c0 := cpuTime()
 	best := time.Duration(math.MaxInt64)
 	for i := 0; i < b.N; i++ {
+		args[1] = rhs[i%copies]
 		t0 := time.Now()
 		if _, err := x.Run(args); err != nil {
 			b.Fatal(err)
