@@ -165,3 +165,37 @@ func TestDotReadsReshape(t *testing.T) {
 		})
 	}
 }
+
+// TestDotSwap: a product of 9-64 rows by a rhs stored [N, K] (N a multiple
+// of 16) runs as ragged_dot's swapped product, with its epilogue; edges of
+// the bounds take the other kernels. All agree with the reference.
+func TestDotSwap(t *testing.T) {
+	b := testBackend(t)
+	for _, c := range []struct {
+		m, k, n int64
+		epi     bool
+		what    string
+	}{
+		{9, 40, 16, false, "dot_general (swapped)"},    // the fewest rows: gemv takes 8
+		{64, 1000, 48, false, "dot_general (swapped)"}, // the most rows; three tiles for two cores
+		{33, 77, 32, false, "dot_general (swapped)"},   // K odd; a last panel of one row
+		{40, 64, 32, true, "dot_general (swapped)+add"},
+		{65, 40, 16, false, "dot_general"}, // past the bound: the blocked product
+		{20, 40, 24, false, "dot_general"}, // N not a multiple of 16
+		{8, 40, 16, false, "gemv"},
+	} {
+		t.Run(fmt.Sprintf("%dx%dx%d", c.m, c.k, c.n), func(t *testing.T) {
+			body := fmt.Sprintf("  %%d = dot_general %%x, %%w {lhs_contract=[1], rhs_contract=[1]} : f32[%d,%d]\n  return %%d", c.m, c.n)
+			if c.epi {
+				body = fmt.Sprintf("  %%d = dot_general %%x, %%w {lhs_contract=[1], rhs_contract=[1]} : f32[%d,%d]\n  %%a = add %%d, %%r\n  return %%a", c.m, c.n)
+			}
+			src := fmt.Sprintf("func @f(%%x: f32[%d,%d], %%w: f32[%d,%d], %%r: f32[%d,%d]) -> f32[%d,%d] {\n%s\n}\n",
+				c.m, c.k, c.n, c.k, c.m, c.n, c.m, c.n, body)
+			exe := compileText(t, "swap", []byte(src))
+			x := differential(t, b, exe.Module, exe.Entry, 7)
+			if got := x.plan.steps[0].what; len(x.plan.steps) != 1 || got != c.what {
+				t.Errorf("plan:\n%s\nwant one step: %s", x.plan, c.what)
+			}
+		})
+	}
+}
