@@ -36,8 +36,8 @@ func dotSwapFits(d dotShape) bool {
 }
 
 // dotSwap generates d (dotSwapFits) as ragged_dot's swapped product over
-// the call's 16-column tiles, then applies the fused epilogue epi, if any,
-// to those columns of every row.
+// the call's 16-column tiles, with the fused epilogue epi, if any, applied
+// to each row of a tile as it is stored.
 func (pl *planner) dotSwap(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) bool {
 	d := analyseDot(in)
 	k, st := pl.newKernelStep(in, env)
@@ -45,26 +45,15 @@ func (pl *planner) dotSwap(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue
 	x := raggedCtx{k: k, M: d.M, K: d.K, G: 1, N: d.N, tiles: d.N / gemmNR, rhsT: true}
 	st.rows, st.work = x.tiles, d.M*d.N*d.K
 	pl.p.scratchBytes = max(pl.p.scratchBytes, raggedSwapScratch(x.K))
-	var epiAt func(b, m, n value.Value)
 	if epi != nil {
 		st.what += "+" + epi.ops
-		epiAt = pl.epilogue(k, &st, in, env, epi)
+		epiAt := pl.epilogue(k, &st, in, env, epi)
+		x.epi = func(m, n value.Value) { epiAt(ci(0), m, n) }
 	}
 	x.c, x.A, x.B = k.buf(0, types.Float), k.buf(1, types.Float), k.buf(2, types.Float)
 	x.vfma = k.g.declare("llvm.fmuladd.v8f32", v8, v8, v8, v8)
 	x.rowLo, x.rowHi, x.wBase = ci(0), ci(d.M), ci(0)
 	x.swapped()
-	if epiAt != nil {
-		k.loop(ci(0), ci(d.M), nil, func(m value.Value, _ []value.Value) []value.Value {
-			x.forTiles(func(c0, c1 value.Value) {
-				k.loop(c0, c1, nil, func(n value.Value, _ []value.Value) []value.Value {
-					epiAt(ci(0), m, n)
-					return nil
-				})
-			})
-			return nil
-		})
-	}
 	k.finish()
 	pl.addDotStep(in, env, st, epi)
 	return true

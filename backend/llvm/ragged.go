@@ -120,6 +120,9 @@ type raggedCtx struct {
 	// rhsT: the matrices are stored [n,k] (contiguous along the
 	// contraction), not [k,n].
 	rhsT bool
+	// epi, when not nil, is a dot_general's fused epilogue at (row, col),
+	// applied by the swapped product as it stores (dot_swap.go).
+	epi func(m, n value.Value)
 }
 
 // emit generates the loop over groups, carrying the running end, and then

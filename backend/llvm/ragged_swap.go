@@ -119,7 +119,8 @@ func (x *raggedCtx) swapMicro(pan, n0 value.Value, halves int) []value.Value {
 }
 
 // swapStore writes the tile: rows r0.. (those before end) of the result at
-// columns [n0, n0+8), each an 8 x 8 transpose away from the accumulators.
+// columns [n0, n0+8), each an 8 x 8 transpose away from the accumulators,
+// and applies the epilogue (x.epi) to each row as it is stored.
 func (x *raggedCtx) swapStore(acc []value.Value, r0, end, n0 value.Value, halves int) {
 	k := x.k
 	for h := range int64(halves) {
@@ -131,6 +132,11 @@ func (x *raggedCtx) swapStore(acc []value.Value, r0, end, n0 value.Value, halves
 			row := k.cur.NewAdd(r0, ci(8*h+int64(j)))
 			k.ifElse(k.cur.NewICmp(enum.IPredSLT, row, end), func() {
 				k.vstore(v, x.c, k.mulAdd(row, x.N, n0))
+				if x.epi != nil { // the row's 8 results are final: in cache now
+					for c := range int64(8) {
+						x.epi(row, k.cur.NewAdd(n0, ci(c)))
+					}
+				}
 			}, nil)
 		}
 	}
