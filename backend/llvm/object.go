@@ -153,8 +153,10 @@ func ensurePrivate(dir string) error {
 
 // object returns the bytes of a verified object for irText, building it
 // with clang when the cache has none or holds one whose hash does not match
-// the recorded one (a corrupt object is rebuilt, never loaded). The hash is
-// checked on the very bytes returned, which are what gets loaded.
+// the recorded one (a corrupt object is rebuilt, never loaded). A cached
+// object's hash is checked on the very bytes returned, which are what gets
+// loaded; a built one is returned as clang wrote it in this call's own
+// directory.
 func (c *objectCache) object(t *toolchain, key, irText string, times *BuildTimes) ([]byte, error) {
 	return c.build(t, key, "kernels.ll", irText, times)
 }
@@ -195,7 +197,14 @@ func (c *objectCache) build(t *toolchain, key, name, source string, times *Build
 		return nil, fmt.Errorf("llvm: %v", err)
 	}
 	h := sha256.Sum256(data)
-	if err := os.WriteFile(sum+".tmp", []byte(hex.EncodeToString(h[:])), 0o600); err != nil {
+	// The record is written in this build's own directory and both files
+	// are renamed into place: compiles of one key may run at once (in this
+	// process or another), and a shared temporary name let one rename away
+	// the other's record. Renames replace atomically; should two builds
+	// leave an object and a record that do not match, the next reader
+	// rebuilds, as for any corrupt object.
+	tmpSum := filepath.Join(tmp, "kernels.sha256")
+	if err := os.WriteFile(tmpSum, []byte(hex.EncodeToString(h[:])), 0o600); err != nil {
 		return nil, fmt.Errorf("llvm: %v", err)
 	}
 	// The IR stays beside its object, for reading what was generated.
@@ -203,10 +212,12 @@ func (c *objectCache) build(t *toolchain, key, name, source string, times *Build
 	if err := os.Rename(out, so); err != nil {
 		return nil, fmt.Errorf("llvm: %v", err)
 	}
-	if err := os.Rename(sum+".tmp", sum); err != nil {
+	if err := os.Rename(tmpSum, sum); err != nil {
 		return nil, fmt.Errorf("llvm: %v", err)
 	}
-	return verifyObject(so, sum)
+	// data is what this build produced and hashed, read from a directory
+	// only this call writes; the cache's copy may already be another's.
+	return data, nil
 }
 
 // verifyObject reads so, a regular file of bounded size, and returns its
