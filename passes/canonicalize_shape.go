@@ -12,6 +12,7 @@ var shapeRules = []rule{
 	{"broadcast-noop", []ir.Op{ir.OpBroadcast}, broadcastNoop, nil},
 	{"convert-noop", []ir.Op{ir.OpConvert}, convertNoop, nil},
 	{"slice-noop", []ir.Op{ir.OpSlice}, sliceNoop, nil},
+	{"take-of-convert", []ir.Op{ir.OpTake}, takeOfConvert, nil},
 	{name: "top_k-of-one", ops: []ir.Op{ir.OpTopK}, multi: topKOfOne},
 }
 
@@ -89,6 +90,31 @@ func broadcastNoop(r *rewriter, in *ir.Instr) *ir.Value {
 // Pattern: convert(X) : typeof(X) -> X
 func convertNoop(r *rewriter, in *ir.Instr) *ir.Value {
 	return sameType(in.Args[0], in)
+}
+
+// takeOfConvert converts the rows taken instead of the whole table: a
+// model's embedding lookup in a bf16 checkpoint converted all 151936 rows
+// of the table to f32 on every step to take one. take only moves elements
+// and convert maps each one alone, so the two commute exactly for every
+// dtype; the rule fires only when the take has no more elements than the
+// table, so it never converts more. The convert stays for its other users.
+// Pattern: take(convert(X), I) {axis=A} -> convert(take(X, I) {axis=A})   (static, |result| <= |X|)
+func takeOfConvert(r *rewriter, in *ir.Instr) *ir.Value {
+	c := in.Args[0].Def
+	if c == nil || c.Op != ir.OpConvert {
+		return nil
+	}
+	x, res := c.Args[0], in.Results[0].Type
+	nx, okx := x.Type.NumElements()
+	nr, okr := res.NumElements()
+	if !okx || !okr || nr > nx {
+		return nil
+	}
+	narrow := res
+	narrow.DType = x.Type.DType
+	b := r.builder()
+	t := b.Typed(ir.OpTake, in.Attr, &narrow, x, in.Args[1])
+	return b.Typed(ir.OpConvert, nil, &res, t)
 }
 
 // Pattern: slice(X) {start=[0,...], limit=shape(X)} -> X   (a stride only matters on a dimension of size above 1, where the equal result type rules it out)

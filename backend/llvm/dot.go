@@ -131,10 +131,12 @@ func (o dotOperand) gemm(k *kfn, buf int, b value.Value) gemmOperand {
 	if o.dt == ir.F32 && o.free.stride1() {
 		op.ptr = func(i, kk value.Value) value.Value { return k.at(types.Float, fb.p, off(i, kk)) }
 	}
-	if o.dt == ir.F32 && len(o.contract.sizes) == 1 && o.contract.stride1() {
+	if wideable(o.dt) && len(o.contract.sizes) == 1 && o.contract.stride1() {
+		_, mem, _ := elemType(o.dt)
 		op.row = func(i value.Value) value.Value {
-			return k.at(types.Float, fb.p, k.cur.NewAdd(base, k.offset(o.free, i)))
+			return k.at(mem, fb.p, k.cur.NewAdd(base, k.offset(o.free, i)))
 		}
+		op.rowDT = o.dt
 	}
 	return op
 }
@@ -173,7 +175,7 @@ type dotEpilogue struct {
 // both cores share the work by row blocks or, for few rows (an MLP's
 // batch), by column blocks.
 func (pl *planner) dot(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) bool {
-	d := analyseDot(in)
+	d := pl.dotShape(in)
 	if d.B*d.M*d.N > 0 && gemvFits(d) {
 		return pl.gemv(in, env, epi) // a few rows: stream the rhs (gemv.go)
 	}

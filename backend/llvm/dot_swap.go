@@ -22,27 +22,28 @@ import (
 // weights are read once per call. Larger products keep the blocked one.
 const dotSwapMaxRows = 64
 
-// dotSwapFits reports whether d runs as the swapped product: one f32
-// product (no batch) of a row-major lhs [M, K] and a rhs stored [N, K], M
-// rows within the bounds, N a whole number of 16-column tiles.
+// dotSwapFits reports whether d runs as the swapped product: one product
+// (no batch, an f32 result) of a row-major f32 lhs [M, K] and a rhs stored
+// [N, K] (f32, or f16/bf16 weights read at their width), M rows within the
+// bounds, N a whole number of 16-column tiles.
 func dotSwapFits(d dotShape) bool {
 	rowsOfK := func(o dotOperand) bool {
-		return o.dt == ir.F32 && len(o.batch.sizes) == 0 &&
+		return len(o.batch.sizes) == 0 &&
 			len(o.contract.sizes) == 1 && o.contract.strides[0] == 1 &&
 			len(o.free.sizes) == 1 && o.free.strides[0] == d.K
 	}
 	return d.B == 1 && d.out == ir.F32 && d.M >= raggedSwapRows && d.M <= dotSwapMaxRows &&
-		d.N%gemmNR == 0 && d.K > 0 && rowsOfK(d.lhs) && rowsOfK(d.rhs)
+		d.N%gemmNR == 0 && d.K > 0 && d.lhs.dt == ir.F32 && wideable(d.rhs.dt) && rowsOfK(d.lhs) && rowsOfK(d.rhs)
 }
 
 // dotSwap generates d (dotSwapFits) as ragged_dot's swapped product over
 // the call's 16-column tiles, with the fused epilogue epi, if any, applied
 // to each row of a tile as it is stored.
 func (pl *planner) dotSwap(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) bool {
-	d := analyseDot(in)
+	d := pl.dotShape(in)
 	k, st := pl.newKernelStep(in, env)
 	st.what = "dot_general (swapped)"
-	x := raggedCtx{k: k, M: d.M, K: d.K, G: 1, N: d.N, tiles: d.N / gemmNR, rhsT: true}
+	x := raggedCtx{k: k, M: d.M, K: d.K, G: 1, N: d.N, tiles: d.N / gemmNR, rhsT: true, wdt: d.rhs.dt}
 	st.rows, st.work = x.tiles, d.M*d.N*d.K
 	pl.p.scratchBytes = max(pl.p.scratchBytes, raggedSwapScratch(x.K))
 	if epi != nil {
@@ -50,7 +51,7 @@ func (pl *planner) dotSwap(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue
 		epiAt := pl.epilogue(k, &st, in, env, epi)
 		x.epi = func(m, n value.Value) { epiAt(ci(0), m, n) }
 	}
-	x.c, x.A, x.B = k.buf(0, types.Float), k.buf(1, types.Float), k.buf(2, types.Float)
+	x.c, x.A, x.B = k.buf(0, types.Float), k.buf(1, types.Float), k.fbuf(2, d.rhs.dt).p
 	x.vfma = k.g.declare("llvm.fmuladd.v8f32", v8, v8, v8, v8)
 	x.rowLo, x.rowHi, x.wBase = ci(0), ci(d.M), ci(0)
 	x.swapped()

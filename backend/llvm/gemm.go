@@ -39,10 +39,20 @@ var v8 = types.NewVector(8, types.Float)
 type gemmOperand struct {
 	at  func(i, kk value.Value) value.Value
 	ptr func(i, kk value.Value) value.Value
-	// row, when not nil, is &element(i, 0) for an f32 operand contiguous
+	// row, when not nil, is &element(i, 0) for an operand contiguous
 	// along the contraction (a weight stored [N, K] and contracted along
 	// K): its panels pack by transposing 8 x 8 blocks in registers.
 	row func(i value.Value) value.Value
+	// rowDT is the dtype row points at: f32 when unset, or f16/bf16 (a
+	// bf16 checkpoint's weights, narrow.go), widened as they are packed.
+	rowDT ir.DType
+}
+
+func (op gemmOperand) rowType() ir.DType {
+	if op.rowDT == ir.Invalid {
+		return ir.F32
+	}
+	return op.rowDT
 }
 
 // prefetchL2 asks for the line at p into L2 (prefetcht1): lines wanted a
@@ -148,7 +158,7 @@ func (k *kfn) gemmPackT(dst value.Value, op gemmOperand, w int64, i0, full, k0, 
 				src := k.cur.NewAdd(k0, kk)
 				blk := make([]value.Value, 8)
 				for j := range blk {
-					blk[j] = k.vload(rows[j], src)
+					blk[j] = k.vloadDT(rows[j], src, op.rowType())
 				}
 				for c, v := range k.transpose8(blk) {
 					at := k.cur.NewAdd(out, k.mulAdd(k.cur.NewAdd(kk, ci(int64(c))), w, ci(g[0])))
@@ -159,7 +169,7 @@ func (k *kfn) gemmPackT(dst value.Value, op gemmOperand, w int64, i0, full, k0, 
 			k.loop(k.cur.NewMul(k8, ci(8)), kc, nil, func(kk value.Value, _ []value.Value) []value.Value {
 				at := k.cur.NewAdd(out, k.mulAdd(kk, w, ci(g[0])))
 				for j := range g[1] {
-					v := k.load(types.Float, rows[j], k.cur.NewAdd(k0, kk))
+					v := k.loadDT(rows[j], k.cur.NewAdd(k0, kk), op.rowType())
 					k.store(v, dst, k.cur.NewAdd(at, ci(j)))
 				}
 				return nil

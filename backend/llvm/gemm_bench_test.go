@@ -40,6 +40,44 @@ func BenchmarkGemm(b *testing.B) {
 			benchGemmWeights(b, s[0], s[1], s[2], 0, true, 32)
 		})
 	}
+	// A bf16 checkpoint's weights, read at their width (narrow.go), beside
+	// f32 ones: a decode step's products, cold. GB/s counts weight bytes.
+	for _, s := range [][3]int64{{1, 1024, 3072}, {4, 1024, 3072}} {
+		for _, dt := range []string{"f32", "bf16"} {
+			b.Run(fmt.Sprintf("rhsT-cold-%s/%dx%dx%d", dt, s[0], s[1], s[2]), func(b *testing.B) {
+				benchNarrowWeights(b, s[0], s[1], s[2], dt, 64)
+			})
+		}
+	}
+}
+
+// benchNarrowWeights times x · Wᵀ for W of dtype dt stored [n, k] and
+// converted to f32 in the program, each call taking the next of copies
+// weight matrices.
+func benchNarrowWeights(b *testing.B, m, k, n int64, dt string, copies int) {
+	be := testBackend(b)
+	w, conv := "%w", ""
+	if dt != "f32" {
+		w, conv = "%w32", fmt.Sprintf("  %%w32 = convert %%w : f32[%d,%d]\n", n, k)
+	}
+	src := fmt.Sprintf("func @mm(%%a: f32[%d,%d], %%w: %s[%d,%d]) -> f32[%d,%d] {\n%s  %%c = dot_general %%a, %s {lhs_contract=[1], rhs_contract=[1]} : f32[%d,%d]\n  return %%c\n}\n",
+		m, k, dt, n, k, m, n, conv, w, m, n)
+	_, f, x := compileSrc(b, be, src)
+	args := cpu.RandomInputs(f, 1)
+	var ws []*backend.Buffer
+	for i := range copies {
+		ws = append(ws, cpu.RandomInputs(f, int64(i+2))[1])
+	}
+	x.Run(args)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		args[1] = ws[i%copies]
+		if _, err := x.Run(args); err != nil {
+			b.Fatal(err)
+		}
+	}
+	perOp := b.Elapsed().Seconds() / float64(b.N)
+	b.ReportMetric(float64(len(ws[0].Bytes()))/perOp/1e9, "GB/s")
 }
 
 func benchGemm(b *testing.B, m, k, n int64, threads int, rhsT bool) {

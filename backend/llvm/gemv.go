@@ -28,7 +28,7 @@ const (
 // gemvFits reports whether d runs as a streamed product.
 func gemvFits(d dotShape) bool {
 	return d.M >= 1 && d.M <= gemvRows && d.K >= 8 && d.N >= 1 &&
-		d.lhs.dt == ir.F32 && d.rhs.dt == ir.F32 && d.out == ir.F32 &&
+		wideable(d.lhs.dt) && wideable(d.rhs.dt) && d.out == ir.F32 &&
 		len(d.lhs.contract.sizes) == 1 && d.lhs.contract.stride1() &&
 		len(d.rhs.contract.sizes) == 1 && d.rhs.contract.stride1()
 }
@@ -46,7 +46,7 @@ func gemvColsFor(m int64) int64 {
 
 // gemv generates d (gemvFits) with the fused epilogue epi, if any.
 func (pl *planner) gemv(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) bool {
-	d := analyseDot(in)
+	d := pl.dotShape(in)
 	k, st := pl.newKernelStep(in, env)
 	st.what = "gemv"
 	nb := (d.N + gemvBlock - 1) / gemvBlock
@@ -56,7 +56,7 @@ func (pl *planner) gemv(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) b
 		st.what += "+" + epi.ops
 		epiAt = pl.epilogue(k, &st, in, env, epi)
 	}
-	x, w, out := k.fbuf(1, ir.F32), k.fbuf(2, ir.F32), k.fbuf(0, ir.F32)
+	x, w, out := k.fbuf(1, d.lhs.dt), k.fbuf(2, d.rhs.dt), k.fbuf(0, ir.F32)
 	k.loop(k.lo, k.hi, nil, func(bj value.Value, _ []value.Value) []value.Value {
 		b := k.cur.NewSDiv(bj, ci(nb))
 		n0 := k.cur.NewMul(k.cur.NewSRem(bj, ci(nb)), ci(gemvBlock))
@@ -113,10 +113,13 @@ func (g gemvCall) rows(n0 value.Value, cols int64) {
 		next := make([]value.Value, n)
 		ws := make([]value.Value, cols)
 		for c := range ws {
-			ws[c] = k.vload(g.w.p, k.cur.NewAdd(wRow[c], kk))
+			ws[c] = g.w.vload8(k.cur.NewAdd(wRow[c], kk))
+			if d.rhs.dt != ir.F32 {
+				g.prefetchAhead(k.cur.NewAdd(wRow[c], kk), cols)
+			}
 		}
 		for m := range xRow {
-			xv := k.vload(g.x.p, k.cur.NewAdd(xRow[m], kk))
+			xv := g.x.vload8(k.cur.NewAdd(xRow[m], kk))
 			for c := range ws {
 				i := int64(m)*cols + int64(c)
 				next[i] = k.cur.NewCall(vfma, xv, ws[c], acc[i])
@@ -150,4 +153,22 @@ func (k *kfn) hsum(v value.Value) value.Value {
 		s = k.cur.NewFAdd(s, k.cur.NewExtractElement(v, i32(i)))
 	}
 	return s
+}
+
+// gemvPrefetchGroups is how many groups of rhs rows ahead a narrow rhs is
+// prefetched. A bf16 row is half an f32 one's bytes for the same
+// instructions, so fewer of its lines are in flight at once: from memory
+// the kernel read 18 GB/s of bf16 at one lhs row and 13-15 at four
+// (BenchmarkGemv/cold, f32 25-30); asking for the lines two groups ahead
+// made it 21 and 20. f32 weights gained nothing from it.
+const gemvPrefetchGroups = 2
+
+// prefetchAhead asks for the rhs line gemvPrefetchGroups groups of cols
+// rows past element idx. The address may lie past the weights: a
+// prefetch never faults, and the pointer is computed without inbounds.
+func (g gemvCall) prefetchAhead(idx value.Value, cols int64) {
+	k := g.k
+	_, mem, _ := elemType(g.d.rhs.dt)
+	p := k.cur.NewGetElementPtr(mem, g.w.p, k.cur.NewAdd(idx, ci(gemvPrefetchGroups*cols*g.d.K)))
+	k.prefetch(p, 0, 3)
 }

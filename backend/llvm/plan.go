@@ -80,6 +80,11 @@ type planner struct {
 	// reshaped are the dot_general operands that are a reshape of a value
 	// in memory, which the kernel reads in place (reshapedOperand).
 	reshaped map[*ir.Instr]map[int]*ir.Value
+	// narrowed are the dot_general operands that are an f32 convert of an
+	// f16/bf16 value in memory, which the kernel reads and widens itself;
+	// narrowSrc maps each such convert's result to that value (narrow.go).
+	narrowed  map[*ir.Instr]map[int]*ir.Value
+	narrowSrc map[*ir.Value]*ir.Value
 }
 
 // newPlan builds the plan of f in m, generating kernels into a new module;
@@ -87,7 +92,8 @@ type planner struct {
 func newPlan(m *ir.Module, f *ir.Func, donate ...int) (*plan, error) {
 	pl := &planner{m: m, p: &plan{gen: newGen(), generated: map[ir.Op]int{}, fallback: map[ir.Op]int{}},
 		epis: map[*ir.Instr]*dotEpilogue{}, synthetic: map[*ir.Instr]bool{}, inplace: inplaceUpdates(f, donate),
-		raggedT: map[*ir.Instr]*ir.Value{}, reshaped: map[*ir.Instr]map[int]*ir.Value{}}
+		raggedT: map[*ir.Instr]*ir.Value{}, reshaped: map[*ir.Instr]map[int]*ir.Value{},
+		narrowed: map[*ir.Instr]map[int]*ir.Value{}, narrowSrc: map[*ir.Value]*ir.Value{}}
 	env := map[*ir.Value]int{}
 	for i, prm := range f.Params {
 		env[prm] = pl.newSlot(slot{typ: prm.Type, kind: slotParam, param: i})
@@ -143,6 +149,7 @@ func (pl *planner) function(f *ir.Func, env map[*ir.Value]int, depth int) ([]int
 			users[a] = append(users[a], in)
 		}
 	}
+	narrow := pl.deferNarrow(f.Body.Instrs, users)
 	// flush plans the pending group; what it defines and later
 	// instructions use must be in memory.
 	flush := func() error {
@@ -166,6 +173,10 @@ func (pl *planner) function(f *ir.Func, env map[*ir.Value]int, depth int) ([]int
 		return err
 	}
 	for _, in := range f.Body.Instrs {
+		if narrow[in] {
+			pl.p.generated[in.Op]++ // its products read its operand
+			continue
+		}
 		switch in.Op {
 		case ir.OpReturn:
 			if err := flush(); err != nil {
@@ -201,24 +212,11 @@ func (pl *planner) function(f *ir.Func, env map[*ir.Value]int, depth int) ([]int
 // any other instruction. Joining the group lets a dot_general before the
 // fusion see the expression after it, and fuse it as its epilogue.
 func (pl *planner) inlineFusion(in *ir.Instr) []*ir.Instr {
-	if in.Op != ir.OpFusion {
+	if !inlinable(in) {
 		return nil
 	}
 	body := in.FusionBody()
 	n := len(body.Instrs)
-	if n == 0 || body.Instrs[n-1].Op != ir.OpReturn || len(body.Params) != len(in.Args) {
-		return nil
-	}
-	for _, v := range append(append([]*ir.Value{}, body.Params...), in.Results...) {
-		if !supportedType(v.Type) {
-			return nil
-		}
-	}
-	for _, x := range body.Instrs[:n-1] {
-		if !isExpr(x) {
-			return nil
-		}
-	}
 	var out []*ir.Instr
 	bind := func(from, to *ir.Value) {
 		c := &ir.Instr{Op: ir.OpCopy, Args: []*ir.Value{from}, Results: []*ir.Value{to}, Pos: in.Pos}
@@ -233,6 +231,30 @@ func (pl *planner) inlineFusion(in *ir.Instr) []*ir.Instr {
 		bind(body.Instrs[n-1].Args[i], r)
 	}
 	return out
+}
+
+// inlinable reports whether in is a fusion that inlineFusion opens into
+// the enclosing group.
+func inlinable(in *ir.Instr) bool {
+	if in.Op != ir.OpFusion {
+		return false
+	}
+	body := in.FusionBody()
+	n := len(body.Instrs)
+	if n == 0 || body.Instrs[n-1].Op != ir.OpReturn || len(body.Params) != len(in.Args) {
+		return false
+	}
+	for _, v := range append(append([]*ir.Value{}, body.Params...), in.Results...) {
+		if !supportedType(v.Type) {
+			return false
+		}
+	}
+	for _, x := range body.Instrs[:n-1] {
+		if !isExpr(x) {
+			return false
+		}
+	}
+	return true
 }
 
 // nested plans a call (inlined) or a fusion (its region as one group).

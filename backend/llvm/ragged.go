@@ -80,7 +80,7 @@ func (pl *planner) raggedDot(in *ir.Instr, env map[*ir.Value]int) bool {
 	}
 	l, r := in.Args[0].Type, in.Args[1].Type
 	ld, rd := l.Dims(), r.Dims()
-	x := raggedCtx{M: ld[0], K: ld[1], G: rd[0], N: rd[2]}
+	x := raggedCtx{M: ld[0], K: ld[1], G: rd[0], N: rd[2], wdt: ir.F32}
 	x.tiles = x.N / gemmNR
 	ranges := x.tiles
 	if x.tiles*gemmNR < x.N {
@@ -88,6 +88,9 @@ func (pl *planner) raggedDot(in *ir.Instr, env map[*ir.Value]int) bool {
 	}
 	k, st := pl.newKernelStep(in, env)
 	if w := pl.raggedT[in]; w != nil {
+		if src := pl.narrowSrc[w]; src != nil { // read at its width (narrow.go)
+			w, x.wdt = src, src.Type.DType
+		}
 		st.bufs[st.outs+1], x.rhsT = env[w], true
 		st.what += " (rhs [g,n,k])"
 	}
@@ -97,7 +100,7 @@ func (pl *planner) raggedDot(in *ir.Instr, env map[*ir.Value]int) bool {
 		pl.p.scratchBytes = max(pl.p.scratchBytes, raggedSwapScratch(x.K))
 	}
 	st.rows, st.work = ranges, x.M*x.N*max(x.K, 1)
-	x.c, x.A, x.B = k.buf(0, types.Float), k.buf(1, types.Float), k.buf(2, types.Float)
+	x.c, x.A, x.B = k.buf(0, types.Float), k.buf(1, types.Float), k.fbuf(2, x.wdt).p
 	x.sizes = k.buf(3, types.I32)
 	x.fma = k.g.declare("llvm.fmuladd.f32", types.Float, types.Float, types.Float, types.Float)
 	x.vfma = k.g.declare("llvm.fmuladd.v8f32", v8, v8, v8, v8)
@@ -123,6 +126,10 @@ type raggedCtx struct {
 	// epi, when not nil, is a dot_general's fused epilogue at (row, col),
 	// applied by the swapped product as it stores (dot_swap.go).
 	epi func(m, n value.Value)
+	// wdt is the matrices' dtype: f32, or f16/bf16 read at their own width
+	// (narrow.go) by the kernels of matrices stored [n,k] (the swapped
+	// product, streamT and rest), which are the ones that take them.
+	wdt ir.DType
 }
 
 // emit generates the loop over groups, carrying the running end, and then
@@ -320,7 +327,7 @@ func (x *raggedCtx) rest(n0 value.Value) {
 			}
 			acc := k.loop(ci(0), ci(x.K), []value.Value{f32(0)}, func(kk value.Value, acc []value.Value) []value.Value {
 				av := k.load(types.Float, x.A, k.cur.NewAdd(aRow, kk))
-				bv := k.load(types.Float, x.B, k.mulAdd(kk, step, wCol))
+				bv := k.loadDT(x.B, k.mulAdd(kk, step, wCol), x.wdt)
 				return []value.Value{k.cur.NewCall(x.fma, av, bv, acc[0])}
 			})
 			k.store(acc[0], x.c, k.mulAdd(row, x.N, col))
@@ -393,7 +400,7 @@ func (x *raggedCtx) tileT(r0 value.Value, n int64, n0 value.Value) {
 			kk := k.cur.NewMul(kv, ci(8))
 			ws := make([]value.Value, raggedTCols)
 			for c := range ws {
-				ws[c] = k.vload(x.B, k.cur.NewAdd(wRow[c], kk))
+				ws[c] = k.vloadDT(x.B, k.cur.NewAdd(wRow[c], kk), x.wdt)
 			}
 			next := make([]value.Value, len(acc))
 			for i := range aRow {
@@ -410,7 +417,7 @@ func (x *raggedCtx) tileT(r0 value.Value, n int64, n0 value.Value) {
 				s := k.hsum(acc[int64(i)*raggedTCols+int64(c)])
 				tail := k.loop(ci(x.K/8*8), ci(x.K), []value.Value{s}, func(kk value.Value, t []value.Value) []value.Value {
 					av := k.load(types.Float, x.A, k.cur.NewAdd(aRow[i], kk))
-					wv := k.load(types.Float, x.B, k.cur.NewAdd(wRow[c], kk))
+					wv := k.loadDT(x.B, k.cur.NewAdd(wRow[c], kk), x.wdt)
 					return []value.Value{k.cur.NewCall(x.fma, av, wv, t[0])}
 				})
 				col := k.cur.NewAdd(n0, ci(c0+int64(c)))

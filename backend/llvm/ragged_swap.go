@@ -109,7 +109,7 @@ func (x *raggedCtx) swapMicro(pan, n0 value.Value, halves int) []value.Value {
 		}
 		next := make([]value.Value, len(acc))
 		for i := range wRow {
-			w := k.splat(k.load(types.Float, x.B, k.cur.NewAdd(wRow[i], kk)))
+			w := k.splat(k.loadDT(x.B, k.cur.NewAdd(wRow[i], kk), x.wdt))
 			for h := range halves {
 				next[halves*i+h] = k.cur.NewCall(x.vfma, w, b[h], acc[halves*i+h])
 			}

@@ -46,21 +46,31 @@ var raggedCases = []raggedCase{
 // (reused) memory, and compares each run with the reference executor.
 // Then again with every rhs given as [g,n,k] and transposed in the
 // program (as the moe-route pass does with Hugging Face's expert weights):
-// the kernel reads it as stored, and nothing copies it.
+// the kernel reads it as stored, and nothing copies it. Then with those
+// weights in bf16 and f16, converted to f32 in the program (a bf16
+// checkpoint's experts): the kernels read them at their width, and
+// nothing converts them.
 func TestRaggedDot(t *testing.T) {
-	for _, rhsT := range []bool{false, true} {
-		t.Run(fmt.Sprintf("rhsT=%v", rhsT), func(t *testing.T) { testRaggedDot(t, rhsT) })
+	for _, c := range []struct {
+		rhsT bool
+		wdt  string
+	}{{false, "f32"}, {true, "f32"}, {true, "bf16"}, {true, "f16"}} {
+		t.Run(fmt.Sprintf("rhsT=%v/%s", c.rhsT, c.wdt), func(t *testing.T) { testRaggedDot(t, c.rhsT, c.wdt) })
 	}
 }
 
-func testRaggedDot(t *testing.T, rhsT bool) {
+func testRaggedDot(t *testing.T, rhsT bool, wdt string) {
 	b := testBackend(t)
 	var params, body, rets, types []string
 	for i, c := range raggedCases {
 		rhs := fmt.Sprintf("%%r%d", i)
 		if rhsT {
-			params = append(params, fmt.Sprintf("%%l%d: f32[%d,%d], %%r%d: f32[%d,%d,%d], %%s%d: i32[%d]", i, c.m, c.k, i, c.g, c.n, c.k, i, c.g))
-			body = append(body, fmt.Sprintf("  %%t%d = transpose %%r%d {perm=[0,2,1]} : f32[%d,%d,%d]\n", i, i, c.g, c.k, c.n))
+			params = append(params, fmt.Sprintf("%%l%d: f32[%d,%d], %%r%d: %s[%d,%d,%d], %%s%d: i32[%d]", i, c.m, c.k, i, wdt, c.g, c.n, c.k, i, c.g))
+			if wdt != "f32" {
+				body = append(body, fmt.Sprintf("  %%c%d = convert %%r%d : f32[%d,%d,%d]\n", i, i, c.g, c.n, c.k))
+				rhs = fmt.Sprintf("%%c%d", i)
+			}
+			body = append(body, fmt.Sprintf("  %%t%d = transpose %s {perm=[0,2,1]} : f32[%d,%d,%d]\n", i, rhs, c.g, c.k, c.n))
 			rhs = fmt.Sprintf("%%t%d", i)
 		} else {
 			params = append(params, fmt.Sprintf("%%l%d: f32[%d,%d], %%r%d: f32[%d,%d,%d], %%s%d: i32[%d]", i, c.m, c.k, i, c.g, c.k, c.n, i, c.g))
@@ -75,7 +85,8 @@ func testRaggedDot(t *testing.T, rhsT bool) {
 	if g, fb := x.Coverage(); !strings.Contains(g, "ragged_dot") || strings.Contains(fb, "ragged_dot") {
 		t.Fatalf("ragged_dot not generated: generated %s; reference %s", g, fb)
 	}
-	if plan := x.plan.String(); rhsT && (strings.Count(plan, "ragged_dot (rhs [g,n,k])") != len(raggedCases) || strings.Contains(plan, "transpose")) {
+	if plan := x.plan.String(); rhsT && (strings.Count(plan, "ragged_dot (rhs [g,n,k])") != len(raggedCases) ||
+		strings.Contains(plan, "transpose") || strings.Contains(plan, "convert")) {
 		t.Fatalf("the transposed weights are not read as stored:\n%s", plan)
 	}
 	in := cpu.RandomInputs(f, 5)

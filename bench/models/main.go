@@ -16,7 +16,10 @@
 // random too (timings do not depend on the values, except the MoE's routing, which
 // is spread over the experts on both sides).
 //
-//	go run ./bench/models [-quick] [-only dense,moe_decode] [-backend llvm] [-repeat 3] [-skip-peer]
+//	go run ./bench/models [-quick] [-only dense,moe_decode] [-backend llvm] [-repeat 3] [-skip-peer] [-dtype bf16]
+//
+// -dtype bf16 (with -skip-peer) gives tpucc bf16 weights, as most checkpoints
+// store them, to compare with its own f32 figures; the peer's are f32 only.
 //
 // The last line is, exactly,
 //
@@ -47,12 +50,16 @@ var (
 	backendName = flag.String("backend", "", "tpucc's backend (default: runtime.DefaultBackend)")
 	repeat      = flag.Int("repeat", 3, "timed runs per workload, after one warm-up run")
 	skipPeer    = flag.Bool("skip-peer", false, "leave out the Python peer")
+	dtype       = flag.String("dtype", "f32", "tpucc's weights: f32, or bf16 as most checkpoints store them (bf16 needs -skip-peer: the peer runs f32)")
 	threads     = flag.Int("threads", 2, "threads for both sides (GOMAXPROCS and torch.set_num_threads)")
 	cpuProfile  = flag.String("cpuprofile", "", "write a pprof CPU profile of tpucc's side (compiles and runs) to this file")
 )
 
 func main() {
 	flag.Parse()
+	if *dtype != "f32" && (*dtype != "bf16" || !*skipPeer) {
+		check(fmt.Errorf("-dtype %s: want f32, or bf16 with -skip-peer (the peer's figures are f32)", *dtype))
+	}
 	if *backendName == "" {
 		*backendName = runtime.DefaultBackend
 	}
@@ -62,7 +69,7 @@ func main() {
 		check(pprof.StartCPUProfile(f))
 		defer pprof.StopCPUProfile()
 	}
-	fmt.Printf("bench/models: backend %s, %d threads, f32, quick=%v\n\n", *backendName, *threads, *quick)
+	fmt.Printf("bench/models: backend %s, %d threads, %s weights, quick=%v\n\n", *backendName, *threads, *dtype, *quick)
 	speed := map[string]float64{}
 	for _, m := range benchModels(*quick) {
 		ws := selected(m)

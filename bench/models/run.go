@@ -214,10 +214,15 @@ func request(w workload, vocab int) models.Request {
 	return models.Request{Prompts: prompts, MaxNew: w.steps + 1}
 }
 
-// randomModel is c's abstract model with f32 weights drawn uniformly: norm
-// scales around 1, matrices of standard deviation 0.02 (transformers' init).
+// randomModel is c's abstract model with weights of -dtype drawn
+// uniformly: norm scales around 1, matrices of standard deviation 0.02
+// (transformers' init).
 func randomModel(c *hf.Config) (*models.Model, error) {
-	m, err := models.Abstract(c, ir.F32)
+	dt := ir.F32
+	if *dtype == "bf16" {
+		dt = ir.BF16
+	}
+	m, err := models.Abstract(c, dt)
 	if err != nil {
 		return nil, err
 	}
@@ -230,9 +235,14 @@ func randomModel(c *hf.Config) (*models.Model, error) {
 		if len(p.Type.Dims()) == 1 {
 			base, width = 1, 0.1
 		}
-		for j := 0; j+4 <= len(bytes); j += 4 {
-			v := base + width*(2*rng.Float64()-1)
-			binary.LittleEndian.PutUint32(bytes[j:], math.Float32bits(float32(v)))
+		size := dt.Size()
+		for j := 0; j+size <= len(bytes); j += size {
+			v := float32(base + width*(2*rng.Float64()-1))
+			if dt == ir.BF16 {
+				binary.LittleEndian.PutUint16(bytes[j:], ir.Float32ToBF16(v))
+			} else {
+				binary.LittleEndian.PutUint32(bytes[j:], math.Float32bits(v))
+			}
 		}
 		p.Buffer = b
 	}

@@ -1,0 +1,110 @@
+package llvm
+
+import "github.com/tpucc/tpucc/ir"
+
+// A checkpoint stored in bf16 (most of Hugging Face's) keeps its weights
+// bf16 in memory, and each step of the model converts them to f32 as it
+// uses them: `%w32 = convert %w : f32[...]` feeding a dot_general.
+// Materialised, that convert read 2 bytes and wrote 4 for every weight on
+// every step, and the product read the 4 again: a Qwen3-0.6B decode step
+// spent 177 of its 303 ms converting. Instead the convert is not planned
+// at all and the products read the bf16 weights and widen them in
+// registers (fbuf.vload8, the gemm's packing), which is exact: widening
+// f16/bf16 to f32 loses nothing, and the product computes in f32 either
+// way.
+
+// deferNarrow finds body's converts that no step needs: f32 converts of
+// f16 or bf16 values whose every use is an operand (lhs or rhs) of a
+// generated dot_general of body itself with an f32 result, or a transpose
+// [0,2,1] that only generated ragged_dots take as their rhs (an MoE's
+// experts stored [experts, out, in], which those kernels read as stored:
+// raggedRhsT). It records the narrow value of each in pl.narrowSrc, and
+// for the products in pl.narrowed, where the kernels find it, and returns
+// the converts, which are then never planned. The narrow value is in
+// memory when the product runs: a parameter, or a value the convert's use
+// outside its group made flush keep.
+func (pl *planner) deferNarrow(body []*ir.Instr, users map[*ir.Value][]*ir.Instr) map[*ir.Instr]bool {
+	at := map[*ir.Instr]int{}
+	for i, in := range body {
+		at[in] = i
+	}
+	out := map[*ir.Instr]bool{}
+	for _, c := range body {
+		if c.Op != ir.OpConvert || c.Results[0].Type.DType != ir.F32 || !c.Results[0].Type.IsStatic() {
+			continue
+		}
+		r, src := c.Results[0], c.Args[0]
+		if dt := src.Type.DType; dt != ir.BF16 && dt != ir.F16 || len(users[r]) == 0 {
+			continue
+		}
+		ok := true
+		for _, u := range users[r] {
+			ok = ok && (narrowDot(u) || pl.narrowRaggedT(u, body, at, users))
+		}
+		if !ok {
+			continue
+		}
+		out[c] = true
+		pl.narrowSrc[r] = src
+		for _, u := range users[r] {
+			for i := range 2 {
+				if u.Op == ir.OpDotGeneral && u.Args[i] == r {
+					if pl.narrowed[u] == nil {
+						pl.narrowed[u] = map[int]*ir.Value{}
+					}
+					pl.narrowed[u][i] = src
+				}
+			}
+		}
+	}
+	return out
+}
+
+// narrowDot reports whether u is a dot_general whose kernel reads narrow
+// operands: generated (floats, static) with an f32 result.
+func narrowDot(u *ir.Instr) bool {
+	return u.Op == ir.OpDotGeneral && floatStatic(u) && u.Results[0].Type.DType == ir.F32
+}
+
+// narrowRaggedT reports whether u is a transpose that stays virtual as
+// the rhs of generated ragged_dots (raggedRhsT), and only that: body
+// holds it and them with nothing between that would end the group (a
+// call, or a fusion not opened into it), since it is the group that
+// leaves the transpose unplanned.
+func (pl *planner) narrowRaggedT(u *ir.Instr, body []*ir.Instr, at map[*ir.Instr]int, users map[*ir.Value][]*ir.Instr) bool {
+	if u.Op != ir.OpTranspose || len(users[u.Results[0]]) == 0 {
+		return false
+	}
+	for _, d := range users[u.Results[0]] {
+		if d.Op != ir.OpRaggedDot || d.Args[0] == u.Results[0] || raggedRhsT(d, 1, map[*ir.Value]*ir.Instr{u.Results[0]: u}) == nil {
+			return false
+		}
+		i, j := at[u], at[d]
+		if j < i {
+			return false
+		}
+		for _, x := range body[i+1 : j] {
+			if x.Op == ir.OpCall || x.Op == ir.OpFusion && !inlinable(x) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// dotShape is in's shape as its kernel reads it: an operand read at its
+// own width (deferNarrow) has that dtype.
+func (pl *planner) dotShape(in *ir.Instr) dotShape {
+	d := analyseDot(in)
+	if x := pl.narrowed[in][0]; x != nil {
+		d.lhs.dt = x.Type.DType
+	}
+	if x := pl.narrowed[in][1]; x != nil {
+		d.rhs.dt = x.Type.DType
+	}
+	return d
+}
+
+// wideable reports whether a product's kernel reads operands of dt: f32,
+// or f16/bf16 widened as they are loaded.
+func wideable(dt ir.DType) bool { return dt == ir.F32 || dt == ir.F16 || dt == ir.BF16 }

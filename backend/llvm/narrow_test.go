@@ -1,0 +1,86 @@
+package llvm
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestNarrowOperands: a dot_general operand that is an f32 convert of an
+// f16/bf16 value is read at its own width by every product kernel (the
+// streamed one, the swapped one, the blocked one with either packing),
+// the convert is never materialised unless something else uses it, and
+// the numbers are the reference executor's.
+func TestNarrowOperands(t *testing.T) {
+	b := testBackend(t)
+	for _, c := range []struct {
+		name           string
+		m, k, n        int64
+		xdt, wdt       string
+		wT, alsoReturn bool // w stored [N, K]; the converted w returned too
+		steps          string
+	}{
+		{"gemv", 1, 40, 24, "f32", "bf16", true, false, "gemv"},
+		{"gemv-f16", 3, 64, 20, "f32", "f16", true, false, "gemv"},
+		{"gemv-both", 6, 45, 16, "bf16", "bf16", true, false, "gemv"},
+		{"swapped", 24, 77, 32, "f32", "bf16", true, false, "dot_general (swapped)"},
+		{"blocked-T", 70, 300, 40, "f32", "bf16", true, false, "dot_general"},
+		{"blocked", 70, 33, 40, "f32", "f16", false, false, "dot_general"},
+		{"blocked-lhs", 30, 50, 20, "bf16", "f32", false, false, "dot_general"},
+		{"used-twice", 1, 40, 24, "f32", "bf16", true, true, "loop convert; gemv"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			wShape, contract := fmt.Sprintf("%d,%d", c.k, c.n), "rhs_contract=[0]"
+			if c.wT {
+				wShape, contract = fmt.Sprintf("%d,%d", c.n, c.k), "rhs_contract=[1]"
+			}
+			var body strings.Builder
+			x, w := "%x", "%w"
+			if c.xdt != "f32" {
+				fmt.Fprintf(&body, "  %%x32 = convert %%x : f32[%d,%d]\n", c.m, c.k)
+				x = "%x32"
+			}
+			if c.wdt != "f32" {
+				fmt.Fprintf(&body, "  %%w32 = convert %%w : f32[%s]\n", wShape)
+				w = "%w32"
+			}
+			fmt.Fprintf(&body, "  %%d = dot_general %s, %s {lhs_contract=[1], %s} : f32[%d,%d]\n", x, w, contract, c.m, c.n)
+			rets, results := "%d", fmt.Sprintf("f32[%d,%d]", c.m, c.n)
+			if c.alsoReturn {
+				rets, results = "%d, %w32", results+", f32["+wShape+"]"
+			}
+			src := fmt.Sprintf("func @f(%%x: %s[%d,%d], %%w: %s[%s]) -> (%s) {\n%s  return %s\n}\n",
+				c.xdt, c.m, c.k, c.wdt, wShape, results, body.String(), rets)
+			exe := compileText(t, "narrow", []byte(src))
+			xe := differential(t, b, exe.Module, exe.Entry, 3)
+			var got []string
+			for _, st := range xe.plan.steps {
+				got = append(got, st.what)
+			}
+			if strings.Join(got, "; ") != c.steps {
+				t.Errorf("plan:\n%s\nwant steps: %s", xe.plan, c.steps)
+			}
+		})
+	}
+}
+
+// TestNarrowDirect: a dot_general written with bf16 operands and an f32
+// result (a wider result type, as StableHLO allows) runs on the same
+// kernels as converted operands, with the reference executor's numbers.
+func TestNarrowDirect(t *testing.T) {
+	b := testBackend(t)
+	for _, c := range []struct {
+		m     int64
+		steps string
+	}{{2, "gemv"}, {20, "dot_general"}, {80, "dot_general"}} {
+		t.Run(fmt.Sprint(c.m), func(t *testing.T) {
+			src := fmt.Sprintf("func @f(%%x: bf16[%d,48], %%w: bf16[32,48]) -> f32[%d,32] {\n"+
+				"  %%d = dot_general %%x, %%w {lhs_contract=[1], rhs_contract=[1]} : f32[%d,32]\n  return %%d\n}\n", c.m, c.m, c.m)
+			exe := compileText(t, "direct", []byte(src))
+			xe := differential(t, b, exe.Module, exe.Entry, 5)
+			if len(xe.plan.steps) != 1 || xe.plan.steps[0].what != c.steps {
+				t.Errorf("plan:\n%s\nwant one step: %s", xe.plan, c.steps)
+			}
+		})
+	}
+}
