@@ -119,26 +119,30 @@ func BenchmarkRaggedDot(b *testing.B) {
 		name          string
 		rows, g, k, n int64
 		rhsT          bool
+		bf16          bool // the weights bf16, converted in the program (narrow.go)
 	}{
-		{"decode", 4, 64, 1024, 768, false},
+		{"decode", 4, 64, 1024, 768, false, false},
 		// bench/moe's qwen3 decode (batch 64, top-8 of 128: 4 rows per expert)
-		{"decode-qwen3-up", 4, 128, 2048, 768, false},
-		{"decode-qwen3-down", 4, 128, 768, 2048, false},
-		{"prefill", 64, 64, 1024, 768, false},
+		{"decode-qwen3-up", 4, 128, 2048, 768, false, false},
+		{"decode-qwen3-down", 4, 128, 768, 2048, false, false},
+		{"prefill", 64, 64, 1024, 768, false, false},
 		// bench/moe's prefill shapes (64 rows per expert on average), 16 of the 128 experts
-		{"prefill-qwen3-up", 64, 16, 2048, 768, false},
-		{"prefill-qwen3-down", 64, 16, 768, 2048, false},
-		{"prefill-gemma4-up", 64, 16, 2816, 704, false},
-		{"prefill-gemma4-down", 64, 16, 704, 2816, false},
+		{"prefill-qwen3-up", 64, 16, 2048, 768, false, false},
+		{"prefill-qwen3-down", 64, 16, 768, 2048, false, false},
+		{"prefill-gemma4-up", 64, 16, 2816, 704, false, false},
+		{"prefill-gemma4-down", 64, 16, 704, 2816, false, false},
 		// the weights as Hugging Face stores them ([experts, out, in], the
 		// models' case): bench/models' 512-token prefill gives an expert 32
 		// rows on average, bench/moe's 1024 tokens 64; all 128 experts
-		{"prefill-t32-qwen3-up", 32, 128, 2048, 768, true},
-		{"prefill-t32-qwen3-down", 32, 128, 768, 2048, true},
-		{"prefill-t64-qwen3-up", 64, 128, 2048, 768, true},
-		{"prefill-t16-qwen3-up", 16, 128, 2048, 768, true},
-		{"prefill-t8-qwen3-up", 8, 128, 2048, 768, true},
-		{"prefill-t4-qwen3-up", 4, 128, 2048, 768, true},
+		{"prefill-t32-qwen3-up", 32, 128, 2048, 768, true, false},
+		{"prefill-t32-qwen3-down", 32, 128, 768, 2048, true, false},
+		{"prefill-t64-qwen3-up", 64, 128, 2048, 768, true, false},
+		{"prefill-t16-qwen3-up", 16, 128, 2048, 768, true, false},
+		{"prefill-t8-qwen3-up", 8, 128, 2048, 768, true, false},
+		{"prefill-t4-qwen3-up", 4, 128, 2048, 768, true, false},
+		// a bf16 checkpoint's experts, read at their width
+		{"prefill-t32-qwen3-up-bf16", 32, 128, 2048, 768, true, true},
+		{"prefill-t4-qwen3-up-bf16", 4, 128, 2048, 768, true, true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			m := c.rows * c.g
@@ -146,9 +150,18 @@ func BenchmarkRaggedDot(b *testing.B) {
 			if c.rhsT {
 				rhs, dims = "%t", fmt.Sprintf("%d,%d,%d", c.g, c.n, c.k)
 			}
-			src := fmt.Sprintf("func @f(%%l: f32[%d,%d], %%r: f32[%s], %%s: i32[%d]) -> f32[%d,%d] {\n", m, c.k, dims, c.g, m, c.n)
+			wdt, wbytes := "f32", int64(4)
+			if c.bf16 {
+				wdt, wbytes = "bf16", 2
+			}
+			src := fmt.Sprintf("func @f(%%l: f32[%d,%d], %%r: %s[%s], %%s: i32[%d]) -> f32[%d,%d] {\n", m, c.k, wdt, dims, c.g, m, c.n)
+			w := "%r"
+			if c.bf16 {
+				src += fmt.Sprintf("  %%c = convert %%r : f32[%s]\n", dims)
+				w = "%c"
+			}
 			if c.rhsT {
-				src += fmt.Sprintf("  %%t = transpose %%r {perm=[0,2,1]} : f32[%d,%d,%d]\n", c.g, c.k, c.n)
+				src += fmt.Sprintf("  %%t = transpose %s {perm=[0,2,1]} : f32[%d,%d,%d]\n", w, c.g, c.k, c.n)
 			}
 			src += fmt.Sprintf("  %%y = ragged_dot %%l, %s, %%s\n  return %%y\n}\n", rhs)
 			_, f, x := compileSrc(b, testBackend(b), src)
@@ -169,7 +182,7 @@ func BenchmarkRaggedDot(b *testing.B) {
 				best = min(best, time.Since(t0))
 			}
 			sec := b.Elapsed().Seconds() / float64(b.N)
-			b.ReportMetric(float64(c.g*c.k*c.n*4)/sec/1e9, "weight-GB/s")
+			b.ReportMetric(float64(c.g*c.k*c.n*wbytes)/sec/1e9, "weight-GB/s")
 			b.ReportMetric(float64(2*m*c.k*c.n)/sec/1e9, "GFLOP/s")
 			b.ReportMetric(float64(2*m*c.k*c.n)/best.Seconds()/1e9, "best-GFLOP/s") // as BenchmarkGemm
 		})
