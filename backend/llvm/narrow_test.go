@@ -22,6 +22,8 @@ func TestNarrowOperands(t *testing.T) {
 	}{
 		{"gemv", 1, 40, 24, "f32", "bf16", true, false, "gemv"},
 		{"gemv-f16", 3, 64, 20, "f32", "f16", true, false, "gemv"},
+		// 8 rhs rows at a time, past 64-row blocks, a rest of 6 and K off 8
+		{"gemv-narrow-groups", 2, 45, 150, "f32", "bf16", true, false, "gemv"},
 		{"gemv-both", 6, 45, 16, "bf16", "bf16", true, false, "gemv"},
 		{"swapped", 24, 77, 32, "f32", "bf16", true, false, "dot_general (swapped)"},
 		{"blocked-T", 70, 300, 40, "f32", "bf16", true, false, "dot_general"},
