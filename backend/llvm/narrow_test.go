@@ -4,6 +4,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/frontend/tir"
+	"github.com/tpucc/tpucc/ir"
 )
 
 // TestNarrowOperands: a dot_general operand that is an f32 convert of an
@@ -82,6 +87,48 @@ func TestNarrowDirect(t *testing.T) {
 			xe := differential(t, b, exe.Module, exe.Entry, 5)
 			if len(xe.plan.steps) != 1 || xe.plan.steps[0].what != c.steps {
 				t.Errorf("plan:\n%s\nwant one step: %s", xe.plan, c.steps)
+			}
+		})
+	}
+}
+
+// TestNarrowAcrossGroups: a bf16 matrix converted in one group and used in
+// later ones, as a model converts its weights first and uses them layers
+// later. A product in a later group still reads it narrow; a transpose
+// that a call separates from its ragged_dot cannot stay virtual, so it is
+// planned as a loop (the convert computed in it), and the numbers are right
+// either way.
+func TestNarrowAcrossGroups(t *testing.T) {
+	b := testBackend(t)
+	for _, c := range []struct {
+		name, body, steps string
+	}{
+		{"dot", "  %c = convert %w : f32[2,16,24]\n  %x2 = call @g(%x)\n  %d = dot_general %x2, %c {lhs_contract=[1], rhs_contract=[2]} : f32[20,2,16]\n  %y = reshape %d : f32[20,32]\n",
+			"loop exp; dot_general (swapped); loop reshape"},
+		{"ragged", "  %c = convert %w : f32[2,16,24]\n  %t = transpose %c {perm=[0,2,1]} : f32[2,24,16]\n  %x2 = call @g(%x)\n  %z = ragged_dot %x2, %t, %s\n  %y = concat %z, %z {axis=1} : f32[20,32]\n",
+			"loop transpose; loop exp; ragged_dot; loop concat"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := "func @g(%a: f32[20,24]) -> f32[20,24] {\n  %e = exp %a\n  return %e\n}\n\n" +
+				"func @f(%x: f32[20,24], %w: bf16[2,16,24], %s: i32[2]) -> f32[20,32] {\n" + c.body + "  return %y\n}\n"
+			m, err := tir.Parse("groups.tir", []byte(src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := m.Func("f")
+			in := cpu.RandomInputs(f, 2)
+			in[2] = backend.FromInts(ir.Tensor(ir.I32, 2), 7, 13)
+			x, err := b.compile(m, f, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			agree(t, x, m, f, in)
+			var got []string
+			for _, st := range x.plan.steps {
+				got = append(got, st.what)
+			}
+			if strings.Join(got, "; ") != c.steps {
+				t.Errorf("plan:\n%s\nwant steps: %s", x.plan, c.steps)
 			}
 		})
 	}
