@@ -32,6 +32,8 @@ func TestNarrowOperands(t *testing.T) {
 		{"gemv-both", 6, 45, 16, "bf16", "bf16", true, false, "gemv"},
 		{"swapped", 24, 77, 32, "f32", "bf16", true, false, "dot_general (swapped)"},
 		{"blocked-T", 70, 300, 40, "f32", "bf16", true, false, "dot_general"},
+		{"blocked-T-f16", 70, 300, 40, "f32", "f16", true, false, "dot_general"},
+		{"swapped-f16", 40, 33, 16, "f32", "f16", true, false, "dot_general (swapped)"},
 		{"blocked", 70, 33, 40, "f32", "f16", false, false, "dot_general"},
 		{"blocked-lhs", 30, 50, 20, "bf16", "f32", false, false, "dot_general"},
 		{"used-twice", 1, 40, 24, "f32", "bf16", true, true, "loop convert; gemv"},
