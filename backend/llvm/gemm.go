@@ -43,16 +43,9 @@ type gemmOperand struct {
 	// along the contraction (a weight stored [N, K] and contracted along
 	// K): its panels pack by transposing 8 x 8 blocks in registers.
 	row func(i value.Value) value.Value
-	// rowDT is the dtype row points at: f32 when unset, or f16/bf16 (a
-	// bf16 checkpoint's weights, narrow.go), widened as they are packed.
+	// rowDT is the dtype row points at: f32, or f16/bf16 (a bf16
+	// checkpoint's weights, narrow.go), widened as they are packed.
 	rowDT ir.DType
-}
-
-func (op gemmOperand) rowType() ir.DType {
-	if op.rowDT == ir.Invalid {
-		return ir.F32
-	}
-	return op.rowDT
 }
 
 // prefetchL2 asks for the line at p into L2 (prefetcht1): lines wanted a
@@ -158,7 +151,7 @@ func (k *kfn) gemmPackT(dst value.Value, op gemmOperand, w int64, i0, full, k0, 
 				src := k.cur.NewAdd(k0, kk)
 				blk := make([]value.Value, 8)
 				for j := range blk {
-					blk[j] = k.vloadDT(rows[j], src, op.rowType())
+					blk[j] = k.vloadDT(rows[j], src, op.rowDT)
 				}
 				for c, v := range k.transpose8(blk) {
 					at := k.cur.NewAdd(out, k.mulAdd(k.cur.NewAdd(kk, ci(int64(c))), w, ci(g[0])))
@@ -169,7 +162,7 @@ func (k *kfn) gemmPackT(dst value.Value, op gemmOperand, w int64, i0, full, k0, 
 			k.loop(k.cur.NewMul(k8, ci(8)), kc, nil, func(kk value.Value, _ []value.Value) []value.Value {
 				at := k.cur.NewAdd(out, k.mulAdd(kk, w, ci(g[0])))
 				for j := range g[1] {
-					v := k.loadDT(rows[j], k.cur.NewAdd(k0, kk), op.rowType())
+					v := k.loadDT(rows[j], k.cur.NewAdd(k0, kk), op.rowDT)
 					k.store(v, dst, k.cur.NewAdd(at, ci(j)))
 				}
 				return nil

@@ -52,8 +52,8 @@ func (pl *planner) newKernelStep(in *ir.Instr, env map[*ir.Value]int) (*kfn, ste
 		if x := pl.reshaped[in][i]; x != nil {
 			a = x // read in place (reshapedOperand)
 		}
-		if x := pl.narrowed[in][i]; x != nil {
-			a = x // read at its own width (narrowOperand)
+		if x := pl.narrowSrc[a]; x != nil {
+			a = x // read at its own width (deferNarrow)
 		}
 		st.bufs = append(st.bufs, env[a])
 	}

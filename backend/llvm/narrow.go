@@ -18,9 +18,9 @@ import "github.com/tpucc/tpucc/ir"
 // generated dot_general of body itself with an f32 result, or a transpose
 // [0,2,1] that only generated ragged_dots take as their rhs (an MoE's
 // experts stored [experts, out, in], which those kernels read as stored:
-// raggedRhsT). It records the narrow value of each in pl.narrowSrc, and
-// for the products in pl.narrowed, where the kernels find it, and returns
-// the converts, which are then never planned. The narrow value is in
+// raggedRhsT). It records the narrow value of each in pl.narrowSrc, where
+// the kernels find it, and returns the converts, which are then never
+// planned. The narrow value is in
 // memory when the product runs: a parameter, or a value the convert's use
 // outside its group made flush keep.
 func (pl *planner) deferNarrow(body []*ir.Instr, users map[*ir.Value][]*ir.Instr) map[*ir.Instr]bool {
@@ -39,23 +39,13 @@ func (pl *planner) deferNarrow(body []*ir.Instr, users map[*ir.Value][]*ir.Instr
 		}
 		ok := true
 		for _, u := range users[r] {
-			ok = ok && (narrowDot(u) || pl.narrowRaggedT(u, body, at, users))
+			ok = ok && (narrowDot(u) || narrowRaggedT(u, body, at, users))
 		}
 		if !ok {
 			continue
 		}
 		out[c] = true
 		pl.narrowSrc[r] = src
-		for _, u := range users[r] {
-			for i := range 2 {
-				if u.Op == ir.OpDotGeneral && u.Args[i] == r {
-					if pl.narrowed[u] == nil {
-						pl.narrowed[u] = map[int]*ir.Value{}
-					}
-					pl.narrowed[u][i] = src
-				}
-			}
-		}
 	}
 	return out
 }
@@ -71,12 +61,12 @@ func narrowDot(u *ir.Instr) bool {
 // holds it and them with nothing between that would end the group (a
 // call, or a fusion not opened into it), since it is the group that
 // leaves the transpose unplanned.
-func (pl *planner) narrowRaggedT(u *ir.Instr, body []*ir.Instr, at map[*ir.Instr]int, users map[*ir.Value][]*ir.Instr) bool {
+func narrowRaggedT(u *ir.Instr, body []*ir.Instr, at map[*ir.Instr]int, users map[*ir.Value][]*ir.Instr) bool {
 	if u.Op != ir.OpTranspose || len(users[u.Results[0]]) == 0 {
 		return false
 	}
 	for _, d := range users[u.Results[0]] {
-		if d.Op != ir.OpRaggedDot || d.Args[0] == u.Results[0] || raggedRhsT(d, 1, map[*ir.Value]*ir.Instr{u.Results[0]: u}) == nil {
+		if d.Op != ir.OpRaggedDot || raggedRhsT(d, 1, map[*ir.Value]*ir.Instr{u.Results[0]: u}) == nil {
 			return false
 		}
 		i, j := at[u], at[d]
@@ -96,10 +86,10 @@ func (pl *planner) narrowRaggedT(u *ir.Instr, body []*ir.Instr, at map[*ir.Instr
 // own width (deferNarrow) has that dtype.
 func (pl *planner) dotShape(in *ir.Instr) dotShape {
 	d := analyseDot(in)
-	if x := pl.narrowed[in][0]; x != nil {
+	if x := pl.narrowSrc[in.Args[0]]; x != nil {
 		d.lhs.dt = x.Type.DType
 	}
-	if x := pl.narrowed[in][1]; x != nil {
+	if x := pl.narrowSrc[in.Args[1]]; x != nil {
 		d.rhs.dt = x.Type.DType
 	}
 	return d

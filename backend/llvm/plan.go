@@ -80,10 +80,9 @@ type planner struct {
 	// reshaped are the dot_general operands that are a reshape of a value
 	// in memory, which the kernel reads in place (reshapedOperand).
 	reshaped map[*ir.Instr]map[int]*ir.Value
-	// narrowed are the dot_general operands that are an f32 convert of an
-	// f16/bf16 value in memory, which the kernel reads and widens itself;
-	// narrowSrc maps each such convert's result to that value (narrow.go).
-	narrowed  map[*ir.Instr]map[int]*ir.Value
+	// narrowSrc maps the result of each f32 convert of an f16/bf16 value
+	// that is not planned to that value, which the products read and
+	// widen themselves (narrow.go).
 	narrowSrc map[*ir.Value]*ir.Value
 }
 
@@ -93,7 +92,7 @@ func newPlan(m *ir.Module, f *ir.Func, donate ...int) (*plan, error) {
 	pl := &planner{m: m, p: &plan{gen: newGen(), generated: map[ir.Op]int{}, fallback: map[ir.Op]int{}},
 		epis: map[*ir.Instr]*dotEpilogue{}, synthetic: map[*ir.Instr]bool{}, inplace: inplaceUpdates(f, donate),
 		raggedT: map[*ir.Instr]*ir.Value{}, reshaped: map[*ir.Instr]map[int]*ir.Value{},
-		narrowed: map[*ir.Instr]map[int]*ir.Value{}, narrowSrc: map[*ir.Value]*ir.Value{}}
+		narrowSrc: map[*ir.Value]*ir.Value{}}
 	env := map[*ir.Value]int{}
 	for i, prm := range f.Params {
 		env[prm] = pl.newSlot(slot{typ: prm.Type, kind: slotParam, param: i})

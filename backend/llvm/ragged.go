@@ -213,7 +213,8 @@ func (x *raggedCtx) gemm() {
 	ap, bp, tile := k.gemmScratchPtrs(mc, kc, nc)
 	lhs := gemmOperand{at: func(i, kk value.Value) value.Value { return k.load(types.Float, x.A, k.mulAdd(i, x.K, kk)) },
 		// the token rows are contiguous along K: packed by register transposes
-		row: func(i value.Value) value.Value { return k.at(types.Float, x.A, k.mulAdd(i, x.K, ci(0))) }}
+		row:   func(i value.Value) value.Value { return k.at(types.Float, x.A, k.mulAdd(i, x.K, ci(0))) },
+		rowDT: ir.F32}
 	rhs := gemmOperand{
 		at: func(i, kk value.Value) value.Value {
 			return k.load(types.Float, x.B, k.cur.NewAdd(k.mulAdd(kk, x.N, x.wBase), i))

@@ -5,6 +5,8 @@ import (
 	"github.com/llir/llvm/ir/enum"
 	"github.com/llir/llvm/ir/types"
 	"github.com/llir/llvm/ir/value"
+
+	"github.com/tpucc/tpucc/ir"
 )
 
 // The product of a group of many rows when the experts' matrices are
@@ -67,7 +69,7 @@ func (x *raggedCtx) swapped() {
 		// computed and never stored.
 		op := gemmOperand{row: func(i value.Value) value.Value {
 			return k.at(types.Float, x.A, k.mulAdd(k.smin(i, last), x.K, ci(0)))
-		}}
+		}, rowDT: ir.F32}
 		np := k.ceilDiv(k.cur.NewSub(r1, r0), gemmNR)
 		k.gemmPackT(panels, op, gemmNR, r0, np, ci(0), ci(x.K))
 		k.loop(k.cur.NewMul(k.lo, ci(2)), k.cur.NewMul(tEnd, ci(2)), nil, func(nb value.Value, _ []value.Value) []value.Value {
