@@ -39,6 +39,9 @@ type Backend struct {
 	tc      *toolchain
 	cache   *objectCache
 	threads int
+	// wide: kernels may use AVX-512's 16-float vectors (the CPU has
+	// avx512f; tests turn it off to run the AVX2 kernels).
+	wide bool
 	// CacheWarning says why the configured cache directory was refused and
 	// a private temporary one is used instead; "" when it is used.
 	CacheWarning string
@@ -60,7 +63,7 @@ func Open(o Options) (*Backend, error) {
 	if c == nil {
 		return nil, cerr
 	}
-	b := &Backend{tc: tc, cache: c, threads: o.Threads}
+	b := &Backend{tc: tc, cache: c, threads: o.Threads, wide: hasFlag(tc.features, "avx512f")}
 	if cerr != nil {
 		b.CacheWarning = cerr.Error()
 	}
@@ -133,7 +136,7 @@ func (b *Backend) compileDonating(m *ir.Module, f *ir.Func, expect *backend.Nati
 	}
 	var times BuildTimes
 	t0 := time.Now()
-	p, err := newPlan(m, f, donate...)
+	p, err := newPlan(m, f, b.wide, donate...)
 	if err != nil {
 		return nil, err
 	}

@@ -166,11 +166,23 @@ func TestDotReadsReshape(t *testing.T) {
 	}
 }
 
-// TestDotSwap: a product of 9-64 rows by a rhs stored [N, K] (N a multiple
-// of 16) runs as ragged_dot's swapped product, with its epilogue; edges of
-// the bounds take the other kernels. All agree with the reference.
+// TestDotSwap: a product of 9-64 rows (or more, with AVX-512) by a rhs
+// stored [N, K] (N a multiple of 16) runs as ragged_dot's swapped
+// product, with its epilogue; edges of the bounds take the other kernels.
+// All agree with the reference, with AVX-512's tiles (swappedWide) where
+// the host has it and with AVX2's.
 func TestDotSwap(t *testing.T) {
-	b := testBackend(t)
+	for _, avx2 := range []bool{false, true} {
+		b := testBackend(t)
+		if avx2 && !b.wide {
+			continue // the host has no AVX-512: the first pass ran the AVX2 tiles
+		}
+		b.wide = b.wide && !avx2
+		t.Run(fmt.Sprintf("avx2=%v", avx2), func(t *testing.T) { testDotSwap(t, b) })
+	}
+}
+
+func testDotSwap(t *testing.T, b *Backend) {
 	for _, c := range []struct {
 		m, k, n int64
 		epi     bool
@@ -180,8 +192,9 @@ func TestDotSwap(t *testing.T) {
 		{64, 1000, 48, false, "dot_general (swapped)"}, // the most rows; three tiles for two cores
 		{33, 77, 32, false, "dot_general (swapped)"},   // K odd; a last panel of one row
 		{40, 64, 32, true, "dot_general (swapped)+add"},
-		{65, 40, 16, false, "dot_general"}, // past the bound: the blocked product
-		{20, 40, 24, false, "dot_general"}, // N not a multiple of 16
+		{65, 40, 16, false, "dot_general"},     // past the AVX2 bound: the blocked product (AVX-512: swapped)
+		{300, 70, 48, true, "dot_general+add"}, // five chunks of rows, the last partial
+		{20, 40, 24, false, "dot_general"},     // N not a multiple of 16
 		{8, 40, 16, false, "gemv"},
 	} {
 		t.Run(fmt.Sprintf("%dx%dx%d", c.m, c.k, c.n), func(t *testing.T) {
@@ -193,8 +206,14 @@ func TestDotSwap(t *testing.T) {
 				c.m, c.k, c.n, c.k, c.m, c.n, c.m, c.n, body)
 			exe := compileText(t, "swap", []byte(src))
 			x := differential(t, b, exe.Module, exe.Entry, 7)
+			if b.wide && c.m > dotSwapMaxRows && c.n%gemmNR == 0 {
+				c.what = strings.Replace(c.what, "dot_general", "dot_general (swapped)", 1)
+			}
 			if got := x.plan.steps[0].what; len(x.plan.steps) != 1 || got != c.what {
 				t.Errorf("plan:\n%s\nwant one step: %s", x.plan, c.what)
+			}
+			if wide := strings.Contains(x.plan.gen.text(), "fmuladd.v16f32"); wide != (b.wide && c.m > 8 && strings.HasPrefix(c.what, "dot_general (swapped)")) {
+				t.Errorf("16-float tiles generated: %v, with gen.wide %v", wide, b.wide)
 			}
 		})
 	}

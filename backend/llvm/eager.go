@@ -52,7 +52,7 @@ func (g *gen) eagerKernel(name string) *kfn {
 
 // eagerModule generates the library.
 func eagerModule() *gen {
-	g := newGen()
+	g := newGen(false)
 	for _, op := range eagerUnary {
 		variants := []string{""}
 		if op == ir.OpGelu {

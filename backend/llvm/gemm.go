@@ -30,7 +30,10 @@ const (
 	gemmNC = 512 // columns of a packed rhs block (a multiple of gemmNR): 512 KiB
 )
 
-var v8 = types.NewVector(8, types.Float)
+var (
+	v8  = types.NewVector(8, types.Float)
+	v16 = types.NewVector(16, types.Float) // AVX-512 kernels (gen.wide)
+)
 
 // gemmOperand reads one operand of a product as f32. at(i, kk) is the
 // element at free index i (a row of the lhs, a column of the rhs) and
@@ -397,6 +400,29 @@ func (k *kfn) vstore(v, p, idx value.Value) {
 	ptr := k.cur.NewBitCast(k.at(types.Float, p, idx), types.NewPointer(v8))
 	s := k.cur.NewStore(v, ptr)
 	s.Align = 4
+}
+
+// vload16 loads 16 floats at p[idx] (4-byte aligned).
+func (k *kfn) vload16(p, idx value.Value) value.Value {
+	ptr := k.cur.NewBitCast(k.at(types.Float, p, idx), types.NewPointer(v16))
+	l := k.cur.NewLoad(v16, ptr)
+	l.Align = 4
+	return l
+}
+
+// splat16 broadcasts a float to all 16 lanes.
+func (k *kfn) splat16(x value.Value) value.Value {
+	one := k.cur.NewInsertElement(constant.NewUndef(v16), x, constant.NewInt(types.I32, 0))
+	return k.cur.NewShuffleVector(one, constant.NewUndef(v16), constant.NewZeroInitializer(types.NewVector(16, types.I32)))
+}
+
+// half8 is lanes [8h, 8h+8) of a <16 x float>.
+func (k *kfn) half8(v value.Value, h int64) value.Value {
+	idx := make([]constant.Constant, 8)
+	for i := range idx {
+		idx[i] = constant.NewInt(types.I32, 8*h+int64(i))
+	}
+	return k.cur.NewShuffleVector(v, constant.NewUndef(v16), constant.NewVector(types.NewVector(8, types.I32), idx...))
 }
 
 // splat broadcasts a float to all 8 lanes.

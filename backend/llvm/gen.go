@@ -25,10 +25,14 @@ type gen struct {
 	m     *lir.Module
 	decls map[string]*lir.Func
 	n     int
+	// wide: the host has AVX-512, so kernels may keep <16 x float>
+	// values in its 32 vector registers; without it each is two AVX2
+	// halves, and a tile of sixteen of them would spill.
+	wide bool
 }
 
-func newGen() *gen {
-	return &gen{m: lir.NewModule(), decls: map[string]*lir.Func{}}
+func newGen(wide bool) *gen {
+	return &gen{m: lir.NewModule(), decls: map[string]*lir.Func{}, wide: wide}
 }
 
 // declare returns the external function name (an intrinsic or libm),

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -71,6 +72,11 @@ func cpuFeatures() string {
 		}
 	}
 	return "unknown"
+}
+
+// hasFlag reports whether the flags line lists flag.
+func hasFlag(flags, flag string) bool {
+	return slices.Contains(strings.Fields(flags), flag)
 }
 
 // clangFlags build a kernel module. libmvec (glibc's vector math, reached

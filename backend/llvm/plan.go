@@ -86,10 +86,11 @@ type planner struct {
 	narrowSrc map[*ir.Value]*ir.Value
 }
 
-// newPlan builds the plan of f in m, generating kernels into a new module;
-// donate lists the parameters the caller may donate (donate.go).
-func newPlan(m *ir.Module, f *ir.Func, donate ...int) (*plan, error) {
-	pl := &planner{m: m, p: &plan{gen: newGen(), generated: map[ir.Op]int{}, fallback: map[ir.Op]int{}},
+// newPlan builds the plan of f in m, generating kernels into a new module
+// (wide: for a host with AVX-512, gen.wide); donate lists the parameters
+// the caller may donate (donate.go).
+func newPlan(m *ir.Module, f *ir.Func, wide bool, donate ...int) (*plan, error) {
+	pl := &planner{m: m, p: &plan{gen: newGen(wide), generated: map[ir.Op]int{}, fallback: map[ir.Op]int{}},
 		epis: map[*ir.Instr]*dotEpilogue{}, synthetic: map[*ir.Instr]bool{}, inplace: inplaceUpdates(f, donate),
 		raggedT: map[*ir.Instr]*ir.Value{}, reshaped: map[*ir.Instr]map[int]*ir.Value{},
 		narrowSrc: map[*ir.Value]*ir.Value{}}

@@ -25,7 +25,8 @@ import (
 // over the whole contraction (a last panel of at most 8 rows: 8 x 8), so
 // the matrix streams from memory once per chunk of rows and every panel
 // after the first finds its eight rows in cache; the tile is transposed in
-// registers and stored row by row.
+// registers and stored row by row. With AVX-512 a tile covers two panels
+// (swappedWide).
 //
 // BenchmarkRaggedDot/prefill-t32 (128 experts of 32 rows, best of 8, the
 // blocked product first): up 121-133 -> 179 GFLOP/s, down 107-129 -> 159;
@@ -74,6 +75,10 @@ func (x *raggedCtx) swapped() {
 		k.gemmPackT(panels, op, gemmNR, r0, np, ci(0), ci(x.K))
 		k.loop(k.cur.NewMul(k.lo, ci(2)), k.cur.NewMul(tEnd, ci(2)), nil, func(nb value.Value, _ []value.Value) []value.Value {
 			n0 := k.cur.NewMul(nb, ci(8))
+			if k.g.wide {
+				x.swappedWide(panels, np, r0, r1, n0)
+				return nil
+			}
 			k.loop(ci(0), np, nil, func(p value.Value, _ []value.Value) []value.Value {
 				pan := k.at(types.Float, panels, k.cur.NewMul(p, ci(x.K*gemmNR)))
 				rt := k.mulAdd(p, gemmNR, r0)
@@ -95,10 +100,7 @@ func (x *raggedCtx) swapped() {
 // column n0+i for the panel's rows 8h..8h+7.
 func (x *raggedCtx) swapMicro(pan, n0 value.Value, halves int) []value.Value {
 	k := x.k
-	wRow := make([]value.Value, 8)
-	for i := range wRow {
-		wRow[i] = k.mulAdd(k.cur.NewAdd(n0, ci(int64(i))), x.K, x.wBase)
-	}
+	wRow := x.swapRows(n0)
 	init := make([]value.Value, 8*halves)
 	for i := range init {
 		init[i] = constant.NewZeroInitializer(v8)
@@ -124,22 +126,109 @@ func (x *raggedCtx) swapMicro(pan, n0 value.Value, halves int) []value.Value {
 // columns [n0, n0+8), each an 8 x 8 transpose away from the accumulators,
 // and applies the epilogue (x.epi) to each row as it is stored.
 func (x *raggedCtx) swapStore(acc []value.Value, r0, end, n0 value.Value, halves int) {
-	k := x.k
 	for h := range int64(halves) {
 		blk := make([]value.Value, 8)
 		for i := range blk {
 			blk[i] = acc[halves*i+int(h)]
 		}
-		for j, v := range k.transpose8(blk) {
-			row := k.cur.NewAdd(r0, ci(8*h+int64(j)))
-			k.ifElse(k.cur.NewICmp(enum.IPredSLT, row, end), func() {
-				k.vstore(v, x.c, k.mulAdd(row, x.N, n0))
-				if x.epi != nil { // the row's 8 results are final: in cache now
-					for c := range int64(8) {
-						x.epi(row, k.cur.NewAdd(n0, ci(c)))
-					}
+		x.storeRows(blk, x.k.cur.NewAdd(r0, ci(8*h)), end, n0)
+	}
+}
+
+// storeRows stores blk (blk[i]: column n0+i of rows r0..r0+7) as rows
+// r0.. (those before end) at columns [n0, n0+8), an 8 x 8 transpose, and
+// applies the epilogue (x.epi) to each row as it is stored.
+func (x *raggedCtx) storeRows(blk []value.Value, r0, end, n0 value.Value) {
+	k := x.k
+	for j, v := range k.transpose8(blk) {
+		row := k.cur.NewAdd(r0, ci(int64(j)))
+		k.ifElse(k.cur.NewICmp(enum.IPredSLT, row, end), func() {
+			k.vstore(v, x.c, k.mulAdd(row, x.N, n0))
+			if x.epi != nil { // the row's 8 results are final: in cache now
+				for c := range int64(8) {
+					x.epi(row, k.cur.NewAdd(n0, ci(c)))
 				}
-			}, nil)
+			}
+		}, nil)
+	}
+}
+
+// swapRows are the offsets of the matrix rows n0..n0+7 (result columns)
+// in x.B.
+func (x *raggedCtx) swapRows(n0 value.Value) []value.Value {
+	wRow := make([]value.Value, 8)
+	for i := range wRow {
+		wRow[i] = x.k.mulAdd(x.k.cur.NewAdd(n0, ci(int64(i))), x.K, x.wBase)
+	}
+	return wRow
+}
+
+// swappedWide is swapped's loop over a chunk's panels on a host with
+// AVX-512 (gen.wide): a tile takes two panels (32 rows), each one
+// <16 x float> in sixteen accumulators, which halves the broadcasts of
+// the matrix per multiply-add against the 8 x 16 tile of two AVX2
+// halves. A last panel alone takes eight accumulators, or the AVX2 8 x 8
+// tile when it holds at most 8 rows. BenchmarkRaggedDot, two alternated
+// runs each: prefill-t32-qwen3-up 176-178 -> 187-192 GFLOP/s, -down
+// 166-169 -> 175-176, t64 188-191 -> 202-203, t16 160-162 -> 172; with
+// bf16 experts (one widened weight now feeds 32 lanes) 156-163 -> 204-207.
+func (x *raggedCtx) swappedWide(panels, np, r0, r1, n0 value.Value) {
+	k := x.k
+	k.loop(ci(0), k.ceilDiv(np, 2), nil, func(pp value.Value, _ []value.Value) []value.Value {
+		p := k.cur.NewMul(pp, ci(2))
+		pan := k.at(types.Float, panels, k.cur.NewMul(p, ci(x.K*gemmNR)))
+		rt := k.mulAdd(p, gemmNR, r0)
+		rem := k.cur.NewSub(r1, rt)
+		wide := func(n int) func() {
+			return func() { x.swapStoreWide(x.swapMicroWide(pan, n0, n), rt, r1, n0, n) }
+		}
+		k.ifElse(k.cur.NewICmp(enum.IPredSGT, rem, ci(gemmNR)), wide(2), func() {
+			k.ifElse(k.cur.NewICmp(enum.IPredSGT, rem, ci(8)), wide(1), func() {
+				x.swapStore(x.swapMicro(pan, n0, 1), rt, r1, n0, 1)
+			})
+		})
+		return nil
+	})
+}
+
+// swapMicroWide is the tile of swappedWide: result columns [n0, n0+8) x
+// the 16 rows of each of panels consecutive panels, over the whole
+// contraction; acc[panels*i+j] is column n0+i for panel j's rows.
+func (x *raggedCtx) swapMicroWide(pan, n0 value.Value, panels int) []value.Value {
+	k := x.k
+	vfma := k.g.declare("llvm.fmuladd.v16f32", v16, v16, v16, v16)
+	wRow := x.swapRows(n0)
+	init := make([]value.Value, 8*panels)
+	for i := range init {
+		init[i] = constant.NewZeroInitializer(v16)
+	}
+	return k.loop(ci(0), ci(x.K), init, func(kk value.Value, acc []value.Value) []value.Value {
+		at := k.cur.NewMul(kk, ci(gemmNR))
+		b := make([]value.Value, panels)
+		for j := range b {
+			b[j] = k.vload16(pan, k.cur.NewAdd(at, ci(int64(j)*x.K*gemmNR)))
+		}
+		next := make([]value.Value, len(acc))
+		for i := range wRow {
+			w := k.splat16(k.loadDT(x.B, k.cur.NewAdd(wRow[i], kk), x.wdt))
+			for j := range panels {
+				next[panels*i+j] = k.cur.NewCall(vfma, w, b[j], acc[panels*i+j])
+			}
+		}
+		return next
+	})
+}
+
+// swapStoreWide writes swapMicroWide's tile: each panel's rows, eight at
+// a time (a half of each accumulator), through storeRows.
+func (x *raggedCtx) swapStoreWide(acc []value.Value, r0, end, n0 value.Value, panels int) {
+	for j := range panels {
+		for h := range int64(2) {
+			blk := make([]value.Value, 8)
+			for i := range blk {
+				blk[i] = x.k.half8(acc[panels*i+j], h)
+			}
+			x.storeRows(blk, x.k.cur.NewAdd(r0, ci(int64(j)*gemmNR+8*h)), end, n0)
 		}
 	}
 }

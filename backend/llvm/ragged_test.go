@@ -49,18 +49,28 @@ var raggedCases = []raggedCase{
 // the kernel reads it as stored, and nothing copies it. Then with those
 // weights in bf16 and f16, converted to f32 in the program (a bf16
 // checkpoint's experts): the kernels read them at their width, and
-// nothing converts them.
+// nothing converts them. On a host with AVX-512 the [g,n,k] cases run
+// twice: with its 16-float tiles (swappedWide) and with the AVX2 ones
+// that other hosts run.
 func TestRaggedDot(t *testing.T) {
 	for _, c := range []struct {
 		rhsT bool
 		wdt  string
-	}{{false, "f32"}, {true, "f32"}, {true, "bf16"}, {true, "f16"}} {
-		t.Run(fmt.Sprintf("rhsT=%v/%s", c.rhsT, c.wdt), func(t *testing.T) { testRaggedDot(t, c.rhsT, c.wdt) })
+		avx2 bool
+	}{{false, "f32", false}, {true, "f32", false}, {true, "bf16", false}, {true, "f16", false},
+		{true, "f32", true}, {true, "bf16", true}} {
+		t.Run(fmt.Sprintf("rhsT=%v/%s/avx2=%v", c.rhsT, c.wdt, c.avx2), func(t *testing.T) {
+			b := testBackend(t)
+			if c.avx2 && !b.wide {
+				t.Skip("the host has no AVX-512: the cases above ran the AVX2 tiles")
+			}
+			b.wide = b.wide && !c.avx2
+			testRaggedDot(t, b, c.rhsT, c.wdt)
+		})
 	}
 }
 
-func testRaggedDot(t *testing.T, rhsT bool, wdt string) {
-	b := testBackend(t)
+func testRaggedDot(t *testing.T, b *Backend, rhsT bool, wdt string) {
 	var params, body, rets, types []string
 	for i, c := range raggedCases {
 		rhs := fmt.Sprintf("%%r%d", i)
