@@ -37,7 +37,7 @@ func BenchmarkGemm(b *testing.B) {
 	// weight matrices (384 MiB at 1024x3072), none of them in a cache.
 	for _, s := range [][3]int64{{512, 1024, 3072}, {64, 1024, 3072}} {
 		b.Run(fmt.Sprintf("rhsT-cold/%dx%dx%d", s[0], s[1], s[2]), func(b *testing.B) {
-			benchGemmWeights(b, s[0], s[1], s[2], 0, true, 32)
+			benchGemmWeights(b, s[0], s[1], s[2], 0, true, 32, "f32")
 		})
 	}
 	// A bf16 checkpoint's weights, read at their width (narrow.go), beside
@@ -45,48 +45,22 @@ func BenchmarkGemm(b *testing.B) {
 	for _, s := range [][3]int64{{1, 1024, 3072}, {4, 1024, 3072}} {
 		for _, dt := range []string{"f32", "bf16"} {
 			b.Run(fmt.Sprintf("rhsT-cold-%s/%dx%dx%d", dt, s[0], s[1], s[2]), func(b *testing.B) {
-				benchNarrowWeights(b, s[0], s[1], s[2], dt, 64)
+				benchGemmWeights(b, s[0], s[1], s[2], 0, true, 64, dt)
 			})
 		}
 	}
 }
 
-// benchNarrowWeights times x · Wᵀ for W of dtype dt stored [n, k] and
-// converted to f32 in the program, each call taking the next of copies
-// weight matrices.
-func benchNarrowWeights(b *testing.B, m, k, n int64, dt string, copies int) {
-	be := testBackend(b)
-	w, conv := "%w", ""
-	if dt != "f32" {
-		w, conv = "%w32", fmt.Sprintf("  %%w32 = convert %%w : f32[%d,%d]\n", n, k)
-	}
-	src := fmt.Sprintf("func @mm(%%a: f32[%d,%d], %%w: %s[%d,%d]) -> f32[%d,%d] {\n%s  %%c = dot_general %%a, %s {lhs_contract=[1], rhs_contract=[1]} : f32[%d,%d]\n  return %%c\n}\n",
-		m, k, dt, n, k, m, n, conv, w, m, n)
-	_, f, x := compileSrc(b, be, src)
-	args := cpu.RandomInputs(f, 1)
-	var ws []*backend.Buffer
-	for i := range copies {
-		ws = append(ws, cpu.RandomInputs(f, int64(i+2))[1])
-	}
-	x.Run(args)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		args[1] = ws[i%copies]
-		if _, err := x.Run(args); err != nil {
-			b.Fatal(err)
-		}
-	}
-	perOp := b.Elapsed().Seconds() / float64(b.N)
-	b.ReportMetric(float64(len(ws[0].Bytes()))/perOp/1e9, "GB/s")
-}
-
 func benchGemm(b *testing.B, m, k, n int64, threads int, rhsT bool) {
-	benchGemmWeights(b, m, k, n, threads, rhsT, 1)
+	benchGemmWeights(b, m, k, n, threads, rhsT, 1, "f32")
 }
 
 // benchGemmWeights times the product with the rhs taken in turn from
-// copies distinct copies.
-func benchGemmWeights(b *testing.B, m, k, n int64, threads int, rhsT bool, copies int) {
+// copies distinct copies. A rhs of dtype wdt other than f32 (stored
+// [n, k]: a bf16 checkpoint's weights) is converted to f32 in the
+// program, which the kernels read at its width (narrow.go); GB/s counts
+// the rhs's bytes.
+func benchGemmWeights(b *testing.B, m, k, n int64, threads int, rhsT bool, copies int, wdt string) {
 	be := testBackend(b)
 	be.threads = threads
 	if threads == 0 {
@@ -95,8 +69,12 @@ func benchGemmWeights(b *testing.B, m, k, n int64, threads int, rhsT bool, copie
 	src := fmt.Sprintf("func @mm(%%a: f32[%d,%d], %%b: f32[%d,%d]) -> f32[%d,%d] {\n  %%c = matmul %%a, %%b : f32[%d,%d]\n  return %%c\n}\n",
 		m, k, k, n, m, n, m, n)
 	if rhsT {
-		src = fmt.Sprintf("func @mm(%%a: f32[%d,%d], %%b: f32[%d,%d]) -> f32[%d,%d] {\n  %%c = dot_general %%a, %%b {lhs_contract=[1], rhs_contract=[1]} : f32[%d,%d]\n  return %%c\n}\n",
-			m, k, n, k, m, n, m, n)
+		w, conv := "%b", ""
+		if wdt != "f32" {
+			w, conv = "%w", fmt.Sprintf("  %%w = convert %%b : f32[%d,%d]\n", n, k)
+		}
+		src = fmt.Sprintf("func @mm(%%a: f32[%d,%d], %%b: %s[%d,%d]) -> f32[%d,%d] {\n%s  %%c = dot_general %%a, %s {lhs_contract=[1], rhs_contract=[1]} : f32[%d,%d]\n  return %%c\n}\n",
+			m, k, wdt, n, k, m, n, conv, w, m, n)
 	}
 	_, f, x := compileSrc(b, be, src)
 	args := cpu.RandomInputs(f, 1)
@@ -119,6 +97,7 @@ func benchGemmWeights(b *testing.B, m, k, n int64, threads int, rhsT bool, copie
 	perOp := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 	b.ReportMetric(float64((cpuTime()-c0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
 	b.ReportMetric(float64(2*m*k*n)/perOp, "GFLOP/s")
+	b.ReportMetric(float64(len(rhs[0].Bytes()))/perOp, "GB/s")
 	// The best run: on a shared machine the mean moves by tens of percent
 	// with the neighbours, the best run much less.
 	b.ReportMetric(float64(2*m*k*n)/float64(best.Nanoseconds()), "best-GFLOP/s")
