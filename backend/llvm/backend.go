@@ -39,8 +39,8 @@ type Backend struct {
 	tc      *toolchain
 	cache   *objectCache
 	threads int
-	// wide: kernels may use AVX-512's 16-float vectors (the CPU has
-	// avx512f; tests turn it off to run the AVX2 kernels).
+	// wide: kernels may use AVX-512's 16-float vectors (gen.wide): the
+	// CPU has avx512f. Tests set it either way.
 	wide bool
 	// CacheWarning says why the configured cache directory was refused and
 	// a private temporary one is used instead; "" when it is used.
