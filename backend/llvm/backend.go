@@ -136,7 +136,7 @@ func (b *Backend) compileDonating(m *ir.Module, f *ir.Func, expect *backend.Nati
 	}
 	var times BuildTimes
 	t0 := time.Now()
-	p, err := newPlan(m, f, b.wide, donate...)
+	p, err := newPlan(m, f, target{wide: b.wide, threads: b.threads}, donate...)
 	if err != nil {
 		return nil, err
 	}

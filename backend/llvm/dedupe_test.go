@@ -31,7 +31,7 @@ func TestDedupeKernels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := newPlan(m, m.Funcs[0], false)
+	p, err := newPlan(m, m.Funcs[0], target{threads: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,25 +20,34 @@ import (
 // tiles (from raggedSwapRows; 8 rows or fewer stream the rhs, gemv.go):
 // one chunk of packed rows (raggedSwapPanels: 4 panels of 16 up to K =
 // 2048), so the weights are read once per call. Larger products keep the
-// blocked one. With AVX-512 (gen.wide) there is no bound: the 8 x 32
+// blocked one. With AVX-512 (gen.wide) there is no bound on the rows: the 8 x 32
 // tile of swappedWide beats the blocked product at every row count
 // measured, a prefill's 512 rows included, though each chunk of 64 rows
 // reads the weights again (BenchmarkGemm/rhsT/512x1024x3072: 182-185 ->
 // 198-203 GFLOP/s; eleven projection shapes of Qwen3-0.6B and -30B-A3B,
-// 128 to 2048 rows, 5-12% faster on average, none slower).
-const dotSwapMaxRows = 64
+// 128 to 2048 rows, 5-12% faster on average, none slower). The swapped
+// product shares a call among the threads by 16-column tiles only, so past
+// 64 rows it takes products with at least dotSwapTilesPerThread tiles a
+// thread: the blocked product also shares rows, which a product of many
+// rows and few columns needs on a machine of many cores.
+const (
+	dotSwapMaxRows        = 64
+	dotSwapTilesPerThread = 4
+)
 
-// dotSwapFits reports whether d runs as the swapped product: one product
-// (no batch, an f32 result) of a row-major f32 lhs [M, K] and a rhs stored
-// [N, K] (f32, or f16/bf16 weights read at their width), M rows within the
-// bounds (no upper one when wide), N a whole number of 16-column tiles.
-func dotSwapFits(d dotShape, wide bool) bool {
+// dotSwapFits reports whether d runs as the swapped product on tgt: one
+// product (no batch, an f32 result) of a row-major f32 lhs [M, K] and a
+// rhs stored [N, K] (f32, or f16/bf16 weights read at their width), M rows
+// within the bounds (no upper one when wide and N has tiles enough for
+// the threads), N a whole number of 16-column tiles.
+func dotSwapFits(d dotShape, tgt target) bool {
 	rowsOfK := func(o dotOperand) bool {
 		return len(o.batch.sizes) == 0 &&
 			len(o.contract.sizes) == 1 && o.contract.strides[0] == 1 &&
 			len(o.free.sizes) == 1 && o.free.strides[0] == d.K
 	}
-	return d.B == 1 && d.out == ir.F32 && d.M >= raggedSwapRows && (d.M <= dotSwapMaxRows || wide) &&
+	return d.B == 1 && d.out == ir.F32 && d.M >= raggedSwapRows &&
+		(d.M <= dotSwapMaxRows || tgt.wide && d.N/gemmNR >= dotSwapTilesPerThread*int64(tgt.threads)) &&
 		d.N%gemmNR == 0 && d.K > 0 && d.lhs.dt == ir.F32 && wideable(d.rhs.dt) && rowsOfK(d.lhs) && rowsOfK(d.rhs)
 }
 

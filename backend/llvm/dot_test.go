@@ -174,26 +174,31 @@ func TestDotReadsReshape(t *testing.T) {
 func TestDotSwap(t *testing.T) {
 	for _, wide := range []bool{true, false} {
 		b := testBackend(t)
-		b.wide = wide
+		b.wide, b.threads = wide, 2
 		t.Run(fmt.Sprintf("wide=%v", wide), func(t *testing.T) { testDotSwap(t, b) })
 	}
 }
 
 func testDotSwap(t *testing.T, b *Backend) {
 	for _, c := range []struct {
-		m, k, n int64
-		epi     bool
-		what    string
+		m, k, n  int64
+		epi      bool
+		what     string // the step, with AVX2's tiles
+		wideWhat string // with AVX-512's, when other
 	}{
-		{9, 40, 16, false, "dot_general (swapped)"},    // the fewest rows: gemv takes 8
-		{64, 1000, 48, false, "dot_general (swapped)"}, // the most rows; three tiles for two cores
-		{33, 77, 32, false, "dot_general (swapped)"},   // K odd; a last panel of one row
-		{40, 64, 32, true, "dot_general (swapped)+add"},
-		{65, 40, 16, false, "dot_general"},     // past the AVX2 bound: the blocked product (AVX-512: swapped)
-		{300, 70, 48, true, "dot_general+add"}, // five chunks of rows, the last partial
-		{20, 40, 24, false, "dot_general"},     // N not a multiple of 16
-		{8, 40, 16, false, "gemv"},
+		{9, 40, 16, false, "dot_general (swapped)", ""},    // the fewest rows: gemv takes 8
+		{64, 1000, 48, false, "dot_general (swapped)", ""}, // the most rows (AVX2); three tiles for two cores
+		{33, 77, 32, false, "dot_general (swapped)", ""},   // K odd; a last panel of one row
+		{40, 64, 32, true, "dot_general (swapped)+add", ""},
+		// past 64 rows, AVX-512 only and with 4 tiles a thread (two threads)
+		{300, 70, 128, true, "dot_general+add", "dot_general (swapped)+add"}, // five chunks of rows, the last partial
+		{65, 40, 112, false, "dot_general", ""},                              // seven tiles: the blocked product shares rows too
+		{20, 40, 24, false, "dot_general", ""},                               // N not a multiple of 16
+		{8, 40, 16, false, "gemv", ""},
 	} {
+		if b.wide && c.wideWhat != "" {
+			c.what = c.wideWhat
+		}
 		t.Run(fmt.Sprintf("%dx%dx%d", c.m, c.k, c.n), func(t *testing.T) {
 			body := fmt.Sprintf("  %%d = dot_general %%x, %%w {lhs_contract=[1], rhs_contract=[1]} : f32[%d,%d]\n  return %%d", c.m, c.n)
 			if c.epi {
@@ -203,9 +208,6 @@ func testDotSwap(t *testing.T, b *Backend) {
 				c.m, c.k, c.n, c.k, c.m, c.n, c.m, c.n, body)
 			exe := compileText(t, "swap", []byte(src))
 			x := differential(t, b, exe.Module, exe.Entry, 7)
-			if b.wide && c.m > dotSwapMaxRows && c.n%gemmNR == 0 {
-				c.what = strings.Replace(c.what, "dot_general", "dot_general (swapped)", 1)
-			}
 			if got := x.plan.steps[0].what; len(x.plan.steps) != 1 || got != c.what {
 				t.Errorf("plan:\n%s\nwant one step: %s", x.plan, c.what)
 			}

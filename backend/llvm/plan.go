@@ -65,8 +65,9 @@ type plan struct {
 }
 
 type planner struct {
-	m *ir.Module
-	p *plan
+	m   *ir.Module
+	p   *plan
+	tgt target
 	// epis are the epilogues fused into dot_general kernels (dot.go).
 	epis map[*ir.Instr]*dotEpilogue
 	// synthetic are the copies that bind an inlined fusion's parameters
@@ -86,11 +87,16 @@ type planner struct {
 	narrowSrc map[*ir.Value]*ir.Value
 }
 
-// newPlan builds the plan of f in m, generating kernels into a new module
-// (wide: for a host with AVX-512, gen.wide); donate lists the parameters
-// the caller may donate (donate.go).
-func newPlan(m *ir.Module, f *ir.Func, wide bool, donate ...int) (*plan, error) {
-	pl := &planner{m: m, p: &plan{gen: newGen(wide), generated: map[ir.Op]int{}, fallback: map[ir.Op]int{}},
+// target is what a plan may assume of the machine that runs it.
+type target struct {
+	wide    bool // the CPU has AVX-512 (gen.wide)
+	threads int  // the parts a kernel call is split into (Options.Threads)
+}
+
+// newPlan builds the plan of f in m for tgt, generating kernels into a new
+// module; donate lists the parameters the caller may donate (donate.go).
+func newPlan(m *ir.Module, f *ir.Func, tgt target, donate ...int) (*plan, error) {
+	pl := &planner{m: m, tgt: tgt, p: &plan{gen: newGen(tgt.wide), generated: map[ir.Op]int{}, fallback: map[ir.Op]int{}},
 		epis: map[*ir.Instr]*dotEpilogue{}, synthetic: map[*ir.Instr]bool{}, inplace: inplaceUpdates(f, donate),
 		raggedT: map[*ir.Instr]*ir.Value{}, reshaped: map[*ir.Instr]map[int]*ir.Value{},
 		narrowSrc: map[*ir.Value]*ir.Value{}}
