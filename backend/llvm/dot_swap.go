@@ -67,7 +67,6 @@ func (pl *planner) dotSwap(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue
 		x.epi = func(m, n value.Value) { epiAt(ci(0), m, n) }
 	}
 	x.c, x.A, x.B = k.buf(0, types.Float), k.buf(1, types.Float), k.fbuf(2, d.rhs.dt).p
-	x.vfma = k.g.declare("llvm.fmuladd.v8f32", v8, v8, v8, v8)
 	x.rowLo, x.rowHi, x.wBase = ci(0), ci(d.M), ci(0)
 	x.swapped()
 	k.finish()

@@ -389,9 +389,15 @@ func (k *kfn) ifElse(cond value.Value, then, els func()) {
 }
 
 // vload loads 8 floats at p[idx] (4-byte aligned).
-func (k *kfn) vload(p, idx value.Value) value.Value {
-	ptr := k.cur.NewBitCast(k.at(types.Float, p, idx), types.NewPointer(v8))
-	l := k.cur.NewLoad(v8, ptr)
+func (k *kfn) vload(p, idx value.Value) value.Value { return k.vloadOf(v8, p, idx) }
+
+// vload16 loads 16 floats at p[idx] (4-byte aligned).
+func (k *kfn) vload16(p, idx value.Value) value.Value { return k.vloadOf(v16, p, idx) }
+
+// vloadOf loads a vector of type vt at p[idx] (4-byte aligned).
+func (k *kfn) vloadOf(vt *types.VectorType, p, idx value.Value) value.Value {
+	ptr := k.cur.NewBitCast(k.at(types.Float, p, idx), types.NewPointer(vt))
+	l := k.cur.NewLoad(vt, ptr)
 	l.Align = 4
 	return l
 }
@@ -400,20 +406,6 @@ func (k *kfn) vstore(v, p, idx value.Value) {
 	ptr := k.cur.NewBitCast(k.at(types.Float, p, idx), types.NewPointer(v8))
 	s := k.cur.NewStore(v, ptr)
 	s.Align = 4
-}
-
-// vload16 loads 16 floats at p[idx] (4-byte aligned).
-func (k *kfn) vload16(p, idx value.Value) value.Value {
-	ptr := k.cur.NewBitCast(k.at(types.Float, p, idx), types.NewPointer(v16))
-	l := k.cur.NewLoad(v16, ptr)
-	l.Align = 4
-	return l
-}
-
-// splat16 broadcasts a float to all 16 lanes.
-func (k *kfn) splat16(x value.Value) value.Value {
-	one := k.cur.NewInsertElement(constant.NewUndef(v16), x, constant.NewInt(types.I32, 0))
-	return k.cur.NewShuffleVector(one, constant.NewUndef(v16), constant.NewZeroInitializer(types.NewVector(16, types.I32)))
 }
 
 // half8 is lanes [8h, 8h+8) of a <16 x float>.
@@ -426,10 +418,13 @@ func (k *kfn) half8(v value.Value, h int64) value.Value {
 }
 
 // splat broadcasts a float to all 8 lanes.
-func (k *kfn) splat(x value.Value) value.Value {
-	one := k.cur.NewInsertElement(constant.NewUndef(v8), x, constant.NewInt(types.I32, 0))
-	mask := constant.NewZeroInitializer(types.NewVector(8, types.I32))
-	return k.cur.NewShuffleVector(one, constant.NewUndef(v8), mask)
+func (k *kfn) splat(x value.Value) value.Value { return k.splatOf(v8, x) }
+
+// splatOf broadcasts a float to every lane of a vector of type vt.
+func (k *kfn) splatOf(vt *types.VectorType, x value.Value) value.Value {
+	one := k.cur.NewInsertElement(constant.NewUndef(vt), x, constant.NewInt(types.I32, 0))
+	mask := constant.NewZeroInitializer(types.NewVector(vt.Len, types.I32))
+	return k.cur.NewShuffleVector(one, constant.NewUndef(vt), mask)
 }
 
 // updateFull adds (stores, when first) a whole f32 tile with vector

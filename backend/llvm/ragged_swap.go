@@ -1,6 +1,8 @@
 package llvm
 
 import (
+	"fmt"
+
 	"github.com/llir/llvm/ir/constant"
 	"github.com/llir/llvm/ir/enum"
 	"github.com/llir/llvm/ir/types"
@@ -83,7 +85,7 @@ func (x *raggedCtx) swapped() {
 				pan := k.at(types.Float, panels, k.cur.NewMul(p, ci(x.K*gemmNR)))
 				rt := k.mulAdd(p, gemmNR, r0)
 				tile := func(halves int) func() {
-					return func() { x.swapStore(x.swapMicro(pan, n0, halves), rt, r1, n0, halves) }
+					return func() { x.swapStore(x.swapMicro(pan, n0, halves), rt, r1, n0, v8, halves) }
 				}
 				// A last panel of at most 8 rows computes only them.
 				k.ifElse(k.cur.NewICmp(enum.IPredSLE, k.cur.NewSub(r1, rt), ci(8)), tile(1), tile(2))
@@ -96,42 +98,62 @@ func (x *raggedCtx) swapped() {
 }
 
 // swapMicro is the 8 x 16 tile: result columns [n0, n0+8) (rows of the
-// matrix) x the panel's 16 rows, over the whole contraction. acc[2i+h] is
-// column n0+i for the panel's rows 8h..8h+7.
+// matrix) x the panel's 16 rows (its first 8 when halves is 1), in AVX2
+// halves. acc[halves*i+h] is column n0+i for the panel's rows 8h..8h+7.
 func (x *raggedCtx) swapMicro(pan, n0 value.Value, halves int) []value.Value {
+	return x.swapTile(v8, n0, halves, func(at value.Value, h int64) value.Value {
+		if h > 0 {
+			at = x.k.cur.NewAdd(at, ci(8*h))
+		}
+		return x.k.vload(pan, at)
+	})
+}
+
+// swapTile multiplies the matrix rows n0..n0+7 (result columns), each
+// weight broadcast to vt, into n vectors of packed rows, vec(at, j) for
+// j < n at offset at = kk*16 of the chunk, over the whole contraction.
+// acc[n*i+j] is column n0+i for vector j.
+func (x *raggedCtx) swapTile(vt *types.VectorType, n0 value.Value, n int, vec func(at value.Value, j int64) value.Value) []value.Value {
 	k := x.k
+	vfma := k.g.declare(fmt.Sprintf("llvm.fmuladd.v%df32", vt.Len), vt, vt, vt, vt)
 	wRow := x.swapRows(n0)
-	init := make([]value.Value, 8*halves)
+	init := make([]value.Value, 8*n)
 	for i := range init {
-		init[i] = constant.NewZeroInitializer(v8)
+		init[i] = constant.NewZeroInitializer(vt)
 	}
 	return k.loop(ci(0), ci(x.K), init, func(kk value.Value, acc []value.Value) []value.Value {
 		at := k.cur.NewMul(kk, ci(gemmNR))
-		b := []value.Value{k.vload(pan, at), nil}
-		if halves == 2 {
-			b[1] = k.vload(pan, k.cur.NewAdd(at, ci(8)))
+		b := make([]value.Value, n)
+		for j := range b {
+			b[j] = vec(at, int64(j))
 		}
 		next := make([]value.Value, len(acc))
 		for i := range wRow {
-			w := k.splat(k.loadDT(x.B, k.cur.NewAdd(wRow[i], kk), x.wdt))
-			for h := range halves {
-				next[halves*i+h] = k.cur.NewCall(x.vfma, w, b[h], acc[halves*i+h])
+			w := k.splatOf(vt, k.loadDT(x.B, k.cur.NewAdd(wRow[i], kk), x.wdt))
+			for j := range n {
+				next[n*i+j] = k.cur.NewCall(vfma, w, b[j], acc[n*i+j])
 			}
 		}
 		return next
 	})
 }
 
-// swapStore writes the tile: rows r0.. (those before end) of the result at
-// columns [n0, n0+8), each an 8 x 8 transpose away from the accumulators,
-// and applies the epilogue (x.epi) to each row as it is stored.
-func (x *raggedCtx) swapStore(acc []value.Value, r0, end, n0 value.Value, halves int) {
-	for h := range int64(halves) {
-		blk := make([]value.Value, 8)
-		for i := range blk {
-			blk[i] = acc[halves*i+int(h)]
+// swapStore writes swapTile's tile of n vectors of vt: rows r0.. (those
+// before end) of the result at columns [n0, n0+8), vector j's rows from
+// r0 + j*lanes, eight at a time through storeRows.
+func (x *raggedCtx) swapStore(acc []value.Value, r0, end, n0 value.Value, vt *types.VectorType, n int) {
+	lanes := int64(vt.Len)
+	for j := range n {
+		for h := range lanes / 8 {
+			blk := make([]value.Value, 8)
+			for i := range blk {
+				blk[i] = acc[n*i+j]
+				if lanes > 8 {
+					blk[i] = x.k.half8(blk[i], h)
+				}
+			}
+			x.storeRows(blk, x.k.cur.NewAdd(r0, ci(int64(j)*lanes+8*h)), end, n0)
 		}
-		x.storeRows(blk, x.k.cur.NewAdd(r0, ci(8*h)), end, n0)
 	}
 }
 
@@ -180,11 +202,11 @@ func (x *raggedCtx) swappedWide(panels, np, r0, r1, n0 value.Value) {
 		rt := k.mulAdd(p, gemmNR, r0)
 		rem := k.cur.NewSub(r1, rt)
 		wide := func(n int) func() {
-			return func() { x.swapStoreWide(x.swapMicroWide(pan, n0, n), rt, r1, n0, n) }
+			return func() { x.swapStore(x.swapMicroWide(pan, n0, n), rt, r1, n0, v16, n) }
 		}
 		k.ifElse(k.cur.NewICmp(enum.IPredSGT, rem, ci(gemmNR)), wide(2), func() {
 			k.ifElse(k.cur.NewICmp(enum.IPredSGT, rem, ci(8)), wide(1), func() {
-				x.swapStore(x.swapMicro(pan, n0, 1), rt, r1, n0, 1)
+				x.swapStore(x.swapMicro(pan, n0, 1), rt, r1, n0, v8, 1)
 			})
 		})
 		return nil
@@ -192,43 +214,9 @@ func (x *raggedCtx) swappedWide(panels, np, r0, r1, n0 value.Value) {
 }
 
 // swapMicroWide is the tile of swappedWide: result columns [n0, n0+8) x
-// the 16 rows of each of panels consecutive panels, over the whole
-// contraction; acc[panels*i+j] is column n0+i for panel j's rows.
+// the 16 rows of each of panels consecutive panels, one <16 x float> each.
 func (x *raggedCtx) swapMicroWide(pan, n0 value.Value, panels int) []value.Value {
-	k := x.k
-	vfma := k.g.declare("llvm.fmuladd.v16f32", v16, v16, v16, v16)
-	wRow := x.swapRows(n0)
-	init := make([]value.Value, 8*panels)
-	for i := range init {
-		init[i] = constant.NewZeroInitializer(v16)
-	}
-	return k.loop(ci(0), ci(x.K), init, func(kk value.Value, acc []value.Value) []value.Value {
-		at := k.cur.NewMul(kk, ci(gemmNR))
-		b := make([]value.Value, panels)
-		for j := range b {
-			b[j] = k.vload16(pan, k.cur.NewAdd(at, ci(int64(j)*x.K*gemmNR)))
-		}
-		next := make([]value.Value, len(acc))
-		for i := range wRow {
-			w := k.splat16(k.loadDT(x.B, k.cur.NewAdd(wRow[i], kk), x.wdt))
-			for j := range panels {
-				next[panels*i+j] = k.cur.NewCall(vfma, w, b[j], acc[panels*i+j])
-			}
-		}
-		return next
+	return x.swapTile(v16, n0, panels, func(at value.Value, j int64) value.Value {
+		return x.k.vload16(pan, x.k.cur.NewAdd(at, ci(j*x.K*gemmNR)))
 	})
-}
-
-// swapStoreWide writes swapMicroWide's tile: each panel's rows, eight at
-// a time (a half of each accumulator), through storeRows.
-func (x *raggedCtx) swapStoreWide(acc []value.Value, r0, end, n0 value.Value, panels int) {
-	for j := range panels {
-		for h := range int64(2) {
-			blk := make([]value.Value, 8)
-			for i := range blk {
-				blk[i] = x.k.half8(acc[panels*i+j], h)
-			}
-			x.storeRows(blk, x.k.cur.NewAdd(r0, ci(int64(j)*gemmNR+8*h)), end, n0)
-		}
-	}
 }
