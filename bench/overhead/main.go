@@ -1,7 +1,7 @@
 // Command overhead measures what the compilation cache adds to a call that
 // hits it: a compiled call on tiny inputs against the execution of the same
-// optimised program alone (runtime.Compile, then backend/cpu.Run), with
-// testing.Benchmark.
+// optimised program alone (runtime.Compile for the default backend, then
+// its Executable's Run), with testing.Benchmark.
 //
 //	go run ./bench/overhead [-benchtime 2s]
 //
@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/tpucc/tpucc/backend"
-	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/compile"
 	"github.com/tpucc/tpucc/frontend/trace"
 	"github.com/tpucc/tpucc/ir"
@@ -49,14 +48,19 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	exe, _, err := runtime.Compile(m, runtime.Config{})
+	// The same backend the cache compiles for (runtime.DefaultBackend).
+	be, err := runtime.OpenBackend(runtime.DefaultBackend)
+	if err != nil {
+		fail(err)
+	}
+	exe, _, err := runtime.Compile(m, runtime.Config{Backend: be})
 	if err != nil {
 		fail(err)
 	}
 	cargs := []*backend.Buffer{x.Buffer(), y.Buffer()}
 	alone := func(b *testing.B) {
 		for b.Loop() {
-			if _, err := cpu.Run(exe.Module, exe.Entry, cargs); err != nil {
+			if _, err := exe.Run(cargs); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -102,13 +106,21 @@ func main() {
 		}
 	}
 
-	forms := []struct {
-		name string
-		fn   func(*testing.B)
-	}{{"execution alone (cpu.Run)", alone}, {"runtime.Function.Call", viaRuntime}, {"compile.Func", viaFunc}, {"Compiled.Call", viaCall}}
+	report([]form{{"execution alone (Run)", alone}, {"runtime.Function.Call", viaRuntime}, {"compile.Func", viaFunc}, {"Compiled.Call", viaCall}}, *rounds)
+}
+
+// form is one way of making the call, timed by fn.
+type form struct {
+	name string
+	fn   func(*testing.B)
+}
+
+// report times the forms in rounds, interleaved, and prints each one's median
+// time per call and its overhead over the first (the execution alone).
+func report(forms []form, rounds int) {
 	times := make([][]float64, len(forms))
 	last := make([]testing.BenchmarkResult, len(forms))
-	for range *rounds {
+	for range rounds {
 		for i, f := range forms {
 			last[i] = testing.Benchmark(f.fn)
 			times[i] = append(times[i], float64(last[i].T.Nanoseconds())/float64(last[i].N))
@@ -118,7 +130,7 @@ func main() {
 	for i, f := range forms {
 		med[i] = median(times[i])
 		fmt.Printf("%-27s %7.0f ns/call (median of %d)  %5d B/call  %3d allocs/call  overhead %5.0f ns\n",
-			f.name+":", med[i], *rounds, last[i].AllocedBytesPerOp(), last[i].AllocsPerOp(), med[i]-med[0])
+			f.name+":", med[i], rounds, last[i].AllocedBytesPerOp(), last[i].AllocsPerOp(), med[i]-med[0])
 	}
 	fmt.Printf("cache-hit-overhead: func=%.0fns call=%.0fns runtime=%.0fns\n", med[2]-med[0], med[3]-med[0], med[1]-med[0])
 }
