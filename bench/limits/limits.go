@@ -20,7 +20,7 @@ import (
 
 // Limits are the measured figures.
 type Limits struct {
-	FMAPeak   float64 // f32 FLOP/s, every core running vector FMA chains
+	FMAPeak   float64 // f32 FLOP/s, every core running FMA chains of its widest vectors (AVX-512 where it has it)
 	Bandwidth float64 // bytes/s of a STREAM triad (reads and writes counted)
 }
 
