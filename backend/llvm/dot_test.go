@@ -10,7 +10,7 @@ import (
 )
 
 // dotCases cover the shapes the blocked kernel must handle: edges that are
-// not multiples of the 6 x 16 tile, K = 1, blocks larger than MC, KC and
+// not multiples of the 6 x 16 tile (6 x 32 with AVX-512), K = 1, blocks larger than MC, KC and
 // NC, transposed operands, batch dimensions anywhere, groups that do not
 // collapse into one strided dimension, and f16/bf16.
 // dotCase is one dot_general of a test program: its operand types,
@@ -23,6 +23,9 @@ var dotCases = []dotCase{
 	{"tiny", "f32[1,1]", "f32[1,1]", "lhs_contract=[1], rhs_contract=[0]", "f32[1,1]"},
 	{"vector", "f32[37]", "f32[37]", "lhs_contract=[0], rhs_contract=[0]", "f32[]"},
 	{"big", "f32[130,300]", "f32[300,530]", "lhs_contract=[1], rhs_contract=[0]", "f32[130,530]"},
+	// whole tiles: two column panels at a time (AVX-512), then a last one alone
+	{"panelPairs", "f32[12,70]", "f32[70,64]", "lhs_contract=[1], rhs_contract=[0]", "f32[12,64]"},
+	{"oddPanel", "f32[18,33]", "f32[33,48]", "lhs_contract=[1], rhs_contract=[0]", "f32[18,48]"},
 	{"lhsT", "f32[300,9]", "f32[300,33]", "lhs_contract=[0], rhs_contract=[0]", "f32[9,33]"},
 	{"rhsT", "f32[9,20]", "f32[35,20]", "lhs_contract=[1], rhs_contract=[1]", "f32[9,35]"},
 	// a weight stored [N, K] (packed by 8 x 8 transposes): several KC
@@ -38,13 +41,29 @@ var dotCases = []dotCase{
 }
 
 // TestDotShapes runs every case of dotCases in one program (one clang
-// run) against the reference executor, within the oracle's tolerance.
+// run) against the reference executor, within the oracle's tolerance,
+// with AVX-512's tiles and with AVX2's whatever the host (without
+// AVX-512 clang splits the wide code into AVX2 halves: slower, same sums).
 func TestDotShapes(t *testing.T) {
-	b := testBackend(t)
-	m := dotsModule(t, dotCases)
-	x := differential(t, b, m, m.Funcs[0], 3)
-	if gen, fb := x.Coverage(); fb != "" || gen != fmt.Sprintf("dot_general=%d", len(dotCases)) {
-		t.Errorf("coverage: generated %q, fallback %q", gen, fb)
+	forTiles(t, func(t *testing.T, b *Backend) {
+		m := dotsModule(t, dotCases)
+		x := differential(t, b, m, m.Funcs[0], 3)
+		if gen, fb := x.Coverage(); fb != "" || gen != fmt.Sprintf("dot_general=%d", len(dotCases)) {
+			t.Errorf("coverage: generated %q, fallback %q", gen, fb)
+		}
+		if wide := strings.Contains(x.plan.gen.text(), "fmuladd.v16f32"); wide != b.wide {
+			t.Errorf("16-float tiles generated: %v, with gen.wide %v", wide, b.wide)
+		}
+	})
+}
+
+// forTiles runs test with a backend generating AVX-512's tiles (gen.wide)
+// and with one generating AVX2's.
+func forTiles(t *testing.T, test func(t *testing.T, b *Backend)) {
+	for _, wide := range []bool{true, false} {
+		b := testBackend(t)
+		b.wide = wide
+		t.Run(fmt.Sprintf("wide=%v", wide), func(t *testing.T) { test(t, b) })
 	}
 }
 
@@ -72,7 +91,10 @@ func dotsModule(t *testing.T, cases []dotCase) *ir.Module {
 // in the kernel's output tile (one step, named by the fused ops), through
 // the cpu pipeline's fusion regions, and agrees with the reference.
 func TestDotEpilogue(t *testing.T) {
-	b := testBackend(t)
+	forTiles(t, testDotEpilogue)
+}
+
+func testDotEpilogue(t *testing.T, b *Backend) {
 	cases := []struct{ name, body, plan string }{
 		{"bias+relu", "  %h = matmul %x, %w : f32[70,40]\n  %hb = add %h, %c\n  %a = relu %hb\n  return %a",
 			"0: dot_general+add+relu [4 0 1 2]\n"},
@@ -172,11 +194,10 @@ func TestDotReadsReshape(t *testing.T) {
 // All agree with the reference, with AVX-512's tiles (swappedWide) and
 // with AVX2's, whatever the host (TestRaggedDot).
 func TestDotSwap(t *testing.T) {
-	for _, wide := range []bool{true, false} {
-		b := testBackend(t)
-		b.wide, b.threads = wide, 2
-		t.Run(fmt.Sprintf("wide=%v", wide), func(t *testing.T) { testDotSwap(t, b) })
-	}
+	forTiles(t, func(t *testing.T, b *Backend) {
+		b.threads = 2
+		testDotSwap(t, b)
+	})
 }
 
 func testDotSwap(t *testing.T, b *Backend) {
@@ -211,7 +232,8 @@ func testDotSwap(t *testing.T, b *Backend) {
 			if got := x.plan.steps[0].what; len(x.plan.steps) != 1 || got != c.what {
 				t.Errorf("plan:\n%s\nwant one step: %s", x.plan, c.what)
 			}
-			if wide := strings.Contains(x.plan.gen.text(), "fmuladd.v16f32"); wide != (b.wide && c.m > 8 && strings.HasPrefix(c.what, "dot_general (swapped)")) {
+			// Both the swapped and the blocked product have 16-float tiles; gemv has none.
+			if wide := strings.Contains(x.plan.gen.text(), "fmuladd.v16f32"); wide != (b.wide && c.what != "gemv") {
 				t.Errorf("16-float tiles generated: %v, with gen.wide %v", wide, b.wide)
 			}
 		})

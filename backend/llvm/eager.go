@@ -50,9 +50,10 @@ func (g *gen) eagerKernel(name string) *kfn {
 	return k
 }
 
-// eagerModule generates the library.
-func eagerModule() *gen {
-	g := newGen(false)
+// eagerModule generates the library; wide: its products use AVX-512 tiles
+// (gen.wide), as the host's programs do.
+func eagerModule(wide bool) *gen {
+	g := newGen(wide)
 	for _, op := range eagerUnary {
 		variants := []string{""}
 		if op == ir.OpGelu {

@@ -39,7 +39,7 @@ func (b *Backend) eagerLibrary() (*eagerLib, error) {
 func (b *Backend) loadEager() (*eagerLib, error) {
 	var times BuildTimes
 	t0 := time.Now()
-	g := eagerModule()
+	g := eagerModule(b.wide)
 	text := g.text()
 	times.IRGen = time.Since(t0)
 	data, err := b.cache.object(b.tc, b.tc.objectKey(text), text, &times)

@@ -1,6 +1,8 @@
 package llvm
 
 import (
+	"fmt"
+
 	"github.com/llir/llvm/ir/constant"
 	"github.com/llir/llvm/ir/enum"
 	"github.com/llir/llvm/ir/types"
@@ -16,7 +18,8 @@ import (
 // rows); for each MC-row block the lhs is packed into 6-row panels (the
 // whole MC x KC block, 120 KiB, stays in L2); the micro-kernel keeps a
 // 6 x 16 tile of the result in twelve <8 x float> registers over the KC
-// slice and adds it into the result. Operands are read through accessors,
+// slice and adds it into the result (with AVX-512, a 6 x 32 tile of two
+// panels in twelve <16 x float>: gemmTile). Operands are read through accessors,
 // so packing absorbs strides, transposes, non-collapsing dimensions and
 // f16/bf16 (widened to f32 when packed); rows and columns past the edge
 // are packed as zeros, so the micro-kernel is always full and only the
@@ -64,11 +67,12 @@ func (k *kfn) prefetch(p value.Value, rw, locality int64) {
 }
 
 // gemmScratch is the scratch a gemm call needs for blocks of at most mc x
-// kc (lhs) and kc x nc (rhs): the two packed blocks and one edge tile.
+// kc (lhs) and kc x nc (rhs): the two packed blocks and one edge tile (of
+// the widest micro-kernel, two panels).
 func gemmScratch(mc, kc, nc int64) int64 {
 	mc = (mc + gemmMR - 1) / gemmMR * gemmMR
 	nc = (nc + gemmNR - 1) / gemmNR * gemmNR
-	return 4 * (mc*kc + kc*nc + gemmMR*gemmNR)
+	return 4 * (mc*kc + kc*nc + gemmMR*2*gemmNR)
 }
 
 // gemmBlocks are the block sizes for an m x k x n product: the constants,
@@ -244,29 +248,57 @@ func (k *kfn) gemmPackScalar(dst value.Value, op gemmOperand, w int64, base, end
 	})
 }
 
-// gemmMicro is the micro-kernel: the 6 x 16 tile of ap's panel ([kc][6])
-// times bp's panel ([kc][16]), in twelve vector accumulators (row i in
-// acc[2i], acc[2i+1]). Per k: two panel loads, six broadcasts, twelve
-// fused multiply-adds (vbroadcastss + vfmadd231ps).
-func (k *kfn) gemmMicro(ap, bp, kc value.Value, step func(kk value.Value)) []value.Value {
-	vfma := k.g.declare("llvm.fmuladd.v8f32", v8, v8, v8, v8)
-	init := make([]value.Value, 2*gemmMR)
+// gemmTile is the micro-kernel's tile: gemmMR rows by panels column
+// panels of gemmNR, held in vectors of vt (v8 for AVX2, v16 with AVX-512).
+type gemmTile struct {
+	vt     *types.VectorType
+	panels int64
+}
+
+// The tiles: AVX2's 6 x 16 in twelve <8 x float>; with AVX-512, 6 x 32 in
+// twelve <16 x float> (two panels side by side), and 6 x 16 in six for a
+// last panel left alone. A core whose 512-bit FMAs are native (Zen 5, most
+// AVX-512 Xeons) does twice the work per instruction with them.
+var (
+	tileAVX2   = gemmTile{v8, 1}
+	tileWide   = gemmTile{v16, 2}
+	tileWide16 = gemmTile{v16, 1}
+)
+
+func (t gemmTile) cols() int64   { return t.panels * gemmNR }
+func (t gemmTile) lanes() int64  { return int64(t.vt.Len) }
+func (t gemmTile) perRow() int64 { return t.cols() / t.lanes() }
+
+// gemmMicro is the micro-kernel: the gemmMR x t.cols() tile of ap's panel
+// ([kc][6]) times the column panels at bps ([kc][16] each), in vector
+// accumulators (row i in acc[i*perRow : (i+1)*perRow]). Per k: the panels'
+// vector loads, six broadcasts, and a fused multiply-add per accumulator
+// (vbroadcastss + vfmadd231ps).
+func (k *kfn) gemmMicro(t gemmTile, ap value.Value, bps []value.Value, kc value.Value, step func(kk value.Value)) []value.Value {
+	vfma := k.g.declare(fmt.Sprintf("llvm.fmuladd.v%df32", t.vt.Len), t.vt, t.vt, t.vt, t.vt)
+	per := t.perRow()
+	init := make([]value.Value, gemmMR*per)
 	for i := range init {
-		init[i] = constant.NewZeroInitializer(v8)
+		init[i] = constant.NewZeroInitializer(t.vt)
 	}
 	return k.loop(ci(0), kc, init, func(kk value.Value, acc []value.Value) []value.Value {
 		bAt := k.cur.NewMul(kk, ci(gemmNR))
-		b0 := k.vload(bp, bAt)
-		b1 := k.vload(bp, k.cur.NewAdd(bAt, ci(8)))
+		var b []value.Value
+		for _, bp := range bps {
+			for h := int64(0); h < gemmNR; h += t.lanes() {
+				b = append(b, k.vloadOf(t.vt, bp, k.cur.NewAdd(bAt, ci(h))))
+			}
+		}
 		aAt := k.cur.NewMul(kk, ci(gemmMR))
 		if step != nil {
 			step(kk)
 		}
 		next := make([]value.Value, len(acc))
-		for i := 0; i < gemmMR; i++ {
-			av := k.splat(k.load(types.Float, ap, k.cur.NewAdd(aAt, ci(int64(i)))))
-			next[2*i] = k.cur.NewCall(vfma, av, b0, acc[2*i])
-			next[2*i+1] = k.cur.NewCall(vfma, av, b1, acc[2*i+1])
+		for i := int64(0); i < gemmMR; i++ {
+			av := k.splatOf(t.vt, k.load(types.Float, ap, k.cur.NewAdd(aAt, ci(i))))
+			for j := range per {
+				next[i*per+j] = k.cur.NewCall(vfma, av, b[j], acc[i*per+j])
+			}
 		}
 		return next
 	})
@@ -290,27 +322,30 @@ func (c gemmC) off(k *kfn, m, n value.Value) value.Value {
 	return k.cur.NewAdd(k.mulAdd(m, c.ld, c.base), n)
 }
 
-// prefetch asks for the tile's rows of C (written after the k loop).
-func (c gemmC) prefetch(k *kfn, m0, n0, mr value.Value) {
+// prefetch asks for the tile's rows of C (written after the k loop): a
+// line (16 floats) per row and panel.
+func (c gemmC) prefetch(k *kfn, t gemmTile, m0, n0, mr value.Value) {
 	if c.buf.dt != ir.F32 {
 		return
 	}
 	last := k.cur.NewSub(k.cur.NewAdd(m0, mr), ci(1))
 	for i := int64(0); i < gemmMR; i++ {
 		m := k.smin(k.cur.NewAdd(m0, ci(i)), last)
-		k.prefetch(k.at(types.Float, c.buf.p, c.off(k, m, n0)), 1, 3)
+		for p := range t.panels {
+			k.prefetch(k.at(types.Float, c.buf.p, c.off(k, m, k.cur.NewAdd(n0, ci(p*gemmNR)))), 1, 3)
+		}
 	}
 }
 
 // update adds the tile acc into C at (m0, n0), mr x nr of it (stores it
 // when first), then runs the epilogue over it when last.
-func (c gemmC) update(k *kfn, acc []value.Value, tile, m0, n0, mr, nr, first, last value.Value) {
-	full := k.cur.NewAnd(k.cur.NewICmp(enum.IPredEQ, mr, ci(gemmMR)), k.cur.NewICmp(enum.IPredEQ, nr, ci(gemmNR)))
+func (c gemmC) update(k *kfn, t gemmTile, acc []value.Value, tile, m0, n0, mr, nr, first, last value.Value) {
+	full := k.cur.NewAnd(k.cur.NewICmp(enum.IPredEQ, mr, ci(gemmMR)), k.cur.NewICmp(enum.IPredEQ, nr, ci(t.cols())))
 	if c.buf.dt != ir.F32 { // f16/bf16 results are rounded element by element
-		c.updateEdge(k, acc, tile, m0, n0, mr, nr, first)
+		c.updateEdge(k, t, acc, tile, m0, n0, mr, nr, first)
 	} else {
-		k.ifElse(full, func() { c.updateFull(k, acc, m0, n0, first) },
-			func() { c.updateEdge(k, acc, tile, m0, n0, mr, nr, first) })
+		k.ifElse(full, func() { c.updateFull(k, t, acc, m0, n0, first) },
+			func() { c.updateEdge(k, t, acc, tile, m0, n0, mr, nr, first) })
 	}
 	if c.epi == nil {
 		return
@@ -328,34 +363,64 @@ func (c gemmC) update(k *kfn, acc []value.Value, tile, m0, n0, mr, nr, first, la
 
 // gemmBlock is the product of rows [m0, m0+mcur) x columns [n0, n0+ncur)
 // over contracting slice [k0, k0+kc), with rhs already packed in bp
-// (panels from column n0): pack the lhs block, then every tile.
+// (panels from column n0): pack the lhs block, then every tile. With
+// AVX-512 (gen.wide) the tiles take two column panels at a time, and a
+// last odd panel alone.
 //
 // pf, when not nil, prefetches line (line) of what the caller packs next
 // for the column panel from nt: the micro-kernel calls it at each of its
-// steps, for line ip*32 + kk/8 of the tile's row panel ip, so the lines
-// are asked for evenly while the panel is computed (asked for all at once,
-// they held up the panel and mostly arrived too late).
+// steps, for line ip*32 + kk/8 of the tile's row panel ip (for each of
+// its panels), so the lines are asked for evenly while the panel is
+// computed (asked for all at once, they held up the panel and mostly
+// arrived too late).
 func (k *kfn) gemmBlock(a gemmOperand, c gemmC, ap, bp, tile, m0, mEnd, mcur, n0, nEnd, ncur, k0, kc, first, last value.Value, pf func(nt, line value.Value)) {
 	k.gemmPack(ap, a, gemmMR, m0, mEnd, mcur, k0, kc)
-	k.loop(ci(0), k.ceilDiv(ncur, gemmNR), nil, func(jp value.Value, _ []value.Value) []value.Value {
-		nt := k.mulAdd(jp, gemmNR, n0)
-		nr := k.smin(ci(gemmNR), k.cur.NewSub(nEnd, nt))
-		bpan := k.at(types.Float, bp, k.cur.NewMul(jp, k.cur.NewMul(kc, ci(gemmNR))))
-		k.loop(ci(0), k.ceilDiv(mcur, gemmMR), nil, func(ip value.Value, _ []value.Value) []value.Value {
-			mt := k.mulAdd(ip, gemmMR, m0)
-			mr := k.smin(ci(gemmMR), k.cur.NewSub(mEnd, mt))
-			apan := k.at(types.Float, ap, k.cur.NewMul(ip, k.cur.NewMul(kc, ci(gemmMR))))
-			c.prefetch(k, mt, nt, mr)
-			var step func(kk value.Value)
-			if pf != nil {
-				step = func(kk value.Value) {
-					pf(nt, k.cur.NewAdd(k.cur.NewMul(ip, ci(32)), k.cur.NewLShr(kk, ci(3))))
-				}
-			}
-			acc := k.gemmMicro(apan, bpan, kc, step)
-			c.update(k, acc, tile, mt, nt, mr, nr, first, last)
+	panels := k.ceilDiv(ncur, gemmNR)
+	// cols runs tiles of t over the column panels jp*step + off.
+	cols := func(t gemmTile, count value.Value, off int64) {
+		k.loop(ci(0), count, nil, func(jq value.Value, _ []value.Value) []value.Value {
+			jp := k.mulAdd(jq, t.panels, ci(off))
+			k.gemmColumn(t, a, c, ap, bp, tile, m0, mEnd, mcur, n0, nEnd, jp, kc, first, last, pf)
 			return nil
 		})
+	}
+	if !k.g.wide {
+		cols(tileAVX2, panels, 0)
+		return
+	}
+	pairs := k.cur.NewSDiv(panels, ci(2))
+	cols(tileWide, pairs, 0)
+	odd := k.cur.NewSub(panels, k.cur.NewMul(pairs, ci(2)))
+	k.ifElse(k.cur.NewICmp(enum.IPredEQ, odd, ci(1)), func() {
+		k.gemmColumn(tileWide16, a, c, ap, bp, tile, m0, mEnd, mcur, n0, nEnd, k.cur.NewSub(panels, ci(1)), kc, first, last, pf)
+	}, nil)
+}
+
+// gemmColumn runs the micro-kernel of tile t down the rows of the packed
+// lhs block, for the column panels from jp (gemmBlock).
+func (k *kfn) gemmColumn(t gemmTile, a gemmOperand, c gemmC, ap, bp, tile, m0, mEnd, mcur, n0, nEnd, jp, kc, first, last value.Value, pf func(nt, line value.Value)) {
+	nt := k.mulAdd(jp, gemmNR, n0)
+	nr := k.smin(ci(t.cols()), k.cur.NewSub(nEnd, nt))
+	var bps []value.Value
+	for p := range t.panels {
+		bps = append(bps, k.at(types.Float, bp, k.cur.NewMul(k.cur.NewAdd(jp, ci(p)), k.cur.NewMul(kc, ci(gemmNR)))))
+	}
+	k.loop(ci(0), k.ceilDiv(mcur, gemmMR), nil, func(ip value.Value, _ []value.Value) []value.Value {
+		mt := k.mulAdd(ip, gemmMR, m0)
+		mr := k.smin(ci(gemmMR), k.cur.NewSub(mEnd, mt))
+		apan := k.at(types.Float, ap, k.cur.NewMul(ip, k.cur.NewMul(kc, ci(gemmMR))))
+		c.prefetch(k, t, mt, nt, mr)
+		var step func(kk value.Value)
+		if pf != nil {
+			step = func(kk value.Value) {
+				line := k.cur.NewAdd(k.cur.NewMul(ip, ci(32)), k.cur.NewLShr(kk, ci(3)))
+				for p := range t.panels {
+					pf(k.cur.NewAdd(nt, ci(p*gemmNR)), line)
+				}
+			}
+		}
+		acc := k.gemmMicro(t, apan, bps, kc, step)
+		c.update(k, t, acc, tile, mt, nt, mr, nr, first, last)
 		return nil
 	})
 }
@@ -402,8 +467,12 @@ func (k *kfn) vloadOf(vt *types.VectorType, p, idx value.Value) value.Value {
 	return l
 }
 
-func (k *kfn) vstore(v, p, idx value.Value) {
-	ptr := k.cur.NewBitCast(k.at(types.Float, p, idx), types.NewPointer(v8))
+func (k *kfn) vstore(v, p, idx value.Value) { k.vstoreOf(v, p, idx) }
+
+// vstoreOf stores the float vector v (of any width) at p[idx] (4-byte
+// aligned).
+func (k *kfn) vstoreOf(v, p, idx value.Value) {
+	ptr := k.cur.NewBitCast(k.at(types.Float, p, idx), types.NewPointer(v.Type()))
 	s := k.cur.NewStore(v, ptr)
 	s.Align = 4
 }
@@ -429,31 +498,38 @@ func (k *kfn) splatOf(vt *types.VectorType, x value.Value) value.Value {
 
 // updateFull adds (stores, when first) a whole f32 tile with vector
 // loads and stores.
-func (c gemmC) updateFull(k *kfn, acc []value.Value, m0, n0, first value.Value) {
+func (c gemmC) updateFull(k *kfn, t gemmTile, acc []value.Value, m0, n0, first value.Value) {
+	per := t.perRow()
 	for i := int64(0); i < gemmMR; i++ {
-		at := c.off(k, k.cur.NewAdd(m0, ci(i)), n0)
-		at8 := k.cur.NewAdd(at, ci(8))
-		v0, v1 := acc[2*i], acc[2*i+1]
+		row := c.off(k, k.cur.NewAdd(m0, ci(i)), n0)
+		ats := make([]value.Value, per)
+		for j := range per {
+			ats[j] = k.cur.NewAdd(row, ci(j*t.lanes()))
+		}
 		k.ifElse(first, func() {
-			k.vstore(v0, c.buf.p, at)
-			k.vstore(v1, c.buf.p, at8)
+			for j := range per {
+				k.vstoreOf(acc[i*per+j], c.buf.p, ats[j])
+			}
 		}, func() {
-			k.vstore(k.cur.NewFAdd(v0, k.vload(c.buf.p, at)), c.buf.p, at)
-			k.vstore(k.cur.NewFAdd(v1, k.vload(c.buf.p, at8)), c.buf.p, at8)
+			for j := range per {
+				k.vstoreOf(k.cur.NewFAdd(acc[i*per+j], k.vloadOf(t.vt, c.buf.p, ats[j])), c.buf.p, ats[j])
+			}
 		})
 	}
 }
 
 // updateEdge goes through the tile scratch: mr x nr elements, each
 // rounded to the result's dtype when stored.
-func (c gemmC) updateEdge(k *kfn, acc []value.Value, tile, m0, n0, mr, nr, first value.Value) {
+func (c gemmC) updateEdge(k *kfn, t gemmTile, acc []value.Value, tile, m0, n0, mr, nr, first value.Value) {
+	per := t.perRow()
 	for i := int64(0); i < gemmMR; i++ {
-		k.vstore(acc[2*i], tile, ci(i*gemmNR))
-		k.vstore(acc[2*i+1], tile, ci(i*gemmNR+8))
+		for j := range per {
+			k.vstoreOf(acc[i*per+j], tile, ci(i*t.cols()+j*t.lanes()))
+		}
 	}
 	k.loop(ci(0), mr, nil, func(i value.Value, _ []value.Value) []value.Value {
 		k.loop(ci(0), nr, nil, func(j value.Value, _ []value.Value) []value.Value {
-			v := k.load(types.Float, tile, k.mulAdd(i, gemmNR, j))
+			v := k.load(types.Float, tile, k.mulAdd(i, t.cols(), j))
 			at := c.off(k, k.cur.NewAdd(m0, i), k.cur.NewAdd(n0, j))
 			k.ifElse(first, func() { c.buf.store(v, at) }, func() {
 				c.buf.store(k.cur.NewFAdd(v, c.buf.load(at)), at)
