@@ -1,6 +1,7 @@
 package llvm
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	goruntime "runtime"
@@ -24,20 +25,25 @@ func BenchmarkGemm(b *testing.B) {
 		{1024, 256, 768}, {1024, 256, 512}, {1024, 512, 256}} {
 		for _, threads := range []int{1, 0} {
 			b.Run(fmt.Sprintf("%dx%dx%d/threads=%d", s[0], s[1], s[2], threads), func(b *testing.B) {
-				benchGemm(b, s[0], s[1], s[2], threads, false)
+				gemmBench{m: s[0], k: s[1], n: s[2], threads: threads}.run(b)
 			})
 		}
+		// The blocked product's AVX2 tiles on an AVX-512 host, beside its
+		// own (gemmTile).
+		b.Run(fmt.Sprintf("%dx%dx%d/avx2-tiles", s[0], s[1], s[2]), func(b *testing.B) {
+			gemmBench{m: s[0], k: s[1], n: s[2], avx2: true}.run(b)
+		})
 	}
 	for _, s := range [][3]int64{{512, 1024, 3072}, {64, 1024, 3072}, {8, 1024, 3072}} {
 		b.Run(fmt.Sprintf("rhsT/%dx%dx%d", s[0], s[1], s[2]), func(b *testing.B) {
-			benchGemm(b, s[0], s[1], s[2], 0, true)
+			gemmBench{m: s[0], k: s[1], n: s[2], rhsT: true}.run(b)
 		})
 	}
 	// A model's weights come from memory: each call takes the next of 32
 	// weight matrices (384 MiB at 1024x3072), none of them in a cache.
 	for _, s := range [][3]int64{{512, 1024, 3072}, {64, 1024, 3072}} {
 		b.Run(fmt.Sprintf("rhsT-cold/%dx%dx%d", s[0], s[1], s[2]), func(b *testing.B) {
-			benchGemmWeights(b, s[0], s[1], s[2], 0, true, 32, "f32")
+			gemmBench{m: s[0], k: s[1], n: s[2], rhsT: true, copies: 32}.run(b)
 		})
 	}
 	// A bf16 checkpoint's weights, read at their width (narrow.go), beside
@@ -45,30 +51,40 @@ func BenchmarkGemm(b *testing.B) {
 	for _, s := range [][3]int64{{1, 1024, 3072}, {4, 1024, 3072}} {
 		for _, dt := range []string{"f32", "bf16"} {
 			b.Run(fmt.Sprintf("rhsT-cold-%s/%dx%dx%d", dt, s[0], s[1], s[2]), func(b *testing.B) {
-				benchGemmWeights(b, s[0], s[1], s[2], 0, true, 64, dt)
+				gemmBench{m: s[0], k: s[1], n: s[2], rhsT: true, copies: 64, wdt: dt}.run(b)
 			})
 		}
 	}
 }
 
-func benchGemm(b *testing.B, m, k, n int64, threads int, rhsT bool) {
-	benchGemmWeights(b, m, k, n, threads, rhsT, 1, "f32")
+// gemmBench is one case of BenchmarkGemm: an m x k x n f32 product on
+// threads threads (0: one per CPU), its rhs stored [n, k] when rhsT, taken
+// in turn from copies distinct copies (0: one). A rhs of dtype wdt other
+// than f32 (stored [n, k]: a bf16 checkpoint's weights) is converted to f32
+// in the program, which the kernels read at its width (narrow.go); GB/s
+// counts the rhs's bytes. avx2: generate AVX2's tiles even on an AVX-512
+// host.
+type gemmBench struct {
+	m, k, n    int64
+	threads    int
+	rhsT, avx2 bool
+	copies     int
+	wdt        string
 }
 
-// benchGemmWeights times the product with the rhs taken in turn from
-// copies distinct copies. A rhs of dtype wdt other than f32 (stored
-// [n, k]: a bf16 checkpoint's weights) is converted to f32 in the
-// program, which the kernels read at its width (narrow.go); GB/s counts
-// the rhs's bytes.
-func benchGemmWeights(b *testing.B, m, k, n int64, threads int, rhsT bool, copies int, wdt string) {
+func (g gemmBench) run(b *testing.B) {
+	m, k, n, copies, wdt := g.m, g.k, g.n, max(g.copies, 1), cmp.Or(g.wdt, "f32")
 	be := testBackend(b)
-	be.threads = threads
-	if threads == 0 {
+	be.threads = g.threads
+	if g.threads == 0 {
 		be.threads = goruntime.NumCPU()
+	}
+	if g.avx2 {
+		be.wide = false
 	}
 	src := fmt.Sprintf("func @mm(%%a: f32[%d,%d], %%b: f32[%d,%d]) -> f32[%d,%d] {\n  %%c = matmul %%a, %%b : f32[%d,%d]\n  return %%c\n}\n",
 		m, k, k, n, m, n, m, n)
-	if rhsT {
+	if g.rhsT {
 		w, conv := "%b", ""
 		if wdt != "f32" {
 			w, conv = "%w", fmt.Sprintf("  %%w = convert %%b : f32[%d,%d]\n", n, k)
