@@ -26,6 +26,10 @@ var dotCases = []dotCase{
 	// whole tiles: two column panels at a time (AVX-512), then a last one alone
 	{"panelPairs", "f32[12,70]", "f32[70,64]", "lhs_contract=[1], rhs_contract=[0]", "f32[12,64]"},
 	{"oddPanel", "f32[18,33]", "f32[33,48]", "lhs_contract=[1], rhs_contract=[0]", "f32[18,48]"},
+	// one block of rows, the rhs packed as the first row panel reads it
+	// (gemmFuse): column blocks of 208, 208 and 184 (full pairs, an odd
+	// last panel, a partial one) over KC slices of 256, 256 and 88
+	{"fewRows", "f32[20,600]", "f32[600,600]", "lhs_contract=[1], rhs_contract=[0]", "f32[20,600]"},
 	{"lhsT", "f32[300,9]", "f32[300,33]", "lhs_contract=[0], rhs_contract=[0]", "f32[9,33]"},
 	{"rhsT", "f32[9,20]", "f32[35,20]", "lhs_contract=[1], rhs_contract=[1]", "f32[9,35]"},
 	// a weight stored [N, K] (packed by 8 x 8 transposes): several KC

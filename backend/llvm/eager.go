@@ -263,7 +263,7 @@ func (g *gen) eagerGemm(unitN bool) {
 			k.loop(ic0, ic1, nil, func(ic value.Value, _ []value.Value) []value.Value {
 				m0 := k.cur.NewMul(ic, d[gdMC])
 				mcur := k.smin(d[gdMC], k.cur.NewSub(d[gdM], m0))
-				k.gemmBlock(lhs, c, ap, bp, tile, m0, d[gdM], mcur, n0, d[gdN], ncur, k0, kcur, isFirst, isLast, nil)
+				k.gemmBlock(lhs, c, ap, bp, tile, m0, d[gdM], mcur, n0, d[gdN], ncur, k0, kcur, isFirst, isLast, nil, nil)
 				return nil
 			})
 			return nil

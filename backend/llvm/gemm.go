@@ -31,6 +31,10 @@ const (
 	gemmKC = 256 // depth of a packed slice: a 16-column panel is 16 KiB
 	gemmMC = 120 // rows of a packed lhs block (a multiple of gemmMR): 120 KiB
 	gemmNC = 512 // columns of a packed rhs block (a multiple of gemmNR): 512 KiB
+	// gemmNCFew is gemmNC for a product that packs its rhs as it reads it
+	// (gemmFuse): the block and the next one's lines, fetched meanwhile,
+	// share L2. At 512 columns the prefetch made 64-row products slower.
+	gemmNCFew = 256
 )
 
 var (
@@ -79,10 +83,13 @@ func gemmScratch(mc, kc, nc int64) int64 {
 // clamped to the problem. The columns are cut into blocks of equal width
 // (a multiple of gemmNR): the cores share a product by column blocks, and
 // 768 columns cut 512 + 256 gave one core twice the other's work.
-func gemmBlocks(m, k, n int64) (mc, kc, nc int64) {
+func gemmBlocks(m, k, n int64) (mc, kc, nc int64) { return gemmBlocksNC(m, k, n, gemmNC) }
+
+// gemmBlocksNC is gemmBlocks with column blocks of at most ncMax.
+func gemmBlocksNC(m, k, n, ncMax int64) (mc, kc, nc int64) {
 	mc = min(gemmMC, (m+gemmMR-1)/gemmMR*gemmMR)
 	kc = min(gemmKC, max(k, 1))
-	nJC := max((n+gemmNC-1)/gemmNC, 1)
+	nJC := max((n+ncMax-1)/ncMax, 1)
 	nc = ((n+nJC-1)/nJC + gemmNR - 1) / gemmNR * gemmNR
 	return max(mc, gemmMR), kc, max(nc, gemmNR)
 }
@@ -105,12 +112,19 @@ func (k *kfn) gemmScratchPtrs(mc, kc, nc int64) (ap, bp, tile value.Value) {
 // by row of the block (each row split across the panels): reading it panel
 // by panel would touch a new page for every 64 bytes.
 func (k *kfn) gemmPack(dst value.Value, op gemmOperand, w int64, i0, end, count, k0, kc value.Value) {
+	k.gemmPackFrom(dst, op, w, ci(0), i0, end, count, k0, kc)
+}
+
+// gemmPackFrom is gemmPack of the panels from skip on, for an operand
+// read in place (op.ptr; skip 0 otherwise): the panels before it are
+// packed by the micro-kernel as it reads them (gemmFuse).
+func (k *kfn) gemmPackFrom(dst value.Value, op gemmOperand, w int64, skip, i0, end, count, k0, kc value.Value) {
 	var from value.Value = ci(0)
 	if op.ptr != nil && w == gemmNR {
 		full := k.cur.NewSDiv(count, ci(w))
 		k.loop(ci(0), kc, nil, func(kk value.Value, _ []value.Value) []value.Value {
 			abs := k.cur.NewAdd(k0, kk)
-			k.loop(ci(0), full, nil, func(p value.Value, _ []value.Value) []value.Value {
+			k.loop(skip, full, nil, func(p value.Value, _ []value.Value) []value.Value {
 				src := op.ptr(k.mulAdd(p, w, i0), abs)
 				at := k.cur.NewAdd(k.cur.NewMul(p, k.cur.NewMul(kc, ci(w))), k.cur.NewMul(kk, ci(w)))
 				k.vstore(k.vload(src, ci(0)), dst, at)
@@ -274,7 +288,7 @@ func (t gemmTile) perRow() int64 { return t.cols() / t.lanes() }
 // accumulators (row i in acc[i*perRow : (i+1)*perRow]). Per k: the panels'
 // vector loads, six broadcasts, and a fused multiply-add per accumulator
 // (vbroadcastss + vfmadd231ps).
-func (k *kfn) gemmMicro(t gemmTile, ap value.Value, bps []value.Value, kc value.Value, step func(kk value.Value)) []value.Value {
+func (k *kfn) gemmMicro(t gemmTile, ap value.Value, bps []value.Value, src func(p, kk value.Value) value.Value, kc value.Value, step func(kk value.Value)) []value.Value {
 	vfma := k.g.declare(fmt.Sprintf("llvm.fmuladd.v%df32", t.vt.Len), t.vt, t.vt, t.vt, t.vt)
 	per := t.perRow()
 	init := make([]value.Value, gemmMR*per)
@@ -284,9 +298,16 @@ func (k *kfn) gemmMicro(t gemmTile, ap value.Value, bps []value.Value, kc value.
 	return k.loop(ci(0), kc, init, func(kk value.Value, acc []value.Value) []value.Value {
 		bAt := k.cur.NewMul(kk, ci(gemmNR))
 		var b []value.Value
-		for _, bp := range bps {
+		for p, bp := range bps {
 			for h := int64(0); h < gemmNR; h += t.lanes() {
-				b = append(b, k.vloadOf(t.vt, bp, k.cur.NewAdd(bAt, ci(h))))
+				at := k.cur.NewAdd(bAt, ci(h))
+				if src == nil {
+					b = append(b, k.vloadOf(t.vt, bp, at))
+					continue
+				}
+				v := k.vloadOf(t.vt, src(ci(int64(p)), kk), ci(h))
+				k.vstoreOf(v, bp, at)
+				b = append(b, v)
 			}
 		}
 		aAt := k.cur.NewMul(kk, ci(gemmMR))
@@ -373,32 +394,60 @@ func (c gemmC) update(k *kfn, t gemmTile, acc []value.Value, tile, m0, n0, mr, n
 // its panels), so the lines are asked for evenly while the panel is
 // computed (asked for all at once, they held up the panel and mostly
 // arrived too late).
-func (k *kfn) gemmBlock(a gemmOperand, c gemmC, ap, bp, tile, m0, mEnd, mcur, n0, nEnd, ncur, k0, kc, first, last value.Value, pf func(nt, line value.Value)) {
+func (k *kfn) gemmBlock(a gemmOperand, c gemmC, ap, bp, tile, m0, mEnd, mcur, n0, nEnd, ncur, k0, kc, first, last value.Value, pf func(nt, line value.Value), fuse *gemmFuse) {
 	k.gemmPack(ap, a, gemmMR, m0, mEnd, mcur, k0, kc)
 	panels := k.ceilDiv(ncur, gemmNR)
 	// cols runs tiles of t over the column panels jp*step + off.
-	cols := func(t gemmTile, count value.Value, off int64) {
+	cols := func(t gemmTile, count value.Value, off int64, fuse *gemmFuse) {
 		k.loop(ci(0), count, nil, func(jq value.Value, _ []value.Value) []value.Value {
 			jp := k.mulAdd(jq, t.panels, ci(off))
-			k.gemmColumn(t, a, c, ap, bp, tile, m0, mEnd, mcur, n0, nEnd, jp, kc, first, last, pf)
+			k.gemmColumn(t, a, c, ap, bp, tile, m0, mEnd, mcur, n0, nEnd, jp, kc, first, last, pf, fuse)
 			return nil
 		})
 	}
 	if !k.g.wide {
-		cols(tileAVX2, panels, 0)
+		cols(tileAVX2, panels, 0, fuse)
 		return
 	}
 	pairs := k.cur.NewSDiv(panels, ci(2))
-	cols(tileWide, pairs, 0)
+	cols(tileWide, pairs, 0, fuse)
 	odd := k.cur.NewSub(panels, k.cur.NewMul(pairs, ci(2)))
 	k.ifElse(k.cur.NewICmp(enum.IPredEQ, odd, ci(1)), func() {
-		k.gemmColumn(tileWide16, a, c, ap, bp, tile, m0, mEnd, mcur, n0, nEnd, k.cur.NewSub(panels, ci(1)), kc, first, last, pf)
+		k.gemmColumn(tileWide16, a, c, ap, bp, tile, m0, mEnd, mcur, n0, nEnd, k.cur.NewSub(panels, ci(1)), kc, first, last, pf, nil)
 	}, nil)
+}
+
+// gemmFuse packs the rhs while the first row panel of a block is
+// multiplied, for an f32 rhs read in place (op.ptr). With few rows (an
+// MLP's 64: 11 row panels) each packed block feeds little work, and
+// packing it first, with nothing to overlap its reads, took a third of the
+// product's time on a core with 512-bit FMAs. For a product whose lhs is
+// one block of rows, the caller packs only the panels from full on
+// (gemmFusedPanels); the micro-kernel of row panel 0 reads every tile of
+// the main kind whose panels are all below full from the operand, with
+// src, and stores them packed for the panels below it.
+type gemmFuse struct {
+	k0, full value.Value
+	src      func(n, kk value.Value) value.Value // &rhs(n, kk)
+}
+
+// gemmFuseAhead is how many steps ahead the micro-kernel asks for the rows
+// it reads in place (8, 16 and 32 measured level).
+const gemmFuseAhead = 16
+
+// gemmFusedPanels is how many leading panels of ncur columns gemmFuse
+// packs: the full panels, rounded down to whole tiles of the main kind.
+func (k *kfn) gemmFusedPanels(ncur value.Value) value.Value {
+	per := tileAVX2.panels
+	if k.g.wide {
+		per = tileWide.panels
+	}
+	return k.cur.NewMul(k.cur.NewSDiv(ncur, ci(gemmNR*per)), ci(per))
 }
 
 // gemmColumn runs the micro-kernel of tile t down the rows of the packed
 // lhs block, for the column panels from jp (gemmBlock).
-func (k *kfn) gemmColumn(t gemmTile, a gemmOperand, c gemmC, ap, bp, tile, m0, mEnd, mcur, n0, nEnd, jp, kc, first, last value.Value, pf func(nt, line value.Value)) {
+func (k *kfn) gemmColumn(t gemmTile, a gemmOperand, c gemmC, ap, bp, tile, m0, mEnd, mcur, n0, nEnd, jp, kc, first, last value.Value, pf func(nt, line value.Value), fuse *gemmFuse) {
 	nt := k.mulAdd(jp, gemmNR, n0)
 	nr := k.smin(ci(t.cols()), k.cur.NewSub(nEnd, nt))
 	var bps []value.Value
@@ -419,8 +468,31 @@ func (k *kfn) gemmColumn(t gemmTile, a gemmOperand, c gemmC, ap, bp, tile, m0, m
 				}
 			}
 		}
-		acc := k.gemmMicro(t, apan, bps, kc, step)
-		c.update(k, t, acc, tile, mt, nt, mr, nr, first, last)
+		run := func(src func(p, kk value.Value) value.Value) {
+			acc := k.gemmMicro(t, apan, bps, src, kc, step)
+			c.update(k, t, acc, tile, mt, nt, mr, nr, first, last)
+		}
+		if fuse == nil {
+			run(nil)
+			return nil
+		}
+		inPlace := k.cur.NewAnd(k.cur.NewICmp(enum.IPredEQ, ip, ci(0)),
+			k.cur.NewICmp(enum.IPredSLE, k.cur.NewAdd(jp, ci(t.panels)), fuse.full))
+		k.ifElse(inPlace, func() {
+			run(func(p, kk value.Value) value.Value {
+				col := k.cur.NewAdd(nt, k.cur.NewMul(p, ci(gemmNR)))
+				// The row gemmFuseAhead steps below, or past the slice's
+				// end the next tile's: each step reads a new row (a new
+				// page when the rhs is wide), which the hardware does not
+				// fetch ahead.
+				ahead := k.cur.NewAdd(kk, ci(gemmFuseAhead))
+				wrap := k.cur.NewICmp(enum.IPredSGE, ahead, kc)
+				pcol := k.cur.NewAdd(col, k.cur.NewSelect(wrap, ci(t.cols()), ci(0)))
+				prow := k.cur.NewSub(ahead, k.cur.NewSelect(wrap, kc, ci(0)))
+				k.prefetch(fuse.src(pcol, k.cur.NewAdd(fuse.k0, prow)), 0, 3)
+				return fuse.src(col, k.cur.NewAdd(fuse.k0, kk))
+			})
+		}, func() { run(nil) })
 		return nil
 	})
 }

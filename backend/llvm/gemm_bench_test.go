@@ -34,6 +34,14 @@ func BenchmarkGemm(b *testing.B) {
 			gemmBench{m: s[0], k: s[1], n: s[2], avx2: true}.run(b)
 		})
 	}
+	// The MLP's layers with their weights from memory, as in bench/cpu
+	// (its two weights, 32 MiB, do not stay in this machine's L3): each
+	// call takes the next of 4 copies.
+	for _, s := range [][3]int64{{64, 1024, 4096}, {64, 4096, 1024}} {
+		b.Run(fmt.Sprintf("cold/%dx%dx%d", s[0], s[1], s[2]), func(b *testing.B) {
+			gemmBench{m: s[0], k: s[1], n: s[2], copies: 4}.run(b)
+		})
+	}
 	for _, s := range [][3]int64{{512, 1024, 3072}, {64, 1024, 3072}, {8, 1024, 3072}} {
 		b.Run(fmt.Sprintf("rhsT/%dx%dx%d", s[0], s[1], s[2]), func(b *testing.B) {
 			gemmBench{m: s[0], k: s[1], n: s[2], rhsT: true}.run(b)

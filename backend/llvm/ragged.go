@@ -251,7 +251,7 @@ func (x *raggedCtx) gemm() {
 				k.gemmBlock(lhs, c, ap, bp, tile, m0, x.rowHi, mcur, n0, cHi, ncur, k0, kcur, first, last,
 					func(nt, line value.Value) {
 						x.prefetchNext(k.cur.NewAdd(nt, shift), line, nextK0, k.cur.NewAdd(x.wBase, nextW), kc)
-					})
+					}, nil)
 				return nil
 			})
 			return nil
