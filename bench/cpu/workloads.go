@@ -196,15 +196,17 @@ func compileOn(m *ir.Module, name string) *runtime.Executable {
 	return exe
 }
 
-// timeRun runs exe once to warm up (when warm), then n times, and returns the median
-// time: what the peers do (xlacheck.py time, peers.py), each in a new
-// process that has just read its inputs. Without it, a round's first timed
-// run found tpucc's buffers left idle while the peers ran, and on this VM
-// memory left idle for seconds is slow to touch again: the chain took
-// 11-16 ms for its first 10-30 runs after another process had used and
-// freed 4-8 GiB, 6.0-6.6 ms before and after.
+// timeRun warms up (when warm), then runs exe n times, and returns the
+// median time. The peers each run in a new process that has just been busy
+// for a second or more (importing, reading its inputs, compiling) before
+// its one warm-up run and its timed ones (xlacheck.py time, peers.py).
+// tpucc's process sits idle while they run, and on this VM a process that
+// was idle for a second or more runs slowly for its next 40-70 ms: the
+// chain took 6-11 ms a run for its first 4-10 runs after 3 s of sleep or
+// after a peer, 4.0-4.5 ms from then on (2026-12-05). So the warm-up runs
+// exe for at least warmUp, as the peers' own set-up does, before timing.
 func timeRun(exe *runtime.Executable, args []*backend.Buffer, n int, warm bool) float64 {
-	if warm {
+	for t0 := time.Now(); warm; warm = time.Since(t0) < warmUp {
 		_, err := exe.Run(args)
 		check(err)
 	}
@@ -217,6 +219,9 @@ func timeRun(exe *runtime.Executable, args []*backend.Buffer, n int, warm bool) 
 	}
 	return median(ts)
 }
+
+// warmUp is the least time timeRun's warm-up runs for.
+const warmUp = 200 * time.Millisecond
 
 // peer runs a Python peer in .venv-bench and returns its median_s.
 func peer(args []string) float64 {

@@ -123,7 +123,8 @@ func usageLine(c *command) string {
 	return s
 }
 
-const overview = `tpucc compiles .tir tensor programs to StableHLO text for XLA, and runs them on a CPU
+const overview = `tpucc compiles .tir tensor programs to StableHLO text for XLA, and runs them: on this
+CPU as native code (the llvm backend, the default), on a device through PJRT, or on the
 reference executor.
 
 usage: tpucc COMMAND [flags] [MODEL.tir]

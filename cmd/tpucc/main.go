@@ -1,5 +1,6 @@
-// Command tpucc compiles .tir tensor programs to StableHLO text, runs them on the CPU
-// reference executor, checks and formats them. `tpucc help` lists the commands.
+// Command tpucc compiles .tir tensor programs to StableHLO text, runs them (as native
+// code for this CPU by default, on a device through PJRT, or on the reference
+// executor), checks and formats them. `tpucc help` lists the commands.
 //
 // Exit status: 0 on success, 1 for an error in the program or its inputs (diagnostics on
 // standard error as FILE:LINE:COL: error: MSG, and no output file written), 2 for a usage

@@ -24,8 +24,9 @@ var runCommand = &command{
 	file:    true,
 	summary: "compile MODEL.tir for this CPU and run it",
 	about: `Compiles the entry function of MODEL.tir as build does for --target cpu (the default pass
-pipeline) and runs it on a backend: --backend reference (the default) is the reference
-executor, which interprets the optimised program op by op.
+pipeline) and runs it on a backend: llvm (the default on a machine without TPU chips) is
+native code for this CPU, generated through LLVM and built by the system clang; --backend
+reference is the reference executor, which interprets the optimised program op by op.
 Each parameter comes from --input NAME=FILE.npy or, when not given, is drawn at random from
 --seed: a parameter that is not given gets the same values whichever others are. Floats are
 drawn uniformly from [-2, 2), except a matmul's weight (a parameter that is an operand of a
