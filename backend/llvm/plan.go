@@ -50,6 +50,10 @@ type step struct {
 	instr *ir.Instr
 	what  string // what the step computes, for reports
 	fn    uintptr
+	// fine: the kernel's ranges cost nothing to start (a loop, a norm, a
+	// softmax, a reduction; not a product, which packs per range), so a
+	// call may be cut into more ranges than threads (exec.go, fineRanges).
+	fine bool
 }
 
 type plan struct {
@@ -384,7 +388,7 @@ func (pl *planner) group(body []*ir.Instr, env map[*ir.Value]int, need []*ir.Val
 func (pl *planner) loopKernel(v *ir.Value, env map[*ir.Value]int, defs map[*ir.Value]*ir.Instr) error {
 	out := pl.newSlot(slot{typ: v.Type})
 	k := pl.p.gen.newKernel()
-	st := step{kind: stepKernel, name: k.name, bufs: []int{out}, outs: 1, what: "loop " + defs[v].Op.String()}
+	st := step{kind: stepKernel, name: k.name, bufs: []int{out}, outs: 1, what: "loop " + defs[v].Op.String(), fine: true}
 	e := &expr{k: k, defs: defs, memo: map[string]value.Value{}, bufs: map[*ir.Value]int{}}
 	e.leaf = func(x *ir.Value) (int, bool) {
 		s, ok := env[x]

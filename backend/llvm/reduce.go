@@ -40,7 +40,7 @@ func (pl *planner) reduce(in *ir.Instr, env map[*ir.Value]int) bool {
 	}
 	k, st := pl.newKernelStep(in, env)
 	n, _ := in.Args[0].Type.NumElements()
-	st.work = n
+	st.work, st.fine = n, true
 	r := k.reduction(in.Op, in.Args[0].Type.DType, in.Results[0].Type.DType)
 	idx := make([]value.Value, len(dims))
 	keptDims := make([]int64, len(kept))
@@ -150,7 +150,7 @@ func (pl *planner) softmax(in *ir.Instr, env map[*ir.Value]int) bool {
 	dims := in.Args[0].Type.Dims()
 	outer, n, inner := lines(dims, int(in.Attr.(*ir.AxisAttr).Axis))
 	k, st := pl.newKernelStep(in, env)
-	st.rows, st.work = outer, outer*n*inner*8
+	st.rows, st.work, st.fine = outer, outer*n*inner*8, true
 	out, x := k.fbuf(0, in.Results[0].Type.DType), k.fbuf(1, in.Args[0].Type.DType)
 	exp := k.g.expf()
 	logf := k.g.declare("llvm.log.f32", types.Float, types.Float)
@@ -217,7 +217,7 @@ func (pl *planner) norm(in *ir.Instr, env map[*ir.Value]int) bool {
 	eps := in.Attr.(*ir.EpsAttr).Eps
 	layer := in.Op == ir.OpLayerNorm
 	k, st := pl.newKernelStep(in, env)
-	st.rows, st.work = rows, total*4
+	st.rows, st.work, st.fine = rows, total*4, true
 	out, x, scale := k.fbuf(0, in.Results[0].Type.DType), k.fbuf(1, in.Args[0].Type.DType), k.fbuf(2, in.Args[1].Type.DType)
 	sqrt := k.g.declare("llvm.sqrt.f32", types.Float, types.Float)
 	k.loop(k.lo, k.hi, nil, func(r value.Value, _ []value.Value) []value.Value {

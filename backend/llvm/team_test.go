@@ -12,17 +12,24 @@ import (
 // TestSplitParts: with more parts than the pool has threads (Threads 7),
 // every row of a split loop kernel and of a split product is computed once
 // and right, from one caller and from four at once (callers that find the
-// pool busy run their parts on their own thread).
+// pool busy run their parts on their own thread). The kernels over %s
+// (301 rows) are fine steps, cut into more ranges than threads
+// (fineRanges): the loop into 18 of 17 rows (the last 12), the reduction
+// also, the softmax and the norm into 51 of 6 rows (the last 1).
 func TestSplitParts(t *testing.T) {
 	b, err := Open(Options{CacheDir: filepath.Join(t.TempDir(), "cache"), Threads: 7})
 	if err != nil {
 		t.Skipf("llvm backend unavailable: %v", err)
 	}
-	src := `func @f(%x: f32[100,1000], %a: f32[96,256], %w: f32[256,128]) -> (f32[100,1000], f32[96,128]) {
+	src := `func @f(%x: f32[100,1000], %a: f32[96,256], %w: f32[256,128], %s: f32[301,4000], %g: f32[4000], %h: f32[4000]) -> (f32[100,1000], f32[96,128], f32[301,4000], f32[301], f32[301,4000], f32[301,4000]) {
   %y = mul %x, %x
   %z = add %y, %x
   %d = dot_general %a, %w {lhs_batch=[], lhs_contract=[1], rhs_batch=[], rhs_contract=[0]} : f32[96,128]
-  return %z, %d
+  %e = exp %s
+  %sum = reduce_sum %s {axes=[1]}
+  %p = softmax %s {axis=1}
+  %n = layer_norm %s, %g, %h {eps=1e-05}
+  return %z, %d, %e, %sum, %p, %n
 }
 `
 	m, err := tir.Parse("split.tir", []byte(src))
