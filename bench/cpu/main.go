@@ -15,15 +15,15 @@
 // executor. Limits (bench/limits): the FMA peak and the STREAM bandwidth,
 // measured once at the start and again in every round of the chain and the
 // matmul, as one more peer: their fractions are the medians of the rounds'.
-// Times are medians of -repeat runs after a warm-up run (each side warms
-// up in every round), in -rounds rounds that time tpucc and its peers one
+// Times are medians of -repeat runs after a warm-up (each side warms up in
+// every round; tpucc's for at least 200 ms, workloads.go), in -rounds rounds that time tpucc and its peers one
 // after the other (the order reversed every other round); a workload's time
 // is the median over rounds and a ratio the median of the rounds' ratios,
 // so that both sides of a ratio were timed within the same minute or two
 // (this machine's speed drifts).
 //
 //	make bench-cpu        (creates .venv-bench, then runs this)
-//	go run ./bench/cpu [-backend NAME] [-repeat 5] [-rounds 3] [-skip-peers] [-skip-reference] [-steps N]
+//	go run ./bench/cpu [-backend NAME] [-repeat 10] [-rounds 5] [-skip-peers] [-skip-reference] [-steps N]
 //
 // -steps N prints, after each workload, the N steps of tpucc's plan that
 // took longest over its runs (backend/llvm's StepTimes): where the time goes.
@@ -50,8 +50,8 @@ import (
 
 var (
 	backendName = flag.String("backend", "", "the backend tpucc runs on (default: llvm when registered, else reference)")
-	repeat      = flag.Int("repeat", 5, "timed runs per measurement, after one warm-up run")
-	nRounds     = flag.Int("rounds", 3, "rounds of tpucc and its peers, one after the other")
+	repeat      = flag.Int("repeat", 10, "timed runs per measurement, after the warm-up")
+	nRounds     = flag.Int("rounds", 5, "rounds of tpucc and its peers, one after the other")
 	skipPeers   = flag.Bool("skip-peers", false, "leave out XLA:CPU, ONNX Runtime and numpy")
 	skipRef     = flag.Bool("skip-reference", false, "leave out the reference executor")
 	steps       = flag.Int("steps", 0, "after each workload, the N steps of tpucc's plan that took longest (llvm backend)")
