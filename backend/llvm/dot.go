@@ -314,6 +314,13 @@ func (pl *planner) epilogue(k *kfn, st *step, in *ir.Instr, env map[*ir.Value]in
 		return len(st.bufs) - 1, true
 	}
 	return func(b, m, n value.Value) {
+		// Each call emits the expression at another site of the kernel
+		// (the micro-kernel's variants each store their tile), so values
+		// computed at one site must not be reused at the next: when the
+		// index is the batch alone (a result of batch dimensions only, the
+		// same b at every site), they were, and the second site stored a
+		// value its block does not see.
+		e.memo = map[string]value.Value{}
 		idx := append(k.delinear(b, dims[:nb]), k.delinear(m, dims[nb:nb+nm])...)
 		idx = append(idx, k.delinear(n, dims[nb+nm:])...)
 		k.store(e.at(epi.root, idx), k.buf(0, types.Float), k.linear(idx, dims))

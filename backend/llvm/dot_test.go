@@ -128,6 +128,20 @@ func testDotEpilogue(t *testing.T, b *Backend) {
 			}
 		})
 	}
+	// A result of batch dimensions only: the epilogue's index is the
+	// batch alone, the same value at each site of the kernel that stores
+	// a tile, where the values of one site were reused at the next
+	// (FuzzDifferential, 2026-12-05: 5 of 6 elements wrong).
+	t.Run("batchOnly", func(t *testing.T) {
+		src := "func @f(%p: f32[6,2], %q: f32[6,2]) -> f32[6] {\n" +
+			"  %d = dot_general %p, %q {lhs_batch=[0], lhs_contract=[1], rhs_batch=[0], rhs_contract=[1]} : f32[6]\n" +
+			"  %a = tanh %d : f32[6]\n  return %a\n}\n"
+		exe := compileText(t, "batchOnly", []byte(src))
+		x := differential(t, b, exe.Module, exe.Entry, 5)
+		if got, want := x.plan.String(), "0: dot_general+tanh [2 0 1]\n"; got != want {
+			t.Errorf("plan:\n%s\nwant:\n%s", got, want)
+		}
+	})
 }
 
 // TestGemmBlocks: the columns are cut into blocks of equal width, a

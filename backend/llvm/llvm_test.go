@@ -24,6 +24,7 @@ import (
 // testBackend opens the backend with a cache private to the test.
 func testBackend(t testing.TB) *Backend {
 	t.Helper()
+	verifyIR.Store(true)
 	dir := os.Getenv("TPUCC_LLVM_TEST_CACHE") // keep objects and IR to read them
 	if dir == "" {
 		dir = filepath.Join(t.TempDir(), "cache")

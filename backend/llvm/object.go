@@ -92,6 +92,31 @@ func (t *toolchain) objectKey(irText string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// verifyIR makes every generated module pass LLVM's verifier (llvm-as)
+// before clang builds it; the tests set it. Release builds of clang skip
+// the verifier on their input (the driver passes -disable-llvm-verifier),
+// so a module that uses a value where its definition does not dominate
+// compiled without a word into wrong code (FuzzDifferential found one, in
+// a dot's epilogue, 2026-12-05).
+var verifyIR atomic.Bool
+
+// verifyModule runs llvm-as on the module at path when verifyIR is set and
+// llvm-as is installed (Debian's clang recommends llvm, which has it).
+func verifyModule(path string) error {
+	if !verifyIR.Load() || !strings.HasSuffix(path, ".ll") {
+		return nil
+	}
+	as, err := exec.LookPath("llvm-as")
+	if err != nil {
+		return nil
+	}
+	out, err := exec.Command(as, "-o", os.DevNull, path).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("llvm: the generated module does not verify: %v\n%s", err, out)
+	}
+	return nil
+}
+
 // clangRuns counts clang's runs in this process (ClangRuns).
 var clangRuns atomic.Int64
 
@@ -189,6 +214,9 @@ func (c *objectCache) build(t *toolchain, key, name, source string, times *Build
 	out := filepath.Join(tmp, "kernels.so")
 	if err := os.WriteFile(ll, []byte(source), 0o600); err != nil {
 		return nil, fmt.Errorf("llvm: %v", err)
+	}
+	if err := verifyModule(ll); err != nil {
+		return nil, err
 	}
 	args := append(append([]string{}, clangFlags...), "-o", out, ll, "-lm")
 	clangRuns.Add(1)
