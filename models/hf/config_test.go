@@ -144,6 +144,8 @@ func TestConfigErrors(t *testing.T) {
 		{q(`"rope_scaling": null`, `"rope_scaling": {"type": "linear", "factor": 4.0, "beta": 1}`), `field "rope_parameters": rope parameter "beta" is not supported for rope type "linear"`},
 		{q(`"rope_scaling": null`, `"rope_parameters": {"rope_theta": 10000.0}`), `field "rope_theta": 1000000.0 disagrees with rope_parameters' 10000.0`},
 		{q(`"num_experts_per_tok": 8`, `"num_experts_per_tok": 200`), `field "num_experts_per_tok": 200 is more than num_experts 128`},
+		{q(`"num_hidden_layers": 48`, `"num_hidden_layers": 48151936`), `field "num_hidden_layers": 48151936 is more layers than this loader takes (4096)`},
+		{g(`"num_hidden_layers": 6`, `"num_hidden_layers": 2147483647`), `field "num_hidden_layers": 2147483647 is more layers than this loader takes (4096)`},
 		{q(`"mlp_only_layers": []`, `"mlp_only_layers": [48]`), `field "mlp_only_layers": layer 48 does not exist (num_hidden_layers is 48)`},
 		{q(`"mlp_only_layers": []`, `"mlp_only_layers": "all"`), `field "mlp_only_layers": "all" is not a list of non-negative integers`},
 		{q(`"decoder_sparse_step": 1`, `"decoder_sparse_step": 0`), `field "decoder_sparse_step": must be positive`},

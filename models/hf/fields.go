@@ -48,6 +48,23 @@ func (f *fields) int(key string, def int) int {
 	return int(n)
 }
 
+// maxLayers bounds num_hidden_layers. Published models have at most a
+// few hundred layers; the config is parsed before any tensor is read, and
+// a config that named 48 million layers had the parser allocate them all
+// (8 s; two billion would exhaust memory: FuzzParseConfig).
+const maxLayers = 1 << 12
+
+// layerCount reads num_hidden_layers: positive, at most maxLayers (0
+// after an error).
+func (f *fields) layerCount() int {
+	n := f.need("num_hidden_layers")
+	if n > maxLayers {
+		f.fail("num_hidden_layers", "%d is more layers than this loader takes (%d)", n, maxLayers)
+		return 0
+	}
+	return n
+}
+
 // need reads a positive integer that must be present.
 func (f *fields) need(key string) int {
 	if f.take(key) == nil {

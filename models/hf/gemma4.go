@@ -24,7 +24,7 @@ func gemma4(f *fields) *Config {
 	c.AttnScale = 1 // the q/k norms take the place of 1/sqrt(head_dim)
 	c.VNorm = true
 	c.FinalSoftcap = f.float("final_logit_softcapping", 0)
-	n := f.need("num_hidden_layers")
+	n := f.layerCount()
 	types := gemmaLayerTypes(f, n)
 	hd := f.int("head_dim", 256)
 	kv := kvHeads(f, "num_key_value_heads", c.Heads, 4)

@@ -14,7 +14,7 @@ func qwen3(f *fields, arch string) *Config {
 	f.refuse("hidden_act", `"silu"`)
 	c.TieEmbed = f.bool("tie_word_embeddings", false)
 	c.EmbedScale = 1
-	n := f.need("num_hidden_layers")
+	n := f.layerCount()
 	hd := headDim(f, c)
 	kv := kvHeads(f, "num_key_value_heads", c.Heads, c.Heads)
 	c.AttnScale = 1 / math.Sqrt(float64(hd))
