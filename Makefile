@@ -20,6 +20,9 @@ lint:
 # Packages run side by side, and several compile for TPU through libtpu at once: compiling
 # drives no chip, so libtpu's multi-process lockfile is turned off for the tests.
 test: export ALLOW_MULTIPLE_LIBTPU_LOAD = 1
+# Every module the llvm backend generates in the tests passes LLVM's verifier first
+# (llvm-as, when installed): clang's release build does not check its input.
+test: export TPUCC_LLVM_VERIFY = 1
 test: venv venv-tpu venv-hf pjrt-cpu-plugin lint clang
 	$(GO) test -count=1 ./...
 	CGO_ENABLED=0 $(GO) test -count=1 ./backend/pjrt/...

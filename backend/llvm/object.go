@@ -93,12 +93,15 @@ func (t *toolchain) objectKey(irText string) string {
 }
 
 // verifyIR makes every generated module pass LLVM's verifier (llvm-as)
-// before clang builds it; the tests set it. Release builds of clang skip
+// before clang builds it: set by this package's tests and by
+// TPUCC_LLVM_VERIFY=1 (make test sets it for every package). Release builds of clang skip
 // the verifier on their input (the driver passes -disable-llvm-verifier),
 // so a module that uses a value where its definition does not dominate
 // compiled without a word into wrong code (FuzzDifferential found one, in
 // a dot's epilogue, 2026-12-05).
 var verifyIR atomic.Bool
+
+func init() { verifyIR.Store(os.Getenv("TPUCC_LLVM_VERIFY") == "1") }
 
 // verifyModule runs llvm-as on the module at path when verifyIR is set and
 // llvm-as is installed (Debian's clang recommends llvm, which has it).
