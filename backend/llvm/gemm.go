@@ -299,13 +299,17 @@ func (k *kfn) gemmMicro(t gemmTile, ap value.Value, bps []value.Value, src func(
 		bAt := k.cur.NewMul(kk, ci(gemmNR))
 		var b []value.Value
 		for p, bp := range bps {
+			var row value.Value // the panel's row in the operand, when read in place
+			if src != nil {
+				row = src(ci(int64(p)), kk)
+			}
 			for h := int64(0); h < gemmNR; h += t.lanes() {
 				at := k.cur.NewAdd(bAt, ci(h))
-				if src == nil {
+				if row == nil {
 					b = append(b, k.vloadOf(t.vt, bp, at))
 					continue
 				}
-				v := k.vloadOf(t.vt, src(ci(int64(p)), kk), ci(h))
+				v := k.vloadOf(t.vt, row, ci(h))
 				k.vstoreOf(v, bp, at)
 				b = append(b, v)
 			}
@@ -398,7 +402,7 @@ func (k *kfn) gemmBlock(a gemmOperand, c gemmC, ap, bp, tile, m0, mEnd, mcur, n0
 	k.gemmPack(ap, a, gemmMR, m0, mEnd, mcur, k0, kc)
 	panels := k.ceilDiv(ncur, gemmNR)
 	// cols runs tiles of t over the column panels jp*step + off.
-	cols := func(t gemmTile, count value.Value, off int64, fuse *gemmFuse) {
+	cols := func(t gemmTile, count value.Value, off int64) {
 		k.loop(ci(0), count, nil, func(jq value.Value, _ []value.Value) []value.Value {
 			jp := k.mulAdd(jq, t.panels, ci(off))
 			k.gemmColumn(t, a, c, ap, bp, tile, m0, mEnd, mcur, n0, nEnd, jp, kc, first, last, pf, fuse)
@@ -406,11 +410,11 @@ func (k *kfn) gemmBlock(a gemmOperand, c gemmC, ap, bp, tile, m0, mEnd, mcur, n0
 		})
 	}
 	if !k.g.wide {
-		cols(tileAVX2, panels, 0, fuse)
+		cols(tileAVX2, panels, 0)
 		return
 	}
 	pairs := k.cur.NewSDiv(panels, ci(2))
-	cols(tileWide, pairs, 0, fuse)
+	cols(tileWide, pairs, 0)
 	odd := k.cur.NewSub(panels, k.cur.NewMul(pairs, ci(2)))
 	k.ifElse(k.cur.NewICmp(enum.IPredEQ, odd, ci(1)), func() {
 		k.gemmColumn(tileWide16, a, c, ap, bp, tile, m0, mEnd, mcur, n0, nEnd, k.cur.NewSub(panels, ci(1)), kc, first, last, pf, nil)

@@ -70,10 +70,6 @@ var pool = struct {
 // results were made since the last one for some of them to be garbage;
 // otherwise, or when none was, new storage.
 func collectFor(words int) []uint64 {
-	if 8*words < collectMinBytes { // 4-8 MiB: collect in the background, see aheadMinBytes
-		collectAhead(words)
-		return make([]uint64, words)
-	}
 	if collectDue(words) {
 		runtime.GC()
 		// The finalizers run on their own goroutine once the cycle ends.
@@ -135,6 +131,9 @@ func newResult(t ir.Type) *backend.Buffer {
 	words := (n + 7) / 8
 	w, last := takePooled(words)
 	switch {
+	case w == nil && 8*words < collectMinBytes: // 4-8 MiB: see aheadMinBytes
+		collectAhead(words)
+		w = make([]uint64, words)
 	case w == nil:
 		w = collectFor(words)
 	case last:
