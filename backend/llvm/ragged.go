@@ -122,6 +122,7 @@ type raggedCtx struct {
 	sizes        value.Value
 	fma, vfma    value.Value
 	rowLo, rowHi value.Value // the current group's rows
+	pfDist       value.Value // how far below its line the micro-kernel prefetches
 	wBase        value.Value // the current group's matrix: B + g*K*N
 	// rhsT: the matrices are stored [n,k] (contiguous along the
 	// contraction), not [k,n].
@@ -139,6 +140,7 @@ type raggedCtx struct {
 // zeroes the rows no group covers.
 func (x *raggedCtx) emit() {
 	k := x.k
+	x.pfDist = x.prefetchDistance()
 	end := k.loop(ci(0), ci(x.G), []value.Value{ci(0)}, func(g value.Value, acc []value.Value) []value.Value {
 		size := k.cur.NewSExt(k.load(types.I32, x.sizes, g), i64)
 		size2 := k.smax(size, ci(0))
@@ -306,7 +308,7 @@ func (x *raggedCtx) micro(r0 value.Value, n int64, n0, k0, kcur, first value.Val
 		at := k.cur.NewAdd(k.mulAdd(kk, x.N, x.wBase), n0)
 		b0 := k.vload(x.B, at)
 		b1 := k.vload(x.B, k.cur.NewAdd(at, ci(8)))
-		x.prefetch(k.cur.NewAdd(at, ci(raggedPF*raggedKB*x.N)))
+		x.prefetch(k.cur.NewAdd(at, x.pfDist))
 		next := make([]value.Value, len(acc))
 		for i := range aRows {
 			av := k.splat(k.load(types.Float, x.A, k.cur.NewAdd(aRows[i], kk)))
@@ -346,14 +348,29 @@ func (x *raggedCtx) rest(n0 value.Value) {
 	})
 }
 
-// raggedPF is how many slices ahead the micro-kernel prefetches: for each
-// line it reads it asks for the same line raggedPF slices below, two whole
-// passes over the call's columns ahead (192 KB per thread at n = 768, in
-// L2). One pass ahead was 15-20 % slower (BenchmarkRaggedDot/decode); a
-// prefetch a few rows ahead in the same tile, less than one memory latency
-// ahead, slower still. Past the expert's last slices it fetches the next
-// expert's first ones.
-const raggedPF = 2
+// raggedPFPass is the most bytes a thread's pass over its columns (raggedKB
+// rows of them) may take for the micro-kernel to prefetch two passes ahead;
+// a larger pass is prefetched one pass ahead. For each line it reads the
+// micro-kernel asks for the same line that many slices below: 192 KB per
+// thread ahead at n = 768 with two passes, in L2. One pass ahead was 15-20
+// % slower there on a Zen 4 core (BenchmarkRaggedDot/decode; level on Zen
+// 5); a prefetch a few rows ahead in the same tile, less than one memory
+// latency ahead, slower still. At n = 2048 (an expert's down projection) a
+// thread's pass is 256 KB, and two of them ahead with the current one
+// filled most of a 1 MiB L2: 24-28 GB/s of weights read against 32-35 one
+// pass ahead. Past the expert's last slices it fetches the next expert's
+// first ones.
+const raggedPFPass = 128 << 10
+
+// prefetchDistance is how many floats below its line the micro-kernel
+// prefetches in this call: two passes (raggedKB rows each) when the
+// call's columns make a pass of at most raggedPFPass bytes, else one.
+func (x *raggedCtx) prefetchDistance() value.Value {
+	k := x.k
+	passBytes := k.cur.NewMul(k.cur.NewSub(k.hi, k.lo), ci(raggedKB*gemmNR*4))
+	small := k.cur.NewICmp(enum.IPredSLE, passBytes, ci(raggedPFPass))
+	return k.cur.NewSelect(small, ci(2*raggedKB*x.N), ci(raggedKB*x.N))
+}
 
 // prefetch asks for the line of the weights at B[at] into L2.
 func (x *raggedCtx) prefetch(at value.Value) {

@@ -133,6 +133,8 @@ func BenchmarkRaggedDot(b *testing.B) {
 		// bench/moe's qwen3 decode (batch 64, top-8 of 128: 4 rows per expert)
 		{"decode-qwen3-up", 4, 128, 2048, 768, false, false},
 		{"decode-qwen3-down", 4, 128, 768, 2048, false, false},
+		{"decode-gemma4-up", 4, 128, 2816, 704, false, false},
+		{"decode-gemma4-down", 4, 128, 704, 2816, false, false},
 		{"prefill", 64, 64, 1024, 768, false, false},
 		// bench/moe's prefill shapes (64 rows per expert on average), 16 of the 128 experts
 		{"prefill-qwen3-up", 64, 16, 2048, 768, false, false},
