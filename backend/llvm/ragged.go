@@ -352,14 +352,14 @@ func (x *raggedCtx) rest(n0 value.Value) {
 // rows of them) may take for the micro-kernel to prefetch two passes ahead;
 // a larger pass is prefetched one pass ahead. For each line it reads the
 // micro-kernel asks for the same line that many slices below: 192 KB per
-// thread ahead at n = 768 with two passes, in L2. One pass ahead was 15-20
-// % slower there on a Zen 4 core (BenchmarkRaggedDot/decode; level on Zen
-// 5); a prefetch a few rows ahead in the same tile, less than one memory
-// latency ahead, slower still. At n = 2048 (an expert's down projection) a
-// thread's pass is 256 KB, and two of them ahead with the current one
-// filled most of a 1 MiB L2: 24-28 GB/s of weights read against 32-35 one
-// pass ahead. Past the expert's last slices it fetches the next expert's
-// first ones.
+// thread ahead at n = 768 with two passes, in L2. One pass ahead was 15-20 %
+// slower there on the host of 5cfdb9e (BenchmarkRaggedDot/decode; level on
+// Zen 5); a prefetch a few rows ahead in the same tile, less than one
+// memory latency ahead, slower still. At n = 2048 (an expert's down
+// projection) a thread's pass is 256 KB, and two of them ahead with the
+// current one filled most of a 1 MiB L2: 24-28 GB/s of weights read against
+// 34-38 one pass ahead. Past the expert's last slices it fetches the next
+// expert's first ones.
 const raggedPFPass = 128 << 10
 
 // prefetchDistance is how many floats below its line the micro-kernel
