@@ -268,8 +268,7 @@ func (d dotShape) packRHS(k *kfn, bp value.Value, rhs gemmOperand, overlap bool,
 		k.gemmPack(bp, rhs, gemmNR, n0, ci(d.N), ncur, k0, kcur)
 		return nil, nil
 	}
-	fuse := &gemmFuse{k0: k0, full: k.gemmFusedPanels(ncur), src: rhs.ptr}
-	k.gemmPackFrom(bp, rhs, gemmNR, fuse.full, n0, ci(d.N), ncur, k0, kcur)
+	fuse := k.gemmPackFused(bp, rhs, n0, ci(d.N), ncur, k0, kcur)
 	nextK0 := k.cur.NewSelect(last, ci(0), k.cur.NewAdd(k0, ci(kc)))
 	shift := k.cur.NewSelect(last, ci(nc), ci(0))
 	pf := func(nt, line value.Value) {

@@ -439,6 +439,15 @@ type gemmFuse struct {
 // it reads in place (8, 16 and 32 measured level).
 const gemmFuseAhead = 16
 
+// gemmPackFused packs the panels of the rhs block that the micro-kernel
+// will not pack as it reads them, and returns the gemmFuse that has it pack
+// the others: the two halves of one split, which must agree.
+func (k *kfn) gemmPackFused(bp value.Value, rhs gemmOperand, i0, end, ncur, k0, kc value.Value) *gemmFuse {
+	fuse := &gemmFuse{k0: k0, full: k.gemmFusedPanels(ncur), src: rhs.ptr}
+	k.gemmPackFrom(bp, rhs, gemmNR, fuse.full, i0, end, ncur, k0, kc)
+	return fuse
+}
+
 // gemmFusedPanels is how many leading panels of ncur columns gemmFuse
 // packs: the full panels, rounded down to whole tiles of the main kind.
 func (k *kfn) gemmFusedPanels(ncur value.Value) value.Value {

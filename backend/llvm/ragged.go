@@ -243,8 +243,7 @@ func (x *raggedCtx) gemm() {
 			// The first row block's first panel packs the full tiles as it
 			// reads them (gemmFuse), the rest is packed here; later row
 			// blocks of a large group read the packed block.
-			full := k.gemmFusedPanels(ncur)
-			k.gemmPackFrom(bp, rhs, gemmNR, full, n0, cHi, ncur, k0, kcur)
+			fused := k.gemmPackFused(bp, rhs, n0, cHi, ncur, k0, kcur)
 			first := k.cur.NewICmp(enum.IPredEQ, pc, ci(0))
 			last := k.cur.NewICmp(enum.IPredEQ, pc, ci(nPC-1))
 			// What is packed next: the next slice of these columns, else
@@ -257,11 +256,12 @@ func (x *raggedCtx) gemm() {
 			k.loop(ci(0), k.ceilDiv(rows, mc), nil, func(ic value.Value, _ []value.Value) []value.Value {
 				m0 := k.mulAdd(ic, mc, x.rowLo)
 				mcur := k.smin(ci(mc), k.cur.NewSub(x.rowHi, m0))
-				fuse := &gemmFuse{k0: k0, full: k.cur.NewSelect(k.cur.NewICmp(enum.IPredEQ, ic, ci(0)), full, ci(0)), src: rhs.ptr}
+				fuse := *fused
+				fuse.full = k.cur.NewSelect(k.cur.NewICmp(enum.IPredEQ, ic, ci(0)), fused.full, ci(0))
 				k.gemmBlock(lhs, c, ap, bp, tile, m0, x.rowHi, mcur, n0, cHi, ncur, k0, kcur, first, last,
 					func(nt, line value.Value) {
 						x.prefetchNext(k.cur.NewAdd(nt, shift), line, nextK0, k.cur.NewAdd(x.wBase, nextW), kc)
-					}, fuse)
+					}, &fuse)
 				return nil
 			})
 			return nil
