@@ -22,14 +22,25 @@ const (
 	GPUName     = "pjrt-gpu"
 )
 
+// The environment variables that hold each backend's client create options
+// (ParseOptions), such as TPUCC_PJRT_GPU_OPTIONS=preallocate=false for the
+// CUDA plugin. Plugins refuse names they do not know, so each backend has
+// its own.
+const (
+	EnvOptions    = "TPUCC_PJRT_OPTIONS"
+	EnvTPUOptions = "TPUCC_PJRT_TPU_OPTIONS"
+	EnvGPUOptions = "TPUCC_PJRT_GPU_OPTIONS"
+)
+
 func init() {
-	backend.Register(BackendName, opener(BackendName, openCPU))
-	backend.Register(TPUName, opener(TPUName, openTPU))
-	backend.Register(GPUName, opener(GPUName, openGPU))
+	backend.Register(BackendName, opener(BackendName, EnvOptions, openCPU))
+	backend.Register(TPUName, opener(TPUName, EnvTPUOptions, openTPU))
+	backend.Register(GPUName, opener(GPUName, EnvGPUOptions, openGPU))
 }
 
-// opener opens one client for the process on first use, with load.
-func opener(name string, load func() (*Plugin, error)) func() (backend.Backend, error) {
+// opener opens one client for the process on first use, with load and the
+// create options in the environment variable env.
+func opener(name, env string, load func() (*Plugin, error)) func() (backend.Backend, error) {
 	var (
 		once sync.Once
 		b    *Backend
@@ -37,12 +48,17 @@ func opener(name string, load func() (*Plugin, error)) func() (backend.Backend, 
 	)
 	return func() (backend.Backend, error) {
 		once.Do(func() {
+			var opts []Option
+			if opts, err = ParseOptions(os.Getenv(env)); err != nil {
+				err = fmt.Errorf("pjrt: $%s: %w", env, err)
+				return
+			}
 			var p *Plugin
 			if p, err = load(); err != nil {
 				return
 			}
 			var c *Client
-			if c, err = p.NewClient(); err == nil {
+			if c, err = p.NewClient(opts...); err == nil {
 				b = &Backend{c: c, name: name}
 			}
 		})

@@ -30,19 +30,31 @@ type Device struct {
 	h    uintptr
 }
 
-// NewClient creates a client with the plugin's default options.
-func (p *Plugin) NewClient() (*Client, error) {
+// NewClient creates a client with the plugin's default options and those
+// given, which the plugin checks: the XLA:CPU plugin takes
+// cpu_device_count (int64) and asynchronous (bool) and refuses a name it
+// does not know.
+func (p *Plugin) NewClient(opts ...Option) (*Client, error) {
 	if err := p.Initialize(); err != nil {
 		return nil, err
 	}
 	a := &clientCreateArgs{structSize: unsafe.Sizeof(clientCreateArgs{})}
-	if err := p.call(fnClientCreate, unsafe.Pointer(a)); err != nil {
+	nv, unpin, err := namedValues(opts)
+	if err != nil {
+		return nil, err
+	}
+	if len(nv) > 0 {
+		a.options, a.numOptions = unsafe.Pointer(&nv[0]), uintptr(len(nv))
+	}
+	err = p.call(fnClientCreate, unsafe.Pointer(a))
+	runtime.KeepAlive(nv)
+	unpin()
+	if err != nil {
 		return nil, err
 	}
 	c := &Client{p: p, h: a.client}
 	p.live.Add(1)
 	c.cln = runtime.AddCleanup(c, func(h uintptr) { p.destroyClient(h) }, a.client)
-	var err error
 	if c.platform, err = c.str(fnClientPlatformName); err == nil {
 		if c.version, err = c.str(fnClientPlatformVersion); err == nil {
 			err = c.readDevices()

@@ -126,12 +126,13 @@ type executableOutputDimsArgs struct {
 }
 
 type clientCreateArgs struct {
-	structSize, ext     uintptr
-	options, numOptions uintptr
-	kvGet, kvGetArg     uintptr
-	kvPut, kvPutArg     uintptr
-	client              uintptr // out
-	kvTryGet, kvTryArg  uintptr
+	structSize, ext    uintptr
+	options            unsafe.Pointer // PJRT_NamedValue*, pinned (see namedValues)
+	numOptions         uintptr
+	kvGet, kvGetArg    uintptr
+	kvPut, kvPutArg    uintptr
+	client             uintptr // out
+	kvTryGet, kvTryArg uintptr
 }
 
 type clientArgs struct { // Client_Destroy
