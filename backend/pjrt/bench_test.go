@@ -2,6 +2,7 @@ package pjrt
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
@@ -60,5 +61,43 @@ func BenchmarkFromHost(b *testing.B) {
 			b.Fatal(err)
 		}
 		x.Close()
+	}
+}
+
+// BenchmarkExecutePluginFloor is BenchmarkExecuteAdd's call made with the
+// least Go can do: one preallocated argument frame, no argument checks, no
+// Buffer wrappers; the plugin's Execute, its completion event awaited and
+// destroyed, and the result destroyed. What it measures is the plugin's own
+// cost of a call plus four purego calls, the floor of Execute's time
+// (docs/PERFORMANCE.md compares it with jax.jit's).
+func BenchmarkExecutePluginFloor(b *testing.B) {
+	c := cpuClient(b)
+	exe, err := c.Compile(addModule, []ir.Type{vec4(), vec4()}, DefaultCompileOptions)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer exe.Close()
+	x, _ := c.FromHost(vec4(), f32s(1, 2, 3, 4))
+	defer x.Close()
+	p := c.p
+	f := &frame{argv: []uintptr{x.h, x.h}, outv: make([]uintptr, 1), nonDonatable: []int64{0, 1}}
+	f.argList, f.outList = unsafe.Pointer(&f.argv[0]), unsafe.Pointer(&f.outv[0])
+	f.opts = executeOptions{structSize: unsafe.Sizeof(executeOptions{}),
+		nonDonatable: unsafe.Pointer(&f.nonDonatable[0]), numNonDon: 2}
+	f.args = executeArgs{structSize: unsafe.Sizeof(executeArgs{}), executable: exe.h,
+		options: unsafe.Pointer(&f.opts), argumentLists: unsafe.Pointer(&f.argList), numDevices: 1,
+		numArgs: 2, outputLists: unsafe.Pointer(&f.outList), deviceCompleteEvents: unsafe.Pointer(&f.event)}
+	del := &bufferArgs{structSize: unsafe.Sizeof(bufferArgs{})}
+	for b.Loop() {
+		if err := p.call(fnLoadedExecutableExecute, unsafe.Pointer(&f.args)); err != nil {
+			b.Fatal(err)
+		}
+		f.await = eventArgs{structSize: unsafe.Sizeof(eventArgs{}), event: f.event}
+		if err := p.call(fnEventAwait, unsafe.Pointer(&f.await)); err != nil {
+			b.Fatal(err)
+		}
+		p.call(fnEventDestroy, unsafe.Pointer(&f.await))
+		del.buffer = f.outv[0]
+		p.call(fnBufferDestroy, unsafe.Pointer(del))
 	}
 }
