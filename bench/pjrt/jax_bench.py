@@ -4,10 +4,10 @@
       jax.jit(lambda a, b: a + b) on two f32[4] arrays already on the CPU device:
       prints the median over 5 rounds of N cached calls (each to block_until_ready)
       in microseconds per call.
-  python jax_bench.py tpu-compile TOPOLOGY MODULE.hlo ...
-      parses and compiles each StableHLO module for the TPU topology with JAX's
-      compile-only client (tools/xlacheck/tpu_compile.py) and prints one line per
-      module: its path and the seconds it took.
+  python jax_bench.py tpu-compile TOPOLOGY ROUNDS MODULE.hlo ...
+      parses and compiles each StableHLO module ROUNDS times for the TPU topology
+      with JAX's compile-only client (tools/xlacheck/tpu_compile.py) and prints one
+      line per module: its path and the median seconds of its compiles.
 """
 import os
 import sys
@@ -35,7 +35,7 @@ def dispatch(n):
     print("%.3f" % sorted(rounds)[2])
 
 
-def tpu_compile(topology, paths):
+def tpu_compile(topology, rounds, paths):
     import tpu_compile as tc
     import xlacheck
     from jax.experimental import topologies
@@ -45,17 +45,19 @@ def tpu_compile(topology, paths):
     for p in paths:
         with open(p) as f:
             text = f.read()
-        t = time.perf_counter()
-        ctx, module, err = tc.parse(oracle, p, text)
-        ok, cerr, _ = (False, err, None) if err else tc.compile_for(oracle, ctx, module, topo)
-        dt = time.perf_counter() - t
-        if not ok:
-            sys.exit("%s: %s" % (p, cerr))
-        print("%s %.4f" % (p, dt))
+        secs = []
+        for _ in range(rounds):
+            t = time.perf_counter()
+            ctx, module, err = tc.parse(oracle, p, text)
+            ok, cerr, _ = (False, err, None) if err else tc.compile_for(oracle, ctx, module, topo)
+            secs.append(time.perf_counter() - t)
+            if not ok:
+                sys.exit("%s: %s" % (p, cerr))
+        print("%s %.4f" % (p, sorted(secs)[len(secs) // 2]))
 
 
 if __name__ == "__main__":
     if sys.argv[1] == "dispatch":
         dispatch(int(sys.argv[2]))
     else:
-        tpu_compile(sys.argv[2], sys.argv[3:])
+        tpu_compile(sys.argv[2], int(sys.argv[3]), sys.argv[4:])

@@ -1,6 +1,6 @@
 // Command pjrt compares tpucc's PJRT client with JAX on the same StableHLO:
 //
-//	go run ./bench/pjrt [-calls 20000] [-plugin PATH -python PYTHON -tpu-compile=false]
+//	go run ./bench/pjrt [-calls 20000] [-compile-rounds 5] [-plugin PATH -python PYTHON -tpu-compile=false]
 //
 // Dispatch: a tiny function (f32[4] add) compiled on the pinned XLA:CPU
 // plugin (make pjrt-cpu-plugin), its inputs already on the device, called
@@ -13,7 +13,8 @@
 //
 // TPU compile-only: every examples/*.tir, lowered as `tpucc build --target
 // tpu-v6e` lowers it, compiled for v6e:2x2 through backend/pjrt and through
-// JAX's compile-only client (.venv-tpu); the totals are compared.
+// JAX's compile-only client (.venv-tpu), five times each; the sums of the
+// per-example medians are compared.
 //
 // The last line is `bench-pjrt: dispatch_vs_jax=R tpu_compile_vs_jax=R`,
 // ratios of Go's time to JAX's (smaller is faster).
@@ -54,6 +55,7 @@ func main() {
 	plugin := flag.String("plugin", "", "the PJRT plugin dispatch runs on (default: the pinned XLA:CPU plugin)")
 	py := flag.String("python", filepath.Join(".venv", "bin", "python"), "the Python whose jax.jit dispatch is compared (on its default device)")
 	tpuCompile := flag.Bool("tpu-compile", true, "also compare TPU compile-only times (needs .venv-tpu)")
+	rounds := flag.Int("compile-rounds", 5, "compiles of each example on each side (the median is taken)")
 	flag.Parse()
 	goExec, goRun, platform := dispatchGo(*plugin, *calls)
 	jaxUS := must(strconv.ParseFloat(strings.TrimSpace(python(*py, "dispatch", strconv.Itoa(*calls))), 64))
@@ -62,8 +64,8 @@ func main() {
 		fmt.Printf("bench-pjrt: dispatch_vs_jax=%.2f\n", goExec/jaxUS)
 		return
 	}
-	goTPU, jaxTPU := compileTPU(*topology)
-	fmt.Printf("TPU compile-only, examples for %s: Go %.2fs, JAX %.2fs\n", *topology, goTPU, jaxTPU)
+	goTPU, jaxTPU := compileTPU(*topology, *rounds)
+	fmt.Printf("TPU compile-only, examples for %s (sum of per-example medians of %d): Go %.2fs, JAX %.2fs\n", *topology, *rounds, goTPU, jaxTPU)
 	fmt.Printf("bench-pjrt: dispatch_vs_jax=%.2f tpu_compile_vs_jax=%.2f\n", goExec/jaxUS, goTPU/jaxTPU)
 }
 
@@ -114,9 +116,12 @@ func median(n int, f func()) float64 {
 	return rounds[2]
 }
 
-// compileTPU lowers every example, compiles each through backend/pjrt and
-// through JAX, and returns the total seconds of each.
-func compileTPU(topology string) (goSec, jaxSec float64) {
+// compileTPU lowers every example, compiles each rounds times through
+// backend/pjrt and through JAX, and returns each side's sum over the
+// examples of the median compile's seconds. Neither side caches compiles;
+// the median leaves out the first compile of a process, which pays
+// warm-ups on both sides alike, and the noise of a shared machine.
+func compileTPU(topology string, rounds int) (goSec, jaxSec float64) {
 	paths := must(filepath.Glob("examples/*.tir"))
 	dir := must(os.MkdirTemp("", "bench-pjrt"))
 	defer os.RemoveAll(dir)
@@ -126,15 +131,20 @@ func compileTPU(topology string) (goSec, jaxSec float64) {
 	var hlos []string
 	for _, path := range paths {
 		hlo := lowerForTPU(path)
-		t := time.Now()
-		exe := must(topo.Compile(hlo, pjrt.DefaultCompileOptions))
-		goSec += time.Since(t).Seconds()
-		exe.Close()
+		var secs []float64
+		for range rounds {
+			t := time.Now()
+			exe := must(topo.Compile(hlo, pjrt.DefaultCompileOptions))
+			secs = append(secs, time.Since(t).Seconds())
+			exe.Close()
+		}
+		slices.Sort(secs)
+		goSec += secs[len(secs)/2]
 		file := filepath.Join(dir, strings.TrimSuffix(filepath.Base(path), ".tir")+".hlo")
 		check(os.WriteFile(file, []byte(hlo), 0o644))
 		hlos = append(hlos, file)
 	}
-	out := python(filepath.Join(".venv-tpu", "bin", "python"), append([]string{"tpu-compile", topology}, hlos...)...)
+	out := python(filepath.Join(".venv-tpu", "bin", "python"), append([]string{"tpu-compile", topology, strconv.Itoa(rounds)}, hlos...)...)
 	for line := range strings.Lines(out) {
 		f := strings.Fields(line)
 		jaxSec += must(strconv.ParseFloat(f[len(f)-1], 64))
