@@ -26,10 +26,12 @@ import (
 // every fusion that reads them, since recomputing them costs nothing and
 // reading their small operand instead saves their whole size. A group holds at
 // most one dot_general, reduction or normalising composite (two sibling
-// reductions of the same operand over the same axes excepted), never grows
-// past the size cap (Target.LocalMemory, or defaultFusionCap without a
-// target), and merges only when the bytes saved,
-// GroupBytes(a)+GroupBytes(b)-GroupBytes(a∪b), are positive. Without a target
+// reductions of the same operand over the same axes excepted), and merges
+// only when the bytes saved, GroupBytes(a)+GroupBytes(b)-GroupBytes(a∪b), are
+// positive. A group's size is not bounded: a fusion streams its tiles through
+// local memory (a TPU core's VMEM, the CPU's caches) and holds none of its
+// tensors there whole, as XLA's fusions do; the CPU backend computes an
+// elementwise value where it is used whatever the grouping. Without a target
 // the bytes are logical (dtype size times elements, no tiling). Programs with
 // symbolic shapes are left as they are (their bytes are unknown).
 func fuse(f *ir.Func, c *Context) (bool, error) {
@@ -59,10 +61,6 @@ func fuse(f *ir.Func, c *Context) (bool, error) {
 // Each round merges at least two groups, so the loop ends anyway; the cap
 // turns a bug that keeps it going into an error, as canonicalize's does.
 const maxFuseRounds = 16
-
-// defaultFusionCap bounds a fusion's traffic without a target: about a TPU
-// core's VMEM on v5e.
-const defaultFusionCap = 16 << 20
 
 // fuseKind classifies an instruction for fusion.
 type fuseKind uint8
@@ -188,7 +186,7 @@ func (p *fusePlan) producerConsumer() bool {
 				}
 				continue
 			}
-			if merged, _ := p.tryMerge(gp, gc, false); merged {
+			if p.tryMerge(gp, gc, false) {
 				changed = true
 			}
 		}
@@ -219,7 +217,7 @@ func (p *fusePlan) siblings() bool {
 			readers[a.ID] = append(readers[a.ID], i)
 		}
 	}
-	s := siblingScan{p: p, ahead: make([]int, len(p.instrs)), failed: make([]int, len(p.instrs)), capped: make([]bool, len(p.instrs))}
+	s := siblingScan{p: p, ahead: make([]int, len(p.instrs)), failed: make([]int, len(p.instrs))}
 	changed := false
 	for _, v := range order {
 		if rs := readers[v.ID]; len(rs) > 1 && s.value(rs) {
@@ -235,8 +233,7 @@ type siblingScan struct {
 	ahead   []int // by label: readers after the current one that the group holds
 	touched []int // labels with a nonzero ahead
 	failed  []int // by label: the round in which merging with it failed
-	capped  []bool
-	round   int // bumped whenever the current reader's group changes
+	round   int   // bumped whenever the current reader's group changes
 }
 
 func (s *siblingScan) value(rs []int) bool {
@@ -283,14 +280,10 @@ func (s *siblingScan) row(rs []int, x int) bool {
 			continue
 		}
 		if s.failed[gb] == s.round {
-			if s.capped[gb] {
-				p.c.Count("capped") // as trying again would
-			}
 			continue
 		}
-		merged, capped := p.tryMerge(ga, gb, true)
-		if !merged {
-			s.failed[gb], s.capped[gb] = s.round, capped
+		if !p.tryMerge(ga, gb, true) {
+			s.failed[gb] = s.round
 			continue
 		}
 		p.c.Count("sibling")
@@ -334,17 +327,16 @@ func (p *fusePlan) hasTranscendental(i int) bool {
 	return false
 }
 
-// tryMerge merges group a into group b if the result is legal, fits the cap
-// and saves bytes; capped says it failed on the cap alone. sibling says a
-// and b must be independent (neither reads the other); otherwise a
-// produces for b.
-func (p *fusePlan) tryMerge(a, b int, sibling bool) (merged, capped bool) {
+// tryMerge merges group a into group b if the result is legal and saves
+// bytes. sibling says a and b must be independent (neither reads the
+// other); otherwise a produces for b.
+func (p *fusePlan) tryMerge(a, b int, sibling bool) bool {
 	ga, gb := p.groups[a], p.groups[b]
 	if ga.heavy+gb.heavy > 1 && (!sibling || !p.alikeReductions(ga, gb)) {
-		return false, false
+		return false
 	}
 	if !p.order.acyclic(p, a, b, sibling) {
-		return false, false
+		return false
 	}
 	if p.size(a) <= p.size(b) {
 		p.preview(a, b)
@@ -353,17 +345,13 @@ func (p *fusePlan) tryMerge(a, b int, sibling bool) (merged, capped bool) {
 	}
 	ba, bb, bu := ga.traffic.bytes(), gb.traffic.bytes(), p.unionBytes(&p.delta)
 	if ba < 0 || bb < 0 || bu < 0 {
-		return false, false
-	}
-	if bu > p.cap {
-		p.c.Count("capped")
-		return false, true
+		return false
 	}
 	if ba+bb-bu <= 0 {
-		return false, false
+		return false
 	}
 	p.commit(a, b)
-	return true, false
+	return true
 }
 
 // alikeReductions: every heavy member of x and y is a reduction of one

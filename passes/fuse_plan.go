@@ -23,8 +23,7 @@ type fusePlan struct {
 	kind   []fuseKind
 	users  [][]int  // by index: indices of the top-level users (the return included)
 	uses   *ir.Uses // the body's use-list, kept right by build for the operands it renames
-	cap    int64
-	kept   []bool // expensive producers counted as kept apart
+	kept   []bool   // expensive producers counted as kept apart
 
 	parent []int        // by label: the label it was merged into, itself for a group
 	groups []*fuseGroup // by label; nil once merged into another
@@ -52,10 +51,7 @@ type fuseGroup struct {
 }
 
 func newFusePlan(f *ir.Func, c *Context) *fusePlan {
-	p := &fusePlan{f: f, c: c, instrs: f.Body.Instrs, cap: defaultFusionCap, uses: f.Uses()}
-	if c.Target != nil && c.Target.LocalMemory() > 0 {
-		p.cap = c.Target.LocalMemory()
-	}
+	p := &fusePlan{f: f, c: c, instrs: f.Body.Instrs, uses: f.Uses()}
 	n := len(p.instrs)
 	p.pos = make([]int, f.NumInstrs())
 	for i := range p.pos {

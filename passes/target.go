@@ -38,11 +38,6 @@ type Target interface {
 	// padding pays (the CPU's kernels handle remainders).
 	MatmulAlign() int64
 
-	// LocalMemory is the on-chip memory one kernel's working set should fit
-	// in: VMEM per TensorCore on a TPU, L2 per core on the CPU. It is the
-	// natural size cap of a fusion.
-	LocalMemory() int64
-
 	// GroupBytes is the memory traffic of running group, instructions of f,
 	// as one kernel: every value defined outside the group read once, at the
 	// largest OperandBytes any member reads it at, and every result of a

@@ -316,16 +316,16 @@ func LookupTarget(name string) (*tpu.Target, error) {
 // not depend on the machine.
 var hostTarget = cpu.Host
 
-// targetKey is what the key says of a target: its name, and for the cpu the
-// one measured figure a pass reads (the fuse pass's size cap, the L2), so
-// that an entry made on a machine with another L2 is not reused as if it
-// had been fused for this one.
+// targetKey is what the key says of a target: its name ("" is the cpu).
+// No pass reads a figure measured on this machine (the fuse pass's size
+// cap, the L2, was one until fusions became unbounded), so an entry made on
+// a machine with another cache hierarchy is the same program.
 func targetKey(name string) string {
 	t, err := LookupTarget(name)
-	if err != nil || t.Kind != tpu.KindCPU {
+	if err != nil {
 		return name
 	}
-	return fmt.Sprintf("%s (local memory %d)", t.Name(), t.LocalMemory())
+	return t.Name()
 }
 
 // Targets are the target names Compile accepts, as tpucc build --target

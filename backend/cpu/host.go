@@ -27,7 +27,7 @@ import (
 //   - memory bandwidth = 14 GB/s per core, an estimate: the operating system
 //     does not say, and timing a copy at start-up would make cost reports and
 //     fusion choices change from run to run. The 2-core EPYC streamed 28 GB/s.
-//   - LocalBytes (the fusion size cap) is the L2 per core.
+//   - LocalBytes is the L2 per core.
 //
 // The description is the same for every call in a process.
 func Host() *tpu.Target {

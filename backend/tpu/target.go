@@ -139,6 +139,3 @@ func (t *Target) MatmulAlign() int64 {
 	}
 	return 1
 }
-
-// LocalMemory is the on-chip memory one kernel works in (LocalBytes).
-func (t *Target) LocalMemory() int64 { return t.LocalBytes }

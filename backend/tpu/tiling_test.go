@@ -178,10 +178,10 @@ func TestMatmulAlign(t *testing.T) {
 			t.Errorf("%s: MatmulAlign = %d, want %d", c.t.Name(), got, c.want)
 		}
 	}
-	if got := tpu.V5e.LocalMemory(); got != 128<<20 {
-		t.Errorf("v5e LocalMemory = %d", got)
+	if got := tpu.V5e.LocalBytes; got != 128<<20 {
+		t.Errorf("v5e LocalBytes = %d", got)
 	}
-	if got := refCPU.LocalMemory(); got != 1<<20 {
-		t.Errorf("cpu LocalMemory = %d", got)
+	if got := refCPU.LocalBytes; got != 1<<20 {
+		t.Errorf("cpu LocalBytes = %d", got)
 	}
 }
