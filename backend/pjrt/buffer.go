@@ -30,13 +30,13 @@ type Buffer struct {
 	h   uintptr
 	typ ir.Type
 	cln runtime.Cleanup
+	del bufferArgs // Close's arguments to PJRT_Buffer_Destroy, on the heap with the Buffer
 }
 
 func (c *Client) newBuffer(h uintptr, t ir.Type) *Buffer {
 	b := &Buffer{c: c, h: h, typ: t}
 	c.p.live.Add(1)
-	p := c.p
-	b.cln = runtime.AddCleanup(b, func(h uintptr) { p.destroyBuffer(h) }, h)
+	b.cln = runtime.AddCleanup(b, c.p.dropBuffer, h)
 	return b
 }
 
@@ -52,7 +52,9 @@ func (b *Buffer) Close() error {
 		return nil
 	}
 	b.cln.Stop()
-	b.c.p.destroyBuffer(b.h)
+	b.del = bufferArgs{structSize: unsafe.Sizeof(bufferArgs{}), buffer: b.h}
+	b.c.p.call(fnBufferDestroy, unsafe.Pointer(&b.del))
+	b.c.p.live.Add(-1)
 	b.h = 0
 	return nil
 }

@@ -36,6 +36,9 @@ type Plugin struct {
 	initErr  error
 
 	live atomic.Int64 // handles not yet closed
+	// dropBuffer is destroyBuffer as a func value made once: a buffer's
+	// cleanup takes it, so that wrapping a result allocates no closure.
+	dropBuffer func(uintptr)
 }
 
 var (
@@ -121,6 +124,7 @@ func newPlugin(path string, api uintptr) (*Plugin, error) {
 	}
 	p.nfn = (size - apiHeaderSize) / 8
 	p.table = unsafe.Slice((*uintptr)(cPtr(api+apiHeaderSize)), p.nfn)
+	p.dropBuffer = p.destroyBuffer
 	return p, nil
 }
 
