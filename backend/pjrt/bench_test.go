@@ -8,14 +8,25 @@ import (
 	"github.com/tpucc/tpucc/ir"
 )
 
-func BenchmarkExecuteAdd(b *testing.B) {
+// addOnDevice compiles the f32[4] add on the CPU plugin and puts one input
+// on the device; both are closed when b ends.
+func addOnDevice(b *testing.B) (*LoadedExecutable, *Buffer) {
 	c := cpuClient(b)
 	exe, err := c.Compile(addModule, []ir.Type{vec4(), vec4()}, DefaultCompileOptions)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer exe.Close()
-	x, _ := c.FromHost(vec4(), f32s(1, 2, 3, 4))
+	b.Cleanup(func() { exe.Close() })
+	x, err := c.FromHost(vec4(), f32s(1, 2, 3, 4))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { x.Close() })
+	return exe, x
+}
+
+func BenchmarkExecuteAdd(b *testing.B) {
+	exe, x := addOnDevice(b)
 	args := []*Buffer{x, x}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -71,15 +82,8 @@ func BenchmarkFromHost(b *testing.B) {
 // cost of a call plus four purego calls, the floor of Execute's time
 // (docs/PERFORMANCE.md compares it with jax.jit's).
 func BenchmarkExecutePluginFloor(b *testing.B) {
-	c := cpuClient(b)
-	exe, err := c.Compile(addModule, []ir.Type{vec4(), vec4()}, DefaultCompileOptions)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer exe.Close()
-	x, _ := c.FromHost(vec4(), f32s(1, 2, 3, 4))
-	defer x.Close()
-	p := c.p
+	exe, x := addOnDevice(b)
+	p := exe.c.p
 	f := &frame{argv: []uintptr{x.h, x.h}, outv: make([]uintptr, 1), nonDonatable: []int64{0, 1}}
 	f.argList, f.outList = unsafe.Pointer(&f.argv[0]), unsafe.Pointer(&f.outv[0])
 	f.opts = executeOptions{structSize: unsafe.Sizeof(executeOptions{}),
