@@ -236,9 +236,12 @@ func (e *executable) RunWith(args []*backend.Buffer, o backend.RunOptions) ([]*b
 			donate = append(slices.Clip(donate), i)
 		}
 	}
-	outs, err := e.exe.ExecuteDonating(in, donate)
+	outs, err := e.exe.execute(in, donate, !o.KeepOnDevice)
 	if err != nil {
 		return nil, err
+	}
+	if !o.KeepOnDevice {
+		defer closeAll(outs) // copied out below; closing twice is harmless
 	}
 	res := make([]*backend.Buffer, len(outs))
 	for i, b := range outs {
@@ -298,13 +301,19 @@ func (e *executable) inputs(args []*backend.Buffer) (in []*Buffer, owned []bool,
 		if why := a.Donated(); why != "" {
 			return in, owned, fmt.Errorf("pjrt: argument %d: %s %s", i, a.Type(), why)
 		}
-		b, err := c.FromHost(a.Type(), a.Bytes())
+		b, err := c.fromHost(a.Type(), a.Bytes(), true) // closed by RunWith
 		if err != nil {
 			return in, owned, fmt.Errorf("pjrt: argument %d: %w", i, err)
 		}
 		in, owned = append(in, b), append(owned, true)
 	}
 	return in, owned, nil
+}
+
+func closeAll(bs []*Buffer) {
+	for _, b := range bs {
+		b.Close()
+	}
 }
 
 func toHost(b *Buffer) (*backend.Buffer, error) {

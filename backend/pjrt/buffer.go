@@ -31,13 +31,32 @@ type Buffer struct {
 	typ ir.Type
 	cln runtime.Cleanup
 	del bufferArgs // Close's arguments to PJRT_Buffer_Destroy, on the heap with the Buffer
+	// ready: the buffer is known to be computed (a result of a call whose
+	// completion event was awaited), so a read need not wait on it.
+	ready bool
 }
 
 func (c *Client) newBuffer(h uintptr, t ir.Type) *Buffer {
-	b := &Buffer{c: c, h: h, typ: t}
-	c.p.live.Add(1)
+	b := c.transientBuffer(h, t)
 	b.cln = runtime.AddCleanup(b, c.p.dropBuffer, h)
 	return b
+}
+
+func (c *Client) wrap(h uintptr, t ir.Type, transient bool) *Buffer {
+	if transient {
+		return c.transientBuffer(h, t)
+	}
+	return c.newBuffer(h, t)
+}
+
+// transientBuffer wraps h without a cleanup, for a buffer that never leaves
+// the function making it, which closes it on every path (a deferred Close):
+// backend calls from host memory copy their arguments in and their results
+// out, and registering and stopping a cleanup for each cost more than the
+// copies.
+func (c *Client) transientBuffer(h uintptr, t ir.Type) *Buffer {
+	c.p.live.Add(1)
+	return &Buffer{c: c, h: h, typ: t}
 }
 
 func (p *Plugin) destroyBuffer(h uintptr) {
@@ -65,6 +84,11 @@ func (b *Buffer) Type() ir.Type { return b.typ }
 // FromHost copies data, a dense row-major array of static type t, to the
 // client's first device. It returns once the plugin is done with data.
 func (c *Client) FromHost(t ir.Type, data []byte) (*Buffer, error) {
+	return c.fromHost(t, data, false)
+}
+
+// fromHost is FromHost; a transient buffer has no cleanup (transientBuffer).
+func (c *Client) fromHost(t ir.Type, data []byte, transient bool) (*Buffer, error) {
 	if err := c.use(); err != nil {
 		return nil, err
 	}
@@ -113,7 +137,7 @@ func (c *Client) FromHost(t ir.Type, data []byte) (*Buffer, error) {
 		return nil, err
 	}
 	t.Layout = nil
-	return c.newBuffer(a.buffer, t), nil
+	return c.wrap(a.buffer, t, transient), nil
 }
 
 // ToHost copies the buffer to a new dense row-major byte slice.
@@ -150,12 +174,15 @@ func (b *Buffer) ToHost() ([]byte, error) {
 // or more per read on a loaded machine; jaxlib reads CPU buffers in place
 // too. XLA:CPU lays arrays out densely, major to minor, as Buffer does.
 func (b *Buffer) readHostMemory(dst []byte) error {
-	r := &bufferReadyEventArgs{structSize: unsafe.Sizeof(bufferReadyEventArgs{}), buffer: b.h}
-	if err := b.c.p.call(fnBufferReadyEvent, unsafe.Pointer(r)); err != nil {
-		return err
-	}
-	if err := b.c.p.await(r.event); err != nil {
-		return err
+	if !b.ready {
+		r := &bufferReadyEventArgs{structSize: unsafe.Sizeof(bufferReadyEventArgs{}), buffer: b.h}
+		if err := b.c.p.call(fnBufferReadyEvent, unsafe.Pointer(r)); err != nil {
+			return err
+		}
+		if err := b.c.p.await(r.event); err != nil {
+			return err
+		}
+		b.ready = true
 	}
 	if len(dst) == 0 {
 		return nil

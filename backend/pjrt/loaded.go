@@ -188,6 +188,12 @@ func (e *LoadedExecutable) Execute(args []*Buffer) ([]*Buffer, error) {
 // caller still needs is left intact. A parameter the program does not mark
 // is never donated, whatever donate says.
 func (e *LoadedExecutable) ExecuteDonating(args []*Buffer, donate []int) ([]*Buffer, error) {
+	return e.execute(args, donate, false)
+}
+
+// execute is ExecuteDonating; transient results have no cleanup
+// (transientBuffer), for a caller that closes them on every path.
+func (e *LoadedExecutable) execute(args []*Buffer, donate []int, transient bool) ([]*Buffer, error) {
 	if e.h == 0 {
 		return nil, errors.New("pjrt: execute of a closed executable")
 	}
@@ -220,7 +226,8 @@ func (e *LoadedExecutable) ExecuteDonating(args []*Buffer, donate []int) ([]*Buf
 		deviceCompleteEvents: unsafe.Pointer(&f.event),
 	}
 	err := e.c.p.call(fnLoadedExecutableExecute, unsafe.Pointer(&f.args))
-	if err == nil && f.event != 0 {
+	awaited := err == nil && f.event != 0
+	if awaited {
 		f.await = eventArgs{structSize: unsafe.Sizeof(eventArgs{}), event: f.event}
 		f.destroy = f.await
 		err = e.c.p.call(fnEventAwait, unsafe.Pointer(&f.await))
@@ -229,8 +236,13 @@ func (e *LoadedExecutable) ExecuteDonating(args []*Buffer, donate []int) ([]*Buf
 		}
 	}
 	runtime.KeepAlive(args)
-	out, err := e.results(f.outv[:e.outputs], err)
+	out, err := e.results(f.outv[:e.outputs], err, transient)
 	e.frames.Put(f)
+	for _, b := range out {
+		// The call's completion event fired without error: its results
+		// are computed.
+		b.ready = awaited
+	}
 	return out, err
 }
 
@@ -246,7 +258,7 @@ func nonDonatable(dst []int64, n int, donate []int) []int64 {
 }
 
 // results wraps the output handles, or destroys them all on error.
-func (e *LoadedExecutable) results(hs []uintptr, err error) ([]*Buffer, error) {
+func (e *LoadedExecutable) results(hs []uintptr, err error, transient bool) ([]*Buffer, error) {
 	out := make([]*Buffer, 0, len(hs))
 	for _, h := range hs {
 		if h == 0 {
@@ -264,7 +276,7 @@ func (e *LoadedExecutable) results(hs []uintptr, err error) ([]*Buffer, error) {
 		} else {
 			t, terr = e.c.typeOf(h)
 		}
-		out = append(out, e.c.newBuffer(h, t))
+		out = append(out, e.c.wrap(h, t, transient))
 		if terr != nil {
 			err = terr
 		}
