@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
@@ -219,7 +220,7 @@ func (e *executable) Run(args []*backend.Buffer) ([]*backend.Buffer, error) {
 // lends its device memory to a result (see ExecuteDonating). Any other
 // argument of the caller's is left intact.
 func (e *executable) RunWith(args []*backend.Buffer, o backend.RunOptions) ([]*backend.Buffer, error) {
-	in, owned, err := e.inputs(args)
+	in, owned, err := e.inputs(args, o.Donate)
 	defer func() {
 		for i, b := range in {
 			if owned[i] {
@@ -232,8 +233,8 @@ func (e *executable) RunWith(args []*backend.Buffer, o backend.RunOptions) ([]*b
 	}
 	donate := o.Donate
 	for i, own := range owned {
-		if own && !slices.Contains(donate, i) {
-			donate = append(slices.Clip(donate), i)
+		if own && in[i].lentDone == 0 && !slices.Contains(donate, i) {
+			donate = append(slices.Clip(donate), i) // a copy of ours, never lent memory
 		}
 	}
 	outs, err := e.exe.execute(in, donate, !o.KeepOnDevice)
@@ -285,8 +286,12 @@ func (b *Backend) Upload(h *backend.Buffer) (*backend.Buffer, error) {
 }
 
 // inputs gives each argument a device buffer of this client: its own when
-// it has one, else a copy made here (owned, closed after the call).
-func (e *executable) inputs(args []*backend.Buffer) (in []*Buffer, owned []bool, err error) {
+// it has one, else one made here (owned, closed after the call). On XLA:CPU
+// an argument the call does not donate lends its memory to the buffer when
+// XLA can read it in place (lendHost: no allocation or copy in the plugin;
+// two 4 MiB arguments of an add, 1.5-2.5 ms a call copied, 0.6-1.0 ms lent);
+// any other is copied.
+func (e *executable) inputs(args []*backend.Buffer, donate []int) (in []*Buffer, owned []bool, err error) {
 	c := e.exe.c
 	in = make([]*Buffer, 0, len(args))
 	owned = make([]bool, 0, len(args))
@@ -301,13 +306,27 @@ func (e *executable) inputs(args []*backend.Buffer) (in []*Buffer, owned []bool,
 		if why := a.Donated(); why != "" {
 			return in, owned, fmt.Errorf("pjrt: argument %d: %s %s", i, a.Type(), why)
 		}
-		b, err := c.fromHost(a.Type(), a.Bytes(), true) // closed by RunWith
+		mode := copyTransient
+		if c.platform == "cpu" && lendable(a.Bytes()) && !slices.Contains(donate, i) {
+			mode = lendHost
+		}
+		b, err := c.fromHost(a.Type(), a.Bytes(), mode) // closed by RunWith
 		if err != nil {
 			return in, owned, fmt.Errorf("pjrt: argument %d: %w", i, err)
 		}
 		in, owned = append(in, b), append(owned, true)
 	}
 	return in, owned, nil
+}
+
+// xlaCPUAlign is the alignment at which XLA:CPU reads host memory in place
+// (its minimum buffer alignment); it copies memory aligned less.
+const xlaCPUAlign = 64
+
+// lendable: data is worth lending to XLA:CPU, which would copy it anyway
+// (after the pinning lending costs) unless it is aligned.
+func lendable(data []byte) bool {
+	return len(data) > 0 && uintptr(unsafe.Pointer(&data[0]))%xlaCPUAlign == 0
 }
 
 func closeAll(bs []*Buffer) {

@@ -2,6 +2,7 @@ package pjrt
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
@@ -62,5 +63,66 @@ func TestRunHandles(t *testing.T) {
 	}
 	if got := c.p.Live(); got != before {
 		t.Errorf("%d live handles after a failed call, want %d", got, before)
+	}
+}
+
+// aligned copies b into memory at XLA:CPU's alignment.
+func aligned(b []byte) []byte {
+	buf := make([]byte, len(b)+xlaCPUAlign)
+	off := (xlaCPUAlign - int(uintptr(unsafe.Pointer(&buf[0]))%xlaCPUAlign)) % xlaCPUAlign
+	out := buf[off : off+len(b)]
+	copy(out, b)
+	return out
+}
+
+// incAliasModule's parameter is a donor aliased to its result.
+const incAliasModule = `module @inc {
+  func.func public @main(%a: tensor<4xf32> {tf.aliasing_output = 0 : i32}) -> tensor<4xf32> {
+    %one = stablehlo.constant dense<1.0> : tensor<4xf32>
+    %0 = stablehlo.add %a, %one : tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}
+`
+
+// TestLentArguments: on XLA:CPU a call's host argument is read in place
+// (the device buffer's address is the Go slice's), and a result is never
+// that memory: a program whose parameter is aliased to its result leaves the
+// caller's slice as it was, and its result kept on the device holds its
+// values after the caller overwrites the slice. (RunWith never donates lent
+// memory; the pinned plugin, given it donated, copies it too.)
+func TestLentArguments(t *testing.T) {
+	c := cpuClient(t)
+	data := aligned(f32s(1, 2, 3, 4))
+	lent, err := c.fromHost(vec4(), data, lendHost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := lent.devicePointer(); err != nil || p != uintptr(unsafe.Pointer(&data[0])) {
+		t.Errorf("lent buffer at %#x (%v), the slice at %p: not read in place", p, err, &data[0])
+	}
+	before := c.p.Live()
+	if err := lent.Close(); err != nil || c.p.Live() != before-1 {
+		t.Errorf("closing a lent buffer: %v, %d live handles, want %d", err, c.p.Live(), before-1)
+	}
+
+	f := &ir.Func{Name: "main", Params: []*ir.Value{{Type: vec4()}}, Results: []ir.Type{vec4()}}
+	exe, err := NewBackend(c).Compile(&backend.Program{Entry: f, HLO: incAliasModule})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := hostBuffer(t, vec4(), data)
+	res, err := exe.(backend.OptionsRunner).RunWith([]*backend.Buffer{x}, backend.RunOptions{KeepOnDevice: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := res[0].Device().(*Buffer)
+	defer d.Close()
+	if got, want := string(data), string(f32s(1, 2, 3, 4)); got != want {
+		t.Errorf("the caller's argument after the call: % x, want % x", got, want)
+	}
+	copy(data, f32s(9, 9, 9, 9))
+	if got, want := readF32s(t, d), string(f32s(2, 3, 4, 5)); got != want {
+		t.Errorf("result after the caller overwrote its argument: % x, want % x", got, want)
 	}
 }

@@ -34,6 +34,10 @@ type Buffer struct {
 	// ready: the buffer is known to be computed (a result of a call whose
 	// completion event was awaited), so a read need not wait on it.
 	ready bool
+	// A buffer over lent host memory (lendHost) keeps that memory pinned
+	// until Close has destroyed it and awaited the plugin's done event.
+	lent     runtime.Pinner
+	lentDone uintptr
 }
 
 func (c *Client) newBuffer(h uintptr, t ir.Type) *Buffer {
@@ -75,6 +79,12 @@ func (b *Buffer) Close() error {
 	b.c.p.call(fnBufferDestroy, unsafe.Pointer(&b.del))
 	b.c.p.live.Add(-1)
 	b.h = 0
+	if b.lentDone != 0 {
+		err := b.c.p.await(b.lentDone)
+		b.lentDone = 0
+		b.lent.Unpin()
+		return err
+	}
 	return nil
 }
 
@@ -84,11 +94,23 @@ func (b *Buffer) Type() ir.Type { return b.typ }
 // FromHost copies data, a dense row-major array of static type t, to the
 // client's first device. It returns once the plugin is done with data.
 func (c *Client) FromHost(t ir.Type, data []byte) (*Buffer, error) {
-	return c.fromHost(t, data, false)
+	return c.fromHost(t, data, copyHost)
 }
 
-// fromHost is FromHost; a transient buffer has no cleanup (transientBuffer).
-func (c *Client) fromHost(t ir.Type, data []byte, transient bool) (*Buffer, error) {
+// How fromHost makes a buffer of host memory.
+type hostMode uint8
+
+const (
+	copyHost      hostMode = iota // a copy, with a cleanup (FromHost)
+	copyTransient                 // a copy, without a cleanup (transientBuffer)
+	lendHost                      // the memory itself, pinned until Close, without a cleanup
+)
+
+// fromHost is FromHost in one of the modes. Lending saves the plugin an
+// allocation and a copy (XLA:CPU reads an aligned array in place; it copies
+// one that is not); a lent buffer must never be donated, since the program
+// could then write its results into the caller's memory.
+func (c *Client) fromHost(t ir.Type, data []byte, mode hostMode) (*Buffer, error) {
 	if err := c.use(); err != nil {
 		return nil, err
 	}
@@ -121,8 +143,13 @@ func (c *Client) fromHost(t ir.Type, data []byte, transient bool) (*Buffer, erro
 		semantics:  hostBufferImmutableOnlyDuringCall,
 		device:     c.devices[0].h,
 	}
+	var lent runtime.Pinner
+	if mode == lendHost {
+		a.semantics = hostBufferImmutableZeroCopy
+		lent.Pin(&host[0])
+	}
 	err := c.p.call(fnClientBufferFromHostBuffer, unsafe.Pointer(a))
-	if err == nil {
+	if err == nil && mode != lendHost {
 		// The event fires when the plugin is done with data; with the
 		// semantics above that is already so, and waiting costs nothing.
 		err = c.p.await(a.doneWithHost)
@@ -134,10 +161,18 @@ func (c *Client) fromHost(t ir.Type, data []byte, transient bool) (*Buffer, erro
 			c.p.live.Add(1)
 			c.p.destroyBuffer(a.buffer)
 		}
+		if mode == lendHost {
+			c.p.await(a.doneWithHost) // only a failed call fails here: no event
+		}
+		lent.Unpin()
 		return nil, err
 	}
 	t.Layout = nil
-	return c.wrap(a.buffer, t, transient), nil
+	b := c.wrap(a.buffer, t, mode != copyHost)
+	if mode == lendHost {
+		b.lent, b.lentDone = lent, a.doneWithHost
+	}
+	return b, nil
 }
 
 // ToHost copies the buffer to a new dense row-major byte slice.

@@ -167,6 +167,11 @@ type clientCompileArgs struct {
 // call (FromHost still awaits the done event when a plugin gives one).
 const hostBufferImmutableOnlyDuringCall = 0
 
+// hostBufferImmutableZeroCopy lends the host memory to the buffer instead:
+// the plugin may read it in place until the buffer is destroyed and its
+// done event has fired, and never writes it (lendHost).
+const hostBufferImmutableZeroCopy = 2
+
 type bufferFromHostArgs struct {
 	structSize, ext uintptr
 	client          uintptr

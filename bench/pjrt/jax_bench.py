@@ -3,7 +3,8 @@
   python jax_bench.py dispatch N
       jax.jit(lambda a, b: a + b) on two f32[4] arrays already on the CPU device:
       prints the median over 5 rounds of N cached calls (each to block_until_ready)
-      in microseconds per call.
+      in microseconds per call; then, on a second line, the same from two numpy
+      arrays with the result read back by np.asarray (host in, host out).
   python jax_bench.py tpu-compile TOPOLOGY ROUNDS MODULE.hlo ...
       parses and compiles each StableHLO module ROUNDS times for the TPU topology
       with JAX's compile-only client (tools/xlacheck/tpu_compile.py) and prints one
@@ -24,15 +25,22 @@ def dispatch(n):
     f = jax.jit(lambda a, b: a + b)
     a = jax.device_put(np.arange(4, dtype=np.float32))
     b = jax.device_put(np.ones(4, dtype=np.float32))
+    print("%.3f" % median_us(n, lambda: f(a, b).block_until_ready()))
+    ha, hb = np.asarray(a), np.asarray(b)
+    print("%.3f" % median_us(n, lambda: np.asarray(f(ha, hb))))
+
+
+def median_us(n, call):
+    """The median over 5 rounds of n calls, after 1000, in microseconds per call."""
     for _ in range(1000):
-        f(a, b).block_until_ready()
+        call()
     rounds = []
     for _ in range(5):
         t = time.perf_counter()
         for _ in range(n):
-            f(a, b).block_until_ready()
+            call()
         rounds.append((time.perf_counter() - t) / n * 1e6)
-    print("%.3f" % sorted(rounds)[2])
+    return sorted(rounds)[2]
 
 
 def tpu_compile(topology, rounds, paths):

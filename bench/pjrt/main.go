@@ -6,8 +6,9 @@
 // plugin (make pjrt-cpu-plugin), its inputs already on the device, called
 // through LoadedExecutable.Execute until its result is ready; against
 // jax.jit's cached dispatch of the same function with device-resident inputs
-// and block_until_ready (.venv). The Go figure with the host copies of
-// backend.Executable.Run is printed beside it. -plugin and -python run the
+// and block_until_ready (.venv). Beside it, the same call from host memory
+// and back: backend.Executable.Run against jax.jit on numpy arrays with
+// the result read by np.asarray. -plugin and -python run the
 // same comparison on another device, such as a GPU through the CUDA plugin
 // and a JAX whose default device is that GPU (tools/pjrtgpu/run.sh).
 //
@@ -58,8 +59,13 @@ func main() {
 	rounds := flag.Int("compile-rounds", 5, "compiles of each example on each side (the median is taken)")
 	flag.Parse()
 	goExec, goRun, platform := dispatchGo(*plugin, *calls)
-	jaxUS := must(strconv.ParseFloat(strings.TrimSpace(python(*py, "dispatch", strconv.Itoa(*calls))), 64))
-	fmt.Printf("dispatch f32[4] add, %s: Go Execute %.2f us/call (Run with host copies %.2f us), jax.jit %.2f us\n", platform, goExec, goRun, jaxUS)
+	jax := strings.Fields(python(*py, "dispatch", strconv.Itoa(*calls)))
+	if len(jax) != 2 {
+		fail(fmt.Errorf("jax_bench.py dispatch printed %q, want two figures", jax))
+	}
+	jaxUS, jaxHostUS := must(strconv.ParseFloat(jax[0], 64)), must(strconv.ParseFloat(jax[1], 64))
+	fmt.Printf("dispatch f32[4] add, %s: Go Execute %.2f us/call, jax.jit %.2f us; from host buffers and back: Go Run %.2f us, jax.jit on numpy %.2f us\n",
+		platform, goExec, jaxUS, goRun, jaxHostUS)
 	if !*tpuCompile {
 		fmt.Printf("bench-pjrt: dispatch_vs_jax=%.2f\n", goExec/jaxUS)
 		return
