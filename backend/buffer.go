@@ -32,14 +32,22 @@ func New(t ir.Type) *Buffer {
 	return &Buffer{typ: t, data: AlignedBytes(n)}
 }
 
-// AlignedBytes allocates n zero bytes aligned for any dtype (8 bytes): a
-// []byte of a few bytes may start at any address.
+// Alignment is the address alignment of AlignedBytes: a cache line, and
+// the least at which XLA:CPU reads host memory in place rather than copying
+// it (the PJRT backend lends such arguments to the plugin).
+const Alignment = 64
+
+// AlignedBytes allocates n zero bytes starting at a multiple of Alignment
+// (a []byte of a few bytes may start at any address), at the cost of at most
+// Alignment-8 bytes more.
 func AlignedBytes(n int) []byte {
 	if n == 0 {
 		return []byte{}
 	}
-	words := make([]uint64, (n+7)/8)
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), n)
+	words := make([]uint64, (n+Alignment-8+7)/8)
+	base := unsafe.Pointer(unsafe.SliceData(words))
+	off := (Alignment - uintptr(base)%Alignment) % Alignment
+	return unsafe.Slice((*byte)(unsafe.Add(base, off)), n)
 }
 
 // View returns a buffer of type t over data, without copying. len(data) must

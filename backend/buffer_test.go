@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"testing"
+	"unsafe"
 
 	"github.com/tpucc/tpucc/ir"
 )
@@ -86,4 +87,23 @@ func TestConstructors(t *testing.T) {
 	same(t, "splat", FromFloats(ty(ir.F32, 2, 2), 0.1), FromFloats(ty(ir.F32, 2, 2), r, r, r, r))
 	same(t, "wrap", FromInts(ty(ir.U8, 3), 256, -1, 300), FromInts(ty(ir.U8, 3), 0, 255, 44))
 	same(t, "to i1", FromFloats(ty(ir.I1, 4), 0, math.Copysign(0, -1), -0.5, math.NaN()), FromInts(ty(ir.I1, 4), 0, 0, 1, 1))
+}
+
+// TestAlignedBytes: every size starts at a multiple of Alignment, has its
+// length and is zero.
+func TestAlignedBytes(t *testing.T) {
+	for n := 1; n <= 3*Alignment; n++ {
+		b := AlignedBytes(n)
+		if len(b) != n || uintptr(unsafe.Pointer(&b[0]))%Alignment != 0 {
+			t.Fatalf("AlignedBytes(%d): len %d at %p", n, len(b), &b[0])
+		}
+		for i, c := range b {
+			if c != 0 {
+				t.Fatalf("AlignedBytes(%d)[%d] = %d", n, i, c)
+			}
+		}
+	}
+	if b := AlignedBytes(0); b == nil || len(b) != 0 {
+		t.Errorf("AlignedBytes(0) = %#v, want an empty slice", b)
+	}
 }

@@ -68,9 +68,7 @@ func TestRunHandles(t *testing.T) {
 
 // aligned copies b into memory at XLA:CPU's alignment.
 func aligned(b []byte) []byte {
-	buf := make([]byte, len(b)+xlaCPUAlign)
-	off := (xlaCPUAlign - int(uintptr(unsafe.Pointer(&buf[0]))%xlaCPUAlign)) % xlaCPUAlign
-	out := buf[off : off+len(b)]
+	out := backend.AlignedBytes(len(b))
 	copy(out, b)
 	return out
 }
