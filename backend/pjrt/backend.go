@@ -233,7 +233,7 @@ func (e *executable) RunWith(args []*backend.Buffer, o backend.RunOptions) ([]*b
 	}
 	donate := o.Donate
 	for i, own := range owned {
-		if own && in[i].lentDone == 0 && !slices.Contains(donate, i) {
+		if own && !in[i].lends && !slices.Contains(donate, i) {
 			donate = append(slices.Clip(donate), i) // a copy of ours, never lent memory
 		}
 	}

@@ -34,8 +34,10 @@ type Buffer struct {
 	// ready: the buffer is known to be computed (a result of a call whose
 	// completion event was awaited), so a read need not wait on it.
 	ready bool
-	// A buffer over lent host memory (lendHost) keeps that memory pinned
-	// until Close has destroyed it and awaited the plugin's done event.
+	// A buffer over lent host memory (lendHost, lends) keeps that memory
+	// pinned until Close has destroyed it and awaited the plugin's done
+	// event (if the plugin gave one).
+	lends    bool
 	lent     runtime.Pinner
 	lentDone uintptr
 }
@@ -79,10 +81,10 @@ func (b *Buffer) Close() error {
 	b.c.p.call(fnBufferDestroy, unsafe.Pointer(&b.del))
 	b.c.p.live.Add(-1)
 	b.h = 0
-	if b.lentDone != 0 {
+	if b.lends {
 		err := b.c.p.await(b.lentDone)
-		b.lentDone = 0
 		b.lent.Unpin()
+		b.lends, b.lentDone = false, 0
 		return err
 	}
 	return nil
@@ -163,14 +165,14 @@ func (c *Client) fromHost(t ir.Type, data []byte, mode hostMode) (*Buffer, error
 		}
 		if mode == lendHost {
 			c.p.await(a.doneWithHost) // only a failed call fails here: no event
+			lent.Unpin()
 		}
-		lent.Unpin()
 		return nil, err
 	}
 	t.Layout = nil
 	b := c.wrap(a.buffer, t, mode != copyHost)
 	if mode == lendHost {
-		b.lent, b.lentDone = lent, a.doneWithHost
+		b.lends, b.lent, b.lentDone = true, lent, a.doneWithHost
 	}
 	return b, nil
 }
