@@ -319,14 +319,11 @@ func (e *executable) inputs(args []*backend.Buffer, donate []int) (in []*Buffer,
 	return in, owned, nil
 }
 
-// xlaCPUAlign is the alignment at which XLA:CPU reads host memory in place
-// (its minimum buffer alignment); it copies memory aligned less.
-const xlaCPUAlign = 64
-
 // lendable: data is worth lending to XLA:CPU, which would copy it anyway
-// (after the pinning lending costs) unless it is aligned.
+// (after the pinning lending costs) unless it starts at a multiple of
+// backend.Alignment, XLA:CPU's alignment for reading in place.
 func lendable(data []byte) bool {
-	return len(data) > 0 && uintptr(unsafe.Pointer(&data[0]))%xlaCPUAlign == 0
+	return len(data) > 0 && uintptr(unsafe.Pointer(&data[0]))%backend.Alignment == 0
 }
 
 func closeAll(bs []*Buffer) {

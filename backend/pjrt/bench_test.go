@@ -8,25 +8,25 @@ import (
 	"github.com/tpucc/tpucc/ir"
 )
 
-// addOnDevice compiles the f32[4] add on the CPU plugin and puts one input
-// on the device; both are closed when b ends.
-func addOnDevice(b *testing.B) (*LoadedExecutable, *Buffer) {
-	c := cpuClient(b)
+// addOnDevice compiles the f32[4] add on c and puts the input [1 2 3 4] on
+// its device; both are closed when tb ends, if not before.
+func addOnDevice(tb testing.TB, c *Client) (*LoadedExecutable, *Buffer) {
+	tb.Helper()
 	exe, err := c.Compile(addModule, []ir.Type{vec4(), vec4()}, DefaultCompileOptions)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Cleanup(func() { exe.Close() })
+	tb.Cleanup(func() { exe.Close() })
 	x, err := c.FromHost(vec4(), f32s(1, 2, 3, 4))
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Cleanup(func() { x.Close() })
+	tb.Cleanup(func() { x.Close() })
 	return exe, x
 }
 
 func BenchmarkExecuteAdd(b *testing.B) {
-	exe, x := addOnDevice(b)
+	exe, x := addOnDevice(b, cpuClient(b))
 	args := []*Buffer{x, x}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -82,7 +82,7 @@ func BenchmarkFromHost(b *testing.B) {
 // cost of a call plus four purego calls, the floor of Execute's time
 // (docs/PERFORMANCE.md compares it with jax.jit's).
 func BenchmarkExecutePluginFloor(b *testing.B) {
-	exe, x := addOnDevice(b)
+	exe, x := addOnDevice(b, cpuClient(b))
 	p := exe.c.p
 	f := &frame{argv: []uintptr{x.h, x.h}, outv: make([]uintptr, 1), nonDonatable: []int64{0, 1}}
 	f.argList, f.outList = unsafe.Pointer(&f.argv[0]), unsafe.Pointer(&f.outv[0])

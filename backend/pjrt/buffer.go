@@ -66,7 +66,13 @@ func (c *Client) transientBuffer(h uintptr, t ir.Type) *Buffer {
 }
 
 func (p *Plugin) destroyBuffer(h uintptr) {
-	a := &bufferArgs{structSize: unsafe.Sizeof(bufferArgs{}), buffer: h}
+	p.destroyBufferWith(new(bufferArgs), h)
+}
+
+// destroyBufferWith destroys h with a, heap memory the caller provides
+// (Close passes the Buffer's own, sparing an allocation).
+func (p *Plugin) destroyBufferWith(a *bufferArgs, h uintptr) {
+	*a = bufferArgs{structSize: unsafe.Sizeof(bufferArgs{}), buffer: h}
 	p.call(fnBufferDestroy, unsafe.Pointer(a))
 	p.live.Add(-1)
 }
@@ -77,9 +83,7 @@ func (b *Buffer) Close() error {
 		return nil
 	}
 	b.cln.Stop()
-	b.del = bufferArgs{structSize: unsafe.Sizeof(bufferArgs{}), buffer: b.h}
-	b.c.p.call(fnBufferDestroy, unsafe.Pointer(&b.del))
-	b.c.p.live.Add(-1)
+	b.c.p.destroyBufferWith(&b.del, b.h)
 	b.h = 0
 	if b.lends {
 		err := b.c.p.await(b.lentDone)

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/tpucc/tpucc/ir"
 )
 
 func TestParseOptions(t *testing.T) {
@@ -82,14 +81,7 @@ func TestClientOptions(t *testing.T) {
 	if n := len(c.Devices()); n != 2 {
 		t.Errorf("cpu_device_count=2: %d devices", n)
 	}
-	exe, err := c.Compile(addModule, []ir.Type{vec4(), vec4()}, DefaultCompileOptions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	x, err := c.FromHost(vec4(), f32s(1, 2, 3, 4))
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe, x := addOnDevice(t, c)
 	out, err := exe.Execute([]*Buffer{x, x})
 	if err != nil {
 		t.Fatal(err)
