@@ -51,16 +51,30 @@ func layerShapes(c *hf.Config, i int) map[string][]int64 {
 	l := c.Layers[i]
 	H, D := int64(c.Hidden), int64(l.HeadDim)
 	q, kv := int64(c.Heads)*D, int64(l.KVHeads)*D
-	s := map[string][]int64{"AttnNorm": {H}, "Q": {q, H}, "O": {H, q}, "QNorm": {D}, "MLPNorm": {H}}
+	s := map[string][]int64{"AttnNorm": {H}, "Q": {q, H}, "O": {H, q}, "MLPNorm": {H}}
+	opt := func(on bool, name string, shape ...int64) {
+		if on {
+			s[name] = shape
+		}
+	}
+	opt(c.QKNorm, "QNorm", D)
+	opt(c.QKVBias, "QBias", q)
+	opt(c.OBias, "OBias", H)
 	if l.KVFrom < 0 {
-		s["K"], s["KNorm"] = []int64{kv, H}, []int64{D}
+		s["K"] = []int64{kv, H}
+		opt(c.QKNorm, "KNorm", D)
+		opt(c.QKVBias, "KBias", kv)
 		if !l.KEqV {
 			s["V"] = []int64{kv, H}
+			opt(c.QKVBias, "VBias", kv)
 		}
 	}
 	if l.MLP {
 		I := int64(l.Intermediate)
 		s["Gate"], s["Up"], s["Down"] = []int64{I, H}, []int64{I, H}, []int64{H, I}
+		opt(c.MLPBias, "GateBias", I)
+		opt(c.MLPBias, "UpBias", I)
+		opt(c.MLPBias, "DownBias", H)
 	}
 	if l.MoE {
 		E, I := int64(c.MoE.Experts), int64(c.MoE.Intermediate)

@@ -8,15 +8,25 @@ import (
 	"github.com/tpucc/tpucc/tensor"
 )
 
-// The blocks of the decoder layers of Qwen3, Qwen3-MoE and Gemma 4, on the
-// tensor API, computed in f32. Each follows transformers' modeling file of
-// its family operation for operation (the oracle tests compare them).
+// The blocks of the decoder layers of Qwen3, Qwen3-MoE, Gemma 4, Qwen2,
+// Llama and Mistral, on the tensor API, computed in f32. Each follows
+// transformers' modeling file of its family operation for operation (the
+// oracle tests compare them).
 
 // linear is x Wᵀ for a weight in the Hub's [out, in] layout, over the last
 // axis of x.
 func linear(x, w *tensor.Tensor) *tensor.Tensor {
 	r := int64(x.Rank() - 1)
 	return x.DotGeneral(w, ir.DotAttr{LhsContract: []int64{r}, RhsContract: []int64{1}})
+}
+
+// affine is linear plus a bias over the last axis; a nil bias is none.
+func affine(x, w, bias *tensor.Tensor) *tensor.Tensor {
+	y := linear(x, w)
+	if bias != nil {
+		y = y.Add(bias)
+	}
+	return y
 }
 
 // rmsNorm normalises the last axis; a nil scale is a norm without one.
@@ -83,16 +93,23 @@ func attention(c *hf.Config, l hf.Layer, w *layerWeights, h *tensor.Tensor, in a
 	B, T := s[0], s[1]
 	H, KV, D := int64(c.Heads), int64(l.KVHeads), int64(l.HeadDim)
 	eps := c.RMSNormEps
-	q := linear(h, w.Q).Reshape(B, T, H, D)
-	q = rope(rmsNorm(q, w.QNorm, eps), in.cos, in.sin).Transpose(0, 2, 1, 3)
+	// The q/k norms of Qwen3 and Gemma 4; Llama, Mistral and Qwen2 have none.
+	qkNorm := func(x, scale *tensor.Tensor) *tensor.Tensor {
+		if !c.QKNorm {
+			return x
+		}
+		return rmsNorm(x, scale, eps)
+	}
+	q := affine(h, w.Q, w.QBias).Reshape(B, T, H, D)
+	q = rope(qkNorm(q, w.QNorm), in.cos, in.sin).Transpose(0, 2, 1, 3)
 	k, v = in.k, in.v
 	if !in.shared {
-		kr := linear(h, w.K).Reshape(B, T, KV, D)
+		kr := affine(h, w.K, w.KBias).Reshape(B, T, KV, D)
 		vr := kr // Gemma 4's attention_k_eq_v: the values are the raw keys
 		if w.V != nil {
-			vr = linear(h, w.V).Reshape(B, T, KV, D)
+			vr = affine(h, w.V, w.VBias).Reshape(B, T, KV, D)
 		}
-		kn := rope(rmsNorm(kr, w.KNorm, eps), in.cos, in.sin).Transpose(0, 2, 1, 3)
+		kn := rope(qkNorm(kr, w.KNorm), in.cos, in.sin).Transpose(0, 2, 1, 3)
 		if c.VNorm {
 			vr = rmsNorm(vr, nil, eps)
 		}
@@ -131,7 +148,7 @@ func attention(c *hf.Config, l hf.Layer, w *layerWeights, h *tensor.Tensor, in a
 	} else {
 		ctx = heads(attend(c, q.Reshape(B, KV, G*T, D), kA, vA, mask, G), G)
 	}
-	return linear(ctx, w.O), k, v
+	return affine(ctx, w.O, w.OBias), k, v
 }
 
 // causalBlock is the query block of a fresh prefill's attention (slots);
@@ -165,7 +182,7 @@ func heads(x *tensor.Tensor, G int64) *tensor.Tensor {
 
 // mlp is the gated MLP: down(act(gate(x)) · up(x)).
 func mlp(c *hf.Config, w *layerWeights, x *tensor.Tensor) *tensor.Tensor {
-	return linear(activation(c, linear(x, w.Gate)).Mul(linear(x, w.Up)), w.Down)
+	return affine(activation(c, affine(x, w.Gate, w.GateBias)).Mul(affine(x, w.Up, w.UpBias)), w.Down, w.DownBias)
 }
 
 // moe is the mixture-of-experts block over tokens x [N, hidden], written

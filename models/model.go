@@ -13,6 +13,7 @@ package models
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/frontend/trace"
@@ -68,11 +69,9 @@ func computable(c *hf.Config) error {
 	switch {
 	case c.Activation != "silu" && c.Activation != "gelu_pytorch_tanh":
 		return fmt.Errorf("models: activation %q is not computed", c.Activation)
-	case !c.QKNorm:
-		return fmt.Errorf("models: attention without q/k norms is not computed")
 	case c.MoE != nil && c.MoE.Router != "softmax" && c.MoE.Router != "gemma4":
 		return fmt.Errorf("models: router %q is not computed", c.MoE.Router)
-	case c.Arch != "qwen3" && c.Arch != "qwen3_moe" && c.Arch != "gemma4_text":
+	case !slices.Contains([]string{"qwen3", "qwen3_moe", "gemma4_text", "qwen2", "llama", "mistral"}, c.Arch):
 		return fmt.Errorf("models: architecture %q is not computed", c.Arch)
 	}
 	for i, l := range c.Layers {

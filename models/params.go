@@ -26,7 +26,9 @@ type weights struct {
 type layerWeights struct {
 	AttnNorm, PostAttnNorm, MLPNorm, PostMLPNorm *tensor.Tensor
 	Q, K, V, O, QNorm, KNorm                     *tensor.Tensor
+	QBias, KBias, VBias, OBias                   *tensor.Tensor
 	Gate, Up, Down                               *tensor.Tensor
+	GateBias, UpBias, DownBias                   *tensor.Tensor
 	Router, RouterScale, ExpertScale             *tensor.Tensor
 	PostMLPNorm1, PreMoENorm, PostMoENorm        *tensor.Tensor
 	GateExperts, UpExperts, DownExperts          *tensor.Tensor

@@ -1,5 +1,6 @@
 // Package hf reads Hugging Face model directories: config.json of the
-// architectures tpucc supports (qwen3, qwen3_moe, gemma4_text) into a typed
+// architectures tpucc supports (qwen3, qwen3_moe, gemma4_text, llama,
+// mistral, qwen2) into a typed
 // Config, and the checkpoint's tensors, named as the Hub stores them, into a
 // Weights set whose experts are stacked into [E, ...] arrays.
 //
@@ -24,7 +25,7 @@ import (
 
 // Config is a model's config.json, resolved per layer.
 type Config struct {
-	Arch         string // model_type: "qwen3", "qwen3_moe", "gemma4_text"
+	Arch         string // model_type: "qwen3", "qwen3_moe", "gemma4_text", "llama", "mistral", "qwen2"
 	Vocab        int
 	Hidden       int
 	Heads        int // query heads of every layer
@@ -35,7 +36,10 @@ type Config struct {
 	EmbedScale   float64 // token embeddings are multiplied by it (Gemma: sqrt(Hidden))
 	MaxPositions int
 	FinalSoftcap float64 // logits = c * tanh(logits / c); 0 means none
-	QKNorm       bool    // RMSNorm of each query and key head (both families)
+	QKNorm       bool    // RMSNorm of each query and key head (Qwen3, Gemma 4)
+	QKVBias      bool    // the q, k and v projections add a bias (Qwen2; attention_bias)
+	OBias        bool    // the output projection adds a bias (attention_bias of Llama and Qwen3)
+	MLPBias      bool    // the dense MLP's projections add biases (Llama's mlp_bias)
 	VNorm        bool    // RMSNorm without scale of each value head (Gemma 4)
 	AttnScale    float64 // scores are q·k times this (1/sqrt(head_dim), or 1 for Gemma 4)
 	MoE          *MoE    // nil for a dense model
@@ -69,21 +73,46 @@ type Layer struct {
 // position × InvFreq()[i]. Frequencies past RotaryDim/2 are 0, so those
 // channels are left alone (Gemma 4's proportional rope on full layers).
 type Rope struct {
-	Type      string // "default", "linear" or "proportional"
+	Type      string // "default", "linear", "proportional" or "llama3"
 	Theta     float64
 	Factor    float64 // linear position scaling; 1 when none
 	RotaryDim int     // channels that turn: HeadDim, or fewer for "proportional"
 	HeadDim   int
+	// Llama 3's frequency-dependent scaling ("llama3"): low_freq_factor,
+	// high_freq_factor and original_max_position_embeddings.
+	LowFreq, HighFreq, OrigMax float64
 }
 
 // InvFreq returns the HeadDim/2 inverse frequencies:
-// 1 / (Theta^(2i/HeadDim) × Factor) for i < RotaryDim/2, then 0.
+// 1 / (Theta^(2i/HeadDim) × Factor) for i < RotaryDim/2, then 0; "llama3"
+// divides by Factor only the long wavelengths (see llama3).
 func (r Rope) InvFreq() []float64 {
 	out := make([]float64, r.HeadDim/2)
 	for i := range r.RotaryDim / 2 {
-		out[i] = 1 / (math.Pow(r.Theta, float64(2*i)/float64(r.HeadDim)) * r.Factor)
+		inv := 1 / math.Pow(r.Theta, float64(2*i)/float64(r.HeadDim))
+		if r.Type == "llama3" {
+			out[i] = r.llama3(inv)
+		} else {
+			out[i] = inv / r.Factor
+		}
 	}
 	return out
+}
+
+// llama3 is Llama 3.1's rescaling of one inverse frequency, as
+// transformers' _compute_llama3_parameters: wavelengths shorter than
+// OrigMax/HighFreq are kept, those longer than OrigMax/LowFreq are divided
+// by Factor, and the ones between are interpolated.
+func (r Rope) llama3(inv float64) float64 {
+	wavelen := 2 * math.Pi / inv
+	switch {
+	case wavelen < r.OrigMax/r.HighFreq:
+		return inv
+	case wavelen > r.OrigMax/r.LowFreq:
+		return inv / r.Factor
+	}
+	smooth := (r.OrigMax/wavelen - r.LowFreq) / (r.HighFreq - r.LowFreq)
+	return (1-smooth)*inv/r.Factor + smooth*inv
 }
 
 // MoE describes the mixture-of-experts blocks.
@@ -137,8 +166,10 @@ func ParseConfig(data []byte) (*Config, error) {
 	arch := f.str("model_type", "")
 	var c *Config
 	switch arch {
-	case "qwen3", "qwen3_moe":
+	case "qwen3", "qwen3_moe", "qwen2":
 		c = qwen3(f, arch)
+	case "llama", "mistral":
+		c = llama(f, arch)
 	case "gemma4_text":
 		c = gemma4(f)
 	case "gemma4":
@@ -146,7 +177,7 @@ func ParseConfig(data []byte) (*Config, error) {
 	case "":
 		return nil, fmt.Errorf("field \"model_type\": missing")
 	default:
-		return nil, fmt.Errorf("field \"model_type\": architecture %q is not supported (tpucc loads qwen3, qwen3_moe, gemma4_text and gemma4's text model)", arch)
+		return nil, fmt.Errorf("field \"model_type\": architecture %q is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, gemma4_text and gemma4's text model)", arch)
 	}
 	f.leftover(arch)
 	if f.err != nil {
@@ -165,9 +196,7 @@ func base(f *fields, arch string) *Config {
 		Intermediate: f.need("intermediate_size"),
 		RMSNormEps:   f.float("rms_norm_eps", 1e-6),
 		MaxPositions: f.int("max_position_embeddings", 0),
-		QKNorm:       true,
 	}
-	f.refuse("attention_bias", "false")
 	if !(c.RMSNormEps > 0) {
 		f.fail("rms_norm_eps", "%v is not positive", c.RMSNormEps)
 	}
@@ -204,7 +233,8 @@ func kvHeads(f *fields, key string, heads, def int) int {
 // rope_scaling pair, already merged into it) for heads of headDim channels.
 func ropeFrom(f *fields, key string, raw map[string]json.RawMessage, headDim int) Rope {
 	sub := &fields{raw: raw, used: map[string]bool{}}
-	r := Rope{Type: sub.str("rope_type", ""), Theta: sub.float("rope_theta", 0), Factor: 1}
+	// transformers' default_theta when a config names none.
+	r := Rope{Type: sub.str("rope_type", ""), Theta: sub.float("rope_theta", 10000), Factor: 1}
 	if t := sub.str("type", ""); r.Type == "" {
 		r.Type = t // the legacy spelling
 	}
@@ -219,13 +249,20 @@ func ropeFrom(f *fields, key string, raw map[string]json.RawMessage, headDim int
 		r.Factor = sub.float("factor", 0)
 	case "proportional":
 		r.Factor = sub.float("factor", 1)
+	case "llama3":
+		r.Factor = sub.float("factor", 0)
+		r.LowFreq, r.HighFreq = sub.float("low_freq_factor", 0), sub.float("high_freq_factor", 0)
+		r.OrigMax = sub.float("original_max_position_embeddings", 0)
+		if !(r.LowFreq > 0 && r.HighFreq > r.LowFreq && r.OrigMax > 0) {
+			f.fail(key, "llama3 rope needs 0 < low_freq_factor < high_freq_factor and a positive original_max_position_embeddings")
+		}
 	default:
-		f.fail(key, "rope type %q is not supported (tpucc computes default, linear and proportional)", r.Type)
+		f.fail(key, "rope type %q is not supported (tpucc computes default, linear, proportional and llama3)", r.Type)
 		return r
 	}
 	switch {
 	case !(r.Theta > 0):
-		f.fail(key, "rope_theta is missing or not positive")
+		f.fail(key, "rope_theta is not positive")
 	case !(r.Factor > 0):
 		f.fail(key, "factor is missing or not positive")
 	case !(partial > 0 && partial <= 1):

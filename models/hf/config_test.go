@@ -2,6 +2,7 @@ package hf
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,8 +25,9 @@ const qwen3MoEConfig = `{
 // summary prints a config compactly, one line per run of equal layers.
 func summary(c *Config) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s vocab=%d hidden=%d heads=%d inter=%d eps=%g act=%s tie=%v embed=%.4g attn=%.4g softcap=%g qk=%v v=%v max=%d\n",
-		c.Arch, c.Vocab, c.Hidden, c.Heads, c.Intermediate, c.RMSNormEps, c.Activation, c.TieEmbed, c.EmbedScale, c.AttnScale, c.FinalSoftcap, c.QKNorm, c.VNorm, c.MaxPositions)
+	fmt.Fprintf(&b, "%s vocab=%d hidden=%d heads=%d inter=%d eps=%g act=%s tie=%v embed=%.4g attn=%.4g softcap=%g qk=%v v=%v max=%d bias=%v/%v/%v\n",
+		c.Arch, c.Vocab, c.Hidden, c.Heads, c.Intermediate, c.RMSNormEps, c.Activation, c.TieEmbed, c.EmbedScale, c.AttnScale, c.FinalSoftcap, c.QKNorm, c.VNorm, c.MaxPositions,
+		c.QKVBias, c.OBias, c.MLPBias)
 	if c.MoE != nil {
 		fmt.Fprintf(&b, "moe %+v\n", *c.MoE)
 	}
@@ -48,9 +50,9 @@ func TestQwen3MoEConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `qwen3_moe vocab=151936 hidden=2048 heads=32 inter=6144 eps=1e-06 act=silu tie=false embed=1 attn=0.08839 softcap=0 qk=true v=false max=40960
+	want := `qwen3_moe vocab=151936 hidden=2048 heads=32 inter=6144 eps=1e-06 act=silu tie=false embed=1 attn=0.08839 softcap=0 qk=true v=false max=40960 bias=false/false/false
 moe {Experts:128 TopK:8 Intermediate:768 NormTopK:true Router:softmax}
-layers 0-47 {Sliding:false Window:0 HeadDim:128 KVHeads:4 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:128 HeadDim:128} MLP:false MoE:true Intermediate:6144}
+layers 0-47 {Sliding:false Window:0 HeadDim:128 KVHeads:4 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:128 HeadDim:128 LowFreq:0 HighFreq:0 OrigMax:0} MLP:false MoE:true Intermediate:6144}
 `
 	if got := summary(c); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
@@ -90,9 +92,9 @@ func TestQwen3Config(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `qwen3 vocab=1000 hidden=64 heads=4 inter=128 eps=1e-06 act=silu tie=true embed=1 attn=0.1768 softcap=0 qk=true v=false max=0
-layers 0-1 {Sliding:false Window:0 HeadDim:32 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:linear Theta:10000 Factor:2 RotaryDim:32 HeadDim:32} MLP:true MoE:false Intermediate:128}
-layers 2-3 {Sliding:true Window:16 HeadDim:32 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:linear Theta:10000 Factor:2 RotaryDim:32 HeadDim:32} MLP:true MoE:false Intermediate:128}
+	want := `qwen3 vocab=1000 hidden=64 heads=4 inter=128 eps=1e-06 act=silu tie=true embed=1 attn=0.1768 softcap=0 qk=true v=false max=0 bias=false/false/false
+layers 0-1 {Sliding:false Window:0 HeadDim:32 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:linear Theta:10000 Factor:2 RotaryDim:32 HeadDim:32 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:128}
+layers 2-3 {Sliding:true Window:16 HeadDim:32 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:linear Theta:10000 Factor:2 RotaryDim:32 HeadDim:32 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:128}
 `
 	if got := summary(c); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
@@ -114,13 +116,13 @@ func TestGemma4Config(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `gemma4_text vocab=512 hidden=64 heads=4 inter=96 eps=1e-06 act=gelu_pytorch_tanh tie=true embed=8 attn=1 softcap=30 qk=true v=true max=0
+	want := `gemma4_text vocab=512 hidden=64 heads=4 inter=96 eps=1e-06 act=gelu_pytorch_tanh tie=true embed=8 attn=1 softcap=30 qk=true v=true max=0 bias=false/false/false
 moe {Experts:8 TopK:2 Intermediate:24 NormTopK:true Router:gemma4}
-layers 0-1 {Sliding:true Window:8 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:16 HeadDim:16} MLP:true MoE:true Intermediate:96}
-layers 2-2 {Sliding:false Window:0 HeadDim:32 KVHeads:1 KEqV:true KVFrom:-1 Rope:{Type:proportional Theta:1e+06 Factor:1 RotaryDim:8 HeadDim:32} MLP:true MoE:true Intermediate:96}
-layers 3-3 {Sliding:true Window:8 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:16 HeadDim:16} MLP:true MoE:true Intermediate:96}
-layers 4-4 {Sliding:true Window:8 HeadDim:16 KVHeads:2 KEqV:false KVFrom:3 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:16 HeadDim:16} MLP:true MoE:true Intermediate:192}
-layers 5-5 {Sliding:false Window:0 HeadDim:32 KVHeads:1 KEqV:true KVFrom:2 Rope:{Type:proportional Theta:1e+06 Factor:1 RotaryDim:8 HeadDim:32} MLP:true MoE:true Intermediate:192}
+layers 0-1 {Sliding:true Window:8 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:16 HeadDim:16 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:true Intermediate:96}
+layers 2-2 {Sliding:false Window:0 HeadDim:32 KVHeads:1 KEqV:true KVFrom:-1 Rope:{Type:proportional Theta:1e+06 Factor:1 RotaryDim:8 HeadDim:32 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:true Intermediate:96}
+layers 3-3 {Sliding:true Window:8 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:16 HeadDim:16 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:true Intermediate:96}
+layers 4-4 {Sliding:true Window:8 HeadDim:16 KVHeads:2 KEqV:false KVFrom:3 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:16 HeadDim:16 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:true Intermediate:192}
+layers 5-5 {Sliding:false Window:0 HeadDim:32 KVHeads:1 KEqV:true KVFrom:2 Rope:{Type:proportional Theta:1e+06 Factor:1 RotaryDim:8 HeadDim:32 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:true Intermediate:192}
 `
 	if got := summary(c); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
@@ -133,14 +135,15 @@ func TestConfigErrors(t *testing.T) {
 	q := func(old, new string) string { return strings.Replace(qwen3MoEConfig, old, new, 1) }
 	g := func(old, new string) string { return strings.Replace(gemma4Config, old, new, 1) }
 	cases := []struct{ cfg, want string }{
-		{`{"model_type": "llama"}`, `field "model_type": architecture "llama" is not supported (tpucc loads qwen3, qwen3_moe, gemma4_text and gemma4's text model)`},
+		{`{"model_type": "phi3"}`, `field "model_type": architecture "phi3" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, gemma4_text and gemma4's text model)`},
 		{`{"hidden_size": 3}`, `field "model_type": missing`},
 		{`[1]`, `a JSON array where an object is expected`},
 		{`{"model_type": "qwen3", "model_type": "qwen3"}`, `duplicate key "model_type" in the object at $`},
 		{q(`"vocab_size": 151936`, `"vocab_size": 151936, "attn_logit_softcapping": 50.0`), `field "attn_logit_softcapping": not known to tpucc for model_type "qwen3_moe", so it cannot be honoured`},
 		{q(`"hidden_act": "silu"`, `"hidden_act": "gelu"`), `field "hidden_act": "gelu" is not supported (tpucc computes only "silu")`},
-		{q(`"attention_bias": false`, `"attention_bias": true`), `field "attention_bias": true is not supported (tpucc computes only false)`},
-		{q(`"rope_scaling": null`, `"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}`), `field "rope_parameters": rope type "yarn" is not supported (tpucc computes default, linear and proportional)`},
+		{g(`"sliding_window": 8`, `"sliding_window": 8, "attention_bias": true`), `field "attention_bias": true is not supported (tpucc computes only false)`},
+		{q(`"attention_bias": false`, `"attention_bias": 1`), `field "attention_bias": 1 is not true or false`},
+		{q(`"rope_scaling": null`, `"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}`), `field "rope_parameters": rope type "yarn" is not supported (tpucc computes default, linear, proportional and llama3)`},
 		{q(`"rope_scaling": null`, `"rope_scaling": {"type": "linear", "factor": 4.0, "beta": 1}`), `field "rope_parameters": rope parameter "beta" is not supported for rope type "linear"`},
 		{q(`"rope_scaling": null`, `"rope_parameters": {"rope_theta": 10000.0}`), `field "rope_theta": 1000000.0 disagrees with rope_parameters' 10000.0`},
 		{q(`"num_experts_per_tok": 8`, `"num_experts_per_tok": 200`), `field "num_experts_per_tok": 200 is more than num_experts 128`},
@@ -163,7 +166,7 @@ func TestConfigErrors(t *testing.T) {
 		{g(`"sliding_window": 8`, `"sliding_window": 8, "per_layer_config": {"2": {"head_dim": 64}}`), `field "global_head_dim": 32, but per_layer_config gives full layer 2 a head dim of 64`},
 		{g(`"num_global_key_value_heads": 1,`, `"per_layer_config": {"2": {"head_dim": 32, "num_key_value_heads": 1}, "5": {"head_dim": 32, "num_key_value_heads": 2}},`), `field "num_kv_shared_layers": layer 5 reuses layer 2's keys and values, but its heads are 32 wide, 2 for keys and values, and layer 2's 32 wide, 1`},
 		{q(`"num_experts": 128`, `"num_experts": 128, "num_local_experts": 64`), `field "num_experts": 128 disagrees with num_local_experts 64`},
-		{g(`"rope_type": "proportional"`, `"rope_type": "dynamic"`), `field "rope_parameters.full_attention": rope type "dynamic" is not supported (tpucc computes default, linear and proportional)`},
+		{g(`"rope_type": "proportional"`, `"rope_type": "dynamic"`), `field "rope_parameters.full_attention": rope type "dynamic" is not supported (tpucc computes default, linear, proportional and llama3)`},
 		{g(`"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},`, ``), `field "rope_parameters": no entry for sliding_attention`},
 		{g(`"full_attention", "sliding_attention"`, `"full_attention", "global"`), `field "layer_types": layer 3: "global" is not full_attention or sliding_attention`},
 		{g(`"num_kv_shared_layers": 2`, `"num_kv_shared_layers": 5`), `field "num_kv_shared_layers": layer 2 (full_attention) shares keys and values, but no earlier layer is full_attention`},
@@ -206,8 +209,105 @@ func TestLoadConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := LoadConfig(dir)
-	want := filepath.Join(dir, ConfigFile) + `: field "model_type": architecture "bert" is not supported (tpucc loads qwen3, qwen3_moe, gemma4_text and gemma4's text model)`
+	want := filepath.Join(dir, ConfigFile) + `: field "model_type": architecture "bert" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, gemma4_text and gemma4's text model)`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
+	}
+}
+
+// Llama 3.1's config as the Hub has it (sizes shrunk): the legacy
+// rope_scaling of type llama3 with rope_theta beside it, attention and MLP
+// biases, pretraining_tp.
+const llamaConfig = `{"architectures": ["LlamaForCausalLM"], "attention_bias": true, "attention_dropout": 0.0,
+	"bos_token_id": 128000, "eos_token_id": [128001, 128008, 128009], "hidden_act": "silu", "hidden_size": 64,
+	"initializer_range": 0.02, "intermediate_size": 112, "max_position_embeddings": 131072, "mlp_bias": true,
+	"model_type": "llama", "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 2,
+	"pretraining_tp": 1, "rms_norm_eps": 1e-05,
+	"rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+	"rope_theta": 500000.0, "tie_word_embeddings": false, "torch_dtype": "bfloat16", "transformers_version": "4.43.0.dev0",
+	"use_cache": true, "vocab_size": 256}`
+
+func TestLlamaConfig(t *testing.T) {
+	c, err := ParseConfig([]byte(llamaConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `llama vocab=256 hidden=64 heads=4 inter=112 eps=1e-05 act=silu tie=false embed=1 attn=0.25 softcap=0 qk=false v=false max=131072 bias=true/true/true
+layers 0-1 {Sliding:false Window:0 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:llama3 Theta:500000 Factor:8 RotaryDim:16 HeadDim:16 LowFreq:1 HighFreq:4 OrigMax:8192} MLP:true MoE:false Intermediate:112}
+`
+	if got := summary(c); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// Mistral's sliding_window: a number windows every layer, null is full
+// attention, absent is MistralConfig's 4096. Qwen2: no q/k norms, biases on
+// q, k and v.
+func TestMistralAndQwen2Config(t *testing.T) {
+	const mistral = `{"model_type": "mistral", "vocab_size": 256, "hidden_size": 64, "intermediate_size": 96,
+	"num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 32, "rope_theta": 1000000.0%s}`
+	for _, c := range []struct{ field, want string }{
+		{`, "sliding_window": 6`, "true/6"}, {`, "sliding_window": null`, "false/0"}, {``, "true/4096"},
+	} {
+		cfg, err := ParseConfig(fmt.Appendf(nil, mistral, c.field))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := cfg.Layers[1]
+		if got := fmt.Sprintf("%v/%d", l.Sliding, l.Window); got != c.want || cfg.QKNorm || cfg.QKVBias || l.HeadDim != 32 || l.Rope.Theta != 1e6 {
+			t.Errorf("%q: sliding/window %s, want %s (config %+v)", c.field, got, c.want, cfg)
+		}
+	}
+	qwen2 := `{"model_type": "qwen2", "vocab_size": 256, "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 4,
+	"num_attention_heads": 4, "num_key_value_heads": 2, "use_sliding_window": true, "sliding_window": 8, "max_window_layers": 3,
+	"rope_theta": 1000000.0, "tie_word_embeddings": true}`
+	c, err := ParseConfig([]byte(qwen2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `qwen2 vocab=256 hidden=64 heads=4 inter=96 eps=1e-06 act=silu tie=true embed=1 attn=0.25 softcap=0 qk=false v=false max=0 bias=true/false/false
+layers 0-2 {Sliding:false Window:0 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:16 HeadDim:16 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:96}
+layers 3-3 {Sliding:true Window:8 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:16 HeadDim:16 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:96}
+`
+	if got := summary(c); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// The errors of the Llama family's own fields.
+func TestLlamaConfigErrors(t *testing.T) {
+	l := func(old, new string) string { return strings.Replace(llamaConfig, old, new, 1) }
+	cases := []struct{ cfg, want string }{
+		{l(`"high_freq_factor": 4.0`, `"high_freq_factor": 0.5`), `field "rope_parameters": llama3 rope needs 0 < low_freq_factor < high_freq_factor and a positive original_max_position_embeddings`},
+		{l(`"original_max_position_embeddings": 8192, `, ``), `field "rope_parameters": llama3 rope needs 0 < low_freq_factor < high_freq_factor and a positive original_max_position_embeddings`},
+		{l(`"factor": 8.0, `, ``), `field "rope_parameters": factor is missing or not positive`},
+		{l(`"rope_type": "llama3"`, `"rope_type": "dynamic"`), `field "rope_parameters": rope type "dynamic" is not supported (tpucc computes default, linear, proportional and llama3)`},
+		{l(`"rope_theta": 500000.0`, `"rope_theta": -1`), `field "rope_parameters": rope_theta is not positive`},
+		{l(`"mlp_bias": true`, `"mlp_bias": "yes"`), `field "mlp_bias": "yes" is not true or false`},
+		{l(`"use_cache": true`, `"use_cache": true, "sliding_window": 8`), `field "sliding_window": not known to tpucc for model_type "llama", so it cannot be honoured`},
+		{strings.Replace(l(`"model_type": "llama"`, `"model_type": "mistral"`), `"mlp_bias": true`, `"sliding_window": 4`, 1), `field "attention_bias": not known to tpucc for model_type "mistral", so it cannot be honoured`},
+		{`{"model_type": "mistral", "vocab_size": 8, "hidden_size": 8, "intermediate_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2, "sliding_window": 0}`, `field "sliding_window": must be positive`},
+		{`{"model_type": "qwen2", "vocab_size": 8, "hidden_size": 8, "intermediate_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2, "attention_bias": false}`, `field "attention_bias": not known to tpucc for model_type "qwen2", so it cannot be honoured`},
+	}
+	for _, c := range cases {
+		_, err := ParseConfig([]byte(c.cfg))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%.60s...:\n got %v\nwant %s", c.cfg, err, c.want)
+		}
+	}
+}
+
+// Llama 3.1's inverse frequencies for head_dim 128, θ = 500000, factor 8,
+// low 1, high 4, 8192 positions: transformers' _compute_llama3_parameters
+// printed these: kept (wavelength under 2048), interpolated (2048 to 8192)
+// and divided by 8 (over 8192). It computes in float32, hence 2e-6.
+func TestLlama3InvFreq(t *testing.T) {
+	r := Rope{Type: "llama3", Theta: 500000, Factor: 8, RotaryDim: 128, HeadDim: 128, LowFreq: 1, HighFreq: 4, OrigMax: 8192}
+	inv := r.InvFreq()
+	for i, want := range map[int]float64{0: 1, 28: 3.211446106e-03, 29: 2.166570630e-03, 32: 5.248460220e-04,
+		35: 9.556212171e-05, 36: 7.784655463e-05, 63: 3.068925878e-07} {
+		if d := math.Abs(inv[i]-want) / want; d > 2e-6 {
+			t.Errorf("inv_freq[%d] = %.9g, want %.9g", i, inv[i], want)
+		}
 	}
 }

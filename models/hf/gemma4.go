@@ -16,6 +16,8 @@ const (
 // transformers' Gemma4TextConfig's.
 func gemma4(f *fields) *Config {
 	c := base(f, "gemma4_text")
+	c.QKNorm = true
+	f.refuse("attention_bias", "false")
 	c.Activation = "gelu_pytorch_tanh"
 	f.refuse("hidden_activation", `"gelu_pytorch_tanh"`)
 	f.refuse("use_bidirectional_attention", "null")

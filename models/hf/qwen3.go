@@ -6,14 +6,18 @@ import (
 	"slices"
 )
 
-// qwen3 reads Qwen3 and Qwen3-MoE configs (Qwen3ForCausalLM,
-// Qwen3MoeForCausalLM).
+// qwen3 reads Qwen3, Qwen3-MoE and Qwen2 configs (Qwen3ForCausalLM,
+// Qwen3MoeForCausalLM, Qwen2ForCausalLM). Qwen2 is Qwen3 without the q/k
+// norms and with biases on the q, k and v projections.
 func qwen3(f *fields, arch string) *Config {
-	c := base(f, arch)
-	c.Activation = "silu"
-	f.refuse("hidden_act", `"silu"`)
-	c.TieEmbed = f.bool("tie_word_embeddings", false)
-	c.EmbedScale = 1
+	c := siluDecoder(f, arch)
+	if arch == "qwen2" {
+		c.QKVBias = true
+	} else {
+		c.QKNorm = true
+		c.QKVBias = f.bool("attention_bias", false)
+		c.OBias = c.QKVBias
+	}
 	n := f.layerCount()
 	hd := headDim(f, c)
 	kv := kvHeads(f, "num_key_value_heads", c.Heads, c.Heads)
@@ -37,6 +41,17 @@ func qwen3(f *fields, arch string) *Config {
 		l.MLP = !l.MoE
 		c.Layers[i] = l
 	}
+	return c
+}
+
+// siluDecoder reads what the decoders of Qwen3 and Llama share: the base
+// fields, the SwiGLU activation, tied embeddings, no embedding scale.
+func siluDecoder(f *fields, arch string) *Config {
+	c := base(f, arch)
+	c.Activation = "silu"
+	f.refuse("hidden_act", `"silu"`)
+	c.TieEmbed = f.bool("tie_word_embeddings", false)
+	c.EmbedScale = 1
 	return c
 }
 
@@ -67,11 +82,12 @@ func legacyRope(f *fields) map[string]json.RawMessage {
 }
 
 // qwenSliding resolves which layers use sliding-window attention:
-// layer_types when given, else layers from max_window_layers on when
-// use_sliding_window is true (Qwen3's rule).
+// layer_types when given, else layers from max_window_layers (28 when
+// absent, as transformers has it) on when use_sliding_window is true (the
+// rule of Qwen2 and Qwen3).
 func qwenSliding(f *fields, arch string, n int) []bool {
 	use := f.bool("use_sliding_window", false)
-	from := f.int("max_window_layers", n)
+	from := f.int("max_window_layers", 28)
 	out := make([]bool, n)
 	if arch == "qwen3_moe" {
 		if use {

@@ -25,6 +25,10 @@ type expectLayer struct {
 	KVShared      bool      `json:"kv_shared"`
 	KEqV          bool      `json:"k_eq_v"`
 	InvFreq       []float64 `json:"inv_freq"`
+	QKNorm        bool      `json:"qk_norm"`
+	QKVBias       bool      `json:"qkv_bias"`
+	OBias         bool      `json:"o_bias"`
+	MLPBias       bool      `json:"mlp_bias"`
 }
 
 type expectModel struct {
@@ -41,7 +45,8 @@ type expectModel struct {
 // TestAgainstTransformers loads checkpoints that transformers itself saved
 // (tools/models/hfmodels.py: Qwen3 with sliding layers and linear rope,
 // Qwen3-MoE in bf16 in five shards with a dense layer, Gemma 4 with its MoE block, keys as
-// values, KV sharing, a double-wide MLP and per-layer inputs) and requires
+// values, KV sharing, a double-wide MLP and per-layer inputs; Llama with
+// llama3 rope and every bias, Mistral in bf16 with a window, Qwen2) and requires
 // hf.Config to say per layer what transformers' modules compute. Without
 // .venv-hf the test is skipped, except under CI, where it fails.
 func TestAgainstTransformers(t *testing.T) {
@@ -56,7 +61,7 @@ func TestAgainstTransformers(t *testing.T) {
 	if out, err := exec.Command(hfPython, "../../tools/models/hfmodels.py", dir).CombinedOutput(); err != nil {
 		t.Fatalf("hfmodels.py: %v\n%s", err, out)
 	}
-	for _, name := range []string{"qwen3", "qwen3_moe", "gemma4"} {
+	for _, name := range []string{"qwen3", "qwen3_moe", "gemma4", "llama", "mistral", "qwen2"} {
 		t.Run(name, func(t *testing.T) {
 			var want expectModel
 			data, err := os.ReadFile(filepath.Join(dir, name, "expect.json"))
@@ -102,6 +107,10 @@ func checkModel(t *testing.T, c *Config, w *Weights, want expectModel) {
 			l.MoE != e.MoE || dense != e.Intermediate || (l.KVFrom >= 0) != e.KVShared || l.KEqV != e.KEqV {
 			t.Errorf("layer %d: %+v\nwant %+v", i, l, e)
 		}
+		if c.QKNorm != e.QKNorm || c.QKVBias != e.QKVBias || c.OBias != e.OBias || l.MLP && c.MLPBias != e.MLPBias {
+			t.Errorf("layer %d: q/k norm %v, biases qkv %v o %v mlp %v; want %v, %v %v %v", i, c.QKNorm, c.QKVBias, c.OBias, c.MLPBias,
+				e.QKNorm, e.QKVBias, e.OBias, e.MLPBias)
+		}
 		if got := c.AttnScale; math.Abs(got-e.Scaling) > 1e-12 {
 			t.Errorf("layer %d: attention scale %v, want %v", i, got, e.Scaling)
 		}
@@ -119,7 +128,8 @@ func checkModel(t *testing.T, c *Config, w *Weights, want expectModel) {
 	// The weights the layers say they have are there.
 	for i, l := range c.Layers {
 		lw := w.Layers[i]
-		if (lw.GateExperts != nil) != l.MoE || (lw.Gate != nil) != l.MLP || (lw.K != nil) != (l.KVFrom < 0) || (lw.V != nil) != (l.KVFrom < 0 && !l.KEqV) {
+		if (lw.GateExperts != nil) != l.MoE || (lw.Gate != nil) != l.MLP || (lw.K != nil) != (l.KVFrom < 0) || (lw.V != nil) != (l.KVFrom < 0 && !l.KEqV) ||
+			(lw.QNorm != nil) != c.QKNorm || (lw.QBias != nil) != c.QKVBias || (lw.OBias != nil) != c.OBias || (lw.DownBias != nil) != (l.MLP && c.MLPBias) {
 			t.Errorf("layer %d: weights do not match the layer: %+v", i, l)
 		}
 	}

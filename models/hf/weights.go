@@ -35,9 +35,12 @@ type LayerWeights struct {
 	PostMLPNorm  *backend.Buffer // Gemma 4: post_feedforward_layernorm
 	Q, K, V, O   *backend.Buffer // V is nil when the values are the keys; K and V are nil when shared
 	QNorm, KNorm *backend.Buffer
-	Gate, Up     *backend.Buffer // the dense MLP: [I, H]
-	Down         *backend.Buffer // [H, I]
-	Router       *backend.Buffer // [E, H]
+	// Projection biases (Config.QKVBias, OBias, MLPBias): [out].
+	QBias, KBias, VBias, OBias *backend.Buffer
+	Gate, Up                   *backend.Buffer // the dense MLP: [I, H]
+	Down                       *backend.Buffer // [H, I]
+	GateBias, UpBias, DownBias *backend.Buffer
+	Router                     *backend.Buffer // [E, H]
 	// Gemma 4's router scales and the norms around its MoE block.
 	RouterScale, ExpertScale              *backend.Buffer // [H], [E]
 	PostMLPNorm1, PreMoENorm, PostMoENorm *backend.Buffer
@@ -207,16 +210,27 @@ func (l *loader) layer(i int, lw *LayerWeights) error {
 	p := l.c.prefix() + "layers." + strconv.Itoa(i) + "."
 	H, D := int64(c.Hidden), int64(spec.HeadDim)
 	q, kv := int64(c.Heads)*D, int64(spec.KVHeads)*D
+	a := p + "self_attn."
 	slots := []slot{
 		{&lw.AttnNorm, p + "input_layernorm.weight", []int64{H}},
-		{&lw.Q, p + "self_attn.q_proj.weight", []int64{q, H}},
-		{&lw.O, p + "self_attn.o_proj.weight", []int64{H, q}},
-		{&lw.QNorm, p + "self_attn.q_norm.weight", []int64{D}},
+		{&lw.Q, a + "q_proj.weight", []int64{q, H}},
+		{&lw.O, a + "o_proj.weight", []int64{H, q}},
 	}
+	opt := func(on bool, s ...slot) {
+		if on {
+			slots = append(slots, s...)
+		}
+	}
+	opt(c.QKNorm, slot{&lw.QNorm, a + "q_norm.weight", []int64{D}})
+	opt(c.QKVBias, slot{&lw.QBias, a + "q_proj.bias", []int64{q}})
+	opt(c.OBias, slot{&lw.OBias, a + "o_proj.bias", []int64{H}})
 	if spec.KVFrom < 0 {
-		slots = append(slots, slot{&lw.K, p + "self_attn.k_proj.weight", []int64{kv, H}}, slot{&lw.KNorm, p + "self_attn.k_norm.weight", []int64{D}})
+		slots = append(slots, slot{&lw.K, a + "k_proj.weight", []int64{kv, H}})
+		opt(c.QKNorm, slot{&lw.KNorm, a + "k_norm.weight", []int64{D}})
+		opt(c.QKVBias, slot{&lw.KBias, a + "k_proj.bias", []int64{kv}})
 		if !spec.KEqV {
-			slots = append(slots, slot{&lw.V, p + "self_attn.v_proj.weight", []int64{kv, H}})
+			slots = append(slots, slot{&lw.V, a + "v_proj.weight", []int64{kv, H}})
+			opt(c.QKVBias, slot{&lw.VBias, a + "v_proj.bias", []int64{kv}})
 		}
 	}
 	if spec.MLP {
@@ -225,6 +239,9 @@ func (l *loader) layer(i int, lw *LayerWeights) error {
 			slot{&lw.Gate, p + "mlp.gate_proj.weight", []int64{I, H}},
 			slot{&lw.Up, p + "mlp.up_proj.weight", []int64{I, H}},
 			slot{&lw.Down, p + "mlp.down_proj.weight", []int64{H, I}})
+		opt(c.MLPBias, slot{&lw.GateBias, p + "mlp.gate_proj.bias", []int64{I}},
+			slot{&lw.UpBias, p + "mlp.up_proj.bias", []int64{I}},
+			slot{&lw.DownBias, p + "mlp.down_proj.bias", []int64{H}})
 	}
 	if c.Arch == "gemma4_text" {
 		slots = append(slots, l.gemmaSlots(p, lw)...)

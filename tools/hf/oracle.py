@@ -34,7 +34,8 @@ import os
 import sys
 
 import torch
-from transformers import (Gemma4Config, Gemma4ForCausalLM, Gemma4ForConditionalGeneration, Gemma4TextConfig, Qwen3Config, Qwen3ForCausalLM,
+from transformers import (Gemma4Config, Gemma4ForCausalLM, Gemma4ForConditionalGeneration, Gemma4TextConfig, LlamaConfig, LlamaForCausalLM,
+                          MistralConfig, MistralForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM,
                           Qwen3MoeConfig, Qwen3MoeForCausalLM)
 
 PROMPTS = [[3, 17, 42, 5, 9, 11, 30, 2, 7, 61, 13], [8, 1, 50], [12, 4, 4, 33, 20, 19, 1, 0, 6, 44, 27, 38, 15, 2, 9, 60, 31]]
@@ -89,17 +90,47 @@ def gemma4_config():
         moe_intermediate_size=24, final_logit_softcapping=30.0)
 
 
+def llama():
+    # Llama 3.1's rope with original_max_position_embeddings 64: of the 8
+    # frequencies of a 16-wide head, the first is kept, the next two are
+    # interpolated and the rest divided by the factor. Every bias is on.
+    return LlamaForCausalLM(LlamaConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=3, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=16, attention_bias=True, mlp_bias=True, max_position_embeddings=256,
+        rope_parameters={"rope_type": "llama3", "rope_theta": 10000.0, "factor": 4.0, "low_freq_factor": 1.0,
+                         "high_freq_factor": 4.0, "original_max_position_embeddings": 64}))
+
+
+def mistral():
+    # A window of 6 tokens on every layer: the prompts and the generated
+    # tokens run past it.
+    return MistralForCausalLM(MistralConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=1, head_dim=8, sliding_window=6, rope_parameters={"rope_type": "default", "rope_theta": 1000.0}))
+
+
+def qwen2():
+    # Biases on q, k and v; the layers after the first slide over 8 tokens.
+    return Qwen2ForCausalLM(Qwen2Config(
+        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=3, num_attention_heads=4,
+        num_key_value_heads=2, use_sliding_window=True, sliding_window=8, max_window_layers=1, tie_word_embeddings=True))
+
+
 MODELS = {
     "qwen3": (qwen3, torch.float32),
     "qwen3_moe": (qwen3_moe, torch.float32),
     "gemma4": (gemma4, torch.float32),
     "qwen3_moe_bf16": (qwen3_moe, torch.bfloat16),
     "gemma4_wrapped": (gemma4_wrapped, torch.float32),
+    "llama": (llama, torch.float32),
+    "mistral": (mistral, torch.float32),
+    "qwen2": (qwen2, torch.float32),
 }
 
 
-# Seeds whose greedy choices are not near ties (the others use their index).
-SEEDS = {"gemma4_wrapped": 12}
+# Seeds whose greedy choices are not near ties (the others use their index in
+# MODELS, whichever models are asked for).
+SEEDS = {"gemma4_wrapped": 12, "llama": 9, "qwen2": 6}
 
 
 def oracle(model):
@@ -152,9 +183,9 @@ def eos_oracle(model, greedy, path):
 def main():
     outdir = sys.argv[1]
     names = sys.argv[2:] or list(MODELS)
-    for i, name in enumerate(names):
+    for name in names:
         make, dtype = MODELS[name]
-        seed = SEEDS.get(name, i)
+        seed = SEEDS.get(name, list(MODELS).index(name))
         torch.manual_seed(seed)
         model = make()
         randomize(model, 1000 + seed)

@@ -16,19 +16,38 @@ import os
 import sys
 
 import torch
-from transformers import (Gemma4ForCausalLM, Gemma4TextConfig, Qwen3Config, Qwen3ForCausalLM,
+from transformers import (Gemma4ForCausalLM, Gemma4TextConfig, LlamaConfig, LlamaForCausalLM, MistralConfig,
+                          MistralForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM,
                           Qwen3MoeConfig, Qwen3MoeForCausalLM)
 
 
+def has_bias(module, name):
+    return getattr(getattr(module, name, None), "bias", None) is not None
+
+
+def projections(layer):
+    """Which of the layer's projections have biases, and whether it has q/k norms."""
+    attn = layer.self_attn
+    return {
+        "qk_norm": hasattr(attn, "q_norm"),
+        "qkv_bias": has_bias(attn, "q_proj"),
+        "o_bias": has_bias(attn, "o_proj"),
+        "mlp_bias": has_bias(layer.mlp, "gate_proj"),
+    }
+
+
 def qwen_layer(model, i):
+    """A layer of Qwen3, Qwen3-MoE, Qwen2, Llama or Mistral."""
     layer = model.model.layers[i]
     attn = layer.self_attn
     moe = "SparseMoeBlock" in type(layer.mlp).__name__
     inv = model.model.rotary_emb.inv_freq
-    return {
+    # Mistral's attention reads its window from the config.
+    window = getattr(attn, "sliding_window", getattr(model.config, "sliding_window", None))
+    return projections(layer) | {
         "head_dim": attn.head_dim,
         "kv_heads": attn.k_proj.out_features // attn.head_dim,
-        "sliding_window": attn.sliding_window or 0,
+        "sliding_window": window or 0,
         "moe": moe,
         "intermediate": 0 if moe else layer.mlp.gate_proj.out_features,
         "scaling": attn.scaling,
@@ -42,7 +61,7 @@ def gemma_layer(model, i):
     layer = model.model.layers[i]
     attn = layer.self_attn
     t = model.config.layer_types[i]
-    return {
+    return projections(layer) | {
         "head_dim": attn.head_dim,
         "kv_heads": model.config.num_attention_heads // attn.num_key_value_groups,
         "sliding_window": attn.sliding_window or 0,
@@ -102,6 +121,21 @@ def main():
         vocab_size_per_layer_input=64, enable_moe_block=True, num_experts=8, top_k_experts=2,
         moe_intermediate_size=24, final_logit_softcapping=30.0)),
         gemma_layer, torch.float32)
+    save(outdir, "llama", LlamaForCausalLM(LlamaConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=16, attention_bias=True, mlp_bias=True, max_position_embeddings=256,
+        rope_parameters={"rope_type": "llama3", "rope_theta": 10000.0, "factor": 4.0, "low_freq_factor": 1.0,
+                         "high_freq_factor": 4.0, "original_max_position_embeddings": 64})),
+        qwen_layer, torch.float32)
+    save(outdir, "mistral", MistralForCausalLM(MistralConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=1, head_dim=8, sliding_window=6)),
+        qwen_layer, torch.bfloat16)
+    save(outdir, "qwen2", Qwen2ForCausalLM(Qwen2Config(
+        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=3, num_attention_heads=4,
+        num_key_value_heads=2, use_sliding_window=True, sliding_window=8, max_window_layers=2,
+        tie_word_embeddings=True)),
+        qwen_layer, torch.float32)
 
 
 if __name__ == "__main__":
