@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"container/heap"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -36,7 +37,7 @@ func (t *Tokenizer) Encode(text string) ([]int, error) {
 			return nil, fmt.Errorf("tokenizer: the NFC normalizer: U+%04X at byte %d may change under NFC, and tpucc normalizes only text NFC leaves as it is", r, at)
 		}
 	}
-	var ids []int
+	ids := slices.Clone(t.prefix)
 	for _, p := range t.splitAdded(text) {
 		if p.id >= 0 {
 			ids = append(ids, p.id)
@@ -60,7 +61,7 @@ func (t *Tokenizer) Encode(text string) ([]int, error) {
 			ids = append(ids, word...)
 		}
 	}
-	return ids, nil
+	return append(ids, t.suffix...), nil
 }
 
 // piece is text to encode, or an added token's id (text empty).

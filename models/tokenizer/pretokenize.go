@@ -21,11 +21,17 @@ type matcher func(s string) int
 const (
 	// qwenPattern is Qwen2's and Qwen3's Split regex.
 	qwenPattern = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	// llama3Pattern is Llama 3's: Qwen's, with numbers in runs of up to three digits.
+	llama3Pattern = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 	// gpt2Pattern is what a ByteLevel pre-tokenizer with use_regex splits by.
 	gpt2Pattern = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
 )
 
-var matchers = map[string]matcher{qwenPattern: matchQwen, gpt2Pattern: matchGPT2}
+var matchers = map[string]matcher{
+	qwenPattern:   func(s string) int { return matchQwen(s, 1) },
+	llama3Pattern: func(s string) int { return matchQwen(s, 3) },
+	gpt2Pattern:   matchGPT2,
+}
 
 // readPreTokenizer turns the pre_tokenizer object into steps.
 func (t *Tokenizer) readPreTokenizer(p *preTokenizer) error {
@@ -57,7 +63,7 @@ func (t *Tokenizer) readPreTokenizer(p *preTokenizer) error {
 			}
 			m, ok := matchers[*q.Pattern.Regex]
 			if !ok {
-				return fmt.Errorf("pre_tokenizer: Split: pattern %q is not supported (tpucc knows Qwen's and GPT-2's)", *q.Pattern.Regex)
+				return fmt.Errorf("pre_tokenizer: Split: pattern %q is not supported (tpucc knows Qwen's, Llama 3's and GPT-2's)", *q.Pattern.Regex)
 			}
 			if q.Behavior != "Isolated" || q.Invert {
 				return fmt.Errorf("pre_tokenizer: Split: behavior %q with invert %v is not supported (tpucc has Isolated)", q.Behavior, q.Invert)
@@ -173,8 +179,9 @@ func spaces(s string) int {
 	return n
 }
 
-// matchQwen is qwenPattern; the alternatives are tried in order.
-func matchQwen(s string) int {
+// matchQwen is qwenPattern, or llama3Pattern with digits 3; the
+// alternatives are tried in order.
+func matchQwen(s string, digits int) int {
 	if n := contraction(s, true); n > 0 {
 		return n
 	}
@@ -188,9 +195,17 @@ func matchQwen(s string) int {
 			return w + n
 		}
 	}
-	// \p{N}
+	// \p{N}, or \p{N}{1,3}
 	if isN(r) {
-		return w
+		n := 0
+		for range digits {
+			r, w := first(s[n:])
+			if w == 0 || !isN(r) {
+				break
+			}
+			n += w
+		}
+		return n
 	}
 	// ' ?[^\s\p{L}\p{N}]+[\r\n]*'
 	at := 0

@@ -1,5 +1,6 @@
 // Package tokenizer reads a Hugging Face tokenizer.json of the byte-level BPE
-// kind that Qwen and GPT-2 use, and encodes text to token ids and back.
+// kind that Qwen, Llama 3 and GPT-2 use, and encodes text to token ids and
+// back.
 //
 // What it computes is fixed by the file; every option that would change the
 // ids is either implemented or refused by Load with an error naming it, so a
@@ -28,6 +29,9 @@ type Tokenizer struct {
 	ignoreMerges bool
 	added        []added // longest content first
 	special      map[int]bool
+	// The ids a TemplateProcessing post-processor puts before and after
+	// the text's (Llama 3's <|begin_of_text|>).
+	prefix, suffix []int
 
 	mu    sync.Mutex
 	cache map[string][]int // word → ids
@@ -51,7 +55,7 @@ type file struct {
 	AddedTokens   []addedToken    `json:"added_tokens"`
 	Normalizer    *typed          `json:"normalizer"`
 	PreTokenizer  *preTokenizer   `json:"pre_tokenizer"`
-	PostProcessor *byteLevel      `json:"post_processor"`
+	PostProcessor *postProcessor  `json:"post_processor"`
 	Decoder       *byteLevel      `json:"decoder"`
 	Model         bpeModel        `json:"model"`
 }
@@ -76,6 +80,33 @@ type byteLevel struct {
 	AddPrefixSpace bool   `json:"add_prefix_space"`
 	TrimOffsets    bool   `json:"trim_offsets"` // offsets only: no effect on ids
 	UseRegex       bool   `json:"use_regex"`
+}
+
+// postProcessor is a ByteLevel or TemplateProcessing post-processor, or a
+// Sequence of them.
+type postProcessor struct {
+	byteLevel
+	Processors    []postProcessor            `json:"processors"`
+	Single        []templatePiece            `json:"single"`
+	Pair          json.RawMessage            `json:"pair"` // encoding a pair of texts is not offered
+	SpecialTokens map[string]templateSpecial `json:"special_tokens"`
+}
+
+// templatePiece is one item of a template: a special token or a sequence.
+type templatePiece struct {
+	SpecialToken *templateRef `json:"SpecialToken"`
+	Sequence     *templateRef `json:"Sequence"`
+}
+
+type templateRef struct {
+	ID     string `json:"id"`
+	TypeID int    `json:"type_id"` // token type ids: no effect on the ids
+}
+
+type templateSpecial struct {
+	ID     string   `json:"id"`
+	IDs    []int    `json:"ids"`
+	Tokens []string `json:"tokens"`
 }
 
 type preTokenizer struct {
@@ -142,16 +173,82 @@ func Parse(data []byte) (*Tokenizer, error) {
 	if err := t.readPreTokenizer(f.PreTokenizer); err != nil {
 		return nil, err
 	}
-	if p := f.PostProcessor; p != nil && p.Type != "ByteLevel" {
-		return nil, fmt.Errorf("post_processor %q is not supported (it would add tokens; tpucc has ByteLevel, which only moves offsets)", p.Type)
-	}
 	if d := f.Decoder; d == nil || d.Type != "ByteLevel" {
 		return nil, fmt.Errorf("decoder: only ByteLevel is supported")
 	}
 	if err := t.readModel(&f.Model); err != nil {
 		return nil, err
 	}
-	return t, t.readAdded(f.AddedTokens)
+	if err := t.readAdded(f.AddedTokens); err != nil {
+		return nil, err
+	}
+	return t, t.readPostProcessor(f.PostProcessor)
+}
+
+// readPostProcessor reads the post-processor: ByteLevel only moves offsets;
+// TemplateProcessing's single template puts special tokens around the ids
+// of the text, as the reference library's encode does by default
+// (add_special_tokens) and transformers' tokenizer(text) with it.
+func (t *Tokenizer) readPostProcessor(p *postProcessor) error {
+	if p == nil {
+		return nil
+	}
+	list := []postProcessor{*p}
+	if p.Type == "Sequence" {
+		list = p.Processors
+	}
+	templates := 0
+	for _, q := range list {
+		switch q.Type {
+		case "ByteLevel":
+		case "TemplateProcessing":
+			if templates++; templates > 1 {
+				return fmt.Errorf("post_processor: more than one TemplateProcessing")
+			}
+			if err := t.readTemplate(&q); err != nil {
+				return fmt.Errorf("post_processor: TemplateProcessing: %v", err)
+			}
+		default:
+			return fmt.Errorf("post_processor %q is not supported (tpucc has ByteLevel, TemplateProcessing and a Sequence of them)", q.Type)
+		}
+	}
+	return nil
+}
+
+// readTemplate reads the single template into t.prefix and t.suffix: the
+// special tokens' ids before and after the sequence $A.
+func (t *Tokenizer) readTemplate(q *postProcessor) error {
+	seen := false
+	for i, item := range q.Single {
+		switch {
+		case item.Sequence != nil && item.SpecialToken == nil:
+			if item.Sequence.ID != "A" || seen {
+				return fmt.Errorf("single[%d]: the single template holds the sequence A once (it has %q)", i, item.Sequence.ID)
+			}
+			seen = true
+		case item.SpecialToken != nil && item.Sequence == nil:
+			sp, ok := q.SpecialTokens[item.SpecialToken.ID]
+			if !ok {
+				return fmt.Errorf("single[%d]: special token %q is not in special_tokens", i, item.SpecialToken.ID)
+			}
+			for _, id := range sp.IDs {
+				if id < 0 || id >= len(t.tokens) || t.tokens[id] == "" {
+					return fmt.Errorf("single[%d]: special token %q has id %d, which is no token", i, sp.ID, id)
+				}
+			}
+			if seen {
+				t.suffix = append(t.suffix, sp.IDs...)
+			} else {
+				t.prefix = append(t.prefix, sp.IDs...)
+			}
+		default:
+			return fmt.Errorf("single[%d]: not one SpecialToken or Sequence", i)
+		}
+	}
+	if !seen {
+		return fmt.Errorf("the single template has no sequence A")
+	}
+	return nil
 }
 
 // readModel reads the BPE vocabulary and merges.

@@ -83,7 +83,7 @@ func TestQwenSplit(t *testing.T) {
 	}
 	for in, want := range cases {
 		var got []string
-		for _, p := range split(in, matchQwen) {
+		for _, p := range split(in, matchers[qwenPattern]) {
 			got = append(got, fmt.Sprintf("%q", p))
 		}
 		if g := strings.Join(got, " "); g != want {
@@ -109,7 +109,8 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{set([]string{"normalizer"}, map[string]any{"type": "NFKC"}), `normalizer "NFKC" is not supported (tpucc has NFC only)`},
 		{set([]string{"padding"}, map[string]any{"length": 8}), `padding: {"length":8} is not supported (encode returns every id, unpadded)`},
-		{set([]string{"post_processor"}, map[string]any{"type": "TemplateProcessing"}), `post_processor "TemplateProcessing" is not supported (it would add tokens; tpucc has ByteLevel, which only moves offsets)`},
+		{set([]string{"post_processor"}, map[string]any{"type": "TemplateProcessing"}), `post_processor: TemplateProcessing: the single template has no sequence A`},
+		{set([]string{"post_processor"}, map[string]any{"type": "RobertaProcessing"}), `post_processor "RobertaProcessing" is not supported (tpucc has ByteLevel, TemplateProcessing and a Sequence of them)`},
 		{set([]string{"model", "byte_fallback"}, true), `model: byte_fallback is not supported`},
 		{set([]string{"model", "dropout"}, 0.1), `model: dropout 0.1 is not supported (it makes encoding random)`},
 		{set([]string{"model", "type"}, "WordPiece"), `model "WordPiece" is not supported (tpucc has BPE)`},
@@ -118,7 +119,7 @@ func TestParseErrors(t *testing.T) {
 		{set([]string{"pre_tokenizer"}, map[string]any{"type": "Whitespace"}), `pre_tokenizer: "Whitespace" is not supported (tpucc has ByteLevel, Split and Sequence)`},
 		{set([]string{"pre_tokenizer"}, map[string]any{"type": "ByteLevel", "add_prefix_space": true}), `pre_tokenizer: ByteLevel add_prefix_space is not supported`},
 		{set([]string{"pre_tokenizer"}, map[string]any{"type": "Split", "pattern": map[string]any{"Regex": `\w+`}, "behavior": "Isolated"}),
-			`pre_tokenizer: Split: pattern "\\w+" is not supported (tpucc knows Qwen's and GPT-2's)`},
+			`pre_tokenizer: Split: pattern "\\w+" is not supported (tpucc knows Qwen's, Llama 3's and GPT-2's)`},
 		{set([]string{"added_tokens"}, []any{map[string]any{"id": 3, "content": "<x>", "lstrip": true}}), `added_tokens: "<x>": single_word, lstrip and rstrip are not supported`},
 		{set([]string{"model", "extra"}, 1), `unknown field "extra"`},
 	}
@@ -158,9 +159,60 @@ func FuzzEncode(f *testing.F) {
 func FuzzParse(f *testing.F) {
 	f.Add(tiny([]string{"h e"}, nil))
 	f.Add([]byte(`{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a a"]}}`))
+	f.Add(tiny([]string{"h e"}, func(m map[string]any) {
+		m["post_processor"] = map[string]any{"type": "TemplateProcessing", "single": []any{
+			map[string]any{"SpecialToken": map[string]any{"id": "<|end|>", "type_id": 0}}, map[string]any{"Sequence": map[string]any{"id": "A", "type_id": 0}}},
+			"special_tokens": map[string]any{"<|end|>": map[string]any{"id": "<|end|>", "ids": []int{500}, "tokens": []string{"<|end|>"}}}}
+	}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if tok, err := Parse(data); err == nil {
 			tok.Encode("hello 'S\r\n  world 123")
 		}
 	})
+}
+
+// A TemplateProcessing post-processor (in a Sequence after ByteLevel, as
+// Llama 3's) puts its special tokens around the text's ids; Decode leaves
+// them out when asked to skip special tokens.
+func TestTemplate(t *testing.T) {
+	ref := func(id string) map[string]any { return map[string]any{"id": id, "type_id": 0} }
+	template := func(single []any, special map[string]any) func(map[string]any) {
+		return func(f map[string]any) {
+			f["post_processor"] = map[string]any{"type": "Sequence", "processors": []any{
+				map[string]any{"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false, "use_regex": true},
+				map[string]any{"type": "TemplateProcessing", "single": single, "pair": []any{}, "special_tokens": special},
+			}}
+		}
+	}
+	end := map[string]any{"<|end|>": map[string]any{"id": "<|end|>", "ids": []int{500}, "tokens": []string{"<|end|>"}}}
+	tok, err := Parse(tiny([]string{"h e"}, template([]any{
+		map[string]any{"SpecialToken": ref("<|end|>")}, map[string]any{"Sequence": ref("A")}, map[string]any{"SpecialToken": ref("<|end|>")}}, end)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := tok.Encode("he")
+	if want := []int{500, 256, 500}; err != nil || !slices.Equal(ids, want) {
+		t.Errorf("Encode(he) = %v, %v; want %v", ids, err, want)
+	}
+	if got, err := tok.Decode(ids, true); err != nil || got != "he" {
+		t.Errorf("Decode(%v, skip) = %q, %v", ids, got, err)
+	}
+	seq := map[string]any{"Sequence": ref("A")}
+	bad := map[string]any{"<|end|>": map[string]any{"id": "<|end|>", "ids": []int{9999}, "tokens": []string{"<|end|>"}}}
+	for _, c := range []struct {
+		single  []any
+		special map[string]any
+		want    string
+	}{
+		{[]any{seq, seq}, end, `post_processor: TemplateProcessing: single[1]: the single template holds the sequence A once (it has "A")`},
+		{[]any{map[string]any{"Sequence": ref("B")}}, end, `post_processor: TemplateProcessing: single[0]: the single template holds the sequence A once (it has "B")`},
+		{[]any{map[string]any{"SpecialToken": ref("<s>")}, seq}, end, `post_processor: TemplateProcessing: single[0]: special token "<s>" is not in special_tokens`},
+		{[]any{map[string]any{"SpecialToken": ref("<|end|>")}, seq}, bad, `post_processor: TemplateProcessing: single[0]: special token "<|end|>" has id 9999, which is no token`},
+		{[]any{map[string]any{}, seq}, end, `post_processor: TemplateProcessing: single[0]: not one SpecialToken or Sequence`},
+		{[]any{map[string]any{"SpecialToken": ref("<|end|>")}}, end, `post_processor: TemplateProcessing: the single template has no sequence A`},
+	} {
+		if _, err := Parse(tiny(nil, template(c.single, c.special))); err == nil || err.Error() != c.want {
+			t.Errorf("got %v\nwant %s", err, c.want)
+		}
+	}
 }

@@ -17,9 +17,10 @@ import random
 import sys
 import unicodedata
 
-from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
 QWEN = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+LLAMA3 = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
 
 WORDS = ("the of and to in is it's I'M we'll they've you'd don't CAN'T hello world tokenizer "
          "models checkpoint 2026 3.14159 x_1 foo.bar() <tag> {json: [1, 2]} naïve café résumé "
@@ -55,15 +56,29 @@ def train(kind, rng):
             pre_tokenizers.Split(Regex(QWEN), behavior="isolated", invert=False),
             pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
         ])
+    elif kind == "llama3":
+        tok.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.Split(Regex(LLAMA3), behavior="isolated", invert=False),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ])
     else:
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     tok.decoder = decoders.ByteLevel()
-    size = {"qwen": 600, "gpt2": 400}[kind]
+    size = {"qwen": 600, "gpt2": 400, "llama3": 600}[kind]
     trainer = trainers.BpeTrainer(vocab_size=size, special_tokens=["<|endoftext|>"],
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
     tok.train_from_iterator(corpus(rng, 400), trainer)
     tok.add_special_tokens(["<|im_start|>", "<|im_end|>"])
     tok.add_tokens(["foo bar"])
+    if kind == "llama3":
+        # As Llama 3's tokenizer.json: encode puts <|begin_of_text|> first.
+        tok.add_special_tokens(["<|begin_of_text|>"])
+        bos = tok.token_to_id("<|begin_of_text|>")
+        tok.post_processor = processors.Sequence([
+            processors.ByteLevel(trim_offsets=False),
+            processors.TemplateProcessing(single="<|begin_of_text|> $A", pair="<|begin_of_text|> $A <|begin_of_text|> $B:1",
+                                          special_tokens=[("<|begin_of_text|>", bos)]),
+        ])
     return tok
 
 
@@ -90,7 +105,7 @@ def main():
     outdir = sys.argv[1]
     rng = random.Random(9)
     expected = {}
-    for kind in ("qwen", "gpt2"):
+    for kind in ("qwen", "gpt2", "llama3"):
         tok = train(kind, rng)
         os.makedirs(os.path.join(outdir, kind), exist_ok=True)
         tok.save(os.path.join(outdir, kind, "tokenizer.json"))
