@@ -38,12 +38,15 @@ func (t *Tokenizer) Encode(text string) ([]int, error) {
 		}
 	}
 	ids := slices.Clone(t.prefix)
-	for _, p := range t.splitAdded(text) {
+	for k, p := range t.splitAdded(text) {
 		if p.id >= 0 {
 			ids = append(ids, p.id)
 			continue
 		}
 		pieces := []string{p.text}
+		if t.meta != nil {
+			pieces = t.meta.metaPieces(p.text, k == 0)
+		}
 		for _, s := range t.steps {
 			if s.split != nil {
 				var next []string
@@ -121,8 +124,9 @@ func (t *Tokenizer) addedAt(s string, normalized bool) *added {
 	return nil
 }
 
-// word encodes one pre-tokenized piece: its bytes mapped to the alphabet,
-// then merged pair by pair, lowest merge rank first and leftmost among equals.
+// word encodes one pre-tokenized piece: its bytes mapped to the alphabet
+// (byte-level) or its characters (metaspace), then merged pair by pair,
+// lowest merge rank first and leftmost among equals.
 func (t *Tokenizer) word(s string) ([]int, error) {
 	t.mu.Lock()
 	ids, ok := t.cache[s]
@@ -130,21 +134,26 @@ func (t *Tokenizer) word(s string) ([]int, error) {
 	if ok {
 		return ids, nil
 	}
-	var mapped strings.Builder
-	for i := 0; i < len(s); i++ {
-		mapped.WriteRune(byteRune[s[i]])
+	key := s
+	if t.meta == nil {
+		var mapped strings.Builder
+		for i := 0; i < len(s); i++ {
+			mapped.WriteRune(byteRune[s[i]])
+		}
+		key = mapped.String()
 	}
-	m := mapped.String()
-	if id, ok := t.vocab[m]; ok && t.ignoreMerges {
+	if id, ok := t.vocab[key]; ok && t.ignoreMerges {
 		return []int{id}, nil
 	}
-	syms := make([]symbol, 0, len(s))
-	for i, r := range m {
-		id, ok := t.vocab[string(r)]
-		if !ok {
-			return nil, fmt.Errorf("tokenizer: byte 0x%02x (%q) is not in the vocab", runeByte[r], r)
-		}
-		syms = append(syms, symbol{id: id, prev: len(syms) - 1, next: len(syms) + 1, at: i})
+	var syms []symbol
+	var err error
+	if t.meta != nil {
+		syms, err = t.metaSymbols(s)
+	} else {
+		syms, err = t.byteSymbols(key)
+	}
+	if err != nil {
+		return nil, err
 	}
 	ids = t.merge(syms)
 	t.mu.Lock()
@@ -153,6 +162,19 @@ func (t *Tokenizer) word(s string) ([]int, error) {
 	}
 	t.mu.Unlock()
 	return ids, nil
+}
+
+// byteSymbols are a byte-level word's initial symbols, one per byte rune.
+func (t *Tokenizer) byteSymbols(m string) ([]symbol, error) {
+	syms := make([]symbol, 0, len(m))
+	for i, r := range m {
+		id, ok := t.vocab[string(r)]
+		if !ok {
+			return nil, fmt.Errorf("tokenizer: byte 0x%02x (%q) is not in the vocab", runeByte[r], r)
+		}
+		syms = append(syms, symbol{id: id, prev: len(syms) - 1, next: len(syms) + 1, at: i})
+	}
+	return syms, nil
 }
 
 // symbol is one token of a word being merged, in a linked list.
@@ -228,6 +250,7 @@ func (t *Tokenizer) merge(syms []symbol) []int {
 // maximal invalid subsequence, as the reference library's decoder does.
 func (t *Tokenizer) Decode(ids []int, skipSpecial bool) (string, error) {
 	var buf []byte
+	var toks []string // metaspace: the tokens the decoders run over
 	for _, id := range ids {
 		if id < 0 || id >= len(t.tokens) || t.tokens[id] == "" {
 			return "", fmt.Errorf("tokenizer: no token has id %d", id)
@@ -235,7 +258,17 @@ func (t *Tokenizer) Decode(ids []int, skipSpecial bool) (string, error) {
 		if skipSpecial && t.special[id] {
 			continue
 		}
+		if t.meta != nil {
+			toks = append(toks, t.tokens[id])
+			continue
+		}
 		buf = appendTokenBytes(buf, t.tokens[id])
+	}
+	if t.meta != nil {
+		for _, d := range t.meta.decoders {
+			toks = d(toks)
+		}
+		return strings.Join(toks, ""), nil
 	}
 	return lossy(buf), nil
 }

@@ -35,8 +35,15 @@ var matchers = map[string]matcher{
 
 // readPreTokenizer turns the pre_tokenizer object into steps.
 func (t *Tokenizer) readPreTokenizer(p *preTokenizer) error {
-	if p == nil {
-		return fmt.Errorf("pre_tokenizer: missing (tpucc needs ByteLevel)")
+	switch {
+	case p == nil && t.meta != nil:
+		return nil // the legacy normalizer did the work
+	case p == nil:
+		return fmt.Errorf("pre_tokenizer: missing (tpucc needs ByteLevel or Metaspace)")
+	case p.Type == "Metaspace":
+		return t.readMetaspace(p)
+	case t.meta != nil:
+		return fmt.Errorf("pre_tokenizer: %q beside the Prepend normalizer is not supported", p.Type)
 	}
 	list := []preTokenizer{*p}
 	if p.Type == "Sequence" {
@@ -70,7 +77,7 @@ func (t *Tokenizer) readPreTokenizer(p *preTokenizer) error {
 			}
 			t.steps = append(t.steps, step{split: m})
 		default:
-			return fmt.Errorf("pre_tokenizer: %q is not supported (tpucc has ByteLevel, Split and Sequence)", q.Type)
+			return fmt.Errorf("pre_tokenizer: %q is not supported (tpucc has ByteLevel, Split and Sequence, or Metaspace)", q.Type)
 		}
 	}
 	if len(t.steps) == 0 || !t.steps[len(t.steps)-1].mapBytes {

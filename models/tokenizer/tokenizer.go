@@ -1,6 +1,6 @@
-// Package tokenizer reads a Hugging Face tokenizer.json of the byte-level BPE
-// kind that Qwen, Llama 3 and GPT-2 use, and encodes text to token ids and
-// back.
+// Package tokenizer reads a Hugging Face tokenizer.json of BPE, the
+// byte-level kind that Qwen, Llama 3 and GPT-2 use or the SentencePiece-style
+// kind of Llama 2 and Mistral, and encodes text to token ids and back.
 //
 // What it computes is fixed by the file; every option that would change the
 // ids is either implemented or refused by Load with an error naming it, so a
@@ -32,6 +32,7 @@ type Tokenizer struct {
 	// The ids a TemplateProcessing post-processor puts before and after
 	// the text's (Llama 3's <|begin_of_text|>).
 	prefix, suffix []int
+	meta           *metaspace // SentencePiece-style BPE; nil: byte-level
 
 	mu    sync.Mutex
 	cache map[string][]int // word → ids
@@ -53,10 +54,10 @@ type file struct {
 	Truncation    json.RawMessage `json:"truncation"`
 	Padding       json.RawMessage `json:"padding"`
 	AddedTokens   []addedToken    `json:"added_tokens"`
-	Normalizer    *typed          `json:"normalizer"`
+	Normalizer    *normalizer     `json:"normalizer"`
 	PreTokenizer  *preTokenizer   `json:"pre_tokenizer"`
 	PostProcessor *postProcessor  `json:"post_processor"`
-	Decoder       *byteLevel      `json:"decoder"`
+	Decoder       *decoder        `json:"decoder"`
 	Model         bpeModel        `json:"model"`
 }
 
@@ -118,6 +119,10 @@ type preTokenizer struct {
 	} `json:"pattern"`
 	Behavior string `json:"behavior"`
 	Invert   bool   `json:"invert"`
+	// Metaspace
+	Replacement   string `json:"replacement"`
+	PrependScheme string `json:"prepend_scheme"`
+	Split         bool   `json:"split"`
 }
 
 type bpeModel struct {
@@ -164,17 +169,18 @@ func Parse(data []byte) (*Tokenizer, error) {
 		}
 	}
 	t := &Tokenizer{special: map[int]bool{}, cache: map[string][]int{}}
-	if n := f.Normalizer; n != nil {
-		if n.Type != "NFC" {
-			return nil, fmt.Errorf("normalizer %q is not supported (tpucc has NFC only)", n.Type)
-		}
-		t.nfc = true
+	if err := t.readNormalizer(f.Normalizer); err != nil {
+		return nil, err
 	}
 	if err := t.readPreTokenizer(f.PreTokenizer); err != nil {
 		return nil, err
 	}
-	if d := f.Decoder; d == nil || d.Type != "ByteLevel" {
-		return nil, fmt.Errorf("decoder: only ByteLevel is supported")
+	if t.meta != nil {
+		if err := t.readMetaDecoder(f.Decoder); err != nil {
+			return nil, err
+		}
+	} else if d := f.Decoder; d == nil || d.Type != "ByteLevel" {
+		return nil, fmt.Errorf("decoder: only ByteLevel is supported for byte-level BPE")
 	}
 	if err := t.readModel(&f.Model); err != nil {
 		return nil, err
@@ -258,14 +264,14 @@ func (t *Tokenizer) readModel(m *bpeModel) error {
 		return fmt.Errorf("model %q is not supported (tpucc has BPE)", m.Type)
 	case m.Dropout != nil && *m.Dropout != 0:
 		return fmt.Errorf("model: dropout %v is not supported (it makes encoding random)", *m.Dropout)
-	case m.UnkToken != nil:
+	case m.UnkToken != nil && t.meta == nil:
 		return fmt.Errorf("model: unk_token is not supported (byte-level BPE has no unknown bytes)")
 	case m.ContinuingSubwordPrefix != nil && *m.ContinuingSubwordPrefix != "":
 		return fmt.Errorf("model: continuing_subword_prefix %q is not supported", *m.ContinuingSubwordPrefix)
 	case m.EndOfWordSuffix != nil && *m.EndOfWordSuffix != "":
 		return fmt.Errorf("model: end_of_word_suffix %q is not supported", *m.EndOfWordSuffix)
-	case m.ByteFallback:
-		return fmt.Errorf("model: byte_fallback is not supported")
+	case m.ByteFallback && t.meta == nil:
+		return fmt.Errorf("model: byte_fallback is not supported for byte-level BPE")
 	}
 	t.ignoreMerges = m.IgnoreMerges
 	t.vocab = m.Vocab
@@ -289,6 +295,9 @@ func (t *Tokenizer) readModel(m *bpeModel) error {
 		if _, dup := t.merges[[2]int{ia, ib}]; !dup {
 			t.merges[[2]int{ia, ib}] = mergeTo{rank, iab}
 		}
+	}
+	if t.meta != nil {
+		return t.readMetaModel(m)
 	}
 	return nil
 }
@@ -338,6 +347,9 @@ func (t *Tokenizer) readAdded(list []addedToken) error {
 			return fmt.Errorf("added_tokens: %q: single_word, lstrip and rstrip are not supported", a.Content)
 		case a.Normalized && t.nfc && !nfcInert(a.Content):
 			return fmt.Errorf("added_tokens: %q: a normalized token that NFC would change is not supported", a.Content)
+		case a.Normalized && t.meta != nil && t.meta.legacy:
+			// It would be matched in the text after ▁ replaced its spaces.
+			return fmt.Errorf("added_tokens: %q: a normalized token with the Prepend normalizer is not supported", a.Content)
 		}
 		if err := t.setToken(a.ID, a.Content); err != nil {
 			return fmt.Errorf("added_tokens: %v", err)

@@ -31,10 +31,20 @@ func tiny(merges []string, edit func(map[string]any)) []byte {
 		}},
 		"post_processor": nil,
 		"decoder":        map[string]any{"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true},
-		"model": map[string]any{"type": "BPE", "dropout": nil, "unk_token": nil, "continuing_subword_prefix": nil,
-			"end_of_word_suffix": nil, "fuse_unk": false, "byte_fallback": false, "ignore_merges": false,
-			"vocab": vocab, "merges": merges},
+		"model":          bpeJSON(vocab, merges, nil, false),
 	}
+	return edited(f, edit)
+}
+
+// bpeJSON is a BPE model object; unk is the unk_token (nil: none).
+func bpeJSON(vocab map[string]int, merges []string, unk any, fallback bool) map[string]any {
+	return map[string]any{"type": "BPE", "dropout": nil, "unk_token": unk, "continuing_subword_prefix": nil,
+		"end_of_word_suffix": nil, "fuse_unk": fallback, "byte_fallback": fallback, "ignore_merges": false,
+		"vocab": vocab, "merges": merges}
+}
+
+// edited applies edit (when not nil) to f and returns f as JSON.
+func edited(f map[string]any, edit func(map[string]any)) []byte {
 	if edit != nil {
 		edit(f)
 	}
@@ -107,16 +117,16 @@ func TestParseErrors(t *testing.T) {
 		edit func(map[string]any)
 		want string
 	}{
-		{set([]string{"normalizer"}, map[string]any{"type": "NFKC"}), `normalizer "NFKC" is not supported (tpucc has NFC only)`},
+		{set([]string{"normalizer"}, map[string]any{"type": "NFKC"}), `normalizer "NFKC" is not supported (tpucc has NFC, and SentencePiece's Prepend(▁) with Replace(" ", ▁))`},
 		{set([]string{"padding"}, map[string]any{"length": 8}), `padding: {"length":8} is not supported (encode returns every id, unpadded)`},
 		{set([]string{"post_processor"}, map[string]any{"type": "TemplateProcessing"}), `post_processor: TemplateProcessing: the single template has no sequence A`},
 		{set([]string{"post_processor"}, map[string]any{"type": "RobertaProcessing"}), `post_processor "RobertaProcessing" is not supported (tpucc has ByteLevel, TemplateProcessing and a Sequence of them)`},
-		{set([]string{"model", "byte_fallback"}, true), `model: byte_fallback is not supported`},
+		{set([]string{"model", "byte_fallback"}, true), `model: byte_fallback is not supported for byte-level BPE`},
 		{set([]string{"model", "dropout"}, 0.1), `model: dropout 0.1 is not supported (it makes encoding random)`},
 		{set([]string{"model", "type"}, "WordPiece"), `model "WordPiece" is not supported (tpucc has BPE)`},
 		{set([]string{"model", "merges"}, []string{"q z"}), `model: merges[0]: "q" + "z": a part or the result is not in the vocab`},
 		{set([]string{"model", "vocab"}, map[string]int{"a": 1, "b": 1}), `model: vocab: id 1 is both "a" and "b"`},
-		{set([]string{"pre_tokenizer"}, map[string]any{"type": "Whitespace"}), `pre_tokenizer: "Whitespace" is not supported (tpucc has ByteLevel, Split and Sequence)`},
+		{set([]string{"pre_tokenizer"}, map[string]any{"type": "Whitespace"}), `pre_tokenizer: "Whitespace" is not supported (tpucc has ByteLevel, Split and Sequence, or Metaspace)`},
 		{set([]string{"pre_tokenizer"}, map[string]any{"type": "ByteLevel", "add_prefix_space": true}), `pre_tokenizer: ByteLevel add_prefix_space is not supported`},
 		{set([]string{"pre_tokenizer"}, map[string]any{"type": "Split", "pattern": map[string]any{"Regex": `\w+`}, "behavior": "Isolated"}),
 			`pre_tokenizer: Split: pattern "\\w+" is not supported (tpucc knows Qwen's, Llama 3's and GPT-2's)`},
@@ -159,6 +169,7 @@ func FuzzEncode(f *testing.F) {
 func FuzzParse(f *testing.F) {
 	f.Add(tiny([]string{"h e"}, nil))
 	f.Add([]byte(`{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a a"]}}`))
+	f.Add(tinySP([]string{"▁ a"}, nil))
 	f.Add(tiny([]string{"h e"}, func(m map[string]any) {
 		m["post_processor"] = map[string]any{"type": "TemplateProcessing", "single": []any{
 			map[string]any{"SpecialToken": map[string]any{"id": "<|end|>", "type_id": 0}}, map[string]any{"Sequence": map[string]any{"id": "A", "type_id": 0}}},

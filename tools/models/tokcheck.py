@@ -17,7 +17,7 @@ import random
 import sys
 import unicodedata
 
-from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
 QWEN = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
 LLAMA3 = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
@@ -43,7 +43,8 @@ def texts(rng):
         "numbers 1234567 and 3.14", "emoji 😀🚀 mixed中文and English", "\u00a0nbsp\u3000ideographic",
         "'s 's 'S 'ſ 'll 'LL 'Ll", "<|endoftext|>hello<|im_start|>user\nhi<|im_end|>", "foo bar foo barfoo bar",
         "x<|endoftext|><|endoftext|>y", "unseen: ⅧⅨ ½ ¾ ᚠᛇᚻ ℵ", "combining e\u0301 and A\u030a", "ﬁ ligature and Ω ohm",
-        "\u1100\u1161 jamo", "CJK compat \uf900",
+        "\u1100\u1161 jamo", "CJK compat \uf900", "<s>hello</s>world", "</s> spaced after", "foo barbaz qux",
+        "<unk>x <s>", "tail<s>",
     ]
     return fixed + corpus(rng, 40)
 
@@ -82,6 +83,46 @@ def train(kind, rng):
     return tok
 
 
+def train_sp(kind, rng):
+    """SentencePiece-style BPE over characters, spaces as ▁: Llama 2's form
+    (normalizer Prepend + Replace, byte fallback, <s> first), the Metaspace
+    pre-tokenizer's (prepend first), and one without byte tokens whose
+    unknown characters become <unk> (prepend always, split, Metaspace
+    decoder), and with the Metaspace split."""
+    tok = Tokenizer(models.BPE())
+    if kind == "llama2":
+        tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
+    elif kind == "metaspace":
+        tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first", split=False)
+    elif kind == "metaspace_split":
+        tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first", split=True)
+    else:
+        tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always", split=False)
+    special = ["<unk>", "<s>", "</s>"]
+    trainer = trainers.BpeTrainer(vocab_size=500, special_tokens=special, limit_alphabet=60, show_progress=False)
+    tok.train_from_iterator(corpus(rng, 400), trainer)
+    model = json.loads(tok.to_str())["model"]
+    vocab = model["vocab"]
+    merges = [tuple(m) if isinstance(m, list) else tuple(m.split(" ")) for m in model["merges"]]
+    fallback = kind != "metaspace_unk"
+    if fallback:
+        n = len(vocab)
+        for b in range(256):
+            vocab["<0x%02X>" % b] = n + b
+    out = Tokenizer(models.BPE(vocab=vocab, merges=merges, unk_token="<unk>", fuse_unk=True, byte_fallback=fallback))
+    out.normalizer, out.pre_tokenizer = tok.normalizer, tok.pre_tokenizer
+    out.add_special_tokens(special)
+    # With the Prepend normalizer an added token is matched in the raw text
+    # only (normalized=False), as Llama 2's special tokens are.
+    out.add_tokens([AddedToken("foo bar", normalized=kind != "llama2")])
+    if fallback:
+        out.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(), decoders.Strip(" ", 1, 0)])
+        out.post_processor = processors.TemplateProcessing(single="<s> $A", pair="<s> $A $B:1", special_tokens=[("<s>", 1)])
+    else:
+        out.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always", split=True)
+    return out
+
+
 def nfc_changes():
     """Assigned code points that NFC may change in context (see models/tokenizer/nfc.go)."""
     second = set()
@@ -105,8 +146,8 @@ def main():
     outdir = sys.argv[1]
     rng = random.Random(9)
     expected = {}
-    for kind in ("qwen", "gpt2", "llama3"):
-        tok = train(kind, rng)
+    for kind in ("qwen", "gpt2", "llama3", "llama2", "metaspace", "metaspace_unk", "metaspace_split"):
+        tok = train(kind, rng) if kind in ("qwen", "gpt2", "llama3") else train_sp(kind, rng)
         os.makedirs(os.path.join(outdir, kind), exist_ok=True)
         tok.save(os.path.join(outdir, kind, "tokenizer.json"))
         cases = []
@@ -117,6 +158,10 @@ def main():
                           "decoded_special": tok.decode(ids, skip_special_tokens=False)})
         # Single-byte tokens in random order split UTF-8 characters.
         byte_ids = [tok.token_to_id(ch) for ch in pre_tokenizers.ByteLevel.alphabet()]
+        if kind.startswith("metaspace") or kind == "llama2":
+            byte_ids = [tok.token_to_id("<0x%02X>" % b) for b in range(256)]
+            if None in byte_ids:  # no byte tokens: any tokens
+                byte_ids = list(range(tok.get_vocab_size()))
         broken = []
         for _ in range(30):
             ids = [rng.choice(byte_ids) for _ in range(rng.randint(1, 12))]
