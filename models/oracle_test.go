@@ -16,6 +16,7 @@ import (
 
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/models/hf"
+	"github.com/tpucc/tpucc/models/tokenizer"
 	"github.com/tpucc/tpucc/passes"
 	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tensor"
@@ -216,6 +217,66 @@ func TestEOSAgainstTransformers(t *testing.T) {
 	}
 	if !slices.EqualFunc(res.Tokens, o.Tokens, slices.Equal) {
 		t.Errorf("tokens\n%v\nwant (transformers)\n%v", res.Tokens, o.Tokens)
+	}
+}
+
+// TestTextAgainstTransformers starts from text: the llama directory has a
+// SentencePiece-style tokenizer.json (Llama 2's form), and tpucc's Encode,
+// greedy generation and Decode must give transformers' tokenizer(text) ids,
+// model.generate's 32 tokens and tokenizer.decode's text.
+func TestTextAgainstTransformers(t *testing.T) {
+	dir := filepath.Join(oracleDirs(t), "llama")
+	var o struct {
+		Text    string  `json:"text"`
+		IDs     []int   `json:"ids"`
+		Tokens  []int32 `json:"tokens"`
+		Margin  float64 `json:"margin"`
+		Decoded string  `json:"decoded"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "text.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &o); err != nil {
+		t.Fatal(err)
+	}
+	if o.Margin < 1e-3 {
+		t.Fatalf("transformers' greedy choices are near ties (margin %g)", o.Margin)
+	}
+	tok, err := tokenizer.Load(filepath.Join(dir, "tokenizer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := tok.Encode(o.Text)
+	if err != nil || !slices.Equal(ids, o.IDs) {
+		t.Fatalf("Encode(%q) = %v, %v; want transformers' %v", o.Text, ids, err, o.IDs)
+	}
+	m, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	g, err := NewGenerator(m, Options{Cache: runtime.NewCache("", runtime.CacheOptions{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt := make([]int32, len(ids))
+	for i, id := range ids {
+		prompt[i] = int32(id)
+	}
+	res, err := g.Generate(Request{Prompts: [][]int32{prompt}, MaxNew: len(o.Tokens)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Tokens[0], o.Tokens) {
+		t.Fatalf("tokens\n%v\nwant (transformers)\n%v", res.Tokens[0], o.Tokens)
+	}
+	out := make([]int, len(o.Tokens))
+	for i, id := range o.Tokens {
+		out[i] = int(id)
+	}
+	if text, err := tok.Decode(out, true); err != nil || text != o.Decoded {
+		t.Errorf("Decode = %q, %v; want transformers' %q", text, err, o.Decoded)
 	}
 }
 

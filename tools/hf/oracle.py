@@ -16,6 +16,11 @@ safetensors), and writes OUTDIR/NAME/oracle.json:
   margin   the smallest gap between the best and second-best logit over
            those greedy steps (a tie would make the comparison meaningless)
 
+For llama it also saves a SentencePiece-style tokenizer (Llama 2's form, trained
+on a few sentences to the model's 64 ids) and writes OUTDIR/llama/text.json: a
+text prompt, the ids transformers' tokenizer gives it, the 32 greedy tokens of
+model.generate from them, and their decoding (skipping special tokens).
+
 For qwen3 it also writes OUTDIR/qwen3_eos: the same checkpoint with a
 generation_config.json whose eos_token_id is a list of ids that greedy
 decoding emits early (chosen from the greedy tokens above, so that every
@@ -155,6 +160,40 @@ def oracle(model):
     return {"prompts": PROMPTS, "logits": logits, "greedy": greedy, "margin": margin}
 
 
+TEXT_PROMPT = "the quick brown fox jumps over the lazy dog"
+
+
+def sp_tokenizer(vocab_size):
+    """A SentencePiece-style BPE as transformers converts Llama 2's: ▁ for
+    spaces, <s> first; characters it has not seen become <unk>."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, processors, trainers
+    tok = Tokenizer(models.BPE(unk_token="<unk>", fuse_unk=True))
+    tok.normalizer = normalizers.Sequence([normalizers.Prepend("\u2581"), normalizers.Replace(" ", "\u2581")])
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=["<unk>", "<s>", "</s>"], limit_alphabet=28,
+                                  show_progress=False)
+    sentences = [TEXT_PROMPT, "a lazy fox is quick", "the dog jumps over a brown fox", "over and over the quick dog"]
+    tok.train_from_iterator(sentences * 8, trainer)
+    tok.decoder = decoders.Sequence([decoders.Replace("\u2581", " "), decoders.Fuse(), decoders.Strip(" ", 1, 0)])
+    tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", tok.token_to_id("<s>"))])
+    return tok
+
+
+def text_oracle(model, path):
+    from transformers import PreTrainedTokenizerFast
+    tok = PreTrainedTokenizerFast(tokenizer_object=sp_tokenizer(model.config.vocab_size),
+                                  bos_token="<s>", eos_token="</s>", unk_token="<unk>")
+    tok.save_pretrained(path)
+    ids = tok(TEXT_PROMPT, return_tensors="pt").input_ids
+    with torch.no_grad():
+        out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=NEW_TOKENS, do_sample=False,
+                             pad_token_id=0, output_logits=True, return_dict_in_generate=True)
+    new = out.sequences[0, ids.shape[1]:].tolist()
+    margin = min(float(torch.topk(step[0], 2).values[0] - torch.topk(step[0], 2).values[1]) for step in out.logits)
+    with open(os.path.join(path, "text.json"), "w") as f:
+        json.dump({"text": TEXT_PROMPT, "ids": ids[0].tolist(), "tokens": new, "margin": margin,
+                   "decoded": tok.decode(new, skip_special_tokens=True)}, f)
+
+
 def first_eos(row, eos):
     return next((i for i, t in enumerate(row) if t in eos), len(row))
 
@@ -197,6 +236,8 @@ def main():
             json.dump(o, f)
         if name == "qwen3":
             eos_oracle(model, o["greedy"], os.path.join(outdir, "qwen3_eos"))
+        if name == "llama":
+            text_oracle(model, path)
 
 
 if __name__ == "__main__":
