@@ -43,28 +43,38 @@ func (t *Tokenizer) Encode(text string) ([]int, error) {
 			ids = append(ids, p.id)
 			continue
 		}
-		pieces := []string{p.text}
-		if t.meta != nil {
-			pieces = t.meta.metaPieces(p.text, k == 0)
-		}
-		for _, s := range t.steps {
-			if s.split != nil {
-				var next []string
-				for _, q := range pieces {
-					next = append(next, split(q, s.split)...)
-				}
-				pieces = next
-			}
-		}
-		for _, q := range pieces {
-			word, err := t.word(q)
-			if err != nil {
-				return nil, err
-			}
-			ids = append(ids, word...)
+		var err error
+		if ids, err = t.encodePiece(ids, p.text, k == 0); err != nil {
+			return nil, err
 		}
 	}
 	return append(ids, t.suffix...), nil
+}
+
+// encodePiece appends the ids of text between added tokens (first: it
+// starts the text), pre-tokenized into words.
+func (t *Tokenizer) encodePiece(ids []int, text string, first bool) ([]int, error) {
+	pieces := []string{text}
+	if t.meta != nil {
+		pieces = t.meta.metaPieces(text, first)
+	}
+	for _, s := range t.steps {
+		if s.split != nil {
+			var next []string
+			for _, q := range pieces {
+				next = append(next, split(q, s.split)...)
+			}
+			pieces = next
+		}
+	}
+	for _, q := range pieces {
+		word, err := t.word(q)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, word...)
+	}
+	return ids, nil
 }
 
 // piece is text to encode, or an added token's id (text empty).
@@ -74,21 +84,24 @@ type piece struct {
 }
 
 // splitAdded cuts the text at its added tokens: first those matched on the
-// raw text (normalized false), then, in what is left, the others.
+// raw text (normalized false), then the others, in what is left after the
+// normalizer: NFC leaves the text as it is (tpucc refuses other text), and
+// SentencePiece's Prepend normalizer puts ▁ before each piece and for its
+// spaces, and the pieces it gives are not normalized again.
 func (t *Tokenizer) splitAdded(text string) []piece {
-	pieces := []piece{{text: text, id: -1}}
-	for _, normalized := range []bool{false, true} {
-		var next []piece
-		for _, p := range pieces {
-			if p.id >= 0 {
-				next = append(next, p)
-				continue
-			}
-			next = append(next, t.matchAdded(p.text, normalized)...)
+	var out []piece
+	for _, p := range t.matchAdded(text, false) {
+		if p.id >= 0 {
+			out = append(out, p)
+			continue
 		}
-		pieces = next
+		s := p.text
+		if t.meta != nil && t.meta.legacy {
+			s = t.meta.repl + strings.ReplaceAll(s, " ", t.meta.repl)
+		}
+		out = append(out, t.matchAdded(s, true)...)
 	}
-	return pieces
+	return out
 }
 
 // matchAdded finds added tokens left to right, the longest at each place.

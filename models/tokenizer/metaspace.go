@@ -128,13 +128,18 @@ func byteToken(b byte) string { return fmt.Sprintf("<0x%02X>", b) }
 
 // metaPieces turns one piece of text (between added tokens; first: it
 // starts the text) into the words the BPE encodes: spaces replaced, ▁
-// prepended by the scheme, cut at each ▁ when split. Empty text has none.
+// prepended by the scheme, cut at each ▁ when split (the Metaspace
+// pre-tokenizer; the legacy normalizer did its work before). Empty text
+// has none.
 func (m *metaspace) metaPieces(s string, first bool) []string {
 	if s == "" {
 		return nil
 	}
+	if m.legacy {
+		return []string{s} // normalized already (splitAdded)
+	}
 	s = strings.ReplaceAll(s, " ", m.repl)
-	if m.legacy || (m.prepend == "always" || m.prepend == "first" && first) && !strings.HasPrefix(s, m.repl) {
+	if (m.prepend == "always" || m.prepend == "first" && first) && !strings.HasPrefix(s, m.repl) {
 		s = m.repl + s
 	}
 	if !m.split {

@@ -108,7 +108,6 @@ func TestSentencePieceErrors(t *testing.T) {
 		{set("decoder", map[string]any{"type": "Replace", "pattern": map[string]any{"Regex": "▁+"}, "content": " "}), `decoder: 0: Replace: only a non-empty String pattern is supported`},
 		{set("decoder", map[string]any{"type": "Strip", "content": "ab", "start": 1, "stop": 0}), `decoder: 0: Strip: content "ab", start 1, stop 0: want one character and counts`},
 		{set("decoder", nil), `decoder: missing`},
-		{set("added_tokens", []any{map[string]any{"id": 3, "content": "a", "normalized": true}}), `added_tokens: "a": a normalized token with the Prepend normalizer is not supported`},
 	}
 	for _, c := range cases {
 		if _, err := Parse(tinySP(nil, c.edit)); err == nil || err.Error() != c.want {
@@ -157,4 +156,28 @@ func FuzzEncodeSentencePiece(f *testing.F) {
 			t.Fatalf("Decode(Encode(%q)) = %q, %v", s, got, err)
 		}
 	})
+}
+
+// A normalized added token under the Prepend normalizer is matched, and
+// decoded, by its normalized content (<s> as ▁<s>) and is not skipped as
+// special: what the reference library does with older Llama 2 files.
+func TestNormalizedAddedSentencePiece(t *testing.T) {
+	tok, err := Parse(tinySP([]string{"▁ a"}, func(f map[string]any) {
+		f["added_tokens"] = []any{map[string]any{"id": 1, "content": "<s>", "single_word": false, "lstrip": false,
+			"rstrip": false, "normalized": true, "special": true}}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for text, want := range map[string][]int{
+		"a <s>": {1, 262, 1},                         // ▁a, then ▁<s>
+		"a<s>":  {1, 262, 6 + '<', 6 + 's', 6 + '>'}, // no ▁ before <s>: bytes
+	} {
+		if ids, err := tok.Encode(text); err != nil || !slices.Equal(ids, want) {
+			t.Errorf("Encode(%q) = %v, %v; want %v", text, ids, err, want)
+		}
+	}
+	if got, err := tok.Decode([]int{1, 262, 1}, true); err != nil || got != "<s> a <s>" {
+		t.Errorf("Decode = %q, %v", got, err)
+	}
 }

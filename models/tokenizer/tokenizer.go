@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/tpucc/tpucc/models/internal/jsonstrict"
@@ -347,17 +348,21 @@ func (t *Tokenizer) readAdded(list []addedToken) error {
 			return fmt.Errorf("added_tokens: %q: single_word, lstrip and rstrip are not supported", a.Content)
 		case a.Normalized && t.nfc && !nfcInert(a.Content):
 			return fmt.Errorf("added_tokens: %q: a normalized token that NFC would change is not supported", a.Content)
-		case a.Normalized && t.meta != nil && t.meta.legacy:
-			// It would be matched in the text after ▁ replaced its spaces.
-			return fmt.Errorf("added_tokens: %q: a normalized token with the Prepend normalizer is not supported", a.Content)
 		}
 		if err := t.setToken(a.ID, a.Content); err != nil {
 			return fmt.Errorf("added_tokens: %v", err)
 		}
-		if a.Special {
+		content := a.Content
+		if a.Normalized && t.meta != nil && t.meta.legacy {
+			// The reference library matches a normalized token by its
+			// normalized content (<s> is ▁<s>), decodes it as that, and
+			// no longer knows it as special when decoding.
+			content = t.meta.repl + strings.ReplaceAll(content, " ", t.meta.repl)
+			t.tokens[a.ID] = content
+		} else if a.Special {
 			t.special[a.ID] = true
 		}
-		t.added = append(t.added, added{id: a.ID, content: a.Content, normalized: a.Normalized})
+		t.added = append(t.added, added{id: a.ID, content: content, normalized: a.Normalized})
 	}
 	// Leftmost-longest matching: at a position the longest content wins.
 	slices.SortStableFunc(t.added, func(a, b added) int { return len(b.content) - len(a.content) })

@@ -111,10 +111,10 @@ def train_sp(kind, rng):
             vocab["<0x%02X>" % b] = n + b
     out = Tokenizer(models.BPE(vocab=vocab, merges=merges, unk_token="<unk>", fuse_unk=True, byte_fallback=fallback))
     out.normalizer, out.pre_tokenizer = tok.normalizer, tok.pre_tokenizer
-    out.add_special_tokens(special)
-    # With the Prepend normalizer an added token is matched in the raw text
-    # only (normalized=False), as Llama 2's special tokens are.
-    out.add_tokens([AddedToken("foo bar", normalized=kind != "llama2")])
+    # Llama 2's form with normalized special tokens, as older files have
+    # them: they are matched in the text after ▁ replaced its spaces.
+    out.add_special_tokens([AddedToken(s, special=True, normalized=kind == "llama2") for s in special])
+    out.add_tokens(["foo bar"])
     if fallback:
         out.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(), decoders.Strip(" ", 1, 0)])
         out.post_processor = processors.TemplateProcessing(single="<s> $A", pair="<s> $A $B:1", special_tokens=[("<s>", 1)])
