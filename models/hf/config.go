@@ -1,6 +1,6 @@
 // Package hf reads Hugging Face model directories: config.json of the
 // architectures tpucc supports (qwen3, qwen3_moe, gemma4_text, llama,
-// mistral, qwen2) into a typed
+// mistral, mixtral, qwen2) into a typed
 // Config, and the checkpoint's tensors, named as the Hub stores them, into a
 // Weights set whose experts are stacked into [E, ...] arrays.
 //
@@ -25,7 +25,7 @@ import (
 
 // Config is a model's config.json, resolved per layer.
 type Config struct {
-	Arch         string // model_type: "qwen3", "qwen3_moe", "gemma4_text", "llama", "mistral", "qwen2"
+	Arch         string // model_type: "qwen3", "qwen3_moe", "gemma4_text", "llama", "mistral", "mixtral", "qwen2"
 	Vocab        int
 	Hidden       int
 	Heads        int // query heads of every layer
@@ -168,7 +168,7 @@ func ParseConfig(data []byte) (*Config, error) {
 	switch arch {
 	case "qwen3", "qwen3_moe", "qwen2":
 		c = qwen3(f, arch)
-	case "llama", "mistral":
+	case "llama", "mistral", "mixtral":
 		c = llama(f, arch)
 	case "gemma4_text":
 		c = gemma4(f)
@@ -177,7 +177,7 @@ func ParseConfig(data []byte) (*Config, error) {
 	case "":
 		return nil, fmt.Errorf("field \"model_type\": missing")
 	default:
-		return nil, fmt.Errorf("field \"model_type\": architecture %q is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, gemma4_text and gemma4's text model)", arch)
+		return nil, fmt.Errorf("field \"model_type\": architecture %q is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, gemma4_text and gemma4's text model)", arch)
 	}
 	f.leftover(arch)
 	if f.err != nil {

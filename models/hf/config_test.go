@@ -45,18 +45,24 @@ func summary(c *Config) string {
 	return b.String()
 }
 
-func TestQwen3MoEConfig(t *testing.T) {
-	c, err := ParseConfig([]byte(qwen3MoEConfig))
+// wantSummary parses cfg and requires its summary to be want.
+func wantSummary(t *testing.T, cfg, want string) *Config {
+	t.Helper()
+	c, err := ParseConfig([]byte(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `qwen3_moe vocab=151936 hidden=2048 heads=32 inter=6144 eps=1e-06 act=silu tie=false embed=1 attn=0.08839 softcap=0 qk=true v=false max=40960 bias=false/false/false
-moe {Experts:128 TopK:8 Intermediate:768 NormTopK:true Router:softmax}
-layers 0-47 {Sliding:false Window:0 HeadDim:128 KVHeads:4 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:128 HeadDim:128 LowFreq:0 HighFreq:0 OrigMax:0} MLP:false MoE:true Intermediate:6144}
-`
 	if got := summary(c); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
+	return c
+}
+
+func TestQwen3MoEConfig(t *testing.T) {
+	wantSummary(t, qwen3MoEConfig, `qwen3_moe vocab=151936 hidden=2048 heads=32 inter=6144 eps=1e-06 act=silu tie=false embed=1 attn=0.08839 softcap=0 qk=true v=false max=40960 bias=false/false/false
+moe {Experts:128 TopK:8 Intermediate:768 NormTopK:true Router:softmax}
+layers 0-47 {Sliding:false Window:0 HeadDim:128 KVHeads:4 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:128 HeadDim:128 LowFreq:0 HighFreq:0 OrigMax:0} MLP:false MoE:true Intermediate:6144}
+`)
 }
 
 // mlp_only_layers and decoder_sparse_step choose the dense layers.
@@ -88,17 +94,10 @@ func TestQwen3Config(t *testing.T) {
 	"num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32,
 	"rope_parameters": {"rope_type": "linear", "rope_theta": 10000, "factor": 2.0},
 	"use_sliding_window": true, "sliding_window": 16, "max_window_layers": 2, "tie_word_embeddings": true}`
-	c, err := ParseConfig([]byte(cfg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `qwen3 vocab=1000 hidden=64 heads=4 inter=128 eps=1e-06 act=silu tie=true embed=1 attn=0.1768 softcap=0 qk=true v=false max=0 bias=false/false/false
+	wantSummary(t, cfg, `qwen3 vocab=1000 hidden=64 heads=4 inter=128 eps=1e-06 act=silu tie=true embed=1 attn=0.1768 softcap=0 qk=true v=false max=0 bias=false/false/false
 layers 0-1 {Sliding:false Window:0 HeadDim:32 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:linear Theta:10000 Factor:2 RotaryDim:32 HeadDim:32 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:128}
 layers 2-3 {Sliding:true Window:16 HeadDim:32 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:linear Theta:10000 Factor:2 RotaryDim:32 HeadDim:32 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:128}
-`
-	if got := summary(c); got != want {
-		t.Errorf("got\n%s\nwant\n%s", got, want)
-	}
+`)
 }
 
 const gemma4Config = `{"model_type": "gemma4_text", "vocab_size": 512, "hidden_size": 64, "intermediate_size": 96,
@@ -112,21 +111,14 @@ const gemma4Config = `{"model_type": "gemma4_text", "vocab_size": 512, "hidden_s
 	  "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25, "rope_theta": 1000000.0}}}`
 
 func TestGemma4Config(t *testing.T) {
-	c, err := ParseConfig([]byte(gemma4Config))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `gemma4_text vocab=512 hidden=64 heads=4 inter=96 eps=1e-06 act=gelu_pytorch_tanh tie=true embed=8 attn=1 softcap=30 qk=true v=true max=0 bias=false/false/false
+	wantSummary(t, gemma4Config, `gemma4_text vocab=512 hidden=64 heads=4 inter=96 eps=1e-06 act=gelu_pytorch_tanh tie=true embed=8 attn=1 softcap=30 qk=true v=true max=0 bias=false/false/false
 moe {Experts:8 TopK:2 Intermediate:24 NormTopK:true Router:gemma4}
 layers 0-1 {Sliding:true Window:8 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:16 HeadDim:16 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:true Intermediate:96}
 layers 2-2 {Sliding:false Window:0 HeadDim:32 KVHeads:1 KEqV:true KVFrom:-1 Rope:{Type:proportional Theta:1e+06 Factor:1 RotaryDim:8 HeadDim:32 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:true Intermediate:96}
 layers 3-3 {Sliding:true Window:8 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:16 HeadDim:16 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:true Intermediate:96}
 layers 4-4 {Sliding:true Window:8 HeadDim:16 KVHeads:2 KEqV:false KVFrom:3 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:16 HeadDim:16 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:true Intermediate:192}
 layers 5-5 {Sliding:false Window:0 HeadDim:32 KVHeads:1 KEqV:true KVFrom:2 Rope:{Type:proportional Theta:1e+06 Factor:1 RotaryDim:8 HeadDim:32 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:true Intermediate:192}
-`
-	if got := summary(c); got != want {
-		t.Errorf("got\n%s\nwant\n%s", got, want)
-	}
+`)
 }
 
 // Every field that changes the computation and is not supported is refused
@@ -135,7 +127,7 @@ func TestConfigErrors(t *testing.T) {
 	q := func(old, new string) string { return strings.Replace(qwen3MoEConfig, old, new, 1) }
 	g := func(old, new string) string { return strings.Replace(gemma4Config, old, new, 1) }
 	cases := []struct{ cfg, want string }{
-		{`{"model_type": "phi3"}`, `field "model_type": architecture "phi3" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, gemma4_text and gemma4's text model)`},
+		{`{"model_type": "phi3"}`, `field "model_type": architecture "phi3" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, gemma4_text and gemma4's text model)`},
 		{`{"hidden_size": 3}`, `field "model_type": missing`},
 		{`[1]`, `a JSON array where an object is expected`},
 		{`{"model_type": "qwen3", "model_type": "qwen3"}`, `duplicate key "model_type" in the object at $`},
@@ -209,7 +201,7 @@ func TestLoadConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := LoadConfig(dir)
-	want := filepath.Join(dir, ConfigFile) + `: field "model_type": architecture "bert" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, gemma4_text and gemma4's text model)`
+	want := filepath.Join(dir, ConfigFile) + `: field "model_type": architecture "bert" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, gemma4_text and gemma4's text model)`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
@@ -228,16 +220,9 @@ const llamaConfig = `{"architectures": ["LlamaForCausalLM"], "attention_bias": t
 	"use_cache": true, "vocab_size": 256}`
 
 func TestLlamaConfig(t *testing.T) {
-	c, err := ParseConfig([]byte(llamaConfig))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `llama vocab=256 hidden=64 heads=4 inter=112 eps=1e-05 act=silu tie=false embed=1 attn=0.25 softcap=0 qk=false v=false max=131072 bias=true/true/true
+	wantSummary(t, llamaConfig, `llama vocab=256 hidden=64 heads=4 inter=112 eps=1e-05 act=silu tie=false embed=1 attn=0.25 softcap=0 qk=false v=false max=131072 bias=true/true/true
 layers 0-1 {Sliding:false Window:0 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:llama3 Theta:500000 Factor:8 RotaryDim:16 HeadDim:16 LowFreq:1 HighFreq:4 OrigMax:8192} MLP:true MoE:false Intermediate:112}
-`
-	if got := summary(c); got != want {
-		t.Errorf("got\n%s\nwant\n%s", got, want)
-	}
+`)
 }
 
 // Mistral's sliding_window: a number windows every layer, null is full
@@ -261,17 +246,10 @@ func TestMistralAndQwen2Config(t *testing.T) {
 	qwen2 := `{"model_type": "qwen2", "vocab_size": 256, "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 4,
 	"num_attention_heads": 4, "num_key_value_heads": 2, "use_sliding_window": true, "sliding_window": 8, "max_window_layers": 3,
 	"rope_theta": 1000000.0, "tie_word_embeddings": true}`
-	c, err := ParseConfig([]byte(qwen2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `qwen2 vocab=256 hidden=64 heads=4 inter=96 eps=1e-06 act=silu tie=true embed=1 attn=0.25 softcap=0 qk=false v=false max=0 bias=true/false/false
+	wantSummary(t, qwen2, `qwen2 vocab=256 hidden=64 heads=4 inter=96 eps=1e-06 act=silu tie=true embed=1 attn=0.25 softcap=0 qk=false v=false max=0 bias=true/false/false
 layers 0-2 {Sliding:false Window:0 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:16 HeadDim:16 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:96}
 layers 3-3 {Sliding:true Window:8 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:16 HeadDim:16 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:96}
-`
-	if got := summary(c); got != want {
-		t.Errorf("got\n%s\nwant\n%s", got, want)
-	}
+`)
 }
 
 // The errors of the Llama family's own fields.
@@ -308,6 +286,38 @@ func TestLlama3InvFreq(t *testing.T) {
 		35: 9.556212171e-05, 36: 7.784655463e-05, 63: 3.068925878e-07} {
 		if d := math.Abs(inv[i]-want) / want; d > 2e-6 {
 			t.Errorf("inv_freq[%d] = %.9g, want %.9g", i, inv[i], want)
+		}
+	}
+}
+
+// Mixtral-8x7B's config.json as published: a MoE block of 8 experts, top-2,
+// in every layer.
+const mixtralConfig = `{"architectures": ["MixtralForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 1, "eos_token_id": 2,
+	"hidden_act": "silu", "hidden_size": 4096, "initializer_range": 0.02, "intermediate_size": 14336,
+	"max_position_embeddings": 32768, "model_type": "mixtral", "num_attention_heads": 32, "num_experts_per_tok": 2,
+	"num_hidden_layers": 32, "num_key_value_heads": 8, "num_local_experts": 8, "output_router_logits": false,
+	"rms_norm_eps": 1e-05, "rope_theta": 1000000.0, "router_aux_loss_coef": 0.02, "sliding_window": null,
+	"tie_word_embeddings": false, "torch_dtype": "bfloat16", "transformers_version": "4.36.0.dev0", "use_cache": true, "vocab_size": 32000}`
+
+func TestMixtralConfig(t *testing.T) {
+	wantSummary(t, mixtralConfig, `mixtral vocab=32000 hidden=4096 heads=32 inter=14336 eps=1e-05 act=silu tie=false embed=1 attn=0.08839 softcap=0 qk=false v=false max=32768 bias=false/false/false
+moe {Experts:8 TopK:2 Intermediate:14336 NormTopK:true Router:softmax}
+layers 0-31 {Sliding:false Window:0 HeadDim:128 KVHeads:8 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:128 HeadDim:128 LowFreq:0 HighFreq:0 OrigMax:0} MLP:false MoE:true Intermediate:14336}
+`)
+	// Without rope_theta, MixtralConfig's default is 1e6; without
+	// sliding_window, none.
+	bare := strings.NewReplacer(`"rope_theta": 1000000.0, `, ``, `"sliding_window": null,`, ``).Replace(mixtralConfig)
+	if c, err := ParseConfig([]byte(bare)); err != nil || c.Layers[0].Rope.Theta != 1e6 || c.Layers[0].Sliding {
+		t.Errorf("defaults: %v, %+v", err, c)
+	}
+	m := func(old, new string) string { return strings.Replace(mixtralConfig, old, new, 1) }
+	for _, c := range []struct{ cfg, want string }{
+		{m(`"num_experts_per_tok": 2`, `"num_experts_per_tok": 9`), `field "num_experts_per_tok": 9 is more than num_local_experts 8`},
+		{m(`"num_local_experts": 8`, `"num_local_experts": 0`), `field "num_experts_per_tok": 2 of 0 experts: both must be positive`},
+		{m(`"use_cache": true`, `"use_cache": true, "mlp_bias": false`), `field "mlp_bias": not known to tpucc for model_type "mixtral", so it cannot be honoured`},
+	} {
+		if _, err := ParseConfig([]byte(c.cfg)); err == nil || err.Error() != c.want {
+			t.Errorf("got %v\nwant %s", err, c.want)
 		}
 	}
 }

@@ -1,44 +1,74 @@
 package hf
 
-import "math"
+import (
+	"encoding/json"
+	"math"
+)
 
-// llama reads Llama and Mistral configs (LlamaForCausalLM,
-// MistralForCausalLM): Qwen3's decoder without the q/k norms, with optional
-// biases (Llama's attention_bias and mlp_bias) and, for Mistral, one sliding
-// window for every layer.
+// llama reads Llama, Mistral and Mixtral configs (LlamaForCausalLM,
+// MistralForCausalLM, MixtralForCausalLM): Qwen3's decoder without the q/k
+// norms, with optional biases (Llama's attention_bias and mlp_bias), for
+// Mistral and Mixtral one sliding window for every layer, and for Mixtral a
+// MoE block in every layer instead of the MLP.
 func llama(f *fields, arch string) *Config {
 	c := siluDecoder(f, arch)
 	n := f.layerCount()
 	hd := headDim(f, c)
 	kv := kvHeads(f, "num_key_value_heads", c.Heads, c.Heads)
 	c.AttnScale = 1 / math.Sqrt(float64(hd))
-	rope := ropeFrom(f, "rope_parameters", legacyRope(f), hd)
+	params := legacyRope(f)
+	if _, ok := params["rope_theta"]; !ok && arch == "mixtral" {
+		params["rope_theta"] = json.RawMessage("1000000") // MixtralConfig's default_theta
+	}
+	rope := ropeFrom(f, "rope_parameters", params, hd)
 	window := 0
-	if arch == "llama" {
+	switch arch {
+	case "llama":
 		c.QKVBias = f.bool("attention_bias", false)
 		c.OBias = c.QKVBias
 		c.MLPBias = f.bool("mlp_bias", false)
 		// Tensor-parallel slicing of the projections in pretraining: the
 		// same products, and transformers' Llama no longer reads it.
 		f.int("pretraining_tp", 1)
-	} else {
-		window = mistralWindow(f)
+	case "mistral":
+		window = mistralWindow(f, 4096)
+	case "mixtral":
+		window = mistralWindow(f, 0)
+		c.MoE = mixtralMoE(f, c)
 	}
 	c.Layers = make([]Layer, n)
 	for i := range c.Layers {
 		c.Layers[i] = Layer{HeadDim: hd, KVHeads: kv, KVFrom: -1, Rope: rope, Intermediate: c.Intermediate,
-			MLP: true, Sliding: window > 0, Window: window}
+			MLP: c.MoE == nil, MoE: c.MoE != nil, Sliding: window > 0, Window: window}
 	}
 	return c
 }
 
-// mistralWindow reads Mistral's sliding_window: every layer attends over
-// that many tokens; null is full attention, and an absent field is
-// MistralConfig's default, 4096.
-func mistralWindow(f *fields) int {
+// mixtralMoE reads Mixtral's experts: intermediate_size is each expert's
+// width, and the router renormalises its top-k (Qwen3-MoE's router with
+// norm_topk_prob).
+func mixtralMoE(f *fields, c *Config) *MoE {
+	m := &MoE{Experts: f.int("num_local_experts", 8), TopK: f.int("num_experts_per_tok", 2),
+		Intermediate: c.Intermediate, NormTopK: true, Router: "softmax"}
+	switch {
+	case m.Experts == 0 || m.TopK == 0:
+		f.fail("num_experts_per_tok", "%d of %d experts: both must be positive", m.TopK, m.Experts)
+	case m.TopK > m.Experts:
+		f.fail("num_experts_per_tok", "%d is more than num_local_experts %d", m.TopK, m.Experts)
+	}
+	// Multiplicative noise on the router's input in training only.
+	f.float("router_jitter_noise", 0)
+	return m
+}
+
+// mistralWindow reads the sliding_window of Mistral and Mixtral: every
+// layer attends over that many tokens; null is full attention, and an
+// absent field is the configuration class's default (4096 for Mistral,
+// none for Mixtral).
+func mistralWindow(f *fields, def int) int {
 	if _, present := f.raw["sliding_window"]; !present {
 		f.take("sliding_window")
-		return 4096
+		return def
 	}
 	if !f.has("sliding_window") {
 		return 0 // null

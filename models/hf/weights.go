@@ -257,13 +257,18 @@ func (l *loader) layer(i int, lw *LayerWeights) error {
 	if c.Arch == "gemma4_text" {
 		return l.packedExperts(p+"experts.", lw)
 	}
-	if err := l.fill([]slot{{&lw.Router, p + "mlp.gate.weight", []int64{int64(c.MoE.Experts), H}}}); err != nil {
+	// Mixtral's block and expert projections have their own names.
+	block, names := "mlp.", [3]string{"gate_proj", "up_proj", "down_proj"}
+	if c.Arch == "mixtral" {
+		block, names = "block_sparse_moe.", [3]string{"w1", "w3", "w2"}
+	}
+	if err := l.fill([]slot{{&lw.Router, p + block + "gate.weight", []int64{int64(c.MoE.Experts), H}}}); err != nil {
 		return err
 	}
-	if _, _, packed := l.ck.Info(p + "mlp.experts.gate_up_proj"); packed {
-		return l.packedExperts(p+"mlp.experts.", lw)
+	if _, _, packed := l.ck.Info(p + block + "experts.gate_up_proj"); packed {
+		return l.packedExperts(p+block+"experts.", lw)
 	}
-	return l.perExpert(p+"mlp.experts.", lw)
+	return l.perExpert(p+block+"experts.", lw, names)
 }
 
 // gemmaSlots are the weights only Gemma 4 layers have.
@@ -315,18 +320,19 @@ func (l *loader) packedExperts(p string, lw *LayerWeights) error {
 	return nil
 }
 
-// perExpert stacks mlp.experts.N.{gate,up,down}_proj.weight, one tensor per
+// perExpert stacks mlp.experts.N.{gate,up,down}_proj.weight (Mixtral:
+// block_sparse_moe.experts.N.{w1,w3,w2}.weight: names), one tensor per
 // expert as Qwen3-MoE checkpoints store them, into [E, ...] arrays.
-func (l *loader) perExpert(p string, lw *LayerWeights) error {
+func (l *loader) perExpert(p string, lw *LayerWeights, names [3]string) error {
 	E, I, H := int64(l.c.MoE.Experts), int64(l.c.MoE.Intermediate), int64(l.c.Hidden)
 	stacks := []struct {
 		dst   **backend.Buffer
 		proj  string
 		shape []int64
 	}{
-		{&lw.GateExperts, "gate_proj", []int64{I, H}},
-		{&lw.UpExperts, "up_proj", []int64{I, H}},
-		{&lw.DownExperts, "down_proj", []int64{H, I}},
+		{&lw.GateExperts, names[0], []int64{I, H}},
+		{&lw.UpExperts, names[1], []int64{I, H}},
+		{&lw.DownExperts, names[2], []int64{H, I}},
 	}
 	for _, s := range stacks {
 		out := backend.New(ir.Tensor(l.dtype, append([]int64{E}, s.shape...)...))

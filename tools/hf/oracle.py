@@ -39,8 +39,9 @@ import os
 import sys
 
 import torch
-from transformers import (Gemma4Config, Gemma4ForCausalLM, Gemma4ForConditionalGeneration, Gemma4TextConfig, LlamaConfig, LlamaForCausalLM,
-                          MistralConfig, MistralForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM,
+from transformers import (Gemma4Config, Gemma4ForCausalLM, Gemma4ForConditionalGeneration, Gemma4TextConfig,
+                          LlamaConfig, LlamaForCausalLM, MistralConfig, MistralForCausalLM, MixtralConfig,
+                          MixtralForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM,
                           Qwen3MoeConfig, Qwen3MoeForCausalLM)
 
 PROMPTS = [[3, 17, 42, 5, 9, 11, 30, 2, 7, 61, 13], [8, 1, 50], [12, 4, 4, 33, 20, 19, 1, 0, 6, 44, 27, 38, 15, 2, 9, 60, 31]]
@@ -121,6 +122,13 @@ def qwen2():
         num_key_value_heads=2, use_sliding_window=True, sliding_window=8, max_window_layers=1, tie_word_embeddings=True))
 
 
+def mixtral():
+    # 8 experts top-2 in every layer, a window of 6 tokens.
+    return MixtralForCausalLM(MixtralConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=24, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=8, num_local_experts=8, num_experts_per_tok=2, sliding_window=6))
+
+
 MODELS = {
     "qwen3": (qwen3, torch.float32),
     "qwen3_moe": (qwen3_moe, torch.float32),
@@ -130,12 +138,13 @@ MODELS = {
     "llama": (llama, torch.float32),
     "mistral": (mistral, torch.float32),
     "qwen2": (qwen2, torch.float32),
+    "mixtral": (mixtral, torch.float32),
 }
 
 
 # Seeds whose greedy choices are not near ties (the others use their index in
 # MODELS, whichever models are asked for).
-SEEDS = {"gemma4_wrapped": 12, "llama": 9, "qwen2": 6}
+SEEDS = {"gemma4_wrapped": 12, "llama": 9, "qwen2": 6, "mixtral": 15}
 
 
 def oracle(model):

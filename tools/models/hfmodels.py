@@ -17,7 +17,7 @@ import sys
 
 import torch
 from transformers import (Gemma4ForCausalLM, Gemma4TextConfig, LlamaConfig, LlamaForCausalLM, MistralConfig,
-                          MistralForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM,
+                          MistralForCausalLM, MixtralConfig, MixtralForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM,
                           Qwen3MoeConfig, Qwen3MoeForCausalLM)
 
 
@@ -89,7 +89,7 @@ def save(outdir, name, model, layer_fn, dtype, shard=None):
         "tied": model.lm_head.weight.data_ptr() == embed.weight.data_ptr(),
         "embed_scale": float(getattr(embed, "scalar_embed_scale", 1.0)),
         "softcap": float(getattr(cfg, "final_logit_softcapping", None) or 0.0),
-        "experts": getattr(cfg, "num_experts", None) or 0,
+        "experts": getattr(cfg, "num_experts", None) or getattr(cfg, "num_local_experts", None) or 0,
         "top_k": getattr(cfg, "num_experts_per_tok", None) or getattr(cfg, "top_k_experts", None) or 0,
         "norm_topk": bool(getattr(cfg, "norm_topk_prob", True)),
         "layers": [layer_fn(model, i) for i in range(cfg.num_hidden_layers)],
@@ -136,6 +136,10 @@ def main():
         num_key_value_heads=2, use_sliding_window=True, sliding_window=8, max_window_layers=2,
         tie_word_embeddings=True)),
         qwen_layer, torch.float32)
+    save(outdir, "mixtral", MixtralForCausalLM(MixtralConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=24, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=8, num_local_experts=4, num_experts_per_tok=2)),
+        qwen_layer, torch.bfloat16)
 
 
 if __name__ == "__main__":
