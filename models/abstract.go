@@ -81,13 +81,15 @@ func layerShapes(c *hf.Config, i int) map[string][]int64 {
 		s["Router"] = []int64{E, H}
 		s["GateExperts"], s["UpExperts"], s["DownExperts"] = []int64{E, I, H}, []int64{E, I, H}, []int64{E, H, I}
 	}
-	if c.Arch != "gemma4_text" {
+	if !c.Gemma() {
 		return s
 	}
 	for _, n := range []string{"PostAttnNorm", "PostMLPNorm"} {
 		s[n] = []int64{H}
 	}
-	s["LayerScalar"] = []int64{1}
+	if c.Arch == "gemma4_text" {
+		s["LayerScalar"] = []int64{1}
+	}
 	if l.MoE {
 		s["RouterScale"], s["ExpertScale"] = []int64{H}, []int64{int64(c.MoE.Experts)}
 		for _, n := range []string{"PostMLPNorm1", "PreMoENorm", "PostMoENorm"} {

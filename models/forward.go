@@ -75,7 +75,7 @@ func forward(c *hf.Config, w *weights, in stepIn, all bool) (*tensor.Tensor, []*
 			li = perLayer.Slice([]int64{0, 0, int64(i), 0}, []int64{B, T, int64(i) + 1, P}, nil).Reshape(B, T, P)
 		}
 		var k, v *tensor.Tensor
-		if c.Arch == "gemma4_text" {
+		if c.Gemma() {
 			x, k, v = gemmaLayer(c, l, lw, x, ai, li)
 		} else {
 			x, k, v = qwenLayer(c, l, lw, x, ai)
@@ -125,9 +125,10 @@ func qwenLayer(c *hf.Config, l hf.Layer, w *layerWeights, x *tensor.Tensor, ai a
 	return x.Add(mlp(c, w, h)), k, v
 }
 
-// gemmaLayer is Gemma4TextDecoderLayer: attention with a post-norm; the MLP
-// and, beside it, the MoE block, each normed, summed and post-normed; the
-// per-layer input; the layer scalar.
+// gemmaLayer is Gemma4TextDecoderLayer (and Gemma3DecoderLayer, which has
+// no MoE block, per-layer input or layer scalar): attention with a
+// post-norm; the MLP and, beside it, the MoE block, each normed, summed and
+// post-normed; the per-layer input; the layer scalar.
 func gemmaLayer(c *hf.Config, l hf.Layer, w *layerWeights, x *tensor.Tensor, ai attnIn, perLayer *tensor.Tensor) (out, k, v *tensor.Tensor) {
 	eps := c.RMSNormEps
 	a, k, v := attention(c, l, w, rmsNorm(x, w.AttnNorm, eps), ai)
@@ -146,7 +147,10 @@ func gemmaLayer(c *hf.Config, l hf.Layer, w *layerWeights, x *tensor.Tensor, ai 
 		g := activation(c, linear(x, w.PerLayerGate)).Mul(perLayer)
 		x = x.Add(rmsNorm(linear(g, w.PerLayerProj), w.PerLayerNorm, eps))
 	}
-	return x.Mul(w.LayerScalar), k, v
+	if w.LayerScalar != nil {
+		x = x.Mul(w.LayerScalar)
+	}
+	return x, k, v
 }
 
 // perLayerInputs is Gemma 4's per-layer embeddings [B, T, layers, P]: the

@@ -71,11 +71,11 @@ func computable(c *hf.Config) error {
 		return fmt.Errorf("models: activation %q is not computed", c.Activation)
 	case c.MoE != nil && c.MoE.Router != "softmax" && c.MoE.Router != "gemma4":
 		return fmt.Errorf("models: router %q is not computed", c.MoE.Router)
-	case !slices.Contains([]string{"qwen3", "qwen3_moe", "gemma4_text", "qwen2", "llama", "mistral", "mixtral"}, c.Arch):
+	case !slices.Contains([]string{"qwen3", "qwen3_moe", "gemma4_text", "gemma3_text", "qwen2", "llama", "mistral", "mixtral"}, c.Arch):
 		return fmt.Errorf("models: architecture %q is not computed", c.Arch)
 	}
 	for i, l := range c.Layers {
-		gemma := c.Arch == "gemma4_text"
+		gemma := c.Gemma()
 		if gemma && !l.MLP || !gemma && l.MLP == l.MoE {
 			return fmt.Errorf("models: layer %d: a %s layer with MLP %v and MoE %v is not computed", i, c.Arch, l.MLP, l.MoE)
 		}
@@ -141,7 +141,7 @@ func (m *Model) step(ts []*tensor.Tensor, all, fresh bool) (out []*tensor.Tensor
 		return nil, fmt.Errorf("models: a step takes %d arguments, got %d", 3+nc+len(m.Params), len(ts))
 	}
 	in := stepIn{tokens: ts[0], start: ts[1], pos: ts[2], caches: ts[3 : 3+nc], fresh: fresh}
-	w := bind(len(m.Config.Layers), m.index, ts[3+nc:])
+	w := bind(len(m.Config.Layers), m.index, ts[3+nc:], m.Config.NormOffset)
 	logits, caches := forward(m.Config, w, in, all)
 	return append([]*tensor.Tensor{logits}, caches...), nil
 }

@@ -89,12 +89,24 @@ func collect(w *hf.Weights) ([]Param, map[string]int, error) {
 
 // bind builds the weights of a step of a model with layers layers from ts,
 // one tensor per Param, converted to the compute dtype f32 (a bf16
-// checkpoint stays bf16 in memory; each step converts as it reads).
-func bind(layers int, index map[string]int, ts []*tensor.Tensor) *weights {
+// checkpoint stays bf16 in memory; each step converts as it reads). With
+// normOffset the RMSNorm weights (the fields named …Norm) are offsets from
+// 1, and the step adds 1 after converting, as Gemma 3's norms compute
+// 1.0 + weight.float().
+func bind(layers int, index map[string]int, ts []*tensor.Tensor, normOffset bool) *weights {
+	norm := make([]bool, len(ts))
+	for path, j := range index {
+		norm[j] = normOffset && strings.HasSuffix(path, "Norm")
+	}
+	// In parameter order, so that a traced step is the same program every
+	// time (index is a map).
 	conv := make([]*tensor.Tensor, len(ts))
 	for i, t := range ts {
 		if t.DType() != ir.F32 {
 			t = t.Convert(ir.F32)
+		}
+		if norm[i] {
+			t = t.Add(tensor.Scalar(1, ir.F32))
 		}
 		conv[i] = t
 	}

@@ -1,6 +1,6 @@
 // Package hf reads Hugging Face model directories: config.json of the
-// architectures tpucc supports (qwen3, qwen3_moe, gemma4_text, llama,
-// mistral, mixtral, qwen2) into a typed
+// architectures tpucc supports (qwen3, qwen3_moe, gemma4_text, gemma3_text,
+// llama, mistral, mixtral, qwen2) into a typed
 // Config, and the checkpoint's tensors, named as the Hub stores them, into a
 // Weights set whose experts are stacked into [E, ...] arrays.
 //
@@ -25,7 +25,7 @@ import (
 
 // Config is a model's config.json, resolved per layer.
 type Config struct {
-	Arch         string // model_type: "qwen3", "qwen3_moe", "gemma4_text", "llama", "mistral", "mixtral", "qwen2"
+	Arch         string // model_type: "qwen3", "qwen3_moe", "gemma4_text", "gemma3_text", "llama", "mistral", "mixtral", "qwen2"
 	Vocab        int
 	Hidden       int
 	Heads        int // query heads of every layer
@@ -41,6 +41,7 @@ type Config struct {
 	OBias        bool    // the output projection adds a bias (attention_bias of Llama and Qwen3)
 	MLPBias      bool    // the dense MLP's projections add biases (Llama's mlp_bias)
 	VNorm        bool    // RMSNorm without scale of each value head (Gemma 4)
+	NormOffset   bool    // RMSNorm weights are offsets from 1: x·(1 + w) (Gemma 3)
 	AttnScale    float64 // scores are q·k times this (1/sqrt(head_dim), or 1 for Gemma 4)
 	MoE          *MoE    // nil for a dense model
 	PerLayer     *PerLayerInput
@@ -172,12 +173,14 @@ func ParseConfig(data []byte) (*Config, error) {
 		c = llama(f, arch)
 	case "gemma4_text":
 		c = gemma4(f)
+	case "gemma3_text":
+		c = gemma3(f)
 	case "gemma4":
 		c = gemma4Wrapper(f)
 	case "":
 		return nil, fmt.Errorf("field \"model_type\": missing")
 	default:
-		return nil, fmt.Errorf("field \"model_type\": architecture %q is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, gemma4_text and gemma4's text model)", arch)
+		return nil, fmt.Errorf("field \"model_type\": architecture %q is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, gemma3_text, gemma4_text and gemma4's text model)", arch)
 	}
 	f.leftover(arch)
 	if f.err != nil {
@@ -185,6 +188,10 @@ func ParseConfig(data []byte) (*Config, error) {
 	}
 	return c, nil
 }
+
+// Gemma says the decoder layers are Gemma's (post-norms around attention
+// and MLP), of Gemma 3 or 4.
+func (c *Config) Gemma() bool { return c.Arch == "gemma4_text" || c.Arch == "gemma3_text" }
 
 // base reads the fields every supported architecture shares.
 func base(f *fields, arch string) *Config {

@@ -127,7 +127,7 @@ func TestConfigErrors(t *testing.T) {
 	q := func(old, new string) string { return strings.Replace(qwen3MoEConfig, old, new, 1) }
 	g := func(old, new string) string { return strings.Replace(gemma4Config, old, new, 1) }
 	cases := []struct{ cfg, want string }{
-		{`{"model_type": "phi3"}`, `field "model_type": architecture "phi3" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, gemma4_text and gemma4's text model)`},
+		{`{"model_type": "phi3"}`, `field "model_type": architecture "phi3" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, gemma3_text, gemma4_text and gemma4's text model)`},
 		{`{"hidden_size": 3}`, `field "model_type": missing`},
 		{`[1]`, `a JSON array where an object is expected`},
 		{`{"model_type": "qwen3", "model_type": "qwen3"}`, `duplicate key "model_type" in the object at $`},
@@ -201,7 +201,7 @@ func TestLoadConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := LoadConfig(dir)
-	want := filepath.Join(dir, ConfigFile) + `: field "model_type": architecture "bert" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, gemma4_text and gemma4's text model)`
+	want := filepath.Join(dir, ConfigFile) + `: field "model_type": architecture "bert" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, gemma3_text, gemma4_text and gemma4's text model)`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
@@ -315,6 +315,52 @@ layers 0-31 {Sliding:false Window:0 HeadDim:128 KVHeads:8 KEqV:false KVFrom:-1 R
 		{m(`"num_experts_per_tok": 2`, `"num_experts_per_tok": 9`), `field "num_experts_per_tok": 9 is more than num_local_experts 8`},
 		{m(`"num_local_experts": 8`, `"num_local_experts": 0`), `field "num_experts_per_tok": 2 of 0 experts: both must be positive`},
 		{m(`"use_cache": true`, `"use_cache": true, "mlp_bias": false`), `field "mlp_bias": not known to tpucc for model_type "mixtral", so it cannot be honoured`},
+	} {
+		if _, err := ParseConfig([]byte(c.cfg)); err == nil || err.Error() != c.want {
+			t.Errorf("got %v\nwant %s", err, c.want)
+		}
+	}
+}
+
+// Gemma 3 1B's config.json as published: legacy rope fields (rope_theta for
+// full layers, rope_local_base_freq for sliding ones), the sliding pattern.
+const gemma3Config = `{"architectures": ["Gemma3ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+	"attn_logit_softcapping": null, "bos_token_id": 2, "cache_implementation": "hybrid", "eos_token_id": 1,
+	"final_logit_softcapping": null, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh", "hidden_size": 1152,
+	"initializer_range": 0.02, "intermediate_size": 6912, "max_position_embeddings": 32768, "model_type": "gemma3_text",
+	"num_attention_heads": 4, "num_hidden_layers": 26, "num_key_value_heads": 1, "pad_token_id": 0,
+	"query_pre_attn_scalar": 256, "rms_norm_eps": 1e-06, "rope_local_base_freq": 10000, "rope_scaling": null,
+	"rope_theta": 1000000, "sliding_window": 512, "sliding_window_pattern": 6, "torch_dtype": "bfloat16",
+	"transformers_version": "4.50.0.dev0", "use_cache": true, "vocab_size": 262144}`
+
+func TestGemma3Config(t *testing.T) {
+	c := wantSummary(t, gemma3Config, `gemma3_text vocab=262144 hidden=1152 heads=4 inter=6912 eps=1e-06 act=gelu_pytorch_tanh tie=true embed=33.94 attn=0.0625 softcap=0 qk=true v=false max=32768 bias=false/false/false
+layers 0-4 {Sliding:true Window:512 HeadDim:256 KVHeads:1 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:256 HeadDim:256 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:6912}
+layers 5-5 {Sliding:false Window:0 HeadDim:256 KVHeads:1 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:256 HeadDim:256 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:6912}
+layers 6-10 {Sliding:true Window:512 HeadDim:256 KVHeads:1 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:256 HeadDim:256 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:6912}
+layers 11-11 {Sliding:false Window:0 HeadDim:256 KVHeads:1 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:256 HeadDim:256 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:6912}
+layers 12-16 {Sliding:true Window:512 HeadDim:256 KVHeads:1 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:256 HeadDim:256 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:6912}
+layers 17-17 {Sliding:false Window:0 HeadDim:256 KVHeads:1 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:256 HeadDim:256 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:6912}
+layers 18-22 {Sliding:true Window:512 HeadDim:256 KVHeads:1 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:256 HeadDim:256 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:6912}
+layers 23-23 {Sliding:false Window:0 HeadDim:256 KVHeads:1 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:256 HeadDim:256 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:6912}
+layers 24-25 {Sliding:true Window:512 HeadDim:256 KVHeads:1 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:256 HeadDim:256 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:6912}
+`)
+	if !c.NormOffset || !c.Gemma() {
+		t.Errorf("NormOffset %v, Gemma() %v", c.NormOffset, c.Gemma())
+	}
+	// Gemma 3 4B's text config scales the full layers' rope linearly by 8.
+	scaled := strings.Replace(gemma3Config, `"rope_scaling": null`, `"rope_scaling": {"factor": 8.0, "rope_type": "linear"}`, 1)
+	if c, err := ParseConfig([]byte(scaled)); err != nil || c.Layers[5].Rope.Factor != 8 || c.Layers[0].Rope.Factor != 1 {
+		t.Errorf("rope_scaling: %v, %+v %+v", err, c.Layers[5].Rope, c.Layers[0].Rope)
+	}
+	g := func(old, new string) string { return strings.Replace(gemma3Config, old, new, 1) }
+	for _, c := range []struct{ cfg, want string }{
+		{g(`"attn_logit_softcapping": null`, `"attn_logit_softcapping": 50.0`), `field "attn_logit_softcapping": 50.0 is not supported (tpucc computes only null)`},
+		{g(`"use_cache": true`, `"use_cache": true, "use_bidirectional_attention": true`), `field "use_bidirectional_attention": true is not supported (tpucc computes causal attention)`},
+		{g(`"sliding_window": 512`, `"sliding_window": null`), `field "sliding_window": null, but layer 0 is sliding_attention`},
+		{g(`"rope_scaling": null`, `"rope_parameters": {}`), `field "rope_local_base_freq": given beside rope_parameters`},
+		{g(`"query_pre_attn_scalar": 256`, `"query_pre_attn_scalar": 0`), `field "query_pre_attn_scalar": 0 is not positive`},
+		{g(`"sliding_window_pattern": 6`, `"sliding_window_pattern": 0`), `field "sliding_window_pattern": must be positive`},
 	} {
 		if _, err := ParseConfig([]byte(c.cfg)); err == nil || err.Error() != c.want {
 			t.Errorf("got %v\nwant %s", err, c.want)

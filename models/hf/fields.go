@@ -160,6 +160,7 @@ var inert = []string{
 	"attention_dropout", "output_router_logits", "router_aux_loss_coef",
 	"output_attentions", "output_hidden_states", "return_dict", "id2label", "label2id",
 	"tokenizer_class", "keys_to_ignore_at_inference",
+	"cache_implementation", // the KV cache's kind in generate (Gemma's "hybrid"): tpucc keeps its own
 }
 
 // leftover fails on the first key nothing read, in sorted order.

@@ -142,12 +142,22 @@ func lastOfType(types []string, t string) int {
 // gemmaLayerTypes resolves layer_types: given, or five sliding layers then a
 // full one. As in transformers the last layer is always full attention.
 func gemmaLayerTypes(f *fields, n int) []string {
+	types := layerTypes(f, n, 6)
+	if n > 0 {
+		types[n-1] = fullAttention
+	}
+	return types
+}
+
+// layerTypes reads layer_types, or makes every pattern-th layer full and
+// the others sliding.
+func layerTypes(f *fields, n, pattern int) []string {
 	types := f.strs("layer_types")
 	if types == nil {
 		types = make([]string, n)
 		for i := range types {
 			types[i] = slidingAttention
-			if (i+1)%6 == 0 {
+			if (i+1)%pattern == 0 {
 				types[i] = fullAttention
 			}
 		}
@@ -160,9 +170,6 @@ func gemmaLayerTypes(f *fields, n int) []string {
 		if t != fullAttention && t != slidingAttention {
 			f.fail("layer_types", "layer %d: %q is not full_attention or sliding_attention", i, t)
 		}
-	}
-	if n > 0 {
-		types[n-1] = fullAttention
 	}
 	return types
 }

@@ -31,9 +31,9 @@ func llama(f *fields, arch string) *Config {
 		// same products, and transformers' Llama no longer reads it.
 		f.int("pretraining_tp", 1)
 	case "mistral":
-		window = mistralWindow(f, 4096)
+		window = slidingWindow(f, 4096)
 	case "mixtral":
-		window = mistralWindow(f, 0)
+		window = slidingWindow(f, 0)
 		c.MoE = mixtralMoE(f, c)
 	}
 	c.Layers = make([]Layer, n)
@@ -61,11 +61,11 @@ func mixtralMoE(f *fields, c *Config) *MoE {
 	return m
 }
 
-// mistralWindow reads the sliding_window of Mistral and Mixtral: every
-// layer attends over that many tokens; null is full attention, and an
-// absent field is the configuration class's default (4096 for Mistral,
-// none for Mixtral).
-func mistralWindow(f *fields, def int) int {
+// slidingWindow reads sliding_window: the tokens a sliding layer attends
+// over (every layer of Mistral and Mixtral); null is none, and an absent
+// field is the configuration class's default (4096 for Mistral and Gemma
+// 3, none for Mixtral).
+func slidingWindow(f *fields, def int) int {
 	if _, present := f.raw["sliding_window"]; !present {
 		f.take("sliding_window")
 		return def

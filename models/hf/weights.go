@@ -243,7 +243,7 @@ func (l *loader) layer(i int, lw *LayerWeights) error {
 			slot{&lw.UpBias, p + "mlp.up_proj.bias", []int64{I}},
 			slot{&lw.DownBias, p + "mlp.down_proj.bias", []int64{H}})
 	}
-	if c.Arch == "gemma4_text" {
+	if c.Gemma() {
 		slots = append(slots, l.gemmaSlots(p, lw)...)
 	} else {
 		slots = append(slots, slot{&lw.MLPNorm, p + "post_attention_layernorm.weight", []int64{H}})
@@ -271,7 +271,8 @@ func (l *loader) layer(i int, lw *LayerWeights) error {
 	return l.perExpert(p+block+"experts.", lw, names)
 }
 
-// gemmaSlots are the weights only Gemma 4 layers have.
+// gemmaSlots are the weights only Gemma layers have (the layer scalar:
+// Gemma 4's).
 func (l *loader) gemmaSlots(p string, lw *LayerWeights) []slot {
 	c := l.c
 	H := int64(c.Hidden)
@@ -279,7 +280,9 @@ func (l *loader) gemmaSlots(p string, lw *LayerWeights) []slot {
 		{&lw.PostAttnNorm, p + "post_attention_layernorm.weight", []int64{H}},
 		{&lw.MLPNorm, p + "pre_feedforward_layernorm.weight", []int64{H}},
 		{&lw.PostMLPNorm, p + "post_feedforward_layernorm.weight", []int64{H}},
-		{&lw.LayerScalar, p + "layer_scalar", []int64{1}},
+	}
+	if c.Arch == "gemma4_text" {
+		s = append(s, slot{&lw.LayerScalar, p + "layer_scalar", []int64{1}})
 	}
 	if c.MoE != nil {
 		E := int64(c.MoE.Experts)

@@ -39,7 +39,8 @@ import os
 import sys
 
 import torch
-from transformers import (Gemma4Config, Gemma4ForCausalLM, Gemma4ForConditionalGeneration, Gemma4TextConfig,
+from transformers import (Gemma3ForCausalLM, Gemma3TextConfig, Gemma4Config, Gemma4ForCausalLM,
+                          Gemma4ForConditionalGeneration, Gemma4TextConfig,
                           LlamaConfig, LlamaForCausalLM, MistralConfig, MistralForCausalLM, MixtralConfig,
                           MixtralForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM,
                           Qwen3MoeConfig, Qwen3MoeForCausalLM)
@@ -129,6 +130,17 @@ def mixtral():
         num_key_value_heads=2, head_dim=8, num_local_experts=8, num_experts_per_tok=2, sliding_window=6))
 
 
+def gemma3():
+    # Sliding layers of 6 tokens around a full one with linear rope over
+    # 10^6, query_pre_attn_scalar apart from head_dim; norms scale by 1 + w.
+    return Gemma3ForCausalLM(Gemma3TextConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=4, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=16, query_pre_attn_scalar=24, sliding_window=6,
+        layer_types=["sliding_attention", "sliding_attention", "full_attention", "sliding_attention"],
+        rope_parameters={"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                         "full_attention": {"rope_type": "linear", "factor": 2.0, "rope_theta": 1000000.0}}))
+
+
 MODELS = {
     "qwen3": (qwen3, torch.float32),
     "qwen3_moe": (qwen3_moe, torch.float32),
@@ -139,6 +151,7 @@ MODELS = {
     "mistral": (mistral, torch.float32),
     "qwen2": (qwen2, torch.float32),
     "mixtral": (mixtral, torch.float32),
+    "gemma3": (gemma3, torch.float32),
 }
 
 

@@ -16,7 +16,7 @@ import os
 import sys
 
 import torch
-from transformers import (Gemma4ForCausalLM, Gemma4TextConfig, LlamaConfig, LlamaForCausalLM, MistralConfig,
+from transformers import (Gemma3ForCausalLM, Gemma3TextConfig, Gemma4ForCausalLM, Gemma4TextConfig, LlamaConfig, LlamaForCausalLM, MistralConfig,
                           MistralForCausalLM, MixtralConfig, MixtralForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM,
                           Qwen3MoeConfig, Qwen3MoeForCausalLM)
 
@@ -65,11 +65,11 @@ def gemma_layer(model, i):
         "head_dim": attn.head_dim,
         "kv_heads": model.config.num_attention_heads // attn.num_key_value_groups,
         "sliding_window": attn.sliding_window or 0,
-        "moe": bool(layer.enable_moe_block),
+        "moe": bool(getattr(layer, "enable_moe_block", False)),
         "intermediate": layer.mlp.gate_proj.out_features,
         "scaling": attn.scaling,
-        "kv_shared": bool(attn.is_kv_shared_layer),
-        "k_eq_v": bool(attn.use_alternative_attention),
+        "kv_shared": bool(getattr(attn, "is_kv_shared_layer", False)),
+        "k_eq_v": bool(getattr(attn, "use_alternative_attention", False)),
         "inv_freq": getattr(model.model.rotary_emb, f"{t}_inv_freq").tolist(),
     }
 
@@ -136,6 +136,12 @@ def main():
         num_key_value_heads=2, use_sliding_window=True, sliding_window=8, max_window_layers=2,
         tie_word_embeddings=True)),
         qwen_layer, torch.float32)
+    save(outdir, "gemma3", Gemma3ForCausalLM(Gemma3TextConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=4, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=16, query_pre_attn_scalar=24, sliding_window=6, sliding_window_pattern=3,
+        rope_parameters={"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                         "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0}})),
+        gemma_layer, torch.bfloat16)
     save(outdir, "mixtral", MixtralForCausalLM(MixtralConfig(
         vocab_size=64, hidden_size=32, intermediate_size=24, num_hidden_layers=2, num_attention_heads=4,
         num_key_value_heads=2, head_dim=8, num_local_experts=4, num_experts_per_tok=2)),
