@@ -47,12 +47,15 @@ type Config struct {
 	PerLayer     *PerLayerInput
 	Layers       []Layer
 	// Prefix is where the text model's tensors are named ("" is "model.";
-	// the gemma4 wrapper's are under "model.language_model.").
+	// the gemma4 wrapper's are under "model.language_model.", gemma3's
+	// under "language_model.model.").
 	Prefix string
 	// Unloaded are the wrapper's config fields of encoders tpucc does not
 	// load (vision_config, audio_config); their tensors are not read.
 	Unloaded []string
+	Wrapper  string   // the wrapper's model_type ("gemma4", "gemma3"), or ""
 	skip     []string // the prefixes of those tensors
+	head     string   // the untied head's tensor when a wrapper names it
 }
 
 // Layer is what one decoder layer computes.
@@ -175,12 +178,12 @@ func ParseConfig(data []byte) (*Config, error) {
 		c = gemma4(f)
 	case "gemma3_text":
 		c = gemma3(f)
-	case "gemma4":
-		c = gemma4Wrapper(f)
+	case "gemma4", "gemma3":
+		c = readWrapper(f, arch)
 	case "":
 		return nil, fmt.Errorf("field \"model_type\": missing")
 	default:
-		return nil, fmt.Errorf("field \"model_type\": architecture %q is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, gemma3_text, gemma4_text and gemma4's text model)", arch)
+		return nil, fmt.Errorf("field \"model_type\": architecture %q is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)", arch)
 	}
 	f.leftover(arch)
 	if f.err != nil {

@@ -127,7 +127,7 @@ func TestConfigErrors(t *testing.T) {
 	q := func(old, new string) string { return strings.Replace(qwen3MoEConfig, old, new, 1) }
 	g := func(old, new string) string { return strings.Replace(gemma4Config, old, new, 1) }
 	cases := []struct{ cfg, want string }{
-		{`{"model_type": "phi3"}`, `field "model_type": architecture "phi3" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, gemma3_text, gemma4_text and gemma4's text model)`},
+		{`{"model_type": "phi3"}`, `field "model_type": architecture "phi3" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)`},
 		{`{"hidden_size": 3}`, `field "model_type": missing`},
 		{`[1]`, `a JSON array where an object is expected`},
 		{`{"model_type": "qwen3", "model_type": "qwen3"}`, `duplicate key "model_type" in the object at $`},
@@ -201,7 +201,7 @@ func TestLoadConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := LoadConfig(dir)
-	want := filepath.Join(dir, ConfigFile) + `: field "model_type": architecture "bert" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, gemma3_text, gemma4_text and gemma4's text model)`
+	want := filepath.Join(dir, ConfigFile) + `: field "model_type": architecture "bert" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}

@@ -41,3 +41,30 @@ func TestGemma4Wrapper(t *testing.T) {
 		t.Error("a qwen3 text_config was accepted")
 	}
 }
+
+// The gemma3 wrapper (Gemma 3 4B and up) stores its text model under
+// language_model.model., an untied head as language_model.lm_head.weight,
+// and the vision tower and projector beside it.
+func TestGemma3Wrapper(t *testing.T) {
+	wrap := `{"architectures": ["Gemma3ForConditionalGeneration"], "boi_token_index": 255999, "eoi_token_index": 256000,
+	"image_token_index": 262144, "initializer_range": 0.02, "mm_tokens_per_image": 256, "model_type": "gemma3",
+	"text_config": ` + strings.Replace(gemma3Config, `"rope_scaling": null`, `"rope_scaling": {"factor": 8.0, "rope_type": "linear"}`, 1) + `,
+	"vision_config": {"hidden_size": 1152, "model_type": "siglip_vision_model"}, "tie_word_embeddings": true}`
+	c, err := ParseConfig([]byte(wrap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Arch != "gemma3_text" || c.Prefix != "language_model.model." || c.headName() != "language_model.lm_head.weight" || c.Layers[5].Rope.Factor != 8 {
+		t.Errorf("arch %s prefix %q head %q rope %+v", c.Arch, c.Prefix, c.headName(), c.Layers[5].Rope)
+	}
+	if !c.skipped("vision_tower.encoder.x") || !c.skipped("multi_modal_projector.mm_input_projection_weight") || c.skipped("language_model.model.norm.weight") {
+		t.Errorf("skipped prefixes %v", c.skip)
+	}
+	if got, want := c.UnloadedText(), "gemma3: the vision_config encoders are not loaded (text only)"; got != want {
+		t.Errorf("UnloadedText %q, want %q", got, want)
+	}
+	if _, err := ParseConfig([]byte(`{"model_type": "gemma3", "text_config": ` + gemma4Config + `}`)); err == nil ||
+		err.Error() != `field "text_config": model_type "gemma4_text", want "gemma3_text"` {
+		t.Errorf("a gemma4_text text_config: %v", err)
+	}
+}

@@ -147,7 +147,7 @@ func loadWeights(c *Config, ck *safetensors.Checkpoint, where string, report fun
 	V, H := int64(c.Vocab), int64(c.Hidden)
 	top := []slot{{&w.Embed, l.c.prefix() + "embed_tokens.weight", []int64{V, H}}, {&w.Norm, l.c.prefix() + "norm.weight", []int64{H}}}
 	if !c.TieEmbed {
-		top = append(top, slot{&w.LMHead, "lm_head.weight", []int64{V, H}})
+		top = append(top, slot{&w.LMHead, c.headName(), []int64{V, H}})
 	}
 	if p := c.PerLayer; p != nil {
 		LP := int64(len(c.Layers) * p.Hidden)
@@ -177,7 +177,7 @@ func loadWeights(c *Config, ck *safetensors.Checkpoint, where string, report fun
 // tiedHead accepts an lm_head.weight beside tied embeddings only when it is
 // the embedding byte for byte: otherwise the two disagree on the model.
 func (l *loader) tiedHead(embed *backend.Buffer) error {
-	const name = "lm_head.weight"
+	name := l.c.headName()
 	info, file, ok := l.ck.Info(name)
 	if !ok {
 		return nil

@@ -39,7 +39,7 @@ import os
 import sys
 
 import torch
-from transformers import (Gemma3ForCausalLM, Gemma3TextConfig, Gemma4Config, Gemma4ForCausalLM,
+from transformers import (Gemma3Config, Gemma3ForCausalLM, Gemma3ForConditionalGeneration, Gemma3TextConfig, Gemma4Config, Gemma4ForCausalLM,
                           Gemma4ForConditionalGeneration, Gemma4TextConfig,
                           LlamaConfig, LlamaForCausalLM, MistralConfig, MistralForCausalLM, MixtralConfig,
                           MixtralForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM,
@@ -131,14 +131,29 @@ def mixtral():
 
 
 def gemma3():
+    return Gemma3ForCausalLM(gemma3_config())
+
+
+def gemma3_wrapped():
+    # The multimodal wrapper with a tiny vision tower (left unloaded); its
+    # image tokens are outside the text vocab.
+    from transformers import SiglipVisionConfig
+    vision = SiglipVisionConfig(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
+                                image_size=28, patch_size=14)
+    return Gemma3ForConditionalGeneration(Gemma3Config(
+        text_config=gemma3_config().to_dict(), vision_config=vision.to_dict(), mm_tokens_per_image=4,
+        image_token_index=300, boi_token_index=301, eoi_token_index=302))
+
+
+def gemma3_config():
     # Sliding layers of 6 tokens around a full one with linear rope over
     # 10^6, query_pre_attn_scalar apart from head_dim; norms scale by 1 + w.
-    return Gemma3ForCausalLM(Gemma3TextConfig(
+    return Gemma3TextConfig(
         vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=4, num_attention_heads=4,
         num_key_value_heads=2, head_dim=16, query_pre_attn_scalar=24, sliding_window=6,
         layer_types=["sliding_attention", "sliding_attention", "full_attention", "sliding_attention"],
         rope_parameters={"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
-                         "full_attention": {"rope_type": "linear", "factor": 2.0, "rope_theta": 1000000.0}}))
+                         "full_attention": {"rope_type": "linear", "factor": 2.0, "rope_theta": 1000000.0}})
 
 
 MODELS = {
@@ -152,6 +167,7 @@ MODELS = {
     "qwen2": (qwen2, torch.float32),
     "mixtral": (mixtral, torch.float32),
     "gemma3": (gemma3, torch.float32),
+    "gemma3_wrapped": (gemma3_wrapped, torch.float32),
 }
 
 
