@@ -37,7 +37,7 @@ defaults are not read: the flags below choose.
 
 Without --temperature the choice is greedy (what transformers' generate does without
 sampling); with it tokens are sampled, after --top-k and --top-p, from --seed.
---prompt needs DIR/tokenizer.json (BPE, as Qwen's, Llama's and Mistral's).
+--prompt needs DIR/tokenizer.json (BPE, as Qwen's, Llama's, Mistral's and Gemma's).
 `,
 	flags: []flagSpec{
 		{name: "model", kind: valueFlag, arg: "DIR", doc: "the model directory"},

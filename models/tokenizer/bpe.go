@@ -96,8 +96,8 @@ func (t *Tokenizer) splitAdded(text string) []piece {
 			continue
 		}
 		s := p.text
-		if t.meta != nil && t.meta.legacy {
-			s = t.meta.repl + strings.ReplaceAll(s, " ", t.meta.repl)
+		if t.meta != nil && t.meta.normalizer {
+			s = t.meta.normalize(s)
 		}
 		out = append(out, t.matchAdded(s, true)...)
 	}

@@ -14,12 +14,13 @@ import (
 // (byte_fallback) or the unknown token.
 type metaspace struct {
 	repl string // the replacement character, "▁"
-	// legacy is the normalizer Prepend(▁) + Replace(" ", ▁): every piece of
-	// text between added tokens gets a ▁ in front. Otherwise the Metaspace
-	// pre-tokenizer replaces spaces and prepends ▁ by prepend.
-	legacy  bool
-	prepend string // "always", "first" (only the piece at the text's start) or "never"
-	split   bool   // Metaspace split: a piece is cut before each ▁
+	// normalizer: the normalizer replaces spaces by ▁ (Replace(" ", ▁),
+	// Gemma's), and with prependAll also puts a ▁ before every piece of
+	// text between added tokens (Prepend(▁), Llama 2's). Otherwise the
+	// Metaspace pre-tokenizer replaces spaces and prepends ▁ by prepend.
+	normalizer, prependAll bool
+	prepend                string // "always", "first" (only the piece at the text's start) or "never"
+	split                  bool   // Metaspace split: a piece is cut before each ▁
 	// byteFallback: a character outside the vocab is its bytes' tokens
 	// (all 256 are in the vocab). Otherwise it is unk, consecutive ones
 	// fused into one when fuseUnk; unk < 0 is none.
@@ -59,8 +60,9 @@ type decoder struct {
 	Split         bool      `json:"split"`
 }
 
-// readNormalizer reads NFC, or the legacy SentencePiece pair Prepend(▁) and
-// Replace(" " → ▁) in a Sequence (either order: the result is the same).
+// readNormalizer reads NFC, or SentencePiece's Replace(" " → ▁) (Gemma's),
+// alone or in a Sequence with Prepend(▁) (Llama 2's; either order: the
+// result is the same).
 func (t *Tokenizer) readNormalizer(n *normalizer) error {
 	switch {
 	case n == nil:
@@ -68,25 +70,42 @@ func (t *Tokenizer) readNormalizer(n *normalizer) error {
 	case n.Type == "NFC":
 		t.nfc = true
 		return nil
+	case spaceReplace(n):
+		t.meta = &metaspace{repl: n.Content, normalizer: true, prepend: "never", unk: -1}
+		return nil
 	case n.Type == "Sequence" && len(n.Normalizers) == 2:
 		p, r := n.Normalizers[0], n.Normalizers[1]
 		if p.Type == "Replace" {
 			p, r = r, p
 		}
-		if p.Type == "Prepend" && r.Type == "Replace" && r.Pattern != nil && r.Pattern.String != nil &&
-			*r.Pattern.String == " " && r.Content == p.Prepend && utf8.RuneCountInString(p.Prepend) == 1 {
-			t.meta = &metaspace{repl: p.Prepend, legacy: true, prepend: "always", unk: -1}
+		if p.Type == "Prepend" && spaceReplace(&r) && r.Content == p.Prepend {
+			t.meta = &metaspace{repl: p.Prepend, normalizer: true, prependAll: true, prepend: "always", unk: -1}
 			return nil
 		}
 	}
-	return fmt.Errorf("normalizer %q is not supported (tpucc has NFC, and SentencePiece's Prepend(▁) with Replace(\" \", ▁))", n.Type)
+	return fmt.Errorf("normalizer %q is not supported (tpucc has NFC, and SentencePiece's Replace(\" \", ▁) with or without Prepend(▁))", n.Type)
+}
+
+// spaceReplace says n is Replace(" " → one character).
+func spaceReplace(n *normalizer) bool {
+	return n.Type == "Replace" && n.Pattern != nil && n.Pattern.String != nil && *n.Pattern.String == " " &&
+		utf8.RuneCountInString(n.Content) == 1
+}
+
+// normalize is what the SentencePiece normalizer makes of a piece of text.
+func (m *metaspace) normalize(s string) string {
+	s = strings.ReplaceAll(s, " ", m.repl)
+	if m.prependAll && s != "" {
+		s = m.repl + s
+	}
+	return s
 }
 
 // readMetaspace reads a Metaspace pre-tokenizer (tokenizers 0.14 on; older
 // files say add_prefix_space instead of prepend_scheme).
 func (t *Tokenizer) readMetaspace(p *preTokenizer) error {
 	if t.meta != nil {
-		return fmt.Errorf("pre_tokenizer: Metaspace beside the Prepend normalizer is not supported")
+		return fmt.Errorf("pre_tokenizer: Metaspace beside the Replace normalizer is not supported")
 	}
 	if utf8.RuneCountInString(p.Replacement) != 1 {
 		return fmt.Errorf("pre_tokenizer: Metaspace: replacement %q is not one character", p.Replacement)
@@ -129,13 +148,13 @@ func byteToken(b byte) string { return fmt.Sprintf("<0x%02X>", b) }
 // metaPieces turns one piece of text (between added tokens; first: it
 // starts the text) into the words the BPE encodes: spaces replaced, ▁
 // prepended by the scheme, cut at each ▁ when split (the Metaspace
-// pre-tokenizer; the legacy normalizer did its work before). Empty text
-// has none.
+// pre-tokenizer; a SentencePiece normalizer did its work before). Empty
+// text has none.
 func (m *metaspace) metaPieces(s string, first bool) []string {
 	if s == "" {
 		return nil
 	}
-	if m.legacy {
+	if m.normalizer {
 		return []string{s} // normalized already (splitAdded)
 	}
 	s = strings.ReplaceAll(s, " ", m.repl)

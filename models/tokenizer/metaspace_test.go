@@ -94,8 +94,10 @@ func TestSentencePieceErrors(t *testing.T) {
 	}{
 		{set("normalizer", map[string]any{"type": "Sequence", "normalizers": []any{
 			map[string]any{"type": "Prepend", "prepend": "▁"}, map[string]any{"type": "Replace", "pattern": map[string]any{"String": " "}, "content": "_"}}}),
-			`normalizer "Sequence" is not supported (tpucc has NFC, and SentencePiece's Prepend(▁) with Replace(" ", ▁))`},
-		{set("pre_tokenizer", metaspace), `pre_tokenizer: Metaspace beside the Prepend normalizer is not supported`},
+			`normalizer "Sequence" is not supported (tpucc has NFC, and SentencePiece's Replace(" ", ▁) with or without Prepend(▁))`},
+		{set("pre_tokenizer", metaspace), `pre_tokenizer: Metaspace beside the Replace normalizer is not supported`},
+		{set("pre_tokenizer", map[string]any{"type": "Split", "pattern": map[string]any{"String": "a"}, "behavior": "MergedWithPrevious", "invert": false}),
+			`pre_tokenizer: "Split" beside the Replace normalizer is not supported`},
 		{func(f map[string]any) {
 			f["normalizer"], f["pre_tokenizer"] = nil, map[string]any{"type": "Metaspace", "replacement": "▁", "prepend_scheme": "sometimes", "split": false}
 		}, `pre_tokenizer: Metaspace: prepend_scheme "sometimes" is not always, first or never`},

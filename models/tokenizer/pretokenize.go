@@ -37,13 +37,16 @@ var matchers = map[string]matcher{
 func (t *Tokenizer) readPreTokenizer(p *preTokenizer) error {
 	switch {
 	case p == nil && t.meta != nil:
-		return nil // the legacy normalizer did the work
+		return nil // the SentencePiece normalizer did the work
+	case t.meta != nil && t.meta.normalizer && p.Type == "Split" && p.Pattern != nil && p.Pattern.String != nil &&
+		*p.Pattern.String == " " && p.Behavior == "MergedWithPrevious" && !p.Invert:
+		return nil // Gemma's: the normalizer left no space to split at
 	case p == nil:
 		return fmt.Errorf("pre_tokenizer: missing (tpucc needs ByteLevel or Metaspace)")
 	case p.Type == "Metaspace":
 		return t.readMetaspace(p)
 	case t.meta != nil:
-		return fmt.Errorf("pre_tokenizer: %q beside the Prepend normalizer is not supported", p.Type)
+		return fmt.Errorf("pre_tokenizer: %q beside the Replace normalizer is not supported", p.Type)
 	}
 	list := []preTokenizer{*p}
 	if p.Type == "Sequence" {

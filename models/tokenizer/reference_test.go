@@ -65,7 +65,7 @@ func TestAgainstReference(t *testing.T) {
 	if err := json.Unmarshal(data, &expected); err != nil {
 		t.Fatal(err)
 	}
-	for _, kind := range []string{"qwen", "gpt2", "llama3", "llama2", "metaspace", "metaspace_unk", "metaspace_split"} {
+	for _, kind := range []string{"qwen", "gpt2", "llama3", "llama2", "metaspace", "metaspace_unk", "metaspace_split", "gemma"} {
 		tok, err := Load(filepath.Join(dir, kind, "tokenizer.json"))
 		if err != nil {
 			t.Fatalf("%s: %v", kind, err)

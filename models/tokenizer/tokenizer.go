@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/tpucc/tpucc/models/internal/jsonstrict"
@@ -353,11 +352,11 @@ func (t *Tokenizer) readAdded(list []addedToken) error {
 			return fmt.Errorf("added_tokens: %v", err)
 		}
 		content := a.Content
-		if a.Normalized && t.meta != nil && t.meta.legacy {
+		if a.Normalized && t.meta != nil && t.meta.normalizer && t.meta.normalize(content) != content {
 			// The reference library matches a normalized token by its
-			// normalized content (<s> is ▁<s>), decodes it as that, and
-			// no longer knows it as special when decoding.
-			content = t.meta.repl + strings.ReplaceAll(content, " ", t.meta.repl)
+			// normalized content (<s> is ▁<s> under Prepend), decodes it
+			// as that, and no longer knows it as special when decoding.
+			content = t.meta.normalize(content)
 			t.tokens[a.ID] = content
 		} else if a.Special {
 			t.special[a.ID] = true

@@ -117,7 +117,7 @@ func TestParseErrors(t *testing.T) {
 		edit func(map[string]any)
 		want string
 	}{
-		{set([]string{"normalizer"}, map[string]any{"type": "NFKC"}), `normalizer "NFKC" is not supported (tpucc has NFC, and SentencePiece's Prepend(▁) with Replace(" ", ▁))`},
+		{set([]string{"normalizer"}, map[string]any{"type": "NFKC"}), `normalizer "NFKC" is not supported (tpucc has NFC, and SentencePiece's Replace(" ", ▁) with or without Prepend(▁))`},
 		{set([]string{"padding"}, map[string]any{"length": 8}), `padding: {"length":8} is not supported (encode returns every id, unpadded)`},
 		{set([]string{"post_processor"}, map[string]any{"type": "TemplateProcessing"}), `post_processor: TemplateProcessing: the single template has no sequence A`},
 		{set([]string{"post_processor"}, map[string]any{"type": "RobertaProcessing"}), `post_processor "RobertaProcessing" is not supported (tpucc has ByteLevel, TemplateProcessing and a Sequence of them)`},

@@ -88,10 +88,14 @@ def train_sp(kind, rng):
     (normalizer Prepend + Replace, byte fallback, <s> first), the Metaspace
     pre-tokenizer's (prepend first), and one without byte tokens whose
     unknown characters become <unk> (prepend always, split, Metaspace
-    decoder), and with the Metaspace split."""
+    decoder), with the Metaspace split, and Gemma's (Replace alone, no ▁
+    prepended, a Split that finds no space left)."""
     tok = Tokenizer(models.BPE())
     if kind == "llama2":
         tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
+    elif kind == "gemma":
+        tok.normalizer = normalizers.Replace(" ", "▁")
+        tok.pre_tokenizer = pre_tokenizers.Split(" ", "merged_with_previous")
     elif kind == "metaspace":
         tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first", split=False)
     elif kind == "metaspace_split":
@@ -115,7 +119,10 @@ def train_sp(kind, rng):
     # them: they are matched in the text after ▁ replaced its spaces.
     out.add_special_tokens([AddedToken(s, special=True, normalized=kind == "llama2") for s in special])
     out.add_tokens(["foo bar"])
-    if fallback:
+    if kind == "gemma":
+        out.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()])
+        out.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
+    elif fallback:
         out.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(), decoders.Strip(" ", 1, 0)])
         out.post_processor = processors.TemplateProcessing(single="<s> $A", pair="<s> $A $B:1", special_tokens=[("<s>", 1)])
     else:
@@ -146,7 +153,7 @@ def main():
     outdir = sys.argv[1]
     rng = random.Random(9)
     expected = {}
-    for kind in ("qwen", "gpt2", "llama3", "llama2", "metaspace", "metaspace_unk", "metaspace_split"):
+    for kind in ("qwen", "gpt2", "llama3", "llama2", "metaspace", "metaspace_unk", "metaspace_split", "gemma"):
         tok = train(kind, rng) if kind in ("qwen", "gpt2", "llama3") else train_sp(kind, rng)
         os.makedirs(os.path.join(outdir, kind), exist_ok=True)
         tok.save(os.path.join(outdir, kind, "tokenizer.json"))
@@ -158,7 +165,7 @@ def main():
                           "decoded_special": tok.decode(ids, skip_special_tokens=False)})
         # Single-byte tokens in random order split UTF-8 characters.
         byte_ids = [tok.token_to_id(ch) for ch in pre_tokenizers.ByteLevel.alphabet()]
-        if kind.startswith("metaspace") or kind == "llama2":
+        if kind.startswith("metaspace") or kind in ("llama2", "gemma"):
             byte_ids = [tok.token_to_id("<0x%02X>" % b) for b in range(256)]
             if None in byte_ids:  # no byte tokens: any tokens
                 byte_ids = list(range(tok.get_vocab_size()))
