@@ -86,7 +86,7 @@ func TestComputable(t *testing.T) {
 		{func(c *hf.Config) {}, ""},
 		{func(c *hf.Config) { c.Activation = "relu" }, `models: activation "relu" is not computed`},
 		{func(c *hf.Config) { c.Arch, c.QKNorm, c.QKVBias, c.OBias, c.MLPBias = "llama", false, true, true, true }, ""},
-		{func(c *hf.Config) { c.Arch = "phi3" }, `models: architecture "phi3" is not computed`},
+		{func(c *hf.Config) { c.Arch = "phi4mm" }, `models: architecture "phi4mm" is not computed`},
 		{func(c *hf.Config) { c.Layers[0].MoE = true }, "models: layer 0: a qwen3 layer with MLP true and MoE true is not computed"},
 		{func(c *hf.Config) { c.Layers[0] = hf.Layer{MoE: true} }, "models: layer 0 is MoE but the config has no experts"},
 		{func(c *hf.Config) { c.MoE = &hf.MoE{Router: "sigmoid"} }, `models: router "sigmoid" is not computed`},

@@ -1,6 +1,6 @@
 // Package hf reads Hugging Face model directories: config.json of the
 // architectures tpucc supports (qwen3, qwen3_moe, gemma4_text, gemma3_text,
-// llama, mistral, mixtral, qwen2) into a typed
+// llama, mistral, mixtral, phi3, qwen2) into a typed
 // Config, and the checkpoint's tensors, named as the Hub stores them, into a
 // Weights set whose experts are stacked into [E, ...] arrays.
 //
@@ -25,7 +25,7 @@ import (
 
 // Config is a model's config.json, resolved per layer.
 type Config struct {
-	Arch         string // model_type: "qwen3", "qwen3_moe", "gemma4_text", "gemma3_text", "llama", "mistral", "mixtral", "qwen2"
+	Arch         string // model_type: "qwen3", "qwen3_moe", "gemma4_text", "gemma3_text", "llama", "mistral", "mixtral", "phi3", "qwen2"
 	Vocab        int
 	Hidden       int
 	Heads        int // query heads of every layer
@@ -172,7 +172,7 @@ func ParseConfig(data []byte) (*Config, error) {
 	switch arch {
 	case "qwen3", "qwen3_moe", "qwen2":
 		c = qwen3(f, arch)
-	case "llama", "mistral", "mixtral":
+	case "llama", "mistral", "mixtral", "phi3":
 		c = llama(f, arch)
 	case "gemma4_text":
 		c = gemma4(f)
@@ -183,7 +183,7 @@ func ParseConfig(data []byte) (*Config, error) {
 	case "":
 		return nil, fmt.Errorf("field \"model_type\": missing")
 	default:
-		return nil, fmt.Errorf("field \"model_type\": architecture %q is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)", arch)
+		return nil, fmt.Errorf("field \"model_type\": architecture %q is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, phi3, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)", arch)
 	}
 	f.leftover(arch)
 	if f.err != nil {

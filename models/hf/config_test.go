@@ -127,7 +127,7 @@ func TestConfigErrors(t *testing.T) {
 	q := func(old, new string) string { return strings.Replace(qwen3MoEConfig, old, new, 1) }
 	g := func(old, new string) string { return strings.Replace(gemma4Config, old, new, 1) }
 	cases := []struct{ cfg, want string }{
-		{`{"model_type": "phi3"}`, `field "model_type": architecture "phi3" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)`},
+		{`{"model_type": "falcon"}`, `field "model_type": architecture "falcon" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, phi3, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)`},
 		{`{"hidden_size": 3}`, `field "model_type": missing`},
 		{`[1]`, `a JSON array where an object is expected`},
 		{`{"model_type": "qwen3", "model_type": "qwen3"}`, `duplicate key "model_type" in the object at $`},
@@ -201,7 +201,7 @@ func TestLoadConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := LoadConfig(dir)
-	want := filepath.Join(dir, ConfigFile) + `: field "model_type": architecture "bert" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)`
+	want := filepath.Join(dir, ConfigFile) + `: field "model_type": architecture "bert" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, phi3, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
@@ -361,6 +361,35 @@ layers 24-25 {Sliding:true Window:512 HeadDim:256 KVHeads:1 KEqV:false KVFrom:-1
 		{g(`"rope_scaling": null`, `"rope_parameters": {}`), `field "rope_local_base_freq": given beside rope_parameters`},
 		{g(`"query_pre_attn_scalar": 256`, `"query_pre_attn_scalar": 0`), `field "query_pre_attn_scalar": 0 is not positive`},
 		{g(`"sliding_window_pattern": 6`, `"sliding_window_pattern": 0`), `field "sliding_window_pattern": must be positive`},
+	} {
+		if _, err := ParseConfig([]byte(c.cfg)); err == nil || err.Error() != c.want {
+			t.Errorf("got %v\nwant %s", err, c.want)
+		}
+	}
+}
+
+// Phi-3-mini-4k-instruct's config.json as published: one window of 2047
+// tokens for every layer, remote-code classes in auto_map.
+const phi3Config = `{"_name_or_path": "Phi-3-mini-4k-instruct", "architectures": ["Phi3ForCausalLM"], "attention_bias": false,
+	"attention_dropout": 0.0, "auto_map": {"AutoConfig": "configuration_phi3.Phi3Config", "AutoModelForCausalLM": "modeling_phi3.Phi3ForCausalLM"},
+	"bos_token_id": 1, "embd_pdrop": 0.0, "eos_token_id": 32000, "hidden_act": "silu", "hidden_size": 3072,
+	"initializer_range": 0.02, "intermediate_size": 8192, "max_position_embeddings": 4096, "model_type": "phi3",
+	"num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 32, "original_max_position_embeddings": 4096,
+	"pad_token_id": 32000, "resid_pdrop": 0.0, "rms_norm_eps": 1e-05, "rope_scaling": null, "rope_theta": 10000.0,
+	"sliding_window": 2047, "tie_word_embeddings": false, "torch_dtype": "bfloat16", "transformers_version": "4.40.2",
+	"use_cache": true, "vocab_size": 32064}`
+
+func TestPhi3Config(t *testing.T) {
+	wantSummary(t, phi3Config, `phi3 vocab=32064 hidden=3072 heads=32 inter=8192 eps=1e-05 act=silu tie=false embed=1 attn=0.1021 softcap=0 qk=false v=false max=4096 bias=false/false/false
+layers 0-31 {Sliding:true Window:2047 HeadDim:96 KVHeads:32 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:96 HeadDim:96 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:8192}
+`)
+	p := func(old, new string) string { return strings.Replace(phi3Config, old, new, 1) }
+	for _, c := range []struct{ cfg, want string }{
+		// The 128k variants: longrope depends on the sequence's length.
+		{p(`"rope_scaling": null`, `"rope_scaling": {"type": "longrope", "short_factor": [1.0], "long_factor": [2.0]}`),
+			`field "rope_parameters": rope type "longrope" is not supported (tpucc computes default, linear, proportional and llama3)`},
+		{p(`"rope_scaling": null`, `"partial_rotary_factor": 0.75`), `field "rope_parameters": partial_rotary_factor 0.75 is not supported for rope type "default"`},
+		{p(`"attention_bias": false`, `"attention_bias": true`), `field "attention_bias": true is not supported (tpucc computes only false)`},
 	} {
 		if _, err := ParseConfig([]byte(c.cfg)); err == nil || err.Error() != c.want {
 			t.Errorf("got %v\nwant %s", err, c.want)

@@ -161,6 +161,7 @@ var inert = []string{
 	"output_attentions", "output_hidden_states", "return_dict", "id2label", "label2id",
 	"tokenizer_class", "keys_to_ignore_at_inference",
 	"cache_implementation", // the KV cache's kind in generate (Gemma's "hybrid"): tpucc keeps its own
+	"auto_map",             // the Python classes of trust_remote_code
 }
 
 // leftover fails on the first key nothing read, in sorted order.

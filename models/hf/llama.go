@@ -5,11 +5,13 @@ import (
 	"math"
 )
 
-// llama reads Llama, Mistral and Mixtral configs (LlamaForCausalLM,
-// MistralForCausalLM, MixtralForCausalLM): Qwen3's decoder without the q/k
-// norms, with optional biases (Llama's attention_bias and mlp_bias), for
-// Mistral and Mixtral one sliding window for every layer, and for Mixtral a
-// MoE block in every layer instead of the MLP.
+// llama reads Llama, Mistral, Mixtral and Phi-3 configs (LlamaForCausalLM,
+// MistralForCausalLM, MixtralForCausalLM, Phi3ForCausalLM): Qwen3's decoder
+// without the q/k norms, with optional biases (Llama's attention_bias and
+// mlp_bias), for Mistral, Mixtral and Phi-3 one sliding window for every
+// layer, and for Mixtral a MoE block in every layer instead of the MLP.
+// Phi-3 stores its q, k and v projections as one matrix, and its gate and
+// up projections as another.
 func llama(f *fields, arch string) *Config {
 	c := siluDecoder(f, arch)
 	n := f.layerCount()
@@ -35,6 +37,14 @@ func llama(f *fields, arch string) *Config {
 	case "mixtral":
 		window = slidingWindow(f, 0)
 		c.MoE = mixtralMoE(f, c)
+	case "phi3":
+		window = slidingWindow(f, 0)
+		// Dropout in training; the context length of longrope, which is
+		// refused with its rope type.
+		f.float("resid_pdrop", 0)
+		f.float("embd_pdrop", 0)
+		f.int("original_max_position_embeddings", 0)
+		f.refuse("attention_bias", "false") // published configs carry it; Phi-3 has no bias
 	}
 	c.Layers = make([]Layer, n)
 	for i := range c.Layers {

@@ -47,7 +47,8 @@ type expectModel struct {
 // Qwen3-MoE in bf16 in five shards with a dense layer, Gemma 4 with its MoE block, keys as
 // values, KV sharing, a double-wide MLP and per-layer inputs; Llama with
 // llama3 rope and every bias, Mistral in bf16 with a window, Qwen2, Mixtral
-// in bf16, Gemma 3 in bf16 with its sliding pattern) and requires
+// in bf16, Gemma 3 in bf16 with its sliding pattern, Phi-3 in bf16 with its
+// fused projections) and requires
 // hf.Config to say per layer what transformers' modules compute. Without
 // .venv-hf the test is skipped, except under CI, where it fails.
 func TestAgainstTransformers(t *testing.T) {
@@ -62,7 +63,7 @@ func TestAgainstTransformers(t *testing.T) {
 	if out, err := exec.Command(hfPython, "../../tools/models/hfmodels.py", dir).CombinedOutput(); err != nil {
 		t.Fatalf("hfmodels.py: %v\n%s", err, out)
 	}
-	for _, name := range []string{"qwen3", "qwen3_moe", "gemma4", "llama", "mistral", "qwen2", "mixtral", "gemma3"} {
+	for _, name := range []string{"qwen3", "qwen3_moe", "gemma4", "llama", "mistral", "qwen2", "mixtral", "gemma3", "phi3"} {
 		t.Run(name, func(t *testing.T) {
 			var want expectModel
 			data, err := os.ReadFile(filepath.Join(dir, name, "expect.json"))

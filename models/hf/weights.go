@@ -208,40 +208,29 @@ func (l *loader) unexpected() error {
 func (l *loader) layer(i int, lw *LayerWeights) error {
 	c, spec := l.c, l.c.Layers[i]
 	p := l.c.prefix() + "layers." + strconv.Itoa(i) + "."
-	H, D := int64(c.Hidden), int64(spec.HeadDim)
-	q, kv := int64(c.Heads)*D, int64(spec.KVHeads)*D
-	a := p + "self_attn."
-	slots := []slot{
-		{&lw.AttnNorm, p + "input_layernorm.weight", []int64{H}},
-		{&lw.Q, a + "q_proj.weight", []int64{q, H}},
-		{&lw.O, a + "o_proj.weight", []int64{H, q}},
+	H := int64(c.Hidden)
+	slots, err := l.attnSlots(p, spec, lw)
+	if err != nil {
+		return err
 	}
-	opt := func(on bool, s ...slot) {
-		if on {
-			slots = append(slots, s...)
-		}
-	}
-	opt(c.QKNorm, slot{&lw.QNorm, a + "q_norm.weight", []int64{D}})
-	opt(c.QKVBias, slot{&lw.QBias, a + "q_proj.bias", []int64{q}})
-	opt(c.OBias, slot{&lw.OBias, a + "o_proj.bias", []int64{H}})
-	if spec.KVFrom < 0 {
-		slots = append(slots, slot{&lw.K, a + "k_proj.weight", []int64{kv, H}})
-		opt(c.QKNorm, slot{&lw.KNorm, a + "k_norm.weight", []int64{D}})
-		opt(c.QKVBias, slot{&lw.KBias, a + "k_proj.bias", []int64{kv}})
-		if !spec.KEqV {
-			slots = append(slots, slot{&lw.V, a + "v_proj.weight", []int64{kv, H}})
-			opt(c.QKVBias, slot{&lw.VBias, a + "v_proj.bias", []int64{kv}})
-		}
-	}
+	slots = append(slots, slot{&lw.AttnNorm, p + "input_layernorm.weight", []int64{H}})
 	if spec.MLP {
 		I := int64(spec.Intermediate)
-		slots = append(slots,
-			slot{&lw.Gate, p + "mlp.gate_proj.weight", []int64{I, H}},
-			slot{&lw.Up, p + "mlp.up_proj.weight", []int64{I, H}},
-			slot{&lw.Down, p + "mlp.down_proj.weight", []int64{H, I}})
-		opt(c.MLPBias, slot{&lw.GateBias, p + "mlp.gate_proj.bias", []int64{I}},
-			slot{&lw.UpBias, p + "mlp.up_proj.bias", []int64{I}},
-			slot{&lw.DownBias, p + "mlp.down_proj.bias", []int64{H}})
+		slots = append(slots, slot{&lw.Down, p + "mlp.down_proj.weight", []int64{H, I}})
+		if c.Arch == "phi3" {
+			if err := l.fused(p+"mlp.gate_up_proj.weight", H, []**backend.Buffer{&lw.Gate, &lw.Up}, I, I); err != nil {
+				return err
+			}
+		} else {
+			slots = append(slots,
+				slot{&lw.Gate, p + "mlp.gate_proj.weight", []int64{I, H}},
+				slot{&lw.Up, p + "mlp.up_proj.weight", []int64{I, H}})
+		}
+		if c.MLPBias {
+			slots = append(slots, slot{&lw.GateBias, p + "mlp.gate_proj.bias", []int64{I}},
+				slot{&lw.UpBias, p + "mlp.up_proj.bias", []int64{I}},
+				slot{&lw.DownBias, p + "mlp.down_proj.bias", []int64{H}})
+		}
 	}
 	if c.Gemma() {
 		slots = append(slots, l.gemmaSlots(p, lw)...)
@@ -269,6 +258,59 @@ func (l *loader) layer(i int, lw *LayerWeights) error {
 		return l.packedExperts(p+block+"experts.", lw)
 	}
 	return l.perExpert(p+block+"experts.", lw, names)
+}
+
+// attnSlots are a layer's attention weights, but for Phi-3's fused q, k
+// and v projection, which it splits into Q, K and V itself.
+func (l *loader) attnSlots(p string, spec Layer, lw *LayerWeights) ([]slot, error) {
+	c := l.c
+	H, D := int64(c.Hidden), int64(spec.HeadDim)
+	q, kv := int64(c.Heads)*D, int64(spec.KVHeads)*D
+	a := p + "self_attn."
+	slots := []slot{{&lw.O, a + "o_proj.weight", []int64{H, q}}}
+	opt := func(on bool, s ...slot) {
+		if on {
+			slots = append(slots, s...)
+		}
+	}
+	if c.Arch == "phi3" {
+		return slots, l.fused(a+"qkv_proj.weight", H, []**backend.Buffer{&lw.Q, &lw.K, &lw.V}, q, kv, kv)
+	}
+	slots = append(slots, slot{&lw.Q, a + "q_proj.weight", []int64{q, H}})
+	opt(c.QKNorm, slot{&lw.QNorm, a + "q_norm.weight", []int64{D}})
+	opt(c.QKVBias, slot{&lw.QBias, a + "q_proj.bias", []int64{q}})
+	opt(c.OBias, slot{&lw.OBias, a + "o_proj.bias", []int64{H}})
+	if spec.KVFrom < 0 {
+		slots = append(slots, slot{&lw.K, a + "k_proj.weight", []int64{kv, H}})
+		opt(c.QKNorm, slot{&lw.KNorm, a + "k_norm.weight", []int64{D}})
+		opt(c.QKVBias, slot{&lw.KBias, a + "k_proj.bias", []int64{kv}})
+		if !spec.KEqV {
+			slots = append(slots, slot{&lw.V, a + "v_proj.weight", []int64{kv, H}})
+			opt(c.QKVBias, slot{&lw.VBias, a + "v_proj.bias", []int64{kv}})
+		}
+	}
+	return slots, nil
+}
+
+// fused reads a projection stored as one [sum(rows), cols] matrix (Phi-3's
+// qkv_proj and gate_up_proj) and splits its rows, in order, into dst:
+// copies, one per part.
+func (l *loader) fused(name string, cols int64, dst []**backend.Buffer, rows ...int64) error {
+	var total int64
+	for _, r := range rows {
+		total += r
+	}
+	b, err := l.get(name, total, cols)
+	if err != nil {
+		return err
+	}
+	at := 0
+	for i, r := range rows {
+		part := backend.New(ir.Tensor(l.dtype, r, cols))
+		at += copy(part.Bytes(), b.Bytes()[at:])
+		*dst[i] = part
+	}
+	return nil
 }
 
 // gemmaSlots are the weights only Gemma layers have (the layer scalar:

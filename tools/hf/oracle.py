@@ -42,7 +42,7 @@ import torch
 from transformers import (Gemma3Config, Gemma3ForCausalLM, Gemma3ForConditionalGeneration, Gemma3TextConfig, Gemma4Config, Gemma4ForCausalLM,
                           Gemma4ForConditionalGeneration, Gemma4TextConfig,
                           LlamaConfig, LlamaForCausalLM, MistralConfig, MistralForCausalLM, MixtralConfig,
-                          MixtralForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM,
+                          MixtralForCausalLM, Phi3Config, Phi3ForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM,
                           Qwen3MoeConfig, Qwen3MoeForCausalLM)
 
 PROMPTS = [[3, 17, 42, 5, 9, 11, 30, 2, 7, 61, 13], [8, 1, 50], [12, 4, 4, 33, 20, 19, 1, 0, 6, 44, 27, 38, 15, 2, 9, 60, 31]]
@@ -130,6 +130,13 @@ def mixtral():
         num_key_value_heads=2, head_dim=8, num_local_experts=8, num_experts_per_tok=2, sliding_window=6))
 
 
+def phi3():
+    # q, k and v in one matrix, gate and up in another; a window of 5.
+    return Phi3ForCausalLM(Phi3Config(
+        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, sliding_window=5, pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
 def gemma3():
     return Gemma3ForCausalLM(gemma3_config())
 
@@ -168,12 +175,13 @@ MODELS = {
     "mixtral": (mixtral, torch.float32),
     "gemma3": (gemma3, torch.float32),
     "gemma3_wrapped": (gemma3_wrapped, torch.float32),
+    "phi3": (phi3, torch.float32),
 }
 
 
 # Seeds whose greedy choices are not near ties (the others use their index in
 # MODELS, whichever models are asked for).
-SEEDS = {"gemma4_wrapped": 12, "llama": 9, "qwen2": 6, "mixtral": 15}
+SEEDS = {"gemma4_wrapped": 12, "llama": 9, "qwen2": 6, "mixtral": 15, "phi3": 10}
 
 
 def oracle(model):

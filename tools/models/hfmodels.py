@@ -17,7 +17,7 @@ import sys
 
 import torch
 from transformers import (Gemma3ForCausalLM, Gemma3TextConfig, Gemma4ForCausalLM, Gemma4TextConfig, LlamaConfig, LlamaForCausalLM, MistralConfig,
-                          MistralForCausalLM, MixtralConfig, MixtralForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM,
+                          MistralForCausalLM, MixtralConfig, MixtralForCausalLM, Phi3Config, Phi3ForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM,
                           Qwen3MoeConfig, Qwen3MoeForCausalLM)
 
 
@@ -36,8 +36,22 @@ def projections(layer):
     }
 
 
+def kv_width(attn):
+    """The keys' width: k_proj's, or Phi-3's share of its fused qkv_proj."""
+    if hasattr(attn, "k_proj"):
+        return attn.k_proj.out_features
+    return (attn.qkv_proj.out_features - attn.config.num_attention_heads * attn.head_dim) // 2
+
+
+def mlp_width(mlp):
+    """The MLP's width: gate_proj's, or half of Phi-3's fused gate_up_proj."""
+    if hasattr(mlp, "gate_proj"):
+        return mlp.gate_proj.out_features
+    return mlp.gate_up_proj.out_features // 2
+
+
 def qwen_layer(model, i):
-    """A layer of Qwen3, Qwen3-MoE, Qwen2, Llama or Mistral."""
+    """A layer of Qwen3, Qwen3-MoE, Qwen2, Llama, Mistral, Mixtral or Phi-3."""
     layer = model.model.layers[i]
     attn = layer.self_attn
     moe = "SparseMoeBlock" in type(layer.mlp).__name__
@@ -46,10 +60,10 @@ def qwen_layer(model, i):
     window = getattr(attn, "sliding_window", getattr(model.config, "sliding_window", None))
     return projections(layer) | {
         "head_dim": attn.head_dim,
-        "kv_heads": attn.k_proj.out_features // attn.head_dim,
+        "kv_heads": kv_width(attn) // attn.head_dim,
         "sliding_window": window or 0,
         "moe": moe,
-        "intermediate": 0 if moe else layer.mlp.gate_proj.out_features,
+        "intermediate": 0 if moe else mlp_width(layer.mlp),
         "scaling": attn.scaling,
         "kv_shared": False,
         "k_eq_v": False,
@@ -142,6 +156,10 @@ def main():
         rope_parameters={"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
                          "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0}})),
         gemma_layer, torch.bfloat16)
+    save(outdir, "phi3", Phi3ForCausalLM(Phi3Config(
+        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, sliding_window=5, pad_token_id=0)),
+        qwen_layer, torch.bfloat16)
     save(outdir, "mixtral", MixtralForCausalLM(MixtralConfig(
         vocab_size=64, hidden_size=32, intermediate_size=24, num_hidden_layers=2, num_attention_heads=4,
         num_key_value_heads=2, head_dim=8, num_local_experts=4, num_experts_per_tok=2)),
