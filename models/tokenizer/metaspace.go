@@ -7,10 +7,10 @@ import (
 	"unicode/utf8"
 )
 
-// metaspace is SentencePiece-style BPE, as Llama 2's and Mistral's
-// tokenizer.json have it: the BPE runs over the text's characters (not its
-// bytes) with spaces written as a replacement character (▁), and a
-// character outside the vocab becomes its UTF-8 bytes' tokens <0xXX>
+// metaspace is SentencePiece-style BPE, as Llama 2's, Mistral's and
+// Gemma's tokenizer.json have it: the BPE runs over the text's characters
+// (not its bytes) with spaces written as a replacement character (▁), and
+// a character outside the vocab becomes its UTF-8 bytes' tokens <0xXX>
 // (byte_fallback) or the unknown token.
 type metaspace struct {
 	repl string // the replacement character, "▁"

@@ -1,6 +1,6 @@
 // Package tokenizer reads a Hugging Face tokenizer.json of BPE, the
 // byte-level kind that Qwen, Llama 3 and GPT-2 use or the SentencePiece-style
-// kind of Llama 2 and Mistral, and encodes text to token ids and back.
+// kind of Llama 2, Mistral and Gemma, and encodes text to token ids and back.
 //
 // What it computes is fixed by the file; every option that would change the
 // ids is either implemented or refused by Load with an error naming it, so a
