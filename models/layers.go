@@ -166,6 +166,9 @@ func attend(c *hf.Config, q, k, v, mask *tensor.Tensor, G int64) *tensor.Tensor 
 	if c.AttnScale != 1 {
 		scores = scores.Mul(scalar(c.AttnScale))
 	}
+	if sc := c.AttnSoftcap; sc != 0 {
+		scores = scores.Mul(scalar(1 / sc)).Tanh().Mul(scalar(sc))
+	}
 	scores = tensor.Where(mask.Reshape(B, 1, 1, Tq, Tk), scores.Reshape(B, KV, G, Tq, Tk), scalar(math.Inf(-1)))
 	probs := scores.Softmax(-1).Reshape(B, KV, G*Tq, Tk)
 	return probs.DotGeneral(v, ir.DotAttr{

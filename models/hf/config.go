@@ -1,8 +1,8 @@
 // Package hf reads Hugging Face model directories: config.json of the
 // architectures tpucc supports (qwen3, qwen3_moe, gemma4_text, gemma3_text,
-// llama, mistral, mixtral, phi3, qwen2) into a typed
-// Config, and the checkpoint's tensors, named as the Hub stores them, into a
-// Weights set whose experts are stacked into [E, ...] arrays.
+// gemma2, llama, mistral, mixtral, phi3, qwen2) into a typed Config, and the
+// checkpoint's tensors, named as the Hub stores them, into a Weights set
+// whose experts are stacked into [E, ...] arrays.
 //
 // Every field of config.json is either honoured (it lands in Config and
 // changes what the model computes), known to be inert at inference (token
@@ -25,7 +25,7 @@ import (
 
 // Config is a model's config.json, resolved per layer.
 type Config struct {
-	Arch         string // model_type: "qwen3", "qwen3_moe", "gemma4_text", "gemma3_text", "llama", "mistral", "mixtral", "phi3", "qwen2"
+	Arch         string // model_type: "qwen3", "qwen3_moe", "gemma4_text", "gemma3_text", "gemma2", "llama", "mistral", "mixtral", "phi3", "qwen2"
 	Vocab        int
 	Hidden       int
 	Heads        int // query heads of every layer
@@ -36,6 +36,7 @@ type Config struct {
 	EmbedScale   float64 // token embeddings are multiplied by it (Gemma: sqrt(Hidden))
 	MaxPositions int
 	FinalSoftcap float64 // logits = c * tanh(logits / c); 0 means none
+	AttnSoftcap  float64 // attention scores softcapped alike before the mask (Gemma 2); 0 means none
 	QKNorm       bool    // RMSNorm of each query and key head (Qwen3, Gemma 4)
 	QKVBias      bool    // the q, k and v projections add a bias (Qwen2; attention_bias)
 	OBias        bool    // the output projection adds a bias (attention_bias of Llama and Qwen3)
@@ -176,14 +177,14 @@ func ParseConfig(data []byte) (*Config, error) {
 		c = llama(f, arch)
 	case "gemma4_text":
 		c = gemma4(f)
-	case "gemma3_text":
-		c = gemma3(f)
+	case "gemma3_text", "gemma2":
+		c = gemma3(f, arch)
 	case "gemma4", "gemma3":
 		c = readWrapper(f, arch)
 	case "":
 		return nil, fmt.Errorf("field \"model_type\": missing")
 	default:
-		return nil, fmt.Errorf("field \"model_type\": architecture %q is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, phi3, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)", arch)
+		return nil, fmt.Errorf("field \"model_type\": architecture %q is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, phi3, gemma2, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)", arch)
 	}
 	f.leftover(arch)
 	if f.err != nil {
@@ -193,8 +194,10 @@ func ParseConfig(data []byte) (*Config, error) {
 }
 
 // Gemma says the decoder layers are Gemma's (post-norms around attention
-// and MLP), of Gemma 3 or 4.
-func (c *Config) Gemma() bool { return c.Arch == "gemma4_text" || c.Arch == "gemma3_text" }
+// and MLP), of Gemma 2, 3 or 4.
+func (c *Config) Gemma() bool {
+	return c.Arch == "gemma4_text" || c.Arch == "gemma3_text" || c.Arch == "gemma2"
+}
 
 // base reads the fields every supported architecture shares.
 func base(f *fields, arch string) *Config {

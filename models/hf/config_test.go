@@ -127,7 +127,7 @@ func TestConfigErrors(t *testing.T) {
 	q := func(old, new string) string { return strings.Replace(qwen3MoEConfig, old, new, 1) }
 	g := func(old, new string) string { return strings.Replace(gemma4Config, old, new, 1) }
 	cases := []struct{ cfg, want string }{
-		{`{"model_type": "falcon"}`, `field "model_type": architecture "falcon" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, phi3, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)`},
+		{`{"model_type": "falcon"}`, `field "model_type": architecture "falcon" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, phi3, gemma2, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)`},
 		{`{"hidden_size": 3}`, `field "model_type": missing`},
 		{`[1]`, `a JSON array where an object is expected`},
 		{`{"model_type": "qwen3", "model_type": "qwen3"}`, `duplicate key "model_type" in the object at $`},
@@ -201,7 +201,7 @@ func TestLoadConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := LoadConfig(dir)
-	want := filepath.Join(dir, ConfigFile) + `: field "model_type": architecture "bert" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, phi3, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)`
+	want := filepath.Join(dir, ConfigFile) + `: field "model_type": architecture "bert" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, phi3, gemma2, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
@@ -393,6 +393,39 @@ layers 0-31 {Sliding:true Window:2047 HeadDim:96 KVHeads:32 KEqV:false KVFrom:-1
 	} {
 		if _, err := ParseConfig([]byte(c.cfg)); err == nil || err.Error() != c.want {
 			t.Errorf("got %v\nwant %s", err, c.want)
+		}
+	}
+}
+
+// Gemma 2 2B's config.json as published: every other layer sliding, scores
+// capped at 50 and logits at 30.
+const gemma2Config = `{"architectures": ["Gemma2ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+	"attn_logit_softcapping": 50.0, "bos_token_id": 2, "cache_implementation": "hybrid", "eos_token_id": 1,
+	"final_logit_softcapping": 30.0, "head_dim": 256, "hidden_act": "gelu_pytorch_tanh", "hidden_activation": "gelu_pytorch_tanh",
+	"hidden_size": 2304, "initializer_range": 0.02, "intermediate_size": 9216, "max_position_embeddings": 8192,
+	"model_type": "gemma2", "num_attention_heads": 8, "num_hidden_layers": 26, "num_key_value_heads": 4, "pad_token_id": 0,
+	"query_pre_attn_scalar": 256, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "sliding_window": 4096,
+	"torch_dtype": "float32", "transformers_version": "4.42.4", "use_cache": true, "vocab_size": 256000}`
+
+func TestGemma2Config(t *testing.T) {
+	c, err := ParseConfig([]byte(gemma2Config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.AttnSoftcap != 50 || c.FinalSoftcap != 30 || c.QKNorm || !c.NormOffset || !c.Gemma() || c.AttnScale != 1.0/16 {
+		t.Errorf("softcaps %v %v, qk norm %v, offset %v, scale %v", c.AttnSoftcap, c.FinalSoftcap, c.QKNorm, c.NormOffset, c.AttnScale)
+	}
+	for i, l := range c.Layers {
+		if l.Sliding != (i%2 == 0) || l.Sliding && l.Window != 4096 || l.Rope.Theta != 10000 || l.HeadDim != 256 || l.KVHeads != 4 {
+			t.Errorf("layer %d: %+v", i, l)
+		}
+	}
+	// Absent softcaps are Gemma2Config's 50 and 30; null ones are none.
+	bare := strings.NewReplacer(`"attn_logit_softcapping": 50.0, `, ``, `"final_logit_softcapping": 30.0, `, ``).Replace(gemma2Config)
+	nulls := strings.NewReplacer(`"attn_logit_softcapping": 50.0`, `"attn_logit_softcapping": null`, `"final_logit_softcapping": 30.0`, `"final_logit_softcapping": null`).Replace(gemma2Config)
+	for cfg, want := range map[string][2]float64{bare: {50, 30}, nulls: {0, 0}} {
+		if c, err := ParseConfig([]byte(cfg)); err != nil || c.AttnSoftcap != want[0] || c.FinalSoftcap != want[1] {
+			t.Errorf("softcaps: %v, want %v (%v)", c, want, err)
 		}
 	}
 }

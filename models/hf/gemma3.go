@@ -6,18 +6,28 @@ import (
 )
 
 // gemma3 reads a Gemma 3 text config (Gemma3ForCausalLM, model_type
-// gemma3_text). Defaults are transformers' Gemma3TextConfig's. Gemma 3 is
+// gemma3_text) or a Gemma 2 config (Gemma2ForCausalLM, gemma2). Defaults
+// are transformers' Gemma3TextConfig's and Gemma2Config's. Gemma 3 is
 // Gemma 4's dense decoder without keys as values, KV sharing, per-layer
 // inputs, the v norm and the layer scalar; its RMSNorms scale by 1 + weight
-// (NormOffset) and its attention by query_pre_attn_scalar^-1/2.
-func gemma3(f *fields) *Config {
-	c := base(f, "gemma3_text")
-	c.QKNorm, c.NormOffset = true, true
+// (NormOffset) and its attention by query_pre_attn_scalar^-1/2. Gemma 2 is
+// Gemma 3 without the q/k norms, with one rope for all layers, every other
+// layer sliding, and its attention scores and logits softcapped.
+func gemma3(f *fields, arch string) *Config {
+	c := base(f, arch)
+	c.QKNorm, c.NormOffset = arch == "gemma3_text", true
 	c.QKVBias = f.bool("attention_bias", false)
 	c.OBias = c.QKVBias
 	c.Activation = "gelu_pytorch_tanh"
 	f.refuse("hidden_activation", `"gelu_pytorch_tanh"`)
-	f.refuse("attn_logit_softcapping", "null")
+	f.refuse("hidden_act", `"gelu_pytorch_tanh"`) // Gemma 2's published config carries both spellings
+	if arch == "gemma2" {
+		c.AttnSoftcap = nullable(f, "attn_logit_softcapping", 50)
+		c.FinalSoftcap = nullable(f, "final_logit_softcapping", 30)
+	} else {
+		f.refuse("attn_logit_softcapping", "null")
+		c.FinalSoftcap = f.float("final_logit_softcapping", 0)
+	}
 	if f.bool("use_bidirectional_attention", false) {
 		f.fail("use_bidirectional_attention", "true is not supported (tpucc computes causal attention)")
 	}
@@ -28,16 +38,25 @@ func gemma3(f *fields) *Config {
 	} else {
 		f.fail("query_pre_attn_scalar", "%v is not positive", s)
 	}
-	c.FinalSoftcap = f.float("final_logit_softcapping", 0)
 	n := f.layerCount()
-	types := gemma3LayerTypes(f, n)
+	var types []string
+	var ropes map[string]map[string]json.RawMessage
+	if arch == "gemma2" {
+		types = layerTypes(f, n, 2)
+		one := legacyRope(f)
+		ropes = map[string]map[string]json.RawMessage{fullAttention: one, slidingAttention: one}
+	} else {
+		types = gemma3LayerTypes(f, n)
+	}
 	hd := f.int("head_dim", 256)
 	if hd == 0 || hd%2 != 0 {
 		f.fail("head_dim", "%d is not a positive even number", hd)
 	}
 	kv := kvHeads(f, "num_key_value_heads", c.Heads, 4)
 	window := slidingWindow(f, 4096) // null: none
-	ropes := gemma3Ropes(f, types)
+	if ropes == nil {
+		ropes = gemma3Ropes(f, types)
+	}
 	c.Layers = make([]Layer, n)
 	for i, t := range types {
 		l := Layer{HeadDim: hd, KVHeads: kv, KVFrom: -1, MLP: true, Intermediate: c.Intermediate}
@@ -51,6 +70,20 @@ func gemma3(f *fields) *Config {
 		c.Layers[i] = l
 	}
 	return c
+}
+
+// nullable reads a number whose absence means def and whose null means
+// none (0): the softcaps of Gemma 2.
+func nullable(f *fields, key string, def float64) float64 {
+	if _, present := f.raw[key]; !present {
+		f.take(key)
+		return def
+	}
+	v := f.float(key, 0)
+	if v < 0 {
+		f.fail(key, "%v is negative", v)
+	}
+	return v
 }
 
 // gemma3LayerTypes resolves layer_types: given, or every

@@ -32,14 +32,15 @@ type expectLayer struct {
 }
 
 type expectModel struct {
-	DType      string        `json:"dtype"`
-	Tied       bool          `json:"tied"`
-	EmbedScale float64       `json:"embed_scale"`
-	Softcap    float64       `json:"softcap"`
-	Experts    int           `json:"experts"`
-	TopK       int           `json:"top_k"`
-	NormTopK   bool          `json:"norm_topk"`
-	Layers     []expectLayer `json:"layers"`
+	DType       string        `json:"dtype"`
+	Tied        bool          `json:"tied"`
+	EmbedScale  float64       `json:"embed_scale"`
+	Softcap     float64       `json:"softcap"`
+	AttnSoftcap float64       `json:"attn_softcap"`
+	Experts     int           `json:"experts"`
+	TopK        int           `json:"top_k"`
+	NormTopK    bool          `json:"norm_topk"`
+	Layers      []expectLayer `json:"layers"`
 }
 
 // TestAgainstTransformers loads checkpoints that transformers itself saved
@@ -48,7 +49,7 @@ type expectModel struct {
 // values, KV sharing, a double-wide MLP and per-layer inputs; Llama with
 // llama3 rope and every bias, Mistral in bf16 with a window, Qwen2, Mixtral
 // in bf16, Gemma 3 in bf16 with its sliding pattern, Phi-3 in bf16 with its
-// fused projections) and requires
+// fused projections, Gemma 2 with its softcaps) and requires
 // hf.Config to say per layer what transformers' modules compute. Without
 // .venv-hf the test is skipped, except under CI, where it fails.
 func TestAgainstTransformers(t *testing.T) {
@@ -63,7 +64,7 @@ func TestAgainstTransformers(t *testing.T) {
 	if out, err := exec.Command(hfPython, "../../tools/models/hfmodels.py", dir).CombinedOutput(); err != nil {
 		t.Fatalf("hfmodels.py: %v\n%s", err, out)
 	}
-	for _, name := range []string{"qwen3", "qwen3_moe", "gemma4", "llama", "mistral", "qwen2", "mixtral", "gemma3", "phi3"} {
+	for _, name := range []string{"qwen3", "qwen3_moe", "gemma4", "llama", "mistral", "qwen2", "mixtral", "gemma3", "phi3", "gemma2"} {
 		t.Run(name, func(t *testing.T) {
 			var want expectModel
 			data, err := os.ReadFile(filepath.Join(dir, name, "expect.json"))
@@ -91,8 +92,8 @@ func checkModel(t *testing.T, c *Config, w *Weights, want expectModel) {
 	if w.DType != dtype || c.TieEmbed != want.Tied || (w.LMHead == w.Embed) != want.Tied {
 		t.Errorf("dtype %s tied %v, want %s %v", w.DType, c.TieEmbed, want.DType, want.Tied)
 	}
-	if math.Abs(c.EmbedScale-want.EmbedScale) > 1e-12 || c.FinalSoftcap != want.Softcap {
-		t.Errorf("embed scale %v softcap %v, want %v %v", c.EmbedScale, c.FinalSoftcap, want.EmbedScale, want.Softcap)
+	if math.Abs(c.EmbedScale-want.EmbedScale) > 1e-12 || c.FinalSoftcap != want.Softcap || c.AttnSoftcap != want.AttnSoftcap {
+		t.Errorf("embed scale %v softcaps %v %v, want %v %v %v", c.EmbedScale, c.FinalSoftcap, c.AttnSoftcap, want.EmbedScale, want.Softcap, want.AttnSoftcap)
 	}
 	if want.Experts > 0 && (c.MoE == nil || c.MoE.Experts != want.Experts || c.MoE.TopK != want.TopK || c.MoE.NormTopK != want.NormTopK) {
 		t.Errorf("MoE %+v, want %d experts top-%d norm %v", c.MoE, want.Experts, want.TopK, want.NormTopK)

@@ -39,7 +39,7 @@ import os
 import sys
 
 import torch
-from transformers import (Gemma3Config, Gemma3ForCausalLM, Gemma3ForConditionalGeneration, Gemma3TextConfig, Gemma4Config, Gemma4ForCausalLM,
+from transformers import (Gemma2Config, Gemma2ForCausalLM, Gemma3Config, Gemma3ForCausalLM, Gemma3ForConditionalGeneration, Gemma3TextConfig, Gemma4Config, Gemma4ForCausalLM,
                           Gemma4ForConditionalGeneration, Gemma4TextConfig,
                           LlamaConfig, LlamaForCausalLM, MistralConfig, MistralForCausalLM, MixtralConfig,
                           MixtralForCausalLM, Phi3Config, Phi3ForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM,
@@ -130,6 +130,15 @@ def mixtral():
         num_key_value_heads=2, head_dim=8, num_local_experts=8, num_experts_per_tok=2, sliding_window=6))
 
 
+def gemma2():
+    # Every other layer slides over 6 tokens; scores and logits softcapped
+    # low enough that the caps bend them.
+    return Gemma2ForCausalLM(Gemma2Config(
+        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=3, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=16, query_pre_attn_scalar=24, sliding_window=6,
+        attn_logit_softcapping=3.0, final_logit_softcapping=5.0))
+
+
 def phi3():
     # q, k and v in one matrix, gate and up in another; a window of 5.
     return Phi3ForCausalLM(Phi3Config(
@@ -176,6 +185,7 @@ MODELS = {
     "gemma3": (gemma3, torch.float32),
     "gemma3_wrapped": (gemma3_wrapped, torch.float32),
     "phi3": (phi3, torch.float32),
+    "gemma2": (gemma2, torch.float32),
 }
 
 

@@ -16,7 +16,7 @@ import os
 import sys
 
 import torch
-from transformers import (Gemma3ForCausalLM, Gemma3TextConfig, Gemma4ForCausalLM, Gemma4TextConfig, LlamaConfig, LlamaForCausalLM, MistralConfig,
+from transformers import (Gemma2Config, Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3TextConfig, Gemma4ForCausalLM, Gemma4TextConfig, LlamaConfig, LlamaForCausalLM, MistralConfig,
                           MistralForCausalLM, MixtralConfig, MixtralForCausalLM, Phi3Config, Phi3ForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM,
                           Qwen3MoeConfig, Qwen3MoeForCausalLM)
 
@@ -71,6 +71,13 @@ def qwen_layer(model, i):
     }
 
 
+def layer_inv_freq(rotary, layer_type):
+    """Gemma 3 and 4 keep one rope per layer type, Gemma 2 one for all."""
+    if hasattr(rotary, f"{layer_type}_inv_freq"):
+        return getattr(rotary, f"{layer_type}_inv_freq")
+    return rotary.inv_freq
+
+
 def gemma_layer(model, i):
     layer = model.model.layers[i]
     attn = layer.self_attn
@@ -84,7 +91,7 @@ def gemma_layer(model, i):
         "scaling": attn.scaling,
         "kv_shared": bool(getattr(attn, "is_kv_shared_layer", False)),
         "k_eq_v": bool(getattr(attn, "use_alternative_attention", False)),
-        "inv_freq": getattr(model.model.rotary_emb, f"{t}_inv_freq").tolist(),
+        "inv_freq": layer_inv_freq(model.model.rotary_emb, t).tolist(),
     }
 
 
@@ -103,6 +110,7 @@ def save(outdir, name, model, layer_fn, dtype, shard=None):
         "tied": model.lm_head.weight.data_ptr() == embed.weight.data_ptr(),
         "embed_scale": float(getattr(embed, "scalar_embed_scale", 1.0)),
         "softcap": float(getattr(cfg, "final_logit_softcapping", None) or 0.0),
+        "attn_softcap": float(getattr(cfg, "attn_logit_softcapping", None) or 0.0),
         "experts": getattr(cfg, "num_experts", None) or getattr(cfg, "num_local_experts", None) or 0,
         "top_k": getattr(cfg, "num_experts_per_tok", None) or getattr(cfg, "top_k_experts", None) or 0,
         "norm_topk": bool(getattr(cfg, "norm_topk_prob", True)),
@@ -156,6 +164,10 @@ def main():
         rope_parameters={"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
                          "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0}})),
         gemma_layer, torch.bfloat16)
+    save(outdir, "gemma2", Gemma2ForCausalLM(Gemma2Config(
+        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=3, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=16, query_pre_attn_scalar=24, sliding_window=6)),
+        gemma_layer, torch.float32)
     save(outdir, "phi3", Phi3ForCausalLM(Phi3Config(
         vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
         num_key_value_heads=2, sliding_window=5, pad_token_id=0)),
