@@ -90,6 +90,9 @@ func forward(c *hf.Config, w *weights, in stepIn, all bool) (*tensor.Tensor, []*
 		x = x.Slice([]int64{0, T - 1, 0}, []int64{B, T, int64(c.Hidden)}, nil).Reshape(B, int64(c.Hidden))
 	}
 	logits := linear(x, w.LMHead)
+	if s := c.LogitScale; s != 0 && s != 1 {
+		logits = logits.Mul(scalar(1 / s))
+	}
 	if sc := c.FinalSoftcap; sc != 0 {
 		logits = logits.Mul(scalar(1 / sc)).Tanh().Mul(scalar(sc))
 	}
@@ -114,15 +117,22 @@ func mask(slot, start *tensor.Tensor, capacity int64, window int) *tensor.Tensor
 // qwenLayer is Qwen3DecoderLayer / Qwen3MoeDecoderLayer: pre-norm attention
 // and MLP (or MoE), both residual.
 func qwenLayer(c *hf.Config, l hf.Layer, w *layerWeights, x *tensor.Tensor, ai attnIn) (out, k, v *tensor.Tensor) {
+	// Granite scales each branch before the residual add.
+	branch := func(b *tensor.Tensor) *tensor.Tensor {
+		if r := c.ResidualScale; r != 0 && r != 1 {
+			return b.Mul(scalar(r))
+		}
+		return b
+	}
 	a, k, v := attention(c, l, w, rmsNorm(x, w.AttnNorm, c.RMSNormEps), ai)
-	x = x.Add(a)
+	x = x.Add(branch(a))
 	h := rmsNorm(x, w.MLPNorm, c.RMSNormEps)
 	if l.MoE {
 		s := h.Shape()
 		flat := h.Reshape(s[0]*s[1], s[2])
-		return x.Add(moe(c, w, flat, flat).Reshape(s...)), k, v
+		return x.Add(branch(moe(c, w, flat, flat).Reshape(s...))), k, v
 	}
-	return x.Add(mlp(c, w, h)), k, v
+	return x.Add(branch(mlp(c, w, h))), k, v
 }
 
 // gemmaLayer is Gemma4TextDecoderLayer (and Gemma3DecoderLayer, which has

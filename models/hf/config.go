@@ -1,8 +1,8 @@
 // Package hf reads Hugging Face model directories: config.json of the
 // architectures tpucc supports (qwen3, qwen3_moe, gemma4_text, gemma3_text,
-// gemma2, llama, mistral, mixtral, phi3, qwen2) into a typed Config, and the
-// checkpoint's tensors, named as the Hub stores them, into a Weights set
-// whose experts are stacked into [E, ...] arrays.
+// gemma2, llama, mistral, mixtral, phi3, granite, qwen2) into a typed
+// Config, and the checkpoint's tensors, named as the Hub stores them, into
+// a Weights set whose experts are stacked into [E, ...] arrays.
 //
 // Every field of config.json is either honoured (it lands in Config and
 // changes what the model computes), known to be inert at inference (token
@@ -25,7 +25,7 @@ import (
 
 // Config is a model's config.json, resolved per layer.
 type Config struct {
-	Arch         string // model_type: "qwen3", "qwen3_moe", "gemma4_text", "gemma3_text", "gemma2", "llama", "mistral", "mixtral", "phi3", "qwen2"
+	Arch         string // model_type: "qwen3", "qwen3_moe", "gemma4_text", "gemma3_text", "gemma2", "llama", "mistral", "mixtral", "phi3", "granite", "qwen2"
 	Vocab        int
 	Hidden       int
 	Heads        int // query heads of every layer
@@ -37,16 +37,20 @@ type Config struct {
 	MaxPositions int
 	FinalSoftcap float64 // logits = c * tanh(logits / c); 0 means none
 	AttnSoftcap  float64 // attention scores softcapped alike before the mask (Gemma 2); 0 means none
-	QKNorm       bool    // RMSNorm of each query and key head (Qwen3, Gemma 4)
-	QKVBias      bool    // the q, k and v projections add a bias (Qwen2; attention_bias)
-	OBias        bool    // the output projection adds a bias (attention_bias of Llama and Qwen3)
-	MLPBias      bool    // the dense MLP's projections add biases (Llama's mlp_bias)
-	VNorm        bool    // RMSNorm without scale of each value head (Gemma 4)
-	NormOffset   bool    // RMSNorm weights are offsets from 1: x·(1 + w) (Gemma 3)
-	AttnScale    float64 // scores are q·k times this (1/sqrt(head_dim), or 1 for Gemma 4)
-	MoE          *MoE    // nil for a dense model
-	PerLayer     *PerLayerInput
-	Layers       []Layer
+	// Granite's multipliers: each block's output is scaled by ResidualScale
+	// before it is added to the residual stream, and the logits divided by
+	// LogitScale; 0 means 1 (no scaling).
+	ResidualScale, LogitScale float64
+	QKNorm                    bool    // RMSNorm of each query and key head (Qwen3, Gemma 4)
+	QKVBias                   bool    // the q, k and v projections add a bias (Qwen2; attention_bias)
+	OBias                     bool    // the output projection adds a bias (attention_bias of Llama and Qwen3)
+	MLPBias                   bool    // the dense MLP's projections add biases (Llama's mlp_bias)
+	VNorm                     bool    // RMSNorm without scale of each value head (Gemma 4)
+	NormOffset                bool    // RMSNorm weights are offsets from 1: x·(1 + w) (Gemma 3)
+	AttnScale                 float64 // scores are q·k times this (1/sqrt(head_dim), or 1 for Gemma 4)
+	MoE                       *MoE    // nil for a dense model
+	PerLayer                  *PerLayerInput
+	Layers                    []Layer
 	// Prefix is where the text model's tensors are named ("" is "model.";
 	// the gemma4 wrapper's are under "model.language_model.", gemma3's
 	// under "language_model.model.").
@@ -173,7 +177,7 @@ func ParseConfig(data []byte) (*Config, error) {
 	switch arch {
 	case "qwen3", "qwen3_moe", "qwen2":
 		c = qwen3(f, arch)
-	case "llama", "mistral", "mixtral", "phi3":
+	case "llama", "mistral", "mixtral", "phi3", "granite":
 		c = llama(f, arch)
 	case "gemma4_text":
 		c = gemma4(f)
@@ -184,7 +188,7 @@ func ParseConfig(data []byte) (*Config, error) {
 	case "":
 		return nil, fmt.Errorf("field \"model_type\": missing")
 	default:
-		return nil, fmt.Errorf("field \"model_type\": architecture %q is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, phi3, gemma2, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)", arch)
+		return nil, fmt.Errorf("field \"model_type\": architecture %q is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, phi3, granite, gemma2, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)", arch)
 	}
 	f.leftover(arch)
 	if f.err != nil {

@@ -127,7 +127,7 @@ func TestConfigErrors(t *testing.T) {
 	q := func(old, new string) string { return strings.Replace(qwen3MoEConfig, old, new, 1) }
 	g := func(old, new string) string { return strings.Replace(gemma4Config, old, new, 1) }
 	cases := []struct{ cfg, want string }{
-		{`{"model_type": "falcon"}`, `field "model_type": architecture "falcon" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, phi3, gemma2, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)`},
+		{`{"model_type": "falcon"}`, `field "model_type": architecture "falcon" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, phi3, granite, gemma2, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)`},
 		{`{"hidden_size": 3}`, `field "model_type": missing`},
 		{`[1]`, `a JSON array where an object is expected`},
 		{`{"model_type": "qwen3", "model_type": "qwen3"}`, `duplicate key "model_type" in the object at $`},
@@ -201,7 +201,7 @@ func TestLoadConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := LoadConfig(dir)
-	want := filepath.Join(dir, ConfigFile) + `: field "model_type": architecture "bert" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, phi3, gemma2, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)`
+	want := filepath.Join(dir, ConfigFile) + `: field "model_type": architecture "bert" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, phi3, granite, gemma2, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
@@ -427,5 +427,27 @@ func TestGemma2Config(t *testing.T) {
 		if c, err := ParseConfig([]byte(cfg)); err != nil || c.AttnSoftcap != want[0] || c.FinalSoftcap != want[1] {
 			t.Errorf("softcaps: %v, want %v (%v)", c, want, err)
 		}
+	}
+}
+
+// Granite 3.1 8B's config.json as published: Llama with four multipliers.
+const graniteConfig = `{"architectures": ["GraniteForCausalLM"], "attention_bias": false, "attention_dropout": 0.1,
+	"attention_multiplier": 0.0078125, "bos_token_id": 0, "embedding_multiplier": 12.0, "eos_token_id": 0,
+	"hidden_act": "silu", "hidden_size": 4096, "initializer_range": 0.02, "intermediate_size": 12800,
+	"logits_scaling": 16.0, "max_position_embeddings": 131072, "mlp_bias": false, "model_type": "granite",
+	"num_attention_heads": 32, "num_hidden_layers": 40, "num_key_value_heads": 8, "pad_token_id": 0,
+	"residual_multiplier": 0.22, "rms_norm_eps": 1e-05, "rope_scaling": null, "rope_theta": 10000000.0,
+	"tie_word_embeddings": true, "torch_dtype": "bfloat16", "transformers_version": "4.47.0", "use_cache": true, "vocab_size": 49155}`
+
+func TestGraniteConfig(t *testing.T) {
+	c := wantSummary(t, graniteConfig, `granite vocab=49155 hidden=4096 heads=32 inter=12800 eps=1e-05 act=silu tie=true embed=12 attn=0.007812 softcap=0 qk=false v=false max=131072 bias=false/false/false
+layers 0-39 {Sliding:false Window:0 HeadDim:128 KVHeads:8 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+07 Factor:1 RotaryDim:128 HeadDim:128 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:12800}
+`)
+	if c.ResidualScale != 0.22 || c.LogitScale != 16 {
+		t.Errorf("residual %v logits %v", c.ResidualScale, c.LogitScale)
+	}
+	bad := strings.Replace(graniteConfig, `"logits_scaling": 16.0`, `"logits_scaling": 0`, 1)
+	if _, err := ParseConfig([]byte(bad)); err == nil || err.Error() != `field "logits_scaling": 0 is not positive` {
+		t.Errorf("got %v", err)
 	}
 }

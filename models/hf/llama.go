@@ -5,8 +5,9 @@ import (
 	"math"
 )
 
-// llama reads Llama, Mistral, Mixtral and Phi-3 configs (LlamaForCausalLM,
-// MistralForCausalLM, MixtralForCausalLM, Phi3ForCausalLM): Qwen3's decoder
+// llama reads Llama, Mistral, Mixtral, Phi-3 and Granite configs
+// (LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM,
+// Phi3ForCausalLM, GraniteForCausalLM: Llama with multipliers): Qwen3's decoder
 // without the q/k norms, with optional biases (Llama's attention_bias and
 // mlp_bias), for Mistral, Mixtral and Phi-3 one sliding window for every
 // layer, and for Mixtral a MoE block in every layer instead of the MLP.
@@ -25,10 +26,14 @@ func llama(f *fields, arch string) *Config {
 	rope := ropeFrom(f, "rope_parameters", params, hd)
 	window := 0
 	switch arch {
-	case "llama":
+	case "llama", "granite":
 		c.QKVBias = f.bool("attention_bias", false)
 		c.OBias = c.QKVBias
 		c.MLPBias = f.bool("mlp_bias", false)
+		if arch == "granite" {
+			granite(f, c)
+			break
+		}
 		// Tensor-parallel slicing of the projections in pretraining: the
 		// same products, and transformers' Llama no longer reads it.
 		f.int("pretraining_tp", 1)
@@ -52,6 +57,23 @@ func llama(f *fields, arch string) *Config {
 			MLP: c.MoE == nil, MoE: c.MoE != nil, Sliding: window > 0, Window: window}
 	}
 	return c
+}
+
+// granite reads Granite's four multipliers, which replace the embedding
+// scale and the attention scale and scale the residual branches and the
+// logits (divided by logits_scaling).
+func granite(f *fields, c *Config) {
+	for _, m := range []struct {
+		key string
+		dst *float64
+	}{
+		{"embedding_multiplier", &c.EmbedScale}, {"attention_multiplier", &c.AttnScale},
+		{"residual_multiplier", &c.ResidualScale}, {"logits_scaling", &c.LogitScale},
+	} {
+		if *m.dst = f.float(m.key, 1); !(*m.dst > 0) {
+			f.fail(m.key, "%v is not positive", *m.dst)
+		}
+	}
 }
 
 // mixtralMoE reads Mixtral's experts: intermediate_size is each expert's

@@ -37,6 +37,8 @@ type expectModel struct {
 	EmbedScale  float64       `json:"embed_scale"`
 	Softcap     float64       `json:"softcap"`
 	AttnSoftcap float64       `json:"attn_softcap"`
+	Residual    float64       `json:"residual_scale"`
+	Logits      float64       `json:"logit_scale"`
 	Experts     int           `json:"experts"`
 	TopK        int           `json:"top_k"`
 	NormTopK    bool          `json:"norm_topk"`
@@ -49,7 +51,8 @@ type expectModel struct {
 // values, KV sharing, a double-wide MLP and per-layer inputs; Llama with
 // llama3 rope and every bias, Mistral in bf16 with a window, Qwen2, Mixtral
 // in bf16, Gemma 3 in bf16 with its sliding pattern, Phi-3 in bf16 with its
-// fused projections, Gemma 2 with its softcaps) and requires
+// fused projections, Gemma 2 with its softcaps, Granite with its
+// multipliers) and requires
 // hf.Config to say per layer what transformers' modules compute. Without
 // .venv-hf the test is skipped, except under CI, where it fails.
 func TestAgainstTransformers(t *testing.T) {
@@ -64,7 +67,7 @@ func TestAgainstTransformers(t *testing.T) {
 	if out, err := exec.Command(hfPython, "../../tools/models/hfmodels.py", dir).CombinedOutput(); err != nil {
 		t.Fatalf("hfmodels.py: %v\n%s", err, out)
 	}
-	for _, name := range []string{"qwen3", "qwen3_moe", "gemma4", "llama", "mistral", "qwen2", "mixtral", "gemma3", "phi3", "gemma2"} {
+	for _, name := range []string{"qwen3", "qwen3_moe", "gemma4", "llama", "mistral", "qwen2", "mixtral", "gemma3", "phi3", "gemma2", "granite"} {
 		t.Run(name, func(t *testing.T) {
 			var want expectModel
 			data, err := os.ReadFile(filepath.Join(dir, name, "expect.json"))
@@ -94,6 +97,16 @@ func checkModel(t *testing.T, c *Config, w *Weights, want expectModel) {
 	}
 	if math.Abs(c.EmbedScale-want.EmbedScale) > 1e-12 || c.FinalSoftcap != want.Softcap || c.AttnSoftcap != want.AttnSoftcap {
 		t.Errorf("embed scale %v softcaps %v %v, want %v %v %v", c.EmbedScale, c.FinalSoftcap, c.AttnSoftcap, want.EmbedScale, want.Softcap, want.AttnSoftcap)
+	}
+	// 0 in Config means no scaling, which transformers writes as 1.
+	unit := func(x float64) float64 {
+		if x == 0 {
+			return 1
+		}
+		return x
+	}
+	if unit(c.ResidualScale) != want.Residual || unit(c.LogitScale) != want.Logits {
+		t.Errorf("residual scale %v logit scale %v, want %v %v", c.ResidualScale, c.LogitScale, want.Residual, want.Logits)
 	}
 	if want.Experts > 0 && (c.MoE == nil || c.MoE.Experts != want.Experts || c.MoE.TopK != want.TopK || c.MoE.NormTopK != want.NormTopK) {
 		t.Errorf("MoE %+v, want %d experts top-%d norm %v", c.MoE, want.Experts, want.TopK, want.NormTopK)

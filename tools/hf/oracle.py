@@ -39,7 +39,7 @@ import os
 import sys
 
 import torch
-from transformers import (Gemma2Config, Gemma2ForCausalLM, Gemma3Config, Gemma3ForCausalLM, Gemma3ForConditionalGeneration, Gemma3TextConfig, Gemma4Config, Gemma4ForCausalLM,
+from transformers import (Gemma2Config, Gemma2ForCausalLM, Gemma3Config, GraniteConfig, GraniteForCausalLM, Gemma3ForCausalLM, Gemma3ForConditionalGeneration, Gemma3TextConfig, Gemma4Config, Gemma4ForCausalLM,
                           Gemma4ForConditionalGeneration, Gemma4TextConfig,
                           LlamaConfig, LlamaForCausalLM, MistralConfig, MistralForCausalLM, MixtralConfig,
                           MixtralForCausalLM, Phi3Config, Phi3ForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM,
@@ -139,6 +139,14 @@ def gemma2():
         attn_logit_softcapping=3.0, final_logit_softcapping=5.0))
 
 
+def granite():
+    # Llama with Granite's four multipliers, each far from 1.
+    return GraniteForCausalLM(GraniteConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, embedding_multiplier=2.0, attention_multiplier=0.3, residual_multiplier=0.6,
+        logits_scaling=3.0))
+
+
 def phi3():
     # q, k and v in one matrix, gate and up in another; a window of 5.
     return Phi3ForCausalLM(Phi3Config(
@@ -186,12 +194,13 @@ MODELS = {
     "gemma3_wrapped": (gemma3_wrapped, torch.float32),
     "phi3": (phi3, torch.float32),
     "gemma2": (gemma2, torch.float32),
+    "granite": (granite, torch.float32),
 }
 
 
 # Seeds whose greedy choices are not near ties (the others use their index in
 # MODELS, whichever models are asked for).
-SEEDS = {"gemma4_wrapped": 12, "llama": 9, "qwen2": 6, "mixtral": 15, "phi3": 10}
+SEEDS = {"gemma4_wrapped": 12, "llama": 9, "qwen2": 6, "mixtral": 15, "phi3": 10, "granite": 19}
 
 
 def oracle(model):

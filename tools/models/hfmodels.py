@@ -16,7 +16,7 @@ import os
 import sys
 
 import torch
-from transformers import (Gemma2Config, Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3TextConfig, Gemma4ForCausalLM, Gemma4TextConfig, LlamaConfig, LlamaForCausalLM, MistralConfig,
+from transformers import (Gemma2Config, Gemma2ForCausalLM, Gemma3ForCausalLM, GraniteConfig, GraniteForCausalLM, Gemma3TextConfig, Gemma4ForCausalLM, Gemma4TextConfig, LlamaConfig, LlamaForCausalLM, MistralConfig,
                           MistralForCausalLM, MixtralConfig, MixtralForCausalLM, Phi3Config, Phi3ForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM,
                           Qwen3MoeConfig, Qwen3MoeForCausalLM)
 
@@ -108,7 +108,9 @@ def save(outdir, name, model, layer_fn, dtype, shard=None):
     expect = {
         "dtype": str(dtype).removeprefix("torch."),
         "tied": model.lm_head.weight.data_ptr() == embed.weight.data_ptr(),
-        "embed_scale": float(getattr(embed, "scalar_embed_scale", 1.0)),
+        "embed_scale": float(getattr(embed, "scalar_embed_scale", getattr(cfg, "embedding_multiplier", 1.0))),
+        "residual_scale": float(getattr(cfg, "residual_multiplier", 1.0)),
+        "logit_scale": float(getattr(cfg, "logits_scaling", 1.0)),
         "softcap": float(getattr(cfg, "final_logit_softcapping", None) or 0.0),
         "attn_softcap": float(getattr(cfg, "attn_logit_softcapping", None) or 0.0),
         "experts": getattr(cfg, "num_experts", None) or getattr(cfg, "num_local_experts", None) or 0,
@@ -168,6 +170,11 @@ def main():
         vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=3, num_attention_heads=4,
         num_key_value_heads=2, head_dim=16, query_pre_attn_scalar=24, sliding_window=6)),
         gemma_layer, torch.float32)
+    save(outdir, "granite", GraniteForCausalLM(GraniteConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, embedding_multiplier=12.0, attention_multiplier=0.05, residual_multiplier=0.22,
+        logits_scaling=16.0)),
+        qwen_layer, torch.float32)
     save(outdir, "phi3", Phi3ForCausalLM(Phi3Config(
         vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
         num_key_value_heads=2, sliding_window=5, pad_token_id=0)),
