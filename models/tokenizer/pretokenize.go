@@ -67,6 +67,9 @@ func (t *Tokenizer) readPreTokenizer(p *preTokenizer) error {
 				s.split = matchGPT2
 			}
 			t.steps = append(t.steps, s)
+		case "Digits":
+			// StarCoder's and Granite's: digits apart from the rest.
+			t.steps = append(t.steps, step{split: matchDigits(q.IndividualDigits)})
 		case "Split":
 			if q.Pattern == nil || q.Pattern.Regex == nil {
 				return fmt.Errorf("pre_tokenizer: Split: only a Regex pattern is supported")
@@ -80,7 +83,7 @@ func (t *Tokenizer) readPreTokenizer(p *preTokenizer) error {
 			}
 			t.steps = append(t.steps, step{split: m})
 		default:
-			return fmt.Errorf("pre_tokenizer: %q is not supported (tpucc has ByteLevel, Split and Sequence, or Metaspace)", q.Type)
+			return fmt.Errorf("pre_tokenizer: %q is not supported (tpucc has ByteLevel, Split, Digits and Sequence, or Metaspace)", q.Type)
 		}
 	}
 	if len(t.steps) == 0 || !t.steps[len(t.steps)-1].mapBytes {
@@ -112,6 +115,19 @@ func split(s string, m matcher) []string {
 		out = append(out, s[gap:])
 	}
 	return out
+}
+
+// matchDigits is the Digits pre-tokenizer: each numeric character alone
+// (individual), or runs of them.
+func matchDigits(individual bool) matcher {
+	return func(s string) int {
+		if r, w := first(s); !isN(r) {
+			return 0
+		} else if individual {
+			return w
+		}
+		return run(s, isN)
+	}
 }
 
 func isL(r rune) bool     { return unicode.IsLetter(r) }

@@ -65,7 +65,7 @@ func TestAgainstReference(t *testing.T) {
 	if err := json.Unmarshal(data, &expected); err != nil {
 		t.Fatal(err)
 	}
-	for _, kind := range []string{"qwen", "gpt2", "llama3", "llama2", "metaspace", "metaspace_unk", "metaspace_split", "gemma"} {
+	for _, kind := range []string{"qwen", "gpt2", "llama3", "llama2", "metaspace", "metaspace_unk", "metaspace_split", "gemma", "starcoder", "digit_runs"} {
 		tok, err := Load(filepath.Join(dir, kind, "tokenizer.json"))
 		if err != nil {
 			t.Fatalf("%s: %v", kind, err)

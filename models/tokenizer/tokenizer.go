@@ -117,8 +117,9 @@ type preTokenizer struct {
 		Regex  *string `json:"Regex"`
 		String *string `json:"String"`
 	} `json:"pattern"`
-	Behavior string `json:"behavior"`
-	Invert   bool   `json:"invert"`
+	Behavior         string `json:"behavior"`
+	Invert           bool   `json:"invert"`
+	IndividualDigits bool   `json:"individual_digits"` // Digits
 	// Metaspace
 	Replacement   string `json:"replacement"`
 	PrependScheme string `json:"prepend_scheme"`

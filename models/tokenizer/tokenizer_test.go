@@ -126,7 +126,7 @@ func TestParseErrors(t *testing.T) {
 		{set([]string{"model", "type"}, "WordPiece"), `model "WordPiece" is not supported (tpucc has BPE)`},
 		{set([]string{"model", "merges"}, []string{"q z"}), `model: merges[0]: "q" + "z": a part or the result is not in the vocab`},
 		{set([]string{"model", "vocab"}, map[string]int{"a": 1, "b": 1}), `model: vocab: id 1 is both "a" and "b"`},
-		{set([]string{"pre_tokenizer"}, map[string]any{"type": "Whitespace"}), `pre_tokenizer: "Whitespace" is not supported (tpucc has ByteLevel, Split and Sequence, or Metaspace)`},
+		{set([]string{"pre_tokenizer"}, map[string]any{"type": "Whitespace"}), `pre_tokenizer: "Whitespace" is not supported (tpucc has ByteLevel, Split, Digits and Sequence, or Metaspace)`},
 		{set([]string{"pre_tokenizer"}, map[string]any{"type": "ByteLevel", "add_prefix_space": true}), `pre_tokenizer: ByteLevel add_prefix_space is not supported`},
 		{set([]string{"pre_tokenizer"}, map[string]any{"type": "Split", "pattern": map[string]any{"Regex": `\w+`}, "behavior": "Isolated"}),
 			`pre_tokenizer: Split: pattern "\\w+" is not supported (tpucc knows Qwen's, Llama 3's and GPT-2's)`},

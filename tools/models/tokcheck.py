@@ -62,10 +62,21 @@ def train(kind, rng):
             pre_tokenizers.Split(Regex(LLAMA3), behavior="isolated", invert=False),
             pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
         ])
+    elif kind == "starcoder":
+        # StarCoder's and Granite's: every digit alone, then GPT-2's split.
+        tok.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.Digits(individual_digits=True),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
+        ])
+    elif kind == "digit_runs":
+        tok.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.Digits(individual_digits=False),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
+        ])
     else:
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     tok.decoder = decoders.ByteLevel()
-    size = {"qwen": 600, "gpt2": 400, "llama3": 600}[kind]
+    size = {"qwen": 600, "gpt2": 400, "llama3": 600, "starcoder": 500, "digit_runs": 500}[kind]
     trainer = trainers.BpeTrainer(vocab_size=size, special_tokens=["<|endoftext|>"],
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
     tok.train_from_iterator(corpus(rng, 400), trainer)
@@ -153,8 +164,10 @@ def main():
     outdir = sys.argv[1]
     rng = random.Random(9)
     expected = {}
-    for kind in ("qwen", "gpt2", "llama3", "llama2", "metaspace", "metaspace_unk", "metaspace_split", "gemma"):
-        tok = train(kind, rng) if kind in ("qwen", "gpt2", "llama3") else train_sp(kind, rng)
+    for kind in ("qwen", "gpt2", "llama3", "llama2", "metaspace", "metaspace_unk", "metaspace_split", "gemma",
+                 "starcoder", "digit_runs"):
+        sp = kind in ("llama2", "metaspace", "metaspace_unk", "metaspace_split", "gemma")
+        tok = train_sp(kind, rng) if sp else train(kind, rng)
         os.makedirs(os.path.join(outdir, kind), exist_ok=True)
         tok.save(os.path.join(outdir, kind, "tokenizer.json"))
         cases = []
