@@ -68,7 +68,7 @@ func (t *Tokenizer) readPreTokenizer(p *preTokenizer) error {
 			}
 			t.steps = append(t.steps, s)
 		case "Digits":
-			// StarCoder's and Granite's: digits apart from the rest.
+			// StarCoder's form: digits apart from the rest.
 			t.steps = append(t.steps, step{split: matchDigits(q.IndividualDigits)})
 		case "Split":
 			if q.Pattern == nil || q.Pattern.Regex == nil {

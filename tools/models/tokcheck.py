@@ -63,7 +63,7 @@ def train(kind, rng):
             pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
         ])
     elif kind == "starcoder":
-        # StarCoder's and Granite's: every digit alone, then GPT-2's split.
+        # StarCoder's form: every digit alone, then GPT-2's split.
         tok.pre_tokenizer = pre_tokenizers.Sequence([
             pre_tokenizers.Digits(individual_digits=True),
             pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
