@@ -51,18 +51,27 @@ func layerShapes(c *hf.Config, i int) map[string][]int64 {
 	l := c.Layers[i]
 	H, D := int64(c.Hidden), int64(l.HeadDim)
 	q, kv := int64(c.Heads)*D, int64(l.KVHeads)*D
-	s := map[string][]int64{"AttnNorm": {H}, "Q": {q, H}, "O": {H, q}, "MLPNorm": {H}}
+	s := map[string][]int64{"Q": {q, H}, "O": {H, q}}
 	opt := func(on bool, name string, shape ...int64) {
 		if on {
 			s[name] = shape
 		}
 	}
-	opt(c.QKNorm, "QNorm", D)
+	olmo := c.Arch == "olmo2" // norms after attention and MLP only
+	opt(!olmo, "AttnNorm", H)
+	opt(!olmo, "MLPNorm", H)
+	opt(olmo, "PostAttnNorm", H)
+	opt(olmo, "PostMLPNorm", H)
+	qn, kn := D, D
+	if c.QKNormFull {
+		qn, kn = q, kv
+	}
+	opt(c.QKNorm, "QNorm", qn)
 	opt(c.QKVBias, "QBias", q)
 	opt(c.OBias, "OBias", H)
 	if l.KVFrom < 0 {
 		s["K"] = []int64{kv, H}
-		opt(c.QKNorm, "KNorm", D)
+		opt(c.QKNorm, "KNorm", kn)
 		opt(c.QKVBias, "KBias", kv)
 		if !l.KEqV {
 			s["V"] = []int64{kv, H}

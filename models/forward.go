@@ -77,6 +77,8 @@ func forward(c *hf.Config, w *weights, in stepIn, all bool) (*tensor.Tensor, []*
 		var k, v *tensor.Tensor
 		if c.Gemma() {
 			x, k, v = gemmaLayer(c, l, lw, x, ai, li)
+		} else if c.Arch == "olmo2" {
+			x, k, v = olmoLayer(c, l, lw, x, ai)
 		} else {
 			x, k, v = qwenLayer(c, l, lw, x, ai)
 		}
@@ -133,6 +135,14 @@ func qwenLayer(c *hf.Config, l hf.Layer, w *layerWeights, x *tensor.Tensor, ai a
 		return x.Add(branch(moe(c, w, flat, flat).Reshape(s...))), k, v
 	}
 	return x.Add(branch(mlp(c, w, h))), k, v
+}
+
+// olmoLayer is Olmo2DecoderLayer: attention and MLP without a norm before
+// them, each normed after, both residual.
+func olmoLayer(c *hf.Config, l hf.Layer, w *layerWeights, x *tensor.Tensor, ai attnIn) (out, k, v *tensor.Tensor) {
+	a, k, v := attention(c, l, w, x, ai)
+	x = x.Add(rmsNorm(a, w.PostAttnNorm, c.RMSNormEps))
+	return x.Add(rmsNorm(mlp(c, w, x), w.PostMLPNorm, c.RMSNormEps)), k, v
 }
 
 // gemmaLayer is Gemma4TextDecoderLayer (and Gemma3DecoderLayer, which has

@@ -93,23 +93,25 @@ func attention(c *hf.Config, l hf.Layer, w *layerWeights, h *tensor.Tensor, in a
 	B, T := s[0], s[1]
 	H, KV, D := int64(c.Heads), int64(l.KVHeads), int64(l.HeadDim)
 	eps := c.RMSNormEps
-	// The q/k norms of Qwen3 and Gemma 4; Llama, Mistral and Qwen2 have none.
-	qkNorm := func(x, scale *tensor.Tensor) *tensor.Tensor {
-		if !c.QKNorm {
+	// The q/k norms: per head (Qwen3, Gemma), over the whole projection
+	// before the heads are split (OLMo 2: full), or none (Llama, Mistral,
+	// Qwen2).
+	qkNorm := func(x, scale *tensor.Tensor, full bool) *tensor.Tensor {
+		if !c.QKNorm || c.QKNormFull != full {
 			return x
 		}
 		return rmsNorm(x, scale, eps)
 	}
-	q := affine(h, w.Q, w.QBias).Reshape(B, T, H, D)
-	q = rope(qkNorm(q, w.QNorm), in.cos, in.sin).Transpose(0, 2, 1, 3)
+	q := qkNorm(affine(h, w.Q, w.QBias), w.QNorm, true).Reshape(B, T, H, D)
+	q = rope(qkNorm(q, w.QNorm, false), in.cos, in.sin).Transpose(0, 2, 1, 3)
 	k, v = in.k, in.v
 	if !in.shared {
-		kr := affine(h, w.K, w.KBias).Reshape(B, T, KV, D)
+		kr := qkNorm(affine(h, w.K, w.KBias), w.KNorm, true).Reshape(B, T, KV, D)
 		vr := kr // Gemma 4's attention_k_eq_v: the values are the raw keys
 		if w.V != nil {
 			vr = affine(h, w.V, w.VBias).Reshape(B, T, KV, D)
 		}
-		kn := rope(qkNorm(kr, w.KNorm), in.cos, in.sin).Transpose(0, 2, 1, 3)
+		kn := rope(qkNorm(kr, w.KNorm, false), in.cos, in.sin).Transpose(0, 2, 1, 3)
 		if c.VNorm {
 			vr = rmsNorm(vr, nil, eps)
 		}

@@ -26,7 +26,7 @@ import (
 const hfPython = "../.venv-hf/bin/python"
 
 // oracleModels are tools/hf/oracle.py's models.
-var oracleModels = []string{"qwen3", "qwen3_moe", "gemma4", "qwen3_moe_bf16", "gemma4_wrapped", "llama", "mistral", "qwen2", "mixtral", "gemma3", "gemma3_wrapped", "phi3", "gemma2", "granite"}
+var oracleModels = []string{"qwen3", "qwen3_moe", "gemma4", "qwen3_moe_bf16", "gemma4_wrapped", "llama", "mistral", "qwen2", "mixtral", "gemma3", "gemma3_wrapped", "phi3", "gemma2", "granite", "olmo2"}
 
 // oracle is what transformers computed for one model (oracle.json).
 type oracle struct {

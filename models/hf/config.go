@@ -1,6 +1,6 @@
 // Package hf reads Hugging Face model directories: config.json of the
 // architectures tpucc supports (qwen3, qwen3_moe, gemma4_text, gemma3_text,
-// gemma2, llama, mistral, mixtral, phi3, granite, qwen2) into a typed
+// gemma2, llama, mistral, mixtral, phi3, granite, olmo2, qwen2) into a typed
 // Config, and the checkpoint's tensors, named as the Hub stores them, into
 // a Weights set whose experts are stacked into [E, ...] arrays.
 //
@@ -25,7 +25,7 @@ import (
 
 // Config is a model's config.json, resolved per layer.
 type Config struct {
-	Arch         string // model_type: "qwen3", "qwen3_moe", "gemma4_text", "gemma3_text", "gemma2", "llama", "mistral", "mixtral", "phi3", "granite", "qwen2"
+	Arch         string // model_type: "qwen3", "qwen3_moe", "gemma4_text", "gemma3_text", "gemma2", "llama", "mistral", "mixtral", "phi3", "granite", "olmo2", "qwen2"
 	Vocab        int
 	Hidden       int
 	Heads        int // query heads of every layer
@@ -42,6 +42,7 @@ type Config struct {
 	// LogitScale; 0 means 1 (no scaling).
 	ResidualScale, LogitScale float64
 	QKNorm                    bool    // RMSNorm of each query and key head (Qwen3, Gemma 4)
+	QKNormFull                bool    // with QKNorm: over the whole q and k projections instead (OLMo 2)
 	QKVBias                   bool    // the q, k and v projections add a bias (Qwen2; attention_bias)
 	OBias                     bool    // the output projection adds a bias (attention_bias of Llama and Qwen3)
 	MLPBias                   bool    // the dense MLP's projections add biases (Llama's mlp_bias)
@@ -177,7 +178,7 @@ func ParseConfig(data []byte) (*Config, error) {
 	switch arch {
 	case "qwen3", "qwen3_moe", "qwen2":
 		c = qwen3(f, arch)
-	case "llama", "mistral", "mixtral", "phi3", "granite":
+	case "llama", "mistral", "mixtral", "phi3", "granite", "olmo2":
 		c = llama(f, arch)
 	case "gemma4_text":
 		c = gemma4(f)
@@ -188,7 +189,7 @@ func ParseConfig(data []byte) (*Config, error) {
 	case "":
 		return nil, fmt.Errorf("field \"model_type\": missing")
 	default:
-		return nil, fmt.Errorf("field \"model_type\": architecture %q is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, phi3, granite, gemma2, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)", arch)
+		return nil, fmt.Errorf("field \"model_type\": architecture %q is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, phi3, granite, olmo2, gemma2, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)", arch)
 	}
 	f.leftover(arch)
 	if f.err != nil {

@@ -127,7 +127,7 @@ func TestConfigErrors(t *testing.T) {
 	q := func(old, new string) string { return strings.Replace(qwen3MoEConfig, old, new, 1) }
 	g := func(old, new string) string { return strings.Replace(gemma4Config, old, new, 1) }
 	cases := []struct{ cfg, want string }{
-		{`{"model_type": "falcon"}`, `field "model_type": architecture "falcon" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, phi3, granite, gemma2, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)`},
+		{`{"model_type": "falcon"}`, `field "model_type": architecture "falcon" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, phi3, granite, olmo2, gemma2, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)`},
 		{`{"hidden_size": 3}`, `field "model_type": missing`},
 		{`[1]`, `a JSON array where an object is expected`},
 		{`{"model_type": "qwen3", "model_type": "qwen3"}`, `duplicate key "model_type" in the object at $`},
@@ -201,7 +201,7 @@ func TestLoadConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := LoadConfig(dir)
-	want := filepath.Join(dir, ConfigFile) + `: field "model_type": architecture "bert" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, phi3, granite, gemma2, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)`
+	want := filepath.Join(dir, ConfigFile) + `: field "model_type": architecture "bert" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, phi3, granite, olmo2, gemma2, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
@@ -449,5 +449,22 @@ layers 0-39 {Sliding:false Window:0 HeadDim:128 KVHeads:8 KEqV:false KVFrom:-1 R
 	bad := strings.Replace(graniteConfig, `"logits_scaling": 16.0`, `"logits_scaling": 0`, 1)
 	if _, err := ParseConfig([]byte(bad)); err == nil || err.Error() != `field "logits_scaling": 0 is not positive` {
 		t.Errorf("got %v", err)
+	}
+}
+
+// OLMo-2 7B's config.json as published: q and k normed over their whole
+// projections.
+const olmo2Config = `{"architectures": ["Olmo2ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+	"eos_token_id": 100257, "hidden_act": "silu", "hidden_size": 4096, "initializer_range": 0.02, "intermediate_size": 11008,
+	"max_position_embeddings": 4096, "model_type": "olmo2", "num_attention_heads": 32, "num_hidden_layers": 32,
+	"num_key_value_heads": 32, "pad_token_id": 100277, "rms_norm_eps": 1e-06, "rope_scaling": null, "rope_theta": 500000,
+	"tie_word_embeddings": false, "torch_dtype": "float32", "transformers_version": "4.47.0.dev0", "use_cache": true, "vocab_size": 100352}`
+
+func TestOlmo2Config(t *testing.T) {
+	c := wantSummary(t, olmo2Config, `olmo2 vocab=100352 hidden=4096 heads=32 inter=11008 eps=1e-06 act=silu tie=false embed=1 attn=0.08839 softcap=0 qk=true v=false max=4096 bias=false/false/false
+layers 0-31 {Sliding:false Window:0 HeadDim:128 KVHeads:32 KEqV:false KVFrom:-1 Rope:{Type:default Theta:500000 Factor:1 RotaryDim:128 HeadDim:128 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:11008}
+`)
+	if !c.QKNormFull {
+		t.Error("OLMo 2's q/k norms are over the whole projections")
 	}
 }

@@ -5,9 +5,10 @@ import (
 	"math"
 )
 
-// llama reads Llama, Mistral, Mixtral, Phi-3 and Granite configs
+// llama reads Llama, Mistral, Mixtral, Phi-3, Granite and OLMo 2 configs
 // (LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM,
-// Phi3ForCausalLM, GraniteForCausalLM: Llama with multipliers): Qwen3's decoder
+// Phi3ForCausalLM, GraniteForCausalLM: Llama with multipliers,
+// Olmo2ForCausalLM: post-norms and whole-projection q/k norms): Qwen3's decoder
 // without the q/k norms, with optional biases (Llama's attention_bias and
 // mlp_bias), for Mistral, Mixtral and Phi-3 one sliding window for every
 // layer, and for Mixtral a MoE block in every layer instead of the MLP.
@@ -26,6 +27,12 @@ func llama(f *fields, arch string) *Config {
 	rope := ropeFrom(f, "rope_parameters", params, hd)
 	window := 0
 	switch arch {
+	case "olmo2":
+		// q and k normed over their whole projections; norms after the
+		// attention and the MLP, none before (forward's olmoLayer).
+		c.QKNorm, c.QKNormFull = true, true
+		c.QKVBias = f.bool("attention_bias", false)
+		c.OBias = c.QKVBias
 	case "llama", "granite":
 		c.QKVBias = f.bool("attention_bias", false)
 		c.OBias = c.QKVBias

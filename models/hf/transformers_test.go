@@ -26,6 +26,7 @@ type expectLayer struct {
 	KEqV          bool      `json:"k_eq_v"`
 	InvFreq       []float64 `json:"inv_freq"`
 	QKNorm        bool      `json:"qk_norm"`
+	QKNormFull    bool      `json:"qk_norm_full"`
 	QKVBias       bool      `json:"qkv_bias"`
 	OBias         bool      `json:"o_bias"`
 	MLPBias       bool      `json:"mlp_bias"`
@@ -52,7 +53,7 @@ type expectModel struct {
 // llama3 rope and every bias, Mistral in bf16 with a window, Qwen2, Mixtral
 // in bf16, Gemma 3 in bf16 with its sliding pattern, Phi-3 in bf16 with its
 // fused projections, Gemma 2 with its softcaps, Granite with its
-// multipliers) and requires
+// multipliers, OLMo 2 with its whole-projection q/k norms) and requires
 // hf.Config to say per layer what transformers' modules compute. Without
 // .venv-hf the test is skipped, except under CI, where it fails.
 func TestAgainstTransformers(t *testing.T) {
@@ -67,7 +68,7 @@ func TestAgainstTransformers(t *testing.T) {
 	if out, err := exec.Command(hfPython, "../../tools/models/hfmodels.py", dir).CombinedOutput(); err != nil {
 		t.Fatalf("hfmodels.py: %v\n%s", err, out)
 	}
-	for _, name := range []string{"qwen3", "qwen3_moe", "gemma4", "llama", "mistral", "qwen2", "mixtral", "gemma3", "phi3", "gemma2", "granite"} {
+	for _, name := range []string{"qwen3", "qwen3_moe", "gemma4", "llama", "mistral", "qwen2", "mixtral", "gemma3", "phi3", "gemma2", "granite", "olmo2"} {
 		t.Run(name, func(t *testing.T) {
 			var want expectModel
 			data, err := os.ReadFile(filepath.Join(dir, name, "expect.json"))
@@ -123,7 +124,7 @@ func checkModel(t *testing.T, c *Config, w *Weights, want expectModel) {
 			l.MoE != e.MoE || dense != e.Intermediate || (l.KVFrom >= 0) != e.KVShared || l.KEqV != e.KEqV {
 			t.Errorf("layer %d: %+v\nwant %+v", i, l, e)
 		}
-		if c.QKNorm != e.QKNorm || c.QKVBias != e.QKVBias || c.OBias != e.OBias || l.MLP && c.MLPBias != e.MLPBias {
+		if c.QKNorm != e.QKNorm || c.QKNormFull != e.QKNormFull || c.QKVBias != e.QKVBias || c.OBias != e.OBias || l.MLP && c.MLPBias != e.MLPBias {
 			t.Errorf("layer %d: q/k norm %v, biases qkv %v o %v mlp %v; want %v, %v %v %v", i, c.QKNorm, c.QKVBias, c.OBias, c.MLPBias,
 				e.QKNorm, e.QKVBias, e.OBias, e.MLPBias)
 		}

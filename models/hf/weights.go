@@ -213,7 +213,13 @@ func (l *loader) layer(i int, lw *LayerWeights) error {
 	if err != nil {
 		return err
 	}
-	slots = append(slots, slot{&lw.AttnNorm, p + "input_layernorm.weight", []int64{H}})
+	if c.Arch == "olmo2" {
+		// Norms after attention and MLP only.
+		slots = append(slots, slot{&lw.PostAttnNorm, p + "post_attention_layernorm.weight", []int64{H}},
+			slot{&lw.PostMLPNorm, p + "post_feedforward_layernorm.weight", []int64{H}})
+	} else {
+		slots = append(slots, slot{&lw.AttnNorm, p + "input_layernorm.weight", []int64{H}})
+	}
 	if spec.MLP {
 		I := int64(spec.Intermediate)
 		slots = append(slots, slot{&lw.Down, p + "mlp.down_proj.weight", []int64{H, I}})
@@ -234,7 +240,7 @@ func (l *loader) layer(i int, lw *LayerWeights) error {
 	}
 	if c.Gemma() {
 		slots = append(slots, l.gemmaSlots(p, lw)...)
-	} else {
+	} else if c.Arch != "olmo2" {
 		slots = append(slots, slot{&lw.MLPNorm, p + "post_attention_layernorm.weight", []int64{H}})
 	}
 	if err := l.fill(slots); err != nil {
@@ -276,13 +282,18 @@ func (l *loader) attnSlots(p string, spec Layer, lw *LayerWeights) ([]slot, erro
 	if c.Arch == "phi3" {
 		return slots, l.fused(a+"qkv_proj.weight", H, []**backend.Buffer{&lw.Q, &lw.K, &lw.V}, q, kv, kv)
 	}
+	// A q/k norm is over a head, or over the whole projection (OLMo 2).
+	qn, kn := D, D
+	if c.QKNormFull {
+		qn, kn = q, kv
+	}
 	slots = append(slots, slot{&lw.Q, a + "q_proj.weight", []int64{q, H}})
-	opt(c.QKNorm, slot{&lw.QNorm, a + "q_norm.weight", []int64{D}})
+	opt(c.QKNorm, slot{&lw.QNorm, a + "q_norm.weight", []int64{qn}})
 	opt(c.QKVBias, slot{&lw.QBias, a + "q_proj.bias", []int64{q}})
 	opt(c.OBias, slot{&lw.OBias, a + "o_proj.bias", []int64{H}})
 	if spec.KVFrom < 0 {
 		slots = append(slots, slot{&lw.K, a + "k_proj.weight", []int64{kv, H}})
-		opt(c.QKNorm, slot{&lw.KNorm, a + "k_norm.weight", []int64{D}})
+		opt(c.QKNorm, slot{&lw.KNorm, a + "k_norm.weight", []int64{kn}})
 		opt(c.QKVBias, slot{&lw.KBias, a + "k_proj.bias", []int64{kv}})
 		if !spec.KEqV {
 			slots = append(slots, slot{&lw.V, a + "v_proj.weight", []int64{kv, H}})

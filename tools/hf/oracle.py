@@ -39,11 +39,13 @@ import os
 import sys
 
 import torch
-from transformers import (Gemma2Config, Gemma2ForCausalLM, Gemma3Config, GraniteConfig, GraniteForCausalLM, Gemma3ForCausalLM, Gemma3ForConditionalGeneration, Gemma3TextConfig, Gemma4Config, Gemma4ForCausalLM,
-                          Gemma4ForConditionalGeneration, Gemma4TextConfig,
-                          LlamaConfig, LlamaForCausalLM, MistralConfig, MistralForCausalLM, MixtralConfig,
-                          MixtralForCausalLM, Phi3Config, Phi3ForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM,
-                          Qwen3MoeConfig, Qwen3MoeForCausalLM)
+from transformers import (Gemma2Config, Gemma2ForCausalLM, Gemma3Config, Gemma3ForCausalLM,
+                          Gemma3ForConditionalGeneration, Gemma3TextConfig, Gemma4Config, Gemma4ForCausalLM,
+                          Gemma4ForConditionalGeneration, Gemma4TextConfig, GraniteConfig,
+                          GraniteForCausalLM, LlamaConfig, LlamaForCausalLM, MistralConfig,
+                          MistralForCausalLM, MixtralConfig, MixtralForCausalLM, Olmo2Config,
+                          Olmo2ForCausalLM, Phi3Config, Phi3ForCausalLM, Qwen2Config, Qwen2ForCausalLM,
+                          Qwen3Config, Qwen3ForCausalLM, Qwen3MoeConfig, Qwen3MoeForCausalLM)
 
 PROMPTS = [[3, 17, 42, 5, 9, 11, 30, 2, 7, 61, 13], [8, 1, 50], [12, 4, 4, 33, 20, 19, 1, 0, 6, 44, 27, 38, 15, 2, 9, 60, 31]]
 NEW_TOKENS = 32
@@ -147,6 +149,13 @@ def granite():
         logits_scaling=3.0))
 
 
+def olmo2():
+    # Norms after attention and MLP; q and k normed over whole projections.
+    return Olmo2ForCausalLM(Olmo2Config(
+        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, pad_token_id=0, eos_token_id=2))
+
+
 def phi3():
     # q, k and v in one matrix, gate and up in another; a window of 5.
     return Phi3ForCausalLM(Phi3Config(
@@ -195,6 +204,7 @@ MODELS = {
     "phi3": (phi3, torch.float32),
     "gemma2": (gemma2, torch.float32),
     "granite": (granite, torch.float32),
+    "olmo2": (olmo2, torch.float32),
 }
 
 

@@ -17,7 +17,7 @@ import sys
 
 import torch
 from transformers import (Gemma2Config, Gemma2ForCausalLM, Gemma3ForCausalLM, GraniteConfig, GraniteForCausalLM, Gemma3TextConfig, Gemma4ForCausalLM, Gemma4TextConfig, LlamaConfig, LlamaForCausalLM, MistralConfig,
-                          MistralForCausalLM, MixtralConfig, MixtralForCausalLM, Phi3Config, Phi3ForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM,
+                          MistralForCausalLM, MixtralConfig, MixtralForCausalLM, Olmo2Config, Olmo2ForCausalLM, Phi3Config, Phi3ForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM,
                           Qwen3MoeConfig, Qwen3MoeForCausalLM)
 
 
@@ -30,6 +30,8 @@ def projections(layer):
     attn = layer.self_attn
     return {
         "qk_norm": hasattr(attn, "q_norm"),
+        # OLMo 2 norms the whole q projection, the others each head.
+        "qk_norm_full": hasattr(attn, "q_norm") and attn.q_norm.weight.shape[0] != attn.head_dim,
         "qkv_bias": has_bias(attn, "q_proj"),
         "o_bias": has_bias(attn, "o_proj"),
         "mlp_bias": has_bias(layer.mlp, "gate_proj"),
@@ -174,6 +176,10 @@ def main():
         vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
         num_key_value_heads=2, embedding_multiplier=12.0, attention_multiplier=0.05, residual_multiplier=0.22,
         logits_scaling=16.0)),
+        qwen_layer, torch.float32)
+    save(outdir, "olmo2", Olmo2ForCausalLM(Olmo2Config(
+        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, pad_token_id=0)),
         qwen_layer, torch.float32)
     save(outdir, "phi3", Phi3ForCausalLM(Phi3Config(
         vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
