@@ -68,7 +68,6 @@ func tinyQwen3Vocab(t *testing.T, V int64) string {
 // generate prints one line of ids per prompt and the rates; the .npy files
 // hold the same tokens and the logits that chose the first of them.
 func TestGenerate(t *testing.T) {
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	dir := tinyQwen3(t)
 	out := t.TempDir()
 	r := tpucc(t, "", "generate", "--model", dir, "--prompt-ids", "1,2,3,4,5", "--prompt-ids", "7,8",
@@ -124,8 +123,7 @@ func TestGenerateDevice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("TPUCC_PJRT_CACHE", filepath.Dir(plugin)) // before the compile cache moves
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("TPUCC_PJRT_CACHE", filepath.Dir(plugin))
 	dir := tinyQwen3(t)
 	args := []string{"generate", "--model", dir, "--prompt-ids", "1,2,3,4,5", "--prompt-ids", "7,8", "--max-new-tokens", "6"}
 	want := tpucc(t, "", args...)
@@ -141,7 +139,6 @@ func TestGenerateDevice(t *testing.T) {
 // not. (models' TestEOSAgainstTransformers compares the rule with
 // transformers.)
 func TestGenerateEOS(t *testing.T) {
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	dir := tinyQwen3(t)
 	args := []string{"generate", "--model", dir, "--prompt-ids", "1,2,3,4,5", "--prompt-ids", "7,8", "--max-new-tokens", "8"}
 	full := tpucc(t, "", append(args, "--ignore-eos")...)
@@ -201,7 +198,6 @@ func TestGenerateEOS(t *testing.T) {
 // finishes with it, and nothing without it (a small checkpoint, stderr not
 // a terminal).
 func TestGenerateProgress(t *testing.T) {
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	dir := tinyQwen3(t)
 	ck, err := safetensors.Open(dir)
 	if err != nil {
@@ -356,7 +352,6 @@ func byteLevelTokenizer() []byte {
 // o, the same tokens as --prompt-ids 256,257,111; the decoded text follows
 // each line of ids.
 func TestGeneratePromptText(t *testing.T) {
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	dir := tinyQwen3Vocab(t, 258)
 	writeFile(t, dir, "tokenizer.json", byteLevelTokenizer())
 	text := tpucc(t, "", "generate", "--model", dir, "--prompt", "hello", "--max-new-tokens", "4")
