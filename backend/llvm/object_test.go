@@ -115,6 +115,12 @@ func TestWorldWritableCacheRefused(t *testing.T) {
 	if b.cache.dir == dir {
 		t.Fatal("the refused directory is still used")
 	}
+	// The fallback serves the whole process and is left for it; here the
+	// test removes it, and lets a later refusal make a new one.
+	t.Cleanup(func() {
+		os.RemoveAll(fallbackDir)
+		fallbackOnce, fallbackDir, fallbackErr = sync.Once{}, "", nil
+	})
 	exe := compileText(t, "f.tir", []byte(cacheProgram))
 	differential(t, b, exe.Module, exe.Entry, 2)
 	if objs, _ := filepath.Glob(filepath.Join(dir, "*")); len(objs) != 0 {
