@@ -89,6 +89,9 @@ func layerShapes(c *hf.Config, i int) map[string][]int64 {
 		E, I := int64(c.MoE.Experts), int64(c.MoE.Intermediate)
 		s["Router"] = []int64{E, H}
 		s["GateExperts"], s["UpExperts"], s["DownExperts"] = []int64{E, I, H}, []int64{E, I, H}, []int64{E, H, I}
+		if S := int64(c.MoE.Shared); S > 0 {
+			s["SharedGate"], s["SharedUp"], s["SharedDown"], s["SharedExpertGate"] = []int64{S, H}, []int64{S, H}, []int64{H, S}, []int64{1, H}
+		}
 	}
 	if !c.Gemma() {
 		return s

@@ -219,5 +219,11 @@ func moe(c *hf.Config, w *layerWeights, x, routerIn *tensor.Tensor) *tensor.Tens
 	act := activation(c, proj(w.GateExperts)).Mul(proj(w.UpExperts))
 	// Down [E, H, I], batched over experts: [E, N, H].
 	out := act.DotGeneral(w.DownExperts, ir.DotAttr{LhsBatch: []int64{1}, RhsBatch: []int64{0}, LhsContract: []int64{2}, RhsContract: []int64{2}})
-	return combine.DotGeneral(out, ir.DotAttr{LhsBatch: []int64{0}, RhsBatch: []int64{1}, LhsContract: []int64{1}, RhsContract: []int64{0}})
+	routed := combine.DotGeneral(out, ir.DotAttr{LhsBatch: []int64{0}, RhsBatch: []int64{1}, LhsContract: []int64{1}, RhsContract: []int64{0}})
+	if m.Shared == 0 {
+		return routed
+	}
+	// Qwen2-MoE's shared expert, on every token, scaled by its own gate.
+	shared := linear(activation(c, linear(x, w.SharedGate)).Mul(linear(x, w.SharedUp)), w.SharedDown)
+	return routed.Add(linear(x, w.SharedExpertGate).Sigmoid().Mul(shared))
 }

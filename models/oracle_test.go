@@ -26,7 +26,7 @@ import (
 const hfPython = "../.venv-hf/bin/python"
 
 // oracleModels are tools/hf/oracle.py's models.
-var oracleModels = []string{"qwen3", "qwen3_moe", "gemma4", "qwen3_moe_bf16", "gemma4_wrapped", "llama", "mistral", "qwen2", "mixtral", "gemma3", "gemma3_wrapped", "phi3", "gemma2", "granite", "olmo2"}
+var oracleModels = []string{"qwen3", "qwen3_moe", "gemma4", "qwen3_moe_bf16", "gemma4_wrapped", "llama", "mistral", "qwen2", "mixtral", "gemma3", "gemma3_wrapped", "phi3", "gemma2", "granite", "olmo2", "qwen2_moe"}
 
 // oracle is what transformers computed for one model (oracle.json).
 type oracle struct {
@@ -313,7 +313,7 @@ func checkLogits(t *testing.T, got *tensor.Tensor, pad []int, o oracle) {
 // checkpoint and counts the layers moe-route rewrote: all of them.
 func TestMoERouted(t *testing.T) {
 	root := oracleDirs(t)
-	for _, name := range []string{"qwen3_moe", "gemma4", "mixtral"} {
+	for _, name := range []string{"qwen3_moe", "gemma4", "mixtral", "qwen2_moe"} {
 		t.Run(name, func(t *testing.T) {
 			m, err := Load(filepath.Join(root, name))
 			if err != nil {
@@ -352,7 +352,7 @@ func TestMoERouted(t *testing.T) {
 // requires transformers' logits too.
 func TestEagerMatchesTransformers(t *testing.T) {
 	root := oracleDirs(t)
-	for _, name := range []string{"qwen3_moe", "gemma4", "mixtral"} {
+	for _, name := range []string{"qwen3_moe", "gemma4", "mixtral", "qwen2_moe"} {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(root, name)
 			o := readOracle(t, dir)

@@ -32,6 +32,8 @@ type layerWeights struct {
 	Router, RouterScale, ExpertScale             *tensor.Tensor
 	PostMLPNorm1, PreMoENorm, PostMoENorm        *tensor.Tensor
 	GateExperts, UpExperts, DownExperts          *tensor.Tensor
+	SharedGate, SharedUp, SharedDown             *tensor.Tensor
+	SharedExpertGate                             *tensor.Tensor
 	LayerScalar                                  *tensor.Tensor
 	PerLayerGate, PerLayerProj, PerLayerNorm     *tensor.Tensor
 }

@@ -1,6 +1,7 @@
 // Package hf reads Hugging Face model directories: config.json of the
 // architectures tpucc supports (qwen3, qwen3_moe, gemma4_text, gemma3_text,
-// gemma2, llama, mistral, mixtral, phi3, granite, olmo2, qwen2) into a typed
+// gemma2, llama, mistral, mixtral, phi3, granite, olmo2, qwen2, qwen2_moe)
+// into a typed
 // Config, and the checkpoint's tensors, named as the Hub stores them, into
 // a Weights set whose experts are stacked into [E, ...] arrays.
 //
@@ -25,7 +26,7 @@ import (
 
 // Config is a model's config.json, resolved per layer.
 type Config struct {
-	Arch         string // model_type: "qwen3", "qwen3_moe", "gemma4_text", "gemma3_text", "gemma2", "llama", "mistral", "mixtral", "phi3", "granite", "olmo2", "qwen2"
+	Arch         string // model_type: "qwen3", "qwen3_moe", "gemma4_text", "gemma3_text", "gemma2", "llama", "mistral", "mixtral", "phi3", "granite", "olmo2", "qwen2", "qwen2_moe"
 	Vocab        int
 	Hidden       int
 	Heads        int // query heads of every layer
@@ -132,6 +133,10 @@ type MoE struct {
 	Intermediate int // each expert's width
 	// NormTopK renormalises the top-k routing weights to sum to 1.
 	NormTopK bool
+	// Shared is the width of an always-on expert beside the routed ones,
+	// its output scaled by sigmoid of a [1, hidden] gate (Qwen2-MoE); 0 is
+	// none.
+	Shared int
 	// Router is "softmax" (Qwen3-MoE: softmax of the gate's logits) or
 	// "gemma4" (RMSNorm without scale, times scale/sqrt(hidden), a projection,
 	// softmax, top-k renormalised, times per_expert_scale).
@@ -176,7 +181,7 @@ func ParseConfig(data []byte) (*Config, error) {
 	arch := f.str("model_type", "")
 	var c *Config
 	switch arch {
-	case "qwen3", "qwen3_moe", "qwen2":
+	case "qwen3", "qwen3_moe", "qwen2", "qwen2_moe":
 		c = qwen3(f, arch)
 	case "llama", "mistral", "mixtral", "phi3", "granite", "olmo2":
 		c = llama(f, arch)
@@ -189,7 +194,7 @@ func ParseConfig(data []byte) (*Config, error) {
 	case "":
 		return nil, fmt.Errorf("field \"model_type\": missing")
 	default:
-		return nil, fmt.Errorf("field \"model_type\": architecture %q is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, phi3, granite, olmo2, gemma2, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)", arch)
+		return nil, fmt.Errorf("field \"model_type\": architecture %q is not supported (tpucc loads qwen3, qwen3_moe, qwen2, qwen2_moe, llama, mistral, mixtral, phi3, granite, olmo2, gemma2, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)", arch)
 	}
 	f.leftover(arch)
 	if f.err != nil {

@@ -60,7 +60,7 @@ func wantSummary(t *testing.T, cfg, want string) *Config {
 
 func TestQwen3MoEConfig(t *testing.T) {
 	wantSummary(t, qwen3MoEConfig, `qwen3_moe vocab=151936 hidden=2048 heads=32 inter=6144 eps=1e-06 act=silu tie=false embed=1 attn=0.08839 softcap=0 qk=true v=false max=40960 bias=false/false/false
-moe {Experts:128 TopK:8 Intermediate:768 NormTopK:true Router:softmax}
+moe {Experts:128 TopK:8 Intermediate:768 NormTopK:true Shared:0 Router:softmax}
 layers 0-47 {Sliding:false Window:0 HeadDim:128 KVHeads:4 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:128 HeadDim:128 LowFreq:0 HighFreq:0 OrigMax:0} MLP:false MoE:true Intermediate:6144}
 `)
 }
@@ -112,7 +112,7 @@ const gemma4Config = `{"model_type": "gemma4_text", "vocab_size": 512, "hidden_s
 
 func TestGemma4Config(t *testing.T) {
 	wantSummary(t, gemma4Config, `gemma4_text vocab=512 hidden=64 heads=4 inter=96 eps=1e-06 act=gelu_pytorch_tanh tie=true embed=8 attn=1 softcap=30 qk=true v=true max=0 bias=false/false/false
-moe {Experts:8 TopK:2 Intermediate:24 NormTopK:true Router:gemma4}
+moe {Experts:8 TopK:2 Intermediate:24 NormTopK:true Shared:0 Router:gemma4}
 layers 0-1 {Sliding:true Window:8 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:16 HeadDim:16 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:true Intermediate:96}
 layers 2-2 {Sliding:false Window:0 HeadDim:32 KVHeads:1 KEqV:true KVFrom:-1 Rope:{Type:proportional Theta:1e+06 Factor:1 RotaryDim:8 HeadDim:32 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:true Intermediate:96}
 layers 3-3 {Sliding:true Window:8 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:16 HeadDim:16 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:true Intermediate:96}
@@ -127,7 +127,7 @@ func TestConfigErrors(t *testing.T) {
 	q := func(old, new string) string { return strings.Replace(qwen3MoEConfig, old, new, 1) }
 	g := func(old, new string) string { return strings.Replace(gemma4Config, old, new, 1) }
 	cases := []struct{ cfg, want string }{
-		{`{"model_type": "falcon"}`, `field "model_type": architecture "falcon" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, phi3, granite, olmo2, gemma2, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)`},
+		{`{"model_type": "falcon"}`, `field "model_type": architecture "falcon" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, qwen2_moe, llama, mistral, mixtral, phi3, granite, olmo2, gemma2, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)`},
 		{`{"hidden_size": 3}`, `field "model_type": missing`},
 		{`[1]`, `a JSON array where an object is expected`},
 		{`{"model_type": "qwen3", "model_type": "qwen3"}`, `duplicate key "model_type" in the object at $`},
@@ -201,7 +201,7 @@ func TestLoadConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := LoadConfig(dir)
-	want := filepath.Join(dir, ConfigFile) + `: field "model_type": architecture "bert" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, llama, mistral, mixtral, phi3, granite, olmo2, gemma2, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)`
+	want := filepath.Join(dir, ConfigFile) + `: field "model_type": architecture "bert" is not supported (tpucc loads qwen3, qwen3_moe, qwen2, qwen2_moe, llama, mistral, mixtral, phi3, granite, olmo2, gemma2, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
@@ -301,7 +301,7 @@ const mixtralConfig = `{"architectures": ["MixtralForCausalLM"], "attention_drop
 
 func TestMixtralConfig(t *testing.T) {
 	wantSummary(t, mixtralConfig, `mixtral vocab=32000 hidden=4096 heads=32 inter=14336 eps=1e-05 act=silu tie=false embed=1 attn=0.08839 softcap=0 qk=false v=false max=32768 bias=false/false/false
-moe {Experts:8 TopK:2 Intermediate:14336 NormTopK:true Router:softmax}
+moe {Experts:8 TopK:2 Intermediate:14336 NormTopK:true Shared:0 Router:softmax}
 layers 0-31 {Sliding:false Window:0 HeadDim:128 KVHeads:8 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:128 HeadDim:128 LowFreq:0 HighFreq:0 OrigMax:0} MLP:false MoE:true Intermediate:14336}
 `)
 	// Without rope_theta, MixtralConfig's default is 1e6; without
@@ -467,4 +467,22 @@ layers 0-31 {Sliding:false Window:0 HeadDim:128 KVHeads:32 KEqV:false KVFrom:-1 
 	if !c.QKNormFull {
 		t.Error("OLMo 2's q/k norms are over the whole projections")
 	}
+}
+
+// Qwen1.5-MoE-A2.7B's config.json as published: 60 experts top-4 without
+// renormalising, and a shared expert of 5632.
+const qwen2MoEConfig = `{"architectures": ["Qwen2MoeForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 151643,
+	"decoder_sparse_step": 1, "eos_token_id": 151643, "hidden_act": "silu", "hidden_size": 2048, "initializer_range": 0.02,
+	"intermediate_size": 5632, "max_position_embeddings": 8192, "max_window_layers": 21, "model_type": "qwen2_moe",
+	"moe_intermediate_size": 1408, "norm_topk_prob": false, "num_attention_heads": 16, "num_experts": 60,
+	"num_experts_per_tok": 4, "num_hidden_layers": 24, "num_key_value_heads": 16, "output_router_logits": false,
+	"rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "router_aux_loss_coef": 0.001, "shared_expert_intermediate_size": 5632,
+	"sliding_window": 32768, "tie_word_embeddings": false, "torch_dtype": "bfloat16", "transformers_version": "4.36.0.dev0",
+	"use_cache": true, "use_sliding_window": false, "vocab_size": 151936}`
+
+func TestQwen2MoEConfig(t *testing.T) {
+	wantSummary(t, qwen2MoEConfig, `qwen2_moe vocab=151936 hidden=2048 heads=16 inter=5632 eps=1e-06 act=silu tie=false embed=1 attn=0.08839 softcap=0 qk=false v=false max=8192 bias=true/false/false
+moe {Experts:60 TopK:4 Intermediate:1408 NormTopK:false Shared:5632 Router:softmax}
+layers 0-23 {Sliding:false Window:0 HeadDim:128 KVHeads:16 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:128 HeadDim:128 LowFreq:0 HighFreq:0 OrigMax:0} MLP:false MoE:true Intermediate:5632}
+`)
 }

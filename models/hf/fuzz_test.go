@@ -15,6 +15,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte(gemma2Config))
 	f.Add([]byte(graniteConfig))
 	f.Add([]byte(olmo2Config))
+	f.Add([]byte(qwen2MoEConfig))
 	f.Add([]byte(`{"model_type": "gemma3", "text_config": ` + gemma3Config + `, "vision_config": {}}`))
 	f.Add([]byte(`{"model_type": "mistral", "vocab_size": 8, "hidden_size": 8, "intermediate_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2, "sliding_window": null}`))
 	f.Add([]byte(`{"model_type": "qwen3", "rope_parameters": {"rope_type": "linear"}}`))

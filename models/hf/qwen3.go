@@ -6,14 +6,19 @@ import (
 	"slices"
 )
 
-// qwen3 reads Qwen3, Qwen3-MoE and Qwen2 configs (Qwen3ForCausalLM,
-// Qwen3MoeForCausalLM, Qwen2ForCausalLM). Qwen2 is Qwen3 without the q/k
-// norms and with biases on the q, k and v projections.
+// qwen3 reads Qwen3, Qwen3-MoE, Qwen2 and Qwen2-MoE configs
+// (Qwen3ForCausalLM, Qwen3MoeForCausalLM, Qwen2ForCausalLM,
+// Qwen2MoeForCausalLM). Qwen2 is Qwen3 without the q/k norms and with
+// biases on the q, k and v projections; Qwen2-MoE adds Qwen3-MoE's experts
+// and a shared expert beside them.
 func qwen3(f *fields, arch string) *Config {
 	c := siluDecoder(f, arch)
-	if arch == "qwen2" {
+	switch arch {
+	case "qwen2":
 		c.QKVBias = true
-	} else {
+	case "qwen2_moe":
+		c.QKVBias = f.bool("qkv_bias", true)
+	default:
 		c.QKNorm = true
 		c.QKVBias = f.bool("attention_bias", false)
 		c.OBias = c.QKVBias
@@ -125,7 +130,7 @@ func qwenSliding(f *fields, arch string, n int) []bool {
 // a layer is when it is not in mlp_only_layers and (i+1) is a multiple of
 // decoder_sparse_step.
 func qwenMoE(f *fields, c *Config, arch string, n int) func(int) bool {
-	if arch != "qwen3_moe" {
+	if arch != "qwen3_moe" && arch != "qwen2_moe" {
 		return func(int) bool { return false }
 	}
 	c.MoE = &MoE{
@@ -137,6 +142,9 @@ func qwenMoE(f *fields, c *Config, arch string, n int) func(int) bool {
 	}
 	if c.MoE.TopK > c.MoE.Experts {
 		f.fail("num_experts_per_tok", "%d is more than num_experts %d", c.MoE.TopK, c.MoE.Experts)
+	}
+	if arch == "qwen2_moe" {
+		c.MoE.Shared = f.int("shared_expert_intermediate_size", 5632)
 	}
 	step := f.int("decoder_sparse_step", 1)
 	if step == 0 {

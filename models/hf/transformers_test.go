@@ -68,7 +68,7 @@ func TestAgainstTransformers(t *testing.T) {
 	if out, err := exec.Command(hfPython, "../../tools/models/hfmodels.py", dir).CombinedOutput(); err != nil {
 		t.Fatalf("hfmodels.py: %v\n%s", err, out)
 	}
-	for _, name := range []string{"qwen3", "qwen3_moe", "gemma4", "llama", "mistral", "qwen2", "mixtral", "gemma3", "phi3", "gemma2", "granite", "olmo2"} {
+	for _, name := range []string{"qwen3", "qwen3_moe", "gemma4", "llama", "mistral", "qwen2", "mixtral", "gemma3", "phi3", "gemma2", "granite", "olmo2", "qwen2_moe"} {
 		t.Run(name, func(t *testing.T) {
 			var want expectModel
 			data, err := os.ReadFile(filepath.Join(dir, name, "expect.json"))

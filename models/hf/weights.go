@@ -45,7 +45,9 @@ type LayerWeights struct {
 	RouterScale, ExpertScale              *backend.Buffer // [H], [E]
 	PostMLPNorm1, PreMoENorm, PostMoENorm *backend.Buffer
 	GateExperts, UpExperts, DownExperts   *backend.Buffer
-	LayerScalar                           *backend.Buffer // Gemma 4: [1]
+	// Qwen2-MoE's shared expert ([S, H], [S, H], [H, S]) and its gate [1, H].
+	SharedGate, SharedUp, SharedDown, SharedExpertGate *backend.Buffer
+	LayerScalar                                        *backend.Buffer // Gemma 4: [1]
 	// Gemma 4 per-layer input: gate [P, H], projection [H, P], norm [H].
 	PerLayerGate, PerLayerProj, PerLayerNorm *backend.Buffer
 }
@@ -259,6 +261,15 @@ func (l *loader) layer(i int, lw *LayerWeights) error {
 	}
 	if err := l.fill([]slot{{&lw.Router, p + block + "gate.weight", []int64{int64(c.MoE.Experts), H}}}); err != nil {
 		return err
+	}
+	if s := int64(c.MoE.Shared); s > 0 {
+		sh := p + block + "shared_expert"
+		if err := l.fill([]slot{
+			{&lw.SharedGate, sh + ".gate_proj.weight", []int64{s, H}}, {&lw.SharedUp, sh + ".up_proj.weight", []int64{s, H}},
+			{&lw.SharedDown, sh + ".down_proj.weight", []int64{H, s}}, {&lw.SharedExpertGate, sh + "_gate.weight", []int64{1, H}},
+		}); err != nil {
+			return err
+		}
 	}
 	if _, _, packed := l.ck.Info(p + block + "experts.gate_up_proj"); packed {
 		return l.packedExperts(p+block+"experts.", lw)

@@ -45,7 +45,8 @@ from transformers import (Gemma2Config, Gemma2ForCausalLM, Gemma3Config, Gemma3F
                           GraniteForCausalLM, LlamaConfig, LlamaForCausalLM, MistralConfig,
                           MistralForCausalLM, MixtralConfig, MixtralForCausalLM, Olmo2Config,
                           Olmo2ForCausalLM, Phi3Config, Phi3ForCausalLM, Qwen2Config, Qwen2ForCausalLM,
-                          Qwen3Config, Qwen3ForCausalLM, Qwen3MoeConfig, Qwen3MoeForCausalLM)
+                          Qwen2MoeConfig, Qwen2MoeForCausalLM, Qwen3Config, Qwen3ForCausalLM, Qwen3MoeConfig,
+                          Qwen3MoeForCausalLM)
 
 PROMPTS = [[3, 17, 42, 5, 9, 11, 30, 2, 7, 61, 13], [8, 1, 50], [12, 4, 4, 33, 20, 19, 1, 0, 6, 44, 27, 38, 15, 2, 9, 60, 31]]
 NEW_TOKENS = 32
@@ -156,6 +157,15 @@ def olmo2():
         num_key_value_heads=2, pad_token_id=0, eos_token_id=2))
 
 
+def qwen2_moe():
+    # 8 experts top-2 without renormalising, a shared expert beside them
+    # behind its sigmoid gate, and a dense layer.
+    return Qwen2MoeForCausalLM(Qwen2MoeConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=3, num_attention_heads=4,
+        num_key_value_heads=2, num_experts=8, num_experts_per_tok=2, moe_intermediate_size=24,
+        shared_expert_intermediate_size=40, mlp_only_layers=[1], norm_topk_prob=False))
+
+
 def phi3():
     # q, k and v in one matrix, gate and up in another; a window of 5.
     return Phi3ForCausalLM(Phi3Config(
@@ -205,12 +215,13 @@ MODELS = {
     "gemma2": (gemma2, torch.float32),
     "granite": (granite, torch.float32),
     "olmo2": (olmo2, torch.float32),
+    "qwen2_moe": (qwen2_moe, torch.float32),
 }
 
 
 # Seeds whose greedy choices are not near ties (the others use their index in
 # MODELS, whichever models are asked for).
-SEEDS = {"gemma4_wrapped": 12, "llama": 9, "qwen2": 6, "mixtral": 15, "phi3": 10, "granite": 19}
+SEEDS = {"gemma4_wrapped": 12, "llama": 9, "qwen2": 6, "mixtral": 15, "phi3": 10, "granite": 19, "qwen2_moe": 18}
 
 
 def oracle(model):
