@@ -223,7 +223,8 @@ func moe(c *hf.Config, w *layerWeights, x, routerIn *tensor.Tensor) *tensor.Tens
 	if m.Shared == 0 {
 		return routed
 	}
-	// Qwen2-MoE's shared expert, on every token, scaled by its own gate.
-	shared := linear(activation(c, linear(x, w.SharedGate)).Mul(linear(x, w.SharedUp)), w.SharedDown)
+	// Qwen2-MoE's shared expert, the gated MLP on every token, scaled by
+	// its own gate.
+	shared := mlp(c, &layerWeights{Gate: w.SharedGate, Up: w.SharedUp, Down: w.SharedDown}, x)
 	return routed.Add(linear(x, w.SharedExpertGate).Sigmoid().Mul(shared))
 }

@@ -105,6 +105,23 @@ func oracleDirs(t *testing.T) string {
 	return oracleRoot
 }
 
+// oracleGenerator loads dir's checkpoint (closed when the test ends) and
+// makes its generator with a cache of its own in memory; all asks for the
+// logits of every prompt token.
+func oracleGenerator(t *testing.T, dir string, all bool) *Generator {
+	t.Helper()
+	m, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	g, err := NewGenerator(m, Options{AllLogits: all, Cache: runtime.NewCache("", runtime.CacheOptions{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
 func readOracle(t *testing.T, dir string) oracle {
 	t.Helper()
 	var o oracle
@@ -145,15 +162,7 @@ func againstTransformers(t *testing.T, root string) {
 			if o.Margin < 1e-3 {
 				t.Fatalf("transformers' greedy choices are near ties (margin %g): the comparison would mean nothing", o.Margin)
 			}
-			m, err := Load(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
-			g, err := NewGenerator(m, Options{AllLogits: true, Cache: runtime.NewCache("", runtime.CacheOptions{})})
-			if err != nil {
-				t.Fatal(err)
-			}
+			g := oracleGenerator(t, dir, true)
 			res, err := g.Generate(Request{Prompts: o.Prompts, MaxNew: len(o.Greedy[0])})
 			if err != nil {
 				t.Fatal(err)
@@ -202,15 +211,7 @@ func TestEOSAgainstTransformers(t *testing.T) {
 	if len(o.Tokens[0]) >= 32 {
 		t.Fatalf("transformers ran all %d steps: the oracle's EOS ids do not end every row", len(o.Tokens[0]))
 	}
-	m, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	g, err := NewGenerator(m, Options{Cache: runtime.NewCache("", runtime.CacheOptions{})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := oracleGenerator(t, dir, false)
 	res, err := g.Generate(Request{Prompts: o.Prompts, MaxNew: 32, EOS: gen.EOS, Pad: int32(gen.Pad)})
 	if err != nil {
 		t.Fatal(err)
@@ -251,15 +252,7 @@ func TestTextAgainstTransformers(t *testing.T) {
 	if err != nil || !slices.Equal(ids, o.IDs) {
 		t.Fatalf("Encode(%q) = %v, %v; want transformers' %v", o.Text, ids, err, o.IDs)
 	}
-	m, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	g, err := NewGenerator(m, Options{Cache: runtime.NewCache("", runtime.CacheOptions{})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := oracleGenerator(t, dir, false)
 	prompt := make([]int32, len(ids))
 	for i, id := range ids {
 		prompt[i] = int32(id)

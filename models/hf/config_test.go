@@ -361,6 +361,7 @@ layers 24-25 {Sliding:true Window:512 HeadDim:256 KVHeads:1 KEqV:false KVFrom:-1
 		{g(`"rope_scaling": null`, `"rope_parameters": {}`), `field "rope_local_base_freq": given beside rope_parameters`},
 		{g(`"query_pre_attn_scalar": 256`, `"query_pre_attn_scalar": 0`), `field "query_pre_attn_scalar": 0 is not positive`},
 		{g(`"sliding_window_pattern": 6`, `"sliding_window_pattern": 0`), `field "sliding_window_pattern": must be positive`},
+		{g(`"rope_scaling": null`, `"rope_scaling": "linear"`), `field "rope_scaling": "linear" is not an object`},
 	} {
 		if _, err := ParseConfig([]byte(c.cfg)); err == nil || err.Error() != c.want {
 			t.Errorf("got %v\nwant %s", err, c.want)

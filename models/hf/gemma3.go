@@ -117,7 +117,7 @@ func gemma3Ropes(f *fields, types []string) map[string]map[string]json.RawMessag
 		}
 		out = gemmaRopes(f, types)
 	} else {
-		full := rawObject(&fields{raw: legacy, used: map[string]bool{}}, "rope_scaling")
+		full := rawObject(f, "rope_scaling") // refused unless an object
 		if full == nil {
 			full = map[string]json.RawMessage{}
 		}
