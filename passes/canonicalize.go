@@ -56,6 +56,12 @@ func indexRules(rules []rule) [][]rule {
 // order and applying the first that matches, until a sweep changes nothing.
 // Replaced instructions stay in place, dead, for dce.
 func canonicalize(f *ir.Func, c *Context) (bool, error) {
+	return sweepRules(f, c, "canonicalize", canonicalIndex)
+}
+
+// sweepRules is the fixed-point loop of canonicalize over the rule table idx
+// (indexRules), shared by the passes that are rule tables (contract).
+func sweepRules(f *ir.Func, c *Context, pass string, idx [][]rule) (bool, error) {
 	changed := false
 	for round := 0; round < maxCanonicalizeRounds; round++ {
 		uses := f.UseCounts()
@@ -65,7 +71,7 @@ func canonicalize(f *ir.Func, c *Context) (bool, error) {
 		s := newSweep(f)
 		for _, in := range s.instrs {
 			if live(in, uses) {
-				for _, ru := range canonicalIndex[in.Op] {
+				for _, ru := range idx[in.Op] {
 					if applyRule(s, c, ru, in) {
 						fired = true
 						break
@@ -80,7 +86,7 @@ func canonicalize(f *ir.Func, c *Context) (bool, error) {
 		}
 		changed = true
 	}
-	return changed, fmt.Errorf("canonicalize did not reach a fixed point in %d rounds", maxCanonicalizeRounds)
+	return changed, fmt.Errorf("%s did not reach a fixed point in %d rounds", pass, maxCanonicalizeRounds)
 }
 
 // live reports whether some result of in is used (by an instruction or the

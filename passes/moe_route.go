@@ -26,6 +26,12 @@ import (
 // weights [E,H,F] or [E,F,H] (either operand order), followed by a down
 // projection by [E,F,H] or [E,H,F] batched over experts. Anything added beside
 // the routed sum (a shared expert) is outside the match and stays dense.
+//
+// Every contraction is matched in one form, dot_general: the contract pass,
+// which runs before this one, turns products summed over an axis (however
+// broadcast, transposed or reshaped) into dot_generals and folds transposes
+// into their dimension numbers, so each sum over experts, one-hot weighting
+// and projection has one spelling here, whatever its dims' order.
 
 // moeLayer is one matched layer: everything the rewrite needs.
 type moeLayer struct {
@@ -48,8 +54,7 @@ type projection struct {
 	contract int
 }
 
-// Pattern: dot_general(combine[T,E], experts[E,T,H] batch T contract E) -> ragged_dot form
-// Pattern: reduce_sum(mul(broadcast(combine), experts[T,E,H]), axes=[E]) -> ragged_dot form
+// Pattern: dot_general(combine[T,E], experts batch T contract E) -> ragged_dot form   (either operand order, experts' dims in any order)
 func moeRoute(f *ir.Func, c *Context) (bool, error) {
 	changed := false
 	for _, in := range slices.Clone(f.Body.Instrs) {
@@ -74,8 +79,6 @@ func matchMoE(in *ir.Instr) (*moeLayer, string) {
 	switch in.Op {
 	case ir.OpDotGeneral:
 		l, rule = matchCombineDot(in), "combine-dot"
-	case ir.OpReduceSum:
-		l, rule = matchCombineReduce(in), "combine-reduce"
 	case ir.OpAdd:
 		l, rule = matchPerExpertSum(in), "per-expert-sum"
 	}
@@ -107,39 +110,6 @@ func matchCombineDot(in *ir.Instr) *moeLayer {
 			continue
 		}
 		out := []byte("TH") // batch, then the free dim of either operand
-		return l.finish(in, out, comb)
-	}
-	return nil
-}
-
-// matchCombineReduce: reduce_sum over the E axis of mul(expert outputs, a
-// broadcast of combine [T,E]), leaving [T,H] or [H,T].
-func matchCombineReduce(in *ir.Instr) *moeLayer {
-	ax := in.Attr.(*ir.AxesAttr)
-	m := in.Args[0].Def
-	if len(ax.Axes) != 1 || ax.KeepDims || m == nil || m.Op != ir.OpMul || m.Result().Type.Rank() != 3 {
-		return nil
-	}
-	for _, swap := range []bool{false, true} {
-		eo, bc := m.Args[0], m.Args[1]
-		if swap {
-			eo, bc = bc, eo
-		}
-		l := matchExperts(eo)
-		if l == nil || l.outRoles[ax.Axes[0]] != 'E' || bc.Def == nil || bc.Def.Op != ir.OpBroadcast {
-			continue
-		}
-		comb := bc.Def.Args[0]
-		dims := bc.Def.Attr.(*ir.DimsAttr).Dims
-		if comb.Type.Rank() != 2 || l.outRoles[dims[0]] != 'T' || l.outRoles[dims[1]] != 'E' {
-			continue
-		}
-		var out []byte
-		for i, r := range l.outRoles {
-			if int64(i) != ax.Axes[0] {
-				out = append(out, r)
-			}
-		}
 		return l.finish(in, out, comb)
 	}
 	return nil
@@ -238,7 +208,7 @@ func (m *expertsMatch) matchAct(act *ir.Value) bool {
 // stackedLeaf records v when it is a projection by stacked weights
 // (expertProjection) of the same x, with the same roles, as the others.
 func (m *expertsMatch) stackedLeaf(v *ir.Value) (isLeaf, ok bool) {
-	p, x, roles, found := expertProjection(v)
+	p, x, roles, found := transposedProjection(v)
 	if !found {
 		return false, true
 	}
@@ -303,6 +273,26 @@ func scalarLike(v *ir.Value) bool {
 	return false
 }
 
+// transposedProjection is expertProjection, or a transpose of one: contract
+// leaves one after the dot_general where no operand order of a summed
+// product gives the product's dim order.
+func transposedProjection(v *ir.Value) (p projection, x *ir.Value, roles []byte, ok bool) {
+	d := v.Def
+	if d == nil || d.Op != ir.OpTranspose {
+		return expertProjection(v)
+	}
+	p, x, inner, ok := expertProjection(d.Args[0])
+	if !ok {
+		return p, nil, nil, false
+	}
+	perm := d.Attr.(*ir.PermAttr).Perm
+	roles = make([]byte, len(perm))
+	for i, q := range perm {
+		roles[i] = inner[q]
+	}
+	return p, x, roles, true
+}
+
 // expertProjection matches v = x·w for every expert: dot_general of tokens x
 // [T,H] (contracted on H) and stacked weights w [E,H,F] or [E,F,H] (contracted
 // on their H), in either order, or batched over experts with x broadcast to
@@ -354,8 +344,7 @@ func expertProjection(v *ir.Value) (p projection, x *ir.Value, roles []byte, ok 
 // and returns those ids [T,K] and a builder of the weight of each choice
 // [T,K]. The forms, each with its pattern:
 //
-// Pattern: reduce_sum(mul(one_hot(ids), broadcast(w[T,K])), axes=[1])
-// Pattern: dot_general(w[T,K], one_hot(ids)[T,K,E], batch T, contract K)
+// Pattern: dot_general(w[T,K], one_hot(ids)[T,K,E], batch T, contract K)   (either operand order)
 // Pattern: mul(dense[T,E], reduce_sum|reduce_max(one_hot(ids), axes=[1]))
 //
 // (one_hot may be spelled as a compare of the ids with an iota.)
@@ -365,8 +354,6 @@ func sparseCombine(comb *ir.Value, e int64) (*ir.Value, func(*ir.Builder) *ir.Va
 		return nil, nil, false
 	}
 	switch d.Op {
-	case ir.OpReduceSum:
-		return combineSumOfOneHot(d, e)
 	case ir.OpDotGeneral:
 		return combineDotOfOneHot(d, e)
 	case ir.OpMul:
@@ -378,38 +365,6 @@ func sparseCombine(comb *ir.Value, e int64) (*ir.Value, func(*ir.Builder) *ir.Va
 			if ids, ok := oneHotMask(mask, e); ok {
 				return ids, gatherWeights(ids, dense, e), true
 			}
-		}
-	}
-	return nil, nil, false
-}
-
-// combineSumOfOneHot: reduce_sum over K of one_hot(ids) times w broadcast
-// over experts.
-func combineSumOfOneHot(d *ir.Instr, e int64) (*ir.Value, func(*ir.Builder) *ir.Value, bool) {
-	ax := d.Attr.(*ir.AxesAttr)
-	m := d.Args[0].Def
-	if !slices.Equal(ax.Axes, []int64{1}) || ax.KeepDims || m == nil || m.Op != ir.OpMul {
-		return nil, nil, false
-	}
-	for _, swap := range []bool{false, true} {
-		oh, bw := m.Args[0], m.Args[1]
-		if swap {
-			oh, bw = bw, oh
-		}
-		ids, ok := oneHotIDs(oh, e)
-		if !ok || bw.Def == nil || bw.Def.Op != ir.OpBroadcast {
-			continue
-		}
-		w, dims := bw.Def.Args[0], bw.Def.Attr.(*ir.DimsAttr).Dims
-		tk := ids.Type.Shape
-		switch {
-		case w.Type.Rank() == 2 && slices.Equal(dims, []int64{0, 1}):
-			return ids, func(*ir.Builder) *ir.Value { return w }, true
-		case w.Type.Rank() == 3 && slices.Equal(dims, []int64{0, 1, 2}) && w.Type.Shape[2].Size == 1:
-			return ids, func(b *ir.Builder) *ir.Value {
-				t := w.Type.WithShape(slices.Clone(tk))
-				return b.Typed(ir.OpReshape, nil, &t, w)
-			}, true
 		}
 	}
 	return nil, nil, false

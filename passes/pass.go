@@ -127,6 +127,8 @@ func all() []Pass {
 			Doc: "merges instructions that compute the same op on the same operands with the same attributes and types"},
 		{Name: "dce", Run: dce,
 			Doc: "removes instructions whose results are unused"},
+		{Name: "contract", Run: contract,
+			Doc: "rewrites products summed over axes (through broadcasts, transposes and unit reshapes) into dot_general and folds transposes into dot_general's dimension numbers (f32, f64 and integer products; docs/MOE.md)"},
 		{Name: "moe-route", Run: moeRoute,
 			Doc: "rewrites dense mixture-of-experts layers whose combine weights are provably zero outside each token's top-k experts into sorted rows and ragged_dot grouped matmuls"},
 		{Name: "fuse", Run: fuse,
@@ -168,6 +170,9 @@ func Names() []string {
 // operands (x + c where c folded to 0). dce runs once, after them, removing
 // everything the others left dead.
 //
+// contract then puts every contraction in dot_general form, so that
+// moe-route, right after it, matches one spelling of each matmul.
+//
 // fuse follows dce: fusion wants canonical, CSE'd input with nothing dead,
 // so that no kernel carries a no-op, a duplicate or an unused value.
 //
@@ -194,6 +199,7 @@ func Default() []Pass {
 		byName("fold-constants"),
 		byName("cse"),
 		byName("canonicalize"),
+		byName("contract"),
 		byName("moe-route"),
 		byName("dce"),
 		byName("fuse"),
@@ -224,6 +230,9 @@ var passOrder = []orderRule{
 	{"cse", "assign-layout", "cse compares types, layouts included, and would merge less"},
 	{"dce", "assign-layout", "dce removes what the others left dead, so no layout is chosen for it"},
 	{"cse", "moe-route", "the match compares values by identity: the same projection computed twice must be one value"},
+	{"contract", "moe-route", "moe-route matches contractions in dot_general form only"},
+	{"contract", "dce", "contract leaves the products it replaced for dce to remove"},
+	{"contract", "assign-layout", "contract builds values without layouts"},
 	{"moe-route", "dce", "moe-route leaves the dense layer it replaced for dce to remove"},
 	{"moe-route", "fuse", "fusion would hide the dense layer's matmuls and sums inside kernels the match does not look into"},
 	{"moe-route", "assign-layout", "moe-route builds values without layouts"},
