@@ -137,9 +137,10 @@ func contractible(dt ir.DType) bool {
 }
 
 // Pattern: reduce_sum(mul(A, B), axes=R) -> dot_general(a, b) {batch: the dims of both not in R, contract: R}
-//   where A and B are a and b seen through broadcasts, transposes and unit reshapes (viewOf), every
-//   dim in R is a dim of both, and some kept dim is a dim of one only; a transpose follows when the
-//   kept dims are in neither operand order's dot order, a reshape when unit dims or keepdims remain
+//
+//	where A and B are a and b seen through broadcasts, transposes and unit reshapes (viewOf), every
+//	dim in R is a dim of both, and some kept dim is a dim of one only; a transpose follows when the
+//	kept dims are in neither operand order's dot order, a reshape when unit dims or keepdims remain
 //
 // A product used elsewhere too is left alone: the rewrite would compute it twice.
 func reduceOfProduct(r *rewriter, in *ir.Instr) *ir.Value {
@@ -292,7 +293,8 @@ func dropUnitDims(b *ir.Builder, v view, batch, contract []int64) *ir.Value {
 }
 
 // Pattern: dot_general(transpose(x, perm), y) -> dot_general(x, y) with x's batch and contracting dims perm[d]
-//   when the free dims keep their order (either operand)
+//
+//	when the free dims keep their order (either operand)
 func dotOfTranspose(r *rewriter, in *ir.Instr) *ir.Value {
 	a := *in.Attr.(*ir.DotAttr)
 	args := slices.Clone(in.Args)
@@ -320,7 +322,8 @@ func dotOfTranspose(r *rewriter, in *ir.Instr) *ir.Value {
 }
 
 // Pattern: transpose(dot_general(a, b), perm) -> dot_general(a, b) with the batch dims reordered,
-//   or dot_general(b, a), when perm keeps each operand's free dims in order
+//
+//	or dot_general(b, a), when perm keeps each operand's free dims in order
 //
 // A dot used elsewhere too is left alone: the rewrite would compute it twice.
 func transposeOfDot(r *rewriter, in *ir.Instr) *ir.Value {

@@ -142,7 +142,7 @@ func (m *expertsMatch) finish(root *ir.Instr, out []byte, comb *ir.Value) *moeLa
 // batched over experts: dot_general(act, wd) or dot_general(wd, act).
 func matchExperts(eo *ir.Value) *expertsMatch {
 	if d := eo.Def; d != nil && d.Op == ir.OpTranspose {
-		m := matchDown(d.Args[0])
+		m := matchDownOrStacked(d.Args[0])
 		if m != nil {
 			perm := d.Attr.(*ir.PermAttr).Perm
 			roles := make([]byte, len(perm))
@@ -151,6 +151,13 @@ func matchExperts(eo *ir.Value) *expertsMatch {
 			}
 			m.outRoles = roles
 		}
+		return m
+	}
+	return matchDownOrStacked(eo)
+}
+
+func matchDownOrStacked(eo *ir.Value) *expertsMatch {
+	if m := matchStacked(eo); m != nil {
 		return m
 	}
 	return matchDown(eo)

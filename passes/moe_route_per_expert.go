@@ -244,3 +244,35 @@ func sameExpr(m *expertsMatch, a, b *ir.Value, e int64, depth int) bool {
 	}
 	return true
 }
+
+// matchStacked matches expert outputs [E,T,H] computed one expert at a time
+// and stacked: each operand of a concat along axis 0 is expert e's output
+// [T,H] reshaped to [1,T,H], a branch (as the per-expert sum's) on expert e's
+// matrices of the same stacks.
+//
+// Pattern: concat(reshape(down(act(x·w[e]))) for e = 0..E-1, axis=0) -> experts [E,T,H]
+func matchStacked(eo *ir.Value) *expertsMatch {
+	d := eo.Def
+	if d == nil || d.Op != ir.OpConcat || d.Attr.(*ir.AxisAttr).Axis != 0 || eo.Type.Rank() != 3 {
+		return nil
+	}
+	outs := make([]*ir.Value, len(d.Args))
+	for i, a := range d.Args {
+		r := a.Def
+		if r == nil || r.Op != ir.OpReshape || a.Type.Dims()[0] != 1 || r.Args[0].Type.Rank() != 2 {
+			return nil
+		}
+		outs[i] = r.Args[0]
+	}
+	m := perExpertTemplate(branch{out: outs[0]})
+	if m == nil || int64(len(outs)) != m.e {
+		return nil
+	}
+	for e := 1; e < len(outs); e++ {
+		if !sameBranch(m, outs[0], outs[e], int64(e)) {
+			return nil
+		}
+	}
+	m.outRoles = []byte("ETH")
+	return m
+}
