@@ -25,6 +25,12 @@ var contractRules = []rule{
 	{"reduce-of-product", []ir.Op{ir.OpReduceSum}, reduceOfProduct, nil},
 	{"dot-of-transpose", []ir.Op{ir.OpDotGeneral}, dotOfTranspose, nil},
 	{"transpose-of-dot", []ir.Op{ir.OpTranspose}, transposeOfDot, nil},
+	// The product rule's transpose may meet one the program wrote (a sum
+	// over experts [H,T] transposed back to [T,H]): composing them is
+	// canonicalize's rule, needed here because nothing canonicalizes between
+	// contract and moe-route.
+	{"transpose-transpose", []ir.Op{ir.OpTranspose}, transposeTranspose, nil},
+	{"transpose-identity", []ir.Op{ir.OpTranspose}, transposeIdentity, nil},
 }
 
 var contractIndex = indexRules(contractRules)

@@ -1,7 +1,9 @@
 package passes_test
 
 import (
+	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -15,7 +17,7 @@ import (
 
 // goldenDirs are the stages under testdata/golden/passes: one per pass, and
 // default for the whole pipeline.
-var goldenDirs = []string{"canonicalize", "fold-constants", "cse", "dce", "default", "assign-layout", "fuse", "moe-route"}
+var goldenDirs = []string{"canonicalize", "fold-constants", "cse", "dce", "default", "assign-layout", "fuse", "moe-route", "contract"}
 
 // TestGolden runs every case of testdata/golden/passes/<dir>. A case's comment
 // names its pipeline ("pipeline: cse,dce", or "pipeline: default"); in.tir is
@@ -25,7 +27,10 @@ var goldenDirs = []string{"canonicalize", "fold-constants", "cse", "dce", "defau
 // "target: tpu-v6e" line names (runtime.LookupTarget; none without one). The test produces
 // out.tir only when the printed output differs from the canonical print of the
 // input (in.tir may spell a literal longhand, as cse/constants does), so an archive without out.tir asserts "must not change",
-// and stats (the rewrite counters) whenever a rule fired.
+// and stats (the rewrite counters) whenever a rule fired. A "numbers: 1e-6"
+// line also runs the input and the output on the reference executor with
+// the same random inputs and requires them to agree within that relative
+// tolerance (0: exactly).
 func TestGolden(t *testing.T) {
 	for _, dir := range goldenDirs {
 		t.Run(dir, func(t *testing.T) {
@@ -65,6 +70,9 @@ func runGoldenCase(t *testing.T, c *golden.Case) map[string]string {
 	if err := passes.Run(m, pipeline, opts); err != nil {
 		t.Fatalf("pipeline: %v", err)
 	}
+	if tol := c.Directive("numbers"); tol != "" {
+		sameNumbers(t, m2, m, tol)
+	}
 	out := map[string]string{}
 	if got := ir.Print(m); got != printed {
 		out["out.tir"] = got
@@ -81,6 +89,35 @@ func runGoldenCase(t *testing.T, c *golden.Case) map[string]string {
 		out["stats"] = s
 	}
 	return out
+}
+
+// sameNumbers runs the program before and after the pipeline on the
+// reference executor with the same random inputs and requires every result
+// element to agree within the relative tolerance tol (a "numbers: 1e-6"
+// directive; integers exactly).
+func sameNumbers(t *testing.T, before, after *ir.Module, tol string) {
+	t.Helper()
+	rel, err := strconv.ParseFloat(tol, 64)
+	if err != nil {
+		t.Fatalf("numbers: %v", err)
+	}
+	args := cpu.RandomInputs(before.Entry(), 5)
+	want, err := cpu.Run(before, before.Entry(), args)
+	if err != nil {
+		t.Fatalf("the input program: %v", err)
+	}
+	got, err := cpu.Run(after, after.Entry(), args)
+	if err != nil {
+		t.Fatalf("the output program: %v", err)
+	}
+	for r := range want {
+		for i := 0; i < want[r].Len(); i++ {
+			w, g := want[r].Float64At(i), got[r].Float64At(i)
+			if math.Abs(w-g) > rel*(1+math.Abs(w)) || (rel == 0 && w != g) {
+				t.Fatalf("result %d element %d is %g after the pipeline, %g before", r, i, g, w)
+			}
+		}
+	}
 }
 
 func goldenPipeline(t *testing.T, spec string) []passes.Pass {
