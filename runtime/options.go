@@ -18,7 +18,7 @@ import (
 // format), so that persistent entries of older compilers are never used:
 // docs/CACHE.md says when, and TestVersionFingerprint fails when the
 // compiler's output on its corpus changed and Version did not.
-const Version = "tpucc-0.3.3" // 0.3.3: fuse puts no size bound on a fusion (was the target's local memory)
+const Version = "tpucc-0.3.4" // 0.3.4: contract puts products summed over axes in dot_general form before moe-route
 
 // Defaults, chosen as torch.compile's: 8 specialisations per function and a
 // larger cap on everything a function may hold.

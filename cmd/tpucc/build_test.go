@@ -143,7 +143,7 @@ func TestBuildDump(t *testing.T) {
 
 	only := filepath.Join(dir, "only")
 	tpucc(t, "", "build", model, "--dump-after", "^c", "--dump-dir="+only).want(t, 0, want, "")
-	if got := strings.Join(entries(t, only), " "); got != "f_00_input.tir f_01_canonicalize.tir f_03_cse.tir f_04_canonicalize.tir" {
+	if got := strings.Join(entries(t, only), " "); got != "f_00_input.tir f_01_canonicalize.tir f_03_cse.tir f_04_canonicalize.tir f_05_contract.tir" {
 		t.Errorf("dumps after ^c: %s", got)
 	}
 
