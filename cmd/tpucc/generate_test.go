@@ -27,7 +27,7 @@ func tinyQwen3Vocab(t *testing.T, V int64) string {
 	dir := t.TempDir()
 	cfg := fmt.Sprintf(`{"model_type": "qwen3", "vocab_size": %d, "hidden_size": 16, "intermediate_size": 24,
 "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8,
-"rope_theta": 10000.0, "rms_norm_eps": 1e-6, "tie_word_embeddings": false}`, V)
+"rope_theta": 10000.0, "rms_norm_eps": 1e-6, "tie_word_embeddings": false, "max_position_embeddings": 128}`, V)
 	writeFile(t, dir, "config.json", []byte(cfg))
 	rng := rand.New(rand.NewPCG(1, 2))
 	var ts []safetensors.Named

@@ -35,7 +35,7 @@ type Config struct {
 	Activation   string  // "silu" (Qwen3) or "gelu_pytorch_tanh" (Gemma 4)
 	TieEmbed     bool    // lm_head is embed_tokens
 	EmbedScale   float64 // token embeddings are multiplied by it (Gemma: sqrt(Hidden))
-	MaxPositions int
+	MaxPositions int // max_position_embeddings: positions beyond it are refused (generate)
 	FinalSoftcap float64 // logits = c * tanh(logits / c); 0 means none
 	AttnSoftcap  float64 // attention scores softcapped alike before the mask (Gemma 2); 0 means none
 	// Granite's multipliers: each block's output is scaled by ResidualScale
@@ -218,7 +218,7 @@ func base(f *fields, arch string) *Config {
 		Heads:        f.need("num_attention_heads"),
 		Intermediate: f.need("intermediate_size"),
 		RMSNormEps:   f.float("rms_norm_eps", 1e-6),
-		MaxPositions: f.int("max_position_embeddings", 0),
+		MaxPositions: f.need("max_position_embeddings"),
 	}
 	if !(c.RMSNormEps > 0) {
 		f.fail("rms_norm_eps", "%v is not positive", c.RMSNormEps)
