@@ -35,7 +35,7 @@ type Config struct {
 	Activation   string  // "silu" (Qwen3) or "gelu_pytorch_tanh" (Gemma 4)
 	TieEmbed     bool    // lm_head is embed_tokens
 	EmbedScale   float64 // token embeddings are multiplied by it (Gemma: sqrt(Hidden))
-	MaxPositions int // max_position_embeddings: positions beyond it are refused (generate)
+	MaxPositions int     // max_position_embeddings: positions beyond it are refused (generate)
 	FinalSoftcap float64 // logits = c * tanh(logits / c); 0 means none
 	AttnSoftcap  float64 // attention scores softcapped alike before the mask (Gemma 2); 0 means none
 	// Granite's multipliers: each block's output is scaled by ResidualScale
