@@ -91,6 +91,9 @@ type Request struct {
 	// than MaxNew).
 	EOS []int
 	Pad int32
+	// Progress, when set, is called after each new token of every row is
+	// chosen with the count so far (1 to MaxNew), between decode steps.
+	Progress func(done int)
 }
 
 // Result is what Generate produced.
@@ -166,6 +169,13 @@ func (g *Generator) shape(r Request) (padded, capacity int, err error) {
 			longest, r.MaxNew, longest+r.MaxNew, limit, max(room, 0))
 	}
 	return padded, capacity, nil
+}
+
+// Check reports why Generate would refuse r (an empty prompt, no room in
+// the cache or past max_position_embeddings) without compiling anything.
+func (g *Generator) Check(r Request) error {
+	_, _, err := g.shape(r)
+	return err
 }
 
 // Prepare compiles the prefill and decode programs r needs, so that
@@ -277,6 +287,9 @@ func (g *Generator) Generate(r Request) (*Result, error) {
 			}
 			next[b] = tok
 			res.Tokens[b] = append(res.Tokens[b], tok)
+		}
+		if r.Progress != nil {
+			r.Progress(step + 1)
 		}
 		if !slices.Contains(finished, false) {
 			break

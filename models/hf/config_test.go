@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -491,4 +492,21 @@ func TestQwen2MoEConfig(t *testing.T) {
 moe {Experts:60 TopK:4 Intermediate:1408 NormTopK:false Shared:5632 Router:softmax}
 layers 0-23 {Sliding:false Window:0 HeadDim:128 KVHeads:16 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:128 HeadDim:128 LowFreq:0 HighFreq:0 OrigMax:0} MLP:false MoE:true Intermediate:5632}
 `)
+}
+
+// TestArchitectures: every model_type of the one list has a reader, so
+// what the help and the refusal name is what loads.
+func TestArchitectures(t *testing.T) {
+	for _, arch := range append(slices.Clone(Architectures), Wrappers...) {
+		if reader(arch) == nil {
+			t.Errorf("%s is listed but has no reader", arch)
+		}
+		_, err := ParseConfig([]byte(`{"model_type": "` + arch + `"}`))
+		if err == nil || strings.Contains(err.Error(), "is not supported (tpucc loads") {
+			t.Errorf("%s: %v", arch, err)
+		}
+	}
+	if want := "qwen3, qwen3_moe, qwen2, qwen2_moe, llama, mistral, mixtral, phi3, granite, olmo2, gemma2, gemma3_text, gemma4_text and the text models of gemma3 and gemma4"; SupportedText() != want {
+		t.Errorf("SupportedText() = %s, want %s", SupportedText(), want)
+	}
 }
