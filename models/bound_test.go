@@ -3,7 +3,10 @@ package models
 import (
 	"testing"
 
+	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/passes"
+	"github.com/tpucc/tpucc/runtime"
 )
 
 // A request whose longest prompt and new tokens need more positions than
@@ -60,9 +63,29 @@ func TestMaskIsIota(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if iotas := bigConstants(t, mod, capacity); iotas == 0 {
+		t.Error("no iota over the cache capacity in the traced decode program")
+	}
+	// The default pipeline, constant folding included, keeps it an iota.
+	target, err := runtime.LookupTarget("cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := passes.Run(mod, passes.Default(), passes.Options{Eval: cpu.Folder{}, Target: target}); err != nil {
+		t.Fatal(err)
+	}
+	if iotas := bigConstants(t, mod, capacity); iotas == 0 {
+		t.Error("no iota over the cache capacity in the compiled decode program")
+	}
+}
+
+// bigConstants reports every constant of more than 64 stored elements in
+// mod and counts the iotas whose last dimension is capacity.
+func bigConstants(t *testing.T, mod *ir.Module, capacity int64) int {
+	t.Helper()
 	iotas := 0
 	for _, f := range mod.Funcs {
-		for _, in := range f.Body.Instrs {
+		f.Body.Walk(func(in *ir.Instr) {
 			switch in.Op {
 			case ir.OpConstant:
 				if n := in.Attr.(*ir.ConstAttr).Value.Len(); n > 64 {
@@ -73,9 +96,7 @@ func TestMaskIsIota(t *testing.T) {
 					iotas++
 				}
 			}
-		}
+		})
 	}
-	if iotas == 0 {
-		t.Error("no iota over the cache capacity in the decode program")
-	}
+	return iotas
 }
