@@ -107,7 +107,10 @@ func forward(c *hf.Config, w *weights, in stepIn, all bool) (*tensor.Tensor, []*
 // only itself, so that its row of scores is never empty.
 func mask(slot, start *tensor.Tensor, capacity int64, window int) *tensor.Tensor {
 	T, B := slot.Shape()[0], start.Shape()[0]
-	j := tensor.Iota(ir.I32, 0, capacity).Reshape(1, 1, capacity)
+	// An iota made in its final shape: a trace records it as an iota op,
+	// whereas a reshaped one would be captured element by element (a
+	// constant the size of the cache in every decode program).
+	j := tensor.Iota(ir.I32, 2, 1, 1, capacity)
 	i := slot.Reshape(1, T, 1)
 	causal := j.Le(i).And(j.Ge(start.Reshape(B, 1, 1)))
 	if window > 0 {

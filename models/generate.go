@@ -82,7 +82,7 @@ func NewGenerator(m *Model, o Options) (*Generator, error) {
 // Request is one generation over a batch of prompts.
 type Request struct {
 	Prompts  [][]int32 // token ids; lengths may differ, none may be empty
-	MaxNew   int       // tokens to generate per prompt
+	MaxNew   int       // tokens to generate per prompt: with the longest prompt, at most the model's max_position_embeddings
 	Sampler  Sampler
 	Capacity int // cache slots; 0 picks the bucket of the padded prompt length + MaxNew - 1
 	// EOS ends a row, as transformers' generate does: a row that emits one
@@ -91,6 +91,9 @@ type Request struct {
 	// than MaxNew).
 	EOS []int
 	Pad int32
+	// Progress, when set, is called after each new token of every row is
+	// chosen with the count so far (1 to MaxNew), between decode steps.
+	Progress func(done int)
 }
 
 // Result is what Generate produced.
@@ -144,10 +147,41 @@ func (r Request) Shape() (padded, capacity int, err error) {
 	return padded, capacity, nil
 }
 
+// shape is r.Shape, refusing a request whose positions run past the
+// model's max_position_embeddings. transformers only warns there; tpucc
+// refuses, since past it the rotary tables and the cache grow beyond what
+// the model was made for and a long request's cache would grow without
+// bound (issue 29: --max-new-tokens 1e8 took over 8 GB).
+func (g *Generator) shape(r Request) (padded, capacity int, err error) {
+	if padded, capacity, err = r.Shape(); err != nil {
+		return 0, 0, err
+	}
+	limit := g.m.Config.MaxPositions
+	if limit < 1 {
+		return 0, 0, fmt.Errorf("models: the config's max_position_embeddings is %d, want at least 1", limit)
+	}
+	longest := 0
+	for _, p := range r.Prompts {
+		longest = max(longest, len(p))
+	}
+	if room := limit - longest; r.MaxNew > room {
+		return 0, 0, fmt.Errorf("models: a prompt of %d tokens and %d new tokens need %d positions, more than the model's max_position_embeddings %d (at most %d new tokens fit)",
+			longest, r.MaxNew, longest+r.MaxNew, limit, max(room, 0))
+	}
+	return padded, capacity, nil
+}
+
+// Check reports why Generate would refuse r (an empty prompt, no room in
+// the cache or past max_position_embeddings) without compiling anything.
+func (g *Generator) Check(r Request) error {
+	_, _, err := g.shape(r)
+	return err
+}
+
 // Prepare compiles the prefill and decode programs r needs, so that
 // Generate's timings are of running only.
 func (g *Generator) Prepare(r Request) error {
-	padded, capacity, err := r.Shape()
+	padded, capacity, err := g.shape(r)
 	if err != nil {
 		return err
 	}
@@ -180,7 +214,7 @@ func (g *Generator) Explain() []string {
 // Generate runs prefill over the left-padded prompts, then MaxNew-1 decode
 // steps, choosing each token with r.Sampler.
 func (g *Generator) Generate(r Request) (*Result, error) {
-	padded, capacity, err := r.Shape()
+	padded, capacity, err := g.shape(r)
 	if err != nil {
 		return nil, err
 	}
@@ -253,6 +287,9 @@ func (g *Generator) Generate(r Request) (*Result, error) {
 			}
 			next[b] = tok
 			res.Tokens[b] = append(res.Tokens[b], tok)
+		}
+		if r.Progress != nil {
+			r.Progress(step + 1)
 		}
 		if !slices.Contains(finished, false) {
 			break

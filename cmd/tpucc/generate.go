@@ -18,15 +18,44 @@ import (
 var generateCommand = &command{
 	name:    "generate",
 	summary: "generate tokens with a Hugging Face model directory",
-	about: `Loads a Qwen3, Qwen3-MoE or Gemma 4 text model directory (config.json and its safetensors
-checkpoint), compiles its prefill and decode steps, and generates --max-new-tokens tokens
-for each prompt. Several prompts (--prompt-ids or --prompt, repeated) form one batch:
-they are left-padded to a common length and run together.
+	about:   generateAbout(),
+	flags: []flagSpec{
+		{name: "model", kind: valueFlag, arg: "DIR", doc: "the model directory"},
+		{name: "prompt-ids", kind: listFlag, arg: "IDS", doc: "a prompt as comma-separated token ids; may be repeated"},
+		{name: "prompt", kind: listFlag, arg: "TEXT", doc: "a prompt as text (needs DIR/tokenizer.json); may be repeated"},
+		{name: "max-new-tokens", kind: valueFlag, arg: "N", doc: "tokens to generate per prompt (default 32)"},
+		{name: "temperature", kind: valueFlag, arg: "T", doc: "sample at temperature T (default 0: greedy)"},
+		{name: "top-k", kind: valueFlag, arg: "K", doc: "when sampling, keep the K most likely tokens (default 0: all)"},
+		{name: "top-p", kind: valueFlag, arg: "P", doc: "when sampling, keep the most likely tokens up to probability P (default 1)"},
+		{name: "seed", kind: valueFlag, arg: "N", doc: "the sampling seed (default 0)"},
+		{name: "progress", kind: boolFlag, doc: "report each checkpoint shard as it loads (automatic on a terminal or past 1 GiB) and every 256 new tokens (automatic on a terminal or from 1024)"},
+		{name: "ignore-eos", kind: boolFlag, doc: "generate --max-new-tokens tokens even past an end-of-sequence id"},
+		{name: "output-dir", kind: valueFlag, arg: "DIR", doc: "write tokens.npy and logits.npy into DIR"},
+		backendFlag,
+		deviceFlag,
+		precisionFlag,
+	},
+	run: cmdGenerate,
+}
+
+// generateAbout is generate's help. The families it names come from
+// models/hf's one list of what loads, so the help cannot fall behind it.
+func generateAbout() string {
+	return fill("Loads a Hugging Face text model directory (config.json and its safetensors checkpoint) "+
+		"of model_type "+hf.SupportedText()+", compiles its prefill and decode steps, and generates "+
+		"--max-new-tokens tokens for each prompt. Several prompts (--prompt-ids or --prompt, repeated) "+
+		"form one batch: they are left-padded to a common length and run together.", 95) + `
+
+The longest prompt and --max-new-tokens together may not exceed config.json's
+max_position_embeddings: where transformers warns and goes on, generate refuses, naming how many
+new tokens fit.
 
 It prints one line of new token ids per prompt (and, for --prompt, the decoded text on the
 next line), then the prefill and decode rates in tokens per second; compilation is timed
 apart. With --output-dir it also writes DIR/tokens.npy (i32 [batch, new tokens]) and
-DIR/logits.npy (f32 [batch, vocab]: the logits that chose the first new token).
+DIR/logits.npy (f32 [batch, vocab]: the logits that chose the first new token). A long
+generation (--max-new-tokens of 1024 or more, --progress, or stderr a terminal) says on stderr
+"tpucc: generated N of M new tokens" every 256 tokens.
 
 A row ends at an end-of-sequence id, as in transformers' generate: the eos_token_id of
 DIR/generation_config.json (an id or a list; config.json's when it has none). A finished
@@ -38,25 +67,33 @@ defaults are not read: the flags below choose.
 Without --temperature the choice is greedy (what transformers' generate does without
 sampling); with it tokens are sampled, after --top-k and --top-p, from --seed.
 --prompt needs DIR/tokenizer.json (BPE, as Qwen's, Llama's, Mistral's and Gemma's).
-`,
-	flags: []flagSpec{
-		{name: "model", kind: valueFlag, arg: "DIR", doc: "the model directory"},
-		{name: "prompt-ids", kind: listFlag, arg: "IDS", doc: "a prompt as comma-separated token ids; may be repeated"},
-		{name: "prompt", kind: listFlag, arg: "TEXT", doc: "a prompt as text (needs DIR/tokenizer.json); may be repeated"},
-		{name: "max-new-tokens", kind: valueFlag, arg: "N", doc: "tokens to generate per prompt (default 32)"},
-		{name: "temperature", kind: valueFlag, arg: "T", doc: "sample at temperature T (default 0: greedy)"},
-		{name: "top-k", kind: valueFlag, arg: "K", doc: "when sampling, keep the K most likely tokens (default 0: all)"},
-		{name: "top-p", kind: valueFlag, arg: "P", doc: "when sampling, keep the most likely tokens up to probability P (default 1)"},
-		{name: "seed", kind: valueFlag, arg: "N", doc: "the sampling seed (default 0)"},
-		{name: "progress", kind: boolFlag, doc: "report each checkpoint shard as it loads (automatic on a terminal or past 1 GiB)"},
-		{name: "ignore-eos", kind: boolFlag, doc: "generate --max-new-tokens tokens even past an end-of-sequence id"},
-		{name: "output-dir", kind: valueFlag, arg: "DIR", doc: "write tokens.npy and logits.npy into DIR"},
-		backendFlag,
-		deviceFlag,
-		precisionFlag,
-	},
-	run: cmdGenerate,
+`
 }
+
+// fill breaks text into lines of at most width bytes at spaces.
+func fill(text string, width int) string {
+	var b strings.Builder
+	n := 0
+	for _, w := range strings.Fields(text) {
+		if n > 0 && n+1+len(w) > width {
+			b.WriteByte('\n')
+			n = 0
+		} else if n > 0 {
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		n += len(w)
+	}
+	return b.String()
+}
+
+// Token progress: a line every progressEvery new tokens, shown with
+// --progress, on a terminal, or from longGeneration tokens on.
+const (
+	progressEvery  = 256
+	longGeneration = 1024
+)
 
 // generateArgs are generate's flags, checked.
 type generateArgs struct {
@@ -182,6 +219,16 @@ func cmdGenerate(e *env, p *parsed) error {
 			return err
 		}
 		req.EOS, req.Pad = gen.EOS, int32(gen.Pad)
+	}
+	if err := g.Check(req); err != nil {
+		return err
+	}
+	if p.flag("progress") || isTerminal(e.stderr) || a.maxNew >= longGeneration {
+		req.Progress = func(n int) {
+			if n%progressEvery == 0 && n < a.maxNew {
+				fmt.Fprintf(e.stderr, "tpucc: generated %d of %d new tokens\n", n, a.maxNew)
+			}
+		}
 	}
 	fmt.Fprintf(e.stderr, "tpucc: compiling prefill and decode\n")
 	t0 := time.Now()

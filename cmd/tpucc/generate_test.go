@@ -14,6 +14,7 @@ import (
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/pjrt"
 	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/models/hf"
 	"github.com/tpucc/tpucc/models/safetensors"
 	"github.com/tpucc/tpucc/tensor"
 )
@@ -27,7 +28,7 @@ func tinyQwen3Vocab(t *testing.T, V int64) string {
 	dir := t.TempDir()
 	cfg := fmt.Sprintf(`{"model_type": "qwen3", "vocab_size": %d, "hidden_size": 16, "intermediate_size": 24,
 "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8,
-"rope_theta": 10000.0, "rms_norm_eps": 1e-6, "tie_word_embeddings": false}`, V)
+"rope_theta": 10000.0, "rms_norm_eps": 1e-6, "tie_word_embeddings": false, "max_position_embeddings": 1024}`, V)
 	writeFile(t, dir, "config.json", []byte(cfg))
 	rng := rand.New(rand.NewPCG(1, 2))
 	var ts []safetensors.Named
@@ -265,6 +266,9 @@ func TestGenerateErrors(t *testing.T) {
 		{[]string{"--model", dir, "--prompt-ids", "1", "--device", "x"}, 2, "tpucc generate: --device: unknown device \"x\" (want one of cpu, pjrt, tpu, gpu)\n" + usage},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--device", "pjrt", "--backend", "llvm"}, 2, "tpucc generate: --backend and --device are exclusive\n" + usage},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--precision", "fast"}, 2, "tpucc generate: --precision fast: want one of default, high, highest\n" + usage},
+		{[]string{"--model", dir, "--prompt-ids", "1", "--max-new-tokens", "1e8"}, 2, "tpucc generate: --max-new-tokens 1e8: want a non-negative integer\n" + usage},
+		{[]string{"--model", dir, "--prompt-ids", "1,2", "--prompt-ids", "3", "--max-new-tokens", "100000000"}, 1, "models: a prompt of 2 tokens and 100000000 new tokens need 100000002 positions, more than the model's max_position_embeddings 1024 (at most 1022 new tokens fit)\n"},
+		{[]string{"--model", dir, "--prompt-ids", "1,2", "--max-new-tokens", "1023"}, 1, "models: a prompt of 2 tokens and 1023 new tokens need 1025 positions, more than the model's max_position_embeddings 1024 (at most 1022 new tokens fit)\n"},
 	} {
 		r := tpucc(t, "", append([]string{"generate"}, c.args...)...)
 		stderr := r.stderr
@@ -415,4 +419,58 @@ func TestExportConfigOnly(t *testing.T) {
 	r.want(t, 2, "", "tpucc export: --dtype f8: want bf16, f16 or f32")
 	r = tpucc(t, "", "export", "--model", dir, "--seq", "16", "--dtype", "f32", "-o", out)
 	r.want(t, 2, "", "tpucc export: --dtype is for a directory without a checkpoint; "+dir+" has one")
+}
+
+// A long generation says how far it has come every 256 tokens on stderr
+// (with --progress here; automatic from 1024 tokens or on a terminal), and
+// nothing for a short one.
+func TestGenerateTokenProgress(t *testing.T) {
+	dir := tinyQwen3(t)
+	args := []string{"generate", "--model", dir, "--prompt-ids", "1,2", "--max-new-tokens", "600", "--ignore-eos"}
+	r := tpucc(t, "", append(args, "--progress")...)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	want := "tpucc: compiling prefill and decode\ntpucc: generated 256 of 600 new tokens\ntpucc: generated 512 of 600 new tokens\n"
+	if !strings.HasSuffix(r.stderr, want) {
+		t.Errorf("stderr:\n%s\nwant it to end with\n%s", r.stderr, want)
+	}
+	if n := len(strings.Fields(firstLine(r.stdout))); n != 600 {
+		t.Errorf("%d tokens, want 600", n)
+	}
+	if r := tpucc(t, "", args...); strings.Contains(r.stderr, "generated") {
+		t.Errorf("without --progress:\n%s", r.stderr)
+	}
+}
+
+// generate's help names every model_type the loader takes, from the one
+// list (issue 28: it named three families while eleven loaded).
+func TestGenerateHelpFamilies(t *testing.T) {
+	r := tpucc(t, "", "help", "generate")
+	words := map[string]bool{}
+	for _, w := range strings.FieldsFunc(r.stdout, func(c rune) bool { return c == ' ' || c == '\n' || c == ',' }) {
+		words[w] = true
+	}
+	for _, arch := range append(slices.Clone(hf.Architectures), hf.Wrappers...) {
+		if !words[arch] {
+			t.Errorf("tpucc help generate does not name %s:\n%s", arch, r.stdout)
+		}
+	}
+}
+
+// max_position_embeddings 0 is refused when config.json is read, naming
+// the file and the field.
+func TestGenerateZeroPositions(t *testing.T) {
+	dir := tinyQwen3(t)
+	path := filepath.Join(dir, "config.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "config.json", []byte(strings.Replace(string(b), `"max_position_embeddings": 1024`, `"max_position_embeddings": 0`, 1)))
+	r := tpucc(t, "", "generate", "--model", dir, "--prompt-ids", "1")
+	want := path + `: field "max_position_embeddings": must be positive` + "\n"
+	if r.code != 1 || !strings.HasSuffix(r.stderr, want) || r.stdout != "" {
+		t.Errorf("exit %d, stderr:\n%s\nwant it to end with %s", r.code, r.stderr, want)
+	}
 }

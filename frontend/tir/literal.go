@@ -31,6 +31,10 @@ func (b *moduleBuilder) typ(t *typeAST) (ir.Type, bool) {
 		b.errorf(b.pos(t.DType.Pos), "unknown dtype '%s'", t.DType.Value)
 		ok = false
 	}
+	if len(t.Dims) > MaxRank {
+		b.errorf(b.pos(t.Pos), "a type of %d dimensions, more than %d", len(t.Dims), MaxRank)
+		return ir.Type{}, false
+	}
 	shape := make([]ir.Dim, len(t.Dims))
 	for i, d := range t.Dims {
 		if d.Sym != "" {

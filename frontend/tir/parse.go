@@ -8,11 +8,14 @@ import (
 	"github.com/tpucc/tpucc/ir"
 )
 
-// Parse reads a .tir file and returns its verified module, or the problems
-// found, each positioned as FILE:LINE:COL (an *ir.Error, or an *ir.ErrorList in
+// Parse reads a .tir file of at most MaxSource bytes and returns its
+// verified module, or the problems found, each positioned as FILE:LINE:COL (an *ir.Error, or an *ir.ErrorList in
 // source order). After a syntax error only that one is reported; otherwise
 // every independent problem is.
 func Parse(filename string, src []byte) (*ir.Module, error) {
+	if err := checkSize(filename, src); err != nil {
+		return nil, err
+	}
 	if err := checkUTF8(filename, src); err != nil {
 		return nil, err
 	}

@@ -253,3 +253,30 @@ func TestGoldenCoversEveryOp(t *testing.T) {
 		}
 	}
 }
+
+// TestBudgets: a file over MaxSource is refused before it is lexed, and a
+// type of more than MaxRank dimensions where it is written (100000 of them
+// took a second and 100 MB to reach the verifier).
+func TestBudgets(t *testing.T) {
+	big := make([]byte, MaxSource+1)
+	copy(big, "//")
+	for i := 2; i < len(big); i++ {
+		big[i] = ' '
+	}
+	_, err := Parse("big.tir", big)
+	if want := "big.tir:1:1: error: the file is 16777217 bytes, more than the 16777216 (16 MiB) a .tir file may have"; err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+	ranked := func(n int) string {
+		return "f32[" + strings.TrimSuffix(strings.Repeat("1,", n), ",") + "]"
+	}
+	src := "func @main(%a: " + ranked(100000) + ") -> f32[1] {\n  return %a\n}\n"
+	_, err = Parse("r.tir", []byte(src))
+	if want := "r.tir:1:16: error: a type of 100000 dimensions, more than 64"; err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+	src = "func @main(%a: " + ranked(MaxRank) + ") -> " + ranked(MaxRank) + " {\n  return %a\n}\n"
+	if _, err := Parse("r.tir", []byte(src)); err != nil {
+		t.Errorf("rank %d: %v", MaxRank, err)
+	}
+}

@@ -31,6 +31,25 @@ func checkUTF8(file string, src []byte) error {
 	return nil
 }
 
+// Budgets of a .tir file, checked before the parser builds anything.
+// Parsing takes about 200 bytes of memory per byte of source (participle's
+// syntax tree, then the IR), so MaxSource keeps a parse within about 3.5 GB;
+// the largest programs in use (bench/compiletime's 8000 operations) are
+// under 1 MiB. MaxRank is numpy 2's limit on dimensions: a type of 100000
+// dimensions cost a second and 100 MB before any check saw it.
+const (
+	MaxSource = 16 << 20
+	MaxRank   = 64
+)
+
+// checkSize refuses a source over MaxSource.
+func checkSize(file string, src []byte) error {
+	if len(src) > MaxSource {
+		return ir.Errorf(ir.Pos{File: file, Line: 1, Col: 1}, "the file is %d bytes, more than the %d (16 MiB) a .tir file may have", len(src), MaxSource)
+	}
+	return nil
+}
+
 // maxNesting bounds bracket depth. Programs nest a few levels (a literal as
 // deep as its rank); unbounded depth would exhaust the recursive-descent
 // parser's stack, which Go cannot recover from.

@@ -21,6 +21,17 @@ func v1(dict string, data []byte) []byte {
 	return append(b, data...)
 }
 
+// v2 is v1 in format 2.0, whose 4-byte header length allows headers past 64 KiB.
+func v2(dict string, data []byte) []byte {
+	hlen := len(dict) + 1
+	pad := 64 - (12+hlen)%64
+	b := append([]byte("\x93NUMPY\x02\x00"), 0, 0, 0, 0)
+	binary.LittleEndian.PutUint32(b[8:], uint32(hlen+pad))
+	b = append(b, dict...)
+	b = append(b, strings.Repeat(" ", pad)+"\n"...)
+	return append(b, data...)
+}
+
 func TestReadErrors(t *testing.T) {
 	const f32x3 = "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }"
 	cases := []struct {
@@ -56,6 +67,10 @@ func TestReadErrors(t *testing.T) {
 		{"shape not tuple", v1("{'descr': '<f4', 'fortran_order': False, 'shape': 3}", nil), "x.npy: bad header: 'shape' is not a tuple"},
 		{"fortran not bool", v1("{'descr': '<f4', 'fortran_order': 0, 'shape': ()}", nil), "x.npy: bad header: 'fortran_order' is not True or False"},
 		{"unterminated", v1("{'descr: '<f4'}", nil), "x.npy: bad header: expected ':' after key 'descr: '"},
+		{"deep", v2("{'descr': '<f4', 'fortran_order': False, 'shape': "+strings.Repeat("(", 100000)+strings.Repeat(")", 100000)+"}", nil),
+			"x.npy: bad header: value of 'shape': nested deeper than 8 levels at offset 59"},
+		{"rank", v2("{'descr': '<f4', 'fortran_order': False, 'shape': ("+strings.Repeat("1,", 100000)+")}", make([]byte, 4)),
+			"x.npy: bad header: 'shape' has 100000 dimensions, more than 64"},
 	}
 	dir := t.TempDir()
 	for _, c := range cases {

@@ -66,6 +66,9 @@ func parseHeader(s string) (headerDict, error) {
 			if !ok {
 				return h, errors.New("'shape' is not a tuple")
 			}
+			if len(t.items) > maxRank {
+				return h, fmt.Errorf("'shape' has %d dimensions, more than %d", len(t.items), maxRank)
+			}
 			h.shape = make([]int64, len(t.items))
 			for i, d := range t.items {
 				n, ok := d.(int64)
@@ -151,11 +154,17 @@ func (p *hparser) str() (string, error) {
 	return "", errors.New("unterminated string")
 }
 
-const maxDepth = 8
+// Budgets of a header: a real one holds a flat tuple of at most numpy's
+// NPY_MAXDIMS (64 since numpy 2) dimensions. The 1 MiB header limit bounds
+// the rest, and parsing stays linear in the header's length.
+const (
+	maxDepth = 8
+	maxRank  = 64
+)
 
 func (p *hparser) value(depth int) (any, error) {
 	if depth > maxDepth {
-		return nil, errors.New("nested too deeply")
+		return nil, fmt.Errorf("nested deeper than %d levels at offset %d", maxDepth, p.i)
 	}
 	if p.i >= len(p.s) {
 		return nil, errors.New("missing value")

@@ -19,6 +19,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/tpucc/tpucc/models/internal/jsonstrict"
 	"github.com/tpucc/tpucc/models/safetensors"
@@ -35,7 +36,7 @@ type Config struct {
 	Activation   string  // "silu" (Qwen3) or "gelu_pytorch_tanh" (Gemma 4)
 	TieEmbed     bool    // lm_head is embed_tokens
 	EmbedScale   float64 // token embeddings are multiplied by it (Gemma: sqrt(Hidden))
-	MaxPositions int
+	MaxPositions int     // max_position_embeddings: positions beyond it are refused (generate)
 	FinalSoftcap float64 // logits = c * tanh(logits / c); 0 means none
 	AttnSoftcap  float64 // attention scores softcapped alike before the mask (Gemma 2); 0 means none
 	// Granite's multipliers: each block's output is scaled by ResidualScale
@@ -179,28 +180,54 @@ func ParseConfig(data []byte) (*Config, error) {
 		return nil, fmt.Errorf("not a JSON object")
 	}
 	arch := f.str("model_type", "")
-	var c *Config
-	switch arch {
-	case "qwen3", "qwen3_moe", "qwen2", "qwen2_moe":
-		c = qwen3(f, arch)
-	case "llama", "mistral", "mixtral", "phi3", "granite", "olmo2":
-		c = llama(f, arch)
-	case "gemma4_text":
-		c = gemma4(f)
-	case "gemma3_text", "gemma2":
-		c = gemma3(f, arch)
-	case "gemma4", "gemma3":
-		c = readWrapper(f, arch)
-	case "":
+	read := reader(arch)
+	switch {
+	case arch == "":
 		return nil, fmt.Errorf("field \"model_type\": missing")
-	default:
-		return nil, fmt.Errorf("field \"model_type\": architecture %q is not supported (tpucc loads qwen3, qwen3_moe, qwen2, qwen2_moe, llama, mistral, mixtral, phi3, granite, olmo2, gemma2, gemma3_text, gemma4_text and the text models of gemma3 and gemma4)", arch)
+	case read == nil:
+		return nil, fmt.Errorf("field \"model_type\": architecture %q is not supported (tpucc loads %s)", arch, SupportedText())
 	}
+	c := read(f, arch)
 	f.leftover(arch)
 	if f.err != nil {
 		return nil, f.err
 	}
 	return c, nil
+}
+
+// Architectures are the model_type values of the text models ParseConfig
+// loads, in the order messages and help name them; Wrappers are the
+// multimodal wrappers whose text model it loads. These are the one list:
+// the loader's dispatch, its refusal and generate's help derive from them.
+var (
+	Architectures = []string{"qwen3", "qwen3_moe", "qwen2", "qwen2_moe", "llama", "mistral", "mixtral", "phi3", "granite", "olmo2", "gemma2", "gemma3_text", "gemma4_text"}
+	Wrappers      = []string{"gemma3", "gemma4"}
+)
+
+// reader is the function that reads a config of model_type arch, nil for
+// an architecture not loaded; a test checks that it knows exactly
+// Architectures and Wrappers. (A switch, not a map: readWrapper reads its
+// text model through ParseConfig's dispatch.)
+func reader(arch string) func(f *fields, arch string) *Config {
+	switch arch {
+	case "qwen3", "qwen3_moe", "qwen2", "qwen2_moe":
+		return qwen3
+	case "llama", "mistral", "mixtral", "phi3", "granite", "olmo2":
+		return llama
+	case "gemma4_text":
+		return func(f *fields, _ string) *Config { return gemma4(f) }
+	case "gemma3_text", "gemma2":
+		return gemma3
+	case "gemma4", "gemma3":
+		return readWrapper
+	}
+	return nil
+}
+
+// SupportedText names what ParseConfig loads, as a phrase: "qwen3, ...,
+// gemma4_text and the text models of gemma3 and gemma4".
+func SupportedText() string {
+	return strings.Join(Architectures, ", ") + " and the text models of " + strings.Join(Wrappers, " and ")
 }
 
 // Gemma says the decoder layers are Gemma's (post-norms around attention
@@ -218,7 +245,7 @@ func base(f *fields, arch string) *Config {
 		Heads:        f.need("num_attention_heads"),
 		Intermediate: f.need("intermediate_size"),
 		RMSNormEps:   f.float("rms_norm_eps", 1e-6),
-		MaxPositions: f.int("max_position_embeddings", 0),
+		MaxPositions: f.need("max_position_embeddings"),
 	}
 	if !(c.RMSNormEps > 0) {
 		f.fail("rms_norm_eps", "%v is not positive", c.RMSNormEps)

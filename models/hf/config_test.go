@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -90,17 +91,17 @@ func TestQwen3MoESparseStep(t *testing.T) {
 
 // A Qwen3 with new-style rope_parameters and sliding layers.
 func TestQwen3Config(t *testing.T) {
-	cfg := `{"model_type": "qwen3", "vocab_size": 1000, "hidden_size": 64, "intermediate_size": 128,
+	cfg := `{"model_type": "qwen3", "vocab_size": 1000, "max_position_embeddings": 4096, "hidden_size": 64, "intermediate_size": 128,
 	"num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32,
 	"rope_parameters": {"rope_type": "linear", "rope_theta": 10000, "factor": 2.0},
 	"use_sliding_window": true, "sliding_window": 16, "max_window_layers": 2, "tie_word_embeddings": true}`
-	wantSummary(t, cfg, `qwen3 vocab=1000 hidden=64 heads=4 inter=128 eps=1e-06 act=silu tie=true embed=1 attn=0.1768 softcap=0 qk=true v=false max=0 bias=false/false/false
+	wantSummary(t, cfg, `qwen3 vocab=1000 hidden=64 heads=4 inter=128 eps=1e-06 act=silu tie=true embed=1 attn=0.1768 softcap=0 qk=true v=false max=4096 bias=false/false/false
 layers 0-1 {Sliding:false Window:0 HeadDim:32 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:linear Theta:10000 Factor:2 RotaryDim:32 HeadDim:32 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:128}
 layers 2-3 {Sliding:true Window:16 HeadDim:32 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:linear Theta:10000 Factor:2 RotaryDim:32 HeadDim:32 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:128}
 `)
 }
 
-const gemma4Config = `{"model_type": "gemma4_text", "vocab_size": 512, "hidden_size": 64, "intermediate_size": 96,
+const gemma4Config = `{"model_type": "gemma4_text", "vocab_size": 512, "max_position_embeddings": 4096, "hidden_size": 64, "intermediate_size": 96,
 	"num_hidden_layers": 6, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
 	"global_head_dim": 32, "num_global_key_value_heads": 1, "attention_k_eq_v": true,
 	"layer_types": ["sliding_attention", "sliding_attention", "full_attention", "sliding_attention", "sliding_attention", "sliding_attention"],
@@ -111,7 +112,7 @@ const gemma4Config = `{"model_type": "gemma4_text", "vocab_size": 512, "hidden_s
 	  "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25, "rope_theta": 1000000.0}}}`
 
 func TestGemma4Config(t *testing.T) {
-	wantSummary(t, gemma4Config, `gemma4_text vocab=512 hidden=64 heads=4 inter=96 eps=1e-06 act=gelu_pytorch_tanh tie=true embed=8 attn=1 softcap=30 qk=true v=true max=0 bias=false/false/false
+	wantSummary(t, gemma4Config, `gemma4_text vocab=512 hidden=64 heads=4 inter=96 eps=1e-06 act=gelu_pytorch_tanh tie=true embed=8 attn=1 softcap=30 qk=true v=true max=4096 bias=false/false/false
 moe {Experts:8 TopK:2 Intermediate:24 NormTopK:true Shared:0 Router:gemma4}
 layers 0-1 {Sliding:true Window:8 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:16 HeadDim:16 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:true Intermediate:96}
 layers 2-2 {Sliding:false Window:0 HeadDim:32 KVHeads:1 KEqV:true KVFrom:-1 Rope:{Type:proportional Theta:1e+06 Factor:1 RotaryDim:8 HeadDim:32 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:true Intermediate:96}
@@ -164,6 +165,11 @@ func TestConfigErrors(t *testing.T) {
 		{g(`"num_kv_shared_layers": 2`, `"num_kv_shared_layers": 5`), `field "num_kv_shared_layers": layer 2 (full_attention) shares keys and values, but no earlier layer is full_attention`},
 		{g(`"top_k_experts": 2`, `"top_k_experts": 9`), `field "top_k_experts": 9 is more than num_experts 8`},
 		{g(`"rope_theta": 10000.0}`, `"rope_theta": 10000.0, "partial_rotary_factor": 0.01}`), `field "rope_parameters.sliding_attention": partial_rotary_factor 0.01 is not supported for rope type "default"`},
+		{q(`"max_position_embeddings": 40960`, `"max_position_embeddings": 0`), `field "max_position_embeddings": must be positive`},
+		{q(`"max_position_embeddings": 40960`, `"max_position_embeddings": -1`), `field "max_position_embeddings": -1 is not a non-negative integer`},
+		{q(`"max_position_embeddings": 40960,`, ``), `field "max_position_embeddings": missing`},
+		{g(`"max_position_embeddings": 4096`, `"max_position_embeddings": 0`), `field "max_position_embeddings": must be positive`},
+		{`{"model_type":"qwen3","id2label":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `}`, `invalid JSON: nested deeper than 64 levels at byte 96`},
 	}
 	for _, c := range cases {
 		_, err := ParseConfig([]byte(c.cfg))
@@ -229,7 +235,7 @@ layers 0-1 {Sliding:false Window:0 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rop
 // attention, absent is MistralConfig's 4096. Qwen2: no q/k norms, biases on
 // q, k and v.
 func TestMistralAndQwen2Config(t *testing.T) {
-	const mistral = `{"model_type": "mistral", "vocab_size": 256, "hidden_size": 64, "intermediate_size": 96,
+	const mistral = `{"model_type": "mistral", "vocab_size": 256, "max_position_embeddings": 4096, "hidden_size": 64, "intermediate_size": 96,
 	"num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 32, "rope_theta": 1000000.0%s}`
 	for _, c := range []struct{ field, want string }{
 		{`, "sliding_window": 6`, "true/6"}, {`, "sliding_window": null`, "false/0"}, {``, "true/4096"},
@@ -243,10 +249,10 @@ func TestMistralAndQwen2Config(t *testing.T) {
 			t.Errorf("%q: sliding/window %s, want %s (config %+v)", c.field, got, c.want, cfg)
 		}
 	}
-	qwen2 := `{"model_type": "qwen2", "vocab_size": 256, "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 4,
+	qwen2 := `{"model_type": "qwen2", "vocab_size": 256, "max_position_embeddings": 4096, "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 4,
 	"num_attention_heads": 4, "num_key_value_heads": 2, "use_sliding_window": true, "sliding_window": 8, "max_window_layers": 3,
 	"rope_theta": 1000000.0, "tie_word_embeddings": true}`
-	wantSummary(t, qwen2, `qwen2 vocab=256 hidden=64 heads=4 inter=96 eps=1e-06 act=silu tie=true embed=1 attn=0.25 softcap=0 qk=false v=false max=0 bias=true/false/false
+	wantSummary(t, qwen2, `qwen2 vocab=256 hidden=64 heads=4 inter=96 eps=1e-06 act=silu tie=true embed=1 attn=0.25 softcap=0 qk=false v=false max=4096 bias=true/false/false
 layers 0-2 {Sliding:false Window:0 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:16 HeadDim:16 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:96}
 layers 3-3 {Sliding:true Window:8 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:16 HeadDim:16 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:96}
 `)
@@ -264,8 +270,8 @@ func TestLlamaConfigErrors(t *testing.T) {
 		{l(`"mlp_bias": true`, `"mlp_bias": "yes"`), `field "mlp_bias": "yes" is not true or false`},
 		{l(`"use_cache": true`, `"use_cache": true, "sliding_window": 8`), `field "sliding_window": not known to tpucc for model_type "llama", so it cannot be honoured`},
 		{strings.Replace(l(`"model_type": "llama"`, `"model_type": "mistral"`), `"mlp_bias": true`, `"sliding_window": 4`, 1), `field "attention_bias": not known to tpucc for model_type "mistral", so it cannot be honoured`},
-		{`{"model_type": "mistral", "vocab_size": 8, "hidden_size": 8, "intermediate_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2, "sliding_window": 0}`, `field "sliding_window": must be positive`},
-		{`{"model_type": "qwen2", "vocab_size": 8, "hidden_size": 8, "intermediate_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2, "attention_bias": false}`, `field "attention_bias": not known to tpucc for model_type "qwen2", so it cannot be honoured`},
+		{`{"model_type": "mistral", "vocab_size": 8, "max_position_embeddings": 8, "hidden_size": 8, "intermediate_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2, "sliding_window": 0}`, `field "sliding_window": must be positive`},
+		{`{"model_type": "qwen2", "vocab_size": 8, "max_position_embeddings": 8, "hidden_size": 8, "intermediate_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2, "attention_bias": false}`, `field "attention_bias": not known to tpucc for model_type "qwen2", so it cannot be honoured`},
 	}
 	for _, c := range cases {
 		_, err := ParseConfig([]byte(c.cfg))
@@ -486,4 +492,21 @@ func TestQwen2MoEConfig(t *testing.T) {
 moe {Experts:60 TopK:4 Intermediate:1408 NormTopK:false Shared:5632 Router:softmax}
 layers 0-23 {Sliding:false Window:0 HeadDim:128 KVHeads:16 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:128 HeadDim:128 LowFreq:0 HighFreq:0 OrigMax:0} MLP:false MoE:true Intermediate:5632}
 `)
+}
+
+// TestArchitectures: every model_type of the one list has a reader, so
+// what the help and the refusal name is what loads.
+func TestArchitectures(t *testing.T) {
+	for _, arch := range append(slices.Clone(Architectures), Wrappers...) {
+		if reader(arch) == nil {
+			t.Errorf("%s is listed but has no reader", arch)
+		}
+		_, err := ParseConfig([]byte(`{"model_type": "` + arch + `"}`))
+		if err == nil || strings.Contains(err.Error(), "is not supported (tpucc loads") {
+			t.Errorf("%s: %v", arch, err)
+		}
+	}
+	if want := "qwen3, qwen3_moe, qwen2, qwen2_moe, llama, mistral, mixtral, phi3, granite, olmo2, gemma2, gemma3_text, gemma4_text and the text models of gemma3 and gemma4"; SupportedText() != want {
+		t.Errorf("SupportedText() = %s, want %s", SupportedText(), want)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -44,6 +45,7 @@ func TestLoadGenerationErrors(t *testing.T) {
 		{``, `{"pad_token_id": [1, 2]}`, `CFG: field "pad_token_id": [1, 2] is a list; a row is padded with one token`},
 		{`{"eos_token_id": 1, "eos_token_id": 2}`, `{}`, `GEN: duplicate key "eos_token_id" in the object at $`},
 		{`[1]`, `{}`, `GEN: not a JSON object of fields`},
+		{`{"eos_token_id": 1, "x": ` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `}`, `{}`, `GEN: invalid JSON: nested deeper than 64 levels at byte 88`},
 	}
 	for _, c := range cases {
 		dir := genDir(t, c.gen, c.cfg)

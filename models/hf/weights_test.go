@@ -67,7 +67,7 @@ func writeModel(t *testing.T, config string, specs []tensorSpec) string {
 	return dir
 }
 
-const tinyMoE = `{"model_type": "qwen3_moe", "vocab_size": 10, "hidden_size": 4, "intermediate_size": 6,
+const tinyMoE = `{"model_type": "qwen3_moe", "vocab_size": 10, "max_position_embeddings": 64, "hidden_size": 4, "intermediate_size": 6,
 	"num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 2,
 	"num_experts": 3, "num_experts_per_tok": 2, "moe_intermediate_size": 5, "mlp_only_layers": [0],
 	"norm_topk_prob": true, "rope_theta": 10000.0}`
@@ -127,7 +127,7 @@ func TestLoadQwen3MoE(t *testing.T) {
 	}
 }
 
-const tinyGemma = `{"model_type": "gemma4_text", "vocab_size": 10, "hidden_size": 4, "intermediate_size": 6,
+const tinyGemma = `{"model_type": "gemma4_text", "vocab_size": 10, "max_position_embeddings": 64, "hidden_size": 4, "intermediate_size": 6,
 	"num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 2,
 	"global_head_dim": 4, "attention_k_eq_v": true, "num_global_key_value_heads": 1,
 	"layer_types": ["sliding_attention", "full_attention"], "sliding_window": 4,

@@ -27,6 +27,11 @@ import (
 // tensors, so a larger length is corruption or an attack.
 const MaxHeader = 100 << 20
 
+// MaxRank bounds a tensor's dimensions (numpy 2's limit): checkpoints hold
+// tensors of rank 1 to 4, and a rank-100000 shape of ones passes every
+// other check while its type costs each later pass in proportion.
+const MaxRank = 64
+
 // Info describes one tensor of a file. Begin and End are byte offsets into
 // the data section, which starts right after the header.
 type Info struct {
@@ -154,6 +159,9 @@ func parseInfo(name string, msg json.RawMessage, dataLen int64) (Info, error) {
 			return fail("dtype %s is not supported by tpucc", *r.DType)
 		}
 		return fail("unknown dtype %q", *r.DType)
+	}
+	if len(*r.Shape) > MaxRank {
+		return fail("shape has %d dimensions, more than %d", len(*r.Shape), MaxRank)
 	}
 	info := Info{Name: name, DType: dt, Shape: make([]int64, len(*r.Shape))}
 	count := int64(1)

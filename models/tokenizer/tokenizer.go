@@ -36,7 +36,16 @@ type Tokenizer struct {
 
 	mu    sync.Mutex
 	cache map[string][]int // word → ids
+
+	defined int // tokens the file defines (vocab and added_tokens): see idBudget
 }
+
+// idBudget is the largest token id accepted of a file defining n tokens
+// (vocab and added_tokens). Real files number their ids densely, so twice
+// their count and some slack is ample; the id→token table is allocated up
+// to the largest id, which must then stay proportional to the file: a
+// 40-byte vocab of id 16777216 made a 256 MB table.
+func idBudget(n int) int { return min(1<<24, 2*n+1024) }
 
 // mergeTo is a merge's rank (its place in the list) and resulting token.
 type mergeTo struct{ rank, id int }
@@ -169,7 +178,7 @@ func Parse(data []byte) (*Tokenizer, error) {
 			return nil, fmt.Errorf("%s: %s is not supported (encode returns every id, unpadded)", x.name, x.v)
 		}
 	}
-	t := &Tokenizer{special: map[int]bool{}, cache: map[string][]int{}}
+	t := &Tokenizer{special: map[int]bool{}, cache: map[string][]int{}, defined: len(f.Model.Vocab) + len(f.AddedTokens)}
 	if err := t.readNormalizer(f.Normalizer); err != nil {
 		return nil, err
 	}
@@ -305,8 +314,8 @@ func (t *Tokenizer) readModel(m *bpeModel) error {
 
 // setToken records id's token, refusing an id given to two tokens.
 func (t *Tokenizer) setToken(id int, tok string) error {
-	if id < 0 || id > 1<<24 {
-		return fmt.Errorf("token %q has id %d, outside [0, %d]", tok, id, 1<<24)
+	if limit := idBudget(t.defined); id < 0 || id > limit {
+		return fmt.Errorf("token %q has id %d, outside [0, %d] (twice the file's %d tokens, and 1024)", tok, id, limit, t.defined)
 	}
 	if id >= len(t.tokens) {
 		t.tokens = append(t.tokens, make([]string, id+1-len(t.tokens))...)

@@ -132,6 +132,8 @@ func TestParseErrors(t *testing.T) {
 			`pre_tokenizer: Split: pattern "\\w+" is not supported (tpucc knows Qwen's, Llama 3's and GPT-2's)`},
 		{set([]string{"added_tokens"}, []any{map[string]any{"id": 3, "content": "<x>", "lstrip": true}}), `added_tokens: "<x>": single_word, lstrip and rstrip are not supported`},
 		{set([]string{"model", "extra"}, 1), `unknown field "extra"`},
+		{set([]string{"model", "vocab"}, map[string]int{"a": 16777216}), `model: vocab: token "a" has id 16777216, outside [0, 1028] (twice the file's 2 tokens, and 1024)`},
+		{set([]string{"model", "vocab"}, map[string]int{"a": 1029}), `model: vocab: token "a" has id 1029, outside [0, 1028] (twice the file's 2 tokens, and 1024)`},
 	}
 	for _, c := range cases {
 		_, err := Parse(tiny(nil, c.edit))

@@ -11,21 +11,30 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 )
 
+// MaxDepth is the deepest nesting of arrays and objects accepted. Real model
+// files nest fewer than ten levels (tokenizer.json's normalizer sequences are
+// the deepest); the budget is checked before a level is opened, so hostile
+// nesting costs nothing per level beyond the decoder's own token.
+const MaxDepth = 64
+
 // Check reports the first reason data is not exactly one well-formed JSON
-// value of valid UTF-8 without a repeated key in any object. Errors name the
-// place by a path such as $.weight_map or $.layers[3].
+// value of valid UTF-8 without a repeated key in any object, nested at most
+// MaxDepth levels. Errors name the place by a path such as $.weight_map or
+// $.layers[3], or by a byte offset. Memory is linear in len(data): paths are
+// only built for an error.
 func Check(data []byte) error {
 	if !utf8.Valid(data) {
 		return fmt.Errorf("not valid UTF-8 at byte %d", invalidAt(data))
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	var stack []*frame
+	var stack []frame
 	for {
 		tok, err := dec.Token()
 		if err == io.EOF {
@@ -36,6 +45,10 @@ func Check(data []byte) error {
 		}
 		if err != nil {
 			return fmt.Errorf("invalid JSON: %v", err)
+		}
+		if d, ok := tok.(json.Delim); ok && (d == '[' || d == '{') && len(stack) >= MaxDepth {
+			// The decoder has just read this delimiter, one byte back.
+			return fmt.Errorf("invalid JSON: nested deeper than %d levels at byte %d", MaxDepth, dec.InputOffset()-1)
 		}
 		if err := step(&stack, tok); err != nil {
 			return err
@@ -53,46 +66,76 @@ func Check(data []byte) error {
 // frame is one open object or array.
 type frame struct {
 	object  bool
-	keys    map[string]bool
 	wantKey bool   // an object expects a key next
 	key     string // the object's current key
 	index   int    // an array's next index
-	path    string
+	// An object's keys so far: a short list while few, since most objects of
+	// a model file hold a handful, then a set.
+	few  []string
+	many map[string]bool
 }
 
-func (f *frame) child() string {
-	if f.object {
-		return f.path + "." + f.key
+// fewKeys is the most keys an object keeps in its list before the set.
+const fewKeys = 8
+
+// add records key k of an object; false if the object already has it.
+func (f *frame) add(k string) bool {
+	if f.many != nil {
+		if f.many[k] {
+			return false
+		}
+		f.many[k] = true
+		return true
 	}
-	return f.path + "[" + strconv.Itoa(f.index) + "]"
+	if slices.Contains(f.few, k) {
+		return false
+	}
+	if len(f.few) < fewKeys {
+		f.few = append(f.few, k)
+		return true
+	}
+	f.many = make(map[string]bool, 2*fewKeys)
+	for _, old := range f.few {
+		f.many[old] = true
+	}
+	f.many[k] = true
+	f.few = nil
+	return true
+}
+
+// path names the container stack[n-1] as $.a[3].b.
+func path(stack []frame, n int) string {
+	var b strings.Builder
+	b.WriteByte('$')
+	for _, f := range stack[:n-1] {
+		if f.object {
+			b.WriteString("." + f.key)
+		} else {
+			b.WriteString("[" + strconv.Itoa(f.index) + "]")
+		}
+	}
+	return b.String()
 }
 
 // step applies one token; a top-level scalar leaves the stack empty.
-func step(stack *[]*frame, tok json.Token) error {
-	var top *frame
-	if n := len(*stack); n > 0 {
-		top = (*stack)[n-1]
-	}
+func step(stack *[]frame, tok json.Token) error {
+	n := len(*stack)
 	if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
-		*stack = (*stack)[:len(*stack)-1]
+		*stack = (*stack)[:n-1]
 		valueDone(*stack)
 		return nil
 	}
-	if top != nil && top.object && top.wantKey {
+	if n > 0 && (*stack)[n-1].object && (*stack)[n-1].wantKey {
+		top := &(*stack)[n-1]
 		k := tok.(string) // the decoder only yields strings as keys
-		if top.keys[k] {
-			return fmt.Errorf("duplicate key %q in the object at %s", k, top.path)
+		if !top.add(k) {
+			return fmt.Errorf("duplicate key %q in the object at %s", k, path(*stack, n))
 		}
-		top.keys[k] = true
 		top.key, top.wantKey = k, false
 		return nil
 	}
-	path := "$"
-	if top != nil {
-		path = top.child()
-	}
 	if d, ok := tok.(json.Delim); ok {
-		*stack = append(*stack, &frame{object: d == '{', keys: map[string]bool{}, wantKey: d == '{', path: path})
+		*stack = append(*stack, frame{object: d == '{', wantKey: d == '{'})
 		return nil
 	}
 	valueDone(*stack)
@@ -100,11 +143,11 @@ func step(stack *[]*frame, tok json.Token) error {
 }
 
 // valueDone moves the enclosing container past the value just finished.
-func valueDone(stack []*frame) {
+func valueDone(stack []frame) {
 	if len(stack) == 0 {
 		return
 	}
-	top := stack[len(stack)-1]
+	top := &stack[len(stack)-1]
 	if top.object {
 		top.wantKey = true
 	} else {

@@ -2,6 +2,8 @@ package jsonstrict
 
 import (
 	"encoding/json"
+	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -12,6 +14,8 @@ func TestCheck(t *testing.T) {
 		{`{"a": 1, "a": 2}`, `duplicate key "a" in the object at $`},
 		{`{"a": [0, {"x": 1, "x": 1}]}`, `duplicate key "x" in the object at $.a[1]`},
 		{`{"a": {"b": {"c": 1, "c": 2}}}`, `duplicate key "c" in the object at $.a.b`},
+		{`{"x": [{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"a":0}]}`, `duplicate key "a" in the object at $.x[0]`},
+		{`{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":{"i":0}}`, ``},
 		{"{\"a\": \"\xc3\"}", `not valid UTF-8 at byte 7`},
 		{``, `empty JSON`},
 		{`{"a": 1`, `invalid JSON: unexpected end`},
@@ -53,4 +57,57 @@ func FuzzCheck(f *testing.F) {
 			t.Fatalf("accepted invalid JSON %q", data)
 		}
 	})
+}
+
+// nested is issue 29's config.json: a valid document nested depth arrays deep.
+func nested(depth int) []byte {
+	return []byte(`{"model_type":"qwen3","id2label":` + strings.Repeat("[", depth) + strings.Repeat("]", depth) + `}`)
+}
+
+// TestDeepNesting: a 200 KB file nested 100000 deep is refused at the first
+// level past MaxDepth, allocating a small multiple of its size (before the
+// budget, Check kept a path string per open level: over 8 GB).
+func TestDeepNesting(t *testing.T) {
+	data := nested(100000)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	err := Check(data)
+	runtime.ReadMemStats(&after)
+	want := "invalid JSON: nested deeper than 64 levels at byte 96"
+	if err == nil || err.Error() != want {
+		t.Fatalf("Check = %v, want %s", err, want)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 10*uint64(len(data)) {
+		t.Errorf("Check allocated %d bytes for %d bytes of input", got, len(data))
+	}
+	// MaxDepth levels are fine: the top-level object and 63 arrays.
+	if err := Check(nested(MaxDepth - 1)); err != nil {
+		t.Errorf("Check at depth %d: %v", MaxDepth, err)
+	}
+	if err := Check(nested(MaxDepth)); err == nil || err.Error() != want {
+		t.Errorf("Check at depth %d = %v, want %s", MaxDepth+1, err, want)
+	}
+	var v struct{}
+	if err := Decode(data, &v); err == nil || err.Error() != want {
+		t.Errorf("Decode = %v, want %s", err, want)
+	}
+}
+
+// TestLinearMemory: an accepted file of many wide, deep values allocates in
+// proportion to its size, not to the product of its depth and width.
+func TestLinearMemory(t *testing.T) {
+	deep := `{"k":` + strings.Repeat(`{"aaaaaaaaaaaaaaaa":`, MaxDepth-3) + `[1]` + strings.Repeat("}", MaxDepth-3) + `}`
+	data := []byte("[" + strings.Repeat(deep+",", 2000) + "0]")
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	err := Check(data)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 10*uint64(len(data)) {
+		t.Errorf("Check allocated %d bytes for %d bytes of input", got, len(data))
+	}
 }
