@@ -3,6 +3,7 @@ package llvm
 import (
 	"math"
 
+	"github.com/llir/llvm/ir/constant"
 	"github.com/llir/llvm/ir/enum"
 	"github.com/llir/llvm/ir/types"
 	"github.com/llir/llvm/ir/value"
@@ -119,8 +120,14 @@ func (g *gen) eagerReduceRows(op ir.Op) {
 	init, step := k.eagerStep(op)
 	k.loop(k.lo, k.hi, nil, func(a value.Value, _ []value.Value) []value.Value {
 		base := k.cur.NewMul(a, r)
+		term := func(j, acc value.Value) value.Value { return step(acc, k.load(types.Float, in, k.cur.NewAdd(base, j))) }
+		if op == ir.OpReduceSum { // blocked, as the graph's sums (reduce.go)
+			sum := k.runSums(r, sumBlock, constant.NewFloat(types.Double, 0), term)
+			k.store(k.cur.NewFPTrunc(sum, types.Float), out, a)
+			return nil
+		}
 		acc := k.loop(ci(0), r, []value.Value{f32(init)}, func(j value.Value, acc []value.Value) []value.Value {
-			return []value.Value{step(acc[0], k.load(types.Float, in, k.cur.NewAdd(base, j)))}
+			return []value.Value{term(j, acc[0])}
 		})
 		k.store(acc[0], out, a)
 		return nil
