@@ -80,15 +80,23 @@ func hasFlag(flags, flag string) bool {
 	return slices.Contains(strings.Fields(flags), flag)
 }
 
-// clangFlags build a kernel module. libmvec (glibc's vector math, reached
-// through -lm) lets loops calling exp, log, sin and cos vectorise; its
-// results are within 4 ulps, inside the oracle's f32 tolerance.
-var clangFlags = []string{"-O3", "-march=native", "-shared", "-fPIC", "-fveclib=libmvec", "-Wno-override-module"}
+// clangFlags compile a kernel module to an object file, and linkFlags link
+// it into a shared object. libmvec (glibc's vector math, reached through
+// -lm) lets loops calling exp, log, sin and cos vectorise; its results are
+// within 4 ulps, inside the oracle's f32 tolerance. Compiling and linking
+// are two runs of clang because clang compiles in its own process only
+// when it has one job: given both, it spawns a separate cc1, which the
+// parent-death signal (childAttr) does not reach, and which ran on for
+// seconds after a killed run.
+var (
+	clangFlags = []string{"-O3", "-march=native", "-fPIC", "-fveclib=libmvec", "-Wno-override-module"}
+	linkFlags  = []string{"-shared"}
+)
 
 // objectKey names an object by everything that decides its bytes.
 func (t *toolchain) objectKey(irText string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "tpucc-llvm 1\n%s\n%s\n%q\n", t.version, t.features, clangFlags)
+	fmt.Fprintf(h, "tpucc-llvm 1\n%s\n%s\n%q\n%q\n", t.version, t.features, clangFlags, linkFlags)
 	io.WriteString(h, irText)
 	return hex.EncodeToString(h.Sum(nil))
 }
@@ -273,19 +281,30 @@ func clangBuild(t *toolchain, tmp, name, source string) ([]byte, error) {
 	if err := verifyModule(ll); err != nil {
 		return nil, err
 	}
-	args := append(append([]string{}, clangFlags...), "-o", out, ll, "-lm")
+	obj := filepath.Join(tmp, "kernels.o")
 	clangRuns.Add(1)
-	cmd := exec.Command(t.clang, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := runTool(cmd); err != nil {
-		return nil, fmt.Errorf("llvm: clang failed: %v\n%s", err, stderr.String())
+	if err := runClang(t, append(append([]string{}, clangFlags...), "-c", "-o", obj, ll)); err != nil {
+		return nil, err
+	}
+	if err := runClang(t, append(append([]string{}, linkFlags...), "-o", out, obj, "-lm")); err != nil {
+		return nil, err
 	}
 	data, err := readRegular(out, maxObject)
 	if err != nil {
 		return nil, fmt.Errorf("llvm: %v", err)
 	}
 	return data, nil
+}
+
+// runClang runs clang with args.
+func runClang(t *toolchain, args []string) error {
+	cmd := exec.Command(t.clang, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := runTool(cmd); err != nil {
+		return fmt.Errorf("llvm: clang failed: %v\n%s", err, stderr.String())
+	}
+	return nil
 }
 
 // install moves a build's object (hashed as data), its record and its
