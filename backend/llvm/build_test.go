@@ -149,3 +149,27 @@ func waitGone(pid int) bool {
 	}
 	return false
 }
+
+// TestCompileRunsInClangsProcess: the compile step's cc1 runs inside the
+// clang that runTool started (clang -### says "(in-process)"), so the
+// parent-death signal reaches the compiler itself. Compiling and linking
+// in one run spawned cc1 as a grandchild, which outlived a killed run.
+func TestCompileRunsInClangsProcess(t *testing.T) {
+	tc, err := findToolchain()
+	if err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	ll := filepath.Join(dir, "k.ll")
+	if err := os.WriteFile(ll, []byte("define i32 @f() {\n  ret i32 0\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := append(append([]string{}, clangFlags...), "-c", "-o", filepath.Join(dir, "k.o"), ll, "-###")
+	out, err := exec.Command(tc.clang, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "(in-process)") {
+		t.Fatalf("clang runs its compiler in another process:\n%s", out)
+	}
+}
