@@ -164,7 +164,7 @@ func TestCompileRunsInClangsProcess(t *testing.T) {
 	if err := os.WriteFile(ll, []byte("define i32 @f() {\n  ret i32 0\n}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	args := append(append([]string{}, clangFlags...), "-c", "-o", filepath.Join(dir, "k.o"), ll, "-###")
+	args := append(compileArgs(filepath.Join(dir, "k.o"), ll), "-###")
 	out, err := exec.Command(tc.clang, args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)

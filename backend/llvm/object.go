@@ -283,7 +283,7 @@ func clangBuild(t *toolchain, tmp, name, source string) ([]byte, error) {
 	}
 	obj := filepath.Join(tmp, "kernels.o")
 	clangRuns.Add(1)
-	if err := runClang(t, append(append([]string{}, clangFlags...), "-c", "-o", obj, ll)); err != nil {
+	if err := runClang(t, compileArgs(obj, ll)); err != nil {
 		return nil, err
 	}
 	if err := runClang(t, append(append([]string{}, linkFlags...), "-o", out, obj, "-lm")); err != nil {
@@ -294,6 +294,11 @@ func clangBuild(t *toolchain, tmp, name, source string) ([]byte, error) {
 		return nil, fmt.Errorf("llvm: %v", err)
 	}
 	return data, nil
+}
+
+// compileArgs is clang's command line compiling src to the object file obj.
+func compileArgs(obj, src string) []string {
+	return append(append([]string{}, clangFlags...), "-c", "-o", obj, src)
 }
 
 // runClang runs clang with args.
