@@ -79,7 +79,7 @@ func TestTamperedEntriesNeverPanic(t *testing.T) {
 		{"no results", "()", "return", "its program returns 0 results, want 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
+			dir := cacheDir(t)
 			first := compile.Func(mlp, compile.Cache(runtime.NewCache(dir, runtime.CacheOptions{})))
 			first(x, w1, b1, w2)
 			paths, _ := filepath.Glob(filepath.Join(dir, "*.tpucc"))
@@ -136,4 +136,16 @@ func tamper(t *testing.T, path, results, ret string) {
 	if err := os.WriteFile(path, append(out, raw...), 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// cacheDir is a new directory for a persistent cache. t.TempDir's are made
+// with os.Mkdir(0777) under the umask (0755 as a rule), which the cache
+// refuses as open to others; a user's cache is created 0700.
+func cacheDir(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

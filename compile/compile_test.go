@@ -334,7 +334,7 @@ func TestLimitPolicies(t *testing.T) {
 }
 
 func TestClosuresOverOtherWeightsNeverShareAProgram(t *testing.T) {
-	dir := t.TempDir()
+	dir := cacheDir(t)
 	mk := func(w *tensor.Tensor) func(*tensor.Tensor) *tensor.Tensor {
 		return compile.Func(func(x *tensor.Tensor) *tensor.Tensor { return x.Mul(w) },
 			compile.Cache(runtime.NewCache(dir, runtime.CacheOptions{})))
@@ -371,7 +371,7 @@ func TestRestartedProcessCompilesNothing(t *testing.T) {
 		fmt.Printf("child: compiles=%d disk-hits=%d hits=%d\n", s.Compiles, s.DiskHits, s.Hits)
 		return
 	}
-	dir := t.TempDir()
+	dir := cacheDir(t)
 	var got []string
 	for i := 0; i < 2; i++ {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestRestartedProcessCompilesNothing$", "-test.count=1")

@@ -103,7 +103,7 @@ func TestKeepOnDeviceConcurrent(t *testing.T) {
 // TestPJRTPersistentCache: a second process (a fresh cache on the same
 // directory) loads the serialized PJRT executable instead of compiling.
 func TestPJRTPersistentCache(t *testing.T) {
-	dir := t.TempDir()
+	dir := cacheDir(t)
 	b, err := pjrt.Open(pjrt.BackendName)
 	if err != nil {
 		t.Fatal(err)
@@ -209,7 +209,7 @@ func onDevice(t *testing.T, x *tensor.Tensor) (*tensor.Tensor, error) {
 // function that donates never takes the persistent entry of one that does
 // not (whose StableHLO marks no donors), nor the other way round.
 func TestDonateInCacheKey(t *testing.T) {
-	dir := t.TempDir()
+	dir := cacheDir(t)
 	x := tensor.Full(ir.F32, 0.75, 4)
 	for i, donate := range []bool{false, true, false} {
 		opts := []compile.Option{compile.Device("pjrt"), compile.Cache(runtime.NewCache(dir, runtime.CacheOptions{})), compile.Name("keyed")}

@@ -95,7 +95,7 @@ func (c *Cache) open() bool {
 		return false
 	}
 	c.opened.Do(func() {
-		if err := privdir.Ensure(c.dir); err != nil {
+		if err := privdir.EnsureOwnerOnly(c.dir); err != nil {
 			c.refused = true
 			fmt.Fprintf(c.warn, "tpucc: warning: not using the persistent cache: %v; compiled programs are kept in memory only\n", err)
 			return

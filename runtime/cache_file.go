@@ -82,7 +82,7 @@ func readBounded(path string) ([]byte, error) {
 func (c *Cache) writeAtomic(path string, data []byte) error {
 	tmp, err := os.CreateTemp(c.dir, ".tmp-*")
 	if errors.Is(err, fs.ErrNotExist) { // the directory was removed since it was opened
-		if err = privdir.Ensure(c.dir); err == nil {
+		if err = privdir.EnsureOwnerOnly(c.dir); err == nil {
 			tmp, err = os.CreateTemp(c.dir, ".tmp-*")
 		}
 	}

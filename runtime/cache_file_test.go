@@ -50,7 +50,7 @@ func TestEntriesThatAreNotRegularFilesAreRefused(t *testing.T) {
 		{"directory", "it is not a regular file (mode drwx------)", func(p string, _ []byte) error { return os.Mkdir(p, 0o700) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
+			dir := cacheDir(t)
 			path := replaceEntry(t, dir, tc.make)
 			g, warn := fresh(t, dir)
 			done := make(chan struct{})
@@ -91,9 +91,18 @@ func TestUnsafeDirectoriesAreNotUsed(t *testing.T) {
 	if err := os.Symlink(private, link); err != nil {
 		t.Fatal(err)
 	}
+	// Readable by others: entries hold programs with their constants.
+	readable := filepath.Join(base, "readable")
+	if err := os.Mkdir(readable, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(readable, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct{ dir, why string }{
 		{world, world + " is writable by others (mode 0777)"},
 		{link, link + " is a symbolic link"},
+		{readable, readable + " is open to others (mode 0755, want 0700: chmod 700 it)"},
 	}
 	if os.Getuid() == 0 {
 		theirs := filepath.Join(base, "theirs")
@@ -153,7 +162,7 @@ func TestStaleTemporariesAreSwept(t *testing.T) {
 	// A writer killed between creating its temporary file and renaming it
 	// leaves the file behind; the next Cache to open the directory removes
 	// those older than a minute and leaves younger ones (a live writer's).
-	dir := t.TempDir()
+	dir := cacheDir(t)
 	var stale []string
 	for i := range 3 {
 		stale = append(stale, temp(t, dir, ".tmp-"+strconv.Itoa(100+i), 1000, 2*time.Minute))
@@ -180,7 +189,7 @@ func TestStaleTemporariesAreSwept(t *testing.T) {
 }
 
 func TestTemporariesCountInTheSizeBudget(t *testing.T) {
-	dir := t.TempDir()
+	dir := cacheDir(t)
 	f, _ := fresh(t, dir)
 	call(t, f, mlpProgram, mlpArgs(32, 1))
 	old := entryFiles(t, dir)[0]

@@ -27,6 +27,18 @@ func entryFiles(t *testing.T, dir string) []string {
 	return files
 }
 
+// cacheDir is a new directory for a persistent cache. t.TempDir's are made
+// with os.Mkdir(0777) under the umask (0755 as a rule), which the cache
+// refuses as open to others; a user's cache is created 0700.
+func cacheDir(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // entryFile is the entry in dir whose key's signature starts with sig.
 func entryFile(t *testing.T, dir, sig string) string {
 	t.Helper()
@@ -53,7 +65,7 @@ func fresh(t *testing.T, dir string) (*Function, *syncBuffer) {
 }
 
 func TestRestartCompilesNothing(t *testing.T) {
-	dir := t.TempDir()
+	dir := cacheDir(t)
 	f, _ := fresh(t, dir)
 	call(t, f, mlpProgram, mlpArgs(32, 1))
 	call(t, f, mlpProgram, mlpArgs(48, 2))
@@ -132,7 +144,7 @@ func TestCorruptEntriesAreDropped(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
+			dir := cacheDir(t)
 			f, _ := fresh(t, dir)
 			want := call(t, f, mlpProgram, mlpArgs(32, 1))
 			path := entryFiles(t, dir)[0]
@@ -230,7 +242,7 @@ func TestConcurrentProcessesShareTheDirectory(t *testing.T) {
 	// Eight "processes" (each its own Cache object) compile and write the
 	// same entries at once; every one gets correct results and the
 	// directory ends with one complete entry per program.
-	dir := t.TempDir()
+	dir := cacheDir(t)
 	var wg sync.WaitGroup
 	for p := 0; p < 8; p++ {
 		wg.Add(1)
@@ -272,7 +284,7 @@ func TestConcurrentProcessesShareTheDirectory(t *testing.T) {
 }
 
 func TestEvictionKeepsTheDirectoryUnderItsCap(t *testing.T) {
-	dir := t.TempDir()
+	dir := cacheDir(t)
 	c := NewCache(dir, CacheOptions{MaxBytes: 1})
 	f, _, _ := newFunc(t, mlpProgram, Options{Cache: c, NoAutoDynamic: true})
 	for _, b := range []int64{1, 2, 3} {
@@ -328,7 +340,7 @@ func TestSecondProcess(t *testing.T) {
 		fmt.Printf("child: compiles=%d disk-hits=%d warnings=%q\n", s.Compiles, s.DiskHits, warn.String())
 		return
 	}
-	dir := t.TempDir()
+	dir := cacheDir(t)
 	var outs []string
 	for i := 0; i < 2; i++ {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestSecondProcess$", "-test.count=1")
@@ -352,7 +364,7 @@ func TestSecondProcess(t *testing.T) {
 func TestTPUTargetRoundTrip(t *testing.T) {
 	// assign-layout gives a TPU target's program tiled layouts: they must
 	// survive the persistent entry, and callers get plain types.
-	dir := t.TempDir()
+	dir := cacheDir(t)
 	for i, want := range []string{"compiles=1 disk-hits=0", "compiles=0 disk-hits=1"} {
 		f, _, _ := newFunc(t, mlpProgram, Options{Target: "tpu-v5e", Cache: NewCache(dir, CacheOptions{})})
 		got := call(t, f, mlpProgram, mlpArgs(8, int64(i)))

@@ -158,7 +158,7 @@ func mustDecode(t *testing.T, data []byte) *ir.Module {
 // with the bytes damaged (and the checksums fixed) the text alone is not
 // enough.
 func TestEntryLoadsFromBinary(t *testing.T) {
-	dir := t.TempDir()
+	dir := cacheDir(t)
 	f, _ := fresh(t, dir)
 	want := call(t, f, mlpProgram, mlpArgs(32, 1))
 	path := entryFiles(t, dir)[0]

@@ -15,7 +15,7 @@ import (
 // checksum is no defence against an edit that recomputes it), and raw
 // files: whatever it accepts has the call's signature, and nothing panics.
 func FuzzDecodeEntry(f *testing.F) {
-	dir := f.TempDir()
+	dir := cacheDir(f)
 	fn, _, _ := newFunc(&testing.T{}, mlpProgram, Options{Cache: NewCache(dir, CacheOptions{})})
 	if _, err := fn.Call(mlpArgs(32, 1)); err != nil {
 		f.Fatal(err)

@@ -11,9 +11,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
+	"os"
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tpucc/tpucc/backend"
@@ -21,7 +24,26 @@ import (
 )
 
 func init() {
-	backend.Register("llvm", func() (backend.Backend, error) { return Open(Options{}) })
+	backend.Register("llvm", openDefault)
+}
+
+// warnOut is where openDefault says why the cache was refused.
+var (
+	warnOut  io.Writer = os.Stderr
+	warnOnce sync.Once
+)
+
+// openDefault is the registered backend: Open's, saying once per process
+// on stderr that the configured cache directory was refused, why, and
+// which directory is used instead.
+func openDefault() (backend.Backend, error) {
+	b, err := Open(Options{})
+	if err == nil && b.CacheWarning != "" {
+		warnOnce.Do(func() {
+			fmt.Fprintf(warnOut, "tpucc: warning: %s; using %s instead\n", b.CacheWarning, b.CacheDir())
+		})
+	}
+	return b, err
 }
 
 // Options configure the backend; the zero value is the default.
@@ -43,13 +65,14 @@ type Backend struct {
 	// CPU has avx512f. Tests set it either way.
 	wide bool
 	// CacheWarning says why the configured cache directory was refused and
-	// a private temporary one is used instead; "" when it is used.
+	// a fallback one (CacheDir) is used instead; "" when it is used.
 	CacheWarning string
 }
 
 // Open finds clang and opens the object cache. A cache directory that is
-// not private is refused: Open then uses a directory private to the
-// process and says why in CacheWarning.
+// not private is refused: Open then uses a fallback directory private to
+// the user (the default one, else tpucc-llvm-UID in the temporary
+// directory) and says why in CacheWarning.
 func Open(o Options) (*Backend, error) {
 	tc, err := findToolchain()
 	if err != nil {
@@ -77,6 +100,10 @@ func Open(o Options) (*Backend, error) {
 }
 
 func (b *Backend) Name() string { return "llvm" }
+
+// CacheDir is the directory objects are kept in: the configured one, or
+// the fallback when it was refused (CacheWarning).
+func (b *Backend) CacheDir() string { return b.cache.dir }
 
 // Fingerprint names the code generator's version, the clang and the CPU.
 func (b *Backend) Fingerprint() string {

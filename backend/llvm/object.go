@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -79,15 +80,23 @@ func hasFlag(flags, flag string) bool {
 	return slices.Contains(strings.Fields(flags), flag)
 }
 
-// clangFlags build a kernel module. libmvec (glibc's vector math, reached
-// through -lm) lets loops calling exp, log, sin and cos vectorise; its
-// results are within 4 ulps, inside the oracle's f32 tolerance.
-var clangFlags = []string{"-O3", "-march=native", "-shared", "-fPIC", "-fveclib=libmvec", "-Wno-override-module"}
+// clangFlags compile a kernel module to an object file, and linkFlags link
+// it into a shared object. libmvec (glibc's vector math, reached through
+// -lm) lets loops calling exp, log, sin and cos vectorise; its results are
+// within 4 ulps, inside the oracle's f32 tolerance. Compiling and linking
+// are two runs of clang because clang compiles in its own process only
+// when it has one job: given both, it spawns a separate cc1, which the
+// parent-death signal (childAttr) does not reach, and which ran on for
+// seconds after a killed run.
+var (
+	clangFlags = []string{"-O3", "-march=native", "-fPIC", "-fveclib=libmvec", "-Wno-override-module"}
+	linkFlags  = []string{"-shared"}
+)
 
 // objectKey names an object by everything that decides its bytes.
 func (t *toolchain) objectKey(irText string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "tpucc-llvm 1\n%s\n%s\n%q\n", t.version, t.features, clangFlags)
+	fmt.Fprintf(h, "tpucc-llvm 1\n%s\n%s\n%q\n%q\n", t.version, t.features, clangFlags, linkFlags)
 	io.WriteString(h, irText)
 	return hex.EncodeToString(h.Sum(nil))
 }
@@ -113,9 +122,11 @@ func verifyModule(path string) error {
 	if err != nil {
 		return nil
 	}
-	out, err := exec.Command(as, "-o", os.DevNull, path).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("llvm: the generated module does not verify: %v\n%s", err, out)
+	cmd := exec.Command(as, "-o", os.DevNull, path)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := runTool(cmd); err != nil {
+		return fmt.Errorf("llvm: the generated module does not verify: %v\n%s", err, out.String())
 	}
 	return nil
 }
@@ -153,25 +164,41 @@ func defaultCacheDir() string {
 	return filepath.Join(base, "tpucc", "llvm")
 }
 
-var (
-	fallbackOnce sync.Once
-	fallbackDir  string
-	fallbackErr  error
-)
-
-// openCache returns the cache at dir, or, when dir is not private (see
-// checkPrivate), a directory private to this process, with the reason dir
-// was refused.
+// openCache returns the cache at dir, swept of what dead builds left
+// (sweep). When dir is not private (see ensurePrivate) it returns a
+// fallback directory of this user's instead (fallbackDirs), with the
+// reason dir was refused.
 func openCache(dir string) (*objectCache, error) {
 	err := ensurePrivate(dir)
 	if err == nil {
+		sweep(dir)
 		return &objectCache{dir: dir}, nil
 	}
-	fallbackOnce.Do(func() { fallbackDir, fallbackErr = os.MkdirTemp("", "tpucc-llvm-") })
-	if fallbackErr != nil {
-		return nil, fmt.Errorf("%v; and no private temporary directory: %v", err, fallbackErr)
+	why := []string{err.Error()}
+	for _, fb := range fallbackDirs(dir) {
+		ferr := ensurePrivate(fb)
+		if ferr == nil {
+			sweep(fb)
+			return &objectCache{dir: fb}, err
+		}
+		why = append(why, ferr.Error())
 	}
-	return &objectCache{dir: fallbackDir}, err
+	return nil, errors.New(strings.Join(why, "; and the fallback "))
+}
+
+// fallbackDirs are where objects go when the configured directory is
+// refused, in order: the default directory (unless it is the one refused),
+// then tpucc-llvm-UID in the temporary directory. Both are the same on
+// every run, so a refused directory costs one warning, not a clang run
+// and a leaked directory per run.
+func fallbackDirs(refused string) []string {
+	var dirs []string
+	if base, err := os.UserCacheDir(); err == nil {
+		if d := filepath.Join(base, "tpucc", "llvm"); filepath.Clean(d) != filepath.Clean(refused) {
+			dirs = append(dirs, d)
+		}
+	}
+	return append(dirs, filepath.Join(os.TempDir(), fmt.Sprintf("tpucc-llvm-%d", os.Getuid())))
 }
 
 // ensurePrivate creates dir 0700 if needed and refuses it unless it is
@@ -196,23 +223,56 @@ func (c *objectCache) object(t *toolchain, key, irText string, times *BuildTimes
 }
 
 // build is object for a source of any language clang takes by its file
-// name (LLVM IR as name.ll, C as name.c).
+// name (LLVM IR as name.ll, C as name.c). Processes (and goroutines) that
+// miss the same key build it once: the first takes KEY.lock, the others
+// wait for it and find its object (lockFile says what happens when the
+// lock cannot be had).
 func (c *objectCache) build(t *toolchain, key, name, source string, times *BuildTimes) ([]byte, error) {
 	so := filepath.Join(c.dir, key+".so")
 	sum := filepath.Join(c.dir, key+".sha256")
-	tv := time.Now()
-	if data, err := verifyObject(so, sum); err == nil {
-		times.Cached = true
-		times.Load += time.Since(tv)
+	if data, ok := c.cached(so, sum, times); ok {
 		return data, nil
+	}
+	if release := lockFile(filepath.Join(c.dir, key+".lock"), lockTimeout); release != nil {
+		defer release()
+		if data, ok := c.cached(so, sum, times); ok {
+			return data, nil
+		}
 	}
 	t0 := time.Now()
 	defer func() { times.Clang += time.Since(t0) }()
-	tmp, err := os.MkdirTemp(c.dir, "build-")
+	tmp, done, err := buildDir(c.dir)
 	if err != nil {
 		return nil, fmt.Errorf("llvm: %v", err)
 	}
-	defer os.RemoveAll(tmp)
+	defer done()
+	data, err := clangBuild(t, tmp, name, source)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.install(tmp, key, name, data); err != nil {
+		return nil, err
+	}
+	// data is what this build produced and hashed, read from a directory
+	// only this call writes; the cache's copy may already be another's.
+	return data, nil
+}
+
+// cached returns the cache's verified object, if it has one.
+func (c *objectCache) cached(so, sum string, times *BuildTimes) ([]byte, bool) {
+	tv := time.Now()
+	data, err := verifyObject(so, sum)
+	if err != nil {
+		return nil, false
+	}
+	times.Cached = true
+	times.Load += time.Since(tv)
+	return data, true
+}
+
+// clangBuild writes source to name in the build directory tmp and builds
+// it into tmp/kernels.so, whose bytes it returns.
+func clangBuild(t *toolchain, tmp, name, source string) ([]byte, error) {
 	ll := filepath.Join(tmp, name)
 	out := filepath.Join(tmp, "kernels.so")
 	if err := os.WriteFile(ll, []byte(source), 0o600); err != nil {
@@ -221,57 +281,89 @@ func (c *objectCache) build(t *toolchain, key, name, source string, times *Build
 	if err := verifyModule(ll); err != nil {
 		return nil, err
 	}
-	args := append(append([]string{}, clangFlags...), "-o", out, ll, "-lm")
+	obj := filepath.Join(tmp, "kernels.o")
 	clangRuns.Add(1)
-	cmd := exec.Command(t.clang, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("llvm: clang failed: %v\n%s", err, stderr.String())
+	if err := runClang(t, compileArgs(obj, ll)); err != nil {
+		return nil, err
 	}
-	data, err := os.ReadFile(out)
+	if err := runClang(t, append(append([]string{}, linkFlags...), "-o", out, obj, "-lm")); err != nil {
+		return nil, err
+	}
+	data, err := readRegular(out, maxObject)
 	if err != nil {
 		return nil, fmt.Errorf("llvm: %v", err)
 	}
-	h := sha256.Sum256(data)
-	// The record is written in this build's own directory and both files
-	// are renamed into place: compiles of one key may run at once (in this
-	// process or another), and a shared temporary name let one rename away
-	// the other's record. Renames replace atomically; should two builds
-	// leave an object and a record that do not match, the next reader
-	// rebuilds, as for any corrupt object.
-	tmpSum := filepath.Join(tmp, "kernels.sha256")
-	if err := os.WriteFile(tmpSum, []byte(hex.EncodeToString(h[:])), 0o600); err != nil {
-		return nil, fmt.Errorf("llvm: %v", err)
-	}
-	// The IR stays beside its object, for reading what was generated.
-	_ = os.Rename(ll, filepath.Join(c.dir, key+filepath.Ext(name)))
-	if err := os.Rename(out, so); err != nil {
-		return nil, fmt.Errorf("llvm: %v", err)
-	}
-	if err := os.Rename(tmpSum, sum); err != nil {
-		return nil, fmt.Errorf("llvm: %v", err)
-	}
-	// data is what this build produced and hashed, read from a directory
-	// only this call writes; the cache's copy may already be another's.
 	return data, nil
 }
 
-// verifyObject reads so, a regular file of bounded size, and returns its
-// bytes if their SHA-256 is the one recorded in sum.
+// compileArgs is clang's command line compiling src to the object file obj.
+func compileArgs(obj, src string) []string {
+	return append(append([]string{}, clangFlags...), "-c", "-o", obj, src)
+}
+
+// runClang runs clang with args.
+func runClang(t *toolchain, args []string) error {
+	cmd := exec.Command(t.clang, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := runTool(cmd); err != nil {
+		return fmt.Errorf("llvm: clang failed: %v\n%s", err, stderr.String())
+	}
+	return nil
+}
+
+// install moves a build's object (hashed as data), its record and its
+// source from tmp into the cache under key. The record is written in the
+// build's own directory and both files are renamed into place: compiles of
+// one key may run at once (a process whose lock wait timed out, say), and
+// a shared temporary name let one rename away the other's record. Renames
+// replace atomically; should two builds leave an object and a record that
+// do not match, the next reader rebuilds, as for any corrupt object.
+// Whatever is not a regular file at the key's names (a directory, a FIFO)
+// is removed first, or the renames would fail.
+func (c *objectCache) install(tmp, key, name string, data []byte) error {
+	h := sha256.Sum256(data)
+	tmpSum := filepath.Join(tmp, "kernels.sha256")
+	if err := os.WriteFile(tmpSum, []byte(hex.EncodeToString(h[:])), 0o600); err != nil {
+		return fmt.Errorf("llvm: %v", err)
+	}
+	so := filepath.Join(c.dir, key+".so")
+	sum := filepath.Join(c.dir, key+".sha256")
+	src := filepath.Join(c.dir, key+filepath.Ext(name))
+	for _, p := range []string{so, sum, src} {
+		clearOdd(p)
+	}
+	// The source stays beside its object, for reading what was generated.
+	_ = os.Rename(filepath.Join(tmp, name), src)
+	if err := os.Rename(filepath.Join(tmp, "kernels.so"), so); err != nil {
+		return fmt.Errorf("llvm: %v", err)
+	}
+	if err := os.Rename(tmpSum, sum); err != nil {
+		return fmt.Errorf("llvm: %v", err)
+	}
+	return nil
+}
+
+// runTool runs a build tool (clang, llvm-as) as a child that dies with
+// this process (childAttr). Linux sends the parent-death signal when the
+// starting thread exits, and Go may end a thread at any time: the
+// goroutine keeps its thread until the child is done.
+func runTool(cmd *exec.Cmd) error {
+	cmd.SysProcAttr = childAttr()
+	goruntime.LockOSThread()
+	defer goruntime.UnlockOSThread()
+	return cmd.Run()
+}
+
+// verifyObject reads so and its record sum (each a regular file of bounded
+// size, see readRegular) and returns the object's bytes if their SHA-256
+// is the one recorded.
 func verifyObject(so, sum string) ([]byte, error) {
-	want, err := os.ReadFile(sum)
+	want, err := readRegular(sum, maxRecord)
 	if err != nil {
 		return nil, err
 	}
-	fi, err := os.Lstat(so)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > maxObject {
-		return nil, fmt.Errorf("llvm: %s is not a regular file of at most %d bytes", so, maxObject)
-	}
-	data, err := os.ReadFile(so)
+	data, err := readRegular(so, maxObject)
 	if err != nil {
 		return nil, err
 	}

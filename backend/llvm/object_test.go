@@ -1,6 +1,7 @@
 package llvm
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,7 +96,10 @@ func TestConcurrentBuildsOfOneKey(t *testing.T) {
 }
 
 // TestWorldWritableCacheRefused: a cache directory others can write to is
-// refused with a clear message, and a private directory is used instead.
+// refused with a clear message, and the user's default directory is used
+// instead: the same one every time, so a refused directory leaks nothing
+// and costs clang once (each refusal made a temporary directory and
+// rebuilt every object).
 func TestWorldWritableCacheRefused(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "shared")
 	if err := os.Mkdir(dir, 0o700); err != nil {
@@ -104,6 +108,9 @@ func TestWorldWritableCacheRefused(t *testing.T) {
 	if err := os.Chmod(dir, 0o777); err != nil {
 		t.Fatal(err)
 	}
+	home, tmp := t.TempDir(), t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", home)
+	t.Setenv("TMPDIR", tmp)
 	b, err := Open(Options{CacheDir: dir})
 	if err != nil {
 		t.Skipf("llvm backend unavailable: %v", err)
@@ -112,22 +119,78 @@ func TestWorldWritableCacheRefused(t *testing.T) {
 	if b.CacheWarning != want {
 		t.Fatalf("warning %q,\nwant %q", b.CacheWarning, want)
 	}
-	if b.cache.dir == dir {
-		t.Fatal("the refused directory is still used")
+	if fb := filepath.Join(home, "tpucc", "llvm"); b.CacheDir() != fb {
+		t.Fatalf("fallback %s, want %s", b.CacheDir(), fb)
 	}
-	// The fallback serves the whole process and is left for it; here the
-	// test removes it, and lets a later refusal make a new one.
-	t.Cleanup(func() {
-		os.RemoveAll(fallbackDir)
-		fallbackOnce, fallbackDir, fallbackErr = sync.Once{}, "", nil
-	})
 	exe := compileText(t, "f.tir", []byte(cacheProgram))
 	differential(t, b, exe.Module, exe.Entry, 2)
 	if objs, _ := filepath.Glob(filepath.Join(dir, "*")); len(objs) != 0 {
 		t.Fatalf("objects written to the refused directory: %v", objs)
 	}
-	if err := ensurePrivate(b.cache.dir); err != nil {
+	b2, err := Open(Options{CacheDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x := differential(t, b2, exe.Module, exe.Entry, 2); !x.Times.Cached {
+		t.Fatal("a second refusal rebuilt the object: the fallback is not reused")
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Fatalf("left in TMPDIR: %v", left)
+	}
+}
+
+// TestFallbackToTemp: when the default directory is the refused one, the
+// fallback is tpucc-llvm-UID in the temporary directory, private.
+func TestFallbackToTemp(t *testing.T) {
+	home, tmp := t.TempDir(), t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", home)
+	t.Setenv("TMPDIR", tmp)
+	dir := filepath.Join(home, "tpucc", "llvm")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o770); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(Options{CacheDir: dir})
+	if err != nil {
+		t.Skipf("llvm backend unavailable: %v", err)
+	}
+	fb := filepath.Join(tmp, fmt.Sprintf("tpucc-llvm-%d", os.Getuid()))
+	if b.CacheDir() != fb {
+		t.Fatalf("fallback %s, want %s", b.CacheDir(), fb)
+	}
+	if err := ensurePrivate(fb); err != nil {
 		t.Fatalf("fallback directory is not private: %v", err)
+	}
+}
+
+// TestRefusedCacheWarnsOnce: the registered backend (what tpucc run opens)
+// says once on stderr why the directory was refused and what is used
+// instead; it said nothing.
+func TestRefusedCacheWarnsOnce(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "shared")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", home)
+	t.Setenv("TPUCC_LLVM_CACHE", dir)
+	var out strings.Builder
+	warnOut, warnOnce = &out, sync.Once{}
+	t.Cleanup(func() { warnOut, warnOnce = os.Stderr, sync.Once{} })
+	for range 2 {
+		if _, err := openDefault(); err != nil {
+			t.Skipf("llvm backend unavailable: %v", err)
+		}
+	}
+	want := "tpucc: warning: llvm cache directory: " + dir + " is writable by others (mode 0777): refusing to load code from it; using " +
+		filepath.Join(home, "tpucc", "llvm") + " instead\n"
+	if out.String() != want {
+		t.Fatalf("stderr %q,\nwant %q", out.String(), want)
 	}
 }
 

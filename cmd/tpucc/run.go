@@ -38,7 +38,9 @@ With --output-dir the results are written as DIR/result0.npy, DIR/result1.npy, .
 order (all of them, or none if anything fails); DIR is created if needed. Without it, one line
 per result is printed: its type and its first values. --save-inputs also writes the arguments
 the program ran on as DIR/arg0.npy, DIR/arg1.npy, ... in parameter order, so that another
-runtime (XLA, with tools/xlacheck) can be given exactly the same inputs.
+runtime (XLA, with tools/xlacheck) can be given exactly the same inputs. DIR/tpucc-outputs.txt
+lists the files the run wrote; the files the previous run's list names and this run did not
+write are removed (files tpucc did not list are left alone).
 
 A program with symbolic dimensions (f32[B,1024]) runs once each symbol has a size: from
 --dim B=64, or from the shape of an --input file for a parameter that has the symbol.
@@ -318,7 +320,9 @@ func summary(b *backend.Buffer) string {
 
 // writeTensors writes each tensor to dir under its file name, all or none: each goes to a
 // temporary file first, and only when all are written are they renamed into place. A
-// directory created for them is removed again on failure.
+// directory created for them is removed again on failure. The manifest (manifestName) is
+// written with them, and then what the previous run's manifest listed and this run did not
+// write is removed.
 func writeTensors(dir string, files []string, tensors []*backend.Buffer) (err error) {
 	created, err := makeDir(dir)
 	if err != nil {
@@ -342,7 +346,24 @@ func writeTensors(dir string, files []string, tensors []*backend.Buffer) (err er
 		}
 		outs = append(outs, o)
 	}
-	return commit(outs)
+	mpath := filepath.Join(dir, manifestName)
+	if st, err := os.Lstat(mpath); err == nil && !st.Mode().IsRegular() {
+		return fileErrorf(mpath, "is not a regular file (tpucc lists its outputs there)")
+	}
+	o, err := newPending(mpath, func(w io.Writer) error {
+		_, err := w.Write(manifest(files))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	outs = append(outs, o)
+	old := previousOutputs(dir)
+	if err := commit(outs); err != nil {
+		return err
+	}
+	removeStale(dir, old, files)
+	return nil
 }
 
 // makeDir is mkdir -p that returns the directories it created, deepest first.

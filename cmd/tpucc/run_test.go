@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"syscall"
 	"testing"
 
 	"github.com/tpucc/tpucc/backend"
@@ -66,7 +67,8 @@ func reference(t *testing.T, src string, seed int64, args ...*backend.Buffer) []
 	return res
 }
 
-// checkResults compares dir's result files with want, byte for byte.
+// checkResults compares dir's result files with want, byte for byte, and
+// checks that dir holds them and the run's list of them, nothing else.
 func checkResults(t *testing.T, dir string, want []*backend.Buffer) {
 	t.Helper()
 	var names []string
@@ -90,7 +92,7 @@ func checkResults(t *testing.T, dir string, want []*backend.Buffer) {
 			t.Errorf("%s holds %s, want %s: %v", name, g, w, err)
 		}
 	}
-	noFiles(t, dir, names...)
+	noFiles(t, dir, append(names, manifestName)...)
 }
 
 func TestRunOutputDir(t *testing.T) {
@@ -304,4 +306,56 @@ func TestRunTime(t *testing.T) {
 			t.Errorf("--backend %s: exit %d, stdout %q (want %q), stderr %q (want %s)", c.backend, r.code, r.stdout, plain.stdout, r.stderr, c.line)
 		}
 	}
+}
+
+// TestRunOutputDirHoldsOneRun: a run into a directory a previous run wrote
+// removes what that run wrote and this one did not (result1.npy, arg0.npy
+// stayed), leaves files tpucc did not write, and lists its own files in
+// tpucc-outputs.txt.
+func TestRunOutputDirHoldsOneRun(t *testing.T) {
+	dir := t.TempDir()
+	two := writeFile(t, dir, "two.tir", []byte(twoResultSrc))
+	one := writeFile(t, dir, "one.tir", []byte(expSrc))
+	out := filepath.Join(dir, "out")
+	tpucc(t, "", "run", two, "--output-dir", out, "--save-inputs").want(t, 0, "", "")
+	noFiles(t, out, "arg0.npy", "arg1.npy", "result0.npy", "result1.npy", manifestName)
+	// The user's own files, one named like an output.
+	writeFile(t, out, "notes.txt", []byte("mine"))
+	writeFile(t, out, "result7.npy", []byte("mine"))
+	tpucc(t, "", "run", one, "--output-dir", out).want(t, 0, "", "")
+	noFiles(t, out, "notes.txt", "result0.npy", "result7.npy", manifestName)
+	list, err := os.ReadFile(filepath.Join(out, manifestName))
+	if want := "# written by tpucc run: the files of the last run into this directory\nresult0.npy\n"; err != nil || string(list) != want {
+		t.Errorf("manifest %q (%v), want %q", list, err, want)
+	}
+}
+
+// TestRunManifestIsInput: a manifest naming paths or files tpucc does not
+// write removes none of them, and one that is not a regular file is an
+// error naming it, with nothing written.
+func TestRunManifestIsInput(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "m.tir", []byte(expSrc))
+	out := filepath.Join(dir, "out")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "precious.npy", []byte("mine"))
+	writeFile(t, out, "keep.txt", []byte("mine"))
+	writeFile(t, out, manifestName, []byte("../precious.npy\nkeep.txt\n/etc/passwd\nresult0.npy/..\n"))
+	tpucc(t, "", "run", model, "--output-dir", out).want(t, 0, "", "")
+	noFiles(t, out, "keep.txt", "result0.npy", manifestName)
+	if _, err := os.Stat(filepath.Join(dir, "precious.npy")); err != nil {
+		t.Error(err)
+	}
+	fifoDir := filepath.Join(dir, "fifo")
+	if err := os.Mkdir(fifoDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(fifoDir, manifestName)
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tpucc(t, "", "run", model, "--output-dir", fifoDir).want(t, exitProgram, "", fifo+": error: is not a regular file (tpucc lists its outputs there)")
+	noFiles(t, fifoDir, manifestName)
 }

@@ -20,3 +20,12 @@ func checkOwner(dir string, info fs.FileInfo) error {
 	}
 	return nil
 }
+
+// checkOwnerOnly refuses a directory with any permission for its group or
+// others.
+func checkOwnerOnly(dir string, info fs.FileInfo) error {
+	if perm := info.Mode().Perm(); perm&0o077 != 0 {
+		return fmt.Errorf("%s is open to others (mode %04o, want 0700: chmod 700 it)", dir, perm)
+	}
+	return nil
+}

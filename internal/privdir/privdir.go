@@ -46,3 +46,18 @@ func Check(dir string, info fs.FileInfo) error {
 	}
 	return checkOwner(dir, info)
 }
+
+// EnsureOwnerOnly is Ensure, and also refuses a directory its group or
+// others can read or search (any of the mode bits 0077): the runtime's
+// persistent cache holds compiled programs with their constants (a
+// model's weights among them), which are the user's alone to read.
+func EnsureOwnerOnly(dir string) error {
+	if err := Ensure(dir); err != nil {
+		return err
+	}
+	info, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	return checkOwnerOnly(dir, info)
+}

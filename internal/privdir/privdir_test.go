@@ -87,3 +87,38 @@ func errText(err error) string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestEnsureOwnerOnly: the stricter rule refuses any access by group or
+// others, and applies Ensure's rules first.
+func TestEnsureOwnerOnly(t *testing.T) {
+	base := t.TempDir()
+	for _, tc := range []struct {
+		mode os.FileMode
+		want string
+	}{
+		{0o700, ""},
+		{0o755, " is open to others (mode 0755, want 0700: chmod 700 it)"},
+		{0o750, " is open to others (mode 0750, want 0700: chmod 700 it)"},
+		{0o701, " is open to others (mode 0701, want 0700: chmod 700 it)"},
+		{0o777, " is writable by others (mode 0777)"},
+	} {
+		dir := filepath.Join(base, tc.mode.String())
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(dir, tc.mode); err != nil {
+			t.Fatal(err)
+		}
+		want := tc.want
+		if want != "" {
+			want = dir + want
+		}
+		if got := errText(EnsureOwnerOnly(dir)); got != want {
+			t.Errorf("EnsureOwnerOnly(%s) = %q, want %q", dir, got, want)
+		}
+	}
+	created := filepath.Join(base, "new", "cache")
+	if err := EnsureOwnerOnly(created); err != nil {
+		t.Errorf("a created directory: %v", err)
+	}
+}

@@ -1,0 +1,84 @@
+package faults
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestFullDisk: with every file the process (and clang, its child) writes
+// capped at a few KiB, as on a full disk, a run fails with an error that
+// says so or computes right (on the reference executor, with a warning),
+// and leaves nothing behind; the next run, with room, computes right.
+func TestFullDisk(t *testing.T) {
+	for _, limit := range []int64{4 << 10, 10 << 10, 16 << 10, 64 << 10} {
+		d := newDirs(t, true)
+		r := d.run(t, limit)
+		t.Logf("limit %d: status %d, stderr %q", limit, r.code, r.stderr)
+		switch {
+		case r.code == 0:
+			r.wantOK(t, "tpucc: warning: programs run on the reference executor, not llvm: ")
+		case r.code != 1 || !saysFull(r.stderr):
+			t.Fatalf("limit %d: status %d, stderr:\n%s\nwant a result or an error saying a file is too large", limit, r.code, r.stderr)
+		}
+		d.wantClean(t)
+		entries, _ := filepath.Glob(filepath.Join(d.cache, "*.tpucc"))
+		d.run(t, 0).wantOK(t)
+		d.wantClean(t)
+		if len(entries) > 0 { // what the capped run wrote loads
+			d.run(t, 0).wantOK(t)
+		}
+	}
+}
+
+// TestKilledWritersLeftovers: what processes killed while writing leave
+// (a program cache's temporary entry, a build directory whose owner is
+// gone, a half-made one, a copy made for loading) is removed by the next
+// process, which computes right. Fresh temporary files, which a live
+// writer may own, are left alone.
+func TestKilledWritersLeftovers(t *testing.T) {
+	d := newDirs(t, true)
+	old := time.Now().Add(-time.Hour)
+	plant := func(path string, dir bool) {
+		t.Helper()
+		var err error
+		if dir {
+			err = os.MkdirAll(path, 0o700)
+			if err == nil {
+				err = os.WriteFile(filepath.Join(path, "kernels.ll"), []byte("; partial"), 0o600)
+			}
+		} else {
+			err = os.WriteFile(path, []byte("partial"), 0o600)
+		}
+		if err == nil {
+			err = os.Chtimes(path, old, old)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	plant(filepath.Join(d.cache, ".tmp-123456"), false)
+	plant(filepath.Join(d.llvm, "build-1"), true)
+	if err := os.WriteFile(filepath.Join(d.llvm, "build-1", "owner"), nil, 0o600); err != nil { // its lock is free: the owner died
+		t.Fatal(err)
+	}
+	plant(filepath.Join(d.llvm, ".build-2"), true)
+	plant(filepath.Join(d.llvm, "load-3.so"), false)
+	fresh := filepath.Join(d.cache, ".tmp-fresh")
+	if err := os.WriteFile(fresh, []byte("being written"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d.run(t, 0).wantOK(t)
+	if err := os.Remove(fresh); err != nil {
+		t.Fatalf("a fresh temporary file was removed: %v", err)
+	}
+	d.wantClean(t)
+}
+
+// saysFull reports whether an error says that a file could not grow:
+// EFBIG from Go's writes, or clang's report of its linker's SIGXFSZ.
+func saysFull(stderr string) bool {
+	return strings.Contains(stderr, "file too large") || strings.Contains(stderr, "File size limit exceeded")
+}
