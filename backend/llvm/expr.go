@@ -83,19 +83,10 @@ func supportedType(t ir.Type) bool {
 	return ok && t.IsStatic()
 }
 
-// exprOps are the ops an expression computes; each maps an output index
-// to its operands' indices or combines operands at the same index.
-var exprOps = map[ir.Op]bool{
-	ir.OpNeg: true, ir.OpAbs: true, ir.OpExp: true, ir.OpLog: true, ir.OpLog1p: true,
-	ir.OpExpm1: true, ir.OpSqrt: true, ir.OpRsqrt: true, ir.OpTanh: true, ir.OpSigmoid: true,
-	ir.OpSin: true, ir.OpCos: true, ir.OpFloor: true, ir.OpCeil: true, ir.OpRound: true,
-	ir.OpSign: true, ir.OpNot: true, ir.OpErf: true, ir.OpRelu: true, ir.OpSilu: true, ir.OpGelu: true,
-	ir.OpAdd: true, ir.OpSub: true, ir.OpMul: true, ir.OpDiv: true, ir.OpRem: true, ir.OpPow: true,
-	ir.OpMax: true, ir.OpMin: true, ir.OpAnd: true, ir.OpOr: true, ir.OpXor: true, ir.OpAtan2: true,
-	ir.OpCompare: true, ir.OpSelect: true, ir.OpClamp: true, ir.OpConvert: true, ir.OpCopy: true,
-	ir.OpBroadcast: true, ir.OpTranspose: true, ir.OpReshape: true, ir.OpSlice: true,
-	ir.OpIota: true, ir.OpConcat: true, ir.OpConstant: true, ir.OpOneHot: true,
-}
+// exprOp reports whether this backend computes op as an expression: the
+// elementwise ops of ir's table, which combine operands at the same index,
+// and remapOps, which map an output index to their operands' indices.
+func exprOp(op ir.Op) bool { return op.Info().Elementwise || remapOps[op] }
 
 var boolOps = map[ir.Op]bool{
 	ir.OpNot: true, ir.OpAnd: true, ir.OpOr: true, ir.OpXor: true, ir.OpCompare: true,
@@ -106,7 +97,7 @@ var boolOps = map[ir.Op]bool{
 
 // isExpr reports whether in is computed as an expression by this backend.
 func isExpr(in *ir.Instr) bool {
-	if !exprOps[in.Op] || len(in.Results) != 1 || !supportedType(in.Results[0].Type) {
+	if !exprOp(in.Op) || len(in.Results) != 1 || !supportedType(in.Results[0].Type) {
 		return false
 	}
 	for _, a := range in.Args {
@@ -510,46 +501,34 @@ func (e *expr) sigmoid(x value.Value) value.Value {
 	return c.NewFDiv(f32(1), c.NewFAdd(f32(1), ex))
 }
 
+// floatCalls are the unary float ops that are one call of an LLVM intrinsic
+// or a libm function on f32.
+var floatCalls = map[ir.Op]string{
+	ir.OpAbs: "llvm.fabs.f32", ir.OpLog: "llvm.log.f32", ir.OpLog1p: "log1pf", ir.OpExpm1: "expm1f",
+	ir.OpSqrt: "llvm.sqrt.f32", ir.OpTanh: "tanhf", ir.OpSin: "llvm.sin.f32", ir.OpCos: "llvm.cos.f32",
+	ir.OpFloor: "llvm.floor.f32", ir.OpCeil: "llvm.ceil.f32", ir.OpRound: "llvm.roundeven.f32",
+	ir.OpErf: "erff", ir.OpCbrt: "cbrtf",
+}
+
 // float emits a float op on f32 operands.
 func (e *expr) float(in *ir.Instr, a []value.Value) value.Value {
 	c := e.k.cur
+	if name, ok := floatCalls[in.Op]; ok {
+		return e.call1(name, a[0])
+	}
 	switch in.Op {
 	case ir.OpNeg:
 		return c.NewFNeg(a[0])
-	case ir.OpAbs:
-		return e.call1("llvm.fabs.f32", a[0])
 	case ir.OpExp:
 		return c.NewCall(e.k.g.expf(), a[0])
-	case ir.OpLog:
-		return e.call1("llvm.log.f32", a[0])
-	case ir.OpLog1p:
-		return e.call1("log1pf", a[0])
-	case ir.OpExpm1:
-		return e.call1("expm1f", a[0])
-	case ir.OpSqrt:
-		return e.call1("llvm.sqrt.f32", a[0])
 	case ir.OpRsqrt:
 		return c.NewFDiv(f32(1), e.call1("llvm.sqrt.f32", a[0]))
-	case ir.OpTanh:
-		return e.call1("tanhf", a[0])
 	case ir.OpSigmoid:
 		return e.sigmoid(a[0])
 	case ir.OpSilu:
 		return c.NewFMul(a[0], e.sigmoid(a[0]))
 	case ir.OpGelu:
 		return e.gelu(in, a[0])
-	case ir.OpSin:
-		return e.call1("llvm.sin.f32", a[0])
-	case ir.OpCos:
-		return e.call1("llvm.cos.f32", a[0])
-	case ir.OpFloor:
-		return e.call1("llvm.floor.f32", a[0])
-	case ir.OpCeil:
-		return e.call1("llvm.ceil.f32", a[0])
-	case ir.OpRound:
-		return e.call1("llvm.roundeven.f32", a[0])
-	case ir.OpErf:
-		return e.call1("erff", a[0])
 	case ir.OpRelu:
 		return e.k.fmax(a[0], f32(0), true)
 	case ir.OpSign:
