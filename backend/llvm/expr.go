@@ -559,7 +559,7 @@ func (e *expr) float(in *ir.Instr, a []value.Value) value.Value {
 	case ir.OpClamp:
 		return e.k.fmax(e.k.fmax(a[1], a[0], true), a[2], false)
 	}
-	panic(fmt.Sprintf("llvm: no f32 expression for %s", in.Op))
+	panic(fmt.Sprintf("llvm: no f32 expression for %s (add it to floatCalls or expr.float in backend/llvm/expr.go)", in.Op))
 }
 
 // fpred: ordered comparisons are false on NaN, ne is true on NaN, as Go's
