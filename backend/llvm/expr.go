@@ -174,8 +174,9 @@ func ownConcat(v *ir.Value, defs map[*ir.Value]*ir.Instr) *ir.Instr {
 			return nil // each part repeats the nest inside that axis
 		}
 		return in
-	case ir.OpBroadcast, ir.OpTranspose, ir.OpReshape, ir.OpSlice, ir.OpOneHot, ir.OpIota, ir.OpConstant:
-		return nil
+	}
+	if remapOps[in.Op] {
+		return nil // reads its operand at another index
 	}
 	for _, a := range in.Args {
 		if a.Type.SameShape(v.Type) {
