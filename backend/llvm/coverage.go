@@ -86,9 +86,13 @@ func fallbackReason(in *ir.Instr) string {
 func typeLimit(in *ir.Instr) string {
 	dt := in.Results[0].Type.DType
 	switch in.Op {
-	case ir.OpDotGeneral, ir.OpRaggedDot:
-		if !floatStatic(in) || (in.Op == ir.OpRaggedDot && !raggedGenerated(in)) {
+	case ir.OpDotGeneral:
+		if !floatStatic(in) {
 			return "integer and mixed-type products have no kernel"
+		}
+	case ir.OpRaggedDot:
+		if !raggedGenerated(in) {
+			return "ragged_dot has a kernel for f32 operands and i32 group sizes only"
 		}
 	case ir.OpPow, ir.OpAtan2:
 		if !floatish(dt) {
