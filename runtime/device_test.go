@@ -57,7 +57,7 @@ func (l listing) Fallbacks() []string                                  { return 
 func TestFallbackLog(t *testing.T) {
 	old := stderr
 	defer func() { stderr = old }()
-	b := listing{lines: []string{"f.tir:3:3: pad f32[4], f32[] -> f32[6] runs on the reference executor: pad has no kernel yet"}}
+	b := listing{lines: []string{"f.tir:3:3: cumsum f32[4] -> f32[4] runs on the reference executor: cumsum has no kernel yet"}}
 	for _, tc := range []struct{ env, want string }{
 		{"", ""},
 		{"recompiles", ""},

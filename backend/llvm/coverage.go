@@ -35,7 +35,6 @@ var kernelOps = map[ir.Op]bool{
 // refOps are the ops with no kernel yet: every instance runs on the
 // reference executor (docs/CPU_BACKEND.md lists them).
 var refOps = map[ir.Op]string{
-	ir.OpPad:                "pad has no kernel yet",
 	ir.OpArgmax:             "argmax has no kernel yet",
 	ir.OpArgmin:             "argmin has no kernel yet",
 	ir.OpCumsum:             "cumsum has no kernel yet",

@@ -90,9 +90,9 @@ func planAlone(in *ir.Instr) (gen bool, err error) {
 // TestFallbacks: the lines TPUCC_LOGS=fallback prints, one per instruction
 // that runs on the reference executor, with its position and reason.
 func TestFallbacks(t *testing.T) {
-	src := "func @f(%x: f32[4], %y: f64[2]) -> (f32[4], i32[4], f64[2], f32[6]) {\n" +
+	src := "func @f(%x: f32[4], %y: f64[2]) -> (f32[4], i32[4], f64[2], f32[6], f32[4]) {\n" +
 		"  %a = cbrt %x\n  %i = convert %x : i32[4]\n  %z = sqrt %y\n  %c = constant 0.0 : f32[]\n" +
-		"  %p = pad %x, %c {low=[1], high=[1]}\n  return %a, %i, %z, %p\n}\n"
+		"  %p = pad %x, %c {low=[1], high=[1]}\n  %s = cumsum %x {axis=0}\n  return %a, %i, %z, %p, %s\n}\n"
 	exe := compileText(t, "fb.tir", []byte(src))
 	p, err := newPlan(exe.Module, exe.Entry, target{threads: 1})
 	if err != nil {
@@ -102,7 +102,7 @@ func TestFallbacks(t *testing.T) {
 	want := []string{
 		"fb.tir:4:3: sqrt f64[2] -> f64[2] runs on the reference executor: f64 values have no kernels",
 		"fb.tir:3:3: convert f32[4] -> i32[4] runs on the reference executor: float to integer converts saturate on the reference executor",
-		"fb.tir:6:3: pad f32[4], f32[] -> f32[6] runs on the reference executor: pad has no kernel yet",
+		"fb.tir:7:3: cumsum f32[4] -> f32[4] runs on the reference executor: cumsum has no kernel yet",
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("Fallbacks:\n%q\nwant:\n%q", got, want)

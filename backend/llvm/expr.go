@@ -92,7 +92,7 @@ var boolOps = map[ir.Op]bool{
 	ir.OpNot: true, ir.OpAnd: true, ir.OpOr: true, ir.OpXor: true, ir.OpCompare: true,
 	ir.OpSelect: true, ir.OpMax: true, ir.OpMin: true, ir.OpConvert: true, ir.OpCopy: true,
 	ir.OpBroadcast: true, ir.OpTranspose: true, ir.OpReshape: true, ir.OpSlice: true, ir.OpConcat: true,
-	ir.OpOneHot: true,
+	ir.OpPad: true, ir.OpOneHot: true,
 }
 
 // isExpr reports whether in is computed as an expression by this backend.
@@ -299,6 +299,8 @@ func (e *expr) remap(in *ir.Instr, idx []value.Value) value.Value {
 		return e.at(src[0], oi)
 	case ir.OpConcat:
 		return e.concat(in, idx)
+	case ir.OpPad:
+		return e.pad(in, idx)
 	case ir.OpOneHot:
 		return e.oneHot(in, idx)
 	}
@@ -371,6 +373,42 @@ func (e *expr) concat(in *ir.Instr, idx []value.Value) value.Value {
 		return constant.NewZeroInitializer(reg)
 	}
 	return out
+}
+
+// pad reads, along each dimension, the operand element that lands at idx
+// (at low, then every interior+1 positions) where there is one, and the
+// padding value everywhere else. The operand index is clamped into range,
+// so that the read is in bounds whichever value the select keeps.
+func (e *expr) pad(in *ir.Instr, idx []value.Value) value.Value {
+	k := e.k
+	a := in.Attr.(*ir.PadAttr)
+	x := in.Args[0]
+	fill := e.at(in.Args[1], nil)
+	dims := x.Type.Dims()
+	oi := make([]value.Value, len(idx))
+	var inside value.Value = constant.True
+	for i, n := range dims {
+		if n == 0 {
+			return fill // the result is padding only
+		}
+		step := int64(1)
+		if len(a.Interior) > 0 {
+			step += a.Interior[i]
+		}
+		var rel, q, ok value.Value
+		rel = k.cur.NewSub(idx[i], ci(a.Low[i]))
+		q, ok = rel, k.cur.NewICmp(enum.IPredSGE, rel, ci(0))
+		if step > 1 {
+			q = k.cur.NewSDiv(rel, ci(step))
+			ok = k.cur.NewAnd(ok, k.cur.NewICmp(enum.IPredEQ, k.cur.NewSRem(rel, ci(step)), ci(0)))
+		}
+		ok = k.cur.NewAnd(ok, k.cur.NewICmp(enum.IPredSLT, q, ci(n)))
+		inside = k.cur.NewAnd(inside, ok)
+		lo := k.cur.NewSelect(k.cur.NewICmp(enum.IPredSLT, q, ci(0)), ci(0), q)
+		oi[i] = k.cur.NewSelect(k.cur.NewICmp(enum.IPredSGT, lo, ci(n-1)), ci(n-1), lo)
+	}
+	v := e.at(x, oi)
+	return k.cur.NewSelect(inside, v, fill)
 }
 
 // reshapeIndex maps an index of a reshape's result (dims out) to its

@@ -161,3 +161,17 @@ func TestArgsort(t *testing.T) {
 		{args: []ir.Type{tt(ir.F32, 64, 512)}, instr: "argsort %a0 {axis=1}", res: []string{"i32[64,512]"}},
 	})
 }
+
+// TestPad: pad is an expression: edge padding of both signs, interior
+// padding, an empty operand, and i1, integer and half dtypes, against the
+// reference executor.
+func TestPad(t *testing.T) {
+	runOpCases(t, "pad", []opCase{
+		{args: []ir.Type{tt(ir.F32, 3, 4), tt(ir.F32)}, instr: "pad %a0, %a1 {low=[1,-1], high=[2,1], interior=[1,0]} : f32[8,4]", res: []string{"f32[8,4]"}},
+		{args: []ir.Type{tt(ir.I1, 5), tt(ir.I1)}, vals: [][]int64{{1, 0, 1, 1, 0}, {1}}, instr: "pad %a0, %a1 {low=[2], high=[0], interior=[2]} : i1[15]", res: []string{"i1[15]"}},
+		{args: []ir.Type{tt(ir.BF16, 2, 3), tt(ir.BF16)}, instr: "pad %a0, %a1 {low=[0,3], high=[1,-2], interior=[0,1]} : bf16[3,6]", res: []string{"bf16[3,6]"}},
+		{args: []ir.Type{tt(ir.I32, 0, 2), tt(ir.I32)}, vals: [][]int64{nil, {7}}, instr: "pad %a0, %a1 {low=[1,0], high=[1,0]} : i32[2,2]", res: []string{"i32[2,2]"}},
+		{args: []ir.Type{tt(ir.U8, 4), tt(ir.U8)}, vals: [][]int64{{1, 2, 3, 4}, {9}}, instr: "pad %a0, %a1 {low=[-2], high=[-1]} : u8[1]", res: []string{"u8[1]"}},
+		{args: []ir.Type{tt(ir.F16, 3), tt(ir.F16)}, instr: "pad %a0, %a1 {low=[0], high=[0], interior=[3]} : f16[9]", res: []string{"f16[9]"}},
+	})
+}
