@@ -53,6 +53,13 @@ type Executable interface {
 	Run(args []*Buffer) ([]*Buffer, error)
 }
 
+// FallbackLister is an Executable that runs some instructions on another
+// executor than its own code: Fallbacks says which, one line each with the
+// instruction's position and the reason (TPUCC_LOGS=fallback prints them).
+type FallbackLister interface {
+	Fallbacks() []string
+}
+
 // Staged is an Executable that says what compiling it cost, stage by stage
 // (tpucc run --time prints them).
 type Staged interface {

@@ -26,6 +26,7 @@ const (
 	OpSign
 	OpNot
 	OpErf
+	OpCbrt
 
 	// Binary elementwise.
 	OpAdd
@@ -122,11 +123,18 @@ type OpInfo struct {
 	Elementwise bool // result element i depends only on operand elements i
 	Commutative bool
 	SideEffects bool // does more than compute its results: cse and dce keep it
-	Reduce      ReduceKind
-	Fuse        FuseClass
-	Cost        CostClass
-	Pad         PadRule
-	Doc         string
+	// Transcendental: elementwise, and each element evaluates a
+	// transcendental function (fusion keeps a shared one apart; the
+	// lowering computes half types in f32 around it).
+	Transcendental bool
+	Reduce         ReduceKind
+	Fuse           FuseClass
+	Cost           CostClass
+	Pad            PadRule
+	Doc            string
+	// StableHLO is the StableHLO (or CHLO) op a unary or binary
+	// elementwise op lowers to one to one.
+	StableHLO string
 
 	decode func(*attrReader) Attr
 	infer  func(*inferCtx) []Type
@@ -135,37 +143,38 @@ type OpInfo struct {
 var opTable = [numOps]OpInfo{
 	OpInvalid: {Name: "invalid"},
 
-	OpNeg:     unary("neg", CostElementwise, numericT, "-x; wraps for integers"),
-	OpAbs:     unary("abs", CostElementwise, numericT, "|x|; identity for unsigned"),
-	OpExp:     unary("exp", CostTranscendental, floatT, "e^x"),
-	OpLog:     unary("log", CostTranscendental, floatT, "natural logarithm"),
-	OpLog1p:   unary("log1p", CostTranscendental, floatT, "log(1+x), accurate near 0"),
-	OpExpm1:   unary("expm1", CostTranscendental, floatT, "e^x-1, accurate near 0"),
-	OpSqrt:    unary("sqrt", CostTranscendental, floatT, "square root"),
-	OpRsqrt:   unary("rsqrt", CostTranscendental, floatT, "1/sqrt(x)"),
-	OpTanh:    unary("tanh", CostTranscendental, floatT, "hyperbolic tangent"),
-	OpSigmoid: unary("sigmoid", CostTranscendental, floatT, "1/(1+e^-x)"),
-	OpSin:     unary("sin", CostTranscendental, floatT, "sine"),
-	OpCos:     unary("cos", CostTranscendental, floatT, "cosine"),
-	OpFloor:   unary("floor", CostElementwise, floatT, "round toward -inf"),
-	OpCeil:    unary("ceil", CostElementwise, floatT, "round toward +inf"),
-	OpRound:   unary("round", CostElementwise, floatT, "round half to even (as numpy and torch)"),
-	OpSign:    unary("sign", CostElementwise, numericT, "-1, 0 or 1 (NaN stays NaN, -0 stays -0)"),
-	OpNot:     unary("not", CostElementwise, bitsT, "logical not for i1, bitwise not for integers"),
-	OpErf:     unary("erf", CostTranscendental, floatT, "error function"),
+	OpNeg:     unary("neg", "stablehlo.negate", CostElementwise, numericT, "-x; wraps for integers"),
+	OpAbs:     unary("abs", "stablehlo.abs", CostElementwise, numericT, "|x|; identity for unsigned"),
+	OpExp:     unary("exp", "stablehlo.exponential", CostTranscendental, floatT, "e^x"),
+	OpLog:     unary("log", "stablehlo.log", CostTranscendental, floatT, "natural logarithm"),
+	OpLog1p:   unary("log1p", "stablehlo.log_plus_one", CostTranscendental, floatT, "log(1+x), accurate near 0"),
+	OpExpm1:   unary("expm1", "stablehlo.exponential_minus_one", CostTranscendental, floatT, "e^x-1, accurate near 0"),
+	OpSqrt:    unary("sqrt", "stablehlo.sqrt", CostTranscendental, floatT, "square root"),
+	OpRsqrt:   unary("rsqrt", "stablehlo.rsqrt", CostTranscendental, floatT, "1/sqrt(x)"),
+	OpTanh:    unary("tanh", "stablehlo.tanh", CostTranscendental, floatT, "hyperbolic tangent"),
+	OpSigmoid: unary("sigmoid", "stablehlo.logistic", CostTranscendental, floatT, "1/(1+e^-x)"),
+	OpSin:     unary("sin", "stablehlo.sine", CostTranscendental, floatT, "sine"),
+	OpCos:     unary("cos", "stablehlo.cosine", CostTranscendental, floatT, "cosine"),
+	OpFloor:   unary("floor", "stablehlo.floor", CostElementwise, floatT, "round toward -inf"),
+	OpCeil:    unary("ceil", "stablehlo.ceil", CostElementwise, floatT, "round toward +inf"),
+	OpRound:   unary("round", "stablehlo.round_nearest_even", CostElementwise, floatT, "round half to even (as numpy and torch)"),
+	OpSign:    unary("sign", "stablehlo.sign", CostElementwise, numericT, "-1, 0 or 1 (NaN stays NaN, -0 stays -0)"),
+	OpNot:     unary("not", "stablehlo.not", CostElementwise, bitsT, "logical not for i1, bitwise not for integers"),
+	OpErf:     unary("erf", "chlo.erf", CostTranscendental, floatT, "error function"),
+	OpCbrt:    unary("cbrt", "stablehlo.cbrt", CostTranscendental, floatT, "cube root; cbrt(-x) = -cbrt(x)"),
 
-	OpAdd:   binary("add", CostElementwise, numericT, true, "x+y; integers wrap"),
-	OpSub:   binary("sub", CostElementwise, numericT, false, "x-y; integers wrap"),
-	OpMul:   binary("mul", CostElementwise, numericT, true, "x*y; integers wrap"),
-	OpDiv:   binary("div", CostElementwise, numericT, false, "x/y; integers round toward zero, x/0 = -1 (all bits set for unsigned)"),
-	OpRem:   binary("rem", CostElementwise, numericT, false, "remainder with the sign of x (C fmod); integer x%0 = x"),
-	OpPow:   binary("pow", CostTranscendental, numericT, false, "x^y"),
-	OpMax:   binary("max", CostElementwise, numericT, true, "maximum; NaN if either is NaN"),
-	OpMin:   binary("min", CostElementwise, numericT, true, "minimum; NaN if either is NaN"),
-	OpAnd:   binary("and", CostElementwise, bitsT, true, "logical and for i1, bitwise for integers"),
-	OpOr:    binary("or", CostElementwise, bitsT, true, "logical or for i1, bitwise for integers"),
-	OpXor:   binary("xor", CostElementwise, bitsT, true, "logical xor for i1, bitwise for integers"),
-	OpAtan2: binary("atan2", CostTranscendental, floatT, false, "atan(x/y) in the right quadrant"),
+	OpAdd:   binary("add", "stablehlo.add", CostElementwise, numericT, true, "x+y; integers wrap"),
+	OpSub:   binary("sub", "stablehlo.subtract", CostElementwise, numericT, false, "x-y; integers wrap"),
+	OpMul:   binary("mul", "stablehlo.multiply", CostElementwise, numericT, true, "x*y; integers wrap"),
+	OpDiv:   binary("div", "stablehlo.divide", CostElementwise, numericT, false, "x/y; integers round toward zero, x/0 = -1 (all bits set for unsigned)"),
+	OpRem:   binary("rem", "stablehlo.remainder", CostElementwise, numericT, false, "remainder with the sign of x (C fmod); integer x%0 = x"),
+	OpPow:   binary("pow", "stablehlo.power", CostTranscendental, numericT, false, "x^y"),
+	OpMax:   binary("max", "stablehlo.maximum", CostElementwise, numericT, true, "maximum; NaN if either is NaN"),
+	OpMin:   binary("min", "stablehlo.minimum", CostElementwise, numericT, true, "minimum; NaN if either is NaN"),
+	OpAnd:   binary("and", "stablehlo.and", CostElementwise, bitsT, true, "logical and for i1, bitwise for integers"),
+	OpOr:    binary("or", "stablehlo.or", CostElementwise, bitsT, true, "logical or for i1, bitwise for integers"),
+	OpXor:   binary("xor", "stablehlo.xor", CostElementwise, bitsT, true, "logical xor for i1, bitwise for integers"),
+	OpAtan2: binary("atan2", "stablehlo.atan2", CostTranscendental, floatT, false, "atan(x/y) in the right quadrant"),
 
 	OpCompare: {Name: "compare", Fuse: FuseLoop, Cost: CostElementwise, Pad: PadElementwise,
 		Group: GroupCompare, Args: 2, Elementwise: true,
@@ -270,12 +279,12 @@ var opTable = [numOps]OpInfo{
 		Group: GroupComposite, Args: 1, Elementwise: true, Doc: "max(x, 0)",
 		infer: func(c *inferCtx) []Type { return c.same(numericT) }},
 	OpGelu: {Name: "gelu", Fuse: FuseLoop, Cost: CostComposite, Pad: PadElementwise,
-		Group: GroupComposite, Args: 1, Elementwise: true,
+		Group: GroupComposite, Args: 1, Elementwise: true, Transcendental: true,
 		Doc:    "gelu {approximate=BOOL}: x*Phi(x), exact with erf or the tanh approximation",
 		decode: func(r *attrReader) Attr { return &GeluAttr{Approximate: r.bool("approximate")} },
 		infer:  func(c *inferCtx) []Type { return c.same(floatT) }},
 	OpSilu: {Name: "silu", Fuse: FuseLoop, Cost: CostComposite, Pad: PadElementwise,
-		Group: GroupComposite, Args: 1, Elementwise: true, Doc: "x*sigmoid(x)",
+		Group: GroupComposite, Args: 1, Elementwise: true, Transcendental: true, Doc: "x*sigmoid(x)",
 		infer: func(c *inferCtx) []Type { return c.same(floatT) }},
 	OpSoftmax: {Name: "softmax", Fuse: FuseNorm, Cost: CostComposite, Pad: PadSoftmax,
 		Group: GroupComposite, Args: 1,
@@ -310,15 +319,15 @@ var opTable = [numOps]OpInfo{
 		Doc: "copy %x : T{layout}: the same values in another physical layout", infer: inferCopy},
 }
 
-func unary(name string, cost CostClass, ok dtypeClass, doc string) OpInfo {
-	return OpInfo{Name: name, Group: GroupUnary, Args: 1, Elementwise: true, Doc: doc,
-		Fuse: FuseLoop, Cost: cost, Pad: PadElementwise,
+func unary(name, hlo string, cost CostClass, ok dtypeClass, doc string) OpInfo {
+	return OpInfo{Name: name, Group: GroupUnary, Args: 1, Elementwise: true, Doc: doc, StableHLO: hlo,
+		Fuse: FuseLoop, Cost: cost, Pad: PadElementwise, Transcendental: cost == CostTranscendental,
 		infer: func(c *inferCtx) []Type { return c.same(ok) }}
 }
 
-func binary(name string, cost CostClass, ok dtypeClass, comm bool, doc string) OpInfo {
-	return OpInfo{Name: name, Group: GroupBinary, Args: 2, Elementwise: true, Commutative: comm, Doc: doc,
-		Fuse: FuseLoop, Cost: cost, Pad: PadElementwise,
+func binary(name, hlo string, cost CostClass, ok dtypeClass, comm bool, doc string) OpInfo {
+	return OpInfo{Name: name, Group: GroupBinary, Args: 2, Elementwise: true, Commutative: comm, Doc: doc, StableHLO: hlo,
+		Fuse: FuseLoop, Cost: cost, Pad: PadElementwise, Transcendental: cost == CostTranscendental,
 		infer: func(c *inferCtx) []Type { return c.same(ok) }}
 }
 

@@ -319,12 +319,7 @@ func (p *fusePlan) allUsersIn(i, g int) bool {
 }
 
 func (p *fusePlan) hasTranscendental(i int) bool {
-	switch p.instrs[i].Op {
-	case ir.OpExp, ir.OpLog, ir.OpLog1p, ir.OpExpm1, ir.OpTanh, ir.OpSigmoid, ir.OpSin, ir.OpCos,
-		ir.OpErf, ir.OpPow, ir.OpGelu, ir.OpSilu, ir.OpAtan2, ir.OpSqrt, ir.OpRsqrt:
-		return true
-	}
-	return false
+	return p.instrs[i].Op.Info().Transcendental
 }
 
 // tryMerge merges group a into group b if the result is legal and saves

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/frontend/tir"
 )
 
 // TestCPUFallsBackToReference: where the default backend cannot open (this
@@ -39,5 +40,42 @@ func TestCPUFallsBackToReference(t *testing.T) {
 	}
 	if _, err := OpenBackend(DefaultBackend); err == nil {
 		t.Errorf("OpenBackend(%q) opened a backend that does not exist", DefaultBackend)
+	}
+}
+
+// listing is a backend whose executables report fallbacks.
+type listing struct{ lines []string }
+
+func (l listing) Name() string                                         { return "listing" }
+func (l listing) Fingerprint() string                                  { return "listing" }
+func (l listing) Compile(*backend.Program) (backend.Executable, error) { return l, nil }
+func (l listing) Run([]*backend.Buffer) ([]*backend.Buffer, error)     { return nil, nil }
+func (l listing) Fallbacks() []string                                  { return l.lines }
+
+// TestFallbackLog: TPUCC_LOGS=fallback (or all) prints each instruction a
+// compiled program leaves to another executor, as the backend lists them.
+func TestFallbackLog(t *testing.T) {
+	old := stderr
+	defer func() { stderr = old }()
+	b := listing{lines: []string{"f.tir:3:3: cumsum f32[4] -> f32[4] runs on the reference executor: cumsum has no kernel yet"}}
+	for _, tc := range []struct{ env, want string }{
+		{"", ""},
+		{"recompiles", ""},
+		{"fallback", "tpucc: fallback: " + b.lines[0] + "\n"},
+		{"all", "tpucc: fallback: " + b.lines[0] + "\n"},
+	} {
+		t.Setenv("TPUCC_LOGS", tc.env)
+		var buf bytes.Buffer
+		stderr = &buf
+		m, err := tir.Parse("f.tir", []byte("func @f(%x: f32[4]) -> f32[4] {\n  %y = neg %x\n  return %y\n}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := Compile(m, Config{Target: "cpu", Backend: b}); err != nil {
+			t.Fatal(err)
+		}
+		if buf.String() != tc.want {
+			t.Errorf("TPUCC_LOGS=%s: %q, want %q", tc.env, buf.String(), tc.want)
+		}
 	}
 }

@@ -46,6 +46,13 @@
 // compiles, and programs found in the cache's memory or loaded from disk,
 // which are not recompiles.
 //
+// TPUCC_LOGS=fallback prints, when a program is compiled for a backend that
+// reports them (backend.FallbackLister: llvm), each instruction it leaves to
+// the reference executor, with its position and the reason. TPUCC_LOGS=all
+// turns on every topic; a word that is not a topic (recompiles, cache,
+// fallback, all) is ignored with one warning per process naming the valid
+// ones.
+//
 // # Execution
 //
 // An Executable is the program after passes.Default() for its target, its

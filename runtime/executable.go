@@ -74,6 +74,11 @@ func (e *Executable) withBackend(b backend.Backend, times *StageTimes) (*Executa
 	if err != nil {
 		return nil, fmt.Errorf("backend %s: %w", b.Name(), err)
 	}
+	if fl, ok := x.(backend.FallbackLister); ok && logTopic("fallback") {
+		for _, line := range fl.Fallbacks() {
+			fmt.Fprintf(stderr, "tpucc: fallback: %s\n", line)
+		}
+	}
 	c := *e
 	c.Exec, c.native = x, nil
 	return &c, nil

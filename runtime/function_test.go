@@ -355,11 +355,17 @@ func TestTPUCCLogs(t *testing.T) {
 	for _, tc := range []struct{ env, want string }{
 		{"", ""},
 		{"recompiles", "recompiling mlp (main.go:12): arg 0 dim 0 changed 8 -> 12; now dynamic, bucket 16\n"},
-		{"graph,+recompiles", "recompiling mlp (main.go:12): arg 0 dim 0 changed 8 -> 12; now dynamic, bucket 16\n"},
+		{"fallback,+recompiles", "recompiling mlp (main.go:12): arg 0 dim 0 changed 8 -> 12; now dynamic, bucket 16\n"},
 		{"cache", "compiling mlp (main.go:12) for f32[8,4], f32[4,3], f32[3]\n" +
 			"recompiling mlp (main.go:12): arg 0 dim 0 changed 8 -> 12; now dynamic, bucket 16\n" +
 			"mlp (main.go:12): f32[12,4], f32[4,3], f32[3] runs in bucket f32[16,4], f32[4,3], f32[3]\n"},
+		{"all", "compiling mlp (main.go:12) for f32[8,4], f32[4,3], f32[3]\n" +
+			"recompiling mlp (main.go:12): arg 0 dim 0 changed 8 -> 12; now dynamic, bucket 16\n" +
+			"mlp (main.go:12): f32[12,4], f32[4,3], f32[3] runs in bucket f32[16,4], f32[4,3], f32[3]\n"},
+		{"recompile, graph", "tpucc: warning: TPUCC_LOGS: unknown word \"recompile\" ignored (valid: recompiles, cache, fallback, all)\n" +
+			"tpucc: warning: TPUCC_LOGS: unknown word \"graph\" ignored (valid: recompiles, cache, fallback, all)\n"},
 	} {
+		logWarned = map[string]bool{}
 		t.Setenv("TPUCC_LOGS", tc.env)
 		var buf syncBuffer
 		stderr = &buf

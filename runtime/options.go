@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
@@ -195,7 +196,8 @@ func (o Options) check() (Options, error) {
 	if o.Warn == nil {
 		o.Warn = stderr
 	}
-	if o.Log == nil && logTopic("recompiles") {
+	// The cache topic prints every explain line, the recompiles among them.
+	if o.Log == nil && logTopic("recompiles") && !logTopic("cache") {
 		o.Log = stderr
 	}
 	return o, nil
@@ -205,15 +207,40 @@ func (o Options) check() (Options, error) {
 // so that tests can capture it).
 var stderr io.Writer = os.Stderr
 
-// logTopic reports whether TPUCC_LOGS (a comma-separated list, as TORCH_LOGS)
-// names topic.
+// logTopics are the words TPUCC_LOGS (a comma-separated list, as
+// TORCH_LOGS) takes: recompiles, cache, fallback, and all for every one.
+var logTopics = []string{"recompiles", "cache", "fallback", "all"}
+
+// logTopic reports whether TPUCC_LOGS names topic (or all). A word that is
+// not a topic is ignored after one warning per process naming the valid
+// ones: a log setting should not stop a program from running.
 func logTopic(topic string) bool {
+	on := false
 	for t := range strings.SplitSeq(os.Getenv("TPUCC_LOGS"), ",") {
-		if strings.TrimSpace(strings.TrimPrefix(t, "+")) == topic {
-			return true
+		t = strings.TrimPrefix(strings.TrimSpace(t), "+")
+		switch {
+		case t == topic || t == "all":
+			on = true
+		case t != "" && !slices.Contains(logTopics, t):
+			warnLogWord(t)
 		}
 	}
-	return false
+	return on
+}
+
+var (
+	logWarnMu sync.Mutex
+	logWarned = map[string]bool{}
+)
+
+func warnLogWord(w string) {
+	logWarnMu.Lock()
+	defer logWarnMu.Unlock()
+	if logWarned[w] {
+		return
+	}
+	logWarned[w] = true
+	fmt.Fprintf(stderr, "tpucc: warning: TPUCC_LOGS: unknown word %q ignored (valid: %s)\n", w, strings.Join(logTopics, ", "))
 }
 
 // bucket returns the size a dynamic dimension of size n is padded to, or

@@ -106,6 +106,7 @@ func TestUnary(t *testing.T) {
 	expect(t, x.Tanh(), "f32[4]", e(math.Tanh)...)
 	expect(t, x.Erf(), "f32[4]", e(math.Erf)...)
 	expect(t, x.Expm1(), "f32[4]", e(math.Expm1)...)
+	expect(t, x.Cbrt(), "f32[4]", e(math.Cbrt)...)
 	expect(t, x.Sigmoid(), "f32[4]", e(func(v float64) float64 { return 1 / (1 + math.Exp(-v)) })...)
 	expect(t, x.Floor(), "f32[4]", -2, -1, 0, 2)
 	expect(t, x.Ceil(), "f32[4]", -1, -0, 1, 3)

@@ -61,6 +61,9 @@ func (t *Tensor) Not() *Tensor { return t.unary("not", ir.OpNot) }
 // Erf is the error function.
 func (t *Tensor) Erf() *Tensor { return t.unary("erf", ir.OpErf) }
 
+// Cbrt is the cube root; Cbrt(-t) = -Cbrt(t).
+func (t *Tensor) Cbrt() *Tensor { return t.unary("cbrt", ir.OpCbrt) }
+
 // broadcastAll brings the operands of an elementwise op to their common
 // shape, after checking that their dtypes agree (from index first on: a
 // select's predicate has its own dtype).

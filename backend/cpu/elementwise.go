@@ -32,6 +32,7 @@ var floatUnary = map[ir.Op]func(float64) float64{
 	ir.OpRound:   math.RoundToEven,
 	ir.OpSign:    floatSign,
 	ir.OpErf:     math.Erf,
+	ir.OpCbrt:    math.Cbrt,
 	ir.OpRelu:    func(x float64) float64 { return math.Max(x, 0) },
 	ir.OpSilu:    func(x float64) float64 { return x * sigmoid(x) },
 }

@@ -31,6 +31,7 @@ func TestUnaryFloat(t *testing.T) {
 		un(ir.OpRound, []float64{0.5, 1.5, 2.5, -0.5, -2.5, -1.5, 2.4999998}, []float64{0, 2, 2, negZero, -2, -2, 2}),
 		un(ir.OpSign, []float64{-3, 5, 0, negZero, nan, inf}, []float64{-1, 1, 0, negZero, nan, 1}),
 		un(ir.OpErf, []float64{0, inf, -inf, 1}, []float64{0, 1, -1, 0.8427007794380188}),
+		un(ir.OpCbrt, []float64{-8, 27, negZero, -inf, nan, 2}, []float64{-2, 3, negZero, -inf, nan, r32(math.Cbrt(2))}),
 		// Scalars, size-1 and zero-size shapes.
 		{name: "exp scalar", op: ir.OpExp, args: ts(F(f32(), 0)), want: ts(F(f32(), 1))},
 		{name: "neg [1,1]", op: ir.OpNeg, args: ts(F(f32(1, 1), 3)), want: ts(F(f32(1, 1), -3))},

@@ -87,14 +87,15 @@ func eval(in *ir.Instr, a []*backend.Buffer) ([]*backend.Buffer, error) {
 	if in.Op.Info().Reduce != ir.ReduceNone {
 		return one(reduceKernel(in, a[0]))
 	}
-	switch in.Op {
-	case ir.OpNeg, ir.OpAbs, ir.OpExp, ir.OpLog, ir.OpLog1p, ir.OpExpm1, ir.OpSqrt, ir.OpRsqrt,
-		ir.OpTanh, ir.OpSigmoid, ir.OpSin, ir.OpCos, ir.OpFloor, ir.OpCeil, ir.OpRound,
-		ir.OpSign, ir.OpNot, ir.OpErf, ir.OpRelu, ir.OpSilu:
+	switch in.Op.Info().Group {
+	case ir.GroupUnary:
 		return oneErr(unaryKernel(in, a[0]))
-	case ir.OpAdd, ir.OpSub, ir.OpMul, ir.OpDiv, ir.OpRem, ir.OpPow, ir.OpMax, ir.OpMin,
-		ir.OpAnd, ir.OpOr, ir.OpXor, ir.OpAtan2:
+	case ir.GroupBinary:
 		return oneErr(binaryKernel(in, a[0], a[1]))
+	}
+	switch in.Op {
+	case ir.OpRelu, ir.OpSilu:
+		return oneErr(unaryKernel(in, a[0]))
 	case ir.OpCompare:
 		return oneErr(compareKernel(in, a[0], a[1]))
 	case ir.OpSelect:

@@ -21,15 +21,37 @@ import (
 // The scalar computations are the compiled backend's (expr.float), so an
 // eager op and the same op in a compiled program compute alike.
 
-// eagerUnary and eagerBinary are the f32 elementwise ops with a kernel.
+// eagerUnary and eagerBinary are the f32 elementwise ops with a kernel: from
+// ir's table, the unary and binary ops that take f32 and the elementwise
+// composites (relu, silu, gelu); eagerReduce are its reductions over axes.
 var (
-	eagerUnary = []ir.Op{ir.OpNeg, ir.OpAbs, ir.OpExp, ir.OpLog, ir.OpLog1p, ir.OpExpm1,
-		ir.OpSqrt, ir.OpRsqrt, ir.OpTanh, ir.OpSigmoid, ir.OpSin, ir.OpCos, ir.OpFloor,
-		ir.OpCeil, ir.OpRound, ir.OpSign, ir.OpErf, ir.OpRelu, ir.OpSilu, ir.OpGelu}
-	eagerBinary = []ir.Op{ir.OpAdd, ir.OpSub, ir.OpMul, ir.OpDiv, ir.OpRem, ir.OpPow,
-		ir.OpMax, ir.OpMin, ir.OpAtan2}
-	eagerReduce = []ir.Op{ir.OpReduceSum, ir.OpReduceProd, ir.OpReduceMax, ir.OpReduceMin}
+	eagerUnary = tableOps(func(o ir.Op, in *ir.OpInfo) bool {
+		return in.Group == ir.GroupUnary && takesF32(o, 1) || in.Group == ir.GroupComposite && in.Elementwise
+	})
+	eagerBinary = tableOps(func(o ir.Op, in *ir.OpInfo) bool { return in.Group == ir.GroupBinary && takesF32(o, 2) })
+	eagerReduce = tableOps(func(_ ir.Op, in *ir.OpInfo) bool { return in.Reduce != ir.ReduceNone })
 )
+
+// tableOps lists the ops of ir's table that keep says to.
+func tableOps(keep func(ir.Op, *ir.OpInfo) bool) []ir.Op {
+	var ops []ir.Op
+	for _, o := range ir.Ops() {
+		if keep(o, o.Info()) {
+			ops = append(ops, o)
+		}
+	}
+	return ops
+}
+
+// takesF32 reports whether op's type rule accepts n f32 operands.
+func takesF32(op ir.Op, n int) bool {
+	args := make([]ir.Type, n)
+	for i := range args {
+		args[i] = ir.Scalar(ir.F32)
+	}
+	_, err := ir.Infer(op, args, nil, nil)
+	return err == nil
+}
 
 // eagerRank bounds the rank of a strided copy after merging dimensions.
 const eagerRank = 8

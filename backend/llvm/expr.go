@@ -83,30 +83,21 @@ func supportedType(t ir.Type) bool {
 	return ok && t.IsStatic()
 }
 
-// exprOps are the ops an expression computes; each maps an output index
-// to its operands' indices or combines operands at the same index.
-var exprOps = map[ir.Op]bool{
-	ir.OpNeg: true, ir.OpAbs: true, ir.OpExp: true, ir.OpLog: true, ir.OpLog1p: true,
-	ir.OpExpm1: true, ir.OpSqrt: true, ir.OpRsqrt: true, ir.OpTanh: true, ir.OpSigmoid: true,
-	ir.OpSin: true, ir.OpCos: true, ir.OpFloor: true, ir.OpCeil: true, ir.OpRound: true,
-	ir.OpSign: true, ir.OpNot: true, ir.OpErf: true, ir.OpRelu: true, ir.OpSilu: true, ir.OpGelu: true,
-	ir.OpAdd: true, ir.OpSub: true, ir.OpMul: true, ir.OpDiv: true, ir.OpRem: true, ir.OpPow: true,
-	ir.OpMax: true, ir.OpMin: true, ir.OpAnd: true, ir.OpOr: true, ir.OpXor: true, ir.OpAtan2: true,
-	ir.OpCompare: true, ir.OpSelect: true, ir.OpClamp: true, ir.OpConvert: true, ir.OpCopy: true,
-	ir.OpBroadcast: true, ir.OpTranspose: true, ir.OpReshape: true, ir.OpSlice: true,
-	ir.OpIota: true, ir.OpConcat: true, ir.OpConstant: true, ir.OpOneHot: true,
-}
+// exprOp reports whether this backend computes op as an expression: the
+// elementwise ops of ir's table, which combine operands at the same index,
+// and remapOps, which map an output index to their operands' indices.
+func exprOp(op ir.Op) bool { return op.Info().Elementwise || remapOps[op] }
 
 var boolOps = map[ir.Op]bool{
 	ir.OpNot: true, ir.OpAnd: true, ir.OpOr: true, ir.OpXor: true, ir.OpCompare: true,
 	ir.OpSelect: true, ir.OpMax: true, ir.OpMin: true, ir.OpConvert: true, ir.OpCopy: true,
 	ir.OpBroadcast: true, ir.OpTranspose: true, ir.OpReshape: true, ir.OpSlice: true, ir.OpConcat: true,
-	ir.OpOneHot: true,
+	ir.OpPad: true, ir.OpOneHot: true,
 }
 
 // isExpr reports whether in is computed as an expression by this backend.
 func isExpr(in *ir.Instr) bool {
-	if !exprOps[in.Op] || len(in.Results) != 1 || !supportedType(in.Results[0].Type) {
+	if !exprOp(in.Op) || len(in.Results) != 1 || !supportedType(in.Results[0].Type) {
 		return false
 	}
 	for _, a := range in.Args {
@@ -183,8 +174,9 @@ func ownConcat(v *ir.Value, defs map[*ir.Value]*ir.Instr) *ir.Instr {
 			return nil // each part repeats the nest inside that axis
 		}
 		return in
-	case ir.OpBroadcast, ir.OpTranspose, ir.OpReshape, ir.OpSlice, ir.OpOneHot, ir.OpIota, ir.OpConstant:
-		return nil
+	}
+	if remapOps[in.Op] {
+		return nil // reads its operand at another index
 	}
 	for _, a := range in.Args {
 		if a.Type.SameShape(v.Type) {
@@ -307,6 +299,8 @@ func (e *expr) remap(in *ir.Instr, idx []value.Value) value.Value {
 		return e.at(src[0], oi)
 	case ir.OpConcat:
 		return e.concat(in, idx)
+	case ir.OpPad:
+		return e.pad(in, idx)
 	case ir.OpOneHot:
 		return e.oneHot(in, idx)
 	}
@@ -379,6 +373,42 @@ func (e *expr) concat(in *ir.Instr, idx []value.Value) value.Value {
 		return constant.NewZeroInitializer(reg)
 	}
 	return out
+}
+
+// pad reads, along each dimension, the operand element that lands at idx
+// (at low, then every interior+1 positions) where there is one, and the
+// padding value everywhere else. The operand index is clamped into range,
+// so that the read is in bounds whichever value the select keeps.
+func (e *expr) pad(in *ir.Instr, idx []value.Value) value.Value {
+	k := e.k
+	a := in.Attr.(*ir.PadAttr)
+	x := in.Args[0]
+	fill := e.at(in.Args[1], nil)
+	dims := x.Type.Dims()
+	oi := make([]value.Value, len(idx))
+	var inside value.Value = constant.True
+	for i, n := range dims {
+		if n == 0 {
+			return fill // the result is padding only
+		}
+		step := int64(1)
+		if len(a.Interior) > 0 {
+			step += a.Interior[i]
+		}
+		var rel, q, ok value.Value
+		rel = k.cur.NewSub(idx[i], ci(a.Low[i]))
+		q, ok = rel, k.cur.NewICmp(enum.IPredSGE, rel, ci(0))
+		if step > 1 {
+			q = k.cur.NewSDiv(rel, ci(step))
+			ok = k.cur.NewAnd(ok, k.cur.NewICmp(enum.IPredEQ, k.cur.NewSRem(rel, ci(step)), ci(0)))
+		}
+		ok = k.cur.NewAnd(ok, k.cur.NewICmp(enum.IPredSLT, q, ci(n)))
+		inside = k.cur.NewAnd(inside, ok)
+		lo := k.cur.NewSelect(k.cur.NewICmp(enum.IPredSLT, q, ci(0)), ci(0), q)
+		oi[i] = k.cur.NewSelect(k.cur.NewICmp(enum.IPredSGT, lo, ci(n-1)), ci(n-1), lo)
+	}
+	v := e.at(x, oi)
+	return k.cur.NewSelect(inside, v, fill)
 }
 
 // reshapeIndex maps an index of a reshape's result (dims out) to its
@@ -510,46 +540,34 @@ func (e *expr) sigmoid(x value.Value) value.Value {
 	return c.NewFDiv(f32(1), c.NewFAdd(f32(1), ex))
 }
 
+// floatCalls are the unary float ops that are one call of an LLVM intrinsic
+// or a libm function on f32.
+var floatCalls = map[ir.Op]string{
+	ir.OpAbs: "llvm.fabs.f32", ir.OpLog: "llvm.log.f32", ir.OpLog1p: "log1pf", ir.OpExpm1: "expm1f",
+	ir.OpSqrt: "llvm.sqrt.f32", ir.OpTanh: "tanhf", ir.OpSin: "llvm.sin.f32", ir.OpCos: "llvm.cos.f32",
+	ir.OpFloor: "llvm.floor.f32", ir.OpCeil: "llvm.ceil.f32", ir.OpRound: "llvm.roundeven.f32",
+	ir.OpErf: "erff", ir.OpCbrt: "cbrtf",
+}
+
 // float emits a float op on f32 operands.
 func (e *expr) float(in *ir.Instr, a []value.Value) value.Value {
 	c := e.k.cur
+	if name, ok := floatCalls[in.Op]; ok {
+		return e.call1(name, a[0])
+	}
 	switch in.Op {
 	case ir.OpNeg:
 		return c.NewFNeg(a[0])
-	case ir.OpAbs:
-		return e.call1("llvm.fabs.f32", a[0])
 	case ir.OpExp:
 		return c.NewCall(e.k.g.expf(), a[0])
-	case ir.OpLog:
-		return e.call1("llvm.log.f32", a[0])
-	case ir.OpLog1p:
-		return e.call1("log1pf", a[0])
-	case ir.OpExpm1:
-		return e.call1("expm1f", a[0])
-	case ir.OpSqrt:
-		return e.call1("llvm.sqrt.f32", a[0])
 	case ir.OpRsqrt:
 		return c.NewFDiv(f32(1), e.call1("llvm.sqrt.f32", a[0]))
-	case ir.OpTanh:
-		return e.call1("tanhf", a[0])
 	case ir.OpSigmoid:
 		return e.sigmoid(a[0])
 	case ir.OpSilu:
 		return c.NewFMul(a[0], e.sigmoid(a[0]))
 	case ir.OpGelu:
 		return e.gelu(in, a[0])
-	case ir.OpSin:
-		return e.call1("llvm.sin.f32", a[0])
-	case ir.OpCos:
-		return e.call1("llvm.cos.f32", a[0])
-	case ir.OpFloor:
-		return e.call1("llvm.floor.f32", a[0])
-	case ir.OpCeil:
-		return e.call1("llvm.ceil.f32", a[0])
-	case ir.OpRound:
-		return e.call1("llvm.roundeven.f32", a[0])
-	case ir.OpErf:
-		return e.call1("erff", a[0])
 	case ir.OpRelu:
 		return e.k.fmax(a[0], f32(0), true)
 	case ir.OpSign:
@@ -580,7 +598,7 @@ func (e *expr) float(in *ir.Instr, a []value.Value) value.Value {
 	case ir.OpClamp:
 		return e.k.fmax(e.k.fmax(a[1], a[0], true), a[2], false)
 	}
-	panic(fmt.Sprintf("llvm: no f32 expression for %s", in.Op))
+	panic(fmt.Sprintf("llvm: no f32 expression for %s (add it to floatCalls or expr.float in backend/llvm/expr.go)", in.Op))
 }
 
 // fpred: ordered comparisons are false on NaN, ne is true on NaN, as Go's

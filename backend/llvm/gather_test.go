@@ -161,3 +161,47 @@ func TestArgsort(t *testing.T) {
 		{args: []ir.Type{tt(ir.F32, 64, 512)}, instr: "argsort %a0 {axis=1}", res: []string{"i32[64,512]"}},
 	})
 }
+
+// TestPad: pad is an expression: edge padding of both signs, interior
+// padding, an empty operand, and i1, integer and half dtypes, against the
+// reference executor.
+func TestPad(t *testing.T) {
+	runOpCases(t, "pad", []opCase{
+		{args: []ir.Type{tt(ir.F32, 3, 4), tt(ir.F32)}, instr: "pad %a0, %a1 {low=[1,-1], high=[2,1], interior=[1,0]} : f32[8,4]", res: []string{"f32[8,4]"}},
+		{args: []ir.Type{tt(ir.I1, 5), tt(ir.I1)}, vals: [][]int64{{1, 0, 1, 1, 0}, {1}}, instr: "pad %a0, %a1 {low=[2], high=[0], interior=[2]} : i1[15]", res: []string{"i1[15]"}},
+		{args: []ir.Type{tt(ir.BF16, 2, 3), tt(ir.BF16)}, instr: "pad %a0, %a1 {low=[0,3], high=[1,-2], interior=[0,1]} : bf16[3,6]", res: []string{"bf16[3,6]"}},
+		{args: []ir.Type{tt(ir.I32, 0, 2), tt(ir.I32)}, vals: [][]int64{nil, {7}}, instr: "pad %a0, %a1 {low=[1,0], high=[1,0]} : i32[2,2]", res: []string{"i32[2,2]"}},
+		{args: []ir.Type{tt(ir.U8, 4), tt(ir.U8)}, vals: [][]int64{{1, 2, 3, 4}, {9}}, instr: "pad %a0, %a1 {low=[-2], high=[-1]} : u8[1]", res: []string{"u8[1]"}},
+		{args: []ir.Type{tt(ir.F16, 3), tt(ir.F16)}, instr: "pad %a0, %a1 {low=[0], high=[0], interior=[3]} : f16[9]", res: []string{"f16[9]"}},
+	})
+}
+
+// TestArgReduce: argmax and argmin take the first best element; a NaN (of
+// either sign, first one wins) beats every number; -0 and +0 tie; any
+// axis, integer dtypes signed and unsigned, f16 and bf16.
+func TestArgReduce(t *testing.T) {
+	nan, nnan := int64(0x7fc00000), int64(-0x400000)
+	pinf, ninf, nz := int64(0x7f800000), int64(-0x800000), int64(-0x80000000)
+	one, two := int64(0x3f800000), int64(0x40000000)
+	row := []int64{one, two, ninf, two, nz, 0, pinf, ninf, one, two, one, 0}
+	nanRow := []int64{one, two, nnan, pinf, nan, ninf}
+	for _, op := range []string{"argmax", "argmin"} {
+		t.Run(op, func(t *testing.T) {
+			runOpCases(t, op, []opCase{
+				{args: []ir.Type{tt(ir.F32, 12)}, vals: [][]int64{row}, raw: true, instr: op + " %a0 {axis=0} : i32[]", res: []string{"i32[]"}},
+				{args: []ir.Type{tt(ir.F32, 3, 4)}, vals: [][]int64{row}, raw: true, instr: op + " %a0 {axis=1} : i32[3]", res: []string{"i32[3]"}},
+				{args: []ir.Type{tt(ir.F32, 3, 4)}, vals: [][]int64{row}, raw: true, instr: op + " %a0 {axis=0} : i32[4]", res: []string{"i32[4]"}},
+				{args: []ir.Type{tt(ir.F32, 2, 3)}, vals: [][]int64{nanRow}, raw: true, instr: op + " %a0 {axis=1} : i32[2]", res: []string{"i32[2]"}},
+				{args: []ir.Type{tt(ir.F32, 6)}, vals: [][]int64{nanRow}, raw: true, instr: op + " %a0 {axis=0} : i32[]", res: []string{"i32[]"}},
+				{args: []ir.Type{tt(ir.I32, 2, 5)}, vals: [][]int64{{3, -7, 3, 9, 9, -2147483648, 2147483647, 0, -2147483648, 2147483647}}, instr: op + " %a0 {axis=1} : i32[2]", res: []string{"i32[2]"}},
+				{args: []ir.Type{tt(ir.U32, 4)}, vals: [][]int64{{1, 4294967295, 0, 4294967295}}, instr: op + " %a0 {axis=0} : i32[]", res: []string{"i32[]"}},
+				{args: []ir.Type{tt(ir.U8, 2, 3)}, vals: [][]int64{{200, 7, 200, 0, 255, 0}}, instr: op + " %a0 {axis=1} : i32[2]", res: []string{"i32[2]"}},
+				{args: []ir.Type{tt(ir.I8, 4)}, vals: [][]int64{{-128, 127, -128, 127}}, instr: op + " %a0 {axis=0} : i32[]", res: []string{"i32[]"}},
+				{args: []ir.Type{tt(ir.I64, 3)}, vals: [][]int64{{1 << 40, -(1 << 40), 1 << 40}}, instr: op + " %a0 {axis=0} : i32[]", res: []string{"i32[]"}},
+				{args: []ir.Type{tt(ir.BF16, 4, 5, 6)}, instr: op + " %a0 {axis=1} : i32[4,6]", res: []string{"i32[4,6]"}},
+				{args: []ir.Type{tt(ir.F16, 2, 1, 3)}, vals: [][]int64{{0x7e00, 0xfe00, 0x3c00, 0x8000, 0, 0x7c00}}, raw: true, instr: op + " %a0 {axis=2} : i32[2,1]", res: []string{"i32[2,1]"}},
+				{args: []ir.Type{tt(ir.F32, 64, 100)}, instr: op + " %a0 {axis=0} : i32[100]", res: []string{"i32[100]"}},
+			})
+		})
+	}
+}

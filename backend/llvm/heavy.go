@@ -20,10 +20,13 @@ func (pl *planner) kernel(in *ir.Instr, env map[*ir.Value]int) (bool, error) {
 	if in.Op == ir.OpArgsort {
 		return pl.argsort(in, env), nil
 	}
+	if in.Op == ir.OpArgmax || in.Op == ir.OpArgmin { // i32 indices of any numeric dtype
+		return pl.argReduce(in, env), nil
+	}
 	if in.Op == ir.OpTake { // any dtype, integer indices
 		return pl.take(in, env), nil
 	}
-	if isReduce(in.Op) && (floatStatic(in) || intStatic(in)) {
+	if in.Op.Info().Reduce != ir.ReduceNone && (floatStatic(in) || intStatic(in)) {
 		return pl.reduce(in, env), nil
 	}
 	if !floatStatic(in) {
@@ -134,10 +137,6 @@ func floatStatic(in *ir.Instr) bool {
 		}
 	}
 	return true
-}
-
-func isReduce(op ir.Op) bool {
-	return op == ir.OpReduceSum || op == ir.OpReduceMax || op == ir.OpReduceMin || op == ir.OpReduceProd
 }
 
 // intStatic: in's operands and results have static shapes and one integer

@@ -379,3 +379,78 @@ func (k *kfn) lineMax(p, base value.Value, n int64, isMax bool) value.Value {
 		return []value.Value{k.fmax(acc[0], k.load(types.Float, p, k.cur.NewAdd(base, i)), isMax)}
 	})[0]
 }
+
+// argReduce generates argmax and argmin along one axis: loops over the
+// other dimensions, and along the axis carries the best value and its
+// index from element 0 on, as the reference executor does: only a strictly
+// better element replaces the best, so the first best wins; a NaN is better
+// than any number and nothing is better than a NaN. f16 and bf16 compare
+// widened to f32, which keeps their order.
+func (pl *planner) argReduce(in *ir.Instr, env map[*ir.Value]int) bool {
+	x := in.Args[0].Type
+	dt := x.DType
+	it, _, ok := elemType(dt)
+	if !ok || dt == ir.I1 || !x.IsStatic() || in.Results[0].Type.DType != ir.I32 {
+		return false
+	}
+	if n, _ := x.NumElements(); n == 0 {
+		return false
+	}
+	axis := int(in.Attr.(*ir.AxisAttr).Axis)
+	dims := x.Dims()
+	var keptDims []int64
+	for d, s := range dims {
+		if d != axis {
+			keptDims = append(keptDims, s)
+		}
+	}
+	k, st := pl.newKernelStep(in, env)
+	st.work, _ = x.NumElements()
+	st.fine = true
+	st.rows, _ = nestRows(keptDims)
+	xp := k.buf(1, it)
+	load := func(i value.Value) value.Value { return k.load(it, xp, i) }
+	if floatish(dt) {
+		load = k.fbuf(1, dt).load
+	}
+	better := k.argBetter(in.Op == ir.OpArgmax, dt)
+	out := k.buf(0, types.I32)
+	emitNest(k, keptDims, func(kidx []value.Value) {
+		idx := make([]value.Value, 0, len(dims))
+		idx = append(append(append(idx, kidx[:axis]...), ci(0)), kidx[axis:]...)
+		first := load(k.linear(idx, dims))
+		r := k.loop(ci(1), ci(dims[axis]), []value.Value{first, ci(0)}, func(i value.Value, acc []value.Value) []value.Value {
+			idx[axis] = i
+			v := load(k.linear(idx, dims))
+			b := better(v, acc[0])
+			return []value.Value{k.cur.NewSelect(b, v, acc[0]), k.cur.NewSelect(b, i, acc[1])}
+		})
+		k.store(k.cur.NewTrunc(r[1], types.I32), out, k.linear(kidx, keptDims))
+	})
+	k.finish()
+	pl.addStep(in, env, st)
+	return true
+}
+
+// argBetter is argReduce's test: is v strictly better than the best b?
+func (k *kfn) argBetter(isMax bool, dt ir.DType) func(v, b value.Value) value.Value {
+	if floatish(dt) {
+		fp := enum.FPredOLT
+		if isMax {
+			fp = enum.FPredOGT
+		}
+		return func(v, b value.Value) value.Value {
+			c := k.cur
+			vNaN, bNaN := c.NewFCmp(enum.FPredUNO, v, v), c.NewFCmp(enum.FPredUNO, b, b)
+			return c.NewAnd(c.NewXor(bNaN, constant.True), c.NewOr(vNaN, c.NewFCmp(fp, v, b)))
+		}
+	}
+	p := enum.IPredSLT
+	if isMax {
+		p = enum.IPredSGT
+	}
+	if !dt.IsSigned() {
+		p = upred[p]
+	}
+	return func(v, b value.Value) value.Value { return k.cur.NewICmp(p, v, b) }
+}

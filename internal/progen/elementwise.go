@@ -78,6 +78,12 @@ var transcendentals = map[ir.Op]transcendental{
 	ir.OpTanh:    {dom: func(*val) bool { return true }, image: monotone(math.Tanh), prop: lipschitz(1, 0.45), k: 4},
 	ir.OpSigmoid: {dom: func(*val) bool { return true }, image: monotone(sigmoid), prop: lipschitz(0.25, 0.23), k: 4},
 	ir.OpErf:     {dom: func(*val) bool { return true }, image: monotone(math.Erf), prop: lipschitz(1.13, 0.49), k: 4},
+	// cbrt: dy/y = dx/(3x), so operands that may drift stay away from 0.
+	ir.OpCbrt: {dom: func(x *val) bool { return x.exact() || x.lo >= 0.05 || x.hi <= -0.05 }, k: 4,
+		image: monotone(math.Cbrt),
+		prop: func(x *val) (float64, float64) {
+			return 0, x.er/3 + x.ea/(3*math.Min(math.Abs(x.lo), math.Abs(x.hi)))
+		}},
 	ir.OpSin: {dom: func(x *val) bool { return x.mag() <= 100 }, k: 4,
 		image: func(lo, hi float64) (float64, float64, bool) { return -1, 1, false },
 		prop:  func(x *val) (float64, float64) { return x.errMax(), 0 }},
@@ -95,7 +101,7 @@ func (g *gen) genTranscendental(op ir.Op) bool {
 		return false
 	}
 	lo, hi, nan := tr.image(x.lo, x.hi)
-	y := &val{nan: x.nan || nan, zs: x.zs && (op == ir.OpTanh || op == ir.OpErf || op == ir.OpSqrt || op == ir.OpExpm1)}
+	y := &val{nan: x.nan || nan, zs: x.zs && (op == ir.OpTanh || op == ir.OpErf || op == ir.OpSqrt || op == ir.OpExpm1 || op == ir.OpCbrt)}
 	y.lo, y.hi = fitRange(x.dt(), lo, hi)
 	if !x.exact() {
 		y.ea, y.er = tr.prop(x)

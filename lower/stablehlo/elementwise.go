@@ -1,56 +1,26 @@
 package stablehlo
 
-import "github.com/tpucc/tpucc/ir"
+import (
+	"strings"
 
-// unaryOps and binaryOps map ir's elementwise ops to StableHLO's, one to one.
-var unaryOps = map[ir.Op]string{
-	ir.OpNeg:     "stablehlo.negate",
-	ir.OpAbs:     "stablehlo.abs",
-	ir.OpExp:     "stablehlo.exponential",
-	ir.OpLog:     "stablehlo.log",
-	ir.OpLog1p:   "stablehlo.log_plus_one",
-	ir.OpExpm1:   "stablehlo.exponential_minus_one",
-	ir.OpSqrt:    "stablehlo.sqrt",
-	ir.OpRsqrt:   "stablehlo.rsqrt",
-	ir.OpTanh:    "stablehlo.tanh",
-	ir.OpSigmoid: "stablehlo.logistic",
-	ir.OpSin:     "stablehlo.sine",
-	ir.OpCos:     "stablehlo.cosine",
-	ir.OpFloor:   "stablehlo.floor",
-	ir.OpCeil:    "stablehlo.ceil",
-	ir.OpRound:   "stablehlo.round_nearest_even",
-	ir.OpSign:    "stablehlo.sign",
-	ir.OpNot:     "stablehlo.not",
-	ir.OpErf:     "chlo.erf",
-}
+	"github.com/tpucc/tpucc/ir"
+)
 
-var binaryOps = map[ir.Op]string{
-	ir.OpAdd:   "stablehlo.add",
-	ir.OpSub:   "stablehlo.subtract",
-	ir.OpMul:   "stablehlo.multiply",
-	ir.OpDiv:   "stablehlo.divide",
-	ir.OpRem:   "stablehlo.remainder",
-	ir.OpPow:   "stablehlo.power",
-	ir.OpMax:   "stablehlo.maximum",
-	ir.OpMin:   "stablehlo.minimum",
-	ir.OpAnd:   "stablehlo.and",
-	ir.OpOr:    "stablehlo.or",
-	ir.OpXor:   "stablehlo.xor",
-	ir.OpAtan2: "stablehlo.atan2",
-}
+// hloName is the op a unary or binary elementwise op lowers to one to one:
+// the op table's StableHLO column.
+func hloName(op ir.Op) string { return op.Info().StableHLO }
 
-// widened lists the ops that, on f16 and bf16, are computed in f32 between
-// explicit converts. The contract is "compute in f32, round once"; XLA:CPU
-// evaluates some of these natively in half precision with errors of several
-// ulps (f16 exponential_minus_one and logistic, measured on 4096 normal inputs:
-// 639 and 1418 results differed from the f32-then-round value). The ops left
-// out (neg, abs, sqrt, floor, ceil, round, sign, + - * / rem, max, min) are exact
-// or correctly rounded, and f32 has enough extra precision (24 >= 2*11+2 bits)
-// that rounding through f32 gives the same value.
-var widened = map[ir.Op]bool{
-	ir.OpExp: true, ir.OpLog: true, ir.OpLog1p: true, ir.OpExpm1: true, ir.OpRsqrt: true,
-	ir.OpTanh: true, ir.OpSigmoid: true, ir.OpSin: true, ir.OpCos: true, ir.OpErf: true,
-	ir.OpPow: true, ir.OpAtan2: true,
+// widened reports the ops that, on f16 and bf16, are computed in f32 between
+// explicit converts: the transcendental ones (the op table's column) but
+// sqrt. The contract is "compute in f32, round once"; XLA:CPU evaluates some
+// of these natively in half precision with errors of several ulps (f16
+// exponential_minus_one and logistic, measured on 4096 normal inputs: 639
+// and 1418 results differed from the f32-then-round value). The ops left out
+// (neg, abs, sqrt, floor, ceil, round, sign, + - * / rem, max, min) are exact
+// or correctly rounded, and f32 has enough extra precision (24 >= 2*11+2
+// bits) that rounding through f32 gives the same value.
+func widened(op ir.Op) bool {
+	return op.Info().Transcendental && op != ir.OpSqrt // IEEE sqrt is correctly rounded
 }
 
 func isHalf(d ir.DType) bool { return d == ir.F16 || d == ir.BF16 }
@@ -65,13 +35,13 @@ func (e *emitter) unary(op ir.Op, x hv) hv {
 	case op == ir.OpSign && d.IsUnsigned():
 		// Likewise sign: 0 for 0, else 1, which is min(x, 1).
 		return e.op2("stablehlo.minimum", x, e.iconst(x.t, 1))
-	case widened[op] && isHalf(d):
+	case widened(op) && isHalf(d):
 		return e.convert(e.unary(op, e.convert(x, ir.F32)), d)
-	case op == ir.OpErf:
+	case strings.HasPrefix(hloName(op), "chlo."):
 		// chlo ops print with a functional type: chlo.erf %x : T -> T.
-		return e.def(x.t, "chlo.erf ", x.ref, " : ", tensorType(x.t), " -> ", tensorType(x.t))
+		return e.def(x.t, hloName(op)+" ", x.ref, " : ", tensorType(x.t), " -> ", tensorType(x.t))
 	}
-	return e.op1(unaryOps[op], x)
+	return e.op1(hloName(op), x)
 }
 
 // binary lowers a binary elementwise op. safe says y is a constant with no
@@ -80,14 +50,14 @@ func (e *emitter) unary(op ir.Op, x hv) hv {
 func (e *emitter) binary(op ir.Op, x, y hv, safe bool) hv {
 	d := x.t.DType
 	switch {
-	case widened[op] && isHalf(d):
+	case widened(op) && isHalf(d):
 		return e.convert(e.binary(op, e.convert(x, ir.F32), e.convert(y, ir.F32), false), d)
 	case (op == ir.OpDiv || op == ir.OpRem) && d.IsInt() && !safe:
 		return e.guardedDivRem(op, x, y)
 	case op == ir.OpPow && d.IsInt() && !safe:
 		return e.intPow(x, y)
 	}
-	return e.op2(binaryOps[op], x, y)
+	return e.op2(hloName(op), x, y)
 }
 
 // guardedDivRem lowers integer div and rem so that no element is ever divided

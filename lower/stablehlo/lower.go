@@ -435,10 +435,7 @@ func (e *emitter) other(in *ir.Instr, args []hv) ([]hv, error) {
 // lowered reports whether op has a lowering; the group lowerings handle
 // exactly these ops, so an op added to ir later is an error, never a panic.
 func lowered(op ir.Op) bool {
-	if _, ok := unaryOps[op]; ok {
-		return true
-	}
-	if _, ok := binaryOps[op]; ok {
+	if g := op.Info().Group; (g == ir.GroupUnary || g == ir.GroupBinary) && hloName(op) != "" {
 		return true
 	}
 	if op.Info().Reduce != ir.ReduceNone {

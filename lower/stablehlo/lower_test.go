@@ -183,7 +183,7 @@ func TestModuleName(t *testing.T) {
 func TestEveryOpLowered(t *testing.T) {
 	for _, op := range ir.Ops() {
 		if !lowered(op) {
-			t.Errorf("%s has no lowering", op)
+			t.Errorf("%s has no lowering: a unary or binary op needs its StableHLO name in ir's op table (OpInfo.StableHLO), any other op a case in lower/stablehlo (lowered, lower.go)", op)
 		}
 	}
 }

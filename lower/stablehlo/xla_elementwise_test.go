@@ -38,6 +38,7 @@ func elementwiseCases() []xc {
 		{ir.OpSin, math.Sin, false},
 		{ir.OpCos, math.Cos, false},
 		{ir.OpErf, math.Erf, false},
+		{ir.OpCbrt, math.Cbrt, false},
 	}
 	var cs []xc
 	for _, u := range transcendental {
