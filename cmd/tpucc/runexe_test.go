@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -156,4 +157,22 @@ func TestRunDevice(t *testing.T) {
 	if !backend.HasGPU() {
 		tpucc(t, "", "run", in, "--device", "gpu").want(t, 1, "", "tpucc run: --device gpu: "+pjrt.ErrNoGPU.Error())
 	}
+}
+
+// TestDevicePJRTKeepsSemantics: tpucc run --device pjrt, and an executable
+// built for XLA:CPU, give reduce_max over rows with NaN as the reference
+// executor does (docs/ops.md: max propagates NaN), with no XLA_FLAGS.
+func TestDevicePJRTKeepsSemantics(t *testing.T) {
+	dir := t.TempDir()
+	in, exe := buildCPUExecutable(t, dir, `func @f(%x: f32[4,4]) -> f32[4] {
+  %a = reduce_max %x {axes=[1]} : f32[4]
+  return %a
+}
+`)
+	nan := float32(math.NaN())
+	x := writeNPY(t, dir, "x.npy", npy.Of([]int64{4, 4}, []float32{1, 7, 3, 2, 15, nan, 4, 0, nan, 22, 1, 1, 31, 3, 3, 3}))
+	want := "result0: f32[4] = [7.0, nan, nan, 31.0]\n"
+	tpucc(t, "", "run", in, "--input", "x="+x, "--backend", "reference").want(t, 0, want, "")
+	tpucc(t, "", "run", in, "--input", "x="+x, "--device", "pjrt").want(t, 0, want, "")
+	tpucc(t, "", "run", exe, "--input", "x="+x).want(t, 0, want, "")
 }
