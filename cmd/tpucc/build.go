@@ -191,11 +191,15 @@ func cmdBuild(e *env, p *parsed) error {
 		}
 	}
 	if c.emit == "executable" {
+		key, err := signingKey()
+		if err != nil {
+			return err
+		}
 		a, err := compileExecutable(c, f, text)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		if err := writeExecutable(c, a); err != nil {
+		if err := writeExecutable(c, a, key); err != nil {
 			return err
 		}
 	} else if err := writeBuild(e, c, text); err != nil {

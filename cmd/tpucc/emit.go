@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -153,8 +154,25 @@ func signature(c *buildConfig, f *ir.Func) pjrt.Signature {
 	return s
 }
 
-// writeExecutable writes the artifact atomically to the -o file.
-func writeExecutable(c *buildConfig, a *pjrt.Artifact) error {
+// signingKey is the user's key for executable files (pjrt.UserKey), nil
+// when none is configured; a key file that is refused is an error naming it.
+func signingKey() ([]byte, error) {
+	key, _, err := pjrt.UserKey()
+	var ke *pjrt.KeyError
+	if errors.As(err, &ke) {
+		return nil, fileErrorf(ke.Path, "signing key: %s", ke.Reason)
+	}
+	return key, err
+}
+
+// writeExecutable writes the artifact atomically to the -o file, signed
+// with key when there is one.
+func writeExecutable(c *buildConfig, a *pjrt.Artifact, key []byte) error {
+	if key != nil {
+		if err := a.Sign(key); err != nil {
+			return err
+		}
+	}
 	out, err := newPending(c.out, func(w io.Writer) error {
 		_, err := a.WriteTo(w)
 		return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"math"
 	"os"
 	"path/filepath"
@@ -175,4 +176,73 @@ func TestDevicePJRTKeepsSemantics(t *testing.T) {
 	tpucc(t, "", "run", in, "--input", "x="+x, "--backend", "reference").want(t, 0, want, "")
 	tpucc(t, "", "run", in, "--input", "x="+x, "--device", "pjrt").want(t, 0, want, "")
 	tpucc(t, "", "run", exe, "--input", "x="+x).want(t, 0, want, "")
+}
+
+// flipExecutable writes a copy of the artifact at path with one byte of its
+// executable flipped and the manifest's hash recomputed, keeping its
+// signature: what an attacker who cannot sign can make.
+func flipExecutable(t *testing.T, path, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := pjrt.ReadArtifact(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Executable[len(a.Executable)/2] ^= 0x10
+	var out bytes.Buffer
+	if _, err := a.WriteTo(&out); err != nil {
+		t.Fatal(err)
+	}
+	return writeFile(t, filepath.Dir(path), name, out.Bytes())
+}
+
+// TestExecutableSignature: with a key, build signs the executable file and
+// run refuses one that is unsigned, signed with another key or changed
+// after signing (a byte of the executable flipped, the manifest's hash
+// recomputed); with no key, any file runs, as trusted code; a key file
+// others may read is refused, and nothing is written.
+func TestExecutableSignature(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config")) // no default key
+	t.Setenv(pjrt.EnvKeyFile, "")
+	in, plain := buildCPUExecutable(t, dir, twoResultSrc)
+	want := tpucc(t, "", "run", plain, "--seed", "3")
+	want.want(t, 0, want.stdout, "")
+
+	key := writeFile(t, dir, "pjrt.key", []byte("0123456789abcdef0123456789abcdef"))
+	os.Chmod(key, 0o600)
+	t.Setenv(pjrt.EnvKeyFile, key)
+	signed := filepath.Join(dir, "signed.pjrt")
+	tpucc(t, "", "build", in, "--target", "cpu", "--emit=executable", "-o", signed).want(t, 0, "", "")
+	tpucc(t, "", "run", signed, "--seed", "3").want(t, 0, want.stdout, "")
+	flipped := flipExecutable(t, signed, "flipped.pjrt")
+	other := writeFile(t, dir, "other.key", []byte("another key of thirty-two bytes!"))
+	os.Chmod(other, 0o600)
+	for _, c := range []struct{ file, key, line string }{
+		{plain, key, plain + ": error: not signed, and the key " + key + " is set: refusing to run it (rebuild it with tpucc build --emit=executable)"},
+		{flipped, key, flipped + ": error: signature does not match the key in " + key + ": refusing to run it"},
+		{signed, other, signed + ": error: signature does not match the key in " + other + ": refusing to run it"},
+	} {
+		t.Setenv(pjrt.EnvKeyFile, c.key)
+		tpucc(t, "", "run", c.file, "--seed", "3").want(t, 1, "", c.line)
+	}
+
+	t.Setenv(pjrt.EnvKeyFile, "")
+	tpucc(t, "", "run", signed, "--seed", "3").want(t, 0, want.stdout, "")
+	tpucc(t, "", "run", plain, "--seed", "3").want(t, 0, want.stdout, "")
+
+	os.Chmod(key, 0o644)
+	t.Setenv(pjrt.EnvKeyFile, key)
+	bad := key + ": error: signing key: mode 0644 lets others read or write it; want 0600 (chmod 600 it)"
+	tpucc(t, "", "run", signed, "--seed", "3").want(t, 1, "", bad)
+	out := filepath.Join(dir, "refused.pjrt")
+	tpucc(t, "", "build", in, "--target", "cpu", "--emit=executable", "-o", out).want(t, 1, "", bad)
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("build with a refused key wrote %s", out)
+	}
+	t.Setenv(pjrt.EnvKeyFile, filepath.Join(dir, "missing.key"))
+	tpucc(t, "", "run", signed).want(t, 1, "", filepath.Join(dir, "missing.key")+": error: signing key: no such file or directory")
 }
