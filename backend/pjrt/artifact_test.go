@@ -99,6 +99,30 @@ func TestArtifactSignature(t *testing.T) {
 	}
 }
 
+// TestManifestTarget: a manifest's target, topology and device kind must
+// belong to its platform.
+func TestManifestTarget(t *testing.T) {
+	for _, c := range []struct {
+		edit func(*Manifest)
+		want string
+	}{
+		{func(m *Manifest) {}, ""},
+		{func(m *Manifest) { m.Target, m.Topology, m.DeviceKind = "tpu-v7x", "tpu7x:2x2x1", "TPU7x" }, ""},
+		{func(m *Manifest) { m.Topology = "v5e:2x2" }, `manifest topology "v5e:2x2" is not a tpu-v6e topology (v6e:...)`},
+		{func(m *Manifest) { m.DeviceKind = "TPU v5 lite" }, `manifest device_kind "TPU v5 lite" is not tpu-v6e's "TPU v6 lite"`},
+		{func(m *Manifest) { m.Target = "cpu" }, `manifest target "cpu" is not a TPU target of platform tpu`},
+		{func(m *Manifest) { m.Platform = "cpu" }, `manifest target "tpu-v6e", topology "v6e:2x2": platform cpu has target cpu and no topology`},
+		{func(m *Manifest) { m.Platform = "cuda" }, `manifest target "tpu-v6e" is not a target of platform cuda`},
+	} {
+		m := sampleArtifact().Manifest
+		m.DeviceKind = "TPU v6 lite"
+		c.edit(&m)
+		if err := m.checkTarget(); (err == nil) != (c.want == "") || (err != nil && err.Error() != c.want) {
+			t.Errorf("%+v: %v, want %q", m, err, c.want)
+		}
+	}
+}
+
 func FuzzReadArtifact(f *testing.F) {
 	var buf bytes.Buffer
 	sampleArtifact().WriteTo(&buf)

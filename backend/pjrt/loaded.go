@@ -290,3 +290,28 @@ func (e *LoadedExecutable) results(hs []uintptr, err error, transient bool) ([]*
 	}
 	return out, nil
 }
+
+// DeviceKinds are the kinds of the devices the executable was loaded on,
+// as the executable itself reports them.
+func (e *LoadedExecutable) DeviceKinds() ([]string, error) {
+	a := &loadedDevicesArgs{structSize: unsafe.Sizeof(loadedDevicesArgs{}), executable: e.h}
+	if err := e.c.p.call(fnLoadedExecutableDevices, unsafe.Pointer(a)); err != nil {
+		return nil, err
+	}
+	if a.numDevices > 1<<16 {
+		return nil, fmt.Errorf("pjrt: the executable reports %d devices", a.numDevices)
+	}
+	var kinds []string
+	for _, h := range unsafe.Slice((*uintptr)(cPtr(a.devices)), a.numDevices) {
+		d := &deviceGetDescriptionArgs{structSize: unsafe.Sizeof(deviceGetDescriptionArgs{}), device: h}
+		if err := e.c.p.call(fnDeviceGetDescription, unsafe.Pointer(d)); err != nil {
+			return nil, err
+		}
+		k, err := e.c.p.descriptionKind(d.description)
+		if err != nil {
+			return nil, err
+		}
+		kinds = append(kinds, k)
+	}
+	return kinds, nil
+}

@@ -54,8 +54,8 @@ func privateDir() (string, error) {
 
 // privateCopy returns the copy of the plugin file at src in the private
 // directory and the SHA-256 it had when it was copied. The copy is named
-// by src's path and identity (device, inode, size, modification and change
-// times), so an unchanged source is not read again; a changed one is copied
+// by src's path and identity (device, inode, size, modification time), so
+// an unchanged source is not read again; a changed one is copied
 // afresh and its path's older copies removed. src must be a regular file
 // owned by this user or root and writable by no one else: anyone else who
 // can write it decides what runs.
@@ -78,7 +78,7 @@ func privateCopy(src string) (path, sum string, err error) {
 	}
 	abs, _ := filepath.Abs(src)
 	sys := st.Sys().(*syscall.Stat_t)
-	id := fmt.Sprintf("%d %d %d %d %d", sys.Dev, sys.Ino, st.Size(), sys.Mtim.Nano(), sys.Ctim.Nano())
+	id := fmt.Sprintf("%d %d %d %d", sys.Dev, sys.Ino, st.Size(), st.ModTime().UnixNano())
 	prefix := SHA256([]byte(abs))[:16] + "-"
 	path = filepath.Join(dir, prefix+SHA256([]byte(id))[:16]+".so")
 	if b, err := os.ReadFile(path + ".sha256"); err == nil && len(b) == 64 && checkPrivate(path, false) == nil {

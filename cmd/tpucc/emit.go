@@ -31,15 +31,15 @@ func checkEmit(c *buildConfig, emit, topology string) error {
 			}
 			break
 		}
-		if !strings.HasPrefix(c.target.Name(), "tpu-") {
+		g, ok := pjrt.Generation(c.target.Name())
+		if !ok {
 			return usagef("--emit=executable needs --target cpu or a TPU target (tpu-v6e, ...), not %s", c.target.Name())
 		}
 		if topology == "" {
-			return usagef("--emit=executable needs --topology, such as v6e:2x2")
+			return usagef("--emit=executable needs --topology, such as %s", g.Topologies()[0])
 		}
-		gen := strings.TrimPrefix(c.target.Name(), "tpu-")
-		if g, _, _ := strings.Cut(topology, ":"); g != gen {
-			return usagef("--topology %s is not a %s topology (want %s:...)", topology, c.target.Name(), gen)
+		if err := g.CheckTopology(topology); err != nil {
+			return usagef("--topology %v", err)
 		}
 	default:
 		return usagef("unknown --emit %q (want one of %s)", emit, strings.Join(emitKinds, ", "))
@@ -48,13 +48,37 @@ func checkEmit(c *buildConfig, emit, topology string) error {
 	return nil
 }
 
+// topologyHelp is --topology's help: the topologies of each TPU target.
+func topologyHelp() string {
+	lines := []string{"the TPU topology --emit=executable compiles for, one of the target's (v6e:2x2):"}
+	for _, g := range pjrt.TPUGenerations {
+		lines = append(lines, fmt.Sprintf("  %-8s %s: %s", g.Target, g.Prefix, strings.Join(g.Shapes, " ")))
+	}
+	return strings.Join(lines, "\n")
+}
+
 // compileExecutable compiles the StableHLO text of f for --target: for cpu
 // through the pjrt backend's plugin (XLA:CPU), for a TPU through libtpu for
-// the topology, without a TPU. It returns the artifact to write.
-func compileExecutable(c *buildConfig, f *ir.Func, text string) (*pjrt.Artifact, error) {
+// the topology, without a TPU. It returns the artifact to write. What
+// libtpu logs to standard error as it starts (its warnings about a host that
+// is no TPU VM) is shown only when the compile fails.
+func compileExecutable(e *env, c *buildConfig, f *ir.Func, text string) (*pjrt.Artifact, error) {
 	if c.target.Name() == "cpu" {
 		return compileCPUExecutable(c, f, text)
 	}
+	var a *pjrt.Artifact
+	logged, err := pjrt.CaptureStderr(func() (err error) {
+		a, err = compileTPUExecutable(c, f, text)
+		return err
+	})
+	if err != nil {
+		e.stderr.Write(logged)
+	}
+	return a, err
+}
+
+// compileTPUExecutable compiles through libtpu for --topology.
+func compileTPUExecutable(c *buildConfig, f *ir.Func, text string) (*pjrt.Artifact, error) {
 	path, err := pjrt.Find(pjrt.KindTPU)
 	if err != nil {
 		return nil, err

@@ -93,6 +93,7 @@ func TestRunExecutableRefuses(t *testing.T) {
 	tpu := rewriteManifest(t, exe, "tpu.pjrt", func(m *pjrt.Manifest) { m.Platform = "tpu" })
 	typ := rewriteManifest(t, exe, "type.pjrt", func(m *pjrt.Manifest) { m.Entry.Params[0] = "f32[2,x]" })
 	lim := rewriteManifest(t, exe, "lim.pjrt", func(m *pjrt.Manifest) { m.Entry.DrawLimits[1] = 1e9 })
+	tgt := rewriteManifest(t, exe, "tgt.pjrt", func(m *pjrt.Manifest) { m.Target, m.Topology = "tpu-v6e", "v6e:2x2" })
 	wrong := writeNPY(t, dir, "w.npy", npy.Of([]int64{4}, []float32{1, 2, 3, 4}))
 	out := filepath.Join(dir, "out")
 	cases := []struct {
@@ -106,6 +107,7 @@ func TestRunExecutableRefuses(t *testing.T) {
 		{[]string{tpu}, 1, tpu + ": error: pjrt-tpu: " + pjrt.ErrNoTPU.Error()},
 		{[]string{typ}, 1, typ + `: error: manifest entry params[0]: type "f32[2,x]": dimension "x" is not a static size`},
 		{[]string{lim}, 1, lim + ": error: manifest entry draw_limits[1]: 1e+09 is not in (0, 2]"},
+		{[]string{tgt}, 1, tgt + `: error: manifest target "tpu-v6e", topology "v6e:2x2": platform cpu has target cpu and no topology`},
 		{[]string{exe, "--input", "w=" + wrong, "--output-dir", out}, 1, wrong + ": error: input %w wants f32[3], file has f32[4]"},
 		{[]string{exe, "--dim", "B=2"}, 2, "tpucc run: --dim applies to .tir programs; " + exe + " is a compiled executable"},
 		{[]string{exe, "--precision", "highest"}, 2, "tpucc run: --precision applies to .tir programs; " + exe + " is a compiled executable"},
