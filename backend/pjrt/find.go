@@ -30,8 +30,8 @@ var pluginFiles = map[Kind][]string{
 // where JAX and, on a GPU machine, its CUDA plugin are installed.
 var projectVenvs = map[Kind]string{KindTPU: ".venv-tpu", KindCUDA: ".venv"}
 
-// Module is the module path whose go.mod marks ProjectRoot.
-const Module = "github.com/tpucc/tpucc"
+// ProjectModule is the module path whose go.mod marks ProjectRoot.
+const ProjectModule = "github.com/tpucc/tpucc"
 
 // Find returns the path of a plugin of kind from the places the user named
 // and no others: $TPUCC_PJRT_PLUGIN when it is set; else the first match in
@@ -72,7 +72,8 @@ func Find(kind Kind) (string, error) {
 // ProjectRoot is the tpucc checkout the working directory is in: the
 // nearest directory at or above it that holds a go.mod, provided that
 // go.mod declares the module github.com/tpucc/tpucc and both it and its
-// directory are owned by this user and writable by no one else. A go.mod
+// directory are owned by this user and writable by no one else (no write
+// permission for others, nor for a group but the user's primary group). A go.mod
 // planted in a shared parent (/tmp/go.mod) is someone else's file, or in a
 // directory others can write, and makes no project.
 func ProjectRoot() (string, error) {
@@ -103,7 +104,7 @@ func checkProject(dir, mod string) error {
 		if uid := int(st.Sys().(*syscall.Stat_t).Uid); uid != os.Getuid() {
 			return fmt.Errorf("%s: owned by user %d, not by this user (%d)", p, uid, os.Getuid())
 		}
-		if st.Mode().Perm()&0o022 != 0 || (p == mod && !st.Mode().IsRegular()) {
+		if writableByOthers(st) || (p == mod && !st.Mode().IsRegular()) {
 			return fmt.Errorf("%s: not a regular file or directory writable only by its owner (mode %s)", p, st.Mode())
 		}
 	}
@@ -115,10 +116,10 @@ func checkProject(dir, mod string) error {
 	sc := bufio.NewScanner(io.LimitReader(f, 1<<16))
 	for sc.Scan() {
 		if name, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "module "); ok {
-			if strings.Trim(strings.TrimSpace(name), `"`) == Module {
+			if strings.Trim(strings.TrimSpace(name), `"`) == ProjectModule {
 				return nil
 			}
-			return fmt.Errorf("%s: module %s, not %s", mod, strings.TrimSpace(name), Module)
+			return fmt.Errorf("%s: module %s, not %s", mod, strings.TrimSpace(name), ProjectModule)
 		}
 	}
 	return fmt.Errorf("%s: declares no module", mod)

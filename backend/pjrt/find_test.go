@@ -72,6 +72,12 @@ func TestFindPlaces(t *testing.T) {
 			t.Errorf("Find(tpu) with go.mod %q mode %v = %q, %v; want %s", c.text, c.mode, got, err, want)
 		}
 	}
+	// Group-writable in this user's own group, as a umask of 002 makes it.
+	os.WriteFile(mod, []byte("module github.com/tpucc/tpucc\n"), 0o664)
+	os.Chmod(mod, 0o664)
+	if got, err := Find(KindTPU); err != nil || got != planted {
+		t.Errorf("Find(tpu) with go.mod mode 0664 = %q, %v; want %s", got, err, planted)
+	}
 	os.Chmod(top, 0o777)
 	os.WriteFile(mod, []byte("module github.com/tpucc/tpucc\n"), 0o644)
 	if _, err := ProjectRoot(); err == nil || !strings.Contains(err.Error(), "writable only by its owner") {

@@ -97,7 +97,7 @@ func privateCopy(src string) (path, sum string, err error) {
 }
 
 // checkSource refuses what is not a regular file of a plausible size owned
-// by this user or root and writable by no one else.
+// by this user or root and writable by no one else (writableByOthers).
 func checkSource(st os.FileInfo) error {
 	if !st.Mode().IsRegular() {
 		return errors.New("not a regular file")
@@ -108,10 +108,19 @@ func checkSource(st os.FileInfo) error {
 	if uid := int(st.Sys().(*syscall.Stat_t).Uid); uid != os.Getuid() && uid != 0 {
 		return fmt.Errorf("owned by user %d, neither this user (%d) nor root", uid, os.Getuid())
 	}
-	if st.Mode().Perm()&0o022 != 0 {
+	if writableByOthers(st) {
 		return fmt.Errorf("writable by others (mode %#o)", st.Mode().Perm())
 	}
 	return nil
+}
+
+// writableByOthers: others may write the file, or a group other than this
+// user's primary group (with a private group per user, as Debian and
+// Ubuntu make them, files are group-writable by default).
+func writableByOthers(st os.FileInfo) bool {
+	perm := st.Mode().Perm()
+	gid := int(st.Sys().(*syscall.Stat_t).Gid)
+	return perm&0o002 != 0 || (perm&0o020 != 0 && gid != os.Getgid())
 }
 
 // copyHashed copies f to path (mode 0500) through a temporary file in dir,
