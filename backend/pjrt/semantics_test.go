@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/tpucc/tpucc/ir"
@@ -79,6 +80,12 @@ func TestSemanticsOverrides(t *testing.T) {
 	fast.Overrides = []Option{{"xla_cpu_enable_fast_min_max", true}}
 	if got, want := runF32(t, c, nanMaxModule, fast, []ir.Type{m44}, [][]byte{x}), "[7 15 22 31]"; got != want {
 		t.Errorf("reduce_max with xla_cpu_enable_fast_min_max=true = %s, want %s (XLA's fast min/max)", got, want)
+	}
+
+	bogus := DefaultCompileOptions
+	bogus.Overrides = []Option{{"xla_no_such_option", true}}
+	if _, err := c.Compile(nanMaxModule, nil, bogus); err == nil || !strings.HasSuffix(err.Error(), "No such compile option: 'xla_no_such_option'") {
+		t.Errorf("an unknown override: %v, want the plugin's refusal", err)
 	}
 
 	v64 := ir.Type{DType: ir.BF16, Shape: []ir.Dim{ir.D(64)}}

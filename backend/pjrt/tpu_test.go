@@ -160,3 +160,23 @@ func TestTPUGenerations(t *testing.T) {
 		t.Errorf("v7x:2x2x1: %v, want libtpu's invalid name", err)
 	}
 }
+
+// TestTPUSemanticsOverrides: libtpu compiles with the TPU's semantics
+// options, and refuses a name it does not know, so it does read them.
+func TestTPUSemanticsOverrides(t *testing.T) {
+	topo, err := tpuPlugin(t).Topology("v6e:2x2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer topo.Close()
+	exe, err := topo.Compile(addModule, DefaultCompileOptions)
+	if err != nil {
+		t.Fatalf("with %v: %v", SemanticsOverrides("tpu"), err)
+	}
+	exe.Close()
+	bogus := DefaultCompileOptions
+	bogus.Overrides = []Option{{"xla_no_such_option", true}}
+	if _, err := topo.Compile(addModule, bogus); err == nil || !strings.HasSuffix(err.Error(), "No such compile option: 'xla_no_such_option'") {
+		t.Errorf("an unknown override: %v, want libtpu's refusal", err)
+	}
+}
