@@ -34,6 +34,7 @@ const (
 	fnExecutableSerialize          fnIndex = 49
 	fnLoadedExecutableDestroy      fnIndex = 50
 	fnLoadedExecutableGetExec      fnIndex = 51
+	fnLoadedExecutableDevices      fnIndex = 52
 	fnLoadedExecutableExecute      fnIndex = 55
 	fnExecutableDeserializeAndLoad fnIndex = 56
 	fnBufferDestroy                fnIndex = 58
@@ -72,6 +73,7 @@ var fnNames = map[fnIndex]string{
 	fnExecutableSerialize:          "PJRT_Executable_Serialize",
 	fnLoadedExecutableDestroy:      "PJRT_LoadedExecutable_Destroy",
 	fnLoadedExecutableGetExec:      "PJRT_LoadedExecutable_GetExecutable",
+	fnLoadedExecutableDevices:      "PJRT_LoadedExecutable_AddressableDevices",
 	fnLoadedExecutableExecute:      "PJRT_LoadedExecutable_Execute",
 	fnExecutableDeserializeAndLoad: "PJRT_Executable_DeserializeAndLoad",
 	fnBufferDestroy:                "PJRT_Buffer_Destroy",

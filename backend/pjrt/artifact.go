@@ -2,6 +2,7 @@ package pjrt
 
 import (
 	"bytes"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -18,6 +19,11 @@ import (
 type Artifact struct {
 	Manifest   Manifest
 	Executable []byte
+	// MAC is the file's signature, HMAC-SHA256 with the user's key of every
+	// byte before it (Sign, Verify); nil when the file is not signed.
+	MAC []byte
+
+	head []byte // the bytes read before the executable, for Verify
 }
 
 // Manifest describes an Artifact's executable.
@@ -63,26 +69,88 @@ func SHA256(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-// WriteTo writes the artifact; the manifest's executable hash is set from
-// the executable written.
-func (a *Artifact) WriteTo(w io.Writer) (int64, error) {
+// sigMagic starts the signature that may follow the executable.
+const sigMagic = "tpucc-hmac-sha256\n"
+
+// encodeHead is the file up to the executable's bytes: the magic, the
+// manifest (its executable hash set from the executable) and the lengths.
+func (a *Artifact) encodeHead() ([]byte, error) {
 	m := a.Manifest
 	m.ExecutableSHA = SHA256(a.Executable)
 	js, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	var buf bytes.Buffer
 	buf.WriteString(artifactMagic)
 	binary.Write(&buf, binary.LittleEndian, uint32(len(js)))
 	buf.Write(js)
 	binary.Write(&buf, binary.LittleEndian, uint64(len(a.Executable)))
-	n, err := w.Write(buf.Bytes())
+	return buf.Bytes(), nil
+}
+
+// WriteTo writes the artifact, and its MAC when it has one; the manifest's
+// executable hash is set from the executable written.
+func (a *Artifact) WriteTo(w io.Writer) (int64, error) {
+	head, err := a.encodeHead()
 	if err != nil {
-		return int64(n), err
+		return 0, err
 	}
-	k, err := w.Write(a.Executable)
-	return int64(n + k), err
+	var n int64
+	for _, b := range [][]byte{head, a.Executable, a.trailer()} {
+		k, err := w.Write(b)
+		if n += int64(k); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+func (a *Artifact) trailer() []byte {
+	if a.MAC == nil {
+		return nil
+	}
+	return append([]byte(sigMagic), a.MAC...)
+}
+
+// Sign sets a.MAC to the HMAC-SHA256 with key of the file WriteTo writes
+// before it.
+func (a *Artifact) Sign(key []byte) error {
+	head, err := a.encodeHead()
+	if err != nil {
+		return err
+	}
+	a.MAC = mac(key, head, a.Executable)
+	return nil
+}
+
+func mac(key, head, exe []byte) []byte {
+	h := hmac.New(sha256.New, key)
+	h.Write(head)
+	h.Write(exe)
+	return h.Sum(nil)
+}
+
+// ErrUnsigned is Verify's error for a file with no signature.
+var ErrUnsigned = errors.New("not signed")
+
+// Verify checks an artifact ReadArtifact read against key: the MAC must be
+// the HMAC-SHA256 with key of every byte of the file before it.
+func (a *Artifact) Verify(key []byte) error {
+	if a.MAC == nil {
+		return ErrUnsigned
+	}
+	head := a.head
+	if head == nil { // made in memory, not read
+		var err error
+		if head, err = a.encodeHead(); err != nil {
+			return err
+		}
+	}
+	if !hmac.Equal(a.MAC, mac(key, head, a.Executable)) {
+		return errors.New("signature does not match the key")
+	}
+	return nil
 }
 
 // ReadArtifact reads and checks an artifact: its magic, bounded lengths, a
@@ -121,14 +189,36 @@ func ReadArtifact(r io.Reader) (*Artifact, error) {
 	if n, err := io.CopyN(&exe, r, int64(xlen)); err != nil {
 		return nil, fmt.Errorf("truncated executable: %d of %d bytes", n, xlen)
 	}
-	if n, _ := io.CopyN(io.Discard, r, 1); n != 0 {
-		return nil, errors.New("trailing bytes after the executable")
-	}
 	a.Executable = exe.Bytes()
 	if got := SHA256(a.Executable); got != a.Manifest.ExecutableSHA {
 		return nil, fmt.Errorf("executable SHA-256 %s does not match the manifest's %s", got, a.Manifest.ExecutableSHA)
 	}
+	if err := a.readMAC(r); err != nil {
+		return nil, err
+	}
+	var head bytes.Buffer
+	head.WriteString(artifactMagic)
+	binary.Write(&head, binary.LittleEndian, mlen)
+	head.Write(js)
+	binary.Write(&head, binary.LittleEndian, xlen)
+	a.head = head.Bytes()
 	return a, nil
+}
+
+// readMAC reads what follows the executable: nothing, or a signature and
+// nothing after it.
+func (a *Artifact) readMAC(r io.Reader) error {
+	rest, err := io.ReadAll(io.LimitReader(r, int64(len(sigMagic)+sha256.Size+1)))
+	switch {
+	case err != nil:
+		return err
+	case len(rest) == 0:
+		return nil
+	case len(rest) != len(sigMagic)+sha256.Size || string(rest[:len(sigMagic)]) != sigMagic:
+		return errors.New("trailing bytes after the executable")
+	}
+	a.MAC = rest[len(sigMagic):]
+	return nil
 }
 
 // IsArtifact reports whether b starts like an artifact.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -152,11 +153,16 @@ func (b *Backend) Client() *Client { return b.c }
 // Name is the name the backend was opened by.
 func (b *Backend) Name() string { return b.name }
 
-// Fingerprint names the plugin's platform, its version, the C API version
-// and the device kind: what a compiled executable depends on.
+// Fingerprint names the plugin's platform, its version, the C API version,
+// the device kind and the XLA options every compile carries: what a
+// compiled executable depends on.
 func (b *Backend) Fingerprint() string {
-	return fmt.Sprintf("pjrt platform=%s version=%q api=%s device=%q",
-		b.c.Platform(), b.c.PlatformVersion(), b.c.p.Version(), b.c.devices[0].Kind)
+	var opts []string
+	for _, o := range SemanticsOverrides(b.c.Platform()) {
+		opts = append(opts, fmt.Sprintf("%s=%v", o.Name, o.Value))
+	}
+	return fmt.Sprintf("pjrt platform=%s version=%q api=%s device=%q options=%s",
+		b.c.Platform(), b.c.PlatformVersion(), b.c.p.Version(), b.c.devices[0].Kind, strings.Join(opts, ","))
 }
 
 // Compile compiles p.HLO for one device.

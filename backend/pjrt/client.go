@@ -125,13 +125,22 @@ func (c *Client) readDevices() error {
 		if err := c.p.call(fnDeviceDescriptionID, unsafe.Pointer(id)); err != nil {
 			return err
 		}
-		k := &deviceDescriptionKindArgs{structSize: unsafe.Sizeof(deviceDescriptionKindArgs{}), description: d.description}
-		if err := c.p.call(fnDeviceDescriptionKind, unsafe.Pointer(k)); err != nil {
+		kind, err := c.p.descriptionKind(d.description)
+		if err != nil {
 			return err
 		}
-		c.devices = append(c.devices, Device{ID: int(id.id), Kind: cString(k.kind, k.kindLen), h: h})
+		c.devices = append(c.devices, Device{ID: int(id.id), Kind: kind, h: h})
 	}
 	return nil
+}
+
+// descriptionKind is the kind of a device description (TPU v6 lite, cpu).
+func (p *Plugin) descriptionKind(description uintptr) (string, error) {
+	k := &deviceDescriptionKindArgs{structSize: unsafe.Sizeof(deviceDescriptionKindArgs{}), description: description}
+	if err := p.call(fnDeviceDescriptionKind, unsafe.Pointer(k)); err != nil {
+		return "", err
+	}
+	return cString(k.kind, k.kindLen), nil
 }
 
 // use reports an error when the client has been closed.

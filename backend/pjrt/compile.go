@@ -3,7 +3,9 @@ package pjrt
 import (
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
+	"slices"
 	"unsafe"
 
 	"github.com/tpucc/tpucc/ir"
@@ -14,14 +16,58 @@ import (
 type CompileOptions struct {
 	Replicas   int // executable_build_options.num_replicas
 	Partitions int // executable_build_options.num_partitions
+	// Overrides are XLA debug options by name (env_option_overrides), each
+	// a bool, int, int64, float32 or string. Client.Compile and
+	// Topology.Compile add SemanticsOverrides for the plugin's platform
+	// before them; one given here of the same name replaces it.
+	Overrides []Option
 }
 
-// Field numbers in xla.CompileOptionsProto and ExecutableBuildOptionsProto.
+// Field numbers in xla.CompileOptionsProto, ExecutableBuildOptionsProto and
+// OptionOverrideProto (a map entry's key is field 1, its value field 2).
 const (
 	fieldExecutableBuildOptions = 3
 	fieldNumReplicas            = 4
 	fieldNumPartitions          = 5
+	fieldEnvOptionOverrides     = 7
+	fieldOverrideString         = 1
+	fieldOverrideBool           = 2
+	fieldOverrideInt            = 3
+	fieldOverrideDouble         = 4
 )
+
+// SemanticsOverrides are the XLA debug options that make a plugin of
+// platform keep docs/ops.md: every f16/bf16 op rounded to its type
+// (xla_allow_excess_precision=false; by default XLA keeps a chain of bf16
+// ops in f32 and the result differs by a bf16 unit), and min/max
+// propagating NaN (XLA:CPU's default, fast min/max, drops NaNs from max
+// reductions; XLA:GPU has the same option). XLA:TPU has no fast min/max
+// debug option, so a TPU compile carries only the first. Each name is a
+// field of xla.DebugOptions, which every plugin built from XLA knows; a
+// plugin refuses a name it does not know, so no other is sent.
+func SemanticsOverrides(platform string) []Option {
+	opts := []Option{{"xla_allow_excess_precision", false}}
+	switch platform {
+	case "cpu":
+		opts = append(opts, Option{"xla_cpu_enable_fast_min_max", false})
+	case "cuda", "rocm", "gpu":
+		opts = append(opts, Option{"xla_gpu_enable_fast_min_max", false})
+	}
+	return opts
+}
+
+// withSemantics is o with SemanticsOverrides(platform) first, less those
+// that o overrides itself.
+func (o CompileOptions) withSemantics(platform string) CompileOptions {
+	var all []Option
+	for _, s := range SemanticsOverrides(platform) {
+		if !slices.ContainsFunc(o.Overrides, func(x Option) bool { return x.Name == s.Name }) {
+			all = append(all, s)
+		}
+	}
+	o.Overrides = append(all, o.Overrides...)
+	return o
+}
 
 // Marshal encodes o as a serialized xla.CompileOptionsProto. Counts below
 // one are refused here: an XLA:CPU plugin aborts the process on them.
@@ -36,7 +82,46 @@ func (o CompileOptions) Marshal() ([]byte, error) {
 	build = protowire.AppendVarint(build, uint64(o.Partitions))
 	var out []byte
 	out = protowire.AppendTag(out, fieldExecutableBuildOptions, protowire.BytesType)
-	return protowire.AppendBytes(out, build), nil
+	out = protowire.AppendBytes(out, build)
+	for _, ov := range o.Overrides {
+		entry, err := overrideEntry(ov)
+		if err != nil {
+			return nil, err
+		}
+		out = protowire.AppendTag(out, fieldEnvOptionOverrides, protowire.BytesType)
+		out = protowire.AppendBytes(out, entry)
+	}
+	return out, nil
+}
+
+// overrideEntry encodes one env_option_overrides map entry: the name, and
+// an OptionOverrideProto holding the value.
+func overrideEntry(o Option) ([]byte, error) {
+	var v []byte
+	switch x := o.Value.(type) {
+	case bool:
+		v = protowire.AppendTag(v, fieldOverrideBool, protowire.VarintType)
+		v = protowire.AppendVarint(v, protowire.EncodeBool(x))
+	case int:
+		v = protowire.AppendTag(v, fieldOverrideInt, protowire.VarintType)
+		v = protowire.AppendVarint(v, uint64(int64(x)))
+	case int64:
+		v = protowire.AppendTag(v, fieldOverrideInt, protowire.VarintType)
+		v = protowire.AppendVarint(v, uint64(x))
+	case float32:
+		v = protowire.AppendTag(v, fieldOverrideDouble, protowire.Fixed64Type)
+		v = protowire.AppendFixed64(v, math.Float64bits(float64(x)))
+	case string:
+		v = protowire.AppendTag(v, fieldOverrideString, protowire.BytesType)
+		v = protowire.AppendString(v, x)
+	default:
+		return nil, fmt.Errorf("pjrt: compile option %s: value of type %T (want bool, int, int64, float32 or string)", o.Name, o.Value)
+	}
+	var e []byte
+	e = protowire.AppendTag(e, 1, protowire.BytesType)
+	e = protowire.AppendString(e, o.Name)
+	e = protowire.AppendTag(e, 2, protowire.BytesType)
+	return protowire.AppendBytes(e, v), nil
 }
 
 // DefaultCompileOptions run on one device.
@@ -110,14 +195,19 @@ func withProgram(stablehlo string, o CompileOptions, do func(program, options un
 	return err
 }
 
-// CompileForTopology compiles StableHLO text for a topology, without a
-// client or a device: the ahead-of-time path.
+// Compile compiles StableHLO text for a topology, without a client or a
+// device: the ahead-of-time path. o carries SemanticsOverrides for the
+// topology's platform.
 func (t *Topology) Compile(stablehlo string, o CompileOptions) (*Executable, error) {
 	if t.h == 0 {
 		return nil, errors.New("pjrt: compile on a closed topology")
 	}
+	platform, err := t.PlatformName()
+	if err != nil {
+		return nil, err
+	}
 	a := &compileArgs{structSize: unsafe.Sizeof(compileArgs{}), topology: t.h}
-	err := withProgram(stablehlo, o, func(pr, opts unsafe.Pointer, n uintptr) error {
+	err = withProgram(stablehlo, o.withSemantics(platform), func(pr, opts unsafe.Pointer, n uintptr) error {
 		a.program, a.options, a.optionsLen = pr, opts, n
 		return t.p.call(fnCompile, unsafe.Pointer(a))
 	})

@@ -25,13 +25,9 @@ const (
 // $TPUCC_PJRT_CACHE, else $XDG_CACHE_HOME/tpucc-pjrt, else
 // ~/.cache/tpucc-pjrt, then cpu-VERSION.
 func CPUPluginDir() (string, error) {
-	base := os.Getenv("TPUCC_PJRT_CACHE")
-	if base == "" {
-		c, err := os.UserCacheDir()
-		if err != nil {
-			return "", fmt.Errorf("pjrt: no cache directory for the CPU plugin: %v", err)
-		}
-		base = filepath.Join(c, "tpucc-pjrt")
+	base, err := cacheBase()
+	if err != nil {
+		return "", err
 	}
 	return filepath.Join(base, "cpu-"+CPUPluginVersion), nil
 }
@@ -81,21 +77,31 @@ func checkPrivate(path string, isDir bool) error {
 // file is hashed through an open descriptor and loaded through the same
 // descriptor (/proc/self/fd), so what is loaded is what was hashed.
 func LoadVerified(path, want string) (*Plugin, error) {
+	return loadVerified(path, want, path)
+}
+
+// loadVerified is LoadVerified of the file at path, registered and named
+// in errors as name. The descriptor stays open once the plugin is loaded:
+// the dynamic loader knows a library by the name it was opened by, and a
+// later /proc/self/fd/N of a reused descriptor number would be taken for
+// this plugin (plugins are never unloaded anyway).
+func loadVerified(path, want, name string) (*Plugin, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("pjrt: plugin %s: %w", path, errors.Unwrap(err))
+		return nil, fmt.Errorf("pjrt: plugin %s: %w", name, errors.Unwrap(err))
 	}
-	defer f.Close()
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
-		return nil, fmt.Errorf("pjrt: plugin %s: %v", path, err)
+		f.Close()
+		return nil, fmt.Errorf("pjrt: plugin %s: %v", name, err)
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != want {
-		return nil, fmt.Errorf("pjrt: plugin %s: SHA-256 %s, want %s: refusing to load it", path, got, want)
+		f.Close()
+		return nil, fmt.Errorf("pjrt: plugin %s: SHA-256 %s, want %s: refusing to load it", name, got, want)
 	}
 	fdPath := fmt.Sprintf("/proc/self/fd/%d", f.Fd())
 	if _, err := os.Stat(fdPath); err != nil {
 		fdPath = path // no /proc: the private directory is the guard
 	}
-	return loadAs(fdPath, path)
+	return loadAs(fdPath, name, f)
 }

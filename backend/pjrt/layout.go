@@ -214,6 +214,13 @@ type loadedExecutableArgs struct { // LoadedExecutable_Destroy
 	executable      uintptr
 }
 
+type loadedDevicesArgs struct {
+	structSize, ext uintptr
+	executable      uintptr
+	devices         uintptr // out: PJRT_Device* const*
+	numDevices      uintptr // out
+}
+
 type loadedGetExecutableArgs struct {
 	structSize, ext uintptr
 	loaded          uintptr
@@ -337,6 +344,7 @@ var layoutSizes = []layoutSize{
 	{fnDeviceDescriptionKind, unsafe.Sizeof(deviceDescriptionKindArgs{})},
 	{fnLoadedExecutableDestroy, unsafe.Sizeof(loadedExecutableArgs{})},
 	{fnLoadedExecutableGetExec, unsafe.Sizeof(loadedGetExecutableArgs{})},
+	{fnLoadedExecutableDevices, unsafe.Sizeof(loadedDevicesArgs{})},
 	{fnLoadedExecutableExecute, unsafe.Sizeof(executeArgs{})},
 	{fnExecutableDeserializeAndLoad, unsafe.Sizeof(deserializeArgs{})},
 	{fnBufferDestroy, unsafe.Sizeof(bufferArgs{})},

@@ -37,7 +37,8 @@ type frame struct {
 	nonDonatable     []int64 // the argument positions the call must not donate
 }
 
-// Compile compiles StableHLO text for the client's devices. params, when
+// Compile compiles StableHLO text for the client's devices, with
+// SemanticsOverrides for its platform. params, when
 // not nil, are the entry's parameter types: Execute checks its arguments
 // against them in Go, because a plugin handed mismatched shapes may abort
 // the process instead of returning an error.
@@ -50,7 +51,7 @@ func (c *Client) Compile(stablehlo string, params []ir.Type, o CompileOptions) (
 			o.Replicas, o.Partitions, o.Replicas*o.Partitions, len(c.devices))
 	}
 	a := &clientCompileArgs{structSize: unsafe.Sizeof(clientCompileArgs{}), client: c.h}
-	err := withProgram(stablehlo, o, func(pr, opts unsafe.Pointer, n uintptr) error {
+	err := withProgram(stablehlo, o.withSemantics(c.platform), func(pr, opts unsafe.Pointer, n uintptr) error {
 		a.program, a.options, a.optionsLen = pr, opts, n
 		return c.p.call(fnClientCompile, unsafe.Pointer(a))
 	})
@@ -288,4 +289,29 @@ func (e *LoadedExecutable) results(hs []uintptr, err error, transient bool) ([]*
 		return nil, err
 	}
 	return out, nil
+}
+
+// DeviceKinds are the kinds of the devices the executable was loaded on,
+// as the executable itself reports them.
+func (e *LoadedExecutable) DeviceKinds() ([]string, error) {
+	a := &loadedDevicesArgs{structSize: unsafe.Sizeof(loadedDevicesArgs{}), executable: e.h}
+	if err := e.c.p.call(fnLoadedExecutableDevices, unsafe.Pointer(a)); err != nil {
+		return nil, err
+	}
+	if a.numDevices > 1<<16 {
+		return nil, fmt.Errorf("pjrt: the executable reports %d devices", a.numDevices)
+	}
+	var kinds []string
+	for _, h := range unsafe.Slice((*uintptr)(cPtr(a.devices)), a.numDevices) {
+		d := &deviceGetDescriptionArgs{structSize: unsafe.Sizeof(deviceGetDescriptionArgs{}), device: h}
+		if err := e.c.p.call(fnDeviceGetDescription, unsafe.Pointer(d)); err != nil {
+			return nil, err
+		}
+		k, err := e.c.p.descriptionKind(d.description)
+		if err != nil {
+			return nil, err
+		}
+		kinds = append(kinds, k)
+	}
+	return kinds, nil
 }

@@ -1,6 +1,7 @@
 package pjrt
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -66,8 +67,12 @@ func (s *Signature) Types() (params, results []ir.Type, err error) {
 
 // Check refuses a manifest written for another plugin or device than c's:
 // an executable is only loadable by the plugin build that compiled it, on
-// the same kind of device. The error names the manifest's field.
+// the same kind of device. The manifest's target and topology must be of
+// its platform and device kind. The error names the manifest's field.
 func (m *Manifest) Check(c *Client) error {
+	if err := m.checkTarget(); err != nil {
+		return err
+	}
 	for _, f := range []struct{ field, manifest, plugin string }{
 		{"platform", m.Platform, c.Platform()},
 		{"platform_version", m.PlatformVersion, c.PlatformVersion()},
@@ -76,6 +81,34 @@ func (m *Manifest) Check(c *Client) error {
 	} {
 		if f.manifest != f.plugin {
 			return fmt.Errorf("manifest %s %q does not match the plugin's %q (%s)", f.field, f.manifest, f.plugin, c.p.Path)
+		}
+	}
+	return nil
+}
+
+// checkTarget refuses a target that is not one of the platform's (a
+// manifest that says tpu-v6e on a CPU executable), a topology of another
+// generation than the target's, and a device kind other than the target's.
+func (m *Manifest) checkTarget() error {
+	switch m.Platform {
+	case "cpu":
+		if m.Target != "cpu" || m.Topology != "" {
+			return fmt.Errorf("manifest target %q, topology %q: platform cpu has target cpu and no topology", m.Target, m.Topology)
+		}
+	case "tpu":
+		g, ok := Generation(m.Target)
+		if !ok {
+			return fmt.Errorf("manifest target %q is not a TPU target of platform tpu", m.Target)
+		}
+		if p, _, _ := strings.Cut(m.Topology, ":"); p != g.Prefix {
+			return fmt.Errorf("manifest topology %q is not a %s topology (%s:...)", m.Topology, g.Target, g.Prefix)
+		}
+		if m.DeviceKind != g.DeviceKind {
+			return fmt.Errorf("manifest device_kind %q is not %s's %q", m.DeviceKind, g.Target, g.DeviceKind)
+		}
+	default:
+		if m.Target == "cpu" || strings.HasPrefix(m.Target, "tpu-") {
+			return fmt.Errorf("manifest target %q is not a target of platform %s", m.Target, m.Platform)
 		}
 	}
 	return nil
@@ -98,6 +131,19 @@ func (c *Client) LoadArtifact(a *Artifact) (*LoadedExecutable, []ir.Type, error)
 	if exe.NumOutputs() != len(results) {
 		exe.Close()
 		return nil, nil, fmt.Errorf("the executable returns %d results, the manifest's entry %d", exe.NumOutputs(), len(results))
+	}
+	kinds, err := exe.DeviceKinds()
+	for _, k := range kinds {
+		if err == nil && k != a.Manifest.DeviceKind {
+			err = fmt.Errorf("the executable runs on %q devices, its manifest says %q", k, a.Manifest.DeviceKind)
+		}
+	}
+	if err == nil && len(kinds) == 0 {
+		err = errors.New("the executable was loaded on no device")
+	}
+	if err != nil {
+		exe.Close()
+		return nil, nil, err
 	}
 	return exe, results, nil
 }

@@ -32,6 +32,8 @@ type Plugin struct {
 	nfn   int
 	table []uintptr
 
+	fd *os.File // the descriptor the library was opened through, kept open
+
 	initOnce sync.Once
 	initErr  error
 
@@ -63,23 +65,59 @@ func LoadForCompile(path string) (*Plugin, error) {
 }
 
 // Load opens the plugin at path (once per process and path) and checks its
-// API version. libtpu is told not to query a cloud metadata server first,
-// which otherwise stalls initialisation for minutes off a TPU VM.
+// API version. Nothing of the file runs before it is checked: it must be a
+// regular file owned by this user or root and writable by no one else; it
+// is copied into the private directory (cacheBase/plugins), and the copy
+// must be an ELF shared object for this machine that exports GetPjrtApi
+// and, when $TPUCC_PJRT_PLUGIN_SHA256 is set, have that SHA-256; it is
+// hashed again through the descriptor it is loaded from. libtpu is told not
+// to query a cloud metadata server first, which otherwise stalls
+// initialisation for minutes off a TPU VM.
 func Load(path string) (*Plugin, error) {
-	return loadAs(path, path)
-}
-
-// loadAs opens the file at open and registers it under the name path.
-func loadAs(open, path string) (*Plugin, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("pjrt: plugin %s: %w", path, err)
 	}
 	loadMu.Lock()
-	defer loadMu.Unlock()
-	if p, ok := loaded[abs]; ok {
+	p := loaded[abs]
+	loadMu.Unlock()
+	if p != nil {
 		return p, nil
 	}
+	cp, sum, err := privateCopy(path)
+	if err != nil {
+		return nil, fmt.Errorf("pjrt: plugin %s: %w", path, err)
+	}
+	if want := os.Getenv(EnvPluginSHA256); want != "" && want != sum {
+		return nil, fmt.Errorf("pjrt: plugin %s: SHA-256 %s, $%s wants %s: refusing to load it", path, sum, EnvPluginSHA256, want)
+	}
+	if err := checkELF(cp); err != nil {
+		return nil, fmt.Errorf("pjrt: plugin %s: %w", path, err)
+	}
+	return loadVerified(cp, sum, path)
+}
+
+// loadAs opens the file at open and registers it under the name path. The
+// plugin keeps keep, the descriptor open names, open; keep is closed when
+// no plugin is made of it.
+func loadAs(open, path string, keep *os.File) (_ *Plugin, err error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		keep.Close()
+		return nil, fmt.Errorf("pjrt: plugin %s: %w", path, err)
+	}
+	loadMu.Lock()
+	defer loadMu.Unlock()
+	if p, ok := loaded[abs]; ok {
+		keep.Close()
+		return p, nil
+	}
+	opened := false
+	defer func() {
+		if err != nil && !opened { // an opened library stays loaded, so does the name it has
+			keep.Close()
+		}
+	}()
 	st, err := os.Stat(open)
 	if err != nil {
 		return nil, fmt.Errorf("pjrt: plugin %s: %w", path, errors.Unwrap(err))
@@ -94,6 +132,7 @@ func loadAs(open, path string) (*Plugin, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pjrt: plugin %s: %v", path, err)
 	}
+	opened = true
 	sym, err := purego.Dlsym(lib, "GetPjrtApi")
 	if err != nil {
 		return nil, fmt.Errorf("pjrt: plugin %s: no GetPjrtApi: not a PJRT plugin", path)
@@ -103,6 +142,7 @@ func loadAs(open, path string) (*Plugin, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pjrt: plugin %s: %w", path, err)
 	}
+	p.fd = keep
 	loaded[abs] = p
 	return p, nil
 }

@@ -2,7 +2,9 @@ package pjrt
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -37,18 +39,86 @@ func TestCallPastTableRefused(t *testing.T) {
 	}
 }
 
-func TestLoadErrors(t *testing.T) {
+// evilLibrary builds a shared object whose constructor creates the file
+// $EVIL_MARK, exporting GetPjrtApi (returning no table) when export is set.
+func evilLibrary(t *testing.T, dir, name string, export bool) string {
+	t.Helper()
+	src := "#include <fcntl.h>\n#include <stdlib.h>\n" +
+		"__attribute__((constructor)) static void init(void) { const char *m = getenv(\"EVIL_MARK\"); if (m) creat(m, 0600); }\n"
+	if export {
+		src += "void *GetPjrtApi(void) { return 0; }\n"
+	}
+	c := filepath.Join(dir, name+".c")
+	if err := os.WriteFile(c, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	so := filepath.Join(dir, name)
+	if out, err := exec.Command("clang", "-shared", "-fPIC", "-o", so, c).CombinedOutput(); err != nil {
+		t.Fatalf("clang: %v\n%s", err, out)
+	}
+	return so
+}
+
+// TestLoadChecksBeforeOpening: a file that is no PJRT plugin is refused
+// before it is opened, so its constructor never runs; the file is checked
+// in a copy in the private directory, and one writable by others, of
+// another hash than $TPUCC_PJRT_PLUGIN_SHA256 or not a file is refused.
+func TestLoadChecksBeforeOpening(t *testing.T) {
 	dir := t.TempDir()
+	cache := filepath.Join(t.TempDir(), "cache")
+	t.Setenv("TPUCC_PJRT_CACHE", cache)
+	mark := filepath.Join(dir, "constructor-ran")
+	t.Setenv("EVIL_MARK", mark)
+	evil := evilLibrary(t, dir, "evil.so", false)
 	notSO := filepath.Join(dir, "plugin.so")
 	os.WriteFile(notSO, []byte("not an ELF file"), 0o600)
-	for _, c := range []struct{ path, prefix string }{
+	exe := filepath.Join(dir, "exe")
+	os.WriteFile(exe+".c", []byte("int main(void) { return 0; }\n"), 0o600)
+	if out, err := exec.Command("clang", "-no-pie", "-o", exe, exe+".c").CombinedOutput(); err != nil {
+		t.Fatalf("clang: %v\n%s", err, out)
+	}
+	shared := filepath.Join(dir, "shared.so")
+	os.WriteFile(shared, []byte("x"), 0o600)
+	os.Chmod(shared, 0o666)
+	for _, c := range []struct{ path, want string }{
+		{evil, "pjrt: plugin " + evil + ": exports no function GetPjrtApi: not a PJRT plugin"},
+		{notSO, "pjrt: plugin " + notSO + ": not an ELF file"},
+		{exe, "pjrt: plugin " + exe + ": an ELF file of type ET_EXEC, not a shared object"},
 		{filepath.Join(dir, "missing.so"), "pjrt: plugin " + filepath.Join(dir, "missing.so") + ": no such file or directory"},
 		{dir, "pjrt: plugin " + dir + ": not a regular file"},
-		{notSO, "pjrt: plugin " + notSO + ": "},
+		{shared, "pjrt: plugin " + shared + ": writable by others (mode 0666)"},
 	} {
-		_, err := Load(c.path)
-		if err == nil || len(err.Error()) < len(c.prefix) || err.Error()[:len(c.prefix)] != c.prefix {
-			t.Errorf("Load(%s) = %v, want %s...", c.path, err, c.prefix)
+		if _, err := Load(c.path); err == nil || err.Error() != c.want {
+			t.Errorf("Load(%s) = %v,\nwant %s", c.path, err, c.want)
 		}
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Errorf("the constructor of a library with no GetPjrtApi ran")
+	}
+	copies, _ := filepath.Glob(filepath.Join(cache, "plugins", "*.so"))
+	if len(copies) != 3 { // evil.so, plugin.so, exe
+		t.Errorf("private copies %v, want 3", copies)
+	}
+	if st, err := os.Stat(filepath.Join(cache, "plugins")); err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("private directory: %v, %v; want mode 0700", st, err)
+	}
+
+	// A library that exports GetPjrtApi passes the checks: pinned to
+	// another hash it is refused unopened, and opened it is refused for
+	// its empty table.
+	lib := evilLibrary(t, dir, "lib.so", true)
+	t.Setenv(EnvPluginSHA256, strings.Repeat("0", 64))
+	if _, err := Load(lib); err == nil || !strings.HasSuffix(err.Error(), ", $TPUCC_PJRT_PLUGIN_SHA256 wants "+strings.Repeat("0", 64)+": refusing to load it") {
+		t.Errorf("Load of another hash than pinned: %v", err)
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Errorf("the constructor of a library of another hash than pinned ran")
+	}
+	t.Setenv(EnvPluginSHA256, "")
+	if _, err := Load(lib); err == nil || err.Error() != "pjrt: plugin "+lib+": GetPjrtApi returned no table" {
+		t.Errorf("Load of a library whose GetPjrtApi returns no table: %v", err)
+	}
+	if _, err := os.Stat(mark); err != nil {
+		t.Errorf("the library that passed the checks was not opened: %v", err)
 	}
 }

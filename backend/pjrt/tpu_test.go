@@ -138,3 +138,45 @@ func TestCompileOptionsMarshal(t *testing.T) {
 		t.Errorf("Marshal = % x, want % x", got, want)
 	}
 }
+
+// TestTPUGenerations: libtpu makes every topology of TPUGenerations, with
+// the generation's device kind, and refuses the v7x prefix for TPU7x.
+func TestTPUGenerations(t *testing.T) {
+	p := tpuPlugin(t)
+	for _, g := range TPUGenerations {
+		for _, name := range g.Topologies() {
+			topo, err := p.Topology(name)
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+				continue
+			}
+			if kind, err := topo.DeviceKind(); err != nil || kind != g.DeviceKind {
+				t.Errorf("%s: device kind %q, %v; want %q", name, kind, err, g.DeviceKind)
+			}
+			topo.Close()
+		}
+	}
+	if _, err := p.Topology("v7x:2x2x1"); err == nil || !strings.Contains(err.Error(), "Invalid TPU external name: TPU v7x") {
+		t.Errorf("v7x:2x2x1: %v, want libtpu's invalid name", err)
+	}
+}
+
+// TestTPUSemanticsOverrides: libtpu compiles with the TPU's semantics
+// options, and refuses a name it does not know, so it does read them.
+func TestTPUSemanticsOverrides(t *testing.T) {
+	topo, err := tpuPlugin(t).Topology("v6e:2x2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer topo.Close()
+	exe, err := topo.Compile(addModule, DefaultCompileOptions)
+	if err != nil {
+		t.Fatalf("with %v: %v", SemanticsOverrides("tpu"), err)
+	}
+	exe.Close()
+	bogus := DefaultCompileOptions
+	bogus.Overrides = []Option{{"xla_no_such_option", true}}
+	if _, err := topo.Compile(addModule, bogus); err == nil || !strings.HasSuffix(err.Error(), "No such compile option: 'xla_no_such_option'") {
+		t.Errorf("an unknown override: %v, want libtpu's refusal", err)
+	}
+}

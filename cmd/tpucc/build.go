@@ -76,7 +76,7 @@ and a warning line follows when that exceeds one chip's memory.
 		{name: "verify-each", kind: boolFlag, doc: "verify the program after every pass, not only at the end"},
 		dimFlag,
 		{name: "emit", kind: valueFlag, arg: "KIND", doc: "hlo (default): StableHLO text; executable: compile it through libtpu for --topology,\nwithout a TPU, and write the serialized executable with its manifest (docs/PJRT.md)"},
-		{name: "topology", kind: valueFlag, arg: "T", doc: "the TPU topology --emit=executable compiles for, such as v6e:2x2"},
+		{name: "topology", kind: valueFlag, arg: "T", doc: topologyHelp()},
 		entryFlag,
 	},
 	run: cmdBuild,
@@ -191,11 +191,15 @@ func cmdBuild(e *env, p *parsed) error {
 		}
 	}
 	if c.emit == "executable" {
-		a, err := compileExecutable(c, f, text)
+		key, err := signingKey()
+		if err != nil {
+			return err
+		}
+		a, err := compileExecutable(e, c, f, text)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		if err := writeExecutable(c, a); err != nil {
+		if err := writeExecutable(c, a, key); err != nil {
 			return err
 		}
 	} else if err := writeBuild(e, c, text); err != nil {

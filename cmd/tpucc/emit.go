@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -30,15 +31,15 @@ func checkEmit(c *buildConfig, emit, topology string) error {
 			}
 			break
 		}
-		if !strings.HasPrefix(c.target.Name(), "tpu-") {
+		g, ok := pjrt.Generation(c.target.Name())
+		if !ok {
 			return usagef("--emit=executable needs --target cpu or a TPU target (tpu-v6e, ...), not %s", c.target.Name())
 		}
 		if topology == "" {
-			return usagef("--emit=executable needs --topology, such as v6e:2x2")
+			return usagef("--emit=executable needs --topology, such as %s", g.Topologies()[0])
 		}
-		gen := strings.TrimPrefix(c.target.Name(), "tpu-")
-		if g, _, _ := strings.Cut(topology, ":"); g != gen {
-			return usagef("--topology %s is not a %s topology (want %s:...)", topology, c.target.Name(), gen)
+		if err := g.CheckTopology(topology); err != nil {
+			return usagef("--topology %v", err)
 		}
 	default:
 		return usagef("unknown --emit %q (want one of %s)", emit, strings.Join(emitKinds, ", "))
@@ -47,13 +48,37 @@ func checkEmit(c *buildConfig, emit, topology string) error {
 	return nil
 }
 
+// topologyHelp is --topology's help: the topologies of each TPU target.
+func topologyHelp() string {
+	lines := []string{"the TPU topology --emit=executable compiles for, one of the target's (v6e:2x2):"}
+	for _, g := range pjrt.TPUGenerations {
+		lines = append(lines, fmt.Sprintf("  %-8s %s: %s", g.Target, g.Prefix, strings.Join(g.Shapes, " ")))
+	}
+	return strings.Join(lines, "\n")
+}
+
 // compileExecutable compiles the StableHLO text of f for --target: for cpu
 // through the pjrt backend's plugin (XLA:CPU), for a TPU through libtpu for
-// the topology, without a TPU. It returns the artifact to write.
-func compileExecutable(c *buildConfig, f *ir.Func, text string) (*pjrt.Artifact, error) {
+// the topology, without a TPU. It returns the artifact to write. What
+// libtpu logs to standard error as it starts (its warnings about a host that
+// is no TPU VM) is shown only when the compile fails.
+func compileExecutable(e *env, c *buildConfig, f *ir.Func, text string) (*pjrt.Artifact, error) {
 	if c.target.Name() == "cpu" {
 		return compileCPUExecutable(c, f, text)
 	}
+	var a *pjrt.Artifact
+	logged, err := pjrt.CaptureStderr(func() (err error) {
+		a, err = compileTPUExecutable(c, f, text)
+		return err
+	})
+	if err != nil {
+		e.stderr.Write(logged)
+	}
+	return a, err
+}
+
+// compileTPUExecutable compiles through libtpu for --topology.
+func compileTPUExecutable(c *buildConfig, f *ir.Func, text string) (*pjrt.Artifact, error) {
 	path, err := pjrt.Find(pjrt.KindTPU)
 	if err != nil {
 		return nil, err
@@ -153,8 +178,25 @@ func signature(c *buildConfig, f *ir.Func) pjrt.Signature {
 	return s
 }
 
-// writeExecutable writes the artifact atomically to the -o file.
-func writeExecutable(c *buildConfig, a *pjrt.Artifact) error {
+// signingKey is the user's key for executable files (pjrt.UserKey), nil
+// when none is configured; a key file that is refused is an error naming it.
+func signingKey() ([]byte, error) {
+	key, _, err := pjrt.UserKey()
+	var ke *pjrt.KeyError
+	if errors.As(err, &ke) {
+		return nil, fileErrorf(ke.Path, "signing key: %s", ke.Reason)
+	}
+	return key, err
+}
+
+// writeExecutable writes the artifact atomically to the -o file, signed
+// with key when there is one.
+func writeExecutable(c *buildConfig, a *pjrt.Artifact, key []byte) error {
+	if key != nil {
+		if err := a.Sign(key); err != nil {
+			return err
+		}
+	}
 	out, err := newPending(c.out, func(w io.Writer) error {
 		_, err := a.WriteTo(w)
 		return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -62,9 +63,12 @@ func TestBuildExecutableErrors(t *testing.T) {
 		{[]string{"--target", "tpu-v6e", "--topology", "v6e:2x2", "--emit=executable"}, 2,
 			"tpucc build: --emit=executable writes a binary file: give it with -o"},
 		{[]string{"--emit=obj"}, 2, "tpucc build: unknown --emit \"obj\" (want one of hlo, executable)"},
-		{[]string{"--target", "tpu-v6e", "--topology", "v6e:9x9", "--emit=executable", "-o", out}, 1,
-			in + ": --topology v6e:9x9: pjrt: PJRT_TopologyDescription_Create: INVALID_ARGUMENT: " +
-				"Topology layout \"v6e:9x9\" is not divisible by the given (or default) chips_per_host_bounds \"2x2x1\""},
+		{[]string{"--target", "tpu-v6e", "--topology", "v6e:9x9", "--emit=executable", "-o", out}, 2,
+			"tpucc build: --topology v6e:9x9 is not a tpu-v6e topology; want one of v6e:2x2, v6e:2x4, v6e:4x4, v6e:4x8, v6e:8x8, v6e:8x16, v6e:16x16"},
+		{[]string{"--target", "tpu-v7x", "--topology", "v7x:2x2x1", "--emit=executable", "-o", out}, 2,
+			"tpucc build: --topology v7x:2x2x1 is not a tpu-v7x topology (want tpu7x:...)"},
+		{[]string{"--target", "tpu-v7x", "--emit=executable", "-o", out}, 2,
+			"tpucc build: --emit=executable needs --topology, such as tpu7x:2x2x1"},
 	}
 	for _, c := range cases {
 		r := tpucc(t, "", append([]string{"build", in}, c.args...)...)
@@ -77,6 +81,30 @@ func TestBuildExecutableErrors(t *testing.T) {
 	r.want(t, 1, "", in+": pjrt: plugin "+filepath.Join(dir, "none.so")+": no such file or directory")
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("a failed build left %s behind", out)
+	}
+}
+
+// TestBuildExecutableQuiet: a successful build for a TPU prints nothing,
+// though libtpu logs warnings to standard error as it starts off a TPU VM.
+// libtpu logs once per process, so the build runs in a child process.
+func TestBuildExecutableQuiet(t *testing.T) {
+	if args := os.Getenv("TPUCC_TEST_CHILD_ARGS"); args != "" {
+		os.Exit(run(strings.Split(args, "\t"), strings.NewReader(""), os.Stdout, os.Stderr))
+	}
+	dir := t.TempDir()
+	in := writeFile(t, dir, "m.tir", []byte(expSrc))
+	for _, c := range []struct{ target, topology, out string }{{"tpu-v6e", "v6e:2x2", "v6e.pjrt"}, {"tpu-v7x", "tpu7x:2x2x1", "v7x.pjrt"}} {
+		args := []string{"build", in, "--target", c.target, "--topology", c.topology, "--emit=executable", "-o", filepath.Join(dir, c.out)}
+		cmd := exec.Command(os.Args[0], "-test.run=^TestBuildExecutableQuiet$")
+		cmd.Env = append(os.Environ(), "TPUCC_TEST_CHILD_ARGS="+strings.Join(args, "\t"))
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil || stdout.String() != "" || stderr.String() != "" {
+			t.Errorf("tpucc %s: %v, stdout %q, stderr %q; want success and no output", strings.Join(args, " "), err, stdout.String(), stderr.String())
+		}
+		if _, err := os.Stat(filepath.Join(dir, c.out)); err != nil {
+			t.Errorf("tpucc %s wrote no file: %v", strings.Join(args, " "), err)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"strconv"
 
 	"github.com/tpucc/tpucc/backend"
@@ -24,6 +25,9 @@ func runArtifact(e *env, p *parsed, name string, src []byte, o runOutput) error 
 	a, err := pjrt.ReadArtifact(bytes.NewReader(src))
 	if err != nil {
 		return fileErrorf(name, "%v", err)
+	}
+	if err := checkSigned(name, a); err != nil {
+		return err
 	}
 	sig := a.Manifest.Entry
 	if flag := p.value("entry", ""); flag != "" && flag != sig.Name && flag != "@"+sig.Name {
@@ -60,6 +64,24 @@ func runArtifact(e *env, p *parsed, name string, src []byte, o runOutput) error 
 		return fileErrorf(name, "%v", err)
 	}
 	return writeResults(e, o, results, args)
+}
+
+// checkSigned refuses an executable file that is not signed with the
+// user's key when one is configured: the file is native code the plugin
+// runs, so with a key only files built with it are run.
+func checkSigned(name string, a *pjrt.Artifact) error {
+	key, err := signingKey()
+	if err != nil || key == nil {
+		return err
+	}
+	path, _ := pjrt.KeyFile()
+	switch err := a.Verify(key); {
+	case errors.Is(err, pjrt.ErrUnsigned):
+		return fileErrorf(name, "not signed, and the key %s is set: refusing to run it (rebuild it with tpucc build --emit=executable)", path)
+	case err != nil:
+		return fileErrorf(name, "%v in %s: refusing to run it", err, path)
+	}
+	return nil
 }
 
 // artifactFunc is a body-less function of the manifest's signature, for

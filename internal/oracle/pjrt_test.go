@@ -3,6 +3,7 @@ package oracle
 import (
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/backend/pjrt"
+	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/internal/progen"
 	"github.com/tpucc/tpucc/ir"
 )
@@ -22,21 +24,22 @@ var (
 	flagPrecision = flag.String("oracle.precision", "", "the precision of every product the oracle lowers (stablehlo.Options.Precision)")
 )
 
-// pjrtBackend opens the PJRT backend on the pinned XLA:CPU plugin with the
-// flags xlacheck.py gives JAX (every f16/bf16 op rounded, as the semantics
-// contract says) and with min/max propagating NaN, as JAX's XLA:CPU does and
-// the semantics contract says (the plugin's default, fast min/max, drops
-// NaNs from max reductions). The plugin reads XLA_FLAGS when its one client
-// is created, so every test of the package that uses it opens it here.
+// pjrtBackend opens the PJRT backend on the pinned XLA:CPU plugin as
+// tpucc run --device pjrt does: every compile carries the XLA options that
+// keep the semantics contract (pjrt.SemanticsOverrides: every f16/bf16 op
+// rounded, min/max propagating NaN). XLA_FLAGS is stripped of those
+// options, so that the suite passes on the compile options alone. The
+// plugin reads XLA_FLAGS when its one client is created, so every test of
+// the package that uses it opens it here.
 func pjrtBackend(t *testing.T) backend.Backend {
 	t.Helper()
-	flags := os.Getenv("XLA_FLAGS")
-	for _, f := range []string{"--xla_allow_excess_precision=false", "--xla_cpu_enable_fast_min_max=false"} {
-		if name, _, _ := strings.Cut(f, "="); !strings.Contains(flags, name) {
-			flags = strings.TrimSpace(flags + " " + f)
+	var kept []string
+	for _, f := range strings.Fields(os.Getenv("XLA_FLAGS")) {
+		if !strings.HasPrefix(f, "--xla_allow_excess_precision") && !strings.Contains(f, "_enable_fast_min_max") {
+			kept = append(kept, f)
 		}
 	}
-	t.Setenv("XLA_FLAGS", flags)
+	t.Setenv("XLA_FLAGS", strings.Join(kept, " "))
 	b, err := backend.Lookup(pjrt.BackendName)
 	if err != nil {
 		t.Fatalf("the PJRT backend: %v (run make pjrt-cpu-plugin)", err)
@@ -107,4 +110,49 @@ func TestRandomProgramsThroughPJRT(t *testing.T) {
 	}
 	failed := runThroughPJRT(t, b, checks)
 	t.Logf("%d programs (seeds %d..%d) on %s: %d failed", n, first, first+int64(n)-1, b.Fingerprint(), failed)
+}
+
+// semanticsCases are programs whose result on XLA:CPU depends on the XLA
+// options every PJRT compile carries: a max reduction over rows holding NaN
+// (XLA:CPU's fast min/max drops the NaN: [7, 15, 22, 31]) and a chain of
+// bf16 ops (excess precision keeps a*b in f32 before the add, one bf16 unit
+// off in places).
+var semanticsCases = []struct{ name, src string }{
+	{"reduce_max with NaN", `func @f(%x: f32[4,4]) -> f32[4] {
+  %a = reduce_max %x {axes=[1]} : f32[4]
+  return %a
+}
+`},
+	{"bf16 a*b+a", `func @f(%a: bf16[64], %b: bf16[64]) -> f32[64] {
+  %p = mul %a, %b : bf16[64]
+  %s = add %p, %a : bf16[64]
+  %y = convert %s : f32[64]
+  return %y
+}
+`},
+}
+
+// TestSemanticsThroughPJRT runs semanticsCases through the PJRT backend
+// against the reference executor, exactly: NaNs where the executor has
+// them, every bf16 bit the same.
+func TestSemanticsThroughPJRT(t *testing.T) {
+	b := pjrtBackend(t)
+	nan := math.NaN()
+	rows := []float64{1, 7, 3, 2, 15, nan, 4, 0, nan, 22, 1, 1, 31, 3, 3, 3}
+	var checks []*check
+	for i, sc := range semanticsCases {
+		m, err := tir.Parse(sc.name+".tir", []byte(sc.src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs := cpu.RandomInputs(m.Entry(), int64(i))
+		if i == 0 {
+			inputs[0] = backend.FromFloats(inputs[0].Type(), rows...)
+		}
+		checks = append(checks, &check{name: sc.name, key: fmt.Sprint("semantics", i), m: m,
+			inputs: inputs, exact: []bool{true}, about: "TestSemanticsThroughPJRT"})
+	}
+	if got := runThroughPJRT(t, b, checks); got != 0 {
+		t.Errorf("%d of %d programs differ from the reference executor on %s", got, len(checks), b.Fingerprint())
+	}
 }

@@ -51,8 +51,10 @@ export TF_CPP_MIN_LOG_LEVEL=1
 F32=(NVIDIA_TF32_OVERRIDE=0 XLA_FLAGS="--xla_gpu_autotune_level=0 --xla_gpu_enable_triton_gemm=false")
 
 # The device option end to end: the MLP traced in Go, compiled and run on
-# the GPU (backend pjrt-gpu finds the plugin in python3's environment), with
-# the plugin's defaults (TF32 dots) and in f32.
+# the GPU (backend pjrt-gpu loads the plugin $TPUCC_PJRT_PLUGIN names: it
+# looks in $VIRTUAL_ENV and the project's .venv only), with the plugin's
+# defaults (TF32 dots) and in f32.
+export TPUCC_PJRT_PLUGIN=$PLUGIN
 log "--- go run ./examples/go/mlp --device gpu"
 (time timeout 120 "$B/mlp" --device gpu) 2>&1 | tee -a "$OUT/gpu.txt"
 log "--- the same in f32: ${F32[*]}"
@@ -63,7 +65,6 @@ log "--- tpucc run examples/mlp.tir --device gpu (zero inputs)"
 timeout 60 "$B/tpucc" run examples/mlp.tir --device gpu 2>&1 | head -c 600 | tee -a "$OUT/gpu.txt"
 echo | tee -a "$OUT/gpu.txt"
 
-export TPUCC_PJRT_PLUGIN=$PLUGIN
 log "--- dispatch: Go's PJRT client against jax.jit, both on the GPU"
 XLA_PYTHON_CLIENT_PREALLOCATE=false timeout 120 "$B/benchpjrt" -plugin "$PLUGIN" -python "$PY" -tpu-compile=false 2>&1 | tee -a "$OUT/gpu.txt"
 

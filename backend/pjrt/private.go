@@ -1,0 +1,199 @@
+package pjrt
+
+import (
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+)
+
+// EnvPluginSHA256 pins the SHA-256 of the plugin Load loads: when it is
+// set, a plugin with another hash is refused before it is opened.
+const EnvPluginSHA256 = "TPUCC_PJRT_PLUGIN_SHA256"
+
+// maxPlugin bounds the size of a plugin file (libtpu is 0.7 GB).
+const maxPlugin = 4 << 30
+
+// cacheBase is $TPUCC_PJRT_CACHE, else $XDG_CACHE_HOME/tpucc-pjrt, else
+// ~/.cache/tpucc-pjrt: the private directory of plugins.
+func cacheBase() (string, error) {
+	if base := os.Getenv("TPUCC_PJRT_CACHE"); base != "" {
+		return base, nil
+	}
+	c, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("pjrt: no cache directory for plugins: %v", err)
+	}
+	return filepath.Join(c, "tpucc-pjrt"), nil
+}
+
+// privateDir makes (mode 0700) and checks cacheBase/plugins.
+func privateDir() (string, error) {
+	base, err := cacheBase()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(base, "plugins")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	for _, d := range []string{base, dir} {
+		if err := checkPrivate(d, true); err != nil {
+			return "", fmt.Errorf("private plugin directory %w", err)
+		}
+	}
+	return dir, nil
+}
+
+// privateCopy returns the copy of the plugin file at src in the private
+// directory and the SHA-256 it had when it was copied. The copy is named
+// by src's path and identity (device, inode, size, modification time), so
+// an unchanged source is not read again; a changed one is copied
+// afresh and its path's older copies removed. src must be a regular file
+// owned by this user or root and writable by no one else: anyone else who
+// can write it decides what runs.
+func privateCopy(src string) (path, sum string, err error) {
+	f, err := os.Open(src)
+	if err != nil {
+		return "", "", errors.Unwrap(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", "", err
+	}
+	if err := checkSource(st); err != nil {
+		return "", "", err
+	}
+	dir, err := privateDir()
+	if err != nil {
+		return "", "", err
+	}
+	abs, _ := filepath.Abs(src)
+	sys := st.Sys().(*syscall.Stat_t)
+	id := fmt.Sprintf("%d %d %d %d", sys.Dev, sys.Ino, st.Size(), st.ModTime().UnixNano())
+	prefix := SHA256([]byte(abs))[:16] + "-"
+	path = filepath.Join(dir, prefix+SHA256([]byte(id))[:16]+".so")
+	if b, err := os.ReadFile(path + ".sha256"); err == nil && len(b) == 64 && checkPrivate(path, false) == nil {
+		return path, string(b), nil
+	}
+	if sum, err = copyHashed(f, dir, path); err != nil {
+		return "", "", err
+	}
+	old, _ := filepath.Glob(filepath.Join(dir, prefix+"*"))
+	for _, o := range old {
+		if o != path && o != path+".sha256" {
+			os.Remove(o)
+		}
+	}
+	return path, sum, nil
+}
+
+// checkSource refuses what is not a regular file of a plausible size owned
+// by this user or root and writable by no one else (writableByOthers).
+func checkSource(st os.FileInfo) error {
+	if !st.Mode().IsRegular() {
+		return errors.New("not a regular file")
+	}
+	if st.Size() > maxPlugin {
+		return fmt.Errorf("%d bytes, more than a plugin's %d", st.Size(), int64(maxPlugin))
+	}
+	if uid := int(st.Sys().(*syscall.Stat_t).Uid); uid != os.Getuid() && uid != 0 {
+		return fmt.Errorf("owned by user %d, neither this user (%d) nor root", uid, os.Getuid())
+	}
+	if writableByOthers(st) {
+		return fmt.Errorf("writable by others (mode %#o)", st.Mode().Perm())
+	}
+	return nil
+}
+
+// writableByOthers: others may write the file, or a group other than this
+// user's primary group (with a private group per user, as Debian and
+// Ubuntu make them, files are group-writable by default).
+func writableByOthers(st os.FileInfo) bool {
+	perm := st.Mode().Perm()
+	gid := int(st.Sys().(*syscall.Stat_t).Gid)
+	return perm&0o002 != 0 || (perm&0o020 != 0 && gid != os.Getgid())
+}
+
+// copyHashed copies f to path (mode 0500) through a temporary file in dir,
+// and writes the SHA-256 of the bytes copied beside it (path.sha256).
+func copyHashed(f *os.File, dir, path string) (string, error) {
+	tmp, err := os.CreateTemp(dir, ".copy-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	h := sha256.New()
+	_, err = io.Copy(io.MultiWriter(tmp, h), f)
+	if err == nil {
+		err = tmp.Chmod(0o500)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("copying it into %s: %v", dir, err)
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	if err := os.WriteFile(tmp.Name()+".sha256", []byte(sum), 0o400); err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name() + ".sha256")
+	if err := os.Rename(tmp.Name()+".sha256", path+".sha256"); err != nil {
+		return "", err
+	}
+	return sum, os.Rename(tmp.Name(), path)
+}
+
+// elfMachines are the ELF machines of the architectures Go runs on here.
+var elfMachines = map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}
+
+// checkELF refuses a file that is not an ELF shared object for this
+// machine exporting a function GetPjrtApi, read from its headers and
+// dynamic symbol table before anything opens it: opening a library runs
+// its constructors, so a file that is no plugin must never get that far.
+func checkELF(path string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("not an ELF shared object (%v)", r)
+		}
+	}()
+	r, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	magic := make([]byte, len(elf.ELFMAG))
+	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != elf.ELFMAG {
+		return errors.New("not an ELF file")
+	}
+	f, err := elf.NewFile(r)
+	if err != nil {
+		return fmt.Errorf("not an ELF shared object (%v)", strings.TrimPrefix(err.Error(), "elf: "))
+	}
+	if f.Type != elf.ET_DYN {
+		return fmt.Errorf("an ELF file of type %s, not a shared object", f.Type)
+	}
+	if want, ok := elfMachines[runtime.GOARCH]; ok && f.Machine != want {
+		return fmt.Errorf("an ELF shared object for %s, not for %s", f.Machine, want)
+	}
+	syms, err := f.DynamicSymbols()
+	if err != nil {
+		return fmt.Errorf("no dynamic symbol table (%v): not a PJRT plugin", err)
+	}
+	for _, s := range syms {
+		if s.Name == "GetPjrtApi" && elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Section != elf.SHN_UNDEF &&
+			elf.ST_BIND(s.Info) != elf.STB_LOCAL {
+			return nil
+		}
+	}
+	return errors.New("exports no function GetPjrtApi: not a PJRT plugin")
+}
