@@ -83,6 +83,7 @@ type dimState struct {
 	first   int64
 	dynamic bool
 	exact   string // why it is never padded; "" while padding may be tried
+	exactAt int64  // the size at whose call exact was found
 }
 
 // NewFunction returns an empty cache for p.
@@ -333,13 +334,14 @@ func (f *Function) resolve(args []Arg) (*route, bool, error) {
 				continue
 			}
 			if st.exact != "" {
-				notes[ref] = st.exact
+				// The traces named in exact are those of the deciding call, not this one's.
+				notes[ref] = fmt.Sprintf("not padded since the call at %d: %s", st.exactAt, st.exact)
 				continue
 			}
 			n := dim.Size
 			b, ok := f.opts.bucket(n)
 			if !ok {
-				notes[ref] = fmt.Sprintf("no bucket holds %d", n)
+				notes[ref] = fmt.Sprintf("not padded: no bucket holds %d", n)
 				continue
 			}
 			buckets[ref] = b
@@ -355,8 +357,8 @@ func (f *Function) resolve(args []Arg) (*route, bool, error) {
 			return r, compiled, err
 		}
 		for _, p := range pads {
-			f.dims[p.ref].exact = why
-			notes[p.ref] = why
+			f.dims[p.ref].exact, f.dims[p.ref].exactAt = why, p.n
+			notes[p.ref] = "not padded: " + why
 			delete(buckets, p.ref)
 		}
 		target = sig.withDims(buckets)
