@@ -65,7 +65,7 @@ func TestBackendOption(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := agree(out[0].(*tensor.Tensor), f(x)); d != "" {
+		if d := agree(out[0], f(x)); d != "" {
 			t.Error(d)
 		}
 	}
@@ -115,7 +115,7 @@ func TestDeviceOption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := near(out[0].(*tensor.Tensor), f(x), 1e-6); d != "" {
+	if d := near(out[0], f(x), 1e-6); d != "" {
 		t.Error(d)
 	}
 	cases := []struct {
@@ -181,7 +181,7 @@ func TestDefaultBackendIsLLVM(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The reference executor computes what eager ops on it compute, bit for bit.
-	if got, want := out[0].(*tensor.Tensor).Float64s(), f(x).Float64s(); math.Float64bits(got[0]) != math.Float64bits(want[0]) {
+	if got, want := out[0].Float64s(), f(x).Float64s(); math.Float64bits(got[0]) != math.Float64bits(want[0]) {
 		t.Errorf("reference: %v, want %v", got, want)
 	}
 }

@@ -29,7 +29,7 @@ func TestKeepOnDevice(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		y = out[0].(*tensor.Tensor)
+		y = out[0]
 		if y.Buffer().Device() == nil {
 			t.Fatal("the result is not on the device")
 		}
@@ -55,7 +55,7 @@ func TestDonate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := near(out[0].(*tensor.Tensor), expAdd(tensor.Full(ir.F32, 0.25, 4)), 1e-6); d != "" {
+		if d := near(out[0], expAdd(tensor.Full(ir.F32, 0.25, 4)), 1e-6); d != "" {
 			t.Error(d)
 		}
 		_, err = c.Call(x)
@@ -92,7 +92,7 @@ func TestKeepOnDeviceConcurrent(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			if d := near(out[0].(*tensor.Tensor), expAdd(expAdd(x)), 1e-5); d != "" {
+			if d := near(out[0], expAdd(expAdd(x)), 1e-5); d != "" {
 				t.Errorf("goroutine %d: %s", g, d)
 			}
 		})
@@ -120,7 +120,7 @@ func TestPJRTPersistentCache(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := near(out[0].(*tensor.Tensor), expAdd(x), 1e-6); d != "" {
+		if d := near(out[0], expAdd(x), 1e-6); d != "" {
 			t.Error(d)
 		}
 		c2, l2 := b.Counts()
@@ -170,7 +170,7 @@ func TestDonateMarksDonors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := near(out[0].(*tensor.Tensor), c.f(inc(x)), 1e-6); d != "" {
+		if d := near(out[0], c.f(inc(x)), 1e-6); d != "" {
 			t.Error(d)
 		}
 		if kept.Buffer().Donated() != "" || near(kept, inc(x), 0) != "" {
@@ -182,7 +182,7 @@ func TestDonateMarksDonors(t *testing.T) {
 		if kept.Buffer().Donated() == "" {
 			t.Error("the donated device tensor is not marked donated")
 		}
-		if d := near(out[0].(*tensor.Tensor), c.f(inc(x)), 1e-6); d != "" {
+		if d := near(out[0], c.f(inc(x)), 1e-6); d != "" {
 			t.Error(d)
 		}
 	}
@@ -198,7 +198,7 @@ func onDevice(t *testing.T, x *tensor.Tensor) (*tensor.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	y := out[0].(*tensor.Tensor)
+	y := out[0]
 	if y.Buffer().Device() == nil {
 		t.Fatal("the result is not on the device")
 	}

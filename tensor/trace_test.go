@@ -40,7 +40,7 @@ func model(x, w, b *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) {
 	h := mark(x.MatMul(w).Add(b))                      // dot_general, broadcast, add
 	h = mark(h.Relu().Mul(tensor.Scalar(0.5, ir.F32))) // relu, constant, broadcast, mul
 	h = mark(h.Add(tensor.Iota(ir.F32, 1, 2, 4)))      // iota, add
-	keep := tensor.Iota(ir.I32, 1, 2, 4).Lt(tensor.FromInt32(sh(4), []int32{3, 1, 4, 1}))
+	keep := tensor.Iota(ir.I32, 1, 2, 4).Lt(tensor.FromSlice([]int32{3, 1, 4, 1}, 4))
 	h = mark(tensor.Where(keep, h, tensor.Scalar(-1, ir.F32))) // constant, constant, broadcast, select
 	top, idx := mark2(h.Softmax(-1).TopK(2))                   // softmax, top_k
 	return mark(top.Sum(0)), idx                               // reduce_sum
@@ -159,7 +159,7 @@ func TestTracedRuntimeErrorNamesLine(t *testing.T) {
 	tr := trace.New("empty")
 	x := tensor.Traced(tr.Param("x", ir.Tensor(ir.F32, 0, 2)), tr)
 	_, _, line, _ := runtime.Caller(0)
-	y := x.Take(tensor.FromInt32(sh(1), []int32{0}), 0) // the line after the Caller above
+	y := x.Take(tensor.FromSlice([]int32{0}, 1), 0) // the line after the Caller above
 	m, err := tr.Finish(y.Value())
 	if err != nil {
 		t.Fatal(err)

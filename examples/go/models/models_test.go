@@ -115,7 +115,7 @@ func TestModelsMatchTIR(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				within(t, "compiled", out[0].(*tensor.Tensor).Buffer(), want[0])
+				within(t, "compiled", out[0].Buffer(), want[0])
 			}
 			if st := fn.Stats(); st.Compiles != 1 || st.Hits != 1 {
 				t.Errorf("compiled stats %+v, want 1 compile and 1 hit", st)
