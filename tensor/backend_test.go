@@ -96,7 +96,7 @@ func TestDefaultEager(t *testing.T) {
 	}
 	cases := []struct{ env, want string }{
 		{tensor.EagerEnv + "=reference", "child: backend=reference sum=[3 3 3]\n"},
-		{"TPUCC_LLVM_CACHE=" + shared, "tpucc: warning: eager ops run on the reference executor: llvm cache directory: " + shared +
+		{"TPUCC_LLVM_CACHE=" + shared, "tpucc: warning: eager ops run on the reference executor, not llvm: llvm cache directory: " + shared +
 			" is writable by others (mode 0777): refusing to load code from it\nchild: backend=reference sum=[3 3 3]\n"},
 		{tensor.EagerEnv + "=llvm", "child: backend=llvm sum=[3 3 3]\n"},
 	}
