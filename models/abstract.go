@@ -12,7 +12,7 @@ import (
 // have types but no data: enough to trace, compile and export its steps
 // (a full-size layer for a TPU compile, say) without a checkpoint or the
 // memory to hold one. Its steps cannot run. The weights are the ones
-// hf.LoadWeights would fill, in the same order.
+// hf.Load would fill, in the same order.
 func Abstract(c *hf.Config, dt ir.DType) (*Model, error) {
 	if err := computable(c); err != nil {
 		return nil, err

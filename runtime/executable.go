@@ -179,15 +179,6 @@ type StageTimes struct {
 	Backend time.Duration
 }
 
-func (s *StageTimes) add(u StageTimes) {
-	s.Trace += u.Trace
-	s.Passes += u.Passes
-	s.Lower += u.Lower
-	s.Load += u.Load
-	s.Check += u.Check
-	s.Backend += u.Backend
-}
-
 // pipeline is the pass pipeline every program compiles with.
 func pipeline() []passes.Pass { return passes.Default() }
 

@@ -135,14 +135,10 @@ func (l *loader) fill(slots []slot) error {
 	return nil
 }
 
-// LoadWeights maps the checkpoint's Hub names onto Weights as c describes
+// loadWeights maps the checkpoint's Hub names onto Weights as c describes
 // them. where names the checkpoint in errors about absent tensors. A missing
 // tensor, one the config does not use, a shape or a dtype that differs is an
 // error naming the file and the tensor.
-func LoadWeights(c *Config, ck *safetensors.Checkpoint, where string) (*Weights, error) {
-	return loadWeights(c, ck, where, nil)
-}
-
 func loadWeights(c *Config, ck *safetensors.Checkpoint, where string, report func(Progress)) (*Weights, error) {
 	l := &loader{c: c, ck: ck, where: where, used: map[string]bool{}, tally: newTally(ck, report)}
 	w := &Weights{Layers: make([]LayerWeights, len(c.Layers)), ckpt: ck}
