@@ -59,7 +59,7 @@ func TestBackendOption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := tensor.Full(ir.F32, 0.5, 3)
+	x := tensor.Full(0.5, ir.F32, 3)
 	for range 3 {
 		out, err := c.Call(x)
 		if err != nil {
@@ -87,7 +87,7 @@ func TestPrecisionOption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := tensor.Full(ir.F32, 0.5, 3, 3)
+	x := tensor.Full(0.5, ir.F32, 3, 3)
 	if _, err := c.Call(x, x); err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestDeviceOption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := tensor.Full(ir.F32, 0.5, 3)
+	x := tensor.Full(0.5, ir.F32, 3)
 	out, err := c.Call(x)
 	if err != nil {
 		t.Fatal(err)
@@ -175,7 +175,7 @@ func TestDefaultBackendIsLLVM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := tensor.Full(ir.F32, 0.5, 3)
+	x := tensor.Full(0.5, ir.F32, 3)
 	out, err := c.Call(x)
 	if err != nil {
 		t.Fatal(err)

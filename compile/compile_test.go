@@ -438,7 +438,7 @@ func TestDynamicAndBucketOptions(t *testing.T) {
 func TestTargetRefusesWhatTheTPUCannotCompile(t *testing.T) {
 	mm := func(a, b *tensor.Tensor) *tensor.Tensor { return a.MatMul(b) }
 	_, file, line, _ := goruntime.Caller(0)
-	a, b := tensor.Full(ir.I64, 2, 2, 3), tensor.Full(ir.I64, 3, 3, 4)
+	a, b := tensor.Full(2, ir.I64, 2, 3), tensor.Full(3, ir.I64, 3, 4)
 	c, err := compile.New(mm, compile.Target("tpu-v6e"), compile.Name("mm"))
 	if err != nil {
 		t.Fatal(err)

@@ -22,7 +22,7 @@ func TestKeepOnDevice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := tensor.Full(ir.F32, 0.25, 4)
+	x := tensor.Full(0.25, ir.F32, 4)
 	y := x
 	for range 3 {
 		out, err := c.Call(y)
@@ -50,12 +50,12 @@ func TestDonate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		x := tensor.Full(ir.F32, 0.25, 4)
+		x := tensor.Full(0.25, ir.F32, 4)
 		out, err := c.Call(x)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := near(out[0], expAdd(tensor.Full(ir.F32, 0.25, 4)), 1e-6); d != "" {
+		if d := near(out[0], expAdd(tensor.Full(0.25, ir.F32, 4)), 1e-6); d != "" {
 			t.Error(d)
 		}
 		_, err = c.Call(x)
@@ -83,7 +83,7 @@ func TestKeepOnDeviceConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	for g := range 16 {
 		wg.Go(func() {
-			x := tensor.Full(ir.F32, float64(g)/16, 8)
+			x := tensor.Full(float64(g)/16, ir.F32, 8)
 			out, err := c.Call(x)
 			if err == nil {
 				out, err = c.Call(out[0])
@@ -108,7 +108,7 @@ func TestPJRTPersistentCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := tensor.Full(ir.F32, 0.75, 5)
+	x := tensor.Full(0.75, ir.F32, 5)
 	for i := range 2 {
 		cache := runtime.NewCache(dir, runtime.CacheOptions{})
 		c, err := compile.New(expAdd, compile.Device("pjrt"), compile.Cache(cache), compile.Name("persisted"))
@@ -130,7 +130,7 @@ func TestPJRTPersistentCache(t *testing.T) {
 	}
 }
 
-func inc(x *tensor.Tensor) *tensor.Tensor { return x.Add(tensor.Full(ir.F32, 1, 4)) }
+func inc(x *tensor.Tensor) *tensor.Tensor { return x.Add(tensor.Full(1, ir.F32, 4)) }
 
 func sum(x *tensor.Tensor) *tensor.Tensor { return x.Sum(0) }
 
@@ -141,7 +141,7 @@ func sum(x *tensor.Tensor) *tensor.Tensor { return x.Sum(0) }
 // result into the donated memory is checked in backend/pjrt
 // (TestDonationReusesMemory).
 func TestDonateMarksDonors(t *testing.T) {
-	x := tensor.Full(ir.F32, 0.5, 4)
+	x := tensor.Full(0.5, ir.F32, 4)
 	for _, c := range []struct {
 		f    func(*tensor.Tensor) *tensor.Tensor
 		attr string
@@ -210,7 +210,7 @@ func onDevice(t *testing.T, x *tensor.Tensor) (*tensor.Tensor, error) {
 // not (whose StableHLO marks no donors), nor the other way round.
 func TestDonateInCacheKey(t *testing.T) {
 	dir := t.TempDir()
-	x := tensor.Full(ir.F32, 0.75, 4)
+	x := tensor.Full(0.75, ir.F32, 4)
 	for i, donate := range []bool{false, true, false} {
 		opts := []compile.Option{compile.Device("pjrt"), compile.Cache(runtime.NewCache(dir, runtime.CacheOptions{})), compile.Name("keyed")}
 		if donate {

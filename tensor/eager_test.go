@@ -16,8 +16,8 @@ func TestConstructorsAndReading(t *testing.T) {
 	expect(t, tensor.FromSlice([]bool{true, false, true}, 3), "i1[3]", 1, 0, 1)
 	expect(t, tensor.Zeros(ir.BF16, 2), "bf16[2]", 0, 0)
 	expect(t, tensor.Ones(ir.I1, 2), "i1[2]", 1, 1)
-	expect(t, tensor.Full(ir.I8, 300.7), "i8[]", 127) // saturates, as convert does
-	expect(t, tensor.Full(ir.BF16, 0.1, 1), "bf16[1]", 0.10009765625)
+	expect(t, tensor.Full(300.7, ir.I8), "i8[]", 127) // saturates, as convert does
+	expect(t, tensor.Full(0.1, ir.BF16, 1), "bf16[1]", 0.10009765625)
 	expect(t, tensor.Scalar(2.5, ir.F64), "f64[]", 2.5)
 	expect(t, tensor.Arange(ir.I32, 4), "i32[4]", 0, 1, 2, 3)
 	expect(t, tensor.Iota(ir.F32, -1, 2, 3), "f32[2,3]", 0, 1, 2, 0, 1, 2)

@@ -211,19 +211,19 @@ func shapeType(op string, dt ir.DType, shape []int64) ir.Type {
 // Full makes a tensor of dtype dt and the given shape with every element v,
 // brought into dt as Convert would (rounded for floats; truncated and
 // saturated for integers; v != 0 for i1).
-func Full(dt ir.DType, v float64, shape ...int64) *Tensor {
+func Full(v float64, dt ir.DType, shape ...int64) *Tensor {
 	return &Tensor{c: backend.FromFloats(shapeType("full", dt, shape), v)}
 }
 
 // Zeros makes a tensor of zeros (false for i1).
-func Zeros(dt ir.DType, shape ...int64) *Tensor { return Full(dt, 0, shape...) }
+func Zeros(dt ir.DType, shape ...int64) *Tensor { return Full(0, dt, shape...) }
 
 // Ones makes a tensor of ones (true for i1).
-func Ones(dt ir.DType, shape ...int64) *Tensor { return Full(dt, 1, shape...) }
+func Ones(dt ir.DType, shape ...int64) *Tensor { return Full(1, dt, shape...) }
 
 // Scalar makes a rank-0 tensor dt[] holding v, brought into dt as Full does.
 // It is how a number enters an operation: x.Mul(tensor.Scalar(0.5, x.DType())).
-func Scalar(v float64, dt ir.DType) *Tensor { return Full(dt, v) }
+func Scalar(v float64, dt ir.DType) *Tensor { return Full(v, dt) }
 
 // Iota makes a tensor of dtype dt and the given shape whose elements are
 // their index along axis. While tracing it is recorded as an iota op.
