@@ -1,7 +1,8 @@
 # tpucc Makefile.
 #
 #   make demo   build tpucc, compile examples/transformer_block.tir to StableHLO,
-#               run it on the CPU executor and on XLA:CPU, and compare
+#               run it on this CPU (the llvm backend, tpucc run's default) and on
+#               XLA:CPU, and compare
 #   make test   every check CI runs (creates the Python environments itself)
 #   make demo-model  a tiny Qwen3 saved by transformers, generated from by tpucc generate
 #   make build  bin/tpucc
@@ -32,8 +33,9 @@ test: venv venv-tpu venv-hf pjrt-cpu-plugin lint clang
 	$(GO) test -count=1 -race ./compile/... ./runtime/... ./tensor/... ./frontend/trace/...
 	$(GO) test -count=1 -race ./backend/llvm/...
 
-# The main job on an example: .tir to StableHLO, run on the CPU reference executor,
-# the same StableHLO run by XLA:CPU on the same inputs, and the two compared.
+# The main job on an example: .tir to StableHLO, run on this CPU by tpucc run (the llvm
+# backend, or the reference executor where clang is missing), the same StableHLO run by
+# XLA:CPU on the same inputs, and the two compared.
 DEMO := build/demo
 demo: venv clang build
 	@rm -rf $(DEMO) && mkdir -p $(DEMO)

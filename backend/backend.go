@@ -168,3 +168,39 @@ func Names() []string {
 	sort.Strings(names)
 	return slices.Clip(names)
 }
+
+// The cpu device's backends: CPUDefault runs compiled programs and eager ops
+// on this host, and CPUFallback, the reference executor (slower, exact), runs
+// them where CPUDefault cannot (no clang on PATH, the backend not linked in,
+// its object cache refused).
+const (
+	CPUDefault  = "llvm"
+	CPUFallback = "reference"
+)
+
+// OpenCPU is the cpu device's one fallback policy, for compiled programs
+// (package runtime) and eager ops (package tensor) alike. It opens the
+// backend named (CPUDefault when name is ""; any name but the two is an
+// error). ready, if not nil, says whether an opened CPUDefault can serve
+// what the caller needs. Where it cannot open or is not ready, OpenCPU opens
+// CPUFallback and hands warn the warning line that says why; what names what
+// runs there ("programs", "eager ops"). A CPUFallback asked for by name is
+// opened as it is.
+func OpenCPU(name, what string, ready func(Backend) error, warn func(line string)) (Backend, error) {
+	switch name {
+	case "", CPUDefault:
+	case CPUFallback:
+		return Lookup(CPUFallback)
+	default:
+		return nil, fmt.Errorf("unknown cpu backend %q (want %s or %s)", name, CPUDefault, CPUFallback)
+	}
+	b, err := Lookup(CPUDefault)
+	if err == nil && ready != nil {
+		err = ready(b)
+	}
+	if err == nil {
+		return b, nil
+	}
+	warn(fmt.Sprintf("tpucc: warning: %s run on the %s executor, not %s: %v\n", what, CPUFallback, CPUDefault, err))
+	return Lookup(CPUFallback)
+}

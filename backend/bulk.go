@@ -17,19 +17,13 @@ import (
 func (b *Buffer) ReadFloat64s(i int, dst []float64) {
 	switch d := b.Bytes(); b.typ.DType {
 	case ir.F32:
-		for k, v := range elems[float32](d)[i : i+len(dst)] {
-			dst[k] = float64(v)
-		}
+		convertRun(dst, elems[float32](d)[i:], func(v float32) float64 { return float64(v) })
 	case ir.F64:
 		copy(dst, elems[float64](d)[i:i+len(dst)])
 	case ir.BF16:
-		for k, v := range elems[uint16](d)[i : i+len(dst)] {
-			dst[k] = float64(ir.BF16ToFloat32(v))
-		}
+		convertRun(dst, elems[uint16](d)[i:], func(v uint16) float64 { return float64(ir.BF16ToFloat32(v)) })
 	default:
-		for k := range dst {
-			dst[k] = b.Float64At(i + k)
-		}
+		readEach(dst, i, b.Float64At)
 	}
 }
 
@@ -37,21 +31,13 @@ func (b *Buffer) ReadFloat64s(i int, dst []float64) {
 func (b *Buffer) WriteFloat64s(i int, src []float64) {
 	switch d := b.Bytes(); b.typ.DType {
 	case ir.F32:
-		out := elems[float32](d)[i : i+len(src)]
-		for k, v := range src {
-			out[k] = float32(v)
-		}
+		convertRun(elems[float32](d)[i:i+len(src)], src, func(v float64) float32 { return float32(v) })
 	case ir.F64:
 		copy(elems[float64](d)[i:], src)
 	case ir.BF16:
-		out := elems[uint16](d)[i : i+len(src)]
-		for k, v := range src {
-			out[k] = ir.Float32ToBF16(float32(v))
-		}
+		convertRun(elems[uint16](d)[i:i+len(src)], src, func(v float64) uint16 { return ir.Float32ToBF16(float32(v)) })
 	default:
-		for k, v := range src {
-			b.SetFloat64(i+k, v)
-		}
+		writeEach(src, i, b.SetFloat64)
 	}
 }
 
@@ -59,19 +45,13 @@ func (b *Buffer) WriteFloat64s(i int, src []float64) {
 func (b *Buffer) ReadInt64s(i int, dst []int64) {
 	switch d := b.Bytes(); b.typ.DType {
 	case ir.I32:
-		for k, v := range elems[int32](d)[i : i+len(dst)] {
-			dst[k] = int64(v)
-		}
+		convertRun(dst, elems[int32](d)[i:], func(v int32) int64 { return int64(v) })
 	case ir.I64:
 		copy(dst, elems[int64](d)[i:i+len(dst)])
 	case ir.I1, ir.U8:
-		for k, v := range d[i : i+len(dst)] {
-			dst[k] = int64(v)
-		}
+		convertRun(dst, d[i:], func(v byte) int64 { return int64(v) })
 	default:
-		for k := range dst {
-			dst[k] = b.Int64At(i + k)
-		}
+		readEach(dst, i, b.Int64At)
 	}
 }
 
@@ -79,16 +59,34 @@ func (b *Buffer) ReadInt64s(i int, dst []int64) {
 func (b *Buffer) WriteInt64s(i int, src []int64) {
 	switch d := b.Bytes(); b.typ.DType {
 	case ir.I32:
-		out := elems[int32](d)[i : i+len(src)]
-		for k, v := range src {
-			out[k] = int32(v)
-		}
+		convertRun(elems[int32](d)[i:i+len(src)], src, func(v int64) int32 { return int32(v) })
 	case ir.I64:
 		copy(elems[int64](d)[i:], src)
 	default:
-		for k, v := range src {
-			b.SetInt64(i+k, v)
-		}
+		writeEach(src, i, b.SetInt64)
+	}
+}
+
+// convertRun sets dst[k] = conv(src[k]) for every k of dst: the fast path of
+// the four run functions above, for the dtypes whose storage is read directly.
+func convertRun[S, D any](dst []D, src []S, conv func(S) D) {
+	src = src[:len(dst)]
+	for k, v := range src {
+		dst[k] = conv(v)
+	}
+}
+
+// readEach fills dst with at(i), at(i+1), ...: the slow path, element by element.
+func readEach[T any](dst []T, i int, at func(int) T) {
+	for k := range dst {
+		dst[k] = at(i + k)
+	}
+}
+
+// writeEach calls set(i+k, src[k]) for every k: the slow path of the writers.
+func writeEach[T any](src []T, i int, set func(int, T)) {
+	for k, v := range src {
+		set(i+k, v)
 	}
 }
 

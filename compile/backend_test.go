@@ -59,13 +59,13 @@ func TestBackendOption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := tensor.Full(ir.F32, 0.5, 3)
+	x := tensor.Full(0.5, ir.F32, 3)
 	for range 3 {
 		out, err := c.Call(x)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := agree(out[0].(*tensor.Tensor), f(x)); d != "" {
+		if d := agree(out[0], f(x)); d != "" {
 			t.Error(d)
 		}
 	}
@@ -87,7 +87,7 @@ func TestPrecisionOption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := tensor.Full(ir.F32, 0.5, 3, 3)
+	x := tensor.Full(0.5, ir.F32, 3, 3)
 	if _, err := c.Call(x, x); err != nil {
 		t.Fatal(err)
 	}
@@ -110,12 +110,12 @@ func TestDeviceOption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := tensor.Full(ir.F32, 0.5, 3)
+	x := tensor.Full(0.5, ir.F32, 3)
 	out, err := c.Call(x)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := near(out[0].(*tensor.Tensor), f(x), 1e-6); d != "" {
+	if d := near(out[0], f(x), 1e-6); d != "" {
 		t.Error(d)
 	}
 	cases := []struct {
@@ -175,13 +175,13 @@ func TestDefaultBackendIsLLVM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := tensor.Full(ir.F32, 0.5, 3)
+	x := tensor.Full(0.5, ir.F32, 3)
 	out, err := c.Call(x)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The reference executor computes what eager ops on it compute, bit for bit.
-	if got, want := out[0].(*tensor.Tensor).Float64s(), f(x).Float64s(); math.Float64bits(got[0]) != math.Float64bits(want[0]) {
+	if got, want := out[0].Float64s(), f(x).Float64s(); math.Float64bits(got[0]) != math.Float64bits(want[0]) {
 		t.Errorf("reference: %v, want %v", got, want)
 	}
 }

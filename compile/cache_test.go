@@ -41,7 +41,7 @@ func TestNewAfterFuncSaysItFoundThePrograms(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := agree(got[0].(*tensor.Tensor), mlp(x, w1, b1, w2)); d != "" {
+		if d := agree(got[0], mlp(x, w1, b1, w2)); d != "" {
 			t.Fatalf("batch %d: %s", b, d)
 		}
 	}

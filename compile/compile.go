@@ -273,9 +273,10 @@ func roundTrips(v reflect.Value, p reflect.Type) bool {
 }
 
 // Call runs the compiled function: args are *tensor.Tensor for tensor
-// parameters and values for static ones; the results are *tensor.Tensor.
-// Shape errors while tracing and calls refused at the limit are errors.
-func (c *Compiled) Call(args ...any) ([]any, error) {
+// parameters and values for static ones; it returns the function's tensor
+// results in order. Shape errors while tracing and calls refused at the limit
+// are errors.
+func (c *Compiled) Call(args ...any) ([]*tensor.Tensor, error) {
 	ra, err := c.args(args, false)
 	if err != nil {
 		return nil, err
@@ -291,7 +292,7 @@ func (c *Compiled) Call(args ...any) ([]any, error) {
 		}
 		return nil, err
 	}
-	out := make([]any, len(res))
+	out := make([]*tensor.Tensor, len(res))
 	for i, r := range res {
 		out[i] = tensor.FromBuffer(r)
 	}

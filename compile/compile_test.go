@@ -117,7 +117,7 @@ func TestConcurrentCallersCompileOncePerSignature(t *testing.T) {
 				out, err := c.Call(x, w1, b1, w2)
 				if err != nil {
 					t.Error(err)
-				} else if d := agree(out[0].(*tensor.Tensor), want); d != "" {
+				} else if d := agree(out[0], want); d != "" {
 					t.Error(d)
 				}
 			}
@@ -195,7 +195,7 @@ func TestStaticArguments(t *testing.T) {
 			t.Fatal(err)
 		}
 		k := int8(fmt.Sprint(tc.k)[0] - '0')
-		if d := agree(out[0].(*tensor.Tensor), f(x, k, 0.5, tc.a, tc.neg)); d != "" {
+		if d := agree(out[0], f(x, k, 0.5, tc.a, tc.neg)); d != "" {
 			t.Error(d)
 		}
 	}
@@ -363,7 +363,7 @@ func TestRestartedProcessCompilesNothing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := agree(out[0].(*tensor.Tensor), mlp(x, w1, b1, w2)); d != "" {
+			if d := agree(out[0], mlp(x, w1, b1, w2)); d != "" {
 				t.Fatal(d)
 			}
 		}
@@ -416,7 +416,7 @@ func TestDynamicAndBucketOptions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := agree(out[0].(*tensor.Tensor), mlp(x, w1, b1, w2)); d != "" {
+		if d := agree(out[0], mlp(x, w1, b1, w2)); d != "" {
 			t.Error(d)
 		}
 	}
@@ -438,7 +438,7 @@ func TestDynamicAndBucketOptions(t *testing.T) {
 func TestTargetRefusesWhatTheTPUCannotCompile(t *testing.T) {
 	mm := func(a, b *tensor.Tensor) *tensor.Tensor { return a.MatMul(b) }
 	_, file, line, _ := goruntime.Caller(0)
-	a, b := tensor.Full(ir.I64, 2, 2, 3), tensor.Full(ir.I64, 3, 3, 4)
+	a, b := tensor.Full(2, ir.I64, 2, 3), tensor.Full(3, ir.I64, 3, 4)
 	c, err := compile.New(mm, compile.Target("tpu-v6e"), compile.Name("mm"))
 	if err != nil {
 		t.Fatal(err)
@@ -457,7 +457,7 @@ func TestTargetRefusesWhatTheTPUCannotCompile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := agree(out[0].(*tensor.Tensor), mm(a, b)); d != "" {
+	if d := agree(out[0], mm(a, b)); d != "" {
 		t.Error(d)
 	}
 }

@@ -22,14 +22,14 @@ func TestKeepOnDevice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := tensor.Full(ir.F32, 0.25, 4)
+	x := tensor.Full(0.25, ir.F32, 4)
 	y := x
 	for range 3 {
 		out, err := c.Call(y)
 		if err != nil {
 			t.Fatal(err)
 		}
-		y = out[0].(*tensor.Tensor)
+		y = out[0]
 		if y.Buffer().Device() == nil {
 			t.Fatal("the result is not on the device")
 		}
@@ -50,12 +50,12 @@ func TestDonate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		x := tensor.Full(ir.F32, 0.25, 4)
+		x := tensor.Full(0.25, ir.F32, 4)
 		out, err := c.Call(x)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := near(out[0].(*tensor.Tensor), expAdd(tensor.Full(ir.F32, 0.25, 4)), 1e-6); d != "" {
+		if d := near(out[0], expAdd(tensor.Full(0.25, ir.F32, 4)), 1e-6); d != "" {
 			t.Error(d)
 		}
 		_, err = c.Call(x)
@@ -83,7 +83,7 @@ func TestKeepOnDeviceConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	for g := range 16 {
 		wg.Go(func() {
-			x := tensor.Full(ir.F32, float64(g)/16, 8)
+			x := tensor.Full(float64(g)/16, ir.F32, 8)
 			out, err := c.Call(x)
 			if err == nil {
 				out, err = c.Call(out[0])
@@ -92,7 +92,7 @@ func TestKeepOnDeviceConcurrent(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			if d := near(out[0].(*tensor.Tensor), expAdd(expAdd(x)), 1e-5); d != "" {
+			if d := near(out[0], expAdd(expAdd(x)), 1e-5); d != "" {
 				t.Errorf("goroutine %d: %s", g, d)
 			}
 		})
@@ -108,7 +108,7 @@ func TestPJRTPersistentCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := tensor.Full(ir.F32, 0.75, 5)
+	x := tensor.Full(0.75, ir.F32, 5)
 	for i := range 2 {
 		cache := runtime.NewCache(dir, runtime.CacheOptions{})
 		c, err := compile.New(expAdd, compile.Device("pjrt"), compile.Cache(cache), compile.Name("persisted"))
@@ -120,7 +120,7 @@ func TestPJRTPersistentCache(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := near(out[0].(*tensor.Tensor), expAdd(x), 1e-6); d != "" {
+		if d := near(out[0], expAdd(x), 1e-6); d != "" {
 			t.Error(d)
 		}
 		c2, l2 := b.Counts()
@@ -130,7 +130,7 @@ func TestPJRTPersistentCache(t *testing.T) {
 	}
 }
 
-func inc(x *tensor.Tensor) *tensor.Tensor { return x.Add(tensor.Full(ir.F32, 1, 4)) }
+func inc(x *tensor.Tensor) *tensor.Tensor { return x.Add(tensor.Full(1, ir.F32, 4)) }
 
 func sum(x *tensor.Tensor) *tensor.Tensor { return x.Sum(0) }
 
@@ -141,7 +141,7 @@ func sum(x *tensor.Tensor) *tensor.Tensor { return x.Sum(0) }
 // result into the donated memory is checked in backend/pjrt
 // (TestDonationReusesMemory).
 func TestDonateMarksDonors(t *testing.T) {
-	x := tensor.Full(ir.F32, 0.5, 4)
+	x := tensor.Full(0.5, ir.F32, 4)
 	for _, c := range []struct {
 		f    func(*tensor.Tensor) *tensor.Tensor
 		attr string
@@ -170,7 +170,7 @@ func TestDonateMarksDonors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := near(out[0].(*tensor.Tensor), c.f(inc(x)), 1e-6); d != "" {
+		if d := near(out[0], c.f(inc(x)), 1e-6); d != "" {
 			t.Error(d)
 		}
 		if kept.Buffer().Donated() != "" || near(kept, inc(x), 0) != "" {
@@ -182,7 +182,7 @@ func TestDonateMarksDonors(t *testing.T) {
 		if kept.Buffer().Donated() == "" {
 			t.Error("the donated device tensor is not marked donated")
 		}
-		if d := near(out[0].(*tensor.Tensor), c.f(inc(x)), 1e-6); d != "" {
+		if d := near(out[0], c.f(inc(x)), 1e-6); d != "" {
 			t.Error(d)
 		}
 	}
@@ -198,7 +198,7 @@ func onDevice(t *testing.T, x *tensor.Tensor) (*tensor.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	y := out[0].(*tensor.Tensor)
+	y := out[0]
 	if y.Buffer().Device() == nil {
 		t.Fatal("the result is not on the device")
 	}
@@ -210,7 +210,7 @@ func onDevice(t *testing.T, x *tensor.Tensor) (*tensor.Tensor, error) {
 // not (whose StableHLO marks no donors), nor the other way round.
 func TestDonateInCacheKey(t *testing.T) {
 	dir := cacheDir(t)
-	x := tensor.Full(ir.F32, 0.75, 4)
+	x := tensor.Full(0.75, ir.F32, 4)
 	for i, donate := range []bool{false, true, false} {
 		opts := []compile.Option{compile.Device("pjrt"), compile.Cache(runtime.NewCache(dir, runtime.CacheOptions{})), compile.Name("keyed")}
 		if donate {

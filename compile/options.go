@@ -30,12 +30,16 @@ func Name(name string) Option { return func(o *runtime.Options) { o.Name = name 
 func Target(target string) Option { return func(o *runtime.Options) { o.Target = target } }
 
 // Backend selects the backend that runs the compiled programs by its
-// registered name ("reference", the reference executor, is the default);
-// an unknown name is an error of New. The backend is part of the key.
+// registered name: "llvm" (native code built by clang, the cpu device's
+// default, backend.CPUDefault), "reference" (the reference executor, exact
+// and slow), or a PJRT backend ("pjrt", "pjrt-tpu", "pjrt-gpu"). A backend
+// named here never falls back; an unknown name is an error of New. The
+// backend is part of the key.
 func Backend(name string) Option { return func(o *runtime.Options) { o.Backend = name } }
 
 // Device selects the device that runs the compiled programs: "cpu" (this
-// host, the default backend), "pjrt" (XLA:CPU through PJRT), "tpu" or
+// host: the llvm backend, or the reference executor with one warning where
+// clang is missing; backend.OpenCPU), "pjrt" (XLA:CPU through PJRT), "tpu" or
 // "gpu" (through their PJRT plugins). Without Device or Backend the default
 // is a TPU when the machine has TPU chips, else the CPU. A device the
 // machine lacks is an error of New ("device tpu: no TPU device on this

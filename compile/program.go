@@ -7,7 +7,6 @@ import (
 	"strconv"
 
 	"github.com/tpucc/tpucc/backend"
-	"github.com/tpucc/tpucc/frontend/trace"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tensor"
@@ -29,9 +28,10 @@ func (p *tracePanic) Error() string {
 	return fmt.Sprintf("%s panicked: %v", p.name, p.value)
 }
 
-// invoke calls f on in, turning panics into errors and a non-nil error
-// result into the error.
-func (c *Compiled) invoke(in []reflect.Value) (out []reflect.Value, err error) {
+// call runs f with args' static values and ts in its tensor parameters,
+// turning panics into errors and a non-nil error result into the error, and
+// returns its tensor results.
+func (c *Compiled) call(args []runtime.Arg, ts []*tensor.Tensor) (res []*tensor.Tensor, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			if e, ok := r.(*tensor.Error); ok {
@@ -41,67 +41,55 @@ func (c *Compiled) invoke(in []reflect.Value) (out []reflect.Value, err error) {
 			err = &tracePanic{name: c.name, value: r, stack: debug.Stack()}
 		}
 	}()
-	out = c.fn.Call(in)
-	if c.errOut {
-		if e := out[c.nTensor]; !e.IsNil() {
-			return nil, e.Interface().(error)
-		}
-	}
-	for i := range c.nTensor {
-		if err := tensor.Usable(c.name, "result "+strconv.Itoa(i), out[i].Interface().(*tensor.Tensor)); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// Trace runs f on traced tensors of the given types. Tensor parameter i
-// is named arg<i>, as logs name it.
-func (p program) Trace(args []runtime.Arg) (m *ir.Module, err error) {
-	c := p.c
-	tr := trace.New(c.name)
-	in := make([]reflect.Value, len(args))
-	for i, a := range args {
-		if a.IsStatic() {
-			in[i] = reflect.ValueOf(a.Static)
-			continue
-		}
-		in[i] = reflect.ValueOf(tensor.Traced(tr.Param(fmt.Sprintf("arg%d", i), a.Type), tr))
-	}
-	out, err := c.invoke(in)
-	if err != nil {
-		return nil, err
-	}
-	defer tensor.Recover(&err)
-	vals := make([]*ir.Value, c.nTensor)
-	for i := range vals {
-		vals[i] = out[i].Interface().(*tensor.Tensor).ValueIn(tr)
-	}
-	return tr.Finish(vals...)
-}
-
-// Eager runs f on concrete tensors (LimitEager).
-func (p program) Eager(args []runtime.Arg) ([]*backend.Buffer, error) {
-	c := p.c
 	in := make([]reflect.Value, len(args))
 	for i, a := range args {
 		if a.IsStatic() {
 			in[i] = reflect.ValueOf(a.Static)
 		} else {
-			in[i] = reflect.ValueOf(tensor.FromBuffer(a.Tensor))
+			in[i], ts = reflect.ValueOf(ts[0]), ts[1:]
 		}
 	}
-	out, err := c.invoke(in)
-	if err != nil {
-		return nil, err
+	out := c.fn.Call(in)
+	if c.errOut {
+		if e := out[c.nTensor]; !e.IsNil() {
+			return nil, e.Interface().(error)
+		}
 	}
-	res := make([]*backend.Buffer, c.nTensor)
+	res = make([]*tensor.Tensor, c.nTensor)
 	for i := range res {
-		t := out[i].Interface().(*tensor.Tensor)
-		if t.IsTraced() {
-			return nil, fmt.Errorf("%s: result %d is a traced tensor of another trace", c.name, i)
+		res[i] = out[i].Interface().(*tensor.Tensor)
+		if err := tensor.Usable(c.name, "result "+strconv.Itoa(i), res[i]); err != nil {
+			return nil, err
 		}
-		res[i] = t.Buffer()
 	}
 	return res, nil
+}
+
+// Trace runs f on traced tensors of the given types (tensor.Trace). Tensor
+// parameter i is named arg<i>, as logs name it.
+func (p program) Trace(args []runtime.Arg) (*ir.Module, error) {
+	var names []string
+	var types []ir.Type
+	for i, a := range args {
+		if !a.IsStatic() {
+			names = append(names, fmt.Sprintf("arg%d", i))
+			types = append(types, a.Type)
+		}
+	}
+	return tensor.Trace(p.c.name, names, types, func(ts []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		return p.c.call(args, ts)
+	})
+}
+
+// Eager runs f on concrete tensors (LimitEager).
+func (p program) Eager(args []runtime.Arg) ([]*backend.Buffer, error) {
+	var bufs []*backend.Buffer
+	for _, a := range args {
+		if !a.IsStatic() {
+			bufs = append(bufs, a.Tensor)
+		}
+	}
+	return tensor.Eval(p.c.name, bufs, func(ts []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		return p.c.call(args, ts)
+	})
 }

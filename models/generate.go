@@ -206,11 +206,6 @@ func (g *Generator) Stats() (prefill, decode runtime.Stats) {
 	return g.prefill.Stats(), g.decode.Stats()
 }
 
-// Explain returns both steps' compile decisions.
-func (g *Generator) Explain() []string {
-	return append(g.prefill.Explain(), g.decode.Explain()...)
-}
-
 // Generate runs prefill over the left-padded prompts, then MaxNew-1 decode
 // steps, choosing each token with r.Sampler.
 func (g *Generator) Generate(r Request) (*Result, error) {

@@ -58,7 +58,7 @@ func rotary(r hf.Rope, positions *tensor.Tensor) (cos, sin *tensor.Tensor) {
 		f[i] = float32(v)
 	}
 	s := positions.Shape()
-	angle := positions.Convert(ir.F32).Reshape(s[0], s[1], 1).Mul(tensor.FromFloat32([]int64{int64(len(f))}, f))
+	angle := positions.Convert(ir.F32).Reshape(s[0], s[1], 1).Mul(tensor.FromSlice(f, int64(len(f))))
 	emb := tensor.Concat(2, angle, angle).Reshape(s[0], s[1], 1, int64(2*len(f)))
 	return emb.Cos(), emb.Sin()
 }

@@ -16,7 +16,6 @@ import (
 	"slices"
 
 	"github.com/tpucc/tpucc/backend"
-	"github.com/tpucc/tpucc/frontend/trace"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/models/hf"
 	"github.com/tpucc/tpucc/runtime"
@@ -155,24 +154,13 @@ func (m *Model) Trace(name string, types []ir.Type, all bool) (*ir.Module, error
 
 // trace is Trace; fresh makes a step for an empty cache at pos 0 (stepIn).
 func (m *Model) trace(name string, types []ir.Type, all, fresh bool) (*ir.Module, error) {
-	tr := trace.New(name)
 	names := m.StepNames()
 	if len(types) != len(names) {
 		return nil, fmt.Errorf("models: a step takes %d arguments, got %d types", len(names), len(types))
 	}
-	ts := make([]*tensor.Tensor, len(types))
-	for i, t := range types {
-		ts[i] = tensor.Traced(tr.Param(names[i], t), tr)
-	}
-	out, err := m.step(ts, all, fresh)
-	if err != nil {
-		return nil, err
-	}
-	vals := make([]*ir.Value, len(out))
-	for i, t := range out {
-		vals[i] = t.ValueIn(tr)
-	}
-	return tr.Finish(vals...)
+	return tensor.Trace(name, names, types, func(ts []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		return m.step(ts, all, fresh)
+	})
 }
 
 // stepProgram is a step as the runtime compiles it.
@@ -197,17 +185,11 @@ func (p stepProgram) Trace(args []runtime.Arg) (*ir.Module, error) {
 }
 
 func (p stepProgram) Eager(args []runtime.Arg) ([]*backend.Buffer, error) {
-	ts := make([]*tensor.Tensor, len(args))
+	bufs := make([]*backend.Buffer, len(args))
 	for i, a := range args {
-		ts[i] = tensor.FromBuffer(a.Tensor)
+		bufs[i] = a.Tensor
 	}
-	out, err := p.m.step(ts, p.all, p.fresh)
-	if err != nil {
-		return nil, err
-	}
-	res := make([]*backend.Buffer, len(out))
-	for i, t := range out {
-		res[i] = t.Buffer()
-	}
-	return res, nil
+	return tensor.Eval(p.name, bufs, func(ts []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		return p.m.step(ts, p.all, p.fresh)
+	})
 }

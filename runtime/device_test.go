@@ -14,7 +14,7 @@ import (
 // build with it), the cpu device runs on the reference executor and says so
 // once, with the reason; a backend named explicitly never falls back.
 func TestCPUFallsBackToReference(t *testing.T) {
-	if _, err := backend.Lookup(DefaultBackend); err == nil {
+	if _, err := backend.Lookup(backend.CPUDefault); err == nil {
 		t.Skip("the default backend opens here; the fallback is not reachable")
 	}
 	var warn bytes.Buffer
@@ -30,16 +30,16 @@ func TestCPUFallsBackToReference(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if b.Name() != FallbackBackend {
-			t.Errorf("backend %s, want %s", b.Name(), FallbackBackend)
+		if b.Name() != backend.CPUFallback {
+			t.Errorf("backend %s, want %s", b.Name(), backend.CPUFallback)
 		}
 	}
 	want := `tpucc: warning: programs run on the reference executor, not llvm: unknown backend "llvm" (have reference)` + "\n"
 	if warn.String() != want {
 		t.Errorf("warning %q, want %q", warn.String(), want)
 	}
-	if _, err := OpenBackend(DefaultBackend); err == nil {
-		t.Errorf("OpenBackend(%q) opened a backend that does not exist", DefaultBackend)
+	if _, err := OpenBackend(backend.CPUDefault); err == nil {
+		t.Errorf("OpenBackend(%q) opened a backend that does not exist", backend.CPUDefault)
 	}
 }
 

@@ -57,7 +57,9 @@
 //
 // An Executable is the program after passes.Default() for its target, its
 // StableHLO text (kept for AOT use), and what a backend (package backend;
-// Options.Backend, "reference" by default) compiled from them. Compile is
+// Options.Backend, or the default device's: on the cpu device the llvm
+// backend, falling back to the reference executor where it cannot open,
+// backend.OpenCPU) compiled from them. Compile is
 // the one compile path every caller uses. The target and the backend's name
 // and fingerprint are part of the key.
 package runtime

@@ -84,32 +84,18 @@ func (e *Executable) withBackend(b backend.Backend, times *StageTimes) (*Executa
 	return &c, nil
 }
 
-// DefaultBackend is the backend compiled functions and tpucc run use on
-// the cpu device when none is named: the LLVM backend (backend/llvm).
-const DefaultBackend = "llvm"
-
-// FallbackBackend runs the cpu device's programs where DefaultBackend
-// cannot open (no clang on PATH, or the backend not linked in): the
-// reference executor, slower but exact, after one warning on stderr. A
-// backend named explicitly never falls back.
-const FallbackBackend = "reference"
-
-// fallbackWarn is where the one warning about the fallback goes.
+// fallbackWarn is where the one warning about the cpu device's fallback
+// (backend.OpenCPU) goes.
 var fallbackWarn io.Writer = os.Stderr
 
 var fallbackOnce sync.Once
 
-// openCPU opens the cpu device's backend: DefaultBackend, else
-// FallbackBackend with a warning (once per process) saying why.
+// openCPU opens the cpu device's backend, warning once per process when it
+// falls back.
 func openCPU() (backend.Backend, error) {
-	b, err := backend.Lookup(DefaultBackend)
-	if err == nil {
-		return b, nil
-	}
-	fallbackOnce.Do(func() {
-		fmt.Fprintf(fallbackWarn, "tpucc: warning: programs run on the %s executor, not %s: %v\n", FallbackBackend, DefaultBackend, err)
+	return backend.OpenCPU("", "programs", nil, func(line string) {
+		fallbackOnce.Do(func() { io.WriteString(fallbackWarn, line) })
 	})
-	return backend.Lookup(FallbackBackend)
 }
 
 // OpenBackend opens the backend registered as name ("" is the default
@@ -124,10 +110,10 @@ func OpenBackend(name string) (backend.Backend, error) {
 // devices are the values of a device option, each with the backend that
 // runs on it.
 var devices = []struct{ name, backend string }{
-	{"cpu", DefaultBackend}, // this host's CPU, compiled by tpucc itself (or FallbackBackend)
-	{"pjrt", "pjrt"},        // XLA:CPU through PJRT, or $TPUCC_PJRT_PLUGIN
-	{"tpu", "pjrt-tpu"},     // libtpu
-	{"gpu", "pjrt-gpu"},     // the CUDA plugin
+	{"cpu", backend.CPUDefault}, // this host's CPU, compiled by tpucc itself (or backend.CPUFallback)
+	{"pjrt", "pjrt"},            // XLA:CPU through PJRT, or $TPUCC_PJRT_PLUGIN
+	{"tpu", "pjrt-tpu"},         // libtpu
+	{"gpu", "pjrt-gpu"},         // the CUDA plugin
 }
 
 // Devices lists the device names DeviceBackend knows.
@@ -196,15 +182,6 @@ type StageTimes struct {
 	Check  time.Duration // comparing traces for padding safety
 	// Backend is the backend's compile (code generation, loading).
 	Backend time.Duration
-}
-
-func (s *StageTimes) add(u StageTimes) {
-	s.Trace += u.Trace
-	s.Passes += u.Passes
-	s.Lower += u.Lower
-	s.Load += u.Load
-	s.Check += u.Check
-	s.Backend += u.Backend
 }
 
 // pipeline is the pass pipeline every program compiles with.

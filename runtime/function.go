@@ -10,6 +10,7 @@ import (
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/passes/padding"
 )
 
 // Program is a function the runtime can compile: the compile package wraps
@@ -70,10 +71,10 @@ type program struct {
 // route says how calls with one exact signature run.
 type route struct {
 	prog        *program
-	plan        *padPlan // nil runs the program as it is
-	extra, real int64    // input elements added by padding, and real ones
-	eager       bool     // run uncompiled (limit policy)
-	err         error    // fail with this (limit policy)
+	plan        *padding.Plan // nil runs the program as it is
+	extra, real int64         // input elements added by padding, and real ones
+	eager       bool          // run uncompiled (limit policy)
+	err         error         // fail with this (limit policy)
 	panics      bool
 	used        atomic.Int64 // the route table's clock at its last use
 }
@@ -83,6 +84,7 @@ type dimState struct {
 	first   int64
 	dynamic bool
 	exact   string // why it is never padded; "" while padding may be tried
+	exactAt int64  // the size at whose call exact was found
 }
 
 // NewFunction returns an empty cache for p.
@@ -176,7 +178,7 @@ func (f *Function) run(r *route, args []Arg) ([]*backend.Buffer, error) {
 	f.padded.Add(1)
 	f.paddedElems.Add(r.extra)
 	f.realElems.Add(r.real)
-	for i, to := range r.plan.inputs {
+	for i, to := range r.plan.Inputs {
 		if to != nil {
 			ts[i] = padTo(ts[i], to)
 		}
@@ -185,7 +187,7 @@ func (f *Function) run(r *route, args []Arg) ([]*backend.Buffer, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i, to := range r.plan.outputs {
+	for i, to := range r.plan.Outputs {
 		if to != nil {
 			out[i] = sliceTo(out[i], to)
 		}
@@ -200,7 +202,7 @@ func (f *Function) runWith(r *route, args []Arg, ts []*backend.Buffer) ([]*backe
 	if r.plan == nil { // padded copies are the program's own: nothing to donate
 		o.Donate = tensorPositions(args, f.opts.Donate)
 	} else {
-		for i, to := range r.plan.inputs {
+		for i, to := range r.plan.Inputs {
 			if to != nil {
 				ts[i] = padTo(ts[i], to)
 			}
@@ -211,7 +213,7 @@ func (f *Function) runWith(r *route, args []Arg, ts []*backend.Buffer) ([]*backe
 		return nil, err
 	}
 	if r.plan != nil {
-		for i, to := range r.plan.outputs {
+		for i, to := range r.plan.Outputs {
 			if to != nil {
 				out[i] = sliceTo(out[i], to)
 			}
@@ -324,7 +326,8 @@ func (f *Function) resolve(args []Arg) (*route, bool, error) {
 	}
 	buckets := map[DimRef]int64{}
 	notes := map[DimRef]string{}
-	var pads []padDim
+	var pads []padding.Dim
+	var padded []DimRef // the dimension of each of pads
 	for i, t := range sig.types {
 		for d, dim := range t.Shape {
 			ref := DimRef{i, d}
@@ -333,18 +336,20 @@ func (f *Function) resolve(args []Arg) (*route, bool, error) {
 				continue
 			}
 			if st.exact != "" {
-				notes[ref] = st.exact
+				// The traces named in exact are those of the deciding call, not this one's.
+				notes[ref] = fmt.Sprintf("not padded since the call at %d: %s", st.exactAt, st.exact)
 				continue
 			}
 			n := dim.Size
 			b, ok := f.opts.bucket(n)
 			if !ok {
-				notes[ref] = fmt.Sprintf("no bucket holds %d", n)
+				notes[ref] = fmt.Sprintf("not padded: no bucket holds %d", n)
 				continue
 			}
 			buckets[ref] = b
 			if b != n {
-				pads = append(pads, padDim{ref, n, b})
+				pads = append(pads, padding.Dim{Name: ref.String(), Real: n, Padded: b})
+				padded = append(padded, ref)
 			}
 		}
 	}
@@ -354,10 +359,10 @@ func (f *Function) resolve(args []Arg) (*route, bool, error) {
 		if r != nil || err != nil {
 			return r, compiled, err
 		}
-		for _, p := range pads {
-			f.dims[p.ref].exact = why
-			notes[p.ref] = why
-			delete(buckets, p.ref)
+		for k, ref := range padded {
+			f.dims[ref].exact, f.dims[ref].exactAt = why, pads[k].Real
+			notes[ref] = "not padded: " + why
+			delete(buckets, ref)
 		}
 		target = sig.withDims(buckets)
 	}
@@ -375,7 +380,7 @@ func (f *Function) resolve(args []Arg) (*route, bool, error) {
 
 // tryPadding tries to run sig's call in the bucket program target. It returns a
 // route, or why padding is unsafe (then the caller compiles the exact shape).
-func (f *Function) tryPadding(args []Arg, sig, target signature, pads []padDim, became []DimRef, buckets map[DimRef]int64) (*route, bool, string, error) {
+func (f *Function) tryPadding(args []Arg, sig, target signature, pads []padding.Dim, became []DimRef, buckets map[DimRef]int64) (*route, bool, string, error) {
 	p := f.programs[target.text()]
 	var bucketTrace *ir.Module
 	if p != nil {
@@ -406,7 +411,7 @@ func (f *Function) tryPadding(args []Arg, sig, target signature, pads []padDim, 
 		f.last = &sig
 	}
 	r := &route{prog: p, plan: plan}
-	for i, to := range plan.inputs {
+	for i, to := range plan.Inputs {
 		if to != nil {
 			real := elements(exactTrace.Funcs[0].Params[i].Type)
 			r.extra += elements(bucketTrace.Funcs[0].Params[i].Type) - real

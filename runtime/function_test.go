@@ -164,7 +164,7 @@ func TestUnsafePaddingRecompilesPerValue(t *testing.T) {
 	}
 	why := "reduce_sum at s.tir:3 sums over arg 0 dim 0, whose padding is 1.0, not 0.0"
 	want := "recompiling s (s.go:3): arg 0 dim 0 changed 3 -> 5; not padded: " + why + "\n" +
-		"recompiling s (s.go:3): arg 0 dim 0 changed 5 -> 6; not padded: " + why + "\n"
+		"recompiling s (s.go:3): arg 0 dim 0 changed 5 -> 6; not padded since the call at 5: " + why + "\n"
 	if log.String() != want {
 		t.Errorf("log:\n%s\nwant:\n%s", log, want)
 	}
@@ -213,6 +213,22 @@ func TestSizeUsedAsValueIsNotPadded(t *testing.T) {
 		call(t, f, meanRows, []Arg{TensorArg(seeded(f32(b, 4), b))})
 	}
 	want := "recompiling mean (m.go:9): arg 0 dim 0 changed 3 -> 5; not padded: the program traced at 8 differs from the one traced at 5 at mean.tir:3 (the value of constant)\n"
+	if log.String() != want {
+		t.Errorf("log:\n%s\nwant:\n%s", log, want)
+	}
+}
+
+// Once padding is refused for a dimension, later sizes compile exactly
+// without tracing again; their reason says at which size it was refused
+// rather than naming those old shapes as if they were the new call's.
+func TestNotPaddedReasonNamesWhereItWasDecided(t *testing.T) {
+	f, log, _ := newFunc(t, meanRows, Options{Name: "mean", Pos: ir.Pos{File: "m.go", Line: 9}})
+	for _, b := range []int64{3, 5, 6, 7} {
+		call(t, f, meanRows, []Arg{TensorArg(seeded(f32(b, 4), b))})
+	}
+	want := "recompiling mean (m.go:9): arg 0 dim 0 changed 3 -> 5; not padded: the program traced at 8 differs from the one traced at 5 at mean.tir:3 (the value of constant)\n" +
+		"recompiling mean (m.go:9): arg 0 dim 0 changed 5 -> 6; not padded since the call at 5: the program traced at 8 differs from the one traced at 5 at mean.tir:3 (the value of constant)\n" +
+		"recompiling mean (m.go:9): arg 0 dim 0 changed 6 -> 7; not padded since the call at 5: the program traced at 8 differs from the one traced at 5 at mean.tir:3 (the value of constant)\n"
 	if log.String() != want {
 		t.Errorf("log:\n%s\nwant:\n%s", log, want)
 	}

@@ -71,7 +71,7 @@ type Options struct {
 	Identity string
 	Target   string // one of Targets(); "" is cpu
 	// Backend names the backend that runs the compiled programs (backend.Names;
-	// "" is the default device's: DefaultBackend on the cpu). Its name and fingerprint are part of the key.
+	// "" is the default device's: backend.CPUDefault on the cpu). Its name and fingerprint are part of the key.
 	Backend string
 	// Device names the device to run on instead (Devices: cpu, pjrt, tpu,
 	// gpu): its backend is opened, and a device the machine lacks is an

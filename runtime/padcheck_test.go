@@ -8,6 +8,7 @@ import (
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/passes/padding"
 )
 
 // TestPaddingRules checks each op's rule: the template's {N} is the padded
@@ -183,11 +184,11 @@ func TestPaddingRules(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bucket, exact := parseAt(t, tc.src, 8), parseAt(t, tc.src, 5)
-			var pads []padDim
+			var pads []padding.Dim
 			for i, p := range bucket.Funcs[0].Params {
 				for d, dim := range p.Type.Shape {
 					if e := exact.Funcs[0].Params[i].Type.Shape[d].Size; e != dim.Size {
-						pads = append(pads, padDim{DimRef{i, d}, e, dim.Size})
+						pads = append(pads, padding.Dim{Name: DimRef{i, d}.String(), Real: e, Padded: dim.Size})
 					}
 				}
 			}
@@ -226,11 +227,11 @@ func TestPaddingPlanSlicesDerivedOutputs(t *testing.T) {
   %s = reduce_sum %x {axes=[0]}
   %t = transpose %x {perm=[1,0]}
   return %h, %s, %t`
-	plan, why := checkPadding(parseAt(t, src, 8), parseAt(t, src, 5), []padDim{{DimRef{0, 0}, 5, 8}})
+	plan, why := checkPadding(parseAt(t, src, 8), parseAt(t, src, 5), []padding.Dim{{Name: DimRef{0, 0}.String(), Real: 5, Padded: 8}})
 	if why != "" {
 		t.Fatal(why)
 	}
-	got := fmt.Sprint(plan.inputs, plan.outputs)
+	got := fmt.Sprint(plan.Inputs, plan.Outputs)
 	if want := "[[8 4] []] [[5 3] [] [4 5]]"; got != want {
 		t.Errorf("plan %s, want %s", got, want)
 	}

@@ -189,7 +189,7 @@ func (f *Function) reason(sig signature, became []DimRef, buckets map[DimRef]int
 			st := f.dims[ref]
 			switch {
 			case notes[ref] != "":
-				s += "; not padded: " + notes[ref]
+				s += "; " + notes[ref]
 			case st != nil && st.dynamic && slices.Contains(became, ref):
 				s += fmt.Sprintf("; now dynamic, bucket %d", buckets[ref])
 			case st != nil && st.dynamic:

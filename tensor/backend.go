@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -40,30 +41,36 @@ func eagerBackend() backend.Eager {
 	return eager.Load().b
 }
 
-// defaultEager is the llvm backend's eager kernels (shape-generic kernels
-// built once per machine and kept in its object cache), unless EagerEnv
-// says "reference". When clang is missing, the library does not build or
-// the object cache directory is refused, eager ops run on the reference
-// executor, and one warning says why.
+// defaultEager is the cpu device's backend (backend.OpenCPU): the llvm
+// backend's eager kernels (shape-generic kernels built once per machine and
+// kept in its object cache), unless EagerEnv says "reference". When clang is
+// missing, the library does not build or the object cache directory is
+// refused, eager ops run on the reference executor, and one warning says why.
 func defaultEager() *eagerChoice {
-	ref := &eagerChoice{name: "reference", b: cpu.Reference{}}
-	switch v := os.Getenv(EagerEnv); v {
-	case "reference":
-		return ref
-	case "", "llvm":
-	default:
-		fmt.Fprintf(eagerWarn, "tpucc: warning: %s=%q is neither llvm nor reference; eager ops run on the reference executor\n", EagerEnv, v)
-		return ref
-	}
-	b, err := llvm.OpenEager(llvm.Options{})
-	if err == nil && b.CacheWarning != "" {
-		err = fmt.Errorf("%s", b.CacheWarning)
-	}
+	name := os.Getenv(EagerEnv)
+	warn := func(line string) { io.WriteString(eagerWarn, line) }
+	b, err := backend.OpenCPU(name, "eager ops", eagerReady, warn)
 	if err != nil {
-		fmt.Fprintf(eagerWarn, "tpucc: warning: eager ops run on the reference executor: %v\n", err)
-		return ref
+		fmt.Fprintf(eagerWarn, "tpucc: warning: %s=%q is neither %s nor %s; eager ops run on the %s executor\n", EagerEnv, name, backend.CPUDefault, backend.CPUFallback, backend.CPUFallback)
+		b = cpu.Reference{}
 	}
-	return &eagerChoice{name: "llvm", b: b}
+	return &eagerChoice{name: b.Name(), b: b.(backend.Eager)}
+}
+
+// eagerReady builds the llvm backend's eager library now, so that a missing
+// clang or a failing build falls back here rather than failing the first op,
+// and refuses a private temporary object cache, which would rebuild the
+// library in every process.
+func eagerReady(b backend.Backend) error {
+	lb, ok := b.(*llvm.Backend)
+	if !ok {
+		return fmt.Errorf("backend %s does not run eager ops", b.Name())
+	}
+	if lb.CacheWarning != "" {
+		return errors.New(lb.CacheWarning)
+	}
+	_, err := lb.EagerTimes()
+	return err
 }
 
 // SetEagerBackend makes eager ops run on the backend registered as name

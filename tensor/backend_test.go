@@ -38,7 +38,7 @@ func TestSetEagerBackend(t *testing.T) {
 	if err := tensor.SetEagerBackend("reference"); err != nil {
 		t.Fatal(err)
 	}
-	if got := tensor.Full(ir.F32, 2, 3).Add(tensor.Full(ir.F32, 1, 3)).Float64s(); got[0] != 3 || len(got) != 3 {
+	if got := tensor.Full(2, ir.F32, 3).Add(tensor.Full(1, ir.F32, 3)).Float64s(); got[0] != 3 || len(got) != 3 {
 		t.Errorf("2+1 = %v", got)
 	}
 }
@@ -77,7 +77,7 @@ func TestDefaultEagerChild(t *testing.T) {
 	if os.Getenv("TPUCC_TEST_EAGER_CHILD") == "" {
 		t.Skip("run by TestDefaultEager")
 	}
-	x := tensor.Full(ir.F32, 2, 3).Add(tensor.Full(ir.F32, 1, 3)).Float64s()
+	x := tensor.Full(2, ir.F32, 3).Add(tensor.Full(1, ir.F32, 3)).Float64s()
 	fmt.Printf("child: backend=%s sum=%v\n", tensor.EagerBackend(), x)
 }
 
@@ -96,7 +96,7 @@ func TestDefaultEager(t *testing.T) {
 	}
 	cases := []struct{ env, want string }{
 		{tensor.EagerEnv + "=reference", "child: backend=reference sum=[3 3 3]\n"},
-		{"TPUCC_LLVM_CACHE=" + shared, "tpucc: warning: eager ops run on the reference executor: llvm cache directory: " + shared +
+		{"TPUCC_LLVM_CACHE=" + shared, "tpucc: warning: eager ops run on the reference executor, not llvm: llvm cache directory: " + shared +
 			" is writable by others (mode 0777): refusing to load code from it\nchild: backend=reference sum=[3 3 3]\n"},
 		{tensor.EagerEnv + "=llvm", "child: backend=llvm sum=[3 3 3]\n"},
 	}

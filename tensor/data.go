@@ -9,14 +9,15 @@ import (
 // in their own dtype (f32 in 4 bytes, bf16 and f16 in 2, i1 in 1), the same
 // buffer the executor computes on and the runtime passes, so nothing is
 // converted between them. FromSlice wraps a Go slice without copying it and
-// Buffer hands out the storage itself; the From* constructors and the
-// accessors (Float32s, Int64s, ...) copy, so that tensors stay immutable.
+// Buffer hands out the storage itself; the accessors (Float32s, Int64s, ...)
+// copy, so that tensors stay immutable.
 
 // FromSlice makes a tensor of the given shape over data, without copying: the
 // dtype follows from T (float32 f32, float64 f64, bool i1, int8 i8, int16
 // i16, int32 i32, int64 i64, uint8 u8, uint32 u32; for f16 and bf16, Convert
 // an f32 tensor). Tensors are immutable, so data must not be modified
-// afterwards. A length that does not fill the shape panics.
+// afterwards: to keep using it, pass a copy (FromSlice(slices.Clone(data),
+// shape...)). A length that does not fill the shape panics.
 func FromSlice[T backend.Element](data []T, shape ...int64) *Tensor {
 	t := shapeType("from_slice", backend.DTypeOf[T](), shape)
 	if want, _ := t.NumElements(); int64(len(data)) != want {

@@ -40,7 +40,7 @@ func TestInt32s(t *testing.T) {
 		{i32(sh(3), -7, 0, 1<<30), []int32{-7, 0, 1 << 30}},
 		{tensor.FromSlice([]int8{-128, 127}, 2), []int32{-128, 127}},
 		{tensor.FromSlice([]uint8{255}, 1), []int32{255}},
-		{tensor.FromBool(sh(2), []bool{true, false}), []int32{1, 0}},
+		{tensor.FromSlice([]bool{true, false}, 2), []int32{1, 0}},
 	} {
 		if got := c.x.Int32s(); !slices.Equal(got, c.want) {
 			t.Errorf("%s: Int32s %v, want %v", c.x.Type(), got, c.want)

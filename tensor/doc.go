@@ -14,8 +14,10 @@
 // op's attribute, check the operand types with ir.Infer (so eager and traced
 // code obey exactly the type rules of .tir), then either emit the op into the
 // tracer, if any operand is traced, or run it at once on the eager backend
-// (SetEagerBackend; the reference executor by default, so eager numbers are
-// the reference executor's numbers).
+// (SetEagerBackend, EagerEnv; by default the llvm backend's eager kernels, or
+// the reference executor, with one warning, where clang is missing; the
+// reference executor's numbers are the oracle's, and the llvm kernels agree
+// with them within the oracle's f32 tolerance).
 //
 // A concrete tensor used together with traced ones becomes a constant of the
 // trace (as jax treats closed-over arrays): a splat is written as one value, a
@@ -29,20 +31,26 @@
 //
 // A concrete tensor's data is a *backend.Buffer holding the elements in their
 // own dtype (f32 in 4 bytes, bf16 in 2, i1 in 1): the buffer the executor
-// computes on, so nothing is converted on the way. FromSlice wraps a Go slice
-// without copying (the dtype follows from the element type: []float32 is
-// f32, []bool is i1, ...); FromFloat32, FromInt64 and the other From*
-// constructors copy. Float32s, Float64s, Int32s, Int64s and Bools return
-// copies (tensors are immutable); Buffer returns the storage itself, for
-// reading without a copy. ReadNPY and WriteNPY load and save .npy files.
+// computes on, so nothing is converted on the way. FromSlice(data, shape...)
+// makes a tensor from any Go slice without copying (the dtype follows from the
+// element type: []float32 is f32, []bool is i1, ...). Every constructor takes
+// its arguments in one order: the values first (FromSlice's data, Full's and
+// Scalar's value, Random's seed), then the dtype, then an axis, and the shape
+// last, variadic: FromSlice(data, 2, 3), Full(0.5, ir.F32, 2, 3), Iota(ir.I32,
+// 1, 2, 3). Float32s, Float64s, Int32s, Int64s and Bools return copies
+// (tensors are immutable); Buffer returns the storage itself, for reading
+// without a copy. ReadNPY and WriteNPY load and save .npy files.
 //
 // # Conventions
 //
 // Shapes and sizes are int64, as in package ir; axes are int and may be
 // negative (-1 is the last axis), normalised before the op is built.
-// Elementwise binary ops, compare, Where and Clamp broadcast numpy-style
-// (shapes right-aligned, size-1 dimensions stretch) by inserting broadcast
-// ops. Dtypes are never promoted: operands must have the same dtype; write a
+// Elementwise binary ops, the comparisons (Eq, Ne, Lt, Le, Gt, Ge), Where
+// and Clamp broadcast numpy-style (shapes right-aligned, size-1 dimensions
+// stretch) by inserting broadcast ops. Names follow numpy: the reductions
+// over axes are Sum, Prod, Max and Min (SumKeep, ... keep the reduced axes),
+// and the elementwise maximum and minimum of two tensors are Maximum and
+// Minimum. Dtypes are never promoted: operands must have the same dtype; write a
 // scalar operand as tensor.Scalar(0.5, x.DType()) and change dtypes with
 // Convert.
 //

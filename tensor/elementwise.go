@@ -146,13 +146,13 @@ func (t *Tensor) Rem(o *Tensor) *Tensor { return t.binary("rem", ir.OpRem, nil, 
 // Pow is t^o.
 func (t *Tensor) Pow(o *Tensor) *Tensor { return t.binary("pow", ir.OpPow, nil, o) }
 
-// Max is the elementwise maximum; NaN if either is NaN. For the maximum over
-// axes see ReduceMax.
-func (t *Tensor) Max(o *Tensor) *Tensor { return t.binary("max", ir.OpMax, nil, o) }
+// Maximum is the elementwise maximum (numpy's maximum); NaN if either is NaN.
+// For the maximum over axes see Max.
+func (t *Tensor) Maximum(o *Tensor) *Tensor { return t.binary("maximum", ir.OpMax, nil, o) }
 
-// Min is the elementwise minimum; NaN if either is NaN. For the minimum over
-// axes see ReduceMin.
-func (t *Tensor) Min(o *Tensor) *Tensor { return t.binary("min", ir.OpMin, nil, o) }
+// Minimum is the elementwise minimum (numpy's minimum); NaN if either is NaN.
+// For the minimum over axes see Min.
+func (t *Tensor) Minimum(o *Tensor) *Tensor { return t.binary("minimum", ir.OpMin, nil, o) }
 
 // And is logical and for i1, bitwise for integers.
 func (t *Tensor) And(o *Tensor) *Tensor { return t.binary("and", ir.OpAnd, nil, o) }
@@ -166,13 +166,8 @@ func (t *Tensor) Xor(o *Tensor) *Tensor { return t.binary("xor", ir.OpXor, nil, 
 // Atan2 is atan(t/o) in the right quadrant.
 func (t *Tensor) Atan2(o *Tensor) *Tensor { return t.binary("atan2", ir.OpAtan2, nil, o) }
 
-// Compare compares elementwise after broadcasting; the result is i1. NaN
-// compares unequal to everything.
-func (t *Tensor) Compare(dir ir.CmpDir, o *Tensor) *Tensor {
-	return t.binary("compare", ir.OpCompare, &ir.CompareAttr{Dir: dir}, o)
-}
-
-// Eq is t == o (i1).
+// Eq is t == o (i1). Comparisons broadcast; NaN is unequal to everything,
+// itself included, so only Ne is true for it.
 func (t *Tensor) Eq(o *Tensor) *Tensor {
 	return t.binary("eq", ir.OpCompare, &ir.CompareAttr{Dir: ir.CmpEQ}, o)
 }

@@ -48,7 +48,7 @@ func TestErrorMessages(t *testing.T) {
 		{func(l *int) { at(l); a.Take(a, 0) }, "take: indices of take must have an integer type, got f32[2,3]"},
 		{func(l *int) { at(l); a.Add(nil) }, "add: operand 1 is nil"},
 		{func(l *int) { at(l); (&tensor.Tensor{}).Exp() }, "exp: the tensor is the zero Tensor"},
-		{func(l *int) { at(l); tensor.FromFloat32(sh(2, 2), []float32{1}) }, "from_float32: 1 values for shape [2,2], which holds 4"},
+		{func(l *int) { at(l); tensor.FromSlice([]float32{1}, 2, 2) }, "from_slice: 1 values for shape [2,2], which holds 4"},
 		{func(l *int) { at(l); tensor.Zeros(ir.F32, 2, -1) }, "full: shape [2,-1] has a negative dimension"},
 		{func(l *int) { at(l); a.Int64s() }, "int64s: the tensor is f32[2,3], not an integer type: convert it first"},
 		{func(l *int) { at(l); n.Bools() }, "bools: the tensor is i32[2,3], not i1: compare it to get i1"},

@@ -11,8 +11,8 @@ import (
 )
 
 // Shorthands: an f32 tensor from values and a shape, and an i32 one.
-func f32(shape []int64, vals ...float32) *tensor.Tensor { return tensor.FromFloat32(shape, vals) }
-func i32(shape []int64, vals ...int32) *tensor.Tensor   { return tensor.FromInt32(shape, vals) }
+func f32(shape []int64, vals ...float32) *tensor.Tensor { return tensor.FromSlice(vals, shape...) }
+func i32(shape []int64, vals ...int32) *tensor.Tensor   { return tensor.FromSlice(vals, shape...) }
 func sh(dims ...int64) []int64                          { return dims }
 
 // near reports whether got is want within a relative (or, near zero,

@@ -31,26 +31,28 @@ func (t *Tensor) ProdKeep(axes ...int) *Tensor {
 	return t.reduce("prod_keep", ir.OpReduceProd, true, axes)
 }
 
-// ReduceMax is the maximum over axes (every axis when none are given),
-// dropping them; an empty extent gives -inf or the dtype's minimum.
-func (t *Tensor) ReduceMax(axes ...int) *Tensor {
-	return t.reduce("reduce_max", ir.OpReduceMax, false, axes)
+// Max is the maximum over axes (every axis when none are given), dropping
+// them; an empty extent gives -inf or the dtype's minimum. NaN if any element
+// is. For the elementwise maximum of two tensors see Maximum.
+func (t *Tensor) Max(axes ...int) *Tensor {
+	return t.reduce("max", ir.OpReduceMax, false, axes)
 }
 
-// ReduceMaxKeep is ReduceMax keeping the reduced axes with size 1.
-func (t *Tensor) ReduceMaxKeep(axes ...int) *Tensor {
-	return t.reduce("reduce_max_keep", ir.OpReduceMax, true, axes)
+// MaxKeep is Max keeping the reduced axes with size 1.
+func (t *Tensor) MaxKeep(axes ...int) *Tensor {
+	return t.reduce("max_keep", ir.OpReduceMax, true, axes)
 }
 
-// ReduceMin is the minimum over axes (every axis when none are given),
-// dropping them; an empty extent gives +inf or the dtype's maximum.
-func (t *Tensor) ReduceMin(axes ...int) *Tensor {
-	return t.reduce("reduce_min", ir.OpReduceMin, false, axes)
+// Min is the minimum over axes (every axis when none are given), dropping
+// them; an empty extent gives +inf or the dtype's maximum. NaN if any element
+// is. For the elementwise minimum of two tensors see Minimum.
+func (t *Tensor) Min(axes ...int) *Tensor {
+	return t.reduce("min", ir.OpReduceMin, false, axes)
 }
 
-// ReduceMinKeep is ReduceMin keeping the reduced axes with size 1.
-func (t *Tensor) ReduceMinKeep(axes ...int) *Tensor {
-	return t.reduce("reduce_min_keep", ir.OpReduceMin, true, axes)
+// MinKeep is Min keeping the reduced axes with size 1.
+func (t *Tensor) MinKeep(axes ...int) *Tensor {
+	return t.reduce("min_keep", ir.OpReduceMin, true, axes)
 }
 
 // axisOp applies an op whose attribute is one axis.

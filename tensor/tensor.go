@@ -208,58 +208,22 @@ func shapeType(op string, dt ir.DType, shape []int64) ir.Type {
 	return t
 }
 
-// fromValues checks that n values fill shape and builds the tensor with fill.
-func fromValues(op string, dt ir.DType, shape []int64, n int, fill func(c *backend.Buffer)) *Tensor {
-	t := shapeType(op, dt, shape)
-	if want, _ := t.NumElements(); int64(n) != want {
-		fail(op, []ir.Type{t}, "%d values for shape %s, which holds %d", n, shapeString(shape), want)
-	}
-	c := backend.New(t)
-	fill(c)
-	return &Tensor{c: c}
-}
-
-// FromFloat32 makes an f32 tensor of the given shape from row-major data (copied).
-func FromFloat32(shape []int64, data []float32) *Tensor {
-	return fromValues("from_float32", ir.F32, shape, len(data), func(c *backend.Buffer) { copy(c.Float32s(), data) })
-}
-
-// FromFloat64 makes an f64 tensor of the given shape from row-major data (copied).
-func FromFloat64(shape []int64, data []float64) *Tensor {
-	return fromValues("from_float64", ir.F64, shape, len(data), func(c *backend.Buffer) { copy(backend.Elems[float64](c), data) })
-}
-
-// FromInt32 makes an i32 tensor of the given shape from row-major data (copied).
-func FromInt32(shape []int64, data []int32) *Tensor {
-	return fromValues("from_int32", ir.I32, shape, len(data), func(c *backend.Buffer) { copy(backend.Elems[int32](c), data) })
-}
-
-// FromInt64 makes an i64 tensor of the given shape from row-major data (copied).
-func FromInt64(shape []int64, data []int64) *Tensor {
-	return fromValues("from_int64", ir.I64, shape, len(data), func(c *backend.Buffer) { copy(backend.Elems[int64](c), data) })
-}
-
-// FromBool makes an i1 tensor of the given shape from row-major data (copied).
-func FromBool(shape []int64, data []bool) *Tensor {
-	return fromValues("from_bool", ir.I1, shape, len(data), func(c *backend.Buffer) { copy(backend.Elems[bool](c), data) })
-}
-
 // Full makes a tensor of dtype dt and the given shape with every element v,
 // brought into dt as Convert would (rounded for floats; truncated and
 // saturated for integers; v != 0 for i1).
-func Full(dt ir.DType, v float64, shape ...int64) *Tensor {
+func Full(v float64, dt ir.DType, shape ...int64) *Tensor {
 	return &Tensor{c: backend.FromFloats(shapeType("full", dt, shape), v)}
 }
 
 // Zeros makes a tensor of zeros (false for i1).
-func Zeros(dt ir.DType, shape ...int64) *Tensor { return Full(dt, 0, shape...) }
+func Zeros(dt ir.DType, shape ...int64) *Tensor { return Full(0, dt, shape...) }
 
 // Ones makes a tensor of ones (true for i1).
-func Ones(dt ir.DType, shape ...int64) *Tensor { return Full(dt, 1, shape...) }
+func Ones(dt ir.DType, shape ...int64) *Tensor { return Full(1, dt, shape...) }
 
 // Scalar makes a rank-0 tensor dt[] holding v, brought into dt as Full does.
 // It is how a number enters an operation: x.Mul(tensor.Scalar(0.5, x.DType())).
-func Scalar(v float64, dt ir.DType) *Tensor { return Full(dt, v) }
+func Scalar(v float64, dt ir.DType) *Tensor { return Full(v, dt) }
 
 // Iota makes a tensor of dtype dt and the given shape whose elements are
 // their index along axis. While tracing it is recorded as an iota op.

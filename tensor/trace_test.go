@@ -1,6 +1,7 @@
 package tensor_test
 
 import (
+	"errors"
 	"math"
 	"runtime"
 	"strings"
@@ -40,7 +41,7 @@ func model(x, w, b *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) {
 	h := mark(x.MatMul(w).Add(b))                      // dot_general, broadcast, add
 	h = mark(h.Relu().Mul(tensor.Scalar(0.5, ir.F32))) // relu, constant, broadcast, mul
 	h = mark(h.Add(tensor.Iota(ir.F32, 1, 2, 4)))      // iota, add
-	keep := tensor.Iota(ir.I32, 1, 2, 4).Lt(tensor.FromInt32(sh(4), []int32{3, 1, 4, 1}))
+	keep := tensor.Iota(ir.I32, 1, 2, 4).Lt(tensor.FromSlice([]int32{3, 1, 4, 1}, 4))
 	h = mark(tensor.Where(keep, h, tensor.Scalar(-1, ir.F32))) // constant, constant, broadcast, select
 	top, idx := mark2(h.Softmax(-1).TopK(2))                   // softmax, top_k
 	return mark(top.Sum(0)), idx                               // reduce_sum
@@ -159,7 +160,7 @@ func TestTracedRuntimeErrorNamesLine(t *testing.T) {
 	tr := trace.New("empty")
 	x := tensor.Traced(tr.Param("x", ir.Tensor(ir.F32, 0, 2)), tr)
 	_, _, line, _ := runtime.Caller(0)
-	y := x.Take(tensor.FromInt32(sh(1), []int32{0}), 0) // the line after the Caller above
+	y := x.Take(tensor.FromSlice([]int32{0}, 1), 0) // the line after the Caller above
 	m, err := tr.Finish(y.Value())
 	if err != nil {
 		t.Fatal(err)
@@ -220,4 +221,50 @@ func TestValueIn(t *testing.T) {
 	}
 	other := trace.New("other")
 	wantErr(t, "trace_test.go", func(l *int) { at(l); x.ValueIn(other) }, "value_in: the tensor belongs to the trace of @k, not @other")
+}
+
+// Trace records a function of tensors as traceModel does by hand, and Eval
+// runs the same function on buffers with the eager op's numbers.
+func TestTraceAndEval(t *testing.T) {
+	f := func(ts []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		y, idx := model(ts[0], ts[1], ts[2])
+		return []*tensor.Tensor{y, idx}, nil
+	}
+	lines = nil
+	m, err := tensor.Trace("model", []string{"x", "w", "b"}, []ir.Type{ir.Tensor(ir.F32, 2, 3), ir.Tensor(ir.F32, 3, 4), ir.Tensor(ir.F32, 4)}, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ir.Print(m); got != modelTIR {
+		t.Errorf("traced\n%s\nwant\n%s", got, modelTIR)
+	}
+	x, w, b := tensor.Random(1, ir.F32, 2, 3), tensor.Random(2, ir.F32, 3, 4), tensor.Random(3, ir.F32, 4)
+	got, err := tensor.Eval("model", []*backend.Buffer{x.Buffer(), w.Buffer(), b.Buffer()}, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, idx := model(x, w, b)
+	if len(got) != 2 || !got[0].Equal(y.Buffer()) || !got[1].Equal(idx.Buffer()) {
+		t.Errorf("Eval gave %v, want %s and %s", got, y, idx)
+	}
+
+	// f's error is returned; a result of another trace is an error of Trace,
+	// a traced result an error of Eval; names must match types.
+	boom := errors.New("boom")
+	if _, err := tensor.Trace("f", nil, nil, func([]*tensor.Tensor) ([]*tensor.Tensor, error) { return nil, boom }); err != boom {
+		t.Errorf("Trace returned %v, want f's error", err)
+	}
+	other := trace.New("other")
+	leaked := tensor.Traced(other.Param("p", ir.Tensor(ir.F32, 2)), other)
+	leak := func([]*tensor.Tensor) ([]*tensor.Tensor, error) { return []*tensor.Tensor{leaked}, nil }
+	_, err = tensor.Trace("f", nil, nil, leak)
+	if err == nil || !strings.HasSuffix(err.Error(), "value_in: the tensor belongs to the trace of @other, not @f") {
+		t.Errorf("Trace of a leaked tensor: %v", err)
+	}
+	if _, err := tensor.Eval("f", nil, leak); err == nil || err.Error() != "f: result 0 is a traced tensor of another trace" {
+		t.Errorf("Eval of a traced result: %v", err)
+	}
+	if _, err := tensor.Trace("f", []string{"x"}, nil, leak); err == nil || err.Error() != "tensor.Trace: 1 names for 0 types" {
+		t.Errorf("Trace with a name too many: %v", err)
+	}
 }

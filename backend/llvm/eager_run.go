@@ -67,20 +67,6 @@ func (b *Backend) loadEager() (*eagerLib, error) {
 	return l, nil
 }
 
-// OpenEager opens the backend for eager ops and builds its library now,
-// so that a missing clang or a failing build is reported here rather than
-// at the first op.
-func OpenEager(o Options) (*Backend, error) {
-	b, err := Open(o)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := b.eagerLibrary(); err != nil {
-		return nil, err
-	}
-	return b, nil
-}
-
 // EagerTimes is what building and loading the eager library cost this
 // process (IR generation, clang when the object was not cached, load).
 func (b *Backend) EagerTimes() (BuildTimes, error) {

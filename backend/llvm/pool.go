@@ -176,10 +176,3 @@ func putPooled(w []uint64) {
 	pool.free[len(w)] = append(pool.free[len(w)], w)
 	pool.bytes += 8 * len(w)
 }
-
-// pooledBytes is the storage the pool holds now (for tests).
-func pooledBytes() int {
-	pool.Lock()
-	defer pool.Unlock()
-	return pool.bytes
-}

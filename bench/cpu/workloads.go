@@ -17,7 +17,6 @@ import (
 	"github.com/tpucc/tpucc/bench/block"
 	"github.com/tpucc/tpucc/bench/limits"
 	"github.com/tpucc/tpucc/frontend/tir"
-	"github.com/tpucc/tpucc/frontend/trace"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tensor"
@@ -81,12 +80,14 @@ func parse(name, src string) *ir.Module {
 // sequence 128 x width 256 (MLP 512), its parameters in peers.py's order.
 func blockModule() *ir.Module {
 	shapes := [][]int64{{8, 128, 256}, {256}, {256, 256}, {256, 256}, {256, 256}, {256, 256}, {64}, {64}, {256}, {256, 512}, {256, 512}, {512, 256}}
-	tr := trace.New("block")
-	p := make([]*tensor.Tensor, len(shapes))
+	names := make([]string, len(shapes))
+	types := make([]ir.Type, len(shapes))
 	for i, s := range shapes {
-		p[i] = tensor.Traced(tr.Param(fmt.Sprintf("a%d", i), ir.Tensor(ir.F32, s...)), tr)
+		names[i], types[i] = fmt.Sprintf("a%d", i), ir.Tensor(ir.F32, s...)
 	}
-	m, err := tr.Finish(block.WithHeads(4)(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11]).Value())
+	m, err := tensor.Trace("block", names, types, func(p []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		return []*tensor.Tensor{block.WithHeads(4)(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11])}, nil
+	})
 	check(err)
 	return m
 }

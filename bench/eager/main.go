@@ -41,7 +41,7 @@ func main() {
 		if err != nil {
 			fail(err)
 		}
-		return out[0].(*tensor.Tensor)
+		return out[0]
 	}
 	eager := func() *tensor.Tensor { return models.MLP(x, w1, b1, w2) }
 	e0, c0 := eager(), compiled() // warm-up

@@ -40,14 +40,14 @@ import (
 	"runtime/pprof"
 	"strings"
 
+	"github.com/tpucc/tpucc/backend"
 	_ "github.com/tpucc/tpucc/backend/llvm" // registers the llvm backend
-	"github.com/tpucc/tpucc/runtime"
 )
 
 var (
 	quick       = flag.Bool("quick", false, "small shapes (a check of the harness, not a measurement)")
 	only        = flag.String("only", "", "comma-separated workloads or models to run (dense, moe, dense_prefill, moe_decode_b64, ...)")
-	backendName = flag.String("backend", "", "tpucc's backend (default: runtime.DefaultBackend)")
+	backendName = flag.String("backend", "", "tpucc's backend (default: backend.CPUDefault)")
 	repeat      = flag.Int("repeat", 3, "timed runs per workload, after one warm-up run")
 	skipPeer    = flag.Bool("skip-peer", false, "leave out the Python peer")
 	dtype       = flag.String("dtype", "f32", "tpucc's weights: f32, or bf16 as most checkpoints store them (bf16 needs -skip-peer: the peer runs f32)")
@@ -61,7 +61,7 @@ func main() {
 		check(fmt.Errorf("-dtype %s: want f32, or bf16 with -skip-peer (the peer's figures are f32)", *dtype))
 	}
 	if *backendName == "" {
-		*backendName = runtime.DefaultBackend
+		*backendName = backend.CPUDefault
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)

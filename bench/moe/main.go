@@ -47,7 +47,7 @@ var (
 	skipXLA     = flag.Bool("skip-xla", false, "leave out the Python peers (XLA:CPU, XLA:TPU cost)")
 	tpuOnly     = flag.Bool("tpu-only", false, "only the TPU figures (cost model and XLA:TPU), no CPU runs")
 	prefillLen  = flag.Int64("prefill-tokens", 1024, "tokens of the prefill phase (the issue's figures are at 1024)")
-	backendName = flag.String("backend", "", "the backend the CPU runs use (default: runtime.DefaultBackend)")
+	backendName = flag.String("backend", "", "the backend the CPU runs use (default: backend.CPUDefault)")
 	phaseOnly   = flag.String("phase", "", "run one phase only: decode or prefill (the last line then gives 0 for the other)")
 )
 

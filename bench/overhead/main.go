@@ -48,8 +48,8 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	// The same backend the cache compiles for (runtime.DefaultBackend).
-	be, err := runtime.OpenBackend(runtime.DefaultBackend)
+	// The same backend the cache compiles for (backend.CPUDefault).
+	be, err := runtime.OpenBackend(backend.CPUDefault)
 	if err != nil {
 		fail(err)
 	}

@@ -69,7 +69,7 @@ func main() {
 		want := block.Block(x, w.AttnNorm, w.Wq, w.Wk, w.Wv, w.Wo, w.QNorm, w.KNorm, w.MLPNorm, w.WGate, w.WUp, w.WDown)
 		eagerTime += time.Since(t1)
 		compiledTime += t1.Sub(t0)
-		rel, exact := compare(out[0].(*tensor.Tensor), want)
+		rel, exact := compare(out[0], want)
 		maxRel = math.Max(maxRel, rel)
 		if rel > 1e-5 {
 			mismatches++

@@ -109,24 +109,7 @@ func compileTPUExecutable(c *buildConfig, f *ir.Func, text string) (*pjrt.Artifa
 		return nil, err
 	}
 	defer exe.Close()
-	blob, err := exe.Serialize()
-	if err != nil {
-		return nil, err
-	}
-	return &pjrt.Artifact{
-		Manifest: pjrt.Manifest{
-			Entry:           signature(c, f),
-			Target:          c.target.Name(),
-			Topology:        c.topology,
-			Platform:        platform,
-			PlatformVersion: version,
-			DeviceKind:      kind,
-			PJRTAPI:         p.Version(),
-			Tpucc:           tpuccrt.Version,
-			StableHLOSHA256: pjrt.SHA256([]byte(text)),
-		},
-		Executable: blob,
-	}, nil
+	return newArtifact(c, f, text, exe, compiledFor{platform: platform, version: version, kind: kind, api: p.Version(), topology: c.topology})
 }
 
 // compileCPUExecutable compiles through the pjrt backend's client.
@@ -141,6 +124,19 @@ func compileCPUExecutable(c *buildConfig, f *ir.Func, text string) (*pjrt.Artifa
 		return nil, err
 	}
 	defer exe.Close()
+	on := compiledFor{platform: cl.Platform(), version: cl.PlatformVersion(), kind: cl.Devices()[0].Kind, api: cl.Plugin().Version()}
+	return newArtifact(c, f, text, exe, on)
+}
+
+// compiledFor is what a PJRT plugin says about the device it compiled for.
+type compiledFor struct {
+	platform, version, kind, api string
+	topology                     string // --topology, for a compile-only client
+}
+
+// newArtifact serializes exe with its manifest: the one place a manifest is
+// written, for every plugin.
+func newArtifact(c *buildConfig, f *ir.Func, text string, exe interface{ Serialize() ([]byte, error) }, on compiledFor) (*pjrt.Artifact, error) {
 	blob, err := exe.Serialize()
 	if err != nil {
 		return nil, err
@@ -149,10 +145,11 @@ func compileCPUExecutable(c *buildConfig, f *ir.Func, text string) (*pjrt.Artifa
 		Manifest: pjrt.Manifest{
 			Entry:           signature(c, f),
 			Target:          c.target.Name(),
-			Platform:        cl.Platform(),
-			PlatformVersion: cl.PlatformVersion(),
-			DeviceKind:      cl.Devices()[0].Kind,
-			PJRTAPI:         cl.Plugin().Version(),
+			Topology:        on.topology,
+			Platform:        on.platform,
+			PlatformVersion: on.version,
+			DeviceKind:      on.kind,
+			PJRTAPI:         on.api,
 			Tpucc:           tpuccrt.Version,
 			StableHLOSHA256: pjrt.SHA256([]byte(text)),
 		},

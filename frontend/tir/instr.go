@@ -99,14 +99,6 @@ func givenNames(n int) string {
 	return fmt.Sprintf("%d names are given", n)
 }
 
-func typesOf(vs []*ir.Value) []ir.Type {
-	ts := make([]ir.Type, len(vs))
-	for i, v := range vs {
-		ts[i] = v.Type
-	}
-	return ts
-}
-
 // generic builds an op of the table: attributes through ir.BuildAttr,
 // broadcasting sugar for elementwise ops, result types through ir.Infer.
 func (fb *funcBuilder) generic(name string, opPos ir.Pos, args []*ir.Value, hint []ir.Type, fields []ir.AttrField, ok bool) ([]*ir.Value, bool) {

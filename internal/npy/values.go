@@ -129,18 +129,6 @@ func OfBits(dtype string, shape []int64, bits []uint16) *Array {
 	return a
 }
 
-// Bits returns the bit patterns of an f16 or bf16 array.
-func Bits(a *Array) ([]uint16, error) {
-	if a.DType != "f16" && a.DType != "bf16" {
-		return nil, fmt.Errorf("npy: array is %s, not f16 or bf16", a)
-	}
-	out := make([]uint16, len(a.Data)/2)
-	for i := range out {
-		out[i] = binary.LittleEndian.Uint16(a.Data[2*i:])
-	}
-	return out, nil
-}
-
 // Float64s returns every element of a, whatever its dtype, as a float64 (exact for all
 // dtypes but i64 beyond 2^53). It is what comparisons against the oracle want.
 func Float64s(a *Array) ([]float64, error) {

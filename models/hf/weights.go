@@ -2,8 +2,10 @@ package hf
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
@@ -135,30 +137,15 @@ func (l *loader) fill(slots []slot) error {
 	return nil
 }
 
-// LoadWeights maps the checkpoint's Hub names onto Weights as c describes
+// loadWeights maps the checkpoint's Hub names onto Weights as c describes
 // them. where names the checkpoint in errors about absent tensors. A missing
 // tensor, one the config does not use, a shape or a dtype that differs is an
 // error naming the file and the tensor.
-func LoadWeights(c *Config, ck *safetensors.Checkpoint, where string) (*Weights, error) {
-	return loadWeights(c, ck, where, nil)
-}
-
 func loadWeights(c *Config, ck *safetensors.Checkpoint, where string, report func(Progress)) (*Weights, error) {
 	l := &loader{c: c, ck: ck, where: where, used: map[string]bool{}, tally: newTally(ck, report)}
 	w := &Weights{Layers: make([]LayerWeights, len(c.Layers)), ckpt: ck}
-	V, H := int64(c.Vocab), int64(c.Hidden)
-	top := []slot{{&w.Embed, l.c.prefix() + "embed_tokens.weight", []int64{V, H}}, {&w.Norm, l.c.prefix() + "norm.weight", []int64{H}}}
-	if !c.TieEmbed {
-		top = append(top, slot{&w.LMHead, c.headName(), []int64{V, H}})
-	}
-	if p := c.PerLayer; p != nil {
-		LP := int64(len(c.Layers) * p.Hidden)
-		top = append(top,
-			slot{&w.PerLayerEmbed, l.c.prefix() + "embed_tokens_per_layer.weight", []int64{int64(p.Vocab), LP}},
-			slot{&w.PerLayerProj, l.c.prefix() + "per_layer_model_projection.weight", []int64{LP, H}},
-			slot{&w.PerLayerProjNorm, l.c.prefix() + "per_layer_projection_norm.weight", []int64{int64(p.Hidden)}})
-	}
-	if err := l.fill(top); err != nil {
+	layout := c.Layout()
+	if err := l.fill(slots(w, layout.Top, c.hubName)); err != nil {
 		return nil, err
 	}
 	w.DType = l.dtype
@@ -169,11 +156,30 @@ func loadWeights(c *Config, ck *safetensors.Checkpoint, where string, report fun
 		}
 	}
 	for i := range c.Layers {
-		if err := l.layer(i, &w.Layers[i]); err != nil {
+		if err := l.layer(i, &w.Layers[i], layout.Layers[i]); err != nil {
 			return nil, err
 		}
 	}
 	return w, l.unexpected()
+}
+
+// slots are the weights of the struct *dst that shapes lists, in the
+// struct's field order, each under the name name gives it; fields name
+// gives "" are left to the caller.
+func slots[T any](dst *T, shapes map[string][]int64, name func(field string) string) []slot {
+	v := reflect.ValueOf(dst).Elem()
+	var out []slot
+	for i := range v.NumField() {
+		field := v.Type().Field(i).Name
+		shape, ok := shapes[field]
+		if !ok {
+			continue
+		}
+		if n := name(field); n != "" {
+			out = append(out, slot{v.Field(i).Addr().Interface().(**backend.Buffer), n, shape})
+		}
+	}
+	return out
 }
 
 // tiedHead accepts an lm_head.weight beside tied embeddings only when it is
@@ -206,178 +212,80 @@ func (l *loader) unexpected() error {
 	return nil
 }
 
-// layer fills one decoder layer's weights.
-func (l *loader) layer(i int, lw *LayerWeights) error {
-	c, spec := l.c, l.c.Layers[i]
-	p := l.c.prefix() + "layers." + strconv.Itoa(i) + "."
-	H := int64(c.Hidden)
-	slots, err := l.attnSlots(p, spec, lw)
-	if err != nil {
-		return err
-	}
-	if c.Arch == "olmo2" {
-		// Norms after attention and MLP only.
-		slots = append(slots, slot{&lw.PostAttnNorm, p + "post_attention_layernorm.weight", []int64{H}},
-			slot{&lw.PostMLPNorm, p + "post_feedforward_layernorm.weight", []int64{H}})
-	} else {
-		slots = append(slots, slot{&lw.AttnNorm, p + "input_layernorm.weight", []int64{H}})
-	}
-	if spec.MLP {
-		I := int64(spec.Intermediate)
-		slots = append(slots, slot{&lw.Down, p + "mlp.down_proj.weight", []int64{H, I}})
-		if c.Arch == "phi3" {
-			if err := l.fused(p+"mlp.gate_up_proj.weight", H, []**backend.Buffer{&lw.Gate, &lw.Up}, I, I); err != nil {
-				return err
-			}
-		} else {
-			slots = append(slots,
-				slot{&lw.Gate, p + "mlp.gate_proj.weight", []int64{I, H}},
-				slot{&lw.Up, p + "mlp.up_proj.weight", []int64{I, H}})
-		}
-		if c.MLPBias {
-			slots = append(slots, slot{&lw.GateBias, p + "mlp.gate_proj.bias", []int64{I}},
-				slot{&lw.UpBias, p + "mlp.up_proj.bias", []int64{I}},
-				slot{&lw.DownBias, p + "mlp.down_proj.bias", []int64{H}})
-		}
-	}
-	if c.Gemma() {
-		slots = append(slots, l.gemmaSlots(p, lw)...)
-	} else if c.Arch != "olmo2" {
-		slots = append(slots, slot{&lw.MLPNorm, p + "post_attention_layernorm.weight", []int64{H}})
-	}
-	if err := l.fill(slots); err != nil {
-		return err
-	}
-	if !spec.MoE {
-		return nil
-	}
-	if c.Arch == "gemma4_text" {
-		return l.packedExperts(p+"experts.", lw)
-	}
-	// Mixtral's block and expert projections have their own names.
-	block, names := "mlp.", [3]string{"gate_proj", "up_proj", "down_proj"}
-	if c.Arch == "mixtral" {
-		block, names = "block_sparse_moe.", [3]string{"w1", "w3", "w2"}
-	}
-	if err := l.fill([]slot{{&lw.Router, p + block + "gate.weight", []int64{int64(c.MoE.Experts), H}}}); err != nil {
-		return err
-	}
-	if s := int64(c.MoE.Shared); s > 0 {
-		sh := p + block + "shared_expert"
-		if err := l.fill([]slot{
-			{&lw.SharedGate, sh + ".gate_proj.weight", []int64{s, H}}, {&lw.SharedUp, sh + ".up_proj.weight", []int64{s, H}},
-			{&lw.SharedDown, sh + ".down_proj.weight", []int64{H, s}}, {&lw.SharedExpertGate, sh + "_gate.weight", []int64{1, H}},
-		}); err != nil {
-			return err
-		}
-	}
-	if _, _, packed := l.ck.Info(p + block + "experts.gate_up_proj"); packed {
-		return l.packedExperts(p+block+"experts.", lw)
-	}
-	return l.perExpert(p+block+"experts.", lw, names)
-}
-
-// attnSlots are a layer's attention weights, but for Phi-3's fused q, k
-// and v projection, which it splits into Q, K and V itself.
-func (l *loader) attnSlots(p string, spec Layer, lw *LayerWeights) ([]slot, error) {
+// layer fills one decoder layer's weights, those of shapes (Layout).
+func (l *loader) layer(i int, lw *LayerWeights, shapes map[string][]int64) error {
 	c := l.c
-	H, D := int64(c.Hidden), int64(spec.HeadDim)
-	q, kv := int64(c.Heads)*D, int64(spec.KVHeads)*D
-	a := p + "self_attn."
-	slots := []slot{{&lw.O, a + "o_proj.weight", []int64{H, q}}}
-	opt := func(on bool, s ...slot) {
-		if on {
-			slots = append(slots, s...)
+	p := c.prefix() + "layers." + strconv.Itoa(i) + "."
+	named := func(field string) string {
+		if n := c.layerHubName(field); n != "" {
+			return p + n
 		}
+		return ""
+	}
+	if err := l.fill(slots(lw, shapes, named)); err != nil {
+		return err
 	}
 	if c.Arch == "phi3" {
-		return slots, l.fused(a+"qkv_proj.weight", H, []**backend.Buffer{&lw.Q, &lw.K, &lw.V}, q, kv, kv)
-	}
-	// A q/k norm is over a head, or over the whole projection (OLMo 2).
-	qn, kn := D, D
-	if c.QKNormFull {
-		qn, kn = q, kv
-	}
-	slots = append(slots, slot{&lw.Q, a + "q_proj.weight", []int64{q, H}})
-	opt(c.QKNorm, slot{&lw.QNorm, a + "q_norm.weight", []int64{qn}})
-	opt(c.QKVBias, slot{&lw.QBias, a + "q_proj.bias", []int64{q}})
-	opt(c.OBias, slot{&lw.OBias, a + "o_proj.bias", []int64{H}})
-	if spec.KVFrom < 0 {
-		slots = append(slots, slot{&lw.K, a + "k_proj.weight", []int64{kv, H}})
-		opt(c.QKNorm, slot{&lw.KNorm, a + "k_norm.weight", []int64{kn}})
-		opt(c.QKVBias, slot{&lw.KBias, a + "k_proj.bias", []int64{kv}})
-		if !spec.KEqV {
-			slots = append(slots, slot{&lw.V, a + "v_proj.weight", []int64{kv, H}})
-			opt(c.QKVBias, slot{&lw.VBias, a + "v_proj.bias", []int64{kv}})
+		// q, k and v stored as one qkv_proj, gate and up as one gate_up_proj.
+		if err := l.fused(p+"self_attn.qkv_proj.weight", shapes, []string{"Q", "K", "V"}, []**backend.Buffer{&lw.Q, &lw.K, &lw.V}); err != nil {
+			return err
+		}
+		if _, ok := shapes["Gate"]; ok {
+			if err := l.fused(p+"mlp.gate_up_proj.weight", shapes, []string{"Gate", "Up"}, []**backend.Buffer{&lw.Gate, &lw.Up}); err != nil {
+				return err
+			}
 		}
 	}
-	return slots, nil
+	if _, ok := shapes["GateExperts"]; !ok {
+		return nil
+	}
+	experts := p + "experts."
+	if !c.Gemma() {
+		experts = p + strings.TrimSuffix(c.layerHubName("Router"), "gate.weight") + "experts."
+	}
+	if _, _, packed := l.ck.Info(experts + "gate_up_proj"); packed || c.Arch == "gemma4_text" {
+		return l.packedExperts(experts, shapes, lw)
+	}
+	// Mixtral's expert projections have their own names.
+	names := [3]string{"gate_proj", "up_proj", "down_proj"}
+	if c.Arch == "mixtral" {
+		names = [3]string{"w1", "w3", "w2"}
+	}
+	return l.perExpert(experts, shapes, lw, names)
 }
 
-// fused reads a projection stored as one [sum(rows), cols] matrix (Phi-3's
-// qkv_proj and gate_up_proj) and splits its rows, in order, into dst:
-// copies, one per part.
-func (l *loader) fused(name string, cols int64, dst []**backend.Buffer, rows ...int64) error {
-	var total int64
-	for _, r := range rows {
-		total += r
+// fused reads a projection stored as one matrix (Phi-3's qkv_proj and
+// gate_up_proj) whose rows are those of fields, in order, and splits them
+// into dst: copies, one per part.
+func (l *loader) fused(name string, shapes map[string][]int64, fields []string, dst []**backend.Buffer) error {
+	var total, cols int64
+	for _, f := range fields {
+		total, cols = total+shapes[f][0], shapes[f][1]
 	}
 	b, err := l.get(name, total, cols)
 	if err != nil {
 		return err
 	}
 	at := 0
-	for i, r := range rows {
-		part := backend.New(ir.Tensor(l.dtype, r, cols))
+	for i, f := range fields {
+		part := backend.New(ir.Tensor(l.dtype, shapes[f]...))
 		at += copy(part.Bytes(), b.Bytes()[at:])
 		*dst[i] = part
 	}
 	return nil
 }
 
-// gemmaSlots are the weights only Gemma layers have (the layer scalar:
-// Gemma 4's).
-func (l *loader) gemmaSlots(p string, lw *LayerWeights) []slot {
-	c := l.c
-	H := int64(c.Hidden)
-	s := []slot{
-		{&lw.PostAttnNorm, p + "post_attention_layernorm.weight", []int64{H}},
-		{&lw.MLPNorm, p + "pre_feedforward_layernorm.weight", []int64{H}},
-		{&lw.PostMLPNorm, p + "post_feedforward_layernorm.weight", []int64{H}},
-	}
-	if c.Arch == "gemma4_text" {
-		s = append(s, slot{&lw.LayerScalar, p + "layer_scalar", []int64{1}})
-	}
-	if c.MoE != nil {
-		E := int64(c.MoE.Experts)
-		s = append(s,
-			slot{&lw.Router, p + "router.proj.weight", []int64{E, H}},
-			slot{&lw.RouterScale, p + "router.scale", []int64{H}},
-			slot{&lw.ExpertScale, p + "router.per_expert_scale", []int64{E}},
-			slot{&lw.PostMLPNorm1, p + "post_feedforward_layernorm_1.weight", []int64{H}},
-			slot{&lw.PreMoENorm, p + "pre_feedforward_layernorm_2.weight", []int64{H}},
-			slot{&lw.PostMoENorm, p + "post_feedforward_layernorm_2.weight", []int64{H}})
-	}
-	if pl := c.PerLayer; pl != nil {
-		P := int64(pl.Hidden)
-		s = append(s,
-			slot{&lw.PerLayerGate, p + "per_layer_input_gate.weight", []int64{P, H}},
-			slot{&lw.PerLayerProj, p + "per_layer_projection.weight", []int64{H, P}},
-			slot{&lw.PerLayerNorm, p + "post_per_layer_input_norm.weight", []int64{H}})
-	}
-	return s
-}
-
 // packedExperts splits gate_up_proj [E, 2I, H] (gate rows first) into
 // GateExperts and UpExperts, and takes down_proj [E, H, I] as it is.
-func (l *loader) packedExperts(p string, lw *LayerWeights) error {
-	E, I, H := int64(l.c.MoE.Experts), int64(l.c.MoE.Intermediate), int64(l.c.Hidden)
+func (l *loader) packedExperts(p string, shapes map[string][]int64, lw *LayerWeights) error {
+	gs := shapes["GateExperts"]
+	E, I, H := gs[0], gs[1], gs[2]
 	var gateUp *backend.Buffer
-	if err := l.fill([]slot{{&gateUp, p + "gate_up_proj", []int64{E, 2 * I, H}}, {&lw.DownExperts, p + "down_proj", []int64{E, H, I}}}); err != nil {
+	if err := l.fill([]slot{{&gateUp, p + "gate_up_proj", []int64{E, 2 * I, H}}, {&lw.DownExperts, p + "down_proj", shapes["DownExperts"]}}); err != nil {
 		return err
 	}
 	half := int(I*H) * l.dtype.Size()
-	gate, up := backend.New(ir.Tensor(l.dtype, E, I, H)), backend.New(ir.Tensor(l.dtype, E, I, H))
+	gate, up := backend.New(ir.Tensor(l.dtype, gs...)), backend.New(ir.Tensor(l.dtype, gs...))
 	src := gateUp.Bytes()
 	for e := range int(E) {
 		copy(gate.Bytes()[e*half:], src[2*e*half:(2*e+1)*half])
@@ -390,22 +298,18 @@ func (l *loader) packedExperts(p string, lw *LayerWeights) error {
 // perExpert stacks mlp.experts.N.{gate,up,down}_proj.weight (Mixtral:
 // block_sparse_moe.experts.N.{w1,w3,w2}.weight: names), one tensor per
 // expert as Qwen3-MoE checkpoints store them, into [E, ...] arrays.
-func (l *loader) perExpert(p string, lw *LayerWeights, names [3]string) error {
-	E, I, H := int64(l.c.MoE.Experts), int64(l.c.MoE.Intermediate), int64(l.c.Hidden)
+func (l *loader) perExpert(p string, shapes map[string][]int64, lw *LayerWeights, names [3]string) error {
 	stacks := []struct {
 		dst   **backend.Buffer
-		proj  string
-		shape []int64
-	}{
-		{&lw.GateExperts, names[0], []int64{I, H}},
-		{&lw.UpExperts, names[1], []int64{I, H}},
-		{&lw.DownExperts, names[2], []int64{H, I}},
-	}
-	for _, s := range stacks {
-		out := backend.New(ir.Tensor(l.dtype, append([]int64{E}, s.shape...)...))
-		n := len(out.Bytes()) / int(E)
-		for e := range int(E) {
-			b, err := l.get(p+strconv.Itoa(e)+"."+s.proj+".weight", s.shape...)
+		field string
+	}{{&lw.GateExperts, "GateExperts"}, {&lw.UpExperts, "UpExperts"}, {&lw.DownExperts, "DownExperts"}}
+	for k, s := range stacks {
+		shape := shapes[s.field]
+		out := backend.New(ir.Tensor(l.dtype, shape...))
+		E := int(shape[0])
+		n := len(out.Bytes()) / E
+		for e := range E {
+			b, err := l.get(p+strconv.Itoa(e)+"."+names[k]+".weight", shape[1:]...)
 			if err != nil {
 				return err
 			}

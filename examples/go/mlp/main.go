@@ -53,7 +53,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "mlp:", err)
 		os.Exit(1)
 	}
-	z := out[0].(*tensor.Tensor)
+	z := out[0]
 	on := *device
 	if on == "" {
 		on = "the default device"

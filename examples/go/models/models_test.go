@@ -12,7 +12,6 @@ import (
 	"github.com/tpucc/tpucc/compile"
 	"github.com/tpucc/tpucc/examples/go/models"
 	"github.com/tpucc/tpucc/frontend/tir"
-	"github.com/tpucc/tpucc/frontend/trace"
 	"github.com/tpucc/tpucc/internal/oracle"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/passes"
@@ -82,12 +81,14 @@ func TestModelsMatchTIR(t *testing.T) {
 			eager := c.model(args)
 			within(t, "eager", eager.Buffer(), want[0])
 
-			tr := trace.New(f.Name)
-			params := make([]*tensor.Tensor, len(f.Params))
+			names := make([]string, len(f.Params))
+			types := make([]ir.Type, len(f.Params))
 			for i, p := range f.Params {
-				params[i] = tensor.Traced(tr.Param(p.Name, p.Type), tr)
+				names[i], types[i] = p.Name, p.Type
 			}
-			traced, err := tr.Finish(c.model(params).Value())
+			traced, err := tensor.Trace(f.Name, names, types, func(params []*tensor.Tensor) ([]*tensor.Tensor, error) {
+				return []*tensor.Tensor{c.model(params)}, nil
+			})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,7 +116,7 @@ func TestModelsMatchTIR(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				within(t, "compiled", out[0].(*tensor.Tensor).Buffer(), want[0])
+				within(t, "compiled", out[0].Buffer(), want[0])
 			}
 			if st := fn.Stats(); st.Compiles != 1 || st.Hits != 1 {
 				t.Errorf("compiled stats %+v, want 1 compile and 1 hit", st)
@@ -129,12 +130,14 @@ func TestModelsMatchTIR(t *testing.T) {
 // compile.Func runs (TestModelsMatchTIR checks its numbers).
 func TestTracedMoEIsRouted(t *testing.T) {
 	shapes := [][]int64{{32, 128}, {128, 8}, {8, 128, 256}, {8, 128, 256}, {8, 256, 128}}
-	tr := trace.New("moe")
-	p := make([]*tensor.Tensor, len(shapes))
+	names := make([]string, len(shapes))
+	types := make([]ir.Type, len(shapes))
 	for i, s := range shapes {
-		p[i] = tensor.Traced(tr.Param(fmt.Sprintf("a%d", i), ir.Tensor(ir.F32, s...)), tr)
+		names[i], types[i] = fmt.Sprintf("a%d", i), ir.Tensor(ir.F32, s...)
 	}
-	m, err := tr.Finish(models.MoEDense(p[0], p[1], p[2], p[3], p[4]).Value())
+	m, err := tensor.Trace("moe", names, types, func(p []*tensor.Tensor) ([]*tensor.Tensor, error) {
+		return []*tensor.Tensor{models.MoEDense(p[0], p[1], p[2], p[3], p[4])}, nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
