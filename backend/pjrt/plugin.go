@@ -46,6 +46,9 @@ type Plugin struct {
 var (
 	loadMu sync.Mutex
 	loaded = map[string]*Plugin{}
+	// openedFiles keeps open (and out of the collector's reach) the
+	// descriptors of libraries opened but refused as plugins.
+	openedFiles []*os.File
 )
 
 // EnvPlugin names the environment variable that selects a plugin's path.
@@ -114,8 +117,11 @@ func loadAs(open, path string, keep *os.File) (_ *Plugin, err error) {
 	}
 	opened := false
 	defer func() {
-		if err != nil && !opened { // an opened library stays loaded, so does the name it has
+		switch {
+		case err != nil && !opened:
 			keep.Close()
+		case err != nil && keep != nil: // an opened library stays loaded, so must the name it has
+			openedFiles = append(openedFiles, keep)
 		}
 	}()
 	st, err := os.Stat(open)

@@ -122,3 +122,33 @@ func TestLoadChecksBeforeOpening(t *testing.T) {
 		t.Errorf("the library that passed the checks was not opened: %v", err)
 	}
 }
+
+// TestPrivateCopy: a plugin is copied once into the private directory, by
+// its real path (a link to it shares the copy); once changed it is copied
+// afresh and its older copy removed.
+func TestPrivateCopy(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("TPUCC_PJRT_CACHE", filepath.Join(t.TempDir(), "cache"))
+	src := filepath.Join(dir, "p.so")
+	os.WriteFile(src, []byte("first"), 0o644)
+	link := filepath.Join(dir, "link.so")
+	os.Symlink(src, link)
+	first, sum, err := privateCopy(src)
+	if err != nil || sum != SHA256([]byte("first")) {
+		t.Fatalf("privateCopy = %s, %s, %v", first, sum, err)
+	}
+	if got, _, err := privateCopy(link); err != nil || got != first {
+		t.Errorf("privateCopy of a link = %s, %v; want the copy %s", got, err, first)
+	}
+	os.WriteFile(src, []byte("second, longer"), 0o644)
+	second, sum, err := privateCopy(src)
+	if err != nil || second == first || sum != SHA256([]byte("second, longer")) {
+		t.Fatalf("privateCopy of the changed file = %s, %s, %v", second, sum, err)
+	}
+	if b, err := os.ReadFile(second); err != nil || string(b) != "second, longer" {
+		t.Errorf("the copy holds %q, %v", b, err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(first), "*")); len(left) != 2 {
+		t.Errorf("private directory holds %v, want the new copy and its hash", left)
+	}
+}

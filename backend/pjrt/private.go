@@ -54,8 +54,8 @@ func privateDir() (string, error) {
 
 // privateCopy returns the copy of the plugin file at src in the private
 // directory and the SHA-256 it had when it was copied. The copy is named
-// by src's path and identity (device, inode, size, modification time), so
-// an unchanged source is not read again; a changed one is copied
+// by src's real path (links resolved) and identity (device, inode, size,
+// modification time), so an unchanged source is not read again; a changed one is copied
 // afresh and its path's older copies removed. src must be a regular file
 // owned by this user or root and writable by no one else: anyone else who
 // can write it decides what runs.
@@ -76,7 +76,11 @@ func privateCopy(src string) (path, sum string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	abs, _ := filepath.Abs(src)
+	abs, err := filepath.EvalSymlinks(src) // one copy for every link to a file
+	if err != nil {
+		return "", "", err
+	}
+	abs, _ = filepath.Abs(abs)
 	sys := st.Sys().(*syscall.Stat_t)
 	id := fmt.Sprintf("%d %d %d %d", sys.Dev, sys.Ino, st.Size(), st.ModTime().UnixNano())
 	prefix := SHA256([]byte(abs))[:16] + "-"

@@ -191,7 +191,7 @@ func cmdBuild(e *env, p *parsed) error {
 		}
 	}
 	if c.emit == "executable" {
-		key, err := signingKey()
+		key, _, err := signingKey()
 		if err != nil {
 			return err
 		}

@@ -175,15 +175,16 @@ func signature(c *buildConfig, f *ir.Func) pjrt.Signature {
 	return s
 }
 
-// signingKey is the user's key for executable files (pjrt.UserKey), nil
-// when none is configured; a key file that is refused is an error naming it.
-func signingKey() ([]byte, error) {
-	key, _, err := pjrt.UserKey()
+// signingKey is the user's key for executable files and its file
+// (pjrt.UserKey), nil when none is configured; a key file that is refused
+// is an error naming it.
+func signingKey() ([]byte, string, error) {
+	key, path, err := pjrt.UserKey()
 	var ke *pjrt.KeyError
 	if errors.As(err, &ke) {
-		return nil, fileErrorf(ke.Path, "signing key: %s", ke.Reason)
+		return nil, "", fileErrorf(ke.Path, "signing key: %s", ke.Reason)
 	}
-	return key, err
+	return key, path, err
 }
 
 // writeExecutable writes the artifact atomically to the -o file, signed

@@ -70,11 +70,10 @@ func runArtifact(e *env, p *parsed, name string, src []byte, o runOutput) error 
 // user's key when one is configured: the file is native code the plugin
 // runs, so with a key only files built with it are run.
 func checkSigned(name string, a *pjrt.Artifact) error {
-	key, err := signingKey()
+	key, path, err := signingKey()
 	if err != nil || key == nil {
 		return err
 	}
-	path, _ := pjrt.KeyFile()
 	switch err := a.Verify(key); {
 	case errors.Is(err, pjrt.ErrUnsigned):
 		return fileErrorf(name, "not signed, and the key %s is set: refusing to run it (rebuild it with tpucc build --emit=executable)", path)
