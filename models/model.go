@@ -70,7 +70,7 @@ func computable(c *hf.Config) error {
 		return fmt.Errorf("models: activation %q is not computed", c.Activation)
 	case c.MoE != nil && c.MoE.Router != "softmax" && c.MoE.Router != "gemma4":
 		return fmt.Errorf("models: router %q is not computed", c.MoE.Router)
-	case !slices.Contains([]string{"qwen3", "qwen3_moe", "gemma4_text", "gemma3_text", "gemma2", "qwen2", "llama", "mistral", "mixtral", "phi3", "granite", "olmo2", "qwen2_moe"}, c.Arch):
+	case !slices.Contains(hf.Architectures, c.Arch): // every family hf loads is computed
 		return fmt.Errorf("models: architecture %q is not computed", c.Arch)
 	}
 	for i, l := range c.Layers {

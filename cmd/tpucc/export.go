@@ -88,6 +88,10 @@ func cmdExport(e *env, p *parsed) error {
 		return err
 	}
 	defer m.Close()
+	// As generate: no position past what the model was made for.
+	if limit := int64(m.Config.MaxPositions); seq > limit {
+		return fmt.Errorf("--seq %d: more slots than the model's max_position_embeddings %d", seq, limit)
+	}
 	sigs := map[string]stepSignature{}
 	files := map[string]string{}
 	for _, s := range []struct {

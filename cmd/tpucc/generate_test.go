@@ -474,3 +474,14 @@ func TestGenerateZeroPositions(t *testing.T) {
 		t.Errorf("exit %d, stderr:\n%s\nwant it to end with %s", r.code, r.stderr, want)
 	}
 }
+
+// export refuses a sequence longer than max_position_embeddings (1024 here)
+// after reading the config, before compiling.
+func TestExportMaxPositions(t *testing.T) {
+	dir := tinyQwen3(t)
+	r := tpucc(t, "", "export", "--model", dir, "--seq", "1025", "-o", t.TempDir())
+	want := "--seq 1025: more slots than the model's max_position_embeddings 1024\n"
+	if r.code != 1 || !strings.HasSuffix(r.stderr, want) || strings.Contains(r.stderr, "compiling") {
+		t.Errorf("exit %d, stderr:\n%s\nwant it to end with %s", r.code, r.stderr, want)
+	}
+}

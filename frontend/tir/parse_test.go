@@ -2,10 +2,12 @@ package tir
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -278,5 +280,51 @@ func TestBudgets(t *testing.T) {
 	src = "func @main(%a: " + ranked(MaxRank) + ") -> " + ranked(MaxRank) + " {\n  return %a\n}\n"
 	if _, err := Parse("r.tir", []byte(src)); err != nil {
 		t.Errorf("rank %d: %v", MaxRank, err)
+	}
+}
+
+// TestParseMemoryLinear: what Parse allocates per byte of source stays the
+// same from a program to one four times its size, for the shapes a hostile
+// file grows in (parameters, a literal's elements, instructions): parsing is
+// linear in the source, so MaxSource bounds its memory (about 600 bytes
+// allocated and 200 live per byte of source).
+func TestParseMemoryLinear(t *testing.T) {
+	shapes := map[string]func(n int) string{
+		"params": func(n int) string {
+			ps := make([]string, n)
+			for i := range ps {
+				ps[i] = fmt.Sprintf("%%a%d: f32[1]", i)
+			}
+			return "func @main(" + strings.Join(ps, ", ") + ") -> f32[1] {\n  return %a0\n}\n"
+		},
+		"literal": func(n int) string {
+			elems := strings.TrimSuffix(strings.Repeat("1.5, ", n), ", ")
+			return fmt.Sprintf("func @main() -> f32[%d] {\n  %%b = constant [%s] : f32[%d]\n  return %%b\n}\n", n, elems, n)
+		},
+		"instructions": func(n int) string {
+			var b strings.Builder
+			b.WriteString("func @main(%a: f32[2]) -> f32[2] {\n  %b0 = neg %a\n")
+			for i := 1; i < n; i++ {
+				fmt.Fprintf(&b, "  %%b%d = neg %%b%d\n", i, i-1)
+			}
+			fmt.Fprintf(&b, "  return %%b%d\n}\n", n-1)
+			return b.String()
+		},
+	}
+	perByte := func(src string) float64 {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		if _, err := Parse("m.tir", []byte(src)); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		return float64(after.TotalAlloc-before.TotalAlloc) / float64(len(src))
+	}
+	for name, gen := range shapes {
+		small, large := perByte(gen(1000)), perByte(gen(4000))
+		if large > 1.5*small || large > 1000 {
+			t.Errorf("%s: %.0f bytes allocated per byte of source at 1000, %.0f at 4000", name, small, large)
+		}
 	}
 }

@@ -27,7 +27,7 @@ import (
 
 // Config is a model's config.json, resolved per layer.
 type Config struct {
-	Arch         string // model_type: "qwen3", "qwen3_moe", "gemma4_text", "gemma3_text", "gemma2", "llama", "mistral", "mixtral", "phi3", "granite", "olmo2", "qwen2", "qwen2_moe"
+	Arch         string // model_type: one of Architectures
 	Vocab        int
 	Hidden       int
 	Heads        int // query heads of every layer

@@ -151,13 +151,16 @@ func qwenMoE(f *fields, c *Config, arch string, n int) func(int) bool {
 		f.fail("decoder_sparse_step", "must be positive")
 		step = 1
 	}
-	only := f.ints("mlp_only_layers")
-	for _, i := range only {
+	// A set: the list may repeat a layer, and searching it for each layer
+	// was quadratic (a 2 MB list of zeros took 9 s).
+	only := map[int]bool{}
+	for _, i := range f.ints("mlp_only_layers") {
 		if i >= n {
 			f.fail("mlp_only_layers", "layer %d does not exist (num_hidden_layers is %d)", i, n)
 		}
+		only[i] = true
 	}
-	return func(i int) bool { return !slices.Contains(only, i) && (i+1)%step == 0 }
+	return func(i int) bool { return !only[i] && (i+1)%step == 0 }
 }
 
 // qwenExperts reads num_experts, which transformers writes as

@@ -73,13 +73,17 @@ func openIndex(dir, path string) (*Checkpoint, error) {
 	if len(ix.WeightMap) == 0 {
 		return nil, fmt.Errorf("%s: no weight_map", path)
 	}
+	// A set, not a search of the list: an index naming a shard per tensor
+	// made the search quadratic (100000 tensors took a minute).
 	var shards []string
+	seen := map[string]bool{}
 	for _, name := range sortedKeys(ix.WeightMap) {
 		shard := ix.WeightMap[name]
 		if shard == "" || shard != filepath.Base(shard) || shard == "." || shard == ".." || strings.ContainsAny(shard, `/\`) {
 			return nil, fmt.Errorf("%s: tensor %q: shard %q is not a file name in the model directory", path, name, shard)
 		}
-		if !slices.Contains(shards, shard) {
+		if !seen[shard] {
+			seen[shard] = true
 			shards = append(shards, shard)
 		}
 	}

@@ -1,6 +1,7 @@
 package safetensors
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -106,6 +107,28 @@ func TestShardErrors(t *testing.T) {
 		if err == nil || err.Error() != want {
 			t.Errorf("%s:\n got %v\nwant %s", c.name, err, want)
 		}
+	}
+}
+
+// An index naming a shard per tensor (100000 of them, 3 MB) is read in
+// linear time and refused at its first missing shard: the shards were
+// collected by searching the list, which took a minute for this file and
+// hours for one of the 64 MiB an index may have.
+func TestIndexManyShards(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"weight_map": {`)
+	for i := range 100000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"t%d": "s%d.safetensors"`, i, i)
+	}
+	b.WriteString("}}")
+	dir := t.TempDir()
+	writeRaw(t, dir, IndexFile, []byte(b.String()))
+	_, err := Open(dir)
+	if want := "open " + filepath.Join(dir, "s0.safetensors") + ": no such file or directory"; err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
 	}
 }
 

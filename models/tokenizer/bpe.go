@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 	"unicode/utf8"
 )
@@ -127,14 +128,52 @@ func (t *Tokenizer) matchAdded(s string, normalized bool) []piece {
 	return out
 }
 
+// addedAt is the longest added token (of the normalized kind or not) that
+// s starts with, the first listed among equals; nil if none. t.added is
+// sorted by kind, then content, so this is a binary search rather than a
+// scan: a tokenizer.json of 200000 added tokens took 3 s to encode a
+// kilobyte of text by scanning them at every byte.
 func (t *Tokenizer) addedAt(s string, normalized bool) *added {
-	for i := range t.added {
-		a := &t.added[i]
-		if a.normalized == normalized && strings.HasPrefix(s, a.content) {
-			return a
+	lo, _ := slices.BinarySearchFunc(t.added, normalized, func(a added, n bool) int { return cmpBool(a.normalized, n) })
+	list := t.added[lo:]
+	list = list[:sort.Search(len(list), func(i int) bool { return list[i].normalized != normalized })]
+	x := s
+	for {
+		// The largest content ≤ x: if it is a prefix of x, no longer one
+		// is (it would sort between them); if not, every content that is
+		// a prefix of x is one of x[:lcp], and the search goes on there.
+		j := sort.Search(len(list), func(i int) bool { return list[i].content > x }) - 1
+		if j < 0 {
+			return nil
 		}
+		c := list[j].content
+		if strings.HasPrefix(x, c) {
+			for j > 0 && list[j-1].content == c {
+				j--
+			}
+			return &list[j]
+		}
+		x = x[:commonPrefix(c, x)]
 	}
-	return nil
+}
+
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // word encodes one pre-tokenized piece: its bytes mapped to the alphabet

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/tpucc/tpucc/models/internal/jsonstrict"
@@ -373,7 +374,13 @@ func (t *Tokenizer) readAdded(list []addedToken) error {
 		}
 		t.added = append(t.added, added{id: a.ID, content: content, normalized: a.Normalized})
 	}
-	// Leftmost-longest matching: at a position the longest content wins.
-	slices.SortStableFunc(t.added, func(a, b added) int { return len(b.content) - len(a.content) })
+	// Sorted by content, for addedAt's search; stable, so that of equal
+	// contents the first listed is found.
+	slices.SortStableFunc(t.added, func(a, b added) int {
+		if a.normalized != b.normalized {
+			return cmpBool(a.normalized, b.normalized)
+		}
+		return strings.Compare(a.content, b.content)
+	})
 	return nil
 }

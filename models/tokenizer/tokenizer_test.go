@@ -3,6 +3,7 @@ package tokenizer
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -226,6 +227,51 @@ func TestTemplate(t *testing.T) {
 	} {
 		if _, err := Parse(tiny(nil, template(c.single, c.special))); err == nil || err.Error() != c.want {
 			t.Errorf("got %v\nwant %s", err, c.want)
+		}
+	}
+}
+
+// TestAddedAtMatchesScan: the binary search over added tokens finds what
+// scanning them finds: the longest content s starts with, of the kind asked
+// for, the first listed among equal contents.
+func TestAddedAtMatchesScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	word := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = "ab<>"[rng.IntN(4)]
+		}
+		return string(b)
+	}
+	for trial := range 200 {
+		tok := &Tokenizer{}
+		var listed []added
+		for i := range 1 + rng.IntN(30) {
+			a := added{id: i, content: word(1 + rng.IntN(4)), normalized: rng.IntN(3) == 0}
+			listed = append(listed, a)
+			tok.added = append(tok.added, a)
+		}
+		slices.SortStableFunc(tok.added, func(a, b added) int {
+			if a.normalized != b.normalized {
+				return cmpBool(a.normalized, b.normalized)
+			}
+			return strings.Compare(a.content, b.content)
+		})
+		for range 50 {
+			s, norm := word(rng.IntN(7)), rng.IntN(2) == 0
+			want := -1
+			for _, a := range listed {
+				if a.normalized == norm && strings.HasPrefix(s, a.content) && (want < 0 || len(a.content) > len(listed[want].content)) {
+					want = a.id
+				}
+			}
+			got := -1
+			if a := tok.addedAt(s, norm); a != nil {
+				got = a.id
+			}
+			if got != want {
+				t.Fatalf("trial %d: addedAt(%q, %v) = %d, want %d; tokens %+v", trial, s, norm, got, want, listed)
+			}
 		}
 	}
 }
