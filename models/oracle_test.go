@@ -75,7 +75,9 @@ func oracleDirs(t *testing.T) string {
 		}
 		// Made in a private directory and renamed into place, so that two
 		// test processes never see each other's half-written checkpoints.
-		if err := os.MkdirAll(filepath.Dir(oracleRoot), 0o755); err != nil {
+		// 0700: a tpucc directory made here is the runtime's default cache,
+		// which is refused unless it is owner-only.
+		if err := os.MkdirAll(filepath.Dir(oracleRoot), 0o700); err != nil {
 			oracleErr = err
 			return
 		}

@@ -190,8 +190,10 @@ func (c *Cache) lookup(k fullKey, target string, want *ir.Func, times *StageTime
 	c.misses.Add(1)
 	c.corrupt.Add(1)
 	// Another process may have replaced the file since it was read; removing
-	// its good entry only costs that process's next reader a compile.
-	_ = os.Remove(path)
+	// its good entry only costs that process's next reader a compile. A
+	// directory at the name goes with what it holds: left there, it made
+	// the rewrite's rename fail and every later run drop it again.
+	_ = os.RemoveAll(path)
 	c.mu.Lock()
 	first := !c.warned[path]
 	c.warned[path] = true

@@ -48,6 +48,9 @@ func TestEntriesThatAreNotRegularFilesAreRefused(t *testing.T) {
 			return os.Symlink(elsewhere, p)
 		}},
 		{"directory", "it is not a regular file (mode drwx------)", func(p string, _ []byte) error { return os.Mkdir(p, 0o700) }},
+		{"directory with files", "it is not a regular file (mode drwx------)", func(p string, _ []byte) error {
+			return os.MkdirAll(filepath.Join(p, "sub"), 0o700)
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := cacheDir(t)

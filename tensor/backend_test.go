@@ -100,12 +100,13 @@ func TestDefaultEager(t *testing.T) {
 			" is writable by others (mode 0777): refusing to load code from it\nchild: backend=reference sum=[3 3 3]\n"},
 		{tensor.EagerEnv + "=llvm", "child: backend=llvm sum=[3 3 3]\n"},
 	}
-	// The child's temporary directory is the test's: the llvm backend
-	// makes a private object cache there when it refuses the shared one.
+	// The child's temporary and user cache directories are the test's: the
+	// llvm backend falls back to the user's default object cache (else one
+	// in TMPDIR) when it refuses the shared one.
 	tmp := t.TempDir()
 	for _, c := range cases {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestDefaultEagerChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), "TPUCC_TEST_EAGER_CHILD=1", "TMPDIR="+tmp, c.env)
+		cmd.Env = append(os.Environ(), "TPUCC_TEST_EAGER_CHILD=1", "TMPDIR="+tmp, "XDG_CACHE_HOME="+tmp, c.env)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", c.env, err, out)

@@ -49,12 +49,14 @@ func findToolchain() (*toolchain, error) {
 			tcErr = fmt.Errorf("the llvm backend needs clang on PATH (make clang installs it): %v", err)
 			return
 		}
-		out, err := exec.Command(path, "--version").Output()
-		if err != nil {
+		cmd := exec.Command(path, "--version")
+		var out bytes.Buffer
+		cmd.Stdout = &out
+		if err := runTool(cmd); err != nil {
 			tcErr = fmt.Errorf("running %s --version: %v", path, err)
 			return
 		}
-		first, _, _ := strings.Cut(string(out), "\n")
+		first, _, _ := strings.Cut(out.String(), "\n")
 		tc = &toolchain{clang: path, version: strings.TrimSpace(first), features: cpuFeatures()}
 	})
 	return tc, tcErr

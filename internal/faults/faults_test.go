@@ -110,6 +110,9 @@ type dirs struct{ llvm, cache, tmp string }
 // persistent program cache.
 func newDirs(t *testing.T, withCache bool) dirs {
 	t.Helper()
+	if _, err := exec.LookPath("clang"); err != nil {
+		t.Skip("the llvm backend needs clang (make clang installs it)")
+	}
 	base := t.TempDir()
 	d := dirs{llvm: filepath.Join(base, "llvm"), tmp: filepath.Join(base, "tmp")}
 	if withCache {
