@@ -88,8 +88,9 @@ func matchMoE(in *ir.Instr) (*moeLayer, string) {
 	return l, rule
 }
 
-// matchCombineDot: dot_general of combine [T,E] and expert outputs (roles
-// "ETH" or "EHT"), batched over T and contracted over E, in either order.
+// matchCombineDot: dot_general of combine [T,E] and expert outputs (their
+// dims T, E and H in any order), batched over T and contracted over E, in
+// either operand order. contract makes every sum over experts this.
 func matchCombineDot(in *ir.Instr) *moeLayer {
 	a := in.Attr.(*ir.DotAttr)
 	if len(a.LhsBatch) != 1 || len(a.LhsContract) != 1 {
