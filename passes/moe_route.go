@@ -36,7 +36,6 @@ import (
 // moeLayer is one matched layer: everything the rewrite needs.
 type moeLayer struct {
 	root    *ir.Instr                     // the sum over experts; its result is replaced
-	out     []byte                        // roles of the root's result dims: "TH" or "HT"
 	x       *ir.Value                     // the tokens [T,H]
 	ids     *ir.Value                     // expert ids [T,K] (top_k indices over E experts)
 	weights func(b *ir.Builder) *ir.Value // builds the [T,K] weights
@@ -88,8 +87,9 @@ func matchMoE(in *ir.Instr) (*moeLayer, string) {
 	return l, rule
 }
 
-// matchCombineDot: dot_general of combine [T,E] and expert outputs (roles
-// "ETH" or "EHT"), batched over T and contracted over E, in either order.
+// matchCombineDot: dot_general of combine [T,E] and expert outputs (their
+// dims T, E and H in any order), batched over T and contracted over E, in
+// either operand order. contract makes every sum over experts this.
 func matchCombineDot(in *ir.Instr) *moeLayer {
 	a := in.Attr.(*ir.DotAttr)
 	if len(a.LhsBatch) != 1 || len(a.LhsContract) != 1 {
@@ -109,8 +109,7 @@ func matchCombineDot(in *ir.Instr) *moeLayer {
 		if l == nil || l.outRoles[eb] != 'T' || l.outRoles[ec] != 'E' {
 			continue
 		}
-		out := []byte("TH") // batch, then the free dim of either operand
-		return l.finish(in, out, comb)
+		return l.finish(in, comb) // [T,H]: batch, then the free dim of either operand
 	}
 	return nil
 }
@@ -122,7 +121,7 @@ type expertsMatch struct {
 }
 
 // finish checks combine against the experts and proves it sparse.
-func (m *expertsMatch) finish(root *ir.Instr, out []byte, comb *ir.Value) *moeLayer {
+func (m *expertsMatch) finish(root *ir.Instr, comb *ir.Value) *moeLayer {
 	l := m.moeLayer
 	t := l.x.Type.Shape[0].Size
 	if comb.Type.Dims()[0] != t || comb.Type.Dims()[1] != l.e || comb.Type.DType != root.Result().Type.DType {
@@ -132,7 +131,7 @@ func (m *expertsMatch) finish(root *ir.Instr, out []byte, comb *ir.Value) *moeLa
 	if !ok || ids.Type.Dims()[0] != t {
 		return nil
 	}
-	l.root, l.out, l.ids, l.weights = root, out, ids, weights
+	l.root, l.ids, l.weights = root, ids, weights
 	l.k = ids.Type.Dims()[1]
 	return &l
 }

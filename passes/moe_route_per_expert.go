@@ -57,7 +57,7 @@ func matchPerExpertSum(in *ir.Instr) *moeLayer {
 			return nil
 		}
 	}
-	return m.finish(in, []byte("TH"), first.comb)
+	return m.finish(in, first.comb)
 }
 
 // collectSum lists the leaves of a tree of same-shaped adds.

@@ -68,9 +68,6 @@ func rewriteMoE(f *ir.Func, l *moeLayer) {
 	back3 := b.Typed(ir.OpReshape, nil, &tkh, back)
 	w := b.Typed(ir.OpBroadcast, &ir.DimsAttr{Dims: []int64{0, 1}}, &tkh, l.weights(b))
 	y := b.Op1(ir.OpReduceSum, &ir.AxesAttr{Axes: []int64{1}}, b.Op1(ir.OpMul, nil, back3, w))
-	if string(l.out) == "HT" {
-		y = b.Op1(ir.OpTranspose, &ir.PermAttr{Perm: []int64{1, 0}}, y)
-	}
 	f.ReplaceUses(l.root.Result(), y)
 }
 

@@ -26,15 +26,15 @@ const (
 
 // spelling picks one way to write each part of the layer.
 type spelling struct {
-	scores  string // softmax, softmax-renorm, sigmoid, sigmoid-renorm, logits-softmax
+	scores  string // softmax, softmax-renorm, sigmoid, sigmoid-renorm, sigmoid-bias, logits-softmax
 	combine string // onehot-sum, onehot-dot, masked, iota, onehot-transposed
 	hf      bool   // gate and up weights [E,F,H] (Hugging Face) rather than [E,H,F]
-	proj    string // x-left, w-left, batched, product
+	proj    string // x-left, w-left, w-left-xt (W·xᵀ), batched, product
 	downHF  bool   // down weights [E,H,F] rather than [E,F,H]
 	down    string // act-left, w-left, product
 	sum     string // dot, product, product-transposed, product-reshaped, per-expert, stacked
 	shared  bool   // a dense shared expert added beside
-	miss    string // a near miss ("" for none): soft, not-topk, leak, wrong-axis, order
+	miss    string // a near miss ("" for none): soft, not-topk, ids-computed, leak, wrong-axis, order
 }
 
 func (s spelling) String() string {
@@ -43,21 +43,22 @@ func (s spelling) String() string {
 
 // The values of each choice.
 var (
-	spScores   = []string{"softmax", "softmax-renorm", "sigmoid", "sigmoid-renorm", "logits-softmax"}
+	spScores   = []string{"softmax", "softmax-renorm", "sigmoid", "sigmoid-renorm", "sigmoid-bias", "logits-softmax"}
 	spCombines = []string{"onehot-sum", "onehot-dot", "masked", "iota", "onehot-transposed"}
-	spProjs    = []string{"x-left", "w-left", "batched", "product"}
+	spProjs    = []string{"x-left", "w-left", "w-left-xt", "batched", "product"}
 	spDowns    = []string{"act-left", "w-left", "product"}
 	spSums     = []string{"dot", "product", "product-transposed", "product-reshaped", "per-expert", "stacked"}
 )
 
-// spellings lists the cases: 90 drawn from the product of the choices with a
-// fixed seed (the whole product, 28800, would take minutes), every sum form
-// with every score form at least thrice; TestMoESpellingsCover checks that
-// each value of each choice is drawn beside each value of every other.
+// spellings lists the cases: 120 drawn from the product of the choices with a
+// fixed seed (the whole product, 43200, would take minutes), every sum form
+// with every score form at least thrice (i walks both); TestMoESpellingsCover
+// checks that each value of each choice is drawn beside each value of every
+// other (the seed is one for which that holds).
 func spellings() []spelling {
-	r := rand.New(rand.NewSource(28))
+	r := rand.New(rand.NewSource(5))
 	var out []spelling
-	for i := 0; i < 90; i++ {
+	for i := 0; i < 120; i++ {
 		s := spelling{
 			scores:  spScores[i%len(spScores)],
 			combine: spCombines[r.Intn(len(spCombines))],
@@ -65,7 +66,7 @@ func spellings() []spelling {
 			proj:    spProjs[r.Intn(len(spProjs))],
 			downHF:  r.Intn(2) == 1,
 			down:    spDowns[r.Intn(len(spDowns))],
-			sum:     spSums[i%len(spSums)],
+			sum:     spSums[(i/len(spScores))%len(spSums)],
 			shared:  r.Intn(2) == 1,
 		}
 		if s.combine == "masked" && s.scores == "logits-softmax" {
@@ -139,6 +140,23 @@ func (l *layer) router() {
 		l.topK("%logits", "%top_l", tk)
 		l.emit("%%w = softmax %%top_l {axis=1}")
 		return
+	case "sigmoid-bias":
+		// DeepSeek-V3: experts chosen by the scores plus a bias, weighted by
+		// the scores themselves (gathered by a one-hot sum), renormalised.
+		l.emit("%%dense = sigmoid %%logits")
+		l.emit("%%bias_i = iota {axis=1} : f32[%d,%d]", spT, spE)
+		l.emit("%%bias_c = constant 0.1 : f32[]")
+		l.emit("%%bias_cb = broadcast %%bias_c {dims=[]} : f32[%d,%d]", spT, spE)
+		l.emit("%%bias = mul %%bias_i, %%bias_cb")
+		l.emit("%%biased = add %%dense, %%bias")
+		l.topK("%biased", "%top_b", tk)
+		l.emit("%%sel = one_hot %%ids {depth=%d} : f32[%d,%d,%d]", spE, spT, spK, spE)
+		l.emit("%%dense_b = broadcast %%dense {dims=[0,2]} : f32[%d,%d,%d]", spT, spK, spE)
+		l.emit("%%picked = mul %%sel, %%dense_b")
+		l.emit("%%top_w = reduce_sum %%picked {axes=[2]}")
+		l.emit("%%top_sum = reduce_sum %%top_w {axes=[1], keepdims=true}")
+		l.emit("%%w = div %%top_w, %%top_sum")
+		return
 	}
 	l.topK("%dense", "%top_w", tk)
 	if strings.HasSuffix(l.scores, "renorm") {
@@ -150,9 +168,20 @@ func (l *layer) router() {
 }
 
 // topK defines vals = the top k of src and %ids, its indices; for the
-// not-topk near miss, %ids are another top_k's, over F features.
+// not-topk near miss, %ids are another top_k's, over F features; for
+// ids-computed, not a top_k's at all.
 func (l *layer) topK(src, vals, tk string) {
-	if l.miss != "not-topk" {
+	switch l.miss {
+	case "not-topk":
+	case "ids-computed":
+		// Ids made from the scores by arithmetic: they may repeat or fall
+		// outside [0, E).
+		l.emit("%s, %%unused = top_k %s {k=%d} : %s", vals, src, spK, tk)
+		l.emit("%%ids_s = slice %%logits {start=[0,0], limit=[%d,%d]} : f32[%d,%d]", spT, spK, spT, spK)
+		l.emit("%%ids_a = abs %%ids_s")
+		l.emit("%%ids = convert %%ids_a : i32[%d,%d]", spT, spK)
+		return
+	default:
 		l.emit("%s, %%ids = top_k %s {k=%d} : %s", vals, src, spK, tk)
 		return
 	}
@@ -274,6 +303,10 @@ func (l *layer) projection(name, stack string) string {
 		return "TEF"
 	case "w-left":
 		l.emit("%%%s = dot_general %s, %%x {lhs_contract=[%d], rhs_contract=[1]} : f32[%d,%d,%d]", name, stack, hc, spE, spF, spT)
+		return "EFT"
+	case "w-left-xt":
+		l.emit("%%%s_xt = transpose %%x {perm=[1,0]} : f32[%d,%d]", name, spH, spT)
+		l.emit("%%%s = dot_general %s, %%%s_xt {lhs_contract=[%d], rhs_contract=[0]} : f32[%d,%d,%d]", name, stack, name, hc, spE, spF, spT)
 		return "EFT"
 	case "batched":
 		l.emit("%%%s_x = broadcast %%x {dims=[1,2]} : f32[%d,%d,%d]", name, spE, spT, spH)
@@ -415,9 +448,9 @@ func TestMoESpellings(t *testing.T) {
 // zero outside each token's top-k stay dense.
 func TestMoESpellingsNearMiss(t *testing.T) {
 	base := spellings()
-	for i, miss := range []string{"soft", "not-topk", "leak", "wrong-axis", "order"} {
+	for i, miss := range []string{"soft", "not-topk", "ids-computed", "leak", "wrong-axis", "order"} {
 		for j := 0; j < 6; j++ {
-			s := base[i*6+j] // every sum form once per miss
+			s := base[j*len(spScores)+(i+j)%len(spScores)] // sum form j, scores varying
 			s.miss = miss
 			if miss == "wrong-axis" && (s.sum == "per-expert" || s.sum == "stacked") {
 				s.sum = "product-transposed"
