@@ -38,7 +38,6 @@ var kernelOps = map[ir.Op]bool{
 var refOps = map[ir.Op]string{
 	ir.OpCumsum:             "cumsum has no kernel yet",
 	ir.OpScatterAdd:         "scatter_add has no kernel yet",
-	ir.OpDynamicSlice:       "dynamic_slice has no kernel yet",
 	ir.OpDynamicUpdateSlice: "dynamic_update_slice has no kernel yet, except into a donated parameter (donate.go)",
 }
 

@@ -205,3 +205,16 @@ func TestArgReduce(t *testing.T) {
 		})
 	}
 }
+
+// TestDynamicSlice: dynamic_slice is an expression; starts below 0 or past
+// dim-size are clamped, of signed and unsigned dtypes, on i1, integer, f32
+// and half operands.
+func TestDynamicSlice(t *testing.T) {
+	runOpCases(t, "dynamic_slice", []opCase{
+		{args: []ir.Type{tt(ir.F32, 5, 6), tt(ir.I32), tt(ir.I32)}, vals: [][]int64{nil, {-3}, {4}}, instr: "dynamic_slice %a0, %a1, %a2 {sizes=[2,3]} : f32[2,3]", res: []string{"f32[2,3]"}},
+		{args: []ir.Type{tt(ir.F32, 5, 6), tt(ir.I64), tt(ir.I64)}, vals: [][]int64{nil, {1}, {2}}, instr: "dynamic_slice %a0, %a1, %a2 {sizes=[4,4]} : f32[4,4]", res: []string{"f32[4,4]"}},
+		{args: []ir.Type{tt(ir.I1, 7), tt(ir.U8)}, vals: [][]int64{{1, 0, 0, 1, 1, 0, 1}, {250}}, instr: "dynamic_slice %a0, %a1 {sizes=[3]} : i1[3]", res: []string{"i1[3]"}},
+		{args: []ir.Type{tt(ir.BF16, 2, 3, 8), tt(ir.U32), tt(ir.U32), tt(ir.U32)}, vals: [][]int64{nil, {1}, {0}, {4294967295}}, instr: "dynamic_slice %a0, %a1, %a2, %a3 {sizes=[1,3,4]} : bf16[1,3,4]", res: []string{"bf16[1,3,4]"}},
+		{args: []ir.Type{tt(ir.I32, 4), tt(ir.I32)}, vals: [][]int64{{10, 20, 30, 40}, {2}}, instr: "dynamic_slice %a0, %a1 {sizes=[4]} : i32[4]", res: []string{"i32[4]"}},
+	})
+}
