@@ -218,3 +218,22 @@ func TestDynamicSlice(t *testing.T) {
 		{args: []ir.Type{tt(ir.I32, 4), tt(ir.I32)}, vals: [][]int64{{10, 20, 30, 40}, {2}}, instr: "dynamic_slice %a0, %a1 {sizes=[4]} : i32[4]", res: []string{"i32[4]"}},
 	})
 }
+
+// TestCumsum: the prefix sum along each axis, bit for bit with the
+// reference executor: floats summed in f64 and rounded at each element
+// (values whose f32 running sum would differ), integers wrapping.
+func TestCumsum(t *testing.T) {
+	big, tiny := int64(0x4b800000), int64(0x3f800000) // 2^24 and 1 as f32 bits: 2^24+1+1 needs f64
+	nan, inf := int64(0x7fc00000), int64(0x7f800000)
+	runOpCases(t, "cumsum", []opCase{
+		{args: []ir.Type{tt(ir.F32, 5)}, vals: [][]int64{{big, tiny, tiny, tiny, tiny}}, raw: true, instr: "cumsum %a0 {axis=0} : f32[5]", res: []string{"f32[5]"}},
+		{args: []ir.Type{tt(ir.F32, 2, 3)}, vals: [][]int64{{tiny, inf, tiny, nan, tiny, big}}, raw: true, instr: "cumsum %a0 {axis=1} : f32[2,3]", res: []string{"f32[2,3]"}},
+		{args: []ir.Type{tt(ir.F32, 4, 3, 5)}, instr: "cumsum %a0 {axis=1} : f32[4,3,5]", res: []string{"f32[4,3,5]"}},
+		{args: []ir.Type{tt(ir.BF16, 6, 4)}, instr: "cumsum %a0 {axis=0} : bf16[6,4]", res: []string{"bf16[6,4]"}},
+		{args: []ir.Type{tt(ir.F16, 3, 7)}, instr: "cumsum %a0 {axis=1} : f16[3,7]", res: []string{"f16[3,7]"}},
+		{args: []ir.Type{tt(ir.I8, 4)}, vals: [][]int64{{100, 100, -128, 5}}, instr: "cumsum %a0 {axis=0} : i8[4]", res: []string{"i8[4]"}},
+		{args: []ir.Type{tt(ir.U32, 3)}, vals: [][]int64{{4294967295, 2, 7}}, instr: "cumsum %a0 {axis=0} : u32[3]", res: []string{"u32[3]"}},
+		{args: []ir.Type{tt(ir.I64, 2, 2)}, vals: [][]int64{{1 << 62, 1 << 62, -1, -2}}, instr: "cumsum %a0 {axis=0} : i64[2,2]", res: []string{"i64[2,2]"}},
+		{args: []ir.Type{tt(ir.I32, 1)}, vals: [][]int64{{-7}}, instr: "cumsum %a0 {axis=0} : i32[1]", res: []string{"i32[1]"}},
+	})
+}
