@@ -237,3 +237,22 @@ func TestCumsum(t *testing.T) {
 		{args: []ir.Type{tt(ir.I32, 1)}, vals: [][]int64{{-7}}, instr: "cumsum %a0 {axis=0} : i32[1]", res: []string{"i32[1]"}},
 	})
 }
+
+// TestScatterAdd: duplicates accumulate in index order, indices outside
+// [0, n) are dropped, any axis, signed and unsigned indices, floats
+// (a NaN payload of x kept where no update lands) and wrapping integers,
+// bit for bit with the reference executor.
+func TestScatterAdd(t *testing.T) {
+	snan, one := int64(0x7f800001), int64(0x3f800000)
+	runOpCases(t, "scatter_add", []opCase{
+		{args: []ir.Type{tt(ir.F32, 4, 3), tt(ir.I32, 5), tt(ir.F32, 5, 3)}, vals: [][]int64{nil, {2, -1, 2, 4, 0}}, instr: "scatter_add %a0, %a1, %a2 {axis=0} : f32[4,3]", res: []string{"f32[4,3]"}},
+		{args: []ir.Type{tt(ir.F32, 3), tt(ir.U8, 2), tt(ir.F32, 2)}, vals: [][]int64{{snan, one, one}, {1, 255}, {one, one}}, raw: true, instr: "scatter_add %a0, %a1, %a2 {axis=0} : f32[3]", res: []string{"f32[3]"}},
+		{args: []ir.Type{tt(ir.BF16, 2, 5, 3), tt(ir.I64, 2, 2), tt(ir.BF16, 2, 2, 2, 3)}, vals: [][]int64{nil, {4, 4, 0, 9}}, instr: "scatter_add %a0, %a1, %a2 {axis=1} : bf16[2,5,3]", res: []string{"bf16[2,5,3]"}},
+		{args: []ir.Type{tt(ir.F16, 3, 4), tt(ir.I8, 3), tt(ir.F16, 3, 3)}, vals: [][]int64{nil, {3, -128, 3}}, instr: "scatter_add %a0, %a1, %a2 {axis=1} : f16[3,4]", res: []string{"f16[3,4]"}},
+		{args: []ir.Type{tt(ir.I8, 3), tt(ir.I32, 3), tt(ir.I8, 3)}, vals: [][]int64{{120, 0, -128}, {0, 0, 2}, {5, 10, -1}}, instr: "scatter_add %a0, %a1, %a2 {axis=0} : i8[3]", res: []string{"i8[3]"}},
+		// Index -1 would land in the previous row, index n in the next one.
+		{args: []ir.Type{tt(ir.I32, 2, 3), tt(ir.I32, 2), tt(ir.I32, 2, 2)}, vals: [][]int64{{1, 2, 3, 4, 5, 6}, {3, -1}, {10, 20, 30, 40}}, instr: "scatter_add %a0, %a1, %a2 {axis=1} : i32[2,3]", res: []string{"i32[2,3]"}},
+		{args: []ir.Type{tt(ir.U32, 2, 2), tt(ir.U32, 1), tt(ir.U32, 2, 1)}, vals: [][]int64{{4294967295, 1, 2, 3}, {1}, {1, 4294967295}}, instr: "scatter_add %a0, %a1, %a2 {axis=1} : u32[2,2]", res: []string{"u32[2,2]"}},
+		{args: []ir.Type{tt(ir.F32, 64, 16), tt(ir.I32, 100), tt(ir.F32, 100, 16)}, instr: "scatter_add %a0, %a1, %a2 {axis=0} : f32[64,16]", res: []string{"f32[64,16]"}},
+	})
+}
