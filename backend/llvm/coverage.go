@@ -29,15 +29,13 @@ var planned = map[ir.Op]string{
 var kernelOps = map[ir.Op]bool{
 	ir.OpDotGeneral: true, ir.OpRaggedDot: true, ir.OpSoftmax: true, ir.OpLogSoftmax: true,
 	ir.OpRMSNorm: true, ir.OpLayerNorm: true, ir.OpTopK: true, ir.OpArgsort: true, ir.OpTake: true,
-	ir.OpArgmax: true, ir.OpArgmin: true, ir.OpCumsum: true, ir.OpScatterAdd: true,
+	ir.OpArgmax: true, ir.OpArgmin: true, ir.OpCumsum: true, ir.OpScatterAdd: true, ir.OpDynamicUpdateSlice: true,
 	ir.OpReduceSum: true, ir.OpReduceMax: true, ir.OpReduceMin: true, ir.OpReduceProd: true,
 }
 
 // refOps are the ops with no kernel yet: every instance runs on the
 // reference executor (docs/CPU_BACKEND.md lists them).
-var refOps = map[ir.Op]string{
-	ir.OpDynamicUpdateSlice: "dynamic_update_slice has no kernel yet, except into a donated parameter (donate.go)",
-}
+var refOps = map[ir.Op]string{}
 
 // covered reports how this backend computes op, or "" when it has no way.
 func covered(op ir.Op) string {

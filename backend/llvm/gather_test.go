@@ -256,3 +256,16 @@ func TestScatterAdd(t *testing.T) {
 		{args: []ir.Type{tt(ir.F32, 64, 16), tt(ir.I32, 100), tt(ir.F32, 100, 16)}, instr: "scatter_add %a0, %a1, %a2 {axis=0} : f32[64,16]", res: []string{"f32[64,16]"}},
 	})
 }
+
+// TestDynamicUpdateSlice: out of place, starts clamped on both sides,
+// unsigned and narrow starts, f64 and i1 (copied bit for bit), an update
+// the size of x.
+func TestDynamicUpdateSlice(t *testing.T) {
+	runOpCases(t, "dynamic_update_slice", []opCase{
+		{args: []ir.Type{tt(ir.F32, 4, 5), tt(ir.F32, 2, 3), tt(ir.I32), tt(ir.I32)}, vals: [][]int64{nil, nil, {-4}, {3}}, instr: "dynamic_update_slice %a0, %a1, %a2, %a3 : f32[4,5]", res: []string{"f32[4,5]"}},
+		{args: []ir.Type{tt(ir.F32, 4, 5), tt(ir.F32, 2, 3), tt(ir.I64), tt(ir.I64)}, vals: [][]int64{nil, nil, {1}, {1}}, instr: "dynamic_update_slice %a0, %a1, %a2, %a3 : f32[4,5]", res: []string{"f32[4,5]"}},
+		{args: []ir.Type{tt(ir.I1, 6), tt(ir.I1, 2), tt(ir.U8)}, vals: [][]int64{{0, 0, 0, 0, 0, 0}, {1, 1}, {200}}, instr: "dynamic_update_slice %a0, %a1, %a2 : i1[6]", res: []string{"i1[6]"}},
+		{args: []ir.Type{tt(ir.F64, 2, 3, 4), tt(ir.F64, 1, 3, 2), tt(ir.U32), tt(ir.U32), tt(ir.U32)}, vals: [][]int64{nil, nil, {1}, {0}, {4294967295}}, instr: "dynamic_update_slice %a0, %a1, %a2, %a3, %a4 : f64[2,3,4]", res: []string{"f64[2,3,4]"}},
+		{args: []ir.Type{tt(ir.BF16, 3), tt(ir.BF16, 3), tt(ir.I16)}, vals: [][]int64{nil, nil, {2}}, instr: "dynamic_update_slice %a0, %a1, %a2 : bf16[3]", res: []string{"bf16[3]"}},
+	})
+}

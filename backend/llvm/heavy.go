@@ -23,6 +23,9 @@ func (pl *planner) kernel(in *ir.Instr, env map[*ir.Value]int) (bool, error) {
 	if in.Op == ir.OpArgmax || in.Op == ir.OpArgmin { // i32 indices of any numeric dtype
 		return pl.argReduce(in, env), nil
 	}
+	if in.Op == ir.OpDynamicUpdateSlice { // any dtype, integer starts
+		return pl.dynamicUpdateSlice(in, env), nil
+	}
 	if in.Op == ir.OpScatterAdd {
 		return pl.scatterAdd(in, env), nil
 	}

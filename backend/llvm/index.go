@@ -169,3 +169,54 @@ func (k *kfn) scatterAdder(dt ir.DType, it types.Type) func(d, s value.Value) {
 	out, upd := k.buf(0, it), k.buf(3, it)
 	return func(d, s value.Value) { k.store(k.cur.NewAdd(k.load(it, out, d), k.load(it, upd, s)), out, d) }
 }
+
+// dynamicUpdateSlice generates dynamic_update_slice out of place (donate.go
+// writes into a donated parameter instead): the result is x copied bit for
+// bit with upd written over it at the starts, each clamped into
+// [0, dim-size] as the reference executor clamps it. One range: the update
+// lands anywhere in the copy, so the two cannot be split apart.
+func (pl *planner) dynamicUpdateSlice(in *ir.Instr, env map[*ir.Value]int) bool {
+	x, upd := in.Args[0].Type, in.Args[1].Type
+	elem, ok := copyType(x.DType)
+	if !ok || !x.IsStatic() || !upd.IsStatic() {
+		return false
+	}
+	starts := in.Args[2:]
+	exts := make([]indexReader, len(starts))
+	for d, s := range starts {
+		if exts[d], ok = indexLoad(s.Type.DType); !ok {
+			return false
+		}
+	}
+	nx, _ := x.NumElements()
+	nu, _ := upd.NumElements()
+	if nx == 0 {
+		return false
+	}
+	dims, ud := x.Dims(), upd.Dims()
+	k, st := pl.newKernelStep(in, env)
+	st.rows, st.work = 1, nx+nu
+	out, src, up := k.buf(0, elem), k.buf(1, elem), k.buf(2, elem)
+	k.loop(k.lo, k.hi, nil, func(value.Value, []value.Value) []value.Value {
+		k.loopN(nx, func(i value.Value) { k.store(k.load(elem, src, i), out, i) })
+		off := make([]value.Value, len(dims))
+		for d := range dims {
+			off[d] = ci(0)
+			if d < len(starts) {
+				s := exts[d].load(k, k.buf(3+d, exts[d].mem), ci(0))
+				off[d] = k.smin(k.smax(s, ci(0)), ci(dims[d]-ud[d]))
+			}
+		}
+		k.loopN(nu, func(i value.Value) {
+			idx := k.delinear(i, ud)
+			for d := range idx {
+				idx[d] = k.cur.NewAdd(idx[d], off[d])
+			}
+			k.store(k.load(elem, up, i), out, k.linear(idx, dims))
+		})
+		return nil
+	})
+	k.finish()
+	pl.addStep(in, env, st)
+	return true
+}
