@@ -15,9 +15,9 @@ func TestEveryOpCovered(t *testing.T) {
 	for _, op := range ir.Ops() {
 		if covered(op) == "" {
 			t.Errorf("%s: the llvm backend has no way to compute it: give it an expression (expr.go; a float libm call is a floatCalls entry), "+
-				"a kernel (heavy.go and kernelOps in coverage.go), or list it in refOps (coverage.go) with the reason", op)
+				"a kernel (kernels in heavy.go), or list it in refOps (coverage.go) with the reason", op)
 		}
-		if _, ref := refOps[op]; ref && (exprOp(op) || kernelOps[op]) {
+		if _, ref := refOps[op]; ref && (exprOp(op) || kernelOf(op) != nil) {
 			t.Errorf("%s is in refOps but also has an expression or a kernel", op)
 		}
 	}
