@@ -57,7 +57,7 @@ func (l listing) Fallbacks() []string                                  { return 
 func TestFallbackLog(t *testing.T) {
 	old := stderr
 	defer func() { stderr = old }()
-	b := listing{lines: []string{"f.tir:3:3: cumsum f32[4] -> f32[4] runs on the reference executor: cumsum has no kernel yet"}}
+	b := listing{lines: []string{"f.tir:3:3: convert f32[4] -> i32[4] runs on the reference executor: float to integer converts saturate on the reference executor"}}
 	for _, tc := range []struct{ env, want string }{
 		{"", ""},
 		{"recompiles", ""},

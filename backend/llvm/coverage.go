@@ -10,9 +10,10 @@ import (
 // What this backend generates, op by op. Every op of ir's table is either
 // computed as an expression (exprOp: the table's elementwise ops and
 // remapOps), planned by the planner itself (planned), given a kernel
-// (kernelOps), or listed in refOps; TestEveryOpCovered walks ir.Ops() and
-// names the op that is in none, and checks that refOps does fall back, so
-// the list cannot outlive a kernel. Within a covered op, the instructions
+// (kernels in heavy.go, and the reductions), or listed in refOps;
+// TestEveryOpCovered walks ir.Ops() and names the op that is in none, and
+// TestEveryOpGenerated checks that refOps does fall back, so the list
+// cannot outlive a kernel. Within a covered op, the instructions
 // that still run on the reference executor are those fallbackReason
 // explains (TestCorpus fails on any other).
 
@@ -24,30 +25,16 @@ var planned = map[ir.Op]string{
 	ir.OpConstant: "filled once at compile time, or an expression when scalar",
 }
 
-// kernelOps are the ops with a kernel of their own (heavy.go's kernel), for
-// the operand types fallbackReason does not exclude.
-var kernelOps = map[ir.Op]bool{
-	ir.OpDotGeneral: true, ir.OpRaggedDot: true, ir.OpSoftmax: true, ir.OpLogSoftmax: true,
-	ir.OpRMSNorm: true, ir.OpLayerNorm: true, ir.OpTopK: true, ir.OpArgsort: true, ir.OpTake: true,
-	ir.OpArgmax: true, ir.OpArgmin: true,
-	ir.OpReduceSum: true, ir.OpReduceMax: true, ir.OpReduceMin: true, ir.OpReduceProd: true,
-}
-
 // refOps are the ops with no kernel yet: every instance runs on the
 // reference executor (docs/CPU_BACKEND.md lists them).
-var refOps = map[ir.Op]string{
-	ir.OpCumsum:             "cumsum has no kernel yet",
-	ir.OpScatterAdd:         "scatter_add has no kernel yet",
-	ir.OpDynamicSlice:       "dynamic_slice has no kernel yet",
-	ir.OpDynamicUpdateSlice: "dynamic_update_slice has no kernel yet, except into a donated parameter (donate.go)",
-}
+var refOps = map[ir.Op]string{}
 
 // covered reports how this backend computes op, or "" when it has no way.
 func covered(op ir.Op) string {
 	switch {
 	case exprOp(op):
 		return "an expression"
-	case kernelOps[op]:
+	case kernelOf(op) != nil:
 		return "a kernel"
 	case planned[op] != "":
 		return planned[op]

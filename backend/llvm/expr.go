@@ -92,7 +92,7 @@ var boolOps = map[ir.Op]bool{
 	ir.OpNot: true, ir.OpAnd: true, ir.OpOr: true, ir.OpXor: true, ir.OpCompare: true,
 	ir.OpSelect: true, ir.OpMax: true, ir.OpMin: true, ir.OpConvert: true, ir.OpCopy: true,
 	ir.OpBroadcast: true, ir.OpTranspose: true, ir.OpReshape: true, ir.OpSlice: true, ir.OpConcat: true,
-	ir.OpPad: true, ir.OpOneHot: true,
+	ir.OpPad: true, ir.OpDynamicSlice: true, ir.OpOneHot: true,
 }
 
 // isExpr reports whether in is computed as an expression by this backend.
@@ -301,6 +301,8 @@ func (e *expr) remap(in *ir.Instr, idx []value.Value) value.Value {
 		return e.concat(in, idx)
 	case ir.OpPad:
 		return e.pad(in, idx)
+	case ir.OpDynamicSlice:
+		return e.dynamicSlice(in, idx)
 	case ir.OpOneHot:
 		return e.oneHot(in, idx)
 	}
@@ -409,6 +411,21 @@ func (e *expr) pad(in *ir.Instr, idx []value.Value) value.Value {
 	}
 	v := e.at(x, oi)
 	return k.cur.NewSelect(inside, v, fill)
+}
+
+// dynamicSlice reads the operand at idx plus the window's start, each start
+// clamped into [0, dim-size] as the reference executor clamps it.
+func (e *expr) dynamicSlice(in *ir.Instr, idx []value.Value) value.Value {
+	k := e.k
+	dims, sizes := in.Args[0].Type.Dims(), in.Results[0].Type.Dims()
+	oi := append([]value.Value(nil), idx...)
+	for d, s := range in.Args[1:] {
+		st := e.index(s, nil)
+		lo := k.cur.NewSelect(k.cur.NewICmp(enum.IPredSLT, st, ci(0)), ci(0), st)
+		hi := ci(dims[d] - sizes[d])
+		oi[d] = k.cur.NewAdd(idx[d], k.cur.NewSelect(k.cur.NewICmp(enum.IPredSGT, lo, hi), hi, lo))
+	}
+	return e.at(in.Args[0], oi)
 }
 
 // reshapeIndex maps an index of a reshape's result (dims out) to its

@@ -205,3 +205,67 @@ func TestArgReduce(t *testing.T) {
 		})
 	}
 }
+
+// TestDynamicSlice: dynamic_slice is an expression; starts below 0 or past
+// dim-size are clamped, of signed and unsigned dtypes, on i1, integer, f32
+// and half operands.
+func TestDynamicSlice(t *testing.T) {
+	runOpCases(t, "dynamic_slice", []opCase{
+		{args: []ir.Type{tt(ir.F32, 5, 6), tt(ir.I32), tt(ir.I32)}, vals: [][]int64{nil, {-3}, {4}}, instr: "dynamic_slice %a0, %a1, %a2 {sizes=[2,3]} : f32[2,3]", res: []string{"f32[2,3]"}},
+		{args: []ir.Type{tt(ir.F32, 5, 6), tt(ir.I64), tt(ir.I64)}, vals: [][]int64{nil, {1}, {2}}, instr: "dynamic_slice %a0, %a1, %a2 {sizes=[4,4]} : f32[4,4]", res: []string{"f32[4,4]"}},
+		{args: []ir.Type{tt(ir.I1, 7), tt(ir.U8)}, vals: [][]int64{{1, 0, 0, 1, 1, 0, 1}, {250}}, instr: "dynamic_slice %a0, %a1 {sizes=[3]} : i1[3]", res: []string{"i1[3]"}},
+		{args: []ir.Type{tt(ir.BF16, 2, 3, 8), tt(ir.U32), tt(ir.U32), tt(ir.U32)}, vals: [][]int64{nil, {1}, {0}, {4294967295}}, instr: "dynamic_slice %a0, %a1, %a2, %a3 {sizes=[1,3,4]} : bf16[1,3,4]", res: []string{"bf16[1,3,4]"}},
+		{args: []ir.Type{tt(ir.I32, 4), tt(ir.I32)}, vals: [][]int64{{10, 20, 30, 40}, {2}}, instr: "dynamic_slice %a0, %a1 {sizes=[4]} : i32[4]", res: []string{"i32[4]"}},
+	})
+}
+
+// TestCumsum: the prefix sum along each axis, bit for bit with the
+// reference executor: floats summed in f64 and rounded at each element
+// (values whose f32 running sum would differ), integers wrapping.
+func TestCumsum(t *testing.T) {
+	big, tiny := int64(0x4b800000), int64(0x3f800000) // 2^24 and 1 as f32 bits: 2^24+1+1 needs f64
+	nan, inf := int64(0x7fc00000), int64(0x7f800000)
+	runOpCases(t, "cumsum", []opCase{
+		{args: []ir.Type{tt(ir.F32, 5)}, vals: [][]int64{{big, tiny, tiny, tiny, tiny}}, raw: true, instr: "cumsum %a0 {axis=0} : f32[5]", res: []string{"f32[5]"}},
+		{args: []ir.Type{tt(ir.F32, 2, 3)}, vals: [][]int64{{tiny, inf, tiny, nan, tiny, big}}, raw: true, instr: "cumsum %a0 {axis=1} : f32[2,3]", res: []string{"f32[2,3]"}},
+		{args: []ir.Type{tt(ir.F32, 4, 3, 5)}, instr: "cumsum %a0 {axis=1} : f32[4,3,5]", res: []string{"f32[4,3,5]"}},
+		{args: []ir.Type{tt(ir.BF16, 6, 4)}, instr: "cumsum %a0 {axis=0} : bf16[6,4]", res: []string{"bf16[6,4]"}},
+		{args: []ir.Type{tt(ir.F16, 3, 7)}, instr: "cumsum %a0 {axis=1} : f16[3,7]", res: []string{"f16[3,7]"}},
+		{args: []ir.Type{tt(ir.I8, 4)}, vals: [][]int64{{100, 100, -128, 5}}, instr: "cumsum %a0 {axis=0} : i8[4]", res: []string{"i8[4]"}},
+		{args: []ir.Type{tt(ir.U32, 3)}, vals: [][]int64{{4294967295, 2, 7}}, instr: "cumsum %a0 {axis=0} : u32[3]", res: []string{"u32[3]"}},
+		{args: []ir.Type{tt(ir.I64, 2, 2)}, vals: [][]int64{{1 << 62, 1 << 62, -1, -2}}, instr: "cumsum %a0 {axis=0} : i64[2,2]", res: []string{"i64[2,2]"}},
+		{args: []ir.Type{tt(ir.I32, 1)}, vals: [][]int64{{-7}}, instr: "cumsum %a0 {axis=0} : i32[1]", res: []string{"i32[1]"}},
+	})
+}
+
+// TestScatterAdd: duplicates accumulate in index order, indices outside
+// [0, n) are dropped, any axis, signed and unsigned indices, floats
+// (a NaN payload of x kept where no update lands) and wrapping integers,
+// bit for bit with the reference executor.
+func TestScatterAdd(t *testing.T) {
+	snan, one := int64(0x7f800001), int64(0x3f800000)
+	runOpCases(t, "scatter_add", []opCase{
+		{args: []ir.Type{tt(ir.F32, 4, 3), tt(ir.I32, 5), tt(ir.F32, 5, 3)}, vals: [][]int64{nil, {2, -1, 2, 4, 0}}, instr: "scatter_add %a0, %a1, %a2 {axis=0} : f32[4,3]", res: []string{"f32[4,3]"}},
+		{args: []ir.Type{tt(ir.F32, 3), tt(ir.U8, 2), tt(ir.F32, 2)}, vals: [][]int64{{snan, one, one}, {1, 255}, {one, one}}, raw: true, instr: "scatter_add %a0, %a1, %a2 {axis=0} : f32[3]", res: []string{"f32[3]"}},
+		{args: []ir.Type{tt(ir.BF16, 2, 5, 3), tt(ir.I64, 2, 2), tt(ir.BF16, 2, 2, 2, 3)}, vals: [][]int64{nil, {4, 4, 0, 9}}, instr: "scatter_add %a0, %a1, %a2 {axis=1} : bf16[2,5,3]", res: []string{"bf16[2,5,3]"}},
+		{args: []ir.Type{tt(ir.F16, 3, 4), tt(ir.I8, 3), tt(ir.F16, 3, 3)}, vals: [][]int64{nil, {3, -128, 3}}, instr: "scatter_add %a0, %a1, %a2 {axis=1} : f16[3,4]", res: []string{"f16[3,4]"}},
+		{args: []ir.Type{tt(ir.I8, 3), tt(ir.I32, 3), tt(ir.I8, 3)}, vals: [][]int64{{120, 0, -128}, {0, 0, 2}, {5, 10, -1}}, instr: "scatter_add %a0, %a1, %a2 {axis=0} : i8[3]", res: []string{"i8[3]"}},
+		// Index -1 would land in the previous row, index n in the next one.
+		{args: []ir.Type{tt(ir.I32, 2, 3), tt(ir.I32, 2), tt(ir.I32, 2, 2)}, vals: [][]int64{{1, 2, 3, 4, 5, 6}, {3, -1}, {10, 20, 30, 40}}, instr: "scatter_add %a0, %a1, %a2 {axis=1} : i32[2,3]", res: []string{"i32[2,3]"}},
+		{args: []ir.Type{tt(ir.U32, 2, 2), tt(ir.U32, 1), tt(ir.U32, 2, 1)}, vals: [][]int64{{4294967295, 1, 2, 3}, {1}, {1, 4294967295}}, instr: "scatter_add %a0, %a1, %a2 {axis=1} : u32[2,2]", res: []string{"u32[2,2]"}},
+		{args: []ir.Type{tt(ir.F32, 64, 16), tt(ir.I32, 100), tt(ir.F32, 100, 16)}, instr: "scatter_add %a0, %a1, %a2 {axis=0} : f32[64,16]", res: []string{"f32[64,16]"}},
+	})
+}
+
+// TestDynamicUpdateSlice: out of place, starts clamped on both sides,
+// unsigned and narrow starts, f64 and i1 (copied bit for bit), an update
+// the size of x.
+func TestDynamicUpdateSlice(t *testing.T) {
+	runOpCases(t, "dynamic_update_slice", []opCase{
+		{args: []ir.Type{tt(ir.F32, 4, 5), tt(ir.F32, 2, 3), tt(ir.I32), tt(ir.I32)}, vals: [][]int64{nil, nil, {-4}, {3}}, instr: "dynamic_update_slice %a0, %a1, %a2, %a3 : f32[4,5]", res: []string{"f32[4,5]"}},
+		{args: []ir.Type{tt(ir.F32, 4, 5), tt(ir.F32, 2, 3), tt(ir.I64), tt(ir.I64)}, vals: [][]int64{nil, nil, {1}, {1}}, instr: "dynamic_update_slice %a0, %a1, %a2, %a3 : f32[4,5]", res: []string{"f32[4,5]"}},
+		{args: []ir.Type{tt(ir.I1, 6), tt(ir.I1, 2), tt(ir.U8)}, vals: [][]int64{{0, 0, 0, 0, 0, 0}, {1, 1}, {200}}, instr: "dynamic_update_slice %a0, %a1, %a2 : i1[6]", res: []string{"i1[6]"}},
+		{args: []ir.Type{tt(ir.F64, 2, 3, 4), tt(ir.F64, 1, 3, 2), tt(ir.U32), tt(ir.U32), tt(ir.U32)}, vals: [][]int64{nil, nil, {1}, {0}, {4294967295}}, instr: "dynamic_update_slice %a0, %a1, %a2, %a3, %a4 : f64[2,3,4]", res: []string{"f64[2,3,4]"}},
+		{args: []ir.Type{tt(ir.BF16, 3), tt(ir.BF16, 3), tt(ir.I16)}, vals: [][]int64{nil, nil, {2}}, instr: "dynamic_update_slice %a0, %a1, %a2 : bf16[3]", res: []string{"bf16[3]"}},
+	})
+}

@@ -8,37 +8,52 @@ import (
 	"github.com/tpucc/tpucc/ir"
 )
 
+// kernelFunc plans in as a kernel and reports whether it did (false: in's
+// operand types are outside what the kernel handles).
+type kernelFunc func(pl *planner, in *ir.Instr, env map[*ir.Value]int) bool
+
+// kernels are the ops with a kernel of their own, besides the reductions
+// over axes of ir's table (reduceKernel).
+var kernels = map[ir.Op]kernelFunc{
+	ir.OpRaggedDot:          (*planner).raggedDot, // its group sizes are i32
+	ir.OpTopK:               (*planner).topK,      // its indices are i32
+	ir.OpArgsort:            (*planner).argsort,
+	ir.OpArgmax:             (*planner).argReduce, // i32 indices of any numeric dtype
+	ir.OpArgmin:             (*planner).argReduce,
+	ir.OpCumsum:             (*planner).cumsum,
+	ir.OpScatterAdd:         (*planner).scatterAdd,
+	ir.OpDynamicUpdateSlice: (*planner).dynamicUpdateSlice, // any dtype, integer starts
+	ir.OpTake:               (*planner).take,               // any dtype, integer indices
+	ir.OpDotGeneral:         floatOnly(func(pl *planner, in *ir.Instr, env map[*ir.Value]int) bool { return pl.dot(in, env, pl.epis[in]) }),
+	ir.OpSoftmax:            floatOnly((*planner).softmax),
+	ir.OpLogSoftmax:         floatOnly((*planner).softmax),
+	ir.OpRMSNorm:            floatOnly((*planner).norm),
+	ir.OpLayerNorm:          floatOnly((*planner).norm),
+}
+
+// kernelOf returns op's kernel, nil when it has none.
+func kernelOf(op ir.Op) kernelFunc {
+	if op.Info().Reduce != ir.ReduceNone {
+		return reduceKernel
+	}
+	return kernels[op]
+}
+
+// floatOnly is f for instructions whose operands and results are all
+// static f32, f16 or bf16.
+func floatOnly(f kernelFunc) kernelFunc {
+	return func(pl *planner, in *ir.Instr, env map[*ir.Value]int) bool { return floatStatic(in) && f(pl, in, env) }
+}
+
+func reduceKernel(pl *planner, in *ir.Instr, env map[*ir.Value]int) bool {
+	return (floatStatic(in) || intStatic(in)) && pl.reduce(in, env)
+}
+
 // kernel generates the kernel of a non-expression instruction when this
 // backend has one for it, and reports whether it did.
 func (pl *planner) kernel(in *ir.Instr, env map[*ir.Value]int) (bool, error) {
-	if in.Op == ir.OpRaggedDot { // its group sizes are i32
-		return pl.raggedDot(in, env), nil
-	}
-	if in.Op == ir.OpTopK { // its indices are i32
-		return pl.topK(in, env), nil
-	}
-	if in.Op == ir.OpArgsort {
-		return pl.argsort(in, env), nil
-	}
-	if in.Op == ir.OpArgmax || in.Op == ir.OpArgmin { // i32 indices of any numeric dtype
-		return pl.argReduce(in, env), nil
-	}
-	if in.Op == ir.OpTake { // any dtype, integer indices
-		return pl.take(in, env), nil
-	}
-	if in.Op.Info().Reduce != ir.ReduceNone && (floatStatic(in) || intStatic(in)) {
-		return pl.reduce(in, env), nil
-	}
-	if !floatStatic(in) {
-		return false, nil
-	}
-	switch in.Op {
-	case ir.OpDotGeneral:
-		return pl.dot(in, env, pl.epis[in]), nil
-	case ir.OpSoftmax, ir.OpLogSoftmax:
-		return pl.softmax(in, env), nil
-	case ir.OpRMSNorm, ir.OpLayerNorm:
-		return pl.norm(in, env), nil
+	if f := kernelOf(in.Op); f != nil {
+		return f(pl, in, env), nil
 	}
 	return false, nil
 }

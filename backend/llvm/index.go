@@ -1,6 +1,7 @@
 package llvm
 
 import (
+	"github.com/llir/llvm/ir/enum"
 	"github.com/llir/llvm/ir/types"
 	"github.com/llir/llvm/ir/value"
 
@@ -109,4 +110,113 @@ func copyType(dt ir.DType) (types.Type, bool) {
 		return types.I64, true
 	}
 	return nil, false
+}
+
+// scatterAdd generates scatter_add along axis. Each outer row (the kernel's
+// range, so parts write apart) copies its slab of x into the result bit for
+// bit, then adds the update rows in the reference executor's order (index
+// j ascending, duplicates accumulating), dropping those whose index is
+// outside [0, n). Floats add in f32 and round to their dtype after every
+// add: the reference adds in f64 and rounds through f32, which for one
+// addition is the same (53 >= 2*24+2 bits). Integers wrap in their width.
+func (pl *planner) scatterAdd(in *ir.Instr, env map[*ir.Value]int) bool {
+	x, idx, upd := in.Args[0].Type, in.Args[1].Type, in.Args[2].Type
+	dt := x.DType
+	ext, ok := indexLoad(idx.DType)
+	it, _, ok2 := elemType(dt)
+	elem, _ := copyType(dt)
+	if !ok || !ok2 || dt == ir.I1 || !x.IsStatic() || !idx.IsStatic() || !upd.IsStatic() {
+		return false
+	}
+	outer, n, inner := lines(x.Dims(), int(in.Attr.(*ir.AxisAttr).Axis))
+	nj, _ := idx.NumElements()
+	if outer*n*inner == 0 {
+		return false
+	}
+	k, st := pl.newKernelStep(in, env)
+	st.rows, st.work = outer, outer*(n+nj)*inner
+	out, src, ip := k.buf(0, elem), k.buf(1, elem), k.buf(2, ext.mem)
+	add := k.scatterAdder(dt, it)
+	k.loop(k.lo, k.hi, nil, func(o value.Value, _ []value.Value) []value.Value {
+		base := k.mulAdd(o, n*inner, ci(0))
+		k.loopN(n*inner, func(i value.Value) {
+			p := k.cur.NewAdd(base, i)
+			k.store(k.load(elem, src, p), out, p)
+		})
+		k.loopN(nj, func(j value.Value) {
+			r := ext.load(k, ip, j)
+			kept := k.cur.NewAnd(k.cur.NewICmp(enum.IPredSGE, r, ci(0)), k.cur.NewICmp(enum.IPredSLT, r, ci(n)))
+			k.ifElse(kept, func() {
+				d := k.mulAdd(k.cur.NewAdd(k.mulAdd(o, n, ci(0)), r), inner, ci(0))
+				s := k.mulAdd(k.mulAdd(o, nj, j), inner, ci(0))
+				k.loopN(inner, func(q value.Value) { add(k.cur.NewAdd(d, q), k.cur.NewAdd(s, q)) })
+			}, nil)
+		})
+		return nil
+	})
+	k.finish()
+	pl.addStep(in, env, st)
+	return true
+}
+
+// scatterAdder returns the step out[d] += upd[s] of scatterAdd (buffer 0
+// the result, buffer 3 the updates).
+func (k *kfn) scatterAdder(dt ir.DType, it types.Type) func(d, s value.Value) {
+	if floatish(dt) {
+		out, upd := k.fbuf(0, dt), k.fbuf(3, dt)
+		return func(d, s value.Value) { out.store(k.cur.NewFAdd(out.load(d), upd.load(s)), d) }
+	}
+	out, upd := k.buf(0, it), k.buf(3, it)
+	return func(d, s value.Value) { k.store(k.cur.NewAdd(k.load(it, out, d), k.load(it, upd, s)), out, d) }
+}
+
+// dynamicUpdateSlice generates dynamic_update_slice out of place (donate.go
+// writes into a donated parameter instead): the result is x copied bit for
+// bit with upd written over it at the starts, each clamped into
+// [0, dim-size] as the reference executor clamps it. One range: the update
+// lands anywhere in the copy, so the two cannot be split apart.
+func (pl *planner) dynamicUpdateSlice(in *ir.Instr, env map[*ir.Value]int) bool {
+	x, upd := in.Args[0].Type, in.Args[1].Type
+	elem, ok := copyType(x.DType)
+	if !ok || !x.IsStatic() || !upd.IsStatic() {
+		return false
+	}
+	starts := in.Args[2:]
+	exts := make([]indexReader, len(starts))
+	for d, s := range starts {
+		if exts[d], ok = indexLoad(s.Type.DType); !ok {
+			return false
+		}
+	}
+	nx, _ := x.NumElements()
+	nu, _ := upd.NumElements()
+	if nx == 0 {
+		return false
+	}
+	dims, ud := x.Dims(), upd.Dims()
+	k, st := pl.newKernelStep(in, env)
+	st.rows, st.work = 1, nx+nu
+	out, src, up := k.buf(0, elem), k.buf(1, elem), k.buf(2, elem)
+	k.loop(k.lo, k.hi, nil, func(value.Value, []value.Value) []value.Value {
+		k.loopN(nx, func(i value.Value) { k.store(k.load(elem, src, i), out, i) })
+		off := make([]value.Value, len(dims))
+		for d := range dims {
+			off[d] = ci(0)
+			if d < len(starts) {
+				s := exts[d].load(k, k.buf(3+d, exts[d].mem), ci(0))
+				off[d] = k.smin(k.smax(s, ci(0)), ci(dims[d]-ud[d]))
+			}
+		}
+		k.loopN(nu, func(i value.Value) {
+			idx := k.delinear(i, ud)
+			for d := range idx {
+				idx[d] = k.cur.NewAdd(idx[d], off[d])
+			}
+			k.store(k.load(elem, up, i), out, k.linear(idx, dims))
+		})
+		return nil
+	})
+	k.finish()
+	pl.addStep(in, env, st)
+	return true
 }

@@ -454,3 +454,63 @@ func (k *kfn) argBetter(isMax bool, dt ir.DType) func(v, b value.Value) value.Va
 	}
 	return func(v, b value.Value) value.Value { return k.cur.NewICmp(p, v, b) }
 }
+
+// cumsum generates the inclusive prefix sum along one axis: loops over the
+// other dimensions, and along the axis a running sum stored at every
+// element. As in the reference executor, floats accumulate in f64 and each
+// output is rounded through f32 to its dtype, so results agree bit for bit;
+// integers accumulate in their own width, which wraps as the reference's
+// int64 sum wraps when stored.
+func (pl *planner) cumsum(in *ir.Instr, env map[*ir.Value]int) bool {
+	x := in.Args[0].Type
+	dt := x.DType
+	it, _, ok := elemType(dt)
+	if !ok || dt == ir.I1 || !x.IsStatic() {
+		return false
+	}
+	if n, _ := x.NumElements(); n == 0 {
+		return false
+	}
+	axis := int(in.Attr.(*ir.AxisAttr).Axis)
+	dims := x.Dims()
+	var keptDims []int64
+	for d, s := range dims {
+		if d != axis {
+			keptDims = append(keptDims, s)
+		}
+	}
+	k, st := pl.newKernelStep(in, env)
+	st.work, _ = x.NumElements()
+	st.fine = true
+	st.rows, _ = nestRows(keptDims)
+	var init value.Value
+	var step func(acc, i value.Value) value.Value
+	if floatish(dt) {
+		xb, out := k.fbuf(1, dt), k.fbuf(0, dt)
+		init = constant.NewFloat(types.Double, 0)
+		step = func(acc, i value.Value) value.Value {
+			s := k.cur.NewFAdd(acc, k.cur.NewFPExt(xb.load(i), types.Double))
+			out.store(k.cur.NewFPTrunc(s, types.Float), i)
+			return s
+		}
+	} else {
+		xp, out := k.buf(1, it), k.buf(0, it)
+		init = constant.NewInt(it.(*types.IntType), 0)
+		step = func(acc, i value.Value) value.Value {
+			s := k.cur.NewAdd(acc, k.load(it, xp, i))
+			k.store(s, out, i)
+			return s
+		}
+	}
+	emitNest(k, keptDims, func(kidx []value.Value) {
+		idx := make([]value.Value, 0, len(dims))
+		idx = append(append(append(idx, kidx[:axis]...), ci(0)), kidx[axis:]...)
+		k.loop(ci(0), ci(dims[axis]), []value.Value{init}, func(i value.Value, acc []value.Value) []value.Value {
+			idx[axis] = i
+			return []value.Value{step(acc[0], k.linear(idx, dims))}
+		})
+	})
+	k.finish()
+	pl.addStep(in, env, st)
+	return true
+}
