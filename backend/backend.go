@@ -179,7 +179,7 @@ const (
 )
 
 // OpenCPU is the cpu device's one fallback policy, for compiled programs
-// (package runtime) and eager ops (package tensor) alike. It opens the
+// (package engine) and eager ops (package tensor) alike. It opens the
 // backend named (CPUDefault when name is ""; any name but the two is an
 // error). ready, if not nil, says whether an opened CPUDefault can serve
 // what the caller needs. Where it cannot open or is not ready, OpenCPU opens

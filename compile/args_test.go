@@ -2,7 +2,7 @@ package compile_test
 
 import (
 	"errors"
-	goruntime "runtime"
+	"runtime"
 	"strconv"
 	"testing"
 
@@ -17,7 +17,7 @@ func blockOrError(x, y *tensor.Tensor) (*tensor.Tensor, error) { return x.Add(y)
 
 // here is the line it is called from: a case calls it on the line of the call under test.
 func here() int {
-	_, _, line, _ := goruntime.Caller(1)
+	_, _, line, _ := runtime.Caller(1)
 	return line
 }
 

@@ -11,8 +11,8 @@ import (
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/backend/pjrt"
 	"github.com/tpucc/tpucc/compile"
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
-	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tensor"
 )
 
@@ -163,7 +163,7 @@ func near(a, b *tensor.Tensor, tol float64) string {
 // functions on the cpu device run on the LLVM backend, and the reference
 // executor is a compile.Backend("reference") away.
 func TestDefaultBackendIsLLVM(t *testing.T) {
-	b, err := runtime.OpenBackend("")
+	b, err := engine.OpenBackend("")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,9 +13,9 @@ import (
 	"testing"
 
 	"github.com/tpucc/tpucc/compile"
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/ir"
-	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tensor"
 )
 
@@ -25,7 +25,7 @@ import (
 // happened.
 func TestNewAfterFuncSaysItFoundThePrograms(t *testing.T) {
 	w1, b1, w2 := weights()
-	shared := compile.Cache(runtime.NewCache("", runtime.CacheOptions{}))
+	shared := compile.Cache(engine.NewCache("", engine.CacheOptions{}))
 	var flog, clog bytes.Buffer
 	fast := compile.Func(mlp, shared, compile.Log(&flog))
 	c, err := compile.New(mlp, shared, compile.Log(&clog))
@@ -80,7 +80,7 @@ func TestTamperedEntriesNeverPanic(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := cacheDir(t)
-			first := compile.Func(mlp, compile.Cache(runtime.NewCache(dir, runtime.CacheOptions{})))
+			first := compile.Func(mlp, compile.Cache(engine.NewCache(dir, engine.CacheOptions{})))
 			first(x, w1, b1, w2)
 			paths, _ := filepath.Glob(filepath.Join(dir, "*.tpucc"))
 			if len(paths) != 1 {
@@ -88,7 +88,7 @@ func TestTamperedEntriesNeverPanic(t *testing.T) {
 			}
 			tamper(t, paths[0], tc.results, tc.ret)
 			var warn bytes.Buffer
-			again := compile.Func(mlp, compile.Cache(runtime.NewCache(dir, runtime.CacheOptions{Warn: &warn})))
+			again := compile.Func(mlp, compile.Cache(engine.NewCache(dir, engine.CacheOptions{Warn: &warn})))
 			if d := agree(again(x, w1, b1, w2), want); d != "" {
 				t.Error(d)
 			}
@@ -126,7 +126,7 @@ func tamper(t *testing.T, path, results, ret string) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, text)
 	}
-	p["tir"], p["ir"] = ir.Print(m), runtime.EncodeModule(m)
+	p["tir"], p["ir"] = ir.Print(m), engine.EncodeModule(m)
 	raw, err := json.Marshal(p)
 	if err != nil {
 		t.Fatal(err)

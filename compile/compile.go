@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	goruntime "runtime"
+	"runtime"
 	"strconv"
 	"strings"
 
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
-	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tensor"
 )
 
@@ -21,7 +21,7 @@ type Compiled struct {
 	static  []bool // per parameter: a static (non-tensor) parameter
 	nTensor int    // results before the optional error
 	errOut  bool   // the last result is an error
-	rt      *runtime.Function
+	rt      *engine.Function
 }
 
 var (
@@ -66,10 +66,10 @@ func New(f any, opts ...Option) (*Compiled, error) {
 			return nil, fmt.Errorf("compile: result %d of %s is %s; want *tensor.Tensor (and an optional final error)", i, ft, ft.Out(i))
 		}
 	}
-	o := runtime.Options{}
+	o := engine.Options{}
 	pc := fv.Pointer()
 	symbol := ""
-	if fn := goruntime.FuncForPC(pc); fn != nil {
+	if fn := runtime.FuncForPC(pc); fn != nil {
 		symbol = fn.Name()
 		file, line := fn.FileLine(fn.Entry())
 		o.Pos = ir.Pos{File: file, Line: line}
@@ -88,7 +88,7 @@ func New(f any, opts ...Option) (*Compiled, error) {
 	// hash in the key keeps them apart.
 	o.Identity = symbol + "|" + o.Name
 	c.name = o.Name
-	rt, err := runtime.NewFunction(program{c}, o)
+	rt, err := engine.NewFunction(program{c}, o)
 	if err != nil {
 		return nil, fmt.Errorf("compile: %v", err)
 	}
@@ -135,10 +135,10 @@ func Func[F any](f F, opts ...Option) F {
 // reflectCall is Func's body: the fast path from reflect values to the
 // runtime and back.
 func (c *Compiled) reflectCall(in []reflect.Value) []reflect.Value {
-	args := make([]runtime.Arg, len(in))
+	args := make([]engine.Arg, len(in))
 	for i, v := range in {
 		if c.static[i] {
-			a, err := runtime.StaticArg(v.Interface())
+			a, err := engine.StaticArg(v.Interface())
 			if err != nil {
 				return c.fail(err)
 			}
@@ -153,7 +153,7 @@ func (c *Compiled) reflectCall(in []reflect.Value) []reflect.Value {
 			// Called while another function is being traced: record f inline.
 			return c.fn.Call(in)
 		}
-		args[i] = runtime.TensorArg(t.Buffer())
+		args[i] = engine.TensorArg(t.Buffer())
 	}
 	res, err := c.rt.Call(args)
 	if err == nil {
@@ -203,11 +203,11 @@ func (c *Compiled) fail(err error) []reflect.Value {
 
 // args converts Call's and Lower's arguments; shapes allows ir.Type in
 // place of a tensor (Lower).
-func (c *Compiled) args(vals []any, shapes bool) ([]runtime.Arg, error) {
+func (c *Compiled) args(vals []any, shapes bool) ([]engine.Arg, error) {
 	if len(vals) != len(c.static) {
 		return nil, fmt.Errorf("%s takes %d arguments, got %d", c.name, len(c.static), len(vals))
 	}
-	args := make([]runtime.Arg, len(vals))
+	args := make([]engine.Arg, len(vals))
 	for i, v := range vals {
 		p := c.ft.In(i)
 		if c.static[i] {
@@ -217,7 +217,7 @@ func (c *Compiled) args(vals []any, shapes bool) ([]runtime.Arg, error) {
 					return nil, fmt.Errorf("%s: argument %d is %T, want %s", c.name, i, v, p)
 				}
 			}
-			a, err := runtime.StaticArg(rv.Convert(p).Interface())
+			a, err := engine.StaticArg(rv.Convert(p).Interface())
 			if err != nil {
 				return nil, err
 			}
@@ -233,15 +233,15 @@ func (c *Compiled) args(vals []any, shapes bool) ([]runtime.Arg, error) {
 				return nil, fmt.Errorf("%s: argument %d is traced: call the function itself, or its Func form, inside a traced function", c.name, i)
 			}
 			if shapes {
-				args[i] = runtime.ShapeArg(x.Type())
+				args[i] = engine.ShapeArg(x.Type())
 			} else {
-				args[i] = runtime.TensorArg(x.Buffer())
+				args[i] = engine.TensorArg(x.Buffer())
 			}
 		case ir.Type:
 			if !shapes {
 				return nil, fmt.Errorf("%s: argument %d is a type (%s); Call needs a tensor", c.name, i, x)
 			}
-			args[i] = runtime.ShapeArg(x)
+			args[i] = engine.ShapeArg(x)
 		default:
 			want := "*tensor.Tensor"
 			if shapes {
@@ -311,7 +311,7 @@ func (c *Compiled) Lower(args ...any) (string, error) {
 }
 
 // Stats returns the cache's counters for this function.
-func (c *Compiled) Stats() runtime.Stats { return c.rt.Stats() }
+func (c *Compiled) Stats() engine.Stats { return c.rt.Stats() }
 
 // Explain returns the cache's decisions, one line each: compiles and their
 // reasons, programs loaded from disk, calls placed in buckets, padding

@@ -8,19 +8,19 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	goruntime "runtime"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/compile"
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/frontend/trace"
 	"github.com/tpucc/tpucc/internal/oracle"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/lower/stablehlo"
 	"github.com/tpucc/tpucc/passes"
-	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tensor"
 )
 
@@ -45,7 +45,7 @@ func weights() (w1, b1, w2 *tensor.Tensor) {
 }
 
 // memory is a memory-only cache, so tests never touch ~/.cache.
-func memory() compile.Option { return compile.Cache(runtime.NewCache("", runtime.CacheOptions{})) }
+func memory() compile.Option { return compile.Cache(engine.NewCache("", engine.CacheOptions{})) }
 
 // agree reports how a (a compiled function's result, on the default backend:
 // LLVM kernels in f32) differs from b (eager ops, pinned to the reference
@@ -244,7 +244,7 @@ func TestLowerIsTheAOTText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cpuTarget, _ := runtime.LookupTarget("cpu")
+	cpuTarget, _ := engine.LookupTarget("cpu")
 	if err := passes.Run(m, passes.Default(), passes.Options{Eval: cpu.Folder{}, Target: cpuTarget}); err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +328,7 @@ func TestLimitPolicies(t *testing.T) {
 		failing(x, 2)
 		return nil
 	}()
-	if err, ok := p.(error); !ok || !runtime.IsLimit(err) {
+	if err, ok := p.(error); !ok || !engine.IsLimit(err) {
 		t.Errorf("LimitError without an error result: %v", p)
 	}
 }
@@ -337,7 +337,7 @@ func TestClosuresOverOtherWeightsNeverShareAProgram(t *testing.T) {
 	dir := cacheDir(t)
 	mk := func(w *tensor.Tensor) func(*tensor.Tensor) *tensor.Tensor {
 		return compile.Func(func(x *tensor.Tensor) *tensor.Tensor { return x.Mul(w) },
-			compile.Cache(runtime.NewCache(dir, runtime.CacheOptions{})))
+			compile.Cache(engine.NewCache(dir, engine.CacheOptions{})))
 	}
 	x := tensor.Random(1, ir.F32, 3)
 	a, b := tensor.Random(2, ir.F32, 3), tensor.Random(3, ir.F32, 3)
@@ -353,7 +353,7 @@ func TestRestartedProcessCompilesNothing(t *testing.T) {
 	w1, b1, w2 := weights()
 	sizes := []int64{16, 24, 32}
 	if dir := os.Getenv("TPUCC_COMPILE_CHILD"); dir != "" {
-		c, err := compile.New(mlp, compile.Cache(runtime.NewCache(dir, runtime.CacheOptions{})))
+		c, err := compile.New(mlp, compile.Cache(engine.NewCache(dir, engine.CacheOptions{})))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -392,7 +392,7 @@ func TestRestartedProcessCompilesNothing(t *testing.T) {
 		t.Errorf("children:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
 	}
 	// And in this process, a fresh cache object on the same directory.
-	c, _ := compile.New(mlp, compile.Cache(runtime.NewCache(dir, runtime.CacheOptions{})))
+	c, _ := compile.New(mlp, compile.Cache(engine.NewCache(dir, engine.CacheOptions{})))
 	for _, b := range sizes {
 		if _, err := c.Call(tensor.Random(b, ir.F32, b, 8), w1, b1, w2); err != nil {
 			t.Fatal(err)
@@ -437,7 +437,7 @@ func TestDynamicAndBucketOptions(t *testing.T) {
 // the op; the cpu target compiles it.
 func TestTargetRefusesWhatTheTPUCannotCompile(t *testing.T) {
 	mm := func(a, b *tensor.Tensor) *tensor.Tensor { return a.MatMul(b) }
-	_, file, line, _ := goruntime.Caller(0)
+	_, file, line, _ := runtime.Caller(0)
 	a, b := tensor.Full(2, ir.I64, 2, 3), tensor.Full(3, ir.I64, 3, 4)
 	c, err := compile.New(mm, compile.Target("tpu-v6e"), compile.Name("mm"))
 	if err != nil {

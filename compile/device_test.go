@@ -8,8 +8,8 @@ import (
 
 	"github.com/tpucc/tpucc/backend/pjrt"
 	"github.com/tpucc/tpucc/compile"
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
-	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tensor"
 )
 
@@ -110,7 +110,7 @@ func TestPJRTPersistentCache(t *testing.T) {
 	}
 	x := tensor.Full(0.75, ir.F32, 5)
 	for i := range 2 {
-		cache := runtime.NewCache(dir, runtime.CacheOptions{})
+		cache := engine.NewCache(dir, engine.CacheOptions{})
 		c, err := compile.New(expAdd, compile.Device("pjrt"), compile.Cache(cache), compile.Name("persisted"))
 		if err != nil {
 			t.Fatal(err)
@@ -212,7 +212,7 @@ func TestDonateInCacheKey(t *testing.T) {
 	dir := cacheDir(t)
 	x := tensor.Full(0.75, ir.F32, 4)
 	for i, donate := range []bool{false, true, false} {
-		opts := []compile.Option{compile.Device("pjrt"), compile.Cache(runtime.NewCache(dir, runtime.CacheOptions{})), compile.Name("keyed")}
+		opts := []compile.Option{compile.Device("pjrt"), compile.Cache(engine.NewCache(dir, engine.CacheOptions{})), compile.Name("keyed")}
 		if donate {
 			opts = append(opts, compile.Donate(0))
 		}

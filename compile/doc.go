@@ -1,7 +1,7 @@
 // Package compile is the library wrapper users call: compile.Func(f) returns
 // a function of f's own type that traces f once per input signature,
 // compiles the trace (passes, StableHLO lowering) and reuses the program on
-// later calls, through the cache of package runtime.
+// later calls, through the cache of package engine.
 //
 //	mlp := func(x, w1, b1, w2 *tensor.Tensor) *tensor.Tensor {
 //		return x.MatMul(w1).Add(b1).Relu().MatMul(w2)

@@ -7,8 +7,8 @@ import (
 	"strconv"
 
 	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
-	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tensor"
 )
 
@@ -31,7 +31,7 @@ func (p *tracePanic) Error() string {
 // call runs f with args' static values and ts in its tensor parameters,
 // turning panics into errors and a non-nil error result into the error, and
 // returns its tensor results.
-func (c *Compiled) call(args []runtime.Arg, ts []*tensor.Tensor) (res []*tensor.Tensor, err error) {
+func (c *Compiled) call(args []engine.Arg, ts []*tensor.Tensor) (res []*tensor.Tensor, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			if e, ok := r.(*tensor.Error); ok {
@@ -67,7 +67,7 @@ func (c *Compiled) call(args []runtime.Arg, ts []*tensor.Tensor) (res []*tensor.
 
 // Trace runs f on traced tensors of the given types (tensor.Trace). Tensor
 // parameter i is named arg<i>, as logs name it.
-func (p program) Trace(args []runtime.Arg) (*ir.Module, error) {
+func (p program) Trace(args []engine.Arg) (*ir.Module, error) {
 	var names []string
 	var types []ir.Type
 	for i, a := range args {
@@ -82,7 +82,7 @@ func (p program) Trace(args []runtime.Arg) (*ir.Module, error) {
 }
 
 // Eager runs f on concrete tensors (LimitEager).
-func (p program) Eager(args []runtime.Arg) ([]*backend.Buffer, error) {
+func (p program) Eager(args []engine.Arg) ([]*backend.Buffer, error) {
 	var bufs []*backend.Buffer
 	for _, a := range args {
 		if !a.IsStatic() {

@@ -5,9 +5,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/passes"
-	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tools/xlacheck"
 )
 
@@ -76,7 +76,7 @@ func TestFullSizeLayerCompilesForTPU(t *testing.T) {
 				t.Fatal(err)
 			}
 			var st passes.Stats
-			exe, _, err := runtime.Compile(mod, runtime.Config{Target: target.name, Passes: passes.Options{Stats: &st}})
+			exe, _, err := engine.Compile(mod, engine.Config{Target: target.name, Passes: passes.Options{Stats: &st}})
 			if err != nil {
 				t.Fatalf("%s for %s: %v", step.name, target.name, err)
 			}

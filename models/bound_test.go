@@ -4,9 +4,9 @@ import (
 	"testing"
 
 	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/passes"
-	"github.com/tpucc/tpucc/runtime"
 )
 
 // A request whose longest prompt and new tokens need more positions than
@@ -67,7 +67,7 @@ func TestMaskIsIota(t *testing.T) {
 		t.Error("no iota over the cache capacity in the traced decode program")
 	}
 	// The default pipeline, constant folding included, keeps it an iota.
-	target, err := runtime.LookupTarget("cpu")
+	target, err := engine.LookupTarget("cpu")
 	if err != nil {
 		t.Fatal(err)
 	}

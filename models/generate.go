@@ -7,22 +7,22 @@ import (
 	"time"
 
 	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
-	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tensor"
 )
 
 // Options configure a Generator's compiled steps.
 type Options struct {
 	Backend string // the backend that runs them ("" is the runtime's default)
-	// Device names the device instead (runtime.Devices: cpu, pjrt, tpu,
+	// Device names the device instead (engine.Devices: cpu, pjrt, tpu,
 	// gpu). On a device the weights are copied into its memory once, when
 	// the Generator is made, and the KV cache stays there between steps.
 	Device string
 	// Precision is the precision of the products on the device
 	// (compile.Precision): "", "default", "high" or "highest".
 	Precision string
-	Cache     *runtime.Cache // where programs are kept (nil: the process's default cache)
+	Cache     *engine.Cache // where programs are kept (nil: the process's default cache)
 	// AllLogits makes prefill return the logits of every prompt token
 	// [B, T, V] (Result.PromptLogits), for comparing with a reference.
 	AllLogits bool
@@ -38,8 +38,8 @@ type Generator struct {
 	weights []*backend.Buffer // m's parameters where the steps run (Function.Upload)
 	all     bool
 	spare   spareCache
-	prefill *runtime.Function
-	decode  *runtime.Function
+	prefill *engine.Function
+	decode  *engine.Function
 }
 
 // stepCacheArg is the position of the first cache tensor among a step's
@@ -58,15 +58,15 @@ func NewGenerator(m *Model, o Options) (*Generator, error) {
 	for i := range m.CacheTypes(1, 1) {
 		donate = append(donate, stepCacheArg+i)
 	}
-	opts := func(name string) runtime.Options {
-		return runtime.Options{Name: name, Backend: o.Backend, Device: o.Device, Precision: o.Precision,
+	opts := func(name string) engine.Options {
+		return engine.Options{Name: name, Backend: o.Backend, Device: o.Device, Precision: o.Precision,
 			Cache: o.Cache, NoAutoDynamic: true, RecompileLimit: -1, Donate: donate, KeepOnDevice: o.Device != ""}
 	}
 	var err error
-	if g.prefill, err = runtime.NewFunction(stepProgram{m, arch + ".prefill", o.AllLogits, true}, opts(arch+".prefill")); err != nil {
+	if g.prefill, err = engine.NewFunction(stepProgram{m, arch + ".prefill", o.AllLogits, true}, opts(arch+".prefill")); err != nil {
 		return nil, err
 	}
-	if g.decode, err = runtime.NewFunction(stepProgram{m, arch + ".decode", false, false}, opts(arch+".decode")); err != nil {
+	if g.decode, err = engine.NewFunction(stepProgram{m, arch + ".decode", false, false}, opts(arch+".decode")); err != nil {
 		return nil, err
 	}
 	for _, p := range m.Params {
@@ -193,16 +193,16 @@ func (g *Generator) Prepare(r Request) error {
 	return err
 }
 
-func shapeArgs(types []ir.Type) []runtime.Arg {
-	args := make([]runtime.Arg, len(types))
+func shapeArgs(types []ir.Type) []engine.Arg {
+	args := make([]engine.Arg, len(types))
 	for i, t := range types {
-		args[i] = runtime.ShapeArg(t)
+		args[i] = engine.ShapeArg(t)
 	}
 	return args
 }
 
 // Stats are the two steps' cache counters.
-func (g *Generator) Stats() (prefill, decode runtime.Stats) {
+func (g *Generator) Stats() (prefill, decode engine.Stats) {
 	return g.prefill.Stats(), g.decode.Stats()
 }
 
@@ -223,19 +223,19 @@ func (g *Generator) Generate(r Request) (*Result, error) {
 		copy(tokens[b*padded+res.Pad[b]:], p)
 		res.PrefillTokens += len(p)
 	}
-	var weights []runtime.Arg
+	var weights []engine.Arg
 	for _, w := range g.weights {
-		weights = append(weights, runtime.TensorArg(w))
+		weights = append(weights, engine.TensorArg(w))
 	}
 	cache := g.spare.take(g.m.CacheTypes(int64(B), int64(capacity)))
 	defer g.spare.put(cache)
-	startArg := runtime.TensorArg(tensor.FromSlice(start, int64(B)).Buffer())
-	call := func(f *runtime.Function, toks []int32, T, pos int) (*backend.Buffer, error) {
+	startArg := engine.TensorArg(tensor.FromSlice(start, int64(B)).Buffer())
+	call := func(f *engine.Function, toks []int32, T, pos int) (*backend.Buffer, error) {
 		// tokens, start, pos, then the cache from stepCacheArg, then the weights
-		args := []runtime.Arg{runtime.TensorArg(tensor.FromSlice(toks, int64(B), int64(T)).Buffer()), startArg,
-			runtime.TensorArg(tensor.FromSlice([]int32{int32(pos)}).Buffer())}
+		args := []engine.Arg{engine.TensorArg(tensor.FromSlice(toks, int64(B), int64(T)).Buffer()), startArg,
+			engine.TensorArg(tensor.FromSlice([]int32{int32(pos)}).Buffer())}
 		for _, c := range cache {
-			args = append(args, runtime.TensorArg(c))
+			args = append(args, engine.TensorArg(c))
 		}
 		out, err := f.Call(append(args, weights...))
 		if err != nil {

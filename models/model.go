@@ -16,9 +16,9 @@ import (
 	"slices"
 
 	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/models/hf"
-	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tensor"
 )
 
@@ -173,7 +173,7 @@ type stepProgram struct {
 	fresh bool
 }
 
-func (p stepProgram) Trace(args []runtime.Arg) (*ir.Module, error) {
+func (p stepProgram) Trace(args []engine.Arg) (*ir.Module, error) {
 	types := make([]ir.Type, len(args))
 	for i, a := range args {
 		if a.IsStatic() {
@@ -184,7 +184,7 @@ func (p stepProgram) Trace(args []runtime.Arg) (*ir.Module, error) {
 	return p.m.trace(p.name, types, p.all, p.fresh)
 }
 
-func (p stepProgram) Eager(args []runtime.Arg) ([]*backend.Buffer, error) {
+func (p stepProgram) Eager(args []engine.Arg) ([]*backend.Buffer, error) {
 	bufs := make([]*backend.Buffer, len(args))
 	for i, a := range args {
 		bufs[i] = a.Tensor

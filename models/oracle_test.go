@@ -14,11 +14,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/models/hf"
 	"github.com/tpucc/tpucc/models/tokenizer"
 	"github.com/tpucc/tpucc/passes"
-	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tensor"
 )
 
@@ -117,7 +117,7 @@ func oracleGenerator(t *testing.T, dir string, all bool) *Generator {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	g, err := NewGenerator(m, Options{AllLogits: all, Cache: runtime.NewCache("", runtime.CacheOptions{})})
+	g, err := NewGenerator(m, Options{AllLogits: all, Cache: engine.NewCache("", engine.CacheOptions{})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +348,7 @@ func TestMoERouted(t *testing.T) {
 					t.Fatal(err)
 				}
 				var st passes.Stats
-				exe, _, err := runtime.Compile(mod, runtime.Config{Passes: passes.Options{Stats: &st}})
+				exe, _, err := engine.Compile(mod, engine.Config{Passes: passes.Options{Stats: &st}})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/internal/npy"
 	"github.com/tpucc/tpucc/ir"
-	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tools/xlacheck"
 )
 
@@ -66,11 +66,11 @@ func TestExportRunsOnXLA(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := runtime.OpenBackend("")
+		b, err := engine.OpenBackend("")
 		if err != nil {
 			t.Fatal(err)
 		}
-		exe, _, err := runtime.Compile(mod, runtime.Config{Backend: b})
+		exe, _, err := engine.Compile(mod, engine.Config{Backend: b})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +134,7 @@ func TestExportCompilesForTPU(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				exe, _, err := runtime.Compile(mod, runtime.Config{Target: target.name})
+				exe, _, err := engine.Compile(mod, engine.Config{Target: target.name})
 				if err != nil {
 					t.Fatalf("%s %s for %s: %v", name, step.name, target.name, err)
 				}

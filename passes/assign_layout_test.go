@@ -9,12 +9,12 @@ import (
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
-	"github.com/tpucc/tpucc/backend/tpu"
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/lower/stablehlo"
 	"github.com/tpucc/tpucc/passes"
-	"github.com/tpucc/tpucc/runtime"
+	"github.com/tpucc/tpucc/target"
 	"golang.org/x/tools/txtar"
 )
 
@@ -42,7 +42,7 @@ func TestAssignLayoutKeepsNumbers(t *testing.T) {
 		want := runEntry(t, base)
 		var cpuHLO string
 		for _, name := range layoutTargets {
-			target, _ := runtime.LookupTarget(name)
+			target, _ := engine.LookupTarget(name)
 			m := runDefault(t, file, src, target)
 			// The StableHLO carries no layouts: every target lowers to the
 			// same text (folding does not depend on the target).
@@ -130,7 +130,7 @@ func TestAssignLayoutTransformer(t *testing.T) {
 				transposes++
 			}
 			for _, r := range in.Results {
-				bytes += tpu.V6e.Bytes(r.Type)
+				bytes += target.V6e.Bytes(r.Type)
 			}
 		})
 		return transposes, bytes
@@ -153,7 +153,7 @@ func TestAssignLayoutTransformer(t *testing.T) {
 		return m
 	}
 	tr0, b0 := count(run(nil))
-	m := run(tpu.V6e)
+	m := run(target.V6e)
 	tr1, b1 := count(m)
 	if tr0 != 3 || tr1 != 3 {
 		t.Errorf("transposes: %d without a target, %d on tpu-v6e; want 3 and 3", tr0, tr1)
@@ -168,7 +168,7 @@ func TestAssignLayoutTransformer(t *testing.T) {
 	}
 	f := m.Entry()
 	for _, p := range f.Params {
-		if l := p.Type.Layout; l == nil || !slices.Equal(l.MinorToMajor, tpu.V6e.Layout(p.Type).MinorToMajor) {
+		if l := p.Type.Layout; l == nil || !slices.Equal(l.MinorToMajor, target.V6e.Layout(p.Type).MinorToMajor) {
 			t.Errorf("parameter %s is not row-major: %s", p.Name, p.Type)
 		}
 	}
@@ -204,7 +204,7 @@ func TestAssignLayoutOnGoldenInputs(t *testing.T) {
 				continue // an error case
 			}
 			for _, name := range layoutTargets {
-				target, _ := runtime.LookupTarget(name)
+				target, _ := engine.LookupTarget(name)
 				m := runDefault(t, file, sec.Data, target)
 				before := ir.Print(m)
 				assign, _ := passes.Lookup("assign-layout")

@@ -10,9 +10,9 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/tpucc/tpucc/backend/cpu"
-	"github.com/tpucc/tpucc/backend/tpu"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/target"
 )
 
 // planInputs are the programs the plan is checked on: the examples and the
@@ -66,7 +66,7 @@ func planInputs(t *testing.T) map[string]*ir.Func {
 // the plan's order of groups is topological.
 func TestFuseTrafficIsGroupBytes(t *testing.T) {
 	for name, f := range planInputs(t) {
-		for _, target := range []Target{nil, tpu.V5e, tpu.V6e} {
+		for _, target := range []Target{nil, target.V5e, target.V6e} {
 			c := NewContext("fuse", nil)
 			c.Target = target
 			p := newFusePlan(f, c)
@@ -176,7 +176,7 @@ func TestFusePlanNearLinear(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := NewContext("fuse", nil)
-		c.Target = tpu.V6e
+		c.Target = target.V6e
 		p := newFusePlan(m.Funcs[0], c)
 		for p.producerConsumer() || p.siblings() {
 		}

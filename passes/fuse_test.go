@@ -10,10 +10,10 @@ import (
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
-	"github.com/tpucc/tpucc/backend/tpu"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/passes"
+	"github.com/tpucc/tpucc/target"
 )
 
 // fuseModules are the programs fusion is checked on: the examples and the
@@ -51,7 +51,7 @@ func fuseModules(t *testing.T) map[string]string {
 // the same kernels, so its results equal the unfused program's bit for bit,
 // with and without a target.
 func TestFusePreservesResults(t *testing.T) {
-	targets := []passes.Target{nil, tpu.V5e, tpu.V6e}
+	targets := []passes.Target{nil, target.V5e, target.V6e}
 	for file, src := range fuseModules(t) {
 		for _, target := range targets {
 			name := "none"

@@ -8,11 +8,11 @@ import (
 	"testing"
 
 	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/internal/golden"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/passes"
-	"github.com/tpucc/tpucc/runtime"
 )
 
 // goldenDirs are the stages under testdata/golden/passes: one per pass, and
@@ -24,7 +24,7 @@ var goldenDirs = []string{"canonicalize", "fold-constants", "cse", "dce", "defau
 // the input, whose canonical print must round-trip (print -> parse -> print);
 // the pipeline runs with VerifyEach and the reference executor's evaluator
 // (cpu.Folder), so folded values are the executor's, and with the target a
-// "target: tpu-v6e" line names (runtime.LookupTarget; none without one). The test produces
+// "target: tpu-v6e" line names (engine.LookupTarget; none without one). The test produces
 // out.tir only when the printed output differs from the canonical print of the
 // input (in.tir may spell a literal longhand, as cse/constants does), so an archive without out.tir asserts "must not change",
 // and stats (the rewrite counters) whenever a rule fired. A "numbers: 1e-6"
@@ -61,7 +61,7 @@ func runGoldenCase(t *testing.T, c *golden.Case) map[string]string {
 	var st passes.Stats
 	opts := passes.Options{VerifyEach: true, Eval: cpu.Folder{}, Stats: &st}
 	if name := c.Directive("target"); name != "" {
-		target, err := runtime.LookupTarget(name)
+		target, err := engine.LookupTarget(name)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,7 +4,7 @@ import "github.com/tpucc/tpucc/ir"
 
 // Target is what a pass may know about the machine it compiles for: the facts
 // layout assignment, fusion profitability and the cost report need, and
-// nothing else. Each backend's description implements it (backend/tpu's
+// nothing else. Each backend's description implements it (target's
 // generations and its description of the host CPU); cmd/tpucc and runtime pick
 // one by its --target name and hand it in. The methods take and return ir
 // types and plain numbers only, so a description never imports passes and

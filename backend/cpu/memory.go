@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/target"
 )
 
 // CheckMemory refuses, before anything is allocated, a program whose tensors
@@ -159,4 +160,4 @@ var (
 )
 
 // physicalMemory reads MemTotal from /proc/meminfo; 0 where there is none.
-func physicalMemory() int64 { return meminfo("/proc/meminfo") }
+func physicalMemory() int64 { return target.Host().Memory }

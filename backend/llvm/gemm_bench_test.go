@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-	goruntime "runtime"
+	"runtime"
 	"testing"
 	"time"
 
@@ -85,7 +85,7 @@ func (g gemmBench) run(b *testing.B) {
 	be := testBackend(b)
 	be.threads = g.threads
 	if g.threads == 0 {
-		be.threads = goruntime.NumCPU()
+		be.threads = runtime.NumCPU()
 	}
 	if g.avx2 {
 		be.wide = false

@@ -3,7 +3,7 @@ package llvm
 import (
 	"os"
 	"path/filepath"
-	goruntime "runtime"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -73,10 +73,10 @@ func TestRecordReadIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	sparse(t, sum, 64<<20)
-	var m0, m1 goruntime.MemStats
-	goruntime.ReadMemStats(&m0)
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
 	_, err := verifyObject(so, sum)
-	goruntime.ReadMemStats(&m1)
+	runtime.ReadMemStats(&m1)
 	want := "llvm: " + sum + " is not a regular file of at most 128 bytes"
 	if err == nil || err.Error() != want {
 		t.Fatalf("error %v, want %q", err, want)

@@ -5,7 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	goruntime "runtime"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -13,11 +13,11 @@ import (
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/internal/oracle"
 	"github.com/tpucc/tpucc/internal/progen"
 	"github.com/tpucc/tpucc/ir"
-	"github.com/tpucc/tpucc/runtime"
 	"golang.org/x/tools/txtar"
 )
 
@@ -40,13 +40,13 @@ func testBackend(t testing.TB) *Backend {
 }
 
 // compileText runs the one compile path for the cpu target on src.
-func compileText(t testing.TB, name string, src []byte) *runtime.Executable {
+func compileText(t testing.TB, name string, src []byte) *engine.Executable {
 	t.Helper()
 	m, err := tir.Parse(name, src)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	exe, _, err := runtime.Compile(m, runtime.Config{Target: "cpu"})
+	exe, _, err := engine.Compile(m, engine.Config{Target: "cpu"})
 	if err != nil {
 		t.Fatalf("%s: compile: %v", name, err)
 	}
@@ -158,7 +158,7 @@ func TestCorpus(t *testing.T) {
 	gen, ref := map[ir.Op]int{}, map[ir.Op]int{}
 	for seed := int64(0); seed < n; seed++ {
 		m := progen.Generate(seed, progen.Config{})
-		exe, _, err := runtime.Compile(m, runtime.Config{Target: "cpu"})
+		exe, _, err := engine.Compile(m, engine.Config{Target: "cpu"})
 		if err != nil {
 			t.Fatalf("seed %d: compile: %v", seed, err)
 		}
@@ -194,7 +194,7 @@ func benchMLP(b *testing.B, threads int) {
 	be := testBackend(b)
 	be.threads = threads
 	if threads == 0 {
-		be.threads = goruntime.NumCPU()
+		be.threads = runtime.NumCPU()
 	}
 	src, err := os.ReadFile("../../examples/mlp.tir")
 	if err != nil {
@@ -258,7 +258,7 @@ func FuzzDifferential(f *testing.F) {
 	b := testBackend(f)
 	f.Fuzz(func(t *testing.T, seed int64) {
 		m := progen.Generate(seed, progen.Config{})
-		exe, _, err := runtime.Compile(m, runtime.Config{Target: "cpu"})
+		exe, _, err := engine.Compile(m, engine.Config{Target: "cpu"})
 		if err != nil {
 			t.Fatalf("seed %d: compile: %v", seed, err)
 		}
@@ -300,7 +300,7 @@ func TestGoldenModules(t *testing.T) {
 		if err != nil || m.Entry() == nil || cpu.CheckMemory(m, m.Entry(), cpu.DefaultMemoryLimit()) != nil {
 			continue
 		}
-		exe, _, err := runtime.Compile(m, runtime.Config{Target: "cpu"})
+		exe, _, err := engine.Compile(m, engine.Config{Target: "cpu"})
 		if err != nil {
 			continue // symbolic shapes, or refused for the target
 		}

@@ -10,7 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	goruntime "runtime"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -352,8 +352,8 @@ func (c *objectCache) install(tmp, key, name string, data []byte) error {
 // goroutine keeps its thread until the child is done.
 func runTool(cmd *exec.Cmd) error {
 	cmd.SysProcAttr = childAttr()
-	goruntime.LockOSThread()
-	defer goruntime.UnlockOSThread()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	return cmd.Run()
 }
 

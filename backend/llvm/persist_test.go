@@ -7,17 +7,17 @@ import (
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/ir"
-	"github.com/tpucc/tpucc/runtime"
 )
 
-// tirFunc is a runtime.Program given as .tir text of fixed shapes.
+// tirFunc is a engine.Program given as .tir text of fixed shapes.
 type tirFunc struct{ src string }
 
-func (p tirFunc) Trace([]runtime.Arg) (*ir.Module, error) { return tir.Parse("p.tir", []byte(p.src)) }
+func (p tirFunc) Trace([]engine.Arg) (*ir.Module, error) { return tir.Parse("p.tir", []byte(p.src)) }
 
-func (p tirFunc) Eager(args []runtime.Arg) ([]*backend.Buffer, error) {
+func (p tirFunc) Eager(args []engine.Arg) ([]*backend.Buffer, error) {
 	m, err := p.Trace(args)
 	if err != nil {
 		return nil, err
@@ -25,7 +25,7 @@ func (p tirFunc) Eager(args []runtime.Arg) ([]*backend.Buffer, error) {
 	return cpu.Run(m, m.Entry(), argBuffers(args))
 }
 
-func argBuffers(args []runtime.Arg) []*backend.Buffer {
+func argBuffers(args []engine.Arg) []*backend.Buffer {
 	var bs []*backend.Buffer
 	for _, a := range args {
 		bs = append(bs, a.Tensor)
@@ -33,22 +33,22 @@ func argBuffers(args []runtime.Arg) []*backend.Buffer {
 	return bs
 }
 
-// callOnce makes a Function over a fresh runtime.Cache on dir (what a new
+// callOnce makes a Function over a fresh engine.Cache on dir (what a new
 // process sees) whose llvm backend keeps objects in llvmDir, calls it and
 // checks the result against the reference executor.
-func callOnce(t *testing.T, dir, llvmDir string) runtime.Stats {
+func callOnce(t *testing.T, dir, llvmDir string) engine.Stats {
 	t.Helper()
 	t.Setenv("TPUCC_LLVM_CACHE", llvmDir)
 	p := tirFunc{cacheProgram}
-	f, err := runtime.NewFunction(p, runtime.Options{Name: "f", Backend: "llvm", Cache: runtime.NewCache(dir, runtime.CacheOptions{})})
+	f, err := engine.NewFunction(p, engine.Options{Name: "f", Backend: "llvm", Cache: engine.NewCache(dir, engine.CacheOptions{})})
 	if err != nil {
 		t.Skipf("llvm backend unavailable: %v", err)
 	}
 	m, _ := p.Trace(nil)
 	in := cpu.RandomInputs(m.Entry(), 3)
-	var args []runtime.Arg
+	var args []engine.Arg
 	for _, b := range in {
-		args = append(args, runtime.TensorArg(b))
+		args = append(args, engine.TensorArg(b))
 	}
 	got, err := f.Call(args)
 	if err != nil {

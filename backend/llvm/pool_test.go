@@ -1,7 +1,7 @@
 package llvm
 
 import (
-	goruntime "runtime"
+	"runtime"
 	"testing"
 	"time"
 	"unsafe"
@@ -37,7 +37,7 @@ func waitPooled(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("no dropped result's storage reached the pool")
 		}
-		goruntime.GC()
+		runtime.GC()
 		time.Sleep(time.Millisecond)
 	}
 }
@@ -79,8 +79,8 @@ func TestResultStorageReused(t *testing.T) {
 	}
 	view := kept.WithType(kept.Type()) // a view keeps the storage alive
 	kept = nil
-	goruntime.GC()
-	goruntime.GC()
+	runtime.GC()
+	runtime.GC()
 	next := run()
 	if unsafe.SliceData(next.Bytes()) == unsafe.SliceData(view.Bytes()) {
 		t.Fatal("storage still read through a view was reused")

@@ -25,16 +25,16 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	goruntime "runtime"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/passes"
-	"github.com/tpucc/tpucc/runtime"
 )
 
 // result is one build, the fastest of the runs.
@@ -44,7 +44,7 @@ type result struct {
 	instrs         int // instructions of the parsed function
 	parse, lower   time.Duration
 	steps          []passes.PassTime
-	check          time.Duration // the target's checks (runtime.Compile times them with the passes)
+	check          time.Duration // the target's checks (engine.Compile times them with the passes)
 	total          time.Duration
 	cpu            time.Duration
 }
@@ -107,7 +107,7 @@ func measure(family, target string, size int, src string, reps int) result {
 	var best result
 	for i := 0; i < reps; i++ {
 		r := result{family: family, target: target, size: size}
-		goruntime.GC() // the garbage of the run before is not this one's
+		runtime.GC() // the garbage of the run before is not this one's
 		c0 := cpuTime()
 		t0 := time.Now()
 		m, err := tir.Parse(family+".tir", []byte(src))
@@ -116,8 +116,8 @@ func measure(family, target string, size int, src string, reps int) result {
 		}
 		r.parse = time.Since(t0)
 		r.instrs = len(m.Entry().Body.Instrs)
-		cfg := runtime.Config{Target: target, Passes: passes.Options{Times: &r.steps}}
-		_, st, err := runtime.Compile(m, cfg)
+		cfg := engine.Config{Target: target, Passes: passes.Options{Times: &r.steps}}
+		_, st, err := engine.Compile(m, cfg)
 		if err != nil {
 			fail(fmt.Errorf("%s %d for %s: %v", family, size, target, err))
 		}

@@ -16,9 +16,9 @@ import (
 	"github.com/tpucc/tpucc/backend/llvm"
 	"github.com/tpucc/tpucc/bench/block"
 	"github.com/tpucc/tpucc/bench/limits"
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/ir"
-	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tensor"
 )
 
@@ -189,10 +189,10 @@ func combine(r row, rounds []row) row {
 	return r
 }
 
-func compileOn(m *ir.Module, name string) *runtime.Executable {
-	b, err := runtime.OpenBackend(name)
+func compileOn(m *ir.Module, name string) *engine.Executable {
+	b, err := engine.OpenBackend(name)
 	check(err)
-	exe, _, err := runtime.Compile(m, runtime.Config{Backend: b})
+	exe, _, err := engine.Compile(m, engine.Config{Backend: b})
 	check(err)
 	return exe
 }
@@ -206,7 +206,7 @@ func compileOn(m *ir.Module, name string) *runtime.Executable {
 // chain took 6-11 ms a run for its first 4-10 runs after 3 s of sleep or
 // after a peer, 4.0-4.5 ms from then on (2026-12-05). So the warm-up runs
 // exe for at least warmUp, as the peers' own set-up does, before timing.
-func timeRun(exe *runtime.Executable, args []*backend.Buffer, n int, warm bool) float64 {
+func timeRun(exe *engine.Executable, args []*backend.Buffer, n int, warm bool) float64 {
 	for t0 := time.Now(); warm; warm = time.Since(t0) < warmUp {
 		_, err := exe.Run(args)
 		check(err)
@@ -264,7 +264,7 @@ func agreement(got *backend.Buffer, ortFile string) string {
 // printSteps prints the -steps longest steps of exe's plan when it runs on
 // the llvm backend: time per call over its runs (the warm-up's included)
 // and share of all steps' time.
-func printSteps(name string, exe *runtime.Executable) {
+func printSteps(name string, exe *engine.Executable) {
 	x, ok := exe.Exec.(*llvm.Executable)
 	if *steps <= 0 || !ok {
 		return

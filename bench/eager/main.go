@@ -19,9 +19,9 @@ import (
 	"time"
 
 	"github.com/tpucc/tpucc/compile"
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/examples/go/models"
 	"github.com/tpucc/tpucc/ir"
-	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tensor"
 )
 
@@ -32,7 +32,7 @@ func main() {
 	w1 := tensor.Random(2, ir.F32, 1024, 4096)
 	b1 := tensor.Random(3, ir.F32, 4096)
 	w2 := tensor.Random(4, ir.F32, 4096, 1024)
-	fast, err := compile.New(models.MLP, compile.Cache(runtime.NewCache("", runtime.CacheOptions{})))
+	fast, err := compile.New(models.MLP, compile.Cache(engine.NewCache("", engine.CacheOptions{})))
 	if err != nil {
 		fail(err)
 	}
@@ -54,7 +54,7 @@ func main() {
 		tc = append(tc, timed(func() { compiled() }))
 	}
 	me, mc := median(te), median(tc)
-	b, _ := runtime.OpenBackend("")
+	b, _ := engine.OpenBackend("")
 	fmt.Printf("eager ops on %s, compiled function on %s, %d runs each\n", tensor.EagerBackend(), b.Name(), *repeat)
 	fmt.Printf("mlp eager     %9.3f ms\nmlp compiled  %9.3f ms\n", ms(me), ms(mc))
 	fmt.Printf("bench-eager: mlp_eager_vs_compiled=%.3f\n", float64(me)/float64(mc))

@@ -10,16 +10,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	goruntime "runtime"
+	"runtime"
 	"slices"
 	"strconv"
 	"time"
 
 	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/models"
 	"github.com/tpucc/tpucc/models/hf"
-	"github.com/tpucc/tpucc/runtime"
 )
 
 // workload is one timed thing: a prefill of tokens tokens per row, or decode
@@ -157,7 +157,7 @@ func repoRoot() string {
 // runTpucc times m's workloads on tpucc: the median of -repeat runs after a
 // warm-up (which compiles; the compile times are printed apart).
 func runTpucc(m benchModel, ws []workload) map[string]float64 {
-	goruntime.GOMAXPROCS(*threads)
+	runtime.GOMAXPROCS(*threads)
 	raw, _ := json.Marshal(m.config)
 	c, err := hf.ParseConfig(raw)
 	check(err)
@@ -165,7 +165,7 @@ func runTpucc(m benchModel, ws []workload) map[string]float64 {
 	model, err := randomModel(c)
 	check(err)
 	fmt.Fprintf(os.Stderr, "bench/models: %s: random weights in %.1f s\n", m.name, time.Since(t0).Seconds())
-	g, err := models.NewGenerator(model, models.Options{Backend: *backendName, Cache: runtime.NewCache("", runtime.CacheOptions{})})
+	g, err := models.NewGenerator(model, models.Options{Backend: *backendName, Cache: engine.NewCache("", engine.CacheOptions{})})
 	check(err)
 	out := map[string]float64{}
 	for _, w := range ws {
@@ -196,7 +196,7 @@ func runTpucc(m benchModel, ws []workload) map[string]float64 {
 }
 
 // stages is the compile time spent between a and b, by stage.
-func stages(a, b runtime.StageTimes) string {
+func stages(a, b engine.StageTimes) string {
 	d := func(x, y time.Duration) string { return fmt.Sprintf("%.1f s", (y - x).Seconds()) }
 	return "trace " + d(a.Trace, b.Trace) + ", passes " + d(a.Passes, b.Passes) + ", lower " + d(a.Lower, b.Lower) + ", backend " + d(a.Backend, b.Backend)
 }

@@ -34,10 +34,10 @@ import (
 	"strings"
 
 	"github.com/tpucc/tpucc/bench/limits"
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/passes"
-	"github.com/tpucc/tpucc/runtime"
 )
 
 var (
@@ -143,7 +143,7 @@ func runShape(s shape, phase string, bw, peak float64) result {
 
 // coverage prints which ops of exe ran as generated kernels and which on
 // the reference executor, when its backend says (backend/llvm does).
-func coverage(exe *runtime.Executable) {
+func coverage(exe *engine.Executable) {
 	if c, ok := exe.Exec.(interface{ Coverage() (string, string) }); ok {
 		gen, ref := c.Coverage()
 		if ref == "" {
@@ -154,12 +154,12 @@ func coverage(exe *runtime.Executable) {
 }
 
 // build parses text and compiles it for target with the named passes off.
-func build(text, target string, disable ...string) *runtime.Executable {
+func build(text, target string, disable ...string) *engine.Executable {
 	m, err := tir.Parse("moe.tir", []byte(text))
 	check(err)
-	b, err := runtime.OpenBackend(*backendName)
+	b, err := engine.OpenBackend(*backendName)
 	check(err)
-	exe, _, err := runtime.Compile(m, runtime.Config{Target: target, Passes: passes.Options{Disable: disable}, Backend: b})
+	exe, _, err := engine.Compile(m, engine.Config{Target: target, Passes: passes.Options{Disable: disable}, Backend: b})
 	check(err)
 	return exe
 }

@@ -13,10 +13,10 @@ import (
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
-	"github.com/tpucc/tpucc/backend/tpu"
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/lower/stablehlo"
-	"github.com/tpucc/tpucc/runtime"
+	"github.com/tpucc/tpucc/target"
 )
 
 // inputs draws the layer's arguments: x in [-1,1), each weight within
@@ -28,7 +28,7 @@ func inputs(s shape, f *ir.Func) []*backend.Buffer {
 
 // timeRun runs exe once to warm up, then *repeat times, and returns the
 // median time and the first result's elements.
-func timeRun(exe *runtime.Executable, args []*backend.Buffer) (float64, []float64) {
+func timeRun(exe *engine.Executable, args []*backend.Buffer) (float64, []float64) {
 	out, err := exe.Run(args)
 	check(err)
 	var ts []float64
@@ -55,7 +55,7 @@ func venvPython(venv string) string {
 
 // xlaTime has XLA:CPU (tools/xlacheck's time mode) run the dense program's
 // StableHLO on the same inputs.
-func xlaTime(exe *runtime.Executable, args []*backend.Buffer) float64 {
+func xlaTime(exe *engine.Executable, args []*backend.Buffer) float64 {
 	dir, err := os.MkdirTemp("", "bench-moe-")
 	check(err)
 	defer os.RemoveAll(dir)
@@ -83,13 +83,13 @@ func tpuCosts(s shape) {
 	check(err)
 	defer os.RemoveAll(dir)
 	for _, gen := range []struct{ target, topo string }{{"tpu-v5e", "v5e:2x2"}, {"tpu-v6e", "v6e:2x2"}} {
-		t, err := runtime.LookupTarget(gen.target)
+		t, err := engine.LookupTarget(gen.target)
 		check(err)
 		var model [2]float64
 		var files []string
 		for i, disable := range [][]string{{"moe-route"}, nil} {
 			exe := build(s.dense(), gen.target, disable...)
-			an, err := tpu.Analyze(exe.Entry, t, nil)
+			an, err := target.Analyze(exe.Entry, t, nil)
 			check(err)
 			model[i] = an.Total.Seconds
 			// XLA:TPU gets the program lowered for the TPU (chlo.ragged_dot).

@@ -1,13 +1,13 @@
 // Command overhead measures what the compilation cache adds to a call that
 // hits it: a compiled call on tiny inputs against the execution of the same
-// optimised program alone (runtime.Compile for the default backend, then
+// optimised program alone (engine.Compile for the default backend, then
 // its Executable's Run), with testing.Benchmark.
 //
 //	go run ./bench/overhead [-benchtime 2s]
 //
 // It prints ns per call of each form and the differences: Func (the
 // function of f's own type that compile.Func returns), Call (the explicit
-// form, []any in and out), and runtime.Function.Call (the cache itself).
+// form, []any in and out), and engine.Function.Call (the cache itself).
 package main
 
 import (
@@ -20,9 +20,9 @@ import (
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/compile"
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/frontend/trace"
 	"github.com/tpucc/tpucc/ir"
-	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tensor"
 )
 
@@ -38,7 +38,7 @@ func main() {
 		fail(err)
 	}
 	x, y := tensor.Random(1, ir.F32, 4), tensor.Random(2, ir.F32, 4)
-	mem := compile.Cache(runtime.NewCache("", runtime.CacheOptions{}))
+	mem := compile.Cache(engine.NewCache("", engine.CacheOptions{}))
 
 	// The optimised program, as the cache runs it.
 	tr := trace.New("tiny")
@@ -49,11 +49,11 @@ func main() {
 		fail(err)
 	}
 	// The same backend the cache compiles for (backend.CPUDefault).
-	be, err := runtime.OpenBackend(backend.CPUDefault)
+	be, err := engine.OpenBackend(backend.CPUDefault)
 	if err != nil {
 		fail(err)
 	}
-	exe, _, err := runtime.Compile(m, runtime.Config{Backend: be})
+	exe, _, err := engine.Compile(m, engine.Config{Backend: be})
 	if err != nil {
 		fail(err)
 	}
@@ -90,11 +90,11 @@ func main() {
 	}
 
 	// The runtime alone, on a program that is a plain module.
-	f, err := runtime.NewFunction(moduleProgram{}, runtime.Options{Name: "tiny", Cache: runtime.NewCache("", runtime.CacheOptions{})})
+	f, err := engine.NewFunction(moduleProgram{}, engine.Options{Name: "tiny", Cache: engine.NewCache("", engine.CacheOptions{})})
 	if err != nil {
 		fail(err)
 	}
-	rargs := []runtime.Arg{runtime.TensorArg(x.Buffer()), runtime.TensorArg(y.Buffer())}
+	rargs := []engine.Arg{engine.TensorArg(x.Buffer()), engine.TensorArg(y.Buffer())}
 	if _, err := f.Call(rargs); err != nil {
 		fail(err)
 	}
@@ -106,7 +106,7 @@ func main() {
 		}
 	}
 
-	report([]form{{"execution alone (Run)", alone}, {"runtime.Function.Call", viaRuntime}, {"compile.Func", viaFunc}, {"Compiled.Call", viaCall}}, *rounds)
+	report([]form{{"execution alone (Run)", alone}, {"engine.Function.Call", viaRuntime}, {"compile.Func", viaFunc}, {"Compiled.Call", viaCall}}, *rounds)
 }
 
 // form is one way of making the call, timed by fn.
@@ -146,17 +146,17 @@ func fail(err error) {
 	os.Exit(1)
 }
 
-// moduleProgram is tiny as a runtime.Program of its own, without package
+// moduleProgram is tiny as a engine.Program of its own, without package
 // compile's reflection.
 type moduleProgram struct{}
 
-func (moduleProgram) Trace(args []runtime.Arg) (*ir.Module, error) {
+func (moduleProgram) Trace(args []engine.Arg) (*ir.Module, error) {
 	tr := trace.New("tiny")
 	px := tensor.Traced(tr.Param("arg0", args[0].Type), tr)
 	py := tensor.Traced(tr.Param("arg1", args[1].Type), tr)
 	return tr.Finish(tiny(px, py).Value())
 }
 
-func (moduleProgram) Eager(args []runtime.Arg) ([]*backend.Buffer, error) {
+func (moduleProgram) Eager(args []engine.Arg) ([]*backend.Buffer, error) {
 	return nil, fmt.Errorf("not used")
 }

@@ -35,11 +35,11 @@ import (
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/backend/pjrt"
-	"github.com/tpucc/tpucc/backend/tpu"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/lower/stablehlo"
 	"github.com/tpucc/tpucc/passes"
+	"github.com/tpucc/tpucc/target"
 )
 
 const addModule = `module @add {
@@ -161,7 +161,7 @@ func compileTPU(topology string, rounds int) (goSec, jaxSec float64) {
 // lowerForTPU is `tpucc build --target tpu-v6e`'s StableHLO of a .tir file.
 func lowerForTPU(path string) string {
 	m := must(tir.Parse(path, must(os.ReadFile(path))))
-	check(passes.Run(m, passes.Default(), passes.Options{Eval: cpu.Folder{}, Target: tpu.V6e}))
+	check(passes.Run(m, passes.Default(), passes.Options{Eval: cpu.Folder{}, Target: target.V6e}))
 	return must(stablehlo.Lower(m, stablehlo.Options{}))
 }
 

@@ -25,8 +25,8 @@ import (
 
 	"github.com/tpucc/tpucc/bench/block"
 	"github.com/tpucc/tpucc/compile"
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
-	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tensor"
 )
 
@@ -40,7 +40,7 @@ func main() {
 	flag.Parse()
 
 	w := block.NewWeights(*seed, *width, 2**width)
-	opts := []compile.Option{compile.Name("block"), compile.Cache(runtime.NewCache("", runtime.CacheOptions{}))}
+	opts := []compile.Option{compile.Name("block"), compile.Cache(engine.NewCache("", engine.CacheOptions{}))}
 	if *exact {
 		opts = append(opts, compile.NoAutoDynamic(), compile.RecompileLimit(-1), compile.MaxPrograms(-1))
 	}

@@ -23,8 +23,8 @@ import (
 	"time"
 
 	"github.com/tpucc/tpucc/compile"
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
-	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tensor"
 )
 
@@ -48,7 +48,7 @@ func main() {
 
 // run calls a new function once on each of n shapes and reports.
 func run(n int) string {
-	c, err := compile.New(double, compile.Cache(runtime.NewCache("", runtime.CacheOptions{})),
+	c, err := compile.New(double, compile.Cache(engine.NewCache("", engine.CacheOptions{})),
 		compile.Buckets(2, 4), compile.MaxPrograms(-1), compile.RecompileLimit(-1))
 	if err != nil {
 		fail(err)

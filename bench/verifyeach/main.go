@@ -1,5 +1,5 @@
 // Command verifyeach measures what verification after every pass costs: each
-// example is compiled through the one compile path (runtime.Compile, target
+// example is compiled through the one compile path (engine.Compile, target
 // tpu-v6e) with and without Passes.VerifyEach, and the medians are compared.
 //
 //	go run ./bench/verifyeach
@@ -12,9 +12,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/passes"
-	"github.com/tpucc/tpucc/runtime"
 )
 
 func main() {
@@ -38,7 +38,7 @@ func main() {
 }
 
 // median compiles src 25 times (after 3 warm-up runs) and returns the median
-// time of runtime.Compile alone (parsing excluded).
+// time of engine.Compile alone (parsing excluded).
 func median(src []byte, file string, verify bool) time.Duration {
 	var ts []time.Duration
 	for i := range 28 {
@@ -47,7 +47,7 @@ func median(src []byte, file string, verify bool) time.Duration {
 			fail(err)
 		}
 		t0 := time.Now()
-		if _, _, err := runtime.Compile(m, runtime.Config{Target: "tpu-v6e", Passes: passes.Options{VerifyEach: verify}}); err != nil {
+		if _, _, err := engine.Compile(m, engine.Config{Target: "tpu-v6e", Passes: passes.Options{VerifyEach: verify}}); err != nil {
 			fail(err)
 		}
 		if i >= 3 {

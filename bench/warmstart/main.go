@@ -25,8 +25,8 @@ import (
 
 	"github.com/tpucc/tpucc/bench/block"
 	"github.com/tpucc/tpucc/compile"
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
-	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tensor"
 )
 
@@ -73,7 +73,7 @@ func main() {
 
 func runChild(start time.Time, dir, batches string, width, tokens int64) {
 	w := block.NewWeights(1, width, 2*width)
-	c, err := compile.New(block.Block, compile.Name("block"), compile.Cache(runtime.NewCache(dir, runtime.CacheOptions{})))
+	c, err := compile.New(block.Block, compile.Name("block"), compile.Cache(engine.NewCache(dir, engine.CacheOptions{})))
 	check(err)
 	var first time.Duration
 	for i, s := range strings.Split(batches, ",") {

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/lower/stablehlo"
-	"github.com/tpucc/tpucc/runtime"
 )
 
 // backendFlag selects the backend tpucc run executes on.
@@ -19,7 +19,7 @@ var backendFlag = flagSpec{name: "backend", kind: valueFlag, arg: "NAME",
 
 // deviceFlag selects the device tpucc run executes on, by its backend.
 var deviceFlag = flagSpec{name: "device", kind: valueFlag, arg: "NAME",
-	doc: "the device to run on: " + strings.Join(runtime.Devices(), ", ") + "\n(default: tpu on a machine with TPU chips, else cpu)"}
+	doc: "the device to run on: " + strings.Join(engine.Devices(), ", ") + "\n(default: tpu on a machine with TPU chips, else cpu)"}
 
 // precisionFlag sets the precision every product asks of the device.
 var precisionFlag = flagSpec{name: "precision", kind: valueFlag, arg: "P",
@@ -40,7 +40,7 @@ func precisionValue(p *parsed) (string, error) {
 // the machine lacks is not.
 func openRunBackend(cmd, name, device string) (backend.Backend, error) {
 	if device == "" {
-		b, err := runtime.OpenBackend(name)
+		b, err := engine.OpenBackend(name)
 		if err != nil {
 			return nil, usagef("--backend: %v", err)
 		}
@@ -49,12 +49,12 @@ func openRunBackend(cmd, name, device string) (backend.Backend, error) {
 	if name != "" {
 		return nil, usagef("--backend and --device are exclusive")
 	}
-	bname, err := runtime.DeviceBackend(device)
+	bname, err := engine.DeviceBackend(device)
 	if err != nil {
 		return nil, usagef("--device: %v", err)
 	}
 	if device == "cpu" { // the default backend, or its fallback
-		return runtime.OpenDevice(device)
+		return engine.OpenDevice(device)
 	}
 	b, err := backend.Lookup(bname)
 	if err != nil {
@@ -67,7 +67,7 @@ func openRunBackend(cmd, name, device string) (backend.Backend, error) {
 // for the cpu target) with backend b and runs it on args. With a non-nil
 // report it writes one line there: what compiling took by stage, and the run.
 func runOn(b backend.Backend, m *ir.Module, f *ir.Func, args []*backend.Buffer, precision string, report io.Writer) ([]*backend.Buffer, error) {
-	exe, times, err := runtime.Compile(m, runtime.Config{Entry: f.Name, Backend: b, Precision: precision})
+	exe, times, err := engine.Compile(m, engine.Config{Entry: f.Name, Backend: b, Precision: precision})
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func runOn(b backend.Backend, m *ir.Module, f *ir.Func, args []*backend.Buffer, 
 
 // timeReport is tpucc run --time's line: the passes, lowering, the
 // backend's compile (with its own stages when it reports them) and the run.
-func timeReport(name string, t runtime.StageTimes, x backend.Executable, run time.Duration) string {
+func timeReport(name string, t engine.StageTimes, x backend.Executable, run time.Duration) string {
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
 	line := fmt.Sprintf("time: passes %s, lower %s, backend %s %s", ms(t.Passes), ms(t.Lower), name, ms(t.Backend))
 	if s, ok := x.(backend.Staged); ok {

@@ -8,16 +8,16 @@ import (
 	"strings"
 
 	"github.com/tpucc/tpucc/backend/cpu"
-	"github.com/tpucc/tpucc/backend/tpu"
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/passes"
-	"github.com/tpucc/tpucc/runtime"
+	"github.com/tpucc/tpucc/target"
 )
 
-// targets are the values --target accepts: the compile path's list (runtime.Targets), each
-// naming a description in backend/tpu. assign-layout lays values out for it (the StableHLO
+// targets are the values --target accepts: the compile path's list (engine.Targets), each
+// naming a description in target. assign-layout lays values out for it (the StableHLO
 // carries no layouts) and --report costs the program on it.
-var targets = runtime.Targets()
+var targets = engine.Targets()
 
 // defaultTarget is cpu: it needs no target-specific rewriting, which is exactly what build
 // does today, so the default's output will not change when TPU targets start to matter.
@@ -85,8 +85,8 @@ and a warning line follows when that exceeds one chip's memory.
 // buildConfig is build's command line, checked before any file is read.
 type buildConfig struct {
 	file   string
-	out    string      // "" for standard output
-	target *tpu.Target // what --report costs on; also opts.Target
+	out    string         // "" for standard output
+	target *target.Target // what --report costs on; also opts.Target
 	report bool
 	entry  string
 	dims   []dimSize // --dim, in command-line order
@@ -107,7 +107,7 @@ func parseBuild(p *parsed) (*buildConfig, error) {
 		c.out = ""
 	}
 	name := p.value("target", defaultTarget)
-	t, err := runtime.LookupTarget(name)
+	t, err := engine.LookupTarget(name)
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
@@ -177,7 +177,7 @@ func cmdBuild(e *env, p *parsed) error {
 	if c.emit == "executable" {
 		c.limits = cpu.InputLimits(f)
 	}
-	exe, _, err := runtime.Compile(m, runtime.Config{Target: c.target.Name(), Entry: f.Name, Passes: c.opts, Precision: c.precision})
+	exe, _, err := engine.Compile(m, engine.Config{Target: c.target.Name(), Entry: f.Name, Passes: c.opts, Precision: c.precision})
 	if err != nil {
 		return diag(name, err)
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/tpucc/tpucc/backend/pjrt"
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
-	tpuccrt "github.com/tpucc/tpucc/runtime"
 )
 
 // emitKinds are the values --emit accepts.
@@ -150,7 +150,7 @@ func newArtifact(c *buildConfig, f *ir.Func, text string, exe interface{ Seriali
 			PlatformVersion: on.version,
 			DeviceKind:      on.kind,
 			PJRTAPI:         on.api,
-			Tpucc:           tpuccrt.Version,
+			Tpucc:           engine.Version,
 			StableHLOSHA256: pjrt.SHA256([]byte(text)),
 		},
 		Executable: blob,

@@ -9,11 +9,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tpucc/tpucc/backend/tpu"
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/models"
 	"github.com/tpucc/tpucc/models/hf"
-	"github.com/tpucc/tpucc/runtime"
+	"github.com/tpucc/tpucc/target"
 )
 
 var exportCommand = &command{
@@ -45,7 +45,7 @@ counted) and the bytes per chip when both are split evenly over that many chips.
 		{name: "model", kind: valueFlag, arg: "DIR", doc: "the model directory"},
 		{name: "seq", kind: valueFlag, arg: "N", doc: "the sequence length: prefill tokens and cache slots"},
 		{name: "batch", kind: valueFlag, arg: "B", doc: "rows per step (default 1)"},
-		{name: "target", kind: valueFlag, arg: "T", doc: "the target: " + strings.Join(tpu.Names(), ", ") + " (default cpu)"},
+		{name: "target", kind: valueFlag, arg: "T", doc: "the target: " + strings.Join(target.Names(), ", ") + " (default cpu)"},
 		{name: "o", kind: valueFlag, arg: "DIR2", doc: "the output directory"},
 		{name: "report", kind: boolFlag, doc: "print weight and KV-cache bytes and the chips each TPU generation needs"},
 		{name: "dtype", kind: valueFlag, arg: "DT", doc: "with config.json alone (no checkpoint): the weights' dtype, bf16 (default), f16 or f32"},
@@ -80,7 +80,7 @@ func cmdExport(e *env, p *parsed) error {
 		return usagef("--batch %q: want a positive number of rows", p.value("batch", ""))
 	}
 	target := p.value("target", "cpu")
-	if _, err := runtime.LookupTarget(target); err != nil {
+	if _, err := engine.LookupTarget(target); err != nil {
 		return usagef("--target: %v", err)
 	}
 	m, err := exportModel(e, dir, p.value("dtype", ""), p.flag("progress"))
@@ -104,7 +104,7 @@ func cmdExport(e *env, p *parsed) error {
 		if err != nil {
 			return err
 		}
-		exe, _, err := runtime.Compile(mod, runtime.Config{Target: target})
+		exe, _, err := engine.Compile(mod, engine.Config{Target: target})
 		if err != nil {
 			return fmt.Errorf("%s: %v", s.name, err)
 		}
@@ -153,8 +153,8 @@ func writeReport(w io.Writer, m *models.Model, batch, seq int64) {
 	fmt.Fprintf(w, "weights: %d bytes (%s, %s)\n", weights, humanBytes(weights), m.Params[0].Type.DType)
 	fmt.Fprintf(w, "kv cache: %d bytes (%s; batch %d, %d slots, f32)\n", cache, humanBytes(cache), batch, seq)
 	fmt.Fprintf(w, "%-8s  %10s  %5s  %14s  %14s\n", "target", "HBM/chip", "chips", "weights/chip", "kv/chip")
-	for _, t := range tpu.Targets() {
-		if t.Kind != tpu.KindTPU {
+	for _, t := range target.Targets() {
+		if t.Kind != target.KindTPU {
 			continue
 		}
 		chips := (weights + cache + t.Memory - 1) / t.Memory

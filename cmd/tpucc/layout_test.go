@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/passes"
-	"github.com/tpucc/tpucc/runtime"
 )
 
 // untiled matches a type not followed by a tiled layout.
@@ -54,7 +54,7 @@ func TestBuildDumpLayouts(t *testing.T) {
 		}, "T("},
 	} {
 		dir := filepath.Join(t.TempDir(), "dumps")
-		target, _ := runtime.LookupTarget(c.target)
+		target, _ := engine.LookupTarget(c.target)
 		want := lowered(t, string(src), "", passes.Options{Target: target, Disable: c.disable})
 		args := []string{"build", model, "--target", c.target, "--dump-after=assign-layout", "--dump-dir=" + dir}
 		for _, d := range c.disable {

@@ -5,24 +5,24 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tpucc/tpucc/backend/tpu"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/passes"
+	"github.com/tpucc/tpucc/target"
 )
 
 // build hands its --target to the passes (passes.Options.Target), which fuse and
 // assign-layout read: every target description must be a passes.Target.
-var _ passes.Target = (*tpu.Target)(nil)
+var _ passes.Target = (*target.Target)(nil)
 
 // costReport is build --report's text: a header naming the target, one row per kernel
-// of the optimised f (tpu.Singletons: each fusion, and each instruction the fuse pass
+// of the optimised f (target.Singletons: each fusion, and each instruction the fuse pass
 // left on its own), the totals, the memory line and, when the program does not fit, a
 // warning. The text depends only on the program and the target.
-func costReport(f *ir.Func, t *tpu.Target) (string, error) {
+func costReport(f *ir.Func, t *target.Target) (string, error) {
 	if err := paddedSizes(f, t); err != nil {
 		return "", err
 	}
-	an, err := tpu.Analyze(f, t, nil)
+	an, err := target.Analyze(f, t, nil)
 	if err != nil {
 		return "", err
 	}
@@ -66,7 +66,7 @@ func costReport(f *ir.Func, t *tpu.Target) (string, error) {
 	b.WriteString(tab.String())
 
 	fmt.Fprintf(&b, "traffic: %s of %s bytes are tile padding", percent(tot.PadBytes(), tot.Bytes()), strconv.FormatInt(tot.Bytes(), 10))
-	if tot.MatmulFLOPs > 0 && t.Kind == tpu.KindTPU {
+	if tot.MatmulFLOPs > 0 && t.Kind == target.KindTPU {
 		fmt.Fprintf(&b, "; the MXU runs %d FLOPs for %d useful", tot.PaddedMatmulFLOPs, tot.MatmulFLOPs)
 	}
 	b.WriteString("\n")
@@ -81,9 +81,9 @@ func costReport(f *ir.Func, t *tpu.Target) (string, error) {
 }
 
 // describe is the target line of the report: the figures the model uses.
-func describe(t *tpu.Target) string {
+func describe(t *target.Target) string {
 	mem := fmt.Sprintf("%s %s at %s", binary(t.Memory), t.MemoryName, decimal(t.Bandwidth, "B/s", 1e9))
-	if t.Kind == tpu.KindCPU {
+	if t.Kind == target.KindCPU {
 		var caches []string
 		for _, c := range t.Caches {
 			scope := " per core"
@@ -110,7 +110,7 @@ func describe(t *tpu.Target) string {
 		decimal(t.MatmulInt8, "OP/s", 1e12), decimal(t.Vector, "FLOP/s", 1e12))
 }
 
-func bound(c tpu.Cost) string {
+func bound(c target.Cost) string {
 	if c.ComputeBound() {
 		return "compute"
 	}
@@ -118,8 +118,8 @@ func bound(c tpu.Cost) string {
 }
 
 // mxuUse is the useful share of the MXU's FLOPs, or - without a matmul or an MXU.
-func mxuUse(t *tpu.Target, c tpu.Cost) string {
-	if c.PaddedMatmulFLOPs == 0 || t.Kind != tpu.KindTPU {
+func mxuUse(t *target.Target, c target.Cost) string {
+	if c.PaddedMatmulFLOPs == 0 || t.Kind != target.KindTPU {
 		return "-"
 	}
 	return percent(c.MatmulFLOPs, c.PaddedMatmulFLOPs)

@@ -2,13 +2,13 @@ package main
 
 import (
 	"fmt"
-	"github.com/tpucc/tpucc/backend/cpu"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/tpucc/tpucc/passes"
+	"github.com/tpucc/tpucc/target"
 )
 
 // layerSrc is a small bf16 layer whose 64 output features fill half of v5e's 128-wide
@@ -98,11 +98,11 @@ func TestReportEveryTarget(t *testing.T) {
 	r := tpucc(t, "", "build", model, "--report", "--disable", "fuse")
 	lines := strings.Split(r.stderr, "\n")
 	// The cpu target is this machine, as backend/cpu measures it: the line
-	// says what was measured (the reference host of backend/tpu's tests
+	// says what was measured (the reference host of target's tests
 	// gives "2 cores, 512-bit SIMD, L1d 48 KiB per core, L2 1 MiB per
 	// core, L3 32 MiB shared; 23.5 GiB RAM at 28 GB/s; peaks 453 GFLOP/s
 	// f32 matmul, 226 GFLOP/s vector").
-	host := cpu.Host()
+	host := target.Host()
 	var caches []string
 	for _, c := range host.Caches {
 		scope := " per core"

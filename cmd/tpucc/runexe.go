@@ -8,8 +8,8 @@ import (
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/backend/pjrt"
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
-	"github.com/tpucc/tpucc/runtime"
 )
 
 // runArtifact runs a compiled executable (tpucc build --emit=executable) on
@@ -111,7 +111,7 @@ func loadArtifact(name string, a *pjrt.Artifact, device string) (backend.Executa
 		return nil, fileErrorf(name, "manifest platform: %v", err)
 	}
 	if device != "" {
-		want, err := runtime.DeviceBackend(device)
+		want, err := engine.DeviceBackend(device)
 		if err != nil {
 			return nil, usagef("--device: %v", err)
 		}

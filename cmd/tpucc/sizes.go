@@ -5,8 +5,8 @@ import (
 	"math/bits"
 	"strconv"
 
-	"github.com/tpucc/tpucc/backend/tpu"
 	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/target"
 )
 
 // checkSizes refuses a program with a value whose element count or size in bytes does
@@ -65,7 +65,7 @@ func sizeProblem(t ir.Type) string {
 
 // paddedSizes refuses, for --report, a value of f whose size padded to t's tiles
 // overflows int64 though its dense size does not: the cost model cannot count it.
-func paddedSizes(f *ir.Func, t *tpu.Target) error {
+func paddedSizes(f *ir.Func, t *target.Target) error {
 	names := ir.ValueNames(f)
 	var first *ir.Error
 	check := func(v *ir.Value) {

@@ -17,7 +17,7 @@ var libraryPackages = map[string]bool{
 	"github.com/tpucc/tpucc/tensor":         true,
 	"github.com/tpucc/tpucc/frontend/trace": true,
 	"github.com/tpucc/tpucc/compile":        true,
-	"github.com/tpucc/tpucc/runtime":        true,
+	"github.com/tpucc/tpucc/engine":         true,
 }
 
 // CallerPos returns the file and line of the user's code that led to the

@@ -13,7 +13,7 @@ func TestPackagePath(t *testing.T) {
 		"github.com/tpucc/tpucc/tensor_test.TestX.func1": "github.com/tpucc/tpucc/tensor_test",
 		"main.main": "main",
 		"github.com/tpucc/tpucc/compile.Func[go.shape.func(*github.com/x/y.T) *z.T].func1": "github.com/tpucc/tpucc/compile",
-		"github.com/tpucc/tpucc/runtime.(*Cache).Get":                                      "github.com/tpucc/tpucc/runtime",
+		"github.com/tpucc/tpucc/engine.(*Cache).Get":                                       "github.com/tpucc/tpucc/engine",
 		"runtime.goexit": "runtime",
 	} {
 		if got := packagePath(fn); got != want {

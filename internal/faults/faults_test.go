@@ -16,10 +16,10 @@ import (
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	_ "github.com/tpucc/tpucc/backend/llvm" // registers the llvm backend
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/internal/oracle"
 	"github.com/tpucc/tpucc/ir"
-	"github.com/tpucc/tpucc/runtime"
 )
 
 // TestMain runs the child when this binary was started as one.
@@ -30,12 +30,12 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// program is testdata/small.tir for runtime.Function.
+// program is testdata/small.tir for engine.Function.
 type program struct{ src []byte }
 
-func (p program) Trace([]runtime.Arg) (*ir.Module, error) { return tir.Parse("small.tir", p.src) }
+func (p program) Trace([]engine.Arg) (*ir.Module, error) { return tir.Parse("small.tir", p.src) }
 
-func (p program) Eager(args []runtime.Arg) ([]*backend.Buffer, error) {
+func (p program) Eager(args []engine.Arg) ([]*backend.Buffer, error) {
 	m, err := p.Trace(args)
 	if err != nil {
 		return nil, err
@@ -72,12 +72,12 @@ func child() int {
 		return 2
 	}
 	in := cpu.RandomInputs(m.Entry(), 1)
-	var args []runtime.Arg
+	var args []engine.Arg
 	for _, b := range in {
-		args = append(args, runtime.TensorArg(b))
+		args = append(args, engine.TensorArg(b))
 	}
-	cache := runtime.NewCache(os.Getenv("FAULTS_CACHE"), runtime.CacheOptions{Warn: os.Stderr})
-	f, err := runtime.NewFunction(p, runtime.Options{Name: "small", Backend: "llvm", Cache: cache})
+	cache := engine.NewCache(os.Getenv("FAULTS_CACHE"), engine.CacheOptions{Warn: os.Stderr})
+	f, err := engine.NewFunction(p, engine.Options{Name: "small", Backend: "llvm", Cache: cache})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		return 1

@@ -26,6 +26,8 @@ type rule struct {
 // rules are the import rule docs/DESIGN.md states, in its words.
 var rules = []rule{
 	{why: "ir imports nothing of the project", from: []string{"ir"}, allowed: []string{}},
+	{why: "target describes machines (TPU generations, the host) and their costs: it imports only ir",
+		from: []string{"target"}, allowed: []string{"ir"}},
 	{why: "the frontends, the passes and the lowering import only ir (and passes/padding the passes' evaluator)",
 		from:    []string{"frontend/...", "passes", "lower/..."},
 		allowed: []string{"ir"}},
@@ -33,22 +35,22 @@ var rules = []rule{
 		from: []string{"passes/padding"}, allowed: []string{"ir", "passes"}},
 	{why: "backends import the backend interfaces, ir and each other, never the compile path or the libraries above it",
 		from:      []string{"backend", "backend/..."},
-		forbidden: []string{"frontend/...", "passes/...", "lower/...", "runtime/...", "compile/...", "tensor/...", "models/...", "cmd/..."}},
-	{why: "runtime (the compile path) imports passes, lowering and backends, never a frontend or the libraries above it",
-		from:      []string{"runtime/..."},
+		forbidden: []string{"frontend/...", "passes/...", "lower/...", "engine/...", "compile/...", "tensor/...", "models/...", "cmd/..."}},
+	{why: "engine (the compile path) imports passes, lowering and backends, never a frontend or the libraries above it",
+		from:      []string{"engine/..."},
 		forbidden: []string{"frontend/...", "compile/...", "tensor/...", "models/...", "cmd/..."}},
 	{why: "tensor records through frontend/trace and runs on backends, never through the compile path",
 		from:      []string{"tensor/..."},
-		forbidden: []string{"runtime/...", "passes/...", "lower/...", "frontend/tir", "compile/...", "models/...", "cmd/..."}},
-	{why: "compile wraps runtime and tensor; models sit on tensor and runtime; neither imports the other or the command",
+		forbidden: []string{"engine/...", "passes/...", "lower/...", "frontend/tir", "compile/...", "models/...", "cmd/..."}},
+	{why: "compile wraps engine and tensor; models sit on tensor and engine; neither imports the other or the command",
 		from:      []string{"compile/..."},
 		forbidden: []string{"models/...", "cmd/..."}},
-	{why: "compile wraps runtime and tensor; models sit on tensor and runtime; neither imports the other or the command",
+	{why: "compile wraps engine and tensor; models sit on tensor and engine; neither imports the other or the command",
 		from:      []string{"models/..."},
 		forbidden: []string{"compile/...", "cmd/..."}},
 	{why: "models/hf, models/safetensors and models/tokenizer read files into backend.Buffers: they compute nothing",
 		from:      []string{"models/hf", "models/safetensors", "models/tokenizer", "models/internal/..."},
-		forbidden: []string{"tensor/...", "runtime/...", "compile/...", "passes/...", "lower/...", "frontend/...", "backend/cpu", "backend/llvm", "backend/pjrt", "backend/tpu"}},
+		forbidden: []string{"tensor/...", "engine/...", "compile/...", "passes/...", "lower/...", "frontend/...", "backend/cpu", "backend/llvm", "backend/pjrt", "target"}},
 }
 
 func match(pkg string, patterns []string) bool {
@@ -101,7 +103,7 @@ func TestImportRule(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := imports(t, root)
-	for _, need := range []string{"ir", "passes", "runtime", "tensor", "backend/cpu", "models/hf"} {
+	for _, need := range []string{"ir", "passes", "engine", "tensor", "backend/cpu", "models/hf"} {
 		if _, ok := all[need]; !ok {
 			t.Fatalf("package %s not found under %s: the walk is broken", need, root)
 		}

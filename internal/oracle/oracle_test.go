@@ -11,13 +11,13 @@ import (
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
-	"github.com/tpucc/tpucc/backend/tpu"
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/internal/npy"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/lower/stablehlo"
 	"github.com/tpucc/tpucc/passes"
-	"github.com/tpucc/tpucc/runtime"
+	"github.com/tpucc/tpucc/target"
 	"github.com/tpucc/tpucc/tools/xlacheck"
 )
 
@@ -67,13 +67,13 @@ func (c *check) prepare() (err error) {
 	// With a TPU target, so that assign-layout runs (and folds transposes into
 	// dot_general) as in tpucc build --target tpu-v6e; a program that target
 	// refuses (an i64 dot_general) is compiled for the cpu target instead.
-	target := "tpu-v6e"
-	if tpu.V6e.Check(opt) != nil {
-		target = "cpu"
+	name := "tpu-v6e"
+	if target.V6e.Check(opt) != nil {
+		name = "cpu"
 	}
-	exe, _, err := runtime.Compile(opt, runtime.Config{Target: target, Passes: passes.Options{VerifyEach: true}})
+	exe, _, err := engine.Compile(opt, engine.Config{Target: name, Passes: passes.Options{VerifyEach: true}})
 	if err != nil {
-		return fmt.Errorf("runtime.Compile failed: %v", err)
+		return fmt.Errorf("engine.Compile failed: %v", err)
 	}
 	// XLA:CPU runs it: the optimised program is lowered as for the cpu
 	// target (ragged_dot as a gather and a dot, not chlo.ragged_dot, which

@@ -11,8 +11,8 @@ import (
 
 	"golang.org/x/tools/txtar"
 
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/frontend/tir"
-	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tools/xlacheck"
 )
 
@@ -88,7 +88,7 @@ func lower(s source) (hlo, stage string, err error) {
 		return "", "parse", err
 	}
 	// tpu-v6e: assign-layout runs as in tpucc build --target tpu-v6e.
-	exe, _, err := runtime.Compile(m, runtime.Config{Target: "tpu-v6e"})
+	exe, _, err := engine.Compile(m, engine.Config{Target: "tpu-v6e"})
 	if err != nil {
 		return "", "compile", err
 	}

@@ -10,10 +10,10 @@ import (
 	"testing"
 
 	"github.com/tpucc/tpucc/backend/cpu"
-	"github.com/tpucc/tpucc/backend/tpu"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/passes"
+	"github.com/tpucc/tpucc/target"
 )
 
 // TestFlattenFusions: fusions lower as their bodies' plain ops, so a fused
@@ -69,7 +69,7 @@ func lowerWith(t *testing.T, src string, disable []string) (string, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := passes.Options{VerifyEach: true, Eval: cpu.Folder{}, Disable: disable, Target: tpu.V6e}
+	opts := passes.Options{VerifyEach: true, Eval: cpu.Folder{}, Disable: disable, Target: target.V6e}
 	if err := passes.Run(m, passes.Default(), opts); err != nil {
 		t.Fatal(err)
 	}

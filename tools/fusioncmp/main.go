@@ -1,5 +1,5 @@
 // Command fusioncmp compares tpucc's fusion with XLA's under tpucc's cost
-// model (backend/tpu): for each example it prints the number of fusions and
+// model (target): for each example it prints the number of fusions and
 // the HBM bytes and roofline time of our fused program on tpu-v5e and tpu-v6e,
 // and, from xla_kernels.py's JSON, the number of fusions in XLA's optimised
 // HLO and the bytes they imply: each XLA kernel's operands read once and its
@@ -18,11 +18,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tpucc/tpucc/backend/tpu"
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/passes"
-	"github.com/tpucc/tpucc/runtime"
+	"github.com/tpucc/tpucc/target"
 )
 
 type xlaModule struct {
@@ -66,7 +66,7 @@ func main() {
 			xla[pl][strings.TrimSuffix(filepath.Base(m.Module), ".hlo")] = m
 		}
 	}
-	targets := []*tpu.Target{tpu.V5e, tpu.V6e}
+	targets := []*target.Target{target.V5e, target.V6e}
 	fmt.Println("| program | target | tpucc fusions | tpucc kernels | tpucc HBM bytes (unfused) | tpucc time (unfused) | XLA:TPU fusions / kernels | XLA:TPU bytes | XLA:CPU fusions / kernels | XLA:CPU bytes |")
 	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, file := range flag.Args() {
@@ -93,7 +93,7 @@ func main() {
 
 // ours compiles file with the default pipeline for t and returns the module,
 // its fusions, its kernels (cost-model groups), its HBM bytes and time.
-func ours(file string, t *tpu.Target, disable []string) (*ir.Module, int, int, int64, float64) {
+func ours(file string, t *target.Target, disable []string) (*ir.Module, int, int, int64, float64) {
 	src, err := os.ReadFile(file)
 	if err != nil {
 		fail(err)
@@ -102,7 +102,7 @@ func ours(file string, t *tpu.Target, disable []string) (*ir.Module, int, int, i
 	if err != nil {
 		fail(err)
 	}
-	exe, _, err := runtime.Compile(m, runtime.Config{Target: t.Name(), Passes: passes.Options{Disable: disable}})
+	exe, _, err := engine.Compile(m, engine.Config{Target: t.Name(), Passes: passes.Options{Disable: disable}})
 	if err != nil {
 		fail(err)
 	}
@@ -113,7 +113,7 @@ func ours(file string, t *tpu.Target, disable []string) (*ir.Module, int, int, i
 			n++
 		}
 	})
-	an, err := tpu.Analyze(f, t, nil)
+	an, err := target.Analyze(f, t, nil)
 	if err != nil {
 		fail(err)
 	}
@@ -123,7 +123,7 @@ func ours(file string, t *tpu.Target, disable []string) (*ir.Module, int, int, i
 // xlaBytes: every kernel of XLA's entry computation reads its operands and
 // writes its results once; async copy-start/copy-done pairs (prefetches between
 // memory spaces) are left out.
-func xlaBytes(m *xlaModule, t *tpu.Target) int64 {
+func xlaBytes(m *xlaModule, t *target.Target) int64 {
 	total := int64(0)
 	for _, k := range m.Kernels {
 		if k.Op == "copy-start" || k.Op == "copy-done" {

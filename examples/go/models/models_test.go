@@ -10,12 +10,12 @@ import (
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/compile"
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/examples/go/models"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/internal/oracle"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/passes"
-	"github.com/tpucc/tpucc/runtime"
 	"github.com/tpucc/tpucc/tensor"
 )
 
@@ -142,7 +142,7 @@ func TestTracedMoEIsRouted(t *testing.T) {
 		t.Fatal(err)
 	}
 	var st passes.Stats
-	exe, _, err := runtime.Compile(m, runtime.Config{Passes: passes.Options{Stats: &st}})
+	exe, _, err := engine.Compile(m, engine.Config{Passes: passes.Options{Stats: &st}})
 	if err != nil {
 		t.Fatal(err)
 	}
