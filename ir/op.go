@@ -126,6 +126,7 @@ type OpInfo struct {
 	Fuse        FuseClass
 	Cost        CostClass
 	Pad         PadRule
+	Scratch     ScratchClass // set from opScratch (opscratch.go)
 	Doc         string
 
 	decode func(*attrReader) Attr
