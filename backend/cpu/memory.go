@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"math"
+	goruntime "runtime"
 	"sync"
 
 	"github.com/tpucc/tpucc/ir"
@@ -220,8 +221,15 @@ func scratchBytes(in *ir.Instr) int64 {
 		return mulBytes(addBytes(elems(in.Results[0]), line()), 8)
 	case ir.ScratchLine: // at most four float64 (or index) copies of a line
 		return mulBytes(line(), 32)
-	case ir.ScratchSort: // a key and a position per element of a line
-		return mulBytes(line(), 16)
+	case ir.ScratchSort:
+		// The reference keeps a key and a position per element of one
+		// line; the llvm backend's merge sort 8 bytes an element of each
+		// line it sorts at once, one per thread.
+		lines := int64(1)
+		if n := line(); n > 0 {
+			lines = elems(in.Args[0]) / n
+		}
+		return mulBytes(line(), max(16, 8*min(lines, int64(goruntime.NumCPU()))))
 	case ir.ScratchDot:
 		return dotScratchBytes(in)
 	case ir.ScratchGrouped: // lhs [m,k], rhs [g,k,n]: two rows of n, one of k
