@@ -1,10 +1,9 @@
 package cpu
 
 import (
-	"cmp"
 	"fmt"
 	"math"
-	"slices"
+	"sort"
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
@@ -139,6 +138,24 @@ func lineKeys(x *backend.Buffer, keys []int64, at func(i int) int) {
 	}
 }
 
+// lineOrder sorts the positions of a line by their keys, ascending or
+// descending; sort.Stable on it allocates nothing per line (a closure for
+// sort.SliceStable did, tens of bytes a line).
+type lineOrder struct {
+	order []int32
+	keys  []int64
+	desc  bool
+}
+
+func (l *lineOrder) Len() int      { return len(l.order) }
+func (l *lineOrder) Swap(i, j int) { l.order[i], l.order[j] = l.order[j], l.order[i] }
+func (l *lineOrder) Less(i, j int) bool {
+	if l.desc {
+		return l.keys[l.order[i]] > l.keys[l.order[j]]
+	}
+	return l.keys[l.order[i]] < l.keys[l.order[j]]
+}
+
 // topKKernel takes, along the last axis, the k largest elements in descending
 // total order, equal elements in ascending index order, and their i32 indices.
 func topKKernel(in *ir.Instr, x *backend.Buffer) []*backend.Buffer {
@@ -151,15 +168,16 @@ func topKKernel(in *ir.Instr, x *backend.Buffer) []*backend.Buffer {
 	if n > 0 {
 		rows = x.Len() / n
 	}
-	order, row := make([]int, n), make([]int64, n)
+	order, row := make([]int32, n), make([]int64, n) // i32 results: n fits
+	byKey := &lineOrder{order, row, true}
 	for r := 0; r < rows; r++ {
 		lineKeys(x, row, func(i int) int { return r*n + i })
 		for i := range order {
-			order[i] = i
+			order[i] = int32(i)
 		}
-		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(row[b], row[a]) })
+		sort.Stable(byKey)
 		for i := 0; i < k; i++ {
-			copyRow(vals, x, r*k+i, r*n+order[i], 1)
+			copyRow(vals, x, r*k+i, r*n+int(order[i]), 1)
 			inds.SetInt64(r*k+i, int64(order[i]))
 		}
 	}
@@ -172,14 +190,15 @@ func argsortKernel(in *ir.Instr, x *backend.Buffer) *backend.Buffer {
 	axis := int(in.Attr.(*ir.AxisAttr).Axis)
 	out := backend.New(in.Results[0].Type)
 	outer, n, inner := splitAxis(x.Type().Dims(), axis)
-	order, keys := make([]int, n), make([]int64, n)
+	order, keys := make([]int32, n), make([]int64, n) // i32 results: n fits
+	byKey := &lineOrder{order, keys, false}
 	for o := 0; o < outer; o++ {
 		for j := 0; j < inner; j++ {
 			lineKeys(x, keys, func(i int) int { return (o*n+i)*inner + j })
 			for i := range order {
-				order[i] = i
+				order[i] = int32(i)
 			}
-			slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(keys[a], keys[b]) })
+			sort.Stable(byKey)
 			for i, v := range order {
 				out.SetInt64((o*n+i)*inner+j, int64(v))
 			}

@@ -222,14 +222,14 @@ func scratchBytes(in *ir.Instr) int64 {
 	case ir.ScratchLine: // at most four float64 (or index) copies of a line
 		return mulBytes(line(), 32)
 	case ir.ScratchSort:
-		// The reference keeps a key and a position per element of one
-		// line; the llvm backend's merge sort 8 bytes an element of each
-		// line it sorts at once, one per thread.
+		// The reference keeps a key (8 bytes) and a position (4) per
+		// element of one line; the llvm backend's merge sort 8 bytes an
+		// element of each line it sorts at once, one per thread.
 		lines := int64(1)
 		if n := line(); n > 0 {
 			lines = elems(in.Args[0]) / n
 		}
-		return mulBytes(line(), max(16, 8*min(lines, int64(goruntime.NumCPU()))))
+		return mulBytes(line(), max(12, 8*min(lines, int64(goruntime.NumCPU()))))
 	case ir.ScratchDot:
 		return dotScratchBytes(in)
 	case ir.ScratchGrouped: // lhs [m,k], rhs [g,k,n]: two rows of n, one of k

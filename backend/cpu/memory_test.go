@@ -144,8 +144,8 @@ func TestCheckMemoryCountsScratch(t *testing.T) {
 
 // TestCheckMemoryScratchAlone: an instruction whose kernel's scratch alone
 // exceeds the limit is refused at its position: argsort of an i8[2^26]
-// keeps a key and a position (16 bytes) per element of the line, 1 GiB,
-// four times its result. Nothing here allocates it.
+// keeps a key and a position (12 bytes) per element of the line, 768 MiB,
+// three times its result. Nothing here allocates it.
 func TestCheckMemoryScratchAlone(t *testing.T) {
 	src := `func @f(%x: i8[67108864]) -> i32[67108864] {
   %o = argsort %x {axis=0} : i32[67108864]
@@ -156,7 +156,7 @@ func TestCheckMemoryScratchAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = CheckMemory(m, m.Entry(), 1<<29)
-	want := "sort.tir:2:3: error: argsort needs 1073741824 bytes of scratch in the executor; the limit is 536870912 bytes"
+	want := "sort.tir:2:3: error: argsort needs 805306368 bytes of scratch in the executor; the limit is 536870912 bytes"
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}
