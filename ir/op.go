@@ -131,6 +131,7 @@ type OpInfo struct {
 	Fuse           FuseClass
 	Cost           CostClass
 	Pad            PadRule
+	Scratch        ScratchClass // set from opScratch (opscratch.go)
 	Doc            string
 	// StableHLO is the StableHLO (or CHLO) op a unary or binary
 	// elementwise op lowers to one to one.

@@ -93,7 +93,10 @@
 //
 // Run refuses symbolic shapes, calls CheckMemory with DefaultMemoryLimit (16
 // GiB, or a quarter of physical memory if less), whose count of a value's
-// bytes is exactly what the executor holds for it, and turns an internal
-// panic into an error instead of crashing.
+// bytes is exactly what the executor holds for it and which adds the most
+// scratch one kernel holds (by the op table's scratch class: a reduction's
+// float64 sums, a line's copies, a sort's keys, a dot's reordered operands
+// and blocks), and turns an internal panic into an error instead of
+// crashing.
 // Instructions with nested regions are refused.
 package cpu

@@ -124,17 +124,36 @@ func totalKey(v float64) int64 {
 	return b
 }
 
-// sortKeys returns the keys by which x's elements are ordered.
-func sortKeys(x *backend.Buffer) []int64 {
-	keys := make([]int64, x.Len())
-	if !x.Type().DType.IsFloat() {
-		x.ReadInt64s(0, keys)
-		return keys
-	}
+// lineKeys sets keys[i] to the key by which element at(i) of x is
+// ordered. One line at a time: keys for all of x took 8 bytes an element
+// (issue 29: argsort of an i8[2^26] held 1.39 GB for 320 MiB of tensors).
+func lineKeys(x *backend.Buffer, keys []int64, at func(i int) int) {
+	float := x.Type().DType.IsFloat()
 	for i := range keys {
-		keys[i] = totalKey(x.Float64At(i))
+		if float {
+			keys[i] = totalKey(x.Float64At(at(i)))
+		} else {
+			keys[i] = x.Int64At(at(i))
+		}
 	}
-	return keys
+}
+
+// lineOrder sorts the positions of a line by their keys, ascending or
+// descending; sort.Stable on it allocates nothing per line (a closure for
+// sort.SliceStable did, tens of bytes a line).
+type lineOrder struct {
+	order []int32
+	keys  []int64
+	desc  bool
+}
+
+func (l *lineOrder) Len() int      { return len(l.order) }
+func (l *lineOrder) Swap(i, j int) { l.order[i], l.order[j] = l.order[j], l.order[i] }
+func (l *lineOrder) Less(i, j int) bool {
+	if l.desc {
+		return l.keys[l.order[i]] > l.keys[l.order[j]]
+	}
+	return l.keys[l.order[i]] < l.keys[l.order[j]]
 }
 
 // topKKernel takes, along the last axis, the k largest elements in descending
@@ -145,20 +164,20 @@ func topKKernel(in *ir.Instr, x *backend.Buffer) []*backend.Buffer {
 	inds := backend.New(in.Results[1].Type)
 	dims := x.Type().Dims()
 	n := int(dims[len(dims)-1])
-	keys := sortKeys(x)
 	rows := 0
 	if n > 0 {
 		rows = x.Len() / n
 	}
-	order := make([]int, n)
+	order, row := make([]int32, n), make([]int64, n) // i32 results: n fits
+	byKey := &lineOrder{order, row, true}
 	for r := 0; r < rows; r++ {
-		row := keys[r*n : (r+1)*n]
+		lineKeys(x, row, func(i int) int { return r*n + i })
 		for i := range order {
-			order[i] = i
+			order[i] = int32(i)
 		}
-		sort.SliceStable(order, func(a, b int) bool { return row[order[a]] > row[order[b]] })
+		sort.Stable(byKey)
 		for i := 0; i < k; i++ {
-			copyRow(vals, x, r*k+i, r*n+order[i], 1)
+			copyRow(vals, x, r*k+i, r*n+int(order[i]), 1)
 			inds.SetInt64(r*k+i, int64(order[i]))
 		}
 	}
@@ -171,15 +190,15 @@ func argsortKernel(in *ir.Instr, x *backend.Buffer) *backend.Buffer {
 	axis := int(in.Attr.(*ir.AxisAttr).Axis)
 	out := backend.New(in.Results[0].Type)
 	outer, n, inner := splitAxis(x.Type().Dims(), axis)
-	keys := sortKeys(x)
-	order := make([]int, n)
+	order, keys := make([]int32, n), make([]int64, n) // i32 results: n fits
+	byKey := &lineOrder{order, keys, false}
 	for o := 0; o < outer; o++ {
 		for j := 0; j < inner; j++ {
-			at := func(i int) int64 { return keys[(o*n+i)*inner+j] }
+			lineKeys(x, keys, func(i int) int { return (o*n+i)*inner + j })
 			for i := range order {
-				order[i] = i
+				order[i] = int32(i)
 			}
-			sort.SliceStable(order, func(a, b int) bool { return at(order[a]) < at(order[b]) })
+			sort.Stable(byKey)
 			for i, v := range order {
 				out.SetInt64((o*n+i)*inner+j, int64(v))
 			}

@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"sync"
 
 	"github.com/tpucc/tpucc/ir"
@@ -20,6 +21,13 @@ import (
 // and otherwise a plain error naming the total when the parameters and every
 // value of f and of its callees (once per call) together exceed it. That total
 // is an upper bound of what Run holds at once, since Run drops dead values.
+// The total also holds the largest scratch one kernel keeps while it runs
+// (scratchBytes, by the op table's scratch class; kernels run one at a
+// time), and an instruction whose scratch alone exceeds the limit is its
+// positioned error:
+//
+//	FILE:L:C: error: argsort needs 1073741824 bytes of scratch in the executor; the limit is 536870912 bytes
+//
 // Symbolic shapes, unknown callees and recursion are errors too.
 func CheckMemory(m *ir.Module, f *ir.Func, limit int64) error {
 	if m == nil {
@@ -50,6 +58,10 @@ func CheckMemory(m *ir.Module, f *ir.Func, limit int64) error {
 		return err
 	}
 	total = addBytes(total, n)
+	if c.scratch > 0 && addBytes(total, c.scratch) > limit {
+		return fmt.Errorf("@%s needs %d bytes for its tensors and %d bytes of scratch for %s; the limit is %d bytes",
+			f.Name, total, c.scratch, c.scratchOp.Op, limit)
+	}
 	if total > limit {
 		return fmt.Errorf("@%s needs %d bytes for its tensors in all; the limit is %d bytes", f.Name, total, limit)
 	}
@@ -57,9 +69,28 @@ func CheckMemory(m *ir.Module, f *ir.Func, limit int64) error {
 }
 
 type memCount struct {
-	m      *ir.Module
-	limit  int64
-	bodies map[*ir.Func]int64 // bytes of a function's results of instructions, callees included
+	m         *ir.Module
+	limit     int64
+	bodies    map[*ir.Func]int64 // bytes of a function's results of instructions, callees included
+	scratch   int64              // the most scratch one kernel holds (scratchBytes)
+	scratchOp *ir.Instr          // the instruction that holds it
+}
+
+// kernel records in's scratch: kernels run one at a time, so the most any
+// one holds is added to the tensors. Scratch alone over the limit is the
+// instruction's positioned error.
+func (c *memCount) kernel(g *ir.Func, in *ir.Instr) error {
+	if in.Op == ir.OpFusion || in.Op == ir.OpCall || in.Op == ir.OpReturn {
+		return nil
+	}
+	n := scratchBytes(in)
+	if n > c.limit {
+		return ir.Errorf(in.Pos, "%s needs %d bytes of scratch in the executor; the limit is %d bytes", in.Op, n, c.limit)
+	}
+	if n > c.scratch {
+		c.scratch, c.scratchOp = n, in
+	}
+	return nil
 }
 
 // body sums the results of g's instructions and, for each call, the callee's
@@ -90,11 +121,17 @@ func (c *memCount) body(g *ir.Func) (int64, error) {
 			}
 			total = addBytes(total, n)
 		}
+		if err := c.kernel(g, in); err != nil {
+			return 0, err
+		}
 		// A fusion's body values are tensors too: the executor runs the
 		// body op by op (its results are also the fusion's, counted twice:
 		// an upper bound).
 		for _, r := range in.Regions {
 			for _, x := range r.Instrs {
+				if err := c.kernel(g, x); err != nil {
+					return 0, err
+				}
 				for _, v := range x.Results {
 					n, err := c.value(g, v)
 					if err != nil {
@@ -140,10 +177,11 @@ func mulBytes(n, k int64) int64 {
 
 // DefaultMemoryLimit is the limit Run passes to CheckMemory: 16 GiB, or a
 // quarter of the machine's physical memory if that is less. CheckMemory
-// counts exactly the bytes the executor holds for each value; the margin is
-// for what it does not count: a value and its operands are alive together,
-// kernels keep scratch copies (dot_general's operands in canonical order, a
-// reduction's float64 accumulators), and the caller holds its own data.
+// counts exactly the bytes the executor holds for each value and the
+// kernels' scratch (dot_general's operands in canonical order, a
+// reduction's float64 accumulators); the margin is for what it does not
+// count: Go's rounding of allocations, fixed-size buffers, garbage not yet
+// collected, and the caller's own data.
 func DefaultMemoryLimit() int64 {
 	memOnce.Do(func() {
 		memLimit = 16 << 30
@@ -161,3 +199,58 @@ var (
 
 // physicalMemory reads MemTotal from /proc/meminfo; 0 where there is none.
 func physicalMemory() int64 { return target.Host().Memory }
+
+// scratchBytes is the memory in's kernel holds while it runs beyond its
+// operands and results, by the op's scratch class (ir.OpInfo.Scratch):
+// TestScratchCounted measures every op against it. Fixed-size buffers (a
+// few KiB: the elementwise kernels' chunks) are left to the margin of
+// DefaultMemoryLimit.
+func scratchBytes(in *ir.Instr) int64 {
+	elems := func(v *ir.Value) int64 { n, _ := v.Type.NumElements(); return n }
+	line := func() int64 { // the op's axis, or the last one
+		dims := in.Args[0].Type.Dims()
+		if a, ok := in.Attr.(*ir.AxisAttr); ok && int(a.Axis) < len(dims) {
+			return dims[a.Axis]
+		}
+		if len(dims) == 0 {
+			return 1
+		}
+		return dims[len(dims)-1]
+	}
+	switch in.Op.Info().Scratch {
+	case ir.ScratchReduce: // the sums, and one row of the operand
+		return mulBytes(addBytes(elems(in.Results[0]), line()), 8)
+	case ir.ScratchLine: // at most four float64 (or index) copies of a line
+		return mulBytes(line(), 32)
+	case ir.ScratchSort:
+		// The reference keeps a key (8 bytes) and a position (4) per
+		// element of one line; the llvm backend's merge sort 8 bytes an
+		// element of each line it sorts at once, one per thread.
+		lines := int64(1)
+		if n := line(); n > 0 {
+			lines = elems(in.Args[0]) / n
+		}
+		return mulBytes(line(), max(12, 8*min(lines, int64(runtime.NumCPU()))))
+	case ir.ScratchDot:
+		return dotScratchBytes(in)
+	case ir.ScratchGrouped: // lhs [m,k], rhs [g,k,n]: two rows of n, one of k
+		r := in.Args[1].Type.Dims()
+		return mulBytes(addBytes(2*r[2], r[1]), 8)
+	}
+	return 0
+}
+
+// dotScratchBytes is a dot_general's scratch: a copy of each operand that
+// its canonical layout reorders, and dotScratch's words.
+func dotScratchBytes(in *ir.Instr) int64 {
+	d := dotLayout(in)
+	n := mulBytes(dotScratch(d.nm, d.nn, d.nk), 8)
+	for i, perm := range [][]int64{d.lperm, d.rperm} {
+		t := in.Args[i].Type
+		if movesData(t.Dims(), perm) {
+			k, _ := t.NumElements()
+			n = addBytes(n, mulBytes(k, int64(t.DType.Size())))
+		}
+	}
+	return n
+}

@@ -37,7 +37,7 @@ func (pl *planner) argsort(in *ir.Instr, env map[*ir.Value]int) bool {
 	st.rows, st.work = outer*inner, outer*inner*n*int64(bits.Len64(uint64(n)))
 	op, xp := k.buf(0, types.I32), k.buf(1, elem)
 	if n > argsortInsertMax {
-		pl.p.scratchBytes = max(pl.p.scratchBytes, 8*n)
+		st.scratch = 8 * n
 	}
 	k.loop(k.lo, k.hi, nil, func(r value.Value, _ []value.Value) []value.Value {
 		base := k.mulAdd(k.cur.NewSDiv(r, ci(inner)), n*inner, k.cur.NewSRem(r, ci(inner)))

@@ -50,7 +50,7 @@ func (x *Executable) newState() *state {
 	p := x.plan
 	s := &state{bufs: make([]*backend.Buffer, len(p.slots)), ptrs: make([][]unsafe.Pointer, len(p.steps)), args: make([]uintptr, 4, 8)}
 	for i := 0; i < x.threads; i++ {
-		s.scratch = append(s.scratch, make([]byte, p.scratchBytes+64))
+		s.scratch = append(s.scratch, make([]byte, x.regionBytes(i)+64))
 		s.scratchPtrs = append(s.scratchPtrs, s.scratchPtr(i))
 	}
 	arenas := planMemory(p)
@@ -203,13 +203,33 @@ const fineRanges = 8
 
 // call runs the kernel over [0, rows), split across the thread pool when it is
 // big enough.
+// regionBytes is the size of scratch region i: the plan's scratchBytes,
+// or more for a step whose call has a part i (parts).
+func (x *Executable) regionBytes(i int) int64 {
+	n := x.plan.scratchBytes
+	for j := range x.plan.steps {
+		st := &x.plan.steps[j]
+		if st.scratch > n && x.parts(st) > int64(i) {
+			n = st.scratch
+		}
+	}
+	return n
+}
+
+// parts is how many threads call splits st among (a fine step's ranges
+// are more, but such steps use no step scratch): 1 runs on the caller.
+func (x *Executable) parts(st *step) int64 {
+	n := min(int64(x.threads), st.rows)
+	if n <= 1 || st.work < splitWork {
+		return 1
+	}
+	return n
+}
+
 func (x *Executable) call(s *state, st *step, ptrs []unsafe.Pointer) {
 	base := uintptr(unsafe.Pointer(&ptrs[0]))
-	n := int64(x.threads)
-	if n > st.rows {
-		n = st.rows
-	}
-	if n <= 1 || st.work < splitWork {
+	n := x.parts(st)
+	if n <= 1 {
 		s.args[0], s.args[1], s.args[2], s.args[3] = base, 0, uintptr(st.rows), s.scratchPtr(0)
 		purego.SyscallN(st.fn, s.args...)
 		runtime.KeepAlive(ptrs)

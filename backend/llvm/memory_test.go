@@ -1,8 +1,11 @@
 package llvm
 
 import (
+	"fmt"
 	"testing"
 	"unsafe"
+
+	"github.com/tpucc/tpucc/backend"
 
 	"github.com/tpucc/tpucc/ir"
 )
@@ -33,5 +36,35 @@ func TestPlanMemoryAligned(t *testing.T) {
 			}
 		}
 		_ = make([]byte, 3) // move the allocator's tiny block along
+	}
+}
+
+// TestSortScratchPerPart: an argsort's merge sort needs 8 bytes an element
+// of a line in its call's scratch; the executable holds that once per part
+// the call is split into (one for one line, three for three lines), not
+// once per thread: a sort of one i8[2^26] line held 512 MiB per thread on
+// top of its 320 MiB of tensors. Every other region is the plan's own.
+func TestSortScratchPerPart(t *testing.T) {
+	b := testBackend(t)
+	b.threads = 4
+	const n = 1 << 14
+	for _, lines := range []int{1, 3, 8} {
+		src := fmt.Sprintf("func @f(%%x: f32[%d,%d]) -> i32[%d,%d] {\n  %%o = argsort %%x {axis=1} : i32[%d,%d]\n  return %%o\n}\n", lines, n, lines, n, lines, n)
+		m, f, x := compileSrc(t, b, src)
+		s := x.newState()
+		for i, r := range s.scratch {
+			switch {
+			case i < lines && len(r) != 8*n+64:
+				t.Errorf("%d lines: scratch region %d is %d bytes, want %d", lines, i, len(r), 8*n+64)
+			case i >= lines && len(r) >= 8*n:
+				t.Errorf("%d lines: scratch region %d is %d bytes, want less than %d (no part of the sort uses it)", lines, i, len(r), 8*n)
+			}
+		}
+		in := backend.New(f.Params[0].Type)
+		xs := in.Float32s()
+		for i := range xs {
+			xs[i] = float32((i * 7919) % 1000)
+		}
+		agree(t, x, m, f, []*backend.Buffer{in})
 	}
 }

@@ -54,6 +54,11 @@ type step struct {
 	// softmax, a reduction; not a product, which packs per range), so a
 	// call may be cut into more ranges than threads (exec.go, fineRanges).
 	fine bool
+	// scratch, when set, is the scratch one part of this step's call
+	// uses, beyond the plan's scratchBytes: only the regions of the parts
+	// the call is split into are that large (a sort of one long line has
+	// one part), so the executable holds it once per part, not per thread.
+	scratch int64
 }
 
 type plan struct {
