@@ -1,7 +1,6 @@
 package tensor
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -44,8 +43,8 @@ func eagerBackend() backend.Eager {
 // defaultEager is the cpu device's backend (backend.OpenCPU): the llvm
 // backend's eager kernels (shape-generic kernels built once per machine and
 // kept in its object cache), unless EagerEnv says "reference". When clang is
-// missing, the library does not build or the object cache directory is
-// refused, eager ops run on the reference executor, and one warning says why.
+// missing or the library does not build, eager ops run on the reference
+// executor, and one warning says why.
 func defaultEager() *eagerChoice {
 	name := os.Getenv(EagerEnv)
 	warn := func(line string) { io.WriteString(eagerWarn, line) }
@@ -58,16 +57,14 @@ func defaultEager() *eagerChoice {
 }
 
 // eagerReady builds the llvm backend's eager library now, so that a missing
-// clang or a failing build falls back here rather than failing the first op,
-// and refuses a private temporary object cache, which would rebuild the
-// library in every process.
+// clang or a failing build falls back here rather than failing the first op.
+// A refused cache directory is not a reason to fall back: the backend then
+// keeps its objects in the user's own fallback directory, reused by every
+// process, and has said so once on stderr.
 func eagerReady(b backend.Backend) error {
 	lb, ok := b.(*llvm.Backend)
 	if !ok {
 		return fmt.Errorf("backend %s does not run eager ops", b.Name())
-	}
-	if lb.CacheWarning != "" {
-		return errors.New(lb.CacheWarning)
 	}
 	_, err := lb.EagerTimes()
 	return err

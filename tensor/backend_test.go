@@ -81,8 +81,8 @@ func TestDefaultEagerChild(t *testing.T) {
 	fmt.Printf("child: backend=%s sum=%v\n", tensor.EagerBackend(), x)
 }
 
-// TestDefaultEager: the environment selects the reference executor, and a
-// refused object cache directory falls back to it with one warning.
+// TestDefaultEager: the environment selects the reference executor or llvm,
+// and a refused object cache directory keeps llvm with one warning.
 func TestDefaultEager(t *testing.T) {
 	if !haveClang() {
 		t.Skip("no clang")
@@ -94,16 +94,16 @@ func TestDefaultEager(t *testing.T) {
 	if err := os.Chmod(shared, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	cases := []struct{ env, want string }{
-		{tensor.EagerEnv + "=reference", "child: backend=reference sum=[3 3 3]\n"},
-		{"TPUCC_LLVM_CACHE=" + shared, "tpucc: warning: eager ops run on the reference executor, not llvm: llvm cache directory: " + shared +
-			" is writable by others (mode 0777): refusing to load code from it\nchild: backend=reference sum=[3 3 3]\n"},
-		{tensor.EagerEnv + "=llvm", "child: backend=llvm sum=[3 3 3]\n"},
-	}
 	// The child's temporary and user cache directories are the test's: the
 	// llvm backend falls back to the user's default object cache (else one
-	// in TMPDIR) when it refuses the shared one.
+	// in TMPDIR) when it refuses the shared one, and keeps running eager ops.
 	tmp := t.TempDir()
+	cases := []struct{ env, want string }{
+		{tensor.EagerEnv + "=reference", "child: backend=reference sum=[3 3 3]\n"},
+		{"TPUCC_LLVM_CACHE=" + shared, "tpucc: warning: llvm cache directory: " + shared +
+			" is writable by others (mode 0777): refusing to load code from it; using " + filepath.Join(tmp, "tpucc", "llvm") + " instead\nchild: backend=llvm sum=[3 3 3]\n"},
+		{tensor.EagerEnv + "=llvm", "child: backend=llvm sum=[3 3 3]\n"},
+	}
 	for _, c := range cases {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestDefaultEagerChild$", "-test.count=1")
 		cmd.Env = append(os.Environ(), "TPUCC_TEST_EAGER_CHILD=1", "TMPDIR="+tmp, "XDG_CACHE_HOME="+tmp, c.env)
