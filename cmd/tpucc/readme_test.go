@@ -47,8 +47,8 @@ func readmeCommands(t *testing.T, readme string) []string {
 }
 
 // TestREADMECommands runs every bin/tpucc command of README.md as written,
-// in order, in a directory that holds what a fresh clone has (examples/,
-// and the .venv-tpu that make venv-tpu creates): each must succeed, so a
+// in order, in a directory that holds what a fresh clone has (go.mod,
+// examples/, and the .venv-tpu that make venv-tpu creates): each must succeed, so a
 // reader who types them gets no error.
 func TestREADMECommands(t *testing.T) {
 	root, err := filepath.Abs("../..")
@@ -70,6 +70,15 @@ func TestREADMECommands(t *testing.T) {
 	}
 	dir := t.TempDir()
 	if err := os.CopyFS(filepath.Join(dir, "examples"), os.DirFS(filepath.Join(root, "examples"))); err != nil {
+		t.Fatal(err)
+	}
+	// go.mod marks the directory as the project, whose .venv-tpu the
+	// plugin search looks in (pjrt.ProjectRoot).
+	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), mod, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(root, ".venv-tpu")); err == nil {
