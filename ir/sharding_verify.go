@@ -24,18 +24,19 @@ func verifyMeshes(m *Module) []*Error {
 		if len(x.Axes) == 0 {
 			errs = append(errs, Errorf(x.Pos, "mesh @%s has no axes", x.Name))
 		}
-		axes := map[string]bool{}
+		axes, sized := map[string]bool{}, true
 		for _, a := range x.Axes {
 			if axes[a.Name] {
 				errs = append(errs, Errorf(x.Pos, "mesh @%s has axis %q twice", x.Name, a.Name))
 			}
 			axes[a.Name] = true
 			if a.Size < 1 {
+				sized = false
 				errs = append(errs, Errorf(x.Pos, "axis %q of mesh @%s has size %d; sizes are at least 1", a.Name, x.Name, a.Size))
 			}
 		}
 		// XLA compiles a module for one number of devices.
-		if first := m.Meshes[0]; x != first && x.Devices() != first.Devices() {
+		if first := m.Meshes[0]; sized && x != first && x.Devices() != first.Devices() {
 			errs = append(errs, Errorf(x.Pos, "mesh @%s has %d devices, but mesh @%s has %d; all meshes of a module must have the same number of devices",
 				x.Name, x.Devices(), first.Name, first.Devices()))
 		}
