@@ -191,3 +191,46 @@ func TestShardGeometry(t *testing.T) {
 		t.Errorf("last piece of 5 over 3: %v, want [5 0]", got)
 	}
 }
+
+// A module with a one-device mesh (internal/progen writes such programs)
+// compiles and runs through the ordinary one-device path.
+func TestShardOneDeviceMesh(t *testing.T) {
+	m, err := tir.Parse("in.tir", []byte(`mesh @progen = <["x"=1]>
+
+func @f(%x: f32[4]) -> f32[4] {
+  %a = neg %x
+  %c = sharding_constraint %a {sharding=<@progen, [{"x"}]>}
+  return %c
+}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := stablehlo.Lower(m, stablehlo.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cpuClient(t)
+	exe, err := c.Compile(text, []ir.Type{vec4()}, DefaultCompileOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exe.Close()
+	in, err := c.FromHost(vec4(), f32s(1, -2, 0.5, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := exe.Execute([]*Buffer{in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out[0].Close()
+	data, err := out[0].ToHost()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(floats(data)); got != "[-1 2 -0.5 -0]" {
+		t.Errorf("got %s, want [-1 2 -0.5 -0]", got)
+	}
+}
