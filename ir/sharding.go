@@ -179,3 +179,30 @@ func (f *Func) Sharded() bool {
 	f.Body.Walk(func(in *Instr) { found = found || in.Op == OpShardingConstraint })
 	return found
 }
+
+// EntryShardings returns the sharding of each parameter and result of f as
+// an entry function runs with them: as written, and replicated over the
+// module's first mesh where unannotated, so that how the program's inputs
+// and outputs are laid out over the devices never depends on what the
+// partitioner chooses. Both are nil when the module has no mesh.
+func (f *Func) EntryShardings() (args, results []*Sharding) {
+	if f.Module == nil || len(f.Module.Meshes) == 0 {
+		return nil, nil
+	}
+	mesh := f.Module.Meshes[0].Name
+	args = make([]*Sharding, len(f.Params))
+	results = make([]*Sharding, len(f.Results))
+	copy(args, f.ArgShardings)
+	copy(results, f.ResultShardings)
+	for i, p := range f.Params {
+		if args[i] == nil {
+			args[i] = Replicated(mesh, p.Type.Rank())
+		}
+	}
+	for i, t := range f.Results {
+		if results[i] == nil {
+			results[i] = Replicated(mesh, t.Rank())
+		}
+	}
+	return args, results
+}

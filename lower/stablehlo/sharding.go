@@ -46,42 +46,20 @@ func shardingText(s *ir.Sharding) string {
 	return "<@" + symbol(s.Mesh) + text[len("<@")+len(s.Mesh):]
 }
 
-// signatureShardings returns the sharding each parameter and result of f is
-// lowered with. On the entry of a module with a mesh, an unannotated
-// parameter or result is replicated over the first mesh, so that the
-// executable's layout over the devices never depends on what the
-// partitioner chooses. Elsewhere only the written ones are returned.
+// signatureShardings returns the sharding each parameter and result of f
+// is lowered with: the entry's from ir's EntryShardings (every one given,
+// replicated where unannotated), another function's as written.
 func signatureShardings(f *ir.Func, entry bool) (args, results []*ir.Sharding) {
+	if entry {
+		if args, results = f.EntryShardings(); args != nil {
+			return args, results
+		}
+	}
 	args = make([]*ir.Sharding, len(f.Params))
 	results = make([]*ir.Sharding, len(f.Results))
 	copy(args, f.ArgShardings)
 	copy(results, f.ResultShardings)
-	if !entry || f.Module == nil || len(f.Module.Meshes) == 0 {
-		return args, results
-	}
-	mesh := f.Module.Meshes[0].Name
-	for i, p := range f.Params {
-		if args[i] == nil {
-			args[i] = ir.Replicated(mesh, p.Type.Rank())
-		}
-	}
-	for i, t := range f.Results {
-		if results[i] == nil {
-			results[i] = ir.Replicated(mesh, t.Rank())
-		}
-	}
 	return args, results
-}
-
-// EntryShardings returns the sharding of each parameter and result of the
-// entry function as the lowering writes them (see signatureShardings): what
-// a runtime must split its inputs by and gather its outputs from. Both are
-// nil when the module has no mesh.
-func EntryShardings(f *ir.Func) (args, results []*ir.Sharding) {
-	if f.Module == nil || len(f.Module.Meshes) == 0 {
-		return nil, nil
-	}
-	return signatureShardings(f, true)
 }
 
 // attrDict joins attributes into {a, b}, sorted as MLIR prints them; "" when none.
