@@ -51,6 +51,12 @@ func checkEmit(c *buildConfig, emit, topology string) error {
 // through the pjrt backend's plugin (XLA:CPU), for a TPU through libtpu for
 // the topology, without a TPU. It returns the artifact to write.
 func compileExecutable(c *buildConfig, f *ir.Func, text string) (*pjrt.Artifact, error) {
+	// An artifact runs on one device: a program split over a mesh would be
+	// compiled for one partition and silently lose its shardings.
+	if m := f.Module; m != nil && len(m.Meshes) > 0 && m.Meshes[0].Devices() > 1 {
+		return nil, fmt.Errorf("--emit=executable does not take a program split over several devices yet (mesh @%s has %d): docs/SHARDING.md",
+			m.Meshes[0].Name, m.Meshes[0].Devices())
+	}
 	if c.target.Name() == "cpu" {
 		return compileCPUExecutable(c, f, text)
 	}
