@@ -162,24 +162,6 @@ func (m *Module) Mesh(name string) *Mesh {
 	return nil
 }
 
-// Sharded reports whether f carries any sharding: on a parameter, a result
-// or a sharding_constraint.
-func (f *Func) Sharded() bool {
-	for _, s := range f.ArgShardings {
-		if s != nil {
-			return true
-		}
-	}
-	for _, s := range f.ResultShardings {
-		if s != nil {
-			return true
-		}
-	}
-	found := false
-	f.Body.Walk(func(in *Instr) { found = found || in.Op == OpShardingConstraint })
-	return found
-}
-
 // EntryShardings returns the sharding of each parameter and result of f as
 // an entry function runs with them: as written, and replicated over the
 // module's first mesh where unannotated, so that how the program's inputs
