@@ -2,9 +2,11 @@ package compile
 
 import (
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/tpucc/tpucc/engine"
+	"github.com/tpucc/tpucc/ir"
 )
 
 // Option configures New and Func.
@@ -136,4 +138,35 @@ func cacheFor(dir string) *engine.Cache {
 	c := engine.NewCache(dir, engine.CacheOptions{})
 	caches[dir] = c
 	return c
+}
+
+// Axis is one axis of a device mesh: its name and its number of devices.
+type Axis = ir.MeshAxis
+
+// Mesh splits the function's programs over a mesh of devices with the
+// given axes (Mesh(Axis{"dp", 2}, Axis{"tp", 2}): four devices, numbered
+// row-major), as a JAX Mesh does. Shard says how each argument is split;
+// the other arguments and every result are replicated. On the pjrt device
+// the program runs on the mesh's devices (the XLA:CPU plugin gives N with
+// TPUCC_PJRT_OPTIONS=cpu_device_count=N); on the cpu device it runs whole.
+// The mesh and the shardings are part of the cache key. docs/SHARDING.md.
+func Mesh(axes ...Axis) Option {
+	return func(o *engine.Options) {
+		o.Mesh = &ir.Mesh{Name: "mesh", Axes: append([]ir.MeshAxis(nil), axes...)}
+	}
+}
+
+// Shard splits argument arg over the Mesh's axes, as a JAX PartitionSpec:
+// one string per dimension naming the axes that split it, comma-separated
+// and major first ("dp", "dp,tp"), or "" to keep the dimension whole.
+// Shard(0, "dp", "") splits a matrix's rows over dp.
+func Shard(arg int, dims ...string) Option {
+	s := engine.ArgSharding{Arg: arg, Dims: make([][]string, len(dims))}
+	for d, spec := range dims {
+		s.Dims[d] = []string{}
+		if spec != "" {
+			s.Dims[d] = strings.Split(spec, ",")
+		}
+	}
+	return func(o *engine.Options) { o.Shardings = append(o.Shardings, s) }
 }

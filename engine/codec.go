@@ -51,6 +51,9 @@ func EncodeModule(m *ir.Module) []byte {
 	for _, f := range m.Funcs {
 		e.fn(f)
 	}
+	if hasShardings(m) {
+		e.shardings(m)
+	}
 	return e.buf
 }
 
@@ -239,5 +242,7 @@ func (e *encoder) value(v ir.AttrValue) {
 		for _, x := range v.List {
 			e.value(x)
 		}
+	case ir.AttrSharding:
+		e.sharding(v.Sharding)
 	}
 }

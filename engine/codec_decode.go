@@ -25,6 +25,9 @@ func DecodeModule(data []byte) (*ir.Module, error) {
 		d.fn(m)
 	}
 	if d.err == nil && len(d.buf) != 0 {
+		d.shardings(m)
+	}
+	if d.err == nil && len(d.buf) != 0 {
 		d.fail("%d bytes after the module", len(d.buf))
 	}
 	if d.err != nil {
@@ -364,6 +367,8 @@ func (d *decoder) value(depth int) ir.AttrValue {
 		for i := range v.List {
 			v.List[i] = d.value(depth + 1)
 		}
+	case ir.AttrSharding:
+		v.Sharding = d.sharding()
 	default:
 		d.fail("bad attribute value kind %d", v.Kind)
 	}

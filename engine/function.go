@@ -454,5 +454,8 @@ func (f *Function) trace(args []Arg, sig signature) (*ir.Module, error) {
 			return nil, fmt.Errorf("%s: the trace's argument %d is %s, want %s", f.opts.Name, i, p.Type, want[i])
 		}
 	}
+	if err := f.shard(m, args); err != nil {
+		return nil, err
+	}
 	return m, nil
 }

@@ -93,6 +93,13 @@ type Options struct {
 	// bf16 pass on a TPU; "highest" keeps f32. Part of the key.
 	Precision string
 
+	// Mesh, when set, splits the function's programs over its devices:
+	// each argument named in Shardings is split as it says, the others and
+	// every result are replicated (docs/SHARDING.md). The pjrt backend runs
+	// them on the mesh's devices; backends on one host run them whole.
+	Mesh      *ir.Mesh
+	Shardings []ArgSharding
+
 	// Dynamic lists dimensions bucketed from the first call on.
 	Dynamic []DimRef
 	// NoAutoDynamic turns automatic dynamic dimensions off: every new size
@@ -166,6 +173,9 @@ func (o Options) check() (Options, error) {
 		if i < 0 {
 			return o, fmt.Errorf("donated argument %d: want an argument's position", i)
 		}
+	}
+	if o.Mesh == nil && len(o.Shardings) > 0 {
+		return o, fmt.Errorf("argument %d is sharded, but no mesh is given", o.Shardings[0].Arg)
 	}
 	for _, d := range o.Dynamic {
 		if d.Arg < 0 || d.Dim < 0 {

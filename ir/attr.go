@@ -31,6 +31,7 @@ const (
 	AttrString
 	AttrIdent // a bare word: a comparison direction, a dtype
 	AttrList
+	AttrSharding // <@mesh, [{"dp"}, {}]>
 )
 
 // AttrValue is an attribute value before it is checked against an op's schema.
@@ -41,6 +42,8 @@ type AttrValue struct {
 	Bool  bool
 	Str   string // AttrString and AttrIdent
 	List  []AttrValue
+	// Sharding is the value of an AttrSharding.
+	Sharding *Sharding
 }
 
 func (v AttrValue) String() string {
@@ -61,6 +64,8 @@ func (v AttrValue) String() string {
 			parts[i] = e.String()
 		}
 		return "[" + strings.Join(parts, ",") + "]"
+	case AttrSharding:
+		return v.Sharding.String()
 	}
 	return "?"
 }

@@ -94,6 +94,7 @@ const (
 	OpReturn
 	OpFusion
 	OpCopy
+	OpShardingConstraint
 
 	numOps
 )
@@ -318,6 +319,11 @@ var opTable = [numOps]OpInfo{
 	OpCopy: {Name: "copy", Fuse: FuseLoop, Cost: CostNone, Pad: PadElementwise,
 		Group: GroupShape, Args: 1, NeedsType: true, Elementwise: true,
 		Doc: "copy %x : T{layout}: the same values in another physical layout", infer: inferCopy},
+	OpShardingConstraint: {Name: "sharding_constraint", Fuse: FuseNever, Cost: CostNone, Pad: PadElementwise,
+		Group: GroupOther, Args: 1,
+		Doc:    "sharding_constraint %x {sharding=<@mesh, [{\"dp\"}, {}]>}: x, laid out over the mesh's devices as the sharding says (Shardy's sdy.sharding_constraint)",
+		decode: func(r *attrReader) Attr { return &ShardingAttr{Sharding: r.sharding("sharding")} },
+		infer:  func(c *inferCtx) []Type { return c.same(anyT) }},
 }
 
 func unary(name, hlo string, cost CostClass, ok dtypeClass, doc string) OpInfo {

@@ -10,6 +10,12 @@ import (
 // numbered in print order, attributes are sorted, and no IDs appear.
 func Print(m *Module) string {
 	var b strings.Builder
+	for _, x := range m.Meshes {
+		b.WriteString("mesh @" + x.Name + " = " + x.String() + "\n")
+	}
+	if len(m.Meshes) > 0 && len(m.Funcs) > 0 {
+		b.WriteByte('\n')
+	}
 	for i, f := range m.Funcs {
 		if i > 0 {
 			b.WriteByte('\n')
@@ -115,18 +121,36 @@ func printFunc(b *strings.Builder, f *Func) {
 		b.WriteString(n.ref(p))
 		b.WriteString(": ")
 		b.WriteString(p.Type.String())
+		if f.ArgShardings != nil {
+			writeSharding(b, f.ArgShardings[i])
+		}
 	}
 	b.WriteString(") -> ")
-	if len(f.Results) == 1 {
-		b.WriteString(f.Results[0].String())
-	} else {
+	if len(f.Results) != 1 {
 		b.WriteByte('(')
-		writeTypes(b, f.Results)
+	}
+	for i, t := range f.Results {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(t.String())
+		if i < len(f.ResultShardings) {
+			writeSharding(b, f.ResultShardings[i])
+		}
+	}
+	if len(f.Results) != 1 {
 		b.WriteByte(')')
 	}
 	b.WriteString(" {\n")
 	printBlock(b, n, f.Body, "  ")
 	b.WriteString("}\n")
+}
+
+// writeSharding writes a parameter's or result's annotation, if it has one.
+func writeSharding(b *strings.Builder, s *Sharding) {
+	if s != nil {
+		b.WriteString(" {sharding=" + s.String() + "}")
+	}
 }
 
 func writeTypes(b *strings.Builder, ts []Type) {

@@ -91,6 +91,11 @@ type Func struct {
 	Pos     Pos
 	Module  *Module
 
+	// ArgShardings and ResultShardings, when not nil, hold one sharding per
+	// parameter and per result; a nil entry is unannotated.
+	ArgShardings    []*Sharding
+	ResultShardings []*Sharding
+
 	nextValue int
 	nextInstr int
 }
@@ -99,6 +104,8 @@ type Func struct {
 type Module struct {
 	Funcs []*Func
 	File  string
+	// Meshes are the device meshes that shardings name, in source order.
+	Meshes []*Mesh
 
 	// index finds functions by name for Func. Passes, the verifier and
 	// the executors look a callee up at every call, so a linear search made

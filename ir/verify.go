@@ -24,6 +24,7 @@ func Verify(m *Module) error {
 		errs = append(errs, verifyFunc(m, f)...)
 	}
 	errs = append(errs, checkRecursion(m)...)
+	errs = append(errs, verifyShardings(m)...)
 	sort.SliceStable(errs, func(i, j int) bool { return posLess(errs[i].Pos, errs[j].Pos) })
 	return joinErrors(errs)
 }

@@ -108,6 +108,8 @@ func eval(in *ir.Instr, a []*backend.Buffer) ([]*backend.Buffer, error) {
 		return one(convertKernel(in, a[0]))
 	case ir.OpCopy: // the executor ignores layouts: the same values
 		return one(retype(a[0], in.Results[0].Type))
+	case ir.OpShardingConstraint: // one device holds every shard: the same values
+		return one(retype(a[0], in.Results[0].Type))
 	case ir.OpBroadcast:
 		return one(broadcastKernel(in, a[0]))
 	case ir.OpTranspose:

@@ -329,7 +329,9 @@ func (pl *planner) epilogue(k *kfn, st *step, in *ir.Instr, env map[*ir.Value]in
 // remapOps read their operand at another index than their result's.
 var remapOps = map[ir.Op]bool{ir.OpBroadcast: true, ir.OpTranspose: true, ir.OpReshape: true,
 	ir.OpSlice: true, ir.OpConcat: true, ir.OpPad: true, ir.OpDynamicSlice: true, ir.OpIota: true, ir.OpConstant: true,
-	ir.OpOneHot: true}
+	ir.OpOneHot:             true,
+	ir.OpShardingConstraint: true, // one host holds every piece: the identity
+}
 
 // findEpilogues records, for each f32 dot_general of a group, the
 // expression it can compute in its output tile: following the dot's

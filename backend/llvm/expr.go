@@ -92,7 +92,7 @@ var boolOps = map[ir.Op]bool{
 	ir.OpNot: true, ir.OpAnd: true, ir.OpOr: true, ir.OpXor: true, ir.OpCompare: true,
 	ir.OpSelect: true, ir.OpMax: true, ir.OpMin: true, ir.OpConvert: true, ir.OpCopy: true,
 	ir.OpBroadcast: true, ir.OpTranspose: true, ir.OpReshape: true, ir.OpSlice: true, ir.OpConcat: true,
-	ir.OpPad: true, ir.OpDynamicSlice: true, ir.OpOneHot: true,
+	ir.OpPad: true, ir.OpDynamicSlice: true, ir.OpOneHot: true, ir.OpShardingConstraint: true,
 }
 
 // isExpr reports whether in is computed as an expression by this backend.
@@ -246,7 +246,7 @@ func (e *expr) compute(v *ir.Value, idx []value.Value) value.Value {
 		return e.nullary(in, idx)
 	}
 	dt := in.Results[0].Type.DType
-	if in.Op == ir.OpConvert || in.Op == ir.OpCopy {
+	if in.Op == ir.OpConvert || in.Op == ir.OpCopy || in.Op == ir.OpShardingConstraint {
 		return e.convert(args[0], in.Args[0].Type.DType, dt)
 	}
 	if floatish(in.Args[0].Type.DType) {

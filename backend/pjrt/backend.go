@@ -189,6 +189,9 @@ func (b *Backend) compile(p *backend.Program, code *backend.NativeCode) (backend
 		results[i] = t
 		results[i].Layout = nil
 	}
+	if mesh := programMesh(p); mesh != nil {
+		return b.compileSharded(p, mesh, params, results)
+	}
 	exe := b.load(p, code, params)
 	if exe == nil {
 		var err error

@@ -117,6 +117,11 @@ const (
 // one that is not); a lent buffer must never be donated, since the program
 // could then write its results into the caller's memory.
 func (c *Client) fromHost(t ir.Type, data []byte, mode hostMode) (*Buffer, error) {
+	return c.fromHostOn(0, t, data, mode)
+}
+
+// fromHostOn is fromHost onto the client's device at index dev.
+func (c *Client) fromHostOn(dev int, t ir.Type, data []byte, mode hostMode) (*Buffer, error) {
 	if err := c.use(); err != nil {
 		return nil, err
 	}
@@ -147,7 +152,7 @@ func (c *Client) fromHost(t ir.Type, data []byte, mode hostMode) (*Buffer, error
 		dims:       unsafe.Pointer(&dims[0]),
 		numDims:    uintptr(len(t.Shape)),
 		semantics:  hostBufferImmutableOnlyDuringCall,
-		device:     c.devices[0].h,
+		device:     c.devices[dev].h,
 	}
 	var lent runtime.Pinner
 	if mode == lendHost {

@@ -63,6 +63,12 @@ func topologyHelp() string {
 // libtpu logs to standard error as it starts (its warnings about a host that
 // is no TPU VM) is shown only when the compile fails.
 func compileExecutable(e *env, c *buildConfig, f *ir.Func, text string) (*pjrt.Artifact, error) {
+	// An artifact runs on one device: a program split over a mesh would be
+	// compiled for one partition and silently lose its shardings.
+	if m := f.Module; m != nil && len(m.Meshes) > 0 && m.Meshes[0].Devices() > 1 {
+		return nil, fmt.Errorf("--emit=executable does not take a program split over several devices yet (mesh @%s has %d): docs/SHARDING.md",
+			m.Meshes[0].Name, m.Meshes[0].Devices())
+	}
 	if c.target.Name() == "cpu" {
 		return compileCPUExecutable(c, f, text)
 	}

@@ -4,21 +4,30 @@
 //
 // # Grammar
 //
-//	file     = func* .
+//	file     = mesh* func* .
+//	mesh     = "mesh" @name "=" "<" "[" ["string" "=" int {"," "string" "=" int}] "]" ">" .
 //	func     = "func" @name "(" [param {"," param}] ")" "->" results "{" {stmt} "}" .
-//	param    = %name ":" type .
-//	results  = type | "(" [type {"," type}] ")" .
+//	param    = %name ":" type [annot] .
+//	results  = result | "(" [result {"," result}] ")" .
+//	result   = type [annot] .
+//	annot    = "{" "sharding" "=" sharding "}" .
+//	sharding = "<" @mesh "," "[" [axes {"," axes}] "]" ">" .   // <@mesh, [{"dp"}, {}]>
+//	axes     = "{" ["string" {"," "string"}] "}" .
 //	stmt     = [%name {"," %name} "="] op [operands] [attrs] [":" type {"," type}] .
 //	operands = %name {"," %name}          // most ops, return
 //	         | @name "(" [%name {"," %name}] ")"   // call
 //	         | literal .                  // constant
 //	attrs    = "{" [ident "=" value {"," ident "=" value}] "}" .
-//	value    = integer | float | true | false | "string" | ident | "[" [value {"," value}] "]" .
+//	value    = integer | float | true | false | "string" | ident | "[" [value {"," value}] "]" | sharding .
 //	literal  = number | inf | -inf | nan | true | false | "[" [literal {"," literal}] "]" .
 //	type     = dtype "[" [dim {"," dim}] "]" [layout] .
 //	dim      = integer | ident .              // a symbol: one size within a function
 //	layout   = "{" [int {"," int}] [":" "T" tile {["T"] tile}] "}" .   // {1,0:T(8,128)(2,1)}
 //	tile     = "(" int {"," int} ")" .
+//
+// Meshes and shardings (docs/SHARDING.md): a mesh names device axes and their
+// sizes; a sharding lists, per dimension of a tensor, the mesh axes that
+// split it. The verifier checks them against the meshes and the types.
 //
 // Comments run from // to the end of the line. Value names are %name with
 // name [A-Za-z_][A-Za-z0-9_.]* or all digits; digit-only names are not kept

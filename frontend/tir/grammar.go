@@ -7,25 +7,65 @@ import (
 
 // The lexer, tirLexer, is in lexer.go.
 
-// fileAST is a whole .tir file: functions in order.
+// fileAST is a whole .tir file: its meshes, then its functions in order.
 type fileAST struct {
-	Funcs []*funcAST `parser:"@@*"`
+	Meshes []*meshAST `parser:"@@*"`
+	Funcs  []*funcAST `parser:"@@*"`
+}
+
+// meshAST is mesh @name = <["dp"=2, "tp"=2]>.
+type meshAST struct {
+	Pos  lexer.Position
+	Name *globalTok     `parser:"'mesh' @@ '=' '<' '['"`
+	Axes []*meshAxisAST `parser:"(@@ (',' @@)*)? ']' '>'"`
+}
+
+type meshAxisAST struct {
+	Pos  lexer.Position
+	Name string     `parser:"@String '='"`
+	Size *numberTok `parser:"@@"`
+}
+
+// shardingAST is <@mesh, [{"dp"}, {}]>: for each dimension, the mesh axes
+// that split it.
+type shardingAST struct {
+	Pos  lexer.Position
+	Mesh *globalTok    `parser:"'<' @@ ',' '['"`
+	Dims []*dimAxesAST `parser:"(@@ (',' @@)*)? ']' '>'"`
+}
+
+type dimAxesAST struct {
+	Axes []string `parser:"'{' (@String (',' @String)*)? '}'"`
+}
+
+// annotationAST is {sharding=<...>} after a parameter's or result's type.
+// The lookahead tells it from a function body's '{', which a statement
+// (never an identifier and '=') follows.
+type annotationAST struct {
+	Sharding *shardingAST `parser:"(?= '{' 'sharding' '=') '{' 'sharding' '=' @@ '}'"`
+}
+
+// resultAST is a result type with its optional sharding.
+type resultAST struct {
+	Type       *typeAST       `parser:"@@"`
+	Annotation *annotationAST `parser:"@@?"`
 }
 
 // funcAST is func @name(%a: T, ...) -> T { stmts }. Results holds one type
 // for "-> T" and the list for "-> (T, ...)".
 type funcAST struct {
 	Pos     lexer.Position
-	Name    *globalTok  `parser:"'func' @@"`
-	Params  []*paramAST `parser:"'(' (@@ (',' @@)*)? ')'"`
-	Results []*typeAST  `parser:"Arrow ( '(' (@@ (',' @@)*)? ')' | @@ )"`
-	Body    []*stmtAST  `parser:"'{' @@*"`
-	End     bool        `parser:"@'}'"`
+	Name    *globalTok   `parser:"'func' @@"`
+	Params  []*paramAST  `parser:"'(' (@@ (',' @@)*)? ')'"`
+	Results []*resultAST `parser:"Arrow ( '(' (@@ (',' @@)*)? ')' | @@ )"`
+	Body    []*stmtAST   `parser:"'{' @@*"`
+	End     bool         `parser:"@'}'"`
 }
 
 type paramAST struct {
-	Name *valueTok `parser:"@@ ':'"`
-	Type *typeAST  `parser:"@@"`
+	Name       *valueTok      `parser:"@@ ':'"`
+	Type       *typeAST       `parser:"@@"`
+	Annotation *annotationAST `parser:"@@?"`
 }
 
 // typeAST is DTYPE[d0,...] with an optional layout in XLA's spelling.
@@ -98,12 +138,13 @@ type attrAST struct {
 	Value *attrValueAST `parser:"@@"`
 }
 
-// attrValueAST is an attribute value: a number, string, bare word or list.
+// attrValueAST is an attribute value: a number, string, bare word, list or sharding.
 type attrValueAST struct {
-	Pos    lexer.Position
-	List   bool            `parser:"(  @'['"`
-	Elems  []*attrValueAST `parser:"   (@@ (',' @@)*)? ']'"`
-	Scalar string          `parser:" | @(Number | String | '-' ('inf' | 'nan') | Ident) )"`
+	Pos      lexer.Position
+	Sharding *shardingAST    `parser:"(  @@"`
+	List     bool            `parser:" | @'['"`
+	Elems    []*attrValueAST `parser:"   (@@ (',' @@)*)? ']'"`
+	Scalar   string          `parser:" | @(Number | String | '-' ('inf' | 'nan') | Ident) )"`
 }
 
 // constAST is a constant's literal: a scalar or a nested list. Bare words

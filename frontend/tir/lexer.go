@@ -22,7 +22,7 @@ import (
 //	Global      @[A-Za-z_][A-Za-z0-9_.]*
 //	Ident       [A-Za-z_][A-Za-z0-9_]*
 //	String      "(?:[^"\\\n]|\\.)*"
-//	Punct       [-{}\[\](),:=]
+//	Punct       [-{}\[\](),:=<>]
 //
 // The first rule that matches wins, so "->" is an Arrow, a '-' before a digit
 // starts a Number and any other '-' is Punct (only -inf and -nan use it).
@@ -184,7 +184,7 @@ func (s *tirScanner) scan(off int) (lexer.TokenType, int) {
 		if end, ok := scanString(src, off+1); ok {
 			return tokString, end
 		}
-	case c == '{' || c == '}' || c == '[' || c == ']' || c == '(' || c == ')' || c == ',' || c == ':' || c == '=':
+	case c == '{' || c == '}' || c == '[' || c == ']' || c == '(' || c == ')' || c == ',' || c == ':' || c == '=' || c == '<' || c == '>':
 		return tokPunct, off + 1
 	}
 	return 0, off

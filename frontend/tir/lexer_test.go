@@ -25,7 +25,7 @@ var regexpLexer = lexer.MustSimple([]lexer.SimpleRule{
 	{Name: "Global", Pattern: `@[A-Za-z_][A-Za-z0-9_.]*`},
 	{Name: "Ident", Pattern: `[A-Za-z_][A-Za-z0-9_]*`},
 	{Name: "String", Pattern: `"(?:[^"\\\n]|\\.)*"`},
-	{Name: "Punct", Pattern: `[-{}\[\](),:=]`},
+	{Name: "Punct", Pattern: `[-{}\[\](),:=<>]`},
 })
 
 // lexAll returns def's tokens for src up to and including EOF, or the tokens

@@ -118,6 +118,10 @@ func (b *moduleBuilder) attrFields(as []*attrAST) ([]ir.AttrField, bool) {
 
 func (b *moduleBuilder) attrValue(a *attrValueAST) (ir.AttrValue, bool) {
 	pos := b.pos(a.Pos)
+	if a.Sharding != nil {
+		sh, ok := b.sharding(a.Sharding)
+		return ir.AttrValue{Kind: ir.AttrSharding, Sharding: sh}, ok
+	}
 	if a.List {
 		l := make([]ir.AttrValue, 0, len(a.Elems))
 		ok := true

@@ -81,6 +81,7 @@ func (b *moduleBuilder) addErr(pos ir.Pos, err error) {
 // build declares every signature first, so calls may refer to functions
 // defined later in the file, then builds each body.
 func (b *moduleBuilder) build(file *fileAST) {
+	b.meshes(file.Meshes)
 	fns := make([]*ir.Func, len(file.Funcs))
 	for i, fa := range file.Funcs {
 		fns[i] = b.declare(fa)
@@ -105,11 +106,12 @@ func (b *moduleBuilder) declare(fa *funcAST) *ir.Func {
 	}
 	results := make([]ir.Type, len(fa.Results))
 	for i, r := range fa.Results {
-		t, tok := b.typ(r)
+		t, tok := b.typ(r.Type)
 		ok = ok && tok
 		results[i] = t
 	}
 	f := b.m.NewFunc(name, names, params, results, pos)
+	b.signatureShardings(f, fa)
 	for i, p := range fa.Params {
 		f.Params[i].Pos = b.pos(p.Name.Pos)
 	}

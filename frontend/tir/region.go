@@ -18,6 +18,9 @@ func (fb *funcBuilder) fusion(st *stmtAST, opPos ir.Pos, args []*ir.Value, hint 
 	ra := st.Regions[0]
 	params := make([]ir.Type, len(ra.Params))
 	for i, p := range ra.Params {
+		if p.Annotation != nil {
+			fb.errorf(fb.pos(p.Name.Pos), "fusion region parameter %s cannot carry a sharding", p.Name.Value)
+		}
 		t, tok := fb.typ(p.Type)
 		ok = ok && tok
 		params[i] = t

@@ -97,6 +97,8 @@ func (g *gen) genOp(op ir.Op) bool {
 		return g.genTranspose()
 	case ir.OpCopy:
 		return g.genCopy()
+	case ir.OpShardingConstraint:
+		return g.genShardingConstraint()
 	case ir.OpSlice:
 		return g.genSlice()
 	case ir.OpConcat:

@@ -260,3 +260,21 @@ func (g *gen) genIota() bool {
 	y.lo, y.hi = fitRange(dt, y.lo, y.hi)
 	return g.emit1(ir.OpIota, &ir.AxisAttr{Axis: int64(axis)}, &t, y) != nil
 }
+
+// genShardingConstraint pins a value over a one-device mesh, which the
+// module then declares, so the programs still run on one device.
+func (g *gen) genShardingConstraint() bool {
+	x := g.get(want{})
+	if x == nil {
+		return false
+	}
+	if g.m.Mesh("progen") == nil {
+		g.m.Meshes = append(g.m.Meshes, &ir.Mesh{Name: "progen", Axes: []ir.MeshAxis{{Name: "x", Size: 1}}})
+	}
+	s := ir.Replicated("progen", len(x.shape()))
+	if len(s.Dims) > 0 {
+		s.Dims[g.r.IntN(len(s.Dims))] = []string{"x"}
+	}
+	y := *x
+	return g.emit1(ir.OpShardingConstraint, &ir.ShardingAttr{Sharding: s}, nil, &y, x) != nil
+}

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/tpucc/tpucc/ir"
@@ -90,7 +91,8 @@ func Lower(m *ir.Module, opts Options) (string, error) {
 		name = "jit_" + sanitize(entry.Name)
 	}
 	var b strings.Builder
-	b.WriteString("module @" + symbol(name) + " attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {\n")
+	b.WriteString("module @" + symbol(name) + " attributes {mhlo.num_partitions = " + strconv.FormatInt(partitions(m), 10) + " : i32, mhlo.num_replicas = 1 : i32} {\n")
+	meshLines(&b, m)
 	var errs []*ir.Error
 	for i, f := range funcs {
 		errs = append(errs, lowerFunc(&b, f, i == 0, syms, opts)...)
@@ -320,19 +322,21 @@ func lowerFunc(b *strings.Builder, f *ir.Func, public bool, syms map[string]stri
 	if public {
 		donor = donorAttrs(f, opts.Donate)
 	}
+	argShard, resShard := signatureShardings(f, public)
 	params := make([]string, len(f.Params))
 	for i, p := range f.Params {
 		v := hv{e.freshArg(), p.Type}
 		e.vals[p] = v
-		params[i] = v.ref + ": " + tensorType(p.Type)
-		if donor != nil && donor[i] != "" {
-			params[i] += " {" + donor[i] + "}"
+		var attrs []string
+		if donor != nil {
+			attrs = append(attrs, donor[i])
 		}
+		if s := argShard[i]; s != nil {
+			attrs = append(attrs, shardingAttr(s))
+		}
+		params[i] = v.ref + ": " + tensorType(p.Type) + attrDict(attrs...)
 	}
-	res := "(" + typeList(f.Results) + ")"
-	if len(f.Results) == 1 {
-		res = tensorType(f.Results[0])
-	}
+	res := resultList(f.Results, resShard)
 	fmt.Fprintf(b, "  func.func %s @%s(%s) -> %s {\n", vis, symbol(syms[f.Name]), strings.Join(params, ", "), res)
 	for _, in := range f.Body.Instrs {
 		if err := e.instr(in); err != nil {
@@ -346,6 +350,24 @@ func lowerFunc(b *strings.Builder, f *ir.Func, public bool, syms map[string]stri
 	}
 	b.WriteString("  }\n")
 	return nil
+}
+
+// resultList is a function's result types, each with its sharding if it has
+// one, in parentheses unless there is exactly one result and no sharding.
+func resultList(ts []ir.Type, shardings []*ir.Sharding) string {
+	parts := make([]string, len(ts))
+	attrs := false
+	for i, t := range ts {
+		parts[i] = tensorType(t)
+		if s := shardings[i]; s != nil {
+			parts[i] += attrDict(shardingAttr(s))
+			attrs = true
+		}
+	}
+	if len(ts) == 1 && !attrs {
+		return parts[0]
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
 }
 
 // instr lowers one instruction, binding its results.
@@ -405,11 +427,13 @@ func (e *emitter) instr(in *ir.Instr) error {
 	return nil
 }
 
-// other lowers constant, call and return.
+// other lowers constant, call, return and sharding_constraint.
 func (e *emitter) other(in *ir.Instr, args []hv) ([]hv, error) {
 	switch in.Op {
 	case ir.OpConstant:
 		return []hv{e.constant(in.Results[0].Type, in.Attr.(*ir.ConstAttr).Value)}, nil
+	case ir.OpShardingConstraint:
+		return []hv{e.shardingConstraint(in, args[0])}, nil
 	case ir.OpCall:
 		callee := in.Attr.(*ir.CallAttr).Callee
 		ts := make([]ir.Type, len(in.Results))
@@ -448,7 +472,7 @@ func lowered(op ir.Op) bool {
 		ir.OpArgmax, ir.OpArgmin, ir.OpCumsum,
 		ir.OpTake, ir.OpScatterAdd, ir.OpDynamicSlice, ir.OpDynamicUpdateSlice, ir.OpOneHot, ir.OpTopK, ir.OpArgsort,
 		ir.OpRelu, ir.OpGelu, ir.OpSilu, ir.OpSoftmax, ir.OpLogSoftmax, ir.OpLayerNorm, ir.OpRMSNorm,
-		ir.OpConstant, ir.OpCall, ir.OpReturn, ir.OpFusion:
+		ir.OpConstant, ir.OpCall, ir.OpReturn, ir.OpFusion, ir.OpShardingConstraint:
 		return true
 	}
 	return false

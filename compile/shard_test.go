@@ -1,0 +1,109 @@
+package compile_test
+
+import (
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tpucc/tpucc/backend/pjrt"
+	"github.com/tpucc/tpucc/compile"
+	"github.com/tpucc/tpucc/engine"
+	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/tensor"
+)
+
+func matTanh(x, w *tensor.Tensor) *tensor.Tensor { return x.MatMul(w).Tanh() }
+
+var dpTP = compile.Mesh(compile.Axis{Name: "dp", Size: 2}, compile.Axis{Name: "tp", Size: 2})
+
+// A Go function with a mesh and sharded arguments runs on the mesh's four
+// devices: its StableHLO carries the shardings, its kept result is split
+// over the devices, and the numbers are the eager ones.
+func TestShardedFunc(t *testing.T) {
+	c, err := compile.New(matTanh, dpTP, compile.Shard(0, "dp", ""), compile.Shard(1, "", "tp"),
+		compile.Device("pjrt"), compile.KeepOnDevice(), compile.CacheDir(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, w := tensor.Random(1, ir.F32, 8, 16), tensor.Random(2, ir.F32, 16, 4)
+	text, err := c.Lower(x, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"mhlo.num_partitions = 4 : i32",
+		`sdy.mesh @mesh = <["dp"=2, "tp"=2]>`,
+		`%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"dp"}, {}]>}`,
+		`%arg1: tensor<16x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"tp"}]>}`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the StableHLO lacks %q:\n%s", want, text)
+		}
+	}
+	out, err := c.Call(x, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := out[0]
+	if d, ok := y.Buffer().Device().(*pjrt.ShardedBuffer); !ok || len(d.Shards) != 4 {
+		t.Fatalf("the result is held as %T, want a ShardedBuffer of 4 pieces", y.Buffer().Device())
+	}
+	if d := near(y, matTanh(x, w), 1e-5); d != "" {
+		t.Error(d)
+	}
+}
+
+// Shardings that do not fit are errors of the call, naming the function
+// and the call site (the trace's parameters' position).
+func TestShardedFuncErrors(t *testing.T) {
+	x, w := tensor.Random(1, ir.F32, 8, 16), tensor.Random(2, ir.F32, 16, 4)
+	for _, c := range []struct {
+		opts []compile.Option
+		want string
+	}{
+		{[]compile.Option{dpTP, compile.Shard(0, "dp", "zz")},
+			`matTanh: shard_test.go:LINE: error: sharding <@mesh, [{"dp"}, {"zz"}]> uses axis "zz", which mesh @mesh does not have`},
+		{[]compile.Option{dpTP, compile.Shard(1, "tp")},
+			`matTanh: shard_test.go:LINE: error: sharding <@mesh, [{"tp"}]> has 1 dimension, but f32[16,4] has rank 2`},
+		{[]compile.Option{dpTP, compile.Shard(2, "tp")},
+			"matTanh: sharding of argument 2: not a tensor argument of this call"},
+		{[]compile.Option{compile.Shard(0, "dp", "")},
+			"compile: argument 0 is sharded, but no mesh is given"},
+	} {
+		f, err := compile.New(matTanh, append(c.opts, compile.Name("matTanh"), compile.CacheDir(""))...)
+		_, _, line, _ := runtime.Caller(0)
+		if err == nil {
+			_, err = f.Call(x, w) // line+2: where the trace's parameters are
+		}
+		want := strings.ReplaceAll(c.want, "LINE", strconv.Itoa(line+2))
+		if err == nil || err.Error() != want {
+			t.Errorf("got %v, want %s", err, want)
+		}
+	}
+}
+
+// The mesh and the shardings are part of the cache key: a function split
+// another way compiles its own program, and split the same way again loads
+// the first one from the persistent cache.
+func TestShardingInCacheKey(t *testing.T) {
+	dir := t.TempDir()
+	x, w := tensor.Random(1, ir.F32, 8, 16), tensor.Random(2, ir.F32, 16, 4)
+	for i, rows := range []string{"dp", "tp", "dp"} {
+		c, err := compile.New(matTanh, dpTP, compile.Shard(0, rows, ""), compile.Device("pjrt"),
+			compile.Cache(engine.NewCache(dir, engine.CacheOptions{})), compile.Name("keyed"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hlo, err := c.Lower(x, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := `#sdy.sharding<@mesh, [{"` + rows + `"}, {}]>`; !strings.Contains(hlo, want) {
+			t.Errorf("run %d: the StableHLO lacks %s", i, want)
+		}
+		if s, want := c.Stats(), int64(i/2); s.DiskHits != want {
+			t.Errorf("run %d (rows over %s): %d programs from the persistent cache, want %d", i, rows, s.DiskHits, want)
+		}
+	}
+}
