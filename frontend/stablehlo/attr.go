@@ -10,14 +10,14 @@ import (
 type attrKind uint8
 
 const (
-	attrNum    attrKind = iota // an integer or float; text keeps its spelling
-	attrBool                   // true or false
-	attrStr                    // a string or a @symbol
-	attrWord                   // a bare identifier or #dialect<enum WORD>: LT, DEFAULT
-	attrList                   // [a, b] or array<i64: 1, 2>
-	attrDict                   // {k = v} or #stablehlo.gather<k = v>
-	attrDense                  // dense<...> : tensor<...>
-	attrOther                  // anything else, kept as text
+	attrNum   attrKind = iota // an integer or float; text keeps its spelling
+	attrBool                  // true or false
+	attrStr                   // a string or a @symbol
+	attrWord                  // a bare identifier or #dialect<enum WORD>: LT, DEFAULT
+	attrList                  // [a, b] or array<i64: 1, 2>
+	attrDict                  // {k = v} or #stablehlo.gather<k = v>
+	attrDense                 // dense<...> : tensor<...>
+	attrOther                 // anything else, kept as text
 )
 
 // attr is one attribute value as written.

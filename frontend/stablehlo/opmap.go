@@ -104,7 +104,7 @@ func (bd *builder) call(o *op, args []*ir.Value) {
 			bd.s.failf(o.args[i].pos, "argument %d is %s, @%s takes %s", i, mlirType(a.Type), name, mlirType(f.Params[i].Type))
 		}
 	}
-	in, err := bd.b.Emit(ir.OpCall, &ir.CallAttr{Callee: name}, f.Results, args...)
+	in, err := bd.b.Emit(ir.OpCall, &ir.CallAttr{Callee: name}, append([]ir.Type{}, f.Results...), args...)
 	if err != nil {
 		bd.s.failf(o.pos, "%s: %v", o.name, err)
 	}

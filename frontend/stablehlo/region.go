@@ -101,7 +101,9 @@ func isIdentity(v *ir.Value, code ir.Op) bool {
 // as long as one axis, padded by its length-1 in front, every stride and
 // dilation 1, init 0.
 func (bd *builder) cumsum(o *op, args []*ir.Value) *ir.Value {
-	refuse := func() { bd.s.failf(o.pos, "unsupported form of %s (only the cumulative sum form is supported)", o.name) }
+	refuse := func() {
+		bd.s.failf(o.pos, "unsupported form of %s (only the cumulative sum form is supported)", o.name)
+	}
 	if len(args) != 2 || bd.body(o) != "stablehlo.add" || !isIdentity(args[1], ir.OpReduceSum) {
 		refuse()
 	}
