@@ -15,7 +15,6 @@ import (
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/backend/pjrt"
-	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/ir"
 )
 
@@ -130,7 +129,7 @@ func cmdRun(e *env, p *parsed) error {
 		}
 		return runArtifact(e, p, name, src, runOutput{seed, ins, outDir, saveInputs})
 	}
-	m, err := tir.Parse(name, src)
+	m, err := parseSource(name, src)
 	if err != nil {
 		return diag(name, err)
 	}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	enc "encoding/binary"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tpucc/tpucc/internal/npy"
+)
+
+// jaxSrc is StableHLO as jax.jit(f).lower(x, y).as_text(debug_info=True)
+// prints it for f(x, y) = (x * y + 1, jnp.sum(x)): locations, result
+// attributes and JAX's value names.
+const jaxSrc = `#loc1 = loc("x")
+module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<3xf32> loc("x"), %arg1: tensor<3xf32> loc("y")) -> (tensor<3xf32> {jax.result_info = "result[0]"}, tensor<f32> {jax.result_info = "result[1]"}) {
+    %0 = stablehlo.multiply %arg0, %arg1 : tensor<3xf32> loc(#loc5)
+    %cst = stablehlo.constant dense<1.000000e+00> : tensor<f32> loc(#loc)
+    %1 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<3xf32> loc(#loc6)
+    %2 = stablehlo.add %0, %1 : tensor<3xf32> loc(#loc6)
+    %cst_0 = stablehlo.constant dense<0.000000e+00> : tensor<f32> loc(#loc)
+    %3 = stablehlo.reduce(%arg0 init: %cst_0) applies stablehlo.add across dimensions = [0] : (tensor<3xf32>, tensor<f32>) -> tensor<f32> loc(#loc7)
+    return %2, %3 : tensor<3xf32>, tensor<f32> loc(#loc)
+  } loc(#loc)
+} loc(#loc)
+#loc = loc(unknown)
+#loc5 = loc("/tmp/f.py":3:11 to :16)
+#loc6 = loc("/tmp/f.py":3:11 to :20)
+#loc7 = loc("/tmp/f.py":3:22 to :32)
+`
+
+func f32NPY(vals ...float32) *npy.Array {
+	data := make([]byte, 4*len(vals))
+	for i, v := range vals {
+		enc.LittleEndian.PutUint32(data[4*i:], math.Float32bits(v))
+	}
+	return &npy.Array{DType: "f32", Shape: []int64{int64(len(vals))}, Data: data}
+}
+
+// TestMlirRun: a .mlir file runs with its parameters named as JAX names them.
+func TestMlirRun(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "f.mlir", []byte(jaxSrc))
+	x := writeNPY(t, dir, "x.npy", f32NPY(1, 2, 3))
+	y := writeNPY(t, dir, "y.npy", f32NPY(0.5, -1, 4))
+	tpucc(t, "", "run", model, "--input", "arg0="+x, "--input", "arg1="+y).want(t, 0,
+		"result0: f32[3] = [1.5, -1.0, 13.0]\nresult1: f32[] = 6.0\n", "")
+	tpucc(t, "", "check", model).want(t, 0, "", "")
+}
+
+// TestMlirRefused: an op tpucc lacks is refused by name at its position.
+func TestMlirRefused(t *testing.T) {
+	dir := t.TempDir()
+	src := strings.Replace(jaxSrc, "stablehlo.multiply %arg0, %arg1 : tensor<3xf32>", "stablehlo.shift_left %arg0, %arg1 : tensor<3xf32>", 1)
+	model := writeFile(t, dir, "f.mlir", []byte(src))
+	for _, cmd := range []string{"check", "run", "build"} {
+		tpucc(t, "", cmd, model).want(t, exitProgram, "", model+":4:10: error: unsupported op stablehlo.shift_left")
+	}
+}
+
+// TestMlirBuild: a .mlir file builds for TPU like a .tir file.
+func TestMlirBuild(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "f.mlir", []byte(jaxSrc))
+	out := filepath.Join(dir, "f.hlo")
+	tpucc(t, "", "build", "--target", "tpu-v6e", model, "-o", out).want(t, 0, "", "")
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(data)
+	for _, want := range []string{"stablehlo.multiply %arg0, %arg1", "func.func public @main(%arg0: tensor<3xf32>, %arg1: tensor<3xf32>) -> (tensor<3xf32>, tensor<f32>)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the build output lacks %q:\n%s", want, got)
+		}
+	}
+}
