@@ -145,3 +145,22 @@ func compare(got, want *backend.Buffer, rtol float64) string {
 func ftoa(v float64) string { return strconvFloat(v) }
 
 func strconvFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// corpus is every lowering golden's out.hlo.
+func corpus(tb testing.TB) []string {
+	paths, err := filepath.Glob(filepath.Join("..", "..", "testdata", "golden", "lower", "*.txtar"))
+	if err != nil || len(paths) == 0 {
+		tb.Fatalf("no golden cases: %v", err)
+	}
+	var out []string
+	for _, p := range paths {
+		a, err := txtar.ParseFile(p)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if s := section(a, "out.hlo"); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
