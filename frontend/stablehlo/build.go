@@ -13,6 +13,8 @@ type builder struct {
 	funcs map[string]*ir.Func
 	b     *ir.Builder
 	vals  map[string]*ir.Value
+	// unbound names results the importer does not compute, each with what it is.
+	unbound map[string]string
 }
 
 func build(s *scanner, fns []*fn) *ir.Module {
@@ -37,6 +39,7 @@ func build(s *scanner, fns []*fn) *ir.Module {
 func (bd *builder) function(f *fn, irf *ir.Func) {
 	bd.b = ir.NewBuilder(irf)
 	bd.vals = map[string]*ir.Value{}
+	bd.unbound = map[string]string{}
 	for i, p := range f.params {
 		bd.define(p.name, irf.Params[i], p.pos)
 	}
@@ -86,6 +89,9 @@ func (bd *builder) args(o *op) []*ir.Value {
 			key += "#" + itoa(u.idx)
 		}
 		v := bd.vals[key]
+		if what, ok := bd.unbound[key]; ok {
+			bd.s.failf(u.pos, "unsupported use of %%%s: %s", u.name, what)
+		}
 		if v == nil {
 			bd.s.failf(u.pos, "undefined value %%%s", u.name)
 		}

@@ -63,6 +63,14 @@ func (bd *builder) op(o *op) {
 		bd.results(o, bd.isFinite(o, args))
 	case "call", "func.call":
 		bd.call(o, args)
+	case "chlo.top_k":
+		// Both sort the last axis descending in total order, ties by lower index.
+		k := bd.attr(o, "k").int(bd.s, "k")
+		in, err := bd.b.Emit(ir.OpTopK, &ir.TopKAttr{K: k}, nil, args...)
+		if err != nil {
+			bd.s.failf(o.pos, "%s: %v", o.name, err)
+		}
+		bd.results(o, in.Results...)
 	default:
 		bd.regionOp(o, args)
 	}

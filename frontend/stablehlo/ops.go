@@ -26,7 +26,7 @@ var structured = map[string]bool{
 	"stablehlo.reduce_window": true, "stablehlo.dynamic_slice": true,
 	"stablehlo.dynamic_update_slice": true, "stablehlo.gather": true, "stablehlo.scatter": true,
 	"stablehlo.return": true, "func.return": true, "return": true, "func.call": true, "call": true,
-	"stablehlo.is_finite": true,
+	"stablehlo.is_finite": true, "chlo.top_k": true,
 }
 
 func (s *scanner) checkSupported(o *op) {
@@ -67,6 +67,15 @@ func (s *scanner) pretty(o *op) {
 	case "stablehlo.reduce":
 		s.prettyReduce(o)
 		return
+	case "chlo.top_k":
+		// chlo.top_k(%x, k = N) : T -> (T, T)
+		s.expect("(")
+		o.args = append(o.args, s.use())
+		s.expect(",")
+		s.expect("k")
+		s.expect("=")
+		o.attrs["k"] = s.attrValue(false)
+		s.expect(")")
 	default:
 		s.prettyArgs(o)
 	}

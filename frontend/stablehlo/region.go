@@ -18,6 +18,10 @@ var reductions = map[string]ir.Op{
 func (bd *builder) regionOp(o *op, args []*ir.Value) {
 	switch o.name {
 	case "stablehlo.reduce":
+		if len(args) == 4 {
+			bd.argReduce(o)
+			return
+		}
 		bd.results(o, bd.reduce(o, args))
 	case "stablehlo.reduce_window":
 		bd.results(o, bd.cumsum(o, args))
@@ -59,8 +63,11 @@ func (bd *builder) reduce(o *op, args []*ir.Value) *ir.Value {
 		bd.s.failf(o.pos, "unsupported form of %s: %d inputs (only single-input add, maximum, minimum and multiply reductions are supported)", o.name, len(args)/2)
 	}
 	kind := bd.body(o)
+	if args[0].Type.DType == ir.I1 {
+		return bd.reduceBool(o, args, kind)
+	}
 	code, ok := reductions[kind]
-	if !ok || args[0].Type.DType == ir.I1 {
+	if !ok {
 		bd.s.failf(o.pos, "unsupported form of %s: the body is not one add, maximum, minimum or multiply", o.name)
 	}
 	dims := bd.ints(o, "dimensions")
@@ -143,4 +150,18 @@ func allOnes(v []int64) bool {
 		}
 	}
 	return true
+}
+
+// reduceBool maps and/or reductions of i1 (jnp.all, jnp.any): over 0 and 1
+// as i32 they are min and max, converted back with != 0.
+func (bd *builder) reduceBool(o *op, args []*ir.Value, kind string) *ir.Value {
+	code, ok := map[string]ir.Op{"stablehlo.and": ir.OpReduceMin, "stablehlo.or": ir.OpReduceMax}[kind]
+	if !ok {
+		bd.s.failf(o.pos, "unsupported form of %s: an i1 reduction whose body is not one and or or", o.name)
+	}
+	x := bd.emit(o, ir.OpConvert, nil, []ir.Type{args[0].Type.WithDType(ir.I32)}, args[0])
+	r := bd.emit(o, code, &ir.AxesAttr{Axes: bd.ints(o, "dimensions")}, nil, x)
+	r = bd.emit(o, ir.OpConvert, nil, []ir.Type{r.Type.WithDType(ir.I1)}, r)
+	init := bd.emit(o, ir.OpBroadcast, &ir.DimsAttr{Dims: []int64{}}, []ir.Type{r.Type}, args[1])
+	return bd.emit(o, elementwise[kind], nil, nil, r, init)
 }

@@ -18,8 +18,7 @@ import (
 // notYet are the golden programs whose lowering uses a form the importer
 // does not read yet, each with the exact refusal.
 var notYet = map[string]string{
-	"argmax":                 "unsupported form of stablehlo.reduce: 2 inputs",
-	"argmin":                 "unsupported form of stablehlo.reduce: 2 inputs",
+
 	"argsort":                "unsupported op stablehlo.sort",
 	"top_k":                  "unsupported op stablehlo.sort",
 	"ragged_dot_bf16":        "unsupported op chlo.ragged_dot",
