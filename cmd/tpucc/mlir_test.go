@@ -8,7 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/internal/npy"
+	"github.com/tpucc/tpucc/internal/oracle"
+	"github.com/tpucc/tpucc/ir"
 )
 
 // jaxSrc is StableHLO as jax.jit(f).lower(x, y).as_text(debug_info=True)
@@ -77,4 +80,73 @@ func TestMlirBuild(t *testing.T) {
 			t.Errorf("the build output lacks %q:\n%s", want, got)
 		}
 	}
+}
+
+// jaxRefused are the exports that use an op tpucc lacks, with the refusal.
+var jaxRefused = map[string]string{
+	"sort": ":11:10: error: unsupported op stablehlo.sort",
+}
+
+// jaxBF16 are results that pass through bf16 in the program but are returned
+// as f32: XLA:CPU elides the rounding to bf16 between a dot and its convert
+// to f32 (excess precision, which XLA allows), tpucc rounds as the program
+// says, so the two agree within bf16's tolerance, not f32's.
+var jaxBF16 = map[string]bool{"bf16_matmul/result1.npy": true}
+
+// TestMlirJAX runs every function tools/jaxexport exported (testdata/jax/NAME:
+// model.mlir as JAX printed it, argN.npy, and JAX's resultN.npy) through
+// tpucc run on the default backend, with JAX's inputs, and compares with
+// JAX's results within the oracle's tolerance of each dtype (f32: 1e-5
+// relative and absolute; integers and i1 exactly).
+func TestMlirJAX(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join("..", "..", "testdata", "jax", "*"))
+	if err != nil || len(dirs) < 15 {
+		t.Fatalf("want the JAX exports in testdata/jax: %d found, %v", len(dirs), err)
+	}
+	for _, d := range dirs {
+		name := filepath.Base(d)
+		t.Run(name, func(t *testing.T) {
+			model := filepath.Join(d, "model.mlir")
+			if want, ok := jaxRefused[name]; ok {
+				tpucc(t, "", "check", model).want(t, exitProgram, "", model+want)
+				return
+			}
+			args := []string{"run", model, "--output-dir", t.TempDir()}
+			out := args[3]
+			ins, _ := filepath.Glob(filepath.Join(d, "arg*.npy"))
+			for _, in := range ins {
+				args = append(args, "--input", strings.TrimSuffix(filepath.Base(in), ".npy")+"="+in)
+			}
+			tpucc(t, "", args...).want(t, 0, "", "")
+			wants, _ := filepath.Glob(filepath.Join(d, "result*.npy"))
+			if len(wants) == 0 {
+				t.Fatal("no results")
+			}
+			for _, w := range wants {
+				want := readNPYFile(t, w)
+				got := readNPYFile(t, filepath.Join(out, filepath.Base(w)))
+				tol := oracle.For(want.Type().DType)
+				if jaxBF16[name+"/"+filepath.Base(w)] {
+					tol = oracle.For(ir.BF16)
+				}
+				if err := oracle.CompareWithin(want, got, tol); err != nil {
+					t.Errorf("%s: %v", filepath.Base(w), err)
+				}
+			}
+		})
+	}
+}
+
+func readNPYFile(t *testing.T, path string) *backend.Buffer {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b, err := backend.ReadNPY(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return b
 }
