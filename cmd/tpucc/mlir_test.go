@@ -12,6 +12,7 @@ import (
 	"github.com/tpucc/tpucc/internal/npy"
 	"github.com/tpucc/tpucc/internal/oracle"
 	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/tools/xlacheck"
 )
 
 // jaxSrc is StableHLO as jax.jit(f).lower(x, y).as_text(debug_info=True)
@@ -149,4 +150,47 @@ func readNPYFile(t *testing.T, path string) *backend.Buffer {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return b
+}
+
+// TestMlirJAXCompilesForTPU: every JAX export tpucc runs also builds with
+// --target tpu-v6e, and libtpu's compile-only client compiles the result for
+// a v6e slice.
+func TestMlirJAXCompilesForTPU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles for TPU")
+	}
+	h, err := xlacheck.FindTPU()
+	if err != nil {
+		t.Fatalf("the TPU compile-only harness is required: %v", err)
+	}
+	dirs, err := filepath.Glob(filepath.Join("..", "..", "testdata", "jax", "*"))
+	if err != nil || len(dirs) < 15 {
+		t.Fatalf("want the JAX exports in testdata/jax: %d found, %v", len(dirs), err)
+	}
+	var mods []xlacheck.TPUModule
+	for _, d := range dirs {
+		name := filepath.Base(d)
+		if jaxRefused[name] != "" {
+			continue
+		}
+		out := filepath.Join(t.TempDir(), name+".hlo")
+		tpucc(t, "", "build", "--target", "tpu-v6e", filepath.Join(d, "model.mlir"), "-o", out).want(t, 0, "", "")
+		text, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mods = append(mods, xlacheck.TPUModule{ID: name, Text: string(text)})
+	}
+	res, err := h.CompileTPU(mods, []string{"v6e:2x2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != len(mods) {
+		t.Fatalf("%d results for %d modules", len(res), len(mods))
+	}
+	for _, r := range res {
+		if !r.OK {
+			t.Errorf("%s on %s: %s", r.ID, r.Topology, r.Error)
+		}
+	}
 }
