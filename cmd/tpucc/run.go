@@ -43,6 +43,9 @@ write are removed (files tpucc did not list are left alone).
 
 A program with symbolic dimensions (f32[B,1024]) runs once each symbol has a size: from
 --dim B=64, or from the shape of an --input file for a parameter that has the symbol.
+
+A *.mlir file is StableHLO as JAX prints it; its parameters are named as written (--input
+arg0=x.npy for %arg0), and the entry is its public @main.
 Sizes that disagree are an error, and so is a symbol that only a drawn parameter has
 when no --dim gives it.
 

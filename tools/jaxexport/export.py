@@ -22,6 +22,7 @@ import jax.numpy as jnp  # noqa: E402
 from jax import lax  # noqa: E402
 
 rng = np.random.default_rng(33)
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def f32(*shape):
@@ -140,8 +141,10 @@ def main():
         d = os.path.join(out, name)
         os.makedirs(d, exist_ok=True)
         lowered = jax.jit(f).lower(*args)
+        # Locations name this script by its own name, not by where it was checked out.
+        text = lowered.as_text(debug_info=True).replace(HERE + os.sep, "")
         with open(os.path.join(d, "model.mlir"), "w") as fh:
-            fh.write(lowered.as_text(debug_info=True))
+            fh.write(text)
         results = jax.tree_util.tree_leaves(jax.jit(f)(*args))
         for i, a in enumerate(args):
             np.save(os.path.join(d, "arg%d.npy" % i), a)
