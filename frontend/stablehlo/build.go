@@ -15,10 +15,15 @@ type builder struct {
 	vals  map[string]*ir.Value
 	// unbound names results the importer does not compute, each with what it is.
 	unbound map[string]string
+	// pending are the values the function's checks compare, in pairs; checks
+	// the checks, per function.
+	pending []*ir.Value
+	checks  []Check
+	all     map[string][]Check
 }
 
-func build(s *scanner, fns []*fn) *ir.Module {
-	bd := &builder{s: s, m: ir.NewModule(s.file), funcs: map[string]*ir.Func{}}
+func build(s *scanner, fns []*fn) (*ir.Module, map[string][]Check) {
+	bd := &builder{s: s, m: ir.NewModule(s.file), funcs: map[string]*ir.Func{}, all: map[string][]Check{}}
 	for _, f := range fns {
 		if bd.funcs[f.name] != nil {
 			s.failf(f.pos, "function @%s is defined twice", f.name)
@@ -33,13 +38,26 @@ func build(s *scanner, fns []*fn) *ir.Module {
 	for _, f := range fns {
 		bd.function(f, bd.funcs[f.name])
 	}
-	return bd.m
+	bd.checkCalls()
+	return bd.m, bd.all
+}
+
+// checkCalls refuses a call to a function with checks: its results grew.
+func (bd *builder) checkCalls() {
+	for _, f := range bd.m.Funcs {
+		f.Body.Walk(func(in *ir.Instr) {
+			if in.Op == ir.OpCall && len(bd.all[in.Attr.(*ir.CallAttr).Callee]) > 0 {
+				bd.s.failf(in.Pos, "unsupported call to a function with checks")
+			}
+		})
+	}
 }
 
 func (bd *builder) function(f *fn, irf *ir.Func) {
 	bd.b = ir.NewBuilder(irf)
 	bd.vals = map[string]*ir.Value{}
 	bd.unbound = map[string]string{}
+	bd.pending, bd.checks = nil, nil
 	for i, p := range f.params {
 		bd.define(p.name, irf.Params[i], p.pos)
 	}
@@ -51,6 +69,10 @@ func (bd *builder) function(f *fn, irf *ir.Func) {
 			}
 			bd.ret(o, irf)
 			return
+		}
+		if checkOps[o.name] {
+			bd.check(o)
+			continue
 		}
 		bd.op(o)
 	}
@@ -70,6 +92,17 @@ func (bd *builder) ret(o *op, f *ir.Func) {
 		if !a.Type.Equal(f.Results[i]) {
 			bd.s.failf(o.args[i].pos, "return value %d is %s, @%s returns %s", i, mlirType(a.Type), f.Name, mlirType(f.Results[i]))
 		}
+	}
+	if len(bd.checks) > 0 {
+		n := len(f.Results)
+		for i := range bd.checks {
+			bd.checks[i].Got, bd.checks[i].Want = n+2*i, n+2*i+1
+		}
+		for _, v := range bd.pending {
+			f.Results = append(f.Results, v.Type)
+		}
+		args = append(args, bd.pending...)
+		bd.all[f.Name] = bd.checks
 	}
 	bd.b.Return(args...)
 }

@@ -30,7 +30,7 @@ var structured = map[string]bool{
 }
 
 func (s *scanner) checkSupported(o *op) {
-	if _, ok := elementwise[o.name]; ok || structured[o.name] {
+	if _, ok := elementwise[o.name]; ok || structured[o.name] || s.tests && checkOps[o.name] {
 		return
 	}
 	s.failf(o.pos, "unsupported op %s", o.name)
@@ -66,6 +66,9 @@ func (s *scanner) pretty(o *op) {
 		s.prettyArgs(o)
 	case "stablehlo.reduce":
 		s.prettyReduce(o)
+		return
+	case "check.expect_eq_const", "check.expect_almost_eq_const", "check.expect_eq", "check.expect_almost_eq":
+		s.prettyCheck(o)
 		return
 	case "chlo.top_k":
 		// chlo.top_k(%x, k = N) : T -> (T, T)

@@ -24,6 +24,7 @@ type scanner struct {
 	line  int
 	col   int // of src[off], counted in runes from 1
 	depth int
+	tests bool // check.expect_* ops are read (ParseTest)
 }
 
 type syntaxPanic struct{ err *ir.Error }
