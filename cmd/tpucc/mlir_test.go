@@ -194,3 +194,44 @@ func TestMlirJAXCompilesForTPU(t *testing.T) {
 		}
 	}
 }
+
+// TestMlirTestStableHLO: test-stablehlo prints a line per failed or
+// unsupported test and the summary last; a failure is exit status 1.
+func TestMlirTestStableHLO(t *testing.T) {
+	dir := t.TempDir()
+	ok := `func.func @ok() {
+  %0 = stablehlo.constant dense<[1.5, -2.0]> : tensor<2xf32>
+  %1 = stablehlo.multiply %0, %0 : tensor<2xf32>
+  check.expect_almost_eq_const %1, dense<[2.25, 4.0]> : tensor<2xf32>
+  func.return
+}
+`
+	bad := ok + `
+// -----
+
+func.func @wrong() {
+  %0 = stablehlo.constant dense<[3, 4]> : tensor<2xi32>
+  %1 = stablehlo.subtract %0, %0 : tensor<2xi32>
+  check.expect_eq_const %1, dense<[0, 1]> : tensor<2xi32>
+  func.return
+}
+
+// -----
+
+func.func @lacking() {
+  %0 = stablehlo.constant dense<[3, 4]> : tensor<2xi32>
+  %1 = stablehlo.popcnt %0 : tensor<2xi32>
+  check.expect_eq_const %1, dense<[2, 1]> : tensor<2xi32>
+  func.return
+}
+`
+	good := writeFile(t, dir, "good.mlir", []byte(ok))
+	tpucc(t, "", "test-stablehlo", good).want(t, 0, "stablehlo-interpret: passed=1 failed=0 unsupported=0 total=1\n", "")
+	mixed := writeFile(t, dir, "mixed.mlir", []byte(bad))
+	tpucc(t, "", "test-stablehlo", mixed, good).want(t, exitProgram,
+		mixed+":10: @wrong: FAILED: 13:3: element 1 is 0, want 1\n"+
+			mixed+":19: @lacking: unsupported: 21:8: error: unsupported op stablehlo.popcnt\n"+
+			"stablehlo-interpret: passed=2 failed=1 unsupported=1 total=4\n",
+		"stablehlo-interpret: 1 tests failed")
+	tpucc(t, "", "test-stablehlo").want(t, exitUsage, "", "tpucc test-stablehlo: missing the files or directories to run")
+}

@@ -18,8 +18,8 @@ import (
 	"github.com/tpucc/tpucc/ir"
 )
 
-// Runner runs function f of m without arguments.
-type Runner func(m *ir.Module, f *ir.Func) ([]*backend.Buffer, error)
+// Runner runs function f of m on args.
+type Runner func(m *ir.Module, f *ir.Func, args []*backend.Buffer) ([]*backend.Buffer, error)
 
 // Status is a test's outcome.
 type Status int
@@ -110,7 +110,7 @@ func RunFile(path string, run Runner) ([]Outcome, error) {
 }
 
 func runTest(m *ir.Module, f *ir.Func, checks []stablehlo.Check, run Runner) (Status, string) {
-	res, err := run(m, f)
+	res, err := run(m, f, hoist(f))
 	if err != nil {
 		return Failed, "run: " + err.Error()
 	}

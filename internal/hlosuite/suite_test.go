@@ -12,7 +12,9 @@ import (
 	"github.com/tpucc/tpucc/ir"
 )
 
-func reference(m *ir.Module, f *ir.Func) ([]*backend.Buffer, error) { return cpu.Run(m, f, nil) }
+func reference(m *ir.Module, f *ir.Func, args []*backend.Buffer) ([]*backend.Buffer, error) {
+	return cpu.Run(m, f, args)
+}
 
 // TestSuite runs the vendored interpreter suite on the reference executor:
 // no test may fail (a wrong result), and at least minPassed pass.
