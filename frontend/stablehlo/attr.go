@@ -63,6 +63,8 @@ func (s *scanner) attrValue(typed bool) *attr {
 		return a
 	case s.peek("#"):
 		s.hashAttr(a)
+	case s.peek("<"):
+		a.kind, a.text = attrOther, s.balanced() // dot_general's algorithm = <...>
 	case s.peek("tensor<"):
 		a.kind, a.text = attrOther, "type"
 		s.tensorType()

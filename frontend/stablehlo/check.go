@@ -53,7 +53,7 @@ func (s *scanner) prettyCheck(o *op) {
 	if s.accept(",") {
 		s.expect("tolerance")
 		s.expect("=")
-		o.attrs["tolerance"] = s.attrValue(true)
+		o.attrs["tolerance"] = s.attrValue(false)
 	}
 	if s.peek("{") {
 		for k, v := range s.attrDict() {

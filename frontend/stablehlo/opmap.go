@@ -6,12 +6,20 @@ import (
 	"github.com/tpucc/tpucc/ir"
 )
 
+// boolOps are StableHLO's meanings of arithmetic on i1: add and maximum
+// are or, multiply and minimum are and.
+var boolOps = map[ir.Op]ir.Op{ir.OpAdd: ir.OpOr, ir.OpMax: ir.OpOr, ir.OpMul: ir.OpAnd, ir.OpMin: ir.OpAnd}
+
 var cmpDirs = map[string]ir.CmpDir{"EQ": ir.CmpEQ, "NE": ir.CmpNE, "LT": ir.CmpLT, "LE": ir.CmpLE, "GT": ir.CmpGT, "GE": ir.CmpGE}
 
 // op maps one op (not a return) to ir and binds its results.
 func (bd *builder) op(o *op) {
 	if code, ok := elementwise[o.name]; ok {
-		bd.results(o, bd.emit(o, code, nil, nil, bd.args(o)...))
+		args := bd.args(o)
+		if b, ok := boolOps[code]; ok && len(args) == 2 && args[0].Type.DType == ir.I1 {
+			code = b
+		}
+		bd.results(o, bd.emit(o, code, nil, nil, args...))
 		return
 	}
 	args := bd.args(o)

@@ -34,6 +34,8 @@ func TestErrors(t *testing.T) {
 			"e.mlir:3:35: error: dense literal of shape [2] does not match its type f32[4]"},
 		{wrap("    %cst = stablehlo.constant dense<1.0> : tensor<f32>\n    %0 = stablehlo.reduce(%arg0 init: %cst) applies stablehlo.and across dimensions = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<f32>\n    return %arg0 : tensor<4xf32>\n"),
 			"e.mlir:4:10: error: unsupported form of stablehlo.reduce: the body is not one add, maximum, minimum or multiply"},
+		{"func.func @main(%arg0: !stablehlo.token) -> tensor<4xf32> {\n",
+			"e.mlir:1:24: error: unsupported type !stablehlo.token"},
 		{strings.Repeat("[", 300), "e.mlir:1:1: error: expected module or func.func, found \"[\""},
 	} {
 		_, err := Parse("e.mlir", []byte(c.src))

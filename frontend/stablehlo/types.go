@@ -18,6 +18,10 @@ func (s *scanner) tensorType() ir.Type {
 	s.skip()
 	pos := s.pos()
 	if !s.accept("tensor<") {
+		if s.peek("!") {
+			s.advance(1)
+			s.failf(pos, "unsupported type !%s", s.typeName())
+		}
 		if w := s.peekWord(); w != "" {
 			s.failf(pos, "unsupported type %s: only ranked tensors are supported", w)
 		}
