@@ -26,7 +26,7 @@ var structured = map[string]bool{
 	"stablehlo.reduce_window": true, "stablehlo.dynamic_slice": true,
 	"stablehlo.dynamic_update_slice": true, "stablehlo.gather": true, "stablehlo.scatter": true,
 	"stablehlo.return": true, "func.return": true, "return": true, "func.call": true, "call": true,
-	"stablehlo.is_finite": true, "chlo.top_k": true,
+	"stablehlo.is_finite": true, "chlo.top_k": true, "stablehlo.sort": true,
 }
 
 func (s *scanner) checkSupported(o *op) {

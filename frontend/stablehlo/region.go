@@ -29,6 +29,8 @@ func (bd *builder) regionOp(o *op, args []*ir.Value) {
 		bd.results(o, bd.take(o, args))
 	case "stablehlo.scatter":
 		bd.results(o, bd.scatterAdd(o, args))
+	case "stablehlo.sort":
+		bd.sort(o, args)
 	default:
 		bd.s.failf(o.pos, "unsupported op %s", o.name)
 	}

@@ -19,8 +19,6 @@ import (
 // does not read yet, each with the exact refusal.
 var notYet = map[string]string{
 
-	"argsort":                "unsupported op stablehlo.sort",
-	"top_k":                  "unsupported op stablehlo.sort",
 	"ragged_dot_bf16":        "unsupported op chlo.ragged_dot",
 	"ragged_dot_native":      "unsupported op chlo.ragged_dot",
 	"ragged_dot_native_high": "unsupported op chlo.ragged_dot",

@@ -112,6 +112,10 @@ def sort(x):
     return jnp.sort(x)
 
 
+def shift(a):
+    return jnp.left_shift(a, 3)
+
+
 FUNCS = [
     ("mlp", mlp, lambda: (f32(4, 8), f32(8, 16), f32(16), f32(16, 3), f32(3))),
     ("attention", attention, lambda: (f32(2, 5, 8), f32(2, 7, 8), f32(2, 7, 8))),
@@ -131,6 +135,7 @@ FUNCS = [
     ("top_k", top_k, lambda: (f32(3, 10),)),
     ("argmax", argmax, lambda: (f32(4, 6), i32(-5, 5, 3, 4))),
     ("sort", sort, lambda: (f32(8),)),
+    ("shift", shift, lambda: (i32(-9, 9, 4),)),
 ]
 
 
