@@ -115,7 +115,7 @@ func (s *scanner) number() string {
 	}
 	for end < len(s.src) {
 		c := s.src[end]
-		if isIdent(c) && c != '.' || c == '.' || (c == '-' || c == '+') && (s.src[end-1] == 'e' || s.src[end-1] == 'E') && !strings.HasPrefix(s.src[start:end], "0x") {
+		if isIdent(c) || (c == '-' || c == '+') && (s.src[end-1] == 'e' || s.src[end-1] == 'E') && !strings.HasPrefix(s.src[start:end], "0x") {
 			end++
 			continue
 		}

@@ -116,7 +116,10 @@ func equalInts(a, b []int64) bool {
 // literal checks d against its type and converts it to an ir literal.
 func (d *dense) literal(s *scanner) *ir.Literal {
 	t := d.typ
-	n, _ := t.NumElements()
+	n, ok := t.NumElements()
+	if !ok {
+		s.failf(d.pos, "constant type %s has too many elements", mlirType(t))
+	}
 	if d.isHex {
 		return d.hexLiteral(s, n)
 	}
