@@ -112,7 +112,7 @@ func (s *scanner) typeList() []ir.Type {
 	if !s.accept("(") {
 		return []ir.Type{s.tensorType()}
 	}
-	var ts []ir.Type
+	ts := []ir.Type{} // () is an empty list, not a missing one
 	if s.accept(")") {
 		return ts
 	}
