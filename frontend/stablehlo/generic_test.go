@@ -32,7 +32,6 @@ const prettyForms = `module @m {
 }
 `
 
-
 const genericBody = `module @m {
   func.func public @main(%arg0: tensor<2x3xf32>, %arg1: tensor<3x2xf32>, %arg2: tensor<i32>) -> (tensor<2x2xf32>, tensor<2xf32>, tensor<3x2xf32>, tensor<2x3xi1>, tensor<4x3xf32>, tensor<1x2xf32>, tensor<3x4xf32>, tensor<2x3xf32>) {
     %0 = "stablehlo.dot_general"(%arg0, %arg1) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>}> : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>
