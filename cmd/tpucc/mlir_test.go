@@ -121,8 +121,8 @@ func TestMlirJAX(t *testing.T) {
 			}
 			tpucc(t, "", args...).want(t, 0, "", "")
 			wants, _ := filepath.Glob(filepath.Join(d, "result*.npy"))
-			if len(wants) == 0 {
-				t.Fatal("no results")
+			if gots, _ := filepath.Glob(filepath.Join(out, "result*.npy")); len(wants) == 0 || len(gots) != len(wants) {
+				t.Fatalf("tpucc wrote %d results, JAX %d", len(gots), len(wants))
 			}
 			for _, w := range wants {
 				want := readNPYFile(t, w)
