@@ -71,6 +71,13 @@ func (bd *builder) op(o *op) {
 		bd.results(o, bd.isFinite(o, args))
 	case "call", "func.call":
 		bd.call(o, args)
+	case "stablehlo.composite":
+		o.attrs["callee"] = bd.attr(o, "decomposition")
+		bd.call(o, args)
+	case "stablehlo.reverse":
+		bd.results(o, bd.reverse(o, args))
+	case "stablehlo.get_dimension_size":
+		bd.results(o, bd.dimensionSize(o, args))
 	case "chlo.top_k":
 		// Both sort the last axis descending in total order, ties by lower index.
 		k := bd.attr(o, "k").int(bd.s, "k")

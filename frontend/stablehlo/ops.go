@@ -27,6 +27,7 @@ var structured = map[string]bool{
 	"stablehlo.dynamic_update_slice": true, "stablehlo.gather": true, "stablehlo.scatter": true,
 	"stablehlo.return": true, "func.return": true, "return": true, "func.call": true, "call": true,
 	"stablehlo.is_finite": true, "chlo.top_k": true, "stablehlo.sort": true,
+	"stablehlo.reverse": true, "stablehlo.get_dimension_size": true, "stablehlo.composite": true,
 }
 
 func (s *scanner) checkSupported(o *op) {
@@ -69,6 +70,9 @@ func (s *scanner) pretty(o *op) {
 		return
 	case "check.expect_eq_const", "check.expect_almost_eq_const", "check.expect_eq", "check.expect_almost_eq":
 		s.prettyCheck(o)
+		return
+	case "stablehlo.composite":
+		s.prettyComposite(o)
 		return
 	case "chlo.top_k":
 		// chlo.top_k(%x, k = N) : T -> (T, T)
