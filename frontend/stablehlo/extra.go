@@ -61,3 +61,54 @@ func (s *scanner) prettyComposite(o *op) {
 	s.expect(":")
 	o.ins, o.outs = s.opType()
 }
+
+// staticShape checks that a dynamic op's shape operand is a constant equal to
+// the static result shape, so the op is its static form.
+func (bd *builder) staticShape(o *op, shape *ir.Value) {
+	refuse := func() {
+		bd.s.failf(o.pos, "unsupported form of %s: its shape operand must be a constant equal to the result's shape", o.name)
+	}
+	if shape.Def == nil || shape.Def.Op != ir.OpConstant || shape.Type.Rank() != 1 {
+		refuse()
+	}
+	l := shape.Def.Attr.(*ir.ConstAttr).Value
+	dims := bd.result(o).Dims()
+	if shape.Type.Dims()[0] != int64(len(dims)) {
+		refuse()
+	}
+	for i, d := range dims {
+		if l.Int(i) != d {
+			refuse()
+		}
+	}
+}
+
+// dynamicShape maps dynamic_iota, dynamic_reshape and dynamic_broadcast_in_dim
+// whose shape operand is the constant result shape to iota, reshape and broadcast.
+func (bd *builder) dynamicShape(o *op, args []*ir.Value) *ir.Value {
+	if len(args) == 0 {
+		bd.s.failf(o.pos, "%s needs its shape operand", o.name)
+	}
+	t := bd.result(o)
+	switch o.name {
+	case "stablehlo.dynamic_iota":
+		if len(args) != 1 {
+			bd.s.failf(o.pos, "%s needs 1 operand", o.name)
+		}
+		bd.staticShape(o, args[0])
+		axis := bd.attr(o, "dim", "iota_dimension").int(bd.s, "iota_dimension")
+		return bd.emit(o, ir.OpIota, &ir.AxisAttr{Axis: axis}, []ir.Type{t})
+	case "stablehlo.dynamic_reshape":
+		if len(args) != 2 {
+			bd.s.failf(o.pos, "%s needs 2 operands", o.name)
+		}
+		bd.staticShape(o, args[1])
+		return bd.emit(o, ir.OpReshape, nil, []ir.Type{t}, args[0])
+	}
+	if len(args) != 2 {
+		bd.s.failf(o.pos, "%s needs 2 operands", o.name)
+	}
+	bd.staticShape(o, args[1])
+	dims := bd.ints(o, "dims", "broadcast_dimensions")
+	return bd.emit(o, ir.OpBroadcast, &ir.DimsAttr{Dims: dims}, []ir.Type{t}, args[0])
+}

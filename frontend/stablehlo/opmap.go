@@ -78,6 +78,8 @@ func (bd *builder) op(o *op) {
 		bd.results(o, bd.reverse(o, args))
 	case "stablehlo.get_dimension_size":
 		bd.results(o, bd.dimensionSize(o, args))
+	case "stablehlo.dynamic_iota", "stablehlo.dynamic_reshape", "stablehlo.dynamic_broadcast_in_dim":
+		bd.results(o, bd.dynamicShape(o, args))
 	case "chlo.top_k":
 		// Both sort the last axis descending in total order, ties by lower index.
 		k := bd.attr(o, "k").int(bd.s, "k")

@@ -28,6 +28,7 @@ var structured = map[string]bool{
 	"stablehlo.return": true, "func.return": true, "return": true, "func.call": true, "call": true,
 	"stablehlo.is_finite": true, "chlo.top_k": true, "stablehlo.sort": true,
 	"stablehlo.reverse": true, "stablehlo.get_dimension_size": true, "stablehlo.composite": true,
+	"stablehlo.dynamic_iota": true, "stablehlo.dynamic_reshape": true, "stablehlo.dynamic_broadcast_in_dim": true,
 }
 
 func (s *scanner) checkSupported(o *op) {

@@ -38,6 +38,8 @@ func TestErrors(t *testing.T) {
 			"e.mlir:1:24: error: unsupported type !stablehlo.token"},
 		{wrap("    %0 = stablehlo.constant dense<1.0> : tensor<1099511627776x1099511627776xf32>\n    return %arg0 : tensor<4xf32>\n"),
 			"e.mlir:3:35: error: constant type tensor<1099511627776x1099511627776xf32> has too many elements"},
+		{wrap("    %s = stablehlo.constant dense<[5]> : tensor<1xi64>\n    %0 = stablehlo.dynamic_reshape %arg0, %s : (tensor<4xf32>, tensor<1xi64>) -> tensor<4xf32>\n    return %0 : tensor<4xf32>\n"),
+			"e.mlir:4:10: error: unsupported form of stablehlo.dynamic_reshape: its shape operand must be a constant equal to the result's shape"},
 		{strings.Repeat("[", 300), "e.mlir:1:1: error: expected module or func.func, found \"[\""},
 	} {
 		_, err := Parse("e.mlir", []byte(c.src))
