@@ -112,3 +112,26 @@ func (bd *builder) dynamicShape(o *op, args []*ir.Value) *ir.Value {
 	dims := bd.ints(o, "dims", "broadcast_dimensions")
 	return bd.emit(o, ir.OpBroadcast, &ir.DimsAttr{Dims: dims}, []ir.Type{t}, args[0])
 }
+
+// constInts reads a rank-1 integer constant operand of a dynamic op.
+func (bd *builder) constInts(o *op, v *ir.Value, what string) []int64 {
+	if v.Def == nil || v.Def.Op != ir.OpConstant || v.Type.Rank() != 1 || v.Type.DType.IsFloat() {
+		bd.s.failf(o.pos, "unsupported form of %s: %s must be a constant", o.name, what)
+	}
+	l := v.Def.Attr.(*ir.ConstAttr).Value
+	out := make([]int64, v.Type.Dims()[0])
+	for i := range out {
+		out[i] = l.Int(i)
+	}
+	return out
+}
+
+// dynamicPad with constant paddings is pad.
+func (bd *builder) dynamicPad(o *op, args []*ir.Value) *ir.Value {
+	if len(args) != 5 {
+		bd.s.failf(o.pos, "%s needs 5 operands", o.name)
+	}
+	a := &ir.PadAttr{Low: bd.constInts(o, args[2], "edge_padding_low"), High: bd.constInts(o, args[3], "edge_padding_high"),
+		Interior: bd.constInts(o, args[4], "interior_padding")}
+	return bd.emit(o, ir.OpPad, a, nil, args[0], args[1])
+}

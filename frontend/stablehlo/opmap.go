@@ -67,6 +67,14 @@ func (bd *builder) op(o *op) {
 		bd.results(o, bd.emit(o, ir.OpDynamicSlice, &ir.SizesAttr{Sizes: sizes}, nil, args...))
 	case "stablehlo.dynamic_update_slice":
 		bd.results(o, bd.emit(o, ir.OpDynamicUpdateSlice, nil, nil, args...))
+	default:
+		bd.otherOp(o, args)
+	}
+}
+
+// otherOp maps calls and the ops read as a composition of ir ops.
+func (bd *builder) otherOp(o *op, args []*ir.Value) {
+	switch o.name {
 	case "stablehlo.is_finite":
 		bd.results(o, bd.isFinite(o, args))
 	case "call", "func.call":
@@ -74,6 +82,11 @@ func (bd *builder) op(o *op) {
 	case "stablehlo.composite":
 		o.attrs["callee"] = bd.attr(o, "decomposition")
 		bd.call(o, args)
+	case "stablehlo.dynamic_pad":
+		bd.results(o, bd.dynamicPad(o, args))
+	case "stablehlo.optimization_barrier":
+		// The values pass through; tpucc's passes do not reorder float arithmetic.
+		bd.results(o, args...)
 	case "stablehlo.reverse":
 		bd.results(o, bd.reverse(o, args))
 	case "stablehlo.get_dimension_size":

@@ -28,6 +28,7 @@ var structured = map[string]bool{
 	"stablehlo.return": true, "func.return": true, "return": true, "func.call": true, "call": true,
 	"stablehlo.is_finite": true, "chlo.top_k": true, "stablehlo.sort": true,
 	"stablehlo.reverse": true, "stablehlo.get_dimension_size": true, "stablehlo.composite": true,
+	"stablehlo.dynamic_pad": true, "stablehlo.optimization_barrier": true,
 	"stablehlo.dynamic_iota": true, "stablehlo.dynamic_reshape": true, "stablehlo.dynamic_broadcast_in_dim": true,
 }
 
@@ -74,6 +75,14 @@ func (s *scanner) pretty(o *op) {
 		return
 	case "stablehlo.composite":
 		s.prettyComposite(o)
+		return
+	case "stablehlo.optimization_barrier":
+		// %a, %b = stablehlo.optimization_barrier %x, %y : T, U
+		for len(o.args) == 0 || s.accept(",") {
+			o.args = append(o.args, s.use())
+		}
+		s.expect(":")
+		o.ins, o.outs = s.opType()
 		return
 	case "chlo.top_k":
 		// chlo.top_k(%x, k = N) : T -> (T, T)
