@@ -85,7 +85,6 @@ func TestMlirBuild(t *testing.T) {
 
 // jaxRefused are the exports that use an op tpucc lacks, with the refusal.
 var jaxRefused = map[string]string{
-	"sort":  ":11:10: error: unsupported form of stablehlo.sort (only the sorts of values and their indices tpucc writes for top_k and argsort)",
 	"shift": ":6:10: error: unsupported op stablehlo.shift_left",
 }
 

@@ -18,15 +18,18 @@ const sortBody = "stablehlo.compare p0 p1 compare_type={C} comparison_direction=
 // stable sort is a valid result.
 func (bd *builder) sort(o *op, args []*ir.Value) {
 	refuse := func() {
-		bd.s.failf(o.pos, "unsupported form of %s (only the sorts of values and their indices tpucc writes for top_k and argsort)", o.name)
+		bd.s.failf(o.pos, "unsupported form of %s (only the sorts tpucc writes for top_k and argsort, and jnp.sort and jnp.argsort of f32)", o.name)
 	}
-	if len(args) != 2 || len(o.regions) != 1 || o.nres != 2 || len(o.outs) != 2 {
+	if len(args) < 1 || len(args) > 2 || len(o.regions) != 1 || o.nres != len(args) || len(o.outs) != len(args) {
 		refuse()
 	}
-	x, idx := args[0], args[1]
+	x := args[0]
 	axis := bd.attr(o, "dimension").int(bd.s, "dimension")
-	if idx.Type.DType != ir.I32 || idx.Def == nil || idx.Def.Op != ir.OpIota || idx.Def.Attr.(*ir.AxisAttr).Axis != axis {
-		refuse()
+	if len(args) == 2 {
+		idx := args[1]
+		if idx.Type.DType != ir.I32 || idx.Def == nil || idx.Def.Op != ir.OpIota || idx.Def.Attr.(*ir.AxisAttr).Axis != axis {
+			refuse()
+		}
 	}
 	c := "TOTALORDER"
 	switch dt := x.Type.DType; {
@@ -37,20 +40,34 @@ func (bd *builder) sort(o *op, args []*ir.Value) {
 	}
 	body := canonical(o.regions[0])
 	switch {
-	case body == strings.NewReplacer("{C}", c, "{D}", "GT").Replace(sortBody) && axis == int64(x.Type.Rank()-1):
+	case len(args) == 2 && body == strings.NewReplacer("{C}", c, "{D}", "GT").Replace(sortBody) && axis == int64(x.Type.Rank()-1):
 		in, err := bd.b.Emit(ir.OpTopK, &ir.TopKAttr{K: x.Type.Dims()[axis]}, nil, x)
 		if err != nil {
 			bd.s.failf(o.pos, "%s: %v", o.name, err)
 		}
 		bd.results(o, in.Results...)
 	case body == strings.NewReplacer("{C}", c, "{D}", "LT").Replace(sortBody):
-		v := bd.emit(o, ir.OpArgsort, &ir.AxisAttr{Axis: axis}, nil, x)
-		if !v.Type.Equal(o.outs[1]) {
-			refuse()
-		}
-		bd.define(o.results[1], v, o.pos)
-		bd.unbound[o.results[0]] = "the sorted values of an argsort-form " + o.name
+		bd.ascending(o, x, bd.emit(o, ir.OpArgsort, &ir.AxisAttr{Axis: axis}, nil, x))
+	case body == jaxSortBody && x.Type.DType == ir.F32:
+		bd.ascending(o, x, bd.emit(o, ir.OpArgsort, &ir.AxisAttr{Axis: axis}, nil, bd.canonicalise(o, x)))
 	default:
 		refuse()
+	}
+}
+
+// ascending binds an ascending sort's results: the indices, and the sorted
+// values as x taken at them where x has one axis (ir has no gather along an
+// axis of a higher rank; a use of them there is refused).
+func (bd *builder) ascending(o *op, x, idx *ir.Value) {
+	if x.Type.Rank() == 1 {
+		bd.define(o.results[0], bd.emit(o, ir.OpTake, &ir.AxisAttr{Axis: 0}, nil, x, idx), o.pos)
+	} else {
+		bd.unbound[o.results[0]] = "the sorted values of a " + o.name + " of rank above 1"
+	}
+	if len(o.results) == 2 {
+		if !idx.Type.Equal(o.outs[1]) {
+			bd.s.failf(o.pos, "%s: result 1 is %s, the text says %s", o.name, mlirType(idx.Type), mlirType(o.outs[1]))
+		}
+		bd.define(o.results[1], idx, o.pos)
 	}
 }

@@ -108,8 +108,13 @@ def argmax(x, n):
     return jnp.argmax(x, axis=1), jnp.argmin(x, axis=0), jnp.argmax(n, axis=0), jnp.argmin(n, axis=1)
 
 
-def sort(x):
-    return jnp.sort(x)
+def sort(x, y):
+    return jnp.sort(x), jnp.argsort(x), jnp.argsort(y, axis=1), jnp.argsort(y, axis=0)
+
+
+def specials():
+    # -0 and +0, NaNs of both signs, infinities and ties: where sort orders differ.
+    return np.array([3, -0.0, 0.0, np.nan, -1, np.inf, -np.inf, 3, -np.nan, 0.0], np.float32)
 
 
 def shift(a):
@@ -134,7 +139,7 @@ FUNCS = [
     ("iota_onehot", iota_onehot, lambda: (i32(0, 6, 5),)),
     ("top_k", top_k, lambda: (f32(3, 10),)),
     ("argmax", argmax, lambda: (f32(4, 6), i32(-5, 5, 3, 4))),
-    ("sort", sort, lambda: (f32(8),)),
+    ("sort", sort, lambda: (specials(), specials().reshape(2, 5))),
     ("shift", shift, lambda: (i32(-9, 9, 4),)),
 ]
 
