@@ -118,7 +118,7 @@ func (bd *builder) args(o *op) []*ir.Value {
 	out := make([]*ir.Value, len(o.args))
 	for i, u := range o.args {
 		key := u.name
-		if u.idx > 0 || bd.vals[key] == nil {
+		if _, gone := bd.unbound[key]; u.idx > 0 || bd.vals[key] == nil && !gone {
 			key += "#" + itoa(u.idx)
 		}
 		v := bd.vals[key]

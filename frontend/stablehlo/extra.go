@@ -15,19 +15,23 @@ func (bd *builder) reverse(o *op, args []*ir.Value) *ir.Value {
 		if d < 0 || d >= int64(x.Type.Rank()) {
 			bd.s.failf(o.pos, "%s: dimension %d is out of range for %s", o.name, d, mlirType(x.Type))
 		}
-		n := x.Type.Dims()[d]
-		if n == 0 {
-			continue
-		}
-		idx := make([]int64, n)
-		for i := range idx {
-			idx[i] = n - 1 - int64(i)
-		}
-		t := ir.Tensor(ir.I32, n)
-		c := bd.emit(o, ir.OpConstant, &ir.ConstAttr{Value: &ir.Literal{Ints: idx}}, []ir.Type{t})
-		x = bd.emit(o, ir.OpTake, &ir.AxisAttr{Axis: d}, nil, x, c)
+		x = bd.reverseAxis(o, x, d)
 	}
 	return x
+}
+
+func (bd *builder) reverseAxis(o *op, x *ir.Value, d int64) *ir.Value {
+	n := x.Type.Dims()[d]
+	if n == 0 {
+		return x
+	}
+	idx := make([]int64, n)
+	for i := range idx {
+		idx[i] = n - 1 - int64(i)
+	}
+	t := ir.Tensor(ir.I32, n)
+	c := bd.emit(o, ir.OpConstant, &ir.ConstAttr{Value: &ir.Literal{Ints: idx}}, []ir.Type{t})
+	return bd.emit(o, ir.OpTake, &ir.AxisAttr{Axis: d}, nil, x, c)
 }
 
 // dimensionSize is the static size of one dimension, an i32 constant.

@@ -40,6 +40,8 @@ func TestErrors(t *testing.T) {
 			"e.mlir:3:35: error: constant type tensor<1099511627776x1099511627776xf32> has too many elements"},
 		{wrap("    %s = stablehlo.constant dense<[5]> : tensor<1xi64>\n    %0 = stablehlo.dynamic_reshape %arg0, %s : (tensor<4xf32>, tensor<1xi64>) -> tensor<4xf32>\n    return %0 : tensor<4xf32>\n"),
 			"e.mlir:4:10: error: unsupported form of stablehlo.dynamic_reshape: its shape operand must be a constant equal to the result's shape"},
+		{"func.func @main(%arg0: tensor<2x3xf32>) -> tensor<2x3xf32> {\n  %0 = \"stablehlo.sort\"(%arg0) <{dimension = 1 : i64}> ({\n  ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n" + jaxSortF32[strings.Index(jaxSortF32, "  %cst "):strings.Index(jaxSortF32, "}\n")] + "  }) : (tensor<2x3xf32>) -> tensor<2x3xf32>\n  return %0 : tensor<2x3xf32>\n}\n",
+			"e.mlir:21:10: error: unsupported use of %0: the sorted values of a stablehlo.sort of rank above 1"},
 		{strings.Repeat("[", 300), "e.mlir:1:1: error: expected module or func.func, found \"[\""},
 	} {
 		_, err := Parse("e.mlir", []byte(c.src))

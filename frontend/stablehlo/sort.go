@@ -47,7 +47,11 @@ func (bd *builder) sort(o *op, args []*ir.Value) {
 		}
 		bd.results(o, in.Results...)
 	case body == strings.NewReplacer("{C}", c, "{D}", "LT").Replace(sortBody):
-		bd.ascending(o, x, bd.emit(o, ir.OpArgsort, &ir.AxisAttr{Axis: axis}, nil, x))
+		idx := bd.emit(o, ir.OpArgsort, &ir.AxisAttr{Axis: axis}, nil, x)
+		if x.Type.Rank() > 1 {
+			bd.define(o.results[0], bd.sortedValues(o, x, axis), o.pos)
+		}
+		bd.ascending(o, x, idx)
 	case body == jaxSortBody && x.Type.DType == ir.F32:
 		bd.ascending(o, x, bd.emit(o, ir.OpArgsort, &ir.AxisAttr{Axis: axis}, nil, bd.canonicalise(o, x)))
 	default:
@@ -59,9 +63,11 @@ func (bd *builder) sort(o *op, args []*ir.Value) {
 // values as x taken at them where x has one axis (ir has no gather along an
 // axis of a higher rank; a use of them there is refused).
 func (bd *builder) ascending(o *op, x, idx *ir.Value) {
-	if x.Type.Rank() == 1 {
+	switch {
+	case bd.vals[o.results[0]] != nil:
+	case x.Type.Rank() == 1:
 		bd.define(o.results[0], bd.emit(o, ir.OpTake, &ir.AxisAttr{Axis: 0}, nil, x, idx), o.pos)
-	} else {
+	default:
 		bd.unbound[o.results[0]] = "the sorted values of a " + o.name + " of rank above 1"
 	}
 	if len(o.results) == 2 {
@@ -70,4 +76,29 @@ func (bd *builder) ascending(o *op, x, idx *ir.Value) {
 		}
 		bd.define(o.results[1], idx, o.pos)
 	}
+}
+
+// sortedValues sorts x ascending along axis in total order: top_k of the
+// whole axis (moved last) is the values descending, and ties in total order
+// are equal bits, so reversing it gives the ascending values exactly.
+func (bd *builder) sortedValues(o *op, x *ir.Value, axis int64) *ir.Value {
+	rank := int64(x.Type.Rank())
+	perm := make([]int64, 0, rank)
+	for d := int64(0); d < rank; d++ {
+		if d != axis {
+			perm = append(perm, d)
+		}
+	}
+	perm = append(perm, axis)
+	inv := make([]int64, rank)
+	for i, d := range perm {
+		inv[d] = int64(i)
+	}
+	t := bd.emit(o, ir.OpTranspose, &ir.PermAttr{Perm: perm}, nil, x)
+	in, err := bd.b.Emit(ir.OpTopK, &ir.TopKAttr{K: x.Type.Dims()[axis]}, nil, t)
+	if err != nil {
+		bd.s.failf(o.pos, "%s: %v", o.name, err)
+	}
+	sorted := bd.reverseAxis(o, in.Results[0], rank-1)
+	return bd.emit(o, ir.OpTranspose, &ir.PermAttr{Perm: inv}, nil, sorted)
 }
