@@ -7,6 +7,8 @@ var checkCommand = &command{
 	about: `Parses and verifies MODEL.tir and reports every problem found, as FILE:LINE:COL: error:
 MESSAGE lines on standard error. A valid program prints nothing and exits with status 0.
 A file must define at least one function to be valid, since build and run need an entry.
+A file named *.mlir is read as StableHLO MLIR text (JAX's jax.jit(f).lower(...).as_text());
+docs/IMPORT.md lists what is read and what is refused.
 `,
 	run: cmdCheck,
 }

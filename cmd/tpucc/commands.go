@@ -26,6 +26,7 @@ type env struct {
 type command struct {
 	name    string
 	file    bool   // takes the model file as its one positional argument
+	files   bool   // takes one or more files or directories
 	summary string // one line, for `tpucc help`
 	about   string // paragraphs for `tpucc help NAME`, after the usage line
 	flags   []flagSpec
@@ -33,7 +34,7 @@ type command struct {
 }
 
 // commands is every subcommand, in the order help lists them.
-var commands = []*command{buildCommand, runCommand, checkCommand, fmtCommand, passesCommand, generateCommand, exportCommand, versionCommand}
+var commands = []*command{buildCommand, runCommand, checkCommand, fmtCommand, passesCommand, generateCommand, exportCommand, testStableHLOCommand, versionCommand}
 
 func findCommand(name string) *command {
 	for _, c := range commands {
@@ -87,6 +88,9 @@ func checkPositional(c *command, p *parsed) error {
 		return usagef("missing the model file argument")
 	case c.file && len(p.positional) > 1:
 		return usagef("one model file expected, got %d arguments: %s", len(p.positional), strings.Join(p.positional, " "))
+	case c.files && len(p.positional) == 0:
+		return usagef("missing the files or directories to run")
+	case c.files:
 	case !c.file && len(p.positional) > 0:
 		return usagef("takes no arguments, got %s", strings.Join(p.positional, " "))
 	}
@@ -119,6 +123,9 @@ func usageLine(c *command) string {
 	}
 	if c.file {
 		s += " MODEL.tir"
+	}
+	if c.files {
+		s += " DIR|FILE..."
 	}
 	return s
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 
+	"github.com/tpucc/tpucc/frontend/stablehlo"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/ir"
 )
@@ -18,11 +19,20 @@ func load(e *env, path string) (name string, m *ir.Module, err error) {
 	if err != nil {
 		return name, nil, err
 	}
-	m, err = tir.Parse(name, src)
+	m, err = parseSource(name, src)
 	if err != nil {
 		return name, nil, diag(name, err)
 	}
 	return name, m, nil
+}
+
+// parseSource parses a model's text: StableHLO MLIR when the file is named
+// *.mlir (JAX's export, or tpucc's own build output), .tir otherwise.
+func parseSource(name string, src []byte) (*ir.Module, error) {
+	if strings.HasSuffix(name, ".mlir") {
+		return stablehlo.Parse(name, src)
+	}
+	return tir.Parse(name, src)
 }
 
 // entry picks the function to compile or run: --entry when given (naming no function is a

@@ -15,7 +15,6 @@ import (
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/backend/pjrt"
-	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/ir"
 )
 
@@ -44,6 +43,9 @@ write are removed (files tpucc did not list are left alone).
 
 A program with symbolic dimensions (f32[B,1024]) runs once each symbol has a size: from
 --dim B=64, or from the shape of an --input file for a parameter that has the symbol.
+
+A *.mlir file is StableHLO as JAX prints it; its parameters are named as written (--input
+arg0=x.npy for %arg0), and the entry is its public @main.
 Sizes that disagree are an error, and so is a symbol that only a drawn parameter has
 when no --dim gives it.
 
@@ -130,7 +132,7 @@ func cmdRun(e *env, p *parsed) error {
 		}
 		return runArtifact(e, p, name, src, runOutput{seed, ins, outDir, saveInputs})
 	}
-	m, err := tir.Parse(name, src)
+	m, err := parseSource(name, src)
 	if err != nil {
 		return diag(name, err)
 	}

@@ -1,0 +1,122 @@
+package stablehlo
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/tpucc/tpucc/ir"
+)
+
+// The StableHLO interpreter tests (openxla/stablehlo stablehlo/tests/interpret)
+// state expected values with check.expect_* ops. ParseTest reads such a file's
+// chunk with those ops turned into extra results of their function, and a
+// Check for each saying which results must agree.
+
+// Check is one check.expect_eq(_const) or check.expect_almost_eq(_const):
+// the function's results Got and Want must be equal (NaN equal to NaN), or
+// within Tolerance of each other when Almost.
+type Check struct {
+	Pos       ir.Pos
+	Got, Want int
+	Almost    bool
+	Tolerance float64
+}
+
+// checkOps are the check ops read in test mode.
+var checkOps = map[string]bool{
+	"check.expect_eq_const": true, "check.expect_almost_eq_const": true,
+	"check.expect_eq": true, "check.expect_almost_eq": true,
+}
+
+// ParseTest reads one interpreter test chunk into a module whose functions
+// return, after their own results, the values each check compares; checks
+// lists them per function name.
+func ParseTest(file string, src []byte) (m *ir.Module, checks map[string][]Check, err error) {
+	return parse(file, src, true)
+}
+
+// prettyCheck reads %x, dense<...> : T [, tolerance = F] [{tolerance = F}]
+// or %x, %y [, tolerance = F] : T.
+func (s *scanner) prettyCheck(o *op) {
+	o.args = append(o.args, s.use())
+	s.expect(",")
+	if strings.HasSuffix(o.name, "_const") {
+		s.skip()
+		if !s.peek("dense<") {
+			s.failf(s.pos(), "unsupported expected value %s", s.found())
+		}
+		o.attrs["value"] = s.attrValue(false)
+	} else {
+		o.args = append(o.args, s.use())
+	}
+	if s.accept(",") {
+		s.expect("tolerance")
+		s.expect("=")
+		o.attrs["tolerance"] = s.attrValue(false)
+	}
+	if s.peek("{") {
+		for k, v := range s.attrDict() {
+			o.attrs[k] = v
+		}
+	}
+	if !strings.HasSuffix(o.name, "_const") {
+		s.expect(":")
+		s.opType()
+	}
+}
+
+// check builds a check op: the value compared and the expected one become
+// pending results of the function.
+func (bd *builder) check(o *op) {
+	args := bd.args(o)
+	c := Check{Pos: o.pos, Almost: strings.Contains(o.name, "almost"), Tolerance: 1e-4}
+	if t := o.attrs["tolerance"]; t != nil {
+		v, err := strconv.ParseFloat(t.text, 64)
+		if t.kind != attrNum || err != nil {
+			bd.s.failf(t.pos, "bad tolerance %s", t.describe())
+		}
+		c.Tolerance = v
+	}
+	want := args[len(args)-1]
+	if a := o.attrs["value"]; a != nil {
+		if a.kind != attrDense {
+			bd.s.failf(a.pos, "unsupported expected value %s", a.describe())
+		}
+		want = bd.emit(o, ir.OpConstant, &ir.ConstAttr{Value: a.dense.literal(bd.s)}, []ir.Type{a.dense.typ})
+	}
+	if !want.Type.Equal(args[0].Type) {
+		bd.s.failf(o.pos, "%s compares %s with %s", o.name, mlirType(args[0].Type), mlirType(want.Type))
+	}
+	bd.pending = append(bd.pending, args[0], want)
+	bd.checks = append(bd.checks, c)
+}
+
+var testFunc = regexp.MustCompile(`(?m)^\s*func\.func\s+(?:public\s+|private\s+)?@([\w.$-]+)\(\)`)
+
+// TestChunk is one // ----- separated part of an interpreter test file.
+type TestChunk struct {
+	Src   []byte   // the chunk, preceded by blank lines so positions are the file's
+	Tests []string // its test functions: no parameters, called by no other function
+	Lines []int    // the line of each test function
+}
+
+// SplitTests cuts an interpreter test file into its chunks.
+func SplitTests(src []byte) []TestChunk {
+	var out []TestChunk
+	line := 1
+	for _, part := range strings.Split(string(src), "\n// -----\n") {
+		c := TestChunk{Src: []byte(strings.Repeat("\n", line-1) + part)}
+		for _, m := range testFunc.FindAllStringSubmatchIndex(part, -1) {
+			name := part[m[2]:m[3]]
+			if strings.Contains(part, "call @"+name+"(") {
+				continue
+			}
+			c.Tests = append(c.Tests, name)
+			c.Lines = append(c.Lines, line+strings.Count(part[:m[2]], "\n"))
+		}
+		out = append(out, c)
+		line += strings.Count(part, "\n") + 2
+	}
+	return out
+}

@@ -1,0 +1,204 @@
+package stablehlo
+
+import (
+	"math"
+
+	"github.com/tpucc/tpucc/ir"
+)
+
+// boolOps are StableHLO's meanings of arithmetic on i1: add and maximum
+// are or, multiply and minimum are and.
+var boolOps = map[ir.Op]ir.Op{ir.OpAdd: ir.OpOr, ir.OpMax: ir.OpOr, ir.OpMul: ir.OpAnd, ir.OpMin: ir.OpAnd}
+
+var cmpDirs = map[string]ir.CmpDir{"EQ": ir.CmpEQ, "NE": ir.CmpNE, "LT": ir.CmpLT, "LE": ir.CmpLE, "GT": ir.CmpGT, "GE": ir.CmpGE}
+
+// op maps one op (not a return) to ir and binds its results.
+func (bd *builder) op(o *op) {
+	if code, ok := elementwise[o.name]; ok {
+		args := bd.args(o)
+		if b, ok := boolOps[code]; ok && len(args) == 2 && args[0].Type.DType == ir.I1 {
+			code = b
+		}
+		bd.results(o, bd.emit(o, code, nil, nil, args...))
+		return
+	}
+	args := bd.args(o)
+	switch o.name {
+	case "stablehlo.constant":
+		a := bd.attr(o, "value")
+		if a.kind != attrDense {
+			bd.s.failf(a.pos, "unsupported constant value %s", a.describe())
+		}
+		t := a.dense.typ
+		bd.results(o, bd.emit(o, ir.OpConstant, &ir.ConstAttr{Value: a.dense.literal(bd.s)}, []ir.Type{t}))
+	case "stablehlo.compare":
+		bd.results(o, bd.compare(o, args))
+	case "stablehlo.select":
+		bd.results(o, bd.emit(o, ir.OpSelect, nil, nil, args...))
+	case "stablehlo.clamp":
+		bd.results(o, bd.emit(o, ir.OpClamp, nil, nil, args...))
+	case "stablehlo.convert":
+		bd.results(o, bd.emit(o, ir.OpConvert, nil, []ir.Type{bd.result(o)}, args...))
+	case "stablehlo.reshape":
+		bd.results(o, bd.emit(o, ir.OpReshape, nil, []ir.Type{bd.result(o)}, args...))
+	case "stablehlo.broadcast_in_dim":
+		dims := bd.ints(o, "dims", "broadcast_dimensions")
+		bd.results(o, bd.emit(o, ir.OpBroadcast, &ir.DimsAttr{Dims: dims}, []ir.Type{bd.result(o)}, args...))
+	case "stablehlo.transpose":
+		perm := bd.ints(o, "dims", "permutation")
+		bd.results(o, bd.emit(o, ir.OpTranspose, &ir.PermAttr{Perm: perm}, nil, args...))
+	case "stablehlo.slice":
+		a := &ir.SliceAttr{Start: bd.ints(o, "start_indices"), Limit: bd.ints(o, "limit_indices"), Stride: bd.ints(o, "strides")}
+		bd.results(o, bd.emit(o, ir.OpSlice, a, nil, args...))
+	case "stablehlo.concatenate":
+		axis := bd.attr(o, "dim", "dimension").int(bd.s, "dimension")
+		bd.results(o, bd.emit(o, ir.OpConcat, &ir.AxisAttr{Axis: axis}, nil, args...))
+	case "stablehlo.pad":
+		a := &ir.PadAttr{Low: bd.ints(o, "low", "edge_padding_low"), High: bd.ints(o, "high", "edge_padding_high"),
+			Interior: bd.ints(o, "interior", "interior_padding")}
+		bd.results(o, bd.emit(o, ir.OpPad, a, nil, args...))
+	case "stablehlo.iota":
+		axis := bd.attr(o, "dim", "iota_dimension").int(bd.s, "iota_dimension")
+		bd.results(o, bd.emit(o, ir.OpIota, &ir.AxisAttr{Axis: axis}, []ir.Type{bd.result(o)}))
+	case "stablehlo.dot_general", "stablehlo.dot":
+		bd.results(o, bd.dot(o, args))
+	case "stablehlo.dynamic_slice":
+		sizes := bd.ints(o, "sizes", "slice_sizes")
+		bd.results(o, bd.emit(o, ir.OpDynamicSlice, &ir.SizesAttr{Sizes: sizes}, nil, args...))
+	case "stablehlo.dynamic_update_slice":
+		bd.results(o, bd.emit(o, ir.OpDynamicUpdateSlice, nil, nil, args...))
+	default:
+		bd.otherOp(o, args)
+	}
+}
+
+// otherOp maps calls and the ops read as a composition of ir ops.
+func (bd *builder) otherOp(o *op, args []*ir.Value) {
+	switch o.name {
+	case "stablehlo.is_finite":
+		bd.results(o, bd.isFinite(o, args))
+	case "call", "func.call":
+		bd.call(o, args)
+	case "stablehlo.composite":
+		o.attrs["callee"] = bd.attr(o, "decomposition")
+		bd.call(o, args)
+	case "stablehlo.dynamic_pad":
+		bd.results(o, bd.dynamicPad(o, args))
+	case "stablehlo.optimization_barrier":
+		// The values pass through; tpucc's passes do not reorder float arithmetic.
+		bd.results(o, args...)
+	case "stablehlo.reverse":
+		bd.results(o, bd.reverse(o, args))
+	case "stablehlo.get_dimension_size":
+		bd.results(o, bd.dimensionSize(o, args))
+	case "stablehlo.dynamic_iota", "stablehlo.dynamic_reshape", "stablehlo.dynamic_broadcast_in_dim":
+		bd.results(o, bd.dynamicShape(o, args))
+	case "chlo.top_k":
+		// Both sort the last axis descending in total order, ties by lower index.
+		k := bd.attr(o, "k").int(bd.s, "k")
+		in, err := bd.b.Emit(ir.OpTopK, &ir.TopKAttr{K: k}, nil, args...)
+		if err != nil {
+			bd.s.failf(o.pos, "%s: %v", o.name, err)
+		}
+		bd.results(o, in.Results...)
+	default:
+		bd.regionOp(o, args)
+	}
+}
+
+func (bd *builder) compare(o *op, args []*ir.Value) *ir.Value {
+	d := bd.attr(o, "comparison_direction")
+	dir, ok := cmpDirs[d.text]
+	if d.kind != attrWord || !ok {
+		bd.s.failf(d.pos, "unsupported comparison direction %s", d.describe())
+	}
+	if t := bd.optAttr(o, "compare_type"); t != nil && t.text != "FLOAT" && t.text != "SIGNED" && t.text != "UNSIGNED" {
+		bd.s.failf(t.pos, "unsupported compare type %s", t.text)
+	}
+	return bd.emit(o, ir.OpCompare, &ir.CompareAttr{Dir: dir}, nil, args...)
+}
+
+// isFinite is |x| < inf: false for NaN and both infinities.
+func (bd *builder) isFinite(o *op, args []*ir.Value) *ir.Value {
+	if len(args) != 1 || !args[0].Type.DType.IsFloat() {
+		bd.s.failf(o.pos, "%s needs one float operand", o.name)
+	}
+	abs := bd.emit(o, ir.OpAbs, nil, nil, args[0])
+	inf := bd.emit(o, ir.OpConstant, &ir.ConstAttr{Value: &ir.Literal{Floats: []float64{math.Inf(1)}}}, []ir.Type{args[0].Type})
+	return bd.emit(o, ir.OpCompare, &ir.CompareAttr{Dir: ir.CmpLT}, nil, abs, inf)
+}
+
+func (bd *builder) call(o *op, args []*ir.Value) {
+	name := bd.attr(o, "callee").text
+	f := bd.funcs[name]
+	if f == nil {
+		bd.s.failf(o.pos, "call to undefined function @%s", name)
+	}
+	if len(args) != len(f.Params) {
+		bd.s.failf(o.pos, "call passes %d values, @%s takes %d", len(args), name, len(f.Params))
+	}
+	for i, a := range args {
+		if !a.Type.Equal(f.Params[i].Type) {
+			bd.s.failf(o.args[i].pos, "argument %d is %s, @%s takes %s", i, mlirType(a.Type), name, mlirType(f.Params[i].Type))
+		}
+	}
+	in, err := bd.b.Emit(ir.OpCall, &ir.CallAttr{Callee: name}, append([]ir.Type{}, f.Results...), args...)
+	if err != nil {
+		bd.s.failf(o.pos, "%s: %v", o.name, err)
+	}
+	bd.results(o, in.Results...)
+}
+
+// dot maps dot_general (and the older dot). A result dtype wider than the
+// operands' (bf16 x bf16 -> f32, i8 x i8 -> i32) converts the operands
+// first, which computes the same products exactly; a narrower one is refused.
+func (bd *builder) dot(o *op, args []*ir.Value) *ir.Value {
+	if len(args) != 2 {
+		bd.s.failf(o.pos, "%s needs 2 operands", o.name)
+	}
+	if a := bd.optAttr(o, "algorithm"); a != nil {
+		bd.s.failf(a.pos, "unsupported %s attribute algorithm", o.name)
+	}
+	a := bd.dotDims(o, args)
+	want := bd.result(o).DType
+	for i, x := range args {
+		dt := x.Type.DType
+		if dt == want {
+			continue
+		}
+		if dt.IsFloat() != want.IsFloat() || dt.Bits() >= want.Bits() {
+			bd.s.failf(o.pos, "unsupported %s from %s operands to a %s result", o.name, dt, want)
+		}
+		t := x.Type.WithDType(want)
+		args[i] = bd.emit(o, ir.OpConvert, nil, []ir.Type{t}, x)
+	}
+	return bd.emit(o, ir.OpDotGeneral, a, nil, args...)
+}
+
+func (bd *builder) dotDims(o *op, args []*ir.Value) *ir.DotAttr {
+	if o.name == "stablehlo.dot" {
+		return &ir.DotAttr{LhsContract: []int64{int64(args[0].Type.Rank() - 1)}, RhsContract: []int64{0}}
+	}
+	a := &ir.DotAttr{}
+	if d := bd.optAttr(o, "dot_dimension_numbers"); d != nil {
+		if d.kind != attrDict {
+			bd.s.failf(d.pos, "unsupported dot_dimension_numbers %s", d.describe())
+		}
+		get := func(k string) []int64 {
+			if v := d.dict[k]; v != nil {
+				return v.ints(bd.s, k)
+			}
+			return nil
+		}
+		a.LhsBatch, a.RhsBatch = get("lhs_batching_dimensions"), get("rhs_batching_dimensions")
+		a.LhsContract, a.RhsContract = get("lhs_contracting_dimensions"), get("rhs_contracting_dimensions")
+		return a
+	}
+	if p := bd.optAttr(o, "batching_dims_pair"); p != nil {
+		a.LhsBatch, a.RhsBatch = p.list[0].ints(bd.s, "batching_dims"), p.list[1].ints(bd.s, "batching_dims")
+	}
+	if p := bd.optAttr(o, "contracting_dims_pair"); p != nil {
+		a.LhsContract, a.RhsContract = p.list[0].ints(bd.s, "contracting_dims"), p.list[1].ints(bd.s, "contracting_dims")
+	}
+	return a
+}

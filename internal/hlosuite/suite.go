@@ -1,0 +1,155 @@
+// Package hlosuite runs the StableHLO interpreter test suite
+// (openxla/stablehlo's stablehlo/tests/interpret/*.mlir, vendored under
+// testdata/stablehlo-interpret) on a tpucc backend: each test function is
+// imported by frontend/stablehlo in test mode, run, and its check.expect_*
+// ops evaluated on the results.
+package hlosuite
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/frontend/stablehlo"
+	"github.com/tpucc/tpucc/ir"
+)
+
+// Runner runs function f of m on args.
+type Runner func(m *ir.Module, f *ir.Func, args []*backend.Buffer) ([]*backend.Buffer, error)
+
+// Status is a test's outcome.
+type Status int
+
+const (
+	Passed      Status = iota
+	Failed             // a wrong result, or a run that failed
+	Unsupported        // the test uses an op, form or dtype tpucc lacks, or has no checks
+)
+
+// Outcome is one test function's result.
+type Outcome struct {
+	Pos    string // FILE:LINE of the test function
+	Name   string
+	Status Status
+	Reason string
+}
+
+// Summary counts outcomes.
+type Summary struct{ Passed, Failed, Unsupported, Total int }
+
+// Add counts o.
+func (s *Summary) Add(o Outcome) {
+	s.Total++
+	switch o.Status {
+	case Passed:
+		s.Passed++
+	case Failed:
+		s.Failed++
+	default:
+		s.Unsupported++
+	}
+}
+
+// Line is the summary line the command prints last.
+func (s Summary) Line() string {
+	return fmt.Sprintf("stablehlo-interpret: passed=%d failed=%d unsupported=%d total=%d", s.Passed, s.Failed, s.Unsupported, s.Total)
+}
+
+// Files expands the arguments: a directory stands for its *.mlir files, sorted.
+func Files(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		fi, err := os.Stat(a)
+		if err != nil {
+			return nil, err
+		}
+		if !fi.IsDir() {
+			out = append(out, a)
+			continue
+		}
+		ms, err := filepath.Glob(filepath.Join(a, "*.mlir"))
+		if err != nil {
+			return nil, err
+		}
+		sort.Strings(ms)
+		out = append(out, ms...)
+	}
+	return out, nil
+}
+
+// RunFile runs every test function of one file.
+func RunFile(path string, run Runner) ([]Outcome, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []Outcome
+	for _, c := range stablehlo.SplitTests(src) {
+		if len(c.Tests) == 0 {
+			continue
+		}
+		m, checks, err := stablehlo.ParseTest(path, c.Src)
+		for i, name := range c.Tests {
+			o := Outcome{Pos: fmt.Sprintf("%s:%d", path, c.Lines[i]), Name: name}
+			switch {
+			case err != nil:
+				o.Status, o.Reason = Unsupported, strings.TrimPrefix(err.Error(), path+":")
+			case len(checks[name]) == 0:
+				o.Status, o.Reason = Unsupported, "no check.expect_eq or expect_almost_eq op to evaluate"
+			default:
+				o.Status, o.Reason = runTest(m, m.Func(name), checks[name], run)
+			}
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+func runTest(m *ir.Module, f *ir.Func, checks []stablehlo.Check, run Runner) (Status, string) {
+	res, err := run(m, f, hoist(f))
+	if err != nil {
+		return Failed, "run: " + err.Error()
+	}
+	for _, c := range checks {
+		if msg := compare(res[c.Got], res[c.Want], c); msg != "" {
+			return Failed, fmt.Sprintf("%d:%d: %s", c.Pos.Line, c.Pos.Col, msg)
+		}
+	}
+	return Passed, ""
+}
+
+// compare evaluates one check as the upstream interpreter does: equality
+// (NaN equal to NaN), or |got-want| <= tolerance with NaNs and infinities
+// matching exactly.
+func compare(got, want *backend.Buffer, c stablehlo.Check) string {
+	n := want.Len()
+	if !want.Type().DType.IsFloat() {
+		g, w := make([]int64, n), make([]int64, n)
+		got.ReadInt64s(0, g)
+		want.ReadInt64s(0, w)
+		for i := range w {
+			if g[i] != w[i] {
+				return fmt.Sprintf("element %d is %d, want %d", i, g[i], w[i])
+			}
+		}
+		return ""
+	}
+	g, w := make([]float64, n), make([]float64, n)
+	got.ReadFloat64s(0, g)
+	want.ReadFloat64s(0, w)
+	for i := range w {
+		if g[i] == w[i] || math.IsNaN(g[i]) && math.IsNaN(w[i]) {
+			continue
+		}
+		finite := !math.IsInf(g[i], 0) && !math.IsInf(w[i], 0) && !math.IsNaN(g[i]) && !math.IsNaN(w[i])
+		if c.Almost && finite && math.Abs(g[i]-w[i]) <= c.Tolerance {
+			continue
+		}
+		return fmt.Sprintf("element %d is %v, want %v", i, g[i], w[i])
+	}
+	return ""
+}

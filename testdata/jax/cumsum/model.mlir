@@ -1,0 +1,58 @@
+#loc = loc(unknown)
+#loc1 = loc("x")
+#loc2 = loc("n")
+#loc7 = loc("reduce_window_sum")
+#loc12 = loc("reduce_window_sum:"(#loc7))
+module @jit_cumsum attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<3x7xf32> loc("x"), %arg1: tensor<6xi32> loc("n")) -> (tensor<3x7xf32> {jax.result_info = "result[0]"}, tensor<6xi32> {jax.result_info = "result[1]"}) {
+    %0 = call @cumsum(%arg0) : (tensor<3x7xf32>) -> tensor<3x7xf32> loc(#loc17)
+    %1 = call @cumsum_1(%arg1) : (tensor<6xi32>) -> tensor<6xi32> loc(#loc18)
+    return %0, %1 : tensor<3x7xf32>, tensor<6xi32> loc(#loc16)
+  } loc(#loc)
+  func.func private @cumsum(%arg0: tensor<3x7xf32> loc(unknown)) -> tensor<3x7xf32> {
+    %0 = call @cumsum_0(%arg0) : (tensor<3x7xf32>) -> tensor<3x7xf32> loc(#loc)
+    return %0 : tensor<3x7xf32> loc(#loc)
+  } loc(#loc21)
+  func.func private @cumsum_0(%arg0: tensor<3x7xf32> loc(unknown)) -> tensor<3x7xf32> {
+    %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32> loc(#loc7)
+    %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<f32> loc(#loc7)
+    %1 = "stablehlo.reduce_window"(%arg0, %0) <{base_dilations = array<i64: 1, 1>, padding = dense<[[0, 0], [6, 0]]> : tensor<2x2xi64>, window_dilations = array<i64: 1, 1>, window_dimensions = array<i64: 1, 7>, window_strides = array<i64: 1, 1>}> ({
+    ^bb0(%arg1: tensor<f32> loc("reduce_window_sum:"(#loc7)), %arg2: tensor<f32> loc("reduce_window_sum:"(#loc7))):
+      %2 = stablehlo.add %arg1, %arg2 : tensor<f32> loc(#loc7)
+      stablehlo.return %2 : tensor<f32> loc(#loc7)
+    }) : (tensor<3x7xf32>, tensor<f32>) -> tensor<3x7xf32> loc(#loc7)
+    return %1 : tensor<3x7xf32> loc(#loc)
+  } loc(#loc)
+  func.func private @cumsum_1(%arg0: tensor<6xi32> loc(unknown)) -> tensor<6xi32> {
+    %0 = call @cumsum_2(%arg0) : (tensor<6xi32>) -> tensor<6xi32> loc(#loc)
+    return %0 : tensor<6xi32> loc(#loc)
+  } loc(#loc22)
+  func.func private @cumsum_2(%arg0: tensor<6xi32> loc(unknown)) -> tensor<6xi32> {
+    %c = stablehlo.constant dense<0> : tensor<i32> loc(#loc7)
+    %0 = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<i32>) -> tensor<i32> loc(#loc7)
+    %1 = "stablehlo.reduce_window"(%arg0, %0) <{base_dilations = array<i64: 1>, padding = dense<[[5, 0]]> : tensor<1x2xi64>, window_dilations = array<i64: 1>, window_dimensions = array<i64: 6>, window_strides = array<i64: 1>}> ({
+    ^bb0(%arg1: tensor<i32> loc("reduce_window_sum:"(#loc7)), %arg2: tensor<i32> loc("reduce_window_sum:"(#loc7))):
+      %2 = stablehlo.add %arg1, %arg2 : tensor<i32> loc(#loc7)
+      stablehlo.return %2 : tensor<i32> loc(#loc7)
+    }) : (tensor<6xi32>, tensor<i32>) -> tensor<6xi32> loc(#loc7)
+    return %1 : tensor<6xi32> loc(#loc)
+  } loc(#loc)
+} loc(#loc)
+#loc3 = loc("export.py":67:11 to :32)
+#loc4 = loc("export.py":153:18 to :41)
+#loc5 = loc("export.py":167:4 to :10)
+#loc6 = loc("export.py":67:34 to :55)
+#loc8 = loc("cumsum"(#loc3))
+#loc9 = loc("main"(#loc4))
+#loc10 = loc("<module>"(#loc5))
+#loc11 = loc("cumsum"(#loc6))
+#loc13 = loc(callsite(#loc9 at #loc10))
+#loc14 = loc(callsite(#loc8 at #loc13))
+#loc15 = loc(callsite(#loc11 at #loc13))
+#loc16 = loc("jit(cumsum)"(#loc13))
+#loc17 = loc("jit(cumsum)/jit(cumsum)"(#loc14))
+#loc18 = loc("jit(cumsum)/jit(cumsum)"(#loc15))
+#loc19 = loc("jit(cumsum)/jit"(#loc14))
+#loc20 = loc("jit(cumsum)/jit"(#loc15))
+#loc21 = loc("jit:"(#loc19))
+#loc22 = loc("jit:"(#loc20))

@@ -1,0 +1,18 @@
+#loc1 = loc("x")
+module @jit_top_k attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<3x10xf32> loc("x")) -> (tensor<3x3xf32> {jax.result_info = "result[0]"}, tensor<3x3xi32> {jax.result_info = "result[1]"}) {
+    %values, %indices = chlo.top_k(%arg0, k = 3) : tensor<3x10xf32> -> (tensor<3x3xf32>, tensor<3x3xi32>) loc(#loc11)
+    return %values, %indices : tensor<3x3xf32>, tensor<3x3xi32> loc(#loc10)
+  } loc(#loc)
+} loc(#loc)
+#loc = loc(unknown)
+#loc2 = loc("export.py":104:11 to :26)
+#loc3 = loc("export.py":153:18 to :41)
+#loc4 = loc("export.py":167:4 to :10)
+#loc5 = loc("top_k"(#loc2))
+#loc6 = loc("main"(#loc3))
+#loc7 = loc("<module>"(#loc4))
+#loc8 = loc(callsite(#loc6 at #loc7))
+#loc9 = loc(callsite(#loc5 at #loc8))
+#loc10 = loc("jit(top_k)"(#loc8))
+#loc11 = loc("jit(top_k)/top_k"(#loc9))

@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""export: write JAX functions as StableHLO with inputs and JAX's own results.
+
+For each function below, writes testdata/jax/NAME/model.mlir (the text of
+jax.jit(f).lower(*args).as_text(debug_info=True): locations, result attributes
+and all), argN.npy (the inputs, from a fixed seed) and resultN.npy (what JAX
+computed on the CPU). cmd/tpucc's TestMlirJAX runs each model.mlir through
+`tpucc run` and compares. bf16 is computed inside the functions but their
+inputs and results are f32, since numpy writes bfloat16 as an opaque '<V2'.
+
+Usage (the pinned jax of .venv):
+  .venv/bin/python tools/jaxexport/export.py [OUTDIR]   (default testdata/jax)
+"""
+import os
+import sys
+
+import numpy as np
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+from jax import lax  # noqa: E402
+
+rng = np.random.default_rng(33)
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def f32(*shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def i32(lo, hi, *shape):
+    return rng.integers(lo, hi, shape).astype(np.int32)
+
+
+def mlp(x, w1, b1, w2, b2):
+    return jax.nn.relu(x @ w1 + b1) @ w2 + b2
+
+
+def attention(q, k, v):
+    s = jnp.einsum("bqd,bkd->bqk", q, k) / jnp.sqrt(q.shape[-1]).astype(q.dtype)
+    return jnp.einsum("bqk,bkd->bqd", jax.nn.softmax(s, axis=-1), v)
+
+
+def layer_norm(x, g, b):
+    m = jnp.mean(x, axis=-1, keepdims=True)
+    v = jnp.mean((x - m) ** 2, axis=-1, keepdims=True)
+    return (x - m) * lax.rsqrt(v + 1e-5) * g + b
+
+
+def rms_norm(x, g):
+    return x * lax.rsqrt(jnp.mean(x * x, axis=-1, keepdims=True) + 1e-6) * g
+
+
+def int_arith(a, b):
+    return (a * b + a // 3 - b % 5, jnp.maximum(a, b) & 0xFF, jnp.abs(a) ^ b, jnp.minimum(a, -b) | 3,
+            jnp.sum(a, axis=0), jnp.max(b, axis=1))
+
+
+def bf16_matmul(x, w):
+    y = jnp.dot(x.astype(jnp.bfloat16), w.astype(jnp.bfloat16), preferred_element_type=jnp.float32)
+    z = (x.astype(jnp.bfloat16) @ w.astype(jnp.bfloat16)).astype(jnp.float32)
+    return y, z
+
+
+def cumsum(x, n):
+    return jnp.cumsum(x, axis=1), jnp.cumsum(n, axis=0)
+
+
+def take(x, i):
+    return x[i], jnp.take(x, i, axis=1), x[2]
+
+
+def scatter_add(x, i, u):
+    return x.at[i].add(u)
+
+
+def activations(x):
+    return jax.nn.gelu(x, approximate=True), jax.scipy.special.erf(x), jax.nn.silu(x), jax.nn.sigmoid(x), jnp.tanh(x)
+
+
+def logsumexp(x):
+    return jax.scipy.special.logsumexp(x, axis=-1), jax.nn.log_softmax(x, axis=0)
+
+
+def where_clip(x, y):
+    return jnp.where(x > y, x, y * 2), jnp.clip(x, -0.5, 0.5), jnp.isfinite(x / y)
+
+
+def shapes(x):
+    return (jnp.concatenate([x, x * 2], axis=1), jnp.pad(x, ((1, 0), (0, 2))), x.T, x.reshape(4, 6)[:, 1:5:2],
+            jnp.broadcast_to(x[:, :1], (3, 8)))
+
+
+def dynamic(x, i, u):
+    return lax.dynamic_slice(x, (i, 1), (2, 3)), lax.dynamic_update_slice(x, u, (i, i))
+
+
+def iota_onehot(i):
+    return jax.nn.one_hot(i, 6), jnp.arange(10, dtype=jnp.float32) * 0.5
+
+
+def top_k(x):
+    return lax.top_k(x, 3)
+
+
+def argmax(x, n):
+    return jnp.argmax(x, axis=1), jnp.argmin(x, axis=0), jnp.argmax(n, axis=0), jnp.argmin(n, axis=1)
+
+
+def sort(x, y):
+    return jnp.sort(x), jnp.argsort(x), jnp.argsort(y, axis=1), jnp.argsort(y, axis=0)
+
+
+def specials():
+    # -0 and +0, NaNs of both signs, infinities and ties: where sort orders differ.
+    return np.array([3, -0.0, 0.0, np.nan, -1, np.inf, -np.inf, 3, -np.nan, 0.0], np.float32)
+
+
+def shift(a):
+    return jnp.left_shift(a, 3)
+
+
+FUNCS = [
+    ("mlp", mlp, lambda: (f32(4, 8), f32(8, 16), f32(16), f32(16, 3), f32(3))),
+    ("attention", attention, lambda: (f32(2, 5, 8), f32(2, 7, 8), f32(2, 7, 8))),
+    ("layer_norm", layer_norm, lambda: (f32(3, 16), f32(16), f32(16))),
+    ("rms_norm", rms_norm, lambda: (f32(3, 16), f32(16))),
+    ("int_arith", int_arith, lambda: (i32(-100, 100, 4, 5), i32(-100, 100, 4, 5))),
+    ("bf16_matmul", bf16_matmul, lambda: (f32(4, 32), f32(32, 8))),
+    ("cumsum", cumsum, lambda: (f32(3, 7), i32(-9, 9, 6))),
+    ("take", take, lambda: (f32(5, 4), i32(-5, 5, 3))),
+    ("scatter_add", scatter_add, lambda: (f32(6, 3), i32(0, 6, 4), f32(4, 3))),
+    ("activations", activations, lambda: (f32(2, 9),)),
+    ("logsumexp", logsumexp, lambda: (f32(4, 6),)),
+    ("where_clip", where_clip, lambda: (f32(3, 4), f32(3, 4))),
+    ("shapes", shapes, lambda: (f32(3, 8),)),
+    ("dynamic", dynamic, lambda: (f32(5, 6), np.int32(2), f32(2, 2))),
+    ("iota_onehot", iota_onehot, lambda: (i32(0, 6, 5),)),
+    ("top_k", top_k, lambda: (f32(3, 10),)),
+    ("argmax", argmax, lambda: (f32(4, 6), i32(-5, 5, 3, 4))),
+    ("sort", sort, lambda: (specials(), specials().reshape(2, 5))),
+    ("shift", shift, lambda: (i32(-9, 9, 4),)),
+]
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join("testdata", "jax")
+    for name, f, make in FUNCS:
+        args = [np.asarray(a) for a in make()]
+        d = os.path.join(out, name)
+        os.makedirs(d, exist_ok=True)
+        lowered = jax.jit(f).lower(*args)
+        # Locations name this script by its own name, not by where it was checked out.
+        text = lowered.as_text(debug_info=True).replace(HERE + os.sep, "")
+        with open(os.path.join(d, "model.mlir"), "w") as fh:
+            fh.write(text)
+        results = jax.tree_util.tree_leaves(jax.jit(f)(*args))
+        for i, a in enumerate(args):
+            np.save(os.path.join(d, "arg%d.npy" % i), a)
+        for i, r in enumerate(results):
+            np.save(os.path.join(d, "result%d.npy" % i), np.asarray(r))
+        print(name, len(args), "inputs", len(results), "results")
+
+
+if __name__ == "__main__":
+    main()
