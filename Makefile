@@ -36,7 +36,9 @@ test: venv venv-tpu venv-hf pjrt-cpu-plugin lint clang
 	$(GO) test -count=1 -timeout 15m -race ./backend/pjrt/...
 	$(GO) test -count=1 -timeout 20m -race ./compile/... ./engine/... ./tensor/... ./frontend/trace/...
 	$(GO) test -count=1 -timeout 25m -race ./backend/llvm/...
-	$(GO) run ./cmd/tpucc test-stablehlo testdata/stablehlo-interpret | tail -n 1
+	@mkdir -p build
+	$(GO) run ./cmd/tpucc test-stablehlo testdata/stablehlo-interpret > build/stablehlo-interpret.log || { cat build/stablehlo-interpret.log; exit 1; }
+	@tail -n 1 build/stablehlo-interpret.log
 
 # The main job on an example: .tir to StableHLO, run on this CPU by tpucc run (the llvm
 # backend, or the reference executor where clang is missing), the same StableHLO run by
