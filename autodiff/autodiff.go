@@ -20,9 +20,14 @@ const maxInlineDepth = 64
 func Module(m *ir.Module) (*ir.Module, error) {
 	f := m.Entry()
 	if f == nil {
-		return nil, fmt.Errorf("%s: error: the program has no function to differentiate", ir.Pos{File: m.File})
+		return nil, ir.Errorf(ir.Pos{File: m.File}, "the program has no function to differentiate")
 	}
-	out := ir.NewModule(m.File)
+	return ModuleOf(f)
+}
+
+// ModuleOf is Module with f, a function of its module, as the entry.
+func ModuleOf(f *ir.Func) (*ir.Module, error) {
+	out := ir.NewModule(f.Module.File)
 	if _, err := VJP(out, f); err != nil {
 		return nil, err
 	}

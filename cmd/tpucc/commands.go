@@ -33,7 +33,7 @@ type command struct {
 }
 
 // commands is every subcommand, in the order help lists them.
-var commands = []*command{buildCommand, runCommand, checkCommand, fmtCommand, passesCommand, generateCommand, exportCommand}
+var commands = []*command{buildCommand, runCommand, gradCommand, checkCommand, fmtCommand, passesCommand, generateCommand, exportCommand}
 
 func findCommand(name string) *command {
 	for _, c := range commands {
