@@ -77,12 +77,19 @@ func (p program) Trace(args []runtime.Arg) (m *ir.Module, err error) {
 	for i := range vals {
 		vals[i] = out[i].Interface().(*tensor.Tensor).ValueIn(tr)
 	}
-	return tr.Finish(vals...)
+	m, err = tr.Finish(vals...)
+	if err != nil || c.grad == nil {
+		return m, err
+	}
+	return c.grad.differentiate(m, c.static)
 }
 
 // Eager runs f on concrete tensors (LimitEager).
 func (p program) Eager(args []runtime.Arg) ([]*backend.Buffer, error) {
 	c := p.c
+	if c.grad != nil {
+		return nil, fmt.Errorf("%s: a gradient is not computed eagerly: raise the recompile limit instead of LimitEager", c.name)
+	}
 	in := make([]reflect.Value, len(args))
 	for i, a := range args {
 		if a.IsStatic() {
