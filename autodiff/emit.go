@@ -45,6 +45,14 @@ func (e *emitter) convert(x *ir.Value, dt ir.DType) *ir.Value {
 	return e.b.Typed(ir.OpConvert, nil, &t, x)
 }
 
+// convertTo is x in dtype dt, x itself when it is already.
+func (e *emitter) convertTo(x *ir.Value, dt ir.DType) *ir.Value {
+	if x.Type.DType == dt {
+		return x
+	}
+	return e.convert(x, dt)
+}
+
 func (e *emitter) reshape(x *ir.Value, t ir.Type) *ir.Value {
 	t = t.WithDType(x.Type.DType)
 	if x.Type.SameShape(t) {

@@ -19,14 +19,17 @@ func dotVJP(e *emitter, in *ir.Instr, g []*ir.Value) []*ir.Value {
 	for i := range gr {
 		gr[i] = nb + int64(len(lFree)+i)
 	}
+	// Mixed dtypes (a bf16 weight in an f32 product): the cotangent's dtype throughout,
+	// then each gradient in its operand's.
+	dt := g[0].Type.DType
 	var dl, dr *ir.Value
 	if lhs.Type.DType.IsFloat() {
-		d := e.b.Op1(ir.OpDotGeneral, &ir.DotAttr{LhsBatch: gBatch, RhsBatch: a.RhsBatch, LhsContract: gr, RhsContract: rFree}, g[0], rhs)
-		dl = e.transpose(d, dotPerm(lhs.Type.Rank(), a.LhsBatch, lFree, a.LhsContract, a.RhsContract))
+		d := e.b.Op1(ir.OpDotGeneral, &ir.DotAttr{LhsBatch: gBatch, RhsBatch: a.RhsBatch, LhsContract: gr, RhsContract: rFree}, g[0], e.convertTo(rhs, dt))
+		dl = e.convertTo(e.transpose(d, dotPerm(lhs.Type.Rank(), a.LhsBatch, lFree, a.LhsContract, a.RhsContract)), lhs.Type.DType)
 	}
 	if rhs.Type.DType.IsFloat() {
-		d := e.b.Op1(ir.OpDotGeneral, &ir.DotAttr{LhsBatch: gBatch, RhsBatch: a.LhsBatch, LhsContract: gl, RhsContract: lFree}, g[0], lhs)
-		dr = e.transpose(d, dotPerm(rhs.Type.Rank(), a.RhsBatch, rFree, a.RhsContract, a.LhsContract))
+		d := e.b.Op1(ir.OpDotGeneral, &ir.DotAttr{LhsBatch: gBatch, RhsBatch: a.LhsBatch, LhsContract: gl, RhsContract: lFree}, g[0], e.convertTo(lhs, dt))
+		dr = e.convertTo(e.transpose(d, dotPerm(rhs.Type.Rank(), a.RhsBatch, rFree, a.RhsContract, a.LhsContract)), rhs.Type.DType)
 	}
 	return []*ir.Value{dl, dr}
 }
@@ -59,14 +62,16 @@ func dotPerm(rank int, batch, free, contract, other []int64) []int64 {
 func raggedDotVJP(e *emitter, in *ir.Instr, g []*ir.Value) []*ir.Value {
 	lhs, rhs, sizes := in.Args[0], in.Args[1], in.Args[2]
 	gz := g[0]
-	rt := e.transpose(rhs, []int64{0, 2, 1})
-	dl := e.b.Op1(ir.OpRaggedDot, nil, gz, rt, sizes)
+	dt := gz.Type.DType
+	rt := e.transpose(e.convertTo(rhs, dt), []int64{0, 2, 1})
+	dl := e.convertTo(e.b.Op1(ir.OpRaggedDot, nil, gz, rt, sizes), lhs.Type.DType)
 	mask := groupMask(e, sizes, lhs.Type.Dims()[0], lhs.Type.DType)
 	// masked[i,r,k] = mask[r,i]*lhs[r,k]
 	gN, m, k := rhs.Type.Dims()[0], lhs.Type.Dims()[0], lhs.Type.Dims()[1]
-	t3 := ir.Tensor(lhs.Type.DType, gN, m, k)
-	masked := e.mul(e.broadcast(mask, t3, []int64{1, 0}), e.broadcast(lhs, t3, []int64{1, 2}))
+	t3 := ir.Tensor(dt, gN, m, k)
+	masked := e.mul(e.broadcast(e.convertTo(mask, dt), t3, []int64{1, 0}), e.broadcast(e.convertTo(lhs, dt), t3, []int64{1, 2}))
 	dr := e.b.Op1(ir.OpDotGeneral, &ir.DotAttr{LhsContract: []int64{1}, RhsContract: []int64{0}}, masked, gz)
+	dr = e.convertTo(dr, rhs.Type.DType)
 	return []*ir.Value{dl, dr, nil}
 }
 
