@@ -175,24 +175,25 @@ func selectVJP(e *emitter, in *ir.Instr, g []*ir.Value) []*ir.Value {
 	return []*ir.Value{nil, e.sel(p, gz, zero), e.sel(p, zero, gz)}
 }
 
-// clampVJP follows JAX: x gets g strictly inside (lo, hi), lo where x < lo < hi, hi
-// where hi < max(x, lo) (JAX says hi < x, the same unless lo > hi, where the result is
-// hi and JAX gives nobody the gradient); at a tie nobody gets it. Scalar bounds sum
+// clampVJP differentiates clamp as what it computes, min(max(x, lo), hi), with max's
+// and min's rule: away from ties x gets g strictly inside (lo, hi), lo below it and hi
+// above it, as JAX's clamp rule gives; at a tie the two equal operands split g, so
+// that lo = hi (where the result is that bound) passes all of g on. Scalar bounds sum
 // their share.
 func clampVJP(e *emitter, in *ir.Instr, g []*ir.Value) []*ir.Value {
-	lo, x, hi, gz := in.Args[0], in.Args[1], in.Args[2], g[0]
+	lo, x, hi := in.Args[0], in.Args[1], in.Args[2]
 	full := func(b *ir.Value) *ir.Value { return e.broadcast(b, x.Type, nil) }
 	lob, hib := full(lo), full(hi)
-	inside := e.b.Op1(ir.OpAnd, nil, e.cmp(ir.CmpGT, x, lob), e.cmp(ir.CmpLT, x, hib))
-	glo := e.where(e.b.Op1(ir.OpAnd, nil, e.cmp(ir.CmpGT, lob, x), e.cmp(ir.CmpLT, lob, hib)), gz)
-	ghi := e.where(e.cmp(ir.CmpLT, hib, e.b.Op1(ir.OpMax, nil, x, lob)), gz)
+	m := e.b.Op1(ir.OpMax, nil, x, lob)
+	gm, ghi := chooser(e, m, hib, in.Results[0], g[0])
+	gx, glo := chooser(e, x, lob, m, gm)
 	back := func(b, gb *ir.Value) *ir.Value {
 		if b.Type.Rank() == 0 {
 			return e.sum(gb, iotaDims(x.Type.Rank()), false)
 		}
 		return gb
 	}
-	return []*ir.Value{back(lo, glo), e.where(inside, gz), back(hi, ghi)}
+	return []*ir.Value{back(lo, glo), gx, back(hi, ghi)}
 }
 
 func convertVJP(e *emitter, in *ir.Instr, g []*ir.Value) []*ir.Value {

@@ -71,6 +71,12 @@ var ruleCases = map[string]string{
   %r = mul %c, %x
   return %r
 }`,
+	// lo = hi: the result is the bound, whose gradient must be all of g.
+	"clamp_tie": `func @f(%p: f32[3], %x: f32[3]) -> f32[3] {
+  %c = clamp %p, %x, %p
+  %e = exp %c
+  return %e
+}`,
 	"shape": `func @f(%x: f32[2,3], %b: f32[3]) -> f32[3,4] {
   %t = transpose %x {perm=[1,0]}
   %bb = broadcast %b {dims=[0]} : f32[3,2]

@@ -73,6 +73,9 @@ func New(m *ir.Module, inputs []*backend.Buffer, seed uint64, maxPicks int) (*Ch
 		c.FDArgs = append(c.FDArgs, toF64(x))
 	}
 	c.Picks = picks(f, inputs, rng, maxPicks)
+	if len(c.Picks) == 0 {
+		return nil, fmt.Errorf("gradcheck: @%s has no float input element to check", f.Name)
+	}
 	if c.FD, err = fdModule(m, cts, c.Picks); err != nil {
 		return nil, err
 	}
