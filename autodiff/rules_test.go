@@ -73,8 +73,13 @@ var ruleCases = map[string]string{
 }`,
 	// lo = hi: the result is the bound, whose gradient must be all of g.
 	"clamp_tie": `func @f(%p: f32[3], %x: f32[3]) -> f32[3] {
-  %c = clamp %p, %x, %p
-  %e = exp %c
+  %one = constant 1.0 : f32[3]
+  %below = sub %p, %one
+  %above = add %p, %one
+  %c = clamp %p, %below, %p
+  %d = clamp %p, %above, %p
+  %s = add %c, %d
+  %e = exp %s
   return %e
 }`,
 	"shape": `func @f(%x: f32[2,3], %b: f32[3]) -> f32[3,4] {
