@@ -25,6 +25,8 @@ var (
 	flagGradN     = flag.Int("grad.n", 20, "how many random programs TestGradRandomPrograms differentiates")
 	flagGradSeed  = flag.Int64("grad.seed", 0, "the first seed of TestGradRandomPrograms")
 	flagGradPicks = flag.Int("grad.picks", 4, "input elements checked per program (at most)")
+	// Each program costs XLA two compiles; all 159 f32 golden programs take minutes.
+	flagGradGolden = flag.Int("grad.golden", 40, "how many golden and example programs TestGradPrograms differentiates, spread evenly over the corpus; 0: all")
 )
 
 // maxGradElements bounds a parameter's size: the finite differences run the program
@@ -175,7 +177,8 @@ func buffersOf(as []*npy.Array) ([]*backend.Buffer, error) {
 }
 
 // TestGradPrograms differentiates the attention, cross-entropy and MoE programs of
-// testdata/grad and every f32 program of the golden corpus and examples/.
+// testdata/grad and -grad.golden programs of the golden corpus and examples/ (those
+// that are f32, unfused and small: the others are counted in the log).
 func TestGradPrograms(t *testing.T) {
 	root := repoRoot(t)
 	var mods []module
@@ -188,10 +191,11 @@ func TestGradPrograms(t *testing.T) {
 		}
 		mods = append(mods, module{file: f, src: string(src), mustParse: true})
 	}
+	own := len(mods)
 	mods = append(mods, goldenModules(t, root)...)
-	var cases []*gradCase
+	var cases, golden []*gradCase
 	skipped := map[string]int{}
-	for _, md := range mods {
+	for i, md := range mods {
 		if md.expectsError {
 			continue
 		}
@@ -202,20 +206,44 @@ func TestGradPrograms(t *testing.T) {
 			}
 			continue
 		}
+		// Programs in bf16, f16 or f64 are differentiated in f32.
+		if m, err = gradcheck.Retype(m, ir.F32); err != nil {
+			t.Errorf("%s in f32: %v", md.file, err)
+			continue
+		}
 		g, why, err := newGradCase(md.file, m, goldenSeed)
 		if err != nil {
 			t.Errorf("%s: %v", md.file, err)
 			continue
 		}
-		if g == nil {
+		switch {
+		case g == nil && i < own:
+			t.Errorf("%s is not differentiated: %s", md.file, why)
+		case g == nil:
 			skipped[why]++
-			continue
+		case i < own:
+			cases = append(cases, g)
+		default:
+			golden = append(golden, g)
 		}
-		cases = append(cases, g)
 	}
+	n := len(golden)
+	cases = append(cases, spread(golden, *flagGradGolden)...)
 	picks, rough := runGradCases(t, cases)
-	t.Logf("%d programs differentiated, %d input elements checked, %d of them skipped as not smooth within the step; not differentiated: %v",
-		len(cases), picks, rough, skipped)
+	t.Logf("%d programs differentiated (%d of the %d differentiable golden ones), %d input elements checked, %d of them skipped as not smooth within the step; not differentiated: %v",
+		len(cases), len(cases)-own, n, picks, rough, skipped)
+}
+
+// spread keeps n of cases, evenly spaced in their order (all of them for n <= 0).
+func spread(cases []*gradCase, n int) []*gradCase {
+	if n <= 0 || n >= len(cases) {
+		return cases
+	}
+	out := make([]*gradCase, n)
+	for i := range out {
+		out[i] = cases[i*len(cases)/n]
+	}
+	return out
 }
 
 // TestGradRandomPrograms differentiates -grad.n programs of internal/progen from
