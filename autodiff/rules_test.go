@@ -1,6 +1,9 @@
 package autodiff_test
 
 import (
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"strings"
 	"testing"
 
@@ -203,5 +206,47 @@ func runCheck(t *testing.T, m *ir.Module, seed int64) {
 	}
 	if len(c.Picks) == 0 {
 		t.Errorf("nothing checked")
+	}
+}
+
+// TestSecondOrder differentiates VJPs: their backward ops have rules too, so the VJP of
+// a VJP agrees with the finite differences of the first VJP.
+func TestSecondOrder(t *testing.T) {
+	for _, name := range []string{"unary", "binary", "shape", "dot", "composites", "cross_entropy", "ragged_dot"} {
+		t.Run(name, func(t *testing.T) {
+			m, err := tir.Parse(name+".tir", []byte(ruleCases[name]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := autodiff.Module(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runCheck(t, v, 2)
+		})
+	}
+}
+
+// TestImportsOnlyIR: autodiff is an IR transform; like the passes it imports only ir.
+func TestImportsOnlyIR(t *testing.T) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ImportsOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := 0
+	for _, p := range pkgs {
+		for name, f := range p.Files {
+			files++
+			for _, imp := range f.Imports {
+				path := strings.Trim(imp.Path.Value, `"`)
+				if strings.Contains(path, ".") && path != "github.com/tpucc/tpucc/ir" {
+					t.Errorf("%s imports %s; autodiff may import only the standard library and ir", name, path)
+				}
+			}
+		}
+	}
+	if files < 5 {
+		t.Errorf("read the imports of %d files; autodiff has more", files)
 	}
 }
