@@ -155,6 +155,11 @@ func @g(%a: f32[3], %b: f32[3]) -> f32[3] {
   %n = mul %m, %a
   return %n
 }`,
+	"copy": `func @f(%x: f32[2,3]) -> f32[2,3] {
+  %c = copy %x : f32[2,3]{0,1}
+  %e = exp %c
+  return %e
+}`,
 	"ragged_dot": `func @f(%l: f32[6,3], %r: f32[3,3,2]) -> f32[6,2] {
   %s = constant [2,0,3] : i32[3]
   %d = ragged_dot %l, %r, %s

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tpucc/tpucc/autodiff"
 	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/ir"
 )
@@ -37,6 +38,10 @@ type Check struct {
 	VJPArgs []*backend.Buffer // Inputs then the cotangents
 	FDArgs  []*backend.Buffer // Inputs in f64
 	Picks   []Pick            // the elements checked, in the order @fd returns them
+
+	// nonFinite: some result is NaN or infinite at Inputs. Its cotangent is 0, but
+	// the chain rule still multiplies 0 by the NaN derivatives inside (as JAX does).
+	nonFinite bool
 }
 
 // Pick is one input element whose gradient is checked: parameter Param, flat Index,
@@ -57,14 +62,25 @@ func New(m *ir.Module, inputs []*backend.Buffer, seed uint64, maxPicks int) (*Ch
 	f := m.Entry()
 	rng := rand.New(rand.NewPCG(seed, 0x6772616463686b))
 	c.VJPArgs = append([]*backend.Buffer{}, inputs...)
+	// A result that is not finite at these inputs takes the cotangent 0 (and the
+	// finite differences leave it out), so that the rest of the program is checked.
+	fwd, err := cpu.Run(m, f, inputs)
+	if err != nil {
+		return nil, fmt.Errorf("gradcheck: running the program: %v", err)
+	}
 	var cts []*backend.Buffer
-	for _, t := range f.Results {
+	for r, t := range f.Results {
 		if !t.DType.IsFloat() {
 			continue
 		}
 		ct := backend.New(t)
 		for i := range ct.Len() {
-			ct.SetFloat64(i, float64(rng.IntN(33)-16)/8) // exact in every float dtype
+			v := float64(rng.IntN(33)-16) / 8 // exact in every float dtype
+			if x := fwd[r].Float64At(i); math.IsNaN(x) || math.IsInf(x, 0) {
+				v = 0
+				c.nonFinite = true
+			}
+			ct.SetFloat64(i, v)
 		}
 		c.VJPArgs = append(c.VJPArgs, ct)
 		cts = append(cts, ct)
@@ -197,7 +213,9 @@ func loss(b *ir.Builder, rs []*ir.Value, cts []*backend.Buffer) *ir.Value {
 		for i := range vals {
 			vals[i] = ct.Float64At(i)
 		}
-		prod := b.Op1(ir.OpMul, nil, r, b.Const(r.Type, vals...))
+		// r-r is 0 exactly where r is finite: the elements left out get 0, not 0·NaN.
+		finite := b.Op1(ir.OpCompare, &ir.CompareAttr{Dir: ir.CmpEQ}, b.Op1(ir.OpSub, nil, r, r), b.Const(r.Type, 0))
+		prod := b.Op1(ir.OpSelect, nil, finite, b.Op1(ir.OpMul, nil, r, b.Const(r.Type, vals...)), b.Const(r.Type, 0))
 		s := b.Op1(ir.OpReduceSum, &ir.AxesAttr{Axes: allAxes(r.Type.Rank())}, prod)
 		total = b.Op1(ir.OpAdd, nil, total, b.Typed(ir.OpReshape, nil, &one, s))
 	}
@@ -214,8 +232,9 @@ func allAxes(n int) []int64 {
 
 // Compare checks the VJP's results (the program's results, then the gradients)
 // against @fd's output and describes each disagreement. Picks where the program is
-// not smooth within h (the two differences disagree, or the loss is not finite) are
-// not compared: rough counts them.
+// not smooth within h (the two differences disagree, or the loss is not finite), and
+// NaN gradients of a program with a non-finite result, are not compared: rough counts
+// them.
 func (c *Check) Compare(vjpOut []*backend.Buffer, fd *backend.Buffer) (msgs []string, rough int) {
 	nres := len(c.Module.Entry().Results)
 	grads := vjpOut[nres:]
@@ -228,6 +247,10 @@ func (c *Check) Compare(vjpOut []*backend.Buffer, fd *backend.Buffer) (msgs []st
 			continue
 		}
 		got := grads[p.Grad].Float64At(p.Index)
+		if c.nonFinite && (math.IsNaN(got) || math.IsInf(got, 0)) {
+			rough++
+			continue
+		}
 		if !(math.Abs(got-want) <= Tol+Tol*math.Abs(want)) {
 			name := c.Module.Entry().Params[p.Param].Name
 			msgs = append(msgs, fmt.Sprintf("d/d%%%s[%d]: gradient %.7g, finite difference %.7g", name, p.Index, got, want))
