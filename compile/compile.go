@@ -22,6 +22,7 @@ type Compiled struct {
 	nTensor int    // results before the optional error
 	errOut  bool   // the last result is an error
 	rt      *engine.Function
+	grad    *gradSpec // Grad and ValueAndGrad: the program computes gradients
 }
 
 var (
@@ -33,7 +34,9 @@ var (
 // New wraps f, a function whose parameters are *tensor.Tensor or static
 // values (bool, integers, floats, strings, or named types of them) and whose
 // results are *tensor.Tensor, optionally followed by an error.
-func New(f any, opts ...Option) (*Compiled, error) {
+func New(f any, opts ...Option) (*Compiled, error) { return newCompiled(f, nil, opts) }
+
+func newCompiled(f any, grad *gradSpec, opts []Option) (*Compiled, error) {
 	fv := reflect.ValueOf(f)
 	if fv.Kind() != reflect.Func || fv.IsNil() {
 		return nil, fmt.Errorf("compile: want a function, got %T", f)
@@ -42,7 +45,7 @@ func New(f any, opts ...Option) (*Compiled, error) {
 	if ft.IsVariadic() {
 		return nil, fmt.Errorf("compile: %s is variadic; give it fixed parameters", ft)
 	}
-	c := &Compiled{fn: fv, ft: ft, static: make([]bool, ft.NumIn())}
+	c := &Compiled{fn: fv, ft: ft, static: make([]bool, ft.NumIn()), grad: grad}
 	for i := range ft.NumIn() {
 		p := ft.In(i)
 		switch {
@@ -177,8 +180,8 @@ func (c *Compiled) reflectCall(in []reflect.Value) []reflect.Value {
 // the trace), so this is an internal error, but an error, not a panic in
 // reflect.
 func (c *Compiled) checkResults(n int) error {
-	if n != c.nTensor {
-		return fmt.Errorf("%s: internal error: the program returned %d results, want %d", c.name, n, c.nTensor)
+	if n != c.outputs() {
+		return fmt.Errorf("%s: internal error: the program returned %d results, want %d", c.name, n, c.outputs())
 	}
 	return nil
 }

@@ -26,6 +26,11 @@
 // A compiled function called on traced tensors (inside another function
 // being compiled) runs f inline, so its ops join the outer trace.
 //
+// Grad(f, argnums...) and ValueAndGrad(f, argnums...) compile the gradient of a
+// function returning a float scalar with respect to the tensor parameters argnums, as
+// jax.grad and jax.value_and_grad do: the trace is differentiated by package autodiff
+// before the passes, and the programs are cached per signature as Func's are.
+//
 // Errors: shape errors while tracing are the *tensor.Error the eager call
 // would panic with, at the same call site; Func panics with it (or returns
 // it through f's error result), New's Call returns it. A panic of another

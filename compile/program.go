@@ -76,13 +76,20 @@ func (p program) Trace(args []engine.Arg) (*ir.Module, error) {
 			types = append(types, a.Type)
 		}
 	}
-	return tensor.Trace(p.c.name, names, types, func(ts []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	m, err := tensor.Trace(p.c.name, names, types, func(ts []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		return p.c.call(args, ts)
 	})
+	if err != nil || p.c.grad == nil {
+		return m, err
+	}
+	return p.c.grad.differentiate(m, p.c.static)
 }
 
 // Eager runs f on concrete tensors (LimitEager).
 func (p program) Eager(args []engine.Arg) ([]*backend.Buffer, error) {
+	if p.c.grad != nil {
+		return nil, fmt.Errorf("%s: a gradient is not computed eagerly: raise the recompile limit instead of LimitEager", p.c.name)
+	}
 	var bufs []*backend.Buffer
 	for _, a := range args {
 		if !a.IsStatic() {
