@@ -93,6 +93,8 @@ const (
 	OpReturn
 	OpFusion
 	OpCopy
+	OpWhile
+	OpCase
 
 	numOps
 )
@@ -308,6 +310,16 @@ var opTable = [numOps]OpInfo{
 	OpCopy: {Name: "copy", Fuse: FuseLoop, Cost: CostNone, Pad: PadElementwise,
 		Group: GroupShape, Args: 1, NeedsType: true, Elementwise: true,
 		Doc: "copy %x : T{layout}: the same values in another physical layout", infer: inferCopy},
+	OpWhile: {Name: "while", Fuse: FuseNever, Cost: CostRegion, Pad: PadRefuse,
+		Group: GroupOther, Args: -1, MinArgs: 1,
+		Doc: "while %a, ... : T, ... cond (%p: T, ...) { ...; return %go } do (%p: T, ...) { ...; return %r, ... }: " +
+			"carries its operands, runs do while cond (i1[]) is true, returns the last carried values; regions capture nothing",
+		infer: inferWhile},
+	OpCase: {Name: "case", Fuse: FuseNever, Cost: CostRegion, Pad: PadRefuse,
+		Group: GroupOther, Args: -1, MinArgs: 1, NeedsType: true,
+		Doc: "case %k, %a, ... : R, ... (%p: T, ...) { ...; return %r, ... } ...: runs branch k (i32[]) on the operands after k; " +
+			"k outside [0, N) runs the last branch; regions capture nothing",
+		infer: inferCase},
 }
 
 func unary(name string, cost CostClass, ok dtypeClass, doc string) OpInfo {

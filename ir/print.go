@@ -195,7 +195,18 @@ func printInstr(b *strings.Builder, n *namer, in *Instr, indent string) {
 		}
 		writeTypes(b, types)
 	}
-	for _, r := range in.Regions {
+	// A fusion's region closes at the instruction's indent; the regions of
+	// while and case are continuations of the instruction's line, indented
+	// one step, with their bodies a step further.
+	inner, close := indent+"  ", indent
+	if IsControl(in.Op) {
+		inner, close = indent+"    ", indent+"  "
+	}
+	for i, r := range in.Regions {
+		if in.Op == OpWhile && i < len(whileLabels) {
+			b.WriteByte(' ')
+			b.WriteString(whileLabels[i])
+		}
 		b.WriteString(" (")
 		for i, p := range r.Params {
 			if i > 0 {
@@ -206,11 +217,14 @@ func printInstr(b *strings.Builder, n *namer, in *Instr, indent string) {
 			b.WriteString(p.Type.String())
 		}
 		b.WriteString(") {\n")
-		printBlock(b, n, r, indent+"  ")
-		b.WriteString(indent)
+		printBlock(b, n, r, inner)
+		b.WriteString(close)
 		b.WriteByte('}')
 	}
 }
+
+// whileLabels name a while's regions in .tir, in order.
+var whileLabels = [...]string{WhileCond: "cond", WhileBody: "do"}
 
 func writeRefs(b *strings.Builder, n *namer, vs []*Value) {
 	for i, v := range vs {
