@@ -89,23 +89,48 @@ func (c *memCount) body(g *ir.Func) (int64, error) {
 			}
 			total = addBytes(total, n)
 		}
-		// A fusion's body values are tensors too: the executor runs the
-		// body op by op (its results are also the fusion's, counted twice:
-		// an upper bound).
+		// The values of a region (a fusion's, a while's or case's, nested
+		// ones too) are tensors as well: the executor runs the body op by
+		// op (its results are also the op's, counted twice: an upper bound).
+		// A loop's iterations each drop their values, so one counts.
 		for _, r := range in.Regions {
-			for _, x := range r.Instrs {
-				for _, v := range x.Results {
-					n, err := c.value(g, v)
-					if err != nil {
-						return 0, err
-					}
-					total = addBytes(total, n)
-				}
+			n, err := c.region(g, r)
+			if err != nil {
+				return 0, err
 			}
+			total = addBytes(total, n)
 		}
 	}
 	c.bodies[g] = total
 	return total, nil
+}
+
+// region sums the values of r's instructions and of their regions, and
+// for a call the callee's body.
+func (c *memCount) region(g *ir.Func, r *ir.Block) (int64, error) {
+	total := int64(0)
+	var err error
+	r.Walk(func(x *ir.Instr) {
+		if err != nil {
+			return
+		}
+		var n int64
+		if x.Op == ir.OpCall {
+			var h *ir.Func
+			if h, err = callee(c.m, x); err == nil {
+				n, err = c.body(h)
+			}
+			total = addBytes(total, n)
+			return
+		}
+		for _, v := range x.Results {
+			if n, err = c.value(g, v); err != nil {
+				return
+			}
+			total = addBytes(total, n)
+		}
+	})
+	return total, err
 }
 
 func (c *memCount) value(g *ir.Func, v *ir.Value) (int64, error) {
