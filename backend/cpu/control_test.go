@@ -210,4 +210,3 @@ func TestRunNestedLoops(t *testing.T) {
 		}
 	}
 }
-
