@@ -61,7 +61,7 @@ func TestVerifyControl(t *testing.T) {
 		{"outer capture", func(f *Func, w, c *Instr) { c.Regions[0].Instrs[0].Args[0] = f.Params[1] },
 			"t.tir:5:3: error: case branch 0 region uses %y from outside its region"},
 		{"parent capture", func(f *Func, w, c *Instr) { c.Regions[0].Instrs[0].Args[0] = w.Regions[WhileBody].Params[1] },
-			"t.tir:5:3: error: case branch 0 region uses %6 from outside its region"},
+			"t.tir:5:3: error: case branch 0 region uses %8 from outside its region"},
 		{"one region", func(f *Func, w, c *Instr) { w.Regions = w.Regions[:1] },
 			"t.tir:2:3: error: while needs 2 regions (cond and do), got 1"},
 		{"no branch", func(f *Func, w, c *Instr) { c.Regions = nil },

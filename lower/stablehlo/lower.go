@@ -353,7 +353,7 @@ func (e *emitter) instr(in *ir.Instr) error {
 	if in.Op == ir.OpFusion {
 		return e.flatten(in)
 	}
-	if len(in.Regions) > 0 {
+	if len(in.Regions) > 0 && !ir.IsControl(in.Op) {
 		return fmt.Errorf("cannot lower %s with a region: lower before fusing", in.Op)
 	}
 	if !lowered(in.Op) {
@@ -390,6 +390,15 @@ func (e *emitter) instr(in *ir.Instr) error {
 		res, err = e.indexing(in, args)
 	case ir.GroupComposite:
 		res = []hv{e.composite(in, args)}
+	case ir.GroupOther:
+		switch in.Op {
+		case ir.OpWhile:
+			res, err = e.while(in, args)
+		case ir.OpCase:
+			res, err = e.caseOp(in, args)
+		default:
+			res, err = e.other(in, args)
+		}
 	default:
 		res, err = e.other(in, args)
 	}
@@ -451,7 +460,7 @@ func lowered(op ir.Op) bool {
 		ir.OpArgmax, ir.OpArgmin, ir.OpCumsum,
 		ir.OpTake, ir.OpScatterAdd, ir.OpDynamicSlice, ir.OpDynamicUpdateSlice, ir.OpOneHot, ir.OpTopK, ir.OpArgsort,
 		ir.OpRelu, ir.OpGelu, ir.OpSilu, ir.OpSoftmax, ir.OpLogSoftmax, ir.OpLayerNorm, ir.OpRMSNorm,
-		ir.OpConstant, ir.OpCall, ir.OpReturn, ir.OpFusion:
+		ir.OpConstant, ir.OpCall, ir.OpReturn, ir.OpFusion, ir.OpWhile, ir.OpCase:
 		return true
 	}
 	return false
