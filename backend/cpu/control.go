@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"fmt"
+
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
 )
@@ -36,4 +38,51 @@ func CaseBranch(k int64, n int) int {
 		return n - 1
 	}
 	return int(k)
+}
+
+// evalControl runs a while or a case on its own (Eval), with a value table
+// large enough for the values of its regions. Its operands are checked as
+// Run checks arguments.
+func evalControl(in *ir.Instr, args []*backend.Buffer) ([]*backend.Buffer, error) {
+	if len(args) != len(in.Args) {
+		return nil, ir.Errorf(in.Pos, "%s has %d operands, got %d tensors", in.Op, len(in.Args), len(args))
+	}
+	for i, a := range args {
+		if a == nil || !sameType(a.Type(), in.Args[i].Type) {
+			return nil, ir.Errorf(in.Pos, "operand %d of %s is %s, want %s", i, in.Op, typeOf(a), in.Args[i].Type)
+		}
+	}
+	n := 0
+	grow := func(v *ir.Value) { n = max(n, v.ID+1) }
+	var err error
+	for _, r := range in.Regions {
+		for _, p := range r.Params {
+			grow(p)
+		}
+		r.Walk(func(x *ir.Instr) {
+			for _, v := range x.Results {
+				grow(v)
+				if err == nil && !v.Type.IsStatic() {
+					err = ir.Errorf(x.Pos, "run needs static shapes: result of %s is %s", x.Op, v.Type)
+				}
+			}
+			for _, r := range x.Regions {
+				for _, p := range r.Params {
+					grow(p)
+				}
+			}
+		})
+	}
+	if err != nil {
+		return nil, err
+	}
+	mc := &machine{}
+	return mc.instr(nil, in, make([]*backend.Buffer, n), args)
+}
+
+func typeOf(b *backend.Buffer) string {
+	if b == nil {
+		return "missing"
+	}
+	return fmt.Sprint(b.Type())
 }

@@ -8,7 +8,8 @@ import (
 )
 
 // Eval runs one instruction other than call and return on operand tensors and
-// returns its results. It is the executor's single step, exported for eager
+// returns its results; a while or a case runs its regions (the llvm backend's
+// fallback for them), which must not call functions: Eval has no module. It is the executor's single step, exported for eager
 // mode: in must be well typed (as the verifier checks) and args must have its
 // operands' types; Eval checks the types and reports a mismatch as an error.
 // Errors carry in's position.
@@ -18,6 +19,9 @@ func Eval(in *ir.Instr, args []*backend.Buffer) (res []*backend.Buffer, err erro
 			err = ir.Errorf(in.Pos, "internal error in the cpu executor running %s: %v", in.Op, r)
 		}
 	}()
+	if ir.IsControl(in.Op) {
+		return evalControl(in, args)
+	}
 	if err := checkInstr(in, args); err != nil {
 		return nil, ir.Errorf(in.Pos, "%v", err)
 	}
