@@ -42,4 +42,3 @@ func TestControlFallback(t *testing.T) {
 		})
 	}
 }
-
