@@ -88,3 +88,72 @@ func mergeVals(xs []*val) *val {
 	}
 	return &y
 }
+
+// genWhile builds a while in @main whose trip count comes from the data:
+// an exact i32[] value of the program clamped into [0, 3] is carried with a
+// counter and one value x. The do region applies a few elementwise ops to
+// x; their result replaces x only when the analysis of one iteration holds
+// for every iteration: exact, and within x's own range and hazards (else do
+// carries x unchanged, and the loop still runs its data-dependent count).
+func (g *gen) genWhile() bool {
+	if g.fn != g.main {
+		return false
+	}
+	k := g.get(want{dts: []ir.DType{ir.I32}, fixed: true, shape: []int64{}, exact: true})
+	x := g.get(want{})
+	if k == nil || x == nil || k.v.Type.Rank() != 0 || k.dt() != ir.I32 {
+		return false
+	}
+	b := g.fn.b
+	i32 := ir.Scalar(ir.I32)
+	lim := b.Op1(ir.OpClamp, nil, b.Const(i32, 0), k.v, b.Const(i32, 3))
+	in, err := b.Emit(ir.OpWhile, nil, nil, b.Const(i32, 0), lim, x.v)
+	if err != nil {
+		return false
+	}
+	carried := []ir.Type{i32, i32, x.v.Type}
+	cond := g.fn.f.NewRegion(in, carried)
+	cb := ir.NewBuilder(g.fn.f.RegionFunc(cond))
+	cb.Return(cb.Op1(ir.OpCompare, &ir.CompareAttr{Dir: ir.CmpLT}, cond.Params[0], cond.Params[1]))
+	body := g.fn.f.NewRegion(in, carried)
+	next := g.loopBody(body, x)
+	y := mergeVals([]*val{x, next})
+	y.v = in.Results[2]
+	for len(g.fn.info) < g.fn.f.NumValues() {
+		g.fn.info = append(g.fn.info, nil) // the counter and limit have no analysis
+	}
+	g.add(y)
+	return true
+}
+
+// loopBody fills a while's do region (counter, limit, x) and returns the
+// analysis of the x it carries on.
+func (g *gen) loopBody(r *ir.Block, x *val) *val {
+	outer := g.fn
+	g.fn = g.newFn(outer.f.RegionFunc(r), true)
+	defer func() { g.fn = outer }()
+	px := *x
+	px.v = r.Params[2]
+	g.add(&px)
+	target := 1 + g.r.IntN(3)
+	for tries := 0; len(r.Instrs) < target && tries < 50; tries++ {
+		g.genOp(g.nextOp())
+	}
+	out := &px
+	for _, y := range g.fn.pool {
+		if y.v.Def != nil && y.v.Type.Equal(x.v.Type) && staysWithin(y, x) {
+			out = y
+		}
+	}
+	b := g.fn.b
+	i1 := b.Op1(ir.OpAdd, nil, r.Params[0], b.Const(ir.Scalar(ir.I32), 1))
+	b.Return(i1, r.Params[1], out.v)
+	return out
+}
+
+// staysWithin: y, computed from x in one iteration, may stand for x in the
+// next: exact, in x's range, and with no hazard x lacks.
+func staysWithin(y, x *val) bool {
+	return y.exact() && y.lo >= x.lo && y.hi <= x.hi &&
+		(!y.nan || x.nan) && (!y.zs || x.zs) && (!y.prod || x.prod) && (!y.narrowed || x.narrowed)
+}

@@ -21,7 +21,6 @@ var helperOps = []ir.Op{ir.OpAdd, ir.OpSub, ir.OpMul, ir.OpMax, ir.OpMin, ir.OpN
 var notGenerated = map[string]string{
 	"return": "ends every function; not drawn as an op",
 	"fusion": "a region op that the fusion pass makes; users do not write it",
-	"while":  "a region op: not drawn yet; the loop programs of testdata/golden/parse (op_while, while_*) go through the same oracle",
 }
 
 // NotGenerated reports whether programs never contain op, and why.
@@ -142,6 +141,8 @@ func (g *gen) genOp(op ir.Op) bool {
 		return g.genCall()
 	case ir.OpCase:
 		return g.genCase()
+	case ir.OpWhile:
+		return g.genWhile()
 	}
 	return false
 }
