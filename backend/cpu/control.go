@@ -43,7 +43,7 @@ func CaseBranch(k int64, n int) int {
 // evalControl runs a while or a case on its own (Eval), with a value table
 // large enough for the values of its regions. Its operands are checked as
 // Run checks arguments.
-func evalControl(in *ir.Instr, args []*backend.Buffer) ([]*backend.Buffer, error) {
+func evalControl(m *ir.Module, in *ir.Instr, args []*backend.Buffer) ([]*backend.Buffer, error) {
 	if len(args) != len(in.Args) {
 		return nil, ir.Errorf(in.Pos, "%s has %d operands, got %d tensors", in.Op, len(in.Args), len(args))
 	}
@@ -76,7 +76,7 @@ func evalControl(in *ir.Instr, args []*backend.Buffer) ([]*backend.Buffer, error
 	if err != nil {
 		return nil, err
 	}
-	mc := &machine{}
+	mc := &machine{m: m}
 	return mc.instr(nil, in, make([]*backend.Buffer, n), args)
 }
 

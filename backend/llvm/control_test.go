@@ -16,7 +16,7 @@ import (
 // the code around it is generated.
 func TestControlFallback(t *testing.T) {
 	b := testBackend(t)
-	files := []string{"op_while", "op_case", "while_nested", "while_collatz", "while_stacked", "while_scan", "case_no_operands"}
+	files := []string{"op_while", "op_case", "while_nested", "while_collatz", "while_stacked", "while_scan", "case_no_operands", "while_call"}
 	for _, name := range files {
 		t.Run(name, func(t *testing.T) {
 			a, err := txtar.ParseFile(filepath.Join("..", "..", "testdata", "golden", "parse", name+".txtar"))

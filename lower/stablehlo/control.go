@@ -82,7 +82,8 @@ func (e *emitter) region(r *ir.Block, params []hv) error {
 	}
 	saved := e.indent
 	e.indent += "  "
-	defer func() { e.indent = saved }()
+	e.regions++
+	defer func() { e.indent = saved; e.regions-- }()
 	for _, x := range r.Instrs {
 		if x.Op != ir.OpReturn {
 			if err := e.instr(x); err != nil {

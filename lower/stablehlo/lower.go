@@ -429,7 +429,14 @@ func (e *emitter) other(in *ir.Instr, args []hv) ([]hv, error) {
 		if len(ts) == 1 {
 			res = tensorType(ts[0])
 		}
-		return e.defN(ts, "call @", symbol(e.syms[callee]), "(", refs(args), ") : (", typeList(types(args)), ") -> ", res), nil
+		// Inside a region (stablehlo.while, stablehlo.case) the default
+		// dialect is stablehlo's, so the call is spelled in full, as JAX
+		// prints it there.
+		op := "call @"
+		if e.regions > 0 {
+			op = "func.call @"
+		}
+		return e.defN(ts, op, symbol(e.syms[callee]), "(", refs(args), ") : (", typeList(types(args)), ") -> ", res), nil
 	case ir.OpReturn:
 		if len(args) == 0 {
 			e.line("return")
