@@ -104,3 +104,30 @@ func TestFusionRefusesControl(t *testing.T) {
 		t.Errorf("got %v, want %s", err, want)
 	}
 }
+
+// TestTripCount: the counted loops whose trip count is known from the IR,
+// and the loops whose count depends on the data.
+func TestTripCount(t *testing.T) {
+	if err := buildLoop(func(f *Func, w, c *Instr) {
+		if n, ok := TripCount(w); !ok || n != 3 {
+			t.Errorf("i from 0 while i < 3: TripCount %d, %v; want 3, true", n, ok)
+		}
+		cmp := w.Regions[WhileCond].Instrs[1]
+		cmp.Attr = &CompareAttr{Dir: CmpLE}
+		if n, ok := TripCount(w); !ok || n != 4 {
+			t.Errorf("i <= 3: TripCount %d, %v; want 4, true", n, ok)
+		}
+		cmp.Args[1] = w.Regions[WhileCond].Params[0]
+		if _, ok := TripCount(w); ok {
+			t.Error("i <= i: a count is claimed")
+		}
+		cmp.Attr, cmp.Args[1] = &CompareAttr{Dir: CmpLT}, w.Regions[WhileCond].Instrs[0].Result()
+		w.Args[0] = f.Params[0] // a start that is not a constant
+		if _, ok := TripCount(w); ok {
+			t.Error("a start from the data: a count is claimed")
+		}
+		w.Args[0] = w.Block.Instrs[0].Result()
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
