@@ -160,8 +160,11 @@ func (rc *regionCheck) instr(r *Block, i int, x *Instr) {
 	case OpReturn:
 		rc.ret(r, i, x)
 		return
-	case OpCall, OpFusion:
+	case OpCall, OpFusion, OpWhile, OpCase:
 		rc.bad(x.Pos, "a fusion body cannot contain %s", x.Op)
+		for _, res := range x.Results {
+			rc.local[res.ID] = true // its uses are not errors of their own
+		}
 		return
 	}
 	if len(x.Regions) > 0 {

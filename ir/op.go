@@ -95,6 +95,8 @@ const (
 	OpFusion
 	OpCopy
 	OpShardingConstraint
+	OpWhile
+	OpCase
 
 	numOps
 )
@@ -324,6 +326,16 @@ var opTable = [numOps]OpInfo{
 		Doc:    "sharding_constraint %x {sharding=<@mesh, [{\"dp\"}, {}]>}: x, laid out over the mesh's devices as the sharding says (Shardy's sdy.sharding_constraint)",
 		decode: func(r *attrReader) Attr { return &ShardingAttr{Sharding: r.sharding("sharding")} },
 		infer:  func(c *inferCtx) []Type { return c.same(anyT) }},
+	OpWhile: {Name: "while", Fuse: FuseNever, Cost: CostRegion, Pad: PadRefuse,
+		Group: GroupOther, Args: -1, MinArgs: 1,
+		Doc: "while %a, ... : T, ... cond (%p: T, ...) { ...; return %go } do (%p: T, ...) { ...; return %r, ... }: " +
+			"carries its operands, runs do while cond (i1[]) is true, returns the last carried values; regions capture nothing",
+		infer: inferWhile},
+	OpCase: {Name: "case", Fuse: FuseNever, Cost: CostRegion, Pad: PadRefuse,
+		Group: GroupOther, Args: -1, MinArgs: 1, NeedsType: true,
+		Doc: "case %k, %a, ... : R, ... (%p: T, ...) { ...; return %r, ... } ...: runs branch k (i32[]) on the operands after k; " +
+			"k outside [0, N) runs the last branch; regions capture nothing",
+		infer: inferCase},
 }
 
 func unary(name, hlo string, cost CostClass, ok dtypeClass, doc string) OpInfo {

@@ -40,46 +40,68 @@ func ValueNames(f *Func) map[*Value]string { return newNamer(f).names }
 
 type namer struct {
 	names  map[*Value]string
-	taken  map[string]bool
-	suffix map[string]int // by kept name: the least suffix that may be free
+	taken  map[string]bool // every name given, in any scope: numbers are unique in the function
+	suffix map[string]int  // by kept name: the least suffix that may be free
 	next   int
+}
+
+// nameScope is the set of names one block's values must not repeat. The
+// regions of while and case are scopes of their own (the parser lets their
+// names shadow outer ones, since they capture nothing); a fusion body shares
+// its enclosing block's scope and must avoid every enclosing one too, as the
+// parser requires.
+type nameScope struct {
+	taken  map[string]bool
+	parent *nameScope
+}
+
+// free reports whether name can be given in s: unused in s, and for a
+// fusion body's value in every scope around it as well.
+func (s *nameScope) free(name string, fusion bool) bool {
+	for ; s != nil; s = s.parent {
+		if s.taken[name] {
+			return false
+		}
+		if !fusion {
+			return true
+		}
+	}
+	return true
+}
+
+// scoped is a value to name with the scope it is named in.
+type scoped struct {
+	v      *Value
+	s      *nameScope
+	fusion bool
 }
 
 // newNamer assigns every value of f its printed name. Kept names come first so
 // that numbers for unnamed values never collide with them.
 func newNamer(f *Func) *namer {
 	n := &namer{names: map[*Value]string{}, taken: map[string]bool{}, suffix: map[string]int{}}
-	var order []*Value
-	order = append(order, f.Params...)
-	f.Body.Walk(func(in *Instr) {
-		// A fusion's results before its region's parameters: they are
-		// printed first, on the fusion's line.
-		order = append(order, in.Results...)
-		for _, r := range in.Regions {
-			order = append(order, r.Params...)
-		}
-	})
-	for _, v := range order {
+	order := scopedValues(f)
+	for _, x := range order {
+		v := x.v
 		if v.Name == "" || isNumber(v.Name) {
 			continue
 		}
 		name := v.Name
-		if n.taken[name] {
-			// The first free suffix; those below suffix[v.Name] are taken
-			// already (names are never freed), so n values sharing a name
-			// cost O(n), not O(n²).
+		if !x.s.free(name, x.fusion) {
+			// The first free suffix; those below suffix[v.Name] were
+			// taken when it was set (names are never freed), so n values
+			// sharing a name cost O(n), not O(n²).
 			k := max(n.suffix[v.Name], 1)
-			for n.taken[v.Name+"_"+strconv.Itoa(k)] {
+			for !x.s.free(v.Name+"_"+strconv.Itoa(k), x.fusion) {
 				k++
 			}
 			name = v.Name + "_" + strconv.Itoa(k)
 			n.suffix[v.Name] = k + 1
 		}
-		n.taken[name] = true
-		n.names[v] = name
+		n.give(x, name)
 	}
-	for _, v := range order {
-		if _, ok := n.names[v]; ok {
+	for _, x := range order {
+		if _, ok := n.names[x.v]; ok {
 			continue
 		}
 		for n.taken[strconv.Itoa(n.next)] {
@@ -87,10 +109,46 @@ func newNamer(f *Func) *namer {
 		}
 		name := strconv.Itoa(n.next)
 		n.next++
-		n.taken[name] = true
-		n.names[v] = name
+		n.give(x, name)
 	}
 	return n
+}
+
+func (n *namer) give(x scoped, name string) {
+	n.taken[name] = true
+	x.s.taken[name] = true
+	n.names[x.v] = name
+}
+
+// scopedValues lists f's values in print order, each with its scope: a
+// instruction's results before its regions' parameters, which are printed
+// after them on its line.
+func scopedValues(f *Func) []scoped {
+	var order []scoped
+	root := &nameScope{taken: map[string]bool{}}
+	for _, p := range f.Params {
+		order = append(order, scoped{v: p, s: root})
+	}
+	var walk func(b *Block, s *nameScope, fusion bool)
+	walk = func(b *Block, s *nameScope, fusion bool) {
+		for _, in := range b.Instrs {
+			for _, r := range in.Results {
+				order = append(order, scoped{v: r, s: s, fusion: fusion})
+			}
+			for _, r := range in.Regions {
+				rs, rf := s, true
+				if IsControl(in.Op) {
+					rs, rf = &nameScope{taken: map[string]bool{}, parent: s}, false
+				}
+				for _, p := range r.Params {
+					order = append(order, scoped{v: p, s: rs, fusion: rf})
+				}
+				walk(r, rs, rf)
+			}
+		}
+	}
+	walk(f.Body, root, false)
+	return order
 }
 
 func isNumber(s string) bool {
@@ -219,7 +277,18 @@ func printInstr(b *strings.Builder, n *namer, in *Instr, indent string) {
 		}
 		writeTypes(b, types)
 	}
-	for _, r := range in.Regions {
+	// A fusion's region closes at the instruction's indent; the regions of
+	// while and case are continuations of the instruction's line, indented
+	// one step, with their bodies a step further.
+	inner, close := indent+"  ", indent
+	if IsControl(in.Op) {
+		inner, close = indent+"    ", indent+"  "
+	}
+	for i, r := range in.Regions {
+		if in.Op == OpWhile && i < len(whileLabels) {
+			b.WriteByte(' ')
+			b.WriteString(whileLabels[i])
+		}
 		b.WriteString(" (")
 		for i, p := range r.Params {
 			if i > 0 {
@@ -230,11 +299,14 @@ func printInstr(b *strings.Builder, n *namer, in *Instr, indent string) {
 			b.WriteString(p.Type.String())
 		}
 		b.WriteString(") {\n")
-		printBlock(b, n, r, indent+"  ")
-		b.WriteString(indent)
+		printBlock(b, n, r, inner)
+		b.WriteString(close)
 		b.WriteByte('}')
 	}
 }
+
+// whileLabels name a while's regions in .tir, in order.
+var whileLabels = [...]string{WhileCond: "cond", WhileBody: "do"}
 
 func writeRefs(b *strings.Builder, n *namer, vs []*Value) {
 	for i, v := range vs {

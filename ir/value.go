@@ -98,6 +98,9 @@ type Func struct {
 
 	nextValue int
 	nextInstr int
+	// owner is set on a region's view (RegionFunc): the function whose ID
+	// spaces the view allocates from.
+	owner *Func
 }
 
 // Module is a .tir file: its functions in source order.
@@ -199,19 +202,35 @@ func (m *Module) NewFunc(name string, paramNames []string, params []Type, result
 
 // NewValue allocates a value with the next dense ID; the caller attaches it.
 func (f *Func) NewValue(t Type) *Value {
+	if f.owner != nil {
+		return f.owner.NewValue(t)
+	}
 	v := &Value{ID: f.nextValue, Type: t}
 	f.nextValue++
 	return v
 }
 
 // NumValues bounds the value IDs of f: every ID is below it.
-func (f *Func) NumValues() int { return f.nextValue }
+func (f *Func) NumValues() int {
+	if f.owner != nil {
+		return f.owner.NumValues()
+	}
+	return f.nextValue
+}
 
 // NumInstrs bounds the instruction IDs of f.
-func (f *Func) NumInstrs() int { return f.nextInstr }
+func (f *Func) NumInstrs() int {
+	if f.owner != nil {
+		return f.owner.NumInstrs()
+	}
+	return f.nextInstr
+}
 
 // NewInstr allocates an instruction with results of the given types, not yet in a block.
 func (f *Func) NewInstr(op Op, attr Attr, args []*Value, results []Type, pos Pos) *Instr {
+	if f.owner != nil {
+		return f.owner.NewInstr(op, attr, args, results, pos)
+	}
 	in := &Instr{ID: f.nextInstr, Op: op, Args: args, Attr: attr, Pos: pos}
 	f.nextInstr++
 	for i, t := range results {

@@ -67,6 +67,7 @@ func verifyFunc(m *Module, f *Func) []*Error {
 		define(p)
 	}
 	n := newNamer(f)
+	cc := &controlCheck{m: m, f: f, n: n, define: define}
 	body := f.Body
 	for i, in := range body.Instrs {
 		for _, a := range in.Args {
@@ -88,7 +89,10 @@ func verifyFunc(m *Module, f *Func) []*Error {
 		if err := checkTypes(m, in); err != nil {
 			bad(in.Pos, "%v", err)
 		}
-		if in.Op == OpFusion || len(in.Regions) > 0 {
+		switch {
+		case IsControl(in.Op):
+			cc.control(in)
+		case in.Op == OpFusion || len(in.Regions) > 0:
 			errs = append(errs, verifyRegions(m, f, n, in)...)
 		}
 		for _, r := range in.Results {
@@ -101,7 +105,7 @@ func verifyFunc(m *Module, f *Func) []*Error {
 	if body.Terminator() == nil {
 		bad(f.Pos, "function @%s does not end with return", f.Name)
 	}
-	return errs
+	return append(errs, cc.errs...)
 }
 
 func checkReturn(f *Func, ret *Instr) []*Error {

@@ -38,11 +38,11 @@ func newLayoutClasses(f *ir.Func) *layoutClasses {
 	f.Body.Walk(func(in *ir.Instr) {
 		for _, r := range in.Regions {
 			for _, p := range r.Params {
-				add(p, true)
+				add(p, in.Op == ir.OpFusion)
 			}
 		}
 		for _, r := range in.Results {
-			add(r, in.Block != f.Body)
+			add(r, inFusion(in.Block))
 		}
 	})
 	f.Body.Walk(func(in *ir.Instr) {
@@ -61,6 +61,8 @@ func newLayoutClasses(f *ir.Func) *layoutClasses {
 					}
 				}
 			}
+		case ir.IsControl(in.Op):
+			la.unionControl(in)
 		case in.Op.Info().Elementwise && in.Op != ir.OpCopy && len(in.Results) == 1:
 			// A copy is elementwise but exists to change the layout: its
 			// operand and result are in classes of their own.
@@ -73,6 +75,46 @@ func newLayoutClasses(f *ir.Func) *layoutClasses {
 		}
 	})
 	return la
+}
+
+// inFusion reports whether blk is a fusion's body, whose values live in
+// VMEM; a while's or case's region values are materialised like any other.
+func inFusion(blk *ir.Block) bool {
+	return blk != nil && blk.Parent != nil && blk.Parent.Op == ir.OpFusion
+}
+
+// unionControl puts each carried value of a while (operand, the regions'
+// parameters, what do returns, the result) in one class, and likewise a
+// case's operands with its branches' parameters and its results with what
+// the branches return: a region's types must equal the op's.
+func (la *layoutClasses) unionControl(in *ir.Instr) {
+	args := in.Args
+	if in.Op == ir.OpCase {
+		args = args[1:]
+	}
+	for _, r := range in.Regions {
+		for i, p := range r.Params {
+			if i < len(args) {
+				la.union(args[i], p)
+			}
+		}
+		ret := r.Terminator()
+		if ret == nil || (in.Op == ir.OpWhile && r == in.Regions[ir.WhileCond]) {
+			continue
+		}
+		for j, a := range ret.Args {
+			if j < len(in.Results) {
+				la.union(a, in.Results[j])
+			}
+		}
+	}
+	if in.Op == ir.OpWhile {
+		for i, a := range args {
+			if i < len(in.Results) {
+				la.union(a, in.Results[i])
+			}
+		}
+	}
 }
 
 func (la *layoutClasses) find(id int) int {
@@ -101,8 +143,11 @@ func (la *layoutClasses) pinABI(f *ir.Func) {
 			la.pinned[a.ID] = true
 		}
 	}
+	// A while's carried values and a case's operands and results cross
+	// into regions, which the lowering makes separate computations: they
+	// are pinned like a call's.
 	f.Body.Walk(func(in *ir.Instr) {
-		if in.Op != ir.OpCall {
+		if in.Op != ir.OpCall && !ir.IsControl(in.Op) {
 			return
 		}
 		for _, a := range in.Args {

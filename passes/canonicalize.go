@@ -29,7 +29,7 @@ type rule struct {
 // canonicalRules is the whole table, in the order rules are tried on one
 // instruction: identities first, so that add(0, X) becomes X directly rather
 // than being commuted first.
-var canonicalRules = concatRules(arithmeticRules, logicRules, shapeRules, orderRules)
+var canonicalRules = concatRules(arithmeticRules, logicRules, shapeRules, orderRules, controlRules)
 
 // canonicalIndex holds, per op, the rules rooted at it.
 var canonicalIndex = indexRules(canonicalRules)

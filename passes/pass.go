@@ -16,6 +16,11 @@ type Pass struct {
 	Name string
 	Doc  string // one line: what the pass does, as `tpucc passes` prints it
 	Run  func(f *ir.Func, c *Context) (changed bool, err error)
+	// Regions makes the runner run the pass inside the regions of while and
+	// case too, each as a function of its own (ir.Func.RegionFunc): a pass
+	// that only rewrites one block at a time, never looking across a region
+	// boundary, is sound there as it is in a function.
+	Regions bool
 }
 
 // Evaluator computes the results of one instruction on constant operands.
@@ -119,19 +124,19 @@ func (s *Stats) String() string {
 // visible in one place.
 func all() []Pass {
 	return []Pass{
-		{Name: "canonicalize", Run: canonicalize,
+		{Name: "canonicalize", Regions: true, Run: canonicalize,
 			Doc: "rewrites identities (x+(-0.0), x*1, neg(neg x), reshape of reshape, no-op shape ops, constant predicates) and moves constants right, to a fixed point"},
-		{Name: "fold-constants", Run: foldConstants,
+		{Name: "fold-constants", Regions: true, Run: foldConstants,
 			Doc: "evaluates instructions whose operands are all constants (results up to 1024 elements, or splats of any size) into constants"},
-		{Name: "cse", Run: cse,
+		{Name: "cse", Regions: true, Run: cse,
 			Doc: "merges instructions that compute the same op on the same operands with the same attributes and types"},
-		{Name: "dce", Run: dce,
+		{Name: "dce", Regions: true, Run: dce,
 			Doc: "removes instructions whose results are unused"},
 		{Name: "contract", Run: contract,
 			Doc: "rewrites products summed over axes (through broadcasts, transposes and unit reshapes) into dot_general and folds transposes into dot_general's dimension numbers (f32, f64 and integer products; docs/MOE.md)"},
 		{Name: "moe-route", Run: moeRoute,
 			Doc: "rewrites dense mixture-of-experts layers whose combine weights are provably zero outside each token's top-k experts into sorted rows and ragged_dot grouped matmuls"},
-		{Name: "fuse", Run: fuse,
+		{Name: "fuse", Regions: true, Run: fuse,
 			Doc: "groups elementwise chains, reductions with their producers and dot_general with its epilogue into fusion instructions, by bytes saved under the target's cost model"},
 		{Name: "assign-layout", Run: assignLayout,
 			Doc: "gives every value a physical layout for the target (minor-to-major order and tiles; row-major at function boundaries, with a copy inserted where one pays) and folds transposes into dot_general; nothing without a target"},

@@ -196,7 +196,7 @@ func runOne(p Pass, f *ir.Func, c *Context, verify bool) (err error) {
 			err = &PanicError{Pass: p.Name, Func: f.Name, Value: r, Stack: debug.Stack()}
 		}
 	}()
-	changed, err := p.Run(f, c)
+	changed, err := runPass(p, f, c)
 	if err != nil {
 		return fmt.Errorf("pass %s on @%s: %w", p.Name, f.Name, err)
 	}
@@ -210,6 +210,28 @@ func runOne(p Pass, f *ir.Func, c *Context, verify bool) (err error) {
 		return fmt.Errorf("pass %s changed @%s but reported no change", p.Name, f.Name)
 	}
 	return nil
+}
+
+// runPass runs p on f and, when p.Regions is set, inside every while and
+// case region of f, nested ones included, each as a function of its own.
+func runPass(p Pass, f *ir.Func, c *Context) (bool, error) {
+	changed, err := p.Run(f, c)
+	if err != nil || !p.Regions {
+		return changed, err
+	}
+	for _, in := range f.Body.Instrs {
+		if !ir.IsControl(in.Op) {
+			continue
+		}
+		for _, r := range in.Regions {
+			ch, err := runPass(p, f.RegionFunc(r), c)
+			if err != nil {
+				return changed, err
+			}
+			changed = changed || ch
+		}
+	}
+	return changed, nil
 }
 
 // dump writes every function of m after step seq, each file atomically

@@ -128,27 +128,37 @@ type groupMembers struct {
 	all      []*ir.Instr // members and their nested instructions, in order
 	inside   map[*ir.Instr]bool
 	internal map[*ir.Value]bool // values defined inside: results and region parameters
+	// times is how often each instruction of all runs: a while's do region
+	// its trip count (ir.TripCount), its cond one more, nested loops the
+	// product; once where the count is not known.
+	times map[*ir.Instr]int64
 }
 
 func gather(group []*ir.Instr) groupMembers {
-	m := groupMembers{inside: map[*ir.Instr]bool{}, internal: map[*ir.Value]bool{}}
-	visit := func(x *ir.Instr) {
+	m := groupMembers{inside: map[*ir.Instr]bool{}, internal: map[*ir.Value]bool{}, times: map[*ir.Instr]int64{}}
+	var visit func(x *ir.Instr, times int64)
+	visit = func(x *ir.Instr, times int64) {
 		m.inside[x] = true
 		m.all = append(m.all, x)
+		m.times[x] = times
 		for _, v := range x.Results {
 			m.internal[v] = true
 		}
-		for _, reg := range x.Regions {
+		for i, reg := range x.Regions {
 			for _, p := range reg.Params {
 				m.internal[p] = true
+			}
+			t := times
+			if n, ok := ir.TripCount(x); ok {
+				t = mulOK(times, n+1-int64(i)) // cond runs once more than do
+			}
+			for _, y := range reg.Instrs {
+				visit(y, t)
 			}
 		}
 	}
 	for _, in := range group {
-		visit(in)
-		for _, reg := range in.Regions {
-			reg.Walk(visit)
-		}
+		visit(in, 1)
 	}
 	return m
 }
@@ -175,7 +185,7 @@ func (a *analyzer) group(f *ir.Func, group []*ir.Instr, uses *ir.Uses) (groupRes
 		return a.call(group[0])
 	}
 	m := gather(group)
-	c, err := a.work(m.all)
+	c, err := a.work(m)
 	if err != nil {
 		return r, err
 	}
@@ -198,9 +208,9 @@ func (a *analyzer) group(f *ir.Func, group []*ir.Instr, uses *ir.Uses) (groupRes
 
 // work counts what the instructions compute; constants, returns and the
 // fusions themselves (whose bodies are in all) compute nothing.
-func (a *analyzer) work(all []*ir.Instr) (Cost, error) {
+func (a *analyzer) work(m groupMembers) (Cost, error) {
 	var w work
-	for _, in := range all {
+	for _, in := range m.all {
 		switch {
 		case in.Op == ir.OpConstant, in.Op == ir.OpReturn, len(in.Regions) > 0:
 			continue
@@ -211,7 +221,7 @@ func (a *analyzer) work(all []*ir.Instr) (Cost, error) {
 		if !ok {
 			return Cost{}, ir.Errorf(in.Pos, "cannot cost %s: %s", in.Op, notStatic(in))
 		}
-		w.add(iw)
+		w.add(iw.times(m.times[in]))
 	}
 	return Cost{FLOPs: w.flops, MatmulFLOPs: w.matmul, PaddedMatmulFLOPs: w.paddedMatmul,
 		Transcendentals: w.transcendentals, ComputeSeconds: w.seconds}, nil

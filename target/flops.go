@@ -29,6 +29,15 @@ func (w *work) add(v work) {
 	w.seconds += v.seconds
 }
 
+// times is the work of k runs (an instruction in a loop body).
+func (w work) times(k int64) work {
+	if k == 1 {
+		return w
+	}
+	return work{flops: mulOK(w.flops, k), matmul: mulOK(w.matmul, k), paddedMatmul: mulOK(w.paddedMatmul, k),
+		transcendentals: mulOK(w.transcendentals, k), seconds: w.seconds * float64(k)}
+}
+
 // instrWork counts the work of one instruction that has no region and is not
 // a call (those are summed by the caller). ok is false when a count overflows
 // or a shape is not static.

@@ -8,16 +8,26 @@ import (
 )
 
 // Eval runs one instruction other than call and return on operand tensors and
-// returns its results. It is the executor's single step, exported for eager
+// returns its results; a while or a case runs its regions (the llvm backend's
+// fallback for them; EvalIn resolves calls inside them). It is the executor's single step, exported for eager
 // mode: in must be well typed (as the verifier checks) and args must have its
 // operands' types; Eval checks the types and reports a mismatch as an error.
 // Errors carry in's position.
 func Eval(in *ir.Instr, args []*backend.Buffer) (res []*backend.Buffer, err error) {
+	return EvalIn(nil, in, args)
+}
+
+// EvalIn is Eval with the module that resolves the calls inside a while's
+// or case's regions (nil: a call there is an error).
+func EvalIn(m *ir.Module, in *ir.Instr, args []*backend.Buffer) (res []*backend.Buffer, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = ir.Errorf(in.Pos, "internal error in the cpu executor running %s: %v", in.Op, r)
 		}
 	}()
+	if ir.IsControl(in.Op) {
+		return evalControl(m, in, args)
+	}
 	if err := checkInstr(in, args); err != nil {
 		return nil, ir.Errorf(in.Pos, "%v", err)
 	}

@@ -124,26 +124,52 @@ func (c *memCount) body(g *ir.Func) (int64, error) {
 		if err := c.kernel(g, in); err != nil {
 			return 0, err
 		}
-		// A fusion's body values are tensors too: the executor runs the
-		// body op by op (its results are also the fusion's, counted twice:
-		// an upper bound).
+		// The values of a region (a fusion's, a while's or case's, nested
+		// ones too) are tensors as well: the executor runs the body op by
+		// op (its results are also the op's, counted twice: an upper bound).
+		// A loop's iterations each drop their values, so one counts.
 		for _, r := range in.Regions {
-			for _, x := range r.Instrs {
-				if err := c.kernel(g, x); err != nil {
-					return 0, err
-				}
-				for _, v := range x.Results {
-					n, err := c.value(g, v)
-					if err != nil {
-						return 0, err
-					}
-					total = addBytes(total, n)
-				}
+			n, err := c.region(g, r)
+			if err != nil {
+				return 0, err
 			}
+			total = addBytes(total, n)
 		}
 	}
 	c.bodies[g] = total
 	return total, nil
+}
+
+// region sums the values of r's instructions and of their regions, and
+// for a call the callee's body; each instruction's scratch is checked as
+// the top level's is.
+func (c *memCount) region(g *ir.Func, r *ir.Block) (int64, error) {
+	total := int64(0)
+	var err error
+	r.Walk(func(x *ir.Instr) {
+		if err != nil {
+			return
+		}
+		var n int64
+		if x.Op == ir.OpCall {
+			var h *ir.Func
+			if h, err = callee(c.m, x); err == nil {
+				n, err = c.body(h)
+			}
+			total = addBytes(total, n)
+			return
+		}
+		if err = c.kernel(g, x); err != nil {
+			return
+		}
+		for _, v := range x.Results {
+			if n, err = c.value(g, v); err != nil {
+				return
+			}
+			total = addBytes(total, n)
+		}
+	})
+	return total, err
 }
 
 func (c *memCount) value(g *ir.Func, v *ir.Value) (int64, error) {

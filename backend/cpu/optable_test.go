@@ -13,6 +13,8 @@ var runByRun = map[ir.Op]string{
 	ir.OpCall:   "Run calls the callee",
 	ir.OpReturn: "Run ends the function",
 	ir.OpFusion: "Run executes the body",
+	ir.OpWhile:  "Run executes the regions (TestRunWhile*, TestRunNestedLoops)",
+	ir.OpCase:   "Run executes the branch (TestRunCaseIndex)",
 }
 
 // TestEveryOpHasKernel walks ir's op table: every op other than control flow

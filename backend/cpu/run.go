@@ -72,11 +72,11 @@ func prepare(m *ir.Module, f *ir.Func) error {
 	}
 	var serr error
 	if err := reachable(m, f, func(g *ir.Func) {
-		for _, in := range g.Body.Instrs {
-			if len(in.Regions) > 0 && in.Op != ir.OpFusion && serr == nil {
+		g.Body.Walk(func(in *ir.Instr) {
+			if len(in.Regions) > 0 && in.Op != ir.OpFusion && !ir.IsControl(in.Op) && serr == nil {
 				serr = ir.Errorf(in.Pos, "%s with nested regions is not supported by the cpu executor", in.Op)
 			}
-		}
+		})
 		if serr == nil {
 			serr = checkStatic(g)
 		}
@@ -99,25 +99,24 @@ func reachable(m *ir.Module, f *ir.Func, visit func(*ir.Func)) error {
 	walk = func(g *ir.Func) error {
 		state[g] = active
 		visit(g)
-		for _, in := range g.Body.Instrs {
-			if in.Op != ir.OpCall {
-				continue
+		var err error
+		g.Body.Walk(func(in *ir.Instr) {
+			if in.Op != ir.OpCall || err != nil {
+				return
 			}
-			h, err := callee(m, in)
-			if err != nil {
-				return err
+			var h *ir.Func
+			if h, err = callee(m, in); err != nil {
+				return
 			}
 			switch state[h] {
 			case active:
-				return ir.Errorf(in.Pos, "call @%s from @%s is recursive", h.Name, g.Name)
+				err = ir.Errorf(in.Pos, "call @%s from @%s is recursive", h.Name, g.Name)
 			case unseen:
-				if err := walk(h); err != nil {
-					return err
-				}
+				err = walk(h)
 			}
-		}
+		})
 		state[g] = done
-		return nil
+		return err
 	}
 	return walk(f)
 }
@@ -181,16 +180,27 @@ func checkArgs(f *ir.Func, args []*backend.Buffer) error {
 	return nil
 }
 
-// machine runs verified functions.
-type machine struct{ m *ir.Module }
+// machine runs verified functions. dead caches each block's deadAfter.
+type machine struct {
+	m    *ir.Module
+	dead map[*ir.Block][][]int
+}
 
 func (mc *machine) call(f *ir.Func, args []*backend.Buffer) ([]*backend.Buffer, error) {
 	vals := make([]*backend.Buffer, f.NumValues())
-	for i, p := range f.Params {
+	return mc.block(f, f.Body, vals, args)
+}
+
+// block runs blk, a function body or a region of f, on args and returns what
+// its return returns. Value IDs are unique across f and its regions, so
+// regions keep their values in the function's table; each value is dropped
+// after its last use in its own block.
+func (mc *machine) block(f *ir.Func, blk *ir.Block, vals, args []*backend.Buffer) ([]*backend.Buffer, error) {
+	for i, p := range blk.Params {
 		vals[p.ID] = args[i]
 	}
-	dead := deadAfter(f)
-	for i, in := range f.Body.Instrs {
+	dead := mc.deadAfter(f, blk)
+	for i, in := range blk.Instrs {
 		ins := make([]*backend.Buffer, len(in.Args))
 		for k, a := range in.Args {
 			ins[k] = vals[a.ID]
@@ -198,22 +208,7 @@ func (mc *machine) call(f *ir.Func, args []*backend.Buffer) ([]*backend.Buffer, 
 		if in.Op == ir.OpReturn {
 			return ins, nil
 		}
-		var outs []*backend.Buffer
-		var err error
-		if in.Op == ir.OpCall {
-			g, cerr := callee(mc.m, in)
-			if cerr != nil {
-				return nil, cerr
-			}
-			outs, err = mc.call(g, ins)
-		} else if in.Op == ir.OpFusion {
-			outs, err = runFusion(in, ins)
-		} else {
-			outs, err = eval(in, ins)
-			if err != nil {
-				err = ir.Errorf(in.Pos, "%v", err)
-			}
-		}
+		outs, err := mc.instr(f, in, vals, ins)
 		if err != nil {
 			return nil, err
 		}
@@ -224,29 +219,64 @@ func (mc *machine) call(f *ir.Func, args []*backend.Buffer) ([]*backend.Buffer, 
 			vals[id] = nil
 		}
 	}
+	if blk.Parent != nil {
+		return nil, ir.Errorf(blk.Parent.Pos, "a %s region does not end with return", blk.Parent.Op)
+	}
 	return nil, fmt.Errorf("@%s does not end with return", f.Name)
 }
 
-// deadAfter lists, for each instruction index, the values whose last use it is
-// (values the return uses are never listed).
-func deadAfter(f *ir.Func) [][]int {
-	last := make([]int, f.NumValues())
-	for i := range last {
-		last[i] = -1
+// instr runs one instruction of f on its operands.
+func (mc *machine) instr(f *ir.Func, in *ir.Instr, vals, ins []*backend.Buffer) ([]*backend.Buffer, error) {
+	switch in.Op {
+	case ir.OpCall:
+		g, err := callee(mc.m, in)
+		if err != nil {
+			return nil, err
+		}
+		return mc.call(g, ins)
+	case ir.OpFusion:
+		return runFusion(in, ins)
+	case ir.OpWhile:
+		return mc.runWhile(f, in, vals, ins)
+	case ir.OpCase:
+		return mc.runCase(f, in, vals, ins)
 	}
-	n := len(f.Body.Instrs)
-	for i, in := range f.Body.Instrs {
+	outs, err := eval(in, ins)
+	if err != nil {
+		return nil, ir.Errorf(in.Pos, "%v", err)
+	}
+	return outs, nil
+}
+
+func (mc *machine) deadAfter(f *ir.Func, blk *ir.Block) [][]int {
+	if d, ok := mc.dead[blk]; ok {
+		return d
+	}
+	if mc.dead == nil {
+		mc.dead = map[*ir.Block][][]int{}
+	}
+	d := deadAfter(f, blk)
+	mc.dead[blk] = d
+	return d
+}
+
+// deadAfter lists, for each instruction index of blk, the values whose last
+// use in blk it is (values the return uses are never listed).
+func deadAfter(f *ir.Func, blk *ir.Block) [][]int {
+	last := map[int]int{}
+	n := len(blk.Instrs)
+	for i, in := range blk.Instrs {
 		for _, a := range in.Args {
 			if in.Op == ir.OpReturn {
 				last[a.ID] = n // kept
-			} else if last[a.ID] < n {
+			} else if l, ok := last[a.ID]; !ok || l < n {
 				last[a.ID] = i
 			}
 		}
 	}
 	dead := make([][]int, n)
 	for id, i := range last {
-		if i >= 0 && i < n {
+		if i < n {
 			dead[i] = append(dead[i], id)
 		}
 	}

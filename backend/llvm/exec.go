@@ -166,7 +166,7 @@ func (x *Executable) runStep(s *state, i int) error {
 		for j, b := range st.bufs {
 			bufs[j] = s.bufs[b]
 		}
-		return refEval(st.instr, bufs[st.outs:], bufs[:st.outs])
+		return refEval(st.mod, st.instr, bufs[st.outs:], bufs[:st.outs])
 	}
 	ptrs := s.ptrs[i]
 	for j, b := range st.bufs {

@@ -48,7 +48,8 @@ type step struct {
 	rows  int64  // the kernel's outer range [0, rows)
 	work  int64  // elements (or multiply-adds) it touches: decides splitting
 	instr *ir.Instr
-	what  string // what the step computes, for reports
+	mod   *ir.Module // stepRef: resolves calls in instr's regions
+	what  string     // what the step computes, for reports
 	fn    uintptr
 	// fine: the kernel's ranges cost nothing to start (a loop, a norm, a
 	// softmax, a reduction; not a product, which packs per range), so a
@@ -450,7 +451,7 @@ func (pl *planner) heavy(in *ir.Instr, env map[*ir.Value]int) error {
 		return err
 	}
 	pl.p.fallback[in.Op]++
-	st := step{kind: stepRef, instr: in, what: "reference " + in.Op.String()}
+	st := step{kind: stepRef, instr: in, mod: pl.m, what: "reference " + in.Op.String()}
 	for _, r := range in.Results {
 		if !r.Type.IsStatic() {
 			return ir.Errorf(in.Pos, "the llvm backend needs static shapes: %s", r.Type)

@@ -7,9 +7,10 @@ import (
 )
 
 // refEval runs in on the reference executor, reading its operands from
-// args and copying its results into outs (planned memory).
-func refEval(in *ir.Instr, args, outs []*backend.Buffer) error {
-	res, err := cpu.Eval(in, args)
+// args and copying its results into outs (planned memory); m resolves the
+// calls inside a while's or case's regions (nil where there are none).
+func refEval(m *ir.Module, in *ir.Instr, args, outs []*backend.Buffer) error {
+	res, err := cpu.EvalIn(m, in, args)
 	if err != nil {
 		return err
 	}
@@ -32,7 +33,7 @@ func refConstant(in *ir.Instr) ([]byte, error) {
 		return nil, ir.Errorf(in.Pos, "the llvm backend needs static shapes: %s", t)
 	}
 	out := backend.New(t)
-	if err := refEval(in, nil, []*backend.Buffer{out}); err != nil {
+	if err := refEval(nil, in, nil, []*backend.Buffer{out}); err != nil {
 		return nil, err
 	}
 	return out.Bytes(), nil

@@ -70,6 +70,7 @@ func costReport(f *ir.Func, t *target.Target) (string, error) {
 		fmt.Fprintf(&b, "; the MXU runs %d FLOPs for %d useful", tot.PaddedMatmulFLOPs, tot.MatmulFLOPs)
 	}
 	b.WriteString("\n")
+	b.WriteString(loopNotes(f))
 	fp := an.Footprint()
 	fmt.Fprintf(&b, "memory: parameters %d + constants %d + peak activations %d = %d bytes (%s) of %s %s\n",
 		an.ParamBytes, an.ConstBytes, an.PeakBytes, fp, binary(fp), binary(t.Memory), t.MemoryName)
@@ -255,4 +256,24 @@ func groupOp(g []*ir.Instr) string {
 		op += "+" + strconv.Itoa(len(body)-1)
 	}
 	return op
+}
+
+// loopNotes says, for each while of f (nested ones too), how often the
+// report counted its body: its trip count when the IR shows it
+// (ir.TripCount), else once, which it says.
+func loopNotes(f *ir.Func) string {
+	var b strings.Builder
+	names := ir.ValueNames(f)
+	f.Body.Walk(func(in *ir.Instr) {
+		if in.Op != ir.OpWhile || len(in.Results) == 0 {
+			return
+		}
+		name := "%" + names[in.Results[0]]
+		if n, ok := ir.TripCount(in); ok {
+			fmt.Fprintf(&b, "loop %s (%s): runs %d times; its body is counted %d times\n", name, in.Pos, n, n)
+			return
+		}
+		fmt.Fprintf(&b, "loop %s (%s): the trip count depends on the data; its body is counted once\n", name, in.Pos)
+	})
+	return b.String()
 }

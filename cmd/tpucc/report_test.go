@@ -215,3 +215,63 @@ func TestReportPrecision(t *testing.T) {
 		}
 	}
 }
+
+// countedLoop runs a layer over 3 stacked weights: a counted loop.
+const countedLoop = `func @main(%w: f32[3,256,256], %x0: f32[8,256], %k: i32[]) -> (f32[8,256], f32[8,256]) {
+  %z = constant 0 : i32[]
+  %n, %x, %ww = while %z, %x0, %w cond (%l: i32[], %x: f32[8,256], %w: f32[3,256,256]) {
+      %three = constant 3 : i32[]
+      %go = compare %l, %three {dir=lt}
+      return %go
+    } do (%l: i32[], %x: f32[8,256], %w: f32[3,256,256]) {
+      %zero = constant 0 : i32[]
+      %ws = dynamic_slice %w, %l, %zero, %zero {sizes=[1, 256, 256]}
+      %wl = reshape %ws : f32[256,256]
+      %y = dot_general %x, %wl {lhs_contract=[1], rhs_contract=[0]}
+      %x1 = tanh %y
+      %one = constant 1 : i32[]
+      %l1 = add %l, %one
+      return %l1, %x1, %w
+    }
+  %m, %v, %kk = while %z, %x0, %k cond (%i: i32[], %u: f32[8,256], %lim: i32[]) {
+      %go = compare %i, %lim {dir=lt}
+      return %go
+    } do (%i: i32[], %u: f32[8,256], %lim: i32[]) {
+      %e = exp %u
+      %one = constant 1 : i32[]
+      %i1 = add %i, %one
+      return %i1, %e, %lim
+    }
+  return %x, %v
+}
+`
+
+// TestReportLoops: a counted loop's body is costed its trip count times
+// (3 x 2*8*256*256 matmul FLOPs, 3 x 2048 tanh, the counter's 3 adds and
+// 4 compares), and the report says so; a loop whose count depends on the
+// data is costed once, and the report says that.
+func TestReportLoops(t *testing.T) {
+	dir := t.TempDir()
+	model := writeFile(t, dir, "loop.tir", []byte(countedLoop))
+	r := tpucc(t, "", "build", model, "--target", "tpu-v6e", "--report", "-o", filepath.Join(dir, "out.hlo"))
+	if r.code != 0 {
+		t.Fatalf("status %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{
+		"loop %n (" + model + ":3:3): runs 3 times; its body is counted 3 times\n",
+		"loop %m (" + model + ":17:3): the trip count depends on the data; its body is counted once\n",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("the report lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	row := ""
+	for _, line := range strings.Split(r.stderr, "\n") {
+		if f := strings.Fields(line); len(f) > 2 && f[0] == "1" && f[1] == "%n" {
+			row = line
+		}
+	}
+	if !strings.Contains(row, " while ") || !strings.Contains(row, " 3145735 ") || !strings.Contains(row, " 6144 ") {
+		t.Errorf("the first loop's row is %q, want a while with 3145735 FLOPs and 6144 transcendentals:\n%s", row, r.stderr)
+	}
+}

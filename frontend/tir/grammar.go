@@ -114,11 +114,13 @@ type stmtAST struct {
 	Regions []*regionAST `parser:"@@*"`
 }
 
-// regionAST is a fusion's body: (%p: T, ...) { stmts }. A statement never
-// starts with '(', so the region is told from the next statement without
-// lookahead.
+// regionAST is a region: (%p: T, ...) { stmts }, labelled cond or do in a
+// while. A statement never starts with '(', so an unlabelled region is told
+// from the next statement without lookahead; a label is taken only when a
+// '(' follows it.
 type regionAST struct {
 	Pos    lexer.Position
+	Label  *identTok   `parser:"((?= ('cond' | 'do') '(') @@)?"`
 	Params []*paramAST `parser:"'(' (@@ (',' @@)*)? ')'"`
 	Body   []*stmtAST  `parser:"'{' @@*"`
 	End    bool        `parser:"@'}'"`

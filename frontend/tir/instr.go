@@ -39,17 +39,20 @@ func (fb *funcBuilder) stmt(st *stmtAST) {
 		ok = false
 	}
 
-	if len(st.Regions) > 0 && name != "fusion" {
-		fb.errorf(fb.pos(st.Regions[0].Pos), "only fusion takes a region, not %s", name)
+	if len(st.Regions) > 0 && name != "fusion" && name != "while" && name != "case" {
+		fb.errorf(fb.pos(st.Regions[0].Pos), "only fusion, while and case take regions, not %s", name)
 		ok = false
 	}
 
 	var results []*ir.Value
 	switch name {
 	case "return":
-		if fb.region != nil {
+		switch {
+		case fb.region != nil && fb.region.Op == ir.OpFusion:
 			fb.regionRet(st, opPos, args, fields, ok)
-		} else {
+		case fb.region != nil:
+			fb.controlRet(st, opPos, args, fields, ok)
+		default:
 			fb.ret(st, opPos, args, hint, fields, ok)
 		}
 		fb.bind(st, opPos, name, nil, true)
@@ -60,6 +63,10 @@ func (fb *funcBuilder) stmt(st *stmtAST) {
 		results, ok = fb.constant(st, opPos, hint, fields, ok)
 	case "fusion":
 		results, ok = fb.fusion(st, opPos, args, hint, fields, ok)
+	case "while":
+		results, ok = fb.control(st, ir.OpWhile, opPos, args, hint, fields, ok)
+	case "case":
+		results, ok = fb.control(st, ir.OpCase, opPos, args, hint, fields, ok)
 	case "matmul":
 		results, ok = fb.matmul(opPos, args, hint, fields, ok)
 	default:

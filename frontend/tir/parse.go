@@ -153,8 +153,9 @@ type funcBuilder struct {
 	bld   *ir.Builder
 	// Inside a fusion body: the fusion being built and the scope around it,
 	// whose names the body may not use (regions capture nothing).
-	region *ir.Instr
-	outer  map[string]binding
+	region     *ir.Instr
+	regionWhat string // how messages name the region: "fusion body", "while do region"
+	outer      map[string]binding
 }
 
 func (fb *funcBuilder) body(fa *funcAST) {
@@ -187,7 +188,11 @@ func (fb *funcBuilder) define(tok *valueTok, v *ir.Value) {
 		fb.errorf(pos, "%s is already defined at %s", tok.Value, prev.pos)
 		return
 	}
-	if prev, dup := fb.outer[tok.Value]; dup {
+	// The regions of while and case are closed, so a name there may shadow
+	// an outer one (a loop nest writes %one in each body); a fusion body,
+	// which passes write, keeps every name distinct.
+	shadows := fb.region != nil && ir.IsControl(fb.region.Op)
+	if prev, dup := fb.outer[tok.Value]; dup && !shadows {
 		fb.errorf(pos, "%s is already defined at %s", tok.Value, prev.pos)
 		return
 	}
@@ -202,7 +207,7 @@ func (fb *funcBuilder) operands(toks []*valueTok) (vals []*ir.Value, ok bool) {
 	for i, t := range toks {
 		bnd, found := fb.scope[t.Value]
 		if _, outside := fb.outer[t.Value]; !found && outside {
-			fb.errorf(fb.pos(t.Pos), "fusion body uses %s from outside its region", t.Value)
+			fb.errorf(fb.pos(t.Pos), "%s uses %s from outside its region", fb.regionWhat, t.Value)
 			ok = false
 			continue
 		}

@@ -16,6 +16,10 @@ func (fb *funcBuilder) fusion(st *stmtAST, opPos ir.Pos, args []*ir.Value, hint 
 		return nil, false
 	}
 	ra := st.Regions[0]
+	if ra.Label != nil {
+		fb.errorf(fb.pos(ra.Label.Pos), "a fusion region takes no label, got '%s'", ra.Label.Value)
+		return nil, false
+	}
 	params := make([]ir.Type, len(ra.Params))
 	for i, p := range ra.Params {
 		if p.Annotation != nil {
@@ -56,7 +60,17 @@ func (fb *funcBuilder) fusion(st *stmtAST, opPos ir.Pos, args []*ir.Value, hint 
 		blk.Params = append(blk.Params, v)
 	}
 
-	saveScope, saveOuter, saveRegion, saveBlock := fb.scope, fb.outer, fb.region, fb.bld.Block
+	fb.regionBody(in, blk, ra, "fusion body")
+	fb.bld.Pos = opPos
+	return in.Results, true
+}
+
+// regionBody builds the statements of ra into blk, a region of in whose
+// parameters are made. The region's names live in their own scope: the body
+// sees its parameters and its own values only, and its names are not
+// visible after the closing brace. what names the region in messages.
+func (fb *funcBuilder) regionBody(in *ir.Instr, blk *ir.Block, ra *regionAST, what string) {
+	saveScope, saveOuter, saveRegion, saveWhat, saveBlock := fb.scope, fb.outer, fb.region, fb.regionWhat, fb.bld.Block
 	outer := map[string]binding{}
 	for k, v := range fb.outer {
 		outer[k] = v
@@ -64,7 +78,7 @@ func (fb *funcBuilder) fusion(st *stmtAST, opPos ir.Pos, args []*ir.Value, hint 
 	for k, v := range fb.scope {
 		outer[k] = v
 	}
-	fb.scope, fb.outer, fb.region = map[string]binding{}, outer, in
+	fb.scope, fb.outer, fb.region, fb.regionWhat = map[string]binding{}, outer, in, what
 	fb.bld.SetAppend(blk)
 	for i, p := range ra.Params {
 		fb.define(p.Name, blk.Params[i])
@@ -74,18 +88,16 @@ func (fb *funcBuilder) fusion(st *stmtAST, opPos ir.Pos, args []*ir.Value, hint 
 		if s.Op.Value == "return" {
 			returns = true
 			if i != len(ra.Body)-1 {
-				fb.errorf(fb.pos(s.Op.Pos), "return must be the last instruction of a fusion body")
+				fb.errorf(fb.pos(s.Op.Pos), "return must be the last instruction of a %s", what)
 			}
 		}
 		fb.stmt(s)
 	}
 	if !returns {
-		fb.errorf(fb.pos(ra.Pos), "fusion body does not end with return")
+		fb.errorf(fb.pos(ra.Pos), "%s does not end with return", what)
 	}
-	fb.scope, fb.outer, fb.region = saveScope, saveOuter, saveRegion
+	fb.scope, fb.outer, fb.region, fb.regionWhat = saveScope, saveOuter, saveRegion, saveWhat
 	fb.bld.SetAppend(saveBlock)
-	fb.bld.Pos = opPos
-	return in.Results, true
 }
 
 // regionRet checks a fusion body's return against the fusion's result types.

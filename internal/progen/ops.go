@@ -141,6 +141,10 @@ func (g *gen) genOp(op ir.Op) bool {
 		return g.constant(want{}) != nil
 	case ir.OpCall:
 		return g.genCall()
+	case ir.OpCase:
+		return g.genCase()
+	case ir.OpWhile:
+		return g.genWhile()
 	}
 	return false
 }

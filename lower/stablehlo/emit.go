@@ -31,6 +31,8 @@ type emitter struct {
 	// precision is every product's precision (Options.Precision), spelled
 	// as StableHLO spells it.
 	precision string
+	// regions is how many while or case regions enclose what is emitted.
+	regions int
 }
 
 func newEmitter(b *strings.Builder, syms map[string]string) *emitter {

@@ -375,7 +375,7 @@ func (e *emitter) instr(in *ir.Instr) error {
 	if in.Op == ir.OpFusion {
 		return e.flatten(in)
 	}
-	if len(in.Regions) > 0 {
+	if len(in.Regions) > 0 && !ir.IsControl(in.Op) {
 		return fmt.Errorf("cannot lower %s with a region: lower before fusing", in.Op)
 	}
 	if !lowered(in.Op) {
@@ -412,6 +412,15 @@ func (e *emitter) instr(in *ir.Instr) error {
 		res, err = e.indexing(in, args)
 	case ir.GroupComposite:
 		res = []hv{e.composite(in, args)}
+	case ir.GroupOther:
+		switch in.Op {
+		case ir.OpWhile:
+			res, err = e.while(in, args)
+		case ir.OpCase:
+			res, err = e.caseOp(in, args)
+		default:
+			res, err = e.other(in, args)
+		}
 	default:
 		res, err = e.other(in, args)
 	}
@@ -444,7 +453,14 @@ func (e *emitter) other(in *ir.Instr, args []hv) ([]hv, error) {
 		if len(ts) == 1 {
 			res = tensorType(ts[0])
 		}
-		return e.defN(ts, "call @", symbol(e.syms[callee]), "(", refs(args), ") : (", typeList(types(args)), ") -> ", res), nil
+		// Inside a region (stablehlo.while, stablehlo.case) the default
+		// dialect is stablehlo's, so the call is spelled in full, as JAX
+		// prints it there.
+		op := "call @"
+		if e.regions > 0 {
+			op = "func.call @"
+		}
+		return e.defN(ts, op, symbol(e.syms[callee]), "(", refs(args), ") : (", typeList(types(args)), ") -> ", res), nil
 	case ir.OpReturn:
 		if len(args) == 0 {
 			e.line("return")
@@ -472,7 +488,7 @@ func lowered(op ir.Op) bool {
 		ir.OpArgmax, ir.OpArgmin, ir.OpCumsum,
 		ir.OpTake, ir.OpScatterAdd, ir.OpDynamicSlice, ir.OpDynamicUpdateSlice, ir.OpOneHot, ir.OpTopK, ir.OpArgsort,
 		ir.OpRelu, ir.OpGelu, ir.OpSilu, ir.OpSoftmax, ir.OpLogSoftmax, ir.OpLayerNorm, ir.OpRMSNorm,
-		ir.OpConstant, ir.OpCall, ir.OpReturn, ir.OpFusion, ir.OpShardingConstraint:
+		ir.OpConstant, ir.OpCall, ir.OpReturn, ir.OpFusion, ir.OpShardingConstraint, ir.OpWhile, ir.OpCase:
 		return true
 	}
 	return false

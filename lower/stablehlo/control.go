@@ -1,0 +1,114 @@
+package stablehlo
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tpucc/tpucc/ir"
+)
+
+// while lowers to stablehlo.while as JAX prints lax.while_loop:
+//
+//	%0:2 = stablehlo.while(%arg2 = %c, %arg3 = %arg0) : tensor<i32>, tensor<6xf32>
+//	cond {
+//	  ...
+//	  stablehlo.return %1 : tensor<i1>
+//	} do {
+//	  ...
+//	  stablehlo.return %4, %5 : tensor<i32>, tensor<6xf32>
+//	}
+//
+// The iteration arguments are block arguments of both regions, so the cond
+// and do regions' parameters are both bound to them.
+func (e *emitter) while(in *ir.Instr, args []hv) ([]hv, error) {
+	iters := make([]hv, len(args))
+	binds := make([]string, len(args))
+	for i, a := range args {
+		iters[i] = hv{e.freshArg(), a.t}
+		binds[i] = iters[i].ref + " = " + a.ref
+	}
+	ts := resultTypesOf(in)
+	res := e.defN(ts, "stablehlo.while(", strings.Join(binds, ", "), ") : ", typeList(ts))
+	e.line("cond {")
+	if err := e.region(in.Regions[ir.WhileCond], iters); err != nil {
+		return nil, err
+	}
+	e.line("} do {")
+	if err := e.region(in.Regions[ir.WhileBody], iters); err != nil {
+		return nil, err
+	}
+	e.line("}")
+	return res, nil
+}
+
+// caseOp lowers to stablehlo.case as JAX prints lax.switch, whose branches
+// read the operands from the enclosing scope (StableHLO's case regions take
+// no arguments), so each branch's parameters are bound to the operands.
+// StableHLO runs the last branch for an index outside [0, N), as ir's case
+// does, so unlike lax.switch there is no clamp.
+func (e *emitter) caseOp(in *ir.Instr, args []hv) ([]hv, error) {
+	ts := resultTypesOf(in)
+	r := e.fresh()
+	name := r
+	if len(ts) > 1 {
+		name += ":" + strconv.Itoa(len(ts))
+	}
+	e.line(name, " = \"stablehlo.case\"(", args[0].ref, ") ({")
+	for i, br := range in.Regions {
+		if i > 0 {
+			e.line("}, {")
+		}
+		if err := e.region(br, args[1:]); err != nil {
+			return nil, err
+		}
+	}
+	e.line("}) : (", tensorType(args[0].t), ") -> ", resultTypes(ts))
+	if len(ts) == 1 {
+		return []hv{{r, ts[0]}}, nil
+	}
+	out := make([]hv, len(ts))
+	for i, t := range ts {
+		out[i] = hv{r + "#" + strconv.Itoa(i), t}
+	}
+	return out, nil
+}
+
+// region lowers the body of a while or case region, one step indented, with
+// its parameters bound to params; its return becomes stablehlo.return.
+func (e *emitter) region(r *ir.Block, params []hv) error {
+	for i, p := range r.Params {
+		e.vals[p] = hv{params[i].ref, p.Type}
+	}
+	saved := e.indent
+	e.indent += "  "
+	e.regions++
+	defer func() { e.indent = saved; e.regions-- }()
+	for _, x := range r.Instrs {
+		if x.Op != ir.OpReturn {
+			if err := e.instr(x); err != nil {
+				return err
+			}
+			continue
+		}
+		rets := make([]hv, len(x.Args))
+		for i, a := range x.Args {
+			v, ok := e.vals[a]
+			if !ok {
+				return fmt.Errorf("internal: a %s region returns an undefined value", r.Parent.Op)
+			}
+			rets[i] = v
+		}
+		e.line("stablehlo.return ", refs(rets), " : ", typeList(types(rets)))
+		return nil
+	}
+	return fmt.Errorf("internal: a %s region does not end with return", r.Parent.Op)
+}
+
+func resultTypesOf(in *ir.Instr) []ir.Type {
+	ts := make([]ir.Type, len(in.Results))
+	for i, r := range in.Results {
+		ts[i] = r.Type
+	}
+	return ts
+}
