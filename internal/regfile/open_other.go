@@ -17,7 +17,7 @@ func open(path string, links Links) (*os.File, error) {
 			return nil, err
 		}
 		if info.Mode()&fs.ModeSymlink != 0 {
-			return nil, fmt.Errorf("%s: %w (a symbolic link)", path, ErrNotRegular)
+			return nil, fmt.Errorf("%s: %w", path, ErrSymlink)
 		}
 	}
 	return os.Open(path)

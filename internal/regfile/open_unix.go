@@ -18,7 +18,7 @@ func open(path string, links Links) (*os.File, error) {
 	}
 	f, err := os.OpenFile(path, flags, 0)
 	if links == NoFollow && (errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EMLINK)) { // EMLINK: the BSDs' O_NOFOLLOW
-		return nil, fmt.Errorf("%s: %w (a symbolic link)", path, ErrNotRegular)
+		return nil, fmt.Errorf("%s: %w", path, ErrSymlink)
 	}
 	return f, err
 }

@@ -16,8 +16,12 @@ import (
 )
 
 // ErrNotRegular is the error, wrapped, for a name that is not a regular
-// file (or, opened with NoFollow, is a symbolic link).
+// file.
 var ErrNotRegular = errors.New("not a regular file")
+
+// ErrSymlink, which is also ErrNotRegular, is the error, wrapped, for a
+// symbolic link opened with NoFollow.
+var ErrSymlink = fmt.Errorf("%w (a symbolic link)", ErrNotRegular)
 
 // ErrTooLarge is the error, wrapped, for a file longer than Read's limit.
 var ErrTooLarge = errors.New("file too large")

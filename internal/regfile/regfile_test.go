@@ -41,7 +41,7 @@ func TestRead(t *testing.T) {
 		{file, 5, NoFollow, "12345", "", nil},
 		{link, 5, Follow, "12345", "", nil},
 		{file, 4, NoFollow, "", file + ": file too large (5 bytes, more than 4)", ErrTooLarge},
-		{link, 5, NoFollow, "", link + ": not a regular file (a symbolic link)", ErrNotRegular},
+		{link, 5, NoFollow, "", link + ": not a regular file (a symbolic link)", ErrSymlink},
 		{fifo, 5, Follow, "", fifo + ": not a regular file (mode prw-------)", ErrNotRegular},
 		{dir, 5, NoFollow, "", dir + ": not a regular file (mode drwx------)", ErrNotRegular},
 	} {
