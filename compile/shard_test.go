@@ -87,7 +87,7 @@ func TestShardedFuncErrors(t *testing.T) {
 // another way compiles its own program, and split the same way again loads
 // the first one from the persistent cache.
 func TestShardingInCacheKey(t *testing.T) {
-	dir := t.TempDir()
+	dir := cacheDir(t)
 	x, w := tensor.Random(1, ir.F32, 8, 16), tensor.Random(2, ir.F32, 16, 4)
 	for i, rows := range []string{"dp", "tp", "dp"} {
 		c, err := compile.New(matTanh, dpTP, compile.Shard(0, rows, ""), compile.Device("pjrt"),
