@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tpucc/tpucc/internal/privdir"
+	"github.com/tpucc/tpucc/internal/regfile"
 	"github.com/tpucc/tpucc/ir"
 )
 
@@ -20,7 +21,7 @@ import (
 // within moments of creating it.
 const staleTemp = time.Minute
 
-// errSymlink is openEntry's error for an entry that is a symbolic link.
+// errSymlink is readBounded's error for an entry that is a symbolic link.
 var errSymlink = errors.New("it is a symbolic link")
 
 // readEntry loads and checks the entry file at path. A missing file is
@@ -34,26 +35,23 @@ func readEntry(path string, k fullKey, target string, want *ir.Func) (*Executabl
 }
 
 // readBounded reads an entry file without trusting it: it opens regular
-// files only and never follows a symbolic link (a FIFO would block the
-// reader, a link to /dev/zero would exhaust its memory), and reads exactly
-// the length the header declares, when the file has that length, up to
-// maxEntryBytes.
+// files only and never follows a symbolic link (internal/regfile: a FIFO
+// would block the reader, a link to /dev/zero would exhaust its memory),
+// and reads exactly the length the header declares, when the file has that
+// length, up to maxEntryBytes.
 func readBounded(path string) ([]byte, error) {
-	f, err := openEntry(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errSymlink) {
-			return nil, err
-		}
+	f, info, err := regfile.Open(path, regfile.NoFollow)
+	switch {
+	case errors.Is(err, regfile.ErrSymlink):
+		return nil, errSymlink
+	case errors.Is(err, regfile.ErrNotRegular):
+		return nil, fmt.Errorf("it is not a regular file (mode %s)", info.Mode())
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	case err != nil:
 		return nil, fmt.Errorf("unreadable: %v", err)
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("unreadable: %v", err)
-	}
-	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("it is not a regular file (mode %s)", info.Mode())
-	}
 	head := make([]byte, min(info.Size(), maxHeaderBytes))
 	if _, err := io.ReadFull(f, head); err != nil {
 		return nil, fmt.Errorf("unreadable: %v", err)

@@ -375,8 +375,6 @@ func (l *layer) stackedSum(comb string) string {
 	return "%routed"
 }
 
-func (l *layer) dimSize(i int) int { return roleSize(l.outRoles()[i]) }
-
 func roleSize(r byte) int {
 	return map[byte]int{'T': spT, 'E': spE, 'H': spH, 'F': spF}[r]
 }

@@ -1,10 +1,11 @@
 package llvm
 
 import (
+	"errors"
 	"fmt"
-	"io"
 	"os"
-	"syscall"
+
+	"github.com/tpucc/tpucc/internal/regfile"
 )
 
 // maxRecord bounds a KEY.sha256 record: 64 hex digits and a newline.
@@ -13,36 +14,14 @@ const maxRecord = 128
 // readRegular returns the bytes of path when it is a regular file of at
 // most limit bytes. Everything in the cache is input: a FIFO, a device, a
 // symbolic link (to /dev/zero, say), a directory or an oversized file is
-// refused without being read, so a planted name can neither hang a run nor
-// make it allocate without bound. The file is opened without following
-// links and without blocking, then checked again on the descriptor.
+// refused without being read (internal/regfile), so a planted name can
+// neither hang a run nor make it allocate without bound.
 func readRegular(path string, limit int64) ([]byte, error) {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > limit {
+	data, err := regfile.Read(path, limit, regfile.NoFollow)
+	if errors.Is(err, regfile.ErrNotRegular) || errors.Is(err, regfile.ErrTooLarge) {
 		return nil, oddFile(path, limit)
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi, err = f.Stat(); err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > limit {
-		return nil, oddFile(path, limit)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit { // it grew since the check
-		return nil, oddFile(path, limit)
-	}
-	return data, nil
+	return data, err
 }
 
 func oddFile(path string, limit int64) error {

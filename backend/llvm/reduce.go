@@ -396,18 +396,7 @@ func (pl *planner) argReduce(in *ir.Instr, env map[*ir.Value]int) bool {
 	if n, _ := x.NumElements(); n == 0 {
 		return false
 	}
-	axis := int(in.Attr.(*ir.AxisAttr).Axis)
-	dims := x.Dims()
-	var keptDims []int64
-	for d, s := range dims {
-		if d != axis {
-			keptDims = append(keptDims, s)
-		}
-	}
-	k, st := pl.newKernelStep(in, env)
-	st.work, _ = x.NumElements()
-	st.fine = true
-	st.rows, _ = nestRows(keptDims)
+	k, st, axis, dims, keptDims := pl.lineKernel(in, env)
 	xp := k.buf(1, it)
 	load := func(i value.Value) value.Value { return k.load(it, xp, i) }
 	if floatish(dt) {
@@ -455,6 +444,25 @@ func (k *kfn) argBetter(isMax bool, dt ir.DType) func(v, b value.Value) value.Va
 	return func(v, b value.Value) value.Value { return k.cur.NewICmp(p, v, b) }
 }
 
+// lineKernel starts the kernel of an op that walks its operand along the
+// axis attribute (argmax, argmin, cumsum): one row of work per position of
+// the other axes, keptDims, which the kernel loops over.
+func (pl *planner) lineKernel(in *ir.Instr, env map[*ir.Value]int) (k *kfn, st step, axis int, dims, keptDims []int64) {
+	x := in.Args[0].Type
+	axis = int(in.Attr.(*ir.AxisAttr).Axis)
+	dims = x.Dims()
+	for d, s := range dims {
+		if d != axis {
+			keptDims = append(keptDims, s)
+		}
+	}
+	k, st = pl.newKernelStep(in, env)
+	st.work, _ = x.NumElements()
+	st.fine = true
+	st.rows, _ = nestRows(keptDims)
+	return k, st, axis, dims, keptDims
+}
+
 // cumsum generates the inclusive prefix sum along one axis: loops over the
 // other dimensions, and along the axis a running sum stored at every
 // element. As in the reference executor, floats accumulate in f64 and each
@@ -471,18 +479,7 @@ func (pl *planner) cumsum(in *ir.Instr, env map[*ir.Value]int) bool {
 	if n, _ := x.NumElements(); n == 0 {
 		return false
 	}
-	axis := int(in.Attr.(*ir.AxisAttr).Axis)
-	dims := x.Dims()
-	var keptDims []int64
-	for d, s := range dims {
-		if d != axis {
-			keptDims = append(keptDims, s)
-		}
-	}
-	k, st := pl.newKernelStep(in, env)
-	st.work, _ = x.NumElements()
-	st.fine = true
-	st.rows, _ = nestRows(keptDims)
+	k, st, axis, dims, keptDims := pl.lineKernel(in, env)
 	var init value.Value
 	var step func(acc, i value.Value) value.Value
 	if floatish(dt) {

@@ -268,14 +268,20 @@ func (e *executable) RunWith(args []*backend.Buffer, o backend.RunOptions) ([]*b
 		b.Close()
 	}
 	if err != nil {
-		for _, r := range res {
-			if r != nil && r.Device() != nil {
-				r.Device().Close()
-			}
-		}
+		closeOnDevice(res)
 		return nil, err
 	}
 	return res, nil
+}
+
+// closeOnDevice frees the device buffers among results a failed call made
+// before it failed: the caller gets none of them.
+func closeOnDevice(res []*backend.Buffer) {
+	for _, r := range res {
+		if r != nil && r.Device() != nil {
+			r.Device().Close()
+		}
+	}
 }
 
 // Upload copies h into the device's memory (backend.Uploader); a buffer

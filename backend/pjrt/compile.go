@@ -80,10 +80,16 @@ func (o CompileOptions) Marshal() ([]byte, error) {
 	build = protowire.AppendVarint(build, uint64(o.Replicas))
 	build = protowire.AppendTag(build, fieldNumPartitions, protowire.VarintType)
 	build = protowire.AppendVarint(build, uint64(o.Partitions))
+	return compileOptions(build, o.Overrides)
+}
+
+// compileOptions encodes a CompileOptionsProto of the encoded
+// ExecutableBuildOptionsProto build and the option overrides.
+func compileOptions(build []byte, overrides []Option) ([]byte, error) {
 	var out []byte
 	out = protowire.AppendTag(out, fieldExecutableBuildOptions, protowire.BytesType)
 	out = protowire.AppendBytes(out, build)
-	for _, ov := range o.Overrides {
+	for _, ov := range overrides {
 		entry, err := overrideEntry(ov)
 		if err != nil {
 			return nil, err

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/tpucc/tpucc/internal/regfile"
 )
 
 // EnvKeyFile names the file of the key that signs and verifies executable
@@ -55,18 +57,17 @@ func UserKey() (key []byte, path string, err error) {
 		}
 		return nil, "", err
 	}
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) && os.Getenv(EnvKeyFile) == "" {
+	// regfile: opening a FIFO named as the key would block forever.
+	f, st, err := regfile.Open(path, regfile.Follow)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && os.Getenv(EnvKeyFile) == "":
 		return nil, "", nil
-	}
-	if err != nil {
+	case errors.Is(err, regfile.ErrNotRegular):
+		return nil, path, &KeyError{path, "not a regular file"}
+	case err != nil:
 		return nil, path, &KeyError{path, errors.Unwrap(err).Error()}
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, path, &KeyError{path, err.Error()}
-	}
 	if err := checkKey(st); err != nil {
 		return nil, path, &KeyError{path, err.Error()}
 	}
@@ -80,12 +81,9 @@ func UserKey() (key []byte, path string, err error) {
 	return key, path, nil
 }
 
-// checkKey refuses a key file that is not a regular file of this user's
-// private to it.
+// checkKey refuses a key file (a regular file) that is not this user's or
+// that others may read or write.
 func checkKey(st os.FileInfo) error {
-	if !st.Mode().IsRegular() {
-		return errors.New("not a regular file")
-	}
 	if uid := int(st.Sys().(*syscall.Stat_t).Uid); uid != os.Getuid() {
 		return fmt.Errorf("owned by user %d, not by this user (%d)", uid, os.Getuid())
 	}

@@ -3,12 +3,13 @@ package pjrt
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
 // TestUserKey: no key when none is configured; the default file in the
 // configuration directory; a file that is short, others may read, or not a
-// file is refused with the reason.
+// file (a directory, a FIFO) is refused with the reason.
 func TestUserKey(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", dir)
@@ -27,10 +28,15 @@ func TestUserKey(t *testing.T) {
 	open := filepath.Join(dir, "open.key")
 	os.WriteFile(open, []byte("sixteen bytes!!!"), 0o640)
 	os.Chmod(open, 0o640)
+	fifo := filepath.Join(dir, "fifo.key") // opening it blocked UserKey forever
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct{ path, want string }{
 		{short, "key file " + short + ": 15 bytes, want 16 to 4096"},
 		{open, "key file " + open + ": mode 0640 lets others read or write it; want 0600 (chmod 600 it)"},
 		{dir, "key file " + dir + ": not a regular file"},
+		{fifo, "key file " + fifo + ": not a regular file"},
 	} {
 		t.Setenv(EnvKeyFile, c.path)
 		if _, _, err := UserKey(); err == nil || err.Error() != c.want {

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"unsafe"
 )
@@ -62,7 +63,8 @@ func evilLibrary(t *testing.T, dir, name string, export bool) string {
 // TestLoadChecksBeforeOpening: a file that is no PJRT plugin is refused
 // before it is opened, so its constructor never runs; the file is checked
 // in a copy in the private directory, and one writable by others, of
-// another hash than $TPUCC_PJRT_PLUGIN_SHA256 or not a file is refused.
+// another hash than $TPUCC_PJRT_PLUGIN_SHA256 or not a file (a directory,
+// a FIFO) is refused.
 func TestLoadChecksBeforeOpening(t *testing.T) {
 	dir := t.TempDir()
 	cache := filepath.Join(t.TempDir(), "cache")
@@ -80,12 +82,17 @@ func TestLoadChecksBeforeOpening(t *testing.T) {
 	shared := filepath.Join(dir, "shared.so")
 	os.WriteFile(shared, []byte("x"), 0o600)
 	os.Chmod(shared, 0o666)
+	fifo := filepath.Join(dir, "fifo.so") // opening it to copy it blocked Load forever
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct{ path, want string }{
 		{evil, "pjrt: plugin " + evil + ": exports no function GetPjrtApi: not a PJRT plugin"},
 		{notSO, "pjrt: plugin " + notSO + ": not an ELF file"},
 		{exe, "pjrt: plugin " + exe + ": an ELF file of type ET_EXEC, not a shared object"},
 		{filepath.Join(dir, "missing.so"), "pjrt: plugin " + filepath.Join(dir, "missing.so") + ": no such file or directory"},
 		{dir, "pjrt: plugin " + dir + ": not a regular file"},
+		{fifo, "pjrt: plugin " + fifo + ": not a regular file"},
 		{shared, "pjrt: plugin " + shared + ": writable by others (mode 0666)"},
 	} {
 		if _, err := Load(c.path); err == nil || err.Error() != c.want {

@@ -12,6 +12,8 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
+
+	"github.com/tpucc/tpucc/internal/regfile"
 )
 
 // EnvPluginSHA256 pins the SHA-256 of the plugin Load loads: when it is
@@ -60,15 +62,15 @@ func privateDir() (string, error) {
 // owned by this user or root and writable by no one else: anyone else who
 // can write it decides what runs.
 func privateCopy(src string) (path, sum string, err error) {
-	f, err := os.Open(src)
-	if err != nil {
+	// regfile: opening a FIFO named as the plugin would block forever.
+	f, st, err := regfile.Open(src, regfile.Follow)
+	switch {
+	case errors.Is(err, regfile.ErrNotRegular):
+		return "", "", errors.New("not a regular file")
+	case err != nil:
 		return "", "", errors.Unwrap(err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "", "", err
-	}
 	if err := checkSource(st); err != nil {
 		return "", "", err
 	}
@@ -85,7 +87,7 @@ func privateCopy(src string) (path, sum string, err error) {
 	id := fmt.Sprintf("%d %d %d %d", sys.Dev, sys.Ino, st.Size(), st.ModTime().UnixNano())
 	prefix := SHA256([]byte(abs))[:16] + "-"
 	path = filepath.Join(dir, prefix+SHA256([]byte(id))[:16]+".so")
-	if b, err := os.ReadFile(path + ".sha256"); err == nil && len(b) == 64 && checkPrivate(path, false) == nil {
+	if b, err := regfile.Read(path+".sha256", 64, regfile.NoFollow); err == nil && len(b) == 64 && checkPrivate(path, false) == nil {
 		return path, string(b), nil
 	}
 	if sum, err = copyHashed(f, dir, path); err != nil {
@@ -100,12 +102,9 @@ func privateCopy(src string) (path, sum string, err error) {
 	return path, sum, nil
 }
 
-// checkSource refuses what is not a regular file of a plausible size owned
+// checkSource refuses a regular file that is not of a plausible size, owned
 // by this user or root and writable by no one else (writableByOthers).
 func checkSource(st os.FileInfo) error {
-	if !st.Mode().IsRegular() {
-		return errors.New("not a regular file")
-	}
 	if st.Size() > maxPlugin {
 		return fmt.Errorf("%d bytes, more than a plugin's %d", st.Size(), int64(maxPlugin))
 	}

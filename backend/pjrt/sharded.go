@@ -51,19 +51,8 @@ func marshalSPMD(devices []int, platform string) ([]byte, error) {
 	build = protowire.AppendBytes(build, assign)
 	build = protowire.AppendTag(build, fieldUseShardyPartitioner, protowire.VarintType)
 	build = protowire.AppendVarint(build, 1)
-	var out []byte
-	out = protowire.AppendTag(out, fieldExecutableBuildOptions, protowire.BytesType)
-	out = protowire.AppendBytes(out, build)
 	// The same semantics as every other compile (docs/ops.md).
-	for _, ov := range SemanticsOverrides(platform) {
-		entry, err := overrideEntry(ov)
-		if err != nil {
-			return nil, err
-		}
-		out = protowire.AppendTag(out, fieldEnvOptionOverrides, protowire.BytesType)
-		out = protowire.AppendBytes(out, entry)
-	}
-	return out, nil
+	return compileOptions(build, SemanticsOverrides(platform))
 }
 
 // Sharded is a program compiled for a mesh: partition p runs on the

@@ -87,11 +87,7 @@ func (e *shardedExecutable) RunWith(args []*backend.Buffer, o backend.RunOptions
 		b.Close()
 	}
 	if err != nil {
-		for _, r := range res {
-			if r != nil && r.Device() != nil {
-				r.Device().Close()
-			}
-		}
+		closeOnDevice(res)
 		return nil, err
 	}
 	return res, nil

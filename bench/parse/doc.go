@@ -1,5 +1,5 @@
 // Package parse benchmarks frontend/tir.Parse, the step that dominates
-// loading a program from the persistent compile cache (runtime/ stores each
+// loading a program from the persistent compile cache (engine/ stores each
 // program as .tir text):
 //
 //	go test -run '^$' -bench . -benchmem ./bench/parse

@@ -137,6 +137,17 @@ func TestHelp(t *testing.T) {
 			t.Errorf("tpucc help does not list %s:\n%s", c.name, r.stdout)
 		}
 	}
+	// The summaries start in one column (generate's and test-stablehlo's
+	// were pushed right of the others').
+	listed := strings.Split(strings.SplitN(strings.SplitN(r.stdout, "commands:\n", 2)[1], "\n\n", 2)[0], "\n")
+	at := map[int]bool{}
+	for _, l := range listed {
+		name := strings.Fields(l)[0]
+		at[len(l)-len(strings.TrimLeft(l[2+len(name):], " "))] = true
+	}
+	if len(listed) != len(commands)+1 || len(at) != 1 {
+		t.Errorf("tpucc help lists %d commands (want %d), summaries at columns %v:\n%s", len(listed), len(commands)+1, at, r.stdout)
+	}
 	for _, args := range [][]string{{"-h"}, {"--help"}} {
 		if got := tpucc(t, "", args...); got != r {
 			t.Errorf("tpucc %s differs from tpucc help", args[0])

@@ -137,8 +137,7 @@ reference executor.
 usage: tpucc COMMAND [flags] [MODEL.tir]
 
 commands:
-%s  help     show this, or a command's flags (tpucc help build)
-
+%s
 MODEL.tir may be - to read standard input. Flags may come before or after the file, as
 --flag=value or --flag value (one dash works too); -- ends the flags.
 
@@ -152,8 +151,17 @@ func help(args []string, stdout, stderr io.Writer) int {
 	switch len(args) {
 	case 0:
 		var b bytes.Buffer
+		lines := [][2]string{}
 		for _, c := range commands {
-			fmt.Fprintf(&b, "  %-7s  %s\n", c.name, c.summary)
+			lines = append(lines, [2]string{c.name, c.summary})
+		}
+		lines = append(lines, [2]string{"help", "show this, or a command's flags (tpucc help build)"})
+		width := 0
+		for _, l := range lines {
+			width = max(width, len(l[0]))
+		}
+		for _, l := range lines { // one column of summaries, however long a name
+			fmt.Fprintf(&b, "  %-*s  %s\n", width, l[0], l[1])
 		}
 		fmt.Fprintf(stdout, overview, b.String())
 		return exitOK

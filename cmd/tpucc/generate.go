@@ -169,6 +169,41 @@ func parseIDs(s string) ([]int32, error) {
 	return ids, nil
 }
 
+// encodePrompts appends the --prompt texts, encoded by the model's
+// tokenizer, to the prompts; the tokenizer is returned to decode the
+// results (nil when no text was given, so a model without one still runs
+// on token ids).
+func (a *generateArgs) encodePrompts() (*tokenizer.Tokenizer, error) {
+	if len(a.text) == 0 {
+		return nil, nil
+	}
+	tok, err := tokenizer.Load(filepath.Join(a.dir, "tokenizer.json"))
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range a.text {
+		ids, err := tok.Encode(s)
+		if err != nil {
+			return nil, err
+		}
+		a.ids = append(a.ids, toInt32(ids))
+	}
+	return tok, nil
+}
+
+// checkVocab refuses a token id the model has no embedding for, before
+// anything is compiled: the embedding's take would clamp it silently.
+func (a *generateArgs) checkVocab(vocab int) error {
+	for i, ids := range a.ids {
+		for _, id := range ids {
+			if int(id) >= vocab {
+				return fmt.Errorf("prompt %d: token id %d is outside the vocabulary of %d", i, id, vocab)
+			}
+		}
+	}
+	return nil
+}
+
 func cmdGenerate(e *env, p *parsed) error {
 	a, err := parseGenerate(p)
 	if err != nil {
@@ -183,30 +218,17 @@ func cmdGenerate(e *env, p *parsed) error {
 	if _, err := openRunBackend("generate", p.value("backend", ""), p.value("device", "")); err != nil {
 		return err
 	}
-	var tok *tokenizer.Tokenizer
-	if len(a.text) > 0 {
-		if tok, err = tokenizer.Load(filepath.Join(a.dir, "tokenizer.json")); err != nil {
-			return err
-		}
-		for _, s := range a.text {
-			ids, err := tok.Encode(s)
-			if err != nil {
-				return err
-			}
-			a.ids = append(a.ids, toInt32(ids))
-		}
+	tok, err := a.encodePrompts()
+	if err != nil {
+		return err
 	}
 	m, err := loadModel(e, a.dir, p.flag("progress"))
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	for i, ids := range a.ids {
-		for _, id := range ids {
-			if int(id) >= m.Config.Vocab {
-				return fmt.Errorf("prompt %d: token id %d is outside the vocabulary of %d", i, id, m.Config.Vocab)
-			}
-		}
+	if err := a.checkVocab(m.Config.Vocab); err != nil {
+		return err
 	}
 	g, err := models.NewGenerator(m, models.Options{Backend: p.value("backend", ""), Device: p.value("device", ""), Precision: precision})
 	if err != nil {

@@ -1,14 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
+
+	"github.com/tpucc/tpucc/internal/regfile"
 )
 
 // manifestName is the file in an --output-dir that lists the files the
@@ -41,18 +40,13 @@ func manifest(files []string) []byte {
 // names outputName accepts. A missing, unreadable or odd manifest (not a
 // regular file, too long) names nothing.
 func previousOutputs(dir string) []string {
-	f, err := os.OpenFile(filepath.Join(dir, manifestName), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	data, err := regfile.Read(filepath.Join(dir, manifestName), maxManifest, regfile.NoFollow)
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() || st.Size() > maxManifest {
-		return nil
-	}
 	var names []string
-	sc := bufio.NewScanner(io.LimitReader(f, maxManifest))
-	for sc.Scan() {
-		if name := strings.TrimSpace(sc.Text()); outputName.MatchString(name) {
+	for _, line := range strings.Split(string(data), "\n") {
+		if name := strings.TrimSpace(line); outputName.MatchString(name) {
 			names = append(names, name)
 		}
 	}

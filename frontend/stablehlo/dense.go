@@ -3,6 +3,7 @@ package stablehlo
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -77,7 +78,7 @@ func (s *scanner) denseList(d *dense, level int) []int64 {
 			d.elems = append(d.elems, s.denseElem())
 			sub = []int64{}
 		}
-		if n > 0 && !equalInts(sub, inner) {
+		if n > 0 && !slices.Equal(sub, inner) {
 			s.failf(pos, "dense literal rows have different lengths")
 		}
 		inner = sub
@@ -101,18 +102,6 @@ func (s *scanner) denseElem() denseElem {
 	return e
 }
 
-func equalInts(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // literal checks d against its type and converts it to an ir literal.
 func (d *dense) literal(s *scanner) *ir.Literal {
 	t := d.typ
@@ -123,7 +112,7 @@ func (d *dense) literal(s *scanner) *ir.Literal {
 	if d.isHex {
 		return d.hexLiteral(s, n)
 	}
-	if d.nested && !(int64(len(d.elems)) == n && (len(d.shape) == t.Rank() && equalInts(d.shape, t.Dims()) || n == 0)) {
+	if d.nested && !(int64(len(d.elems)) == n && (len(d.shape) == t.Rank() && slices.Equal(d.shape, t.Dims()) || n == 0)) {
 		s.failf(d.pos, "dense literal of shape %v does not match its type %s", d.shape, t)
 	}
 	if !d.nested && len(d.elems) != 1 {

@@ -20,6 +20,8 @@ func TestErrors(t *testing.T) {
 			"e.mlir:3:10: error: unsupported op stablehlo.shift_left"},
 		{wrap("    %0 = \"stablehlo.popcnt\"(%arg0) : (tensor<4xf32>) -> tensor<4xf32>\n    return %0 : tensor<4xf32>\n"),
 			"e.mlir:3:10: error: unsupported op stablehlo.popcnt"},
+		{"module @m {\n  sdy.mesh @mesh = <[\"x\"=2]>\n  func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n    return %arg0 : tensor<4xf32>\n  }\n}\n",
+			"e.mlir:2:3: error: unsupported op sdy.mesh (a program split over a mesh)"},
 		{"func.func @main(%arg0: tensor<4xui16>) -> tensor<4xui16> {\n  return %arg0 : tensor<4xui16>\n}\n",
 			"e.mlir:1:33: error: unsupported element type ui16"},
 		{"func.func @main(%arg0: tensor<?xf32>) -> tensor<4xf32> {\n  return %arg0 : tensor<4xf32>\n}\n",

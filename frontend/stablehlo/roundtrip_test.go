@@ -22,6 +22,9 @@ var notYet = map[string]string{
 	"ragged_dot_bf16":        "unsupported op chlo.ragged_dot",
 	"ragged_dot_native":      "unsupported op chlo.ragged_dot",
 	"ragged_dot_native_high": "unsupported op chlo.ragged_dot",
+	"sharding":               "unsupported op sdy.mesh (a program split over a mesh)",
+	"sharding_axes":          "unsupported op sdy.mesh (a program split over a mesh)",
+	"sharding_one_device":    "unsupported op sdy.mesh (a program split over a mesh)",
 }
 
 // TestRoundTrip: every golden program, lowered to StableHLO and imported

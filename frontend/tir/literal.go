@@ -2,6 +2,7 @@ package tir
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -254,7 +255,7 @@ func (b *moduleBuilder) literalShape(c *constAST) ([]int64, bool) {
 		if !ok {
 			return nil, false
 		}
-		if !equalInts(s, inner) {
+		if !slices.Equal(s, inner) {
 			b.errorf(b.pos(e.Pos), "ragged list literal: this element has shape %s, the first has shape %s", shapeString(s), shapeString(inner))
 			return nil, false
 		}
@@ -284,18 +285,6 @@ func flatten(c *constAST, out []*constAST) []*constAST {
 		out = flatten(e, out)
 	}
 	return out
-}
-
-func equalInts(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func shapeString(s []int64) string {
