@@ -49,6 +49,8 @@ var rules = map[ir.Op]rule{
 	ir.OpSigmoid: unaryRule(func(e *emitter, x, y, g *ir.Value) *ir.Value { return e.mul(g, e.mul(y, e.sub(e.like(y, 1), y))) }),
 	ir.OpSin:     unaryRule(func(e *emitter, x, y, g *ir.Value) *ir.Value { return e.mul(g, e.un(ir.OpCos, x)) }),
 	ir.OpCos:     unaryRule(func(e *emitter, x, y, g *ir.Value) *ir.Value { return e.neg(e.mul(g, e.un(ir.OpSin, x))) }),
+	// d cbrt(x) = 1 / (3 cbrt(x)^2).
+	ir.OpCbrt: unaryRule(func(e *emitter, x, y, g *ir.Value) *ir.Value { return e.div(e.scale(g, 1.0/3), e.mul(y, y)) }),
 	ir.OpErf: unaryRule(func(e *emitter, x, y, g *ir.Value) *ir.Value {
 		return e.mul(e.scale(g, invSqrtPi2), e.un(ir.OpExp, e.neg(e.mul(x, x))))
 	}),
@@ -123,9 +125,14 @@ var rules = map[ir.Op]rule{
 	ir.OpRMSNorm:    {vjp: rmsNormVJP},
 
 	ir.OpConstant: {nondiff: "it has no operands"},
-	ir.OpCall:     {refused: "calls are inlined before differentiation"},
-	ir.OpReturn:   {refused: "the transform handles return itself"},
-	ir.OpFusion:   {refused: "autodiff runs on unfused IR, before the fuse pass"},
+	// The value is its operand's; where it lives is the partitioner's affair,
+	// so the cotangent passes through (the partitioner lays it out).
+	ir.OpShardingConstraint: {vjp: func(e *emitter, in *ir.Instr, g []*ir.Value) []*ir.Value { return []*ir.Value{g[0]} }},
+	ir.OpWhile:              {refused: "loops are not differentiated yet (a while with a static trip count, reversed over its saved carries, is planned)"},
+	ir.OpCase:               {refused: "case is not differentiated yet"},
+	ir.OpCall:               {refused: "calls are inlined before differentiation"},
+	ir.OpReturn:             {refused: "the transform handles return itself"},
+	ir.OpFusion:             {refused: "autodiff runs on unfused IR, before the fuse pass"},
 }
 
 var zeroRule = rule{vjp: func(*emitter, *ir.Instr, []*ir.Value) []*ir.Value { return nil }}
