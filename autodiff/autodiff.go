@@ -28,6 +28,8 @@ func Module(m *ir.Module) (*ir.Module, error) {
 // ModuleOf is Module with f, a function of its module, as the entry.
 func ModuleOf(f *ir.Func) (*ir.Module, error) {
 	out := ir.NewModule(f.Module.File)
+	// The meshes that sharding_constraints name stay declared.
+	out.Meshes = f.Module.Meshes
 	if _, err := VJP(out, f); err != nil {
 		return nil, err
 	}

@@ -118,6 +118,9 @@ func notDifferentiable(m *ir.Module, f *ir.Func) string {
 			if in.Op == ir.OpFusion {
 				why = "fused (autodiff runs before fuse)"
 			}
+			if in.Op == ir.OpWhile || in.Op == ir.OpCase {
+				why = "control flow (not differentiated yet)"
+			}
 			look(in.Results, in.Op == ir.OpCopy)
 		})
 	}
@@ -257,6 +260,10 @@ func TestGradRandomPrograms(t *testing.T) {
 		p := progen.New(seed, genConfig())
 		// Programs in bf16, f16 or f64 are differentiated in f32.
 		m, err := gradcheck.Retype(p.Module, ir.F32)
+		if err != nil && strings.Contains(err.Error(), "is out of range for f32") {
+			skipped["f64 constants beyond f32's range"]++
+			continue
+		}
 		if err != nil {
 			t.Errorf("progen seed %d in f32: %v", seed, err)
 			continue
