@@ -117,20 +117,25 @@ func (bd *builder) define(name string, v *ir.Value, pos ir.Pos) {
 func (bd *builder) args(o *op) []*ir.Value {
 	out := make([]*ir.Value, len(o.args))
 	for i, u := range o.args {
-		key := u.name
-		if _, gone := bd.unbound[key]; u.idx > 0 || bd.vals[key] == nil && !gone {
-			key += "#" + itoa(u.idx)
-		}
-		v := bd.vals[key]
-		if what, ok := bd.unbound[key]; ok {
-			bd.s.failf(u.pos, "unsupported use of %%%s: %s", u.name, what)
-		}
-		if v == nil {
-			bd.s.failf(u.pos, "undefined value %%%s", u.name)
-		}
-		out[i] = v
+		_, out[i] = bd.lookup(u)
 	}
 	return out
+}
+
+// lookup finds u in the current scope: the key it is bound under, and its value.
+func (bd *builder) lookup(u operand) (string, *ir.Value) {
+	key := u.name
+	if _, gone := bd.unbound[key]; u.idx > 0 || bd.vals[key] == nil && !gone {
+		key += "#" + itoa(u.idx)
+	}
+	v := bd.vals[key]
+	if what, ok := bd.unbound[key]; ok {
+		bd.s.failf(u.pos, "unsupported use of %%%s: %s", u.name, what)
+	}
+	if v == nil {
+		bd.s.failf(u.pos, "undefined value %%%s", u.name)
+	}
+	return key, v
 }
 
 // results binds o's result names to vs, checking them against the types written.

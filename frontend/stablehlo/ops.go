@@ -30,6 +30,7 @@ var structured = map[string]bool{
 	"stablehlo.reverse": true, "stablehlo.get_dimension_size": true, "stablehlo.composite": true,
 	"stablehlo.dynamic_pad": true, "stablehlo.optimization_barrier": true,
 	"stablehlo.dynamic_iota": true, "stablehlo.dynamic_reshape": true, "stablehlo.dynamic_broadcast_in_dim": true,
+	"stablehlo.while": true, "stablehlo.case": true, "stablehlo.if": true,
 }
 
 func (s *scanner) checkSupported(o *op) {
@@ -69,6 +70,9 @@ func (s *scanner) pretty(o *op) {
 		s.prettyArgs(o)
 	case "stablehlo.reduce":
 		s.prettyReduce(o)
+		return
+	case "stablehlo.while":
+		s.prettyWhile(o)
 		return
 	case "check.expect_eq_const", "check.expect_almost_eq_const", "check.expect_eq", "check.expect_almost_eq":
 		s.prettyCheck(o)

@@ -31,6 +31,10 @@ func (bd *builder) regionOp(o *op, args []*ir.Value) {
 		bd.results(o, bd.scatterAdd(o, args))
 	case "stablehlo.sort":
 		bd.sort(o, args)
+	case "stablehlo.while":
+		bd.while(o, args)
+	case "stablehlo.case", "stablehlo.if":
+		bd.caseOp(o, args)
 	default:
 		bd.s.failf(o.pos, "unsupported op %s", o.name)
 	}
