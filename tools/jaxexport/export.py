@@ -121,6 +121,42 @@ def shift(a):
     return jnp.left_shift(a, 3)
 
 
+def fori(x, w):
+    # w is read from the enclosing scope: StableHLO's implicit capture.
+    return lax.fori_loop(0, 5, lambda i, h: jnp.tanh(h @ w) + i.astype(jnp.float32), x)
+
+
+def while_count(x):
+    # The trip count depends on the data: halve until the sum of squares is at most 1.
+    def cond(c):
+        return (c[1] > 1.0) & (c[0] < 100)
+
+    def body(c):
+        return c[0] + 1, c[1] * 0.25, c[2] * 0.5
+
+    return lax.while_loop(cond, body, (jnp.int32(0), jnp.sum(x * x), x))
+
+
+def rnn(xs, h0, wx, wh, b):
+    def step(h, x):
+        h = jnp.tanh(x @ wx + h @ wh + b)
+        return h, jnp.sum(h, axis=-1)
+
+    return lax.scan(step, h0, xs)
+
+
+def cond(x, y):
+    pos = lax.cond(jnp.sum(x) > 0, lambda v: jnp.sin(v) * y, lambda v: jnp.cos(v) - y, x)
+    neg = lax.cond(jnp.sum(x) < 0, lambda v: jnp.sin(v) * y, lambda v: jnp.cos(v) - y, x)
+    return pos, neg
+
+
+def switch(k, x, y):
+    branches = [lambda v: v * y, lambda v: jnp.exp(v), lambda v: v - jnp.max(y)]
+    # switch clamps its index: k+6 runs the last branch, k-4 the first.
+    return lax.switch(k, branches, x), lax.switch(k + 6, branches, x), lax.switch(k - 4, branches, x)
+
+
 FUNCS = [
     ("mlp", mlp, lambda: (f32(4, 8), f32(8, 16), f32(16), f32(16, 3), f32(3))),
     ("attention", attention, lambda: (f32(2, 5, 8), f32(2, 7, 8), f32(2, 7, 8))),
@@ -141,6 +177,11 @@ FUNCS = [
     ("argmax", argmax, lambda: (f32(4, 6), i32(-5, 5, 3, 4))),
     ("sort", sort, lambda: (specials(), specials().reshape(2, 5))),
     ("shift", shift, lambda: (i32(-9, 9, 4),)),
+    ("fori", fori, lambda: (f32(2, 4), f32(4, 4) * 0.5)),
+    ("while_count", while_count, lambda: (f32(3, 4) * 4,)),
+    ("rnn", rnn, lambda: (f32(6, 2, 4), f32(2, 8), f32(4, 8) * 0.5, f32(8, 8) * 0.3, f32(8))),
+    ("cond", cond, lambda: (f32(3, 4), f32(3, 4))),
+    ("switch", switch, lambda: (np.int32(1), f32(5), f32(5))),
 ]
 
 
