@@ -197,7 +197,7 @@ func (bd *builder) regionBody(o *op, r *region, blk *ir.Block, keys []string, wh
 	bd.vals, bd.unbound = map[string]*ir.Value{}, map[string]string{}
 	n := len(blk.Params) - len(keys)
 	if len(r.params) != n {
-		bd.s.failf(r.pos, "%s %s has %d parameters, want %d", o.name, what, len(r.params), n)
+		bd.s.failf(r.pos, "%s %s has %s, want %d", o.name, what, count(len(r.params), "parameter"), n)
 	}
 	for i, p := range r.params {
 		if !p.typ.Equal(blk.Params[i].Type) {
@@ -232,11 +232,18 @@ func (bd *builder) regionBody(o *op, r *region, blk *ir.Block, keys []string, wh
 
 func (bd *builder) checkReturn(o, ret *op, what string, got []*ir.Value, want []ir.Type) {
 	if len(got) != len(want) {
-		bd.s.failf(ret.pos, "%s %s returns %d values, want %d", o.name, what, len(got), len(want))
+		bd.s.failf(ret.pos, "%s %s returns %s, want %d", o.name, what, count(len(got), "value"), len(want))
 	}
 	for i, v := range got {
 		if !v.Type.Equal(want[i]) {
 			bd.s.failf(ret.args[i].pos, "%s %s returns %s as value %d, want %s", o.name, what, mlirType(v.Type), i, mlirType(want[i]))
 		}
 	}
+}
+
+func count(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return itoa(n) + " " + what + "s"
 }
