@@ -274,3 +274,23 @@ func TestWhileErrors(t *testing.T) {
 		tensor.Scan(noStep, nil, x, f32(sh(3), 1, 2, 3))
 	}, "scan: the xs have leading dimensions 2 and 3: they must be equal")
 }
+
+// A loop whose carried values are all concrete but whose body uses a
+// traced tensor is traced (one while, x carried in), not run eagerly. (The
+// one step run eagerly before the body showed a traced tensor stays in the
+// trace, unused: dce drops it.)
+func TestWhileConcreteInitTracedClosure(t *testing.T) {
+	f := func(ts []*tensor.Tensor) []*tensor.Tensor {
+		x := ts[0]
+		return tensor.While(func(c []*tensor.Tensor) *tensor.Tensor {
+			return c[0].Lt(tensor.Scalar(3, ir.I32))
+		}, func(c []*tensor.Tensor) []*tensor.Tensor {
+			return []*tensor.Tensor{c[0].Add(tensor.Scalar(1, ir.I32)), c[1].Add(x)}
+		}, tensor.Scalar(0, ir.I32), tensor.Zeros(ir.F32, 2))[1:]
+	}
+	text, traced, eager := both(t, "acc", f, f32(sh(2), 1.5, -2))
+	if n := strings.Count(text, "= while "); n != 1 || !strings.Contains(text, "= while %2, %3, %a : i32[], f32[2], f32[2] cond") {
+		t.Errorf("want one while carrying %%a:\n%s", text)
+	}
+	agree(t, traced, eager, 0, []float64{4.5, -6})
+}
