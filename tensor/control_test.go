@@ -294,3 +294,21 @@ func TestWhileConcreteInitTracedClosure(t *testing.T) {
 	}
 	agree(t, traced, eager, 0, []float64{4.5, -6})
 }
+
+// A Scan over no rows returns the initial carry and empty outputs of the
+// step's output shape.
+func TestScanEmpty(t *testing.T) {
+	f := func(ts []*tensor.Tensor) []*tensor.Tensor {
+		c, ys := tensor.Scan(func(c, x []*tensor.Tensor) ([]*tensor.Tensor, []*tensor.Tensor) {
+			return []*tensor.Tensor{c[0].Add(x[0].Sum(0))}, []*tensor.Tensor{x[0].Neg()}
+		}, []*tensor.Tensor{scalar(7)}, ts[0])
+		return append(c, ys...)
+	}
+	_, traced, eager := both(t, "empty", f, tensor.Zeros(ir.F32, 0, 3))
+	agree(t, traced, eager, 0, []float64{7}, nil)
+	for _, b := range append(traced[1:], eager[1]) {
+		if got := b.Type().String(); got != "f32[0,3]" {
+			t.Errorf("ys is %s, want f32[0,3]", got)
+		}
+	}
+}

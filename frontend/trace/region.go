@@ -22,6 +22,10 @@ type Body func(params []*ir.Value) ([]*ir.Value, error)
 // unchanged), an extra operand of a case. The results are the op's results
 // for the operands given (a while's extra carried values are not among
 // them). A case's result types are its first branch's return types.
+//
+// While a body runs, every value the tracer records goes into its region:
+// a tracer shared between goroutines must not record outside the body
+// (from another goroutine) until Control returns.
 func (t *Tracer) Control(pos ir.Pos, op ir.Op, args []*ir.Value, bodies ...Body) ([]*ir.Value, error) {
 	if !ir.IsControl(op) {
 		panic(fmt.Sprintf("trace: Control of %s", op))
