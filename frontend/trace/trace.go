@@ -5,10 +5,10 @@
 // A Tracer builds one function. Parameters are added in call order (Param),
 // operations are appended as they happen (Emit, Const), and Finish adds the
 // return, sets the result types and verifies the module; Control records a
-// while or case, tracing each region from a Go callback (see region.go). Every instruction
-// carries the Go call site of the user's code that caused it (CallerPos), so
-// verifier diagnostics, pass dumps and lowering errors point at user code
-// rather than at this package.
+// while or case, tracing each region from a Go callback (see region.go).
+// Every instruction carries the Go call site of the user's code that caused
+// it (CallerPos), so verifier diagnostics, pass dumps and lowering errors
+// point at user code rather than at this package.
 //
 // A Tracer accepts only its own values: a value of another tracer, or one used
 // after Finish (a tracer that leaked out of the traced function, as jax calls
