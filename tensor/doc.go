@@ -27,6 +27,28 @@
 // the data of a traced tensor (Float32s, ...) is an error too: its value is
 // known only when the compiled program runs.
 //
+// # Loops
+//
+// A Go for loop over tensors runs eagerly step by step and, traced,
+// unrolls: the program holds one copy of the body per step, as in JAX. For a
+// loop that stays a loop in the compiled program (a trip count that depends
+// on the data, or many steps), use While, Switch and Scan:
+//
+//	out := tensor.While(cond, body, init...)       // for cond(c) { c = body(c) }
+//	res := tensor.Switch(k, operands, branches...) // branches[k](operands); out of range: the last
+//	carry, ys := tensor.Scan(f, carry, xs...)      // f over xs' rows, ys stacked, as jax.lax.scan
+//
+// Eagerly these are Go loops. Traced, each records one while or case op
+// whose regions are traced once from the Go closures. A region is closed,
+// but the closures need not be: a traced tensor from outside that a closure
+// uses is carried into the loop unchanged (an extra operand of the while or
+// case, through every enclosing one), so loop-invariant weights can simply
+// be captured. A tensor computed inside a closure does not outlive it: use
+// it after While returns and the trace reports it at that use; return it as
+// a carried value instead. A loop whose carried values are concrete is
+// traced as soon as cond or body produces a traced tensor. Scan calls f once
+// more than there are steps, to learn the types of its per-step outputs.
+//
 // # Data in and out
 //
 // A concrete tensor's data is a *backend.Buffer holding the elements in their

@@ -4,10 +4,11 @@
 //
 // A Tracer builds one function. Parameters are added in call order (Param),
 // operations are appended as they happen (Emit, Const), and Finish adds the
-// return, sets the result types and verifies the module. Every instruction
-// carries the Go call site of the user's code that caused it (CallerPos), so
-// verifier diagnostics, pass dumps and lowering errors point at user code
-// rather than at this package.
+// return, sets the result types and verifies the module; Control records a
+// while or case, tracing each region from a Go callback (see region.go).
+// Every instruction carries the Go call site of the user's code that caused
+// it (CallerPos), so verifier diagnostics, pass dumps and lowering errors
+// point at user code rather than at this package.
 //
 // A Tracer accepts only its own values: a value of another tracer, or one used
 // after Finish (a tracer that leaked out of the traced function, as jax calls
@@ -34,7 +35,11 @@ type Tracer struct {
 	f        *ir.Func
 	b        *ir.Builder
 	owned    []*ir.Value // indexed by Value.ID: the values this tracer created
+	home     []*ir.Block // indexed by Value.ID: the block defining each owned value
 	finished bool
+	// captured maps a control op being traced to the operand index of each
+	// outer value its regions captured (see bring).
+	captured map[capture]int
 }
 
 // New starts a module holding one function named name, with no parameters
@@ -72,7 +77,7 @@ func (t *Tracer) Param(name string, ty ir.Type) *ir.Value {
 	v.Pos = t.f.Pos
 	t.f.Params = append(t.f.Params, v)
 	t.f.Body.Params = t.f.Params
-	t.own(v)
+	t.own(v, t.f.Body)
 	return v
 }
 
@@ -100,12 +105,14 @@ func (t *Tracer) Finished() bool {
 	return t.finished
 }
 
-// own records v as created by t. Callers hold t.mu.
-func (t *Tracer) own(v *ir.Value) {
+// own records v as created by t in blk. Callers hold t.mu.
+func (t *Tracer) own(v *ir.Value, blk *ir.Block) {
 	for len(t.owned) <= v.ID {
 		t.owned = append(t.owned, nil)
+		t.home = append(t.home, nil)
 	}
 	t.owned[v.ID] = v
+	t.home[v.ID] = blk
 }
 
 // Owns reports whether v is a value of this tracer's function.
@@ -119,21 +126,29 @@ func (t *Tracer) owns(v *ir.Value) bool {
 	return v != nil && v.ID >= 0 && v.ID < len(t.owned) && t.owned[v.ID] == v
 }
 
-// checkArgs reports an operand that is not this tracer's, or a finished trace.
-// Callers hold t.mu.
-func (t *Tracer) checkArgs(pos ir.Pos, what string, args []*ir.Value) error {
+// checkArgs reports an operand that is not this tracer's, or a finished
+// trace, and returns the operands as values of the block being traced: a
+// value of an enclosing block, captured by a region's Go closure, is brought
+// in as an operand of the control ops around it (see bring). Callers hold
+// t.mu.
+func (t *Tracer) checkArgs(pos ir.Pos, what string, args []*ir.Value) ([]*ir.Value, error) {
 	if t.finished {
-		return ir.Errorf(pos, "%s after the trace of @%s finished: a traced tensor escaped the traced function", what, t.f.Name)
+		return nil, ir.Errorf(pos, "%s after the trace of @%s finished: a traced tensor escaped the traced function", what, t.f.Name)
 	}
+	out := make([]*ir.Value, len(args))
 	for i, a := range args {
 		switch {
 		case a == nil:
-			return ir.Errorf(pos, "operand %d of %s is missing", i, what)
+			return nil, ir.Errorf(pos, "operand %d of %s is missing", i, what)
 		case !t.owns(a):
-			return ir.Errorf(pos, "operand %d of %s (%s) belongs to another trace than @%s", i, what, a.Type, t.f.Name)
+			return nil, ir.Errorf(pos, "operand %d of %s (%s) belongs to another trace than @%s", i, what, a.Type, t.f.Name)
+		}
+		if out[i] = t.bring(a, t.b.Block); out[i] == nil {
+			return nil, ir.Errorf(pos, "operand %d of %s (%s) was defined inside a while or case region that has ended: "+
+				"a region's values leave it only as its results", i, what, a.Type)
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // Emit appends op(args) with attr at pos and returns its results. hint gives
@@ -144,10 +159,11 @@ func (t *Tracer) checkArgs(pos ir.Pos, what string, args []*ir.Value) error {
 func (t *Tracer) Emit(pos ir.Pos, op ir.Op, attr ir.Attr, hint []ir.Type, args ...*ir.Value) ([]*ir.Value, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if err := t.checkArgs(pos, op.String(), args); err != nil {
+	args, err := t.checkArgs(pos, op.String(), args)
+	if err != nil {
 		return nil, err
 	}
-	if op == ir.OpReturn || op == ir.OpCall {
+	if op == ir.OpReturn || op == ir.OpCall || ir.IsControl(op) {
 		return nil, ir.Errorf(pos, "%s cannot be traced as an operation", op)
 	}
 	t.b.Pos = pos
@@ -156,7 +172,7 @@ func (t *Tracer) Emit(pos ir.Pos, op ir.Op, attr ir.Attr, hint []ir.Type, args .
 		return nil, ir.Errorf(pos, "%v", err)
 	}
 	for _, r := range in.Results {
-		t.own(r)
+		t.own(r, t.b.Block)
 	}
 	return in.Results, nil
 }
@@ -180,7 +196,11 @@ func (t *Tracer) Finish(results ...*ir.Value) (*ir.Module, error) {
 	pos := CallerPos(0)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if err := t.checkArgs(pos, "return", results); err != nil {
+	if t.b.Block != t.f.Body {
+		return nil, ir.Errorf(pos, "the trace of @%s finished inside a while or case region", t.f.Name)
+	}
+	results, err := t.checkArgs(pos, "return", results)
+	if err != nil {
 		return nil, err
 	}
 	t.finished = true
