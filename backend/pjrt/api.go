@@ -52,6 +52,8 @@ const (
 	fnCompile                      fnIndex = 89
 	fnExecutableOutputElementTypes fnIndex = 90
 	fnExecutableOutputDimensions   fnIndex = 91
+
+	fnExecutableGetCompiledMemoryStats fnIndex = 96
 )
 
 var fnNames = map[fnIndex]string{
@@ -91,6 +93,8 @@ var fnNames = map[fnIndex]string{
 	fnCompile:                      "PJRT_Compile",
 	fnExecutableOutputElementTypes: "PJRT_Executable_OutputElementTypes",
 	fnExecutableOutputDimensions:   "PJRT_Executable_OutputDimensions",
+
+	fnExecutableGetCompiledMemoryStats: "PJRT_Executable_GetCompiledMemoryStats",
 }
 
 func (f fnIndex) String() string {

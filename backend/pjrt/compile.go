@@ -223,6 +223,45 @@ func (t *Topology) Compile(stablehlo string, o CompileOptions) (*Executable, err
 	return t.p.newExecutable(a.executable), nil
 }
 
+// CompileSharded compiles StableHLO text lowered from a module with mesh
+// (Shardy's annotations, as for Client.CompileSharded) for every chip of
+// the topology: one partition per chip, partition p on the topology's p-th
+// device. The mesh must have as many devices as the topology has chips: a
+// program for fewer would leave chips idle, one for more cannot be placed.
+// It returns the device IDs of the assignment with the executable.
+func (t *Topology) CompileSharded(stablehlo string, mesh *ir.Mesh) (*Executable, []int, error) {
+	if t.h == 0 {
+		return nil, nil, errors.New("pjrt: compile on a closed topology")
+	}
+	ids, err := t.DeviceIDs()
+	if err != nil {
+		return nil, nil, err
+	}
+	if n := mesh.Devices(); n != int64(len(ids)) {
+		return nil, nil, fmt.Errorf("mesh @%s has %d devices and topology %s has %d chips: they must be equal", mesh.Name, n, t.name, len(ids))
+	}
+	platform, err := t.PlatformName()
+	if err != nil {
+		return nil, nil, err
+	}
+	opts, err := marshalSPMD(ids, platform)
+	if err != nil {
+		return nil, nil, err
+	}
+	pr, text, format := newProgram(stablehlo)
+	a := &compileArgs{structSize: unsafe.Sizeof(compileArgs{}), topology: t.h,
+		program: unsafe.Pointer(pr), options: unsafe.Pointer(&opts[0]), optionsLen: uintptr(len(opts))}
+	err = t.p.call(fnCompile, unsafe.Pointer(a))
+	runtime.KeepAlive(pr)
+	runtime.KeepAlive(text)
+	runtime.KeepAlive(format)
+	runtime.KeepAlive(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return t.p.newExecutable(a.executable), ids, nil
+}
+
 // Serialize returns the executable's serialized form, which a client of the
 // same plugin and device kind can load.
 func (e *Executable) Serialize() ([]byte, error) {

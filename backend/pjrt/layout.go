@@ -308,6 +308,22 @@ type bufferReadyEventArgs struct {
 	event           uintptr // out
 }
 
+// memoryStatsArgs is PJRT_Executable_GetCompiledMemoryStats_Args up to
+// the two fields newer plugins add (peak and total), which a plugin that
+// knows them fills only when the struct is large enough: they are here so
+// the struct is as large as the newest plugin expects.
+type memoryStatsArgs struct {
+	structSize, ext uintptr
+	executable      uintptr
+	generatedCode   int64 // out: device memory
+	arguments       int64
+	outputs         int64
+	alias           int64
+	temp            int64
+	host            [5]int64 // out: host memory, the same five
+	peak, total     int64    // out, newer plugins
+}
+
 // layoutSize pairs a function with the size of the argument struct we pass
 // it, for the test that asks each plugin what it expects.
 type layoutSize struct {
@@ -332,6 +348,7 @@ var layoutSizes = []layoutSize{
 	{fnExecutableNumOutputs, unsafe.Sizeof(executableNumOutputsArgs{})},
 	{fnExecutableOutputElementTypes, unsafe.Sizeof(executableOutputTypesArgs{})},
 	{fnExecutableOutputDimensions, unsafe.Sizeof(executableOutputDimsArgs{})},
+	{fnExecutableGetCompiledMemoryStats, unsafe.Sizeof(memoryStatsArgs{})},
 	{fnClientCreate, unsafe.Sizeof(clientCreateArgs{})},
 	{fnClientDestroy, unsafe.Sizeof(clientArgs{})},
 	{fnClientPlatformName, unsafe.Sizeof(clientStringArgs{})},

@@ -11,9 +11,10 @@ import (
 // Topology is a description of a device mesh (PJRT_TopologyDescription),
 // which a plugin can compile for without any device present.
 type Topology struct {
-	p   *Plugin
-	h   uintptr
-	cln runtime.Cleanup
+	p    *Plugin
+	name string
+	h    uintptr
+	cln  runtime.Cleanup
 }
 
 // Topology creates the topology named name ("v5e:2x2", "v6e:2x2", ...).
@@ -32,7 +33,7 @@ func (p *Plugin) Topology(name string) (*Topology, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Topology{p: p, h: a.topology}
+	t := &Topology{p: p, name: name, h: a.topology}
 	p.live.Add(1)
 	t.cln = runtime.AddCleanup(t, func(h uintptr) { p.destroyTopology(h) }, a.topology)
 	return t, nil
@@ -82,6 +83,27 @@ func (t *Topology) DeviceKind() (string, error) {
 		return "", err
 	}
 	return cString(k.kind, k.kindLen), nil
+}
+
+// DeviceIDs are the IDs of the topology's devices (its chips), in the
+// plugin's order.
+func (t *Topology) DeviceIDs() ([]int, error) {
+	a := &topologyDevicesArgs{structSize: unsafe.Sizeof(topologyDevicesArgs{}), topology: t.h}
+	if err := t.p.call(fnTopologyDeviceDescriptions, unsafe.Pointer(a)); err != nil {
+		return nil, err
+	}
+	if a.numDescriptions > 1<<16 {
+		return nil, fmt.Errorf("pjrt: topology has %d device descriptions", a.numDescriptions)
+	}
+	var ids []int
+	for _, d := range unsafe.Slice((*uintptr)(cPtr(a.descriptions)), a.numDescriptions) {
+		id := &deviceDescriptionIDArgs{structSize: unsafe.Sizeof(deviceDescriptionIDArgs{}), description: d}
+		if err := t.p.call(fnDeviceDescriptionID, unsafe.Pointer(id)); err != nil {
+			return nil, err
+		}
+		ids = append(ids, int(id.id))
+	}
+	return ids, nil
 }
 
 func (t *Topology) str(f fnIndex) (string, error) {
