@@ -37,7 +37,24 @@ type Manifest struct {
 	PJRTAPI         string    `json:"pjrt_api"`         // the plugin's C API version, 0.112
 	Tpucc           string    `json:"tpucc"`            // the tpucc version that built it
 	StableHLOSHA256 string    `json:"stablehlo_sha256"`
-	ExecutableSHA   string    `json:"executable_sha256"`
+	// Mesh is set for a program split over several devices.
+	Mesh          *ManifestMesh `json:"mesh,omitempty"`
+	ExecutableSHA string        `json:"executable_sha256"`
+}
+
+// ManifestMesh is the mesh a program is split over: its name and axes as
+// the .tir declares them, and the device assignment (partition p runs on
+// the device with ID Devices[p]).
+type ManifestMesh struct {
+	Name    string     `json:"name"`
+	Axes    []MeshAxis `json:"axes"`
+	Devices []int      `json:"devices"`
+}
+
+// MeshAxis is one named axis of a ManifestMesh.
+type MeshAxis struct {
+	Name string `json:"name"`
+	Size int64  `json:"size"`
 }
 
 // Signature is the entry function's name, its parameter and result types

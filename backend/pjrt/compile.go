@@ -238,7 +238,7 @@ func (t *Topology) CompileSharded(stablehlo string, mesh *ir.Mesh) (*Executable,
 		return nil, nil, err
 	}
 	if n := mesh.Devices(); n != int64(len(ids)) {
-		return nil, nil, fmt.Errorf("mesh @%s has %d devices and topology %s has %d chips: they must be equal", mesh.Name, n, t.name, len(ids))
+		return nil, nil, &MeshError{Mesh: mesh.Name, Devices: n, Topology: t.name, Chips: len(ids)}
 	}
 	platform, err := t.PlatformName()
 	if err != nil {
@@ -260,6 +260,19 @@ func (t *Topology) CompileSharded(stablehlo string, mesh *ir.Mesh) (*Executable,
 		return nil, nil, err
 	}
 	return t.p.newExecutable(a.executable), ids, nil
+}
+
+// MeshError is CompileSharded's refusal of a mesh whose device count is
+// not the topology's chip count: the user's mistake, not the plugin's.
+type MeshError struct {
+	Mesh     string
+	Devices  int64
+	Topology string
+	Chips    int
+}
+
+func (e *MeshError) Error() string {
+	return fmt.Sprintf("mesh @%s has %d devices and topology %s has %d chips: they must be equal", e.Mesh, e.Devices, e.Topology, e.Chips)
 }
 
 // Serialize returns the executable's serialized form, which a client of the

@@ -195,9 +195,12 @@ func cmdBuild(e *env, p *parsed) error {
 		if err != nil {
 			return err
 		}
-		a, err := compileExecutable(e, c, f, text)
+		a, stats, err := compileExecutable(e, c, f, text)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
+		}
+		if report != "" && stats != nil {
+			report += compiledMemory(*stats, c.target, c.topology, shardMesh(f))
 		}
 		if err := writeExecutable(c, a, key); err != nil {
 			return err

@@ -59,63 +59,84 @@ func topologyHelp() string {
 
 // compileExecutable compiles the StableHLO text of f for --target: for cpu
 // through the pjrt backend's plugin (XLA:CPU), for a TPU through libtpu for
-// the topology, without a TPU. It returns the artifact to write. What
+// the topology, without a TPU. It returns the artifact to write and, for a
+// TPU, each chip's memory as libtpu laid it out (nil for cpu). What
 // libtpu logs to standard error as it starts (its warnings about a host that
 // is no TPU VM) is shown only when the compile fails.
-func compileExecutable(e *env, c *buildConfig, f *ir.Func, text string) (*pjrt.Artifact, error) {
-	// An artifact runs on one device: a program split over a mesh would be
-	// compiled for one partition and silently lose its shardings.
-	if m := f.Module; m != nil && len(m.Meshes) > 0 && m.Meshes[0].Devices() > 1 {
-		return nil, fmt.Errorf("--emit=executable does not take a program split over several devices yet (mesh @%s has %d): docs/SHARDING.md",
-			m.Meshes[0].Name, m.Meshes[0].Devices())
-	}
+func compileExecutable(e *env, c *buildConfig, f *ir.Func, text string) (*pjrt.Artifact, *pjrt.MemoryStats, error) {
 	if c.target.Name() == "cpu" {
-		return compileCPUExecutable(c, f, text)
+		// A CPU artifact runs on one device: a program split over a mesh would
+		// be compiled for one partition and silently lose its shardings.
+		if m := shardMesh(f); m != nil {
+			return nil, nil, fmt.Errorf("--emit=executable does not take a program split over several devices yet (mesh @%s has %d): docs/SHARDING.md",
+				m.Name, m.Devices())
+		}
+		a, err := compileCPUExecutable(c, f, text)
+		return a, nil, err
 	}
 	var a *pjrt.Artifact
+	var stats *pjrt.MemoryStats
 	logged, err := pjrt.CaptureStderr(func() (err error) {
-		a, err = compileTPUExecutable(c, f, text)
+		a, stats, err = compileTPUExecutable(c, f, text)
 		return err
 	})
-	if err != nil {
+	var me *pjrt.MeshError
+	if err != nil && !errors.As(err, &me) {
 		e.stderr.Write(logged)
 	}
-	return a, err
+	return a, stats, err
 }
 
-// compileTPUExecutable compiles through libtpu for --topology.
-func compileTPUExecutable(c *buildConfig, f *ir.Func, text string) (*pjrt.Artifact, error) {
+// shardMesh is f's mesh when f is split over more than one device.
+func shardMesh(f *ir.Func) *ir.Mesh {
+	if m := f.Module; m != nil && len(m.Meshes) > 0 && m.Meshes[0].Devices() > 1 {
+		return m.Meshes[0]
+	}
+	return nil
+}
+
+// compileTPUExecutable compiles through libtpu for --topology: a program
+// split over a mesh as one partition per chip of the topology.
+func compileTPUExecutable(c *buildConfig, f *ir.Func, text string) (*pjrt.Artifact, *pjrt.MemoryStats, error) {
 	path, err := pjrt.Find(pjrt.KindTPU)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	p, err := pjrt.LoadForCompile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	topo, err := p.Topology(c.topology)
 	if err != nil {
-		return nil, fmt.Errorf("--topology %s: %w", c.topology, err)
+		return nil, nil, fmt.Errorf("--topology %s: %w", c.topology, err)
 	}
 	defer topo.Close()
-	platform, err := topo.PlatformName()
-	if err != nil {
-		return nil, err
+	on := compiledFor{api: p.Version(), topology: c.topology}
+	if on.platform, err = topo.PlatformName(); err != nil {
+		return nil, nil, err
 	}
-	version, err := topo.PlatformVersion()
-	if err != nil {
-		return nil, err
+	if on.version, err = topo.PlatformVersion(); err != nil {
+		return nil, nil, err
 	}
-	kind, err := topo.DeviceKind()
-	if err != nil {
-		return nil, err
+	if on.kind, err = topo.DeviceKind(); err != nil {
+		return nil, nil, err
 	}
-	exe, err := topo.Compile(text, pjrt.DefaultCompileOptions)
+	var exe *pjrt.Executable
+	if on.mesh = shardMesh(f); on.mesh != nil {
+		exe, on.devices, err = topo.CompileSharded(text, on.mesh)
+	} else {
+		exe, err = topo.Compile(text, pjrt.DefaultCompileOptions)
+	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer exe.Close()
-	return newArtifact(c, f, text, exe, compiledFor{platform: platform, version: version, kind: kind, api: p.Version(), topology: c.topology})
+	stats, err := exe.MemoryStats()
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := newArtifact(c, f, text, exe, on)
+	return a, &stats, err
 }
 
 // compileCPUExecutable compiles through the pjrt backend's client.
@@ -138,6 +159,8 @@ func compileCPUExecutable(c *buildConfig, f *ir.Func, text string) (*pjrt.Artifa
 type compiledFor struct {
 	platform, version, kind, api string
 	topology                     string // --topology, for a compile-only client
+	mesh                         *ir.Mesh
+	devices                      []int // the device assignment of a program split over mesh
 }
 
 // newArtifact serializes exe with its manifest: the one place a manifest is
@@ -147,8 +170,16 @@ func newArtifact(c *buildConfig, f *ir.Func, text string, exe interface{ Seriali
 	if err != nil {
 		return nil, err
 	}
+	var mesh *pjrt.ManifestMesh
+	if on.mesh != nil {
+		mesh = &pjrt.ManifestMesh{Name: on.mesh.Name, Devices: on.devices}
+		for _, x := range on.mesh.Axes {
+			mesh.Axes = append(mesh.Axes, pjrt.MeshAxis{Name: x.Name, Size: x.Size})
+		}
+	}
 	return &pjrt.Artifact{
 		Manifest: pjrt.Manifest{
+			Mesh:            mesh,
 			Entry:           signature(c, f),
 			Target:          c.target.Name(),
 			Topology:        on.topology,

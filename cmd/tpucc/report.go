@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tpucc/tpucc/backend/pjrt"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/passes"
 	"github.com/tpucc/tpucc/target"
@@ -79,6 +80,23 @@ func costReport(f *ir.Func, t *target.Target) (string, error) {
 			f.Name, binary(fp), t.MemoryName, t.Name(), binary(t.Memory))
 	}
 	return b.String(), nil
+}
+
+// compiledMemory is the report's line of what each chip's memory holds as
+// the plugin compiled the program (pjrt.MemoryStats), beside the memory
+// line's estimate: for a program split over mesh, one chip's share.
+func compiledMemory(s pjrt.MemoryStats, t *target.Target, topology string, mesh *ir.Mesh) string {
+	chips := "on one chip of " + topology
+	if mesh != nil {
+		chips = fmt.Sprintf("per chip, @%s split over the %d chips of %s", mesh.Name, mesh.Devices(), topology)
+	}
+	line := fmt.Sprintf("compiled memory %s: arguments %d + outputs %d - aliased %d + temporaries %d + code %d = %d bytes (%s) of %s %s\n",
+		chips, s.Arguments, s.Outputs, s.Alias, s.Temp, s.GeneratedCode, s.Total(), binary(s.Total()), binary(t.Memory), t.MemoryName)
+	if s.Total() > t.Memory {
+		line += fmt.Sprintf("warning: the compiled program needs %s of %s per chip, more than one %s chip has (%s)\n",
+			binary(s.Total()), t.MemoryName, t.Name(), binary(t.Memory))
+	}
+	return line
 }
 
 // describe is the target line of the report: the figures the model uses.

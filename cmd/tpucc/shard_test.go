@@ -1,6 +1,11 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/tpucc/tpucc/backend/pjrt"
@@ -35,4 +40,101 @@ func TestRunSharded(t *testing.T) {
 	if got.code != 0 || got.stdout != want.stdout {
 		t.Errorf("--device pjrt: exit %d, stdout\n%s\nwant\n%s\nstderr %q", got.code, got.stdout, want.stdout, got.stderr)
 	}
+}
+
+// shardMatmulSrc contracts over the dimension both operands split over tp:
+// each of four chips holds a quarter of each operand and of the
+// reduce-scattered result.
+const shardMatmulSrc = `mesh @mesh = <["tp"=4]>
+
+func @f(%x: f32[512,256] {sharding=<@mesh, [{}, {"tp"}]>}, %w: f32[256,512] {sharding=<@mesh, [{"tp"}, {}]>}) -> f32[512,512] {sharding=<@mesh, [{"tp"}, {}]>} {
+  %y = matmul %x, %w : f32[512,512]
+  return %y
+}
+`
+
+// compiledLine is the --report line of the compiled memory, its code size
+// (which depends on libtpu's build) replaced by N.
+var compiledLine = regexp.MustCompile(`code \d+ = \d+ bytes \([^)]*\)`)
+
+func reportLine(t *testing.T, stderr, prefix string) string {
+	t.Helper()
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return compiledLine.ReplaceAllString(l, "code N")
+		}
+	}
+	t.Fatalf("no %q line in stderr:\n%s", prefix, stderr)
+	return ""
+}
+
+// A program split over the four chips of v6e:2x2 compiles through libtpu
+// as four partitions; the manifest records the mesh and the device
+// assignment, and --report gives each chip's memory from the compiled
+// executable beside the estimate for the whole program: a quarter of the
+// arguments (2 x 512 KiB / 4) and of the result (1 MiB / 4), exactly.
+func TestBuildExecutableShardedTPU(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "s.tir", []byte(shardMatmulSrc))
+	out := filepath.Join(dir, "s.pjrt")
+	r := tpucc(t, "", "build", in, "--target", "tpu-v6e", "--topology", "v6e:2x2", "--emit=executable", "-o", out, "--report")
+	r.want(t, 0, "", "cost report: @f on tpu-v6e")
+	if got, want := reportLine(t, r.stderr, "memory: "), "memory: parameters 1048576 + constants 0 + peak activations 1048576 = 2097152 bytes (2 MiB) of 32 GiB HBM"; got != want {
+		t.Errorf("estimate:\n%s\nwant\n%s", got, want)
+	}
+	want := "compiled memory per chip, @mesh split over the 4 chips of v6e:2x2: arguments 262144 + outputs 262144 - aliased 0 + temporaries 0 + code N of 32 GiB HBM"
+	if got := reportLine(t, r.stderr, "compiled memory"); got != want {
+		t.Errorf("compiled memory:\n%s\nwant\n%s", got, want)
+	}
+	m := readManifest(t, out)
+	wantMesh := &pjrt.ManifestMesh{Name: "mesh", Axes: []pjrt.MeshAxis{{Name: "tp", Size: 4}}, Devices: []int{0, 1, 2, 3}}
+	if !reflect.DeepEqual(m.Mesh, wantMesh) {
+		t.Errorf("manifest mesh %+v, want %+v", m.Mesh, wantMesh)
+	}
+	tpucc(t, "", "run", out).want(t, 1, "",
+		out+": error: the executable is split over mesh @mesh of 4 devices (v6e:2x2): tpucc run does not run sharded executables yet")
+}
+
+// An unsharded TPU build reports one chip's compiled memory: f32[2,3]
+// occupies one (8,128) f32 tile row pair, 1024 bytes, as the estimate says.
+func TestBuildExecutableReportTPU(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "m.tir", []byte(expSrc))
+	out := filepath.Join(dir, "m.pjrt")
+	r := tpucc(t, "", "build", in, "--target", "tpu-v6e", "--topology", "v6e:2x2", "--emit=executable", "-o", out, "--report")
+	r.want(t, 0, "", "cost report: @f on tpu-v6e")
+	want := "compiled memory on one chip of v6e:2x2: arguments 1024 + outputs 1024 - aliased 0 + temporaries 0 + code N of 32 GiB HBM"
+	if got := reportLine(t, r.stderr, "compiled memory"); got != want {
+		t.Errorf("compiled memory:\n%s\nwant\n%s", got, want)
+	}
+	if a := readManifest(t, out); a.Mesh != nil {
+		t.Errorf("an unsharded build records mesh %+v", a.Mesh)
+	}
+}
+
+// A mesh whose device count is not the topology's chip count is refused,
+// naming both, without libtpu's start-up log and without writing a file.
+func TestBuildExecutableShardedMeshMismatch(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "s.tir", []byte(strings.Replace(shardMatmulSrc, `"tp"=4`, `"tp"=2`, 1)))
+	out := filepath.Join(dir, "s.pjrt")
+	r := tpucc(t, "", "build", in, "--target", "tpu-v6e", "--topology", "v6e:2x2", "--emit=executable", "-o", out)
+	r.want(t, 1, "", in+": mesh @mesh has 2 devices and topology v6e:2x2 has 4 chips: they must be equal")
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a refused build left %s behind", out)
+	}
+}
+
+func readManifest(t *testing.T, path string) pjrt.Manifest {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	a, err := pjrt.ReadArtifact(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a.Manifest
 }
