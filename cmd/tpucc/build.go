@@ -63,7 +63,10 @@ not kernels), then the totals and the memory the program needs. Columns:
   bound   compute or memory, whichever sets the time
 
 The memory line adds the parameters, the dense constants and the peak of live activations,
-and a warning line follows when that exceeds one chip's memory.
+and a warning line follows when that exceeds one chip's memory. With --emit=executable for a
+TPU target, a last line gives what libtpu's compiled executable needs of each chip's memory
+(arguments, outputs, aliased, temporaries, code): for a program split over a mesh, one chip's
+share (docs/SHARDING.md).
 `,
 	flags: []flagSpec{
 		{name: "o", kind: valueFlag, arg: "FILE", doc: "write the StableHLO to FILE; without -o, or with -o -, it goes to standard output"},
