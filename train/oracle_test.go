@@ -94,7 +94,9 @@ func runSteps(t *testing.T, opt train.Optimizer, steps int, in [][]float32) ([]f
 	if err != nil {
 		t.Fatal(err)
 	}
-	buf := func(x []float32, s []int64) *backend.Buffer { return tensor.FromSlice(append([]float32{}, x...), s...).Buffer() }
+	buf := func(x []float32, s []int64) *backend.Buffer {
+		return tensor.FromSlice(append([]float32{}, x...), s...).Buffer()
+	}
 	var params, state []*backend.Buffer
 	for i := 0; i < 4; i++ {
 		params = append(params, buf(in[i], mlpShapes[i]))
@@ -197,4 +199,3 @@ func checkLosses(t *testing.T, got, want []float32) {
 		}
 	}
 }
-
