@@ -37,7 +37,7 @@ func TestCompiledStepDonated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fn, err := engine.NewFunction(fixed{sm}, engine.Options{Name: "step", Device: "cpu", Donate: []int{0, 1, 2},
+	fn, err := engine.NewFunction(fixed{sm}, engine.Options{Name: "step", Device: "cpu", Donate: train.NewAdamW(0.1).Donate(1),
 		Cache: engine.NewCache("", engine.CacheOptions{})})
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +93,7 @@ func TestStepAliasesDonated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text, err := stablehlo.Lower(sm, stablehlo.Options{Donate: []int{0, 1, 2, 3, 4, 5}})
+	text, err := stablehlo.Lower(sm, stablehlo.Options{Donate: train.NewAdamW(1e-3).Donate(2)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,3 +91,15 @@ func (o Optimizer) StateNames() []string {
 	}
 	return nil
 }
+
+// Donate returns the positions of the step's parameters and state among its arguments,
+// for the engine's Options.Donate: each call consumes them, and a backend that can
+// writes their new values in their storage.
+func (o Optimizer) Donate(nParams int) []int {
+	n := nParams * (1 + len(o.StateNames()))
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
