@@ -60,7 +60,7 @@ func (o Optimizer) check() error {
 		return fmt.Errorf("train: invalid weight decay %g", o.WeightDecay)
 	case o.ClipNorm < 0:
 		return fmt.Errorf("train: invalid clip norm %g", o.ClipNorm)
-	case o.Schedule.Warmup < 0 || o.Schedule.Total < 0 || (o.Schedule.Total > 0 && o.Schedule.Warmup > o.Schedule.Total):
+	case o.Schedule.Warmup < 0 || o.Schedule.Total < 0 || o.Schedule.Warmup > o.Schedule.Total:
 		return fmt.Errorf("train: invalid schedule: warm-up %d steps, total %d", o.Schedule.Warmup, o.Schedule.Total)
 	}
 	if o.Kind == SGD {

@@ -62,6 +62,8 @@ func TestStepErrors(t *testing.T) {
 		{"count", tinyLoss, 4, train.NewSGD(0.1),
 			"count.tir:1:1: error: @loss has 3 parameters; cannot train the first 4"},
 		{"betas", tinyLoss, 1, bad, "train: invalid betas (0.9, 1): each in [0, 1)"},
+		{"schedule", tinyLoss, 1, train.Optimizer{Kind: train.SGD, LR: 0.1, Schedule: train.Schedule{Warmup: 3}},
+			"train: invalid schedule: warm-up 3 steps, total 0"},
 		{"nesterov", tinyLoss, 1, train.Optimizer{Kind: train.SGD, LR: 0.1, Nesterov: true}, "train: Nesterov momentum requires a momentum"},
 	}
 	for _, c := range cases {
