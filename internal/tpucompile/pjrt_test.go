@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tpucc/tpucc/backend/pjrt"
+	"github.com/tpucc/tpucc/frontend/tir"
 )
 
 // moduleRoot is the directory holding go.mod, above the test's directory.
@@ -78,7 +79,7 @@ func compileAll(t *testing.T, p *pjrt.Plugin, name string, mods []lowered) {
 	defer topo.Close()
 	var failed []string
 	for _, m := range mods {
-		if err := compileOne(topo, m.hlo); err != nil {
+		if err := compileOne(topo, m); err != nil {
 			failed = append(failed, fmt.Sprintf("%s: %s: %v\n--- StableHLO ---\n%s", m.id, name, err, m.hlo))
 		}
 	}
@@ -88,8 +89,20 @@ func compileAll(t *testing.T, p *pjrt.Plugin, name string, mods []lowered) {
 	}
 }
 
-func compileOne(topo *pjrt.Topology, hlo string) error {
-	exe, err := topo.Compile(hlo, pjrt.DefaultCompileOptions)
+// compileOne compiles m for topo: a program split over a mesh of several
+// devices for every chip (its mesh must have the topology's chip count), any
+// other for one.
+func compileOne(topo *pjrt.Topology, m lowered) error {
+	mod, err := tir.Parse(m.id, []byte(m.text))
+	if err != nil {
+		return err
+	}
+	var exe *pjrt.Executable
+	if len(mod.Meshes) > 0 && mod.Meshes[0].Devices() > 1 {
+		exe, _, err = topo.CompileSharded(m.hlo, mod.Meshes[0])
+	} else {
+		exe, err = topo.Compile(m.hlo, pjrt.DefaultCompileOptions)
+	}
 	if err != nil {
 		return err
 	}
