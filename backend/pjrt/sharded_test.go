@@ -15,13 +15,14 @@ import (
 
 // runShardedTIR runs src's entry on four XLA:CPU devices and on the
 // reference executor with the same inputs, and returns both results.
-func runShardedTIR(t *testing.T, src string) (got, want [][]float32) {
+// onFourDevices parses and lowers src and opens an XLA:CPU client of four
+// devices, closed when the test ends.
+func onFourDevices(t *testing.T, src string) (*ir.Module, *ir.Func, string, *Client) {
 	t.Helper()
 	m, err := tir.Parse("in.tir", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := m.Entry()
 	text, err := stablehlo.Lower(m, stablehlo.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +35,13 @@ func runShardedTIR(t *testing.T, src string) (got, want [][]float32) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	t.Cleanup(func() { c.Close() })
+	return m, m.Entry(), text, c
+}
+
+func runShardedTIR(t *testing.T, src string) (got, want [][]float32) {
+	t.Helper()
+	m, f, text, c := onFourDevices(t, src)
 	argS, resS := f.EntryShardings()
 	params := make([]ir.Type, len(f.Params))
 	for i, v := range f.Params {
@@ -240,31 +247,14 @@ func @f(%x: f32[4]) -> f32[4] {
 // that the next call takes as it is (no host round trip), and the numbers
 // after two calls are the reference executor's.
 func TestShardBackendKeepsResultsOnDevices(t *testing.T) {
-	m, err := tir.Parse("in.tir", []byte(`mesh @mesh = <["dp"=2, "tp"=2]>
+	m, f, text, c := onFourDevices(t, `mesh @mesh = <["dp"=2, "tp"=2]>
 
 func @step(%x: f32[8,4] {sharding=<@mesh, [{"dp"}, {"tp"}]>}, %w: f32[4,4] {sharding=<@mesh, [{}, {"tp"}]>}) -> f32[8,4] {sharding=<@mesh, [{"dp"}, {"tp"}]>} {
   %y = matmul %x, %w : f32[8,4]
   %z = tanh %y
   return %z
 }
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := m.Entry()
-	text, err := stablehlo.Lower(m, stablehlo.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := openCPU()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := p.NewClient(Option{"cpu_device_count", int64(4)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+`)
 	exe, err := NewBackend(c).Compile(&backend.Program{Module: m, Entry: f, HLO: text})
 	if err != nil {
 		t.Fatal(err)
