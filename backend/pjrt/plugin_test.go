@@ -1,12 +1,15 @@
 package pjrt
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -103,6 +106,7 @@ func TestLoadChecksBeforeOpening(t *testing.T) {
 		t.Errorf("the constructor of a library with no GetPjrtApi ran")
 	}
 	copies, _ := filepath.Glob(filepath.Join(cache, "plugins", "*.so"))
+	copies = slices.DeleteFunc(copies, func(c string) bool { return strings.Contains(c, "sha256-") })
 	if len(copies) != 3 { // evil.so, plugin.so, exe
 		t.Errorf("private copies %v, want 3", copies)
 	}
@@ -132,8 +136,10 @@ func TestLoadChecksBeforeOpening(t *testing.T) {
 
 // TestPrivateCopy: a plugin is copied once into the private directory, by
 // its real path (a link to it shares the copy); once changed it is copied
-// afresh and its older copy removed.
+// afresh and its older copy removed, with its content file.
 func TestPrivateCopy(t *testing.T) {
+	defer func(d time.Duration) { collectAfter = d }(collectAfter)
+	collectAfter = 0
 	dir := t.TempDir()
 	t.Setenv("TPUCC_PJRT_CACHE", filepath.Join(t.TempDir(), "cache"))
 	src := filepath.Join(dir, "p.so")
@@ -155,7 +161,71 @@ func TestPrivateCopy(t *testing.T) {
 	if b, err := os.ReadFile(second); err != nil || string(b) != "second, longer" {
 		t.Errorf("the copy holds %q, %v", b, err)
 	}
-	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(first), "*")); len(left) != 2 {
-		t.Errorf("private directory holds %v, want the new copy and its hash", left)
+	if left := privateFiles(t, filepath.Dir(first)); len(left) != 4 {
+		t.Errorf("private directory holds %v, want the new copy, its hash, its source and its content", left)
+	}
+}
+
+// privateFiles lists dir's file names.
+func privateFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// TestPrivateCopiesShared: two sources with the same bytes (a plugin in
+// two virtual environments) share one private file; once a source is gone
+// its copy is collected at the next copy, and the content with it when no
+// copy links it any more.
+func TestPrivateCopiesShared(t *testing.T) {
+	defer func(d time.Duration) { collectAfter = d }(collectAfter)
+	collectAfter = 0
+	dir := t.TempDir()
+	t.Setenv("TPUCC_PJRT_CACHE", filepath.Join(t.TempDir(), "cache"))
+	a, b, c := filepath.Join(dir, "a.so"), filepath.Join(dir, "b.so"), filepath.Join(dir, "c.so")
+	for _, p := range []string{a, b} {
+		os.WriteFile(p, []byte("libtpu"), 0o644)
+	}
+	os.WriteFile(c, []byte("another plugin"), 0o644)
+	ca, _, err := privateCopy(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, sum, err := privateCopy(b)
+	if err != nil || ca == cb || sum != SHA256([]byte("libtpu")) {
+		t.Fatalf("privateCopy(b) = %s, %s, %v (a's copy %s)", cb, sum, err, ca)
+	}
+	sa, _ := os.Stat(ca)
+	sb, _ := os.Stat(cb)
+	if !os.SameFile(sa, sb) {
+		t.Errorf("the copies of two equal sources are two files, want one shared")
+	}
+	os.Remove(a)
+	if _, _, err := privateCopy(c); err != nil {
+		t.Fatal(err)
+	}
+	priv := filepath.Dir(ca)
+	if _, err := os.Stat(ca); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the copy of a removed source survives (%v)", err)
+	}
+	if got, err := os.ReadFile(cb); err != nil || string(got) != "libtpu" {
+		t.Errorf("b's copy holds %q, %v", got, err)
+	}
+	os.Remove(b)
+	os.WriteFile(c, []byte("another plugin, changed"), 0o644)
+	if _, _, err := privateCopy(c); err != nil {
+		t.Fatal(err)
+	}
+	left := privateFiles(t, priv)
+	want := 4 // c's copy, its hash, its source, its content
+	if len(left) != want || slices.Contains(left, "sha256-"+SHA256([]byte("libtpu"))+".so") {
+		t.Errorf("private directory holds %v, want only c's %d files", left, want)
 	}
 }

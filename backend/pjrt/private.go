@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/tpucc/tpucc/internal/regfile"
 )
@@ -93,14 +94,58 @@ func privateCopy(src string) (path, sum string, err error) {
 	if sum, err = copyHashed(f, dir, path); err != nil {
 		return "", "", err
 	}
+	// Best effort: the source's path is only a hint for collecting.
+	os.WriteFile(path+".src", []byte(abs), 0o400)
 	old, _ := filepath.Glob(filepath.Join(dir, prefix+"*"))
 	for _, o := range old {
-		if o != path && o != path+".sha256" {
+		if o != path && o != path+".sha256" && o != path+".src" {
 			os.Remove(o)
 		}
 	}
+	collect(dir)
 	return path, sum, nil
 }
+
+// collect removes the copies whose source file is gone, and the content
+// files (sha256-*.so) no copy links any more. Without it every checkout
+// or virtual environment that ever loaded libtpu would keep its 0.7 GB
+// copy for ever. A copy from before sources were recorded (no .src) is
+// removed too: it is copied again if its source is loaded. Removing a
+// file another process has opened is harmless: the open file lives on.
+func collect(dir string) {
+	copies, _ := filepath.Glob(filepath.Join(dir, "*-*.so"))
+	for _, c := range copies {
+		if strings.HasPrefix(filepath.Base(c), "sha256-") || recent(c) {
+			continue
+		}
+		src, err := regfile.Read(c+".src", 1<<16, regfile.NoFollow)
+		if err == nil {
+			if _, err := os.Stat(string(src)); !errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+		}
+		for _, ext := range []string{"", ".sha256", ".src"} {
+			os.Remove(c + ext)
+		}
+	}
+	contents, _ := filepath.Glob(filepath.Join(dir, "sha256-*.so"))
+	for _, c := range contents {
+		if st, err := os.Lstat(c); err == nil && st.Sys().(*syscall.Stat_t).Nlink == 1 && !recent(c) {
+			os.Remove(c)
+		}
+	}
+}
+
+// recent: a file changed in the last minutes may belong to a copy another
+// process is still making (its link or its .src not yet written).
+func recent(path string) bool {
+	st, err := os.Lstat(path)
+	return err == nil && time.Since(st.ModTime()) < collectAfter
+}
+
+// collectAfter is how old a private file must be before collect may
+// remove it; a variable so that tests need not wait.
+var collectAfter = 10 * time.Minute
 
 // checkSource refuses a regular file that is not of a plausible size, owned
 // by this user or root and writable by no one else (writableByOthers).
@@ -150,10 +195,36 @@ func copyHashed(f *os.File, dir, path string) (string, error) {
 		return "", err
 	}
 	defer os.Remove(tmp.Name() + ".sha256")
-	if err := os.Rename(tmp.Name()+".sha256", path+".sha256"); err != nil {
+	content, err := shareContent(tmp.Name(), dir, sum)
+	if err != nil {
 		return "", err
 	}
-	return sum, os.Rename(tmp.Name(), path)
+	// Linked under a temporary name and renamed: a concurrent copy of the
+	// same plugin may be putting its own link at path.
+	if err := os.Link(content, tmp.Name()+".so"); err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name() + ".so")
+	if err := os.Rename(tmp.Name()+".so", path); err != nil {
+		return "", err
+	}
+	return sum, os.Rename(tmp.Name()+".sha256", path+".sha256")
+}
+
+// shareContent stores the copied file tmp as dir/sha256-SUM.so, or drops
+// it when a private file with those bytes is there already: the copies of
+// one plugin reached through several checkouts or environments are hard
+// links to one file instead of 0.7 GB each.
+func shareContent(tmp, dir, sum string) (string, error) {
+	content := filepath.Join(dir, "sha256-"+sum+".so")
+	if checkPrivate(content, false) == nil {
+		return content, nil
+	}
+	os.Remove(content)
+	if err := os.Rename(tmp, content); err != nil {
+		return "", err
+	}
+	return content, nil
 }
 
 // elfMachines are the ELF machines of the architectures Go runs on here.
