@@ -26,6 +26,14 @@ type Uploader interface {
 	Upload(b *Buffer) (*Buffer, error)
 }
 
+// ShardUploader is an Uploader that can also split a host buffer over the
+// devices of a mesh as s says, each device receiving only its own piece
+// (a model's weights split at load).
+type ShardUploader interface {
+	Uploader
+	UploadSharded(b *Buffer, mesh *ir.Mesh, s *ir.Sharding) (*Buffer, error)
+}
+
 // deviceState is a device buffer's storage and its host copy, or why a
 // donated buffer has none.
 type deviceState struct {

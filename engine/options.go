@@ -94,11 +94,15 @@ type Options struct {
 	Precision string
 
 	// Mesh, when set, splits the function's programs over its devices:
-	// each argument named in Shardings is split as it says, the others and
-	// every result are replicated (docs/SHARDING.md). The pjrt backend runs
-	// them on the mesh's devices; backends on one host run them whole.
-	Mesh      *ir.Mesh
-	Shardings []ArgSharding
+	// each argument named in Shardings is split as it says, and each result
+	// named in ResultShardings (Arg is then the result's position); the
+	// others are replicated (docs/SHARDING.md). The pjrt backend runs them
+	// on the mesh's devices; backends on one host run them whole. A result
+	// fed back as an argument (a KV cache) should be split as that
+	// argument is, so that it stays where it lies between calls.
+	Mesh            *ir.Mesh
+	Shardings       []ArgSharding
+	ResultShardings []ArgSharding
 
 	// Dynamic lists dimensions bucketed from the first call on.
 	Dynamic []DimRef
@@ -176,6 +180,9 @@ func (o Options) check() (Options, error) {
 	}
 	if o.Mesh == nil && len(o.Shardings) > 0 {
 		return o, fmt.Errorf("argument %d is sharded, but no mesh is given", o.Shardings[0].Arg)
+	}
+	if o.Mesh == nil && len(o.ResultShardings) > 0 {
+		return o, fmt.Errorf("result %d is sharded, but no mesh is given", o.ResultShardings[0].Arg)
 	}
 	for _, d := range o.Dynamic {
 		if d.Arg < 0 || d.Dim < 0 {

@@ -26,6 +26,10 @@ type Options struct {
 	// AllLogits makes prefill return the logits of every prompt token
 	// [B, T, V] (Result.PromptLogits), for comparing with a reference.
 	AllLogits bool
+	// Mesh splits the model over that many devices of Device (ParseMesh:
+	// "tp" splits the weights, "dp" the batch; models/shard.go): each
+	// device receives only its share of each weight, once.
+	Mesh *ir.Mesh
 }
 
 // Generator holds a model's two compiled steps: prefill (the padded prompts
@@ -58,19 +62,32 @@ func NewGenerator(m *Model, o Options) (*Generator, error) {
 	for i := range m.CacheTypes(1, 1) {
 		donate = append(donate, stepCacheArg+i)
 	}
-	opts := func(name string) engine.Options {
-		return engine.Options{Name: name, Backend: o.Backend, Device: o.Device, Precision: o.Precision,
+	if o.Mesh != nil && o.Device == "" {
+		return nil, fmt.Errorf("models: a mesh (%s) splits a model over a device's chips: name the device (Options.Device)", meshString(o.Mesh))
+	}
+	opts := func(name string, logitsRank int) engine.Options {
+		eo := engine.Options{Name: name, Backend: o.Backend, Device: o.Device, Precision: o.Precision,
 			Cache: o.Cache, NoAutoDynamic: true, RecompileLimit: -1, Donate: donate, KeepOnDevice: o.Device != ""}
+		if o.Mesh != nil {
+			eo.Mesh = o.Mesh
+			eo.Shardings, eo.ResultShardings = m.stepShardings(o.Mesh, logitsRank)
+		}
+		return eo
+	}
+	prefillRank := 2
+	if o.AllLogits {
+		prefillRank = 3
 	}
 	var err error
-	if g.prefill, err = engine.NewFunction(stepProgram{m, arch + ".prefill", o.AllLogits, true}, opts(arch+".prefill")); err != nil {
+	if g.prefill, err = engine.NewFunction(stepProgram{m, arch + ".prefill", o.AllLogits, true}, opts(arch+".prefill", prefillRank)); err != nil {
 		return nil, err
 	}
-	if g.decode, err = engine.NewFunction(stepProgram{m, arch + ".decode", false, false}, opts(arch+".decode")); err != nil {
+	if g.decode, err = engine.NewFunction(stepProgram{m, arch + ".decode", false, false}, opts(arch+".decode", 2)); err != nil {
 		return nil, err
 	}
-	for _, p := range m.Params {
-		w, err := g.prefill.Upload(p.Buffer)
+	weightArg := stepCacheArg + len(m.CacheTypes(1, 1))
+	for i, p := range m.Params {
+		w, err := g.prefill.UploadArg(weightArg+i, p.Buffer)
 		if err != nil {
 			return nil, fmt.Errorf("copying %s to the device: %w", p.Name, err)
 		}

@@ -61,7 +61,7 @@ func opener(name, env string, load func() (*Plugin, error)) func() (backend.Back
 			}
 			var c *Client
 			if c, err = p.NewClient(opts...); err == nil {
-				b = &Backend{c: c, name: name}
+				b = &Backend{c: c, name: name, grow: c.Platform() == "cpu" && !hasOption(opts, "cpu_device_count")}
 			}
 		})
 		if err != nil {
@@ -140,6 +140,11 @@ func ForPlatform(platform string) (string, error) {
 type Backend struct {
 	c    *Client
 	name string
+	// grow: c is XLA:CPU made without a cpu_device_count, so a program
+	// over a larger mesh gets a client of that many devices (forMesh).
+	grow   bool
+	meshMu sync.Mutex
+	meshed map[int64]*Client // those clients, by device count
 
 	compiles, loads atomic.Int64 // programs compiled, and loaded from NativeCode
 }
@@ -149,6 +154,64 @@ func NewBackend(c *Client) *Backend { return &Backend{c: c, name: BackendName} }
 
 // Client is the backend's PJRT client.
 func (b *Backend) Client() *Client { return b.c }
+
+// hasOption reports whether opts sets the option called name.
+func hasOption(opts []Option, name string) bool {
+	for _, o := range opts {
+		if o.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// forMesh is the client that runs programs over mesh: the backend's own
+// when it has the devices. XLA:CPU's device count is a create option, so
+// where the user did not choose it ($TPUCC_PJRT_OPTIONS) a client of
+// exactly the mesh's devices is made once and kept for the process: `tpucc
+// generate --device pjrt --mesh tp=4` needs no environment variable.
+func (b *Backend) forMesh(mesh *ir.Mesh) (*Client, error) {
+	n := mesh.Devices()
+	if n <= int64(len(b.c.devices)) || !b.grow {
+		return b.c, nil
+	}
+	b.meshMu.Lock()
+	defer b.meshMu.Unlock()
+	if c := b.meshed[n]; c != nil {
+		return c, nil
+	}
+	c, err := b.c.p.NewClient(Option{"cpu_device_count", n})
+	if err != nil {
+		return nil, fmt.Errorf("pjrt: a client of %d XLA:CPU devices for mesh @%s: %w", n, mesh.Name, err)
+	}
+	if b.meshed == nil {
+		b.meshed = map[int64]*Client{}
+	}
+	b.meshed[n] = c
+	return c, nil
+}
+
+// UploadSharded splits h over mesh's devices as s says
+// (backend.ShardUploader): each device receives its piece, copied from h
+// one piece at a time. A buffer already split that way on the same
+// devices is returned as it is.
+func (b *Backend) UploadSharded(h *backend.Buffer, mesh *ir.Mesh, s *ir.Sharding) (*backend.Buffer, error) {
+	c, err := b.forMesh(mesh)
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := h.Device().(*ShardedBuffer); ok && d.Sharding.Equal(s) && len(d.Shards) > 0 && d.Shards[0].c == c {
+		return h, nil
+	}
+	if why := h.Donated(); why != "" {
+		return nil, fmt.Errorf("pjrt: uploading %s: %s", h.Type(), why)
+	}
+	d, err := c.FromHostSharded(h.Type(), h.Bytes(), mesh, s)
+	if err != nil {
+		return nil, err
+	}
+	return backend.OnDevice(h.Type(), d), nil
+}
 
 // Name is the name the backend was opened by.
 func (b *Backend) Name() string { return b.name }

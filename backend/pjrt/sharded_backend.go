@@ -27,12 +27,16 @@ type shardedExecutable struct {
 
 func (b *Backend) compileSharded(p *backend.Program, mesh *ir.Mesh, params, results []ir.Type) (backend.Executable, error) {
 	args, res := p.Entry.EntryShardings()
-	s, err := b.c.CompileSharded(p.HLO, mesh, params, results, args, res)
+	c, err := b.forMesh(mesh)
+	if err != nil {
+		return nil, err
+	}
+	s, err := c.CompileSharded(p.HLO, mesh, params, results, args, res)
 	if err != nil {
 		return nil, err
 	}
 	b.compiles.Add(1)
-	return &shardedExecutable{s: s, c: b.c}, nil
+	return &shardedExecutable{s: s, c: c}, nil
 }
 
 func (e *shardedExecutable) Run(args []*backend.Buffer) ([]*backend.Buffer, error) {

@@ -11,6 +11,7 @@ import (
 	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/lower/stablehlo"
+	"github.com/tpucc/tpucc/models"
 )
 
 // backendFlag selects the backend tpucc run executes on.
@@ -20,6 +21,28 @@ var backendFlag = flagSpec{name: "backend", kind: valueFlag, arg: "NAME",
 // deviceFlag selects the device tpucc run executes on, by its backend.
 var deviceFlag = flagSpec{name: "device", kind: valueFlag, arg: "NAME",
 	doc: "the device to run on: " + strings.Join(engine.Devices(), ", ") + "\n(default: tpu on a machine with TPU chips, else cpu)"}
+
+// meshFlag splits a model over several devices of --device.
+var meshFlag = flagSpec{name: "mesh", kind: valueFlag, arg: "AXES",
+	doc: "split the model over devices: tp=N splits its weights (Megatron-style), dp=N its batch,\n" +
+		"dp=2,tp=2 both (needs --device pjrt, tpu or gpu; on pjrt's XLA:CPU the devices are made;\ndocs/SHARDING.md)"}
+
+// meshValue is --mesh, or nil; it needs a device of several chips.
+func meshValue(p *parsed) (*ir.Mesh, error) {
+	spec := p.value("mesh", "")
+	if spec == "" {
+		return nil, nil
+	}
+	m, err := models.ParseMesh(spec)
+	if err != nil {
+		return nil, usagef("--mesh: %v", err)
+	}
+	switch p.value("device", "") {
+	case "pjrt", "tpu", "gpu":
+		return m, nil
+	}
+	return nil, usagef("--mesh %s splits a model over a device's chips: give --device pjrt, tpu or gpu", spec)
+}
 
 // precisionFlag sets the precision every product asks of the device.
 var precisionFlag = flagSpec{name: "precision", kind: valueFlag, arg: "P",

@@ -34,6 +34,7 @@ var generateCommand = &command{
 		backendFlag,
 		deviceFlag,
 		precisionFlag,
+		meshFlag,
 	},
 	run: cmdGenerate,
 }
@@ -213,6 +214,10 @@ func cmdGenerate(e *env, p *parsed) error {
 	if err != nil {
 		return err
 	}
+	mesh, err := meshValue(p)
+	if err != nil {
+		return err
+	}
 	// The backend or device is opened (and a name checked) before the
 	// checkpoint is read.
 	if _, err := openRunBackend("generate", p.value("backend", ""), p.value("device", "")); err != nil {
@@ -230,7 +235,7 @@ func cmdGenerate(e *env, p *parsed) error {
 	if err := a.checkVocab(m.Config.Vocab); err != nil {
 		return err
 	}
-	g, err := models.NewGenerator(m, models.Options{Backend: p.value("backend", ""), Device: p.value("device", ""), Precision: precision})
+	g, err := models.NewGenerator(m, models.Options{Backend: p.value("backend", ""), Device: p.value("device", ""), Precision: precision, Mesh: mesh})
 	if err != nil {
 		return err
 	}

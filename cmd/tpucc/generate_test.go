@@ -118,7 +118,8 @@ func TestGenerate(t *testing.T) {
 }
 
 // TestGenerateDevice: --device pjrt generates on XLA:CPU through PJRT, the
-// weights in its memory, the tokens of the default device.
+// weights in its memory, the tokens of the default device; so does
+// --mesh tp=4, the model split over 4 XLA:CPU devices made for it.
 func TestGenerateDevice(t *testing.T) {
 	plugin, err := pjrt.CPUPluginDir()
 	if err != nil {
@@ -128,10 +129,13 @@ func TestGenerateDevice(t *testing.T) {
 	dir := tinyQwen3(t)
 	args := []string{"generate", "--model", dir, "--prompt-ids", "1,2,3,4,5", "--prompt-ids", "7,8", "--max-new-tokens", "6"}
 	want := tpucc(t, "", args...)
-	got := tpucc(t, "", append(args, "--device", "pjrt", "--precision", "highest")...)
-	w, g := strings.Split(want.stdout, "\n"), strings.Split(got.stdout, "\n")
-	if want.code != 0 || got.code != 0 || len(g) < 2 || w[0] != g[0] || w[1] != g[1] {
-		t.Errorf("--device pjrt: exit %d, stdout\n%s\nwant the tokens of\n%s%s", got.code, got.stdout, want.stdout, got.stderr)
+	w := strings.Split(want.stdout, "\n")
+	for _, extra := range [][]string{nil, {"--mesh", "tp=4"}} {
+		got := tpucc(t, "", append(append(args, "--device", "pjrt", "--precision", "highest"), extra...)...)
+		g := strings.Split(got.stdout, "\n")
+		if want.code != 0 || got.code != 0 || len(g) < 2 || w[0] != g[0] || w[1] != g[1] {
+			t.Errorf("--device pjrt %v: exit %d, stdout\n%s\nwant the tokens of\n%s%s", extra, got.code, got.stdout, want.stdout, got.stderr)
+		}
 	}
 }
 
@@ -265,6 +269,8 @@ func TestGenerateErrors(t *testing.T) {
 		{[]string{"--model", dir, "--prompt", "hi"}, 1, "open " + filepath.Join(dir, "tokenizer.json") + ": no such file or directory\n"},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--device", "x"}, 2, "tpucc generate: --device: unknown device \"x\" (want one of cpu, pjrt, tpu, gpu)\n" + usage},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--device", "pjrt", "--backend", "llvm"}, 2, "tpucc generate: --backend and --device are exclusive\n" + usage},
+		{[]string{"--model", dir, "--prompt-ids", "1", "--mesh", "tp=4"}, 2, "tpucc generate: --mesh tp=4 splits a model over a device's chips: give --device pjrt, tpu or gpu\n" + usage},
+		{[]string{"--model", dir, "--prompt-ids", "1", "--mesh", "tp=4,ep=2", "--device", "pjrt"}, 2, "tpucc generate: --mesh: mesh \"tp=4,ep=2\": axis \"ep\": a model splits over dp (batch) and tp (weights) only\n" + usage},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--precision", "fast"}, 2, "tpucc generate: --precision fast: want one of default, high, highest\n" + usage},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--max-new-tokens", "1e8"}, 2, "tpucc generate: --max-new-tokens 1e8: want a non-negative integer\n" + usage},
 		{[]string{"--model", dir, "--prompt-ids", "1,2", "--prompt-ids", "3", "--max-new-tokens", "100000000"}, 1, "models: a prompt of 2 tokens and 100000000 new tokens need 100000002 positions, more than the model's max_position_embeddings 1024 (at most 1022 new tokens fit)\n"},

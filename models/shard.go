@@ -1,0 +1,122 @@
+package models
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tpucc/tpucc/engine"
+	"github.com/tpucc/tpucc/ir"
+)
+
+// A model split over a mesh of devices (Options.Mesh, `--mesh tp=4`): the
+// steps' parameters carry shardings and XLA's SPMD partitioner splits the
+// computation, as JAX does with a model's PartitionSpecs. The axis "tp"
+// splits the weights as Megatron-LM does (docs/SHARDING.md), "dp" the
+// batch; the KV cache is split by both (rows over dp, KV heads over tp).
+// Shapes an axis does not divide (one KV head over 4 devices) are padded
+// by XLA. Which device holds what only changes speed and memory, never the
+// numbers: the partitioner keeps the program's meaning.
+
+// Mesh axis names a model splits over.
+const (
+	AxisData   = "dp"
+	AxisTensor = "tp"
+)
+
+// ParseMesh reads a mesh as `--mesh` spells it: axis=size pairs separated
+// by commas ("tp=4", "dp=2,tp=2"), axes among dp and tp, each at most once.
+func ParseMesh(spec string) (*ir.Mesh, error) {
+	m := &ir.Mesh{Name: "mesh"}
+	for _, part := range strings.Split(spec, ",") {
+		name, size, ok := strings.Cut(strings.TrimSpace(part), "=")
+		n, err := strconv.ParseInt(size, 10, 64)
+		switch {
+		case !ok || err != nil || n < 1:
+			return nil, fmt.Errorf("mesh %q: want axis=size pairs such as tp=4 or dp=2,tp=2", spec)
+		case name != AxisData && name != AxisTensor:
+			return nil, fmt.Errorf("mesh %q: axis %q: a model splits over %s (batch) and %s (weights) only", spec, name, AxisData, AxisTensor)
+		case m.Axis(name) >= 0:
+			return nil, fmt.Errorf("mesh %q: axis %s given twice", spec, name)
+		case n > 1<<16:
+			return nil, fmt.Errorf("mesh %q: axis %s of %d devices", spec, name, n)
+		}
+		m.Axes = append(m.Axes, ir.MeshAxis{Name: name, Size: n})
+	}
+	return m, nil
+}
+
+// weightSplits says which dimension of a weight, counted from the last
+// (-1), the tensor axis splits, by the weight's field name: layers stacked
+// into one tensor keep their rules. Products of the form x·Wᵀ with W
+// [out, in]: q, k, v, gate and up by their outputs (heads, columns), o and
+// down by their inputs (rows), so that each device's share of a block
+// needs one all-reduce; embeddings and the lm head by vocabulary; experts
+// by expert. Anything else (norms, the router, scales) is replicated.
+var weightSplits = map[string]int{
+	"Q": -2, "K": -2, "V": -2, "Gate": -2, "Up": -2, "SharedGate": -2, "SharedUp": -2,
+	"QBias": -1, "KBias": -1, "VBias": -1, "GateBias": -1, "UpBias": -1,
+	"O": -1, "Down": -1, "SharedDown": -1,
+	"Embed": -2, "LMHead": -2,
+	"GateExperts": -3, "UpExperts": -3, "DownExperts": -3,
+}
+
+// fieldName is the field a parameter name ends with ("layers.3.Q" → "Q").
+func fieldName(param string) string {
+	if i := strings.LastIndexByte(param, '.'); i >= 0 {
+		return param[i+1:]
+	}
+	return param
+}
+
+// dimsSplitting is a rank-r sharding's dims with axis on dimension d
+// (counted from the end when negative); none when mesh lacks the axis or
+// the dimension does not exist.
+func dimsSplitting(mesh *ir.Mesh, r int, splits map[int]string) [][]string {
+	dims := make([][]string, r)
+	for d, axis := range splits {
+		if d < 0 {
+			d += r
+		}
+		if d >= 0 && d < r && mesh.Axis(axis) >= 0 && mesh.Axes[mesh.Axis(axis)].Size > 1 {
+			dims[d] = []string{axis}
+		}
+	}
+	return dims
+}
+
+// stepShardings are the shardings of a step's arguments and results on
+// mesh (StepTypes' order: tokens, starts, position, caches, weights; the
+// logits, then the caches). The caches are split alike going in and out,
+// so they stay where they lie between steps.
+func (m *Model) stepShardings(mesh *ir.Mesh, logitsRank int) (args, results []engine.ArgSharding) {
+	nc := len(m.CacheTypes(1, 1))
+	batch := map[int]string{0: AxisData}
+	args = append(args, engine.ArgSharding{Arg: 0, Dims: dimsSplitting(mesh, 2, batch)},
+		engine.ArgSharding{Arg: 1, Dims: dimsSplitting(mesh, 1, batch)})
+	results = append(results, engine.ArgSharding{Arg: 0, Dims: dimsSplitting(mesh, logitsRank, batch)})
+	for i, t := range m.CacheTypes(1, 1) {
+		// [..., B, KVH, Cap, D]: rows over dp, KV heads over tp.
+		dims := dimsSplitting(mesh, t.Rank(), map[int]string{-4: AxisData, -3: AxisTensor})
+		args = append(args, engine.ArgSharding{Arg: stepCacheArg + i, Dims: dims})
+		results = append(results, engine.ArgSharding{Arg: 1 + i, Dims: dims})
+	}
+	for i, p := range m.Params {
+		d, ok := weightSplits[fieldName(p.Name)]
+		if !ok {
+			continue
+		}
+		dims := dimsSplitting(mesh, p.Type.Rank(), map[int]string{d: AxisTensor})
+		args = append(args, engine.ArgSharding{Arg: stepCacheArg + nc + i, Dims: dims})
+	}
+	return args, results
+}
+
+// meshString spells a mesh as ParseMesh reads it.
+func meshString(m *ir.Mesh) string {
+	parts := make([]string, len(m.Axes))
+	for i, a := range m.Axes {
+		parts[i] = fmt.Sprintf("%s=%d", a.Name, a.Size)
+	}
+	return strings.Join(parts, ",")
+}
