@@ -16,37 +16,57 @@ type ArgSharding struct {
 }
 
 // shard gives the traced module m the function's mesh and its arguments'
-// shardings (Options.Mesh, Options.Shardings), and verifies them. They are
-// part of the printed program, so of the cache key. args are the call's.
+// and results' shardings (Options.Mesh, Options.Shardings,
+// Options.ResultShardings). They are part of the printed program, so of
+// the cache key. args are the call's: a sharding names an argument among
+// all of them, static ones included.
 func (f *Function) shard(m *ir.Module, args []Arg) error {
 	if f.opts.Mesh == nil {
 		return nil
 	}
-	mesh := *f.opts.Mesh
-	mesh.Axes = append([]ir.MeshAxis(nil), mesh.Axes...)
-	m.Meshes = []*ir.Mesh{&mesh}
-	e := m.Entry()
-	e.ArgShardings = make([]*ir.Sharding, len(e.Params))
+	params := make([]ArgSharding, 0, len(f.opts.Shardings))
 	for _, s := range f.opts.Shardings {
 		at := tensorPositions(args, []int{s.Arg})
 		if len(at) == 0 {
 			return fmt.Errorf("%s: sharding of argument %d: not a tensor argument of this call", f.opts.Name, s.Arg)
 		}
-		e.ArgShardings[at[0]] = &ir.Sharding{Mesh: mesh.Name, Dims: evenDims(s.Dims, e.Params[at[0]].Type, &mesh)}
+		params = append(params, ArgSharding{Arg: at[0], Dims: s.Dims})
 	}
-	if len(f.opts.ResultShardings) > 0 {
-		e.ResultShardings = make([]*ir.Sharding, len(e.Results))
-	}
-	for _, s := range f.opts.ResultShardings {
-		if s.Arg < 0 || s.Arg >= len(e.Results) {
-			return fmt.Errorf("%s: sharding of result %d: the program has %d results", f.opts.Name, s.Arg, len(e.Results))
-		}
-		e.ResultShardings[s.Arg] = &ir.Sharding{Mesh: mesh.Name, Dims: evenDims(s.Dims, e.Results[s.Arg], &mesh)}
-	}
-	if err := ir.Verify(m); err != nil {
+	if err := ShardModule(m, f.opts.Mesh, params, f.opts.ResultShardings); err != nil {
 		return fmt.Errorf("%s: %v", f.opts.Name, err)
 	}
 	return nil
+}
+
+// ShardModule gives m's entry function the mesh and the shardings of its
+// parameters (Arg: the parameter's position) and results (Arg: the
+// result's), the others replicated, and verifies the module. On each
+// dimension only the axes that divide it are kept (evenDims). It is what
+// a Function with a Mesh does to each program it traces, for callers that
+// trace themselves (tpucc export --mesh).
+func ShardModule(m *ir.Module, mesh *ir.Mesh, params, results []ArgSharding) error {
+	x := *mesh
+	x.Axes = append([]ir.MeshAxis(nil), mesh.Axes...)
+	m.Meshes = []*ir.Mesh{&x}
+	e := m.Entry()
+	e.ArgShardings = make([]*ir.Sharding, len(e.Params))
+	for _, s := range params {
+		if s.Arg < 0 || s.Arg >= len(e.Params) {
+			return fmt.Errorf("sharding of parameter %d: the program has %d parameters", s.Arg, len(e.Params))
+		}
+		e.ArgShardings[s.Arg] = &ir.Sharding{Mesh: x.Name, Dims: evenDims(s.Dims, e.Params[s.Arg].Type, &x)}
+	}
+	e.ResultShardings = nil
+	if len(results) > 0 {
+		e.ResultShardings = make([]*ir.Sharding, len(e.Results))
+	}
+	for _, s := range results {
+		if s.Arg < 0 || s.Arg >= len(e.Results) {
+			return fmt.Errorf("sharding of result %d: the program has %d results", s.Arg, len(e.Results))
+		}
+		e.ResultShardings[s.Arg] = &ir.Sharding{Mesh: x.Name, Dims: evenDims(s.Dims, e.Results[s.Arg], &x)}
+	}
+	return ir.Verify(m)
 }
 
 // evenDims is dims for a value of type t with, on each dimension, only the

@@ -120,3 +120,16 @@ func meshString(m *ir.Mesh) string {
 	}
 	return strings.Join(parts, ",")
 }
+
+// ShardStep gives a step traced with Trace (its entry takes every
+// argument of StepTypes as a parameter) the mesh and the shardings a
+// Generator with Options.Mesh gives its steps: what `tpucc export --mesh`
+// writes.
+func (m *Model) ShardStep(mod *ir.Module, mesh *ir.Mesh) error {
+	e := mod.Entry()
+	if e == nil || len(e.Results) == 0 {
+		return fmt.Errorf("models: the step has no entry with results")
+	}
+	args, results := m.stepShardings(mesh, e.Results[0].Rank())
+	return engine.ShardModule(mod, mesh, args, results)
+}

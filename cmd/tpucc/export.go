@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tpucc/tpucc/backend/pjrt"
 	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/models"
@@ -40,6 +41,13 @@ export a large model or see the chips it needs.
 --report prints the bytes of the weights and of the KV cache, and for each TPU generation
 how many chips hold them (weights and cache only: activations and XLA's workspace are not
 counted) and the bytes per chip when both are split evenly over that many chips.
+
+--mesh tp=N (or dp=N, or dp=2,tp=2) splits both steps over devices as generate --mesh does:
+the weights Megatron-style over tp, the batch over dp, the KV cache by rows and KV heads;
+the StableHLO carries Shardy's shardings for XLA's partitioner. With --target tpu-* and
+--emit=executable each step is also compiled through libtpu for --topology (whose chips
+must number the mesh's devices) into DIR2/prefill.pjrt and DIR2/decode.pjrt, and --report
+adds each step's memory per chip as libtpu laid it out.
 `,
 	flags: []flagSpec{
 		{name: "model", kind: valueFlag, arg: "DIR", doc: "the model directory"},
@@ -50,6 +58,9 @@ counted) and the bytes per chip when both are split evenly over that many chips.
 		{name: "report", kind: boolFlag, doc: "print weight and KV-cache bytes and the chips each TPU generation needs"},
 		{name: "dtype", kind: valueFlag, arg: "DT", doc: "with config.json alone (no checkpoint): the weights' dtype, bf16 (default), f16 or f32"},
 		{name: "progress", kind: boolFlag, doc: "report each checkpoint shard as it loads (automatic on a terminal or past 1 GiB)"},
+		{name: "mesh", kind: valueFlag, arg: "AXES", doc: "split both steps over devices: tp=N splits the weights (Megatron-style), dp=N the batch\n(docs/SHARDING.md); the steps carry Shardy's shardings"},
+		{name: "emit", kind: valueFlag, arg: "KIND", doc: "hlo (default): StableHLO text; executable: also compile each step through libtpu for\n--topology, without a TPU, into DIR2/prefill.pjrt and DIR2/decode.pjrt (docs/PJRT.md)"},
+		{name: "topology", kind: valueFlag, arg: "T", doc: topologyHelp()},
 	},
 	run: cmdExport,
 }
@@ -80,8 +91,19 @@ func cmdExport(e *env, p *parsed) error {
 		return usagef("--batch %q: want a positive number of rows", p.value("batch", ""))
 	}
 	target := p.value("target", "cpu")
-	if _, err := engine.LookupTarget(target); err != nil {
+	tgt, err := engine.LookupTarget(target)
+	if err != nil {
 		return usagef("--target: %v", err)
+	}
+	bc := &buildConfig{target: tgt, out: out}
+	if err := checkEmit(bc, p.value("emit", "hlo"), p.value("topology", "")); err != nil {
+		return err
+	}
+	var mesh *ir.Mesh
+	if spec := p.value("mesh", ""); spec != "" {
+		if mesh, err = models.ParseMesh(spec); err != nil {
+			return usagef("--mesh: %v", err)
+		}
 	}
 	m, err := exportModel(e, dir, p.value("dtype", ""), p.flag("progress"))
 	if err != nil {
@@ -94,6 +116,8 @@ func cmdExport(e *env, p *parsed) error {
 	}
 	sigs := map[string]stepSignature{}
 	files := map[string]string{}
+	artifacts := map[string]*pjrt.Artifact{}
+	var compiled string // each step's compiled memory per chip, for --report
 	for _, s := range []struct {
 		name   string
 		tokens int64
@@ -104,11 +128,26 @@ func cmdExport(e *env, p *parsed) error {
 		if err != nil {
 			return err
 		}
+		if mesh != nil {
+			if err := m.ShardStep(mod, mesh); err != nil {
+				return fmt.Errorf("%s: %v", s.name, err)
+			}
+		}
 		exe, _, err := engine.Compile(mod, engine.Config{Target: target})
 		if err != nil {
 			return fmt.Errorf("%s: %v", s.name, err)
 		}
 		files[s.name+".hlo"] = exe.HLO
+		if bc.emit == "executable" {
+			a, stats, err := compileExecutable(e, bc, mod.Entry(), exe.HLO)
+			if err != nil {
+				return fmt.Errorf("%s: %w", s.name, err)
+			}
+			artifacts[s.name+".pjrt"] = a
+			if stats != nil {
+				compiled += s.name + ": " + compiledMemory(*stats, bc.target, bc.topology, shardMesh(mod.Entry()))
+			}
+		}
 		sig := stepSignature{File: s.name + ".hlo"}
 		for i, n := range m.StepNames() {
 			sig.Args = append(sig.Args, argSig{Name: n, Type: types[i].String()})
@@ -131,9 +170,36 @@ func cmdExport(e *env, p *parsed) error {
 			return err
 		}
 	}
+	if err := writeArtifacts(bc, out, artifacts); err != nil {
+		return err
+	}
 	fmt.Fprintf(e.stdout, "wrote %s, %s and %s\n", filepath.Join(out, "prefill.hlo"), filepath.Join(out, "decode.hlo"), filepath.Join(out, "signature.json"))
+	if len(artifacts) > 0 {
+		fmt.Fprintf(e.stdout, "wrote %s and %s\n", filepath.Join(out, "prefill.pjrt"), filepath.Join(out, "decode.pjrt"))
+	}
 	if p.flag("report") {
 		writeReport(e.stdout, m, batch, seq)
+		io.WriteString(e.stdout, compiled)
+	}
+	return nil
+}
+
+// writeArtifacts writes each step's executable into dir, signed as tpucc
+// build signs one.
+func writeArtifacts(c *buildConfig, dir string, artifacts map[string]*pjrt.Artifact) error {
+	if len(artifacts) == 0 {
+		return nil
+	}
+	key, _, err := signingKey()
+	if err != nil {
+		return err
+	}
+	for name, a := range artifacts {
+		at := *c
+		at.out = filepath.Join(dir, name)
+		if err := writeExecutable(&at, a, key); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -138,3 +138,50 @@ func readManifest(t *testing.T, path string) pjrt.Manifest {
 	}
 	return a.Manifest
 }
+
+// export --mesh writes both steps with Shardy's shardings: the mesh, the
+// number of partitions, q split by its rows (heads) and o by its columns
+// over tp; with --emit=executable each step compiles through libtpu for
+// the four chips of v6e:2x2, and --report gives each step's memory per
+// chip from the compiled executables.
+func TestExportMesh(t *testing.T) {
+	dir := tinyQwen3(t)
+	out := filepath.Join(t.TempDir(), "out")
+	r := tpucc(t, "", "export", "--model", dir, "--seq", "8", "--mesh", "tp=4", "-o", out)
+	if r.code != 0 {
+		t.Fatalf("export --mesh tp=4: exit %d\n%s", r.code, r.stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "decode.hlo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	for _, want := range []string{
+		`sdy.mesh @mesh = <["tp"=4]>`,
+		`mhlo.num_partitions = 4 : i32`,
+		`tensor<32x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"tp"}, {}]>}`,
+		`tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"tp"}]>}`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("decode.hlo lacks %s", want)
+		}
+	}
+	exe := filepath.Join(t.TempDir(), "exe")
+	r = tpucc(t, "", "export", "--model", dir, "--seq", "8", "--mesh", "tp=4", "--target", "tpu-v6e",
+		"--topology", "v6e:2x2", "--emit=executable", "--report", "-o", exe)
+	if r.code != 0 {
+		t.Fatalf("export --emit=executable: exit %d\n%s", r.code, r.stderr)
+	}
+	for _, step := range []string{"prefill", "decode"} {
+		m := readManifest(t, filepath.Join(exe, step+".pjrt"))
+		if m.Mesh == nil || m.Mesh.Axes[0] != (pjrt.MeshAxis{Name: "tp", Size: 4}) || len(m.Mesh.Devices) != 4 {
+			t.Errorf("%s.pjrt: mesh %+v, want tp=4 over 4 devices", step, m.Mesh)
+		}
+		line := reportLine(t, r.stdout, step+": compiled memory")
+		if !strings.HasPrefix(line, step+": compiled memory per chip, @mesh split over the 4 chips of v6e:2x2: arguments ") {
+			t.Errorf("report:\n%s", line)
+		}
+	}
+	r = tpucc(t, "", "export", "--model", dir, "--seq", "8", "--mesh", "tp=4,pp=2", "-o", out)
+	r.want(t, 2, "", `tpucc export: --mesh: mesh "tp=4,pp=2": axis "pp": a model splits over dp (batch) and tp (weights) only`)
+}
