@@ -133,3 +133,26 @@ func (m *Model) ShardStep(mod *ir.Module, mesh *ir.Mesh) error {
 	args, results := m.stepShardings(mesh, e.Results[0].Rank())
 	return engine.ShardModule(mod, mesh, args, results)
 }
+
+// WeightBytesPerDevice is how many bytes of the weights each device of
+// mesh holds once a Generator with Options.Mesh has copied them there:
+// the split weights' pieces and every replicated weight whole. Uneven
+// dimensions stay whole (engine.ShardModule).
+func (m *Model) WeightBytesPerDevice(mesh *ir.Mesh) int64 {
+	tp := int64(1)
+	if i := mesh.Axis(AxisTensor); i >= 0 {
+		tp = mesh.Axes[i].Size
+	}
+	var total int64
+	for _, p := range m.Params {
+		n, _ := p.Type.NumElements()
+		bytes := n * int64(p.Type.DType.Size())
+		if d, ok := weightSplits[fieldName(p.Name)]; ok && p.Type.Rank()+d >= 0 {
+			if size := p.Type.Shape[p.Type.Rank()+d].Size; size%tp == 0 {
+				bytes /= tp
+			}
+		}
+		total += bytes
+	}
+	return total
+}
