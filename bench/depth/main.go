@@ -5,14 +5,17 @@
 //
 //   - export: trace, the default passes and lowering to StableHLO of a
 //     decode step (batch 1, 512 cache slots, bf16 weights) of Qwen3-0.6B's
-//     dimensions with 24 and with 96 layers; the ratio of the two times.
+//     dimensions with 24 and with 96 layers; the ratio of the two times
+//     (the unrolled build's times are printed too, for comparison).
+//
 //   - llvm: the same step of Qwen3-0.6B itself (28 layers) compiled for the
 //     llvm backend into an empty object cache, with its layers as one loop
 //     and unrolled (TPUCC_UNROLL_LAYERS=1, the build before loops).
+//
 //   - decode: decodeLoopSpeedup (decode.go), tokens/s of decode as one
 //     device loop over step by step.
 //
-//	go run ./bench/depth [-reps 3] [-llvm-reps 1]
+//     go run ./bench/depth [-reps 3] [-llvm-reps 1]
 //
 // Each time is the least of its runs, wall clock. The last line is, exactly,
 //
@@ -55,13 +58,17 @@ func main() {
 
 func run(reps, llvmReps int) error {
 	var export [2]time.Duration
-	for i, layers := range []int{24, 96} {
-		d, err := best(reps, func() (time.Duration, error) { return exportTime(layers) })
-		if err != nil {
-			return err
+	for _, unroll := range []bool{false, true} {
+		for i, layers := range []int{24, 96} {
+			d, err := best(reps, func() (time.Duration, error) { return exportTime(layers, unroll) })
+			if err != nil {
+				return err
+			}
+			if !unroll {
+				export[i] = d
+			}
+			fmt.Printf("export %2d layers (%s): %8.3f s\n", layers, how[unroll], d.Seconds())
 		}
-		export[i] = d
-		fmt.Printf("export %2d layers (loops): %8.3f s\n", layers, d.Seconds())
 	}
 	var compile [2]time.Duration
 	for i, unroll := range []bool{false, true} {
@@ -70,7 +77,7 @@ func run(reps, llvmReps int) error {
 			return err
 		}
 		compile[i] = d
-		fmt.Printf("llvm compile 28 layers (%s): %8.3f s\n", map[bool]string{false: "loops", true: "unrolled"}[unroll], d.Seconds())
+		fmt.Printf("llvm compile 28 layers (%s): %8.3f s\n", how[unroll], d.Seconds())
 	}
 	speedup, err := decodeLoopSpeedup()
 	if err != nil {
@@ -80,6 +87,8 @@ func run(reps, llvmReps int) error {
 		export[1].Seconds()/export[0].Seconds(), compile[0].Seconds(), compile[1].Seconds(), speedup)
 	return nil
 }
+
+var how = map[bool]string{false: "loops", true: "unrolled"}
 
 func best(n int, f func() (time.Duration, error)) (time.Duration, error) {
 	var out time.Duration
@@ -112,9 +121,9 @@ func model(layers int, unroll bool) (*models.Model, error) {
 }
 
 // exportTime is the time to trace, run the passes on and lower a decode
-// step of the looped model of layers layers.
-func exportTime(layers int) (time.Duration, error) {
-	m, err := model(layers, false)
+// step of the model of layers layers.
+func exportTime(layers int, unroll bool) (time.Duration, error) {
+	m, err := model(layers, unroll)
 	if err != nil {
 		return 0, err
 	}
@@ -128,8 +137,8 @@ func exportTime(layers int) (time.Duration, error) {
 		return 0, err
 	}
 	d := time.Since(t0)
-	if n := strings.Count(exe.HLO, "stablehlo.while"); n != 1 {
-		return 0, fmt.Errorf("%d layers: %d stablehlo.while ops, want 1", layers, n)
+	if n, want := strings.Count(exe.HLO, "stablehlo.while"), map[bool]int{false: 1, true: 0}[unroll]; n != want {
+		return 0, fmt.Errorf("%d layers (%s): %d stablehlo.while ops, want %d", layers, how[unroll], n, want)
 	}
 	return d, nil
 }
