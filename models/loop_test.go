@@ -3,6 +3,7 @@ package models
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/models/hf"
 	"github.com/tpucc/tpucc/tensor"
 )
 
@@ -246,5 +248,68 @@ func TestExportOneWhilePerLoop(t *testing.T) {
 	t.Setenv(unrollEnv, "1")
 	if n := strings.Count(export(24), "stablehlo.while"); n != 0 {
 		t.Errorf("unrolled: %d stablehlo.while ops, want 0", n)
+	}
+}
+
+// New stacks a loop's weights once: each stack's row it holds layer it's
+// tensor, and afterwards the layer's field in hf.Weights is a view of that
+// row, not a second copy. Tied embeddings stay one parameter.
+func TestNewStacksWeightsOnce(t *testing.T) {
+	c, err := hf.ParseConfig([]byte(qwen3Layers(3)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	layout := c.Layout()
+	w := &hf.Weights{DType: ir.F32, Layers: make([]hf.LayerWeights, 3)}
+	next := 0.0
+	fill := func(dst reflect.Value, shapes map[string][]int64) {
+		for name, s := range shapes {
+			b := backend.New(ir.Tensor(ir.F32, s...))
+			vals := make([]float64, b.Len())
+			for i := range vals {
+				vals[i], next = next, next+1
+			}
+			b.WriteFloat64s(0, vals)
+			dst.FieldByName(name).Set(reflect.ValueOf(b))
+		}
+	}
+	fill(reflect.ValueOf(w).Elem(), layout.Top)
+	w.LMHead = w.Embed
+	orig := make([]map[string][]byte, 3)
+	for i := range w.Layers {
+		fill(reflect.ValueOf(&w.Layers[i]).Elem(), layout.Layers[i])
+		orig[i] = map[string][]byte{}
+		for name := range layout.Layers[i] {
+			b := reflect.ValueOf(&w.Layers[i]).Elem().FieldByName(name).Interface().(*backend.Buffer)
+			orig[i][name] = slices.Clone(b.Bytes())
+		}
+	}
+	m, err := New(c, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range m.Params {
+		names = append(names, p.Name)
+		field, ok := strings.CutPrefix(p.Name, "layers.0:3.")
+		if !ok {
+			continue
+		}
+		data := p.Buffer.Bytes()
+		n := len(data) / 3
+		for it := range 3 {
+			if !slices.Equal(data[it*n:(it+1)*n], orig[it][field]) {
+				t.Errorf("%s: row %d is not layer %d's tensor", p.Name, it, it)
+			}
+			row := reflect.ValueOf(&w.Layers[it]).Elem().FieldByName(field).Interface().(*backend.Buffer).Bytes()
+			if &row[0] != &data[it*n] {
+				t.Errorf("layer %d's %s is not a view of its row of %s", it, field, p.Name)
+			}
+		}
+	}
+	want := []string{"Embed", "Norm", "layers.0:3.AttnNorm", "layers.0:3.MLPNorm", "layers.0:3.Q", "layers.0:3.K",
+		"layers.0:3.V", "layers.0:3.O", "layers.0:3.QNorm", "layers.0:3.KNorm", "layers.0:3.Gate", "layers.0:3.Up", "layers.0:3.Down"}
+	if !slices.Equal(names, want) {
+		t.Errorf("parameters %q, want %q", names, want)
 	}
 }
