@@ -17,7 +17,9 @@
 //
 //     go run ./bench/depth [-reps 3] [-llvm-reps 1]
 //
-// Each time is the least of its runs, wall clock. The last line is, exactly,
+// Each time is the least of its runs, wall clock, each run after a garbage
+// collection (an export of a looped step takes milliseconds: a collection
+// in the middle of one would be most of it). The last line is, exactly,
 //
 //	bench-depth: export_96_over_24=R llvm_compile_28_s=S llvm_compile_28_before_s=B decode_loop_speedup=X
 package main
@@ -26,6 +28,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 
@@ -47,7 +50,7 @@ const qwen3 = `{"model_type": "qwen3", "vocab_size": 151936, "hidden_size": 1024
 const capacity = 512
 
 func main() {
-	reps := flag.Int("reps", 3, "runs of each export; the fastest counts")
+	reps := flag.Int("reps", 30, "runs of each export; the fastest counts")
 	llvmReps := flag.Int("llvm-reps", 1, "runs of each llvm compile; the fastest counts")
 	flag.Parse()
 	if err := run(*reps, *llvmReps); err != nil {
@@ -67,7 +70,7 @@ func run(reps, llvmReps int) error {
 			if !unroll {
 				export[i] = d
 			}
-			fmt.Printf("export %2d layers (%s): %8.3f s\n", layers, how[unroll], d.Seconds())
+			fmt.Printf("export %2d layers (%s): %8.4f s\n", layers, how[unroll], d.Seconds())
 		}
 	}
 	var compile [2]time.Duration
@@ -93,6 +96,7 @@ var how = map[bool]string{false: "loops", true: "unrolled"}
 func best(n int, f func() (time.Duration, error)) (time.Duration, error) {
 	var out time.Duration
 	for i := range max(n, 1) {
+		runtime.GC()
 		d, err := f()
 		if err != nil {
 			return 0, err
