@@ -26,6 +26,13 @@ const gemma3Alternating = `{"model_type": "gemma3_text", "vocab_size": 64, "hidd
 "rope_parameters": {"full_attention": {"rope_type": "linear", "factor": 2.0, "rope_theta": 1000000.0},
 "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}}`
 
+// gemma3Pattern26 has Gemma 3 1B's 26 layers in its pattern (five sliding,
+// one full) at a tiny size: one loop over the pattern four times, one over
+// the last two sliding layers.
+var gemma3Pattern26 = strings.NewReplacer(`"num_hidden_layers": 8`, `"num_hidden_layers": 26`,
+	`"layer_types": ["sliding_attention", "full_attention", "sliding_attention", "full_attention",
+"sliding_attention", "full_attention", "sliding_attention", "sliding_attention"],`, `"sliding_window_pattern": 6,`).Replace(gemma3Alternating)
+
 // gemma4Shared has per-layer inputs and its last two layers reading the
 // keys and values of layers 4 and 5 (KV sharing) with a double-wide MLP:
 // layers 0–5 loop over (sliding, full), 6 and 7 run unrolled after the loop
@@ -69,6 +76,9 @@ func TestLayerGroups(t *testing.T) {
 		{"gemma3", gemma3Alternating, []string{"layers.0:6:2", "layers.6:8"},
 			[]string{"layers.0:6:2.Q f32[3,64,32]", "layers.1:6:2.Q f32[3,64,32]", "layers.6:8.Down f32[2,32,48]"},
 			[]string{"f32[3,2,2,16,16]", "f32[3,2,2,16,16]", "f32[2,2,2,16,16]"}},
+		{"gemma3_1b_pattern", gemma3Pattern26, []string{"layers.0:24:6", "layers.24:26"},
+			[]string{"layers.5:24:6.Q f32[4,64,32]", "layers.24:26.Q f32[2,64,32]"},
+			[]string{"f32[4,2,2,16,16]", "f32[4,2,2,16,16]", "f32[4,2,2,16,16]", "f32[4,2,2,16,16]", "f32[4,2,2,16,16]", "f32[4,2,2,16,16]", "f32[2,2,2,16,16]"}},
 		{"gemma4", gemma4Shared, []string{"layers.0:6:2"},
 			[]string{"layers.0:6:2.K f32[3,32,32]", "layers.1:6:2.K f32[3,32,32]", "layers.6.Q f32[64,32]", "layers.7.Gate f32[96,32]"},
 			[]string{"f32[3,2,2,16,16]", "f32[3,2,1,16,32]"}},
