@@ -27,64 +27,27 @@ type stepIn struct {
 }
 
 // forward runs one step: the logits of the last token of each row [B, V]
-// (or of every token [B, T, V] with all) and the caches after the step.
-func forward(c *hf.Config, w *weights, in stepIn, all bool) (*tensor.Tensor, []*tensor.Tensor) {
+// (or of every token [B, T, V] with all) and the caches after the step. Each
+// looped group of layers is one while op (loop); the rope tables and masks
+// are computed once, before any loop, and carried into them.
+func forward(c *hf.Config, groups []group, w *weights, in stepIn, all bool) (*tensor.Tensor, []*tensor.Tensor) {
 	s := in.tokens.Shape()
 	B, T := s[0], s[1]
 	x := w.Embed.Take(in.tokens, 0)
 	if c.EmbedScale != 1 {
 		x = x.Mul(scalar(c.EmbedScale))
 	}
-	var perLayer *tensor.Tensor
+	st := &stepState{c: c, in: in, refs: cacheRefs(c, groups), caches: append([]*tensor.Tensor(nil), in.caches...)}
 	if c.PerLayer != nil {
-		perLayer = perLayerInputs(c, w, in.tokens, x)
+		st.perLayer = perLayerInputs(c, w, in.tokens, x)
 	}
-
-	// Slots and positions of the step's tokens.
-	slot := tensor.Iota(ir.I32, 0, T).Add(in.pos)               // [T]
-	positions := slot.Reshape(1, T).Sub(in.start.Reshape(B, 1)) // [B, T]
-	capacity := in.caches[0].Shape()[2]
-	masks := map[int]*tensor.Tensor{}
-	tables := map[hf.Rope][2]*tensor.Tensor{}
-
-	caches := append([]*tensor.Tensor(nil), in.caches...)
-	cacheOf := cacheLayers(c)
-	for i, l := range c.Layers {
-		lw := &w.Layers[i]
-		window := 0
-		if l.Sliding {
-			window = l.Window
+	st.tables(B, T)
+	for gi, g := range groups {
+		if g.looped() {
+			x = st.loop(g, w.Stacks[gi], x)
+			continue
 		}
-		if masks[window] == nil {
-			masks[window] = mask(slot, in.start, capacity, window)
-		}
-		if _, ok := tables[l.Rope]; !ok {
-			cos, sin := rotary(l.Rope, positions)
-			tables[l.Rope] = [2]*tensor.Tensor{cos, sin}
-		}
-		src := i
-		if l.KVFrom >= 0 {
-			src = l.KVFrom
-		}
-		ci := cacheOf[src]
-		ai := attnIn{cos: tables[l.Rope][0], sin: tables[l.Rope][1], mask: masks[window], pos: in.pos,
-			k: caches[2*ci], v: caches[2*ci+1], shared: l.KVFrom >= 0, fresh: in.fresh}
-		var li *tensor.Tensor
-		if perLayer != nil {
-			P := int64(c.PerLayer.Hidden)
-			li = perLayer.Slice([]int64{0, 0, int64(i), 0}, []int64{B, T, int64(i) + 1, P}, nil).Reshape(B, T, P)
-		}
-		var k, v *tensor.Tensor
-		if c.Gemma() {
-			x, k, v = gemmaLayer(c, l, lw, x, ai, li)
-		} else if c.Arch == "olmo2" {
-			x, k, v = olmoLayer(c, l, lw, x, ai)
-		} else {
-			x, k, v = qwenLayer(c, l, lw, x, ai)
-		}
-		if !ai.shared {
-			caches[2*ci], caches[2*ci+1] = k, v
-		}
+		x = st.unrolled(g.start, &w.Layers[g.start], x)
 	}
 
 	x = rmsNorm(x, w.Norm, c.RMSNormEps)
@@ -98,7 +61,158 @@ func forward(c *hf.Config, w *weights, in stepIn, all bool) (*tensor.Tensor, []*
 	if sc := c.FinalSoftcap; sc != 0 {
 		logits = logits.Mul(scalar(1 / sc)).Tanh().Mul(scalar(sc))
 	}
-	return logits, caches
+	return logits, st.caches
+}
+
+// stepState is what a step's layers share: its input, the masks and rope
+// tables, the per-layer inputs, and the caches as the layers update them.
+type stepState struct {
+	c        *hf.Config
+	in       stepIn
+	refs     []cacheRef
+	caches   []*tensor.Tensor
+	perLayer *tensor.Tensor // Gemma 4's [B, T, layers, P], or nil
+	masks    map[int]*tensor.Tensor
+	rope     map[hf.Rope][2]*tensor.Tensor
+}
+
+// tables makes every layer's mask and rope tables, once per window and
+// rope, outside any loop.
+func (st *stepState) tables(B, T int64) {
+	slot := tensor.Iota(ir.I32, 0, T).Add(st.in.pos)               // [T]
+	positions := slot.Reshape(1, T).Sub(st.in.start.Reshape(B, 1)) // [B, T]
+	capacity := st.in.caches[0].Shape()[len(st.in.caches[0].Shape())-2]
+	st.masks, st.rope = map[int]*tensor.Tensor{}, map[hf.Rope][2]*tensor.Tensor{}
+	for _, l := range st.c.Layers {
+		if st.masks[window(l)] == nil {
+			st.masks[window(l)] = mask(slot, st.in.start, capacity, window(l))
+		}
+		if _, ok := st.rope[l.Rope]; !ok {
+			cos, sin := rotary(l.Rope, positions)
+			st.rope[l.Rope] = [2]*tensor.Tensor{cos, sin}
+		}
+	}
+}
+
+func window(l hf.Layer) int {
+	if l.Sliding {
+		return l.Window
+	}
+	return 0
+}
+
+// attnIn is layer i's attention input over the cache k, v (the layer's
+// [B, KVH, Cap, D]).
+func (st *stepState) attnIn(i int, k, v *tensor.Tensor) attnIn {
+	l := st.c.Layers[i]
+	t := st.rope[l.Rope]
+	return attnIn{cos: t[0], sin: t[1], mask: st.masks[window(l)], pos: st.in.pos,
+		k: k, v: v, shared: l.KVFrom >= 0, fresh: st.in.fresh}
+}
+
+// layer runs layer i's block (its family's) on x; li is its per-layer
+// input [B, T, P] or nil.
+func (st *stepState) layer(i int, lw *layerWeights, x *tensor.Tensor, ai attnIn, li *tensor.Tensor) (out, k, v *tensor.Tensor) {
+	c, l := st.c, st.c.Layers[i]
+	switch {
+	case c.Gemma():
+		return gemmaLayer(c, l, lw, x, ai, li)
+	case c.Arch == "olmo2":
+		return olmoLayer(c, l, lw, x, ai)
+	}
+	return qwenLayer(c, l, lw, x, ai)
+}
+
+// perLayerAt is layer i's per-layer input [B, T, P] (i an int or an i32[]
+// tensor), or nil.
+func (st *stepState) perLayerAt(i any) *tensor.Tensor {
+	if st.perLayer == nil {
+		return nil
+	}
+	s := st.perLayer.Shape()
+	B, T, P := s[0], s[1], s[3]
+	at, ok := i.(*tensor.Tensor)
+	if !ok {
+		at = tensor.Scalar(float64(i.(int)), ir.I32)
+	}
+	zero := tensor.Scalar(0, ir.I32)
+	return st.perLayer.DynamicSlice([]*tensor.Tensor{zero, zero, at, zero}, []int64{B, T, 1, P}).Reshape(B, T, P)
+}
+
+// unrolled runs layer i, updating its cache entry (or reading its source's
+// when it shares keys and values, from the source's stack row if looped).
+func (st *stepState) unrolled(i int, lw *layerWeights, x *tensor.Tensor) *tensor.Tensor {
+	r := st.refs[i]
+	k, v := st.caches[2*r.entry], st.caches[2*r.entry+1]
+	if r.row >= 0 {
+		k, v = stackRow(k, r.row), stackRow(v, r.row)
+	}
+	x, k, v = st.layer(i, lw, x, st.attnIn(i, k, v), st.perLayerAt(i))
+	if st.c.Layers[i].KVFrom < 0 {
+		st.caches[2*r.entry], st.caches[2*r.entry+1] = k, v
+	}
+	return x
+}
+
+// stackRow is row r of a stacked cache [L, B, KVH, Cap, D].
+func stackRow(t *tensor.Tensor, r int) *tensor.Tensor {
+	s := t.Shape()
+	lo := make([]int64, len(s))
+	lo[0] = int64(r)
+	hi := append([]int64{int64(r) + 1}, s[1:]...)
+	return t.Slice(lo, hi, nil).Reshape(s[1:]...)
+}
+
+// loop runs group g as one while op: trip it runs the g.period layers of
+// its body, each reading its weights' row it (dynamic_slice) and writing
+// its new keys and values into its stacked cache (dynamic_update_slice).
+// The carried values are the trip, x and the group's stacked caches.
+func (st *stepState) loop(g group, stacks []layerWeights, x *tensor.Tensor) *tensor.Tensor {
+	entries := make([]int, g.period)
+	init := []*tensor.Tensor{tensor.Scalar(0, ir.I32), x}
+	for s := range g.period {
+		entries[s] = st.refs[g.layer(s, 0)].entry
+		init = append(init, st.caches[2*entries[s]], st.caches[2*entries[s]+1])
+	}
+	out := tensor.While(func(cv []*tensor.Tensor) *tensor.Tensor {
+		return cv[0].Lt(tensor.Scalar(float64(g.count), ir.I32))
+	}, func(cv []*tensor.Tensor) []*tensor.Tensor {
+		it, x := cv[0], cv[1]
+		next := append([]*tensor.Tensor{it.Add(tensor.Scalar(1, ir.I32)), nil}, cv[2:]...)
+		for s := range g.period {
+			i := g.layer(s, 0) // the slot's facts: every trip's layer has them
+			lw := layerAt(&stacks[s], it, st.c.NormOffset)
+			ks, vs := next[2+2*s], next[3+2*s]
+			ai := st.attnIn(i, nil, nil) // the cache comes from store
+			ai.store = func(kn, vn *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) {
+				ks, vs = storeRow(ks, kn, it, st.in.pos), storeRow(vs, vn, it, st.in.pos)
+				return rowAt(ks, it), rowAt(vs, it)
+			}
+			layer := it.Mul(tensor.Scalar(float64(g.period), ir.I32)).Add(tensor.Scalar(float64(i), ir.I32))
+			x, _, _ = st.layer(i, lw, x, ai, st.perLayerAt(layer))
+			next[2+2*s], next[3+2*s] = ks, vs
+		}
+		next[1] = x
+		return next
+	}, init...)
+	for s, e := range entries {
+		st.caches[2*e], st.caches[2*e+1] = out[2+2*s], out[3+2*s]
+	}
+	return out[1]
+}
+
+// rowAt is row it (i32[]) of a stacked cache [L, B, KVH, Cap, D].
+func rowAt(t, it *tensor.Tensor) *tensor.Tensor {
+	s := t.Shape()
+	return t.DynamicSlice(rowStarts(it, len(s)), append([]int64{1}, s[1:]...)).Reshape(s[1:]...)
+}
+
+// storeRow writes a step's keys or values [B, KVH, T, D] into row it of a
+// stacked cache at slot pos.
+func storeRow(t, kv, it, pos *tensor.Tensor) *tensor.Tensor {
+	zero := tensor.Scalar(0, ir.I32)
+	s := kv.Shape()
+	return t.DynamicUpdateSlice(kv.Reshape(1, s[0], s[1], s[2], s[3]), []*tensor.Tensor{it, zero, zero, pos, zero})
 }
 
 // mask says which cache slots each token of the step sees [B, T, Cap]: slot
@@ -186,16 +300,4 @@ func perLayerInputs(c *hf.Config, w *weights, tokens, embeds *tensor.Tensor) *te
 	proj := linear(embeds, w.PerLayerProj).Mul(scalar(1/math.Sqrt(float64(c.Hidden)))).Reshape(s[0], s[1], L, P)
 	proj = rmsNorm(proj, w.PerLayerProjNorm, c.RMSNormEps)
 	return proj.Add(own).Mul(scalar(1 / math.Sqrt2))
-}
-
-// cacheLayers maps each layer that owns keys and values to its index among
-// them; layers sharing another's (KVFrom ≥ 0) have none.
-func cacheLayers(c *hf.Config) map[int]int {
-	out := map[int]int{}
-	for i, l := range c.Layers {
-		if l.KVFrom < 0 {
-			out[i] = len(out)
-		}
-	}
-	return out
 }

@@ -29,8 +29,8 @@ func TestGeneratorReusesCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	kept := slices.Clone(g.spare.bufs)
-	if len(kept) != 2*len(m.Config.Layers) {
-		t.Fatalf("kept %d cache buffers, want %d", len(kept), 2*len(m.Config.Layers))
+	if n := len(m.CacheTypes(2, 8)); len(kept) != n {
+		t.Fatalf("kept %d cache buffers, want %d", len(kept), n)
 	}
 	for _, b := range kept {
 		vals := make([]float64, b.Len())

@@ -80,7 +80,11 @@ type attnIn struct {
 	pos      *tensor.Tensor // i32 []: the cache slot of the step's first token
 	k, v     *tensor.Tensor // the cache [B, KVH, Cap, D], before this step (or a source layer's, after it)
 	shared   bool           // keys and values come from another layer: k and v are used as they are
-	fresh    bool           // stepIn.fresh: attend over slots [0, T) only
+	// store, when set, writes the step's keys and values [B, KVH, T, D]
+	// where they belong (a loop's stacked cache) and returns the layer's
+	// cache after the write; nil writes them into k and v at pos.
+	store func(k, v *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor)
+	fresh bool // stepIn.fresh: attend over slots [0, T) only
 }
 
 // attention is grouped-query attention over the KV cache. The step's keys
@@ -115,10 +119,14 @@ func attention(c *hf.Config, l hf.Layer, w *layerWeights, h *tensor.Tensor, in a
 		if c.VNorm {
 			vr = rmsNorm(vr, nil, eps)
 		}
-		zero := tensor.Scalar(0, ir.I32)
-		at := []*tensor.Tensor{zero, zero, in.pos, zero}
-		k = k.DynamicUpdateSlice(kn, at)
-		v = v.DynamicUpdateSlice(vr.Transpose(0, 2, 1, 3), at)
+		if in.store != nil {
+			k, v = in.store(kn, vr.Transpose(0, 2, 1, 3))
+		} else {
+			zero := tensor.Scalar(0, ir.I32)
+			at := []*tensor.Tensor{zero, zero, in.pos, zero}
+			k = k.DynamicUpdateSlice(kn, at)
+			v = v.DynamicUpdateSlice(vr.Transpose(0, 2, 1, 3), at)
+		}
 	}
 	kA, vA, mask := k, v, in.mask // what the queries attend over
 	if in.fresh && T < k.Shape()[2] {

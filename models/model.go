@@ -14,6 +14,7 @@ package models
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/engine"
@@ -29,7 +30,9 @@ type Model struct {
 	// Params are the weights in the order the compiled steps take them,
 	// after the step's own inputs.
 	Params []Param
-	index  map[string]int // weight field path -> Params index
+	index  map[string]int    // weight field path -> Params index
+	groups []group           // the layers as loops (layerGroups)
+	slots  map[string][2]int // a stack's layers ("0:28") -> its group and slot
 }
 
 // Load reads a model directory (config.json and the safetensors checkpoint).
@@ -50,16 +53,47 @@ func LoadProgress(dir string, report func(hf.Progress)) (*Model, error) {
 	return m, nil
 }
 
-// New makes a model of a configuration and its weights.
+// New makes a model of a configuration and its weights. The weights of
+// layers that run as one loop are stacked here (see collect): w's layer
+// fields become views of the stacks. With TPUCC_UNROLL_LAYERS=1 in the
+// environment every layer is unrolled and nothing is stacked.
 func New(c *hf.Config, w *hf.Weights) (*Model, error) {
 	if err := computable(c); err != nil {
 		return nil, err
 	}
-	params, index, err := collect(w)
+	m := newModel(c)
+	params, index, err := collect(w, m.groups)
 	if err != nil {
 		return nil, err
 	}
-	return &Model{Config: c, Weights: w, Params: params, index: index}, nil
+	m.Weights, m.Params, m.index = w, params, index
+	return m, nil
+}
+
+// newModel is a model of c without weights, its layers grouped.
+func newModel(c *hf.Config) *Model {
+	m := &Model{Config: c, groups: layerGroups(c, unrolled()), slots: map[string][2]int{}}
+	for gi, g := range m.groups {
+		for s := range g.period {
+			if g.looped() {
+				m.slots[strings.TrimPrefix(g.spec(s), "layers.")] = [2]int{gi, s}
+			}
+		}
+	}
+	return m
+}
+
+// Loops lists the loops a step runs, as the layers of each loop's first
+// slot: "layers.0:28" for every layer of a 28-layer Qwen3; layers not in
+// one run unrolled.
+func (m *Model) Loops() []string {
+	var out []string
+	for _, g := range m.groups {
+		if g.looped() {
+			out = append(out, g.spec(0))
+		}
+	}
+	return out
 }
 
 // computable refuses a configuration whose choices the model code does not
@@ -96,11 +130,20 @@ func (m *Model) Close() error {
 // CacheTypes are the types of the KV cache for batch rows and capacity
 // slots: keys then values of each layer that owns them, [B, KVH, Cap, D],
 // f32.
+//
+// The layers of a loop's slot share one stacked entry [count, B, KVH, Cap, D].
 func (m *Model) CacheTypes(batch, capacity int64) []ir.Type {
 	var out []ir.Type
-	for _, l := range m.Config.Layers {
-		if l.KVFrom < 0 {
+	for _, g := range m.groups {
+		for s := range g.period {
+			l := m.Config.Layers[g.layer(s, 0)]
+			if l.KVFrom >= 0 {
+				continue
+			}
 			t := ir.Tensor(ir.F32, batch, int64(l.KVHeads), capacity, int64(l.HeadDim))
+			if g.looped() {
+				t = ir.Tensor(ir.F32, int64(g.count), batch, int64(l.KVHeads), capacity, int64(l.HeadDim))
+			}
 			out = append(out, t, t)
 		}
 	}
@@ -140,8 +183,8 @@ func (m *Model) step(ts []*tensor.Tensor, all, fresh bool) (out []*tensor.Tensor
 		return nil, fmt.Errorf("models: a step takes %d arguments, got %d", 3+nc+len(m.Params), len(ts))
 	}
 	in := stepIn{tokens: ts[0], start: ts[1], pos: ts[2], caches: ts[3 : 3+nc], fresh: fresh}
-	w := bind(len(m.Config.Layers), m.index, ts[3+nc:], m.Config.NormOffset)
-	logits, caches := forward(m.Config, w, in, all)
+	w := bind(m, ts[3+nc:])
+	logits, caches := forward(m.Config, m.groups, w, in, all)
 	return append([]*tensor.Tensor{logits}, caches...), nil
 }
 

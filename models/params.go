@@ -19,7 +19,10 @@ import (
 type weights struct {
 	Embed, Norm, LMHead                           *tensor.Tensor
 	PerLayerEmbed, PerLayerProj, PerLayerProjNorm *tensor.Tensor
-	Layers                                        []layerWeights
+	Layers                                        []layerWeights // unrolled layers' (a looped layer's are in Stacks)
+	// Stacks are each group's weights, slot by slot, stacked over its
+	// trips [count, …], in the checkpoint's dtype (nil for unrolled groups).
+	Stacks [][]layerWeights
 }
 
 // layerWeights mirrors hf.LayerWeights.
@@ -40,7 +43,7 @@ type layerWeights struct {
 
 // Param is one weight as a parameter of the compiled steps.
 type Param struct {
-	Name   string // the field path: "Embed", "layers.3.Q"
+	Name   string // the field path: "Embed", "layers.3.Q", a stack "layers.0:28.Q"
 	Type   ir.Type
 	Buffer *backend.Buffer // nil in an abstract model (Abstract)
 }
@@ -48,14 +51,17 @@ type Param struct {
 var bufferType = reflect.TypeFor[*backend.Buffer]()
 
 // collect lists w's weights in a fixed order (top-level fields, then each
-// layer's), one Param per distinct buffer, and maps every field path to its
-// Param: tied embeddings are one parameter that two paths name. It fails on
-// a weight that the model would not read.
-func collect(w *hf.Weights) ([]Param, map[string]int, error) {
+// group's: an unrolled layer's, or a looped group's stacks slot by slot),
+// one Param per distinct buffer, and maps every field path to its Param:
+// tied embeddings are one parameter that two paths name. It fails on a
+// weight that the model would not read. A looped slot's weights are stacked
+// here, once: each layer's field is copied into the stack and then becomes
+// a view of its row, so w keeps one copy.
+func collect(w *hf.Weights, groups []group) ([]Param, map[string]int, error) {
 	var out []Param
 	index := map[string]int{}
 	seen := map[*backend.Buffer]int{}
-	add := func(src reflect.Value, dst reflect.Type, prefix string) error {
+	add := func(src reflect.Value, dst reflect.Type, prefix string, rows func(field string) (*backend.Buffer, error)) error {
 		for i := range src.NumField() {
 			f := src.Type().Field(i)
 			if f.Type != bufferType || !f.IsExported() {
@@ -68,6 +74,12 @@ func collect(w *hf.Weights) ([]Param, map[string]int, error) {
 			if _, ok := dst.FieldByName(f.Name); !ok {
 				return fmt.Errorf("models: weight %s%s is loaded but tpucc's model does not use it", prefix, f.Name)
 			}
+			if rows != nil {
+				var err error
+				if b, err = rows(f.Name); err != nil {
+					return err
+				}
+			}
 			j, ok := seen[b]
 			if !ok {
 				j = len(out)
@@ -78,49 +90,135 @@ func collect(w *hf.Weights) ([]Param, map[string]int, error) {
 		}
 		return nil
 	}
-	if err := add(reflect.ValueOf(w).Elem(), reflect.TypeFor[weights](), ""); err != nil {
+	if err := add(reflect.ValueOf(w).Elem(), reflect.TypeFor[weights](), "", nil); err != nil {
 		return nil, nil, err
 	}
-	for i := range w.Layers {
-		if err := add(reflect.ValueOf(&w.Layers[i]).Elem(), reflect.TypeFor[layerWeights](), fmt.Sprintf("layers.%d.", i)); err != nil {
-			return nil, nil, err
+	lt := reflect.TypeFor[layerWeights]()
+	for _, g := range groups {
+		for s := range g.period {
+			first := reflect.ValueOf(&w.Layers[g.layer(s, 0)]).Elem()
+			if !g.looped() {
+				if err := add(first, lt, fmt.Sprintf("layers.%d.", g.start), nil); err != nil {
+					return nil, nil, err
+				}
+				continue
+			}
+			rows := func(field string) (*backend.Buffer, error) { return stackField(w, g, s, field) }
+			if err := add(first, lt, g.spec(s)+".", rows); err != nil {
+				return nil, nil, err
+			}
 		}
 	}
 	return out, index, nil
 }
 
-// bind builds the weights of a step of a model with layers layers from ts,
-// one tensor per Param, converted to the compute dtype f32 (a bf16
-// checkpoint stays bf16 in memory; each step converts as it reads). With
-// normOffset the RMSNorm weights (the fields named …Norm) are offsets from
-// 1, and the step adds 1 after converting, as Gemma 3's norms compute
-// 1.0 + weight.float().
-func bind(layers int, index map[string]int, ts []*tensor.Tensor, normOffset bool) *weights {
+// stackField stacks field of slot s's layers into one buffer [count, …] and
+// makes each layer's field a view of its row.
+func stackField(w *hf.Weights, g group, s int, field string) (*backend.Buffer, error) {
+	at := func(it int) reflect.Value {
+		return reflect.ValueOf(&w.Layers[g.layer(s, it)]).Elem().FieldByName(field)
+	}
+	t := at(0).Interface().(*backend.Buffer).Type()
+	st := ir.Tensor(t.DType, append([]int64{int64(g.count)}, t.Dims()...)...)
+	out := backend.New(st)
+	data := out.Bytes()
+	n := len(data) / g.count
+	for it := range g.count {
+		b, _ := at(it).Interface().(*backend.Buffer)
+		if b == nil || !b.Type().Equal(t) {
+			// Layers of one kind have the same layout (layerKinds).
+			panic(fmt.Sprintf("models: layer %d's %s does not match layer %d's %s", g.layer(s, it), field, g.layer(s, 0), t))
+		}
+		copy(data[it*n:(it+1)*n], b.Bytes())
+		v, err := backend.View(t, data[it*n:(it+1)*n])
+		if err != nil {
+			return nil, fmt.Errorf("models: stacking %s of layer %d: %w", field, g.layer(s, it), err)
+		}
+		at(it).Set(reflect.ValueOf(v))
+	}
+	return out, nil
+}
+
+// bind builds the weights of a step of m from ts, one tensor per Param. An
+// unrolled layer's and the top-level weights are converted to the compute
+// dtype f32 (a bf16 checkpoint stays bf16 in memory; each step converts as
+// it reads); a looped slot's stacks stay as they are, and the loop converts
+// the row it reads (layerAt). With normOffset the RMSNorm weights (the
+// fields named …Norm) are offsets from 1, and the step adds 1 after
+// converting, as Gemma 3's norms compute 1.0 + weight.float().
+func bind(m *Model, ts []*tensor.Tensor) *weights {
+	normOffset := m.Config.NormOffset
 	norm := make([]bool, len(ts))
-	for path, j := range index {
+	stacked := make([]bool, len(ts))
+	for path, j := range m.index {
 		norm[j] = normOffset && strings.HasSuffix(path, "Norm")
+		stacked[j] = strings.Contains(path, ":")
 	}
 	// In parameter order, so that a traced step is the same program every
 	// time (index is a map).
 	conv := make([]*tensor.Tensor, len(ts))
 	for i, t := range ts {
-		if t.DType() != ir.F32 {
-			t = t.Convert(ir.F32)
-		}
-		if norm[i] {
-			t = t.Add(tensor.Scalar(1, ir.F32))
+		if !stacked[i] {
+			t = toCompute(t, norm[i])
 		}
 		conv[i] = t
 	}
-	out := &weights{Layers: make([]layerWeights, layers)}
-	for path, j := range index {
+	out := &weights{Layers: make([]layerWeights, len(m.Config.Layers)), Stacks: make([][]layerWeights, len(m.groups))}
+	for gi, g := range m.groups {
+		out.Stacks[gi] = make([]layerWeights, g.period)
+	}
+	for path, j := range m.index {
 		dst := reflect.ValueOf(out).Elem()
 		if rest, ok := strings.CutPrefix(path, "layers."); ok {
 			n, field, _ := strings.Cut(rest, ".")
-			l, _ := strconv.Atoi(n)
-			dst, path = reflect.ValueOf(&out.Layers[l]).Elem(), field
+			if at, ok := m.slots[n]; ok {
+				dst = reflect.ValueOf(&out.Stacks[at[0]][at[1]]).Elem()
+			} else {
+				l, _ := strconv.Atoi(n)
+				dst = reflect.ValueOf(&out.Layers[l]).Elem()
+			}
+			path = field
 		}
 		dst.FieldByName(path).Set(reflect.ValueOf(conv[j]))
 	}
 	return out
+}
+
+// toCompute converts a weight to f32, adding 1 to a norm stored as an
+// offset.
+func toCompute(t *tensor.Tensor, normOffset bool) *tensor.Tensor {
+	if t.DType() != ir.F32 {
+		t = t.Convert(ir.F32)
+	}
+	if normOffset {
+		t = t.Add(tensor.Scalar(1, ir.F32))
+	}
+	return t
+}
+
+// layerAt is row it (an i32[] tensor) of a slot's stacked weights, in f32:
+// layer weights read with dynamic_slice inside the loop.
+func layerAt(stacks *layerWeights, it *tensor.Tensor, normOffset bool) *layerWeights {
+	out := &layerWeights{}
+	src, dst := reflect.ValueOf(stacks).Elem(), reflect.ValueOf(out).Elem()
+	for i := range src.NumField() {
+		t, _ := src.Field(i).Interface().(*tensor.Tensor)
+		if t == nil {
+			continue
+		}
+		dims := t.Shape()[1:]
+		row := t.DynamicSlice(rowStarts(it, len(dims)+1), append([]int64{1}, dims...)).Reshape(dims...)
+		name := src.Type().Field(i).Name
+		dst.Field(i).Set(reflect.ValueOf(toCompute(row, normOffset && strings.HasSuffix(name, "Norm"))))
+	}
+	return out
+}
+
+// rowStarts is the start of row i of a rank-r tensor: i, then zeros.
+func rowStarts(i *tensor.Tensor, r int) []*tensor.Tensor {
+	s := []*tensor.Tensor{i}
+	for range r - 1 {
+		s = append(s, tensor.Scalar(0, ir.I32))
+	}
+	return s
 }

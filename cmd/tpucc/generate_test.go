@@ -318,9 +318,10 @@ tpu-v7x   192.00 GiB      1           26048            8192
 		t.Fatal(err)
 	}
 	dec := sigs["decode"]
-	// tokens, start, pos, 2 layers × (k, v), 3 top-level and 2 × 11 layer weights.
-	if len(dec.Args) != 3+4+3+22 || dec.Args[0] != (argSig{"tokens", "i32[2,1]"}) || dec.Args[3] != (argSig{"cache.0.k", "f32[2,2,16,8]"}) ||
-		len(dec.Results) != 5 || dec.Results[0] != "f32[2,32]" || sigs["prefill"].Args[0].Type != "i32[2,16]" {
+	// tokens, start, pos, the 2 layers' stacked k and v, 3 top-level and 11
+	// stacked layer weights (the layers are one loop).
+	if len(dec.Args) != 3+2+3+11 || dec.Args[0] != (argSig{"tokens", "i32[2,1]"}) || dec.Args[3] != (argSig{"cache.0.k", "f32[2,2,2,16,8]"}) ||
+		dec.Args[len(dec.Args)-1].Name != "layers.0:2.Down" || len(dec.Results) != 3 || dec.Results[0] != "f32[2,32]" || sigs["prefill"].Args[0].Type != "i32[2,16]" {
 		t.Errorf("signature.json:\n%s", b)
 	}
 	for _, f := range []string{"prefill.hlo", "decode.hlo"} {

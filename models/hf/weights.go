@@ -16,7 +16,9 @@ import (
 // Matrices keep the Hub's [out, in] layout (y = x @ Wᵀ); experts are stacked
 // along a leading expert axis: GateExperts and UpExperts [E, I, H],
 // DownExperts [E, H, I]. Tensors are views of the mapped checkpoint except
-// stacked experts, which are copies; all stay valid until Close.
+// stacked experts, which are copies; all stay valid until Close. models.New
+// stacks the weights of the layers one loop runs and leaves those layers'
+// fields as views of the stacks' rows.
 type Weights struct {
 	DType  ir.DType // every weight's dtype: f32, bf16 or f16
 	Embed  *backend.Buffer

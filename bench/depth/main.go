@@ -1,0 +1,176 @@
+// Command depth measures how a model's compile time grows with its depth
+// now that its layers run as loops (issue 30; docs/MODELS.md, "Layers as
+// loops"). Weights have types but no data (models.Abstract): compiling
+// needs none.
+//
+//   - export: trace, the default passes and lowering to StableHLO of a
+//     decode step (batch 1, 512 cache slots, bf16 weights) of Qwen3-0.6B's
+//     dimensions with 24 and with 96 layers; the ratio of the two times
+//     (the unrolled build's times are printed too, for comparison).
+//
+//   - llvm: the same step of Qwen3-0.6B itself (28 layers) compiled for the
+//     llvm backend into an empty object cache, with its layers as one loop
+//     and unrolled (TPUCC_UNROLL_LAYERS=1, the build before loops).
+//
+//   - decode: decodeLoopSpeedup (decode.go), tokens/s of decode as one
+//     device loop over step by step.
+//
+//     go run ./bench/depth [-reps 3] [-llvm-reps 1]
+//
+// Each time is the least of its runs, wall clock, each run after a garbage
+// collection (an export of a looped step takes milliseconds: a collection
+// in the middle of one would be most of it). The last line is, exactly,
+//
+//	bench-depth: export_96_over_24=R llvm_compile_28_s=S llvm_compile_28_before_s=B decode_loop_speedup=X
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/tpucc/tpucc/backend/llvm"
+	"github.com/tpucc/tpucc/engine"
+	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/models"
+	"github.com/tpucc/tpucc/models/hf"
+)
+
+// qwen3 is Qwen3-0.6B's config.json with LAYERS layers.
+const qwen3 = `{"model_type": "qwen3", "vocab_size": 151936, "hidden_size": 1024,
+"intermediate_size": 3072, "num_hidden_layers": LAYERS, "num_attention_heads": 16, "num_key_value_heads": 8,
+"head_dim": 128, "rope_theta": 1000000.0, "rms_norm_eps": 1e-6, "max_position_embeddings": 40960,
+"tie_word_embeddings": true, "use_sliding_window": false}`
+
+// The measured step: one decode token of one row over a cache of capacity
+// slots.
+const capacity = 512
+
+func main() {
+	reps := flag.Int("reps", 30, "runs of each export; the fastest counts")
+	llvmReps := flag.Int("llvm-reps", 1, "runs of each llvm compile; the fastest counts")
+	flag.Parse()
+	if err := run(*reps, *llvmReps); err != nil {
+		fmt.Fprintln(os.Stderr, "bench-depth:", err)
+		os.Exit(1)
+	}
+}
+
+func run(reps, llvmReps int) error {
+	var export [2]time.Duration
+	for _, unroll := range []bool{false, true} {
+		for i, layers := range []int{24, 96} {
+			d, err := best(reps, func() (time.Duration, error) { return exportTime(layers, unroll) })
+			if err != nil {
+				return err
+			}
+			if !unroll {
+				export[i] = d
+			}
+			fmt.Printf("export %2d layers (%s): %8.4f s\n", layers, how[unroll], d.Seconds())
+		}
+	}
+	var compile [2]time.Duration
+	for i, unroll := range []bool{false, true} {
+		d, err := best(llvmReps, func() (time.Duration, error) { return llvmTime(28, unroll) })
+		if err != nil {
+			return err
+		}
+		compile[i] = d
+		fmt.Printf("llvm compile 28 layers (%s): %8.3f s\n", how[unroll], d.Seconds())
+	}
+	speedup, err := decodeLoopSpeedup()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("bench-depth: export_96_over_24=%.2f llvm_compile_28_s=%.2f llvm_compile_28_before_s=%.2f decode_loop_speedup=%.2f\n",
+		export[1].Seconds()/export[0].Seconds(), compile[0].Seconds(), compile[1].Seconds(), speedup)
+	return nil
+}
+
+var how = map[bool]string{false: "loops", true: "unrolled"}
+
+func best(n int, f func() (time.Duration, error)) (time.Duration, error) {
+	var out time.Duration
+	for i := range max(n, 1) {
+		runtime.GC()
+		d, err := f()
+		if err != nil {
+			return 0, err
+		}
+		if i == 0 || d < out {
+			out = d
+		}
+	}
+	return out, nil
+}
+
+// model is the abstract bf16 Qwen3 of layers layers, unrolled or not.
+func model(layers int, unroll bool) (*models.Model, error) {
+	v := ""
+	if unroll {
+		v = "1"
+	}
+	if err := os.Setenv("TPUCC_UNROLL_LAYERS", v); err != nil {
+		return nil, err
+	}
+	c, err := hf.ParseConfig([]byte(strings.Replace(qwen3, "LAYERS", fmt.Sprint(layers), 1)))
+	if err != nil {
+		return nil, err
+	}
+	return models.Abstract(c, ir.BF16)
+}
+
+// exportTime is the time to trace, run the passes on and lower a decode
+// step of the model of layers layers.
+func exportTime(layers int, unroll bool) (time.Duration, error) {
+	m, err := model(layers, unroll)
+	if err != nil {
+		return 0, err
+	}
+	t0 := time.Now()
+	mod, err := m.Trace("decode", m.StepTypes(1, 1, capacity), false)
+	if err != nil {
+		return 0, err
+	}
+	exe, _, err := engine.Compile(mod, engine.Config{})
+	if err != nil {
+		return 0, err
+	}
+	d := time.Since(t0)
+	if n, want := strings.Count(exe.HLO, "stablehlo.while"), map[bool]int{false: 1, true: 0}[unroll]; n != want {
+		return 0, fmt.Errorf("%d layers (%s): %d stablehlo.while ops, want %d", layers, how[unroll], n, want)
+	}
+	return d, nil
+}
+
+// llvmTime is the time to trace and compile the decode step for the llvm
+// backend, with a new, empty object cache, so that clang builds every
+// kernel.
+func llvmTime(layers int, unroll bool) (time.Duration, error) {
+	m, err := model(layers, unroll)
+	if err != nil {
+		return 0, err
+	}
+	dir, err := os.MkdirTemp("", "bench-depth-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	b, err := llvm.Open(llvm.Options{CacheDir: dir})
+	if err != nil {
+		return 0, err
+	}
+	t0 := time.Now()
+	mod, err := m.Trace("decode", m.StepTypes(1, 1, capacity), false)
+	if err != nil {
+		return 0, err
+	}
+	if _, _, err := engine.Compile(mod, engine.Config{Backend: b}); err != nil {
+		return 0, err
+	}
+	return time.Since(t0), nil
+}
