@@ -8,24 +8,23 @@ import (
 
 func TestSampler(t *testing.T) {
 	logits := []float32{0.5, 2, 2, -1, 1.9}
-	if got := (Sampler{}).start().pick(logits); got != 1 {
+	if got := (Sampler{}).pick(logits, 0, 0); got != 1 {
 		t.Errorf("greedy picked %d, want 1 (the first of the equal largest)", got)
 	}
 	// top-k 1 and a tiny top-p keep only the most likely token.
 	for _, s := range []Sampler{{Temperature: 1, TopK: 1, Seed: 3}, {Temperature: 5, TopP: 1e-9, Seed: 3}} {
-		sm := s.start()
-		for range 20 {
-			if got := sm.pick(logits); got != 1 {
+		for i := range 20 {
+			if got := s.pick(logits, i%3, i); got != 1 {
 				t.Fatalf("%+v picked %d, want 1", s, got)
 			}
 		}
 	}
 	// Top-k 2 draws only among the two largest; the draws depend only on the seed.
 	draw := func(seed uint64) []int {
-		sm := Sampler{Temperature: 1, TopK: 2, Seed: seed}.start()
+		sm := Sampler{Temperature: 1, TopK: 2, Seed: seed}
 		var out []int
-		for range 200 {
-			out = append(out, sm.pick(logits))
+		for i := range 200 {
+			out = append(out, sm.pick(logits, i%2, i/2))
 		}
 		return out
 	}
@@ -42,9 +41,9 @@ func TestSampler(t *testing.T) {
 	}
 	// Top-p 0.5 over probabilities (0.6, 0.3, 0.1) keeps the first alone.
 	probs := []float32{-0.5108256, -1.2039728, -2.3025851} // log 0.6, log 0.3, log 0.1
-	sm := Sampler{Temperature: 1, TopP: 0.5, Seed: 1}.start()
-	for range 50 {
-		if got := sm.pick(probs); got != 0 {
+	sm := Sampler{Temperature: 1, TopP: 0.5, Seed: 1}
+	for i := range 50 {
+		if got := sm.pick(probs, 0, i); got != 0 {
 			t.Fatalf("top-p 0.5 picked %d, want 0", got)
 		}
 	}

@@ -1,0 +1,183 @@
+package models
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/engine"
+	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/tensor"
+)
+
+// drawTraced computes draw's numbers exactly, traced on the reference
+// executor and eagerly, for seeds with both halves set and steps past
+// 2^16 (where the step's product wraps).
+func TestDrawTraced(t *testing.T) {
+	const B = 5
+	for _, seed := range []uint64{0, 7, 0xdeadbeef12345678} {
+		for _, step := range []int32{0, 1, 70000} {
+			args := []*backend.Buffer{tensor.FromSlice([]uint32{uint32(seed), uint32(seed >> 32)}, 2).Buffer(),
+				tensor.FromSlice([]int32{step}).Buffer()}
+			f := func(ts []*tensor.Tensor) ([]*tensor.Tensor, error) {
+				return []*tensor.Tensor{drawTraced(ts[0], ts[1], B)}, nil
+			}
+			m, err := tensor.Trace("draw", []string{"seed", "step"}, []ir.Type{args[0].Type(), args[1].Type()}, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			traced, err := cpu.Run(m, m.Funcs[0], args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			eager, err := tensor.Eval("draw", args, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for mode, got := range map[string][]float32{"traced": tensor.FromBuffer(traced[0]).Float32s(), "eager": tensor.FromBuffer(eager[0]).Float32s()} {
+				for row := range B {
+					if want := draw(seed, row, int(step)); float64(got[row]) != want {
+						t.Errorf("seed %#x step %d row %d: %s %v, want %v", seed, step, row, mode, got[row], want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// loopBackends are where the decode loop is checked against the steps: the
+// reference executor, the llvm backend (which runs the loop on the
+// reference executor) and XLA:CPU through PJRT.
+var loopBackends = []Options{{Backend: "reference"}, {}, {Device: "pjrt", Precision: "highest"}}
+
+func loopName(o Options) string {
+	switch {
+	case o.Device != "":
+		return o.Device
+	case o.Backend != "":
+		return o.Backend
+	}
+	return "llvm"
+}
+
+// generateBoth runs r step by step and as one loop with o's backend, and
+// requires the same tokens; it returns them and the loop's generator.
+func generateBoth(t *testing.T, m *Model, o Options, r Request) ([][]int32, *Generator) {
+	t.Helper()
+	o.Decode = DecodeSteps
+	steps, err := NewGenerator(m, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Decode = DecodeLoop
+	loop, err := NewGenerator(m, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := steps.Generate(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := loop.Generate(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.EqualFunc(got.Tokens, want.Tokens, slices.Equal) {
+		t.Fatalf("%+v: the loop's tokens\n%v\nstep by step\n%v", r.Sampler, got.Tokens, want.Tokens)
+	}
+	if got.DecodeTokens != want.DecodeTokens {
+		t.Errorf("the loop decoded %d tokens, step by step %d", got.DecodeTokens, want.DecodeTokens)
+	}
+	return got.Tokens, loop
+}
+
+// The decode loop chooses the tokens the host chooses step by step, greedy
+// and sampling (the same draws: draw), on every backend, in one call of
+// one compiled program per generation.
+func TestDecodeLoopMatchesSteps(t *testing.T) {
+	m := randomModel(t, tinyQwen3Config, 0.5)
+	samplers := []Sampler{{}, {Temperature: 1.5, Seed: 11}, {Temperature: 0.8, TopK: 5, TopP: 0.9, Seed: 1 << 40}}
+	r := Request{Prompts: [][]int32{{3, 1, 4, 1, 5}, {9, 2, 6}, {7}}, MaxNew: 10}
+	for _, o := range loopBackends {
+		t.Run(loopName(o), func(t *testing.T) {
+			o.Cache = engine.NewCache("", engine.CacheOptions{}) // in memory: each program compiles here
+			for _, s := range samplers {
+				r.Sampler = s
+				toks, g := generateBoth(t, m, o, r)
+				if len(toks[0]) != r.MaxNew {
+					t.Errorf("%+v: %d tokens, want %d", s, len(toks[0]), r.MaxNew)
+				}
+				if st := g.loop.Stats(); st.Calls != 1 || st.Compiles != 1 {
+					t.Errorf("%+v: the loop was called %d times and compiled %d, want 1 and 1 (a program per sampler)", s, st.Calls, st.Compiles)
+				}
+				if st := g.decode.Stats(); st.Calls != 0 {
+					t.Errorf("%+v: the loop's generator called the decode step %d times", s, st.Calls)
+				}
+			}
+		})
+	}
+}
+
+// Rows that emit an EOS mid-loop finish at different steps: their later
+// tokens are Pad while the other rows go on, and the loop stops when every
+// row has finished, with the tokens of a generation without EOS up to each
+// row's end (rows do not see each other). A row finished by the first
+// token (from prefill's logits) stays Pad throughout the loop.
+func TestDecodeLoopEOS(t *testing.T) {
+	m := randomModel(t, tinyQwen3Config, 0.5)
+	r := Request{Prompts: [][]int32{{3, 1, 4, 1, 5}, {9, 2, 6}, {7, 7}}, MaxNew: 12}
+	for _, o := range []Options{{Backend: "reference"}, {Device: "pjrt", Precision: "highest"}} {
+		t.Run(loopName(o), func(t *testing.T) {
+			o.Cache = engine.NewCache("", engine.CacheOptions{})
+			free, _ := generateBoth(t, m, o, r)
+			eos := []int{int(free[0][2]), int(free[1][3]), int(free[2][0])}
+			ends := make([]int, len(free)) // the index of each row's first EOS
+			for b, row := range free {
+				ends[b] = slices.IndexFunc(row, func(x int32) bool { return slices.Contains(eos, int(x)) })
+			}
+			if ends[0] != 2 || ends[1] != 3 || ends[2] != 0 {
+				t.Fatalf("rows end at %v with EOS %v: want 2, 3 and 0 (rows finishing at different steps)", ends, eos)
+			}
+			e := r
+			e.EOS, e.Pad = eos, 99
+			got, _ := generateBoth(t, m, o, e)
+			want := make([][]int32, len(free))
+			for b, row := range free {
+				for i := range 4 { // the loop stops when the last row ends
+					want[b] = append(want[b], row[i])
+					if i > ends[b] {
+						want[b][i] = 99
+					}
+				}
+			}
+			if !slices.EqualFunc(got, want, slices.Equal) {
+				t.Errorf("tokens with EOS %v\n%v\nwant\n%v", eos, got, want)
+			}
+		})
+	}
+}
+
+// Sampling in the loop depends only on the seed: the same seed gives the
+// same tokens, another seed others.
+func TestDecodeLoopSeed(t *testing.T) {
+	m := randomModel(t, tinyQwen3Config, 0.5)
+	g, err := NewGenerator(m, Options{Backend: "reference", Decode: DecodeLoop})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(seed uint64) [][]int32 {
+		res, err := g.Generate(Request{Prompts: [][]int32{{3, 1, 4}, {1, 5}}, MaxNew: 16, Sampler: Sampler{Temperature: 2, Seed: seed}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Tokens
+	}
+	a, b, c := run(5), run(5), run(6)
+	if !slices.EqualFunc(a, b, slices.Equal) {
+		t.Errorf("seed 5 gave\n%v\nthen\n%v", a, b)
+	}
+	if slices.EqualFunc(a, c, slices.Equal) {
+		t.Errorf("seeds 5 and 6 gave the same tokens %v", a)
+	}
+}
