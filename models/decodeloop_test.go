@@ -1,6 +1,9 @@
 package models
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -179,5 +182,61 @@ func TestDecodeLoopSeed(t *testing.T) {
 	}
 	if slices.EqualFunc(a, c, slices.Equal) {
 		t.Errorf("seeds 5 and 6 gave the same tokens %v", a)
+	}
+}
+
+// The decode loop gives transformers' greedy tokens for the qwen3 oracle
+// checkpoint (the one family checked here: the loop is family-agnostic
+// around Model.step, which TestAgainstTransformers checks for every
+// family), and transformers' batched EOS generation for qwen3_eos, on the
+// llvm backend (the loop on the reference executor) and on XLA:CPU.
+func TestDecodeLoopAgainstTransformers(t *testing.T) {
+	root := oracleDirs(t)
+	var eo struct {
+		Prompts [][]int32 `json:"prompts"`
+		EOS     []int     `json:"eos"`
+		Pad     int32     `json:"pad"`
+		Tokens  [][]int32 `json:"tokens"`
+	}
+	b, err := os.ReadFile(filepath.Join(root, "qwen3_eos", "oracle.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &eo); err != nil {
+		t.Fatal(err)
+	}
+	o := readOracle(t, filepath.Join(root, "qwen3"))
+	for _, opts := range []Options{{}, {Device: "pjrt", Precision: "highest"}} {
+		t.Run(loopName(opts), func(t *testing.T) {
+			opts.Decode = DecodeLoop
+			opts.Cache = engine.NewCache("", engine.CacheOptions{})
+			for _, c := range []struct {
+				name    string
+				prompts [][]int32
+				eos     []int
+				pad     int32
+				want    [][]int32
+			}{{"qwen3", o.Prompts, nil, 0, o.Greedy}, {"qwen3_eos", eo.Prompts, eo.EOS, eo.Pad, eo.Tokens}} {
+				m, err := Load(filepath.Join(root, c.name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer m.Close()
+				g, err := NewGenerator(m, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := g.Generate(Request{Prompts: c.prompts, MaxNew: 32, EOS: c.eos, Pad: c.pad})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.EqualFunc(res.Tokens, c.want, slices.Equal) {
+					t.Errorf("%s: the loop's tokens\n%v\nwant (transformers)\n%v", c.name, res.Tokens, c.want)
+				}
+				if st := g.loop.Stats(); st.Calls != 1 {
+					t.Errorf("%s: %d calls of the loop, want 1", c.name, st.Calls)
+				}
+			}
+		})
 	}
 }
