@@ -2,6 +2,7 @@ package models
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -238,5 +239,62 @@ func TestDecodeLoopAgainstTransformers(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Run uncompiled (engine.LimitEager's path), the decode loop is a Go loop
+// over eager steps and gives the traced loop's steps, tokens and cache (on
+// the reference executor), sampling with EOS ids.
+func TestDecodeLoopEager(t *testing.T) {
+	m := randomModel(t, tinyQwen3Config, 0.5)
+	// Without EOS ids these rows draw 53 36 39 53 10 32 61 43 and 58 25 16
+	// 4 46 55 53 23: with 10 and 55 they end after 5 and 6 tokens.
+	r := Request{MaxNew: 9, Sampler: Sampler{Temperature: 1.3, TopP: 0.8, Seed: 4}, EOS: []int{10, 55}, Pad: 63}
+	B, capacity := int64(2), int64(16)
+	start := engine.TensorArg(tensor.FromSlice([]int32{0, 0}, B).Buffer())
+	args := loopInputs(r, []int32{3, 7}, []bool{false, false}, 8, start)
+	for _, ct := range m.CacheTypes(B, capacity) {
+		args = append(args, engine.TensorArg(backend.New(ct)))
+	}
+	for _, p := range m.Params {
+		args = append(args, engine.TensorArg(p.Buffer))
+	}
+	args = append(args, loopStatics(r.Sampler)...)
+	p := loopProgram{m, "qwen3.decode_loop"}
+	mod, err := p.Trace(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bufs []*backend.Buffer
+	for _, a := range args[:len(args)-3] {
+		bufs = append(bufs, a.Tensor)
+	}
+	traced, err := cpu.Run(mod, mod.Funcs[0], bufs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eager, err := p.Eager(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := tensor.FromBuffer(traced[0]).Int32s()
+	if got := tensor.FromBuffer(eager[0]).Int32s(); !slices.Equal(got, steps) || steps[0] != 6 {
+		t.Errorf("eager ran %v steps, traced %v, want 6", got, steps)
+	}
+	a, b := tensor.FromBuffer(eager[1]).Int32s(), tensor.FromBuffer(traced[1]).Int32s()
+	if !slices.Equal(a, b) {
+		t.Errorf("eager tokens %v, traced %v", a, b)
+	}
+	if !slices.Contains(r.EOS, int(b[4])) || !slices.Contains(r.EOS, int(b[8+5])) ||
+		slices.ContainsFunc(slices.Concat(b[5:8], b[8+6:]), func(x int32) bool { return x != 63 }) {
+		t.Errorf("traced tokens %v: want an EOS at 4 and 5, then 63s", b)
+	}
+	for i := 2; i < len(traced); i++ {
+		a, b := tensor.FromBuffer(eager[i]).Float32s(), tensor.FromBuffer(traced[i]).Float32s()
+		for j := range a {
+			if math.Abs(float64(a[j]-b[j])) > 1e-4 {
+				t.Fatalf("cache %d element %d: eager %v, traced %v", i-2, j, a[j], b[j])
+			}
+		}
 	}
 }

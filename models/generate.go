@@ -341,22 +341,7 @@ func (r Request) choose(res *Result, rows []float32, step int, next []int32, fin
 // there is nothing between the steps to report from.
 func (g *Generator) decodeLoop(r Request, res *Result, cache []*backend.Buffer, weights []engine.Arg, startArg engine.Arg, next []int32, finished []bool, padded int) error {
 	B, n := len(next), r.MaxNew-1
-	out := make([]int32, B*n)
-	for i := range out {
-		out[i] = r.Pad
-	}
-	eos := []int32{-1} // no token is -1: the loop's eos tensor is never empty
-	if len(r.EOS) > 0 {
-		eos = eos[:0]
-		for _, e := range r.EOS {
-			eos = append(eos, int32(e))
-		}
-	}
-	arg := func(t *tensor.Tensor) engine.Arg { return engine.TensorArg(t.Buffer()) }
-	args := []engine.Arg{arg(tensor.FromSlice(out, int64(B), int64(n))), arg(tensor.FromSlice(next, int64(B))), startArg,
-		arg(tensor.FromSlice([]int32{int32(padded)})), arg(tensor.FromSlice(finished, int64(B))),
-		arg(tensor.FromSlice([]uint32{uint32(r.Sampler.Seed), uint32(r.Sampler.Seed >> 32)}, 2)),
-		arg(tensor.FromSlice(eos, int64(len(eos)))), arg(tensor.FromSlice([]int32{r.Pad}))}
+	args := loopInputs(r, next, finished, padded, startArg)
 	for _, c := range cache {
 		args = append(args, engine.TensorArg(c))
 	}
@@ -378,6 +363,30 @@ func (g *Generator) decodeLoop(r Request, res *Result, cache []*backend.Buffer, 
 		r.Progress(1 + steps)
 	}
 	return nil
+}
+
+// loopInputs are the decode loop's arguments before the cache (loopArgs):
+// a token buffer of Pad for the MaxNew-1 steps, the first new tokens next,
+// the rows' starts, the first decode slot padded, the rows finished by
+// the first token, the seed, the EOS ids and Pad.
+func loopInputs(r Request, next []int32, finished []bool, padded int, start engine.Arg) []engine.Arg {
+	B, n := len(next), r.MaxNew-1
+	out := make([]int32, B*n)
+	for i := range out {
+		out[i] = r.Pad
+	}
+	eos := []int32{-1} // no token is -1: the loop's eos tensor is never empty
+	if len(r.EOS) > 0 {
+		eos = eos[:0]
+		for _, e := range r.EOS {
+			eos = append(eos, int32(e))
+		}
+	}
+	arg := func(t *tensor.Tensor) engine.Arg { return engine.TensorArg(t.Buffer()) }
+	return []engine.Arg{arg(tensor.FromSlice(out, int64(B), int64(n))), arg(tensor.FromSlice(next, int64(B))), start,
+		arg(tensor.FromSlice([]int32{int32(padded)})), arg(tensor.FromSlice(finished, int64(B))),
+		arg(tensor.FromSlice([]uint32{uint32(r.Sampler.Seed), uint32(r.Sampler.Seed >> 32)}, 2)),
+		arg(tensor.FromSlice(eos, int64(len(eos)))), arg(tensor.FromSlice([]int32{r.Pad}))}
 }
 
 // loop reports whether the decode steps run as one compiled loop.

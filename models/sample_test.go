@@ -1,6 +1,7 @@
 package models
 
 import (
+	"math"
 	"testing"
 
 	"github.com/tpucc/tpucc/models/hf"
@@ -98,6 +99,32 @@ func TestComputable(t *testing.T) {
 		}
 		if msg != c.err {
 			t.Errorf("got %q, want %q", msg, c.err)
+		}
+	}
+}
+
+// draw's numbers over rows and steps are uniform enough that sampling
+// follows the distribution: 40000 choices among probabilities 0.5, 0.25,
+// 0.15 and 0.1 (three standard deviations are under 0.008), and 2/3, 1/3
+// after top-k 2.
+func TestDrawDistribution(t *testing.T) {
+	logits := []float32{float32(math.Log(0.5)), float32(math.Log(0.25)), float32(math.Log(0.15)), float32(math.Log(0.1))}
+	for _, c := range []struct {
+		s    Sampler
+		want []float64
+	}{
+		{Sampler{Temperature: 1, Seed: 12345}, []float64{0.5, 0.25, 0.15, 0.1}},
+		{Sampler{Temperature: 1, TopK: 2, Seed: 1 << 33}, []float64{2.0 / 3, 1.0 / 3, 0, 0}},
+	} {
+		const n = 40000
+		counts := make([]float64, len(logits))
+		for i := range n {
+			counts[c.s.pick(logits, i%16, i/16)]++
+		}
+		for id, w := range c.want {
+			if got := counts[id] / n; math.Abs(got-w) > 0.008 {
+				t.Errorf("%+v: token %d chosen %.4f of the time, want %.4f", c.s, id, got, w)
+			}
 		}
 	}
 }
