@@ -298,3 +298,33 @@ func TestDecodeLoopEager(t *testing.T) {
 		}
 	}
 }
+
+// DecodeAuto runs the loop on PJRT backends only; DecodeLoop and
+// DecodeSteps force either way; another mode is refused by name.
+func TestDecodeMode(t *testing.T) {
+	for _, c := range []struct {
+		o    Options
+		loop bool
+		err  string
+	}{
+		{Options{Device: "pjrt"}, true, ""},
+		{Options{Device: "tpu"}, true, ""},
+		{Options{Backend: "pjrt-gpu"}, true, ""},
+		{Options{Device: "cpu"}, false, ""},
+		{Options{Backend: "llvm"}, false, ""},
+		{Options{Backend: "reference"}, false, ""},
+		{Options{Backend: "llvm", Decode: DecodeLoop}, true, ""},
+		{Options{Device: "pjrt", Decode: DecodeSteps}, false, ""},
+		{Options{Decode: "fast"}, false, `models: decode "fast": want "loop", "steps" or "" (automatic)`},
+		{Options{Device: "npu"}, false, `unknown device "npu" (want one of cpu, pjrt, tpu, gpu)`},
+	} {
+		loop, err := c.o.loop()
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+		}
+		if loop != c.loop || msg != c.err {
+			t.Errorf("%+v: loop %v, error %q; want %v, %q", c.o, loop, msg, c.loop, c.err)
+		}
+	}
+}
