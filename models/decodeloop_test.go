@@ -90,6 +90,9 @@ func generateBoth(t *testing.T, m *Model, o Options, r Request) ([][]int32, *Gen
 	if !slices.EqualFunc(got.Tokens, want.Tokens, slices.Equal) {
 		t.Fatalf("%+v: the loop's tokens\n%v\nstep by step\n%v", r.Sampler, got.Tokens, want.Tokens)
 	}
+	if st := steps.LoopStats(); st.Calls != 0 || st.Programs != 0 {
+		t.Errorf("step by step the loop was called %d times and holds %d programs", st.Calls, st.Programs)
+	}
 	if got.DecodeTokens != want.DecodeTokens {
 		t.Errorf("the loop decoded %d tokens, step by step %d", got.DecodeTokens, want.DecodeTokens)
 	}
@@ -112,7 +115,7 @@ func TestDecodeLoopMatchesSteps(t *testing.T) {
 				if len(toks[0]) != r.MaxNew {
 					t.Errorf("%+v: %d tokens, want %d", s, len(toks[0]), r.MaxNew)
 				}
-				if st := g.loop.Stats(); st.Calls != 1 || st.Compiles != 1 {
+				if st := g.LoopStats(); st.Calls != 1 || st.Compiles != 1 {
 					t.Errorf("%+v: the loop was called %d times and compiled %d, want 1 and 1 (a program per sampler)", s, st.Calls, st.Compiles)
 				}
 				if st := g.decode.Stats(); st.Calls != 0 {
@@ -234,7 +237,7 @@ func TestDecodeLoopAgainstTransformers(t *testing.T) {
 				if !slices.EqualFunc(res.Tokens, c.want, slices.Equal) {
 					t.Errorf("%s: the loop's tokens\n%v\nwant (transformers)\n%v", c.name, res.Tokens, c.want)
 				}
-				if st := g.loop.Stats(); st.Calls != 1 {
+				if st := g.LoopStats(); st.Calls != 1 {
 					t.Errorf("%s: %d calls of the loop, want 1", c.name, st.Calls)
 				}
 			}

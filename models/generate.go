@@ -37,7 +37,8 @@ type Options struct {
 }
 
 // Generator holds a model's two compiled steps: prefill (the padded prompts
-// at once) and decode (one token per row). Each compiles once per shape
+// at once) and decode (one token per row), or the decode loop (every decode
+// step in one program, Options.Decode) in decode's place. Each compiles once per shape
 // signature: prompts are padded to a bucket (a power of two, at least 8),
 // and the cache capacity is a bucket too, so different prompt lengths share
 // programs and decode never recompiles within a generation.
@@ -235,8 +236,18 @@ func (g *Generator) Stats() (prefill, decode engine.Stats) {
 	return g.prefill.Stats(), g.decode.Stats()
 }
 
+// LoopStats are the decode loop's cache counters (zero when the decode
+// steps run one by one).
+func (g *Generator) LoopStats() engine.Stats {
+	if g.loop == nil {
+		return engine.Stats{}
+	}
+	return g.loop.Stats()
+}
+
 // Generate runs prefill over the left-padded prompts, then MaxNew-1 decode
-// steps, choosing each token with r.Sampler.
+// steps (a call each, or one call of the decode loop), choosing each token
+// with r.Sampler.
 func (g *Generator) Generate(r Request) (*Result, error) {
 	padded, capacity, err := g.shape(r)
 	if err != nil {
