@@ -189,11 +189,13 @@ func TestDecodeLoopSeed(t *testing.T) {
 	}
 }
 
-// The decode loop gives transformers' greedy tokens for the qwen3 oracle
-// checkpoint (the one family checked here: the loop is family-agnostic
-// around Model.step, which TestAgainstTransformers checks for every
-// family), and transformers' batched EOS generation for qwen3_eos, on the
-// llvm backend (the loop on the reference executor) and on XLA:CPU.
+// The decode loop gives transformers' greedy tokens for the qwen3 and
+// qwen3_moe oracle checkpoints (the one family checked here: the loop is
+// family-agnostic around Model.step, which TestAgainstTransformers checks
+// for every family; the MoE blocks stay dense in the loop's body, checked
+// on XLA:CPU only), and transformers' batched EOS generation for
+// qwen3_eos, on the llvm backend (the loop on the reference executor) and
+// on XLA:CPU.
 func TestDecodeLoopAgainstTransformers(t *testing.T) {
 	root := oracleDirs(t)
 	var eo struct {
@@ -210,6 +212,7 @@ func TestDecodeLoopAgainstTransformers(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := readOracle(t, filepath.Join(root, "qwen3"))
+	moe := readOracle(t, filepath.Join(root, "qwen3_moe"))
 	for _, opts := range []Options{{}, {Device: "pjrt", Precision: "highest"}} {
 		t.Run(loopName(opts), func(t *testing.T) {
 			opts.Decode = DecodeLoop
@@ -220,7 +223,11 @@ func TestDecodeLoopAgainstTransformers(t *testing.T) {
 				eos     []int
 				pad     int32
 				want    [][]int32
-			}{{"qwen3", o.Prompts, nil, 0, o.Greedy}, {"qwen3_eos", eo.Prompts, eo.EOS, eo.Pad, eo.Tokens}} {
+			}{{"qwen3", o.Prompts, nil, 0, o.Greedy}, {"qwen3_eos", eo.Prompts, eo.EOS, eo.Pad, eo.Tokens},
+				{"qwen3_moe", moe.Prompts, nil, 0, moe.Greedy}} {
+				if c.name == "qwen3_moe" && opts.Device == "" {
+					continue // dense experts on the reference executor: 20 s for nothing qwen3 does not check
+				}
 				m, err := Load(filepath.Join(root, c.name))
 				if err != nil {
 					t.Fatal(err)
@@ -302,32 +309,36 @@ func TestDecodeLoopEager(t *testing.T) {
 	}
 }
 
-// DecodeAuto runs the loop on PJRT backends only; DecodeLoop and
-// DecodeSteps force either way; another mode is refused by name.
+// DecodeAuto runs the loop on PJRT backends only, and not for a model with
+// MoE blocks (dense in a loop body); DecodeLoop and DecodeSteps force
+// either way; another mode is refused by name.
 func TestDecodeMode(t *testing.T) {
 	for _, c := range []struct {
 		o    Options
+		moe  bool
 		loop bool
 		err  string
 	}{
-		{Options{Device: "pjrt"}, true, ""},
-		{Options{Device: "tpu"}, true, ""},
-		{Options{Backend: "pjrt-gpu"}, true, ""},
-		{Options{Device: "cpu"}, false, ""},
-		{Options{Backend: "llvm"}, false, ""},
-		{Options{Backend: "reference"}, false, ""},
-		{Options{Backend: "llvm", Decode: DecodeLoop}, true, ""},
-		{Options{Device: "pjrt", Decode: DecodeSteps}, false, ""},
-		{Options{Decode: "fast"}, false, `models: decode "fast": want "loop", "steps" or "" (automatic)`},
-		{Options{Device: "npu"}, false, `unknown device "npu" (want one of cpu, pjrt, tpu, gpu)`},
+		{Options{Device: "pjrt"}, false, true, ""},
+		{Options{Device: "tpu"}, false, true, ""},
+		{Options{Backend: "pjrt-gpu"}, false, true, ""},
+		{Options{Device: "pjrt"}, true, false, ""},
+		{Options{Device: "pjrt", Decode: DecodeLoop}, true, true, ""},
+		{Options{Device: "cpu"}, false, false, ""},
+		{Options{Backend: "llvm"}, false, false, ""},
+		{Options{Backend: "reference"}, false, false, ""},
+		{Options{Backend: "llvm", Decode: DecodeLoop}, false, true, ""},
+		{Options{Device: "pjrt", Decode: DecodeSteps}, false, false, ""},
+		{Options{Decode: "fast"}, false, false, `models: decode "fast": want "loop", "steps" or "" (automatic)`},
+		{Options{Device: "npu"}, false, false, `unknown device "npu" (want one of cpu, pjrt, tpu, gpu)`},
 	} {
-		loop, err := c.o.loop()
+		loop, err := c.o.loop(c.moe)
 		msg := ""
 		if err != nil {
 			msg = err.Error()
 		}
 		if loop != c.loop || msg != c.err {
-			t.Errorf("%+v: loop %v, error %q; want %v, %q", c.o, loop, msg, c.loop, c.err)
+			t.Errorf("%+v, MoE %v: loop %v, error %q; want %v, %q", c.o, c.moe, loop, msg, c.loop, c.err)
 		}
 	}
 }
