@@ -2,10 +2,12 @@ package models
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tpucc/tpucc/backend"
@@ -13,6 +15,7 @@ import (
 	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/tensor"
+	"github.com/tpucc/tpucc/tools/xlacheck"
 )
 
 // drawTraced computes draw's numbers exactly, traced on the reference
@@ -339,6 +342,43 @@ func TestDecodeMode(t *testing.T) {
 		}
 		if loop != c.loop || msg != c.err {
 			t.Errorf("%+v, MoE %v: loop %v, error %q; want %v, %q", c.o, c.moe, loop, msg, c.loop, c.err)
+		}
+	}
+}
+
+// The decode loop, greedy and sampling (top-k, top-p and the u32 draw),
+// compiles for TPU v5e and v6e through libtpu's compile-only client.
+func TestDecodeLoopCompilesForTPU(t *testing.T) {
+	h, err := xlacheck.FindTPU()
+	if err != nil {
+		t.Fatalf("the TPU compile-only harness is required: %v", err)
+	}
+	m := abstractModel(t, tinyQwen3Config, ir.F32)
+	for _, target := range []struct{ name, topology string }{{"tpu-v5e", "v5e:2x2"}, {"tpu-v6e", "v6e:2x2"}} {
+		var mods []xlacheck.TPUModule
+		for i, s := range []Sampler{{}, {Temperature: 0.7, TopK: 20, TopP: 0.9}} {
+			args := append(shapeArgs(m.loopTypes(4, 16, 2, 64)), loopStatics(s)...)
+			mod, err := loopProgram{m, "qwen3.decode_loop"}.Trace(args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			exe, _, err := engine.Compile(mod, engine.Config{Target: target.name})
+			if err != nil {
+				t.Fatalf("sampler %+v for %s: %v", s, target.name, err)
+			}
+			if n := strings.Count(exe.HLO, "stablehlo.while"); n != 1 {
+				t.Errorf("sampler %+v for %s: %d stablehlo.while, want 1", s, target.name, n)
+			}
+			mods = append(mods, xlacheck.TPUModule{ID: fmt.Sprintf("decode_loop.%d", i), Text: exe.HLO})
+		}
+		res, err := h.CompileTPU(mods, []string{target.topology})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			if !r.OK {
+				t.Errorf("%s on %s: %s", r.ID, r.Topology, r.Error)
+			}
 		}
 	}
 }
