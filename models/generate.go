@@ -116,7 +116,8 @@ type Request struct {
 	EOS []int
 	Pad int32
 	// Progress, when set, is called after each new token of every row is
-	// chosen with the count so far (1 to MaxNew), between decode steps.
+	// chosen with the count so far (1 to MaxNew), between decode steps;
+	// with the decode loop, after the first token and once after the loop.
 	Progress func(done int)
 }
 
@@ -202,8 +203,8 @@ func (g *Generator) Check(r Request) error {
 	return err
 }
 
-// Prepare compiles the prefill and decode programs r needs, so that
-// Generate's timings are of running only.
+// Prepare compiles the prefill and decode (or decode loop) programs r
+// needs, so that Generate's timings are of running only.
 func (g *Generator) Prepare(r Request) error {
 	padded, capacity, err := g.shape(r)
 	if err != nil {
