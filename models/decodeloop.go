@@ -2,6 +2,7 @@ package models
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/engine"
@@ -26,9 +27,9 @@ const (
 // loopArgs are the decode loop's tensor arguments before the cache (whose
 // first tensor is at loopCacheArg) and the weights; three static arguments
 // follow the weights: the sampler's temperature, top-k and top-p.
-var loopArgs = []string{"out", "next", "start", "pos", "done", "seed", "eos", "pad"}
+var loopArgs = [...]string{"out", "next", "start", "pos", "done", "seed", "eos", "pad"}
 
-const loopCacheArg = 8
+const loopCacheArg = len(loopArgs)
 
 // loopProgram is the decode loop as the runtime compiles it.
 type loopProgram struct {
@@ -90,7 +91,7 @@ func (p loopProgram) Trace(args []engine.Arg) (*ir.Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	names := append(append([]string{}, loopArgs...), p.m.StepNames()[3:]...)
+	names := slices.Concat(loopArgs[:], p.m.StepNames()[3:])
 	if len(names) != len(types) {
 		return nil, fmt.Errorf("models: the decode loop takes %d tensor arguments, got %d", len(names), len(types))
 	}
