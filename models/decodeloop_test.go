@@ -112,7 +112,10 @@ func TestDecodeLoopMatchesSteps(t *testing.T) {
 	for _, o := range loopBackends {
 		t.Run(loopName(o), func(t *testing.T) {
 			o.Cache = engine.NewCache("", engine.CacheOptions{}) // in memory: each program compiles here
-			for _, s := range samplers {
+			for i, s := range samplers {
+				if i == 1 && o.Device != "" {
+					continue // XLA compiles for seconds; the third sampler samples too, and cuts
+				}
 				r.Sampler = s
 				toks, g := generateBoth(t, m, o, r)
 				if len(toks[0]) != r.MaxNew {
