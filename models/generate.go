@@ -3,6 +3,7 @@ package models
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,10 +31,19 @@ type Options struct {
 	// "tp" splits the weights, "dp" the batch; models/shard.go): each
 	// device receives only its share of each weight, once.
 	Mesh *ir.Mesh
+	// Decode chooses how the decode steps run (decodeloop.go): DecodeLoop
+	// as one compiled loop, one dispatch per generation; DecodeSteps a
+	// dispatch per token, the host choosing each; DecodeAuto ("") the loop
+	// on a PJRT backend (--device pjrt, tpu, gpu), where it is faster, and
+	// steps on the llvm and reference backends, which run a loop on the
+	// reference executor (docs/PERFORMANCE.md), and for a model with MoE
+	// blocks, which moe-route does not yet rewrite inside a loop.
+	Decode string
 }
 
 // Generator holds a model's two compiled steps: prefill (the padded prompts
-// at once) and decode (one token per row). Each compiles once per shape
+// at once) and decode (one token per row), or the decode loop (every decode
+// step in one program, Options.Decode) in decode's place. Each compiles once per shape
 // signature: prompts are padded to a bucket (a power of two, at least 8),
 // and the cache capacity is a bucket too, so different prompt lengths share
 // programs and decode never recompiles within a generation.
@@ -44,6 +54,7 @@ type Generator struct {
 	spare   spareCache
 	prefill *engine.Function
 	decode  *engine.Function
+	loop    *engine.Function // the decode loop, when it runs the decode steps
 }
 
 // stepCacheArg is the position of the first cache tensor among a step's
@@ -55,6 +66,10 @@ const stepCacheArg = 3
 func NewGenerator(m *Model, o Options) (*Generator, error) {
 	g := &Generator{m: m, all: o.AllLogits}
 	arch := m.Config.Arch
+	useLoop, err := o.loop(m.Config.MoE != nil)
+	if err != nil {
+		return nil, err
+	}
 	// The steps consume the KV cache they are given and return the next one
 	// (JAX's donate_argnums): the cache is updated where it lies, on a
 	// device and on the llvm backend, rather than copied every step.
@@ -78,7 +93,19 @@ func NewGenerator(m *Model, o Options) (*Generator, error) {
 	if o.AllLogits {
 		prefillRank = 3
 	}
-	var err error
+	if useLoop {
+		lo := opts(arch+".decode_loop", 2)
+		if o.Mesh != nil {
+			lo.Shardings, lo.ResultShardings = m.loopShardings(o.Mesh)
+		}
+		lo.Donate = nil
+		for i := range donate {
+			lo.Donate = append(lo.Donate, loopCacheArg+i)
+		}
+		if g.loop, err = engine.NewFunction(loopProgram{m, arch + ".decode_loop"}, lo); err != nil {
+			return nil, err
+		}
+	}
 	if g.prefill, err = engine.NewFunction(stepProgram{m, arch + ".prefill", o.AllLogits, true}, opts(arch+".prefill", prefillRank)); err != nil {
 		return nil, err
 	}
@@ -109,7 +136,8 @@ type Request struct {
 	EOS []int
 	Pad int32
 	// Progress, when set, is called after each new token of every row is
-	// chosen with the count so far (1 to MaxNew), between decode steps.
+	// chosen with the count so far (1 to MaxNew), between decode steps;
+	// with the decode loop, after the first token and once after the loop.
 	Progress func(done int)
 }
 
@@ -195,8 +223,8 @@ func (g *Generator) Check(r Request) error {
 	return err
 }
 
-// Prepare compiles the prefill and decode programs r needs, so that
-// Generate's timings are of running only.
+// Prepare compiles the prefill and decode (or decode loop) programs r
+// needs, so that Generate's timings are of running only.
 func (g *Generator) Prepare(r Request) error {
 	padded, capacity, err := g.shape(r)
 	if err != nil {
@@ -204,6 +232,13 @@ func (g *Generator) Prepare(r Request) error {
 	}
 	B := int64(len(r.Prompts))
 	if _, err := g.prefill.Lower(shapeArgs(g.m.StepTypes(B, int64(padded), int64(capacity)))); err != nil {
+		return err
+	}
+	if g.loop != nil {
+		if r.MaxNew > 1 {
+			args := shapeArgs(g.m.loopTypes(B, int64(r.MaxNew-1), int64(max(len(r.EOS), 1)), int64(capacity)))
+			_, err = g.loop.Lower(append(args, loopStatics(r.Sampler)...))
+		}
 		return err
 	}
 	_, err = g.decode.Lower(shapeArgs(g.m.StepTypes(B, 1, int64(capacity))))
@@ -223,8 +258,18 @@ func (g *Generator) Stats() (prefill, decode engine.Stats) {
 	return g.prefill.Stats(), g.decode.Stats()
 }
 
+// LoopStats are the decode loop's cache counters (zero when the decode
+// steps run one by one).
+func (g *Generator) LoopStats() engine.Stats {
+	if g.loop == nil {
+		return engine.Stats{}
+	}
+	return g.loop.Stats()
+}
+
 // Generate runs prefill over the left-padded prompts, then MaxNew-1 decode
-// steps, choosing each token with r.Sampler.
+// steps (a call each, or one call of the decode loop), choosing each token
+// with r.Sampler.
 func (g *Generator) Generate(r Request) (*Result, error) {
 	padded, capacity, err := g.shape(r)
 	if err != nil {
@@ -275,11 +320,16 @@ func (g *Generator) Generate(r Request) (*Result, error) {
 		last = last.Slice([]int64{0, int64(padded) - 1, 0}, []int64{int64(B), int64(padded), V}, nil).Reshape(int64(B), V)
 	}
 	res.FirstLogits = last
-	sampler := r.Sampler.start()
 	finished := make([]bool, B)
 	next := make([]int32, B)
 	for step := range r.MaxNew {
 		if step > 0 {
+			if g.loop != nil {
+				if err := g.decodeLoop(r, res, cache, weights, startArg, next, finished, padded); err != nil {
+					return nil, err
+				}
+				return res, nil
+			}
 			t1 := time.Now()
 			lb, err := call(g.decode, next, 1, padded+step-1)
 			if err != nil {
@@ -289,17 +339,7 @@ func (g *Generator) Generate(r Request) (*Result, error) {
 			res.DecodeTokens += B
 			last = tensor.FromBuffer(lb)
 		}
-		rows := last.Float32s()
-		V := len(rows) / B
-		for b := range B {
-			tok := r.Pad
-			if !finished[b] {
-				tok = int32(sampler.pick(rows[b*V : (b+1)*V]))
-				finished[b] = slices.Contains(r.EOS, int(tok))
-			}
-			next[b] = tok
-			res.Tokens[b] = append(res.Tokens[b], tok)
-		}
+		r.choose(res, last.Float32s(), step, next, finished)
 		if r.Progress != nil {
 			r.Progress(step + 1)
 		}
@@ -308,6 +348,104 @@ func (g *Generator) Generate(r Request) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// choose appends each row's token at step, chosen from rows (the logits
+// [B, V]) by the sampler, to res and next; a finished row's is Pad, and a
+// row that emits an EOS is finished.
+func (r Request) choose(res *Result, rows []float32, step int, next []int32, finished []bool) {
+	B := len(next)
+	V := len(rows) / B
+	for b := range B {
+		tok := r.Pad
+		if !finished[b] {
+			tok = int32(r.Sampler.pick(rows[b*V:(b+1)*V], b, step))
+			finished[b] = slices.Contains(r.EOS, int(tok))
+		}
+		next[b] = tok
+		res.Tokens[b] = append(res.Tokens[b], tok)
+	}
+}
+
+// decodeLoop runs the decode steps after the first token (next, chosen
+// from prefill's logits) as one call of the decode loop and appends their
+// tokens to res: as many as the loop ran steps, which is fewer than
+// MaxNew-1 when every row finished. Progress is called once, at the end:
+// there is nothing between the steps to report from.
+func (g *Generator) decodeLoop(r Request, res *Result, cache []*backend.Buffer, weights []engine.Arg, startArg engine.Arg, next []int32, finished []bool, padded int) error {
+	B, n := len(next), r.MaxNew-1
+	args := loopInputs(r, next, finished, padded, startArg)
+	for _, c := range cache {
+		args = append(args, engine.TensorArg(c))
+	}
+	args = append(append(args, weights...), loopStatics(r.Sampler)...)
+	t1 := time.Now()
+	got, err := g.loop.Call(args)
+	if err != nil {
+		return err
+	}
+	steps := int(tensor.FromBuffer(got[0]).Int32s()[0])
+	toks := tensor.FromBuffer(got[1]).Int32s()
+	res.DecodeTime = time.Since(t1)
+	res.DecodeTokens = B * steps
+	copy(cache, got[2:])
+	for b := range B {
+		res.Tokens[b] = append(res.Tokens[b], toks[b*n:b*n+steps]...)
+	}
+	if r.Progress != nil {
+		r.Progress(1 + steps)
+	}
+	return nil
+}
+
+// loopInputs are the decode loop's arguments before the cache (loopArgs):
+// a token buffer of Pad for the MaxNew-1 steps, the first new tokens next,
+// the rows' starts, the first decode slot padded, the rows finished by
+// the first token, the seed, the EOS ids and Pad.
+func loopInputs(r Request, next []int32, finished []bool, padded int, start engine.Arg) []engine.Arg {
+	B, n := len(next), r.MaxNew-1
+	out := make([]int32, B*n)
+	for i := range out {
+		out[i] = r.Pad
+	}
+	eos := []int32{-1} // no token is -1: the loop's eos tensor is never empty
+	if len(r.EOS) > 0 {
+		eos = eos[:0]
+		for _, e := range r.EOS {
+			eos = append(eos, int32(e))
+		}
+	}
+	arg := func(t *tensor.Tensor) engine.Arg { return engine.TensorArg(t.Buffer()) }
+	return []engine.Arg{arg(tensor.FromSlice(out, int64(B), int64(n))), arg(tensor.FromSlice(next, int64(B))), start,
+		arg(tensor.FromSlice([]int32{int32(padded)})), arg(tensor.FromSlice(finished, int64(B))),
+		arg(tensor.FromSlice([]uint32{uint32(r.Sampler.Seed), uint32(r.Sampler.Seed >> 32)}, 2)),
+		arg(tensor.FromSlice(eos, int64(len(eos)))), arg(tensor.FromSlice([]int32{r.Pad}))}
+}
+
+// loop reports whether the decode steps of a model of moe (whether it has
+// MoE blocks) run as one compiled loop. DecodeAuto keeps an MoE model's
+// steps apart: moe-route rewrites only a function's top level, so in a
+// loop body the experts stay dense, every expert on every token.
+func (o Options) loop(moe bool) (bool, error) {
+	switch o.Decode {
+	case DecodeLoop:
+		return true, nil
+	case DecodeSteps:
+		return false, nil
+	case DecodeAuto:
+		if moe {
+			return false, nil
+		}
+		name := o.Backend
+		if name == "" {
+			var err error
+			if name, err = engine.DeviceBackend(o.Device); err != nil {
+				return false, err
+			}
+		}
+		return strings.HasPrefix(name, "pjrt"), nil
+	}
+	return false, fmt.Errorf("models: decode %q: want %q, %q or %q (automatic)", o.Decode, DecodeLoop, DecodeSteps, DecodeAuto)
 }
 
 // spareCache keeps the KV cache of the last generation for the next one of

@@ -2,7 +2,6 @@ package models
 
 import (
 	"math"
-	"math/rand/v2"
 	"slices"
 )
 
@@ -11,7 +10,10 @@ import (
 // transformers). With a Temperature > 0 it samples, after keeping the TopK
 // most likely tokens (0: all) and then the smallest set whose probability
 // reaches TopP (0 or 1: all), as transformers' warpers do in that order. A
-// Seed makes sampling reproducible in tpucc; the draws are not torch's.
+// Seed makes sampling reproducible in tpucc; the draws are not torch's. The
+// number that chooses a row's token at a step depends only on the seed, the
+// row and the step (draw), so that the host and the compiled decode loop
+// (decodeloop.go) choose alike.
 type Sampler struct {
 	Temperature float64
 	TopK        int
@@ -19,18 +21,12 @@ type Sampler struct {
 	Seed        uint64
 }
 
-// sampling is a Sampler during one generation.
-type sampling struct {
-	Sampler
-	rng *rand.Rand
-}
+// sampling reports whether s samples rather than choosing greedily.
+func (s Sampler) sampling() bool { return s.Temperature > 0 }
 
-func (s Sampler) start() *sampling {
-	return &sampling{Sampler: s, rng: rand.New(rand.NewPCG(s.Seed, 0x9e3779b97f4a7c15))}
-}
-
-// pick returns the chosen token of one row of logits.
-func (s *sampling) pick(logits []float32) int {
+// pick returns the token chosen from one row's logits at a step (0: the
+// token chosen from prefill's logits).
+func (s Sampler) pick(logits []float32, row, step int) int {
 	if s.Temperature <= 0 {
 		return argmax(logits)
 	}
@@ -77,7 +73,7 @@ func (s *sampling) pick(logits []float32) int {
 	for _, x := range c {
 		sum += x.p
 	}
-	u := s.rng.Float64() * sum
+	u := draw(s.Seed, row, step) * sum
 	for _, x := range c {
 		if u < x.p {
 			return x.id
@@ -95,4 +91,33 @@ func argmax(xs []float32) int {
 		}
 	}
 	return best
+}
+
+// draw is the uniform number in [0, 1) that chooses row's token at step for
+// seed: a counter-based hash (murmur3's 32-bit finaliser, chained over the
+// seed's halves, the step and the row) rather than a generator's state, so
+// that a compiled loop computes the same number from the same counters with
+// 32-bit integer operations (drawTraced). It has 24 bits, exact in f32.
+func draw(seed uint64, row, step int) float64 {
+	h := fmix32(uint32(seed>>32) ^ fmix32(uint32(seed)+uint32(step)*drawStep))
+	h = fmix32(h + uint32(row)*drawRow)
+	return float64(h>>8) / (1 << 24)
+}
+
+// The odd multipliers that spread the step and the row over 32 bits (the
+// golden ratio's and murmur3's).
+const (
+	drawStep = 0x9e3779b9
+	drawRow  = 0x85ebca77
+)
+
+// fmix32 is murmur3's finaliser: every input bit changes about half of the
+// output bits, and it is a bijection.
+func fmix32(h uint32) uint32 {
+	h ^= h >> 16
+	h *= 0x85ebca6b
+	h ^= h >> 13
+	h *= 0xc2b2ae35
+	h ^= h >> 16
+	return h
 }

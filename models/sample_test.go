@@ -1,6 +1,7 @@
 package models
 
 import (
+	"math"
 	"testing"
 
 	"github.com/tpucc/tpucc/models/hf"
@@ -8,24 +9,23 @@ import (
 
 func TestSampler(t *testing.T) {
 	logits := []float32{0.5, 2, 2, -1, 1.9}
-	if got := (Sampler{}).start().pick(logits); got != 1 {
+	if got := (Sampler{}).pick(logits, 0, 0); got != 1 {
 		t.Errorf("greedy picked %d, want 1 (the first of the equal largest)", got)
 	}
 	// top-k 1 and a tiny top-p keep only the most likely token.
 	for _, s := range []Sampler{{Temperature: 1, TopK: 1, Seed: 3}, {Temperature: 5, TopP: 1e-9, Seed: 3}} {
-		sm := s.start()
-		for range 20 {
-			if got := sm.pick(logits); got != 1 {
+		for i := range 20 {
+			if got := s.pick(logits, i%3, i); got != 1 {
 				t.Fatalf("%+v picked %d, want 1", s, got)
 			}
 		}
 	}
 	// Top-k 2 draws only among the two largest; the draws depend only on the seed.
 	draw := func(seed uint64) []int {
-		sm := Sampler{Temperature: 1, TopK: 2, Seed: seed}.start()
+		sm := Sampler{Temperature: 1, TopK: 2, Seed: seed}
 		var out []int
-		for range 200 {
-			out = append(out, sm.pick(logits))
+		for i := range 200 {
+			out = append(out, sm.pick(logits, i%2, i/2))
 		}
 		return out
 	}
@@ -42,9 +42,9 @@ func TestSampler(t *testing.T) {
 	}
 	// Top-p 0.5 over probabilities (0.6, 0.3, 0.1) keeps the first alone.
 	probs := []float32{-0.5108256, -1.2039728, -2.3025851} // log 0.6, log 0.3, log 0.1
-	sm := Sampler{Temperature: 1, TopP: 0.5, Seed: 1}.start()
-	for range 50 {
-		if got := sm.pick(probs); got != 0 {
+	sm := Sampler{Temperature: 1, TopP: 0.5, Seed: 1}
+	for i := range 50 {
+		if got := sm.pick(probs, 0, i); got != 0 {
 			t.Fatalf("top-p 0.5 picked %d, want 0", got)
 		}
 	}
@@ -99,6 +99,32 @@ func TestComputable(t *testing.T) {
 		}
 		if msg != c.err {
 			t.Errorf("got %q, want %q", msg, c.err)
+		}
+	}
+}
+
+// draw's numbers over rows and steps are uniform enough that sampling
+// follows the distribution: 40000 choices among probabilities 0.5, 0.25,
+// 0.15 and 0.1 (three standard deviations are under 0.008), and 2/3, 1/3
+// after top-k 2.
+func TestDrawDistribution(t *testing.T) {
+	logits := []float32{float32(math.Log(0.5)), float32(math.Log(0.25)), float32(math.Log(0.15)), float32(math.Log(0.1))}
+	for _, c := range []struct {
+		s    Sampler
+		want []float64
+	}{
+		{Sampler{Temperature: 1, Seed: 12345}, []float64{0.5, 0.25, 0.15, 0.1}},
+		{Sampler{Temperature: 1, TopK: 2, Seed: 1 << 33}, []float64{2.0 / 3, 1.0 / 3, 0, 0}},
+	} {
+		const n = 40000
+		counts := make([]float64, len(logits))
+		for i := range n {
+			counts[c.s.pick(logits, i%16, i/16)]++
+		}
+		for id, w := range c.want {
+			if got := counts[id] / n; math.Abs(got-w) > 0.008 {
+				t.Errorf("%+v: token %d chosen %.4f of the time, want %.4f", c.s, id, got, w)
+			}
 		}
 	}
 }

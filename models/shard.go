@@ -85,31 +85,56 @@ func dimsSplitting(mesh *ir.Mesh, r int, splits map[int]string) [][]string {
 	return dims
 }
 
-// stepShardings are the shardings of a step's arguments and results on
-// mesh (StepTypes' order: tokens, starts, position, caches, weights; the
-// logits, then the caches). The caches are split alike going in and out,
-// so they stay where they lie between steps.
-func (m *Model) stepShardings(mesh *ir.Mesh, logitsRank int) (args, results []engine.ArgSharding) {
-	nc := len(m.CacheTypes(1, 1))
+// layout is where a program of the model's takes what the mesh splits:
+// tensors whose first dimension is the batch (by position, with their
+// ranks), the caches and the weights among its arguments, and the batch
+// tensors and caches among its results.
+type layout struct {
+	batchArgs, batchResults map[int]int
+	cacheArg, weightArg     int
+	cacheResult             int
+}
+
+// shardings are the shardings of a program laid out as l on mesh. The
+// caches are split alike going in and out, so they stay where they lie
+// between calls.
+func (m *Model) shardings(mesh *ir.Mesh, l layout) (args, results []engine.ArgSharding) {
 	batch := map[int]string{0: AxisData}
-	args = append(args, engine.ArgSharding{Arg: 0, Dims: dimsSplitting(mesh, 2, batch)},
-		engine.ArgSharding{Arg: 1, Dims: dimsSplitting(mesh, 1, batch)})
-	results = append(results, engine.ArgSharding{Arg: 0, Dims: dimsSplitting(mesh, logitsRank, batch)})
+	for i, rank := range l.batchArgs {
+		args = append(args, engine.ArgSharding{Arg: i, Dims: dimsSplitting(mesh, rank, batch)})
+	}
+	for i, rank := range l.batchResults {
+		results = append(results, engine.ArgSharding{Arg: i, Dims: dimsSplitting(mesh, rank, batch)})
+	}
 	for i, t := range m.CacheTypes(1, 1) {
 		// [..., B, KVH, Cap, D]: rows over dp, KV heads over tp.
 		dims := dimsSplitting(mesh, t.Rank(), map[int]string{-4: AxisData, -3: AxisTensor})
-		args = append(args, engine.ArgSharding{Arg: stepCacheArg + i, Dims: dims})
-		results = append(results, engine.ArgSharding{Arg: 1 + i, Dims: dims})
+		args = append(args, engine.ArgSharding{Arg: l.cacheArg + i, Dims: dims})
+		results = append(results, engine.ArgSharding{Arg: l.cacheResult + i, Dims: dims})
 	}
 	for i, p := range m.Params {
-		d, ok := weightSplits[fieldName(p.Name)]
-		if !ok {
-			continue
+		if d, ok := weightSplits[fieldName(p.Name)]; ok {
+			dims := dimsSplitting(mesh, p.Type.Rank(), map[int]string{d: AxisTensor})
+			args = append(args, engine.ArgSharding{Arg: l.weightArg + i, Dims: dims})
 		}
-		dims := dimsSplitting(mesh, p.Type.Rank(), map[int]string{d: AxisTensor})
-		args = append(args, engine.ArgSharding{Arg: stepCacheArg + nc + i, Dims: dims})
 	}
 	return args, results
+}
+
+// stepShardings are a step's (StepTypes' order: tokens, starts,
+// position, caches, weights; the logits, then the caches).
+func (m *Model) stepShardings(mesh *ir.Mesh, logitsRank int) (args, results []engine.ArgSharding) {
+	nc := len(m.CacheTypes(1, 1))
+	return m.shardings(mesh, layout{batchArgs: map[int]int{0: 2, 1: 1}, batchResults: map[int]int{0: logitsRank},
+		cacheArg: stepCacheArg, weightArg: stepCacheArg + nc, cacheResult: 1})
+}
+
+// loopShardings are the decode loop's (loopArgs, the caches, the
+// weights; the count, the tokens [B, N], the caches).
+func (m *Model) loopShardings(mesh *ir.Mesh) (args, results []engine.ArgSharding) {
+	nc := len(m.CacheTypes(1, 1))
+	return m.shardings(mesh, layout{batchArgs: map[int]int{0: 2, 1: 1, 2: 1, 4: 1}, batchResults: map[int]int{1: 2},
+		cacheArg: loopCacheArg, weightArg: loopCacheArg + nc, cacheResult: 2})
 }
 
 // meshString spells a mesh as ParseMesh reads it.

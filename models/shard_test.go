@@ -29,8 +29,8 @@ func TestParseMesh(t *testing.T) {
 }
 
 // TestGeneratorSplit: a model split over 4 XLA:CPU devices (tensor
-// parallel, and 2×2 data and tensor parallel) gives the tokens of the
-// unsplit model on the host and its first logits within 1e-5 of the
+// parallel, and 2×2 data and tensor parallel; decode as one loop and step
+// by step) gives the tokens of the unsplit model on the host and its first logits within 1e-5 of the
 // largest; each weight with a Megatron rule is held as four pieces, each
 // device's a quarter (the tiny model's one KV head, 8 rows of k, is padded
 // to 2 rows a device), and the cache stays split between steps.
@@ -45,12 +45,13 @@ func TestGeneratorSplit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, spec := range []string{"tp=4", "dp=2,tp=2"} {
+	for _, c := range []struct{ spec, decode string }{{"tp=4", DecodeLoop}, {"dp=2,tp=2", DecodeLoop}, {"tp=4", DecodeSteps}} {
+		spec := c.spec
 		mesh, err := ParseMesh(spec)
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, err := NewGenerator(m, Options{Device: "pjrt", Precision: "highest", Mesh: mesh})
+		g, err := NewGenerator(m, Options{Device: "pjrt", Precision: "highest", Mesh: mesh, Decode: c.decode})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +61,7 @@ func TestGeneratorSplit(t *testing.T) {
 			t.Fatalf("%s: %v", spec, err)
 		}
 		if !slices.EqualFunc(got.Tokens, want.Tokens, slices.Equal) {
-			t.Errorf("%s: tokens %v, unsplit %v", spec, got.Tokens, want.Tokens)
+			t.Errorf("%s, decode %s: tokens %v, unsplit %v", spec, c.decode, got.Tokens, want.Tokens)
 		}
 		if d, s := maxDiff(got.FirstLogits.Float32s(), want.FirstLogits.Float32s()); d > 1e-5*s {
 			t.Errorf("%s: first logits differ by %g (largest %g)", spec, d, s)
@@ -80,9 +81,9 @@ func mustMesh(t *testing.T, spec string) *ir.Mesh {
 	return m
 }
 
-// checkSplitWeights: the q projection [16, 16] is in four pieces of 4
-// rows over tp=4 and two of 8 over dp=2,tp=2; a norm is whole on each
-// device.
+// checkSplitWeights: the q projection (16 rows of each layer) is in four
+// pieces of 4 rows over tp=4 and two of 8 over dp=2,tp=2; a norm is whole
+// on each device.
 func checkSplitWeights(t *testing.T, spec string, m *Model, g *Generator) {
 	t.Helper()
 	tp := map[string]int64{"tp=4": 4, "dp=2,tp=2": 2}[spec]
@@ -94,15 +95,16 @@ func checkSplitWeights(t *testing.T, spec string, m *Model, g *Generator) {
 		if len(sb.Shards) != 4 {
 			t.Errorf("%s: weight %s in %d pieces, want 4", spec, p.Name, len(sb.Shards))
 		}
-		rows := sb.Shards[0].Type().Shape[0].Size
+		piece := sb.Shards[0].Type()
+		r := piece.Rank()
 		switch fieldName(p.Name) {
-		case "Q":
-			if rows != p.Type.Shape[0].Size/tp {
-				t.Errorf("%s: a device holds %d rows of %s %s, want %d", spec, rows, p.Name, p.Type, p.Type.Shape[0].Size/tp)
+		case "Q": // [layers,] out, in: the out rows split
+			if rows, want := piece.Shape[r-2].Size, p.Type.Shape[r-2].Size/tp; rows != want {
+				t.Errorf("%s: a device holds %d rows of %s %s, want %d", spec, rows, p.Name, p.Type, want)
 			}
 		case "AttnNorm":
-			if rows != p.Type.Shape[0].Size {
-				t.Errorf("%s: a device holds %d of %s's %d elements, want all", spec, rows, p.Name, p.Type.Shape[0].Size)
+			if !piece.Equal(p.Type) {
+				t.Errorf("%s: a device holds %s of %s %s, want all", spec, piece, p.Name, p.Type)
 			}
 		}
 	}

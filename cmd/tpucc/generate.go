@@ -31,6 +31,7 @@ var generateCommand = &command{
 		{name: "progress", kind: boolFlag, doc: "report each checkpoint shard as it loads (automatic on a terminal or past 1 GiB) and every 256 new tokens (automatic on a terminal or from 1024)"},
 		{name: "ignore-eos", kind: boolFlag, doc: "generate --max-new-tokens tokens even past an end-of-sequence id"},
 		{name: "output-dir", kind: valueFlag, arg: "DIR", doc: "write tokens.npy and logits.npy into DIR"},
+		{name: "decode", kind: valueFlag, arg: "MODE", doc: "loop: every decode step in one compiled loop, one dispatch; steps: a dispatch per token; auto (default): loop on --device pjrt, tpu or gpu for a dense model, else steps"},
 		backendFlag,
 		deviceFlag,
 		precisionFlag,
@@ -67,6 +68,13 @@ defaults are not read: the flags below choose.
 
 Without --temperature the choice is greedy (what transformers' generate does without
 sampling); with it tokens are sampled, after --top-k and --top-p, from --seed.
+
+--decode loop runs every decode step as one compiled loop that chooses the tokens itself (the
+same tokens as --decode steps, sampled ones too): one dispatch per generation instead of one
+per token. It is the default on PJRT devices, where it is faster, except for MoE models (whose
+experts a loop body computes densely today); the CPU backends run a loop on the reference
+executor, so there the default is steps. The ids are printed when generation
+ends either way; with the loop, no progress lines appear during decode.
 --prompt needs DIR/tokenizer.json (BPE, as Qwen's, Llama's, Mistral's and Gemma's).
 `
 }
@@ -103,6 +111,7 @@ type generateArgs struct {
 	text    []string
 	maxNew  int
 	sampler models.Sampler
+	decode  string // models.Options.Decode
 }
 
 func parseGenerate(p *parsed) (*generateArgs, error) {
@@ -137,6 +146,13 @@ func parseGenerate(p *parsed) (*generateArgs, error) {
 	}
 	if a.maxNew < 1 {
 		return nil, usagef("--max-new-tokens must be at least 1")
+	}
+	switch d := p.value("decode", "auto"); d {
+	case "auto":
+	case models.DecodeLoop, models.DecodeSteps:
+		a.decode = d
+	default:
+		return nil, usagef("--decode %s: want loop, steps or auto", d)
 	}
 	if a.sampler.Seed, err = strconv.ParseUint(p.value("seed", "0"), 10, 64); err != nil {
 		return nil, usagef("--seed %s: want a non-negative integer", p.value("seed", ""))
@@ -235,7 +251,8 @@ func cmdGenerate(e *env, p *parsed) error {
 	if err := a.checkVocab(m.Config.Vocab); err != nil {
 		return err
 	}
-	g, err := models.NewGenerator(m, models.Options{Backend: p.value("backend", ""), Device: p.value("device", ""), Precision: precision, Mesh: mesh})
+	g, err := models.NewGenerator(m, models.Options{Backend: p.value("backend", ""), Device: p.value("device", ""), Precision: precision,
+		Decode: a.decode, Mesh: mesh})
 	if err != nil {
 		return err
 	}
