@@ -140,8 +140,8 @@ func readManifest(t *testing.T, path string) pjrt.Manifest {
 }
 
 // export --mesh writes both steps with Shardy's shardings: the mesh, the
-// number of partitions, q split by its rows (heads) and o by its columns
-// over tp; with --emit=executable each step compiles through libtpu for
+// number of partitions, q (its two layers stacked) split by its rows
+// (heads) and o by its columns over tp; with --emit=executable each step compiles through libtpu for
 // the four chips of v6e:2x2, and --report gives each step's memory per
 // chip from the compiled executables.
 func TestExportMesh(t *testing.T) {
@@ -159,8 +159,8 @@ func TestExportMesh(t *testing.T) {
 	for _, want := range []string{
 		`sdy.mesh @mesh = <["tp"=4]>`,
 		`mhlo.num_partitions = 4 : i32`,
-		`tensor<32x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"tp"}, {}]>}`,
-		`tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"tp"}]>}`,
+		`tensor<2x32x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"tp"}, {}]>}`,
+		`tensor<2x16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}, {"tp"}]>}`,
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("decode.hlo lacks %s", want)
