@@ -197,6 +197,21 @@ func (t *Trainer) Step(tokens, labels *backend.Buffer) (float32, error) {
 	return tensor.FromBuffer(out[0]).Float32s()[0], nil
 }
 
+// Prepare compiles the step for batches of batch rows of length tokens, so
+// that Step's time is of running only.
+func (t *Trainer) Prepare(batch, length int64) error {
+	var args []engine.Arg
+	for _, b := range t.state {
+		args = append(args, engine.ShapeArg(b.Type()))
+	}
+	args = append(args, engine.ShapeArg(ir.Scalar(ir.I32)), engine.ShapeArg(ir.Tensor(ir.I32, batch, length)))
+	if t.labels {
+		args = append(args, engine.ShapeArg(ir.Tensor(ir.I32, batch, length)))
+	}
+	_, err := t.fn.Lower(args)
+	return err
+}
+
 // Weights are copies of the trained weights on the host, f32, in
 // m.Params' order (the Trainer's own are donated to its next step).
 func (t *Trainer) Weights() []*backend.Buffer {
