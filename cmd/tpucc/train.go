@@ -41,6 +41,7 @@ var trainCommand = &command{
 		{name: "momentum", kind: valueFlag, arg: "M", doc: "SGD's momentum (default 0)"},
 		{name: "clip-norm", kind: valueFlag, arg: "C", doc: "clip the gradients' global L2 norm to C (default: no clipping)"},
 		{name: "output-dir", kind: valueFlag, arg: "OUT", doc: "where the trained model and losses.npy go"},
+		backendFlag,
 		deviceFlag,
 	},
 	run: cmdTrain,
@@ -171,7 +172,7 @@ func cmdTrain(e *env, p *parsed) error {
 	if err != nil {
 		return err
 	}
-	if _, err := openRunBackend("train", "", p.value("device", "")); err != nil {
+	if _, err := openRunBackend("train", p.value("backend", ""), p.value("device", "")); err != nil {
 		return err
 	}
 	if st, err := os.Stat(a.out); err == nil && !st.IsDir() {
@@ -198,7 +199,7 @@ func cmdTrain(e *env, p *parsed) error {
 	if L := int(tokens.Shape()[1]); L > m.Config.MaxPositions {
 		return fmt.Errorf("%s: rows of %d tokens are longer than the model's max_position_embeddings %d", a.tokens, L, m.Config.MaxPositions)
 	}
-	tr, err := models.NewTrainer(m, a.opt, models.TrainOptions{Device: p.value("device", ""), Labels: labels != nil})
+	tr, err := models.NewTrainer(m, a.opt, models.TrainOptions{Backend: p.value("backend", ""), Device: p.value("device", ""), Labels: labels != nil})
 	if err != nil {
 		return err
 	}
