@@ -20,13 +20,42 @@ import (
 // transformers' ignore_index.
 const IgnoreLabel = -100
 
+// Trained says which of m.Params training updates: all but the weights
+// transformers keeps as buffers rather than parameters (Gemma 4's
+// layer_scalar), which torch never changes.
+func (m *Model) Trained() []bool {
+	out := make([]bool, len(m.Params))
+	for i, p := range m.Params {
+		out[i] = !strings.HasSuffix(p.Name, ".LayerScalar")
+	}
+	return out
+}
+
+// lossOrder is m.Params' indices in the order the loss takes them: the
+// trained ones, then the others (Trained).
+func (m *Model) lossOrder() (order []int, nTrained int) {
+	tr := m.Trained()
+	for _, want := range []bool{true, false} {
+		for i, t := range tr {
+			if t == want {
+				order = append(order, i)
+			}
+		}
+		if want {
+			nTrained = len(order)
+		}
+	}
+	return order, nTrained
+}
+
 // LossTypes are the argument types of the causal-LM loss of batch rows of
-// length tokens: every weight as f32 (the trained parameters, m.Params'
-// order), the tokens i32[B, L] and, with labels, the labels i32[B, L].
+// length tokens: the weights as f32, the trained ones first (lossOrder),
+// the tokens i32[B, L] and, with labels, the labels i32[B, L].
 func (m *Model) LossTypes(batch, length int64, labels bool) []ir.Type {
 	var ts []ir.Type
-	for _, p := range m.Params {
-		ts = append(ts, ir.Tensor(ir.F32, p.Type.Dims()...))
+	order, _ := m.lossOrder()
+	for _, j := range order {
+		ts = append(ts, ir.Tensor(ir.F32, m.Params[j].Type.Dims()...))
 	}
 	ts = append(ts, ir.Tensor(ir.I32, batch, length))
 	if labels {
@@ -40,32 +69,39 @@ func (m *Model) LossTypes(batch, length int64, labels bool) []ir.Type {
 // takes LossTypes' arguments and returns the f32 scalar: the mean over the
 // tokens whose next token's label is not IgnoreLabel of the cross-entropy of
 // the logits (f32) at that token against it. With no such token it is NaN
-// (0/0), as torch's.
-func (m *Model) TraceLoss(batch, length int64, labels bool) (*ir.Module, error) {
+// (0/0), as torch's. It also returns how many of the weights are trained
+// (they come first).
+func (m *Model) TraceLoss(batch, length int64, labels bool) (*ir.Module, int, error) {
 	if length < 2 {
-		return nil, fmt.Errorf("models: a causal-LM loss needs at least 2 tokens per row, got %d", length)
+		return nil, 0, fmt.Errorf("models: a causal-LM loss needs at least 2 tokens per row, got %d", length)
 	}
+	order, nTrained := m.lossOrder()
 	var names []string
-	for _, p := range m.Params {
-		names = append(names, p.Name)
+	for _, j := range order {
+		names = append(names, m.Params[j].Name)
 	}
 	names = append(names, "tokens")
 	if labels {
 		names = append(names, "labels")
 	}
-	return tensor.Trace("loss", names, m.LossTypes(batch, length, labels), func(ts []*tensor.Tensor) (out []*tensor.Tensor, err error) {
+	mod, err := tensor.Trace("loss", names, m.LossTypes(batch, length, labels), func(ts []*tensor.Tensor) (out []*tensor.Tensor, err error) {
 		defer tensor.Recover(&err)
 		n := len(m.Params)
+		weights := make([]*tensor.Tensor, n)
+		for k, j := range order {
+			weights[j] = ts[k]
+		}
 		tokens, lab := ts[n], ts[n]
 		if labels {
 			lab = ts[n+1]
 		}
-		logits, err := m.allLogits(ts[:n], tokens)
+		logits, err := m.allLogits(weights, tokens)
 		if err != nil {
 			return nil, err
 		}
 		return []*tensor.Tensor{causalLMLoss(logits, lab)}, nil
 	})
+	return mod, nTrained, err
 }
 
 // allLogits runs the model over whole rows [B, L] with no cache before
@@ -115,7 +151,8 @@ type Trainer struct {
 	m      *Model
 	opt    train.Optimizer
 	fn     *engine.Function
-	state  []*backend.Buffer // the weights, then the optimizer's state (train.Step's order)
+	state  []*backend.Buffer // the trained weights, then the optimizer's state (train.Step's order)
+	fixed  []*backend.Buffer // the weights not trained (Trained), in lossOrder
 	steps  int
 	labels bool
 }
@@ -127,7 +164,8 @@ func NewTrainer(m *Model, opt train.Optimizer, o TrainOptions) (*Trainer, error)
 	if len(m.Params) == 0 || m.Params[0].Buffer == nil {
 		return nil, errors.New("models: an abstract model has no weights to train")
 	}
-	nState := len(m.Params) * (1 + len(opt.StateNames()))
+	order, nTrained := m.lossOrder()
+	nState := nTrained * (1 + len(opt.StateNames()))
 	donate := make([]int, nState)
 	for i := range donate {
 		donate[i] = i
@@ -141,11 +179,16 @@ func NewTrainer(m *Model, opt train.Optimizer, o TrainOptions) (*Trainer, error)
 	}
 	t.fn = fn
 	var weights, state []*backend.Buffer
-	for _, p := range m.Params {
+	for k, j := range order {
+		p := m.Params[j]
 		w := f32Copy(p.Buffer)
 		up, err := fn.Upload(w)
 		if err != nil {
 			return nil, fmt.Errorf("copying %s to the device: %w", p.Name, err)
+		}
+		if k >= nTrained {
+			t.fixed = append(t.fixed, up)
+			continue
 		}
 		weights = append(weights, up)
 		for range opt.StateNames() {
@@ -183,7 +226,11 @@ func (t *Trainer) Step(tokens, labels *backend.Buffer) (float32, error) {
 	for _, b := range t.state {
 		args = append(args, engine.TensorArg(b))
 	}
-	args = append(args, engine.TensorArg(count), engine.TensorArg(tokens))
+	args = append(args, engine.TensorArg(count))
+	for _, b := range t.fixed {
+		args = append(args, engine.TensorArg(b))
+	}
+	args = append(args, engine.TensorArg(tokens))
 	if labels != nil {
 		args = append(args, engine.TensorArg(labels))
 	}
@@ -204,7 +251,11 @@ func (t *Trainer) Prepare(batch, length int64) error {
 	for _, b := range t.state {
 		args = append(args, engine.ShapeArg(b.Type()))
 	}
-	args = append(args, engine.ShapeArg(ir.Scalar(ir.I32)), engine.ShapeArg(ir.Tensor(ir.I32, batch, length)))
+	args = append(args, engine.ShapeArg(ir.Scalar(ir.I32)))
+	for _, b := range t.fixed {
+		args = append(args, engine.ShapeArg(b.Type()))
+	}
+	args = append(args, engine.ShapeArg(ir.Tensor(ir.I32, batch, length)))
 	if t.labels {
 		args = append(args, engine.ShapeArg(ir.Tensor(ir.I32, batch, length)))
 	}
@@ -215,9 +266,14 @@ func (t *Trainer) Prepare(batch, length int64) error {
 // Weights are copies of the trained weights on the host, f32, in
 // m.Params' order (the Trainer's own are donated to its next step).
 func (t *Trainer) Weights() []*backend.Buffer {
-	var out []*backend.Buffer
-	for _, b := range t.state[:len(t.m.Params)] {
-		out = append(out, f32Copy(b))
+	order, nTrained := t.m.lossOrder()
+	out := make([]*backend.Buffer, len(order))
+	for k, j := range order {
+		if k < nTrained {
+			out[j] = f32Copy(t.state[k])
+		} else {
+			out[j] = f32Copy(t.fixed[k-nTrained])
+		}
 	}
 	return out
 }
@@ -229,20 +285,19 @@ type trainProgram struct {
 }
 
 func (p trainProgram) Trace(args []engine.Arg) (*ir.Module, error) {
-	n := len(p.t.m.Params)
-	k := n * (1 + len(p.t.opt.StateNames()))
-	if len(args) != k+2+btoi(p.t.labels) {
-		return nil, fmt.Errorf("models: a training step takes %d arguments, got %d", k+2+btoi(p.t.labels), len(args))
+	want := len(p.t.state) + 1 + len(p.t.fixed) + 1 + btoi(p.t.labels)
+	if len(args) != want {
+		return nil, fmt.Errorf("models: a training step takes %d arguments, got %d", want, len(args))
 	}
-	tok := args[k+1].Type
+	tok := args[len(p.t.state)+1+len(p.t.fixed)].Type
 	if tok.Rank() != 2 || tok.DType != ir.I32 {
 		return nil, fmt.Errorf("models: tokens are %s; want i32[B, L]", tok)
 	}
-	loss, err := p.t.m.TraceLoss(tok.Dims()[0], tok.Dims()[1], p.t.labels)
+	loss, nTrained, err := p.t.m.TraceLoss(tok.Dims()[0], tok.Dims()[1], p.t.labels)
 	if err != nil {
 		return nil, err
 	}
-	return train.Step(loss, n, p.t.opt)
+	return train.Step(loss, nTrained, p.t.opt)
 }
 
 func (p trainProgram) Eager([]engine.Arg) ([]*backend.Buffer, error) {

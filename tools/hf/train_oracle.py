@@ -5,7 +5,8 @@ Usage:
                         --optimizer sgd|adamw --lr LR [--weight-decay WD]
                         [--betas B1,B2] [--eps E] [--momentum M]
                         [--clip-norm C] [--labels L.npy] --output-dir OUT
-  train_oracle.py logits DIR T.npy OUT.npy
+                        [-- <the flags of another run> ...]
+  train_oracle.py logits DIR T.npy OUT.npy [DIR T.npy OUT.npy ...]
 
 train is `tpucc train`'s contract run by torch: the model loaded in float32
 with AutoModelForCausalLM, step i on rows i*B ... i*B+B-1 of T.npy (modulo
@@ -14,7 +15,8 @@ rows of L.npy), torch.optim.SGD or AdamW (defaults as `tpucc train`'s: the
 weight decay 0 for SGD, 0.01 for AdamW), clip_grad_norm_ before each update
 when --clip-norm is given. It writes OUT/losses.npy (f32 [N], each step's
 loss before its update) and the trained model with save_pretrained
-(float32, safetensors).
+(float32, safetensors). Runs separated by -- share one process (torch
+takes seconds to import).
 
 logits loads DIR with AutoModelForCausalLM (float32) and writes the logits of
 every row of T.npy, f32 [rows, L, V], to OUT.npy.
@@ -81,17 +83,27 @@ def train(argv):
 
 
 def logits(argv):
-    path, tokens, out = argv
-    model = load(path).eval()
-    with torch.no_grad():
-        ids = torch.from_numpy(np.load(tokens).astype(np.int64))
-        np.save(out, model(input_ids=ids).logits.float().numpy())
+    for i in range(0, len(argv), 3):
+        path, tokens, out = argv[i:i + 3]
+        model = load(path).eval()
+        with torch.no_grad():
+            ids = torch.from_numpy(np.load(tokens).astype(np.int64))
+            np.save(out, model(input_ids=ids).logits.float().numpy())
 
 
 def main():
     if len(sys.argv) < 2 or sys.argv[1] not in ("train", "logits"):
         sys.exit(__doc__)
-    {"train": train, "logits": logits}[sys.argv[1]](sys.argv[2:])
+    if sys.argv[1] == "logits":
+        logits(sys.argv[2:])
+        return
+    run = []
+    for a in sys.argv[2:] + ["--"]:
+        if a != "--":
+            run.append(a)
+            continue
+        train(run)
+        run = []
 
 
 if __name__ == "__main__":
