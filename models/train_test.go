@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/internal/npy"
 	"github.com/tpucc/tpucc/ir"
@@ -383,4 +384,105 @@ func tpuccLogits(t *testing.T, dir string, tokens []int32, shape []int64) []floa
 		t.Fatal(err)
 	}
 	return slices.Clone(tensor.FromBuffer(got[0]).Float32s())
+}
+
+// TestCausalLMLossLabels: the loss with labels (some IgnoreLabel) is the
+// mean over the other next tokens of -log softmax(logits) at the label,
+// computed here from the model's logits in f64.
+func TestCausalLMLossLabels(t *testing.T) {
+	root := oracleDirs(t)
+	m, err := Load(filepath.Join(root, "qwen3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	tokens, shape := trainRows()
+	tokens, shape = tokens[:24], []int64{2, 12}
+	labels := slices.Clone(tokens)
+	for _, i := range []int{1, 5, 6, 13, 23} {
+		labels[i] = IgnoreLabel
+	}
+	mod, _, err := m.TraceLoss(2, 12, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args []*backend.Buffer
+	order, _ := m.lossOrder()
+	for _, j := range order {
+		args = append(args, f32Copy(m.Params[j].Buffer))
+	}
+	args = append(args, tensor.FromSlice(tokens, shape...).Buffer(), tensor.FromSlice(labels, shape...).Buffer())
+	got, err := cpu.Run(mod, mod.Entry(), args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logits := tpuccLogits(t, filepath.Join(root, "qwen3"), tokens, shape)
+	V := m.Config.Vocab
+	var sum float64
+	n := 0
+	for b := range 2 {
+		for i := range 11 {
+			label := labels[b*12+i+1]
+			if label == IgnoreLabel {
+				continue
+			}
+			row := logits[(b*12+i)*V : (b*12+i+1)*V]
+			var z float64
+			for _, v := range row {
+				z += math.Exp(float64(v))
+			}
+			sum += math.Log(z) - float64(row[label])
+			n++
+		}
+	}
+	want := sum / float64(n)
+	if g := float64(tensor.FromBuffer(got[0]).Float32s()[0]); math.Abs(g-want) > 1e-5*math.Abs(want) || n != 17 {
+		t.Errorf("loss %g over %d tokens, want %g", g, n, want)
+	}
+}
+
+// TestCheckpointBF16: a bf16 checkpoint trained in f32 is written in bf16,
+// each weight rounded from the f32 value, under the checkpoint's names.
+func TestCheckpointBF16(t *testing.T) {
+	root := oracleDirs(t)
+	m, err := Load(filepath.Join(root, "qwen3_moe_bf16"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	var ws []*backend.Buffer
+	for i, p := range m.Params {
+		w := f32Copy(p.Buffer)
+		for k := range w.Len() {
+			w.SetFloat64(k, w.Float64At(k)*1.5+float64(i%3))
+		}
+		ws = append(ws, w)
+	}
+	named, err := m.Checkpoint(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := safetensors.OpenFile(filepath.Join(root, "qwen3_moe_bf16", "model.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	if len(named) != len(src.Names()) {
+		t.Fatalf("%d tensors, the checkpoint's %d", len(named), len(src.Names()))
+	}
+	for k, nt := range named {
+		info, ok := src.Info(nt.Name)
+		if !ok || nt.Name != src.Names()[k] || !nt.Buf.Type().Equal(info.Type()) {
+			t.Fatalf("%s: %s, the checkpoint's %s (%v)", nt.Name, nt.Buf.Type(), info.Type(), ok)
+		}
+	}
+	// Every byte of a rounded weight appears in the written tensors: the
+	// embedding, which is one tensor in both.
+	j := slices.IndexFunc(m.Params, func(p Param) bool { return p.Name == "Embed" })
+	want := tensor.FromBuffer(ws[j]).Convert(ir.BF16).Buffer().Bytes()
+	for _, nt := range named {
+		if nt.Name == "model.embed_tokens.weight" && !bytes.Equal(nt.Buf.Bytes(), want) {
+			t.Errorf("the embedding is not the trained one rounded to bf16")
+		}
+	}
 }
