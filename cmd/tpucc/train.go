@@ -43,6 +43,7 @@ var trainCommand = &command{
 		{name: "output-dir", kind: valueFlag, arg: "OUT", doc: "where the trained model and losses.npy go"},
 		backendFlag,
 		deviceFlag,
+		precisionFlag,
 	},
 	run: cmdTrain,
 }
@@ -172,6 +173,10 @@ func cmdTrain(e *env, p *parsed) error {
 	if err != nil {
 		return err
 	}
+	precision, err := precisionValue(p)
+	if err != nil {
+		return err
+	}
 	if _, err := openRunBackend("train", p.value("backend", ""), p.value("device", "")); err != nil {
 		return err
 	}
@@ -199,7 +204,7 @@ func cmdTrain(e *env, p *parsed) error {
 	if L := int(tokens.Shape()[1]); L > m.Config.MaxPositions {
 		return fmt.Errorf("%s: rows of %d tokens are longer than the model's max_position_embeddings %d", a.tokens, L, m.Config.MaxPositions)
 	}
-	tr, err := models.NewTrainer(m, a.opt, models.TrainOptions{Backend: p.value("backend", ""), Device: p.value("device", ""), Labels: labels != nil})
+	tr, err := models.NewTrainer(m, a.opt, models.TrainOptions{Backend: p.value("backend", ""), Device: p.value("device", ""), Precision: precision, Labels: labels != nil})
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tpucc/tpucc/backend/pjrt"
 	"github.com/tpucc/tpucc/models/safetensors"
 	"github.com/tpucc/tpucc/tensor"
 )
@@ -126,6 +127,54 @@ func TestTrainLabels(t *testing.T) {
 	}
 	if withMasked[0] == plain[0] || withMasked[1] == plain[1] {
 		t.Errorf("-100 labels change nothing: %v, %v", withMasked, plain)
+	}
+}
+
+// TestTrainDevice: --device pjrt trains on XLA:CPU through PJRT (the
+// parameters and state aliased to their new values) with the reference
+// executor's losses and weights.
+func TestTrainDevice(t *testing.T) {
+	plugin, err := pjrt.CPUPluginDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TPUCC_PJRT_CACHE", filepath.Dir(plugin))
+	dir := tinyQwen3(t)
+	tmp := t.TempDir()
+	tokens := trainTokens(t, tmp, 3, 6)
+	run := func(where ...string) ([]float32, []float32) {
+		out := filepath.Join(t.TempDir(), "o")
+		r := tpucc(t, "", append([]string{"train", "--model", dir, "--tokens", tokens, "--steps", "3", "--batch", "2",
+			"--optimizer", "adamw", "--lr", "0.05", "--clip-norm", "1", "--output-dir", out}, where...)...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d\n%s", where, r.code, r.stderr)
+		}
+		l, err := tensor.ReadNPY(filepath.Join(out, "losses.npy"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := safetensors.OpenFile(filepath.Join(out, "model.safetensors"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		w, err := f.Tensor("model.layers.1.self_attn.q_proj.weight")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l.Float32s(), slices.Clone(tensor.FromBuffer(w).Float32s())
+	}
+	wl, ww := run("--backend", "reference")
+	gl, gw := run("--device", "pjrt", "--precision", "highest")
+	for i := range wl {
+		if math.Abs(float64(gl[i]-wl[i])) > 1e-5 {
+			t.Errorf("step %d: loss %g on pjrt, %g on the reference executor", i, gl[i], wl[i])
+		}
+	}
+	for i := range ww {
+		if math.Abs(float64(gw[i]-ww[i])) > 1e-4 {
+			t.Fatalf("q_proj[%d]: %g on pjrt, %g on the reference executor", i, gw[i], ww[i])
+		}
 	}
 }
 
