@@ -486,3 +486,40 @@ func TestCheckpointBF16(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckpointRoundTrip: the checkpoint of every oracle model written from
+// its own weights (as f32) is its file, tensor for tensor and byte for byte:
+// names, order, dtypes, fused and stacked layouts, tied embeddings and a
+// wrapper's encoders are what the checkpoint had.
+func TestCheckpointRoundTrip(t *testing.T) {
+	root := oracleDirs(t)
+	for _, fam := range oracleModels {
+		m, err := Load(filepath.Join(root, fam))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ws []*backend.Buffer
+		for _, p := range m.Params {
+			ws = append(ws, f32Copy(p.Buffer))
+		}
+		named, err := m.Checkpoint(ws)
+		m.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", fam, err)
+		}
+		f, err := safetensors.OpenFile(filepath.Join(root, fam, "model.safetensors"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(named) != len(f.Names()) {
+			t.Errorf("%s: %d tensors, the file's %d", fam, len(named), len(f.Names()))
+		}
+		for i, nt := range named {
+			b, err := f.Tensor(nt.Name)
+			if err != nil || nt.Name != f.Names()[i] || !b.Type().Equal(nt.Buf.Type()) || !bytes.Equal(b.Bytes(), nt.Buf.Bytes()) {
+				t.Errorf("%s: tensor %d %s (%s) is not the file's (%v)", fam, i, nt.Name, nt.Buf.Type(), err)
+			}
+		}
+		f.Close()
+	}
+}
