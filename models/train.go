@@ -3,6 +3,7 @@ package models
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -122,19 +123,33 @@ func (m *Model) allLogits(weights []*tensor.Tensor, tokens *tensor.Tensor) (*ten
 	return out[0], nil
 }
 
+// i32Indices is the most entries the loss indexes with i32 (a variable so
+// that a test can take the i64 path on a small model).
+var i32Indices int64 = math.MaxInt32
+
 // causalLMLoss is the mean cross-entropy of logits [B, L, V] at each token
 // against the label of the next one (labels [B, L] i32), over the tokens
 // whose next label is not IgnoreLabel: labels shifted left by one, the last
-// token predicting nothing.
+// token predicting nothing. Each token's entry is gathered from the
+// flattened log-probabilities (take, whose gradient is a scatter-add), not
+// picked by a one-hot product: that would hold another [B, L, V] tensor in
+// the forward and the backward, the size of the logits.
 func causalLMLoss(logits, labels *tensor.Tensor) *tensor.Tensor {
 	s := logits.Shape()
 	B, L, V := s[0], s[1], s[2]
-	logp := logits.Slice([]int64{0, 0, 0}, []int64{B, L - 1, V}, nil).LogSoftmax(-1)
-	next := labels.Slice([]int64{0, 1}, []int64{B, L}, nil)
-	// one_hot of IgnoreLabel is all zeros: an ignored token adds nothing.
-	picked := logp.Mul(next.OneHot(V, ir.F32)).Sum(0, 1, 2)
-	count := next.Ne(tensor.Scalar(IgnoreLabel, ir.I32)).Convert(ir.F32).Sum(0, 1)
-	return picked.Neg().Div(count)
+	N := B * (L - 1)
+	logp := logits.Slice([]int64{0, 0, 0}, []int64{B, L - 1, V}, nil).LogSoftmax(-1).Reshape(N * V)
+	next := labels.Slice([]int64{0, 1}, []int64{B, L}, nil).Reshape(N)
+	ignored := next.Eq(tensor.Scalar(IgnoreLabel, ir.I32))
+	dt := ir.I32 // the flat index; i64 past 2³¹ entries
+	if N*V > i32Indices {
+		dt, next = ir.I64, next.Convert(ir.I64)
+	}
+	// An ignored token reads its row's entry 0 and is masked out.
+	at := tensor.Iota(dt, 0, N).Mul(tensor.Scalar(float64(V), dt)).Add(tensor.Where(ignored, tensor.Scalar(0, dt), next))
+	keep := tensor.Where(ignored, tensor.Scalar(0, ir.F32), tensor.Scalar(1, ir.F32))
+	picked := logp.Take(at, 0).Mul(keep).Sum(0)
+	return picked.Neg().Div(keep.Sum(0))
 }
 
 // TrainOptions say where a Trainer's step runs.

@@ -403,20 +403,28 @@ func TestCausalLMLossLabels(t *testing.T) {
 	for _, i := range []int{1, 5, 6, 13, 23} {
 		labels[i] = IgnoreLabel
 	}
-	mod, _, err := m.TraceLoss(2, 12, true)
-	if err != nil {
-		t.Fatal(err)
+	loss := func() float64 {
+		mod, _, err := m.TraceLoss(2, 12, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var args []*backend.Buffer
+		order, _ := m.lossOrder()
+		for _, j := range order {
+			args = append(args, f32Copy(m.Params[j].Buffer))
+		}
+		args = append(args, tensor.FromSlice(tokens, shape...).Buffer(), tensor.FromSlice(labels, shape...).Buffer())
+		got, err := cpu.Run(mod, mod.Entry(), args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return float64(tensor.FromBuffer(got[0]).Float32s()[0])
 	}
-	var args []*backend.Buffer
-	order, _ := m.lossOrder()
-	for _, j := range order {
-		args = append(args, f32Copy(m.Params[j].Buffer))
-	}
-	args = append(args, tensor.FromSlice(tokens, shape...).Buffer(), tensor.FromSlice(labels, shape...).Buffer())
-	got, err := cpu.Run(mod, mod.Entry(), args)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := loss()
+	// The same with i64 indices (past 2³¹ entries).
+	defer func(v int64) { i32Indices = v }(i32Indices)
+	i32Indices = 0
+	g64 := loss()
 	logits := tpuccLogits(t, filepath.Join(root, "qwen3"), tokens, shape)
 	V := m.Config.Vocab
 	var sum float64
@@ -437,8 +445,8 @@ func TestCausalLMLossLabels(t *testing.T) {
 		}
 	}
 	want := sum / float64(n)
-	if g := float64(tensor.FromBuffer(got[0]).Float32s()[0]); math.Abs(g-want) > 1e-5*math.Abs(want) || n != 17 {
-		t.Errorf("loss %g over %d tokens, want %g", g, n, want)
+	if math.Abs(g-want) > 1e-5*math.Abs(want) || g64 != g || n != 17 {
+		t.Errorf("loss %g (with i64 indices %g) over %d tokens, want %g", g, g64, n, want)
 	}
 }
 
