@@ -131,8 +131,9 @@ func TestTrainLabels(t *testing.T) {
 }
 
 // TestTrainDevice: --device pjrt trains on XLA:CPU through PJRT (the
-// parameters and state aliased to their new values) with the reference
-// executor's losses and weights.
+// parameters and state aliased to their new values), and the default
+// backend (llvm) on this CPU, with the reference executor's losses and
+// weights.
 func TestTrainDevice(t *testing.T) {
 	plugin, err := pjrt.CPUPluginDir()
 	if err != nil {
@@ -165,15 +166,17 @@ func TestTrainDevice(t *testing.T) {
 		return l.Float32s(), slices.Clone(tensor.FromBuffer(w).Float32s())
 	}
 	wl, ww := run("--backend", "reference")
-	gl, gw := run("--device", "pjrt", "--precision", "highest")
-	for i := range wl {
-		if math.Abs(float64(gl[i]-wl[i])) > 1e-5 {
-			t.Errorf("step %d: loss %g on pjrt, %g on the reference executor", i, gl[i], wl[i])
+	for _, where := range [][]string{{"--device", "pjrt", "--precision", "highest"}, {}} {
+		gl, gw := run(where...)
+		for i := range wl {
+			if math.Abs(float64(gl[i]-wl[i])) > 1e-5 {
+				t.Errorf("%v: step %d: loss %g, %g on the reference executor", where, i, gl[i], wl[i])
+			}
 		}
-	}
-	for i := range ww {
-		if math.Abs(float64(gw[i]-ww[i])) > 1e-4 {
-			t.Fatalf("q_proj[%d]: %g on pjrt, %g on the reference executor", i, gw[i], ww[i])
+		for i := range ww {
+			if math.Abs(float64(gw[i]-ww[i])) > 1e-4 {
+				t.Fatalf("%v: q_proj[%d]: %g, %g on the reference executor", where, i, gw[i], ww[i])
+			}
 		}
 	}
 }
