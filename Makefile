@@ -4,7 +4,7 @@
 #               run it on this CPU (the llvm backend, tpucc run's default) and on
 #               XLA:CPU, and compare
 #   make test   every check CI runs (creates the Python environments itself)
-#   make demo-model  a tiny Qwen3 saved by transformers, generated from by tpucc generate
+#   make demo-model  a tiny Qwen3 saved by transformers, generated from by tpucc generate and trained by tpucc train
 #   make build  bin/tpucc
 
 GO ?= go
@@ -158,6 +158,9 @@ demo-model: venv-hf build
 	    --max-new-tokens 32 --output-dir $(DEMO_MODEL)/out
 	@echo "--- transformers' greedy tokens for the same prompts (model.generate):"
 	@$(PY_HF) -c 'import json; [print(*g) for g in json.load(open("$(DEMO_MODEL)/qwen3/oracle.json"))["greedy"][:2]]'
+	@$(PY_HF) -c 'import numpy as np; np.save("$(DEMO_MODEL)/tokens.npy", np.random.default_rng(0).integers(0, 64, (8, 16), dtype=np.int32))'
+	bin/tpucc train --model $(DEMO_MODEL)/qwen3 --tokens $(DEMO_MODEL)/tokens.npy --steps 8 \
+	    --batch 2 --optimizer adamw --lr 0.01 --output-dir $(DEMO_MODEL)/trained
 
 # ---------------------------------------------------------------------------
 # The model tests' Python environment (tools/models): the `tokenizers` package

@@ -22,7 +22,8 @@ type Compiled struct {
 	nTensor int    // results before the optional error
 	errOut  bool   // the last result is an error
 	rt      *engine.Function
-	grad    *gradSpec // Grad and ValueAndGrad: the program computes gradients
+	grad    *gradSpec      // Grad and ValueAndGrad: the program computes gradients
+	opts    engine.Options // what rt was made with (TrainStep makes its own from them)
 }
 
 var (
@@ -91,6 +92,7 @@ func newCompiled(f any, grad *gradSpec, opts []Option) (*Compiled, error) {
 	// hash in the key keeps them apart.
 	o.Identity = symbol + "|" + o.Name
 	c.name = o.Name
+	c.opts = o
 	rt, err := engine.NewFunction(program{c}, o)
 	if err != nil {
 		return nil, fmt.Errorf("compile: %v", err)

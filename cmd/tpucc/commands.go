@@ -34,7 +34,7 @@ type command struct {
 }
 
 // commands is every subcommand, in the order help lists them.
-var commands = []*command{buildCommand, runCommand, gradCommand, checkCommand, fmtCommand, passesCommand, generateCommand, exportCommand, testStableHLOCommand, versionCommand}
+var commands = []*command{buildCommand, runCommand, gradCommand, checkCommand, fmtCommand, passesCommand, generateCommand, trainCommand, exportCommand, testStableHLOCommand, versionCommand}
 
 func findCommand(name string) *command {
 	for _, c := range commands {

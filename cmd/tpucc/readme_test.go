@@ -14,6 +14,7 @@ import (
 var readmeNotHere = map[string]string{
 	"bin/tpucc generate --model build/demo-model/qwen3": "the model is made by make demo-model (transformers, .venv-hf)",
 	"bin/tpucc run block.pjrt":                          "it runs on a TPU VM",
+	"bin/tpucc train --model build/demo-model/qwen3":    "the model is made by make demo-model (transformers, .venv-hf)",
 }
 
 // readmeCommands returns README's command lines for bin/tpucc, in order, as

@@ -1,0 +1,354 @@
+package models
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/engine"
+	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/models/hf"
+	"github.com/tpucc/tpucc/models/safetensors"
+	"github.com/tpucc/tpucc/tensor"
+	"github.com/tpucc/tpucc/train"
+)
+
+// IgnoreLabel is the label of a token that the loss leaves out, as
+// transformers' ignore_index.
+const IgnoreLabel = -100
+
+// Trained says which of m.Params training updates: all but the weights
+// transformers keeps as buffers rather than parameters (Gemma 4's
+// layer_scalar), which torch never changes.
+func (m *Model) Trained() []bool {
+	out := make([]bool, len(m.Params))
+	for i, p := range m.Params {
+		out[i] = !strings.HasSuffix(p.Name, ".LayerScalar")
+	}
+	return out
+}
+
+// lossOrder is m.Params' indices in the order the loss takes them: the
+// trained ones, then the others (Trained).
+func (m *Model) lossOrder() (order []int, nTrained int) {
+	tr := m.Trained()
+	for _, want := range []bool{true, false} {
+		for i, t := range tr {
+			if t == want {
+				order = append(order, i)
+			}
+		}
+		if want {
+			nTrained = len(order)
+		}
+	}
+	return order, nTrained
+}
+
+// LossTypes are the argument types of the causal-LM loss of batch rows of
+// length tokens: the weights as f32, the trained ones first (lossOrder),
+// the tokens i32[B, L] and, with labels, the labels i32[B, L].
+func (m *Model) LossTypes(batch, length int64, labels bool) []ir.Type {
+	var ts []ir.Type
+	order, _ := m.lossOrder()
+	for _, j := range order {
+		ts = append(ts, ir.Tensor(ir.F32, m.Params[j].Type.Dims()...))
+	}
+	ts = append(ts, ir.Tensor(ir.I32, batch, length))
+	if labels {
+		ts = append(ts, ir.Tensor(ir.I32, batch, length))
+	}
+	return ts
+}
+
+// TraceLoss records the causal-LM loss of transformers (ForCausalLMLoss with
+// labels = input_ids, or the labels given) as a module whose entry, @loss,
+// takes LossTypes' arguments and returns the f32 scalar: the mean over the
+// tokens whose next token's label is not IgnoreLabel of the cross-entropy of
+// the logits (f32) at that token against it. With no such token it is NaN
+// (0/0), as torch's. It also returns how many of the weights are trained
+// (they come first).
+func (m *Model) TraceLoss(batch, length int64, labels bool) (*ir.Module, int, error) {
+	if length < 2 {
+		return nil, 0, fmt.Errorf("models: a causal-LM loss needs at least 2 tokens per row, got %d", length)
+	}
+	order, nTrained := m.lossOrder()
+	var names []string
+	for _, j := range order {
+		names = append(names, m.Params[j].Name)
+	}
+	names = append(names, "tokens")
+	if labels {
+		names = append(names, "labels")
+	}
+	mod, err := tensor.Trace("loss", names, m.LossTypes(batch, length, labels), func(ts []*tensor.Tensor) (out []*tensor.Tensor, err error) {
+		defer tensor.Recover(&err)
+		n := len(m.Params)
+		weights := make([]*tensor.Tensor, n)
+		for k, j := range order {
+			weights[j] = ts[k]
+		}
+		tokens, lab := ts[n], ts[n]
+		if labels {
+			lab = ts[n+1]
+		}
+		logits, err := m.allLogits(weights, tokens)
+		if err != nil {
+			return nil, err
+		}
+		return []*tensor.Tensor{causalLMLoss(logits, lab)}, nil
+	})
+	return mod, nTrained, err
+}
+
+// allLogits runs the model over whole rows [B, L] with no cache before
+// them: a step at slot 0 of a cache of exactly L slots, which nothing reads
+// afterwards. The logits of every token: [B, L, V].
+func (m *Model) allLogits(weights []*tensor.Tensor, tokens *tensor.Tensor) (*tensor.Tensor, error) {
+	s := tokens.Shape()
+	B, L := s[0], s[1]
+	zero := tensor.Scalar(0, ir.I32)
+	args := []*tensor.Tensor{tokens, zero.BroadcastTo(B), zero}
+	for _, t := range m.CacheTypes(B, L) {
+		args = append(args, tensor.Scalar(0, ir.F32).BroadcastTo(t.Dims()...))
+	}
+	out, err := m.step(append(args, weights...), true, true)
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+// i32Indices is the most entries the loss indexes with i32 (a variable so
+// that a test can take the i64 path on a small model).
+var i32Indices int64 = math.MaxInt32
+
+// causalLMLoss is the mean cross-entropy of logits [B, L, V] at each token
+// against the label of the next one (labels [B, L] i32), over the tokens
+// whose next label is not IgnoreLabel: labels shifted left by one, the last
+// token predicting nothing. Each token's entry is gathered from the
+// flattened log-probabilities (take, whose gradient is a scatter-add), not
+// picked by a one-hot product: that would hold another [B, L, V] tensor in
+// the forward and the backward, the size of the logits.
+func causalLMLoss(logits, labels *tensor.Tensor) *tensor.Tensor {
+	s := logits.Shape()
+	B, L, V := s[0], s[1], s[2]
+	N := B * (L - 1)
+	logp := logits.Slice([]int64{0, 0, 0}, []int64{B, L - 1, V}, nil).LogSoftmax(-1).Reshape(N * V)
+	next := labels.Slice([]int64{0, 1}, []int64{B, L}, nil).Reshape(N)
+	ignored := next.Eq(tensor.Scalar(IgnoreLabel, ir.I32))
+	dt := ir.I32 // the flat index; i64 past 2³¹ entries
+	if N*V > i32Indices {
+		dt, next = ir.I64, next.Convert(ir.I64)
+	}
+	// An ignored token reads its row's entry 0 and is masked out.
+	at := tensor.Iota(dt, 0, N).Mul(tensor.Scalar(float64(V), dt)).Add(tensor.Where(ignored, tensor.Scalar(0, dt), next))
+	keep := tensor.Where(ignored, tensor.Scalar(0, ir.F32), tensor.Scalar(1, ir.F32))
+	picked := logp.Take(at, 0).Mul(keep).Sum(0)
+	return picked.Neg().Div(keep.Sum(0))
+}
+
+// TrainOptions say where a Trainer's step runs.
+type TrainOptions struct {
+	Backend, Device, Precision string
+	Cache                      *engine.Cache // nil: the process's default cache
+	Labels                     bool          // Step takes labels besides the tokens
+}
+
+// Trainer trains a model's weights (as f32) with one compiled step that
+// computes the loss, its gradient and the optimizer's update (train.Step);
+// the weights and the optimizer's state are donated to each call.
+type Trainer struct {
+	m      *Model
+	opt    train.Optimizer
+	fn     *engine.Function
+	state  []*backend.Buffer // the trained weights, then the optimizer's state (train.Step's order)
+	fixed  []*backend.Buffer // the weights not trained (Trained), in lossOrder
+	steps  int
+	labels bool
+}
+
+// NewTrainer starts training m's weights from the checkpoint's values, the
+// optimizer's state zeros. It compiles nothing yet: Step compiles once per
+// batch shape.
+func NewTrainer(m *Model, opt train.Optimizer, o TrainOptions) (*Trainer, error) {
+	if len(m.Params) == 0 || m.Params[0].Buffer == nil {
+		return nil, errors.New("models: an abstract model has no weights to train")
+	}
+	order, nTrained := m.lossOrder()
+	nState := nTrained * (1 + len(opt.StateNames()))
+	donate := make([]int, nState)
+	for i := range donate {
+		donate[i] = i
+	}
+	t := &Trainer{m: m, opt: opt, labels: o.Labels}
+	name := m.Config.Arch + ".train"
+	fn, err := engine.NewFunction(trainProgram{t, name}, engine.Options{Name: name, Backend: o.Backend, Device: o.Device,
+		Precision: o.Precision, Cache: o.Cache, NoAutoDynamic: true, Donate: donate, KeepOnDevice: o.Device != ""})
+	if err != nil {
+		return nil, err
+	}
+	t.fn = fn
+	var weights, state []*backend.Buffer
+	for k, j := range order {
+		p := m.Params[j]
+		w := f32Copy(p.Buffer)
+		up, err := fn.Upload(w)
+		if err != nil {
+			return nil, fmt.Errorf("copying %s to the device: %w", p.Name, err)
+		}
+		if k >= nTrained {
+			t.fixed = append(t.fixed, up)
+			continue
+		}
+		weights = append(weights, up)
+		for range opt.StateNames() {
+			z, err := fn.Upload(backend.New(w.Type()))
+			if err != nil {
+				return nil, err
+			}
+			state = append(state, z)
+		}
+	}
+	t.state = append(weights, state...)
+	return t, nil
+}
+
+// f32Copy is b as a fresh f32 buffer: the weights are trained in f32
+// whatever the checkpoint's dtype, and never in the mapped checkpoint.
+func f32Copy(b *backend.Buffer) *backend.Buffer {
+	if b.Type().DType == ir.F32 {
+		out := backend.New(b.Type())
+		copy(out.Bytes(), b.Bytes())
+		return out
+	}
+	return tensor.FromBuffer(b).Convert(ir.F32).Buffer()
+}
+
+// Step trains on one batch of tokens i32[B, L] (and labels of the same
+// shape when the Trainer takes them; nil otherwise) and returns the loss
+// before the update.
+func (t *Trainer) Step(tokens, labels *backend.Buffer) (float32, error) {
+	if (labels != nil) != t.labels {
+		return 0, fmt.Errorf("models: the trainer was made with Labels %v", t.labels)
+	}
+	count := tensor.FromSlice([]int32{int32(t.steps)}).Buffer()
+	var args []engine.Arg
+	for _, b := range t.state {
+		args = append(args, engine.TensorArg(b))
+	}
+	args = append(args, engine.TensorArg(count))
+	for _, b := range t.fixed {
+		args = append(args, engine.TensorArg(b))
+	}
+	args = append(args, engine.TensorArg(tokens))
+	if labels != nil {
+		args = append(args, engine.TensorArg(labels))
+	}
+	out, err := t.fn.Call(args)
+	if err != nil {
+		return 0, err
+	}
+	t.state = out[1:]
+	t.steps++
+	// Bytes copies a device's buffer to the host.
+	return tensor.FromBuffer(out[0]).Float32s()[0], nil
+}
+
+// Prepare compiles the step for batches of batch rows of length tokens, so
+// that Step's time is of running only.
+func (t *Trainer) Prepare(batch, length int64) error {
+	var args []engine.Arg
+	for _, b := range t.state {
+		args = append(args, engine.ShapeArg(b.Type()))
+	}
+	args = append(args, engine.ShapeArg(ir.Scalar(ir.I32)))
+	for _, b := range t.fixed {
+		args = append(args, engine.ShapeArg(b.Type()))
+	}
+	args = append(args, engine.ShapeArg(ir.Tensor(ir.I32, batch, length)))
+	if t.labels {
+		args = append(args, engine.ShapeArg(ir.Tensor(ir.I32, batch, length)))
+	}
+	_, err := t.fn.Lower(args)
+	return err
+}
+
+// Weights are copies of the trained weights on the host, f32, in
+// m.Params' order (the Trainer's own are donated to its next step).
+func (t *Trainer) Weights() []*backend.Buffer {
+	order, nTrained := t.m.lossOrder()
+	out := make([]*backend.Buffer, len(order))
+	for k, j := range order {
+		if k < nTrained {
+			out[j] = f32Copy(t.state[k])
+		} else {
+			out[j] = f32Copy(t.fixed[k-nTrained])
+		}
+	}
+	return out
+}
+
+// trainProgram is a Trainer's step as the runtime compiles it.
+type trainProgram struct {
+	t    *Trainer
+	name string
+}
+
+func (p trainProgram) Trace(args []engine.Arg) (*ir.Module, error) {
+	want := len(p.t.state) + 1 + len(p.t.fixed) + 1 + btoi(p.t.labels)
+	if len(args) != want {
+		return nil, fmt.Errorf("models: a training step takes %d arguments, got %d", want, len(args))
+	}
+	tok := args[len(p.t.state)+1+len(p.t.fixed)].Type
+	if tok.Rank() != 2 || tok.DType != ir.I32 {
+		return nil, fmt.Errorf("models: tokens are %s; want i32[B, L]", tok)
+	}
+	loss, nTrained, err := p.t.m.TraceLoss(tok.Dims()[0], tok.Dims()[1], p.t.labels)
+	if err != nil {
+		return nil, err
+	}
+	return train.Step(loss, nTrained, p.t.opt)
+}
+
+func (p trainProgram) Eager([]engine.Arg) ([]*backend.Buffer, error) {
+	return nil, errors.New("models: a training step is never run eagerly")
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Checkpoint is the model's checkpoint with weights (f32, m.Params' order)
+// in place of its own: the checkpoint's tensor names, layouts and dtype
+// (weights rounded to it), ready for safetensors.Write.
+func (m *Model) Checkpoint(weights []*backend.Buffer) ([]safetensors.Named, error) {
+	if len(weights) != len(m.Params) || m.Weights == nil {
+		return nil, fmt.Errorf("models: a checkpoint needs %d weights, got %d", len(m.Params), len(weights))
+	}
+	trained := &hf.Weights{DType: m.Weights.DType, Layers: make([]hf.LayerWeights, len(m.Config.Layers))}
+	for path, j := range m.index {
+		b := weights[j]
+		if !b.Type().Equal(ir.Tensor(ir.F32, m.Params[j].Type.Dims()...)) {
+			return nil, fmt.Errorf("models: weight %s is %s; want f32 of the shape of %s", path, b.Type(), m.Params[j].Type)
+		}
+		if m.Weights.DType != ir.F32 {
+			b = tensor.FromBuffer(b).Convert(m.Weights.DType).Buffer()
+		}
+		dst := reflect.ValueOf(trained).Elem()
+		if rest, ok := strings.CutPrefix(path, "layers."); ok {
+			n, field, _ := strings.Cut(rest, ".")
+			l, _ := strconv.Atoi(n)
+			dst, path = reflect.ValueOf(&trained.Layers[l]).Elem(), field
+		}
+		dst.FieldByName(path).Set(reflect.ValueOf(b))
+	}
+	return m.Weights.Tensors(m.Config, trained)
+}
