@@ -250,34 +250,46 @@ func agree(t *testing.T, what string, got, want *tensor.Tensor) {
 }
 
 // The exported StableHLO of a step has one while per loop, and a 96-layer
-// Qwen3 exports to about the size of a 24-layer one (only the stacked
-// types' leading dimension differs).
+// Qwen3 (and Qwen3-MoE, its experts routed inside the loop) exports to
+// about the size of a 24-layer one (only the stacked types' leading
+// dimension differs).
 func TestExportOneWhilePerLoop(t *testing.T) {
-	export := func(layers int) string {
-		m := abstractModel(t, qwen3Layers(layers), ir.BF16)
-		mod, err := m.Trace("decode", m.StepTypes(2, 1, 64), false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		exe, _, err := engine.Compile(mod, engine.Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return exe.HLO
+	for _, c := range []struct {
+		name   string
+		config func(layers int) string
+	}{{"qwen3", qwen3Layers}, {"qwen3_moe", qwen3MoELayers}} {
+		t.Run(c.name, func(t *testing.T) {
+			export := func(layers int) string {
+				m := abstractModel(t, c.config(layers), ir.BF16)
+				mod, err := m.Trace("decode", m.StepTypes(2, 1, 64), false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				exe, _, err := engine.Compile(mod, engine.Config{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return exe.HLO
+			}
+			small, big := export(24), export(96)
+			for _, text := range []string{small, big} {
+				if n := strings.Count(text, "stablehlo.while"); n != 1 {
+					t.Errorf("%d stablehlo.while ops, want 1", n)
+				}
+			}
+			if r := float64(len(big)) / float64(len(small)); r > 1.2 || r < 1/1.2 {
+				t.Errorf("96 layers export %d bytes, 24 layers %d: ratio %.2f, want within 1.2", len(big), len(small), r)
+			}
+			t.Setenv(unrollEnv, "1")
+			if n := strings.Count(export(24), "stablehlo.while"); n != 0 {
+				t.Errorf("unrolled: %d stablehlo.while ops, want 0", n)
+			}
+		})
 	}
-	small, big := export(24), export(96)
-	for _, text := range []string{small, big} {
-		if n := strings.Count(text, "stablehlo.while"); n != 1 {
-			t.Errorf("%d stablehlo.while ops, want 1", n)
-		}
-	}
-	if r := float64(len(big)) / float64(len(small)); r > 1.2 || r < 1/1.2 {
-		t.Errorf("96 layers export %d bytes, 24 layers %d: ratio %.2f, want within 1.2", len(big), len(small), r)
-	}
-	t.Setenv(unrollEnv, "1")
-	if n := strings.Count(export(24), "stablehlo.while"); n != 0 {
-		t.Errorf("unrolled: %d stablehlo.while ops, want 0", n)
-	}
+}
+
+func qwen3MoELayers(n int) string {
+	return strings.Replace(qwen3MoEAll, `"num_hidden_layers": 4`, fmt.Sprintf(`"num_hidden_layers": %d`, n), 1)
 }
 
 // New stacks a loop's weights once: each stack's row it holds layer it's
