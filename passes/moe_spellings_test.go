@@ -552,10 +552,14 @@ func routeSpelling(t *testing.T, s spelling) (int, string) {
 	if err := passes.Run(routed, passes.Default(), passes.Options{VerifyEach: true, Eval: cpu.Folder{}}); err != nil {
 		t.Fatalf("%v: %v", s, err)
 	}
-	// In a loop, only the ragged_dots of the do region count.
+	// In a loop, only the ragged_dots of the do region (in a fusion there
+	// or not) count.
 	n := 0
 	routed.Entry().Body.Walk(func(in *ir.Instr) {
-		inLoop := in.Block.Parent != nil && in.Block.Parent.Op == ir.OpWhile
+		inLoop := false
+		for p := in.Block.Parent; p != nil && !inLoop; p = p.Block.Parent {
+			inLoop = p.Op == ir.OpWhile
+		}
 		if in.Op == ir.OpRaggedDot && inLoop == s.loop {
 			n++
 		}
