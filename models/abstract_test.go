@@ -45,17 +45,19 @@ func TestAbstractMatchesLoad(t *testing.T) {
 	}
 }
 
-// qwen3MoE30B is Qwen3-30B-A3B's config.json with one layer: hidden 2048,
-// 32 query and 4 KV heads of 128, 128 experts of 768, top-8, renormalised.
+// qwen3MoE30B is Qwen3-30B-A3B's config.json with two layers (one loop):
+// hidden 2048, 32 query and 4 KV heads of 128, 128 experts of 768, top-8,
+// renormalised.
 const qwen3MoE30B = `{"model_type": "qwen3_moe", "vocab_size": 151936, "hidden_size": 2048,
-"intermediate_size": 6144, "num_hidden_layers": 1, "num_attention_heads": 32, "num_key_value_heads": 4,
+"intermediate_size": 6144, "num_hidden_layers": 2, "num_attention_heads": 32, "num_key_value_heads": 4,
 "head_dim": 128, "rope_theta": 1000000.0, "rms_norm_eps": 1e-6, "max_position_embeddings": 40960,
 "num_experts": 128, "num_experts_per_tok": 8, "moe_intermediate_size": 768, "norm_topk_prob": true,
 "decoder_sparse_step": 1, "mlp_only_layers": [], "tie_word_embeddings": false, "use_sliding_window": false}`
 
-// One full-size Qwen3-30B-A3B layer (bf16 weights as parameters, with the
-// embedding and head) compiles for TPU v5e and v6e, prefill and decode, its
-// MoE block rewritten into ragged_dots.
+// Two full-size Qwen3-30B-A3B layers as one loop (bf16 weights as
+// parameters, with the embedding and head) compile for TPU v5e and v6e,
+// prefill and decode, the MoE block rewritten into ragged_dots inside the
+// loop's body.
 func TestFullSizeLayerCompilesForTPU(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles a full-size layer for TPU")
@@ -81,7 +83,10 @@ func TestFullSizeLayerCompilesForTPU(t *testing.T) {
 				t.Fatalf("%s for %s: %v", step.name, target.name, err)
 			}
 			if n := st.Get("moe-route", "combine-dot"); n != 1 {
-				t.Errorf("%s for %s: moe-route rewrote %d layers, want 1", step.name, target.name, n)
+				t.Errorf("%s for %s: moe-route rewrote %d blocks, want 1", step.name, target.name, n)
+			}
+			if all, looped := raggedDots(exe.Entry); all != 3 || looped != 3 {
+				t.Errorf("%s for %s: %d ragged_dots, %d in the loop; want 3, all in the loop", step.name, target.name, all, looped)
 			}
 			mods = append(mods, xlacheck.TPUModule{ID: "qwen3_moe_30b." + step.name, Text: exe.HLO})
 		}

@@ -80,13 +80,13 @@ func repeats(kinds []string, i, p int) int {
 // hf.Layer facts and its weights' shapes. Two layers of one kind compute the
 // same function of their weights. A layer that cannot be in a loop has "":
 // one that reads another layer's keys and values (Gemma 4's KV sharing: it
-// runs after the loop, on the loop's stacked cache) and a MoE layer, whose
-// dense form the moe-route pass rewrites only outside loops.
+// runs after the loop, on the loop's stacked cache). MoE layers loop like
+// the others: moe-route rewrites their dense block inside the loop's body.
 func layerKinds(c *hf.Config) []string {
 	layout := c.Layout()
 	out := make([]string, len(c.Layers))
 	for i, l := range c.Layers {
-		if l.KVFrom >= 0 || l.MoE {
+		if l.KVFrom >= 0 {
 			continue
 		}
 		shapes := layout.Layers[i]

@@ -49,13 +49,26 @@ const gemma4Shared = `{"model_type": "gemma4_text", "vocab_size": 64, "hidden_si
 "rope_parameters": {"full_attention": {"partial_rotary_factor": 0.25, "rope_theta": 1000000.0, "rope_type": "proportional"},
 "sliding_attention": {"rope_theta": 10000.0, "rope_type": "default"}}}`
 
-// qwen3MoESparse has MoE layers 1 and 3 between dense ones: MoE layers
-// stay unrolled, and no two dense layers are adjacent.
+// qwen3MoESparse has MoE layers 1 and 3 between dense ones: one loop over
+// the pair (dense, MoE) twice.
 const qwen3MoESparse = `{"model_type": "qwen3_moe", "vocab_size": 64, "hidden_size": 16,
 "intermediate_size": 24, "num_hidden_layers": 4, "num_attention_heads": 2, "num_key_value_heads": 1,
 "head_dim": 8, "rope_theta": 10000.0, "rms_norm_eps": 1e-6, "max_position_embeddings": 128,
 "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 8, "norm_topk_prob": true,
 "decoder_sparse_step": 2, "mlp_only_layers": [], "tie_word_embeddings": true, "use_sliding_window": false}`
+
+// qwen3MoEAll has only MoE layers, as Qwen3-30B-A3B: one loop over them.
+var qwen3MoEAll = strings.Replace(qwen3MoESparse, `"decoder_sparse_step": 2`, `"decoder_sparse_step": 1`, 1)
+
+// qwen2MoEShared has four MoE layers with Qwen2-MoE's gated shared expert
+// beside the routed ones: one loop.
+const qwen2MoEShared = `{"model_type": "qwen2_moe", "vocab_size": 64, "hidden_size": 32,
+"intermediate_size": 48, "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2,
+"qkv_bias": true, "rms_norm_eps": 1e-6, "max_position_embeddings": 128,
+"rope_parameters": {"rope_theta": 10000.0, "rope_type": "default"}, "num_experts": 8,
+"num_experts_per_tok": 2, "moe_intermediate_size": 24, "shared_expert_intermediate_size": 40,
+"norm_topk_prob": false, "decoder_sparse_step": 1, "mlp_only_layers": [], "tie_word_embeddings": false,
+"use_sliding_window": false}`
 
 func qwen3Layers(n int) string {
 	return strings.Replace(tinyQwen3Config, `"num_hidden_layers": 2`, fmt.Sprintf(`"num_hidden_layers": %d`, n), 1)
@@ -82,9 +95,12 @@ func TestLayerGroups(t *testing.T) {
 		{"gemma4", gemma4Shared, []string{"layers.0:6:2"},
 			[]string{"layers.0:6:2.K f32[3,32,32]", "layers.1:6:2.K f32[3,32,32]", "layers.6.Q f32[64,32]", "layers.7.Gate f32[96,32]"},
 			[]string{"f32[3,2,2,16,16]", "f32[3,2,1,16,32]"}},
-		{"qwen3_moe", qwen3MoESparse, nil,
-			[]string{"layers.0.Q f32[16,16]", "layers.1.GateExperts f32[4,8,16]"},
-			[]string{"f32[2,1,16,8]", "f32[2,1,16,8]", "f32[2,1,16,8]", "f32[2,1,16,8]"}},
+		{"qwen3_moe", qwen3MoESparse, []string{"layers.0:4:2"},
+			[]string{"layers.0:4:2.Q f32[2,16,16]", "layers.0:4:2.Gate f32[2,24,16]", "layers.1:4:2.GateExperts f32[2,4,8,16]", "layers.1:4:2.Router f32[2,4,16]"},
+			[]string{"f32[2,2,1,16,8]", "f32[2,2,1,16,8]"}},
+		{"qwen3_moe_all", qwen3MoEAll, []string{"layers.0:4"},
+			[]string{"layers.0:4.DownExperts f32[4,4,16,8]"},
+			[]string{"f32[4,2,1,16,8]"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m := abstractModel(t, c.config, ir.F32)
@@ -158,10 +174,13 @@ func restacked(t *testing.T, unrolled, looped *Model) *Model {
 // logits and greedy tokens of a generation (prefill, then decode steps on
 // the stacked cache), compiled, and a prefill step run eagerly (each while
 // a Go loop). The alternating Gemma 3 and the KV-sharing Gemma 4 with
-// per-layer inputs read caches, weights and inputs by trip.
+// per-layer inputs read caches, weights and inputs by trip; the MoE
+// models' experts are rows of [L,E,…] stacks, routed inside the body
+// (moe-route), and Qwen2-MoE's shared expert runs beside them.
 func TestLoopsMatchUnrolled(t *testing.T) {
 	for _, c := range []struct{ name, config string }{
 		{"qwen3", qwen3Layers(4)}, {"gemma3", gemma3Alternating}, {"gemma4", gemma4Shared},
+		{"qwen3_moe", qwen3MoESparse}, {"qwen2_moe", qwen2MoEShared},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv(unrollEnv, "1")
@@ -231,34 +250,46 @@ func agree(t *testing.T, what string, got, want *tensor.Tensor) {
 }
 
 // The exported StableHLO of a step has one while per loop, and a 96-layer
-// Qwen3 exports to about the size of a 24-layer one (only the stacked
-// types' leading dimension differs).
+// Qwen3 (and Qwen3-MoE, its experts routed inside the loop) exports to
+// about the size of a 24-layer one (only the stacked types' leading
+// dimension differs).
 func TestExportOneWhilePerLoop(t *testing.T) {
-	export := func(layers int) string {
-		m := abstractModel(t, qwen3Layers(layers), ir.BF16)
-		mod, err := m.Trace("decode", m.StepTypes(2, 1, 64), false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		exe, _, err := engine.Compile(mod, engine.Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return exe.HLO
+	for _, c := range []struct {
+		name   string
+		config func(layers int) string
+	}{{"qwen3", qwen3Layers}, {"qwen3_moe", qwen3MoELayers}} {
+		t.Run(c.name, func(t *testing.T) {
+			export := func(layers int) string {
+				m := abstractModel(t, c.config(layers), ir.BF16)
+				mod, err := m.Trace("decode", m.StepTypes(2, 1, 64), false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				exe, _, err := engine.Compile(mod, engine.Config{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return exe.HLO
+			}
+			small, big := export(24), export(96)
+			for _, text := range []string{small, big} {
+				if n := strings.Count(text, "stablehlo.while"); n != 1 {
+					t.Errorf("%d stablehlo.while ops, want 1", n)
+				}
+			}
+			if r := float64(len(big)) / float64(len(small)); r > 1.2 || r < 1/1.2 {
+				t.Errorf("96 layers export %d bytes, 24 layers %d: ratio %.2f, want within 1.2", len(big), len(small), r)
+			}
+			t.Setenv(unrollEnv, "1")
+			if n := strings.Count(export(24), "stablehlo.while"); n != 0 {
+				t.Errorf("unrolled: %d stablehlo.while ops, want 0", n)
+			}
+		})
 	}
-	small, big := export(24), export(96)
-	for _, text := range []string{small, big} {
-		if n := strings.Count(text, "stablehlo.while"); n != 1 {
-			t.Errorf("%d stablehlo.while ops, want 1", n)
-		}
-	}
-	if r := float64(len(big)) / float64(len(small)); r > 1.2 || r < 1/1.2 {
-		t.Errorf("96 layers export %d bytes, 24 layers %d: ratio %.2f, want within 1.2", len(big), len(small), r)
-	}
-	t.Setenv(unrollEnv, "1")
-	if n := strings.Count(export(24), "stablehlo.while"); n != 0 {
-		t.Errorf("unrolled: %d stablehlo.while ops, want 0", n)
-	}
+}
+
+func qwen3MoELayers(n int) string {
+	return strings.Replace(qwen3MoEAll, `"num_hidden_layers": 4`, fmt.Sprintf(`"num_hidden_layers": %d`, n), 1)
 }
 
 // New stacks a loop's weights once: each stack's row it holds layer it's

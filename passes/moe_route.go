@@ -27,6 +27,14 @@ import (
 // projection by [E,F,H] or [E,H,F] batched over experts. Anything added beside
 // the routed sum (a shared expert) is outside the match and stays dense.
 //
+// The pass runs inside while and case regions as in a function (Pass.Regions):
+// a region is closed, so every value a match reaches (tokens, ids, weights)
+// is the region's own, and an expert weight may be any value of the stacked
+// shape there: a region parameter carried in, or a row of a stack of layers
+// ([L,E,…], read with dynamic_slice and reshaped), as models' layer loops
+// write it. The rewrite builds the grouped form beside the root, in its
+// region, so a MoE layer in a loop's body stays in the body.
+//
 // Every contraction is matched in one form, dot_general: the contract pass,
 // which runs before this one, turns products summed over an axis (however
 // broadcast, transposed or reshaped) into dot_generals and folds transposes

@@ -35,10 +35,15 @@ type spelling struct {
 	sum     string // dot, product, product-transposed, product-reshaped, per-expert, stacked
 	shared  bool   // a dense shared expert added beside
 	miss    string // a near miss ("" for none): soft, not-topk, ids-computed, leak, wrong-axis, order
+	loop    bool   // the layer is the do region of a while that runs it twice, its weights carried in
 }
 
 func (s spelling) String() string {
-	return fmt.Sprintf("%s/%s/hf=%v/%s/downhf=%v/%s/%s/shared=%v/%s", s.scores, s.combine, s.hf, s.proj, s.downHF, s.down, s.sum, s.shared, s.miss)
+	str := fmt.Sprintf("%s/%s/hf=%v/%s/downhf=%v/%s/%s/shared=%v/%s", s.scores, s.combine, s.hf, s.proj, s.downHF, s.down, s.sum, s.shared, s.miss)
+	if s.loop {
+		str += "/loop"
+	}
+	return str
 }
 
 // The values of each choice.
@@ -86,8 +91,12 @@ type layer struct {
 func (l *layer) emit(format string, args ...any) { fmt.Fprintf(&l.b, "  "+format+"\n", args...) }
 
 func (l *layer) program() string {
-	fmt.Fprintf(&l.b, "func @moe(%%x: f32[%d,%d], %%w_router: f32[%d,%d], %%w_gate: %s, %%w_up: %s, %%w_down: %s, %%s_gate: f32[%d,%d], %%s_down: f32[%d,%d]) -> f32[%d,%d] {\n",
-		spT, spH, spH, spE, l.gateType(), l.gateType(), l.downType(), spH, spF, spF, spH, spT, spH)
+	params := fmt.Sprintf("%%x: f32[%d,%d], %%w_router: f32[%d,%d], %%w_gate: %s, %%w_up: %s, %%w_down: %s, %%s_gate: f32[%d,%d], %%s_down: f32[%d,%d]",
+		spT, spH, spH, spE, l.gateType(), l.gateType(), l.downType(), spH, spF, spF, spH)
+	fmt.Fprintf(&l.b, "func @moe(%s) -> f32[%d,%d] {\n", params, spT, spH)
+	if l.loop {
+		l.openLoop(params)
+	}
 	l.router()
 	l.combineWeights()
 	var routed string
@@ -107,9 +116,44 @@ func (l *layer) program() string {
 		l.emit("%%y = add %s, %%sh", routed)
 		routed = "%y"
 	}
+	if l.loop {
+		l.closeLoop(routed)
+		routed = "%loop_x"
+	}
 	l.emit("return %s", routed)
 	l.b.WriteString("}\n")
 	return l.b.String()
+}
+
+// loopParams are the function's parameters, which the loop carries under
+// the same names, so the layer's text is the same inside the do region.
+var loopParams = []string{"%x", "%w_router", "%w_gate", "%w_up", "%w_down", "%s_gate", "%s_down"}
+
+// openLoop starts a while of two trips carrying a counter and the
+// parameters, and its do region, which the layer's text then fills.
+func (l *layer) openLoop(params string) {
+	types := []string{"i32[]"}
+	for _, p := range strings.Split(params, ", ") {
+		types = append(types, p[strings.Index(p, ": ")+2:])
+	}
+	l.emit("%%trip_0 = constant 0 : i32[]")
+	l.emit("%%loop_n, %%loop_x, %%loop_r, %%loop_g, %%loop_u, %%loop_d, %%loop_sg, %%loop_sd = while %%trip_0, %s : %s cond (%%trip: i32[], %s) {",
+		strings.Join(loopParams, ", "), strings.Join(types, ", "), params)
+	l.emit("  %%trips = constant 2 : i32[]")
+	l.emit("  %%go = compare %%trip, %%trips {dir=lt} : i1[]")
+	l.emit("  return %%go")
+	l.emit("} do (%%trip: i32[], %s) {", params)
+}
+
+// closeLoop ends the do region: tanh of the layer's output is the next
+// trip's x (bounded, so that the second trip does not magnify the first's
+// rounding past the tolerance).
+func (l *layer) closeLoop(routed string) {
+	l.emit("%%trip_1 = constant 1 : i32[]")
+	l.emit("%%trip_next = add %%trip, %%trip_1")
+	l.emit("%%x_next = tanh %s", routed)
+	l.emit("return %%trip_next, %%x_next, %s", strings.Join(loopParams[1:], ", "))
+	l.emit("}")
 }
 
 func (l *layer) gateType() string {
@@ -463,6 +507,36 @@ func TestMoESpellingsNearMiss(t *testing.T) {
 	}
 }
 
+// TestMoESpellingsInLoop: a quarter of the spellings, and one near miss of
+// each kind, as the body of a loop over layers: moe-route rewrites the layer
+// inside the do region (three ragged_dots there, none outside) with the
+// dense loop's numbers, and leaves the near misses dense.
+func TestMoESpellingsInLoop(t *testing.T) {
+	for i, s := range spellings() {
+		if i%4 != 0 {
+			continue
+		}
+		s.loop = true
+		if rd, src := routeSpelling(t, s); rd != 3 {
+			t.Errorf("%v: %d ragged_dots in the loop, want 3\n%s", s, rd, src)
+		}
+	}
+	base := spellings()
+	for i, miss := range []string{"soft", "not-topk", "ids-computed", "leak", "wrong-axis", "order"} {
+		s := base[i*len(spScores)+i%len(spScores)]
+		s.miss, s.loop = miss, true
+		if miss == "wrong-axis" && (s.sum == "per-expert" || s.sum == "stacked") {
+			s.sum = "product-transposed"
+		}
+		if miss == "order" && s.sum != "per-expert" {
+			s.sum = "stacked"
+		}
+		if rd, src := routeSpelling(t, s); rd != 0 {
+			t.Errorf("%v: %d ragged_dots, want 0 (dense)\n%s", s, rd, src)
+		}
+	}
+}
+
 // routeSpelling compiles s with the default pipeline, checks its numbers
 // against the dense program's on the reference executor, and returns the
 // number of ragged_dots and the source.
@@ -478,9 +552,15 @@ func routeSpelling(t *testing.T, s spelling) (int, string) {
 	if err := passes.Run(routed, passes.Default(), passes.Options{VerifyEach: true, Eval: cpu.Folder{}}); err != nil {
 		t.Fatalf("%v: %v", s, err)
 	}
+	// In a loop, only the ragged_dots of the do region (in a fusion there
+	// or not) count.
 	n := 0
 	routed.Entry().Body.Walk(func(in *ir.Instr) {
-		if in.Op == ir.OpRaggedDot {
+		inLoop := false
+		for p := in.Block.Parent; p != nil && !inLoop; p = p.Block.Parent {
+			inLoop = p.Op == ir.OpWhile
+		}
+		if in.Op == ir.OpRaggedDot && inLoop == s.loop {
 			n++
 		}
 	})
