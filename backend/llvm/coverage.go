@@ -23,14 +23,13 @@ var planned = map[ir.Op]string{
 	ir.OpFusion:   "opened: its body is planned",
 	ir.OpReturn:   "ends the plan",
 	ir.OpConstant: "filled once at compile time, or an expression when scalar",
+	ir.OpWhile:    "its regions planned as steps the executor loops over (control.go)",
+	ir.OpCase:     "its branches planned as steps, one run per index (control.go)",
 }
 
 // refOps are the ops with no kernel yet: every instance runs on the
 // reference executor (docs/CPU_BACKEND.md lists them).
-var refOps = map[ir.Op]string{
-	ir.OpWhile: "a loop runs whole on the reference executor, its body interpreted (compiled bodies are not done)",
-	ir.OpCase:  "a case runs whole on the reference executor, its branches interpreted (compiled branches are not done)",
-}
+var refOps = map[ir.Op]string{}
 
 // covered reports how this backend computes op, or "" when it has no way.
 func covered(op ir.Op) string {

@@ -110,12 +110,8 @@ func (x *Executable) run(args []*backend.Buffer, donated []int) (res []*backend.
 			s.bufs[i] = newResult(sl.typ)
 		}
 	}
-	for i := range p.steps {
-		t0 := time.Now()
-		if err := x.runStep(s, i); err != nil {
-			return nil, err
-		}
-		x.clock[i].add(time.Since(t0))
+	if err := x.runRange(s, 0, len(p.steps)); err != nil {
+		return nil, err
 	}
 	res = make([]*backend.Buffer, len(p.results))
 	for i, r := range p.results {
@@ -148,9 +144,33 @@ func (x *Executable) checkArgs(args []*backend.Buffer) error {
 	return nil
 }
 
+// runRange runs steps [lo, hi); a while or case runs its regions' steps
+// (control.go) and the walk goes on after them.
+func (x *Executable) runRange(s *state, lo, hi int) error {
+	for i := lo; i < hi; {
+		if x.plan.steps[i].ctl != nil {
+			next, err := x.runControl(s, i)
+			if err != nil {
+				return err
+			}
+			i = next
+			continue
+		}
+		t0 := time.Now()
+		if err := x.runStep(s, i); err != nil {
+			return err
+		}
+		x.clock[i].add(time.Since(t0))
+		i++
+	}
+	return nil
+}
+
 func (x *Executable) runStep(s *state, i int) error {
 	st := &x.plan.steps[i]
 	switch st.kind {
+	case stepTest, stepCarry, stepYield, stepJoin:
+		panic("llvm: a region's marker step run as a step") // runControl handles them
 	case stepCopy:
 		copy(s.bufs[st.bufs[0]].Bytes(), s.bufs[st.bufs[1]].Bytes())
 		return nil

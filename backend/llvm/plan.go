@@ -38,6 +38,13 @@ const (
 	stepRef             // the reference executor runs instr
 	stepCopy            // a result that is a parameter or constant: copied out
 	stepUpdate          // a dynamic_update_slice into a parameter's storage (donate.go)
+	// control.go: a while or case and the markers that end its regions
+	stepWhile
+	stepTest
+	stepCarry
+	stepCase
+	stepYield
+	stepJoin
 )
 
 type step struct {
@@ -60,6 +67,8 @@ type step struct {
 	// the call is split into are that large (a sort of one long line has
 	// one part), so the executable holds it once per part, not per thread.
 	scratch int64
+	// ctl: a stepWhile's or stepCase's regions (control.go)
+	ctl *control
 }
 
 type plan struct {
@@ -213,6 +222,13 @@ func (pl *planner) function(f *ir.Func, env map[*ir.Value]int, depth int) ([]int
 				return nil, err
 			}
 			if err := pl.nested(in, env, depth); err != nil {
+				return nil, err
+			}
+		case ir.OpWhile, ir.OpCase:
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			if err := pl.control(in, env, depth); err != nil {
 				return nil, err
 			}
 		default:
