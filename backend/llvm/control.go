@@ -73,6 +73,7 @@ func (pl *planner) while(in *ir.Instr, env map[*ir.Value]int, ins []int, depth i
 	ctl.ranges = append(ctl.ranges, [2]int{w + 1, len(pl.p.steps)})
 	pl.p.steps = append(pl.p.steps, step{kind: stepTest, bufs: cond, what: "while test"})
 	first := len(pl.p.steps)
+	pl.carriedUpdates(in)
 	res, err := pl.region(in, ir.WhileBody, carried, depth)
 	if err != nil {
 		return err
@@ -121,6 +122,41 @@ func (pl *planner) cases(in *ir.Instr, env map[*ir.Value]int, ins []int, depth i
 		env[r] = outs[i]
 	}
 	return nil
+}
+
+// carriedUpdates marks the dynamic_update_slices of a while's body that
+// may write into their carried operand: one whose operand is a carried
+// value the body uses nowhere else and whose result the body returns as
+// that same carried value (a scan's stacked outputs, a KV cache). The
+// carried slot then never needs a copy: the update writes only its rows,
+// where a fresh result would copy the whole tensor every iteration.
+func (pl *planner) carriedUpdates(in *ir.Instr) {
+	body := in.Regions[ir.WhileBody]
+	ret := body.Terminator()
+	if ret == nil {
+		return
+	}
+	uses := map[*ir.Value]int{}
+	for _, x := range body.Instrs {
+		for _, a := range x.Args {
+			uses[a]++
+		}
+	}
+	for _, x := range body.Instrs {
+		if x.Op != ir.OpDynamicUpdateSlice || len(x.Args) < 2 || !x.Args[1].Type.IsStatic() {
+			continue
+		}
+		p := x.Args[0]
+		if p.Def != nil || p.Index >= len(ret.Args) || body.Params[p.Index] != p || uses[p] != 1 {
+			continue
+		}
+		if ret.Args[p.Index] == x.Results[0] && p.Type.IsStatic() {
+			if pl.inplace == nil {
+				pl.inplace = map[*ir.Instr]bool{}
+			}
+			pl.inplace[x] = true
+		}
+	}
 }
 
 // region plans region r of in with its parameters bound to the slots

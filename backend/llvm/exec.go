@@ -40,6 +40,8 @@ type state struct {
 	bufs []*backend.Buffer
 	ptrs [][]unsafe.Pointer
 	args []uintptr // SyscallN's arguments, reused: a fresh variadic slice escapes
+	// update holds a stepUpdate's buffers, reused.
+	update []*backend.Buffer
 	// scratch has one region per part a kernel call is split into, and
 	// scratchPtrs their 64-byte aligned addresses, for the thread pool.
 	scratch     [][]byte
@@ -175,11 +177,11 @@ func (x *Executable) runStep(s *state, i int) error {
 		copy(s.bufs[st.bufs[0]].Bytes(), s.bufs[st.bufs[1]].Bytes())
 		return nil
 	case stepUpdate:
-		bufs := make([]*backend.Buffer, len(st.bufs))
-		for j, b := range st.bufs {
-			bufs[j] = s.bufs[b]
+		s.update = s.update[:0] // reused: a loop's update runs every iteration
+		for _, b := range st.bufs {
+			s.update = append(s.update, s.bufs[b])
 		}
-		runUpdate(bufs)
+		runUpdate(s.update)
 		return nil
 	case stepRef:
 		bufs := make([]*backend.Buffer, len(st.bufs))
