@@ -23,8 +23,6 @@ var planned = map[ir.Op]string{
 	ir.OpFusion:   "opened: its body is planned",
 	ir.OpReturn:   "ends the plan",
 	ir.OpConstant: "filled once at compile time, or an expression when scalar",
-	ir.OpWhile:    "its regions planned as steps the executor loops over (control.go)",
-	ir.OpCase:     "its branches planned as steps, one run per index (control.go)",
 }
 
 // refOps are the ops with no kernel yet: every instance runs on the
@@ -40,6 +38,9 @@ func covered(op ir.Op) string {
 		return "a kernel"
 	case planned[op] != "":
 		return planned[op]
+	case ir.IsControl(op):
+		return "its regions planned as steps the executor loops over or picks from (control.go)"
+
 	case refOps[op] != "":
 		return "the reference executor: " + refOps[op]
 	}
