@@ -177,7 +177,8 @@ func TestWhileAllocations(t *testing.T) {
 
 // TestWhileStackedWeight: a loop over a stacked weight, as models run
 // their layers: x = tanh(x·W[i]) for each of the L layers of W: [L,H,H],
-// read with dynamic_slice; checked against the same sum computed here.
+// read with dynamic_slice (in place: no step copies the layer out);
+// checked against the same sum computed here.
 func TestWhileStackedWeight(t *testing.T) {
 	const L, H = 5, 16
 	src := fmt.Sprintf(`func @main(%%w: f32[%[1]d,%[2]d,%[2]d], %%x0: f32[1,%[2]d]) -> f32[1,%[2]d] {
@@ -201,6 +202,12 @@ func TestWhileStackedWeight(t *testing.T) {
 `, L, H)
 	b := testBackend(t)
 	m, f, x := compileSrc(t, b, src)
+	// The layer is read where it is in W (view.go), not copied out.
+	for _, st := range x.plan.steps {
+		if strings.Contains(st.what, "reshape") || strings.Contains(st.what, "dynamic_slice") {
+			t.Errorf("step %q copies the layer's weights:\n%s", st.what, x.plan)
+		}
+	}
 	in := cpu.RandomInputs(f, 3)
 	agree(t, x, m, f, in)
 	got, err := x.Run(in)
@@ -343,5 +350,34 @@ func TestControlRandom(t *testing.T) {
 	}
 	if n < seeds/10 {
 		t.Fatalf("%d of %d random programs hold a while or case, want at least %d", n, seeds, seeds/10)
+	}
+}
+
+// TestSliceViewClamped: a product reads a layer of a stacked weight in
+// place (view.go) at start indices clamped as dynamic_slice clamps them:
+// negative reads layer 0, past the end the last layer; each agrees with
+// the reference executor.
+func TestSliceViewClamped(t *testing.T) {
+	src := `func @main(%w: f32[3,2,8,8], %k: i32[], %j: i32[], %x: f32[1,8]) -> f32[1,8] {
+  %z = constant 0 : i32[]
+  %ws = dynamic_slice %w, %k, %j, %z, %z {sizes=[1, 1, 8, 8]}
+  %wl = reshape %ws : f32[8,8]
+  %y = dot_general %x, %wl {lhs_contract=[1], rhs_contract=[1]}
+  return %y
+}
+`
+	b := testBackend(t)
+	m, f, x := compileSrc(t, b, src)
+	viewed := false
+	for _, sl := range x.plan.slots {
+		viewed = viewed || sl.view != nil
+	}
+	if !viewed {
+		t.Fatalf("the slice is not read in place:\n%s", x.plan)
+	}
+	in := cpu.RandomInputs(f, 4)
+	for _, kj := range [][2]int64{{-3, 0}, {0, 1}, {2, 1}, {7, -1}, {1, 5}} {
+		in[1], in[2] = backend.FromInts(ir.Tensor(ir.I32), kj[0]), backend.FromInts(ir.Tensor(ir.I32), kj[1])
+		agree(t, x, m, f, in)
 	}
 }

@@ -192,6 +192,10 @@ func (x *Executable) runStep(s *state, i int) error {
 	}
 	ptrs := s.ptrs[i]
 	for j, b := range st.bufs {
+		if v := x.plan.slots[b].view; v != nil {
+			ptrs[j] = v.address(s)
+			continue
+		}
 		ptrs[j] = dataPtr(s.bufs[b])
 	}
 	x.call(s, st, ptrs)

@@ -20,6 +20,7 @@ const (
 	slotParam                  // an argument of Run
 	slotConst                  // a constant, filled once at compile time
 	slotResult                 // a result, allocated fresh by each Run
+	slotView                   // a block of another slot (view.go)
 )
 
 type slot struct {
@@ -29,6 +30,7 @@ type slot struct {
 	data  []byte // slotConst: the value
 	// written: a slotParam that a step writes into (donate.go)
 	written bool
+	view    *sliceView // slotView: where its elements are
 }
 
 type stepKind uint8
@@ -149,6 +151,7 @@ func newPlan(m *ir.Module, f *ir.Func, tgt target, donate ...int) (*plan, error)
 		}
 		seen[s] = true
 	}
+	pl.p.keepViewsAlive()
 	pl.p.dedupeKernels()
 	return pl.p, nil
 }
@@ -360,10 +363,18 @@ func (pl *planner) group(body []*ir.Instr, env map[*ir.Value]int, need []*ir.Val
 	}
 	// A reshape of a value in memory stays virtual, and the dot reads that
 	// memory; of an expression nothing else materialises, it is copied.
+	views := map[*ir.Value]int{} // dynamic_slices read in place: leading dims
 	for _, r := range reshapes {
 		if defs[r.x] != nil && !mat[r.x] {
-			mat[r.in.Args[r.arg]] = true
-			continue
+			if lead, ok := contiguousSlice(defs[r.x]); ok && lead > 0 {
+				views[r.x] = lead
+				for _, st := range defs[r.x].Args[1 : 1+lead] {
+					mat[st] = true // the executor reads the starts
+				}
+			} else {
+				mat[r.in.Args[r.arg]] = true
+				continue
+			}
 		}
 		if pl.reshaped[r.in] == nil {
 			pl.reshaped[r.in] = map[int]*ir.Value{}
@@ -391,6 +402,13 @@ func (pl *planner) group(body []*ir.Instr, env map[*ir.Value]int, need []*ir.Val
 			}
 			if _, done := env[in.Results[0]]; done {
 				continue // a dot_general's epilogue computed it
+			}
+			if lead, ok := views[in.Results[0]]; ok {
+				if s, ok := pl.viewSlot(in, lead, env); ok {
+					env[in.Results[0]] = s
+					continue
+				}
+				mat[in.Results[0]] = true // its operand is not in memory: copied
 			}
 			if r := in.Results[0]; mat[r] {
 				if err := pl.loopKernel(r, env, defs); err != nil {
