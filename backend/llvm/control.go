@@ -61,6 +61,10 @@ func (pl *planner) control(in *ir.Instr, env map[*ir.Value]int, depth int) error
 func (pl *planner) while(in *ir.Instr, env map[*ir.Value]int, ins []int, depth int) error {
 	carried := make([]int, len(in.Results))
 	for i, r := range in.Results {
+		if pl.adoptable(in, i, ins[i]) {
+			carried[i] = ins[i] // the loop runs in the operand's own storage
+			continue
+		}
 		carried[i] = pl.newSlot(slot{typ: r.Type})
 	}
 	ctl := &control{}
@@ -74,6 +78,9 @@ func (pl *planner) while(in *ir.Instr, env map[*ir.Value]int, ins []int, depth i
 	pl.p.steps = append(pl.p.steps, step{kind: stepTest, bufs: cond, what: "while test"})
 	first := len(pl.p.steps)
 	pl.carriedUpdates(in)
+	for _, p := range in.Regions[ir.WhileBody].Params {
+		pl.owned[p] = true
+	}
 	res, err := pl.region(in, ir.WhileBody, carried, depth)
 	if err != nil {
 		return err
@@ -122,6 +129,35 @@ func (pl *planner) cases(in *ir.Instr, env map[*ir.Value]int, ins []int, depth i
 		env[r] = outs[i]
 	}
 	return nil
+}
+
+// adoptable reports whether the while in may carry its operand i in the
+// operand's own slot, without copying it in: the operand is used once in
+// its block, by in, and its storage belongs to it alone: a value an
+// instruction of the block computed into a temporary, or a parameter of
+// an enclosing loop body (its carried slot, which nothing else reads in
+// that iteration). A nested loop that carries its parent's state (a
+// stacked KV cache through the layers of a decode step) then copies
+// nothing in or out. Not a parameter of a case branch or of an inlined
+// call: those are slots of the caller, which may read them afterwards.
+func (pl *planner) adoptable(in *ir.Instr, i, slotOf int) bool {
+	a := in.Args[i]
+	if in.Block == nil || (a.Def == nil && !pl.owned[a]) {
+		return false
+	}
+	if a.Def != nil && (a.Def.Block != in.Block || a.Def.Op == ir.OpCall || a.Def.Op == ir.OpFusion) {
+		return false // a call's or fusion's result may be its operand's slot
+	}
+	uses := 0
+	for _, x := range in.Block.Instrs {
+		for _, b := range x.Args {
+			if b == a {
+				uses++
+			}
+		}
+	}
+	s := pl.p.slots[slotOf]
+	return uses == 1 && s.kind == slotTemp && s.view == nil
 }
 
 // carriedUpdates marks the dynamic_update_slices of a while's body that

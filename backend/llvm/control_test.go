@@ -381,3 +381,54 @@ func TestSliceViewClamped(t *testing.T) {
 		agree(t, x, m, f, in)
 	}
 }
+
+// TestWhileAdoptsOperand: a loop nested in another that carries its
+// parent's state (used nowhere else) runs in the parent's carried slot:
+// nothing is copied into the inner loop or back out to the outer one's
+// carry; the numbers agree with the reference executor.
+func TestWhileAdoptsOperand(t *testing.T) {
+	src := `func @main(%c0: f32[4,256], %n: i32[]) -> f32[4,256] {
+  %z = constant 0 : i32[]
+  %i, %c, %lim = while %z, %c0, %n cond (%i: i32[], %c: f32[4,256], %lim: i32[]) {
+      %go = compare %i, %lim {dir=lt}
+      return %go
+    } do (%i: i32[], %c: f32[4,256], %lim: i32[]) {
+      %zz = constant 0 : i32[]
+      %l, %d = while %zz, %c cond (%l: i32[], %d: f32[4,256]) {
+          %three = constant 3 : i32[]
+          %go = compare %l, %three {dir=lt}
+          return %go
+        } do (%l: i32[], %d: f32[4,256]) {
+          %h = constant 0.5 : f32[4,256]
+          %e = mul %d, %h
+          %s = sin %e
+          %one = constant 1 : i32[]
+          %l1 = add %l, %one
+          return %l1, %s
+        }
+      %one = constant 1 : i32[]
+      %i1 = add %i, %one
+      return %i1, %d, %lim
+    }
+  return %c
+}
+`
+	b := testBackend(t)
+	m, f, x := compileSrc(t, b, src)
+	var loops []step
+	for _, st := range x.plan.steps {
+		if st.kind == stepWhile || st.kind == stepCarry {
+			loops = append(loops, st)
+		}
+	}
+	// outer while, inner while, inner carry, outer carry: the state is
+	// carried value 1 of both loops.
+	if len(loops) != 4 || loops[1].bufs[1] != loops[1].bufs[loops[1].outs+1] || loops[3].bufs[1] != loops[3].bufs[loops[3].outs+1] {
+		t.Errorf("the inner loop does not run in the outer loop's carried slot:\n%s", x.plan)
+	}
+	in := cpu.RandomInputs(f, 1)
+	for _, n := range []int64{0, 1, 4} {
+		in[1] = backend.FromInts(ir.Tensor(ir.I32), n)
+		agree(t, x, m, f, in)
+	}
+}

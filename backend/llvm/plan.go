@@ -106,6 +106,9 @@ type planner struct {
 	// that is not planned to that value, which the products read and
 	// widen themselves (narrow.go).
 	narrowSrc map[*ir.Value]*ir.Value
+	// owned are the parameters of the loop bodies planned: their slots
+	// are the loops' carried slots (control.go, adoptable).
+	owned map[*ir.Value]bool
 }
 
 // target is what a plan may assume of the machine that runs it.
@@ -120,7 +123,7 @@ func newPlan(m *ir.Module, f *ir.Func, tgt target, donate ...int) (*plan, error)
 	pl := &planner{m: m, tgt: tgt, p: &plan{gen: newGen(tgt.wide), generated: map[ir.Op]int{}, fallback: map[ir.Op]int{}},
 		epis: map[*ir.Instr]*dotEpilogue{}, synthetic: map[*ir.Instr]bool{}, inplace: inplaceUpdates(f, donate),
 		raggedT: map[*ir.Instr]*ir.Value{}, reshaped: map[*ir.Instr]map[int]*ir.Value{},
-		narrowSrc: map[*ir.Value]*ir.Value{}}
+		narrowSrc: map[*ir.Value]*ir.Value{}, owned: map[*ir.Value]bool{}}
 	env := map[*ir.Value]int{}
 	for i, prm := range f.Params {
 		env[prm] = pl.newSlot(slot{typ: prm.Type, kind: slotParam, param: i})
