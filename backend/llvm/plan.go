@@ -337,11 +337,6 @@ func (pl *planner) group(body []*ir.Instr, env map[*ir.Value]int, need []*ir.Val
 	}
 	defs := map[*ir.Value]*ir.Instr{}
 	mat := map[*ir.Value]bool{}
-	type reshapeUse struct {
-		in  *ir.Instr
-		arg int
-		x   *ir.Value
-	}
 	var reshapes []reshapeUse
 	for _, v := range need {
 		mat[v] = true
@@ -364,26 +359,7 @@ func (pl *planner) group(body []*ir.Instr, env map[*ir.Value]int, need []*ir.Val
 			mat[a] = true
 		}
 	}
-	// A reshape of a value in memory stays virtual, and the dot reads that
-	// memory; of an expression nothing else materialises, it is copied.
-	views := map[*ir.Value]int{} // dynamic_slices read in place: leading dims
-	for _, r := range reshapes {
-		if defs[r.x] != nil && !mat[r.x] {
-			if lead, ok := contiguousSlice(defs[r.x]); ok && lead > 0 {
-				views[r.x] = lead
-				for _, st := range defs[r.x].Args[1 : 1+lead] {
-					mat[st] = true // the executor reads the starts
-				}
-			} else {
-				mat[r.in.Args[r.arg]] = true
-				continue
-			}
-		}
-		if pl.reshaped[r.in] == nil {
-			pl.reshaped[r.in] = map[int]*ir.Value{}
-		}
-		pl.reshaped[r.in][r.arg] = r.x
-	}
+	views := pl.readInPlace(reshapes, defs, mat)
 	// Tensor constants (scalars are expressions) are in memory from the
 	// start, so that a dot_general's epilogue may read one defined after the
 	// dot: an attention mask applied to the scores.
@@ -425,6 +401,40 @@ func (pl *planner) group(body []*ir.Instr, env map[*ir.Value]int, need []*ir.Val
 		}
 	}
 	return nil
+}
+
+// reshapeUse is operand arg of in, a reshape of x (reshapedOperand).
+type reshapeUse struct {
+	in  *ir.Instr
+	arg int
+	x   *ir.Value
+}
+
+// readInPlace decides how each product reads its reshaped operands: a
+// reshape of a value in memory stays virtual, and the dot reads that
+// memory; of a contiguous dynamic_slice nothing else materialises, the dot
+// reads a view of the slice's operand (view.go: the result maps each such
+// slice to its leading dimensions); of another expression, it is copied.
+func (pl *planner) readInPlace(reshapes []reshapeUse, defs map[*ir.Value]*ir.Instr, mat map[*ir.Value]bool) map[*ir.Value]int {
+	views := map[*ir.Value]int{}
+	for _, r := range reshapes {
+		if defs[r.x] != nil && !mat[r.x] {
+			lead, ok := contiguousSlice(defs[r.x])
+			if !ok || lead == 0 {
+				mat[r.in.Args[r.arg]] = true
+				continue
+			}
+			views[r.x] = lead
+			for _, st := range defs[r.x].Args[1 : 1+lead] {
+				mat[st] = true // the executor reads the starts
+			}
+		}
+		if pl.reshaped[r.in] == nil {
+			pl.reshaped[r.in] = map[int]*ir.Value{}
+		}
+		pl.reshaped[r.in][r.arg] = r.x
+	}
+	return views
 }
 
 // loopKernel materialises the expression v into a new slot.
