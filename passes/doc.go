@@ -14,7 +14,7 @@
 // the way it does.
 //
 // The default pipeline (Default) is canonicalize, fold-constants, cse,
-// canonicalize, dce, fuse, assign-layout (assign-layout needs
+// canonicalize, contract, moe-route, licm, dce, fuse, assign-layout (assign-layout needs
 // Options.Target and does nothing without one). The ordering constraints
 // between passes are data (passOrder), each with its reason, and Run checks
 // them before it starts.

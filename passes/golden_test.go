@@ -17,7 +17,7 @@ import (
 
 // goldenDirs are the stages under testdata/golden/passes: one per pass, and
 // default for the whole pipeline.
-var goldenDirs = []string{"canonicalize", "fold-constants", "cse", "dce", "default", "assign-layout", "fuse", "moe-route", "contract"}
+var goldenDirs = []string{"canonicalize", "fold-constants", "cse", "dce", "default", "assign-layout", "fuse", "moe-route", "contract", "licm"}
 
 // TestGolden runs every case of testdata/golden/passes/<dir>. A case's comment
 // names its pipeline ("pipeline: cse,dce", or "pipeline: default"); in.tir is

@@ -136,6 +136,8 @@ func all() []Pass {
 			Doc: "rewrites products summed over axes (through broadcasts, transposes and unit reshapes) into dot_general and folds transposes into dot_general's dimension numbers (f32, f64 and integer products; docs/MOE.md)"},
 		{Name: "moe-route", Regions: true, Run: moeRoute,
 			Doc: "rewrites dense mixture-of-experts layers whose combine weights are provably zero outside each token's top-k experts into sorted rows and ragged_dot grouped matmuls"},
+		{Name: "licm", Run: licm,
+			Doc: "computes the work of a while loop that is the same every iteration (its operands carried unchanged) once before the loop and carries it in; views, constants and scalars stay, as do values larger than their operands"},
 		{Name: "fuse", Regions: true, Run: fuse,
 			Doc: "groups elementwise chains, reductions with their producers and dot_general with its epilogue into fusion instructions, by bytes saved under the target's cost model"},
 		{Name: "assign-layout", Run: assignLayout,
@@ -178,6 +180,11 @@ func Names() []string {
 // contract then puts every contraction in dot_general form, so that
 // moe-route, right after it, matches one spelling of each matmul.
 //
+// licm comes after them and before dce: it hoists a loop's invariant work
+// once the body is in its simplest form (folded constants stay in the body,
+// where trip counts read them), and dce then removes the originals and the
+// carried values nothing reads any more.
+//
 // fuse follows dce: fusion wants canonical, CSE'd input with nothing dead,
 // so that no kernel carries a no-op, a duplicate or an unused value.
 //
@@ -206,6 +213,7 @@ func Default() []Pass {
 		byName("canonicalize"),
 		byName("contract"),
 		byName("moe-route"),
+		byName("licm"),
 		byName("dce"),
 		byName("fuse"),
 		byName("assign-layout"),
@@ -225,6 +233,7 @@ var passOrder = []orderRule{
 	{"canonicalize", "dce", "canonicalize leaves the instructions it replaced for dce to remove"},
 	{"fold-constants", "dce", "fold-constants leaves the instructions it folded for dce to remove"},
 	{"cse", "dce", "cse leaves the duplicates it merged for dce to remove"},
+	{"licm", "dce", "licm leaves the instructions it hoisted, and the carried values they no longer read, for dce to remove"},
 	{"fold-constants", "cse", "folding makes equal constants (and ops of them) that only cse merges"},
 	// Passes that build instructions get result types from ir.Infer, which
 	// carries no layout, and cse and canonicalize compare types with their

@@ -90,7 +90,7 @@ func TestDisableUnknown(t *testing.T) {
 	var log []string
 	pipeline := append(passes.Default(), logPass("extra", &log))
 	err := passes.Run(twoFuncs(t), pipeline, passes.Options{Disable: []string{"cse", "constant-fold"}})
-	want := `passes: cannot disable unknown pass "constant-fold"; valid passes: canonicalize, fold-constants, cse, dce, contract, moe-route, fuse, assign-layout, extra`
+	want := `passes: cannot disable unknown pass "constant-fold"; valid passes: canonicalize, fold-constants, cse, dce, contract, moe-route, licm, fuse, assign-layout, extra`
 	if err == nil || err.Error() != want {
 		t.Fatalf("got %v\nwant %s", err, want)
 	}
@@ -121,10 +121,10 @@ func TestDefaultAndLookup(t *testing.T) {
 			t.Errorf("pass %s lacks a Doc or a Run", p.Name)
 		}
 	}
-	if got, want := strings.Join(names, ","), "canonicalize,fold-constants,cse,canonicalize,contract,moe-route,dce,fuse,assign-layout"; got != want {
+	if got, want := strings.Join(names, ","), "canonicalize,fold-constants,cse,canonicalize,contract,moe-route,licm,dce,fuse,assign-layout"; got != want {
 		t.Errorf("Default() = %s, want %s", got, want)
 	}
-	if got, want := strings.Join(passes.Names(), ","), "canonicalize,fold-constants,cse,dce,contract,moe-route,fuse,assign-layout"; got != want {
+	if got, want := strings.Join(passes.Names(), ","), "canonicalize,fold-constants,cse,dce,contract,moe-route,licm,fuse,assign-layout"; got != want {
 		t.Errorf("Names() = %s, want %s", got, want)
 	}
 	if p, ok := passes.Lookup("fold-constants"); !ok || p.Name != "fold-constants" {
@@ -241,7 +241,7 @@ func TestDump(t *testing.T) {
 	sort.Strings(names)
 	// Sequence numbers are positions in the pipeline as given: disabling
 	// fold-constants (02) does not renumber cse (03) or dce (07).
-	want := "f_00_input.tir f_03_cse.tir f_07_dce.tir g_00_input.tir g_03_cse.tir g_07_dce.tir"
+	want := "f_00_input.tir f_03_cse.tir f_08_dce.tir g_00_input.tir g_03_cse.tir g_08_dce.tir"
 	if got := strings.Join(names, " "); got != want {
 		t.Fatalf("dump files %q, want %q (no temporary files may remain)", got, want)
 	}
@@ -255,11 +255,11 @@ func TestDump(t *testing.T) {
 	wantFiles := map[string]string{
 		"f_00_input.tir": "func @f(%x: f32[4]) -> f32[4] {\n  %a = neg %x : f32[4]\n  %b = neg %x : f32[4]\n  %s = add %a, %b : f32[4]\n  return %s\n}\n",
 		"f_03_cse.tir":   "func @f(%x: f32[4]) -> f32[4] {\n  %a = neg %x : f32[4]\n  %b = neg %x : f32[4]\n  %s = add %a, %a : f32[4]\n  return %s\n}\n",
-		"f_07_dce.tir":   "func @f(%x: f32[4]) -> f32[4] {\n  %a = neg %x : f32[4]\n  %s = add %a, %a : f32[4]\n  return %s\n}\n",
+		"f_08_dce.tir":   "func @f(%x: f32[4]) -> f32[4] {\n  %a = neg %x : f32[4]\n  %s = add %a, %a : f32[4]\n  return %s\n}\n",
 		"g_03_cse.tir":   "func @g(%y: i32[]) -> i32[] {\n  %d = mul %y, %y : i32[]\n  return %y\n}\n",
-		"g_07_dce.tir":   "func @g(%y: i32[]) -> i32[] {\n  return %y\n}\n",
+		"g_08_dce.tir":   "func @g(%y: i32[]) -> i32[] {\n  return %y\n}\n",
 	}
-	for _, name := range []string{"f_00_input.tir", "f_03_cse.tir", "f_07_dce.tir", "g_03_cse.tir", "g_07_dce.tir"} {
+	for _, name := range []string{"f_00_input.tir", "f_03_cse.tir", "f_08_dce.tir", "g_03_cse.tir", "g_08_dce.tir"} {
 		if got := read(name); got != wantFiles[name] {
 			t.Errorf("%s:\n%s\nwant\n%s", name, got, wantFiles[name])
 		}

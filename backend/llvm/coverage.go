@@ -27,10 +27,7 @@ var planned = map[ir.Op]string{
 
 // refOps are the ops with no kernel yet: every instance runs on the
 // reference executor (docs/CPU_BACKEND.md lists them).
-var refOps = map[ir.Op]string{
-	ir.OpWhile: "a loop runs whole on the reference executor, its body interpreted (compiled bodies are not done)",
-	ir.OpCase:  "a case runs whole on the reference executor, its branches interpreted (compiled branches are not done)",
-}
+var refOps = map[ir.Op]string{}
 
 // covered reports how this backend computes op, or "" when it has no way.
 func covered(op ir.Op) string {
@@ -41,6 +38,9 @@ func covered(op ir.Op) string {
 		return "a kernel"
 	case planned[op] != "":
 		return planned[op]
+	case ir.IsControl(op):
+		return "its regions planned as steps the executor loops over or picks from (control.go)"
+
 	case refOps[op] != "":
 		return "the reference executor: " + refOps[op]
 	}

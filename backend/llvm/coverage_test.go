@@ -32,12 +32,13 @@ func TestEveryOpCovered(t *testing.T) {
 func TestEveryOpGenerated(t *testing.T) {
 	generated := map[ir.Op]bool{}
 	for seed := int64(0); seed < 300; seed++ {
-		for _, f := range progen.Generate(seed, progen.Config{}).Funcs {
+		m := progen.Generate(seed, progen.Config{})
+		for _, f := range m.Funcs {
 			f.Body.Walk(func(in *ir.Instr) {
 				if planned[in.Op] != "" {
 					return
 				}
-				gen, err := planAlone(in)
+				gen, err := planAlone(m, in)
 				switch {
 				case err != nil:
 					t.Errorf("seed %d: %s %s: %v", seed, in.Op, signature(in), err)
@@ -59,7 +60,9 @@ func TestEveryOpGenerated(t *testing.T) {
 
 // planAlone plans a function that computes in alone and reports whether
 // in was generated; a panic of the code generator is an error naming it.
-func planAlone(in *ir.Instr) (gen bool, err error) {
+// A while or case keeps its regions (closed, so they plan anywhere), and
+// calls in them resolve in src, in's module.
+func planAlone(src *ir.Module, in *ir.Instr) (gen bool, err error) {
 	m := ir.NewModule("alone.tir")
 	var params, results []ir.Type
 	for _, a := range in.Args {
@@ -74,13 +77,14 @@ func planAlone(in *ir.Instr) (gen bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("rebuilding it: %v", err)
 	}
+	c.Regions = in.Regions
 	b.Return(c.Results...)
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("the code generator panicked: %v", r)
 		}
 	}()
-	p, err := newPlan(m, f, target{threads: 1})
+	p, err := newPlan(src, f, target{threads: 1})
 	if err != nil {
 		return false, err
 	}

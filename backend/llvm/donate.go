@@ -76,13 +76,24 @@ func (pl *planner) updateInPlace(in *ir.Instr, env map[*ir.Value]int) error {
 // so that the update fits, as the reference executor clamps them.
 func runUpdate(bufs []*backend.Buffer) {
 	x, upd := bufs[0], bufs[2]
-	dims, ud := x.Type().Dims(), upd.Type().Dims()
+	// One array for the index arithmetic at the usual ranks: a loop's
+	// update runs every iteration, and an iteration allocates nothing.
+	rank := len(x.Type().Shape)
+	var fixed [32]int64
+	ints := fixed[:]
+	if 4*rank > len(fixed) {
+		ints = make([]int64, 4*rank)
+	}
+	dims, ud := ints[:rank:rank], ints[rank:2*rank:2*rank]
+	for d := range rank {
+		dims[d], ud[d] = x.Type().Shape[d].Size, upd.Type().Shape[d].Size
+	}
 	if len(dims) == 0 {
 		copy(x.Bytes(), upd.Bytes())
 		return
 	}
 	size := int64(x.Type().DType.Size())
-	strides := make([]int64, len(dims))
+	strides := ints[2*rank : 3*rank : 3*rank]
 	acc := size
 	for d := len(dims) - 1; d >= 0; d-- {
 		strides[d] = acc
@@ -99,7 +110,7 @@ func runUpdate(bufs []*backend.Buffer) {
 		rows *= n
 	}
 	dst, src := x.Bytes(), upd.Bytes()
-	idx := make([]int64, last)
+	idx := ints[3*rank : 3*rank+last]
 	for r := int64(0); r < rows; r++ {
 		off := base
 		for d, i := range idx {

@@ -40,6 +40,8 @@ type state struct {
 	bufs []*backend.Buffer
 	ptrs [][]unsafe.Pointer
 	args []uintptr // SyscallN's arguments, reused: a fresh variadic slice escapes
+	// update holds a stepUpdate's buffers, reused.
+	update []*backend.Buffer
 	// scratch has one region per part a kernel call is split into, and
 	// scratchPtrs their 64-byte aligned addresses, for the thread pool.
 	scratch     [][]byte
@@ -110,12 +112,8 @@ func (x *Executable) run(args []*backend.Buffer, donated []int) (res []*backend.
 			s.bufs[i] = newResult(sl.typ)
 		}
 	}
-	for i := range p.steps {
-		t0 := time.Now()
-		if err := x.runStep(s, i); err != nil {
-			return nil, err
-		}
-		x.clock[i].add(time.Since(t0))
+	if err := x.runRange(s, 0, len(p.steps)); err != nil {
+		return nil, err
 	}
 	res = make([]*backend.Buffer, len(p.results))
 	for i, r := range p.results {
@@ -148,18 +146,42 @@ func (x *Executable) checkArgs(args []*backend.Buffer) error {
 	return nil
 }
 
+// runRange runs steps [lo, hi); a while or case runs its regions' steps
+// (control.go) and the walk goes on after them.
+func (x *Executable) runRange(s *state, lo, hi int) error {
+	for i := lo; i < hi; {
+		if x.plan.steps[i].ctl != nil {
+			next, err := x.runControl(s, i)
+			if err != nil {
+				return err
+			}
+			i = next
+			continue
+		}
+		t0 := time.Now()
+		if err := x.runStep(s, i); err != nil {
+			return err
+		}
+		x.clock[i].add(time.Since(t0))
+		i++
+	}
+	return nil
+}
+
 func (x *Executable) runStep(s *state, i int) error {
 	st := &x.plan.steps[i]
 	switch st.kind {
+	case stepTest, stepCarry, stepYield, stepJoin:
+		panic("llvm: a region's marker step run as a step") // runControl handles them
 	case stepCopy:
 		copy(s.bufs[st.bufs[0]].Bytes(), s.bufs[st.bufs[1]].Bytes())
 		return nil
 	case stepUpdate:
-		bufs := make([]*backend.Buffer, len(st.bufs))
-		for j, b := range st.bufs {
-			bufs[j] = s.bufs[b]
+		s.update = s.update[:0] // reused: a loop's update runs every iteration
+		for _, b := range st.bufs {
+			s.update = append(s.update, s.bufs[b])
 		}
-		runUpdate(bufs)
+		runUpdate(s.update)
 		return nil
 	case stepRef:
 		bufs := make([]*backend.Buffer, len(st.bufs))
@@ -170,6 +192,10 @@ func (x *Executable) runStep(s *state, i int) error {
 	}
 	ptrs := s.ptrs[i]
 	for j, b := range st.bufs {
+		if v := x.plan.slots[b].view; v != nil {
+			ptrs[j] = v.address(s)
+			continue
+		}
 		ptrs[j] = dataPtr(s.bufs[b])
 	}
 	x.call(s, st, ptrs)

@@ -20,6 +20,7 @@ const (
 	slotParam                  // an argument of Run
 	slotConst                  // a constant, filled once at compile time
 	slotResult                 // a result, allocated fresh by each Run
+	slotView                   // a block of another slot (view.go)
 )
 
 type slot struct {
@@ -29,6 +30,7 @@ type slot struct {
 	data  []byte // slotConst: the value
 	// written: a slotParam that a step writes into (donate.go)
 	written bool
+	view    *sliceView // slotView: where its elements are
 }
 
 type stepKind uint8
@@ -38,6 +40,13 @@ const (
 	stepRef             // the reference executor runs instr
 	stepCopy            // a result that is a parameter or constant: copied out
 	stepUpdate          // a dynamic_update_slice into a parameter's storage (donate.go)
+	// control.go: a while or case and the markers that end its regions
+	stepWhile
+	stepTest
+	stepCarry
+	stepCase
+	stepYield
+	stepJoin
 )
 
 type step struct {
@@ -60,6 +69,8 @@ type step struct {
 	// the call is split into are that large (a sort of one long line has
 	// one part), so the executable holds it once per part, not per thread.
 	scratch int64
+	// ctl: a stepWhile's or stepCase's regions (control.go)
+	ctl *control
 }
 
 type plan struct {
@@ -95,6 +106,9 @@ type planner struct {
 	// that is not planned to that value, which the products read and
 	// widen themselves (narrow.go).
 	narrowSrc map[*ir.Value]*ir.Value
+	// owned are the parameters of the loop bodies planned: their slots
+	// are the loops' carried slots (control.go, adoptable).
+	owned map[*ir.Value]bool
 }
 
 // target is what a plan may assume of the machine that runs it.
@@ -109,7 +123,7 @@ func newPlan(m *ir.Module, f *ir.Func, tgt target, donate ...int) (*plan, error)
 	pl := &planner{m: m, tgt: tgt, p: &plan{gen: newGen(tgt.wide), generated: map[ir.Op]int{}, fallback: map[ir.Op]int{}},
 		epis: map[*ir.Instr]*dotEpilogue{}, synthetic: map[*ir.Instr]bool{}, inplace: inplaceUpdates(f, donate),
 		raggedT: map[*ir.Instr]*ir.Value{}, reshaped: map[*ir.Instr]map[int]*ir.Value{},
-		narrowSrc: map[*ir.Value]*ir.Value{}}
+		narrowSrc: map[*ir.Value]*ir.Value{}, owned: map[*ir.Value]bool{}}
 	env := map[*ir.Value]int{}
 	for i, prm := range f.Params {
 		env[prm] = pl.newSlot(slot{typ: prm.Type, kind: slotParam, param: i})
@@ -140,6 +154,7 @@ func newPlan(m *ir.Module, f *ir.Func, tgt target, donate ...int) (*plan, error)
 		}
 		seen[s] = true
 	}
+	pl.p.keepViewsAlive()
 	pl.p.dedupeKernels()
 	return pl.p, nil
 }
@@ -213,6 +228,13 @@ func (pl *planner) function(f *ir.Func, env map[*ir.Value]int, depth int) ([]int
 				return nil, err
 			}
 			if err := pl.nested(in, env, depth); err != nil {
+				return nil, err
+			}
+		case ir.OpWhile, ir.OpCase:
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			if err := pl.control(in, env, depth); err != nil {
 				return nil, err
 			}
 		default:
@@ -315,11 +337,6 @@ func (pl *planner) group(body []*ir.Instr, env map[*ir.Value]int, need []*ir.Val
 	}
 	defs := map[*ir.Value]*ir.Instr{}
 	mat := map[*ir.Value]bool{}
-	type reshapeUse struct {
-		in  *ir.Instr
-		arg int
-		x   *ir.Value
-	}
 	var reshapes []reshapeUse
 	for _, v := range need {
 		mat[v] = true
@@ -342,18 +359,7 @@ func (pl *planner) group(body []*ir.Instr, env map[*ir.Value]int, need []*ir.Val
 			mat[a] = true
 		}
 	}
-	// A reshape of a value in memory stays virtual, and the dot reads that
-	// memory; of an expression nothing else materialises, it is copied.
-	for _, r := range reshapes {
-		if defs[r.x] != nil && !mat[r.x] {
-			mat[r.in.Args[r.arg]] = true
-			continue
-		}
-		if pl.reshaped[r.in] == nil {
-			pl.reshaped[r.in] = map[int]*ir.Value{}
-		}
-		pl.reshaped[r.in][r.arg] = r.x
-	}
+	views := pl.readInPlace(reshapes, defs, mat)
 	// Tensor constants (scalars are expressions) are in memory from the
 	// start, so that a dot_general's epilogue may read one defined after the
 	// dot: an attention mask applied to the scores.
@@ -376,6 +382,13 @@ func (pl *planner) group(body []*ir.Instr, env map[*ir.Value]int, need []*ir.Val
 			if _, done := env[in.Results[0]]; done {
 				continue // a dot_general's epilogue computed it
 			}
+			if lead, ok := views[in.Results[0]]; ok {
+				if s, ok := pl.viewSlot(in, lead, env); ok {
+					env[in.Results[0]] = s
+					continue
+				}
+				mat[in.Results[0]] = true // its operand is not in memory: copied
+			}
 			if r := in.Results[0]; mat[r] {
 				if err := pl.loopKernel(r, env, defs); err != nil {
 					return err
@@ -388,6 +401,40 @@ func (pl *planner) group(body []*ir.Instr, env map[*ir.Value]int, need []*ir.Val
 		}
 	}
 	return nil
+}
+
+// reshapeUse is operand arg of in, a reshape of x (reshapedOperand).
+type reshapeUse struct {
+	in  *ir.Instr
+	arg int
+	x   *ir.Value
+}
+
+// readInPlace decides how each product reads its reshaped operands: a
+// reshape of a value in memory stays virtual, and the dot reads that
+// memory; of a contiguous dynamic_slice nothing else materialises, the dot
+// reads a view of the slice's operand (view.go: the result maps each such
+// slice to its leading dimensions); of another expression, it is copied.
+func (pl *planner) readInPlace(reshapes []reshapeUse, defs map[*ir.Value]*ir.Instr, mat map[*ir.Value]bool) map[*ir.Value]int {
+	views := map[*ir.Value]int{}
+	for _, r := range reshapes {
+		if defs[r.x] != nil && !mat[r.x] {
+			lead, ok := contiguousSlice(defs[r.x])
+			if !ok || lead == 0 {
+				mat[r.in.Args[r.arg]] = true
+				continue
+			}
+			views[r.x] = lead
+			for _, st := range defs[r.x].Args[1 : 1+lead] {
+				mat[st] = true // the executor reads the starts
+			}
+		}
+		if pl.reshaped[r.in] == nil {
+			pl.reshaped[r.in] = map[int]*ir.Value{}
+		}
+		pl.reshaped[r.in][r.arg] = r.x
+	}
+	return views
 }
 
 // loopKernel materialises the expression v into a new slot.

@@ -133,12 +133,12 @@ func TestBuildDump(t *testing.T) {
 	want := lowered(t, expSrc, "", passes.Options{})
 	dumps := filepath.Join(dir, "dumps")
 	tpucc(t, "", "build", model, "--dump-after=all", "--dump-dir", dumps).want(t, 0, want, "")
-	if got := strings.Join(entries(t, dumps), " "); got != "f_00_input.tir f_01_canonicalize.tir f_02_fold-constants.tir f_03_cse.tir f_04_canonicalize.tir f_05_contract.tir f_06_moe-route.tir f_07_dce.tir f_08_fuse.tir f_09_assign-layout.tir" {
+	if got := strings.Join(entries(t, dumps), " "); got != "f_00_input.tir f_01_canonicalize.tir f_02_fold-constants.tir f_03_cse.tir f_04_canonicalize.tir f_05_contract.tir f_06_moe-route.tir f_07_licm.tir f_08_dce.tir f_09_fuse.tir f_10_assign-layout.tir" {
 		t.Errorf("dumps: %s", got)
 	}
-	got, err := os.ReadFile(filepath.Join(dumps, "f_07_dce.tir"))
+	got, err := os.ReadFile(filepath.Join(dumps, "f_08_dce.tir"))
 	if err != nil || string(got) != expSrc {
-		t.Errorf("f_07_dce.tir: %q, %v; want %q", got, err, expSrc)
+		t.Errorf("f_08_dce.tir: %q, %v; want %q", got, err, expSrc)
 	}
 
 	only := filepath.Join(dir, "only")

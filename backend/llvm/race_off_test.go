@@ -1,0 +1,5 @@
+//go:build !race
+
+package llvm
+
+const raceEnabled = false

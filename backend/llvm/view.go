@@ -1,0 +1,100 @@
+package llvm
+
+import (
+	"unsafe"
+
+	"github.com/tpucc/tpucc/ir"
+)
+
+// Slice views. A loop over stacked weights reads layer i as
+// reshape(dynamic_slice(W, i, 0, 0)) and multiplies by it. Materialised,
+// that slice is a copy of the layer's weights every iteration: a product
+// that streams its weights from memory (a decode step) would then read
+// them three times instead of once. A dynamic_slice that keeps every
+// dimension after its leading ones whole is one contiguous block of its
+// operand, so a kernel can read it where it is: the slice gets a view
+// slot, whose address the executor computes from the operand's storage and
+// the clamped start indices at each call, allocating nothing.
+
+// sliceView is where a view slot's elements are: in slot src, at the
+// leading indices held by the scalar slots starts, each clamped to [0,
+// limit] and multiplied by its stride in bytes.
+type sliceView struct {
+	src     int
+	starts  []int
+	limits  []int64
+	strides []int64
+}
+
+// contiguousSlice reports whether ds, a dynamic_slice, takes one index of
+// each of its leading dimensions and the whole of the others, and how
+// many leading dimensions that is.
+func contiguousSlice(ds *ir.Instr) (lead int, ok bool) {
+	x, r := ds.Args[0].Type, ds.Results[0].Type
+	if ds.Op != ir.OpDynamicSlice || !x.IsStatic() || !r.IsStatic() || x.Rank() != r.Rank() {
+		return 0, false
+	}
+	for lead < r.Rank() && r.Shape[lead].Size == 1 && x.Shape[lead].Size != 1 {
+		lead++
+	}
+	for d := lead; d < r.Rank(); d++ {
+		if r.Shape[d].Size != x.Shape[d].Size {
+			return 0, false
+		}
+	}
+	return lead, true
+}
+
+// viewSlot makes the view slot of ds (contiguousSlice) over the slots of
+// its operand and start indices in env; ok is false when one of those is
+// not in memory.
+func (pl *planner) viewSlot(ds *ir.Instr, lead int, env map[*ir.Value]int) (int, bool) {
+	src, ok := env[ds.Args[0]]
+	if !ok || pl.p.slots[src].view != nil {
+		return 0, false
+	}
+	x := ds.Args[0].Type
+	v := &sliceView{src: src}
+	stride := int64(x.DType.Size())
+	for d := x.Rank() - 1; d >= lead; d-- {
+		stride *= x.Shape[d].Size
+	}
+	for d := lead - 1; d >= 0; d-- {
+		s, ok := env[ds.Args[1+d]]
+		if !ok {
+			return 0, false
+		}
+		v.starts = append([]int{s}, v.starts...)
+		v.limits = append([]int64{x.Shape[d].Size - 1}, v.limits...)
+		v.strides = append([]int64{stride}, v.strides...)
+		stride *= x.Shape[d].Size
+	}
+	return pl.newSlot(slot{typ: ds.Results[0].Type, kind: slotView, view: v}), true
+}
+
+// keepViewsAlive adds to every step that reads a view slot the slots the
+// view is made of, so memory planning keeps them until that step (the
+// kernel ignores pointers past its own).
+func (p *plan) keepViewsAlive() {
+	for i := range p.steps {
+		st := &p.steps[i]
+		for _, b := range st.bufs {
+			if v := p.slots[b].view; v != nil {
+				if st.kind != stepKernel {
+					panic("llvm: a view slot read by a step that is not a kernel")
+				}
+				st.bufs = append(st.bufs, v.src)
+				st.bufs = append(st.bufs, v.starts...)
+			}
+		}
+	}
+}
+
+// address is where the view's elements start in s.
+func (v *sliceView) address(s *state) unsafe.Pointer {
+	off := int64(0)
+	for d, b := range v.starts {
+		off += min(max(s.bufs[b].Int64At(0), 0), v.limits[d]) * v.strides[d]
+	}
+	return unsafe.Add(dataPtr(s.bufs[v.src]), off)
+}
