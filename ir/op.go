@@ -170,7 +170,7 @@ var opTable = [numOps]OpInfo{
 	OpSign:    unary("sign", "stablehlo.sign", CostElementwise, numCplxT, "-1, 0 or 1 (NaN stays NaN, -0 stays -0); x/|x| for complex (0 stays 0, NaN parts give NaN)"),
 	OpNot:     unary("not", "stablehlo.not", CostElementwise, bitsT, "logical not for i1, bitwise not for integers"),
 	OpErf:     unary("erf", "chlo.erf", CostTranscendental, floatT, "error function"),
-	OpCbrt:    unary("cbrt", "stablehlo.cbrt", CostTranscendental, floatT, "cube root; cbrt(-x) = -cbrt(x)"),
+	OpCbrt:    unary("cbrt", "stablehlo.cbrt", CostTranscendental, floatCplxT, "cube root; cbrt(-x) = -cbrt(x); the principal root for complex"),
 
 	OpAdd:   binary("add", "stablehlo.add", CostElementwise, numCplxT, true, "x+y; integers wrap"),
 	OpSub:   binary("sub", "stablehlo.subtract", CostElementwise, numCplxT, false, "x-y; integers wrap"),
@@ -183,7 +183,7 @@ var opTable = [numOps]OpInfo{
 	OpAnd:   binary("and", "stablehlo.and", CostElementwise, bitsT, true, "logical and for i1, bitwise for integers"),
 	OpOr:    binary("or", "stablehlo.or", CostElementwise, bitsT, true, "logical or for i1, bitwise for integers"),
 	OpXor:   binary("xor", "stablehlo.xor", CostElementwise, bitsT, true, "logical xor for i1, bitwise for integers"),
-	OpAtan2: binary("atan2", "stablehlo.atan2", CostTranscendental, floatT, false, "atan(x/y) in the right quadrant"),
+	OpAtan2: binary("atan2", "stablehlo.atan2", CostTranscendental, floatCplxT, false, "atan(x/y) in the right quadrant; for complex -i*log((y+i*x)/sqrt(y^2+x^2))"),
 
 	OpCompare: {Name: "compare", Fuse: FuseLoop, Cost: CostElementwise, Pad: PadElementwise,
 		Group: GroupCompare, Args: 2, Elementwise: true,

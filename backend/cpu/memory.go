@@ -245,7 +245,11 @@ func scratchBytes(in *ir.Instr) int64 {
 	}
 	switch in.Op.Info().Scratch {
 	case ir.ScratchReduce: // the sums, and one row of the operand
-		return mulBytes(addBytes(elems(in.Results[0]), line()), 8)
+		acc := int64(8) // float64 or int64
+		if in.Args[0].Type.DType.IsComplex() {
+			acc = 16 // complex128
+		}
+		return mulBytes(addBytes(elems(in.Results[0]), line()), acc)
 	case ir.ScratchLine: // at most four float64 (or index) copies of a line
 		return mulBytes(line(), 32)
 	case ir.ScratchSort:
