@@ -30,7 +30,14 @@ var planned = map[ir.Op]string{
 var refOps = map[ir.Op]string{
 	ir.OpWhile: "a loop runs whole on the reference executor, its body interpreted (compiled bodies are not done)",
 	ir.OpCase:  "a case runs whole on the reference executor, its branches interpreted (compiled branches are not done)",
+	// Complex values have no kernels (elemType): every op on them falls
+	// back, and these three always have a complex operand or result.
+	ir.OpComplex: complexFallback,
+	ir.OpReal:    complexFallback,
+	ir.OpImag:    complexFallback,
 }
+
+const complexFallback = "complex values have no kernels yet: every op on c64 or c128 runs on the reference executor"
 
 // covered reports how this backend computes op, or "" when it has no way.
 func covered(op ir.Op) string {
