@@ -1,11 +1,14 @@
 package oracle
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/frontend/tir"
+	"github.com/tpucc/tpucc/ir"
 )
+
 
 // complexPrograms exercise every op defined on complex values, on both
 // complex types, against XLA:CPU (the generator draws no complex values, so
@@ -60,10 +63,21 @@ var complexPrograms = map[string]string{
 }`,
 }
 
-// TestComplexModules runs complexPrograms through the executor and XLA.
+// TestComplexModules runs complexPrograms, and the golden cases with
+// complex values (TestGoldenModules runs them too, among all the others),
+// through the executor and XLA.
 func TestComplexModules(t *testing.T) {
 	h := harness(t)
 	var checks []*check
+	golden, _ := goldenChecks(t)
+	for _, c := range golden {
+		if strings.Contains(ir.Print(c.m), "c64") || strings.Contains(ir.Print(c.m), "c128") {
+			checks = append(checks, c)
+		}
+	}
+	if len(checks) < 3 {
+		t.Fatalf("found %d golden modules with complex values, want the 3 of testdata/golden", len(checks))
+	}
 	for name, src := range complexPrograms {
 		m, err := tir.Parse(name+".tir", []byte(src))
 		if err != nil {
