@@ -61,6 +61,19 @@ var complexPrograms = map[string]string{
   %m = mul %xc, %k : c128[5]
   return %p, %l, %e, %cb, %at, %ab, %cv, %s, %m
 }`,
+	"complex_moves": `func @f(%z: c128[3,4], %w: c128[2,4], %i: i32[2], %p: i1[3,4]) -> (c128[5,4], c128[5,6], c128[2,4], c128[2,2], c128[3,4], c64[2,3], c128[3,4], c128[4,3]) {
+  %c = concat %z, %w {axis=0} : c128[5,4]
+  %k = constant (0.5, -1.5) : c128[]
+  %pd = pad %c, %k {low=[0, 1], high=[0, 1]} : c128[5,6]
+  %t = take %z, %i {axis=0} : c128[2,4]
+  %s0 = constant 1 : i32[]
+  %ds = dynamic_slice %z, %s0, %s0 {sizes=[2, 2]} : c128[2,2]
+  %du = dynamic_update_slice %z, %ds, %s0, %s0 : c128[3,4]
+  %oh = one_hot %i {depth=3} : c64[2,3]
+  %sel = select %p, %z, %du : c128[3,4]
+  %tr = transpose %sel {perm=[1, 0]} : c128[4,3]
+  return %c, %pd, %t, %ds, %du, %oh, %sel, %tr
+}`,
 }
 
 // TestComplexModules runs complexPrograms, and the golden cases with
