@@ -9,7 +9,6 @@ import (
 	"github.com/tpucc/tpucc/ir"
 )
 
-
 // complexPrograms exercise every op defined on complex values, on both
 // complex types, against XLA:CPU (the generator draws no complex values, so
 // the random programs do not). Inputs are drawn with both parts in [-2, 2),
