@@ -446,7 +446,7 @@ func inferIota(c *inferCtx) []Type {
 func inferDot(c *inferCtx) []Type {
 	l, r := c.args[0], c.args[1]
 	a := c.attr.(*DotAttr)
-	if !c.checkClass(l, numericT, "lhs") {
+	if !c.checkClass(l, numCplxT, "lhs") {
 		return nil
 	}
 	if l.DType != r.DType {

@@ -76,6 +76,9 @@ func TestComplexKernels(t *testing.T) {
 			"c128[2] [(3.0, -2.0), (0.5, 1.0)]"},
 		{"reduce_prod", ir.OpReduceProd, &ir.AxesAttr{Axes: []int64{0, 1}}, nil, []*backend.Buffer{cbuf(c64(2, 2), 1i, 1i, 2, 3)},
 			"c64[] (-6.0, 0.0)"},
+		{"dot_general: no conjugation", ir.OpDotGeneral, &ir.DotAttr{LhsContract: []int64{1}, RhsContract: []int64{0}}, nil,
+			[]*backend.Buffer{cbuf(c128(2, 2), 1+1i, 2, 0, 1i), cbuf(c128(2, 2), 1, 1i, 2, -1)},
+			"c128[2,2] [[(5.0, 1.0), (-3.0, 1.0)], [(0.0, 2.0), (0.0, -1.0)]]"},
 		{"transpose moves 16-byte elements", ir.OpTranspose, &ir.PermAttr{Perm: []int64{1, 0}}, nil,
 			[]*backend.Buffer{cbuf(c128(2, 2), 1, 2i, 3, 4i)}, "c128[2,2] [[(1.0, 0.0), (3.0, 0.0)], [(0.0, 2.0), (0.0, 4.0)]]"},
 	}

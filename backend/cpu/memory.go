@@ -275,6 +275,9 @@ func scratchBytes(in *ir.Instr) int64 {
 func dotScratchBytes(in *ir.Instr) int64 {
 	d := dotLayout(in)
 	n := mulBytes(dotScratch(d.nm, d.nn, d.nk), 8)
+	if in.Args[0].Type.DType.IsComplex() { // two rows of complex128 (dotComplex)
+		n = mulBytes(int64(min(d.nk, dotChunk)), 32)
+	}
 	for i, perm := range [][]int64{d.lperm, d.rperm} {
 		t := in.Args[i].Type
 		if movesData(t.Dims(), perm) {

@@ -32,6 +32,7 @@ const complexOps = `func @f(%x: f32[100,200], %y: f32[100,200], %z: c128[100,200
   %v = convert %z : c64[100,200]
   %s = reduce_sum %z {axes=[1]} : c128[100]
   %t = transpose %z {perm=[1, 0]}
+  %d = dot_general %z, %t {lhs_contract=[1], rhs_contract=[0]} : c128[100,100]
   return %m
 }`
 
