@@ -541,7 +541,7 @@ func NewLiteral(t Type, vals []float64) *Literal {
 // NewIntLiteral makes a literal for an integer or i1 type from int values, wrapped into range.
 func NewIntLiteral(t Type, vals []int64) *Literal {
 	if t.DType.IsComplex() {
-		return NewLiteral(t, intsAsFloats(vals))
+		return NewLiteral(t, intsAsFloats(vals, t.DType.ComplexPart()))
 	}
 	if t.DType.IsFloat() {
 		fs := make([]float64, len(vals))
@@ -557,11 +557,15 @@ func NewIntLiteral(t Type, vals []int64) *Literal {
 	return &Literal{Ints: is}
 }
 
-// intsAsFloats widens integer values for a complex literal (NewLiteral rounds them).
-func intsAsFloats(vals []int64) []float64 {
+// intsAsFloats converts integer values to the float type p with one rounding
+// (int64 to f32 directly, not through f64), as converting them does.
+func intsAsFloats(vals []int64, p DType) []float64 {
 	fs := make([]float64, len(vals))
 	for i, v := range vals {
 		fs[i] = float64(v)
+		if p == F32 {
+			fs[i] = float64(float32(v))
+		}
 	}
 	return fs
 }
