@@ -126,7 +126,7 @@ func TestMlirJAX(t *testing.T) {
 			for _, w := range wants {
 				want := readNPYFile(t, w)
 				got := readNPYFile(t, filepath.Join(out, filepath.Base(w)))
-				tol := oracle.For(want.Type().DType.ComplexPart()) // a complex result: its parts
+				tol := oracle.For(want.Type().DType)
 				if jaxBF16[name+"/"+filepath.Base(w)] {
 					tol = oracle.For(ir.BF16)
 				}

@@ -73,7 +73,7 @@ func For(dt ir.DType) Tolerance { return progen.DefaultTolerance(dt) }
 // tolerance of their dtype.
 // A complex tensor takes the tolerance of its part type.
 func Compare(want, got *backend.Buffer) error {
-	return CompareWithin(want, got, For(want.Type().DType.ComplexPart()))
+	return CompareWithin(want, got, For(want.Type().DType))
 }
 
 // CompareExact checks that got equals want: bit for bit, but for NaN
