@@ -44,6 +44,9 @@ func VJP(out *ir.Module, f *ir.Func) (*ir.Func, error) {
 	if err := checkStatic(f); err != nil {
 		return nil, err
 	}
+	if err := checkReal(f); err != nil {
+		return nil, err
+	}
 	var names []string
 	var types []ir.Type
 	for _, p := range f.Params {
@@ -96,6 +99,22 @@ func VJP(out *ir.Module, f *ir.Func) (*ir.Func, error) {
 
 // plain drops a layout: autodiff runs before layouts are assigned.
 func plain(t ir.Type) ir.Type { return t.WithShape(t.Shape) }
+
+// checkReal refuses a function with a complex parameter or result, which
+// would otherwise get no cotangent, as integers do, silently.
+func checkReal(f *ir.Func) error {
+	for _, p := range f.Params {
+		if p.Type.DType.IsComplex() {
+			return ir.Errorf(p.Pos, "cannot differentiate @%s: parameter %%%s is %s; %s", f.Name, p.Name, p.Type, complexRefused)
+		}
+	}
+	for i, t := range f.Results {
+		if t.DType.IsComplex() {
+			return ir.Errorf(f.Pos, "cannot differentiate @%s: result %d is %s; %s", f.Name, i, t, complexRefused)
+		}
+	}
+	return nil
+}
 
 func checkStatic(f *ir.Func) error {
 	for _, p := range f.Params {
@@ -188,6 +207,23 @@ func (t *tape) ctOrZero(v *ir.Value) *ir.Value {
 	return t.b.Const(v.Type, 0)
 }
 
+// complexRefused is why complex values stop differentiation: the rules are
+// real ones, and no convention for complex cotangents (JAX's conjugated one,
+// or Wirtinger derivatives) is chosen yet.
+const complexRefused = "complex values are not differentiated yet (the rules are real; no convention for complex cotangents is chosen)"
+
+// touchesComplex reports whether an operand or result of in is complex.
+func touchesComplex(in *ir.Instr) bool {
+	for _, vs := range [][]*ir.Value{in.Args, in.Results} {
+		for _, v := range vs {
+			if v.Type.DType.IsComplex() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // backward walks the tape in reverse, applying each instruction's rule where one of its
 // results has a cotangent.
 func (t *tape) backward() error {
@@ -203,6 +239,9 @@ func (t *tape) backward() error {
 			continue
 		}
 		r := rules[in.Op]
+		if r.vjp != nil && touchesComplex(in) {
+			return ir.Errorf(in.Pos, "cannot differentiate %s: %s", in.Op, complexRefused)
+		}
 		if r.vjp == nil {
 			if r.refused != "" {
 				return ir.Errorf(in.Pos, "cannot differentiate %s: %s", in.Op, r.refused)

@@ -70,6 +70,14 @@ func TestVJPErrors(t *testing.T) {
 			"symbolic.tir:1:9: error: cannot differentiate @f: parameter %x has the symbolic type f32[B,4]; give its sizes (--dim)"},
 		{"fusion", "func @f(%x: f32[4]) -> f32[4] {\n  %y = fusion %x {kind=loop} : f32[4] (%p: f32[4]) {\n    %e = exp %p : f32[4]\n    return %e\n  }\n  return %y\n}\n",
 			"fusion.tir:2:3: error: cannot differentiate fusion: autodiff runs on unfused IR, before the fuse pass"},
+		{"real", "func @f(%x: f32[4]) -> f32[4] {\n  %z = complex %x, %x\n  %y = real %z\n  return %y\n}\n",
+			"real.tir:3:3: error: cannot differentiate real: complex values are not differentiated yet (the rules are real; no convention for complex cotangents is chosen)"},
+		{"complex_param", "func @f(%x: c64[4]) -> f32[4] {\n  %y = real %x\n  return %y\n}\n",
+			"complex_param.tir:1:9: error: cannot differentiate @f: parameter %x is c64[4]; complex values are not differentiated yet (the rules are real; no convention for complex cotangents is chosen)"},
+		{"complex_exp", "func @f(%x: f32[4]) -> f64[4] {\n  %z = complex %x, %x\n  %y = exp %z\n  %c = convert %y : f64[4]\n  return %c\n}\n",
+			"complex_exp.tir:4:3: error: cannot differentiate convert: complex values are not differentiated yet (the rules are real; no convention for complex cotangents is chosen)"},
+		{"complex_result", "func @f(%x: f32[4]) -> c64[4] {\n  %z = complex %x, %x\n  return %z\n}\n",
+			"complex_result.tir:1:1: error: cannot differentiate @f: result 0 is c64[4]; complex values are not differentiated yet (the rules are real; no convention for complex cotangents is chosen)"},
 	}
 	for _, c := range cases {
 		m, err := tir.Parse(c.name+".tir", []byte(c.src))

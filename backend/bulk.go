@@ -67,6 +67,30 @@ func (b *Buffer) WriteInt64s(i int, src []int64) {
 	}
 }
 
+// ReadComplex128s fills dst with elements i, i+1, ... as Complex128At reads them.
+func (b *Buffer) ReadComplex128s(i int, dst []complex128) {
+	switch d := b.Bytes(); b.typ.DType {
+	case ir.C64:
+		convertRun(dst, elems[complex64](d)[i:], func(v complex64) complex128 { return complex128(v) })
+	case ir.C128:
+		copy(dst, elems[complex128](d)[i:i+len(dst)])
+	default:
+		readEach(dst, i, b.Complex128At)
+	}
+}
+
+// WriteComplex128s stores src as elements i, i+1, ... as SetComplex128 does.
+func (b *Buffer) WriteComplex128s(i int, src []complex128) {
+	switch d := b.Bytes(); b.typ.DType {
+	case ir.C64:
+		convertRun(elems[complex64](d)[i:i+len(src)], src, func(v complex128) complex64 { return complex64(v) })
+	case ir.C128:
+		copy(elems[complex128](d)[i:], src)
+	default:
+		writeEach(src, i, b.SetComplex128)
+	}
+}
+
 // convertRun sets dst[k] = conv(src[k]) for every k of dst: the fast path of
 // the four run functions above, for the dtypes whose storage is read directly.
 func convertRun[S, D any](dst []D, src []S, conv func(S) D) {
@@ -162,6 +186,8 @@ func (b *Buffer) String() string {
 	}
 	elem := func(i int) string {
 		switch dt := b.typ.DType; {
+		case dt.IsComplex():
+			return ir.FormatComplex(b.Complex128At(i), dt)
 		case dt.IsFloat():
 			return ir.FormatFloat(b.Float64At(i), dt)
 		case dt.IsBool():

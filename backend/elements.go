@@ -10,7 +10,8 @@ import (
 
 // Element is the Go types that hold one dtype's elements exactly as a Buffer
 // stores them: float32 is f32, float64 f64, bool i1, int8 i8, int16 i16,
-// int32 i32, int64 i64, uint8 u8, uint32 u32. f16 and bf16 have no Go type:
+// int32 i32, int64 i64, uint8 u8, uint32 u32, complex64 c64, complex128
+// c128 (the real part first, as numpy stores them). f16 and bf16 have no Go type:
 // their elements are 16-bit patterns, read with Float64At or through
 // Bytes.
 //
@@ -18,7 +19,7 @@ import (
 // the Buffer's little-endian order on every platform Go runs tpucc on (amd64,
 // arm64, riscv64, ...). A big-endian host would need copies here.
 type Element interface {
-	float32 | float64 | bool | int8 | int16 | int32 | int64 | uint8 | uint32
+	float32 | float64 | bool | int8 | int16 | int32 | int64 | uint8 | uint32 | complex64 | complex128
 }
 
 // DTypeOf is the dtype whose elements T holds.
@@ -41,6 +42,10 @@ func DTypeOf[T Element]() ir.DType {
 		return ir.I64
 	case uint8:
 		return ir.U8
+	case complex64:
+		return ir.C64
+	case complex128:
+		return ir.C128
 	}
 	return ir.U32
 }
@@ -91,9 +96,12 @@ func elems[T any](data []byte) []T {
 func (b *Buffer) Float32s() []float32 { return Elems[float32](b) }
 
 // Float64At returns element i as a float64: float elements exactly, integer
-// and i1 elements as their value.
+// and i1 elements as their value, complex elements as their real part (what
+// convert keeps of them).
 func (b *Buffer) Float64At(i int) float64 {
 	switch d := b.Bytes(); b.typ.DType {
+	case ir.C64, ir.C128:
+		return real(b.Complex128At(i))
 	case ir.F32:
 		return float64(elems[float32](d)[i])
 	case ir.F64:
@@ -123,7 +131,7 @@ func (b *Buffer) Int64At(i int) int64 {
 		return int64(elems[uint32](d)[i])
 	case ir.I64:
 		return elems[int64](d)[i]
-	case ir.F32, ir.F64, ir.F16, ir.BF16:
+	case ir.F32, ir.F64, ir.F16, ir.BF16, ir.C64, ir.C128:
 		return floatToInt(b.Float64At(i), ir.I64)
 	}
 	panic(fmt.Sprintf("backend: a %s buffer has no elements", b.typ))
@@ -142,16 +150,43 @@ func (b *Buffer) SetFloat64(i int, v float64) {
 		elems[uint16](d)[i] = ir.Float32ToF16(float32(v))
 	case ir.BF16:
 		elems[uint16](d)[i] = ir.Float32ToBF16(float32(v))
+	case ir.C64, ir.C128:
+		b.SetComplex128(i, complex(v, 0))
 	default:
 		b.setInt(i, floatToInt(v, b.typ.DType))
+	}
+}
+
+// Complex128At returns element i as a complex128: a complex element
+// exactly, a real one as Float64At reads it with imaginary part 0.
+func (b *Buffer) Complex128At(i int) complex128 {
+	switch d := b.Bytes(); b.typ.DType {
+	case ir.C64:
+		return complex128(elems[complex64](d)[i])
+	case ir.C128:
+		return elems[complex128](d)[i]
+	}
+	return complex(b.Float64At(i), 0)
+}
+
+// SetComplex128 stores v as element i: both parts rounded for c64; a real
+// dtype takes the real part, as SetFloat64 stores it.
+func (b *Buffer) SetComplex128(i int, v complex128) {
+	switch d := b.Bytes(); b.typ.DType {
+	case ir.C64:
+		elems[complex64](d)[i] = complex64(v)
+	case ir.C128:
+		elems[complex128](d)[i] = v
+	default:
+		b.SetFloat64(i, real(v))
 	}
 }
 
 // SetInt64 stores v as element i: wrapped into an integer dtype, != 0 for
 // i1, converted as the convert op does for a float dtype.
 func (b *Buffer) SetInt64(i int, v int64) {
-	if dt := b.typ.DType; dt.IsFloat() {
-		b.SetFloat64(i, intToFloat(v, dt))
+	if dt := b.typ.DType; dt.IsFloat() || dt.IsComplex() {
+		b.SetFloat64(i, intToFloat(v, dt.ComplexPart()))
 		return
 	}
 	b.setInt(i, v)
@@ -212,9 +247,10 @@ func intToFloat(v int64, dt ir.DType) float64 {
 	return dt.RoundFloat(float64(float32(v)))
 }
 
-// Word is the unsigned integers as wide as some dtype's elements.
+// Word is the unsigned integers as wide as some dtype's elements, and a pair
+// of uint64 for c128's 16 bytes.
 type Word interface {
-	uint8 | uint16 | uint32 | uint64
+	uint8 | uint16 | uint32 | uint64 | [2]uint64
 }
 
 // Words returns b's elements as raw bit patterns, a []W over b's storage

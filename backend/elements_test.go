@@ -263,3 +263,37 @@ func FuzzReadNPY(f *testing.F) {
 		}
 	})
 }
+
+// TestComplexElements: c64 and c128 store (re, im) pairs as numpy does;
+// real reads see the real part, real writes set the imaginary part to 0,
+// c64 rounds both parts to f32.
+func TestComplexElements(t *testing.T) {
+	c, err := FromSlice([]complex64{complex(1.5, -2), complex(float32(math.Inf(1)), 0.25)}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.String(); got != "c64[2] [(1.5, -2.0), (inf, 0.25)]" {
+		t.Errorf("c64 buffer: %s", got)
+	}
+	if got := binary.LittleEndian.Uint32(c.Bytes()[4:]); got != math.Float32bits(-2) {
+		t.Errorf("the imaginary part of element 0 is stored as %#x, want -2's bits", got)
+	}
+	if c.Float64At(0) != 1.5 || c.Int64At(0) != 1 {
+		t.Errorf("real reads of (1.5, -2): %v %v", c.Float64At(0), c.Int64At(0))
+	}
+	d := New(ty(ir.C128, 3))
+	d.SetFloat64(0, -0.5)
+	d.SetInt64(1, 7)
+	d.SetComplex128(2, complex(0.1, 1e300))
+	if got := d.String(); got != "c128[3] [(-0.5, 0.0), (7.0, 0.0), (0.1, 1e+300)]" {
+		t.Errorf("c128 buffer: %s", got)
+	}
+	s := New(ty(ir.C64, 1))
+	s.WriteComplex128s(0, []complex128{complex(0.1, 1e300)})
+	if got := s.Complex128At(0); got != complex(float64(float32(0.1)), math.Inf(1)) {
+		t.Errorf("c64 rounding: %v", got)
+	}
+	if Elems[complex128](d)[2] != complex(0.1, 1e300) || DTypeOf[complex64]() != ir.C64 {
+		t.Error("typed views of complex buffers")
+	}
+}

@@ -207,6 +207,9 @@ func (e *encoder) literal(l *ir.Literal) {
 	if l != nil && l.Ints != nil {
 		flags |= 2
 	}
+	if l != nil && l.Complex != nil {
+		flags |= 4
+	}
 	e.buf = append(e.buf, flags)
 	if flags&1 != 0 {
 		e.uvar(uint64(len(l.Floats)))
@@ -218,6 +221,13 @@ func (e *encoder) literal(l *ir.Literal) {
 		e.uvar(uint64(len(l.Ints)))
 		for _, x := range l.Ints {
 			e.svar(x)
+		}
+	}
+	if flags&4 != 0 {
+		e.uvar(uint64(len(l.Complex)))
+		for _, x := range l.Complex {
+			e.f64(real(x))
+			e.f64(imag(x))
 		}
 	}
 }

@@ -323,7 +323,7 @@ func (d *decoder) attr(op ir.Op, pos ir.Pos) ir.Attr {
 func (d *decoder) literal() *ir.Literal {
 	l := &ir.Literal{}
 	flags := d.byte()
-	if flags&^3 != 0 {
+	if flags&^7 != 0 {
 		d.fail("bad literal flags %d", flags)
 	}
 	if flags&1 != 0 {
@@ -336,6 +336,13 @@ func (d *decoder) literal() *ir.Literal {
 		l.Ints = make([]int64, d.count(1))
 		for i := range l.Ints {
 			l.Ints[i] = d.svar()
+		}
+	}
+	if flags&4 != 0 {
+		l.Complex = make([]complex128, d.count(16))
+		for i := range l.Complex {
+			re := d.f64()
+			l.Complex[i] = complex(re, d.f64())
 		}
 	}
 	return l

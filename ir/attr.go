@@ -417,23 +417,50 @@ func FormatFloat(v float64, dt DType) string {
 	return s
 }
 
+// FormatComplex spells a complex element as (re, im), each part as
+// FormatFloat spells it in d's part type: StableHLO's spelling, also .tir's.
+func FormatComplex(v complex128, d DType) string {
+	p := d.ComplexPart()
+	return "(" + FormatFloat(real(v), p) + ", " + FormatFloat(imag(v), p) + ")"
+}
+
 // Literal is the element data of a constant, row-major. Float dtypes use Floats,
-// integer dtypes and i1 (0 or 1) use Ints. A single element is a splat over the whole type.
+// integer dtypes and i1 (0 or 1) use Ints, complex dtypes Complex. A single element
+// is a splat over the whole type.
 type Literal struct {
-	Floats []float64
-	Ints   []int64
+	Floats  []float64
+	Ints    []int64
+	Complex []complex128
 }
 
 // Len is the number of stored elements (1 for a splat).
 func (l *Literal) Len() int {
+	if l.Complex != nil {
+		return len(l.Complex)
+	}
 	if l.Floats != nil {
 		return len(l.Floats)
 	}
 	return len(l.Ints)
 }
 
-// Float returns element i as a float64, repeating a splat.
+// ComplexAt returns element i as a complex128, repeating a splat; a real
+// literal's elements have imaginary part 0.
+func (l *Literal) ComplexAt(i int) complex128 {
+	if l.Complex == nil {
+		return complex(l.Float(i), 0)
+	}
+	if len(l.Complex) == 1 {
+		return l.Complex[0]
+	}
+	return l.Complex[i]
+}
+
+// Float returns element i as a float64 (a complex element's real part), repeating a splat.
 func (l *Literal) Float(i int) float64 {
+	if l.Complex != nil {
+		return real(l.ComplexAt(i))
+	}
 	if l.Floats != nil {
 		if len(l.Floats) == 1 {
 			return l.Floats[0]
@@ -448,6 +475,9 @@ func (l *Literal) Float(i int) float64 {
 
 // Int returns element i as an int64, repeating a splat.
 func (l *Literal) Int(i int) int64 {
+	if l.Complex != nil {
+		return int64(l.Float(i))
+	}
 	if l.Ints != nil {
 		if len(l.Ints) == 1 {
 			return l.Ints[0]
@@ -462,8 +492,14 @@ func (l *Literal) Int(i int) int64 {
 
 // Equal reports whether two literals hold the same elements (NaNs compare by bits).
 func (l *Literal) Equal(m *Literal) bool {
-	if len(l.Floats) != len(m.Floats) || len(l.Ints) != len(m.Ints) {
+	if len(l.Floats) != len(m.Floats) || len(l.Ints) != len(m.Ints) || len(l.Complex) != len(m.Complex) {
 		return false
+	}
+	for i, c := range l.Complex {
+		d := m.Complex[i]
+		if math.Float64bits(real(c)) != math.Float64bits(real(d)) || math.Float64bits(imag(c)) != math.Float64bits(imag(d)) {
+			return false
+		}
 	}
 	for i := range l.Floats {
 		if math.Float64bits(l.Floats[i]) != math.Float64bits(m.Floats[i]) {
@@ -481,6 +517,13 @@ func (l *Literal) Equal(m *Literal) bool {
 // NewLiteral makes a literal for type t from float values, rounding each into t's dtype
 // (floats to nearest even, integers wrapped, i1 to 0 or 1). One value is a splat.
 func NewLiteral(t Type, vals []float64) *Literal {
+	if t.DType.IsComplex() {
+		cs := make([]complex128, len(vals))
+		for i, v := range vals {
+			cs[i] = t.DType.RoundComplex(complex(v, 0))
+		}
+		return &Literal{Complex: cs}
+	}
 	if t.DType.IsFloat() {
 		fs := make([]float64, len(vals))
 		for i, v := range vals {
@@ -497,6 +540,9 @@ func NewLiteral(t Type, vals []float64) *Literal {
 
 // NewIntLiteral makes a literal for an integer or i1 type from int values, wrapped into range.
 func NewIntLiteral(t Type, vals []int64) *Literal {
+	if t.DType.IsComplex() {
+		return NewLiteral(t, intsAsFloats(vals, t.DType.ComplexPart()))
+	}
 	if t.DType.IsFloat() {
 		fs := make([]float64, len(vals))
 		for i, v := range vals {
@@ -511,4 +557,22 @@ func NewIntLiteral(t Type, vals []int64) *Literal {
 	return &Literal{Ints: is}
 }
 
-func (l *Literal) String() string { return fmt.Sprintf("%v%v", l.Floats, l.Ints) }
+// intsAsFloats converts integer values to the float type p with one rounding
+// (int64 to f32 directly, not through f64), as converting them does.
+func intsAsFloats(vals []int64, p DType) []float64 {
+	fs := make([]float64, len(vals))
+	for i, v := range vals {
+		fs[i] = float64(v)
+		if p == F32 {
+			fs[i] = float64(float32(v))
+		}
+	}
+	return fs
+}
+
+func (l *Literal) String() string {
+	if l.Complex != nil {
+		return fmt.Sprintf("%v", l.Complex)
+	}
+	return fmt.Sprintf("%v%v", l.Floats, l.Ints)
+}

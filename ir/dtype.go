@@ -18,6 +18,8 @@ const (
 	I64
 	U8
 	U32
+	C64
+	C128
 	numDTypes
 )
 
@@ -34,10 +36,12 @@ var dtypeNames = [numDTypes]string{
 	I64:     "i64",
 	U8:      "u8",
 	U32:     "u32",
+	C64:     "c64",
+	C128:    "c128",
 }
 
 // DTypes lists every valid dtype in declaration order.
-var DTypes = []DType{F32, F16, BF16, F64, I1, I8, I16, I32, I64, U8, U32}
+var DTypes = []DType{F32, F16, BF16, F64, I1, I8, I16, I32, I64, U8, U32, C64, C128}
 
 func (d DType) String() string {
 	if d < numDTypes {
@@ -71,7 +75,36 @@ func (d DType) IsUnsigned() bool { return d == U8 || d == U32 }
 // IsBool reports whether d is i1.
 func (d DType) IsBool() bool { return d == I1 }
 
+// IsComplex reports whether d is a complex type: c64 (two f32, real part
+// first) or c128 (two f64).
+func (d DType) IsComplex() bool { return d == C64 || d == C128 }
+
+// ComplexPart is the dtype of a complex type's real and imaginary parts (f32
+// for c64, f64 for c128); a real dtype is its own part.
+func (d DType) ComplexPart() DType {
+	switch d {
+	case C64:
+		return F32
+	case C128:
+		return F64
+	}
+	return d
+}
+
+// ComplexOf is the complex type whose parts are the float type d (c64 for
+// f32, c128 for f64), or Invalid for any other dtype.
+func (d DType) ComplexOf() DType {
+	switch d {
+	case F32:
+		return C64
+	case F64:
+		return C128
+	}
+	return Invalid
+}
+
 // IsNumeric reports whether d supports arithmetic: a float or an integer, not i1.
+// Complex types are not included: the ops that accept them say so.
 func (d DType) IsNumeric() bool { return d.IsFloat() || d.IsInt() }
 
 // Bits is the width of one element in bits (i1 counts as 8: it is stored in a byte).
@@ -83,8 +116,10 @@ func (d DType) Bits() int {
 		return 16
 	case F32, I32, U32:
 		return 32
-	case F64, I64:
+	case F64, I64, C64:
 		return 64
+	case C128:
+		return 128
 	}
 	return 0
 }
@@ -145,6 +180,14 @@ func (d DType) RoundFloat(v float64) float64 {
 		return float64(F16ToFloat32(Float32ToF16(float32(v))))
 	case BF16:
 		return float64(BF16ToFloat32(Float32ToBF16(float32(v))))
+	}
+	return v
+}
+
+// RoundComplex rounds both parts of v into the complex dtype d's part type.
+func (d DType) RoundComplex(v complex128) complex128 {
+	if d == C64 {
+		return complex128(complex64(v))
 	}
 	return v
 }

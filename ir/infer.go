@@ -9,11 +9,14 @@ import (
 type dtypeClass uint8
 
 const (
-	anyT     dtypeClass = iota
-	floatT              // f32 f16 bf16 f64
-	numericT            // floats and integers, not i1
-	bitsT               // i1 and integers
-	intT                // integers, not i1
+	anyT       dtypeClass = iota
+	floatT                // f32 f16 bf16 f64
+	numericT              // floats and integers, not i1
+	bitsT                 // i1 and integers
+	intT                  // integers, not i1
+	complexT              // c64 c128
+	numCplxT              // floats, integers (not i1) and complex types
+	floatCplxT            // floats and complex types
 )
 
 func (k dtypeClass) has(d DType) bool {
@@ -26,6 +29,12 @@ func (k dtypeClass) has(d DType) bool {
 		return d.IsInt() || d.IsBool()
 	case intT:
 		return d.IsInt()
+	case complexT:
+		return d.IsComplex()
+	case numCplxT:
+		return d.IsNumeric() || d.IsComplex()
+	case floatCplxT:
+		return d.IsFloat() || d.IsComplex()
 	}
 	return d != Invalid
 }
@@ -40,6 +49,12 @@ func (k dtypeClass) String() string {
 		return "i1 or an integer type"
 	case intT:
 		return "an integer type"
+	case complexT:
+		return "a complex type (c64, c128)"
+	case numCplxT:
+		return "a numeric type (a float, an integer or a complex type, not i1)"
+	case floatCplxT:
+		return "a float or complex type (f32, f16, bf16, f64, c64, c128)"
 	}
 	return "any type"
 }
@@ -155,6 +170,9 @@ func inferCompare(c *inferCtx) []Type {
 	a, b := c.args[0], c.args[1]
 	if !a.SameShape(b) || a.DType != b.DType {
 		return c.fail("operands of compare have different types: %s and %s", a, b)
+	}
+	if d, ok := c.attr.(*CompareAttr); ok && a.DType.IsComplex() && d.Dir != CmpEQ && d.Dir != CmpNE {
+		return c.fail("compare of %s values is eq or ne only: complex numbers are not ordered", a.DType)
 	}
 	return []Type{a.WithDType(I1)}
 }
@@ -416,7 +434,7 @@ func inferPad(c *inferCtx) []Type {
 
 func inferIota(c *inferCtx) []Type {
 	r := c.hint[0]
-	if !c.checkClass(r, numericT, "result") {
+	if !c.checkClass(r, numCplxT, "result") {
 		return nil
 	}
 	if !c.axis(c.attr.(*AxisAttr).Axis, r.Rank(), "axis") {
@@ -428,7 +446,7 @@ func inferIota(c *inferCtx) []Type {
 func inferDot(c *inferCtx) []Type {
 	l, r := c.args[0], c.args[1]
 	a := c.attr.(*DotAttr)
-	if !c.checkClass(l, numericT, "lhs") {
+	if !c.checkClass(l, numCplxT, "lhs") {
 		return nil
 	}
 	if l.DType != r.DType {
@@ -528,7 +546,11 @@ func (c *inferCtx) dotDims(t Type, side string, batch, contract []int64) ([]bool
 func inferReduce(c *inferCtx) []Type {
 	x := c.args[0]
 	a := c.attr.(*AxesAttr)
-	if !c.checkClass(x, numericT, "operand") {
+	k := numericT
+	if c.op == OpReduceSum || c.op == OpReduceProd {
+		k = numCplxT // complex numbers add and multiply, but are not ordered
+	}
+	if !c.checkClass(x, k, "operand") {
 		return nil
 	}
 	drop := make([]bool, x.Rank())
@@ -749,7 +771,7 @@ func inferConstant(c *inferCtx) []Type {
 	if l := a.Value.Len(); l != 1 && int64(l) != n {
 		return c.fail("constant has %d elements, its type %s needs %d", l, r, n)
 	}
-	if (a.Value.Floats != nil) != r.DType.IsFloat() {
+	if (a.Value.Floats != nil) != r.DType.IsFloat() || (a.Value.Complex != nil) != r.DType.IsComplex() {
 		return c.fail("constant's elements do not match its dtype %s", r.DType)
 	}
 	return []Type{r}
@@ -760,4 +782,35 @@ func inferCall(c *inferCtx) []Type {
 		return c.fail("call needs its callee's result types")
 	}
 	return c.hint
+}
+
+// inferAbs: abs keeps a real operand's type; a complex operand's modulus is
+// a float of its part type.
+func inferAbs(c *inferCtx) []Type {
+	r := c.same(numCplxT)
+	if r == nil || !r[0].DType.IsComplex() {
+		return r
+	}
+	return []Type{r[0].WithDType(r[0].DType.ComplexPart())}
+}
+
+// inferPart: real and imag of a complex operand have its part type.
+func inferPart(c *inferCtx) []Type {
+	r := c.same(complexT)
+	if r == nil {
+		return nil
+	}
+	return []Type{r[0].WithDType(r[0].DType.ComplexPart())}
+}
+
+// inferComplex: two f32 (or f64) operands of one shape make a c64 (c128).
+func inferComplex(c *inferCtx) []Type {
+	r := c.same(floatT)
+	if r == nil {
+		return nil
+	}
+	if cd := r[0].DType.ComplexOf(); cd != Invalid {
+		return []Type{r[0].WithDType(cd)}
+	}
+	return c.fail("operands of complex must be f32 or f64, got %s", r[0])
 }

@@ -1,6 +1,7 @@
 package ir
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -85,5 +86,34 @@ func TestPrintRepeatedNames(t *testing.T) {
 `
 	if got := Print(m); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestComplexLiteral: complex literals splat, compare by bits, spell as
+// (re, im) in the part type, and take integers with one rounding to the
+// part type (int64 to f32 directly: 2^60+2^36+1 is 2^60+2^37 in f32, but
+// 2^60 through f64 first).
+func TestComplexLiteral(t *testing.T) {
+	l := &Literal{Complex: []complex128{complex(1.5, -2)}}
+	if l.Len() != 1 || l.ComplexAt(3) != complex(1.5, -2) || l.Float(2) != 1.5 || l.Int(0) != 1 {
+		t.Errorf("splat reads: %d %v %v %v", l.Len(), l.ComplexAt(3), l.Float(2), l.Int(0))
+	}
+	nan1 := &Literal{Complex: []complex128{complex(0, math.NaN())}}
+	nan2 := &Literal{Complex: []complex128{complex(0, math.Float64frombits(0x7FF8000000000002))}}
+	if !nan1.Equal(nan1) || nan1.Equal(nan2) || nan1.Equal(&Literal{Floats: []float64{0}}) {
+		t.Error("Equal must compare complex elements by bits")
+	}
+	if got := FormatComplex(complex(0.1, math.Inf(-1)), C64); got != "(0.1, -inf)" {
+		t.Errorf("FormatComplex c64: %s", got)
+	}
+	if got := FormatComplex(complex(0.1, math.Copysign(0, -1)), C128); got != "(0.1, -0.0)" {
+		t.Errorf("FormatComplex c128: %s", got)
+	}
+	v := int64(1)<<60 + 1<<36 + 1
+	if got := NewIntLiteral(Tensor(C64), []int64{v}).ComplexAt(0); got != complex(float64(float32(v)), 0) || real(got) != float64(int64(1)<<60+1<<37) {
+		t.Errorf("NewIntLiteral c64: %v", got)
+	}
+	if got := NewLiteral(Tensor(C64, 2), []float64{0.1}).Complex; len(got) != 1 || got[0] != complex(float64(float32(0.1)), 0) {
+		t.Errorf("NewLiteral c64 rounds to f32: %v", got)
 	}
 }

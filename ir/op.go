@@ -98,6 +98,11 @@ const (
 	OpWhile
 	OpCase
 
+	// Complex numbers.
+	OpComplex
+	OpReal
+	OpImag
+
 	numOps
 )
 
@@ -147,38 +152,38 @@ type OpInfo struct {
 var opTable = [numOps]OpInfo{
 	OpInvalid: {Name: "invalid"},
 
-	OpNeg:     unary("neg", "stablehlo.negate", CostElementwise, numericT, "-x; wraps for integers"),
-	OpAbs:     unary("abs", "stablehlo.abs", CostElementwise, numericT, "|x|; identity for unsigned"),
-	OpExp:     unary("exp", "stablehlo.exponential", CostTranscendental, floatT, "e^x"),
-	OpLog:     unary("log", "stablehlo.log", CostTranscendental, floatT, "natural logarithm"),
-	OpLog1p:   unary("log1p", "stablehlo.log_plus_one", CostTranscendental, floatT, "log(1+x), accurate near 0"),
-	OpExpm1:   unary("expm1", "stablehlo.exponential_minus_one", CostTranscendental, floatT, "e^x-1, accurate near 0"),
-	OpSqrt:    unary("sqrt", "stablehlo.sqrt", CostTranscendental, floatT, "square root"),
-	OpRsqrt:   unary("rsqrt", "stablehlo.rsqrt", CostTranscendental, floatT, "1/sqrt(x)"),
-	OpTanh:    unary("tanh", "stablehlo.tanh", CostTranscendental, floatT, "hyperbolic tangent"),
-	OpSigmoid: unary("sigmoid", "stablehlo.logistic", CostTranscendental, floatT, "1/(1+e^-x)"),
-	OpSin:     unary("sin", "stablehlo.sine", CostTranscendental, floatT, "sine"),
-	OpCos:     unary("cos", "stablehlo.cosine", CostTranscendental, floatT, "cosine"),
+	OpNeg:     unary("neg", "stablehlo.negate", CostElementwise, numCplxT, "-x; wraps for integers"),
+	OpAbs:     withInfer(unary("abs", "stablehlo.abs", CostElementwise, numCplxT, "|x|; identity for unsigned; the modulus, a float of the part type, for complex"), inferAbs),
+	OpExp:     unary("exp", "stablehlo.exponential", CostTranscendental, floatCplxT, "e^x"),
+	OpLog:     unary("log", "stablehlo.log", CostTranscendental, floatCplxT, "natural logarithm"),
+	OpLog1p:   unary("log1p", "stablehlo.log_plus_one", CostTranscendental, floatCplxT, "log(1+x), accurate near 0"),
+	OpExpm1:   unary("expm1", "stablehlo.exponential_minus_one", CostTranscendental, floatCplxT, "e^x-1, accurate near 0"),
+	OpSqrt:    unary("sqrt", "stablehlo.sqrt", CostTranscendental, floatCplxT, "square root (the principal one for complex)"),
+	OpRsqrt:   unary("rsqrt", "stablehlo.rsqrt", CostTranscendental, floatCplxT, "1/sqrt(x)"),
+	OpTanh:    unary("tanh", "stablehlo.tanh", CostTranscendental, floatCplxT, "hyperbolic tangent"),
+	OpSigmoid: unary("sigmoid", "stablehlo.logistic", CostTranscendental, floatCplxT, "1/(1+e^-x)"),
+	OpSin:     unary("sin", "stablehlo.sine", CostTranscendental, floatCplxT, "sine"),
+	OpCos:     unary("cos", "stablehlo.cosine", CostTranscendental, floatCplxT, "cosine"),
 	OpFloor:   unary("floor", "stablehlo.floor", CostElementwise, floatT, "round toward -inf"),
 	OpCeil:    unary("ceil", "stablehlo.ceil", CostElementwise, floatT, "round toward +inf"),
 	OpRound:   unary("round", "stablehlo.round_nearest_even", CostElementwise, floatT, "round half to even (as numpy and torch)"),
-	OpSign:    unary("sign", "stablehlo.sign", CostElementwise, numericT, "-1, 0 or 1 (NaN stays NaN, -0 stays -0)"),
+	OpSign:    unary("sign", "stablehlo.sign", CostElementwise, numCplxT, "-1, 0 or 1 (NaN stays NaN, -0 stays -0); x/|x| for complex (0 stays 0, NaN parts give NaN)"),
 	OpNot:     unary("not", "stablehlo.not", CostElementwise, bitsT, "logical not for i1, bitwise not for integers"),
 	OpErf:     unary("erf", "chlo.erf", CostTranscendental, floatT, "error function"),
-	OpCbrt:    unary("cbrt", "stablehlo.cbrt", CostTranscendental, floatT, "cube root; cbrt(-x) = -cbrt(x)"),
+	OpCbrt:    unary("cbrt", "stablehlo.cbrt", CostTranscendental, floatCplxT, "cube root; cbrt(-x) = -cbrt(x); the principal root for complex"),
 
-	OpAdd:   binary("add", "stablehlo.add", CostElementwise, numericT, true, "x+y; integers wrap"),
-	OpSub:   binary("sub", "stablehlo.subtract", CostElementwise, numericT, false, "x-y; integers wrap"),
-	OpMul:   binary("mul", "stablehlo.multiply", CostElementwise, numericT, true, "x*y; integers wrap"),
-	OpDiv:   binary("div", "stablehlo.divide", CostElementwise, numericT, false, "x/y; integers round toward zero, x/0 = -1 (all bits set for unsigned)"),
+	OpAdd:   binary("add", "stablehlo.add", CostElementwise, numCplxT, true, "x+y; integers wrap"),
+	OpSub:   binary("sub", "stablehlo.subtract", CostElementwise, numCplxT, false, "x-y; integers wrap"),
+	OpMul:   binary("mul", "stablehlo.multiply", CostElementwise, numCplxT, true, "x*y; integers wrap"),
+	OpDiv:   binary("div", "stablehlo.divide", CostElementwise, numCplxT, false, "x/y; integers round toward zero, x/0 = -1 (all bits set for unsigned)"),
 	OpRem:   binary("rem", "stablehlo.remainder", CostElementwise, numericT, false, "remainder with the sign of x (C fmod); integer x%0 = x"),
-	OpPow:   binary("pow", "stablehlo.power", CostTranscendental, numericT, false, "x^y"),
+	OpPow:   binary("pow", "stablehlo.power", CostTranscendental, numCplxT, false, "x^y (the principal value for complex)"),
 	OpMax:   binary("max", "stablehlo.maximum", CostElementwise, numericT, true, "maximum; NaN if either is NaN"),
 	OpMin:   binary("min", "stablehlo.minimum", CostElementwise, numericT, true, "minimum; NaN if either is NaN"),
 	OpAnd:   binary("and", "stablehlo.and", CostElementwise, bitsT, true, "logical and for i1, bitwise for integers"),
 	OpOr:    binary("or", "stablehlo.or", CostElementwise, bitsT, true, "logical or for i1, bitwise for integers"),
 	OpXor:   binary("xor", "stablehlo.xor", CostElementwise, bitsT, true, "logical xor for i1, bitwise for integers"),
-	OpAtan2: binary("atan2", "stablehlo.atan2", CostTranscendental, floatT, false, "atan(x/y) in the right quadrant"),
+	OpAtan2: binary("atan2", "stablehlo.atan2", CostTranscendental, floatCplxT, false, "atan(x/y) in the right quadrant; for complex -i*log((y+i*x)/sqrt(y^2+x^2))"),
 
 	OpCompare: {Name: "compare", Fuse: FuseLoop, Cost: CostElementwise, Pad: PadElementwise,
 		Group: GroupCompare, Args: 2, Elementwise: true,
@@ -336,6 +341,20 @@ var opTable = [numOps]OpInfo{
 		Doc: "case %k, %a, ... : R, ... (%p: T, ...) { ...; return %r, ... } ...: runs branch k (i32[]) on the operands after k; " +
 			"k outside [0, N) runs the last branch; regions capture nothing",
 		infer: inferCase},
+
+	OpComplex: withInfer(binary("complex", "stablehlo.complex", CostElementwise, floatT, false,
+		"complex %re, %im: the complex number re+im*i of two f32 (c64) or f64 (c128) operands"), inferComplex),
+	OpReal: withInfer(unary("real", "stablehlo.real", CostElementwise, complexT,
+		"real part of a c64 or c128, as f32 or f64"), inferPart),
+	OpImag: withInfer(unary("imag", "stablehlo.imag", CostElementwise, complexT,
+		"imaginary part of a c64 or c128, as f32 or f64"), inferPart),
+}
+
+// withInfer replaces a unary or binary op's type rule by one whose result
+// dtype differs from the operands'.
+func withInfer(info OpInfo, infer func(*inferCtx) []Type) OpInfo {
+	info.infer = infer
+	return info
 }
 
 func unary(name, hlo string, cost CostClass, ok dtypeClass, doc string) OpInfo {

@@ -323,6 +323,8 @@ func writeLiteral(b *strings.Builder, l *Literal, t Type) {
 	count, _ := t.NumElements() // static: the verifier requires it for constants
 	elem := func(i int) string {
 		switch {
+		case t.DType.IsComplex():
+			return FormatComplex(l.ComplexAt(i), t.DType)
 		case t.DType.IsFloat():
 			return FormatFloat(l.Float(i), t.DType)
 		case t.DType == I1:

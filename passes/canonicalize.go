@@ -199,7 +199,8 @@ func splatLiteral(v *ir.Value) (*ir.Literal, bool) {
 	}
 	for i := 1; i < l.Len(); i++ {
 		if l.Floats != nil && math.Float64bits(l.Floats[i]) != math.Float64bits(l.Floats[0]) ||
-			l.Ints != nil && l.Ints[i] != l.Ints[0] {
+			l.Ints != nil && l.Ints[i] != l.Ints[0] ||
+			l.Complex != nil && !sameComplexBits(l.Complex[i], l.Complex[0]) {
 			return nil, false
 		}
 	}

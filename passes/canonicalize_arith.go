@@ -178,9 +178,9 @@ func xorSelf(r *rewriter, in *ir.Instr) *ir.Value {
 }
 
 // Pattern: compare(X, X) {dir=eq|le|ge} -> true    (integers and i1)
-// Pattern: compare(X, X) {dir=ne|lt|gt} -> false   (integers and i1; for floats NaN compares unequal to itself)
+// Pattern: compare(X, X) {dir=ne|lt|gt} -> false   (integers and i1; for floats and complex NaN compares unequal to itself)
 func compareSelf(r *rewriter, in *ir.Instr) *ir.Value {
-	if in.Args[0] != in.Args[1] || in.Args[0].Type.DType.IsFloat() {
+	if dt := in.Args[0].Type.DType; in.Args[0] != in.Args[1] || dt.IsFloat() || dt.IsComplex() {
 		return nil
 	}
 	a, ok := in.Attr.(*ir.CompareAttr)

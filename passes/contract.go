@@ -137,9 +137,10 @@ func unitReshape(from, to ir.Type) ([]int64, bool) {
 	return m, true
 }
 
-// contractible: the dtypes whose products the product rule may re-associate.
+// contractible: the dtypes whose products the product rule may re-associate
+// (not complex: dot_general's kernels are real).
 func contractible(dt ir.DType) bool {
-	return dt == ir.F32 || dt == ir.F64 || (!dt.IsFloat() && dt != ir.I1)
+	return dt == ir.F32 || dt == ir.F64 || (!dt.IsFloat() && dt != ir.I1 && !dt.IsComplex())
 }
 
 // Pattern: reduce_sum(mul(A, B), axes=R) -> dot_general(a, b) {batch: the dims of both not in R, contract: R}

@@ -116,6 +116,10 @@ func hashInstr(in *ir.Instr) uint64 {
 
 // elementKey spells element i exactly (floats by their bits).
 func elementKey(l *ir.Literal, i int) string {
+	if l.Complex != nil {
+		c := l.ComplexAt(i)
+		return strconv.FormatUint(math.Float64bits(real(c)), 16) + "," + strconv.FormatUint(math.Float64bits(imag(c)), 16)
+	}
 	if l.Floats != nil {
 		return strconv.FormatUint(math.Float64bits(l.Float(i)), 16)
 	}
@@ -125,6 +129,9 @@ func elementKey(l *ir.Literal, i int) string {
 // sameElement compares element i of two literals of one kind as elementKey
 // spells them (floats by their bits), without spelling them.
 func sameElement(x, y *ir.Literal, i int) bool {
+	if x.Complex != nil {
+		return sameComplexBits(x.ComplexAt(i), y.ComplexAt(i))
+	}
 	if x.Floats != nil {
 		return math.Float64bits(x.Float(i)) == math.Float64bits(y.Float(i))
 	}
@@ -170,7 +177,7 @@ func sameAttr(a, b *ir.Instr) bool {
 		if x.Value.Len() == 0 || y.Value.Len() == 0 {
 			return x.Value.Len() == y.Value.Len()
 		}
-		if (x.Value.Floats != nil) != (y.Value.Floats != nil) {
+		if (x.Value.Floats != nil) != (y.Value.Floats != nil) || (x.Value.Complex != nil) != (y.Value.Complex != nil) {
 			return false
 		}
 		// A literal stores one element (a splat) or all of them, so the

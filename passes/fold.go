@@ -153,6 +153,9 @@ func allSplats(vs []*ir.Value) bool {
 }
 
 func firstElement(l *ir.Literal) *ir.Literal {
+	if l.Complex != nil {
+		return &ir.Literal{Complex: []complex128{l.Complex[0]}}
+	}
 	if l.Floats != nil {
 		return &ir.Literal{Floats: []float64{l.Floats[0]}}
 	}
@@ -207,8 +210,11 @@ func normalize(t ir.Type, l *ir.Literal) (*ir.Literal, error) {
 		}
 		return nil, fmt.Errorf("%d elements for %s", got, t)
 	}
-	if (l.Floats != nil) != t.DType.IsFloat() || (l.Floats != nil && l.Ints != nil) {
+	if (l.Floats != nil) != t.DType.IsFloat() || (l.Complex != nil) != t.DType.IsComplex() || (l.Floats != nil && l.Ints != nil) {
 		return nil, fmt.Errorf("elements of the wrong kind for %s", t)
+	}
+	if t.DType.IsComplex() {
+		return normalizeComplex(t.DType, l.Complex), nil
 	}
 	if t.DType.IsFloat() {
 		fs := make([]float64, len(l.Floats))
@@ -232,4 +238,23 @@ func normalize(t ir.Type, l *ir.Literal) (*ir.Literal, error) {
 		is = is[:1]
 	}
 	return &ir.Literal{Ints: is}, nil
+}
+
+// normalizeComplex rounds both parts into dt's part type and keeps one
+// element when all are the same bit for bit.
+func normalizeComplex(dt ir.DType, l []complex128) *ir.Literal {
+	cs := make([]complex128, len(l))
+	splat := true
+	for i, x := range l {
+		cs[i] = dt.RoundComplex(x)
+		splat = splat && sameComplexBits(cs[i], cs[0])
+	}
+	if splat {
+		cs = cs[:1]
+	}
+	return &ir.Literal{Complex: cs}
+}
+
+func sameComplexBits(x, y complex128) bool {
+	return math.Float64bits(real(x)) == math.Float64bits(real(y)) && math.Float64bits(imag(x)) == math.Float64bits(imag(y))
 }

@@ -32,3 +32,33 @@ func TestCheckRefusesI64DotOnTPU(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckRefusesC128OnTPU: a c128 parameter and each instruction with a
+// c128 result are refused by name for a TPU; c64 is accepted, and the CPU
+// accepts c128.
+func TestCheckRefusesC128OnTPU(t *testing.T) {
+	build := func(dt ir.DType) *ir.Module {
+		m := ir.NewModule("m.tir")
+		f := m.NewFunc("f", []string{"z"}, []ir.Type{ir.Tensor(dt, 4)}, []ir.Type{ir.Tensor(dt.ComplexPart(), 4)}, ir.Pos{File: "m.tir", Line: 1, Col: 1})
+		f.Params[0].Pos = ir.Pos{File: "m.tir", Line: 1, Col: 9}
+		b := ir.NewBuilder(f)
+		b.Pos = ir.Pos{File: "m.tir", Line: 2, Col: 3}
+		y := b.Op1(ir.OpDiv, nil, f.Params[0], f.Params[0])
+		b.Pos = ir.Pos{File: "m.tir", Line: 3, Col: 3}
+		b.Return(b.Op1(ir.OpAbs, nil, y))
+		return m
+	}
+	v6e, _ := Lookup("tpu-v6e")
+	err := v6e.Check(build(ir.C128))
+	want := "m.tir:1:9: error: tpu-v6e has no c128: parameter %z is c128, which cannot be compiled for it (use c64)\n" +
+		"m.tir:2:3: error: tpu-v6e has no c128: div is c128, which cannot be compiled for it (use c64)"
+	if err == nil || err.Error() != want {
+		t.Errorf("v6e, c128: got\n%v\nwant\n%s", err, want)
+	}
+	if err := v6e.Check(build(ir.C64)); err != nil {
+		t.Errorf("v6e, c64: %v", err)
+	}
+	if err := CPU(Target{}).Check(build(ir.C128)); err != nil {
+		t.Errorf("cpu, c128: %v", err)
+	}
+}

@@ -22,9 +22,12 @@ func dotKernel(in *ir.Instr, l, r *backend.Buffer) *backend.Buffer {
 	lc := permuted(l, d.lperm)
 	rc := permuted(r, d.rperm)
 	out := backend.New(in.Results[0].Type)
-	if out.Type().DType.IsFloat() {
+	switch dt := out.Type().DType; {
+	case dt.IsComplex():
+		dotComplex(out, lc, rc, d.nb, d.nm, d.nn, d.nk)
+	case dt.IsFloat():
 		dotFloat(out, lc, rc, d.nb, d.nm, d.nn, d.nk)
-	} else {
+	default:
 		dotInt(out, lc, rc, d.nb, d.nm, d.nn, d.nk)
 	}
 	return out
@@ -240,6 +243,32 @@ func dotInt(out, l, r *backend.Buffer, nb, nm, nn, nk int) {
 					}
 				}
 				out.WriteInt64s((b*nm+i)*nn+j0, orow[:jn])
+			}
+		}
+	}
+}
+
+// dotComplex computes out[b,i,j] = Σ_k l[b,i,k]·r[b,j,k] (no conjugation, as
+// StableHLO's dot_general) in complex128, in order of k, rounding once into
+// the result dtype. It reads one lhs row and one rhs row, a dotChunk of the
+// contraction at a time: complex products are rare enough here that the
+// blocking of dotFloat is not worth its scratch.
+func dotComplex(out, l, r *backend.Buffer, nb, nm, nn, nk int) {
+	kc := min(nk, dotChunk)
+	lrow, rrow := make([]complex128, kc), make([]complex128, kc)
+	for b := range nb {
+		for i := range nm {
+			for j := range nn {
+				var s complex128
+				for k0 := 0; k0 < nk; k0 += kc {
+					kn := min(kc, nk-k0)
+					l.ReadComplex128s((b*nm+i)*nk+k0, lrow[:kn])
+					r.ReadComplex128s((b*nn+j)*nk+k0, rrow[:kn])
+					for k, v := range lrow[:kn] {
+						s += v * rrow[k]
+					}
+				}
+				out.SetComplex128((b*nm+i)*nn+j, s)
 			}
 		}
 	}

@@ -95,8 +95,11 @@ func eachChunk(n int, fn func(i, m int)) {
 }
 
 func unaryKernel(in *ir.Instr, x *backend.Buffer) (*backend.Buffer, error) {
-	out := backend.New(in.Results[0].Type)
 	dt := x.Type().DType
+	if dt.IsComplex() {
+		return complexUnaryKernel(in, x)
+	}
+	out := backend.New(in.Results[0].Type)
 	if dt.IsFloat() {
 		f := floatUnary[in.Op]
 		if f == nil {
@@ -214,8 +217,11 @@ func intPow(dt ir.DType) func(x, y int64) int64 {
 }
 
 func binaryKernel(in *ir.Instr, a, b *backend.Buffer) (*backend.Buffer, error) {
-	out := backend.New(in.Results[0].Type)
 	dt := a.Type().DType
+	if dt.IsComplex() || in.Op == ir.OpComplex {
+		return complexBinaryKernel(in, a, b)
+	}
+	out := backend.New(in.Results[0].Type)
 	if dt.IsFloat() {
 		f := floatBinary[in.Op]
 		if f == nil {
@@ -256,6 +262,9 @@ func compareKernel(in *ir.Instr, a, b *backend.Buffer) (*backend.Buffer, error) 
 		return nil, fmt.Errorf("compare has no direction")
 	}
 	out := backend.New(in.Results[0].Type)
+	if a.Type().DType.IsComplex() {
+		return complexCompareKernel(attr.Dir, out, a, b)
+	}
 	res := out.Bytes() // i1: one byte, 0 or 1
 	cmp := func(lt, eq bool) bool {
 		switch attr.Dir {
@@ -348,6 +357,9 @@ func clampKernel(in *ir.Instr, lo, x, hi *backend.Buffer) *backend.Buffer {
 // decisions say: f64 to f16 or bf16 goes through f32 (as XLA:CPU does),
 // floats to integers truncate and saturate, anything to i1 is != 0.
 func convertKernel(in *ir.Instr, x *backend.Buffer) *backend.Buffer {
+	if t := in.Results[0].Type; t.DType.IsComplex() || x.Type().DType.IsComplex() {
+		return complexConvert(t, x)
+	}
 	out := backend.New(in.Results[0].Type)
 	if x.Type().DType.IsFloat() {
 		buf := make([]float64, chunk)

@@ -94,8 +94,10 @@ func dynamicUpdateSliceKernel(in *ir.Instr, x, upd *backend.Buffer, starts []*ba
 		scatter(backend.Words[uint16](out), backend.Words[uint16](upd), ud, st, off)
 	case 4:
 		scatter(backend.Words[uint32](out), backend.Words[uint32](upd), ud, st, off)
-	default:
+	case 8:
 		scatter(backend.Words[uint64](out), backend.Words[uint64](upd), ud, st, off)
+	default:
+		scatter(backend.Words[[2]uint64](out), backend.Words[[2]uint64](upd), ud, st, off)
 	}
 	return out
 }

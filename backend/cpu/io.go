@@ -43,8 +43,8 @@ func RandomInputsWithin(f *ir.Func, seed int64, lims []float64) []*backend.Buffe
 
 // RandomTensor draws a tensor of the static type t from the generator state:
 // floats uniform in [-lim, lim) rounded to the dtype (a draw that rounds up to
-// lim is drawn again), signed integers uniform in [-8, 8], unsigned ones in
-// [0, 16], i1 uniform in {0, 1}. The same state, type and lim always give the
+// lim is drawn again), complex numbers with both parts drawn so, signed
+// integers uniform in [-8, 8], unsigned ones in [0, 16], i1 uniform in {0, 1}. The same state, type and lim always give the
 // same values.
 func RandomTensor(t ir.Type, state uint64, lim float64) *backend.Buffer {
 	g := splitMix(state)
@@ -54,13 +54,11 @@ func RandomTensor(t ir.Type, state uint64, lim float64) *backend.Buffer {
 	for k := range x.Len() {
 		switch {
 		case dt.IsFloat():
-			for {
-				v := dt.RoundFloat(-lim + 2*lim*g.float())
-				if v < lim {
-					x.SetFloat64(k, v)
-					break
-				}
-			}
+			x.SetFloat64(k, drawFloat(&g, dt, lim))
+		case dt.IsComplex(): // both parts as floats of the part type are drawn
+			p := dt.ComplexPart()
+			re, im := drawFloat(&g, p, lim), drawFloat(&g, p, lim)
+			x.SetComplex128(k, complex(re, im))
 		case dt.IsSigned():
 			x.SetInt64(k, int64(g.next()%17)-8)
 		case dt.IsUnsigned():
@@ -70,6 +68,16 @@ func RandomTensor(t ir.Type, state uint64, lim float64) *backend.Buffer {
 		}
 	}
 	return x
+}
+
+// drawFloat draws one float of dtype dt uniform in [-lim, lim), as
+// RandomTensor draws float elements.
+func drawFloat(g *splitMix, dt ir.DType, lim float64) float64 {
+	for {
+		if v := dt.RoundFloat(-lim + 2*lim*g.float()); v < lim {
+			return v
+		}
+	}
 }
 
 type splitMix uint64

@@ -245,7 +245,11 @@ func scratchBytes(in *ir.Instr) int64 {
 	}
 	switch in.Op.Info().Scratch {
 	case ir.ScratchReduce: // the sums, and one row of the operand
-		return mulBytes(addBytes(elems(in.Results[0]), line()), 8)
+		acc := int64(8) // float64 or int64
+		if in.Args[0].Type.DType.IsComplex() {
+			acc = 16 // complex128
+		}
+		return mulBytes(addBytes(elems(in.Results[0]), line()), acc)
 	case ir.ScratchLine: // at most four float64 (or index) copies of a line
 		return mulBytes(line(), 32)
 	case ir.ScratchSort:
@@ -271,6 +275,9 @@ func scratchBytes(in *ir.Instr) int64 {
 func dotScratchBytes(in *ir.Instr) int64 {
 	d := dotLayout(in)
 	n := mulBytes(dotScratch(d.nm, d.nn, d.nk), 8)
+	if in.Args[0].Type.DType.IsComplex() { // two rows of complex128 (dotComplex)
+		n = mulBytes(int64(min(d.nk, dotChunk)), 32)
+	}
 	for i, perm := range [][]int64{d.lperm, d.rperm} {
 		t := in.Args[i].Type
 		if movesData(t.Dims(), perm) {

@@ -72,6 +72,9 @@ func reduceKernel(in *ir.Instr, x *backend.Buffer) *backend.Buffer {
 	for _, ax := range a.Axes {
 		drop[ax] = true
 	}
+	if dt.IsComplex() {
+		return complexReduce(in, x, drop)
+	}
 	if dt.IsFloat() {
 		acc := dt
 		if acc != ir.F64 {

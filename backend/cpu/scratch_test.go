@@ -36,6 +36,7 @@ func TestScratchCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	big.Entry().Body.Walk(func(in *ir.Instr) { samples[in.Op] = append(samples[in.Op], in) })
+	handWritten(t).Entry().Body.Walk(func(in *ir.Instr) { samples[in.Op] = append(samples[in.Op], in) })
 	for op, ins := range samples { // the four largest of each op
 		slices.SortStableFunc(ins, func(a, b *ir.Instr) int { return cmp.Compare(elements(b), elements(a)) })
 		samples[op] = ins[:min(4, len(ins))]

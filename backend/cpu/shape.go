@@ -90,8 +90,10 @@ func gatherTensor(t ir.Type, x *backend.Buffer, st []int64, off int64) *backend.
 		gather(backend.Words[uint16](out), backend.Words[uint16](x), t.Dims(), st, off)
 	case 4:
 		gather(backend.Words[uint32](out), backend.Words[uint32](x), t.Dims(), st, off)
-	default:
+	case 8:
 		gather(backend.Words[uint64](out), backend.Words[uint64](x), t.Dims(), st, off)
+	default:
+		gather(backend.Words[[2]uint64](out), backend.Words[[2]uint64](x), t.Dims(), st, off)
 	}
 	return out
 }
@@ -183,8 +185,10 @@ func padKernel(in *ir.Instr, x, v *backend.Buffer) *backend.Buffer {
 		padWords(backend.Words[uint16](out), backend.Words[uint16](x), backend.Words[uint16](v), x.Type().Dims(), t.Dims(), a)
 	case 4:
 		padWords(backend.Words[uint32](out), backend.Words[uint32](x), backend.Words[uint32](v), x.Type().Dims(), t.Dims(), a)
-	default:
+	case 8:
 		padWords(backend.Words[uint64](out), backend.Words[uint64](x), backend.Words[uint64](v), x.Type().Dims(), t.Dims(), a)
+	default:
+		padWords(backend.Words[[2]uint64](out), backend.Words[[2]uint64](x), backend.Words[[2]uint64](v), x.Type().Dims(), t.Dims(), a)
 	}
 	return out
 }

@@ -46,7 +46,9 @@ func tensorFromLiteral(t ir.Type, l *ir.Literal) (*backend.Buffer, error) {
 	}
 	dt := t.DType
 	for i := 0; i < n; i++ {
-		if dt.IsFloat() {
+		if dt.IsComplex() {
+			out.SetComplex128(i, l.ComplexAt(i))
+		} else if dt.IsFloat() {
 			out.SetFloat64(i, l.Float(i))
 		} else {
 			out.SetInt64(i, l.Int(i))
@@ -58,6 +60,11 @@ func tensorFromLiteral(t ir.Type, l *ir.Literal) (*backend.Buffer, error) {
 // literal returns t's elements as an ir.Literal (never a splat).
 func literal(t *backend.Buffer) *ir.Literal {
 	n := t.Len()
+	if t.Type().DType.IsComplex() {
+		l := &ir.Literal{Complex: make([]complex128, n)}
+		t.ReadComplex128s(0, l.Complex)
+		return l
+	}
 	if t.Type().DType.IsFloat() {
 		l := &ir.Literal{Floats: make([]float64, n)}
 		t.ReadFloat64s(0, l.Floats)

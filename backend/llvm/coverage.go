@@ -27,7 +27,15 @@ var planned = map[ir.Op]string{
 
 // refOps are the ops with no kernel yet: every instance runs on the
 // reference executor (docs/CPU_BACKEND.md lists them).
-var refOps = map[ir.Op]string{}
+var refOps = map[ir.Op]string{
+	// Complex values have no kernels (elemType): every op on them falls
+	// back, and these three always have a complex operand or result.
+	ir.OpComplex: complexFallback,
+	ir.OpReal:    complexFallback,
+	ir.OpImag:    complexFallback,
+}
+
+const complexFallback = "complex values have no kernels yet: every op on c64 or c128 runs on the reference executor"
 
 // covered reports how this backend computes op, or "" when it has no way.
 func covered(op ir.Op) string {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/internal/progen"
 	"github.com/tpucc/tpucc/ir"
 )
@@ -112,4 +113,33 @@ func TestFallbacks(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("Fallbacks:\n%q\nwant:\n%q", got, want)
 	}
+}
+
+// TestComplexFallsBack: complex values run on the reference executor, each
+// instruction with the reason, while the f32 work around them is generated;
+// the results agree with the reference executor's.
+func TestComplexFallsBack(t *testing.T) {
+	b := testBackend(t)
+	src := "func @f(%x: f32[4], %y: f32[4]) -> (f32[4], c64[4]) {\n" +
+		"  %s = add %x, %y\n  %c = complex %s, %y\n  %e = exp %c\n  %r = real %e\n  %t = tanh %r\n" +
+		"  return %t, %e\n}\n"
+	m, f, x := compileSrc(t, b, src)
+	got := x.Fallbacks()
+	want := []string{
+		"test.tir:3:3: complex f32[4], f32[4] -> c64[4] runs on the reference executor: " + complexFallback,
+		"test.tir:4:3: exp c64[4] -> c64[4] runs on the reference executor: c64 values have no kernels",
+		"test.tir:5:3: real c64[4] -> f32[4] runs on the reference executor: " + complexFallback,
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Fallbacks:\n%q\nwant:\n%q", got, want)
+	}
+	agree(t, x, m, f, cpu.RandomInputs(f, 3))
+
+	// Ops that move elements copy c64's 8 bytes as an integer, as they do
+	// f64's; c128's 16 bytes fall back. Either way the bits agree.
+	moves := "func @g(%z: c64[4,3], %w: c128[4,3], %i: i32[2], %s: i32[]) -> (c64[2,3], c128[2,3], c64[4,3], c128[4,3]) {\n" +
+		"  %a = take %z, %i {axis=0}\n  %b = take %w, %i {axis=0}\n" +
+		"  %c = dynamic_update_slice %z, %a, %s, %s\n  %d = dynamic_update_slice %w, %b, %s, %s\n  return %a, %b, %c, %d\n}\n"
+	m, f, x = compileSrc(t, b, moves)
+	agree(t, x, m, f, cpu.RandomInputs(f, 4))
 }

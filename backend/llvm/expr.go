@@ -85,8 +85,9 @@ func supportedType(t ir.Type) bool {
 
 // exprOp reports whether this backend computes op as an expression: the
 // elementwise ops of ir's table, which combine operands at the same index,
-// and remapOps, which map an output index to their operands' indices.
-func exprOp(op ir.Op) bool { return op.Info().Elementwise || remapOps[op] }
+// and remapOps, which map an output index to their operands' indices; not
+// the elementwise ops of refOps, which never have operands it can hold.
+func exprOp(op ir.Op) bool { return op.Info().Elementwise && refOps[op] == "" || remapOps[op] }
 
 var boolOps = map[ir.Op]bool{
 	ir.OpNot: true, ir.OpAnd: true, ir.OpOr: true, ir.OpXor: true, ir.OpCompare: true,

@@ -302,6 +302,8 @@ func summary(b *backend.Buffer) string {
 	vals := make([]string, 0, min(n, summaryValues)+1)
 	for i := range min(n, summaryValues) {
 		switch {
+		case t.DType.IsComplex():
+			vals = append(vals, ir.FormatComplex(b.Complex128At(i), t.DType))
 		case t.DType.IsFloat():
 			vals = append(vals, ir.FormatFloat(b.Float64At(i), t.DType))
 		case t.DType.IsBool():

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -163,6 +164,28 @@ func TestRunSummary(t *testing.T) {
 	tpucc(t, "", "run", model).want(t, 0,
 		"result0: i32[10] = [0, 1, 2, 3, 4, 5, 6, 7, ...] (10 values)\nresult1: i1[3] = [false, true, true]\n", "")
 	noFiles(t, dir, "m.tir", "n.tir", "x.npy")
+}
+
+// TestRunComplex: complex parameters come from <c8 (and <c16) .npy files,
+// results print as (re, im) pairs and are written as numpy complex arrays.
+func TestRunComplex(t *testing.T) {
+	dir := t.TempDir()
+	src := "func @f(%z: c64[3], %x: f32[3]) -> (c64[3], f64[]) {\n  %w = complex %x, %x\n  %p = mul %z, %w\n" +
+		"  %k = constant (3.0, 4.0) : c128[]\n  %a = abs %k\n  return %p, %a\n}\n"
+	model := writeFile(t, dir, "c.tir", []byte(src))
+	z := writeNPY(t, dir, "z.npy", npy.Of([]int64{3}, []complex64{1 + 2i, -1i, 3}))
+	x := writeNPY(t, dir, "x.npy", npy.Of([]int64{3}, []float32{1, 2, -0.5}))
+	tpucc(t, "", "run", model, "--input", "z="+z, "--input", "x="+x).want(t, 0,
+		"result0: c64[3] = [(-1.0, 3.0), (2.0, -2.0), (-1.5, -1.5)]\nresult1: f64[] = 5.0\n", "")
+	out := filepath.Join(dir, "out")
+	tpucc(t, "", "run", model, "--input", "z="+z, "--input", "x="+x, "--output-dir", out).want(t, 0, "", "")
+	a, err := npy.ReadFile(filepath.Join(out, "result0.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := npy.Values[complex64](a); err != nil || fmt.Sprint(got) != "[(-1+3i) (2-2i) (-1.5-1.5i)]" {
+		t.Errorf("result0.npy holds %v (%v)", got, err)
+	}
 }
 
 func TestRunEntry(t *testing.T) {

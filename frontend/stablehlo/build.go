@@ -208,9 +208,17 @@ func mlirType(t ir.Type) string {
 	for _, d := range t.Dims() {
 		b.WriteString(itoa(int(d)) + "x")
 	}
-	name := t.DType.String()
-	if t.DType.IsUnsigned() {
+	return b.String() + mlirElemType(t.DType) + ">"
+}
+
+// mlirElemType spells a dtype as MLIR does: ui8, complex<f32>.
+func mlirElemType(dt ir.DType) string {
+	name := dt.String()
+	switch {
+	case dt.IsUnsigned():
 		name = "ui" + name[1:]
+	case dt.IsComplex():
+		name = "complex<" + dt.ComplexPart().String() + ">"
 	}
-	return b.String() + name + ">"
+	return name
 }

@@ -23,9 +23,12 @@ type dense struct {
 	typ    ir.Type
 }
 
+// denseElem is one element: a number, a word (true, nan, ...), or a
+// complex element's two parts, (re, im).
 type denseElem struct {
 	pos  ir.Pos
 	text string
+	pair []denseElem
 }
 
 // denseBody reads the rest of dense<...> after "dense<".
@@ -90,8 +93,16 @@ func (s *scanner) denseList(d *dense, level int) []int64 {
 func (s *scanner) denseElem() denseElem {
 	s.skip()
 	e := denseElem{pos: s.pos()}
-	if s.peek("(") {
-		s.failf(e.pos, "unsupported complex element in a dense literal")
+	if s.accept("(") {
+		re := s.denseElem()
+		s.expect(",")
+		im := s.denseElem()
+		s.expect(")")
+		if re.pair != nil || im.pair != nil {
+			s.failf(e.pos, "a complex element's parts must be numbers")
+		}
+		e.pair = []denseElem{re, im}
+		return e
 	}
 	if e.text = s.number(); e.text == "" {
 		e.text = s.word()
@@ -118,6 +129,18 @@ func (d *dense) literal(s *scanner) *ir.Literal {
 	if !d.nested && len(d.elems) != 1 {
 		s.failf(d.pos, "dense literal has %d elements, its type %s needs %d", len(d.elems), t, n)
 	}
+	if t.DType.IsComplex() {
+		cs := make([]complex128, len(d.elems))
+		for i, e := range d.elems {
+			cs[i] = e.complex(s, t.DType)
+		}
+		return &ir.Literal{Complex: cs}
+	}
+	for _, e := range d.elems {
+		if e.pair != nil {
+			s.failf(e.pos, "a complex element in a dense literal of type %s", mlirType(t))
+		}
+	}
 	if t.DType.IsFloat() {
 		fs := make([]float64, len(d.elems))
 		for i, e := range d.elems {
@@ -130,6 +153,16 @@ func (d *dense) literal(s *scanner) *ir.Literal {
 		is[i] = e.int(s, t.DType)
 	}
 	return &ir.Literal{Ints: is}
+}
+
+// complex reads (re, im) for the complex type dt, each part as a float of
+// its part type.
+func (e denseElem) complex(s *scanner, dt ir.DType) complex128 {
+	if e.pair == nil {
+		s.failf(e.pos, "a %s element must be written (re, im), found %s", mlirElemType(dt), e.text)
+	}
+	p := dt.ComplexPart()
+	return complex(e.pair[0].float(s, p), e.pair[1].float(s, p))
 }
 
 func (e denseElem) float(s *scanner, dt ir.DType) float64 {
@@ -195,12 +228,19 @@ func (d *dense) hexLiteral(s *scanner, n int64) *ir.Literal {
 		s.failf(d.pos, "dense blob of %d bytes does not fit %s", len(d.hex), d.typ)
 	}
 	l := &ir.Literal{}
-	if dt.IsFloat() {
+	switch {
+	case dt.IsComplex():
+		l.Complex = make([]complex128, count)
+	case dt.IsFloat():
 		l.Floats = make([]float64, count)
-	} else {
+	default:
 		l.Ints = make([]int64, count)
 	}
 	for i := int64(0); i < count; i++ {
+		if dt.IsComplex() {
+			l.Complex[i] = complexFromBytes(dt, d.hex[i*size:(i+1)*size])
+			continue
+		}
 		var buf [8]byte
 		copy(buf[:], d.hex[i*size:(i+1)*size])
 		bits := binary.LittleEndian.Uint64(buf[:])
@@ -211,6 +251,17 @@ func (d *dense) hexLiteral(s *scanner, n int64) *ir.Literal {
 		l.Ints[i] = signExtend(dt, bits, size)
 	}
 	return l
+}
+
+// complexFromBytes reads a little-endian complex element: the real part's
+// bytes, then the imaginary part's.
+func complexFromBytes(dt ir.DType, b []byte) complex128 {
+	p := dt.ComplexPart()
+	half := len(b) / 2
+	if p == ir.F64 {
+		return complex(math.Float64frombits(binary.LittleEndian.Uint64(b)), math.Float64frombits(binary.LittleEndian.Uint64(b[half:])))
+	}
+	return complex(floatFromBits(p, uint64(binary.LittleEndian.Uint32(b))), floatFromBits(p, uint64(binary.LittleEndian.Uint32(b[half:]))))
 }
 
 func signExtend(dt ir.DType, bits uint64, size int64) int64 {

@@ -16,6 +16,10 @@ var cmpDirs = map[string]ir.CmpDir{"EQ": ir.CmpEQ, "NE": ir.CmpNE, "LT": ir.CmpL
 func (bd *builder) op(o *op) {
 	if code, ok := elementwise[o.name]; ok {
 		args := bd.args(o)
+		if (code == ir.OpReal || code == ir.OpImag) && len(args) == 1 && args[0].Type.DType.IsFloat() {
+			bd.results(o, bd.realPart(o, code, args[0]))
+			return
+		}
 		if b, ok := boolOps[code]; ok && len(args) == 2 && args[0].Type.DType == ir.I1 {
 			code = b
 		}
@@ -201,4 +205,13 @@ func (bd *builder) dotDims(o *op, args []*ir.Value) *ir.DotAttr {
 		a.LhsContract, a.RhsContract = p.list[0].ints(bd.s, "contracting_dims"), p.list[1].ints(bd.s, "contracting_dims")
 	}
 	return a
+}
+
+// realPart is StableHLO's real and imag of a float operand, which ir's ops
+// take only complex: real(x) is x, imag(x) is zeros of x's type.
+func (bd *builder) realPart(o *op, code ir.Op, x *ir.Value) *ir.Value {
+	if code == ir.OpReal {
+		return x
+	}
+	return bd.emit(o, ir.OpConstant, &ir.ConstAttr{Value: ir.NewLiteral(x.Type, []float64{0})}, []ir.Type{x.Type})
 }

@@ -149,13 +149,16 @@ type attrValueAST struct {
 	Scalar   string          `parser:" | @(Number | String | '-' ('inf' | 'nan') | Ident) )"`
 }
 
-// constAST is a constant's literal: a scalar or a nested list. Bare words
-// other than true, false, inf and nan are not literals, so that a missing
-// literal cannot swallow the next statement.
+// constAST is a constant's literal: a scalar, a complex element (re, im) or
+// a nested list. Bare words other than true, false, inf and nan are not
+// literals, so that a missing literal cannot swallow the next statement. A
+// pair is told from a region's parameter list, which also opens with '(',
+// by the number after the '('.
 type constAST struct {
 	Pos    lexer.Position
 	List   bool        `parser:"(  @'['"`
 	Elems  []*constAST `parser:"   (@@ (',' @@)*)? ']'"`
+	Pair   []*constAST `parser:" | (?= '(' (Number | '-' | 'inf' | 'nan')) '(' @@ ',' @@ ')'"`
 	Scalar string      `parser:" | @(Number | '-' ('inf' | 'nan') | 'inf' | 'nan' | 'true' | 'false') )"`
 }
 

@@ -219,6 +219,15 @@ func (b *moduleBuilder) literal(c *constAST, t ir.Type, opPos ir.Pos) (*ir.Liter
 		elems = flatten(c, nil)
 	}
 	ok := true
+	if t.DType.IsComplex() {
+		vals := make([]complex128, len(elems))
+		for i, e := range elems {
+			var eok bool
+			vals[i], eok = b.complexElem(e, t.DType)
+			ok = ok && eok
+		}
+		return &ir.Literal{Complex: vals}, ok
+	}
 	if t.DType.IsFloat() {
 		vals := make([]float64, len(elems))
 		for i, e := range elems {
@@ -295,8 +304,25 @@ func shapeString(s []int64) string {
 	return "[" + strings.Join(parts, ",") + "]"
 }
 
+// complexElem reads (re, im), each part a float of the complex type's part
+// type, rounded into it.
+func (b *moduleBuilder) complexElem(e *constAST, dt ir.DType) (complex128, bool) {
+	if e.Pair == nil {
+		b.errorf(b.pos(e.Pos), "%s elements are written (re, im), got %s", dt, e.Scalar)
+		return 0, false
+	}
+	part := dt.ComplexPart()
+	re, rok := b.floatElem(e.Pair[0], part)
+	im, iok := b.floatElem(e.Pair[1], part)
+	return dt.RoundComplex(complex(re, im)), rok && iok
+}
+
 func (b *moduleBuilder) floatElem(e *constAST, dt ir.DType) (float64, bool) {
 	pos := b.pos(e.Pos)
+	if e.Pair != nil || e.List {
+		b.errorf(pos, "%s elements are single numbers; (re, im) pairs are for c64 and c128", dt)
+		return 0, false
+	}
 	if e.Scalar == "true" || e.Scalar == "false" {
 		b.errorf(pos, "%s is not a number: true and false are only for i1", e.Scalar)
 		return 0, false
@@ -306,6 +332,10 @@ func (b *moduleBuilder) floatElem(e *constAST, dt ir.DType) (float64, bool) {
 
 func (b *moduleBuilder) intElem(e *constAST, dt ir.DType) (int64, bool) {
 	pos := b.pos(e.Pos)
+	if e.Pair != nil {
+		b.errorf(pos, "%s elements are single numbers; (re, im) pairs are for c64 and c128", dt)
+		return 0, false
+	}
 	s := e.Scalar
 	if dt == ir.I1 {
 		switch s {

@@ -32,6 +32,14 @@ func hoist(f *ir.Func) []*backend.Buffer {
 func literalBuffer(t ir.Type, l *ir.Literal) *backend.Buffer {
 	b := backend.New(t)
 	n := b.Len()
+	if t.DType.IsComplex() {
+		v := make([]complex128, n)
+		for i := range v {
+			v[i] = l.ComplexAt(i)
+		}
+		b.WriteComplex128s(0, v)
+		return b
+	}
 	if t.DType.IsFloat() {
 		v := make([]float64, n)
 		for i := range v {

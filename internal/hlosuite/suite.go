@@ -127,6 +127,9 @@ func runTest(m *ir.Module, f *ir.Func, checks []stablehlo.Check, run Runner) (St
 // matching exactly.
 func compare(got, want *backend.Buffer, c stablehlo.Check) string {
 	n := want.Len()
+	if want.Type().DType.IsComplex() {
+		return compareComplex(got, want, c)
+	}
 	if !want.Type().DType.IsFloat() {
 		g, w := make([]int64, n), make([]int64, n)
 		got.ReadInt64s(0, g)
@@ -142,14 +145,29 @@ func compare(got, want *backend.Buffer, c stablehlo.Check) string {
 	got.ReadFloat64s(0, g)
 	want.ReadFloat64s(0, w)
 	for i := range w {
-		if g[i] == w[i] || math.IsNaN(g[i]) && math.IsNaN(w[i]) {
-			continue
+		if !closeEnough(g[i], w[i], c) {
+			return fmt.Sprintf("element %d is %v, want %v", i, g[i], w[i])
 		}
-		finite := !math.IsInf(g[i], 0) && !math.IsInf(w[i], 0) && !math.IsNaN(g[i]) && !math.IsNaN(w[i])
-		if c.Almost && finite && math.Abs(g[i]-w[i]) <= c.Tolerance {
-			continue
+	}
+	return ""
+}
+
+// closeEnough compares one float as the check asks.
+func closeEnough(g, w float64, c stablehlo.Check) bool {
+	if g == w || math.IsNaN(g) && math.IsNaN(w) {
+		return true
+	}
+	finite := !math.IsInf(g, 0) && !math.IsInf(w, 0) && !math.IsNaN(g) && !math.IsNaN(w)
+	return c.Almost && finite && math.Abs(g-w) <= c.Tolerance
+}
+
+// compareComplex compares complex elements part by part, each as a float.
+func compareComplex(got, want *backend.Buffer, c stablehlo.Check) string {
+	for i := range want.Len() {
+		g, w := got.Complex128At(i), want.Complex128At(i)
+		if !closeEnough(real(g), real(w), c) || !closeEnough(imag(g), imag(w), c) {
+			return fmt.Sprintf("element %d is %v, want %v", i, g, w)
 		}
-		return fmt.Sprintf("element %d is %v, want %v", i, g[i], w[i])
 	}
 	return ""
 }

@@ -49,7 +49,7 @@ func TestReadErrors(t *testing.T) {
 		{"truncated data", v1("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", make([]byte, 16)),
 			"x.npy: truncated: header says 24 bytes of data, file has 16"},
 		{"trailing data", v1(f32x3, make([]byte, 13)), "x.npy: 1 bytes of trailing data after the array"},
-		{"complex", v1("{'descr': '<c8', 'fortran_order': False, 'shape': (3,), }", nil), `x.npy: unsupported dtype "<c8"`},
+		{"complex256", v1("{'descr': '<c32', 'fortran_order': False, 'shape': (3,), }", nil), `x.npy: unsupported dtype "<c32"`},
 		{"object", v1("{'descr': '|O', 'fortran_order': False, 'shape': (3,), }", nil), `x.npy: unsupported dtype "|O"`},
 		{"fortran", v1("{'descr': '<f4', 'fortran_order': True, 'shape': (3,), }", make([]byte, 12)),
 			"x.npy: fortran_order arrays are not supported (save np.ascontiguousarray(a) instead)"},
@@ -124,7 +124,7 @@ func TestWriteErrors(t *testing.T) {
 		err string
 	}{
 		{nil, "npy: nil array"},
-		{&Array{DType: "c64"}, `npy: unsupported dtype "c64"`},
+		{&Array{DType: "c256"}, `npy: unsupported dtype "c256"`},
 		{&Array{DType: "f32", Shape: []int64{-1}}, "npy: negative dimension -1 in shape (-1,)"},
 		{&Array{DType: "i1", Shape: []int64{2, 2}, Data: make([]byte, 3)}, "npy: i1[2,2] needs 4 bytes of data, has 3"},
 	}

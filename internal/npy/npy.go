@@ -18,6 +18,8 @@
 //	i64           '<i8'        int64
 //	u8            '|u1'        uint8
 //	u32           '<u4'        uint32
+//	c64           '<c8'        complex64 (real part, then imaginary, each an f32)
+//	c128          '<c16'       complex128
 //
 // # The bf16 convention
 //
@@ -77,6 +79,8 @@ var dtypes = []dtypeInfo{
 	{"i64", "<i8", 8},
 	{"u8", "|u1", 1},
 	{"u32", "<u4", 4},
+	{"c64", "<c8", 8},
+	{"c128", "<c16", 16},
 }
 
 // DTypes lists the dtype names this package carries, in a fixed order.

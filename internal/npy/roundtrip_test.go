@@ -39,6 +39,10 @@ func want(dtype string, shape []int64) *Array {
 		return Of(shape, gen(n, func(k int) uint8 { return uint8(k) }))
 	case "u32":
 		return Of(shape, gen(n, func(k int) uint32 { return uint32(k) }))
+	case "c64":
+		return Of(shape, gen(n, func(k int) complex64 { return complex(float32(k-2)*1.5, float32(k)*0.5) }))
+	case "c128":
+		return Of(shape, gen(n, func(k int) complex128 { return complex(float64(k-2)*1.5, float64(k)*0.5) }))
 	}
 	panic(dtype)
 }
@@ -118,7 +122,7 @@ func TestRefusedFixtures(t *testing.T) {
 	cases := []struct{ file, err string }{
 		{"bad_fortran.npy", "testdata/bad_fortran.npy: fortran_order arrays are not supported (save np.ascontiguousarray(a) instead)"},
 		{"bad_bigendian.npy", `testdata/bad_bigendian.npy: unsupported dtype ">f4": big-endian data (use a.astype(a.dtype.newbyteorder('<')))`},
-		{"bad_c8.npy", `testdata/bad_c8.npy: unsupported dtype "<c8"`},
+		{"bad_c32.npy", `testdata/bad_c32.npy: unsupported dtype "<c32"`},
 		{"bad_bf16_mldtypes.npy", `testdata/bad_bf16_mldtypes.npy: unsupported dtype "<V2": np.save of an ml_dtypes.bfloat16 array writes this; tpucc's bf16 files use descr 'bfloat16' (see package npy)`},
 		{"bad_structured.npy", `testdata/bad_structured.npy: bad header: unsupported dtype [('a', '<f4'), ('b', '<i4')] (structured arrays are not carried)`},
 	}

@@ -11,7 +11,7 @@ import (
 // Native is the Go element types that map one to one onto a dtype. f16 and bf16 have no
 // Go type: build those with OfBits and read them with Bits or Float64s.
 type Native interface {
-	float32 | float64 | bool | int8 | int16 | int32 | int64 | uint8 | uint32
+	float32 | float64 | bool | int8 | int16 | int32 | int64 | uint8 | uint32 | complex64 | complex128
 }
 
 func nativeDType[T Native]() string {
@@ -33,6 +33,10 @@ func nativeDType[T Native]() string {
 		return "i64"
 	case uint8:
 		return "u8"
+	case complex64:
+		return "c64"
+	case complex128:
+		return "c128"
 	default: // uint32
 		return "u32"
 	}
@@ -70,6 +74,12 @@ func Of[T Native](shape []int64, values []T) *Array {
 			a.Data = append(a.Data, v)
 		case uint32:
 			a.Data = binary.LittleEndian.AppendUint32(a.Data, v)
+		case complex64:
+			a.Data = binary.LittleEndian.AppendUint32(a.Data, math.Float32bits(real(v)))
+			a.Data = binary.LittleEndian.AppendUint32(a.Data, math.Float32bits(imag(v)))
+		case complex128:
+			a.Data = binary.LittleEndian.AppendUint64(a.Data, math.Float64bits(real(v)))
+			a.Data = binary.LittleEndian.AppendUint64(a.Data, math.Float64bits(imag(v)))
 		}
 	}
 	return a
@@ -108,6 +118,10 @@ func Values[T Native](a *Array) ([]T, error) {
 			v = b[0]
 		case "u32":
 			v = binary.LittleEndian.Uint32(b)
+		case "c64":
+			v = complex(math.Float32frombits(binary.LittleEndian.Uint32(b)), math.Float32frombits(binary.LittleEndian.Uint32(b[4:])))
+		case "c128":
+			v = complex(math.Float64frombits(binary.LittleEndian.Uint64(b)), math.Float64frombits(binary.LittleEndian.Uint64(b[8:])))
 		}
 		out[i] = v.(T)
 	}

@@ -71,6 +71,7 @@ func For(dt ir.DType) Tolerance { return progen.DefaultTolerance(dt) }
 
 // Compare checks got (XLA's) against want (the executor's) within the
 // tolerance of their dtype.
+// A complex tensor takes the tolerance of its part type.
 func Compare(want, got *backend.Buffer) error {
 	return CompareWithin(want, got, For(want.Type().DType))
 }
@@ -94,6 +95,9 @@ func CompareWithin(want, got *backend.Buffer, tol Tolerance) error {
 	n := want.Len()
 	if got.Len() != n {
 		return fmt.Errorf("element count differs: want %d, got %d", n, got.Len())
+	}
+	if dt.IsComplex() {
+		return compareParts(want, got, tol)
 	}
 	// The comparison reads both as float64 (or int64): test code, where the
 	// copies cost nothing that matters.
@@ -148,6 +152,22 @@ func CompareWithin(want, got *backend.Buffer, tol Tolerance) error {
 		return fmt.Errorf("%s", msg)
 	}
 	return fmt.Errorf("element %s: want %d, got %d; %d of %d elements differ", idx, wi[first], gi[first], bad, n)
+}
+
+// compareParts compares complex tensors as tensors of their parts, with a
+// last dimension of 2 (index 0 the real part, 1 the imaginary one): the
+// same bytes, viewed without copying.
+func compareParts(want, got *backend.Buffer, tol Tolerance) error {
+	t := ir.Tensor(want.Type().DType.ComplexPart(), append(want.Type().Dims(), 2)...)
+	w, err := backend.View(t, want.Bytes())
+	if err != nil {
+		return err
+	}
+	g, err := backend.View(t, got.Bytes())
+	if err != nil {
+		return err
+	}
+	return CompareWithin(w, g, tol)
 }
 
 // allowance is what tol allows for an element w of a tensor of RMS scale.

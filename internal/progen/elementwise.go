@@ -586,8 +586,8 @@ func (g *gen) genConvert() bool {
 	if x == nil {
 		return false
 	}
-	for _, k := range g.r.Perm(len(ir.DTypes)) {
-		dt := ir.DTypes[k]
+	for _, k := range g.r.Perm(len(drawnDTypes)) {
+		dt := drawnDTypes[k]
 		if dt == x.dt() {
 			continue
 		}

@@ -62,7 +62,7 @@ func TestCoverage(t *testing.T) {
 			missing = append(missing, "op "+op.String())
 		}
 	}
-	for _, dt := range ir.DTypes {
+	for _, dt := range drawnDTypes {
 		if !dts[dt] {
 			missing = append(missing, "dtype "+dt.String())
 		}

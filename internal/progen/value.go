@@ -193,7 +193,7 @@ type Tolerance struct{ Rtol, Atol float64 }
 // the evidence; oracle.For returns it). The generator keeps every approximate
 // value's drift estimate within Config.Budget of it.
 func DefaultTolerance(dt ir.DType) Tolerance {
-	switch dt {
+	switch dt.ComplexPart() { // a complex type: each part as its part type
 	case ir.F64:
 		return Tolerance{Rtol: 1e-12, Atol: 1e-12}
 	case ir.F32:

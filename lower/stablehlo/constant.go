@@ -79,8 +79,12 @@ func intText(v int64, d ir.DType) string {
 	return strconv.FormatInt(v, 10)
 }
 
-// elemText spells element i of l as dtype d.
+// elemText spells element i of l as dtype d; a complex element is (re, im).
 func elemText(l *ir.Literal, i int, d ir.DType) string {
+	if d.IsComplex() {
+		c, p := l.ComplexAt(i), d.ComplexPart()
+		return "(" + floatText(real(c), p) + ", " + floatText(imag(c), p) + ")"
+	}
 	if d.IsFloat() {
 		return floatText(l.Float(i), d)
 	}
@@ -89,6 +93,10 @@ func elemText(l *ir.Literal, i int, d ir.DType) string {
 
 // sameElem reports whether elements i and j of l are the same bits in dtype d.
 func sameElem(l *ir.Literal, i, j int, d ir.DType) bool {
+	if d.IsComplex() {
+		x, y, p := l.ComplexAt(i), l.ComplexAt(j), d.ComplexPart()
+		return floatBits(real(x), p) == floatBits(real(y), p) && floatBits(imag(x), p) == floatBits(imag(y), p)
+	}
 	if d.IsFloat() {
 		return floatBits(l.Float(i), d) == floatBits(l.Float(j), d)
 	}
@@ -97,6 +105,11 @@ func sameElem(l *ir.Literal, i, j int, d ir.DType) bool {
 
 // elemBytes appends element i of l as little-endian bytes of dtype d (one byte per i1).
 func elemBytes(buf []byte, l *ir.Literal, i int, d ir.DType) []byte {
+	if d.IsComplex() { // the real part's bytes, then the imaginary part's
+		c, p := l.ComplexAt(i), d.ComplexPart()
+		parts := &ir.Literal{Floats: []float64{real(c), imag(c)}}
+		return elemBytes(elemBytes(buf, parts, 0, p), parts, 1, p)
+	}
 	var bits uint64
 	if d.IsFloat() {
 		bits = floatBits(l.Float(i), d)
@@ -145,6 +158,9 @@ func (e *emitter) constant(t ir.Type, l *ir.Literal) hv {
 // fconst writes a splat constant of type t with value v (rounded into t's dtype).
 // t may have any dtype; integer dtypes take v truncated.
 func (e *emitter) fconst(t ir.Type, v float64) hv {
+	if t.DType.IsComplex() {
+		return e.constant(t, &ir.Literal{Complex: []complex128{complex(v, 0)}})
+	}
 	if t.DType.IsFloat() {
 		return e.constant(t, &ir.Literal{Floats: []float64{v}})
 	}

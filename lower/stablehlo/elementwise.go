@@ -35,6 +35,14 @@ func (e *emitter) unary(op ir.Op, x hv) hv {
 	case op == ir.OpSign && d.IsUnsigned():
 		// Likewise sign: 0 for 0, else 1, which is min(x, 1).
 		return e.op2("stablehlo.minimum", x, e.iconst(x.t, 1))
+	case d.IsComplex() && op == ir.OpCbrt:
+		// XLA has no complex cbrt: the principal root exp(log(z)/3), and 0 for 0.
+		root := e.op1("stablehlo.exponential", e.div(e.op1("stablehlo.log", x), e.fconst(x.t, 3)))
+		return e.selectOp(e.compare("EQ", x, e.fconst(x.t, 0)), x, root)
+	case d.IsComplex() && (op == ir.OpAbs || op == ir.OpReal || op == ir.OpImag):
+		// A float result of the part type: the functional type says so.
+		t := x.t.WithDType(d.ComplexPart())
+		return e.def(t, hloName(op)+" ", x.ref, " : ", funcType([]hv{x}, []ir.Type{t}))
 	case widened(op) && isHalf(d):
 		return e.convert(e.unary(op, e.convert(x, ir.F32)), d)
 	case strings.HasPrefix(hloName(op), "chlo."):
@@ -56,6 +64,9 @@ func (e *emitter) binary(op ir.Op, x, y hv, safe bool) hv {
 		return e.guardedDivRem(op, x, y)
 	case op == ir.OpPow && d.IsInt() && !safe:
 		return e.intPow(x, y)
+	case op == ir.OpComplex:
+		t := x.t.WithDType(d.ComplexOf())
+		return e.def(t, hloName(op)+" ", x.ref, ", ", y.ref, " : ", funcType([]hv{x, y}, []ir.Type{t}))
 	}
 	return e.op2(hloName(op), x, y)
 }
@@ -175,6 +186,12 @@ func (e *emitter) clamp(lo, x, hi hv) hv {
 // x * convert(p) into select(p, x, 0), which turns NaN * 0 and inf * 0 into 0
 // instead of NaN (checked); with a select there is no convert to match.
 func (e *emitter) convertOp(x hv, t ir.Type) hv {
+	if d := x.t.DType; d.IsComplex() && !t.DType.IsComplex() {
+		// Complex to a real type keeps the real part, which the reference
+		// executor then converts as a float (to i1: re != 0, the imaginary
+		// part ignored); written out, so no backend has to agree on it.
+		x = e.unary(ir.OpReal, x)
+	}
 	switch {
 	case t.DType == ir.I1 && x.t.DType != ir.I1:
 		return e.compare("NE", x, e.fconst(x.t, 0))

@@ -95,6 +95,8 @@ func elemType(d ir.DType) string {
 		return "ui8"
 	case ir.U32:
 		return "ui32"
+	case ir.C64, ir.C128:
+		return "complex<" + d.ComplexPart().String() + ">"
 	}
 	return d.String()
 }
@@ -213,7 +215,7 @@ func (e *emitter) broadcast(x hv, t ir.Type, dims []int64) hv {
 // compareType is the compare_type StableHLO wants for a dtype.
 func compareType(d ir.DType) string {
 	switch {
-	case d.IsFloat():
+	case d.IsFloat(), d.IsComplex():
 		return "FLOAT"
 	case d.IsSigned():
 		return "SIGNED"

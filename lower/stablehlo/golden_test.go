@@ -148,7 +148,7 @@ func smallInput(t ir.Type) *npy.Array {
 			k = float64(i % 2)
 		case t.DType.IsUnsigned():
 			k = float64((i * 7) % 11)
-		case t.DType.IsFloat():
+		case t.DType.IsFloat(), t.DType.IsComplex():
 			k *= 0.5
 		}
 		vals[i] = k

@@ -47,6 +47,9 @@ func (e *emitter) shape(in *ir.Instr, args []hv) hv {
 // iotaOp lowers iota. On f16 and bf16 the indices are made in f32 and rounded
 // once, so that large indices round to nearest even as the contract says.
 func (e *emitter) iotaOp(t ir.Type, axis int64) hv {
+	if t.DType.IsComplex() { // the indices in the part type, imaginary parts 0
+		return e.convert(e.iota(t.WithDType(t.DType.ComplexPart()), axis), t.DType)
+	}
 	if isHalf(t.DType) {
 		return e.convert(e.iota(t.WithDType(ir.F32), axis), t.DType)
 	}

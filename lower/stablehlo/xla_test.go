@@ -76,6 +76,10 @@ func arr(dt ir.DType, shape []int64, vals ...float64) *npy.Array {
 		return npy.Of(shape, mapVals(vals, func(v float64) uint8 { return uint8(int64(v)) }))
 	case ir.U32:
 		return npy.Of(shape, mapVals(vals, func(v float64) uint32 { return uint32(int64(v)) }))
+	case ir.C64: // imaginary parts 0.5-v/4, so that they differ from the real ones
+		return npy.Of(shape, mapVals(vals, func(v float64) complex64 { return complex(float32(v), float32(0.5-v/4)) }))
+	case ir.C128:
+		return npy.Of(shape, mapVals(vals, func(v float64) complex128 { return complex(v, 0.5-v/4) }))
 	}
 	panic("arr: dtype " + dt.String())
 }

@@ -204,5 +204,21 @@ def main():
         print(name, len(args), "inputs", len(results), "results")
 
 
+# Defined after main so that the locations of the exports above stay as
+# they were when they were exported.
+def complex_ops(z, x):
+    # complex64 throughout: constants, exp, abs/real/imag, conj (a complex of
+    # real and -imag), sqrt, a sum and a product with no conjugation.
+    w = z * jnp.exp(1j * x) + jnp.array([1 + 2j, 0.5j, -1, 2], dtype=jnp.complex64)
+    return jnp.abs(w), jnp.conj(w) * w, jnp.real(jnp.sqrt(w)), jnp.sum(w * w), jnp.dot(w, z)
+
+
+def c64(*shape):
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(np.complex64)
+
+
+FUNCS.append(("complex", complex_ops, lambda: (c64(4), f32(4))))
+
+
 if __name__ == "__main__":
     main()

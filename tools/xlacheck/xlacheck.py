@@ -78,6 +78,8 @@ DTYPES = {
     np.dtype(np.int64): ("i64", "i64"),
     np.dtype(np.uint8): ("u8", "ui8"),
     np.dtype(np.uint32): ("u32", "ui32"),
+    np.dtype(np.complex64): ("c64", "complex<f32>"),
+    np.dtype(np.complex128): ("c128", "complex<f64>"),
 }
 BF16 = np.dtype(ml_dtypes.bfloat16)
 

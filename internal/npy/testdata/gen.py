@@ -3,7 +3,8 @@
 Run from the repo root:  .venv/bin/python internal/npy/testdata/gen.py
 The Go tests compute the same values (see roundtrip_test.go): element k of a
 fixture (k = 0, 1, ... in C order) is (k-2)*1.5 for floats, k-2 for signed
-integers, k for unsigned ones and k%2 == 0 for bool.
+integers, k for unsigned ones, k%2 == 0 for bool and (k-2)*1.5 + k*0.5j for
+complex.
 """
 
 import os
@@ -19,7 +20,7 @@ from xlacheck import save_npy  # noqa: E402  (the bf16 convention lives there)
 DTYPES = {
     "f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16, "f64": np.float64,
     "i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
-    "u8": np.uint8, "u32": np.uint32,
+    "u8": np.uint8, "u32": np.uint32, "c64": np.complex64, "c128": np.complex128,
 }
 
 
@@ -29,6 +30,8 @@ def values(name, shape):
         return k % 2 == 0
     if name.startswith("u"):
         return k.astype(DTYPES[name])
+    if name.startswith("c"):
+        return ((k - 2) * 1.5 + k * 0.5j).astype(DTYPES[name])
     if name.startswith("i"):
         return (k - 2).astype(DTYPES[name])
     return ((k - 2) * 1.5).astype(DTYPES[name])
@@ -52,6 +55,6 @@ with open(out("i32_2x3_v2.npy"), "wb") as f:
 # Files the reader must refuse.
 np.save(out("bad_fortran.npy"), np.asfortranarray(values("f32", (2, 3))))
 np.save(out("bad_bigendian.npy"), values("f32", (2, 3)).astype(">f4"))
-np.save(out("bad_c8.npy"), np.arange(3, dtype=np.complex64))
+np.save(out("bad_c32.npy"), np.arange(3, dtype=np.clongdouble))  # complex256 on x86-64
 np.save(out("bad_bf16_mldtypes.npy"), values("bf16", (3,)))  # ml_dtypes' own form: '<V2'
 np.save(out("bad_structured.npy"), np.zeros(2, dtype=[("a", "<f4"), ("b", "<i4")]))
