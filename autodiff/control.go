@@ -1,6 +1,8 @@
 package autodiff
 
 import (
+	"fmt"
+
 	"github.com/tpucc/tpucc/ir"
 )
 
@@ -83,6 +85,13 @@ func (t *tape) region(c *ir.Instr, params []*ir.Value, extra []ir.Type) *tape {
 	return &tape{b: b, cts: map[*ir.Value]*ir.Value{}, ctl: map[*ir.Instr]*control{}, saving: t.saving}
 }
 
+// name names the region's parameters from the n-th on.
+func (t *tape) name(n int, names []string) {
+	for i, nm := range names {
+		t.b.Block.Params[n+i].Name = nm
+	}
+}
+
 // bind maps src, a source region's parameters, to the first parameters of the tape's
 // region.
 func (t *tape) bind(src []*ir.Value) map[*ir.Value]*ir.Value {
@@ -124,8 +133,16 @@ func (t *tape) cloneSaving(ctl *control, args []*ir.Value, depth int) (*ir.Instr
 	}
 	c := t.b.F.NewInstr(ir.OpWhile, in.Attr, ops, types, in.Pos)
 	extra := types[len(args):]
+	var names []string
+	for j, p := range body.Params {
+		if ctl.stacked[j] {
+			names = append(names, "saved_"+p.Name)
+		}
+	}
+	names = append(names, "k")
 
 	sc := t.region(c, cond.Params, extra)
+	sc.name(len(args), names)
 	res, err := sc.clone(f.RegionFunc(cond), sc.bind(cond.Params), depth)
 	if err != nil {
 		return nil, err
@@ -133,6 +150,7 @@ func (t *tape) cloneSaving(ctl *control, args []*ir.Value, depth int) (*ir.Instr
 	sc.ret(cond, res)
 
 	sb := t.region(c, body.Params, extra)
+	sb.name(len(args), names)
 	ps := sb.b.Block.Params
 	k := ps[len(ps)-1]
 	var saved []*ir.Value
@@ -236,6 +254,9 @@ func (t *tape) caseVJP(in *ir.Instr, ctl *control, g []*ir.Value) ([]*ir.Value, 
 	c := t.b.F.NewInstr(ir.OpCase, in.Attr, append(append([]*ir.Value{in.Args[0]}, ops...), cts...), types, in.Pos)
 	for _, r := range ctl.in.Regions {
 		sub := t.region(c, r.Params, valueTypes(cts))
+		for q, i := range resIdx {
+			sub.name(len(ops)+q, []string{fmt.Sprintf("ct%d", i)})
+		}
 		ps := sub.b.Block.Params
 		res, err := sub.clone(ctl.src.RegionFunc(r), sub.bind(r.Params), 0)
 		if err != nil {
@@ -293,24 +314,38 @@ func (t *tape) whileVJP(in *ir.Instr, ctl *control, g []*ir.Value) ([]*ir.Value,
 	}
 	types := valueTypes(ops)
 	rw := t.b.F.NewInstr(ir.OpWhile, nil, ops, types, in.Pos)
+	body := ctl.in.Regions[ir.WhileBody]
+	names := []string{"k"}
+	for _, j := range fIdx {
+		names = append(names, "ct_"+body.Params[j].Name)
+	}
+	for _, stacked := range []bool{true, false} {
+		for j, p := range body.Params {
+			if ctl.stacked[j] == stacked {
+				names = append(names, map[bool]string{true: "saved_"}[stacked]+p.Name)
+			}
+		}
+	}
 	trip := float64(ctl.trip)
 
 	sc := t.region(rw, nil, types)
+	sc.name(0, names)
 	k := sc.b.Block.Params[0]
 	sc.b.Return(sc.b.Op1(ir.OpCompare, &ir.CompareAttr{Dir: ir.CmpLT}, k, sc.b.Const(k.Type, trip)))
 
 	sb := t.region(rw, nil, types)
+	sb.name(0, names)
 	ps := sb.b.Block.Params
 	k = ps[0]
 	idx := sb.b.Op1(ir.OpSub, nil, sb.b.Const(k.Type, trip-1), k)
 	kept := ps[1+len(cts):] // the stacks, then the invariant values
-	body := ctl.in.Regions[ir.WhileBody]
 	vals := map[*ir.Value]*ir.Value{}
 	x := make([]*ir.Value, n)
 	si, ii := 0, s-n
 	for j, p := range body.Params {
 		if ctl.stacked[j] {
 			x[j] = sb.loadRow(kept[si], idx, plain(p.Type))
+			x[j].Name = p.Name
 			si++
 		} else {
 			x[j] = kept[ii]
