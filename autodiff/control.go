@@ -44,7 +44,7 @@ func (t *tape) cloneControl(f *ir.Func, in *ir.Instr, args []*ir.Value, depth in
 	}
 	c := t.b.F.NewInstr(in.Op, in.Attr, args, plainTypes(in.Results), in.Pos)
 	for _, r := range in.Regions {
-		sub := t.region(c, r.Params, nil)
+		sub := t.region(c, r.Params, nil, false)
 		res, err := sub.clone(f.RegionFunc(r), sub.bind(r.Params), depth)
 		if err != nil {
 			return nil, err
@@ -73,8 +73,9 @@ func plainTypes(vs []*ir.Value) []ir.Type {
 }
 
 // region adds a region to c whose parameters are named and typed as params, then
-// typed as extra, and returns a tape appending to it.
-func (t *tape) region(c *ir.Instr, params []*ir.Value, extra []ir.Type) *tape {
+// typed as extra, and returns a tape appending to it; saving when its backward will
+// run (a forward copy of a region is re-cloned where it is differentiated).
+func (t *tape) region(c *ir.Instr, params []*ir.Value, extra []ir.Type, saving bool) *tape {
 	blk := t.b.F.NewRegion(c, append(plainTypes(params), extra...))
 	for i, p := range params {
 		blk.Params[i].Name = p.Name
@@ -82,7 +83,7 @@ func (t *tape) region(c *ir.Instr, params []*ir.Value, extra []ir.Type) *tape {
 	b := ir.NewBuilder(t.b.F)
 	b.SetAppend(blk)
 	b.Pos = c.Pos
-	return &tape{b: b, cts: map[*ir.Value]*ir.Value{}, ctl: map[*ir.Instr]*control{}, saving: t.saving}
+	return &tape{b: b, cts: map[*ir.Value]*ir.Value{}, ctl: map[*ir.Instr]*control{}, saving: saving}
 }
 
 // name names the region's parameters from the n-th on.
@@ -141,7 +142,7 @@ func (t *tape) cloneSaving(ctl *control, args []*ir.Value, depth int) (*ir.Instr
 	}
 	names = append(names, "k")
 
-	sc := t.region(c, cond.Params, extra)
+	sc := t.region(c, cond.Params, extra, false)
 	sc.name(len(args), names)
 	res, err := sc.clone(f.RegionFunc(cond), sc.bind(cond.Params), depth)
 	if err != nil {
@@ -149,7 +150,7 @@ func (t *tape) cloneSaving(ctl *control, args []*ir.Value, depth int) (*ir.Instr
 	}
 	sc.ret(cond, res)
 
-	sb := t.region(c, body.Params, extra)
+	sb := t.region(c, body.Params, extra, false)
 	sb.name(len(args), names)
 	ps := sb.b.Block.Params
 	k := ps[len(ps)-1]
@@ -253,7 +254,7 @@ func (t *tape) caseVJP(in *ir.Instr, ctl *control, g []*ir.Value) ([]*ir.Value, 
 	t.b.Pos = in.Pos
 	c := t.b.F.NewInstr(ir.OpCase, in.Attr, append(append([]*ir.Value{in.Args[0]}, ops...), cts...), types, in.Pos)
 	for _, r := range ctl.in.Regions {
-		sub := t.region(c, r.Params, valueTypes(cts))
+		sub := t.region(c, r.Params, valueTypes(cts), true)
 		for q, i := range resIdx {
 			sub.name(len(ops)+q, []string{fmt.Sprintf("ct%d", i)})
 		}
@@ -328,12 +329,12 @@ func (t *tape) whileVJP(in *ir.Instr, ctl *control, g []*ir.Value) ([]*ir.Value,
 	}
 	trip := float64(ctl.trip)
 
-	sc := t.region(rw, nil, types)
+	sc := t.region(rw, nil, types, false)
 	sc.name(0, names)
 	k := sc.b.Block.Params[0]
 	sc.b.Return(sc.b.Op1(ir.OpCompare, &ir.CompareAttr{Dir: ir.CmpLT}, k, sc.b.Const(k.Type, trip)))
 
-	sb := t.region(rw, nil, types)
+	sb := t.region(rw, nil, types, true)
 	sb.name(0, names)
 	ps := sb.b.Block.Params
 	k = ps[0]
