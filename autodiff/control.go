@@ -21,11 +21,25 @@ type control struct {
 	carried int       // while: the source's carried values
 	trip    int64     // while: its trip count, when static
 	static  bool
-	// stacked[j]: carried value j changes in the loop, so the saving loop stacks its
-	// value at the start of each iteration into an [N, ...] buffer; the others are
-	// loop-invariant and read from the while's operands.
-	stacked []bool
+	// carry[j] says how the reverse loop gets the value carried value j has at the
+	// start of an iteration; nil for a while that does not save its carries.
+	carry []carryKind
 }
+
+type carryKind int
+
+const (
+	// carryInvariant: the body returns it unchanged; the reverse loop carries the
+	// while's operand.
+	carryInvariant carryKind = iota
+	// carrySaved: it changes and the body's VJP reads it: the saving loop stacks its
+	// value at the start of each iteration into an [N, ...] buffer.
+	carrySaved
+	// carryUnread: it changes but the body's VJP does not read it (a scan's stacked
+	// outputs, a counter only counted): not saved; the reverse body's recomputation
+	// of the forward, dead there, reads zeros.
+	carryUnread
+)
 
 // cloneControl copies a while or case into the tape. Where the tape's backward will
 // run (saving) and a counted loop carries a float value, the copy also saves each
@@ -117,7 +131,7 @@ func (t *tape) controlVJP(in *ir.Instr, ctl *control, g []*ir.Value) ([]*ir.Valu
 		return t.caseVJP(in, ctl, g)
 	}
 	switch {
-	case ctl.stacked != nil:
+	case ctl.carry != nil:
 		return t.whileVJP(in, ctl, g)
 	case ctl.static && ctl.trip == 0:
 		return g, nil // the results are the operands

@@ -11,7 +11,7 @@ import (
 )
 
 // TestGolden: testdata/golden/grad/*.txtar hold in.tir and what tpucc grad writes for
-// it (out.tir), or its error.
+// it (out.tir), or its error; each VJP is also checked against finite differences.
 func TestGolden(t *testing.T) {
 	golden.Run(t, filepath.Join("..", "testdata", "golden", "grad"), func(t *testing.T, c *golden.Case) map[string]string {
 		src, ok := c.Input("in.tir")
@@ -29,6 +29,8 @@ func TestGolden(t *testing.T) {
 		if err != nil {
 			return map[string]string{"error": err.Error()}
 		}
+		// The golden VJPs are right, too: against finite differences.
+		runCheck(t, m, 1)
 		out := ir.Print(v)
 		if again := vjpRoundTrip(t, out); again != out {
 			t.Errorf("out.tir does not print back the same after parsing:\n%s", again)

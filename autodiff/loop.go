@@ -3,19 +3,29 @@ package autodiff
 import "github.com/tpucc/tpucc/ir"
 
 // cloneSaving copies a counted while so that it also carries one [N, ...] buffer per
-// changing carried value, and a counter k from 0: iteration k first writes the
-// carried values it starts from into row k, then runs the source's body.
+// carried value the reverse loop reads (carrySaved), and a counter k from 0:
+// iteration k first writes the carried values it starts from into row k, then runs
+// the source's body.
 func (t *tape) cloneSaving(ctl *control, args []*ir.Value, depth int) (*ir.Instr, error) {
 	in, f := ctl.in, ctl.src
 	cond, body := in.Regions[ir.WhileCond], in.Regions[ir.WhileBody]
+	read, err := t.readInReverse(ctl)
+	if err != nil {
+		return nil, err
+	}
 	bret := body.Terminator()
 	t.b.Pos = in.Pos
 	ops := append([]*ir.Value{}, args...)
-	ctl.stacked = make([]bool, len(args))
+	ctl.carry = make([]carryKind, len(args))
 	for j, p := range body.Params {
-		if bret.Args[j] != p {
-			ctl.stacked[j] = true
+		switch {
+		case bret.Args[j] == p:
+			ctl.carry[j] = carryInvariant
+		case read[j]:
+			ctl.carry[j] = carrySaved
 			ops = append(ops, t.b.Const(stackType(args[j].Type, ctl.trip), 0))
+		default:
+			ctl.carry[j] = carryUnread
 		}
 	}
 	ops = append(ops, t.b.Const(ir.Scalar(ir.I32), 0))
@@ -27,7 +37,7 @@ func (t *tape) cloneSaving(ctl *control, args []*ir.Value, depth int) (*ir.Instr
 	extra := types[len(args):]
 	var names []string
 	for j, p := range body.Params {
-		if ctl.stacked[j] {
+		if ctl.carry[j] == carrySaved {
 			names = append(names, "saved_"+p.Name)
 		}
 	}
@@ -48,7 +58,7 @@ func (t *tape) cloneSaving(ctl *control, args []*ir.Value, depth int) (*ir.Instr
 	var saved []*ir.Value
 	s := len(args)
 	for j, p := range ps[:len(args)] {
-		if ctl.stacked[j] {
+		if ctl.carry[j] == carrySaved {
 			saved = append(saved, sb.saveRow(ps[s], p, k))
 			s++
 		}
@@ -108,13 +118,13 @@ func (t *tape) whileVJP(in *ir.Instr, ctl *control, g []*ir.Value) ([]*ir.Value,
 	ops := append([]*ir.Value{t.b.Const(ir.Scalar(ir.I32), 0)}, cts...)
 	s := n
 	for j := range n {
-		if ctl.stacked[j] {
+		if ctl.carry[j] == carrySaved {
 			ops = append(ops, in.Results[s])
 			s++
 		}
 	}
 	for j := range n {
-		if !ctl.stacked[j] {
+		if ctl.carry[j] == carryInvariant {
 			ops = append(ops, in.Args[j])
 		}
 	}
@@ -145,10 +155,10 @@ func reverseNames(ctl *control, fIdx []int) []string {
 	for _, j := range fIdx {
 		names = append(names, "ct_"+body.Params[j].Name)
 	}
-	for _, stacked := range []bool{true, false} {
+	for _, kind := range []carryKind{carrySaved, carryInvariant} {
 		for j, p := range body.Params {
-			if ctl.stacked[j] == stacked {
-				names = append(names, map[bool]string{true: "saved_"}[stacked]+p.Name)
+			if ctl.carry[j] == kind {
+				names = append(names, map[carryKind]string{carrySaved: "saved_"}[kind]+p.Name)
 			}
 		}
 	}
@@ -163,34 +173,97 @@ func (t *tape) reverseBody(ctl *control, fIdx []int, nSaved int) error {
 	idx := t.b.Op1(ir.OpSub, nil, t.b.Const(k.Type, float64(ctl.trip-1)), k)
 	kept := ps[1+len(fIdx):] // the saved buffers, then the invariant values
 	body := ctl.in.Regions[ir.WhileBody]
-	vals := map[*ir.Value]*ir.Value{}
 	x := make([]*ir.Value, len(body.Params))
 	si, ii := 0, nSaved
 	for j, p := range body.Params {
-		if ctl.stacked[j] {
+		switch ctl.carry[j] {
+		case carrySaved:
 			x[j] = t.loadRow(kept[si], idx, plain(p.Type))
 			x[j].Name = p.Name
 			si++
-		} else {
+		case carryInvariant:
 			x[j] = kept[ii]
 			ii++
+		default:
+			x[j] = t.b.Const(plain(p.Type), 0)
+			x[j].Name = p.Name
 		}
+	}
+	cts, err := t.bodyVJP(ctl, x, ps[1:1+len(fIdx)], fIdx)
+	if err != nil {
+		return err
+	}
+	rets := append([]*ir.Value{t.b.Op1(ir.OpAdd, nil, k, t.b.Const(k.Type, 1))}, cts...)
+	t.ret(body, append(rets, kept...))
+	return nil
+}
+
+// bodyVJP recomputes the loop's body from x, the values its carried values have at
+// the start of an iteration, and returns the cotangents of the float carried values
+// fIdx at that start given cts, theirs at its end.
+func (t *tape) bodyVJP(ctl *control, x, cts []*ir.Value, fIdx []int) ([]*ir.Value, error) {
+	body := ctl.in.Regions[ir.WhileBody]
+	vals := map[*ir.Value]*ir.Value{}
+	for j, p := range body.Params {
 		vals[p] = x[j]
 	}
 	res, err := t.clone(ctl.src.RegionFunc(body), vals, 0)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for q, j := range fIdx {
-		t.accumulate(res[j], ps[1+q])
+		t.accumulate(res[j], cts[q])
 	}
 	if err := t.backward(); err != nil {
-		return err
+		return nil, err
 	}
-	rets := []*ir.Value{t.b.Op1(ir.OpAdd, nil, k, t.b.Const(k.Type, 1))}
-	for _, j := range fIdx {
-		rets = append(rets, t.ctOrZero(x[j]))
+	out := make([]*ir.Value, len(fIdx))
+	for q, j := range fIdx {
+		out[q] = t.ctOrZero(x[j])
 	}
-	t.ret(body, append(rets, kept...))
-	return nil
+	return out, nil
+}
+
+// readInReverse reports, per carried value of ctl's loop, whether the body's VJP reads
+// the value it has at the start of an iteration: it builds that VJP once, with every
+// carried value a parameter, in a region of an instruction that is then dropped, and
+// follows the operands back from the cotangents it returns.
+func (t *tape) readInReverse(ctl *control) ([]bool, error) {
+	body := ctl.in.Regions[ir.WhileBody]
+	var fIdx []int
+	var types []ir.Type
+	for j, p := range body.Params {
+		if p.Type.DType.IsFloat() {
+			fIdx = append(fIdx, j)
+			types = append(types, plain(p.Type))
+		}
+	}
+	probe := t.b.F.NewInstr(ir.OpWhile, nil, nil, nil, ctl.in.Pos)
+	sb := t.region(probe, nil, append(types, plainTypes(body.Params)...), true)
+	ps := sb.b.Block.Params
+	x := ps[len(fIdx):]
+	cts, err := sb.bodyVJP(ctl, x, ps[:len(fIdx)], fIdx)
+	if err != nil {
+		return nil, err
+	}
+	live := map[*ir.Value]bool{}
+	for _, c := range cts {
+		live[c] = true
+	}
+	instrs := sb.b.Block.Instrs
+	for i := len(instrs) - 1; i >= 0; i-- {
+		for _, r := range instrs[i].Results {
+			if live[r] {
+				for _, a := range instrs[i].Args {
+					live[a] = true
+				}
+				break
+			}
+		}
+	}
+	read := make([]bool, len(x))
+	for j, v := range x {
+		read[j] = live[v]
+	}
+	return read, nil
 }
