@@ -71,7 +71,7 @@ func VJP(out *ir.Module, f *ir.Func) (*ir.Func, error) {
 		}
 	}
 	g := out.NewFunc(f.Name+"_vjp", names, types, results, f.Pos)
-	t := &tape{b: ir.NewBuilder(g), cts: map[*ir.Value]*ir.Value{}}
+	t := &tape{b: ir.NewBuilder(g), cts: map[*ir.Value]*ir.Value{}, ctl: map[*ir.Instr]*control{}, saving: true}
 	vals := map[*ir.Value]*ir.Value{}
 	for i, p := range f.Params {
 		vals[p] = g.Params[i]
@@ -131,6 +131,10 @@ type tape struct {
 	b      *ir.Builder
 	instrs []*ir.Instr // forward instructions in order
 	cts    map[*ir.Value]*ir.Value
+	ctl    map[*ir.Instr]*control // the while and case instructions among instrs
+	// saving: the tape's backward will run, so its counted loops save their carries
+	// (false for the forward copies of regions, which the backward re-clones).
+	saving bool
 }
 
 // clone copies f's body into the tape's function with vals binding f's parameters,
@@ -163,6 +167,18 @@ func (t *tape) clone(f *ir.Func, vals map[*ir.Value]*ir.Value, depth int) ([]*ir
 			continue
 		case ir.OpFusion:
 			return nil, ir.Errorf(in.Pos, "cannot differentiate fusion: autodiff runs on unfused IR, before the fuse pass")
+		case ir.OpWhile, ir.OpCase:
+			c, err := t.cloneControl(f, in, args, depth)
+			if err != nil {
+				return nil, err
+			}
+			for i, r := range in.Results {
+				c.Results[i].Name = r.Name
+				vals[r] = c.Results[i]
+			}
+			t.b.Block.Append(c)
+			t.instrs = append(t.instrs, c)
+			continue
 		}
 		if !in.Op.Info().Elementwise || in.Op == ir.OpCopy {
 			for _, r := range in.Results {
@@ -238,6 +254,15 @@ func (t *tape) backward() error {
 		if !any {
 			continue
 		}
+		t.b.Pos = in.Pos
+		if ctl := t.ctl[in]; ctl != nil {
+			cts, err := t.controlVJP(in, ctl, g)
+			if err != nil {
+				return err
+			}
+			t.accumulateAll(in, cts)
+			continue
+		}
 		r := rules[in.Op]
 		if r.vjp != nil && touchesComplex(in) {
 			return ir.Errorf(in.Pos, "cannot differentiate %s: %s", in.Op, complexRefused)
@@ -249,12 +274,16 @@ func (t *tape) backward() error {
 			continue // not differentiable: nothing flows back
 		}
 		t.b.Pos = in.Pos
-		e := &emitter{b: t.b}
-		for j, ct := range r.vjp(e, in, g) {
-			if ct != nil && j < len(in.Args) {
-				t.accumulate(in.Args[j], ct)
-			}
-		}
+		t.accumulateAll(in, r.vjp(&emitter{b: t.b}, in, g))
 	}
 	return nil
+}
+
+// accumulateAll adds cts[j] to the cotangent of in's operand j.
+func (t *tape) accumulateAll(in *ir.Instr, cts []*ir.Value) {
+	for j, ct := range cts {
+		if ct != nil && j < len(in.Args) {
+			t.accumulate(in.Args[j], ct)
+		}
+	}
 }

@@ -14,6 +14,7 @@ type rule struct {
 	vjp     vjpFunc
 	nondiff string
 	refused string
+	regions bool // while, case: the tape's own VJP through their regions
 }
 
 // Rule describes op's entry for documentation and tests: "vjp", "nondiff: WHY" or
@@ -21,7 +22,7 @@ type rule struct {
 func Rule(op ir.Op) string {
 	r := rules[op]
 	switch {
-	case r.vjp != nil:
+	case r.vjp != nil, r.regions:
 		return "vjp"
 	case r.nondiff != "":
 		return "nondiff: " + r.nondiff
@@ -128,14 +129,16 @@ var rules = map[ir.Op]rule{
 	// The value is its operand's; where it lives is the partitioner's affair,
 	// so the cotangent passes through (the partitioner lays it out).
 	ir.OpShardingConstraint: {vjp: func(e *emitter, in *ir.Instr, g []*ir.Value) []*ir.Value { return []*ir.Value{g[0]} }},
-	ir.OpWhile:              {refused: "loops are not differentiated yet (a while with a static trip count, reversed over its saved carries, is planned)"},
-	ir.OpCase:               {refused: "case is not differentiated yet"},
-	ir.OpCall:               {refused: "calls are inlined before differentiation"},
-	ir.OpReturn:             {refused: "the transform handles return itself"},
-	ir.OpFusion:             {refused: "autodiff runs on unfused IR, before the fuse pass"},
-	ir.OpComplex:            {refused: complexRefused},
-	ir.OpReal:               {refused: complexRefused},
-	ir.OpImag:               {refused: complexRefused},
+	// The tape differentiates them itself (control.go): their regions are re-cloned
+	// and differentiated into a backward case or a reverse loop.
+	ir.OpWhile:   {regions: true},
+	ir.OpCase:    {regions: true},
+	ir.OpCall:    {refused: "calls are inlined before differentiation"},
+	ir.OpReturn:  {refused: "the transform handles return itself"},
+	ir.OpFusion:  {refused: "autodiff runs on unfused IR, before the fuse pass"},
+	ir.OpComplex: {refused: complexRefused},
+	ir.OpReal:    {refused: complexRefused},
+	ir.OpImag:    {refused: complexRefused},
 }
 
 var zeroRule = rule{vjp: func(*emitter, *ir.Instr, []*ir.Value) []*ir.Value { return nil }}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tpucc/tpucc/autodiff"
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/internal/gradcheck"
@@ -192,7 +193,13 @@ func TestRulesAgainstFiniteDifferences(t *testing.T) {
 
 func runCheck(t *testing.T, m *ir.Module, seed int64) {
 	t.Helper()
-	c, err := gradcheck.New(m, cpu.RandomInputs(m.Entry(), seed), uint64(seed), 64)
+	runCheckAt(t, m, cpu.RandomInputs(m.Entry(), seed), seed)
+}
+
+// runCheckAt is runCheck at the given inputs.
+func runCheckAt(t *testing.T, m *ir.Module, inputs []*backend.Buffer, seed int64) {
+	t.Helper()
+	c, err := gradcheck.New(m, inputs, uint64(seed), 64)
 	if err != nil {
 		t.Fatal(err)
 	}

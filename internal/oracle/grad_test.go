@@ -46,11 +46,16 @@ type gradCase struct {
 // or result, a dtype other than f32, a symbolic shape, or a fusion (autodiff runs
 // before fuse).
 func newGradCase(name string, m *ir.Module, seed int64) (*gradCase, string, error) {
+	return newGradCaseAt(name, m, cpu.RandomInputs(m.Entry(), seed), seed)
+}
+
+// newGradCaseAt is newGradCase at the given inputs.
+func newGradCaseAt(name string, m *ir.Module, inputs []*backend.Buffer, seed int64) (*gradCase, string, error) {
 	f := m.Entry()
 	if why := notDifferentiable(m, f); why != "" {
 		return nil, why, nil
 	}
-	c, err := gradcheck.New(m, cpu.RandomInputs(f, seed), uint64(seed), *flagGradPicks)
+	c, err := gradcheck.New(m, inputs, uint64(seed), *flagGradPicks)
 	if err != nil {
 		return nil, "", fmt.Errorf("autodiff: %v", err)
 	}
@@ -118,8 +123,8 @@ func notDifferentiable(m *ir.Module, f *ir.Func) string {
 			if in.Op == ir.OpFusion {
 				why = "fused (autodiff runs before fuse)"
 			}
-			if in.Op == ir.OpWhile || in.Op == ir.OpCase {
-				why = "control flow (not differentiated yet)"
+			if _, static := ir.TripCount(in); in.Op == ir.OpWhile && !static && carriesFloat(in) {
+				why = "a while whose trip count depends on the data (refused, as JAX's while_loop)"
 			}
 			look(in.Results, in.Op == ir.OpCopy)
 		})
