@@ -60,6 +60,7 @@ const (
 	// Contraction.
 	OpDotGeneral
 	OpRaggedDot
+	OpConvolution
 
 	// Reduction.
 	OpReduceSum
@@ -237,6 +238,11 @@ var opTable = [numOps]OpInfo{
 		Doc: "ragged_dot %lhs, %rhs, %group_sizes: grouped matmul (jax.lax.ragged_dot); lhs [m,k], rhs [g,k,n], i32 group_sizes [g] -> [m,n]; " +
 			"row r is multiplied by rhs[i] when end[i-1] <= r < end[i], end being the running sum of the sizes with negative sizes taken as 0: rows past the groups are 0, groups past m are cut",
 		infer: inferRaggedDot},
+	OpConvolution: {Name: "convolution", Fuse: FuseNever, Cost: CostConv, Pad: PadRefuse,
+		Group: GroupContraction, Args: 2,
+		Doc: "convolution %lhs, %rhs {lhs_dims, rhs_dims, out_dims, stride, pad_low, pad_high, lhs_dilation, rhs_dilation, feature_groups, batch_groups}: " +
+			"lax.conv_general_dilated; dims list [batch, feature, spatial...] (rhs: [out feature, in feature, spatial...])",
+		decode: decodeConv, infer: inferConv},
 
 	OpReduceSum:  reduction("reduce_sum", ReduceSum, "sum over axes"),
 	OpReduceMax:  reduction("reduce_max", ReduceMax, "maximum over axes (-inf, or the dtype's minimum, when empty)"),

@@ -111,6 +111,8 @@ func (g *gen) genOp(op ir.Op) bool {
 		return g.genDot()
 	case ir.OpRaggedDot:
 		return g.genRaggedDot()
+	case ir.OpConvolution:
+		return g.genConv()
 	case ir.OpArgmax, ir.OpArgmin:
 		return g.genArg(op)
 	case ir.OpCumsum:
