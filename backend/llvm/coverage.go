@@ -19,10 +19,11 @@ import (
 
 // planned are the ops the planner handles without a kernel of their own.
 var planned = map[ir.Op]string{
-	ir.OpCall:     "inlined",
-	ir.OpFusion:   "opened: its body is planned",
-	ir.OpReturn:   "ends the plan",
-	ir.OpConstant: "filled once at compile time, or an expression when scalar",
+	ir.OpCall:        "inlined",
+	ir.OpFusion:      "opened: its body is planned",
+	ir.OpReturn:      "ends the plan",
+	ir.OpConstant:    "filled once at compile time, or an expression when scalar",
+	ir.OpConvolution: "rewritten as im2col (pad, strided slices, concat) and dot_general's GEMM",
 }
 
 // refOps are the ops with no kernel yet: every instance runs on the
@@ -77,6 +78,10 @@ func typeLimit(in *ir.Instr) string {
 	case ir.OpDotGeneral:
 		if !floatStatic(in) {
 			return "integer and mixed-type products have no kernel"
+		}
+	case ir.OpConvolution:
+		if !floatStatic(in) {
+			return "integer convolutions have no kernel (dot_general has none)"
 		}
 	case ir.OpRaggedDot:
 		if !raggedGenerated(in) {

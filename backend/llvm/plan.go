@@ -216,6 +216,10 @@ func (pl *planner) function(f *ir.Func, env map[*ir.Value]int, depth int) ([]int
 				return nil, err
 			}
 		default:
+			if exp := pl.convExpanded(in); exp != nil {
+				body = append(body, exp...) // im2col and the GEMM (conv.go)
+				continue
+			}
 			body = append(body, in)
 		}
 	}
