@@ -97,8 +97,9 @@ var rules = map[ir.Op]rule{
 	ir.OpPad:       {vjp: padVJP},
 	ir.OpIota:      {nondiff: "it has no operands"},
 
-	ir.OpDotGeneral: {vjp: dotVJP},
-	ir.OpRaggedDot:  {vjp: raggedDotVJP},
+	ir.OpDotGeneral:  {vjp: dotVJP},
+	ir.OpRaggedDot:   {vjp: raggedDotVJP},
+	ir.OpConvolution: {vjp: convVJP},
 
 	ir.OpReduceSum:  {vjp: reduceSumVJP},
 	ir.OpReduceMax:  {vjp: reduceChooserVJP},
