@@ -1,17 +1,21 @@
 package llvm
 
 import (
+	"math"
+
 	"github.com/tpucc/tpucc/ir"
 )
 
 // A float convolution runs as im2col and the GEMM: the lhs, channels last,
-// padded (lhs dilation is interior padding), one strided slice per window
-// position, the slices joined along the features into patches
-// [batch·positions, window·features], and one dot_general with the kernel
-// reshaped to [window·features, output features] (a batch of such products
-// for feature or batch groups); then the result's own layout. The slices
-// and the join are one loop kernel writing the patches, and the product is
-// dot_general's kernel, with its blocking, packing and threads.
+// padded (lhs dilation is interior padding) into memory once; the patches
+// [batch·positions, window·features] gathered from it by one take, whose
+// kernel copies each pixel's features as a contiguous row (the row indices
+// a constant made here); one dot_general with the kernel reshaped to
+// [window·features, output features] (a batch of such products for feature
+// or batch groups); then the result's own layout. As slices joined by a
+// concat, each patch element was a chain of index arithmetic and selects
+// (and an expression feeding the image was computed once per window
+// position): four times slower on the UNet block.
 
 // convExpanded returns the instructions that compute in's result in its
 // place, the last binding in's result, or nil when in stays whole: integer
@@ -29,13 +33,17 @@ func (pl *planner) convExpanded(in *ir.Instr) []*ir.Instr {
 	b := ir.NewBuilder(f)
 	b.Pos = in.Pos
 	y := convIm2col(b, in)
+	if y == nil {
+		return nil
+	}
 	c := &ir.Instr{Op: ir.OpCopy, Args: []*ir.Value{y}, Results: []*ir.Value{in.Results[0]}, Pos: in.Pos}
 	pl.synthetic[c] = true
 	pl.p.generated[ir.OpConvolution]++
 	return append(f.Body.Instrs, c)
 }
 
-// convIm2col builds the expansion; its result has in's result type.
+// convIm2col builds the expansion; its result has in's result type (nil
+// for an image of more pixels than an i32 index reaches).
 func convIm2col(b *ir.Builder, in *ir.Instr) *ir.Value {
 	a := in.Attr.(*ir.ConvAttr)
 	lhs, rhs := in.Args[0], in.Args[1]
@@ -52,31 +60,27 @@ func convIm2col(b *ir.Builder, in *ir.Instr) *ir.Value {
 	x = convPad(b, x, a)
 	xd := x.Type.Dims()
 	batch, feat := xd[0], xd[s+1]
-	var slices []*ir.Value
 	win := make([]int64, s)
 	rd := rhs.Type.Dims()
+	nwin := int64(1)
 	for k := range win {
 		win[k] = rd[a.RhsDims[k+2]]
+		nwin *= win[k]
 	}
-	pos := make([]int64, s)
-	for {
-		start, limit, stride := []int64{0}, []int64{batch}, []int64{1}
-		for k := 0; k < s; k++ {
-			st := pos[k] * a.RhsDilation[k]
-			start, limit = append(start, st), append(limit, st+(outSp[k]-1)*a.Stride[k]+1)
-			stride = append(stride, a.Stride[k])
-		}
-		start, limit, stride = append(start, 0), append(limit, feat), append(stride, 1)
-		slices = append(slices, b.Op1(ir.OpSlice, &ir.SliceAttr{Start: start, Limit: limit, Stride: stride}, x))
-		if !nextWindow(pos, win) {
-			break
-		}
+	// patches [batch, positions·window, features]: one take of the rows of
+	// the padded image, its spatial dimensions flattened, at the window's
+	// positions for each result position.
+	pixels := int64(1)
+	for _, d := range xd[1 : s+1] {
+		pixels *= d
 	}
-	patches := slices[0]
-	if len(slices) > 1 {
-		patches = b.Op1(ir.OpConcat, &ir.AxisAttr{Axis: int64(s + 1)}, slices...)
+	if pixels > math.MaxInt32 {
+		return nil // the rows are i32 indices
 	}
-	nwin := int64(len(slices))
+	flat := reshape(b, x, []int64{batch, pixels, feat})
+	rows := convRows(a, xd[1:s+1], outSp, win)
+	idx := b.Const(ir.Tensor(ir.I32, int64(len(rows))), rows...)
+	patches := b.Op1(ir.OpTake, &ir.AxisAttr{Axis: 1}, flat, idx)
 	// w: [window..., input features, output features].
 	w := permute(b, rhs, append(append([]int64{}, a.RhsDims[2:]...), a.RhsDims[1], a.RhsDims[0]))
 	y := convProduct(b, a, patches, w, batch*npos, nwin, in.Results[0].Type.DType)
@@ -91,6 +95,37 @@ func convIm2col(b *ir.Builder, in *ir.Instr) *ir.Value {
 	}
 	y = permute(b, y, perm)
 	return y
+}
+
+// convRows lists, for each result position and then each window position
+// (both row-major), the row of the padded image [pixels, features] that the
+// window position reads; padded holds the padded spatial sizes.
+func convRows(a *ir.ConvAttr, padded, out, win []int64) []float64 {
+	s := len(padded)
+	stride := make([]int64, s) // of a spatial dimension in the flattened pixels
+	n := int64(1)
+	for d := s - 1; d >= 0; d-- {
+		stride[d] = n
+		n *= padded[d]
+	}
+	var rows []float64
+	y := make([]int64, s)
+	for {
+		k := make([]int64, s)
+		for {
+			r := int64(0)
+			for d := range s {
+				r += (y[d]*a.Stride[d] + k[d]*a.RhsDilation[d]) * stride[d]
+			}
+			rows = append(rows, float64(r))
+			if !nextWindow(k, win) {
+				break
+			}
+		}
+		if !nextWindow(y, out) {
+			return rows
+		}
+	}
 }
 
 // convProduct multiplies patches [batch, positions..., window·features]
