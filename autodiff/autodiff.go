@@ -209,6 +209,11 @@ func (t *tape) backward() error {
 			}
 			continue // not differentiable: nothing flows back
 		}
+		if r.refuseIf != nil {
+			if why := r.refuseIf(in); why != "" {
+				return ir.Errorf(in.Pos, "cannot differentiate %s: %s", in.Op, why)
+			}
+		}
 		t.b.Pos = in.Pos
 		e := &emitter{b: t.b}
 		for j, ct := range r.vjp(e, in, g) {

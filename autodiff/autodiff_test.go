@@ -70,6 +70,12 @@ func TestVJPErrors(t *testing.T) {
 			"symbolic.tir:1:9: error: cannot differentiate @f: parameter %x has the symbolic type f32[B,4]; give its sizes (--dim)"},
 		{"fusion", "func @f(%x: f32[4]) -> f32[4] {\n  %y = fusion %x {kind=loop} : f32[4] (%p: f32[4]) {\n    %e = exp %p : f32[4]\n    return %e\n  }\n  return %y\n}\n",
 			"fusion.tir:2:3: error: cannot differentiate fusion: autodiff runs on unfused IR, before the fuse pass"},
+		{"pool_init", "func @f(%x: f32[4,4]) -> f32[2,2] {\n  %z = constant 0.0 : f32[]\n  %y = reduce_window %x, %z {kind=max, window=[2,2], stride=[2,2]}\n  return %y\n}\n",
+			"pool_init.tir:3:3: error: cannot differentiate reduce_window: a window maximum or minimum is differentiated only with init -inf or +inf (the identity)"},
+		{"pool_dilated", "func @f(%x: f32[4,4]) -> f32[2,2] {\n  %z = constant -inf : f32[]\n  %y = reduce_window %x, %z {kind=max, window=[2,2], window_dilation=[2,2]}\n  return %y\n}\n",
+			"pool_dilated.tir:3:3: error: cannot differentiate reduce_window: a window maximum or minimum with dilations is not differentiated (select_and_scatter has none)"},
+		{"pool_prod", "func @f(%x: f32[4,4], %z: f32[]) -> f32[3,3] {\n  %y = reduce_window %x, %z {kind=prod, window=[2,2]}\n  return %y\n}\n",
+			"pool_prod.tir:2:3: error: cannot differentiate reduce_window: the product of a window is not differentiated"},
 	}
 	for _, c := range cases {
 		m, err := tir.Parse(c.name+".tir", []byte(c.src))

@@ -14,6 +14,9 @@ type rule struct {
 	vjp     vjpFunc
 	nondiff string
 	refused string
+	// refuseIf, when set, says why this instance of an op with a vjp is not
+	// differentiated ("" when it is).
+	refuseIf func(in *ir.Instr) string
 }
 
 // Rule describes op's entry for documentation and tests: "vjp", "nondiff: WHY" or
@@ -97,9 +100,11 @@ var rules = map[ir.Op]rule{
 	ir.OpPad:       {vjp: padVJP},
 	ir.OpIota:      {nondiff: "it has no operands"},
 
-	ir.OpDotGeneral:  {vjp: dotVJP},
-	ir.OpRaggedDot:   {vjp: raggedDotVJP},
-	ir.OpConvolution: {vjp: convVJP},
+	ir.OpDotGeneral:       {vjp: dotVJP},
+	ir.OpRaggedDot:        {vjp: raggedDotVJP},
+	ir.OpConvolution:      {vjp: convVJP},
+	ir.OpReduceWindow:     {vjp: reduceWindowVJP, refuseIf: reduceWindowRefused},
+	ir.OpSelectAndScatter: {refused: "max pooling's gradient is not differentiated again (second order)"},
 
 	ir.OpReduceSum:  {vjp: reduceSumVJP},
 	ir.OpReduceMax:  {vjp: reduceChooserVJP},

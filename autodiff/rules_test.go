@@ -180,6 +180,13 @@ func @g(%a: f32[3], %b: f32[3]) -> f32[3] {
   %v = convolution %z, %u {lhs_dims=[0,1,2], rhs_dims=[0,1,2], out_dims=[0,1,2], batch_groups=2}
   return %y, %v
 }`,
+	"pool": `func @f(%x: f32[1,5,6,2], %z: f32[]) -> (f32[1,2,3,2], f32[1,2,6,2], f32[1,4,4,2]) {
+  %ninf = constant -inf : f32[]
+  %m = reduce_window %x, %ninf {kind=max, window=[1,2,2,1], stride=[1,2,2,1]}
+  %s = reduce_window %x, %z {kind=sum, window=[1,3,2,1], pad_low=[0,1,0,0], pad_high=[0,0,1,0], window_dilation=[1,2,1,1]}
+  %b = reduce_window %x, %z {kind=sum, window=[1,2,3,1], stride=[1,2,3,1], base_dilation=[1,2,2,1], pad_low=[0,0,1,0]}
+  return %m, %s, %b
+}`,
 	"cross_entropy": `func @f(%logits: f32[4,6], %labels: i32[4]) -> f32[] {
   %l = log_softmax %logits {axis=1}
   %o = one_hot %labels {depth=6} : f32[4,6]

@@ -70,6 +70,8 @@ const (
 	OpArgmax
 	OpArgmin
 	OpCumsum
+	OpReduceWindow
+	OpSelectAndScatter
 
 	// Indexing.
 	OpTake
@@ -257,6 +259,16 @@ var opTable = [numOps]OpInfo{
 	OpCumsum: {Name: "cumsum", Fuse: FuseNever, Cost: CostScan, Pad: PadScan,
 		Group: GroupReduction, Args: 1,
 		Doc: "cumsum {axis=N}: inclusive prefix sum", decode: decodeAxis, infer: inferSameNumericAxis},
+	OpReduceWindow: {Name: "reduce_window", Fuse: FuseNever, Cost: CostWindow, Pad: PadRefuse,
+		Group: GroupReduction, Args: 2,
+		Doc: "reduce_window %x, %init {kind=sum|max|min|prod, window, stride, base_dilation, window_dilation, pad_low, pad_high}: " +
+			"each window of x (dilated, padded; holes and padding hold init) reduced, starting from init (pooling)",
+		decode: decodeReduceWindow, infer: inferReduceWindow},
+	OpSelectAndScatter: {Name: "select_and_scatter", Fuse: FuseNever, Cost: CostWindow, Pad: PadRefuse,
+		Group: GroupReduction, Args: 3,
+		Doc: "select_and_scatter %x, %source, %init {select=ge|gt|le|lt, window, stride, pad_low, pad_high}: " +
+			"init everywhere, plus source[i] added at the element window i selects (the first kept by select among its elements inside x): max pooling's gradient",
+		decode: decodeSelectScatter, infer: inferSelectScatter},
 
 	OpTake: {Name: "take", Fuse: FuseNever, Cost: CostNone, Pad: PadTake,
 		Group: GroupIndexing, Args: 2,

@@ -15,7 +15,7 @@ const (
 	ScratchSort                 // a key and a position per element of one line along the sorted axis
 	ScratchDot                  // the operands in canonical layout, and float64/int64 blocks of them
 	ScratchGrouped              // float64/int64 rows of a grouped product: two of the output's, one of the lhs's
-	ScratchConv                 // float64/int64 copies of both operands and of the result
+	ScratchConv                 // float64/int64 copies of the first two operands and of the result
 )
 
 // The scratch column of the op table, kept here so that it merges apart
@@ -26,7 +26,7 @@ var opScratch = map[Op]ScratchClass{
 	OpTopK: ScratchSort, OpArgsort: ScratchSort,
 	OpDotGeneral:  ScratchDot,
 	OpRaggedDot:   ScratchGrouped,
-	OpConvolution: ScratchConv,
+	OpConvolution: ScratchConv, OpReduceWindow: ScratchConv, OpSelectAndScatter: ScratchConv,
 }
 
 func init() {

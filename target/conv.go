@@ -32,3 +32,32 @@ func (t *Target) convWork(in *ir.Instr, out int64) (work, bool) {
 	}
 	return work{flops: flops, matmul: flops, paddedMatmul: padded, seconds: float64(padded) / rate}, true
 }
+
+// windowWork counts reduce_window's combines, one per element of each
+// window, and select_and_scatter's compares, one per element of each window
+// (its source has one element per window), plus its adds; -1 when a shape
+// is not static.
+func windowWork(in *ir.Instr) int64 {
+	var w *ir.Window
+	windows := elems(in.Results[0])
+	switch a := in.Attr.(type) {
+	case *ir.ReduceWindowAttr:
+		w = &a.Window
+	case *ir.SelectScatterAttr:
+		w, windows = &a.Window, elems(in.Args[1])
+	default:
+		return -1
+	}
+	size := int64(1)
+	for _, s := range w.Size {
+		size = mulOK(size, s)
+	}
+	if windows < 0 || size < 0 {
+		return -1
+	}
+	n := mulOK(windows, size)
+	if in.Op == ir.OpSelectAndScatter {
+		n = addOK(n, windows)
+	}
+	return n
+}

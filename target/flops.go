@@ -94,6 +94,8 @@ func classWork(in *ir.Instr, out int64) (vec, trans int64) {
 		return mulOK(2, combines()), 0
 	case ir.CostScatter: // one add per update element
 		return elems(in.Args[2]), 0
+	case ir.CostWindow: // a combine (or a compare) per element of each window
+		return windowWork(in), 0
 	case ir.CostSort: // a comparison sort: n·ceil(log2 n) compares per row
 		x := in.Args[0]
 		axis := x.Type.Rank() - 1

@@ -49,7 +49,7 @@ func TestConvIm2col(t *testing.T) {
 func TestConvProgen(t *testing.T) {
 	b := testBackend(t)
 	n := 0
-	for seed := int64(0); seed < 300 && n < 16; seed++ {
+	for seed := int64(0); seed < 1000 && n < 16; seed++ {
 		for _, f := range progen.Generate(seed, progen.Config{}).Funcs {
 			f.Body.Walk(func(in *ir.Instr) {
 				if in.Op != ir.OpConvolution || n >= 16 {
@@ -69,6 +69,6 @@ func TestConvProgen(t *testing.T) {
 		}
 	}
 	if n < 8 {
-		t.Errorf("only %d convolutions in 300 generated programs", n)
+		t.Errorf("only %d convolutions in 1000 generated programs", n)
 	}
 }

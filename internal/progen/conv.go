@@ -53,7 +53,7 @@ func (g *gen) genConv() bool {
 		return false
 	}
 	rt := ir.Tensor(a.dt(), rd...)
-	if res, err := ir.Infer(ir.OpConvolution, []ir.Type{a.v.Type, rt}, attr, nil); err != nil || numElements(res[0].Dims()) > g.cfg.MaxElements {
+	if res, err := ir.Infer(ir.OpConvolution, []ir.Type{a.v.Type, rt}, attr, nil); err != nil || !g.fits(res[0].Dims()) {
 		return false
 	}
 	b := g.get(want{dts: []ir.DType{a.dt()}}.withShape(rd))

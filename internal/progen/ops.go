@@ -113,6 +113,10 @@ func (g *gen) genOp(op ir.Op) bool {
 		return g.genRaggedDot()
 	case ir.OpConvolution:
 		return g.genConv()
+	case ir.OpReduceWindow:
+		return g.genReduceWindow()
+	case ir.OpSelectAndScatter:
+		return g.genSelectAndScatter()
 	case ir.OpArgmax, ir.OpArgmin:
 		return g.genArg(op)
 	case ir.OpCumsum:
