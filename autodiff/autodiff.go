@@ -209,10 +209,8 @@ func (t *tape) backward() error {
 			}
 			continue // not differentiable: nothing flows back
 		}
-		if r.refuseIf != nil {
-			if why := r.refuseIf(in); why != "" {
-				return ir.Errorf(in.Pos, "cannot differentiate %s: %s", in.Op, why)
-			}
+		if why := Refused(in); why != "" && r.vjp != nil {
+			return ir.Errorf(in.Pos, "cannot differentiate %s: %s", in.Op, why)
 		}
 		t.b.Pos = in.Pos
 		e := &emitter{b: t.b}

@@ -34,6 +34,18 @@ func Rule(op ir.Op) string {
 	return ""
 }
 
+// Refused says why differentiating through in is an error (its op is
+// refused, or this instance of it is), "" when it is not.
+func Refused(in *ir.Instr) string {
+	r := rules[in.Op]
+	if r.refuseIf != nil {
+		if why := r.refuseIf(in); why != "" {
+			return why
+		}
+	}
+	return r.refused
+}
+
 const (
 	intOnly   = "integer and i1 only"
 	intResult = "its result is an integer or i1"

@@ -72,3 +72,28 @@ func TestConvProgen(t *testing.T) {
 		t.Errorf("only %d convolutions in 1000 generated programs", n)
 	}
 }
+
+// TestReduceWindowGather: pooling (max with -inf, sums with padding and
+// both dilations, windows over the channels, integers, one-element
+// windows) runs as a take and a reduction with the reference executor's
+// numbers.
+func TestReduceWindowGather(t *testing.T) {
+	b := testBackend(t)
+	for i, c := range []struct{ sig, body string }{
+		{"%x: f32[2,8,8,5]) -> f32[2,4,4,5]", "%i = constant -inf : f32[]\n  %y = reduce_window %x, %i {kind=max, window=[1,2,2,1], stride=[1,2,2,1]}"},
+		{"%x: f32[1,6,7,3]) -> f32[1,4,13,3]", "%i = constant 0.5 : f32[]\n  %y = reduce_window %x, %i {kind=sum, window=[1,3,3,1], pad_low=[0,1,1,0], pad_high=[0,1,1,0], base_dilation=[1,1,2,1], window_dilation=[1,2,1,1]}"},
+		{"%x: f32[4,6]) -> f32[4,3]", "%i = constant 1.0 : f32[]\n  %y = reduce_window %x, %i {kind=min, window=[1,3], stride=[1,2], pad_high=[0,1]}"},
+		{"%x: i32[3,5,4]) -> i32[2,4,2]", "%i = constant 0 : i32[]\n  %y = reduce_window %x, %i {kind=sum, window=[2,2,3], stride=[1,1,2], pad_low=[0,0,1]}"},
+		{"%x: bf16[2,6]) -> bf16[2,6]", "%i = constant 2.0 : bf16[]\n  %y = reduce_window %x, %i {kind=prod, window=[1,1]}"},
+	} {
+		res := c.sig[strings.LastIndex(c.sig, " ")+1:]
+		src := fmt.Sprintf("func @f(%s {\n  %s : %s\n  return %%y\n}\n", c.sig, c.body, res)
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			m, f, x := compileSrc(t, b, src)
+			agree(t, x, m, f, cpu.RandomInputs(f, int64(i)))
+			if x.plan.generated[ir.OpReduceWindow] != 1 || x.plan.fallback[ir.OpReduceWindow] != 0 {
+				t.Errorf("%s: not generated (fallbacks %v)", src, (&Executable{plan: x.plan}).Fallbacks())
+			}
+		})
+	}
+}

@@ -19,11 +19,12 @@ import (
 
 // planned are the ops the planner handles without a kernel of their own.
 var planned = map[ir.Op]string{
-	ir.OpCall:        "inlined",
-	ir.OpFusion:      "opened: its body is planned",
-	ir.OpReturn:      "ends the plan",
-	ir.OpConstant:    "filled once at compile time, or an expression when scalar",
-	ir.OpConvolution: "rewritten as im2col (pad, strided slices, concat) and dot_general's GEMM",
+	ir.OpCall:         "inlined",
+	ir.OpFusion:       "opened: its body is planned",
+	ir.OpReturn:       "ends the plan",
+	ir.OpConstant:     "filled once at compile time, or an expression when scalar",
+	ir.OpConvolution:  "rewritten as im2col (a take of the padded image's rows) and dot_general's GEMM",
+	ir.OpReduceWindow: "rewritten as a take of its windows and a reduction over them (window.go)",
 }
 
 // refOps are the ops with no kernel yet: every instance runs on the
@@ -31,7 +32,6 @@ var planned = map[ir.Op]string{
 var refOps = map[ir.Op]string{
 	ir.OpWhile:            "a loop runs whole on the reference executor, its body interpreted (compiled bodies are not done)",
 	ir.OpCase:             "a case runs whole on the reference executor, its branches interpreted (compiled branches are not done)",
-	ir.OpReduceWindow:     "pooling has no kernel yet (a UNet downsamples by strided convolution, which has one)",
 	ir.OpSelectAndScatter: "max pooling's gradient has no kernel yet",
 }
 
@@ -80,6 +80,10 @@ func typeLimit(in *ir.Instr) string {
 	case ir.OpDotGeneral:
 		if !floatStatic(in) {
 			return "integer and mixed-type products have no kernel"
+		}
+	case ir.OpReduceWindow:
+		if floatStatic(in) || intStatic(in) {
+			return "its padded operand has more rows than i32 indices reach"
 		}
 	case ir.OpConvolution:
 		if !floatStatic(in) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tpucc/tpucc/autodiff"
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/engine"
@@ -120,6 +121,10 @@ func notDifferentiable(m *ir.Module, f *ir.Func) string {
 			}
 			if in.Op == ir.OpWhile || in.Op == ir.OpCase {
 				why = "control flow (not differentiated yet)"
+			} else if in.Op != ir.OpFusion && autodiff.Refused(in) != "" {
+				// max pooling's gradient (second order), a window product,
+				// a dilated or non-identity window maximum (docs/TRAINING.md)
+				why = "an instruction autodiff refuses"
 			}
 			look(in.Results, in.Op == ir.OpCopy)
 		})
