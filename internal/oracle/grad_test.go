@@ -121,9 +121,10 @@ func notDifferentiable(m *ir.Module, f *ir.Func) string {
 			}
 			if in.Op == ir.OpWhile || in.Op == ir.OpCase {
 				why = "control flow (not differentiated yet)"
-			} else if in.Op != ir.OpFusion && autodiff.Refused(in) != "" {
+			} else if in.Op != ir.OpFusion && in.Op != ir.OpCall && in.Op != ir.OpReturn && autodiff.Refused(in) != "" {
 				// max pooling's gradient (second order), a window product,
-				// a dilated or non-identity window maximum (docs/TRAINING.md)
+				// a dilated or non-identity window maximum (docs/TRAINING.md);
+				// calls are inlined and return is the transform's own
 				why = "an instruction autodiff refuses"
 			}
 			look(in.Results, in.Op == ir.OpCopy)
