@@ -273,6 +273,9 @@ func (t *tape) backward() error {
 			}
 			continue // not differentiable: nothing flows back
 		}
+		if why := Refused(in); why != "" && r.vjp != nil {
+			return ir.Errorf(in.Pos, "cannot differentiate %s: %s", in.Op, why)
+		}
 		t.b.Pos = in.Pos
 		t.accumulateAll(in, r.vjp(&emitter{b: t.b}, in, g))
 	}

@@ -78,6 +78,12 @@ func TestVJPErrors(t *testing.T) {
 			"complex_exp.tir:4:3: error: cannot differentiate convert: complex values are not differentiated yet (the rules are real; no convention for complex cotangents is chosen)"},
 		{"complex_result", "func @f(%x: f32[4]) -> c64[4] {\n  %z = complex %x, %x\n  return %z\n}\n",
 			"complex_result.tir:1:1: error: cannot differentiate @f: result 0 is c64[4]; complex values are not differentiated yet (the rules are real; no convention for complex cotangents is chosen)"},
+		{"pool_init", "func @f(%x: f32[4,4]) -> f32[2,2] {\n  %z = constant 0.0 : f32[]\n  %y = reduce_window %x, %z {kind=max, window=[2,2], stride=[2,2]}\n  return %y\n}\n",
+			"pool_init.tir:3:3: error: cannot differentiate reduce_window: a window maximum or minimum is differentiated only with init -inf or +inf (the identity)"},
+		{"pool_dilated", "func @f(%x: f32[4,4]) -> f32[2,2] {\n  %z = constant -inf : f32[]\n  %y = reduce_window %x, %z {kind=max, window=[2,2], window_dilation=[2,2]}\n  return %y\n}\n",
+			"pool_dilated.tir:3:3: error: cannot differentiate reduce_window: a window maximum or minimum with dilations is not differentiated (select_and_scatter has none)"},
+		{"pool_prod", "func @f(%x: f32[4,4], %z: f32[]) -> f32[3,3] {\n  %y = reduce_window %x, %z {kind=prod, window=[2,2]}\n  return %y\n}\n",
+			"pool_prod.tir:2:3: error: cannot differentiate reduce_window: the product of a window is not differentiated"},
 	}
 	for _, c := range cases {
 		m, err := tir.Parse(c.name+".tir", []byte(c.src))

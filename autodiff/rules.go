@@ -15,6 +15,9 @@ type rule struct {
 	nondiff string
 	refused string
 	regions bool // while, case: the tape's own VJP through their regions
+	// refuseIf, when set, says why this instance of an op with a vjp is not
+	// differentiated ("" when it is).
+	refuseIf func(in *ir.Instr) string
 }
 
 // Rule describes op's entry for documentation and tests: "vjp", "nondiff: WHY" or
@@ -30,6 +33,18 @@ func Rule(op ir.Op) string {
 		return "refused: " + r.refused
 	}
 	return ""
+}
+
+// Refused says why differentiating through in is an error (its op is
+// refused, or this instance of it is), "" when it is not.
+func Refused(in *ir.Instr) string {
+	r := rules[in.Op]
+	if r.refuseIf != nil {
+		if why := r.refuseIf(in); why != "" {
+			return why
+		}
+	}
+	return r.refused
 }
 
 const (
@@ -98,8 +113,11 @@ var rules = map[ir.Op]rule{
 	ir.OpPad:       {vjp: padVJP},
 	ir.OpIota:      {nondiff: "it has no operands"},
 
-	ir.OpDotGeneral: {vjp: dotVJP},
-	ir.OpRaggedDot:  {vjp: raggedDotVJP},
+	ir.OpDotGeneral:       {vjp: dotVJP},
+	ir.OpRaggedDot:        {vjp: raggedDotVJP},
+	ir.OpConvolution:      {vjp: convVJP},
+	ir.OpReduceWindow:     {vjp: reduceWindowVJP, refuseIf: reduceWindowRefused},
+	ir.OpSelectAndScatter: {refused: "max pooling's gradient is not differentiated again (second order)"},
 
 	ir.OpReduceSum:  {vjp: reduceSumVJP},
 	ir.OpReduceMax:  {vjp: reduceChooserVJP},

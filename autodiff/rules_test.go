@@ -168,6 +168,26 @@ func @g(%a: f32[3], %b: f32[3]) -> f32[3] {
   %d = ragged_dot %l, %r, %s
   return %d
 }`,
+	"conv_nhwc": `func @f(%x: f32[2,5,6,3], %w: f32[3,2,3,4]) -> f32[2,3,5,4] {
+  %y = convolution %x, %w {lhs_dims=[0,3,1,2], rhs_dims=[3,2,0,1], out_dims=[0,3,1,2], stride=[2,1], pad_low=[1,0], pad_high=[1,1], rhs_dilation=[1,2]}
+  return %y
+}`,
+	"conv_dilated": `func @f(%x: f32[1,2,4,3], %w: f32[3,2,2,2]) -> f32[1,3,8,2] {
+  %y = convolution %x, %w {lhs_dims=[0,1,2,3], rhs_dims=[0,1,2,3], out_dims=[0,1,2,3], lhs_dilation=[2,1], pad_low=[1,-1], pad_high=[1,1]}
+  return %y
+}`,
+	"conv_groups": `func @f(%x: f32[2,4,7], %w: f32[6,2,3], %z: f32[4,3,5], %u: f32[4,3,2]) -> (f32[2,6,4], f32[2,4,4]) {
+  %y = convolution %x, %w {lhs_dims=[0,1,2], rhs_dims=[0,1,2], out_dims=[0,1,2], stride=[2], pad_low=[1], pad_high=[1], feature_groups=2}
+  %v = convolution %z, %u {lhs_dims=[0,1,2], rhs_dims=[0,1,2], out_dims=[0,1,2], batch_groups=2}
+  return %y, %v
+}`,
+	"pool": `func @f(%x: f32[1,5,6,2], %z: f32[]) -> (f32[1,2,3,2], f32[1,2,6,2], f32[1,4,4,2]) {
+  %ninf = constant -inf : f32[]
+  %m = reduce_window %x, %ninf {kind=max, window=[1,2,2,1], stride=[1,2,2,1]}
+  %s = reduce_window %x, %z {kind=sum, window=[1,3,2,1], pad_low=[0,1,0,0], pad_high=[0,0,1,0], window_dilation=[1,2,1,1]}
+  %b = reduce_window %x, %z {kind=sum, window=[1,2,3,1], stride=[1,2,3,1], base_dilation=[1,2,2,1], pad_low=[0,0,1,0]}
+  return %m, %s, %b
+}`,
 	"cross_entropy": `func @f(%logits: f32[4,6], %labels: i32[4]) -> f32[] {
   %l = log_softmax %logits {axis=1}
   %o = one_hot %labels {depth=6} : f32[4,6]
@@ -226,7 +246,7 @@ func runCheckAt(t *testing.T, m *ir.Module, inputs []*backend.Buffer, seed int64
 // TestSecondOrder differentiates VJPs: their backward ops have rules too, so the VJP of
 // a VJP agrees with the finite differences of the first VJP.
 func TestSecondOrder(t *testing.T) {
-	for _, name := range []string{"unary", "binary", "shape", "dot", "composites", "cross_entropy", "ragged_dot"} {
+	for _, name := range []string{"unary", "binary", "shape", "dot", "composites", "cross_entropy", "ragged_dot", "conv_nhwc", "conv_groups"} {
 		t.Run(name, func(t *testing.T) {
 			m, err := tir.Parse(name+".tir", []byte(ruleCases[name]))
 			if err != nil {

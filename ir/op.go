@@ -60,6 +60,7 @@ const (
 	// Contraction.
 	OpDotGeneral
 	OpRaggedDot
+	OpConvolution
 
 	// Reduction.
 	OpReduceSum
@@ -69,6 +70,8 @@ const (
 	OpArgmax
 	OpArgmin
 	OpCumsum
+	OpReduceWindow
+	OpSelectAndScatter
 
 	// Indexing.
 	OpTake
@@ -242,6 +245,11 @@ var opTable = [numOps]OpInfo{
 		Doc: "ragged_dot %lhs, %rhs, %group_sizes: grouped matmul (jax.lax.ragged_dot); lhs [m,k], rhs [g,k,n], i32 group_sizes [g] -> [m,n]; " +
 			"row r is multiplied by rhs[i] when end[i-1] <= r < end[i], end being the running sum of the sizes with negative sizes taken as 0: rows past the groups are 0, groups past m are cut",
 		infer: inferRaggedDot},
+	OpConvolution: {Name: "convolution", Fuse: FuseNever, Cost: CostConv, Pad: PadRefuse,
+		Group: GroupContraction, Args: 2,
+		Doc: "convolution %lhs, %rhs {lhs_dims, rhs_dims, out_dims, stride, pad_low, pad_high, lhs_dilation, rhs_dilation, feature_groups, batch_groups}: " +
+			"lax.conv_general_dilated; dims list [batch, feature, spatial...] (rhs: [out feature, in feature, spatial...])",
+		decode: decodeConv, infer: inferConv},
 
 	OpReduceSum:  reduction("reduce_sum", ReduceSum, "sum over axes"),
 	OpReduceMax:  reduction("reduce_max", ReduceMax, "maximum over axes (-inf, or the dtype's minimum, when empty)"),
@@ -256,6 +264,16 @@ var opTable = [numOps]OpInfo{
 	OpCumsum: {Name: "cumsum", Fuse: FuseNever, Cost: CostScan, Pad: PadScan,
 		Group: GroupReduction, Args: 1,
 		Doc: "cumsum {axis=N}: inclusive prefix sum", decode: decodeAxis, infer: inferSameNumericAxis},
+	OpReduceWindow: {Name: "reduce_window", Fuse: FuseNever, Cost: CostWindow, Pad: PadRefuse,
+		Group: GroupReduction, Args: 2,
+		Doc: "reduce_window %x, %init {kind=sum|max|min|prod, window, stride, base_dilation, window_dilation, pad_low, pad_high}: " +
+			"each window of x (dilated, padded; holes and padding hold init) reduced, starting from init (pooling)",
+		decode: decodeReduceWindow, infer: inferReduceWindow},
+	OpSelectAndScatter: {Name: "select_and_scatter", Fuse: FuseNever, Cost: CostWindow, Pad: PadRefuse,
+		Group: GroupReduction, Args: 3,
+		Doc: "select_and_scatter %x, %source, %init {select=ge|gt|le|lt, window, stride, pad_low, pad_high}: " +
+			"init everywhere, plus source[i] added at the element window i selects (the first kept by select among its elements inside x): max pooling's gradient",
+		decode: decodeSelectScatter, infer: inferSelectScatter},
 
 	OpTake: {Name: "take", Fuse: FuseNever, Cost: CostNone, Pad: PadTake,
 		Group: GroupIndexing, Args: 2,

@@ -48,6 +48,8 @@ const (
 	CostSort                     // a comparison sort of each row
 	CostDot                      // a contraction
 	CostRaggedDot                // a grouped contraction whose group sizes are known only when it runs
+	CostConv                     // a convolution: a contraction over the window and the input features
+	CostWindow                   // one combine (or compare) per window element of each window
 	CostComposite                // a composite op: the cost model has a formula for each
 	CostRegion                   // call, fusion: the work of the body, summed by the caller
 )

@@ -15,6 +15,7 @@ const (
 	ScratchSort                 // a key and a position per element of one line along the sorted axis
 	ScratchDot                  // the operands in canonical layout, and float64/int64 blocks of them
 	ScratchGrouped              // float64/int64 rows of a grouped product: two of the output's, one of the lhs's
+	ScratchConv                 // float64/int64 copies of the first two operands and of the result
 )
 
 // The scratch column of the op table, kept here so that it merges apart
@@ -23,8 +24,9 @@ var opScratch = map[Op]ScratchClass{
 	OpReduceSum: ScratchReduce, OpReduceMax: ScratchReduce, OpReduceMin: ScratchReduce, OpReduceProd: ScratchReduce,
 	OpSoftmax: ScratchLine, OpLogSoftmax: ScratchLine, OpLayerNorm: ScratchLine, OpRMSNorm: ScratchLine,
 	OpTopK: ScratchSort, OpArgsort: ScratchSort,
-	OpDotGeneral: ScratchDot,
-	OpRaggedDot:  ScratchGrouped,
+	OpDotGeneral:  ScratchDot,
+	OpRaggedDot:   ScratchGrouped,
+	OpConvolution: ScratchConv, OpReduceWindow: ScratchConv, OpSelectAndScatter: ScratchConv,
 }
 
 func init() {

@@ -55,6 +55,8 @@ func (t *Target) instrWork(in *ir.Instr) (w work, ok bool) {
 		return t.dotWork(in)
 	case ir.CostRaggedDot:
 		return t.raggedWork(in)
+	case ir.CostConv:
+		return t.convWork(in, out)
 	}
 	vec, trans := classWork(in, out)
 	if vec < 0 || trans < 0 {
@@ -92,6 +94,8 @@ func classWork(in *ir.Instr, out int64) (vec, trans int64) {
 		return mulOK(2, combines()), 0
 	case ir.CostScatter: // one add per update element
 		return elems(in.Args[2]), 0
+	case ir.CostWindow: // a combine (or a compare) per element of each window
+		return windowWork(in), 0
 	case ir.CostSort: // a comparison sort: n·ceil(log2 n) compares per row
 		x := in.Args[0]
 		axis := x.Type.Rank() - 1
@@ -106,7 +110,7 @@ func classWork(in *ir.Instr, out int64) (vec, trans int64) {
 		}
 		return f(in, out)
 	default:
-		// CostDot and CostRaggedDot are instrWork's, CostRegion ops are summed by the caller;
+		// CostDot, CostRaggedDot and CostConv are instrWork's, CostRegion ops are summed by the caller;
 		// an op without a cost class is a broken table (TestEveryOpHasCost).
 		panic(fmt.Sprintf("tpu: no cost rule for %s (cost class %d)", in.Op, c))
 	}

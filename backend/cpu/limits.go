@@ -15,7 +15,7 @@ const drawLimit = 2
 // model run on random inputs computes numbers of a plausible size. A parameter that
 // is a matmul's weight (an operand of a dot_general in f, directly or through
 // reshape, transpose, broadcast or convert: the rhs, or the lhs when the rhs is not
-// a parameter; the experts' weights of a ragged_dot) gets 2/sqrt(K), K the number
+// a parameter; the experts' weights of a ragged_dot; a convolution's kernel) gets 2/sqrt(K), K the number
 // of products each output sums, as a network's weights are initialised; its outputs
 // then keep the size of its other operand instead of growing by sqrt(K) per layer.
 // Every other parameter gets 2.
@@ -36,7 +36,7 @@ func InputLimits(f *ir.Func) []float64 {
 // weightOf returns the parameter of f that is in's weight and the length K of the
 // sums it enters: for dot_general the rhs, or the lhs when the rhs is not a
 // parameter, and the product of its contracting dimensions; for ragged_dot the rhs
-// [g,k,n] and k. It returns nil for other instructions or when K is not static.
+// [g,k,n] and k; for convolution the kernel and its input features times its window. It returns nil for other instructions or when K is not static.
 func weightOf(f *ir.Func, in *ir.Instr) (*ir.Value, int64) {
 	var side int
 	var contract []int64
@@ -48,6 +48,8 @@ func weightOf(f *ir.Func, in *ir.Instr) (*ir.Value, int64) {
 		}
 	case in.Op == ir.OpRaggedDot && len(in.Args) == 3:
 		side, contract = 1, []int64{1}
+	case in.Op == ir.OpConvolution && len(in.Args) == 2:
+		side, contract = 1, in.Attr.(*ir.ConvAttr).RhsDims[1:]
 	default:
 		return nil, 0
 	}

@@ -83,3 +83,23 @@ func TestInputLimitsTransformerBlock(t *testing.T) {
 		t.Errorf("max |y| = %.4g without limits; the test no longer shows what InputLimits is for", big)
 	}
 }
+
+// TestInputLimitsConv: a convolution's kernel gets 2/sqrt(input features ×
+// window), whatever its layout; the image 2.
+func TestInputLimitsConv(t *testing.T) {
+	src := `func @f(%x: f32[1,6,6,4], %w: f32[3,3,4,8], %v: f32[8,2,1,1]) -> (f32[1,6,6,8], f32[1,8,6,6]) {
+  %y = convolution %x, %w {lhs_dims=[0,3,1,2], rhs_dims=[3,2,0,1], out_dims=[0,3,1,2], pad_low=[1,1], pad_high=[1,1]}
+  %z = convolution %x, %v {lhs_dims=[0,3,1,2], rhs_dims=[0,1,2,3], out_dims=[0,1,2,3], feature_groups=2}
+  return %y, %z
+}
+`
+	m, err := tir.Parse("f.tir", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprint(InputLimits(m.Entry()))
+	want := fmt.Sprint([]float64{2, 2 / math.Sqrt(36), 2 / math.Sqrt(2)})
+	if got != want {
+		t.Errorf("InputLimits = %s, want %s", got, want)
+	}
+}

@@ -263,6 +263,8 @@ func scratchBytes(in *ir.Instr) int64 {
 		return mulBytes(line(), max(12, 8*min(lines, int64(runtime.NumCPU()))))
 	case ir.ScratchDot:
 		return dotScratchBytes(in)
+	case ir.ScratchConv:
+		return mulBytes(addBytes(addBytes(elems(in.Args[0]), elems(in.Args[1])), elems(in.Results[0])), 8)
 	case ir.ScratchGrouped: // lhs [m,k], rhs [g,k,n]: two rows of n, one of k
 		r := in.Args[1].Type.Dims()
 		return mulBytes(addBytes(2*r[2], r[1]), 8)

@@ -19,10 +19,12 @@ import (
 
 // planned are the ops the planner handles without a kernel of their own.
 var planned = map[ir.Op]string{
-	ir.OpCall:     "inlined",
-	ir.OpFusion:   "opened: its body is planned",
-	ir.OpReturn:   "ends the plan",
-	ir.OpConstant: "filled once at compile time, or an expression when scalar",
+	ir.OpCall:         "inlined",
+	ir.OpFusion:       "opened: its body is planned",
+	ir.OpReturn:       "ends the plan",
+	ir.OpConstant:     "filled once at compile time, or an expression when scalar",
+	ir.OpConvolution:  "rewritten as im2col (a take of the padded image's rows) and dot_general's GEMM",
+	ir.OpReduceWindow: "rewritten as a take of its windows and a reduction over them (window.go)",
 }
 
 // refOps are the ops with no kernel yet: every instance runs on the
@@ -30,9 +32,10 @@ var planned = map[ir.Op]string{
 var refOps = map[ir.Op]string{
 	// Complex values have no kernels (elemType): every op on them falls
 	// back, and these three always have a complex operand or result.
-	ir.OpComplex: complexFallback,
-	ir.OpReal:    complexFallback,
-	ir.OpImag:    complexFallback,
+	ir.OpComplex:          complexFallback,
+	ir.OpReal:             complexFallback,
+	ir.OpImag:             complexFallback,
+	ir.OpSelectAndScatter: "max pooling's gradient has no kernel yet",
 }
 
 const complexFallback = "complex values have no kernels yet: every op on c64 or c128 runs on the reference executor"
@@ -85,6 +88,14 @@ func typeLimit(in *ir.Instr) string {
 	case ir.OpDotGeneral:
 		if !floatStatic(in) {
 			return "integer and mixed-type products have no kernel"
+		}
+	case ir.OpReduceWindow:
+		if floatStatic(in) || intStatic(in) {
+			return "its padded operand has more rows than i32 indices reach"
+		}
+	case ir.OpConvolution:
+		if !floatStatic(in) {
+			return "integer convolutions have no kernel (dot_general has none)"
 		}
 	case ir.OpRaggedDot:
 		if !raggedGenerated(in) {

@@ -238,6 +238,14 @@ func (pl *planner) function(f *ir.Func, env map[*ir.Value]int, depth int) ([]int
 				return nil, err
 			}
 		default:
+			if exp := pl.convExpanded(in); exp != nil {
+				body = append(body, exp...) // im2col and the GEMM (conv.go)
+				continue
+			}
+			if exp := pl.windowExpanded(in); exp != nil {
+				body = append(body, exp...) // a take of the windows and a reduction (window.go)
+				continue
+			}
 			body = append(body, in)
 		}
 	}

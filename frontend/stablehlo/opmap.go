@@ -66,6 +66,8 @@ func (bd *builder) op(o *op) {
 		bd.results(o, bd.emit(o, ir.OpIota, &ir.AxisAttr{Axis: axis}, []ir.Type{bd.result(o)}))
 	case "stablehlo.dot_general", "stablehlo.dot":
 		bd.results(o, bd.dot(o, args))
+	case "stablehlo.convolution", "stablehlo.dynamic_conv":
+		bd.results(o, bd.conv(o, args))
 	case "stablehlo.dynamic_slice":
 		sizes := bd.ints(o, "sizes", "slice_sizes")
 		bd.results(o, bd.emit(o, ir.OpDynamicSlice, &ir.SizesAttr{Sizes: sizes}, nil, args...))

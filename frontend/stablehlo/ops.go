@@ -31,6 +31,7 @@ var structured = map[string]bool{
 	"stablehlo.dynamic_pad": true, "stablehlo.optimization_barrier": true,
 	"stablehlo.dynamic_iota": true, "stablehlo.dynamic_reshape": true, "stablehlo.dynamic_broadcast_in_dim": true,
 	"stablehlo.while": true, "stablehlo.case": true, "stablehlo.if": true,
+	"stablehlo.convolution": true, "stablehlo.dynamic_conv": true, "stablehlo.select_and_scatter": true,
 }
 
 func (s *scanner) checkSupported(o *op) {
@@ -70,6 +71,9 @@ func (s *scanner) pretty(o *op) {
 		s.prettyArgs(o)
 	case "stablehlo.reduce":
 		s.prettyReduce(o)
+		return
+	case "stablehlo.convolution":
+		s.prettyConv(o)
 		return
 	case "stablehlo.while":
 		s.prettyWhile(o)

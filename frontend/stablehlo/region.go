@@ -24,7 +24,13 @@ func (bd *builder) regionOp(o *op, args []*ir.Value) {
 		}
 		bd.results(o, bd.reduce(o, args))
 	case "stablehlo.reduce_window":
-		bd.results(o, bd.cumsum(o, args))
+		if axis, ok := bd.cumsumAxis(o, args); ok {
+			bd.results(o, bd.emit(o, ir.OpCumsum, &ir.AxisAttr{Axis: int64(axis)}, nil, args[0]))
+			return
+		}
+		bd.results(o, bd.reduceWindow(o, args))
+	case "stablehlo.select_and_scatter":
+		bd.results(o, bd.selectScatter(o, args))
 	case "stablehlo.gather":
 		bd.results(o, bd.take(o, args))
 	case "stablehlo.scatter":
@@ -110,28 +116,29 @@ func isIdentity(v *ir.Value, code ir.Op) bool {
 	return false
 }
 
-// cumsum recognises the reduce_window jnp.cumsum emits: an add over a window
-// as long as one axis, padded by its length-1 in front, every stride and
-// dilation 1, init 0.
-func (bd *builder) cumsum(o *op, args []*ir.Value) *ir.Value {
-	refuse := func() {
-		bd.s.failf(o.pos, "unsupported form of %s (only the cumulative sum form is supported)", o.name)
-	}
+// cumsumAxis recognises the reduce_window jnp.cumsum emits: an add over a
+// window as long as one axis, padded by its length-1 in front, every stride
+// and dilation 1, init 0. It is read as cumsum, which the llvm backend has
+// a kernel for.
+func (bd *builder) cumsumAxis(o *op, args []*ir.Value) (int, bool) {
 	if len(args) != 2 || bd.body(o) != "stablehlo.add" || !isIdentity(args[1], ir.OpReduceSum) {
-		refuse()
+		return 0, false
 	}
 	dims := args[0].Type.Dims()
 	win := bd.ints(o, "window_dimensions")
 	for _, k := range []string{"window_strides", "base_dilations", "window_dilations"} {
 		if a := o.attrs[k]; a != nil && !allOnes(a.ints(bd.s, k)) {
-			refuse()
+			return 0, false
 		}
 	}
-	pad := bd.attr(o, "padding")
-	if pad.kind != attrDense || len(win) != len(dims) {
-		refuse()
+	pad := o.attrs["padding"]
+	if pad == nil || pad.kind != attrDense || len(win) != len(dims) {
+		return 0, false
 	}
 	padding := pad.dense.literal(bd.s)
+	if padding.Len() != 2*len(dims) {
+		return 0, false
+	}
 	axis := -1
 	for d, w := range win {
 		lo, hi := padding.Int(2*d), padding.Int(2*d+1)
@@ -140,13 +147,10 @@ func (bd *builder) cumsum(o *op, args []*ir.Value) *ir.Value {
 		case axis < 0 && w == dims[d] && lo == w-1 && hi == 0:
 			axis = d
 		default:
-			refuse()
+			return 0, false
 		}
 	}
-	if axis < 0 || padding.Len() != 2*len(dims) && padding.Len() != 1 {
-		refuse()
-	}
-	return bd.emit(o, ir.OpCumsum, &ir.AxisAttr{Axis: int64(axis)}, nil, args[0])
+	return axis, axis >= 0
 }
 
 func allOnes(v []int64) bool {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tpucc/tpucc/autodiff"
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/engine"
@@ -125,6 +126,12 @@ func notDifferentiable(m *ir.Module, f *ir.Func) string {
 			}
 			if _, static := ir.TripCount(in); in.Op == ir.OpWhile && !static && carriesFloat(in) {
 				why = "a while whose trip count depends on the data (refused, as JAX's while_loop)"
+			} else if in.Op != ir.OpWhile && in.Op != ir.OpCase && in.Op != ir.OpFusion && in.Op != ir.OpCall &&
+				in.Op != ir.OpReturn && autodiff.Refused(in) != "" {
+				// max pooling's gradient (second order), a window product,
+				// a dilated or non-identity window maximum (docs/TRAINING.md);
+				// calls are inlined and return is the transform's own
+				why = "an instruction autodiff refuses"
 			}
 			look(in.Results, in.Op == ir.OpCopy)
 		})

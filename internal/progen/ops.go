@@ -128,6 +128,12 @@ func (g *gen) genOp(op ir.Op) bool {
 		return g.genDot()
 	case ir.OpRaggedDot:
 		return g.genRaggedDot()
+	case ir.OpConvolution:
+		return g.genConv()
+	case ir.OpReduceWindow:
+		return g.genReduceWindow()
+	case ir.OpSelectAndScatter:
+		return g.genSelectAndScatter()
 	case ir.OpArgmax, ir.OpArgmin:
 		return g.genArg(op)
 	case ir.OpCumsum:

@@ -484,8 +484,8 @@ func lowered(op ir.Op) bool {
 	switch op {
 	case ir.OpCompare, ir.OpSelect, ir.OpClamp,
 		ir.OpReshape, ir.OpConvert, ir.OpBroadcast, ir.OpTranspose, ir.OpSlice, ir.OpConcat, ir.OpPad, ir.OpIota, ir.OpCopy,
-		ir.OpDotGeneral, ir.OpRaggedDot,
-		ir.OpArgmax, ir.OpArgmin, ir.OpCumsum,
+		ir.OpDotGeneral, ir.OpRaggedDot, ir.OpConvolution,
+		ir.OpArgmax, ir.OpArgmin, ir.OpCumsum, ir.OpReduceWindow, ir.OpSelectAndScatter,
 		ir.OpTake, ir.OpScatterAdd, ir.OpDynamicSlice, ir.OpDynamicUpdateSlice, ir.OpOneHot, ir.OpTopK, ir.OpArgsort,
 		ir.OpRelu, ir.OpGelu, ir.OpSilu, ir.OpSoftmax, ir.OpLogSoftmax, ir.OpLayerNorm, ir.OpRMSNorm,
 		ir.OpConstant, ir.OpCall, ir.OpReturn, ir.OpFusion, ir.OpShardingConstraint, ir.OpWhile, ir.OpCase:

@@ -8,7 +8,7 @@ import (
 	"github.com/tpucc/tpucc/ir"
 )
 
-// reduction lowers reduce_*, argmax, argmin and cumsum.
+// reduction lowers reduce_*, argmax, argmin, cumsum, reduce_window and select_and_scatter.
 func (e *emitter) reduction(in *ir.Instr, args []hv) hv {
 	x, t := args[0], in.Results[0].Type
 	switch in.Op {
@@ -16,6 +16,10 @@ func (e *emitter) reduction(in *ir.Instr, args []hv) hv {
 		return e.argReduce(x, in.Attr.(*ir.AxisAttr).Axis, in.Op == ir.OpArgmax)
 	case ir.OpCumsum:
 		return e.cumsum(x, in.Attr.(*ir.AxisAttr).Axis)
+	case ir.OpReduceWindow:
+		return e.reduceWindow(in.Attr.(*ir.ReduceWindowAttr), x, args[1], t)
+	case ir.OpSelectAndScatter:
+		return e.selectScatter(in.Attr.(*ir.SelectScatterAttr), x, args[1], args[2], t)
 	}
 	a := in.Attr.(*ir.AxesAttr)
 	if len(a.Axes) == 0 {

@@ -40,6 +40,8 @@ func (e *emitter) shape(in *ir.Instr, args []hv) hv {
 		return e.iotaOp(t, in.Attr.(*ir.AxisAttr).Axis)
 	case ir.OpDotGeneral:
 		return e.dot(in.Attr.(*ir.DotAttr), args[0], args[1], t)
+	case ir.OpConvolution:
+		return e.conv(in.Attr.(*ir.ConvAttr), args[0], args[1], t)
 	}
 	panic("stablehlo: shape called for " + in.Op.String())
 }

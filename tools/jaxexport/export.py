@@ -157,6 +157,23 @@ def switch(k, x, y):
     return lax.switch(k, branches, x), lax.switch(k + 6, branches, x), lax.switch(k - 4, branches, x)
 
 
+def convnet(x, w1, b1, w2):
+    """A small conv net with pooling (NHWC): a 3x3 conv, relu, 2x2 max pool, a
+    grouped 3x3 conv with stride 2, average pool; and the gradient of a loss
+    with respect to both kernels (conv transposes, max pooling's
+    select_and_scatter)."""
+    def net(w1, w2):
+        y = lax.conv_general_dilated(x, w1, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")) + b1
+        y = jax.nn.relu(y)
+        y = lax.reduce_window(y, -jnp.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+        z = lax.conv_general_dilated(y, w2, (2, 2), ((1, 1), (1, 1)), dimension_numbers=("NHWC", "HWIO", "NHWC"),
+                                     feature_group_count=2)
+        return lax.reduce_window(z, 0.0, lax.add, (1, 2, 2, 1), (1, 1, 1, 1), "VALID") / 4.0
+    out = net(w1, w2)
+    loss, grads = jax.value_and_grad(lambda a, b: jnp.sum(net(a, b) ** 2), argnums=(0, 1))(w1, w2)
+    return out, loss, grads[0], grads[1]
+
+
 FUNCS = [
     ("mlp", mlp, lambda: (f32(4, 8), f32(8, 16), f32(16), f32(16, 3), f32(3))),
     ("attention", attention, lambda: (f32(2, 5, 8), f32(2, 7, 8), f32(2, 7, 8))),
@@ -182,6 +199,7 @@ FUNCS = [
     ("rnn", rnn, lambda: (f32(6, 2, 4), f32(2, 8), f32(4, 8) * 0.5, f32(8, 8) * 0.3, f32(8))),
     ("cond", cond, lambda: (f32(3, 4), f32(3, 4))),
     ("switch", switch, lambda: (np.int32(1), f32(5), f32(5))),
+    ("convnet", convnet, lambda: (f32(2, 8, 8, 3), f32(3, 3, 3, 4) * 0.3, f32(4), f32(3, 3, 2, 6) * 0.3)),
 ]
 
 
