@@ -18,6 +18,10 @@
 //	i64           '<i8'        int64
 //	u8            '|u1'        uint8
 //	u32           '<u4'        uint32
+//	u16           '<u2'        uint16
+//	u64           '<u8'        uint64
+//	i2, i4        'int2', 'int4'    ml_dtypes.int2, int4 (one byte per element, as bf16 below)
+//	u2, u4        'uint2', 'uint4'  ml_dtypes.uint2, uint4 (one byte per element)
 //
 // # The bf16 convention
 //
@@ -77,6 +81,12 @@ var dtypes = []dtypeInfo{
 	{"i64", "<i8", 8},
 	{"u8", "|u1", 1},
 	{"u32", "<u4", 4},
+	{"u16", "<u2", 2},
+	{"u64", "<u8", 8},
+	{"i2", "int2", 1},
+	{"i4", "int4", 1},
+	{"u2", "uint2", 1},
+	{"u4", "uint4", 1},
 }
 
 // DTypes lists the dtype names this package carries, in a fixed order.
