@@ -95,6 +95,14 @@ func elemType(d ir.DType) string {
 		return "ui8"
 	case ir.U32:
 		return "ui32"
+	case ir.U16:
+		return "ui16"
+	case ir.U64:
+		return "ui64"
+	case ir.U2:
+		return "ui2"
+	case ir.U4:
+		return "ui4"
 	}
 	return d.String()
 }

@@ -2,6 +2,7 @@ package stablehlo
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -64,10 +65,15 @@ func (e *emitter) indexing(in *ir.Instr, args []hv) ([]hv, error) {
 // signed: a u32 start of 4294967295 (or a u8 255) becomes -1 and is clamped to
 // 0 instead of dim - size (checked). take, scatter_add, dynamic_slice and
 // dynamic_update_slice all go through here, so no unsigned index reaches XLA.
+// A u64 start is first capped at 2^63-1, which i64 holds and which is past
+// any dimension, as the u64 it stands for is.
 func (e *emitter) signedStarts(starts []hv) []hv {
 	out := make([]hv, len(starts))
 	for i, s := range starts {
 		out[i] = s
+		if s.t.DType == ir.U64 {
+			s = e.op2("stablehlo.minimum", s, e.iconst(s.t, math.MaxInt64))
+		}
 		if s.t.DType.IsUnsigned() {
 			out[i] = e.convert(s, ir.I64)
 		}
@@ -167,7 +173,7 @@ func (e *emitter) scatterAdd(x, idx, upd hv, axis int64) hv {
 // in i64 (a u8 index against depth 300 must not see a wrapped iota).
 func (e *emitter) oneHot(idx hv, depth int64, t ir.Type) hv {
 	_, hi := idx.t.DType.IntRange()
-	if depth-1 > hi {
+	if depth-1 > hi && idx.t.DType != ir.U64 { // u64's hi is 2^64-1, spelled -1
 		idx = e.convert(idx, ir.I64)
 	}
 	q := idx.t.Rank()

@@ -76,6 +76,14 @@ func arr(dt ir.DType, shape []int64, vals ...float64) *npy.Array {
 		return npy.Of(shape, mapVals(vals, func(v float64) uint8 { return uint8(int64(v)) }))
 	case ir.U32:
 		return npy.Of(shape, mapVals(vals, func(v float64) uint32 { return uint32(int64(v)) }))
+	case ir.U16:
+		return npy.Of(shape, mapVals(vals, func(v float64) uint16 { return uint16(int64(v)) }))
+	case ir.U64:
+		return npy.Of(shape, mapVals(vals, func(v float64) uint64 { return uint64(int64(v)) }))
+	case ir.I2, ir.I4, ir.U2, ir.U4: // a byte each, the low bits (ml_dtypes' form)
+		return &npy.Array{DType: dt.String(), Shape: shape, Data: mapVals(vals, func(v float64) byte {
+			return byte(int64(v)) & byte(1<<dt.Bits()-1)
+		})}
 	}
 	panic("arr: dtype " + dt.String())
 }
