@@ -94,6 +94,9 @@ func typeLimit(in *ir.Instr) string {
 		if from == ir.I64 && floatish(dt) {
 			return "i64 to float rounds once on the reference executor, twice here"
 		}
+		if from == ir.U64 && floatish(dt) {
+			return "u64 to float rounds once on the reference executor, twice here"
+		}
 	case ir.OpTopK, ir.OpArgsort:
 		if x := in.Args[0].Type.DType; !floatish(x) && !intKeyed(x) {
 			return x.String() + " keys have no sort kernel"

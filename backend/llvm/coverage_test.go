@@ -109,3 +109,24 @@ func TestFallbacks(t *testing.T) {
 		t.Errorf("Fallbacks:\n%q\nwant:\n%q", got, want)
 	}
 }
+
+// TestSubByteFallbacks: i2, i4, u2 and u4 ops, and u64 to float, run on the
+// reference executor, each with its documented reason.
+func TestSubByteFallbacks(t *testing.T) {
+	src := "func @f(%a: i4[4], %b: u2[4], %c: u64[4]) -> (i4[4], u2[4], f32[4]) {\n" +
+		"  %x = add %a, %a : i4[4]\n  %y = neg %b : u2[4]\n  %z = convert %c : f32[4]\n  return %x, %y, %z\n}\n"
+	exe := compileText(t, "sb.tir", []byte(src))
+	p, err := newPlan(exe.Module, exe.Entry, target{threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := (&Executable{plan: p}).Fallbacks()
+	want := []string{
+		"sb.tir:2:3: add i4[4], i4[4] -> i4[4] runs on the reference executor: i4 values have no kernels",
+		"sb.tir:3:3: neg u2[4] -> u2[4] runs on the reference executor: u2 values have no kernels",
+		"sb.tir:4:3: convert u64[4] -> f32[4] runs on the reference executor: u64 to float rounds once on the reference executor, twice here",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Fallbacks:\n%q\nwant:\n%q", got, want)
+	}
+}

@@ -9,7 +9,7 @@ import (
 )
 
 // intDTypes are the integer dtypes the kernels hold in their own width.
-var intDTypes = []string{"i8", "u8", "i16", "i32", "u32", "i64"}
+var intDTypes = []string{"i8", "u8", "i16", "i32", "u32", "i64", "u16", "u64"}
 
 // extremes are integer operands that catch a wrong division or wrap: the
 // dtype's least and greatest values, 0, ±1 and a few others (written into
@@ -73,5 +73,43 @@ func TestIntegerReduce(t *testing.T) {
 				agree(t, x, m, f, []*backend.Buffer{backend.FromInts(f.Params[0].Type, vals...)})
 			})
 		}
+	}
+}
+
+// TestUnsignedElementwise: u16 and u64 compares, max, min, abs, sign,
+// conversions, iota and a dynamic_slice start are generated and agree
+// exactly with the reference executor, u64 above 2^63 included (an
+// unsigned order, and a start past every dimension clamps to the end).
+func TestUnsignedElementwise(t *testing.T) {
+	b := testBackend(t)
+	for _, d := range []string{"u16", "u64"} {
+		t.Run(d, func(t *testing.T) {
+			dt, _ := ir.ParseDType(d)
+			xs := extremes(dt)
+			n := len(xs)
+			src := fmt.Sprintf("func @f(%%a: %[1]s[%[2]d], %%b: %[1]s[%[2]d], %%s: %[1]s[]) -> (i1[%[2]d], %[1]s[%[2]d], %[1]s[%[2]d], %[1]s[%[2]d], %[1]s[%[2]d], i32[%[2]d], i64[%[2]d], %[1]s[%[2]d], %[1]s[3]) {\n"+
+				"  %%lt = compare %%a, %%b {dir=lt} : i1[%[2]d]\n"+
+				"  %%mx = max %%a, %%b : %[1]s[%[2]d]\n"+
+				"  %%mn = min %%a, %%b : %[1]s[%[2]d]\n"+
+				"  %%ab = abs %%a : %[1]s[%[2]d]\n"+
+				"  %%sg = sign %%a : %[1]s[%[2]d]\n"+
+				"  %%c32 = convert %%a : i32[%[2]d]\n"+
+				"  %%c64 = convert %%a : i64[%[2]d]\n"+
+				"  %%io = iota {axis=0} : %[1]s[%[2]d]\n"+
+				"  %%ds = dynamic_slice %%a, %%s {sizes=[3]} : %[1]s[3]\n"+
+				"  return %%lt, %%mx, %%mn, %%ab, %%sg, %%c32, %%c64, %%io, %%ds\n}\n", d, n)
+			m, f, x := compileSrc(t, b, src)
+			if len(x.plan.fallback) != 0 {
+				t.Fatalf("fallback %v", x.plan.fallback)
+			}
+			var as, bs []int64
+			for i := range xs {
+				as, bs = append(as, xs[i]), append(bs, xs[(i+5)%n])
+			}
+			for _, s := range []int64{-1, 4, -2} { // -1 is the dtype's greatest value
+				agree(t, x, m, f, []*backend.Buffer{backend.FromInts(f.Params[0].Type, as...),
+					backend.FromInts(f.Params[1].Type, bs...), backend.FromInts(f.Params[2].Type, s)})
+			}
+		})
 	}
 }
