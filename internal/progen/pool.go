@@ -340,6 +340,9 @@ func (g *gen) constant(w want) *val {
 		x.lo, x.hi = math.Inf(1), math.Inf(-1)
 		for i := 0; i < lit.Len(); i++ {
 			v := lit.Float(i)
+			if dt == ir.U64 { // the element is a bit pattern
+				v = float64(uint64(lit.Int(i)))
+			}
 			if math.IsNaN(v) {
 				x.nan = true
 				continue

@@ -191,7 +191,14 @@ func (e *emitter) oneHot(idx hv, depth int64, t ir.Type) hv {
 // sorted. The sort is stable and compares floats in IEEE total order
 // (-NaN < -inf < ... < -0 < +0 < ... < inf < NaN), so equal keys keep index
 // order: with dir GT that is "descending, ties lower index first".
+//
+// Sub-byte keys sort in eight bits (XLA:CPU's sort, like its variadic
+// reduce, wants operands of one layout) and come back in their own dtype.
 func (e *emitter) sortWithIndex(x hv, axis int64, dir string) (hv, hv) {
+	if d := x.t.DType; d.IsSubByte() {
+		v, i := e.sortWithIndex(e.convert(x, byteWide(d)), axis, dir)
+		return e.convert(v, d), i
+	}
 	it := x.t.WithDType(ir.I32)
 	idx := e.iota(it, axis)
 	res := e.defN([]ir.Type{x.t, it}, `"stablehlo.sort"(`, x.ref, ", ", idx.ref, ") <{dimension = ",
