@@ -113,3 +113,17 @@ func TestUnsignedElementwise(t *testing.T) {
 		})
 	}
 }
+
+// TestU16IndicesAndKeys: u16 take indices (65535 clamps to the end) and
+// argsort keys (ordered unsigned) are generated and agree with the reference.
+func TestU16IndicesAndKeys(t *testing.T) {
+	b := testBackend(t)
+	src := "func @f(%x: f32[5], %i: u16[4], %k: u16[6]) -> (f32[4], i32[6]) {\n" +
+		"  %t = take %x, %i {axis=0} : f32[4]\n  %s = argsort %k {axis=0} : i32[6]\n  return %t, %s\n}\n"
+	m, f, x := compileSrc(t, b, src)
+	if len(x.plan.fallback) != 0 {
+		t.Fatalf("fallback %v", x.plan.fallback)
+	}
+	agree(t, x, m, f, []*backend.Buffer{backend.FromFloats(f.Params[0].Type, 1, 2, 3, 4, 5),
+		backend.FromInts(f.Params[1].Type, 65535, 0, 3, 32768), backend.FromInts(f.Params[2].Type, 65535, 7, 32768, 0, 7, 1)})
+}
