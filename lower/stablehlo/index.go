@@ -39,6 +39,7 @@ func (e *emitter) indexing(in *ir.Instr, args []hv) ([]hv, error) {
 		x := args[0]
 		axis := int64(x.t.Rank() - 1)
 		vals, idx := e.sortWithIndex(x, axis, "GT")
+		vals = e.convert(vals, x.t.DType)
 		k := in.Attr.(*ir.TopKAttr).K
 		if k == x.t.Shape[axis].Size {
 			return []hv{vals, idx}, nil
@@ -193,12 +194,10 @@ func (e *emitter) oneHot(idx hv, depth int64, t ir.Type) hv {
 // order: with dir GT that is "descending, ties lower index first".
 //
 // Sub-byte keys sort in eight bits (XLA:CPU's sort, like its variadic
-// reduce, wants operands of one layout) and come back in their own dtype.
+// reduce, wants operands of one layout): the sorted values come back in that
+// dtype (byteWide), for the caller to convert if it keeps them.
 func (e *emitter) sortWithIndex(x hv, axis int64, dir string) (hv, hv) {
-	if d := x.t.DType; d.IsSubByte() {
-		v, i := e.sortWithIndex(e.convert(x, byteWide(d)), axis, dir)
-		return e.convert(v, d), i
-	}
+	x = e.convert(x, byteWide(x.t.DType))
 	it := x.t.WithDType(ir.I32)
 	idx := e.iota(it, axis)
 	res := e.defN([]ir.Type{x.t, it}, `"stablehlo.sort"(`, x.ref, ", ", idx.ref, ") <{dimension = ",
