@@ -586,8 +586,8 @@ func (g *gen) genConvert() bool {
 	if x == nil {
 		return false
 	}
-	for _, k := range g.r.Perm(len(ir.DTypes)) {
-		dt := ir.DTypes[k]
+	for _, k := range g.r.Perm(len(g.cfg.DTypes)) {
+		dt := g.cfg.DTypes[k]
 		if dt == x.dt() {
 			continue
 		}
