@@ -113,7 +113,7 @@ func holdsSubByte(m *ir.Module) bool {
 
 // TestRandomProgramsThroughPJRT runs -oracle.pjrt.n random programs from
 // -oracle.seed (drawing no sub-byte dtypes, which the client does not carry)
-// through the PJRT client on XLA:CPU, with TestRandomPrograms
+// through the PJRT client on XLA:CPU, with TestRandomPrograms'
 // inputs and tolerances: the random corpus without Python, sized for CI.
 func TestRandomProgramsThroughPJRT(t *testing.T) {
 	b := pjrtBackend(t)
