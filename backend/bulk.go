@@ -192,6 +192,8 @@ func (b *Buffer) String() string {
 			return ir.FormatFloat(b.Float64At(i), dt)
 		case dt.IsBool():
 			return strconv.FormatBool(b.Bytes()[i] != 0)
+		case dt == ir.U64: // Int64At gives the bit pattern
+			return strconv.FormatUint(uint64(b.Int64At(i)), 10)
 		}
 		return strconv.FormatInt(b.Int64At(i), 10)
 	}

@@ -10,16 +10,18 @@ import (
 
 // Element is the Go types that hold one dtype's elements exactly as a Buffer
 // stores them: float32 is f32, float64 f64, bool i1, int8 i8, int16 i16,
-// int32 i32, int64 i64, uint8 u8, uint32 u32, complex64 c64, complex128
-// c128 (the real part first, as numpy stores them). f16 and bf16 have no Go type:
-// their elements are 16-bit patterns, read with Float64At or through
-// Bytes.
+// int32 i32, int64 i64, uint8 u8, uint32 u32, uint16 u16, uint64 u64,
+// complex64 c64, complex128 c128 (the real part first, as numpy stores
+// them). f16 and bf16 have no Go type: their elements are 16-bit patterns,
+// read with Float64At or through Bytes. Nor do i2, i4, u2 and u4, held one
+// element a byte in its low bits (as ml_dtypes' int4 holds them): Int64At
+// reads them.
 //
 // The typed views reinterpret the storage in the host's byte order, which is
 // the Buffer's little-endian order on every platform Go runs tpucc on (amd64,
 // arm64, riscv64, ...). A big-endian host would need copies here.
 type Element interface {
-	float32 | float64 | bool | int8 | int16 | int32 | int64 | uint8 | uint32 | complex64 | complex128
+	float32 | float64 | bool | int8 | int16 | int32 | int64 | uint8 | uint32 | uint16 | uint64 | complex64 | complex128
 }
 
 // DTypeOf is the dtype whose elements T holds.
@@ -46,6 +48,10 @@ func DTypeOf[T Element]() ir.DType {
 		return ir.C64
 	case complex128:
 		return ir.C128
+	case uint16:
+		return ir.U16
+	case uint64:
+		return ir.U64
 	}
 	return ir.U32
 }
@@ -110,19 +116,28 @@ func (b *Buffer) Float64At(i int) float64 {
 		return float64(ir.F16ToFloat32(elems[uint16](d)[i]))
 	case ir.BF16:
 		return float64(ir.BF16ToFloat32(elems[uint16](d)[i]))
+	case ir.U64:
+		return float64(elems[uint64](d)[i])
 	}
 	return float64(b.Int64At(i))
 }
 
 // Int64At returns element i of an integer or i1 buffer as an int64
-// (unsigned ones as non-negative numbers); a float element is converted as
-// the convert op converts to i64.
+// (unsigned ones as non-negative numbers, but for u64, whose bit pattern it
+// returns: 2^64-1 is -1); a float element is converted as the convert op
+// converts to i64.
 func (b *Buffer) Int64At(i int) int64 {
 	switch d := b.Bytes(); b.typ.DType {
-	case ir.I1, ir.U8:
+	case ir.I1, ir.U8, ir.U2, ir.U4:
 		return int64(d[i])
 	case ir.I8:
 		return int64(int8(d[i]))
+	case ir.I2, ir.I4:
+		return b.typ.DType.WrapInt(int64(d[i]))
+	case ir.U16:
+		return int64(elems[uint16](d)[i])
+	case ir.U64:
+		return elems[int64](d)[i]
 	case ir.I16:
 		return int64(elems[int16](d)[i])
 	case ir.I32:
@@ -203,12 +218,14 @@ func (b *Buffer) setInt(i int, v int64) {
 		}
 	case ir.I8, ir.U8:
 		d[i] = byte(v)
-	case ir.I16:
-		elems[int16](d)[i] = int16(v)
+	case ir.I16, ir.U16:
+		elems[uint16](d)[i] = uint16(v)
 	case ir.I32, ir.U32:
 		elems[uint32](d)[i] = uint32(v)
-	case ir.I64:
+	case ir.I64, ir.U64:
 		elems[int64](d)[i] = v
+	case ir.I2, ir.I4, ir.U2, ir.U4:
+		d[i] = byte(v) & byte(1<<b.typ.DType.Bits()-1)
 	}
 }
 
@@ -225,6 +242,9 @@ func floatToInt(v float64, dt ir.DType) int64 {
 	if math.IsNaN(v) {
 		return 0
 	}
+	if dt == ir.U64 {
+		return floatToU64(v)
+	}
 	lo, hi := dt.IntRange()
 	v = math.Trunc(v)
 	switch {
@@ -234,6 +254,27 @@ func floatToInt(v float64, dt ir.DType) int64 {
 		return hi
 	}
 	return int64(v)
+}
+
+// floatToU64 truncates and saturates v to [0, 2^64-1], returned as the bit
+// pattern u64 values are held in.
+func floatToU64(v float64) int64 {
+	switch v = math.Trunc(v); {
+	case v <= 0:
+		return 0
+	case v >= 1<<64:
+		return -1
+	}
+	return int64(uint64(v))
+}
+
+// U64ToFloat converts the u64 element with bit pattern v to a float dtype,
+// rounded once (as uitofp is), not through float64 and then f32.
+func U64ToFloat(v int64, dt ir.DType) float64 {
+	if dt == ir.F64 {
+		return float64(uint64(v))
+	}
+	return dt.RoundFloat(float64(float32(uint64(v))))
 }
 
 // intToFloat converts an integer element to a float dtype. For f32, f16 and

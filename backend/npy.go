@@ -48,7 +48,9 @@ func WriteNPY(w io.Writer, b *Buffer) error { return npy.Write(w, toArray(b)) }
 func WriteNPYFile(path string, b *Buffer) error { return npy.WriteFile(path, toArray(b)) }
 
 // fromArray adopts an array's data as a buffer's storage: an i1 byte other
-// than 0 becomes 1, and data that is not aligned for its dtype is copied.
+// than 0 becomes 1, a sub-byte element keeps its low bits (the bytes
+// ml_dtypes' int4 and friends hold), and data that is not aligned for
+// its dtype is copied.
 func fromArray(a *npy.Array) (*Buffer, error) {
 	dt, ok := ir.ParseDType(a.DType)
 	if !ok {
@@ -65,6 +67,11 @@ func fromArray(a *npy.Array) (*Buffer, error) {
 			if c > 1 {
 				a.Data[i] = 1
 			}
+		}
+	}
+	if dt.IsSubByte() {
+		for i, c := range a.Data {
+			a.Data[i] = c & byte(1<<dt.Bits()-1)
 		}
 	}
 	b, err := View(t, a.Data)

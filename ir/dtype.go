@@ -20,6 +20,12 @@ const (
 	U32
 	C64
 	C128
+	U16
+	U64
+	I2
+	I4
+	U2
+	U4
 	numDTypes
 )
 
@@ -38,10 +44,16 @@ var dtypeNames = [numDTypes]string{
 	U32:     "u32",
 	C64:     "c64",
 	C128:    "c128",
+	U16:     "u16",
+	U64:     "u64",
+	I2:      "i2",
+	I4:      "i4",
+	U2:      "u2",
+	U4:      "u4",
 }
 
 // DTypes lists every valid dtype in declaration order.
-var DTypes = []DType{F32, F16, BF16, F64, I1, I8, I16, I32, I64, U8, U32, C64, C128}
+var DTypes = []DType{F32, F16, BF16, F64, I1, I8, I16, I32, I64, U8, U32, C64, C128, U16, U64, I2, I4, U2, U4}
 
 func (d DType) String() string {
 	if d < numDTypes {
@@ -67,10 +79,19 @@ func (d DType) IsFloat() bool { return d == F32 || d == F16 || d == BF16 || d ==
 func (d DType) IsInt() bool { return d.IsSigned() || d.IsUnsigned() }
 
 // IsSigned reports whether d is a signed integer type.
-func (d DType) IsSigned() bool { return d == I8 || d == I16 || d == I32 || d == I64 }
+func (d DType) IsSigned() bool {
+	return d == I8 || d == I16 || d == I32 || d == I64 || d == I2 || d == I4
+}
 
 // IsUnsigned reports whether d is an unsigned integer type.
-func (d DType) IsUnsigned() bool { return d == U8 || d == U32 }
+func (d DType) IsUnsigned() bool {
+	return d == U8 || d == U32 || d == U16 || d == U64 || d == U2 || d == U4
+}
+
+// IsSubByte reports whether d is i2, i4, u2 or u4: narrower than a byte, yet
+// stored one element per byte, in its low bits (the upper bits are zero, i2
+// and i4 included, as in ml_dtypes' int4 arrays).
+func (d DType) IsSubByte() bool { return d == I2 || d == I4 || d == U2 || d == U4 }
 
 // IsBool reports whether d is i1.
 func (d DType) IsBool() bool { return d == I1 }
@@ -107,27 +128,41 @@ func (d DType) ComplexOf() DType {
 // Complex types are not included: the ops that accept them say so.
 func (d DType) IsNumeric() bool { return d.IsFloat() || d.IsInt() }
 
-// Bits is the width of one element in bits (i1 counts as 8: it is stored in a byte).
+// Bits is the width of one element in bits (i1 counts as 8: it is stored in a
+// byte; i2, i4, u2 and u4 count their own width, though each takes a byte).
 func (d DType) Bits() int {
 	switch d {
 	case I1, I8, U8:
 		return 8
-	case F16, BF16, I16:
+	case F16, BF16, I16, U16:
 		return 16
 	case F32, I32, U32:
 		return 32
-	case F64, I64, C64:
+	case F64, I64, U64, C64:
 		return 64
 	case C128:
 		return 128
+	case I2, U2:
+		return 2
+	case I4, U4:
+		return 4
 	}
 	return 0
 }
 
-// Size is the number of bytes one element occupies in memory.
-func (d DType) Size() int { return d.Bits() / 8 }
+// Size is the number of bytes one element occupies in memory (one for the
+// sub-byte types, which are not packed).
+func (d DType) Size() int {
+	if d.IsSubByte() {
+		return 1
+	}
+	return d.Bits() / 8
+}
 
-// IntRange returns the smallest and largest value of an integer dtype (0 and 1 for i1).
+// IntRange returns the smallest and largest value of an integer dtype (0 and 1
+// for i1). u64's largest, 2^64-1, does not fit an int64: hi is its bit
+// pattern, -1, as every u64 value is held in an int64 (see WrapInt); range
+// checks on u64 must compare as unsigned.
 func (d DType) IntRange() (lo, hi int64) {
 	switch d {
 	case I1:
@@ -144,11 +179,26 @@ func (d DType) IntRange() (lo, hi int64) {
 		return 0, math.MaxUint8
 	case U32:
 		return 0, math.MaxUint32
+	case U16:
+		return 0, math.MaxUint16
+	case U64:
+		return 0, -1
+	case I2:
+		return -2, 1
+	case I4:
+		return -8, 7
+	case U2:
+		return 0, 3
+	case U4:
+		return 0, 15
 	}
 	return 0, 0
 }
 
-// WrapInt reduces v modulo 2^bits into d's range, as two's-complement hardware does.
+// WrapInt reduces v modulo 2^bits into d's range, as two's-complement hardware
+// does. A u64 value is its bit pattern read as an int64 (2^64-1 is -1), so
+// its wrap is the identity; u64's division, remainder, comparisons and
+// conversions must read the pattern as a uint64.
 func (d DType) WrapInt(v int64) int64 {
 	switch d {
 	case I1:
@@ -166,6 +216,16 @@ func (d DType) WrapInt(v int64) int64 {
 		return int64(uint8(v))
 	case U32:
 		return int64(uint32(v))
+	case U16:
+		return int64(uint16(v))
+	case I2:
+		return v << 62 >> 62
+	case I4:
+		return v << 60 >> 60
+	case U2:
+		return v & 3
+	case U4:
+		return v & 15
 	}
 	return v
 }

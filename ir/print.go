@@ -329,6 +329,8 @@ func writeLiteral(b *strings.Builder, l *Literal, t Type) {
 			return FormatFloat(l.Float(i), t.DType)
 		case t.DType == I1:
 			return strconv.FormatBool(l.Int(i) != 0)
+		case t.DType == U64: // held as the bit pattern
+			return strconv.FormatUint(uint64(l.Int(i)), 10)
 		}
 		return strconv.FormatInt(l.Int(i), 10)
 	}

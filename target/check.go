@@ -8,11 +8,16 @@ import "github.com/tpucc/tpucc/ir"
 // compiling every op and dtype with libtpu's compile-only client: TPUs have no
 // 64-bit integer units, and XLA:TPU's X64 rewrite has no rule for dot, so an
 // i64 dot_general fails with "While rewriting computation to not contain
-// X{64|128} element types ... not implemented". Every other op and dtype
-// compiled, but for c128: libtpu (0.0.x with jax 0.10) compiles add, mul,
-// exp on c128 and crashes the process on div, tanh, abs and pow, and refuses
-// sign, so c128 is refused outright (c64 compiled for every op defined on
-// it). The CPU target accepts everything.
+// X{64|128} element types ... not implemented" (u64 likewise). Every other op
+// and dtype compiled, but for c128 and for i2 and u2. libtpu (0.0.x with jax
+// 0.10) compiles add, mul, exp on c128 and crashes the process on div, tanh,
+// abs and pow, and refuses sign, so c128 is refused outright (c64 compiled
+// for every op defined on it). i2 and u2: libtpu (v5e and v6e, compile-only)
+// rejects them outside tiles of at least 16 rows of 128 ("INT2 is not
+// supported for rank 1") and, within such tiles, aborts on some modules that
+// hold them (an i2 negate beside a u2 multiply, or beside a u64 reduction:
+// "pipeline_emitter.cc: Check failed: params.span_buffer != nullptr"), so
+// TPU targets refuse them. The CPU target accepts everything.
 func (t *Target) Check(m *ir.Module) error {
 	if t.Kind != KindTPU {
 		return nil
@@ -24,18 +29,10 @@ func (t *Target) Check(m *ir.Module) error {
 				errs = append(errs, t.noC128(p.Pos, "parameter %"+p.Name))
 			}
 		}
-		f.Body.Walk(func(in *ir.Instr) {
-			for _, r := range in.Results {
-				if r.Type.DType == ir.C128 {
-					errs = append(errs, t.noC128(in.Pos, in.Op.String()))
-					break
-				}
-			}
-			if in.Op == ir.OpDotGeneral && in.Args[0].Type.DType == ir.I64 {
-				errs = append(errs, ir.Errorf(in.Pos, "%s has no 64-bit integer matmul: dot_general on %s cannot be compiled for it (use i32, or a float type)",
-					t.name, in.Args[0].Type.DType))
-			}
-		})
+		if e := t.checkInt2(f.Pos, "parameter", f.Params); e != nil {
+			errs = append(errs, e)
+		}
+		f.Body.Walk(func(in *ir.Instr) { errs = append(errs, t.checkInstr(in)...) })
 	}
 	switch len(errs) {
 	case 0:
@@ -46,6 +43,37 @@ func (t *Target) Check(m *ir.Module) error {
 	return &ir.ErrorList{Errs: errs}
 }
 
+// checkInstr is Check of one instruction.
+func (t *Target) checkInstr(in *ir.Instr) []*ir.Error {
+	var errs []*ir.Error
+	for _, r := range in.Results {
+		if r.Type.DType == ir.C128 {
+			errs = append(errs, t.noC128(in.Pos, in.Op.String()))
+			break
+		}
+	}
+	if d := in.Args; in.Op == ir.OpDotGeneral && (d[0].Type.DType == ir.I64 || d[0].Type.DType == ir.U64) {
+		errs = append(errs, ir.Errorf(in.Pos, "%s has no 64-bit integer matmul: dot_general on %s cannot be compiled for it (use i32, or a float type)",
+			t.name, in.Args[0].Type.DType))
+	}
+	if e := t.checkInt2(in.Pos, in.Op.String(), in.Results); e != nil {
+		errs = append(errs, e)
+	}
+	return errs
+}
+
+// noC128 refuses a c128 value, named by what.
 func (t *Target) noC128(pos ir.Pos, what string) *ir.Error {
 	return ir.Errorf(pos, "%s has no c128: %s is c128, which cannot be compiled for it (use c64)", t.name, what)
+}
+
+// checkInt2 refuses i2 and u2 values, each where it is defined.
+func (t *Target) checkInt2(pos ir.Pos, what string, vals []*ir.Value) *ir.Error {
+	for _, v := range vals {
+		if d := v.Type.DType; d == ir.I2 || d == ir.U2 {
+			return ir.Errorf(pos, "%s cannot compile %s values (libtpu rejects or aborts on them): %s %s (use i4 or i8)",
+				t.name, d, what, ir.Type{DType: d, Shape: v.Type.Shape})
+		}
+	}
+	return nil
 }

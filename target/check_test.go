@@ -1,6 +1,7 @@
 package target
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/tpucc/tpucc/ir"
@@ -18,15 +19,17 @@ func TestCheckRefusesI64DotOnTPU(t *testing.T) {
 	}
 	v6e, _ := Lookup("tpu-v6e")
 	cpu := CPU(Target{})
-	err := v6e.Check(build(ir.I64))
-	want := "m.tir:2:3: error: tpu-v6e has no 64-bit integer matmul: dot_general on i64 cannot be compiled for it (use i32, or a float type)"
-	if err == nil || err.Error() != want {
-		t.Errorf("v6e, i64: got %v, want %s", err, want)
+	for _, dt := range []ir.DType{ir.I64, ir.U64} {
+		err := v6e.Check(build(dt))
+		want := "m.tir:2:3: error: tpu-v6e has no 64-bit integer matmul: dot_general on " + dt.String() + " cannot be compiled for it (use i32, or a float type)"
+		if err == nil || err.Error() != want {
+			t.Errorf("v6e, %s: got %v, want %s", dt, err, want)
+		}
 	}
 	for _, c := range []struct {
 		target *Target
 		dt     ir.DType
-	}{{v6e, ir.I32}, {v6e, ir.F32}, {cpu, ir.I64}} {
+	}{{v6e, ir.I32}, {v6e, ir.F32}, {v6e, ir.I4}, {v6e, ir.U16}, {cpu, ir.I64}} {
 		if err := c.target.Check(build(c.dt)); err != nil {
 			t.Errorf("%s, %s: %v", c.target.Name(), c.dt, err)
 		}
@@ -60,5 +63,36 @@ func TestCheckRefusesC128OnTPU(t *testing.T) {
 	}
 	if err := CPU(Target{}).Check(build(ir.C128)); err != nil {
 		t.Errorf("cpu, c128: %v", err)
+	}
+}
+
+// TestCheckInt2OnTPU: i2 and u2 values are refused for TPU at their
+// definitions (libtpu's compile-only client on v5e and v6e rejects small ones
+// and aborts on some modules holding large ones); i4 and u4 compile.
+func TestCheckInt2OnTPU(t *testing.T) {
+	build := func(ty ir.Type) *ir.Module {
+		m := ir.NewModule("m.tir")
+		f := m.NewFunc("f", []string{"a"}, []ir.Type{ty}, []ir.Type{ty}, ir.Pos{File: "m.tir", Line: 1, Col: 1})
+		b := ir.NewBuilder(f)
+		b.Pos = ir.Pos{File: "m.tir", Line: 2, Col: 3}
+		b.Return(b.Op1(ir.OpAdd, nil, f.Params[0], f.Params[0]))
+		return m
+	}
+	v6e, _ := Lookup("tpu-v6e")
+	for _, ty := range []ir.Type{ir.Tensor(ir.I4, 3), ir.Tensor(ir.U4, 16, 128)} {
+		if err := v6e.Check(build(ty)); err != nil {
+			t.Errorf("%s: %v", ty, err)
+		}
+	}
+	for _, ty := range []ir.Type{ir.Tensor(ir.I2, 4), ir.Tensor(ir.U2, 16, 128)} {
+		err := v6e.Check(build(ty))
+		why := "m.tir:%s: error: tpu-v6e cannot compile " + ty.DType.String() + " values (libtpu rejects or aborts on them): %s " + ty.String() + " (use i4 or i8)"
+		want := fmt.Sprintf(why, "1:1", "parameter") + "\n" + fmt.Sprintf(why, "2:3", "add")
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: got %v, want %s", ty, err, want)
+		}
+	}
+	if err := CPU(Target{}).Check(build(ir.Tensor(ir.I2, 4))); err != nil {
+		t.Errorf("cpu: %v", err)
 	}
 }

@@ -52,6 +52,11 @@ func floatSign(x float64) float64 {
 
 // intUnary returns the integer form of op; the caller wraps the result.
 func intUnary(op ir.Op, dt ir.DType) func(int64) int64 {
+	if dt == ir.U64 {
+		if f := u64Unary(op); f != nil {
+			return f
+		}
+	}
 	switch op {
 	case ir.OpNeg:
 		return func(x int64) int64 { return -x }
@@ -79,6 +84,23 @@ func intUnary(op ir.Op, dt ir.DType) func(int64) int64 {
 		return func(x int64) int64 { return ^x }
 	case ir.OpRelu:
 		return func(x int64) int64 { return max(x, 0) }
+	}
+	return nil
+}
+
+// u64Unary is the forms that differ for u64, whose int64 bit pattern is
+// negative from 2^63 on: abs and relu are the identity, sign is 0 or 1.
+func u64Unary(op ir.Op) func(int64) int64 {
+	switch op {
+	case ir.OpAbs, ir.OpRelu:
+		return func(x int64) int64 { return x }
+	case ir.OpSign:
+		return func(x int64) int64 {
+			if x != 0 {
+				return 1
+			}
+			return 0
+		}
 	}
 	return nil
 }
@@ -148,6 +170,11 @@ var floatBinary = map[ir.Op]func(a, b float64) float64{
 
 // intBinary returns the integer form of op; the caller wraps the result.
 func intBinary(op ir.Op, dt ir.DType) func(a, b int64) int64 {
+	if dt == ir.U64 {
+		if f := u64Binary(op); f != nil {
+			return f
+		}
+	}
 	switch op {
 	case ir.OpAdd:
 		return func(a, b int64) int64 { return a + b }
@@ -181,6 +208,45 @@ func intBinary(op ir.Op, dt ir.DType) func(a, b int64) int64 {
 		return func(a, b int64) int64 { return a | b }
 	case ir.OpXor:
 		return func(a, b int64) int64 { return a ^ b }
+	}
+	return nil
+}
+
+// u64Binary is the forms that must read u64 bit patterns as uint64: the
+// other unsigned types hold non-negative int64s, on which the signed forms
+// agree. Division by zero gives all ones and remainder by zero the dividend,
+// as for the other integer types.
+func u64Binary(op ir.Op) func(a, b int64) int64 {
+	switch op {
+	case ir.OpDiv:
+		return func(a, b int64) int64 {
+			if b == 0 {
+				return -1
+			}
+			return int64(uint64(a) / uint64(b))
+		}
+	case ir.OpRem:
+		return func(a, b int64) int64 {
+			if b == 0 {
+				return a
+			}
+			return int64(uint64(a) % uint64(b))
+		}
+	case ir.OpMax:
+		return func(a, b int64) int64 { return int64(max(uint64(a), uint64(b))) }
+	case ir.OpMin:
+		return func(a, b int64) int64 { return int64(min(uint64(a), uint64(b))) }
+	case ir.OpPow:
+		return func(x, y int64) int64 {
+			r, ux := uint64(1), uint64(x)
+			for uy := uint64(y); uy > 0; uy >>= 1 {
+				if uy&1 == 1 {
+					r *= ux
+				}
+				ux *= ux
+			}
+			return int64(r)
+		}
 	}
 	return nil
 }
@@ -303,13 +369,17 @@ func compareKernel(in *ir.Instr, a, b *backend.Buffer) (*backend.Buffer, error) 
 		})
 		return out, nil
 	}
+	less := func(x, y int64) bool { return x < y }
+	if a.Type().DType == ir.U64 {
+		less = func(x, y int64) bool { return uint64(x) < uint64(y) }
+	}
 	bufA, bufB := make([]int64, chunk), make([]int64, chunk)
 	eachChunk(a.Len(), func(i, m int) {
 		sa, sb := bufA[:m], bufB[:m]
 		a.ReadInt64s(i, sa)
 		b.ReadInt64s(i, sb)
 		for k, x := range sa {
-			set(i+k, cmp(x < sb[k], x == sb[k]))
+			set(i+k, cmp(less(x, sb[k]), x == sb[k]))
 		}
 	})
 	return out, nil
@@ -342,11 +412,15 @@ func clampKernel(in *ir.Instr, lo, x, hi *backend.Buffer) *backend.Buffer {
 		return i
 	}
 	float := x.Type().DType.IsFloat()
+	imax, imin := func(a, b int64) int64 { return max(a, b) }, func(a, b int64) int64 { return min(a, b) }
+	if x.Type().DType == ir.U64 {
+		imax, imin = u64Binary(ir.OpMax), u64Binary(ir.OpMin)
+	}
 	for i := 0; i < out.Len(); i++ {
 		if float {
 			out.SetFloat64(i, fmin(fmax(x.Float64At(i), lo.Float64At(at(lo, i))), hi.Float64At(at(hi, i))))
 		} else {
-			out.SetInt64(i, min(max(x.Int64At(i), lo.Int64At(at(lo, i))), hi.Int64At(at(hi, i))))
+			out.SetInt64(i, imin(imax(x.Int64At(i), lo.Int64At(at(lo, i))), hi.Int64At(at(hi, i))))
 		}
 	}
 	return out
@@ -361,6 +435,12 @@ func convertKernel(in *ir.Instr, x *backend.Buffer) *backend.Buffer {
 		return complexConvert(t, x)
 	}
 	out := backend.New(in.Results[0].Type)
+	if to := out.Type().DType; x.Type().DType == ir.U64 && to.IsFloat() {
+		for i := range x.Len() { // from 2^63 on the bit pattern is negative: round the uint64
+			out.SetFloat64(i, backend.U64ToFloat(x.Int64At(i), to))
+		}
+		return out
+	}
 	if x.Type().DType.IsFloat() {
 		buf := make([]float64, chunk)
 		eachChunk(x.Len(), func(i, m int) {

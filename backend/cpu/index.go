@@ -29,7 +29,7 @@ func takeKernel(in *ir.Instr, x, idx *backend.Buffer) (*backend.Buffer, error) {
 	}
 	for o := 0; o < outer; o++ {
 		for j := 0; j < nj; j++ {
-			r := min(max(idx.Int64At(j), 0), int64(n-1))
+			r := min(max(indexAt(idx, j), 0), int64(n-1))
 			copyRow(out, x, (o*nj+j)*inner, (o*n+int(r))*inner, inner)
 		}
 	}
@@ -47,7 +47,7 @@ func scatterAddKernel(in *ir.Instr, x, idx, upd *backend.Buffer) *backend.Buffer
 	nj := idx.Len()
 	for o := 0; o < outer; o++ {
 		for j := 0; j < nj; j++ {
-			r := idx.Int64At(j)
+			r := indexAt(idx, j)
 			if r < 0 || r >= int64(n) {
 				continue
 			}
@@ -64,13 +64,23 @@ func scatterAddKernel(in *ir.Instr, x, idx, upd *backend.Buffer) *backend.Buffer
 	return out
 }
 
+// indexAt reads element i of an index tensor; a u64 index of 2^63 or more,
+// whose bit pattern is negative, is past any dimension: it reads as MaxInt64.
+func indexAt(idx *backend.Buffer, i int) int64 {
+	v := idx.Int64At(i)
+	if v < 0 && idx.Type().DType == ir.U64 {
+		return math.MaxInt64
+	}
+	return v
+}
+
 // clampedStarts reads the scalar start indices and clamps each into
 // [0, dim - size].
 func clampedStarts(starts []*backend.Buffer, dims, sizes []int64) int64 {
 	xs := rowMajorStrides(dims)
 	off := int64(0)
 	for d, s := range starts {
-		v := min(max(s.Int64At(0), 0), dims[d]-sizes[d])
+		v := min(max(indexAt(s, 0), 0), dims[d]-sizes[d])
 		off += v * xs[d]
 	}
 	return off
@@ -106,7 +116,7 @@ func oneHotKernel(in *ir.Instr, idx *backend.Buffer) *backend.Buffer {
 	depth := in.Attr.(*ir.DepthAttr).Depth
 	out := backend.New(in.Results[0].Type)
 	for j := range idx.Len() {
-		v := idx.Int64At(j)
+		v := indexAt(idx, j)
 		if v < 0 || v >= depth {
 			continue
 		}
@@ -131,10 +141,14 @@ func totalKey(v float64) int64 {
 // (issue 29: argsort of an i8[2^26] held 1.39 GB for 320 MiB of tensors).
 func lineKeys(x *backend.Buffer, keys []int64, at func(i int) int) {
 	float := x.Type().DType.IsFloat()
+	u64 := x.Type().DType == ir.U64
 	for i := range keys {
-		if float {
+		switch {
+		case float:
 			keys[i] = totalKey(x.Float64At(at(i)))
-		} else {
+		case u64: // flipping the top bit makes signed order the unsigned one
+			keys[i] = x.Int64At(at(i)) ^ math.MinInt64
+		default:
 			keys[i] = x.Int64At(at(i))
 		}
 	}

@@ -118,6 +118,9 @@ func reduceKernel(in *ir.Instr, x *backend.Buffer) *backend.Buffer {
 	default:
 		init, step = hi, func(s, v int64) int64 { return min(s, v) }
 	}
+	if dt == ir.U64 && (in.Op == ir.OpReduceMax || in.Op == ir.OpReduceMin) {
+		step = u64Binary(map[ir.Op]ir.Op{ir.OpReduceMax: ir.OpMax, ir.OpReduceMin: ir.OpMin}[in.Op])
+	}
 	sums := make([]int64, out.Len())
 	fill(sums, init)
 	var row []int64

@@ -113,9 +113,22 @@ func typeLimit(in *ir.Instr) string {
 		if from == ir.I64 && floatish(dt) {
 			return "i64 to float rounds once on the reference executor, twice here"
 		}
+		if from == ir.U64 && floatish(dt) {
+			return "u64 to float rounds once on the reference executor, twice here"
+		}
 	case ir.OpTopK, ir.OpArgsort:
 		if x := in.Args[0].Type.DType; !floatish(x) && !intKeyed(x) {
 			return x.String() + " keys have no sort kernel"
+		}
+	case ir.OpTake, ir.OpScatterAdd, ir.OpDynamicUpdateSlice:
+		idx := in.Args[1:2] // take and scatter_add: x, idx (, updates)
+		if in.Op == ir.OpDynamicUpdateSlice {
+			idx = in.Args[2:] // x, update, starts...
+		}
+		for _, a := range idx {
+			if _, ok := indexLoad(a.Type.DType); !ok {
+				return a.Type.DType.String() + " indices have no kernel"
+			}
 		}
 	}
 	if in.Op.Info().Reduce != ir.ReduceNone && dt == ir.I1 {

@@ -143,3 +143,26 @@ func TestComplexFallsBack(t *testing.T) {
 	m, f, x = compileSrc(t, b, moves)
 	agree(t, x, m, f, cpu.RandomInputs(f, 4))
 }
+
+// TestSubByteFallbacks: i2, i4, u2 and u4 ops, u64 to float and u64
+// indices run on the reference executor, each with its documented reason.
+func TestSubByteFallbacks(t *testing.T) {
+	src := "func @f(%a: i4[4], %b: u2[4], %c: u64[4], %d: f32[4]) -> (i4[4], u2[4], f32[4], f32[4]) {\n" +
+		"  %x = add %a, %a : i4[4]\n  %y = neg %b : u2[4]\n  %z = convert %c : f32[4]\n" +
+		"  %w = take %d, %c {axis=0} : f32[4]\n  return %x, %y, %z, %w\n}\n"
+	exe := compileText(t, "sb.tir", []byte(src))
+	p, err := newPlan(exe.Module, exe.Entry, target{threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := (&Executable{plan: p}).Fallbacks()
+	want := []string{
+		"sb.tir:2:3: add i4[4], i4[4] -> i4[4] runs on the reference executor: i4 values have no kernels",
+		"sb.tir:3:3: neg u2[4] -> u2[4] runs on the reference executor: u2 values have no kernels",
+		"sb.tir:4:3: convert u64[4] -> f32[4] runs on the reference executor: u64 to float rounds once on the reference executor, twice here",
+		"sb.tir:5:3: take f32[4], u64[4] -> f32[4] runs on the reference executor: u64 indices have no kernel",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Fallbacks:\n%q\nwant:\n%q", got, want)
+	}
+}

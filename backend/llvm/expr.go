@@ -30,9 +30,9 @@ func elemType(dt ir.DType) (reg, mem types.Type, ok bool) {
 		return types.I32, types.I32, true
 	case ir.I8, ir.U8:
 		return types.I8, types.I8, true
-	case ir.I16:
+	case ir.I16, ir.U16:
 		return types.I16, types.I16, true
-	case ir.I64:
+	case ir.I64, ir.U64:
 		return types.I64, types.I64, true
 	case ir.I1:
 		return types.I1, types.I8, true
@@ -118,7 +118,7 @@ func isExpr(in *ir.Instr) bool {
 		switch {
 		case floatish(from) && dt.IsInt():
 			return false // float to integer saturates in the reference executor
-		case from == ir.I64 && floatish(dt):
+		case (from == ir.I64 || from == ir.U64) && floatish(dt):
 			return false // i64 to float rounds once in the reference, twice here
 		}
 	}
@@ -311,13 +311,17 @@ func (e *expr) remap(in *ir.Instr, idx []value.Value) value.Value {
 }
 
 // index is the integer value v at idx as an i64, as Buffer.Int64At reads
-// it: unsigned dtypes and i1 zero-extended, the others sign-extended.
+// it: unsigned dtypes and i1 zero-extended, the others sign-extended; a u64
+// of 2^63 or more is past any dimension, MaxInt64, as the reference reads it.
 func (e *expr) index(v *ir.Value, idx []value.Value) value.Value {
 	x := e.at(v, idx)
 	dt := v.Type.DType
 	switch {
 	case dt == ir.I64:
 		return x
+	case dt == ir.U64:
+		c := e.k.cur
+		return c.NewSelect(c.NewICmp(enum.IPredSLT, x, constant.NewInt(i64, 0)), constant.NewInt(i64, math.MaxInt64), x)
 	case dt.IsUnsigned() || dt == ir.I1:
 		return e.k.cur.NewZExt(x, i64)
 	}
@@ -485,7 +489,7 @@ func (e *expr) nullary(in *ir.Instr, idx []value.Value) value.Value {
 			return e.k.round(e.k.cur.NewSIToFP(i, reg), t.DType)
 		case ir.I1:
 			return e.k.cur.NewICmp(enum.IPredNE, i, ci(0))
-		case ir.I64:
+		case ir.I64, ir.U64:
 			return i
 		}
 		return e.k.cur.NewTrunc(i, reg)

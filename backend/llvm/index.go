@@ -93,6 +93,8 @@ func indexLoad(dt ir.DType) (indexReader, bool) {
 		return indexReader{types.I8, true}, true
 	case ir.U8:
 		return indexReader{types.I8, false}, true
+	case ir.U16:
+		return indexReader{types.I16, false}, true
 	}
 	return indexReader{}, false
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // intDTypes are the integer dtypes the kernels hold in their own width.
-var intDTypes = []string{"i8", "u8", "i16", "i32", "u32", "i64"}
+var intDTypes = []string{"i8", "u8", "i16", "i32", "u32", "i64", "u16", "u64"}
 
 // extremes are integer operands that catch a wrong division or wrap: the
 // dtype's least and greatest values, 0, ±1 and a few others (written into
@@ -74,4 +74,56 @@ func TestIntegerReduce(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestUnsignedElementwise: u16 and u64 compares, max, min, abs, sign,
+// conversions, iota and a dynamic_slice start are generated and agree
+// exactly with the reference executor, u64 above 2^63 included (an
+// unsigned order, and a start past every dimension clamps to the end).
+func TestUnsignedElementwise(t *testing.T) {
+	b := testBackend(t)
+	for _, d := range []string{"u16", "u64"} {
+		t.Run(d, func(t *testing.T) {
+			dt, _ := ir.ParseDType(d)
+			xs := extremes(dt)
+			n := len(xs)
+			src := fmt.Sprintf("func @f(%%a: %[1]s[%[2]d], %%b: %[1]s[%[2]d], %%s: %[1]s[]) -> (i1[%[2]d], %[1]s[%[2]d], %[1]s[%[2]d], %[1]s[%[2]d], %[1]s[%[2]d], i32[%[2]d], i64[%[2]d], %[1]s[%[2]d], %[1]s[3]) {\n"+
+				"  %%lt = compare %%a, %%b {dir=lt} : i1[%[2]d]\n"+
+				"  %%mx = max %%a, %%b : %[1]s[%[2]d]\n"+
+				"  %%mn = min %%a, %%b : %[1]s[%[2]d]\n"+
+				"  %%ab = abs %%a : %[1]s[%[2]d]\n"+
+				"  %%sg = sign %%a : %[1]s[%[2]d]\n"+
+				"  %%c32 = convert %%a : i32[%[2]d]\n"+
+				"  %%c64 = convert %%a : i64[%[2]d]\n"+
+				"  %%io = iota {axis=0} : %[1]s[%[2]d]\n"+
+				"  %%ds = dynamic_slice %%a, %%s {sizes=[3]} : %[1]s[3]\n"+
+				"  return %%lt, %%mx, %%mn, %%ab, %%sg, %%c32, %%c64, %%io, %%ds\n}\n", d, n)
+			m, f, x := compileSrc(t, b, src)
+			if len(x.plan.fallback) != 0 {
+				t.Fatalf("fallback %v", x.plan.fallback)
+			}
+			var as, bs []int64
+			for i := range xs {
+				as, bs = append(as, xs[i]), append(bs, xs[(i+5)%n])
+			}
+			for _, s := range []int64{-1, 4, -2} { // -1 is the dtype's greatest value
+				agree(t, x, m, f, []*backend.Buffer{backend.FromInts(f.Params[0].Type, as...),
+					backend.FromInts(f.Params[1].Type, bs...), backend.FromInts(f.Params[2].Type, s)})
+			}
+		})
+	}
+}
+
+// TestU16IndicesAndKeys: u16 take indices (65535 clamps to the end) and
+// argsort keys (ordered unsigned) are generated and agree with the reference.
+func TestU16IndicesAndKeys(t *testing.T) {
+	b := testBackend(t)
+	src := "func @f(%x: f32[5], %i: u16[4], %k: u16[6]) -> (f32[4], i32[6]) {\n" +
+		"  %t = take %x, %i {axis=0} : f32[4]\n  %s = argsort %k {axis=0} : i32[6]\n  return %t, %s\n}\n"
+	m, f, x := compileSrc(t, b, src)
+	if len(x.plan.fallback) != 0 {
+		t.Fatalf("fallback %v", x.plan.fallback)
+	}
+	agree(t, x, m, f, []*backend.Buffer{backend.FromFloats(f.Params[0].Type, 1, 2, 3, 4, 5),
+		backend.FromInts(f.Params[1].Type, 65535, 0, 3, 32768), backend.FromInts(f.Params[2].Type, 65535, 7, 32768, 0, 7, 1)})
 }

@@ -11,7 +11,7 @@ import (
 
 // bufferTypes maps tpucc's dtypes to PJRT_Buffer_Type.
 var bufferTypes = map[ir.DType]int32{
-	ir.I1: 1, ir.I8: 2, ir.I16: 3, ir.I32: 4, ir.I64: 5, ir.U8: 6, ir.U32: 8,
+	ir.I1: 1, ir.I8: 2, ir.I16: 3, ir.I32: 4, ir.I64: 5, ir.U8: 6, ir.U16: 7, ir.U32: 8, ir.U64: 9,
 	ir.F16: 10, ir.F32: 11, ir.F64: 12, ir.BF16: 13, ir.C64: 14, ir.C128: 15,
 }
 

@@ -235,3 +235,34 @@ func.func @lacking() {
 		"stablehlo-interpret: 1 tests failed")
 	tpucc(t, "", "test-stablehlo").want(t, exitUsage, "", "tpucc test-stablehlo: missing the files or directories to run")
 }
+
+// TestMlirRunUnsigned: ui64 and i4 parameters read from .npy files (numpy's
+// '<u8', ml_dtypes' 'int4'), results printed as unsigned and written back in
+// the same forms.
+func TestMlirRunUnsigned(t *testing.T) {
+	dir := t.TempDir()
+	src := `func.func @main(%arg0: tensor<2xui64>, %arg1: tensor<3xi4>) -> (tensor<2xui64>, tensor<3xi4>, tensor<2xi1>) {
+  %0 = stablehlo.constant dense<[1, 18446744073709551615]> : tensor<2xui64>
+  %1 = stablehlo.subtract %arg0, %0 : tensor<2xui64>
+  %2 = stablehlo.add %arg1, %arg1 : tensor<3xi4>
+  %3 = stablehlo.compare LT, %arg0, %0, UNSIGNED : (tensor<2xui64>, tensor<2xui64>) -> tensor<2xi1>
+  return %1, %2, %3 : tensor<2xui64>, tensor<3xi4>, tensor<2xi1>
+}
+`
+	model := writeFile(t, dir, "u.mlir", []byte(src))
+	a := npy.Of([]int64{2}, []uint64{0, 1 << 63})
+	b := &npy.Array{DType: "i4", Shape: []int64{3}, Data: []byte{0x7, 0x8, 0xf}} // 7, -8, -1
+	x := writeNPY(t, dir, "a.npy", a)
+	y := writeNPY(t, dir, "b.npy", b)
+	out := filepath.Join(dir, "out")
+	tpucc(t, "", "run", model, "--input", "arg0="+x, "--input", "arg1="+y).want(t, 0,
+		"result0: u64[2] = [18446744073709551615, 9223372036854775809]\nresult1: i4[3] = [-2, 0, -2]\nresult2: i1[2] = [true, true]\n", "")
+	tpucc(t, "", "run", model, "--input", "arg0="+x, "--input", "arg1="+y, "--output-dir", out).want(t, 0, "", "")
+	got, err := npy.ReadFile(filepath.Join(out, "result1.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.DType != "i4" || string(got.Data) != "\x0e\x00\x0e" {
+		t.Errorf("result1.npy holds %s %x, want i4 0e000e", got.DType, got.Data)
+	}
+}

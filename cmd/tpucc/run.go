@@ -308,6 +308,8 @@ func summary(b *backend.Buffer) string {
 			vals = append(vals, ir.FormatFloat(b.Float64At(i), t.DType))
 		case t.DType.IsBool():
 			vals = append(vals, strconv.FormatBool(b.Int64At(i) != 0))
+		case t.DType == ir.U64: // Int64At gives the bit pattern
+			vals = append(vals, strconv.FormatUint(uint64(b.Int64At(i)), 10))
 		default:
 			vals = append(vals, strconv.FormatInt(b.Int64At(i), 10))
 		}

@@ -195,6 +195,13 @@ func (e denseElem) int(s *scanner, dt ir.DType) int64 {
 		}
 		s.failf(e.pos, "bad i1 element %s", e.text)
 	}
+	if dt == ir.U64 { // held as its bit pattern: 2^64-1 is -1
+		v, err := strconv.ParseUint(e.text, 0, 64)
+		if err != nil {
+			s.failf(e.pos, "%s is not a %s", e.text, dt)
+		}
+		return int64(v)
+	}
 	lo, hi := dt.IntRange()
 	v, err := strconv.ParseInt(e.text, 0, 64)
 	if err != nil || v < lo || v > hi {
@@ -267,6 +274,9 @@ func complexFromBytes(dt ir.DType, b []byte) complex128 {
 func signExtend(dt ir.DType, bits uint64, size int64) int64 {
 	if dt == ir.I1 {
 		return int64(bits & 1)
+	}
+	if dt.IsSubByte() { // a byte each, of which the low bits count
+		return dt.WrapInt(int64(bits))
 	}
 	if dt.IsUnsigned() || size == 8 {
 		return int64(bits)

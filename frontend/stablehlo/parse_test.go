@@ -22,8 +22,8 @@ func TestErrors(t *testing.T) {
 			"e.mlir:3:10: error: unsupported op stablehlo.popcnt"},
 		{"module @m {\n  sdy.mesh @mesh = <[\"x\"=2]>\n  func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n    return %arg0 : tensor<4xf32>\n  }\n}\n",
 			"e.mlir:2:3: error: unsupported op sdy.mesh (a program split over a mesh)"},
-		{"func.func @main(%arg0: tensor<4xui16>) -> tensor<4xui16> {\n  return %arg0 : tensor<4xui16>\n}\n",
-			"e.mlir:1:33: error: unsupported element type ui16"},
+		{"func.func @main(%arg0: tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN> {\n  return %arg0 : tensor<4xf8E4M3FN>\n}\n",
+			"e.mlir:1:33: error: unsupported element type f8E4M3FN"},
 		{"func.func @main(%arg0: tensor<?xf32>) -> tensor<4xf32> {\n  return %arg0 : tensor<4xf32>\n}\n",
 			"e.mlir:1:31: error: unsupported dynamic dimension '?' in a tensor type"},
 		{wrap("    %0 = stablehlo.add %arg0, %x : tensor<4xf32>\n    return %0 : tensor<4xf32>\n"),
@@ -87,6 +87,46 @@ func TestConstants(t *testing.T) {
 	}
 	if l := lit(5); l.Len() != 0 {
 		t.Errorf("empty: %v", l)
+	}
+}
+
+// TestUnsignedConstants: ui64 literals above 2^63 (decimal and hex blob) are
+// held as their bit patterns; sub-byte blobs take a byte an element, of which
+// the low bits count; out-of-range literals are refused at their position.
+func TestUnsignedConstants(t *testing.T) {
+	src := `func.func @main() -> (tensor<2xui64>, tensor<2xui64>, tensor<3xi4>, tensor<2xui2>, tensor<2xui16>, tensor<2xi2>) {
+  %0 = stablehlo.constant dense<[18446744073709551615, 9223372036854775808]> : tensor<2xui64>
+  %1 = stablehlo.constant dense<"0xFEFFFFFFFFFFFFFF0700000000000000"> : tensor<2xui64>
+  %2 = stablehlo.constant dense<"0x0F08F7"> : tensor<3xi4>
+  %3 = stablehlo.constant dense<"0x0307"> : tensor<2xui2>
+  %4 = stablehlo.constant dense<[65535, 0x10]> : tensor<2xui16>
+  %5 = stablehlo.constant dense<[-2, 1]> : tensor<2xi2>
+  return %0, %1, %2, %3, %4, %5 : tensor<2xui64>, tensor<2xui64>, tensor<3xi4>, tensor<2xui2>, tensor<2xui16>, tensor<2xi2>
+}
+`
+	m, err := Parse("u.mlir", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lit := func(i int) string { return m.Funcs[0].Body.Instrs[i].Attr.(*ir.ConstAttr).Value.String() }
+	want := []string{"[][-1 -9223372036854775808]", "[][-2 7]", "[][-1 -8 7]", "[][3 3]", "[][65535 16]", "[][-2 1]"}
+	for i, w := range want {
+		if got := lit(i); got != w {
+			t.Errorf("constant %d: %s, want %s", i, got, w)
+		}
+	}
+	bad := []struct{ lit, err string }{
+		{"dense<18446744073709551616> : tensor<ui64>", "b.mlir:2:33: error: 18446744073709551616 is not a u64"},
+		{"dense<-1> : tensor<ui64>", "b.mlir:2:33: error: -1 is not a u64"},
+		{"dense<8> : tensor<i4>", "b.mlir:2:33: error: 8 is not a i4"},
+		{"dense<4> : tensor<ui2>", "b.mlir:2:33: error: 4 is not a u2"},
+	}
+	for _, c := range bad {
+		typ := c.lit[strings.Index(c.lit, ": ")+2:]
+		src := "func.func @main() -> " + typ + " {\n  %0 = stablehlo.constant " + c.lit + "\n  return %0 : " + typ + "\n}\n"
+		if _, err := Parse("b.mlir", []byte(src)); err == nil || err.Error() != c.err {
+			t.Errorf("%s: got %v, want %s", c.lit, err, c.err)
+		}
 	}
 }
 

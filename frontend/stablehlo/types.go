@@ -12,6 +12,7 @@ var dtypes = map[string]ir.DType{
 	"f32": ir.F32, "f16": ir.F16, "bf16": ir.BF16, "f64": ir.F64, "i1": ir.I1,
 	"i8": ir.I8, "i16": ir.I16, "i32": ir.I32, "i64": ir.I64, "ui8": ir.U8, "ui32": ir.U32,
 	"complex<f32>": ir.C64, "complex<f64>": ir.C128,
+	"ui16": ir.U16, "ui64": ir.U64, "i2": ir.I2, "i4": ir.I4, "ui2": ir.U2, "ui4": ir.U4,
 }
 
 // tensorType reads tensor<2x3xf32> (tensor<f32> for a scalar).

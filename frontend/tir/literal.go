@@ -355,6 +355,14 @@ func (b *moduleBuilder) intElem(e *constAST, dt ir.DType) (int64, bool) {
 		b.errorf(pos, "%s needs an integer, got %s", dt, s)
 		return 0, false
 	}
+	if dt == ir.U64 { // held as its bit pattern: 2^64-1 is -1
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			b.errorf(pos, "%s is out of range for u64 (0 to %d)", s, uint64(math.MaxUint64))
+			return 0, false
+		}
+		return int64(n), true
+	}
 	lo, hi := dt.IntRange()
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n < lo || n > hi {

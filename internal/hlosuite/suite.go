@@ -135,6 +135,9 @@ func compare(got, want *backend.Buffer, c stablehlo.Check) string {
 		got.ReadInt64s(0, g)
 		want.ReadInt64s(0, w)
 		for i := range w {
+			if g[i] != w[i] && want.Type().DType == ir.U64 { // bit patterns: print them unsigned
+				return fmt.Sprintf("element %d is %d, want %d", i, uint64(g[i]), uint64(w[i]))
+			}
 			if g[i] != w[i] {
 				return fmt.Sprintf("element %d is %d, want %d", i, g[i], w[i])
 			}

@@ -45,7 +45,8 @@ func TestSuite(t *testing.T) {
 // minPassed is the count measured on the reference executor (237 of 513
 // when the suite was vendored; 243 once while, case and if were read; 290
 // with complex numbers; 252 with convolution, reduce_window and
-// select_and_scatter alone): fewer is a regression.
+// select_and_scatter alone; 313 with u16, u64 and the sub-byte types
+// alone): fewer is a regression.
 const minPassed = 290
 
 // TestOutcomes: a right expectation passes, a wrong one fails with the
@@ -102,5 +103,29 @@ func.func @lacking() {
 	}
 	if line := s.Line(); line != "stablehlo-interpret: passed=1 failed=1 unsupported=1 total=3" {
 		t.Errorf("summary %q", line)
+	}
+}
+
+// TestUnsignedMismatch: a wrong u64 result names its elements as unsigned
+// numbers, not as the int64 bit patterns the buffers hold.
+func TestUnsignedMismatch(t *testing.T) {
+	src := `func.func @wrong_u64() {
+  %0 = stablehlo.constant dense<[0, 1]> : tensor<2xui64>
+  %1 = stablehlo.constant dense<1> : tensor<2xui64>
+  %2 = stablehlo.subtract %0, %1 : tensor<2xui64>
+  check.expect_eq_const %2, dense<[1, 0]> : tensor<2xui64>
+  func.return
+}
+`
+	path := filepath.Join(t.TempDir(), "u.mlir")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outs, err := RunFile(path, reference)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outs) != 1 || outs[0].Status != Failed || outs[0].Reason != "5:3: element 0 is 18446744073709551615, want 1" {
+		t.Errorf("got %+v", outs)
 	}
 }

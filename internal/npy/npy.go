@@ -20,6 +20,10 @@
 //	u32           '<u4'        uint32
 //	c64           '<c8'        complex64 (real part, then imaginary, each an f32)
 //	c128          '<c16'       complex128
+//	u16           '<u2'        uint16
+//	u64           '<u8'        uint64
+//	i2, i4        'int2', 'int4'    ml_dtypes.int2, int4 (one byte per element, as bf16 below)
+//	u2, u4        'uint2', 'uint4'  ml_dtypes.uint2, uint4 (one byte per element)
 //
 // # The bf16 convention
 //
@@ -81,6 +85,12 @@ var dtypes = []dtypeInfo{
 	{"u32", "<u4", 4},
 	{"c64", "<c8", 8},
 	{"c128", "<c16", 16},
+	{"u16", "<u2", 2},
+	{"u64", "<u8", 8},
+	{"i2", "int2", 1},
+	{"i4", "int4", 1},
+	{"u2", "uint2", 1},
+	{"u4", "uint4", 1},
 }
 
 // DTypes lists the dtype names this package carries, in a fixed order.

@@ -43,6 +43,20 @@ func want(dtype string, shape []int64) *Array {
 		return Of(shape, gen(n, func(k int) complex64 { return complex(float32(k-2)*1.5, float32(k)*0.5) }))
 	case "c128":
 		return Of(shape, gen(n, func(k int) complex128 { return complex(float64(k-2)*1.5, float64(k)*0.5) }))
+	case "u16":
+		return Of(shape, gen(n, func(k int) uint16 { return uint16(k) }))
+	case "u64":
+		return Of(shape, gen(n, func(k int) uint64 { return uint64(k) }))
+	case "i2", "i4", "u2", "u4":
+		// A byte each, the low bits of k-2 (signed) or k (unsigned), wrapped as ml_dtypes stores them.
+		dt, _ := ir.ParseDType(dtype)
+		mask := 1<<dt.Bits() - 1
+		return &Array{DType: dtype, Shape: shape, Data: gen(n, func(k int) byte {
+			if dt.IsSigned() {
+				return byte((k - 2) & mask)
+			}
+			return byte(k & mask)
+		})}
 	}
 	panic(dtype)
 }

@@ -9,9 +9,10 @@ import (
 )
 
 // Native is the Go element types that map one to one onto a dtype. f16 and bf16 have no
-// Go type: build those with OfBits and read them with Bits or Float64s.
+// Go type: build those with OfBits and read them with Bits or Float64s. Nor do i2, i4, u2
+// and u4: their Data are a byte an element, the value in the low bits (ml_dtypes' form).
 type Native interface {
-	float32 | float64 | bool | int8 | int16 | int32 | int64 | uint8 | uint32 | complex64 | complex128
+	float32 | float64 | bool | int8 | int16 | int32 | int64 | uint8 | uint32 | uint16 | uint64 | complex64 | complex128
 }
 
 func nativeDType[T Native]() string {
@@ -37,6 +38,10 @@ func nativeDType[T Native]() string {
 		return "c64"
 	case complex128:
 		return "c128"
+	case uint16:
+		return "u16"
+	case uint64:
+		return "u64"
 	default: // uint32
 		return "u32"
 	}
@@ -80,6 +85,10 @@ func Of[T Native](shape []int64, values []T) *Array {
 		case complex128:
 			a.Data = binary.LittleEndian.AppendUint64(a.Data, math.Float64bits(real(v)))
 			a.Data = binary.LittleEndian.AppendUint64(a.Data, math.Float64bits(imag(v)))
+		case uint16:
+			a.Data = binary.LittleEndian.AppendUint16(a.Data, v)
+		case uint64:
+			a.Data = binary.LittleEndian.AppendUint64(a.Data, v)
 		}
 	}
 	return a
@@ -122,6 +131,10 @@ func Values[T Native](a *Array) ([]T, error) {
 			v = complex(math.Float32frombits(binary.LittleEndian.Uint32(b)), math.Float32frombits(binary.LittleEndian.Uint32(b[4:])))
 		case "c128":
 			v = complex(math.Float64frombits(binary.LittleEndian.Uint64(b)), math.Float64frombits(binary.LittleEndian.Uint64(b[8:])))
+		case "u16":
+			v = binary.LittleEndian.Uint16(b)
+		case "u64":
+			v = binary.LittleEndian.Uint64(b)
 		}
 		out[i] = v.(T)
 	}
@@ -165,8 +178,16 @@ func Float64s(a *Array) ([]float64, error) {
 			out[i] = float64(ir.BF16ToFloat32(binary.LittleEndian.Uint16(b)))
 		case "f64":
 			out[i] = math.Float64frombits(binary.LittleEndian.Uint64(b))
-		case "i1", "u8":
+		case "i1", "u8", "u2", "u4":
 			out[i] = float64(b[0])
+		case "i2":
+			out[i] = float64(int8(b[0]<<6) >> 6)
+		case "i4":
+			out[i] = float64(int8(b[0]<<4) >> 4)
+		case "u16":
+			out[i] = float64(binary.LittleEndian.Uint16(b))
+		case "u64":
+			out[i] = float64(binary.LittleEndian.Uint64(b))
 		case "i8":
 			out[i] = float64(int8(b[0]))
 		case "i16":

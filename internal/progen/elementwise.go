@@ -187,8 +187,8 @@ func (g *gen) genNot() bool {
 	case dt == ir.I1:
 		y.lo, y.hi = 0, 1
 	case dt.IsUnsigned():
-		_, m := dt.IntRange()
-		y.lo, y.hi = float64(m)-x.hi, float64(m)-x.lo
+		_, m := intBounds(dt)
+		y.lo, y.hi = m-x.hi, m-x.lo
 	default:
 		y.lo, y.hi = -x.hi-1, -x.lo-1
 	}
@@ -565,9 +565,9 @@ func convertInfo(x *val, dt ir.DType) *val {
 			y.lo, y.hi = 0, 1
 			break
 		}
-		a, b := dt.IntRange()
-		y.lo = math.Max(float64(a), math.Min(float64(b), math.Trunc(x.lo)))
-		y.hi = math.Max(float64(a), math.Min(float64(b), math.Trunc(x.hi)))
+		a, b := intBounds(dt)
+		y.lo = math.Max(a, math.Min(b, math.Trunc(x.lo)))
+		y.hi = math.Max(a, math.Min(b, math.Trunc(x.hi)))
 		if x.nan { // NaN converts to 0
 			y.lo, y.hi = math.Min(y.lo, 0), math.Max(y.hi, 0)
 		}
@@ -586,8 +586,8 @@ func (g *gen) genConvert() bool {
 	if x == nil {
 		return false
 	}
-	for _, k := range g.r.Perm(len(drawnDTypes)) {
-		dt := drawnDTypes[k]
+	for _, k := range g.r.Perm(len(g.cfg.DTypes)) {
+		dt := g.cfg.DTypes[k]
 		if dt == x.dt() {
 			continue
 		}

@@ -241,7 +241,7 @@ func (g *gen) broadcastTo(x *val, s []int64) *val {
 func (g *gen) deriveConvert(w want) *val {
 	dts := w.dts
 	if dts == nil {
-		dts = drawnDTypes
+		dts = g.cfg.DTypes
 	}
 	type option struct {
 		x  *val
@@ -302,7 +302,7 @@ var floatPalette = []float64{0, 1, -1, 0.5, -0.5, 2, -2, 3, 0.25, 1.5, -0.75, 4,
 func (g *gen) constant(w want) *val {
 	dts := w.dts
 	if dts == nil {
-		dts = drawnDTypes
+		dts = g.cfg.DTypes
 	}
 	dt := pick(g, dts)
 	s := w.shape
@@ -340,6 +340,9 @@ func (g *gen) constant(w want) *val {
 		x.lo, x.hi = math.Inf(1), math.Inf(-1)
 		for i := 0; i < lit.Len(); i++ {
 			v := lit.Float(i)
+			if dt == ir.U64 { // the element is a bit pattern
+				v = float64(uint64(lit.Int(i)))
+			}
 			if math.IsNaN(v) {
 				x.nan = true
 				continue

@@ -69,9 +69,17 @@ type Config struct {
 	// error estimate may use (default 0.5).
 	Tolerance func(ir.DType) Tolerance
 	Budget    float64
+
+	// DTypes are the dtypes constants and converts may take (default
+	// drawnDTypes: all of ir's but the complex ones); parameters are drawn from the usual floats and
+	// integers whatever it says.
+	DTypes []ir.DType
 }
 
 func (c Config) withDefaults() Config {
+	if c.DTypes == nil {
+		c.DTypes = drawnDTypes
+	}
 	if c.MinInstrs <= 0 {
 		c.MinInstrs = 3
 	}

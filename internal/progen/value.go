@@ -140,11 +140,22 @@ func fitRange(dt ir.DType, lo, hi float64) (float64, float64) {
 		}
 		return lo, hi
 	}
-	a, b := dt.IntRange()
-	if math.IsNaN(lo) || math.IsNaN(hi) || lo < float64(a) || hi > float64(b) {
-		return float64(a), float64(b)
+	a, b := intBounds(dt)
+	if math.IsNaN(lo) || math.IsNaN(hi) || lo < a || hi > b {
+		return a, b
 	}
 	return math.Floor(lo), math.Ceil(hi)
+}
+
+// intBounds is dt's range as float64s. ir holds u64's greatest value,
+// 2^64-1, as its bit pattern -1; here it is the float nearest it, as i64's
+// greatest is.
+func intBounds(dt ir.DType) (float64, float64) {
+	a, b := dt.IntRange()
+	if dt == ir.U64 {
+		return 0, float64(uint64(b))
+	}
+	return float64(a), float64(b)
 }
 
 // fullRange is what is known of an integer value that may be anything.
@@ -152,8 +163,7 @@ func fullRange(dt ir.DType) (float64, float64) {
 	if dt.IsFloat() {
 		return math.Inf(-1), math.Inf(1)
 	}
-	a, b := dt.IntRange()
-	return float64(a), float64(b)
+	return intBounds(dt)
 }
 
 // span returns the min and max of xs, ignoring NaNs (which the nan flag carries).

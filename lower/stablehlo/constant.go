@@ -73,8 +73,11 @@ func floatText(v float64, d ir.DType) string {
 // intText spells one integer or i1 element, wrapped into d's range.
 func intText(v int64, d ir.DType) string {
 	v = d.WrapInt(v)
-	if d == ir.I1 {
+	switch d {
+	case ir.I1:
 		return strconv.FormatBool(v != 0)
+	case ir.U64: // v is the bit pattern
+		return strconv.FormatUint(uint64(v), 10)
 	}
 	return strconv.FormatInt(v, 10)
 }
@@ -115,6 +118,9 @@ func elemBytes(buf []byte, l *ir.Literal, i int, d ir.DType) []byte {
 		bits = floatBits(l.Float(i), d)
 	} else {
 		bits = uint64(d.WrapInt(l.Int(i)))
+	}
+	if d.IsSubByte() { // a byte each, the value in its low bits
+		bits &= 1<<d.Bits() - 1
 	}
 	var tmp [8]byte
 	binary.LittleEndian.PutUint64(tmp[:], bits)

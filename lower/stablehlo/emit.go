@@ -97,6 +97,14 @@ func elemType(d ir.DType) string {
 		return "ui32"
 	case ir.C64, ir.C128:
 		return "complex<" + d.ComplexPart().String() + ">"
+	case ir.U16:
+		return "ui16"
+	case ir.U64:
+		return "ui64"
+	case ir.U2:
+		return "ui2"
+	case ir.U4:
+		return "ui4"
 	}
 	return d.String()
 }

@@ -2,6 +2,7 @@ package stablehlo
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -38,6 +39,7 @@ func (e *emitter) indexing(in *ir.Instr, args []hv) ([]hv, error) {
 		x := args[0]
 		axis := int64(x.t.Rank() - 1)
 		vals, idx := e.sortWithIndex(x, axis, "GT")
+		vals = e.convert(vals, x.t.DType)
 		k := in.Attr.(*ir.TopKAttr).K
 		if k == x.t.Shape[axis].Size {
 			return []hv{vals, idx}, nil
@@ -64,10 +66,15 @@ func (e *emitter) indexing(in *ir.Instr, args []hv) ([]hv, error) {
 // signed: a u32 start of 4294967295 (or a u8 255) becomes -1 and is clamped to
 // 0 instead of dim - size (checked). take, scatter_add, dynamic_slice and
 // dynamic_update_slice all go through here, so no unsigned index reaches XLA.
+// A u64 start is first capped at 2^63-1, which i64 holds and which is past
+// any dimension, as the u64 it stands for is.
 func (e *emitter) signedStarts(starts []hv) []hv {
 	out := make([]hv, len(starts))
 	for i, s := range starts {
 		out[i] = s
+		if s.t.DType == ir.U64 {
+			s = e.op2("stablehlo.minimum", s, e.iconst(s.t, math.MaxInt64))
+		}
 		if s.t.DType.IsUnsigned() {
 			out[i] = e.convert(s, ir.I64)
 		}
@@ -167,7 +174,7 @@ func (e *emitter) scatterAdd(x, idx, upd hv, axis int64) hv {
 // in i64 (a u8 index against depth 300 must not see a wrapped iota).
 func (e *emitter) oneHot(idx hv, depth int64, t ir.Type) hv {
 	_, hi := idx.t.DType.IntRange()
-	if depth-1 > hi {
+	if depth-1 > hi && idx.t.DType != ir.U64 { // u64's hi is 2^64-1, spelled -1
 		idx = e.convert(idx, ir.I64)
 	}
 	q := idx.t.Rank()
@@ -185,7 +192,12 @@ func (e *emitter) oneHot(idx hv, depth int64, t ir.Type) hv {
 // sorted. The sort is stable and compares floats in IEEE total order
 // (-NaN < -inf < ... < -0 < +0 < ... < inf < NaN), so equal keys keep index
 // order: with dir GT that is "descending, ties lower index first".
+//
+// Sub-byte keys sort in eight bits (XLA:CPU's sort, like its variadic
+// reduce, wants operands of one layout): the sorted values come back in that
+// dtype (byteWide), for the caller to convert if it keeps them.
 func (e *emitter) sortWithIndex(x hv, axis int64, dir string) (hv, hv) {
+	x = e.convert(x, byteWide(x.t.DType))
 	it := x.t.WithDType(ir.I32)
 	idx := e.iota(it, axis)
 	res := e.defN([]ir.Type{x.t, it}, `"stablehlo.sort"(`, x.ref, ", ", idx.ref, ") <{dimension = ",

@@ -94,7 +94,11 @@ func keptDims(rank int, axis int64) []int64 {
 // a NaN counting as the maximum. The init (-inf or the dtype's minimum, index 0)
 // is an identity for every non-empty extent: it can only win a tie against a
 // -inf, and then index 0 holds a -inf too. Over an empty extent the result is 0.
+//
+// Sub-byte values are compared in eight bits: XLA:CPU rejects a variadic
+// reduce whose operands' layouts differ, and a sub-byte layout always does.
 func (e *emitter) argReduce(x hv, axis int64, isMax bool) hv {
+	x = e.convert(x, byteWide(x.t.DType))
 	d := x.t.DType
 	s, si := ir.Scalar(d), ir.Scalar(ir.I32)
 	idx := e.iota(x.t.WithDType(ir.I32), axis)

@@ -46,6 +46,18 @@ func (e *emitter) shape(in *ir.Instr, args []hv) hv {
 	panic("stablehlo: shape called for " + in.Op.String())
 }
 
+// byteWide is the eight-bit type that holds every value of a sub-byte dtype
+// (i8 for i2 and i4, u8 for u2 and u4); other dtypes are their own.
+func byteWide(d ir.DType) ir.DType {
+	switch {
+	case !d.IsSubByte():
+		return d
+	case d.IsSigned():
+		return ir.I8
+	}
+	return ir.U8
+}
+
 // iotaOp lowers iota. On f16 and bf16 the indices are made in f32 and rounded
 // once, so that large indices round to nearest even as the contract says.
 func (e *emitter) iotaOp(t ir.Type, axis int64) hv {
@@ -63,11 +75,18 @@ func (e *emitter) iotaOp(t ir.Type, axis int64) hv {
 // StableHLO) and a convert rounds once. When ir asks for a wider result than the
 // operands (i8 x i8 -> i32, f32 x f32 -> f64), the operands are converted to the
 // result dtype first, which computes exactly what the wider type promises.
+//
+// Sub-byte products run in eight bits (XLA:CPU has no s2 dot and miscompiles
+// others): the product wraps modulo 2^8 there, and the convert back keeps the
+// low bits, which is the product modulo 2^2 or 2^4.
 func (e *emitter) dot(a *ir.DotAttr, l, r hv, t ir.Type) hv {
 	acc := t.DType
 	switch {
 	case isHalf(l.t.DType) && (isHalf(acc) || acc == ir.F32):
 		acc = ir.F32
+	case acc.IsSubByte():
+		acc = byteWide(acc)
+		l, r = e.convert(l, acc), e.convert(r, acc)
 	case acc != l.t.DType:
 		l, r = e.convert(l, acc), e.convert(r, acc)
 	}

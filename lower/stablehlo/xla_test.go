@@ -80,6 +80,14 @@ func arr(dt ir.DType, shape []int64, vals ...float64) *npy.Array {
 		return npy.Of(shape, mapVals(vals, func(v float64) complex64 { return complex(float32(v), float32(0.5-v/4)) }))
 	case ir.C128:
 		return npy.Of(shape, mapVals(vals, func(v float64) complex128 { return complex(v, 0.5-v/4) }))
+	case ir.U16:
+		return npy.Of(shape, mapVals(vals, func(v float64) uint16 { return uint16(int64(v)) }))
+	case ir.U64:
+		return npy.Of(shape, mapVals(vals, func(v float64) uint64 { return uint64(int64(v)) }))
+	case ir.I2, ir.I4, ir.U2, ir.U4: // a byte each, the low bits (ml_dtypes' form)
+		return &npy.Array{DType: dt.String(), Shape: shape, Data: mapVals(vals, func(v float64) byte {
+			return byte(int64(v)) & byte(1<<dt.Bits()-1)
+		})}
 	}
 	panic("arr: dtype " + dt.String())
 }

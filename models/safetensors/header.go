@@ -55,12 +55,12 @@ type Header struct {
 var dtypes = map[string]ir.DType{
 	"F64": ir.F64, "F32": ir.F32, "F16": ir.F16, "BF16": ir.BF16,
 	"I64": ir.I64, "I32": ir.I32, "I16": ir.I16, "I8": ir.I8,
-	"U32": ir.U32, "U8": ir.U8, "BOOL": ir.I1,
+	"U32": ir.U32, "U8": ir.U8, "BOOL": ir.I1, "U16": ir.U16, "U64": ir.U64,
 }
 
 // unsupported are dtypes the format defines that tpucc has no type for.
 var unsupported = map[string]bool{
-	"U16": true, "U64": true, "F8_E4M3": true, "F8_E5M2": true,
+	"F8_E4M3": true, "F8_E5M2": true,
 	"F8_E8M0": true, "F6_E2M3": true, "F6_E3M2": true, "F4": true, "C64": true,
 }
 

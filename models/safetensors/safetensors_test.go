@@ -47,6 +47,8 @@ func TestRoundTrip(t *testing.T) {
 		{"c.half", buf(t, ir.Tensor(ir.F16, 1, 1, 2), 200)},
 		{"d.ids", buf(t, ir.Tensor(ir.I64, 0, 5), 0)},
 		{"e.scalar", buf(t, ir.Scalar(ir.I32), 7)},
+		{"f.u16", buf(t, ir.Tensor(ir.U16, 6), 250)}, // 12 bytes: the u64 after it starts 8-aligned
+		{"g.u64", buf(t, ir.Tensor(ir.U64, 2), 240)},
 	}
 	p := filepath.Join(dir, "m.safetensors")
 	if err := WriteFile(p, tensors, map[string]string{"format": "pt"}); err != nil {
@@ -57,7 +59,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if got, want := strings.Join(f.Names(), " "), "b.weight a.weight c.half d.ids e.scalar"; got != want {
+	if got, want := strings.Join(f.Names(), " "), "b.weight a.weight c.half d.ids e.scalar f.u16 g.u64"; got != want {
 		t.Errorf("Names() = %q, want %q (file order)", got, want)
 	}
 	if got := f.Metadata()["format"]; got != "pt" {

@@ -295,7 +295,7 @@ func (c *padCheck) sameConstant(ib *ir.Instr, lb, le *ir.Literal, differs func(s
 	if lb.Len() == 1 {
 		for d, l := range c.labels[r.ID] {
 			if l != 0 {
-				c.pads[r.ID][d] = known(lb.Float(0))
+				c.pads[r.ID][d] = known(litValue(lb, r.Type.DType))
 			}
 		}
 	}

@@ -224,7 +224,7 @@ func (c *padCheck) uniform(v *ir.Value) padVal {
 		switch v.Def.Op {
 		case ir.OpConstant:
 			if l := v.Def.Attr.(*ir.ConstAttr).Value; l.Len() == 1 {
-				return known(l.Float(0))
+				return known(litValue(l, v.Type.DType))
 			}
 			return padVal{}
 		case ir.OpBroadcast, ir.OpReshape, ir.OpTranspose:
@@ -287,7 +287,16 @@ func (c *padCheck) evalPad(in *ir.Instr, vals []padVal) padVal {
 	if err != nil || len(out) != 1 || out[0].Len() != 1 {
 		return padVal{}
 	}
-	return known(out[0].Float(0))
+	return known(litValue(out[0], res.Type.DType))
+}
+
+// litValue is element 0 of l as a number; a u64 element is its bit pattern
+// read unsigned (ir holds 2^64-1 as -1).
+func litValue(l *ir.Literal, dt ir.DType) float64 {
+	if dt == ir.U64 {
+		return float64(uint64(l.Int(0)))
+	}
+	return l.Float(0)
 }
 
 // scalarLiteral brings a padding value into dt as the convert op would:
@@ -307,6 +316,15 @@ func scalarLiteral(dt ir.DType, v float64) *ir.Literal {
 		return ir.NewIntLiteral(t, []int64{0})
 	}
 	lo, hi := dt.IntRange()
+	if dt == ir.U64 { // hi is 2^64-1's bit pattern, -1
+		switch v = math.Trunc(v); {
+		case v <= 0:
+			return ir.NewIntLiteral(t, []int64{0})
+		case v >= 1<<64:
+			return ir.NewIntLiteral(t, []int64{hi})
+		}
+		return ir.NewIntLiteral(t, []int64{int64(uint64(v))})
+	}
 	switch v = math.Trunc(v); {
 	case v <= float64(lo):
 		return ir.NewIntLiteral(t, []int64{lo})
@@ -338,6 +356,9 @@ func identity(kind ir.ReduceKind, dt ir.DType) float64 {
 	case ir.ReduceMin:
 		if dt.IsFloat() {
 			return math.Inf(1)
+		}
+		if dt == ir.U64 {
+			return float64(uint64(hi))
 		}
 		return float64(hi)
 	}

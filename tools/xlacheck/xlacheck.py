@@ -80,8 +80,18 @@ DTYPES = {
     np.dtype(np.uint32): ("u32", "ui32"),
     np.dtype(np.complex64): ("c64", "complex<f32>"),
     np.dtype(np.complex128): ("c128", "complex<f64>"),
+    np.dtype(np.uint16): ("u16", "ui16"),
+    np.dtype(np.uint64): ("u64", "ui64"),
+    np.dtype(ml_dtypes.int2): ("i2", "i2"),
+    np.dtype(ml_dtypes.int4): ("i4", "i4"),
+    np.dtype(ml_dtypes.uint2): ("u2", "ui2"),
+    np.dtype(ml_dtypes.uint4): ("u4", "ui4"),
 }
 BF16 = np.dtype(ml_dtypes.bfloat16)
+# ml_dtypes types whose np.save descr ('<V2', '<V1') loses the dtype: their files
+# carry the ml_dtypes name instead, as internal/npy reads and writes them.
+NAMED_DESCR = {BF16: "bfloat16", np.dtype(ml_dtypes.int2): "int2", np.dtype(ml_dtypes.int4): "int4",
+               np.dtype(ml_dtypes.uint2): "uint2", np.dtype(ml_dtypes.uint4): "uint4"}
 
 
 def xla_error(e):
@@ -108,14 +118,14 @@ def load_npy(path):
 
 
 def save_npy(path, a):
-    """np.save, except that bf16 gets descr 'bfloat16' (np.save would write '<V2')."""
+    """np.save, except that bf16 gets descr 'bfloat16' (np.save would write '<V2'), int4 'int4' and so on."""
     a = np.asarray(a, order="C")  # not ascontiguousarray: that makes rank 0 into rank 1
-    if a.dtype != BF16:
+    if a.dtype not in NAMED_DESCR:
         np.save(path, a, allow_pickle=False)
         return
     with open(path, "wb") as f:
         np.lib.format.write_array_header_1_0(
-            f, {"descr": "bfloat16", "fortran_order": False, "shape": a.shape})
+            f, {"descr": NAMED_DESCR[a.dtype], "fortran_order": False, "shape": a.shape})
         f.write(a.tobytes())
 
 

@@ -21,13 +21,23 @@ DTYPES = {
     "f32": np.float32, "f16": np.float16, "bf16": ml_dtypes.bfloat16, "f64": np.float64,
     "i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
     "u8": np.uint8, "u32": np.uint32, "c64": np.complex64, "c128": np.complex128,
+    "u16": np.uint16, "u64": np.uint64,
+    "i2": ml_dtypes.int2, "i4": ml_dtypes.int4, "u2": ml_dtypes.uint2, "u4": ml_dtypes.uint4,
 }
+SUB_BYTE = {"i2": 2, "i4": 4, "u2": 2, "u4": 4}
 
 
 def values(name, shape):
     k = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
     if name == "i1":
         return k % 2 == 0
+    if name in SUB_BYTE:  # wrapped to the width first: out-of-range casts are not wrapping in ml_dtypes
+        bits = SUB_BYTE[name]
+        v = k - 2 if name.startswith("i") else k
+        v = v & (2**bits - 1)
+        if name.startswith("i"):
+            v = np.where(v >= 2 ** (bits - 1), v - 2**bits, v)
+        return v.astype(DTYPES[name])
     if name.startswith("u"):
         return k.astype(DTYPES[name])
     if name.startswith("c"):
@@ -41,7 +51,18 @@ def out(name):
     return os.path.join(HERE, name)
 
 
+def save_sub_byte(path, name, a):
+    """ml_dtypes' int2/int4/uint2/uint4 with descr 'int4' etc. (np.save would write '<V1')."""
+    with open(path, "wb") as f:
+        np.lib.format.write_array_header_1_0(
+            f, {"descr": DTYPES[name].__name__, "fortran_order": False, "shape": a.shape})
+        f.write(a.tobytes())
+
+
 for name in DTYPES:
+    if name in SUB_BYTE:
+        save_sub_byte(out(name + "_2x3.npy"), name, values(name, (2, 3)))
+        continue
     save_npy(out(name + "_2x3.npy"), values(name, (2, 3)))
 save_npy(out("f32_scalar.npy"), values("f32", ()))
 save_npy(out("i1_scalar.npy"), values("i1", ()))

@@ -1,0 +1,136 @@
+package oracle
+
+import (
+	"math"
+	"testing"
+
+	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/frontend/tir"
+)
+
+// unsignedPrograms are programs on unsigned and sub-byte dtypes, each with
+// inputs at the edges (2^32-1 against 1, u64 values from 2^63 on, negative
+// and huge floats converted to unsigned types, sub-byte wrap).
+var unsignedPrograms = []struct {
+	name, src string
+	inputs    func(p []*backend.Buffer)
+}{
+	{"u32 edges", `func @f(%a: u32[4], %b: u32[4]) -> (i1[4], i1[4], u32[4], u32[4], u32[4], u32[4]) {
+  %lt = compare %a, %b {dir=lt} : i1[4]
+  %ge = compare %a, %b {dir=ge} : i1[4]
+  %mx = max %a, %b : u32[4]
+  %mn = min %a, %b : u32[4]
+  %q = div %a, %b : u32[4]
+  %r = rem %a, %b : u32[4]
+  return %lt, %ge, %mx, %mn, %q, %r
+}
+`, func(p []*backend.Buffer) {
+		setInts(p[0], 4294967295, 0, 1, 2147483648)
+		setInts(p[1], 1, 4294967295, 3, 2147483647)
+	}},
+	{"u64 edges", `func @f(%a: u64[4], %b: u64[4]) -> (i1[4], u64[4], u64[4], u64[4], u64[4], u64[], u64[]) {
+  %lt = compare %a, %b {dir=lt} : i1[4]
+  %mx = max %a, %b : u64[4]
+  %q = div %a, %b : u64[4]
+  %r = rem %a, %b : u64[4]
+  %s = sub %b, %a : u64[4]
+  %rmin = reduce_min %a {axes=[0]} : u64[]
+  %rmax = reduce_max %b {axes=[0]} : u64[]
+  return %lt, %mx, %q, %r, %s, %rmin, %rmax
+}
+`, func(p []*backend.Buffer) {
+		setInts(p[0], -1, math.MinInt64, 7, 12345678901234)
+		setInts(p[1], 3, 10, -1, 1000)
+	}},
+	{"float to unsigned", `func @f(%x: f32[5], %u: u64[3]) -> (u8[5], u16[5], u32[5], u64[5], f32[3], f64[3]) {
+  %a = convert %x : u8[5]
+  %b = convert %x : u16[5]
+  %c = convert %x : u32[5]
+  %d = convert %x : u64[5]
+  %e = convert %u : f32[3]
+  %g = convert %u : f64[3]
+  return %a, %b, %c, %d, %e, %g
+}
+`, func(p []*backend.Buffer) {
+		for i, v := range []float64{-1.5, -0.0, 3.7, 200.5, 65535.9} {
+			p[0].SetFloat64(i, v)
+		}
+		setInts(p[1], -1, math.MinInt64, 9007199254740993)
+	}},
+	{"u16 and sub-byte wrap", `func @f(%a: u16[3], %b: i4[4], %c: u4[4], %d: i2[4], %e: u2[4]) -> (u16[3], u16[3], i4[4], i4[4], i4[4], u4[4], u4[4], i2[4], u2[4]) {
+  %p = mul %a, %a : u16[3]
+  %n = neg %a : u16[3]
+  %s = add %b, %b : i4[4]
+  %m = mul %b, %b : i4[4]
+  %q = div %b, %b : i4[4]
+  %t = add %c, %c : u4[4]
+  %w = sub %c, %c : u4[4]
+  %x = add %d, %d : i2[4]
+  %y = neg %e : u2[4]
+  return %p, %n, %s, %m, %q, %t, %w, %x, %y
+}
+`, func(p []*backend.Buffer) {
+		setInts(p[0], 65535, 300, 0)
+		setInts(p[1], -8, 7, -1, 5)
+		setInts(p[2], 15, 8, 1, 0)
+		setInts(p[3], -2, 1, -1, 0)
+		setInts(p[4], 3, 1, 2, 0)
+	}},
+}
+
+func setInts(b *backend.Buffer, vals ...int64) {
+	for i, v := range vals {
+		b.SetInt64(i, v)
+	}
+}
+
+// unsignedChecks are the checks of unsignedPrograms, all or (wide) only
+// those without sub-byte dtypes.
+func unsignedChecks(t *testing.T, wide bool) []*check {
+	var checks []*check
+	for _, p := range unsignedPrograms {
+		m, err := tir.Parse(p.name+".tir", []byte(p.src))
+		if err != nil {
+			t.Fatalf("%s: %v", p.name, err)
+		}
+		f := m.Entry()
+		inputs := make([]*backend.Buffer, len(f.Params))
+		sub := false
+		for i, v := range f.Params {
+			inputs[i] = backend.New(v.Type)
+			sub = sub || v.Type.DType.IsSubByte()
+		}
+		if wide && sub {
+			continue
+		}
+		p.inputs(inputs)
+		exact := make([]bool, len(f.Results))
+		for i := range exact {
+			exact[i] = true
+		}
+		checks = append(checks, &check{name: p.name, key: unsafeName.ReplaceAllString(p.name, "_"), m: m, inputs: inputs,
+			exact: exact, about: "edge inputs", repro: "go test ./internal/oracle -run TestUnsignedPrograms"})
+	}
+	return checks
+}
+
+// TestUnsignedPrograms: the reference executor and XLA:CPU agree exactly on
+// unsigned and sub-byte programs at their edges, through the default passes
+// and the lowering.
+func TestUnsignedPrograms(t *testing.T) {
+	checks := unsignedChecks(t, false)
+	if failed := runAll(t, harness(t), checks); failed != 0 {
+		t.Logf("%d of %d programs disagree", failed, len(checks))
+	}
+}
+
+// TestUnsignedProgramsThroughPJRT runs the u16, u32 and u64 programs through
+// tpucc's PJRT client (whose buffers carry u16 and u64 as PJRT's U16 and
+// U64); sub-byte buffers are not carried by it.
+func TestUnsignedProgramsThroughPJRT(t *testing.T) {
+	checks := unsignedChecks(t, true)
+	if len(checks) != 3 {
+		t.Fatalf("%d wide programs, want 3", len(checks))
+	}
+	runThroughPJRT(t, pjrtBackend(t), checks)
+}
