@@ -72,7 +72,7 @@ func TestUnsignedOperandClasses(t *testing.T) {
 			t.Errorf("and on %s: %v", d, err)
 		}
 		_, err := Infer(OpExp, []Type{x}, nil, nil)
-		want := "operand of exp must have a float type (f32, f16, bf16, f64), got " + x.String()
+		want := "operand of exp must have a float or complex type (f32, f16, bf16, f64, c64, c128), got " + x.String()
 		if err == nil || err.Error() != want {
 			t.Errorf("exp on %s: got %v, want %q", d, err, want)
 		}
