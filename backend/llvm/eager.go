@@ -43,14 +43,16 @@ func tableOps(keep func(ir.Op, *ir.OpInfo) bool) []ir.Op {
 	return ops
 }
 
-// takesF32 reports whether op's type rule accepts n f32 operands.
+// takesF32 reports whether op's type rule accepts n f32 operands and gives
+// an f32 (complex's gives a c64, which no f32 kernel computes), and the op
+// is computed here (not in refOps).
 func takesF32(op ir.Op, n int) bool {
 	args := make([]ir.Type, n)
 	for i := range args {
 		args[i] = ir.Scalar(ir.F32)
 	}
-	_, err := ir.Infer(op, args, nil, nil)
-	return err == nil
+	res, err := ir.Infer(op, args, nil, nil)
+	return err == nil && len(res) == 1 && res[0].DType == ir.F32 && refOps[op] == ""
 }
 
 // eagerRank bounds the rank of a strided copy after merging dimensions.
