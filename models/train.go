@@ -342,13 +342,31 @@ func (m *Model) Checkpoint(weights []*backend.Buffer) ([]safetensors.Named, erro
 		if m.Weights.DType != ir.F32 {
 			b = tensor.FromBuffer(b).Convert(m.Weights.DType).Buffer()
 		}
-		dst := reflect.ValueOf(trained).Elem()
-		if rest, ok := strings.CutPrefix(path, "layers."); ok {
-			n, field, _ := strings.Cut(rest, ".")
-			l, _ := strconv.Atoi(n)
-			dst, path = reflect.ValueOf(&trained.Layers[l]).Elem(), field
+		rest, ok := strings.CutPrefix(path, "layers.")
+		if !ok {
+			reflect.ValueOf(trained).Elem().FieldByName(path).Set(reflect.ValueOf(b))
+			continue
 		}
-		dst.FieldByName(path).Set(reflect.ValueOf(b))
+		n, field, _ := strings.Cut(rest, ".")
+		if at, ok := m.slots[n]; ok {
+			m.unstack(trained, m.groups[at[0]], at[1], field, b)
+			continue
+		}
+		l, _ := strconv.Atoi(n)
+		reflect.ValueOf(&trained.Layers[l]).Elem().FieldByName(field).Set(reflect.ValueOf(b))
 	}
 	return m.Weights.Tensors(m.Config, trained)
+}
+
+// unstack gives each layer of slot s of group g its row of the stacked
+// weight b [count, …] as field, a buffer of its own: the checkpoint names
+// every layer's tensor, not the stack.
+func (m *Model) unstack(trained *hf.Weights, g group, s int, field string, b *backend.Buffer) {
+	t := ir.Tensor(b.Type().DType, b.Type().Dims()[1:]...)
+	n := len(b.Bytes()) / g.count
+	for it := range g.count {
+		row := backend.New(t)
+		copy(row.Bytes(), b.Bytes()[it*n:(it+1)*n])
+		reflect.ValueOf(&trained.Layers[g.layer(s, it)]).Elem().FieldByName(field).Set(reflect.ValueOf(row))
+	}
 }
