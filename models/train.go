@@ -108,6 +108,13 @@ func (m *Model) TraceLoss(batch, length int64, labels bool) (*ir.Module, int, er
 // allLogits runs the model over whole rows [B, L] with no cache before
 // them: a step at slot 0 of a cache of exactly L slots, which nothing reads
 // afterwards. The logits of every token: [B, L, V].
+//
+// Its layer groups run unrolled over their stacked weights (a trip per
+// row, read with a static slice: stepIn.unrollStacks), not as while ops:
+// autodiff does not differentiate while yet, and the loss is differentiated.
+// The stacks stay one parameter each, so a stacked weight's gradient is one
+// [count, …] tensor. Once autodiff reverses a while with a static trip
+// count, the loss can keep the loop (lossLoops).
 func (m *Model) allLogits(weights []*tensor.Tensor, tokens *tensor.Tensor) (*tensor.Tensor, error) {
 	s := tokens.Shape()
 	B, L := s[0], s[1]
@@ -116,12 +123,17 @@ func (m *Model) allLogits(weights []*tensor.Tensor, tokens *tensor.Tensor) (*ten
 	for _, t := range m.CacheTypes(B, L) {
 		args = append(args, tensor.Scalar(0, ir.F32).BroadcastTo(t.Dims()...))
 	}
-	out, err := m.step(append(args, weights...), true, true)
+	out, err := m.stepAs(append(args, weights...), true, stepIn{fresh: true, unrollStacks: !lossLoops})
 	if err != nil {
 		return nil, err
 	}
 	return out[0], nil
 }
+
+// lossLoops makes the loss run looped layer groups as while ops, as
+// inference does, instead of unrolled over their stacks (allLogits); false
+// while autodiff refuses while.
+var lossLoops = false
 
 // i32Indices is the most entries the loss indexes with i32 (a variable so
 // that a test can take the i64 path on a small model).
