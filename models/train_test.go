@@ -636,3 +636,74 @@ func agreeGrad(t *testing.T, what string, g []float32, want *tensor.Tensor) {
 		t.Errorf("%s: gradient differs by %g from the unrolled model's (largest %g)", what, worst, big)
 	}
 }
+
+// TestCheckpointUnstacksPattern: a bf16 Gemma 3 checkpoint whose layers
+// loop over a pattern (layers.0:6:2 and layers.1:6:2, then layers.6:8) is
+// written back from its stacked weights byte for byte: each stack's rows
+// under their own layers' names, in the file's order, bf16.
+func TestCheckpointUnstacksPattern(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(gemma3Alternating), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var src []safetensors.Named
+	add := func(name string, shape ...int64) {
+		b := backend.New(ir.Tensor(ir.BF16, shape...))
+		for i := range b.Len() {
+			b.SetFloat64(i, float64(len(src))+float64(i)/1024)
+		}
+		src = append(src, safetensors.Named{Name: name, Buf: b})
+	}
+	add("model.embed_tokens.weight", 64, 32)
+	for l := range 8 {
+		p := fmt.Sprintf("model.layers.%d.", l)
+		for _, n := range []string{"input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm", "post_feedforward_layernorm"} {
+			add(p+n+".weight", 32)
+		}
+		add(p+"self_attn.q_proj.weight", 64, 32)
+		add(p+"self_attn.k_proj.weight", 32, 32)
+		add(p+"self_attn.v_proj.weight", 32, 32)
+		add(p+"self_attn.o_proj.weight", 32, 64)
+		add(p+"self_attn.q_norm.weight", 16)
+		add(p+"self_attn.k_norm.weight", 16)
+		add(p+"mlp.gate_proj.weight", 48, 32)
+		add(p+"mlp.up_proj.weight", 48, 32)
+		add(p+"mlp.down_proj.weight", 32, 48)
+	}
+	add("model.norm.weight", 32)
+	// In name order, as torch's save_file writes them.
+	slices.SortFunc(src, func(a, b safetensors.Named) int { return strings.Compare(a.Name, b.Name) })
+	if err := safetensors.WriteFile(filepath.Join(dir, "model.safetensors"), src, nil); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if got := m.Loops(); !slices.Equal(got, []string{"layers.0:6:2", "layers.6:8"}) {
+		t.Fatalf("loops %v", got)
+	}
+	var ws []*backend.Buffer
+	for _, p := range m.Params {
+		ws = append(ws, f32Copy(p.Buffer))
+	}
+	named, err := m.Checkpoint(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := safetensors.OpenFile(filepath.Join(dir, "model.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if len(named) != len(src) || len(f.Names()) != len(src) {
+		t.Fatalf("%d tensors, the file's %d", len(named), len(src))
+	}
+	for i, nt := range named {
+		b, err := f.Tensor(nt.Name)
+		if err != nil || nt.Name != f.Names()[i] || !b.Type().Equal(nt.Buf.Type()) || !bytes.Equal(b.Bytes(), nt.Buf.Bytes()) {
+			t.Errorf("tensor %d %s (%s) is not the file's %s (%v)", i, nt.Name, nt.Buf.Type(), f.Names()[i], err)
+		}
+	}
+}
