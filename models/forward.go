@@ -24,6 +24,10 @@ type stepIn struct {
 	// prefill): slots from T on hold nothing a token can see, so attention
 	// reads slots [0, T) only instead of the whole capacity.
 	fresh bool
+	// unrollStacks runs each looped group as a Go loop over its stacks'
+	// rows instead of a while op (loop): the loss asks for it, since
+	// autodiff does not differentiate while yet.
+	unrollStacks bool
 }
 
 // forward runs one step: the logits of the last token of each row [B, V]
@@ -145,7 +149,7 @@ func (st *stepState) unrolled(i int, lw *layerWeights, x *tensor.Tensor) *tensor
 	r := st.refs[i]
 	k, v := st.caches[2*r.entry], st.caches[2*r.entry+1]
 	if r.row >= 0 {
-		k, v = stackRow(k, r.row), stackRow(v, r.row)
+		k, v = row{n: r.row}.of(k), row{n: r.row}.of(v)
 	}
 	x, k, v = st.layer(i, lw, x, st.attnIn(i, k, v), st.perLayerAt(i))
 	if st.c.Layers[i].KVFrom < 0 {
@@ -154,57 +158,92 @@ func (st *stepState) unrolled(i int, lw *layerWeights, x *tensor.Tensor) *tensor
 	return x
 }
 
-// stackRow is row r of a stacked cache [L, B, KVH, Cap, D].
-func stackRow(t *tensor.Tensor, r int) *tensor.Tensor {
+// loop runs group g's trips, each st.trip: the g.period layers of its
+// body, each reading its weights' row and writing its new keys and values
+// into its stacked cache. It is one while op carrying the trip, x and the
+// group's stacked caches; or, when the step unrolls the stacks
+// (stepIn.unrollStacks), a Go loop over the trips reading the rows with
+// static slices, which autodiff differentiates (it refuses while).
+func (st *stepState) loop(g group, stacks []layerWeights, x *tensor.Tensor) *tensor.Tensor {
+	entries := make([]int, g.period)
+	cv := []*tensor.Tensor{x}
+	for s := range g.period {
+		entries[s] = st.refs[g.layer(s, 0)].entry
+		cv = append(cv, st.caches[2*entries[s]], st.caches[2*entries[s]+1])
+	}
+	if st.in.unrollStacks {
+		for it := range g.count {
+			cv = st.trip(g, stacks, row{n: it}, cv)
+		}
+	} else {
+		cv = tensor.While(func(c []*tensor.Tensor) *tensor.Tensor {
+			return c[0].Lt(tensor.Scalar(float64(g.count), ir.I32))
+		}, func(c []*tensor.Tensor) []*tensor.Tensor {
+			return append([]*tensor.Tensor{c[0].Add(tensor.Scalar(1, ir.I32))}, st.trip(g, stacks, row{at: c[0]}, c[1:])...)
+		}, append([]*tensor.Tensor{tensor.Scalar(0, ir.I32)}, cv...)...)[1:]
+	}
+	for s, e := range entries {
+		st.caches[2*e], st.caches[2*e+1] = cv[1+2*s], cv[2+2*s]
+	}
+	return cv[0]
+}
+
+// trip runs trip r of group g on cv (x, then each slot's stacked keys and
+// values) and returns cv after it.
+func (st *stepState) trip(g group, stacks []layerWeights, r row, cv []*tensor.Tensor) []*tensor.Tensor {
+	x := cv[0]
+	next := append([]*tensor.Tensor{nil}, cv[1:]...)
+	for s := range g.period {
+		i := g.layer(s, 0) // the slot's facts: every trip's layer has them
+		lw := layerAt(&stacks[s], r, st.c.NormOffset)
+		ks, vs := next[1+2*s], next[2+2*s]
+		ai := st.attnIn(i, nil, nil) // the cache comes from store
+		ai.store = func(kn, vn *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) {
+			ks, vs = storeRow(ks, kn, r.index(), st.in.pos), storeRow(vs, vn, r.index(), st.in.pos)
+			return r.of(ks), r.of(vs)
+		}
+		x, _, _ = st.layer(i, lw, x, ai, st.perLayerAt(r.layer(g, s)))
+		next[1+2*s], next[2+2*s] = ks, vs
+	}
+	next[0] = x
+	return next
+}
+
+// row is a row of stacked tensors [count, …]: at (an i32[] tensor) inside a
+// while's body, read with dynamic_slice; or, when at is nil, the static row
+// n, read with slice (whose gradient is a pad).
+type row struct {
+	at *tensor.Tensor
+	n  int
+}
+
+// of is the row of t.
+func (r row) of(t *tensor.Tensor) *tensor.Tensor {
 	s := t.Shape()
+	if r.at != nil {
+		return t.DynamicSlice(rowStarts(r.at, len(s)), append([]int64{1}, s[1:]...)).Reshape(s[1:]...)
+	}
 	lo := make([]int64, len(s))
-	lo[0] = int64(r)
-	hi := append([]int64{int64(r) + 1}, s[1:]...)
+	lo[0] = int64(r.n)
+	hi := append([]int64{int64(r.n) + 1}, s[1:]...)
 	return t.Slice(lo, hi, nil).Reshape(s[1:]...)
 }
 
-// loop runs group g as one while op: trip it runs the g.period layers of
-// its body, each reading its weights' row it (dynamic_slice) and writing
-// its new keys and values into its stacked cache (dynamic_update_slice).
-// The carried values are the trip, x and the group's stacked caches.
-func (st *stepState) loop(g group, stacks []layerWeights, x *tensor.Tensor) *tensor.Tensor {
-	entries := make([]int, g.period)
-	init := []*tensor.Tensor{tensor.Scalar(0, ir.I32), x}
-	for s := range g.period {
-		entries[s] = st.refs[g.layer(s, 0)].entry
-		init = append(init, st.caches[2*entries[s]], st.caches[2*entries[s]+1])
+// index is the row as an i32[] tensor.
+func (r row) index() *tensor.Tensor {
+	if r.at != nil {
+		return r.at
 	}
-	out := tensor.While(func(cv []*tensor.Tensor) *tensor.Tensor {
-		return cv[0].Lt(tensor.Scalar(float64(g.count), ir.I32))
-	}, func(cv []*tensor.Tensor) []*tensor.Tensor {
-		it, x := cv[0], cv[1]
-		next := append([]*tensor.Tensor{it.Add(tensor.Scalar(1, ir.I32)), nil}, cv[2:]...)
-		for s := range g.period {
-			i := g.layer(s, 0) // the slot's facts: every trip's layer has them
-			lw := layerAt(&stacks[s], it, st.c.NormOffset)
-			ks, vs := next[2+2*s], next[3+2*s]
-			ai := st.attnIn(i, nil, nil) // the cache comes from store
-			ai.store = func(kn, vn *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) {
-				ks, vs = storeRow(ks, kn, it, st.in.pos), storeRow(vs, vn, it, st.in.pos)
-				return rowAt(ks, it), rowAt(vs, it)
-			}
-			layer := it.Mul(tensor.Scalar(float64(g.period), ir.I32)).Add(tensor.Scalar(float64(i), ir.I32))
-			x, _, _ = st.layer(i, lw, x, ai, st.perLayerAt(layer))
-			next[2+2*s], next[3+2*s] = ks, vs
-		}
-		next[1] = x
-		return next
-	}, init...)
-	for s, e := range entries {
-		st.caches[2*e], st.caches[2*e+1] = out[2+2*s], out[3+2*s]
-	}
-	return out[1]
+	return tensor.Scalar(float64(r.n), ir.I32)
 }
 
-// rowAt is row it (i32[]) of a stacked cache [L, B, KVH, Cap, D].
-func rowAt(t, it *tensor.Tensor) *tensor.Tensor {
-	s := t.Shape()
-	return t.DynamicSlice(rowStarts(it, len(s)), append([]int64{1}, s[1:]...)).Reshape(s[1:]...)
+// layer is the layer that slot s of group g is in this row's trip: an int,
+// or an i32[] tensor inside a while (perLayerAt takes either).
+func (r row) layer(g group, s int) any {
+	if r.at != nil {
+		return r.at.Mul(tensor.Scalar(float64(g.period), ir.I32)).Add(tensor.Scalar(float64(g.layer(s, 0)), ir.I32))
+	}
+	return g.layer(s, r.n)
 }
 
 // storeRow writes a step's keys or values [B, KVH, T, D] into row it of a

@@ -177,12 +177,17 @@ func (m *Model) StepNames() []string {
 // step runs one step on ts (StepTypes' order), concrete or traced; its
 // results are the logits and the cache after the step.
 func (m *Model) step(ts []*tensor.Tensor, all, fresh bool) (out []*tensor.Tensor, err error) {
+	return m.stepAs(ts, all, stepIn{fresh: fresh})
+}
+
+// stepAs is step with flags' fresh and unrollStacks (stepIn).
+func (m *Model) stepAs(ts []*tensor.Tensor, all bool, flags stepIn) (out []*tensor.Tensor, err error) {
 	defer tensor.Recover(&err)
 	nc := len(m.CacheTypes(1, 1))
 	if len(ts) != 3+nc+len(m.Params) {
 		return nil, fmt.Errorf("models: a step takes %d arguments, got %d", 3+nc+len(m.Params), len(ts))
 	}
-	in := stepIn{tokens: ts[0], start: ts[1], pos: ts[2], caches: ts[3 : 3+nc], fresh: fresh}
+	in := stepIn{tokens: ts[0], start: ts[1], pos: ts[2], caches: ts[3 : 3+nc], fresh: flags.fresh, unrollStacks: flags.unrollStacks}
 	w := bind(m, ts[3+nc:])
 	logits, caches := forward(m.Config, m.groups, w, in, all)
 	return append([]*tensor.Tensor{logits}, caches...), nil

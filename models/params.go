@@ -196,9 +196,9 @@ func toCompute(t *tensor.Tensor, normOffset bool) *tensor.Tensor {
 	return t
 }
 
-// layerAt is row it (an i32[] tensor) of a slot's stacked weights, in f32:
-// layer weights read with dynamic_slice inside the loop.
-func layerAt(stacks *layerWeights, it *tensor.Tensor, normOffset bool) *layerWeights {
+// layerAt is row r of a slot's stacked weights, in f32: a loop's layer
+// weights.
+func layerAt(stacks *layerWeights, r row, normOffset bool) *layerWeights {
 	out := &layerWeights{}
 	src, dst := reflect.ValueOf(stacks).Elem(), reflect.ValueOf(out).Elem()
 	for i := range src.NumField() {
@@ -206,10 +206,8 @@ func layerAt(stacks *layerWeights, it *tensor.Tensor, normOffset bool) *layerWei
 		if t == nil {
 			continue
 		}
-		dims := t.Shape()[1:]
-		row := t.DynamicSlice(rowStarts(it, len(dims)+1), append([]int64{1}, dims...)).Reshape(dims...)
 		name := src.Type().Field(i).Name
-		dst.Field(i).Set(reflect.ValueOf(toCompute(row, normOffset && strings.HasSuffix(name, "Norm"))))
+		dst.Field(i).Set(reflect.ValueOf(toCompute(r.of(t), normOffset && strings.HasSuffix(name, "Norm"))))
 	}
 	return out
 }

@@ -108,6 +108,13 @@ func (m *Model) TraceLoss(batch, length int64, labels bool) (*ir.Module, int, er
 // allLogits runs the model over whole rows [B, L] with no cache before
 // them: a step at slot 0 of a cache of exactly L slots, which nothing reads
 // afterwards. The logits of every token: [B, L, V].
+//
+// Its layer groups run unrolled over their stacked weights (a trip per
+// row, read with a static slice: stepIn.unrollStacks), not as while ops:
+// autodiff does not differentiate while yet, and the loss is differentiated.
+// The stacks stay one parameter each, so a stacked weight's gradient is one
+// [count, …] tensor. Once autodiff reverses a while with a static trip
+// count, the loss can keep the loop (lossLoops).
 func (m *Model) allLogits(weights []*tensor.Tensor, tokens *tensor.Tensor) (*tensor.Tensor, error) {
 	s := tokens.Shape()
 	B, L := s[0], s[1]
@@ -116,12 +123,17 @@ func (m *Model) allLogits(weights []*tensor.Tensor, tokens *tensor.Tensor) (*ten
 	for _, t := range m.CacheTypes(B, L) {
 		args = append(args, tensor.Scalar(0, ir.F32).BroadcastTo(t.Dims()...))
 	}
-	out, err := m.step(append(args, weights...), true, true)
+	out, err := m.stepAs(append(args, weights...), true, stepIn{fresh: true, unrollStacks: !lossLoops})
 	if err != nil {
 		return nil, err
 	}
 	return out[0], nil
 }
+
+// lossLoops makes the loss run looped layer groups as while ops, as
+// inference does, instead of unrolled over their stacks (allLogits); false
+// while autodiff refuses while.
+var lossLoops = false
 
 // i32Indices is the most entries the loss indexes with i32 (a variable so
 // that a test can take the i64 path on a small model).
@@ -342,13 +354,31 @@ func (m *Model) Checkpoint(weights []*backend.Buffer) ([]safetensors.Named, erro
 		if m.Weights.DType != ir.F32 {
 			b = tensor.FromBuffer(b).Convert(m.Weights.DType).Buffer()
 		}
-		dst := reflect.ValueOf(trained).Elem()
-		if rest, ok := strings.CutPrefix(path, "layers."); ok {
-			n, field, _ := strings.Cut(rest, ".")
-			l, _ := strconv.Atoi(n)
-			dst, path = reflect.ValueOf(&trained.Layers[l]).Elem(), field
+		rest, ok := strings.CutPrefix(path, "layers.")
+		if !ok {
+			reflect.ValueOf(trained).Elem().FieldByName(path).Set(reflect.ValueOf(b))
+			continue
 		}
-		dst.FieldByName(path).Set(reflect.ValueOf(b))
+		n, field, _ := strings.Cut(rest, ".")
+		if at, ok := m.slots[n]; ok {
+			m.unstack(trained, m.groups[at[0]], at[1], field, b)
+			continue
+		}
+		l, _ := strconv.Atoi(n)
+		reflect.ValueOf(&trained.Layers[l]).Elem().FieldByName(field).Set(reflect.ValueOf(b))
 	}
 	return m.Weights.Tensors(m.Config, trained)
+}
+
+// unstack gives each layer of slot s of group g its row of the stacked
+// weight b [count, …] as field, a buffer of its own: the checkpoint names
+// every layer's tensor, not the stack.
+func (m *Model) unstack(trained *hf.Weights, g group, s int, field string, b *backend.Buffer) {
+	t := ir.Tensor(b.Type().DType, b.Type().Dims()[1:]...)
+	n := len(b.Bytes()) / g.count
+	for it := range g.count {
+		row := backend.New(t)
+		copy(row.Bytes(), b.Bytes()[it*n:(it+1)*n])
+		reflect.ValueOf(&trained.Layers[g.layer(s, it)]).Elem().FieldByName(field).Set(reflect.ValueOf(row))
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tpucc/tpucc/autodiff"
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/engine"
@@ -530,5 +531,179 @@ func TestCheckpointRoundTrip(t *testing.T) {
 			}
 		}
 		f.Close()
+	}
+}
+
+// TestLossUnrollsStacks: the loss runs a model's layer loops unrolled over
+// their stacked weights (no while, which autodiff refuses), while inference
+// keeps the while; its value and gradients are those of the same model
+// with every layer its own weight (TPUCC_UNROLL_LAYERS=1), each stacked
+// weight's gradient one [count, …] tensor whose row it is the gradient of
+// the layer of trip it. Gemma 4 with KV sharing and per-layer inputs loops
+// over a body of two layers; its last two layers read the loop's caches.
+func TestLossUnrollsStacks(t *testing.T) {
+	t.Setenv(unrollEnv, "1")
+	u := randomModel(t, gemma4Shared, 0.3)
+	t.Setenv(unrollEnv, "")
+	l := restacked(t, u, abstractModel(t, gemma4Shared, ir.F32))
+	whiles := func(m *Model, loops bool) int {
+		defer func(v bool) { lossLoops = v }(lossLoops)
+		lossLoops = loops
+		mod, _, err := m.TraceLoss(2, 6, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, f := range mod.Funcs {
+			for _, in := range f.Body.Instrs {
+				n += btoi(in.Op == ir.OpWhile)
+			}
+		}
+		return n
+	}
+	if got, looped := whiles(l, false), whiles(l, true); got != 0 || looped != len(l.Loops()) || looped == 0 {
+		t.Fatalf("the loss has %d while ops (%d with lossLoops), want 0 (%d, one per loop)", got, looped, len(l.Loops()))
+	}
+	tokens := tensor.FromSlice([]int32{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8}, 2, 6).Buffer()
+	want, wantGrads := lossGrads(t, u, tokens)
+	got, grads := lossGrads(t, l, tokens)
+	if math.Abs(float64(got-want)) > 1e-5*math.Abs(float64(want)) {
+		t.Errorf("loss %g, unrolled layers %g", got, want)
+	}
+	for name, g := range grads {
+		spec, field, _ := strings.Cut(strings.TrimPrefix(name, "layers."), ".")
+		at, ok := l.slots[spec]
+		if !ok {
+			agreeGrad(t, name, g.Float32s(), wantGrads[name])
+			continue
+		}
+		gr, s := l.groups[at[0]], at[1]
+		if d := g.Shape()[0]; d != int64(gr.count) {
+			t.Fatalf("%s: gradient %v, want %d rows", name, g.Shape(), gr.count)
+		}
+		n := len(g.Float32s()) / gr.count
+		for it := range gr.count {
+			agreeGrad(t, fmt.Sprintf("%s row %d", name, it), g.Float32s()[it*n:(it+1)*n],
+				wantGrads[fmt.Sprintf("layers.%d.%s", gr.layer(s, it), field)])
+		}
+	}
+}
+
+// lossGrads is m's loss on tokens and its gradient by weight name, run by
+// the reference executor.
+func lossGrads(t *testing.T, m *Model, tokens *backend.Buffer) (float32, map[string]*tensor.Tensor) {
+	t.Helper()
+	s := tokens.Type().Dims()
+	mod, _, err := m.TraceLoss(s[0], s[1], false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vjp, err := autodiff.Module(mod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	order, _ := m.lossOrder()
+	var args []*backend.Buffer
+	for _, j := range order {
+		args = append(args, f32Copy(m.Params[j].Buffer))
+	}
+	args = append(args, tokens, tensor.FromSlice([]float32{1}).Reshape().Buffer())
+	out, err := cpu.Run(vjp, vjp.Entry(), args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grads := map[string]*tensor.Tensor{}
+	for k, j := range order {
+		grads[m.Params[j].Name] = tensor.FromBuffer(out[1+k])
+	}
+	return tensor.FromBuffer(out[0]).Float32s()[0], grads
+}
+
+// agreeGrad requires a gradient to agree with want within 1e-4 of want's
+// largest element (the same arithmetic, summed in another order).
+func agreeGrad(t *testing.T, what string, g []float32, want *tensor.Tensor) {
+	t.Helper()
+	if want == nil || len(g) != len(want.Float32s()) {
+		t.Fatalf("%s: no gradient to compare (%v)", what, want)
+	}
+	w := want.Float32s()
+	var big, worst float64
+	for i := range w {
+		big = max(big, math.Abs(float64(w[i])))
+		worst = max(worst, math.Abs(float64(g[i]-w[i])))
+	}
+	if worst > 1e-4*big || big == 0 {
+		t.Errorf("%s: gradient differs by %g from the unrolled model's (largest %g)", what, worst, big)
+	}
+}
+
+// TestCheckpointUnstacksPattern: a bf16 Gemma 3 checkpoint whose layers
+// loop over a pattern (layers.0:6:2 and layers.1:6:2, then layers.6:8) is
+// written back from its stacked weights byte for byte: each stack's rows
+// under their own layers' names, in the file's order, bf16.
+func TestCheckpointUnstacksPattern(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(gemma3Alternating), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var src []safetensors.Named
+	add := func(name string, shape ...int64) {
+		b := backend.New(ir.Tensor(ir.BF16, shape...))
+		for i := range b.Len() {
+			b.SetFloat64(i, float64(len(src))+float64(i)/1024)
+		}
+		src = append(src, safetensors.Named{Name: name, Buf: b})
+	}
+	add("model.embed_tokens.weight", 64, 32)
+	for l := range 8 {
+		p := fmt.Sprintf("model.layers.%d.", l)
+		for _, n := range []string{"input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm", "post_feedforward_layernorm"} {
+			add(p+n+".weight", 32)
+		}
+		add(p+"self_attn.q_proj.weight", 64, 32)
+		add(p+"self_attn.k_proj.weight", 32, 32)
+		add(p+"self_attn.v_proj.weight", 32, 32)
+		add(p+"self_attn.o_proj.weight", 32, 64)
+		add(p+"self_attn.q_norm.weight", 16)
+		add(p+"self_attn.k_norm.weight", 16)
+		add(p+"mlp.gate_proj.weight", 48, 32)
+		add(p+"mlp.up_proj.weight", 48, 32)
+		add(p+"mlp.down_proj.weight", 32, 48)
+	}
+	add("model.norm.weight", 32)
+	// In name order, as torch's save_file writes them.
+	slices.SortFunc(src, func(a, b safetensors.Named) int { return strings.Compare(a.Name, b.Name) })
+	if err := safetensors.WriteFile(filepath.Join(dir, "model.safetensors"), src, nil); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if got := m.Loops(); !slices.Equal(got, []string{"layers.0:6:2", "layers.6:8"}) {
+		t.Fatalf("loops %v", got)
+	}
+	var ws []*backend.Buffer
+	for _, p := range m.Params {
+		ws = append(ws, f32Copy(p.Buffer))
+	}
+	named, err := m.Checkpoint(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := safetensors.OpenFile(filepath.Join(dir, "model.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if len(named) != len(src) || len(f.Names()) != len(src) {
+		t.Fatalf("%d tensors, the file's %d", len(named), len(src))
+	}
+	for i, nt := range named {
+		b, err := f.Tensor(nt.Name)
+		if err != nil || nt.Name != f.Names()[i] || !b.Type().Equal(nt.Buf.Type()) || !bytes.Equal(b.Bytes(), nt.Buf.Bytes()) {
+			t.Errorf("tensor %d %s (%s) is not the file's %s (%v)", i, nt.Name, nt.Buf.Type(), f.Names()[i], err)
+		}
 	}
 }
