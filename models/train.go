@@ -109,12 +109,12 @@ func (m *Model) TraceLoss(batch, length int64, labels bool) (*ir.Module, int, er
 // them: a step at slot 0 of a cache of exactly L slots, which nothing reads
 // afterwards. The logits of every token: [B, L, V].
 //
-// Its layer groups run unrolled over their stacked weights (a trip per
-// row, read with a static slice: stepIn.unrollStacks), not as while ops:
-// autodiff does not differentiate while yet, and the loss is differentiated.
-// The stacks stay one parameter each, so a stacked weight's gradient is one
-// [count, …] tensor. Once autodiff reverses a while with a static trip
-// count, the loss can keep the loop (lossLoops).
+// Its layer groups run as while ops, as inference's do: autodiff reverses a
+// counted while over the carries it saves, so the program stays the size of
+// one trip whatever the depth. With lossLoops off they run unrolled over
+// their stacked weights instead (a trip per row, read with a static slice:
+// stepIn.unrollStacks). The stacks are one parameter each either way, so a
+// stacked weight's gradient is one [count, …] tensor.
 func (m *Model) allLogits(weights []*tensor.Tensor, tokens *tensor.Tensor) (*tensor.Tensor, error) {
 	s := tokens.Shape()
 	B, L := s[0], s[1]
@@ -131,9 +131,9 @@ func (m *Model) allLogits(weights []*tensor.Tensor, tokens *tensor.Tensor) (*ten
 }
 
 // lossLoops makes the loss run looped layer groups as while ops, as
-// inference does, instead of unrolled over their stacks (allLogits); false
-// while autodiff refuses while.
-var lossLoops = false
+// inference does, instead of unrolled over their stacks (allLogits); a
+// variable so that a test can compare the two.
+var lossLoops = true
 
 // i32Indices is the most entries the loss indexes with i32 (a variable so
 // that a test can take the i64 path on a small model).

@@ -534,14 +534,15 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	}
 }
 
-// TestLossUnrollsStacks: the loss runs a model's layer loops unrolled over
-// their stacked weights (no while, which autodiff refuses), while inference
-// keeps the while; its value and gradients are those of the same model
-// with every layer its own weight (TPUCC_UNROLL_LAYERS=1), each stacked
-// weight's gradient one [count, …] tensor whose row it is the gradient of
-// the layer of trip it. Gemma 4 with KV sharing and per-layer inputs loops
-// over a body of two layers; its last two layers read the loop's caches.
-func TestLossUnrollsStacks(t *testing.T) {
+// TestLossOverStacks: the loss runs a model's layer loops as while ops, as
+// inference does (autodiff reverses a counted while), or, with lossLoops
+// off, unrolled over their stacked weights (no while); either way its value
+// and gradients are those of the same model with every layer its own weight
+// (TPUCC_UNROLL_LAYERS=1), each stacked weight's gradient one [count, …]
+// tensor whose row it is the gradient of the layer of trip it. Gemma 4 with
+// KV sharing and per-layer inputs loops over a body of two layers; its last
+// two layers read the loop's caches.
+func TestLossOverStacks(t *testing.T) {
 	t.Setenv(unrollEnv, "1")
 	u := randomModel(t, gemma4Shared, 0.3)
 	t.Setenv(unrollEnv, "")
@@ -566,10 +567,23 @@ func TestLossUnrollsStacks(t *testing.T) {
 	}
 	tokens := tensor.FromSlice([]int32{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8}, 2, 6).Buffer()
 	want, wantGrads := lossGrads(t, u, tokens)
-	got, grads := lossGrads(t, l, tokens)
-	if math.Abs(float64(got-want)) > 1e-5*math.Abs(float64(want)) {
-		t.Errorf("loss %g, unrolled layers %g", got, want)
+	for _, loops := range []bool{true, false} {
+		func() {
+			defer func(v bool) { lossLoops = v }(lossLoops)
+			lossLoops = loops
+			got, grads := lossGrads(t, l, tokens)
+			if math.Abs(float64(got-want)) > 1e-5*math.Abs(float64(want)) {
+				t.Errorf("lossLoops %v: loss %g, unrolled layers %g", loops, got, want)
+			}
+			checkStackGrads(t, l, grads, wantGrads)
+		}()
 	}
+}
+
+// checkStackGrads compares each gradient of l (stacked) with the unrolled
+// model's gradient of the same weight, row by row for a stack.
+func checkStackGrads(t *testing.T, l *Model, grads, wantGrads map[string]*tensor.Tensor) {
+	t.Helper()
 	for name, g := range grads {
 		spec, field, _ := strings.Cut(strings.TrimPrefix(name, "layers."), ".")
 		at, ok := l.slots[spec]
