@@ -133,6 +133,7 @@ var rules = map[ir.Op]rule{
 	ir.OpCall:               {refused: "calls are inlined before differentiation"},
 	ir.OpReturn:             {refused: "the transform handles return itself"},
 	ir.OpFusion:             {refused: "autodiff runs on unfused IR, before the fuse pass"},
+	ir.OpTriangularSolve:    {vjp: triangularSolveVJP},
 }
 
 var zeroRule = rule{vjp: func(*emitter, *ir.Instr, []*ir.Value) []*ir.Value { return nil }}

@@ -98,6 +98,9 @@ const (
 	OpWhile
 	OpCase
 
+	// Linear algebra.
+	OpTriangularSolve
+
 	numOps
 )
 
@@ -336,6 +339,12 @@ var opTable = [numOps]OpInfo{
 		Doc: "case %k, %a, ... : R, ... (%p: T, ...) { ...; return %r, ... } ...: runs branch k (i32[]) on the operands after k; " +
 			"k outside [0, N) runs the last branch; regions capture nothing",
 		infer: inferCase},
+
+	OpTriangularSolve: {Name: "triangular_solve", Fuse: FuseNever, Cost: CostComposite, Pad: PadRefuse,
+		Group: GroupContraction, Args: 2,
+		Doc: "triangular_solve %a, %b {left_side, lower, transpose_a, unit_diagonal}: x with op(a)·x = b (left_side) or x·op(a) = b, " +
+			"op(a) = a or its transpose; a [..., m, m] is read only in its lower (or upper) triangle, and its diagonal as ones when unit_diagonal",
+		decode: decodeTriangularSolve, infer: inferTriangularSolve},
 }
 
 func unary(name, hlo string, cost CostClass, ok dtypeClass, doc string) OpInfo {

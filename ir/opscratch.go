@@ -25,6 +25,8 @@ var opScratch = map[Op]ScratchClass{
 	OpTopK: ScratchSort, OpArgsort: ScratchSort,
 	OpDotGeneral: ScratchDot,
 	OpRaggedDot:  ScratchGrouped,
+	// one column (row) of b in float64, solved in place
+	OpTriangularSolve: ScratchLine,
 }
 
 func init() {

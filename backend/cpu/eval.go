@@ -154,6 +154,8 @@ func eval(in *ir.Instr, a []*backend.Buffer) ([]*backend.Buffer, error) {
 		return topKKernel(in, a[0]), nil
 	case ir.OpArgsort:
 		return one(argsortKernel(in, a[0]))
+	case ir.OpTriangularSolve:
+		return one(triangularSolveKernel(in, a[0], a[1]))
 	case ir.OpGelu:
 		return one(geluKernel(in, a[0]))
 	case ir.OpSoftmax, ir.OpLogSoftmax:

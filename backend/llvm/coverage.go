@@ -28,8 +28,9 @@ var planned = map[ir.Op]string{
 // refOps are the ops with no kernel yet: every instance runs on the
 // reference executor (docs/CPU_BACKEND.md lists them).
 var refOps = map[ir.Op]string{
-	ir.OpWhile: "a loop runs whole on the reference executor, its body interpreted (compiled bodies are not done)",
-	ir.OpCase:  "a case runs whole on the reference executor, its branches interpreted (compiled branches are not done)",
+	ir.OpWhile:           "a loop runs whole on the reference executor, its body interpreted (compiled bodies are not done)",
+	ir.OpCase:            "a case runs whole on the reference executor, its branches interpreted (compiled branches are not done)",
+	ir.OpTriangularSolve: "no kernel yet: the substitution runs on the reference executor",
 }
 
 // covered reports how this backend computes op, or "" when it has no way.

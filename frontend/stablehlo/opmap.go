@@ -93,6 +93,8 @@ func (bd *builder) otherOp(o *op, args []*ir.Value) {
 		bd.results(o, bd.dimensionSize(o, args))
 	case "stablehlo.dynamic_iota", "stablehlo.dynamic_reshape", "stablehlo.dynamic_broadcast_in_dim":
 		bd.results(o, bd.dynamicShape(o, args))
+	case "stablehlo.triangular_solve":
+		bd.results(o, bd.triangularSolve(o, args))
 	case "chlo.top_k":
 		// Both sort the last axis descending in total order, ties by lower index.
 		k := bd.attr(o, "k").int(bd.s, "k")

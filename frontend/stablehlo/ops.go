@@ -31,6 +31,7 @@ var structured = map[string]bool{
 	"stablehlo.dynamic_pad": true, "stablehlo.optimization_barrier": true,
 	"stablehlo.dynamic_iota": true, "stablehlo.dynamic_reshape": true, "stablehlo.dynamic_broadcast_in_dim": true,
 	"stablehlo.while": true, "stablehlo.case": true, "stablehlo.if": true,
+	"stablehlo.triangular_solve": true,
 }
 
 func (s *scanner) checkSupported(o *op) {

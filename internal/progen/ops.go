@@ -145,6 +145,8 @@ func (g *gen) genOp(op ir.Op) bool {
 		return g.genCase()
 	case ir.OpWhile:
 		return g.genWhile()
+	case ir.OpTriangularSolve:
+		return g.genTriangularSolve()
 	}
 	return false
 }

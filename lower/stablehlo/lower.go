@@ -405,6 +405,10 @@ func (e *emitter) instr(in *ir.Instr) error {
 			res = []hv{r}
 			break
 		}
+		if in.Op == ir.OpTriangularSolve {
+			res = []hv{e.triangularSolve(in, args[0], args[1])}
+			break
+		}
 		res = []hv{e.shape(in, args)}
 	case ir.GroupReduction:
 		res = []hv{e.reduction(in, args)}
@@ -484,7 +488,7 @@ func lowered(op ir.Op) bool {
 	switch op {
 	case ir.OpCompare, ir.OpSelect, ir.OpClamp,
 		ir.OpReshape, ir.OpConvert, ir.OpBroadcast, ir.OpTranspose, ir.OpSlice, ir.OpConcat, ir.OpPad, ir.OpIota, ir.OpCopy,
-		ir.OpDotGeneral, ir.OpRaggedDot,
+		ir.OpDotGeneral, ir.OpRaggedDot, ir.OpTriangularSolve,
 		ir.OpArgmax, ir.OpArgmin, ir.OpCumsum,
 		ir.OpTake, ir.OpScatterAdd, ir.OpDynamicSlice, ir.OpDynamicUpdateSlice, ir.OpOneHot, ir.OpTopK, ir.OpArgsort,
 		ir.OpRelu, ir.OpGelu, ir.OpSilu, ir.OpSoftmax, ir.OpLogSoftmax, ir.OpLayerNorm, ir.OpRMSNorm,
