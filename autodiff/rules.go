@@ -134,6 +134,15 @@ var rules = map[ir.Op]rule{
 	ir.OpReturn:             {refused: "the transform handles return itself"},
 	ir.OpFusion:             {refused: "autodiff runs on unfused IR, before the fuse pass"},
 	ir.OpTriangularSolve:    {vjp: triangularSolveVJP},
+
+	ir.OpShiftLeft:            {nondiff: intOnly},
+	ir.OpShiftRightLogical:    {nondiff: intOnly},
+	ir.OpShiftRightArithmetic: {nondiff: intOnly},
+	ir.OpPopcnt:               {nondiff: intOnly},
+	ir.OpClz:                  {nondiff: intOnly},
+	// d tan(x) = 1 + tan(x)^2.
+	ir.OpTan:      unaryRule(func(e *emitter, x, y, g *ir.Value) *ir.Value { return e.mul(g, e.add(e.like(y, 1), e.mul(y, y))) }),
+	ir.OpRoundAFZ: zeroRule,
 }
 
 var zeroRule = rule{vjp: func(*emitter, *ir.Instr, []*ir.Value) []*ir.Value { return nil }}

@@ -49,8 +49,12 @@ var ruleCases = map[string]string{
   %r = add %q, %n
   %t0 = add %r, %f
   %cb = cbrt %i
-  %t = add %t0, %cb
-  %u = floor %x
+  %t1 = add %t0, %cb
+  %tn = tan %c
+  %t = add %t1, %tn
+  %u0 = floor %x
+  %ra = round_afz %x
+  %u = add %u0, %ra
   %v = mul %t, %u
   %w = add %v, %t
   return %w

@@ -101,6 +101,15 @@ const (
 	// Linear algebra.
 	OpTriangularSolve
 
+	// Bit ops and more elementwise ops (StableHLO's).
+	OpShiftLeft
+	OpShiftRightLogical
+	OpShiftRightArithmetic
+	OpPopcnt
+	OpClz
+	OpTan
+	OpRoundAFZ
+
 	numOps
 )
 
@@ -345,6 +354,17 @@ var opTable = [numOps]OpInfo{
 		Doc: "triangular_solve %a, %b {left_side, lower, transpose_a, unit_diagonal}: x with op(a)·x = b (left_side) or x·op(a) = b, " +
 			"op(a) = a or its transpose; a [..., m, m] is read only in its lower (or upper) triangle, and its diagonal as ones when unit_diagonal",
 		decode: decodeTriangularSolve, infer: inferTriangularSolve},
+
+	OpShiftLeft: binary("shift_left", "stablehlo.shift_left", CostElementwise, intT, false,
+		"x << y; y is read as unsigned, and y >= the bit width gives 0"),
+	OpShiftRightLogical: binary("shift_right_logical", "stablehlo.shift_right_logical", CostElementwise, intT, false,
+		"x >> y shifting in zeros; y is read as unsigned, and y >= the bit width gives 0"),
+	OpShiftRightArithmetic: binary("shift_right_arithmetic", "stablehlo.shift_right_arithmetic", CostElementwise, intT, false,
+		"x >> y shifting in copies of the top bit (for unsigned types too); y is read as unsigned, and y >= the bit width shifts by width-1"),
+	OpPopcnt:   unary("popcnt", "stablehlo.popcnt", CostElementwise, intT, "the number of set bits of x"),
+	OpClz:      unary("clz", "stablehlo.count_leading_zeros", CostElementwise, intT, "the number of leading zero bits of x; the bit width for 0"),
+	OpTan:      unary("tan", "stablehlo.tan", CostTranscendental, floatT, "tangent"),
+	OpRoundAFZ: unary("round_afz", "stablehlo.round_nearest_afz", CostElementwise, floatT, "round half away from zero (C round)"),
 }
 
 func unary(name, hlo string, cost CostClass, ok dtypeClass, doc string) OpInfo {

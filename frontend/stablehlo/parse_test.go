@@ -16,10 +16,10 @@ func wrap(body string) string {
 // TestErrors: each refusal names the construct at its line and column.
 func TestErrors(t *testing.T) {
 	for _, c := range []struct{ src, want string }{
-		{wrap("    %0 = stablehlo.shift_left %arg0, %arg0 : tensor<4xf32>\n    return %0 : tensor<4xf32>\n"),
-			"e.mlir:3:10: error: unsupported op stablehlo.shift_left"},
-		{wrap("    %0 = \"stablehlo.popcnt\"(%arg0) : (tensor<4xf32>) -> tensor<4xf32>\n    return %0 : tensor<4xf32>\n"),
-			"e.mlir:3:10: error: unsupported op stablehlo.popcnt"},
+		{wrap("    %0 = stablehlo.fft %arg0, %arg0 : tensor<4xf32>\n    return %0 : tensor<4xf32>\n"),
+			"e.mlir:3:10: error: unsupported op stablehlo.fft"},
+		{wrap("    %0 = \"chlo.erfc\"(%arg0) : (tensor<4xf32>) -> tensor<4xf32>\n    return %0 : tensor<4xf32>\n"),
+			"e.mlir:3:10: error: unsupported op chlo.erfc"},
 		{"module @m {\n  sdy.mesh @mesh = <[\"x\"=2]>\n  func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n    return %arg0 : tensor<4xf32>\n  }\n}\n",
 			"e.mlir:2:3: error: unsupported op sdy.mesh (a program split over a mesh)"},
 		{"func.func @main(%arg0: tensor<4xui16>) -> tensor<4xui16> {\n  return %arg0 : tensor<4xui16>\n}\n",

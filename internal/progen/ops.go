@@ -63,7 +63,7 @@ func (g *gen) genOp(op ir.Op) bool {
 		return g.genReduce(op)
 	}
 	switch op {
-	case ir.OpFloor, ir.OpCeil, ir.OpRound, ir.OpSign:
+	case ir.OpFloor, ir.OpCeil, ir.OpRound, ir.OpSign, ir.OpRoundAFZ:
 		return g.genRounding(op)
 	case ir.OpNeg, ir.OpAbs:
 		return g.genNegAbs(op)
@@ -147,6 +147,10 @@ func (g *gen) genOp(op ir.Op) bool {
 		return g.genWhile()
 	case ir.OpTriangularSolve:
 		return g.genTriangularSolve()
+	case ir.OpShiftLeft, ir.OpShiftRightLogical, ir.OpShiftRightArithmetic:
+		return g.genShift(op)
+	case ir.OpPopcnt, ir.OpClz:
+		return g.genBitCount(op)
 	}
 	return false
 }
