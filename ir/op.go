@@ -109,6 +109,8 @@ const (
 	OpClz
 	OpTan
 	OpRoundAFZ
+	OpReducePrecision
+	OpBitcastConvert
 
 	numOps
 )
@@ -365,6 +367,16 @@ var opTable = [numOps]OpInfo{
 	OpClz:      unary("clz", "stablehlo.count_leading_zeros", CostElementwise, intT, "the number of leading zero bits of x; the bit width for 0"),
 	OpTan:      unary("tan", "stablehlo.tan", CostTranscendental, floatT, "tangent"),
 	OpRoundAFZ: unary("round_afz", "stablehlo.round_nearest_afz", CostElementwise, floatT, "round half away from zero (C round)"),
+	OpReducePrecision: {Name: "reduce_precision", Fuse: FuseNever, Cost: CostElementwise, Pad: PadRefuse,
+		Group: GroupOther, Args: 1,
+		Doc: "reduce_precision {exponent_bits=E, mantissa_bits=M}: x rounded (to nearest, ties to even) to M mantissa bits, then to ±inf above " +
+			"and ±0 below the range of E exponent bits (no subnormals), on x's own bit layout; NaN stays NaN while M > 0",
+		decode: decodeReducePrecision, infer: inferReducePrecision},
+	OpBitcastConvert: {Name: "bitcast_convert", Fuse: FuseNever, Cost: CostNone, Pad: PadRefuse,
+		Group: GroupOther, Args: 1, NeedsType: true,
+		Doc: "bitcast_convert %x : T: x's bits read as T's dtype, little-endian; a wider operand element becomes a new last dimension of " +
+			"result elements, a narrower one is gathered from the operand's last dimension; not for i1",
+		infer: inferBitcastConvert},
 }
 
 func unary(name, hlo string, cost CostClass, ok dtypeClass, doc string) OpInfo {

@@ -50,3 +50,23 @@ func TestRoundAFZAndTan(t *testing.T) {
 		{name: "tan", op: ir.OpTan, args: ts(F(f32(4), 0, negZero, 1, inf)), want: ts(F(f32(4), 0, negZero, r32(math.Tan(1)), nan))},
 	})
 }
+
+// TestReducePrecision: the StableHLO interpreter suite's values (f64 to
+// e5m10 and e5m0), and rounding on the dtype's own bit pattern: an f16
+// subnormal's mantissa rounds like any other, a carry into the exponent,
+// ties to even.
+func TestReducePrecision(t *testing.T) {
+	rp := func(e, m int64) *ir.ReducePrecisionAttr {
+		return &ir.ReducePrecisionAttr{ExponentBits: e, MantissaBits: m}
+	}
+	nanBits := math.Float64frombits(0x7FFFFFFFFFFFFFFF)
+	runCases(t, []opCase{
+		{name: "f64 e5m10", op: ir.OpReducePrecision, attr: rp(5, 10),
+			args: ts(F(f64(6), inf, nanBits, math.Float64frombits(1), 0, 65505, 65520)),
+			want: ts(F(f64(6), inf, nan, 0, 0, 65504, inf))},
+		{name: "f64 e5m0 NaN", op: ir.OpReducePrecision, attr: rp(5, 0), args: ts(F(f64(2), nanBits, -nan)), want: ts(F(f64(2), inf, -inf))},
+		{name: "f16 e5m2", op: ir.OpReducePrecision, attr: rp(5, 2),
+			args: ts(F(f16(4), 6e-8, 1.125, 1.375, 1.875)), want: ts(F(f16(4), 0, 1, 1.5, 2))}, // the subnormal rounds too
+		{name: "f32 e8m0", op: ir.OpReducePrecision, attr: rp(8, 0), args: ts(F(f32(3), 1.5, 2.5, -3)), want: ts(F(f32(3), 2, 2, -2))}, // 1.5·2: a tie, to the even exponent
+	})
+}

@@ -31,6 +31,8 @@ var refOps = map[ir.Op]string{
 	ir.OpWhile:           "a loop runs whole on the reference executor, its body interpreted (compiled bodies are not done)",
 	ir.OpCase:            "a case runs whole on the reference executor, its branches interpreted (compiled branches are not done)",
 	ir.OpTriangularSolve: "no kernel yet: the substitution runs on the reference executor",
+	ir.OpReducePrecision: "no expression yet: it works on each dtype's own bit layout, and expressions compute f16 and bf16 in f32",
+	ir.OpBitcastConvert:  "no kernel yet: a byte copy on the reference executor",
 }
 
 // covered reports how this backend computes op, or "" when it has no way.

@@ -17,7 +17,8 @@ import (
 // more inputs than TestGoldenModules's one seed.
 var seededOps = map[ir.Op]bool{ir.OpTriangularSolve: true,
 	ir.OpShiftLeft: true, ir.OpShiftRightLogical: true, ir.OpShiftRightArithmetic: true,
-	ir.OpPopcnt: true, ir.OpClz: true, ir.OpTan: true, ir.OpRoundAFZ: true}
+	ir.OpPopcnt: true, ir.OpClz: true, ir.OpTan: true, ir.OpRoundAFZ: true, ir.OpReducePrecision: true,
+	ir.OpBitcastConvert: true}
 
 // TestOpPrograms runs every golden program holding one of seededOps through
 // the executor and XLA:CPU with each of loopSeeds' inputs
@@ -107,6 +108,32 @@ func edgeChecks(t *testing.T) []*check {
 		checks = append(checks, &check{name: "round_afz on " + d + " halves", key: "round_afz_" + d, m: m,
 			inputs: []*backend.Buffer{backend.FromFloats(m.Entry().Params[0].Type, halves...)},
 			about:  "halves, signed zero, infinity, NaN", repro: "go test ./internal/oracle -run TestOpPrograms"})
+	}
+	return append(checks, precisionChecks(t)...)
+}
+
+// precisionChecks run reduce_precision on every float dtype, to formats
+// narrower and wider than the dtype's, on values that round up into the next
+// exponent or to infinity, halfway cases, subnormals, NaN and infinities.
+func precisionChecks(t *testing.T) []*check {
+	vals := []float64{1, 1.5, 2.5, 1.75, 65505, 65520, 65536, 3.4e38, 1e-5, 6e-8, 1e-30, 1e-320,
+		math.Copysign(0, -1), -1.3, math.Inf(1), math.Inf(-1), math.NaN(), math.Copysign(math.NaN(), -1), 0.1, -7e4}
+	var checks []*check
+	for _, d := range []string{"f32", "bf16", "f16", "f64"} {
+		src := fmt.Sprintf("func @f(%%x: %[1]s[%[2]d]) -> (%[1]s[%[2]d], %[1]s[%[2]d], %[1]s[%[2]d], %[1]s[%[2]d], %[1]s[%[2]d]) {\n"+
+			"  %%a = reduce_precision %%x {exponent_bits=5, mantissa_bits=10} : %[1]s[%[2]d]\n"+
+			"  %%b = reduce_precision %%x {exponent_bits=5, mantissa_bits=0} : %[1]s[%[2]d]\n"+
+			"  %%c = reduce_precision %%x {exponent_bits=8, mantissa_bits=7} : %[1]s[%[2]d]\n"+
+			"  %%e = reduce_precision %%x {exponent_bits=2, mantissa_bits=1} : %[1]s[%[2]d]\n"+
+			"  %%g = reduce_precision %%x {exponent_bits=11, mantissa_bits=52} : %[1]s[%[2]d]\n"+
+			"  return %%a, %%b, %%c, %%e, %%g\n}\n", d, len(vals))
+		m, err := tir.Parse("precision_"+d+".tir", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checks = append(checks, &check{name: "reduce_precision on " + d, key: "reduce_precision_" + d, m: m,
+			inputs: []*backend.Buffer{backend.FromFloats(m.Entry().Params[0].Type, vals...)},
+			about:  "carries into the exponent, overflow, subnormals, NaN, infinities", repro: "go test ./internal/oracle -run TestOpPrograms"})
 	}
 	return checks
 }

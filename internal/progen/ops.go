@@ -151,6 +151,10 @@ func (g *gen) genOp(op ir.Op) bool {
 		return g.genShift(op)
 	case ir.OpPopcnt, ir.OpClz:
 		return g.genBitCount(op)
+	case ir.OpReducePrecision:
+		return g.genReducePrecision()
+	case ir.OpBitcastConvert:
+		return g.genBitcast()
 	}
 	return false
 }
