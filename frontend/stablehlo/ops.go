@@ -32,7 +32,7 @@ var structured = map[string]bool{
 	"stablehlo.dynamic_iota": true, "stablehlo.dynamic_reshape": true, "stablehlo.dynamic_broadcast_in_dim": true,
 	"stablehlo.while": true, "stablehlo.case": true, "stablehlo.if": true,
 	"stablehlo.triangular_solve": true, "stablehlo.reduce_precision": true,
-	"stablehlo.bitcast_convert": true,
+	"stablehlo.bitcast_convert": true, "stablehlo.map": true,
 }
 
 func (s *scanner) checkSupported(o *op) {
