@@ -75,9 +75,6 @@ func keyComparator(r *region, operands int) (int, string, bool) {
 func (bd *builder) linearIndex(o *op, idx *ir.Value, axis int64) *ir.Value {
 	dims := idx.Type.Dims()
 	t := idx.Type
-	splat := func(v int64) *ir.Value {
-		return bd.emit(o, ir.OpConstant, &ir.ConstAttr{Value: &ir.Literal{Ints: []int64{v}}}, []ir.Type{t})
-	}
 	stride := int64(1)
 	var lin *ir.Value
 	for d := len(dims) - 1; d >= 0; d-- {
@@ -85,7 +82,7 @@ func (bd *builder) linearIndex(o *op, idx *ir.Value, axis int64) *ir.Value {
 		if int64(d) != axis {
 			coord = bd.emit(o, ir.OpIota, &ir.AxisAttr{Axis: int64(d)}, []ir.Type{t})
 		}
-		term := bd.emit(o, ir.OpMul, nil, nil, coord, splat(stride))
+		term := bd.emit(o, ir.OpMul, nil, nil, coord, bd.splat(o, t, stride))
 		if lin == nil {
 			lin = term
 		} else {

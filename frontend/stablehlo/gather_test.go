@@ -1,0 +1,55 @@
+package stablehlo
+
+import (
+	"testing"
+
+	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/ir"
+)
+
+// pointGather is x[i, j] for index pairs (jnp's x[a, b] with two index
+// arrays), and a window of 2 columns at each pair; starts past the end are
+// clamped so the window fits.
+const pointGather = `func.func @main(%x: tensor<3x4xf32>, %i: tensor<3x2xi32>) -> (tensor<3xf32>, tensor<3x2xf32>) {
+  %0 = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [0, 1], start_index_map = [0, 1], index_vector_dim = 1>, slice_sizes = array<i64: 1, 1>}> : (tensor<3x4xf32>, tensor<3x2xi32>) -> tensor<3xf32>
+  %1 = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0, 1], index_vector_dim = 1>, slice_sizes = array<i64: 1, 2>}> : (tensor<3x4xf32>, tensor<3x2xi32>) -> tensor<3x2xf32>
+  return %0, %1 : tensor<3xf32>, tensor<3x2xf32>
+}
+`
+
+// TestGather: a general gather takes each result element from where the
+// dimension numbers say, clamping starts as StableHLO does.
+func TestGather(t *testing.T) {
+	m, err := Parse("gather.mlir", []byte(pointGather))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := buffer(ir.Tensor(ir.F32, 3, 4), 0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23)
+	i := buffer(ir.Tensor(ir.I32, 3, 2), 0, 1, 2, 3, 5, -1)
+	res, err := cpu.Run(m, m.Func("main"), []*backend.Buffer{x, i})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Pairs (0,1), (2,3), (5,-1) -> (2,0); windows of 2 start at column <= 2.
+	want := [][]float64{{1, 23, 20}, {1, 2, 22, 23, 20, 21}}
+	for k, w := range want {
+		if g := floats(res[k]); !sameFloats(g, w) {
+			t.Errorf("result %d: got %v, want %v", k, g, w)
+		}
+	}
+}
+
+// TestGatherRefused: dimension numbers that do not give the written result
+// shape are refused at the op.
+func TestGatherRefused(t *testing.T) {
+	src := `func.func @main(%x: tensor<3x4xf32>, %i: tensor<3x2xi32>) -> tensor<3x3xf32> {
+  %0 = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0, 1], index_vector_dim = 1>, slice_sizes = array<i64: 1, 2>}> : (tensor<3x4xf32>, tensor<3x2xi32>) -> tensor<3x3xf32>
+  return %0 : tensor<3x3xf32>
+}
+`
+	want := "g.mlir:2:8: error: unsupported form of stablehlo.gather: the dimension numbers, slice sizes and result type do not agree (or a shape is not static)"
+	if _, err := Parse("g.mlir", []byte(src)); err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}
