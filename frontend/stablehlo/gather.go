@@ -38,7 +38,7 @@ func (bd *builder) gather(o *op, args []*ir.Value) *ir.Value {
 	stride := int64(1)
 	xd := x.Type.Dims()
 	for d := len(xd) - 1; d >= 0; d-- {
-		c := bd.gatherCoord(o, g, idx, int64(d), xd[d], out)
+		c := bd.gatherCoord(o, g, idx, int64(d), xd[d], out, nil)
 		term := bd.emit(o, ir.OpMul, nil, nil, c, bd.splat(o, out, stride))
 		if lin == nil {
 			lin = term
@@ -121,8 +121,10 @@ func (g gatherDims) valid(x, idx, res ir.Type) bool {
 }
 
 // gatherCoord is, for every result element, its operand coordinate along
-// dimension d (of size n), as i32 of the result's shape.
-func (bd *builder) gatherCoord(o *op, g gatherDims, idx *ir.Value, d, n int64, out ir.Type) *ir.Value {
+// dimension d (of size n), as i32 of the result's shape. With valid (a
+// scatter's), starts are not clamped: whether each window fits is and-ed
+// into *valid instead.
+func (bd *builder) gatherCoord(o *op, g gatherDims, idx *ir.Value, d, n int64, out ir.Type, valid **ir.Value) *ir.Value {
 	batchAxes := g.batchAxes(out.Rank())
 	if j := slices.Index(g.opBatch, d); j >= 0 {
 		p := g.idxBatch[j]
@@ -133,7 +135,7 @@ func (bd *builder) gatherCoord(o *op, g gatherDims, idx *ir.Value, d, n int64, o
 	}
 	var c *ir.Value
 	if k := slices.Index(g.startMap, d); k >= 0 {
-		c = bd.startIndex(o, g, idx, int64(k), n-g.sizes[d], out, batchAxes)
+		c = bd.startIndex(o, g, idx, int64(k), n-g.sizes[d], out, batchAxes, valid)
 	}
 	if !slices.Contains(g.collapsed, d) {
 		w := 0 // d's place among the window dimensions
@@ -155,8 +157,9 @@ func (bd *builder) gatherCoord(o *op, g gatherDims, idx *ir.Value, d, n int64, o
 }
 
 // startIndex is component k of each index vector, clamped to [0, hi] (so
-// the window fits, as StableHLO clamps), as i32 broadcast over the result.
-func (bd *builder) startIndex(o *op, g gatherDims, idx *ir.Value, k, hi int64, out ir.Type, batchAxes []int64) *ir.Value {
+// the window fits, as StableHLO clamps), as i32 broadcast over the result;
+// with valid, not clamped, and whether it lies in [0, hi] and-ed into it.
+func (bd *builder) startIndex(o *op, g gatherDims, idx *ir.Value, k, hi int64, out ir.Type, batchAxes []int64, valid **ir.Value) *ir.Value {
 	v := idx
 	if q := int64(idx.Type.Rank()); g.ivd < q {
 		dims := idx.Type.Dims()
@@ -165,8 +168,18 @@ func (bd *builder) startIndex(o *op, g gatherDims, idx *ir.Value, k, hi int64, o
 		v = bd.emit(o, ir.OpSlice, &ir.SliceAttr{Start: start, Limit: limit}, nil, v)
 		v = bd.emit(o, ir.OpReshape, nil, []ir.Type{ir.Tensor(idx.Type.DType, slices.Delete(dims, int(g.ivd), int(g.ivd)+1)...)}, v)
 	}
-	scalar := ir.Scalar(idx.Type.DType)
-	v = bd.emit(o, ir.OpClamp, nil, nil, bd.splat(o, scalar, 0), v, bd.splat(o, scalar, hi))
+	lo, up := bd.splat(o, v.Type, 0), bd.splat(o, v.Type, hi)
+	if valid == nil {
+		v = bd.emit(o, ir.OpClamp, nil, nil, lo, v, up)
+	} else {
+		in := bd.emit(o, ir.OpAnd, nil, nil, bd.emit(o, ir.OpCompare, &ir.CompareAttr{Dir: ir.CmpGE}, nil, v, lo),
+			bd.emit(o, ir.OpCompare, &ir.CompareAttr{Dir: ir.CmpLE}, nil, v, up))
+		in = bd.emit(o, ir.OpBroadcast, &ir.DimsAttr{Dims: batchAxes}, []ir.Type{out.WithDType(ir.I1)}, in)
+		if *valid != nil {
+			in = bd.emit(o, ir.OpAnd, nil, nil, *valid, in)
+		}
+		*valid = in
+	}
 	v = bd.emit(o, ir.OpConvert, nil, []ir.Type{v.Type.WithDType(ir.I32)}, v)
 	return bd.emit(o, ir.OpBroadcast, &ir.DimsAttr{Dims: batchAxes}, []ir.Type{out}, v)
 }

@@ -53,3 +53,34 @@ func TestGatherRefused(t *testing.T) {
 		t.Errorf("got %v, want %s", err, want)
 	}
 }
+
+// windowScatter adds 2-row windows at row starts: start 3 does not fit in
+// 4 rows and -1 is before the first, so both windows are dropped whole.
+const windowScatter = `func.func @main(%x: tensor<4x2xf32>, %i: tensor<4x1xi32>, %u: tensor<4x2x2xf32>) -> tensor<4x2xf32> {
+  %0 = "stablehlo.scatter"(%x, %i, %u) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1, 2], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<4x2xf32>, tensor<4x1xi32>, tensor<4x2x2xf32>) -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+`
+
+// TestScatter: a general scatter adds each window where its start says,
+// repeated starts accumulate, and a window that does not fit is dropped.
+func TestScatter(t *testing.T) {
+	m, err := Parse("scatter.mlir", []byte(windowScatter))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := buffer(ir.Tensor(ir.F32, 4, 2), 0, 0, 0, 0, 0, 0, 0, 0)
+	i := buffer(ir.Tensor(ir.I32, 4, 1), 0, 3, 0, -1)
+	u := buffer(ir.Tensor(ir.F32, 4, 2, 2), 1, 2, 3, 4, 100, 100, 100, 100, 10, 20, 30, 40, 100, 100, 100, 100)
+	res, err := cpu.Run(m, m.Func("main"), []*backend.Buffer{x, i, u})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, want := floats(res[0]), []float64{11, 22, 33, 44, 0, 0, 0, 0}; !sameFloats(g, want) {
+		t.Errorf("got %v, want %v", g, want)
+	}
+}

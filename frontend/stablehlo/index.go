@@ -78,10 +78,6 @@ func (bd *builder) axis(o *op, f indexForm, x, idx *ir.Value) (axis int64, flat 
 	return axis, idx, true
 }
 
-func (bd *builder) refuseIndex(o *op) {
-	bd.s.failf(o.pos, "unsupported form of %s (only indexing one axis, as jnp.take and .at[].add do, is supported)", o.name)
-}
-
 func (bd *builder) take(o *op, args []*ir.Value) *ir.Value {
 	if len(args) != 2 {
 		bd.s.failf(o.pos, "%s needs 2 operands", o.name)
@@ -110,7 +106,7 @@ func (bd *builder) scatterAdd(o *op, args []*ir.Value) *ir.Value {
 	f := bd.indexForm(o, "scatter_dimension_numbers", [5]string{"update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims", "input_batching_dims", "scatter_indices_batching_dims"})
 	axis, idx, ok := bd.axis(o, f, args[0], args[1])
 	if !ok {
-		bd.refuseIndex(o)
+		return bd.scatter(o, args)
 	}
 	return bd.emit(o, ir.OpScatterAdd, &ir.AxisAttr{Axis: axis}, nil, args[0], idx, args[2])
 }
