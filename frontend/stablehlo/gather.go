@@ -85,6 +85,18 @@ func (g gatherDims) valid(x, idx, res ir.Type) bool {
 	if int64(len(g.startMap)) != vec {
 		return false
 	}
+	inRange := func(ds []int64, n int64) bool {
+		for _, d := range ds {
+			if d < 0 || d >= n {
+				return false
+			}
+		}
+		return true
+	}
+	if !inRange(g.collapsed, xr) || !inRange(g.startMap, xr) || !inRange(g.opBatch, xr) || !inRange(g.idxBatch, q) ||
+		slices.Contains(g.idxBatch, g.ivd) {
+		return false
+	}
 	var window []int64
 	for d := int64(0); d < xr; d++ {
 		if g.sizes[d] < 0 || g.sizes[d] > x.Dims()[d] {

@@ -29,6 +29,9 @@ func (bd *builder) mapOp(o *op, args []*ir.Value) *ir.Value {
 		bd.define(p.name, args[i], p.pos)
 	}
 	for _, x := range r.ops {
+		if !isReturn(x.name) && len(x.results) != 1 {
+			bd.s.failf(x.pos, "unsupported form of %s: %s in its body must have one result", o.name, x.name)
+		}
 		switch code, ok := elementwise[x.name]; {
 		case isReturn(x.name):
 			got := bd.args(x)

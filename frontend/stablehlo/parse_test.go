@@ -95,7 +95,8 @@ var fuzzDiag = regexp.MustCompile(`^fuzz\.mlir:[0-9]+:[0-9]+: error: `)
 // FuzzParse: Parse never panics, and refuses bad text as fuzz.mlir:LINE:COL: error: ...
 // The seed corpus is every lowering golden's out.hlo and the JAX exports.
 func FuzzParse(f *testing.F) {
-	for _, src := range corpus(f) {
+	// The golden lowerings, and the region forms read as compositions.
+	for _, src := range append(corpus(f), mapRelu, sortByKey, pointGather, windowScatter) {
 		f.Add([]byte(src))
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
