@@ -48,9 +48,17 @@ func TestGatherRefused(t *testing.T) {
   return %0 : tensor<3x3xf32>
 }
 `
+	// An indices batching dimension past the indices' rank.
+	batch := `func.func @main(%x: tensor<2x3xf32>, %i: tensor<2x1xi32>) -> tensor<2xf32> {
+  %0 = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [1], operand_batching_dims = [0], start_indices_batching_dims = [7], start_index_map = [1], index_vector_dim = 1>, slice_sizes = array<i64: 1, 1>}> : (tensor<2x3xf32>, tensor<2x1xi32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+`
 	want := "g.mlir:2:8: error: unsupported form of stablehlo.gather: the dimension numbers, slice sizes and result type do not agree (or a shape is not static)"
-	if _, err := Parse("g.mlir", []byte(src)); err == nil || err.Error() != want {
-		t.Errorf("got %v, want %s", err, want)
+	for _, src := range []string{src, batch} {
+		if _, err := Parse("g.mlir", []byte(src)); err == nil || err.Error() != want {
+			t.Errorf("got %v, want %s", err, want)
+		}
 	}
 }
 
