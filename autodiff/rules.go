@@ -141,13 +141,10 @@ var rules = map[ir.Op]rule{
 	ir.OpPopcnt:               {nondiff: intOnly},
 	ir.OpClz:                  {nondiff: intOnly},
 	// d tan(x) = 1 + tan(x)^2.
-	ir.OpTan:            unaryRule(func(e *emitter, x, y, g *ir.Value) *ir.Value { return e.mul(g, e.add(e.like(y, 1), e.mul(y, y))) }),
-	ir.OpRoundAFZ:       zeroRule,
-	ir.OpBitcastConvert: {nondiff: "it reinterprets bits"},
-	// As JAX defines it: the cotangent rounded the same way.
-	ir.OpReducePrecision: {vjp: func(e *emitter, in *ir.Instr, g []*ir.Value) []*ir.Value {
-		return []*ir.Value{e.b.Op1(ir.OpReducePrecision, in.Attr, g[0])}
-	}},
+	ir.OpTan:             unaryRule(func(e *emitter, x, y, g *ir.Value) *ir.Value { return e.mul(g, e.add(e.like(y, 1), e.mul(y, y))) }),
+	ir.OpRoundAFZ:        zeroRule,
+	ir.OpBitcastConvert:  {nondiff: "it reinterprets bits"},
+	ir.OpReducePrecision: {vjp: reducePrecisionVJP},
 }
 
 var zeroRule = rule{vjp: func(*emitter, *ir.Instr, []*ir.Value) []*ir.Value { return nil }}

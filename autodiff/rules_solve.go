@@ -41,3 +41,17 @@ func (e *emitter) triangle(t ir.Type, lower, strict bool) *ir.Value {
 		{false, false}: ir.CmpLE, {false, true}: ir.CmpLT}[[2]bool{lower, strict}]
 	return e.cmp(dir, rows, cols)
 }
+
+// reducePrecisionVJP: a format at least as wide as the operand's dtype is
+// the identity, so the cotangent passes; a narrower one is piecewise
+// constant, whose derivative is 0 wherever it exists, as for round. (JAX
+// passes the cotangent through either way, rounded: a straight-through
+// estimate, not the derivative.)
+func reducePrecisionVJP(e *emitter, in *ir.Instr, g []*ir.Value) []*ir.Value {
+	a := in.Attr.(*ir.ReducePrecisionAttr)
+	own := map[ir.DType][2]int64{ir.F64: {11, 52}, ir.F32: {8, 23}, ir.F16: {5, 10}, ir.BF16: {8, 7}}[in.Args[0].Type.DType]
+	if a.ExponentBits >= own[0] && a.MantissaBits >= own[1] {
+		return []*ir.Value{g[0]}
+	}
+	return nil
+}
