@@ -21,6 +21,10 @@ func (t *Target) Check(m *ir.Module) error {
 				errs = append(errs, ir.Errorf(in.Pos, "%s has no 64-bit integer matmul: dot_general on %s cannot be compiled for it (use i32, or a float type)",
 					t.name, in.Args[0].Type.DType))
 			}
+			if in.Op == ir.OpReducePrecision && in.Args[0].Type.DType == ir.F64 {
+				// XLA:TPU rewrites f64 into pairs of f32 and has no rule for reduce-precision (UNIMPLEMENTED).
+				errs = append(errs, ir.Errorf(in.Pos, "%s cannot compile reduce_precision on f64 (use f32)", t.name))
+			}
 		})
 	}
 	switch len(errs) {
