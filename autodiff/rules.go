@@ -149,14 +149,26 @@ var rules = map[ir.Op]rule{
 	ir.OpShardingConstraint: {vjp: func(e *emitter, in *ir.Instr, g []*ir.Value) []*ir.Value { return []*ir.Value{g[0]} }},
 	// The tape differentiates them itself (control.go): their regions are re-cloned
 	// and differentiated into a backward case or a reverse loop.
-	ir.OpWhile:   {regions: true},
-	ir.OpCase:    {regions: true},
-	ir.OpCall:    {refused: "calls are inlined before differentiation"},
-	ir.OpReturn:  {refused: "the transform handles return itself"},
-	ir.OpFusion:  {refused: "autodiff runs on unfused IR, before the fuse pass"},
-	ir.OpComplex: {refused: complexRefused},
-	ir.OpReal:    {refused: complexRefused},
-	ir.OpImag:    {refused: complexRefused},
+	ir.OpWhile:           {regions: true},
+	ir.OpCase:            {regions: true},
+	ir.OpCall:            {refused: "calls are inlined before differentiation"},
+	ir.OpReturn:          {refused: "the transform handles return itself"},
+	ir.OpFusion:          {refused: "autodiff runs on unfused IR, before the fuse pass"},
+	ir.OpComplex:         {refused: complexRefused},
+	ir.OpReal:            {refused: complexRefused},
+	ir.OpImag:            {refused: complexRefused},
+	ir.OpTriangularSolve: {vjp: triangularSolveVJP},
+
+	ir.OpShiftLeft:            {nondiff: intOnly},
+	ir.OpShiftRightLogical:    {nondiff: intOnly},
+	ir.OpShiftRightArithmetic: {nondiff: intOnly},
+	ir.OpPopcnt:               {nondiff: intOnly},
+	ir.OpClz:                  {nondiff: intOnly},
+	// d tan(x) = 1 + tan(x)^2.
+	ir.OpTan:             unaryRule(func(e *emitter, x, y, g *ir.Value) *ir.Value { return e.mul(g, e.add(e.like(y, 1), e.mul(y, y))) }),
+	ir.OpRoundAFZ:        zeroRule,
+	ir.OpBitcastConvert:  {nondiff: "it reinterprets bits"},
+	ir.OpReducePrecision: {vjp: reducePrecisionVJP},
 }
 
 var zeroRule = rule{vjp: func(*emitter, *ir.Instr, []*ir.Value) []*ir.Value { return nil }}

@@ -50,8 +50,12 @@ var ruleCases = map[string]string{
   %r = add %q, %n
   %t0 = add %r, %f
   %cb = cbrt %i
-  %t = add %t0, %cb
-  %u = floor %x
+  %t1 = add %t0, %cb
+  %tn = tan %c
+  %t = add %t1, %tn
+  %u0 = floor %x
+  %ra = round_afz %x
+  %u = add %u0, %ra
   %v = mul %t, %u
   %w = add %v, %t
   return %w
@@ -188,6 +192,19 @@ func @g(%a: f32[3], %b: f32[3]) -> f32[3] {
   %b = reduce_window %x, %z {kind=sum, window=[1,2,3,1], stride=[1,2,3,1], base_dilation=[1,2,2,1], pad_low=[0,0,1,0]}
   return %m, %s, %b
 }`,
+	"triangular_solve": `func @f(%a: f32[2,3,3], %b: f32[2,3,4], %c: f32[4,3]) -> (f32[2,3,4], f32[4,3], f32[2,3,4]) {
+  %t = tanh %a
+  %h = constant 0.4 : f32[2,3,3]
+  %s = mul %t, %h
+  %two = constant 2 : f32[2,3,3]
+  %d = add %s, %two
+  %x = triangular_solve %d, %b {left_side=true, lower=true, transpose_a=false, unit_diagonal=false}
+  %a0 = slice %s {start=[0,0,0], limit=[1,3,3]}
+  %a1 = reshape %a0 : f32[3,3]
+  %y = triangular_solve %a1, %c {left_side=false, lower=false, transpose_a=true, unit_diagonal=true}
+  %z = triangular_solve %d, %b {left_side=true, lower=false, transpose_a=true, unit_diagonal=false}
+  return %x, %y, %z
+}`,
 	"cross_entropy": `func @f(%logits: f32[4,6], %labels: i32[4]) -> f32[] {
   %l = log_softmax %logits {axis=1}
   %o = one_hot %labels {depth=6} : f32[4,6]
@@ -246,7 +263,7 @@ func runCheckAt(t *testing.T, m *ir.Module, inputs []*backend.Buffer, seed int64
 // TestSecondOrder differentiates VJPs: their backward ops have rules too, so the VJP of
 // a VJP agrees with the finite differences of the first VJP.
 func TestSecondOrder(t *testing.T) {
-	for _, name := range []string{"unary", "binary", "shape", "dot", "composites", "cross_entropy", "ragged_dot", "conv_nhwc", "conv_groups"} {
+	for _, name := range []string{"unary", "binary", "shape", "dot", "composites", "cross_entropy", "ragged_dot", "conv_nhwc", "conv_groups", "triangular_solve"} {
 		t.Run(name, func(t *testing.T) {
 			m, err := tir.Parse(name+".tir", []byte(ruleCases[name]))
 			if err != nil {

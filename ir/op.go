@@ -106,6 +106,20 @@ const (
 	OpReal
 	OpImag
 
+	// Linear algebra.
+	OpTriangularSolve
+
+	// Bit ops and more elementwise ops (StableHLO's).
+	OpShiftLeft
+	OpShiftRightLogical
+	OpShiftRightArithmetic
+	OpPopcnt
+	OpClz
+	OpTan
+	OpRoundAFZ
+	OpReducePrecision
+	OpBitcastConvert
+
 	numOps
 )
 
@@ -366,6 +380,33 @@ var opTable = [numOps]OpInfo{
 		"real part of a c64 or c128, as f32 or f64"), inferPart),
 	OpImag: withInfer(unary("imag", "stablehlo.imag", CostElementwise, complexT,
 		"imaginary part of a c64 or c128, as f32 or f64"), inferPart),
+
+	OpTriangularSolve: {Name: "triangular_solve", Fuse: FuseNever, Cost: CostComposite, Pad: PadRefuse,
+		Group: GroupContraction, Args: 2,
+		Doc: "triangular_solve %a, %b {left_side, lower, transpose_a, unit_diagonal}: x with op(a)·x = b (left_side) or x·op(a) = b, " +
+			"op(a) = a or its transpose; a [..., m, m] is read only in its lower (or upper) triangle, and its diagonal as ones when unit_diagonal",
+		decode: decodeTriangularSolve, infer: inferTriangularSolve},
+
+	OpShiftLeft: binary("shift_left", "stablehlo.shift_left", CostElementwise, intT, false,
+		"x << y; y is read as unsigned, and y >= the bit width gives 0"),
+	OpShiftRightLogical: binary("shift_right_logical", "stablehlo.shift_right_logical", CostElementwise, intT, false,
+		"x >> y shifting in zeros; y is read as unsigned, and y >= the bit width gives 0"),
+	OpShiftRightArithmetic: binary("shift_right_arithmetic", "stablehlo.shift_right_arithmetic", CostElementwise, intT, false,
+		"x >> y shifting in copies of the top bit (for unsigned types too); y is read as unsigned, and y >= the bit width shifts by width-1"),
+	OpPopcnt:   unary("popcnt", "stablehlo.popcnt", CostElementwise, intT, "the number of set bits of x"),
+	OpClz:      unary("clz", "stablehlo.count_leading_zeros", CostElementwise, intT, "the number of leading zero bits of x; the bit width for 0"),
+	OpTan:      unary("tan", "stablehlo.tan", CostTranscendental, floatT, "tangent"),
+	OpRoundAFZ: unary("round_afz", "stablehlo.round_nearest_afz", CostElementwise, floatT, "round half away from zero (C round)"),
+	OpReducePrecision: {Name: "reduce_precision", Fuse: FuseNever, Cost: CostElementwise, Pad: PadRefuse,
+		Group: GroupOther, Args: 1,
+		Doc: "reduce_precision {exponent_bits=E, mantissa_bits=M}: x rounded (to nearest, ties to even) to M mantissa bits, then to ±inf above " +
+			"and ±0 below the range of E exponent bits (no subnormals), on x's own bit layout; NaN stays NaN while M > 0",
+		decode: decodeReducePrecision, infer: inferReducePrecision},
+	OpBitcastConvert: {Name: "bitcast_convert", Fuse: FuseNever, Cost: CostNone, Pad: PadRefuse,
+		Group: GroupOther, Args: 1, NeedsType: true,
+		Doc: "bitcast_convert %x : T: x's bits read as T's dtype, little-endian; a wider operand element becomes a new last dimension of " +
+			"result elements, a narrower one is gathered from the operand's last dimension; not for i1",
+		infer: inferBitcastConvert},
 }
 
 // withInfer replaces a unary or binary op's type rule by one whose result

@@ -27,6 +27,8 @@ var opScratch = map[Op]ScratchClass{
 	OpDotGeneral:  ScratchDot,
 	OpRaggedDot:   ScratchGrouped,
 	OpConvolution: ScratchConv, OpReduceWindow: ScratchConv, OpSelectAndScatter: ScratchConv,
+	// one column (row) of b in float64, solved in place
+	OpTriangularSolve: ScratchLine,
 }
 
 func init() {

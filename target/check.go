@@ -59,6 +59,10 @@ func (t *Target) checkInstr(in *ir.Instr) []*ir.Error {
 	if e := t.checkInt2(in.Pos, in.Op.String(), in.Results); e != nil {
 		errs = append(errs, e)
 	}
+	if in.Op == ir.OpReducePrecision && in.Args[0].Type.DType == ir.F64 {
+		// XLA:TPU rewrites f64 into pairs of f32 and has no rule for reduce-precision (UNIMPLEMENTED).
+		errs = append(errs, ir.Errorf(in.Pos, "%s cannot compile reduce_precision on f64 (use f32)", t.name))
+	}
 	return errs
 }
 

@@ -96,3 +96,27 @@ func TestCheckInt2OnTPU(t *testing.T) {
 		t.Errorf("cpu: %v", err)
 	}
 }
+
+// TestCheckRefusesF64ReducePrecisionOnTPU: XLA:TPU has no f64 form of
+// reduce-precision; the cpu target and f32 are fine.
+func TestCheckRefusesF64ReducePrecisionOnTPU(t *testing.T) {
+	build := func(dt ir.DType) *ir.Module {
+		m := ir.NewModule("m.tir")
+		f := m.NewFunc("f", []string{"x"}, []ir.Type{ir.Tensor(dt, 2)}, []ir.Type{ir.Tensor(dt, 2)}, ir.Pos{File: "m.tir", Line: 1, Col: 1})
+		b := ir.NewBuilder(f)
+		b.Pos = ir.Pos{File: "m.tir", Line: 2, Col: 3}
+		b.Return(b.Op1(ir.OpReducePrecision, &ir.ReducePrecisionAttr{ExponentBits: 8, MantissaBits: 23}, f.Params[0]))
+		return m
+	}
+	v6e, _ := Lookup("tpu-v6e")
+	want := "m.tir:2:3: error: tpu-v6e cannot compile reduce_precision on f64 (use f32)"
+	if err := v6e.Check(build(ir.F64)); err == nil || err.Error() != want {
+		t.Errorf("v6e, f64: got %v, want %s", err, want)
+	}
+	if err := v6e.Check(build(ir.F32)); err != nil {
+		t.Errorf("v6e, f32: %v", err)
+	}
+	if err := CPU(Target{}).Check(build(ir.F64)); err != nil {
+		t.Errorf("cpu, f64: %v", err)
+	}
+}

@@ -137,8 +137,18 @@ var compositeWork = map[ir.Op]func(in *ir.Instr, out int64) (vec, trans int64){
 		}
 		return mulOK(4, out), out
 	},
-	ir.OpSilu:       func(_ *ir.Instr, out int64) (int64, int64) { return out, out }, // sigmoid and a multiply
-	ir.OpSoftmax:    softmaxWork,
+	ir.OpSilu:    func(_ *ir.Instr, out int64) (int64, int64) { return out, out }, // sigmoid and a multiply
+	ir.OpSoftmax: softmaxWork,
+	// Substitution: each solved element takes a multiply and a subtract per
+	// earlier element of its column (m-1 of them) and a divide unless the
+	// diagonal is ones: m (or m-1) times the result's elements.
+	ir.OpTriangularSolve: func(in *ir.Instr, out int64) (int64, int64) {
+		m := in.Args[0].Type.Dims()[in.Args[0].Type.Rank()-1]
+		if in.Attr.(*ir.TriangularSolveAttr).UnitDiagonal {
+			m = max(m-1, 0)
+		}
+		return mulOK(m, out), 0
+	},
 	ir.OpLogSoftmax: softmaxWork,
 	ir.OpLayerNorm: func(in *ir.Instr, out int64) (int64, int64) {
 		rows := out / lastOrAxis(in)

@@ -15,26 +15,28 @@ import (
 // ulp for the transcendental functions). Integer ops compute in int64 and wrap.
 
 var floatUnary = map[ir.Op]func(float64) float64{
-	ir.OpNeg:     func(x float64) float64 { return -x },
-	ir.OpAbs:     math.Abs,
-	ir.OpExp:     math.Exp,
-	ir.OpLog:     math.Log,
-	ir.OpLog1p:   math.Log1p,
-	ir.OpExpm1:   math.Expm1,
-	ir.OpSqrt:    math.Sqrt,
-	ir.OpRsqrt:   func(x float64) float64 { return 1 / math.Sqrt(x) },
-	ir.OpTanh:    math.Tanh,
-	ir.OpSigmoid: sigmoid,
-	ir.OpSin:     math.Sin,
-	ir.OpCos:     math.Cos,
-	ir.OpFloor:   math.Floor,
-	ir.OpCeil:    math.Ceil,
-	ir.OpRound:   math.RoundToEven,
-	ir.OpSign:    floatSign,
-	ir.OpErf:     math.Erf,
-	ir.OpCbrt:    math.Cbrt,
-	ir.OpRelu:    func(x float64) float64 { return math.Max(x, 0) },
-	ir.OpSilu:    func(x float64) float64 { return x * sigmoid(x) },
+	ir.OpNeg:      func(x float64) float64 { return -x },
+	ir.OpAbs:      math.Abs,
+	ir.OpExp:      math.Exp,
+	ir.OpLog:      math.Log,
+	ir.OpLog1p:    math.Log1p,
+	ir.OpExpm1:    math.Expm1,
+	ir.OpSqrt:     math.Sqrt,
+	ir.OpRsqrt:    func(x float64) float64 { return 1 / math.Sqrt(x) },
+	ir.OpTanh:     math.Tanh,
+	ir.OpSigmoid:  sigmoid,
+	ir.OpSin:      math.Sin,
+	ir.OpCos:      math.Cos,
+	ir.OpFloor:    math.Floor,
+	ir.OpCeil:     math.Ceil,
+	ir.OpRound:    math.RoundToEven,
+	ir.OpSign:     floatSign,
+	ir.OpErf:      math.Erf,
+	ir.OpCbrt:     math.Cbrt,
+	ir.OpTan:      math.Tan,
+	ir.OpRoundAFZ: math.Round,
+	ir.OpRelu:     func(x float64) float64 { return math.Max(x, 0) },
+	ir.OpSilu:     func(x float64) float64 { return x * sigmoid(x) },
 }
 
 func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
@@ -84,6 +86,8 @@ func intUnary(op ir.Op, dt ir.DType) func(int64) int64 {
 		return func(x int64) int64 { return ^x }
 	case ir.OpRelu:
 		return func(x int64) int64 { return max(x, 0) }
+	case ir.OpPopcnt, ir.OpClz:
+		return bitCount(op, dt.Bits())
 	}
 	return nil
 }
@@ -208,6 +212,8 @@ func intBinary(op ir.Op, dt ir.DType) func(a, b int64) int64 {
 		return func(a, b int64) int64 { return a | b }
 	case ir.OpXor:
 		return func(a, b int64) int64 { return a ^ b }
+	case ir.OpShiftLeft, ir.OpShiftRightLogical, ir.OpShiftRightArithmetic:
+		return shift(op, dt.Bits())
 	}
 	return nil
 }

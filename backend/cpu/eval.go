@@ -160,6 +160,14 @@ func eval(in *ir.Instr, a []*backend.Buffer) ([]*backend.Buffer, error) {
 		return topKKernel(in, a[0]), nil
 	case ir.OpArgsort:
 		return one(argsortKernel(in, a[0]))
+	case ir.OpBitcastConvert: // little-endian elements: the bytes as they are
+		out := backend.New(in.Results[0].Type)
+		copy(out.Bytes(), a[0].Bytes())
+		return one(out)
+	case ir.OpReducePrecision:
+		return one(reducePrecisionKernel(in, a[0]))
+	case ir.OpTriangularSolve:
+		return one(triangularSolveKernel(in, a[0], a[1]))
 	case ir.OpGelu:
 		return one(geluKernel(in, a[0]))
 	case ir.OpSoftmax, ir.OpLogSoftmax:

@@ -568,7 +568,7 @@ var floatCalls = map[ir.Op]string{
 	ir.OpAbs: "llvm.fabs.f32", ir.OpLog: "llvm.log.f32", ir.OpLog1p: "log1pf", ir.OpExpm1: "expm1f",
 	ir.OpSqrt: "llvm.sqrt.f32", ir.OpTanh: "tanhf", ir.OpSin: "llvm.sin.f32", ir.OpCos: "llvm.cos.f32",
 	ir.OpFloor: "llvm.floor.f32", ir.OpCeil: "llvm.ceil.f32", ir.OpRound: "llvm.roundeven.f32",
-	ir.OpErf: "erff", ir.OpCbrt: "cbrtf",
+	ir.OpErf: "erff", ir.OpCbrt: "cbrtf", ir.OpTan: "tanf", ir.OpRoundAFZ: "llvm.round.f32",
 }
 
 // float emits a float op on f32 operands.
@@ -699,6 +699,12 @@ func (e *expr) integer(in *ir.Instr, a []value.Value) value.Value {
 		return e.imin(a[0], a[1], signed)
 	case ir.OpDiv, ir.OpRem:
 		return e.divide(in.Op, a[0], a[1], it, signed)
+	case ir.OpShiftLeft, ir.OpShiftRightLogical, ir.OpShiftRightArithmetic:
+		return e.shift(in.Op, a[0], a[1], it)
+	case ir.OpPopcnt:
+		return c.NewCall(e.k.g.declare(fmt.Sprintf("llvm.ctpop.i%d", it.BitSize), it, it), a[0])
+	case ir.OpClz: // defined at 0: the bit width
+		return c.NewCall(e.k.g.declare(fmt.Sprintf("llvm.ctlz.i%d", it.BitSize), it, it, types.I1), a[0], constant.NewBool(false))
 	case ir.OpCompare:
 		p := ipred[in.Attr.(*ir.CompareAttr).Dir]
 		if !signed {
@@ -740,6 +746,23 @@ func (e *expr) divide(op ir.Op, a, b value.Value, it *types.IntType, signed bool
 		return c.NewSelect(zero, a, c.NewSRem(a, d))
 	}
 	return c.NewSelect(zero, a, c.NewURem(a, d))
+}
+
+// shift is the reference executor's shift: LLVM's shifts are poison from
+// the bit width on, so the amount (unsigned) is checked first: the left and
+// logical shifts give 0 there, the arithmetic one shifts by width-1.
+func (e *expr) shift(op ir.Op, a, b value.Value, it *types.IntType) value.Value {
+	c := e.k.cur
+	n := func(v int64) value.Value { return constant.NewInt(it, v) }
+	w := int64(it.BitSize)
+	big := c.NewICmp(enum.IPredUGE, b, n(w))
+	switch op {
+	case ir.OpShiftLeft:
+		return c.NewSelect(big, n(0), c.NewShl(a, c.NewSelect(big, n(0), b)))
+	case ir.OpShiftRightLogical:
+		return c.NewSelect(big, n(0), c.NewLShr(a, c.NewSelect(big, n(0), b)))
+	}
+	return c.NewAShr(a, c.NewSelect(big, n(w-1), b))
 }
 
 // upred compares unsigned values and i1 (0 and 1; signed i1 has -1 for true).

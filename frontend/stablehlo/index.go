@@ -35,31 +35,27 @@ func (bd *builder) indexForm(o *op, key string, names [5]string) indexForm {
 
 // axis checks the form against operand x and indices idx and returns the
 // indexed axis and the indices as take wants them (a trailing index vector
-// of length 1 reshaped away).
-func (bd *builder) axis(o *op, f indexForm, x, idx *ir.Value) (int64, *ir.Value) {
-	refuse := func() {
-		bd.s.failf(o.pos, "unsupported form of %s (only indexing one axis, as jnp.take and .at[].add do, is supported)", o.name)
-	}
+// of length 1 reshaped away); ok is false for any other form.
+func (bd *builder) axis(o *op, f indexForm, x, idx *ir.Value) (axis int64, flat *ir.Value, ok bool) {
 	if len(f.batching) > 0 || len(f.collapsed) != 1 || len(f.toOperand) != 1 || f.collapsed[0] != f.toOperand[0] {
-		refuse()
+		return 0, nil, false
 	}
-	axis := f.collapsed[0]
+	axis = f.collapsed[0]
 	rank := int64(idx.Type.Rank())
 	if !f.hasIVD {
 		f.ivd = 0
 	}
+	trailing := f.ivd == rank-1 && idx.Type.Dims()[rank-1] == 1
 	switch {
 	case f.ivd == rank:
-	case f.ivd == rank-1 && idx.Type.Dims()[rank-1] == 1:
-		t := ir.Tensor(idx.Type.DType, idx.Type.Dims()[:rank-1]...)
-		idx = bd.emit(o, ir.OpReshape, nil, []ir.Type{t}, idx)
+	case trailing:
 		rank--
 	default:
-		refuse()
+		return 0, nil, false
 	}
 	xr := int64(x.Type.Rank())
 	if axis < 0 || axis >= xr || int64(len(f.window)) != xr-1 {
-		refuse()
+		return 0, nil, false
 	}
 	i := 0
 	for d := int64(0); d < xr; d++ {
@@ -71,11 +67,15 @@ func (bd *builder) axis(o *op, f indexForm, x, idx *ir.Value) (int64, *ir.Value)
 			want = d - 1 + rank
 		}
 		if f.window[i] != want {
-			refuse()
+			return 0, nil, false
 		}
 		i++
 	}
-	return axis, idx
+	if trailing {
+		t := ir.Tensor(idx.Type.DType, idx.Type.Dims()[:rank]...)
+		idx = bd.emit(o, ir.OpReshape, nil, []ir.Type{t}, idx)
+	}
+	return axis, idx, true
 }
 
 func (bd *builder) take(o *op, args []*ir.Value) *ir.Value {
@@ -83,11 +83,14 @@ func (bd *builder) take(o *op, args []*ir.Value) *ir.Value {
 		bd.s.failf(o.pos, "%s needs 2 operands", o.name)
 	}
 	f := bd.indexForm(o, "dimension_numbers", [5]string{"offset_dims", "collapsed_slice_dims", "start_index_map", "operand_batching_dims", "start_indices_batching_dims"})
-	axis, idx := bd.axis(o, f, args[0], args[1])
+	axis, idx, ok := bd.axis(o, f, args[0], args[1])
+	if !ok {
+		return bd.gather(o, args)
+	}
 	sizes := bd.ints(o, "slice_sizes")
 	for d, n := range args[0].Type.Dims() {
 		if d < len(sizes) && (int64(d) == axis && sizes[d] != 1 || int64(d) != axis && sizes[d] != n) || len(sizes) != args[0].Type.Rank() {
-			bd.s.failf(o.pos, "unsupported form of %s: slice_sizes must be the operand's shape with 1 on the indexed axis", o.name)
+			return bd.gather(o, args)
 		}
 	}
 	return bd.emit(o, ir.OpTake, &ir.AxisAttr{Axis: axis}, nil, args[0], idx)
@@ -101,6 +104,9 @@ func (bd *builder) scatterAdd(o *op, args []*ir.Value) *ir.Value {
 		bd.s.failf(o.pos, "unsupported form of %s: the body is not one add", o.name)
 	}
 	f := bd.indexForm(o, "scatter_dimension_numbers", [5]string{"update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims", "input_batching_dims", "scatter_indices_batching_dims"})
-	axis, idx := bd.axis(o, f, args[0], args[1])
+	axis, idx, ok := bd.axis(o, f, args[0], args[1])
+	if !ok {
+		return bd.scatter(o, args)
+	}
 	return bd.emit(o, ir.OpScatterAdd, &ir.AxisAttr{Axis: axis}, nil, args[0], idx, args[2])
 }

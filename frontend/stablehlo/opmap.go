@@ -99,6 +99,14 @@ func (bd *builder) otherOp(o *op, args []*ir.Value) {
 		bd.results(o, bd.dimensionSize(o, args))
 	case "stablehlo.dynamic_iota", "stablehlo.dynamic_reshape", "stablehlo.dynamic_broadcast_in_dim":
 		bd.results(o, bd.dynamicShape(o, args))
+	case "stablehlo.map":
+		bd.results(o, bd.mapOp(o, args))
+	case "stablehlo.bitcast_convert":
+		bd.results(o, bd.emit(o, ir.OpBitcastConvert, nil, []ir.Type{bd.result(o)}, args...))
+	case "stablehlo.reduce_precision":
+		bd.results(o, bd.reducePrecision(o, args))
+	case "stablehlo.triangular_solve":
+		bd.results(o, bd.triangularSolve(o, args))
 	case "chlo.top_k":
 		// Both sort the last axis descending in total order, ties by lower index.
 		k := bd.attr(o, "k").int(bd.s, "k")

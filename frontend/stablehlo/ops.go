@@ -32,6 +32,8 @@ var structured = map[string]bool{
 	"stablehlo.dynamic_iota": true, "stablehlo.dynamic_reshape": true, "stablehlo.dynamic_broadcast_in_dim": true,
 	"stablehlo.while": true, "stablehlo.case": true, "stablehlo.if": true,
 	"stablehlo.convolution": true, "stablehlo.dynamic_conv": true, "stablehlo.select_and_scatter": true,
+	"stablehlo.triangular_solve": true, "stablehlo.reduce_precision": true,
+	"stablehlo.bitcast_convert": true, "stablehlo.map": true,
 }
 
 func (s *scanner) checkSupported(o *op) {

@@ -18,13 +18,19 @@ const sortBody = "stablehlo.compare p0 p1 compare_type={C} comparison_direction=
 // stable sort is a valid result.
 func (bd *builder) sort(o *op, args []*ir.Value) {
 	refuse := func() {
-		bd.s.failf(o.pos, "unsupported form of %s (only the sorts tpucc writes for top_k and argsort, and jnp.sort and jnp.argsort of f32)", o.name)
+		bd.s.failf(o.pos, "unsupported form of %s (only the sorts tpucc writes for top_k and argsort, jnp.sort and jnp.argsort of f32, and sorts by one integer operand's LT or GT compare)", o.name)
 	}
-	if len(args) < 1 || len(args) > 2 || len(o.regions) != 1 || o.nres != len(args) || len(o.outs) != len(args) {
+	if len(args) < 1 || len(o.regions) != 1 || o.nres != len(args) || len(o.outs) != len(args) {
 		refuse()
 	}
 	x := args[0]
 	axis := bd.attr(o, "dimension").int(bd.s, "dimension")
+	if len(args) > 2 || len(args) == 2 && (args[1].Def == nil || args[1].Def.Op != ir.OpIota) {
+		if !bd.keySort(o, args, axis) {
+			refuse()
+		}
+		return
+	}
 	if len(args) == 2 {
 		idx := args[1]
 		if idx.Type.DType != ir.I32 || idx.Def == nil || idx.Def.Op != ir.OpIota || idx.Def.Attr.(*ir.AxisAttr).Axis != axis {
@@ -55,7 +61,9 @@ func (bd *builder) sort(o *op, args []*ir.Value) {
 	case body == jaxSortBody && x.Type.DType == ir.F32:
 		bd.ascending(o, x, bd.emit(o, ir.OpArgsort, &ir.AxisAttr{Axis: axis}, nil, bd.canonicalise(o, x)))
 	default:
-		refuse()
+		if !bd.keySort(o, args, axis) {
+			refuse()
+		}
 	}
 }
 

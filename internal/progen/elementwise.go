@@ -84,6 +84,8 @@ var transcendentals = map[ir.Op]transcendental{
 		prop: func(x *val) (float64, float64) {
 			return 0, x.er/3 + x.ea/(3*math.Min(math.Abs(x.lo), math.Abs(x.hi)))
 		}},
+	// tan on |x| <= 1.2, away from its poles: |f'| = 1+tan² <= 7.6.
+	ir.OpTan: {dom: func(x *val) bool { return x.mag() <= 1.2 }, image: monotone(math.Tan), prop: lipschitz(7.6, 9.2), k: 4},
 	ir.OpSin: {dom: func(x *val) bool { return x.mag() <= 100 }, k: 4,
 		image: func(lo, hi float64) (float64, float64, bool) { return -1, 1, false },
 		prop:  func(x *val) (float64, float64) { return x.errMax(), 0 }},
@@ -101,7 +103,7 @@ func (g *gen) genTranscendental(op ir.Op) bool {
 		return false
 	}
 	lo, hi, nan := tr.image(x.lo, x.hi)
-	y := &val{nan: x.nan || nan, zs: x.zs && (op == ir.OpTanh || op == ir.OpErf || op == ir.OpSqrt || op == ir.OpExpm1 || op == ir.OpCbrt)}
+	y := &val{nan: x.nan || nan, zs: x.zs && (op == ir.OpTanh || op == ir.OpErf || op == ir.OpSqrt || op == ir.OpExpm1 || op == ir.OpCbrt || op == ir.OpTan)}
 	y.lo, y.hi = fitRange(x.dt(), lo, hi)
 	if !x.exact() {
 		y.ea, y.er = tr.prop(x)
@@ -132,6 +134,8 @@ func (g *gen) genRounding(op ir.Op) bool {
 		y.lo, y.hi = math.Ceil(x.lo), math.Ceil(x.hi)
 	case ir.OpRound:
 		y.lo, y.hi = math.RoundToEven(x.lo), math.RoundToEven(x.hi)
+	case ir.OpRoundAFZ:
+		y.lo, y.hi = math.Round(x.lo), math.Round(x.hi)
 	case ir.OpSign:
 		y.lo, y.hi = sign(x.lo), sign(x.hi)
 	}

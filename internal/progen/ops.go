@@ -80,7 +80,7 @@ func (g *gen) genOp(op ir.Op) bool {
 		return g.genReduce(op)
 	}
 	switch op {
-	case ir.OpFloor, ir.OpCeil, ir.OpRound, ir.OpSign:
+	case ir.OpFloor, ir.OpCeil, ir.OpRound, ir.OpSign, ir.OpRoundAFZ:
 		return g.genRounding(op)
 	case ir.OpNeg, ir.OpAbs:
 		return g.genNegAbs(op)
@@ -168,6 +168,16 @@ func (g *gen) genOp(op ir.Op) bool {
 		return g.genCase()
 	case ir.OpWhile:
 		return g.genWhile()
+	case ir.OpTriangularSolve:
+		return g.genTriangularSolve()
+	case ir.OpShiftLeft, ir.OpShiftRightLogical, ir.OpShiftRightArithmetic:
+		return g.genShift(op)
+	case ir.OpPopcnt, ir.OpClz:
+		return g.genBitCount(op)
+	case ir.OpReducePrecision:
+		return g.genReducePrecision()
+	case ir.OpBitcastConvert:
+		return g.genBitcast()
 	}
 	return false
 }

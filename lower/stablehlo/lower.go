@@ -405,6 +405,10 @@ func (e *emitter) instr(in *ir.Instr) error {
 			res = []hv{r}
 			break
 		}
+		if in.Op == ir.OpTriangularSolve {
+			res = []hv{e.triangularSolve(in, args[0], args[1])}
+			break
+		}
 		res = []hv{e.shape(in, args)}
 	case ir.GroupReduction:
 		res = []hv{e.reduction(in, args)}
@@ -418,6 +422,11 @@ func (e *emitter) instr(in *ir.Instr) error {
 			res, err = e.while(in, args)
 		case ir.OpCase:
 			res, err = e.caseOp(in, args)
+		case ir.OpReducePrecision:
+			res = []hv{e.reducePrecision(args[0], in.Attr.(*ir.ReducePrecisionAttr))}
+		case ir.OpBitcastConvert:
+			t := in.Results[0].Type
+			res = []hv{e.def(t, "stablehlo.bitcast_convert ", args[0].ref, " : ", funcType(args, []ir.Type{t}))}
 		default:
 			res, err = e.other(in, args)
 		}
@@ -484,11 +493,11 @@ func lowered(op ir.Op) bool {
 	switch op {
 	case ir.OpCompare, ir.OpSelect, ir.OpClamp,
 		ir.OpReshape, ir.OpConvert, ir.OpBroadcast, ir.OpTranspose, ir.OpSlice, ir.OpConcat, ir.OpPad, ir.OpIota, ir.OpCopy,
-		ir.OpDotGeneral, ir.OpRaggedDot, ir.OpConvolution,
+		ir.OpDotGeneral, ir.OpRaggedDot, ir.OpConvolution, ir.OpTriangularSolve,
 		ir.OpArgmax, ir.OpArgmin, ir.OpCumsum, ir.OpReduceWindow, ir.OpSelectAndScatter,
 		ir.OpTake, ir.OpScatterAdd, ir.OpDynamicSlice, ir.OpDynamicUpdateSlice, ir.OpOneHot, ir.OpTopK, ir.OpArgsort,
 		ir.OpRelu, ir.OpGelu, ir.OpSilu, ir.OpSoftmax, ir.OpLogSoftmax, ir.OpLayerNorm, ir.OpRMSNorm,
-		ir.OpConstant, ir.OpCall, ir.OpReturn, ir.OpFusion, ir.OpShardingConstraint, ir.OpWhile, ir.OpCase:
+		ir.OpConstant, ir.OpCall, ir.OpReturn, ir.OpFusion, ir.OpShardingConstraint, ir.OpWhile, ir.OpCase, ir.OpReducePrecision, ir.OpBitcastConvert:
 		return true
 	}
 	return false

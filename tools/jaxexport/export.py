@@ -121,6 +121,28 @@ def shift(a):
     return jnp.left_shift(a, 3)
 
 
+def bits(a, n, x):
+    return (lax.population_count(a), lax.clz(a), lax.shift_right_logical(a, n), lax.shift_right_arithmetic(a, n),
+            jnp.tan(x * 0.5), lax.round(x * 3, lax.RoundingMethod.AWAY_FROM_ZERO),
+            lax.reduce_precision(x, exponent_bits=5, mantissa_bits=2), lax.bitcast_convert_type(x, jnp.int16))
+
+
+def gather2d(x, r, c, u):
+    # Two index arrays: StableHLO's general gather and scatter.
+    return x[r, c], x[r, 1:4], x.at[r, c].add(u)
+
+
+def sort_by_key(k, v):
+    return lax.sort((k, v), dimension=0, num_keys=1)
+
+
+def trisolve(a, b):
+    # bf16: jax writes stablehlo.triangular_solve (f32 on the CPU becomes a LAPACK custom call).
+    a = (jnp.tril(a) * 0.2 + 2 * jnp.eye(4)).astype(jnp.bfloat16)
+    x = lax.linalg.triangular_solve(a, b.astype(jnp.bfloat16), left_side=True, lower=True, transpose_a=True)
+    return x.astype(jnp.float32)
+
+
 def fori(x, w):
     # w is read from the enclosing scope: StableHLO's implicit capture.
     return lax.fori_loop(0, 5, lambda i, h: jnp.tanh(h @ w) + i.astype(jnp.float32), x)
@@ -200,6 +222,10 @@ FUNCS = [
     ("cond", cond, lambda: (f32(3, 4), f32(3, 4))),
     ("switch", switch, lambda: (np.int32(1), f32(5), f32(5))),
     ("convnet", convnet, lambda: (f32(2, 8, 8, 3), f32(3, 3, 3, 4) * 0.3, f32(4), f32(3, 3, 2, 6) * 0.3)),
+    ("bits", bits, lambda: (i32(-1000, 1000, 8), i32(-3, 40, 8), f32(8))),
+    ("gather2d", gather2d, lambda: (f32(5, 6), i32(-5, 5, 4), i32(0, 6, 4), f32(4))),
+    ("sort_by_key", sort_by_key, lambda: (i32(-3, 3, 5, 3), f32(5, 3))),
+    ("trisolve", trisolve, lambda: (f32(4, 4), f32(4, 3))),
 ]
 
 

@@ -1,0 +1,84 @@
+package oracle
+
+import (
+	"testing"
+
+	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/frontend/stablehlo"
+	"github.com/tpucc/tpucc/internal/npy"
+	"github.com/tpucc/tpucc/tools/xlacheck"
+)
+
+// importedOps are StableHLO programs the importer reads as a composition of
+// ir ops (general gather and scatter, sorts by a key, map): XLA:CPU runs the
+// text as written and must give what the executor gives on the import.
+var importedOps = []struct{ name, src string }{
+	{"gather_points_and_windows", `func.func @main(%x: tensor<3x4xf32>, %i: tensor<3x2xi32>) -> (tensor<3xf32>, tensor<3x2xf32>) {
+  %0 = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [0, 1], start_index_map = [0, 1], index_vector_dim = 1>, slice_sizes = array<i64: 1, 1>}> : (tensor<3x4xf32>, tensor<3x2xi32>) -> tensor<3xf32>
+  %1 = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0, 1], index_vector_dim = 1>, slice_sizes = array<i64: 1, 2>}> : (tensor<3x4xf32>, tensor<3x2xi32>) -> tensor<3x2xf32>
+  return %0, %1 : tensor<3xf32>, tensor<3x2xf32>
+}`},
+	{"gather_batching", `func.func @main(%x: tensor<2x3x4xf32>, %i: tensor<2x5x1xi32>) -> tensor<2x5x4xf32> {
+  %0 = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [2], collapsed_slice_dims = [1], operand_batching_dims = [0], start_indices_batching_dims = [0], start_index_map = [1], index_vector_dim = 2>, slice_sizes = array<i64: 1, 1, 4>}> : (tensor<2x3x4xf32>, tensor<2x5x1xi32>) -> tensor<2x5x4xf32>
+  return %0 : tensor<2x5x4xf32>
+}`},
+	{"scatter_windows_out_of_range", `func.func @main(%x: tensor<4x3xf32>, %i: tensor<4x1xi32>, %u: tensor<4x2x3xf32>) -> tensor<4x3xf32> {
+  %0 = "stablehlo.scatter"(%x, %i, %u) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1, 2], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<4x3xf32>, tensor<4x1xi32>, tensor<4x2x3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}`},
+	{"sort_by_key", `func.func @main(%v: tensor<3x5xf32>, %k: tensor<3x5xi32>) -> (tensor<3x5xf32>, tensor<3x5xi32>) {
+  %0:2 = "stablehlo.sort"(%v, %k) <{dimension = 0 : i64, is_stable = true}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>, %c: tensor<i32>, %d: tensor<i32>):
+    %p = stablehlo.compare GT, %c, %d, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  }) : (tensor<3x5xf32>, tensor<3x5xi32>) -> (tensor<3x5xf32>, tensor<3x5xi32>)
+  return %0#0, %0#1 : tensor<3x5xf32>, tensor<3x5xi32>
+}`},
+	{"map", `func.func @main(%x: tensor<2x3xf32>, %y: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = "stablehlo.map"(%x, %y) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %z = stablehlo.constant dense<0.5> : tensor<f32>
+    %m = stablehlo.multiply %a, %z : tensor<f32>
+    %s = stablehlo.maximum %m, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) {dimensions = array<i64: 0, 1>} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}`},
+}
+
+// TestImportedOps runs each program on XLA:CPU as written and its import on
+// the executor, with cpu.RandomInputs (i32 indices in [-8, 8]: in range,
+// negative and past the end), several seeds each.
+func TestImportedOps(t *testing.T) {
+	h := harness(t)
+	var cases []xlacheck.Case
+	var checks []*check
+	for _, p := range importedOps {
+		m, err := stablehlo.Parse(p.name+".mlir", []byte(p.src))
+		if err != nil {
+			t.Fatalf("%s: %v", p.name, err)
+		}
+		for _, seed := range loopSeeds {
+			in := cpu.RandomInputs(m.Entry(), seed)
+			want, err := cpu.Run(m, m.Entry(), in)
+			if err != nil {
+				t.Fatalf("%s: %v", p.name, err)
+			}
+			arrays := make([]*npy.Array, len(in))
+			for i, x := range in {
+				arrays[i] = npyOf(x)
+			}
+			cases = append(cases, xlacheck.Case{ID: p.name, Module: p.src, Inputs: arrays})
+			checks = append(checks, &check{name: p.name, want: want})
+		}
+	}
+	for i, r := range runCases(t, h, cases) {
+		if problems := checks[i].compare(r); problems != nil {
+			t.Errorf("%s (seed %d): %v\n%s", checks[i].name, loopSeeds[i%len(loopSeeds)], problems, cases[i].Module)
+		}
+	}
+}
