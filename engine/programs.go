@@ -58,7 +58,7 @@ func (f *Function) obtain(args []Arg, sig signature, traced *ir.Module, reason s
 		}
 		f.noteCompile(sig, reason, explicit)
 		// passes rewrite in place; traced stays as it is for padding checks.
-		m, err := f.trace(args, sig)
+		m, err := f.copyTrace(traced, args, sig)
 		if err != nil {
 			return nil, false, nil, err
 		}
@@ -225,4 +225,15 @@ func (f *Function) Lower(args []Arg) (string, error) {
 		}
 	}
 	return p.exe.HLO, nil
+}
+
+// copyTrace is a copy of traced for the passes to rewrite: through the
+// module encoding, so that the user's function runs once per compile
+// (Stats.Traces counts its runs, as JAX counts traces); traced again only
+// where the encoding refuses the module (regions nested past its budget).
+func (f *Function) copyTrace(traced *ir.Module, args []Arg, sig signature) (*ir.Module, error) {
+	if m, err := DecodeModule(EncodeModule(traced)); err == nil {
+		return m, nil
+	}
+	return f.trace(args, sig)
 }

@@ -29,7 +29,7 @@ func TestErrorMessages(t *testing.T) {
 		{func(l *int) { at(l); a.Add(n) }, "add: operands have different dtypes: f32[2,3] and i32[2,3] (convert one with Convert)"},
 		{func(l *int) { at(l); a.Lt(b) }, "lt: shapes f32[2,3] and f32[4] do not broadcast"},
 		{func(l *int) { at(l); a.And(a) }, "and: operand of and must have i1 or an integer type, got f32[2,3]"},
-		{func(l *int) { at(l); n.Exp() }, "exp: operand of exp must have a float type (f32, f16, bf16, f64), got i32[2,3]"},
+		{func(l *int) { at(l); n.Exp() }, "exp: operand of exp must have a float or complex type (f32, f16, bf16, f64, c64, c128), got i32[2,3]"},
 		{func(l *int) { at(l); a.MatMul(a) }, "matmul: contracting dimensions differ: f32[2,3] has 3, f32[2,3] has 2"},
 		{func(l *int) { at(l); a.MatMul(n) }, "matmul: operands have different dtypes: f32[2,3] and i32[2,3] (convert one with Convert)"},
 		{func(l *int) { at(l); a.Reshape(4) }, "reshape: cannot reshape f32[2,3] (6 elements) to [4]"},
