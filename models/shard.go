@@ -187,6 +187,10 @@ func (m *Model) WeightBytesPerDevice(mesh *ir.Mesh) int64 {
 // with fsdp also the data axis, on the first other dimension whose size
 // the data axis divides (FSDP, ZeRO-3: each data-parallel device holds a
 // share of every weight, and XLA gathers it where a product needs it).
+// A stack of looped layers ("layers.0:2.Q") is not split by layer: the
+// loop reads one row a trip, and a row split over dp is gathered a trip
+// at a time, as FSDP gathers a layer, where a stack split by layer would
+// be gathered whole.
 func paramDims(mesh *ir.Mesh, p ir.Type, name string, fsdp bool) [][]string {
 	splits := map[int]string{}
 	tpDim := -1
@@ -194,9 +198,13 @@ func paramDims(mesh *ir.Mesh, p ir.Type, name string, fsdp bool) [][]string {
 		tpDim = p.Rank() + d
 		splits[tpDim] = AxisTensor
 	}
+	first := 0
+	if strings.Contains(name, ":") {
+		first = 1
+	}
 	if i := mesh.Axis(AxisData); fsdp && i >= 0 {
-		for d, dim := range p.Shape {
-			if d != tpDim && dim.Size%mesh.Axes[i].Size == 0 {
+		for d := first; d < p.Rank(); d++ {
+			if d != tpDim && p.Shape[d].Size%mesh.Axes[i].Size == 0 {
 				splits[d] = AxisData
 				break
 			}

@@ -46,7 +46,7 @@ func shardTrainSteps(t *testing.T, m *Model, opt train.Optimizer, o TrainOptions
 
 // TestTrainerSplit: three steps of SGD (with momentum) and of AdamW (with
 // labels) of the tiny qwen3 split over 4 XLA:CPU devices (tp=4, and dp=2,
-// tp=2 with the batch rows split) give the losses of the unsplit run on
+// tp=2 with the batch rows split, and that with FSDP) give the losses of the unsplit run on
 // the reference executor within 1e-5 relative, and its weights within 1e-5
 // of the largest (the unsplit run is TestTrainOracle's, tied to torch's).
 // Between steps each weight and each state tensor is held as four pieces
@@ -63,8 +63,12 @@ func TestTrainerSplit(t *testing.T) {
 		cache := engine.NewCache("", engine.CacheOptions{})
 		want, host := shardTrainSteps(t, m, c.opt, TrainOptions{Backend: backend.CPUFallback, Cache: cache, Labels: c.labels}, 3)
 		wantW := host.Weights()
-		for _, spec := range []string{"tp=4", "dp=2,tp=2"} {
-			o := TrainOptions{Device: "pjrt", Precision: "highest", Cache: cache, Labels: c.labels, Mesh: mustMesh(t, spec)}
+		for _, sc := range splitCases {
+			spec := sc.spec
+			if sc.fsdp {
+				spec += " fsdp"
+			}
+			o := TrainOptions{Device: "pjrt", Precision: "highest", Cache: cache, Labels: c.labels, Mesh: mustMesh(t, sc.spec), FSDP: sc.fsdp}
 			got, tr := shardTrainSteps(t, m, c.opt, o, 3)
 			for i := range want {
 				if d := float64(got[i] - want[i]); d*d > 1e-10*float64(want[i]*want[i]) {
@@ -76,15 +80,29 @@ func TestTrainerSplit(t *testing.T) {
 					t.Errorf("%s %s: weight %s differs by %g (largest %g)", c.name, spec, m.Params[i].Name, d, s)
 				}
 			}
-			checkSplitState(t, c.name+" "+spec, map[string]int64{"tp=4": 4, "dp=2,tp=2": 2}[spec], m, tr)
+			checkSplitState(t, c.name+" "+spec, sc.q, sc.norm, m, tr)
 		}
 	}
 }
 
+// splitCases are the meshes TestTrainerSplit trains on, with the piece a
+// device holds of the q projections [2 layers, 16, 16] and of the
+// attention norms [2 layers, 16]: tp splits q's rows; FSDP splits both
+// over dp too, on their first dimension that is not the layers'.
+var splitCases = []struct {
+	spec    string
+	fsdp    bool
+	q, norm []int64
+}{
+	{"tp=4", false, []int64{2, 4, 16}, []int64{2, 16}},
+	{"dp=2,tp=2", false, []int64{2, 8, 16}, []int64{2, 16}},
+	{"dp=2,tp=2", true, []int64{2, 8, 8}, []int64{2, 8}},
+}
+
 // checkSplitState: every weight and state tensor of tr is four pieces on
-// the devices; the q projections' (16 rows a layer) hold 16/tp rows, the
-// norms' are whole.
-func checkSplitState(t *testing.T, what string, tp int64, m *Model, tr *Trainer) {
+// the devices, the q projections' and the attention norms' of the shapes
+// given.
+func checkSplitState(t *testing.T, what string, q, norm []int64, m *Model, tr *Trainer) {
 	t.Helper()
 	order, nTrained := m.lossOrder()
 	k1 := len(tr.state) / nTrained
@@ -97,17 +115,9 @@ func checkSplitState(t *testing.T, what string, tp int64, m *Model, tr *Trainer)
 		if !ok || len(sb.Shards) != 4 {
 			t.Fatalf("%s: %s (tensor %d of the state) is not four pieces on the devices (%T)", what, p.Name, i, b.Device())
 		}
-		piece := sb.Shards[0].Type()
-		r := piece.Rank()
-		switch fieldName(p.Name) {
-		case "Q":
-			if rows, want := piece.Shape[r-2].Size, p.Type.Shape[r-2].Size/tp; rows != want {
-				t.Errorf("%s: a device holds %d rows of %s %s, want %d", what, rows, p.Name, p.Type, want)
-			}
-		case "AttnNorm":
-			if !slices.Equal(piece.Dims(), p.Type.Dims()) {
-				t.Errorf("%s: a device holds %s of %s %s, want all", what, piece, p.Name, p.Type)
-			}
+		want := map[string][]int64{"Q": q, "AttnNorm": norm}[fieldName(p.Name)]
+		if piece := sb.Shards[0].Type(); want != nil && !slices.Equal(piece.Dims(), want) {
+			t.Errorf("%s: a device holds %s of %s %s, want %v", what, piece, p.Name, p.Type, want)
 		}
 	}
 }
