@@ -216,8 +216,8 @@ func NewTrainer(m *Model, opt train.Optimizer, o TrainOptions) (*Trainer, error)
 	switch {
 	case o.Mesh != nil && o.Device == "":
 		return nil, fmt.Errorf("models: a mesh (%s) splits training over a device's chips: name the device (TrainOptions.Device)", meshString(o.Mesh))
-	case o.FSDP && o.Mesh == nil:
-		return nil, errors.New("models: FSDP splits the weights over a mesh's dp axis: give TrainOptions.Mesh")
+	case o.FSDP && (o.Mesh == nil || o.Mesh.Axis(AxisData) < 0):
+		return nil, errors.New("models: FSDP splits the weights over a mesh's dp axis: give TrainOptions.Mesh with dp")
 	case o.Mesh != nil:
 		// No aliases in the program: a sharded run would copy each
 		// aliased argument it is not donated.
