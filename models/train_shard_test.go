@@ -121,3 +121,20 @@ func checkSplitState(t *testing.T, what string, q, norm []int64, m *Model, tr *T
 		}
 	}
 }
+
+// TestTrainerSplitErrors: a mesh needs a device, and FSDP a mesh with dp.
+func TestTrainerSplitErrors(t *testing.T) {
+	m := randomModel(t, tinyQwen3Config, 0.5)
+	for _, c := range []struct {
+		o    TrainOptions
+		want string
+	}{
+		{TrainOptions{Mesh: mustMesh(t, "tp=2")}, "models: a mesh (tp=2) splits training over a device's chips: name the device (TrainOptions.Device)"},
+		{TrainOptions{FSDP: true}, "models: FSDP splits the weights over a mesh's dp axis: give TrainOptions.Mesh with dp"},
+		{TrainOptions{Device: "pjrt", Mesh: mustMesh(t, "tp=4"), FSDP: true}, "models: FSDP splits the weights over a mesh's dp axis: give TrainOptions.Mesh with dp"},
+	} {
+		if _, err := NewTrainer(m, train.NewSGD(0.1), c.o); err == nil || err.Error() != c.want {
+			t.Errorf("%+v: %v, want %s", c.o, err, c.want)
+		}
+	}
+}
