@@ -320,7 +320,8 @@ func (t *Trainer) Prepare(batch, length int64) error {
 }
 
 // Weights are copies of the trained weights on the host, f32, in
-// m.Params' order (the Trainer's own are donated to its next step).
+// m.Params' order (the Trainer's own are donated to its next step, or
+// replaced by it on a mesh).
 func (t *Trainer) Weights() []*backend.Buffer {
 	order, nTrained := t.m.lossOrder()
 	out := make([]*backend.Buffer, len(order))
