@@ -181,3 +181,68 @@ func (m *Model) WeightBytesPerDevice(mesh *ir.Mesh) int64 {
 	}
 	return total
 }
+
+// paramDims are the dims of parameter p's sharding on mesh: the tensor
+// axis on the dimension its field's Megatron rule names (weightSplits);
+// with fsdp also the data axis, on the first other dimension whose size
+// the data axis divides (FSDP, ZeRO-3: each data-parallel device holds a
+// share of every weight, and XLA gathers it where a product needs it).
+// A stack of looped layers ("layers.0:2.Q") is not split by layer: the
+// loop reads one row a trip, and a row split over dp is gathered a trip
+// at a time, as FSDP gathers a layer, where a stack split by layer would
+// be gathered whole.
+func paramDims(mesh *ir.Mesh, p ir.Type, name string, fsdp bool) [][]string {
+	splits := map[int]string{}
+	tpDim := -1
+	if d, ok := weightSplits[fieldName(name)]; ok && p.Rank()+d >= 0 {
+		tpDim = p.Rank() + d
+		splits[tpDim] = AxisTensor
+	}
+	first := 0
+	if strings.Contains(name, ":") {
+		first = 1
+	}
+	if i := mesh.Axis(AxisData); fsdp && i >= 0 {
+		for d := first; d < p.Rank(); d++ {
+			if d != tpDim && p.Shape[d].Size%mesh.Axes[i].Size == 0 {
+				splits[d] = AxisData
+				break
+			}
+		}
+	}
+	return dimsSplitting(mesh, p.Rank(), splits)
+}
+
+// trainShardings are a training step's (train.Step's order: the trained
+// weights, their optimizer state, the step counter, the weights not
+// trained, the tokens and labels; the loss, the new weights, the new
+// state). Each state tensor is split like its weight, and each new weight
+// and state tensor exactly like its argument, so that they stay where
+// they lie between steps; the batch rows are split over dp, and XLA's
+// partitioner sums the gradients over them.
+func (m *Model) trainShardings(mesh *ir.Mesh, nStates int, labels, fsdp bool) (args, results []engine.ArgSharding) {
+	order, nTrained := m.lossOrder()
+	nState := nTrained * (1 + nStates)
+	for k, j := range order {
+		p := m.Params[j]
+		dims := paramDims(mesh, p.Type, p.Name, fsdp)
+		if k >= nTrained {
+			args = append(args, engine.ArgSharding{Arg: nState + 1 + k - nTrained, Dims: dims})
+			continue
+		}
+		at := []int{k}
+		for s := range nStates {
+			at = append(at, nTrained+k*nStates+s)
+		}
+		for _, a := range at {
+			args = append(args, engine.ArgSharding{Arg: a, Dims: dims})
+			results = append(results, engine.ArgSharding{Arg: 1 + a, Dims: dims})
+		}
+	}
+	rows := dimsSplitting(mesh, 2, map[int]string{0: AxisData})
+	tokens := nState + 1 + len(order) - nTrained
+	for i := range 1 + btoi(labels) {
+		args = append(args, engine.ArgSharding{Arg: tokens + i, Dims: rows})
+	}
+	return args, results
+}

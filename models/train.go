@@ -169,11 +169,23 @@ type TrainOptions struct {
 	Backend, Device, Precision string
 	Cache                      *engine.Cache // nil: the process's default cache
 	Labels                     bool          // Step takes labels besides the tokens
+	// Mesh splits the step over that many devices of Device (ParseMesh):
+	// "tp" splits the weights and their optimizer state as a Generator's
+	// (models/shard.go), "dp" the batch rows, XLA summing the gradients
+	// over them. The weights and state stay split on the devices between
+	// steps. A sharded program takes no donations (backend/pjrt), so a
+	// step holds the old and the new weights at once.
+	Mesh *ir.Mesh
+	// FSDP also splits the weights and their state over dp (on their first
+	// dimension that dp divides, besides tp's): each data-parallel device
+	// holds a share of them, as FSDP and ZeRO-3 do. It needs a Mesh.
+	FSDP bool
 }
 
 // Trainer trains a model's weights (as f32) with one compiled step that
 // computes the loss, its gradient and the optimizer's update (train.Step);
-// the weights and the optimizer's state are donated to each call.
+// the weights and the optimizer's state are donated to each call (but on
+// a mesh, TrainOptions.Mesh).
 type Trainer struct {
 	m      *Model
 	opt    train.Optimizer
@@ -199,27 +211,44 @@ func NewTrainer(m *Model, opt train.Optimizer, o TrainOptions) (*Trainer, error)
 	}
 	t := &Trainer{m: m, opt: opt, labels: o.Labels}
 	name := m.Config.Arch + ".train"
-	fn, err := engine.NewFunction(trainProgram{t, name}, engine.Options{Name: name, Backend: o.Backend, Device: o.Device,
-		Precision: o.Precision, Cache: o.Cache, NoAutoDynamic: true, Donate: donate, KeepOnDevice: o.Device != ""})
+	eo := engine.Options{Name: name, Backend: o.Backend, Device: o.Device,
+		Precision: o.Precision, Cache: o.Cache, NoAutoDynamic: true, Donate: donate, KeepOnDevice: o.Device != ""}
+	switch {
+	case o.Mesh != nil && o.Device == "":
+		return nil, fmt.Errorf("models: a mesh (%s) splits training over a device's chips: name the device (TrainOptions.Device)", meshString(o.Mesh))
+	case o.FSDP && (o.Mesh == nil || o.Mesh.Axis(AxisData) < 0):
+		return nil, errors.New("models: FSDP splits the weights over a mesh's dp axis: give TrainOptions.Mesh with dp")
+	case o.Mesh != nil:
+		// No aliases in the program: a sharded run would copy each
+		// aliased argument it is not donated.
+		eo.Mesh, eo.Donate = o.Mesh, nil
+		eo.Shardings, eo.ResultShardings = m.trainShardings(o.Mesh, len(opt.StateNames()), o.Labels, o.FSDP)
+	}
+	fn, err := engine.NewFunction(trainProgram{t, name}, eo)
 	if err != nil {
 		return nil, err
 	}
 	t.fn = fn
 	var weights, state []*backend.Buffer
+	k1 := 1 + len(opt.StateNames())
 	for k, j := range order {
 		p := m.Params[j]
 		w := f32Copy(p.Buffer)
-		up, err := fn.Upload(w)
-		if err != nil {
-			return nil, fmt.Errorf("copying %s to the device: %w", p.Name, err)
-		}
 		if k >= nTrained {
+			up, err := fn.UploadArg(nState+1+k-nTrained, w)
+			if err != nil {
+				return nil, fmt.Errorf("copying %s to the device: %w", p.Name, err)
+			}
 			t.fixed = append(t.fixed, up)
 			continue
 		}
+		up, err := fn.UploadArg(k, w)
+		if err != nil {
+			return nil, fmt.Errorf("copying %s to the device: %w", p.Name, err)
+		}
 		weights = append(weights, up)
-		for range opt.StateNames() {
-			z, err := fn.Upload(backend.New(w.Type()))
+		for s := range k1 - 1 {
+			z, err := fn.UploadArg(nTrained+k*(k1-1)+s, backend.New(w.Type()))
 			if err != nil {
 				return nil, err
 			}
@@ -291,7 +320,8 @@ func (t *Trainer) Prepare(batch, length int64) error {
 }
 
 // Weights are copies of the trained weights on the host, f32, in
-// m.Params' order (the Trainer's own are donated to its next step).
+// m.Params' order (the Trainer's own are donated to its next step, or
+// replaced by it on a mesh).
 func (t *Trainer) Weights() []*backend.Buffer {
 	order, nTrained := t.m.lossOrder()
 	out := make([]*backend.Buffer, len(order))

@@ -26,7 +26,9 @@ var trainCommand = &command{
 		"modulo its rows; the loss, its gradient and the optimizer's update are one compiled step, in f32. "+
 		"It writes OUT/losses.npy (f32 [N]: each step's loss before its update), OUT/model.safetensors "+
 		"(the checkpoint's own tensor names, dtype and layout) and config.json, with the generation config "+
-		"and tokenizer files copied, and prints a line per step on stderr. Nothing is written when it fails.", 95) + "\n",
+		"and tokenizer files copied, and prints a line per step on stderr. Nothing is written when it fails. "+
+		"With --mesh the step is split over a device's chips: tp splits the weights and their optimizer state "+
+		"as generate's, dp the batch rows (XLA sums the gradients), and --fsdp also the weights over dp.", 95) + "\n",
 	flags: []flagSpec{
 		{name: "model", kind: valueFlag, arg: "DIR", doc: "the model directory"},
 		{name: "tokens", kind: valueFlag, arg: "T.npy", doc: "the token rows, i32 [rows, L]"},
@@ -44,6 +46,8 @@ var trainCommand = &command{
 		backendFlag,
 		deviceFlag,
 		precisionFlag,
+		meshFlag,
+		{name: "fsdp", kind: boolFlag, doc: "split the weights and the optimizer's state over --mesh's dp axis too (FSDP)"},
 	},
 	run: cmdTrain,
 }
@@ -177,6 +181,13 @@ func cmdTrain(e *env, p *parsed) error {
 	if err != nil {
 		return err
 	}
+	mesh, err := meshValue(p)
+	if err != nil {
+		return err
+	}
+	if p.flag("fsdp") && (mesh == nil || mesh.Axis(models.AxisData) < 0) {
+		return usagef("--fsdp splits the weights over --mesh's dp axis: give --mesh with dp, as dp=2,tp=2")
+	}
 	if _, err := openRunBackend("train", p.value("backend", ""), p.value("device", "")); err != nil {
 		return err
 	}
@@ -204,7 +215,8 @@ func cmdTrain(e *env, p *parsed) error {
 	if L := int(tokens.Shape()[1]); L > m.Config.MaxPositions {
 		return fmt.Errorf("%s: rows of %d tokens are longer than the model's max_position_embeddings %d", a.tokens, L, m.Config.MaxPositions)
 	}
-	tr, err := models.NewTrainer(m, a.opt, models.TrainOptions{Backend: p.value("backend", ""), Device: p.value("device", ""), Precision: precision, Labels: labels != nil})
+	tr, err := models.NewTrainer(m, a.opt, models.TrainOptions{Backend: p.value("backend", ""), Device: p.value("device", ""), Precision: precision,
+		Labels: labels != nil, Mesh: mesh, FSDP: p.flag("fsdp")})
 	if err != nil {
 		return err
 	}
