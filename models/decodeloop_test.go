@@ -138,6 +138,10 @@ func TestDecodeLoopMatchesSteps(t *testing.T) {
 // row's end (rows do not see each other). A row finished by the first
 // token (from prefill's logits) stays Pad throughout the loop.
 func TestDecodeLoopEOS(t *testing.T) {
+	// The rows' ends below were read off this random model with each layer
+	// its own weight: stacked layers draw the same numbers into other
+	// weights (TestDecodeLoopMatchesSteps runs the loop over looped layers).
+	t.Setenv(unrollEnv, "1")
 	m := randomModel(t, tinyQwen3Config, 0.5)
 	r := Request{Prompts: [][]int32{{3, 1, 4, 1, 5}, {9, 2, 6}, {7, 7}}, MaxNew: 12}
 	for _, o := range []Options{{Backend: "reference"}, {Device: "pjrt", Precision: "highest"}} {
@@ -262,6 +266,7 @@ func TestDecodeLoopAgainstTransformers(t *testing.T) {
 // over eager steps and gives the traced loop's steps, tokens and cache (on
 // the reference executor), sampling with EOS ids.
 func TestDecodeLoopEager(t *testing.T) {
+	t.Setenv(unrollEnv, "1") // the draws below are this model's with unstacked layers, as in TestDecodeLoopEOS
 	m := randomModel(t, tinyQwen3Config, 0.5)
 	// Without EOS ids these rows draw 53 36 39 53 10 32 61 43 and 58 25 16
 	// 4 46 55 53 23: with 10 and 55 they end after 5 and 6 tokens.
@@ -369,8 +374,8 @@ func TestDecodeLoopCompilesForTPU(t *testing.T) {
 			if err != nil {
 				t.Fatalf("sampler %+v for %s: %v", s, target.name, err)
 			}
-			if n := strings.Count(exe.HLO, "stablehlo.while"); n != 1 {
-				t.Errorf("sampler %+v for %s: %d stablehlo.while, want 1", s, target.name, n)
+			if n, want := strings.Count(exe.HLO, "stablehlo.while"), 1+len(m.Loops()); n != want {
+				t.Errorf("sampler %+v for %s: %d stablehlo.while, want %d (the decode loop and its layer loops)", s, target.name, n, want)
 			}
 			mods = append(mods, xlacheck.TPUModule{ID: fmt.Sprintf("decode_loop.%d", i), Text: exe.HLO})
 		}
