@@ -215,3 +215,23 @@ func HasSideEffects(in *Instr) bool {
 	}
 	return in.Op.Info().SideEffects
 }
+
+// CustomCallFallback returns the function a backend without in's kernel runs
+// in its place, or the refusal, at in's position, that names the target.
+func CustomCallFallback(m *Module, in *Instr) (*Func, error) {
+	a, ok := in.Attr.(*CustomCallAttr)
+	if !ok {
+		return nil, Errorf(in.Pos, "custom_call has no target")
+	}
+	if a.Fallback == "" {
+		return nil, Errorf(in.Pos, "custom_call @%s has no fallback: it runs only on a backend that has the kernel", a.Target)
+	}
+	var g *Func
+	if m != nil {
+		g = m.Func(a.Fallback)
+	}
+	if g == nil {
+		return nil, Errorf(in.Pos, "custom_call @%s: fallback @%s is not a function of the module", a.Target, a.Fallback)
+	}
+	return g, nil
+}
