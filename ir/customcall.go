@@ -194,12 +194,14 @@ func checkCustomCall(m *Module, in *Instr, args, res []Type) error {
 	return nil
 }
 
+// typesEqual compares dtypes and shapes, not layouts: assign-layout gives
+// the call's values a target's layouts, and the fallback keeps its own.
 func typesEqual(a, b []Type) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for i := range a {
-		if !a[i].Equal(b[i]) {
+		if !a[i].WithShape(a[i].Shape).Equal(b[i].WithShape(b[i].Shape)) {
 			return false
 		}
 	}
