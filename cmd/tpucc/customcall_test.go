@@ -80,3 +80,37 @@ func backendConfig(text string) string {
 	cfg, _, _ := strings.Cut(rest, `"`)
 	return cfg
 }
+
+// TestCustomCallBackends: a custom_call XLA:CPU knows (@Sharding, the
+// identity on one device) runs there through PJRT, and the reference
+// executor and llvm run its fallback, all three to the same numbers; a
+// target XLA:CPU lacks is refused by XLA, by name, while the CPU backends
+// still run the fallback.
+func TestCustomCallBackends(t *testing.T) {
+	dir := t.TempDir()
+	const src = `func @f(%x: f32[4]) -> f32[4] {
+  %s = custom_call @TARGET(%x) {fallback=@id} : f32[4]
+  %r = add %s, %x
+  return %r
+}
+
+func @id(%a: f32[4]) -> f32[4] {
+  return %a
+}
+`
+	known := writeFile(t, dir, "known.tir", []byte(strings.Replace(src, "TARGET", "Sharding", 1)))
+	unknown := writeFile(t, dir, "unknown.tir", []byte(strings.Replace(src, "TARGET", "tpucc_no_such_kernel", 1)))
+	ref := tpucc(t, "", "run", "--backend", "reference", known)
+	if ref.code != 0 || !strings.HasPrefix(ref.stdout, "result0: f32[4] = [") {
+		t.Fatalf("reference: status %d: %s%s", ref.code, ref.stdout, ref.stderr)
+	}
+	for _, b := range []string{"pjrt", "llvm"} {
+		tpucc(t, "", "run", "--backend", b, known).want(t, 0, ref.stdout, "")
+	}
+	tpucc(t, "", "run", "--backend", "llvm", unknown).want(t, 0, ref.stdout, "")
+	r := tpucc(t, "", "run", "--backend", "pjrt", unknown)
+	want := unknown + ": error: backend pjrt: pjrt: PJRT_Client_Compile: NOT_FOUND: No registered implementation for untyped custom call to tpucc_no_such_kernel for Host\n"
+	if r.code != 1 || r.stdout != "" || r.stderr != want {
+		t.Errorf("pjrt, a target XLA lacks: status %d, stdout %q, stderr %q; want 1 and %q", r.code, r.stdout, r.stderr, want)
+	}
+}
