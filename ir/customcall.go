@@ -129,6 +129,9 @@ func inferCustomCall(c *inferCtx) []Type {
 	if !ok {
 		return c.fail("custom_call has no target")
 	}
+	if !tirName(a.Target) {
+		return c.fail("custom_call target %q cannot be written in .tir: a target is letters, digits, '_' and '.', not starting with a digit", a.Target)
+	}
 	if c.hint == nil {
 		return c.fail("custom_call @%s needs its result types written after ':'", a.Target)
 	}
@@ -139,6 +142,17 @@ func inferCustomCall(c *inferCtx) []Type {
 		return c.fail("custom_call @%s: %v", a.Target, err)
 	}
 	return c.hint
+}
+
+// tirName reports whether s can follow '@' in .tir (the lexer's Global).
+func tirName(s string) bool {
+	for i, r := range s {
+		letter := r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+		if !letter && (i == 0 || r != '.' && (r < '0' || r > '9')) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func checkLayouts(what string, ls [][]int64, ts []Type) error {

@@ -50,6 +50,8 @@ func TestCustomCallErrors(t *testing.T) {
 			"e.mlir:3:68: error: stablehlo.custom_call @k: output_operand_aliases is not supported"},
 		{call(`called_computations = [@f]`),
 			"e.mlir:3:65: error: stablehlo.custom_call @k: called_computations is not supported"},
+		{wrap("    %0 = stablehlo.custom_call @\"__cpu$k\"(%arg0) : (tensor<4xf32>) -> tensor<4xf32>\n    return %0 : tensor<4xf32>\n"),
+			"e.mlir:3:10: error: stablehlo.custom_call: custom_call target \"__cpu$k\" cannot be written in .tir: a target is letters, digits, '_' and '.', not starting with a digit"},
 		{call(`schedule = 1 : i32`),
 			"e.mlir:3:54: error: stablehlo.custom_call @k: unsupported attribute schedule"},
 		{call(`operand_layouts = [dense<[0, 1]> : tensor<2xindex>]`),
