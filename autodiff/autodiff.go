@@ -167,6 +167,9 @@ func (t *tape) clone(f *ir.Func, vals map[*ir.Value]*ir.Value, depth int) ([]*ir
 			continue
 		case ir.OpFusion:
 			return nil, ir.Errorf(in.Pos, "cannot differentiate fusion: autodiff runs on unfused IR, before the fuse pass")
+		case ir.OpCustomCall:
+			// Refused here, not at its VJP: the tape's module has no fallback to verify against.
+			return nil, ir.Errorf(in.Pos, "cannot differentiate custom_call @%s: %s", in.Attr.(*ir.CustomCallAttr).Target, rules[in.Op].refused)
 		case ir.OpWhile, ir.OpCase:
 			c, err := t.cloneControl(f, in, args, depth)
 			if err != nil {

@@ -70,6 +70,8 @@ func TestVJPErrors(t *testing.T) {
 			"symbolic.tir:1:9: error: cannot differentiate @f: parameter %x has the symbolic type f32[B,4]; give its sizes (--dim)"},
 		{"fusion", "func @f(%x: f32[4]) -> f32[4] {\n  %y = fusion %x {kind=loop} : f32[4] (%p: f32[4]) {\n    %e = exp %p : f32[4]\n    return %e\n  }\n  return %y\n}\n",
 			"fusion.tir:2:3: error: cannot differentiate fusion: autodiff runs on unfused IR, before the fuse pass"},
+		{"custom_call", "func @f(%x: f32[4]) -> f32[4] {\n  %y = custom_call @k(%x) {fallback=@g} : f32[4]\n  return %y\n}\n\nfunc @g(%a: f32[4]) -> f32[4] {\n  %e = exp %a\n  return %e\n}\n",
+			"custom_call.tir:2:3: error: cannot differentiate custom_call @k: its kernel is opaque to tpucc: differentiate its fallback function instead"},
 		{"real", "func @f(%x: f32[4]) -> f32[4] {\n  %z = complex %x, %x\n  %y = real %z\n  return %y\n}\n",
 			"real.tir:3:3: error: cannot differentiate real: complex values are not differentiated yet (the rules are real; no convention for complex cotangents is chosen)"},
 		{"complex_param", "func @f(%x: c64[4]) -> f32[4] {\n  %y = real %x\n  return %y\n}\n",

@@ -152,6 +152,7 @@ var rules = map[ir.Op]rule{
 	ir.OpWhile:           {regions: true},
 	ir.OpCase:            {regions: true},
 	ir.OpCall:            {refused: "calls are inlined before differentiation"},
+	ir.OpCustomCall:      {refused: "its kernel is opaque to tpucc: differentiate its fallback function instead"},
 	ir.OpReturn:          {refused: "the transform handles return itself"},
 	ir.OpFusion:          {refused: "autodiff runs on unfused IR, before the fuse pass"},
 	ir.OpComplex:         {refused: complexRefused},

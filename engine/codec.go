@@ -188,14 +188,23 @@ func (e *encoder) attr(a ir.Attr) {
 	case *ir.CallAttr:
 		e.buf = append(e.buf, 3)
 		e.str(a.Callee)
+	case *ir.CustomCallAttr:
+		// The target is not a field: it is written first, then the fields.
+		e.buf = append(e.buf, 4)
+		e.str(a.Target)
+		e.fields(a)
 	default:
 		e.buf = append(e.buf, 1)
-		fs := a.Fields()
-		e.uvar(uint64(len(fs)))
-		for _, f := range fs {
-			e.str(f.Name)
-			e.value(f.Value)
-		}
+		e.fields(a)
+	}
+}
+
+func (e *encoder) fields(a ir.Attr) {
+	fs := a.Fields()
+	e.uvar(uint64(len(fs)))
+	for _, f := range fs {
+		e.str(f.Name)
+		e.value(f.Value)
 	}
 }
 

@@ -297,19 +297,15 @@ func (d *decoder) attr(op ir.Op, pos ir.Pos) ir.Attr {
 		return nil
 	case tag == 0:
 		return nil
-	case tag == 1:
-		fields := make([]ir.AttrField, d.count(2))
-		for i := range fields {
-			fields[i] = ir.AttrField{Name: d.str(), Value: d.value(0), Pos: pos}
-		}
-		if d.err != nil {
-			return nil
-		}
-		a, err := ir.BuildAttr(op, fields, pos)
-		if err != nil {
-			d.fail("bad attributes of %s: %v", op, err)
+	case tag == 4 && op == ir.OpCustomCall:
+		target := d.str()
+		a, _ := d.fields(op, pos).(*ir.CustomCallAttr)
+		if a != nil {
+			a.Target = target
 		}
 		return a
+	case tag == 1:
+		return d.fields(op, pos)
 	case tag == 2 && op == ir.OpConstant:
 		return &ir.ConstAttr{Value: d.literal()}
 	case tag == 3 && op == ir.OpCall:
@@ -318,6 +314,23 @@ func (d *decoder) attr(op ir.Op, pos ir.Pos) ir.Attr {
 		d.fail("bad attribute tag %d for %s", tag, op)
 		return nil
 	}
+}
+
+// fields reads an attribute written as its fields and rebuilds it.
+func (d *decoder) fields(op ir.Op, pos ir.Pos) ir.Attr {
+	fields := make([]ir.AttrField, d.count(2))
+	for i := range fields {
+		fields[i] = ir.AttrField{Name: d.str(), Value: d.value(0), Pos: pos}
+	}
+	if d.err != nil {
+		return nil
+	}
+	a, err := ir.BuildAttr(op, fields, pos)
+	if err != nil {
+		d.fail("bad attributes of %s: %v", op, err)
+		return nil
+	}
+	return a
 }
 
 func (d *decoder) literal() *ir.Literal {

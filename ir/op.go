@@ -120,6 +120,9 @@ const (
 	OpReducePrecision
 	OpBitcastConvert
 
+	// Calls of kernels outside the IR.
+	OpCustomCall
+
 	numOps
 )
 
@@ -407,6 +410,13 @@ var opTable = [numOps]OpInfo{
 		Doc: "bitcast_convert %x : T: x's bits read as T's dtype, little-endian; a wider operand element becomes a new last dimension of " +
 			"result elements, a narrower one is gathered from the operand's last dimension; not for i1",
 		infer: inferBitcastConvert},
+
+	OpCustomCall: {Name: "custom_call", Fuse: FuseNever, Cost: CostCustom, Pad: PadRefuse,
+		Group: GroupOther, Args: -1, NeedsType: true,
+		Doc: "custom_call @target(%a, ...) {backend_config=\"...\", has_side_effect, api_version, operand_layouts, result_layouts, fallback=@f, cost=N} : T, ...: " +
+			"a kernel outside the IR (XLA's custom call; a Pallas kernel is @tpu_custom_call), passed through to the backend as written; " +
+			"where it cannot run, function f (the call's signature) runs instead; cost is its flops for the cost model",
+		decode: decodeCustomCall, infer: inferCustomCall},
 }
 
 // withInfer replaces a unary or binary op's type rule by one whose result

@@ -52,6 +52,7 @@ const (
 	CostWindow                   // one combine (or compare) per window element of each window
 	CostComposite                // a composite op: the cost model has a formula for each
 	CostRegion                   // call, fusion: the work of the body, summed by the caller
+	CostCustom                   // custom_call: the flops its cost attribute says (0 when absent)
 )
 
 // PadRule says how the padding analysis (passes/padding) checks that an op

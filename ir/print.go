@@ -211,6 +211,23 @@ func writeSharding(b *strings.Builder, s *Sharding) {
 	}
 }
 
+func writeFields(b *strings.Builder, a Attr) {
+	fs := a.Fields()
+	if len(fs) == 0 {
+		return
+	}
+	b.WriteString(" {")
+	for i, f := range sortFields(fs) {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(f.Name)
+		b.WriteByte('=')
+		b.WriteString(f.Value.String())
+	}
+	b.WriteByte('}')
+}
+
 func writeTypes(b *strings.Builder, ts []Type) {
 	for i, t := range ts {
 		if i > 0 {
@@ -249,24 +266,18 @@ func printInstr(b *strings.Builder, n *namer, in *Instr, indent string) {
 		b.WriteByte('(')
 		writeRefs(b, n, in.Args)
 		b.WriteByte(')')
+	case *CustomCallAttr:
+		b.WriteString(" @" + a.Target + "(")
+		writeRefs(b, n, in.Args)
+		b.WriteByte(')')
+		writeFields(b, a)
 	default:
 		if len(in.Args) > 0 {
 			b.WriteByte(' ')
 			writeRefs(b, n, in.Args)
 		}
 		if in.Attr != nil {
-			if fs := in.Attr.Fields(); len(fs) > 0 {
-				b.WriteString(" {")
-				for i, f := range sortFields(fs) {
-					if i > 0 {
-						b.WriteString(", ")
-					}
-					b.WriteString(f.Name)
-					b.WriteByte('=')
-					b.WriteString(f.Value.String())
-				}
-				b.WriteByte('}')
-			}
+			writeFields(b, in.Attr)
 		}
 	}
 	if len(in.Results) > 0 {

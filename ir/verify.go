@@ -138,6 +138,9 @@ func checkTypes(m *Module, in *Instr) error {
 	if in.Op == OpCall {
 		return checkCall(m, in, args, res)
 	}
+	if in.Op == OpCustomCall && in.Attr != nil {
+		return checkCustomCall(m, in, args, res)
+	}
 	if in.Op.Info().decode != nil || in.Op == OpConstant {
 		if in.Attr == nil {
 			return fmt.Errorf("%s is missing its attributes", in.Op)

@@ -65,15 +65,15 @@ func remapArgs(in *ir.Instr, repl []*ir.Value) {
 	}
 }
 
-// hasSideEffects reports whether op does more than compute its results, as
-// ir's table says (no op does yet: calls are calls of pure functions). cse
-// and dce both ask, so such an op is neither merged nor dropped.
-func hasSideEffects(op ir.Op) bool { return op.Info().SideEffects }
+// hasSideEffects reports whether in does more than compute its results (a
+// custom_call marked has_side_effect). cse, dce and licm ask, so such an
+// instruction is neither merged, dropped nor moved.
+func hasSideEffects(in *ir.Instr) bool { return ir.HasSideEffects(in) }
 
 // cseCandidate: an instruction with results, without regions (a body would
 // need comparing too), and without side effects.
 func cseCandidate(in *ir.Instr) bool {
-	return len(in.Results) > 0 && len(in.Regions) == 0 && !hasSideEffects(in.Op)
+	return len(in.Results) > 0 && len(in.Regions) == 0 && !hasSideEffects(in)
 }
 
 // hashInstr is a hash consistent with sameComputation.
@@ -104,6 +104,12 @@ func hashInstr(in *ir.Instr) uint64 {
 		}
 	case *ir.CallAttr:
 		w(a.Callee)
+	case *ir.CustomCallAttr:
+		w(a.Target)
+		for _, f := range a.Fields() {
+			w(f.Name)
+			w(f.Value.String())
+		}
 	case nil:
 	default:
 		for _, f := range a.Fields() {
@@ -195,6 +201,11 @@ func sameAttr(a, b *ir.Instr) bool {
 	case *ir.CallAttr:
 		y, ok := b.Attr.(*ir.CallAttr)
 		return ok && x.Callee == y.Callee
+	case *ir.CustomCallAttr:
+		y, ok := b.Attr.(*ir.CustomCallAttr)
+		if !ok || x.Target != y.Target {
+			return false
+		}
 	}
 	if b.Attr == nil {
 		return false

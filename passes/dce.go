@@ -37,7 +37,7 @@ func sweepDead(f *ir.Func, uses []int, c *Context) int {
 	instrs := f.Body.Instrs
 	for i := len(instrs) - 1; i >= 0; i-- {
 		in := instrs[i]
-		if in.Op == ir.OpReturn || hasSideEffects(in.Op) || live(in, uses) {
+		if in.Op == ir.OpReturn || hasSideEffects(in) || live(in, uses) {
 			continue
 		}
 		dead[in.ID] = true

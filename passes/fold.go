@@ -77,12 +77,12 @@ func foldOne(s *sweep, in *ir.Instr, c *Context) (bool, error) {
 }
 
 // constantArgs returns the literals of in's operands when in is a candidate:
-// not call, constant or return, no regions, at least one operand, all constants.
+// not call, custom_call (its kernel is not ours to run), constant or return, no regions, at least one operand, all constants.
 // A sharding_constraint is kept: it says where its value lives, which a
 // constant in its place would forget.
 func constantArgs(in *ir.Instr) ([]*ir.Literal, bool) {
 	switch in.Op {
-	case ir.OpCall, ir.OpConstant, ir.OpReturn, ir.OpShardingConstraint:
+	case ir.OpCall, ir.OpConstant, ir.OpReturn, ir.OpShardingConstraint, ir.OpCustomCall:
 		return nil, false
 	}
 	if len(in.Args) == 0 || len(in.Regions) > 0 {

@@ -181,7 +181,7 @@ func movable(x *ir.Instr) bool {
 	switch {
 	case x.Op == ir.OpReturn, x.Op == ir.OpCopy, x.Op == ir.OpShardingConstraint:
 		return false
-	case len(x.Regions) > 0, hasSideEffects(x.Op):
+	case len(x.Regions) > 0, hasSideEffects(x):
 		return false
 	}
 	return true

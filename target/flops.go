@@ -103,6 +103,10 @@ func classWork(in *ir.Instr, out int64) (vec, trans int64) {
 			axis = int(a.Axis)
 		}
 		return mulOK(elems(x), ceilLog2(x.Type.Dims()[axis])), 0
+	case ir.CostCustom:
+		// The kernel is opaque: its cost attribute, 0 when absent (build
+		// --report says which calls have none).
+		return in.Attr.(*ir.CustomCallAttr).Cost, 0
 	case ir.CostComposite:
 		f := compositeWork[in.Op]
 		if f == nil {

@@ -80,7 +80,7 @@ type memCount struct {
 // one holds is added to the tensors. Scratch alone over the limit is the
 // instruction's positioned error.
 func (c *memCount) kernel(g *ir.Func, in *ir.Instr) error {
-	if in.Op == ir.OpFusion || in.Op == ir.OpCall || in.Op == ir.OpReturn {
+	if in.Op == ir.OpFusion || in.Op == ir.OpCall || in.Op == ir.OpCustomCall || in.Op == ir.OpReturn {
 		return nil
 	}
 	n := scratchBytes(in)
@@ -102,7 +102,7 @@ func (c *memCount) body(g *ir.Func) (int64, error) {
 	}
 	total := int64(0)
 	for _, in := range g.Body.Instrs {
-		if in.Op == ir.OpCall {
+		if in.Op == ir.OpCall || in.Op == ir.OpCustomCall {
 			h, err := callee(c.m, in)
 			if err != nil {
 				return 0, err
@@ -151,7 +151,7 @@ func (c *memCount) region(g *ir.Func, r *ir.Block) (int64, error) {
 			return
 		}
 		var n int64
-		if x.Op == ir.OpCall {
+		if x.Op == ir.OpCall || x.Op == ir.OpCustomCall {
 			var h *ir.Func
 			if h, err = callee(c.m, x); err == nil {
 				n, err = c.body(h)

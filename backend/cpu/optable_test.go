@@ -16,6 +16,8 @@ var runByRun = map[ir.Op]string{
 	ir.OpFusion: "Run executes the body",
 	ir.OpWhile:  "Run executes the regions (TestRunWhile*, TestRunNestedLoops)",
 	ir.OpCase:   "Run executes the branch (TestRunCaseIndex)",
+	// Run calls its fallback; without one it is refused.
+	ir.OpCustomCall: "Run calls the fallback (TestCustomCallFallback, TestCustomCallRefused)",
 }
 
 // complexOps is a program of the ops that generated programs never contain

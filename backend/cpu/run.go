@@ -101,7 +101,7 @@ func reachable(m *ir.Module, f *ir.Func, visit func(*ir.Func)) error {
 		visit(g)
 		var err error
 		g.Body.Walk(func(in *ir.Instr) {
-			if in.Op != ir.OpCall || err != nil {
+			if in.Op != ir.OpCall && in.Op != ir.OpCustomCall || err != nil {
 				return
 			}
 			var h *ir.Func
@@ -122,6 +122,10 @@ func reachable(m *ir.Module, f *ir.Func, visit func(*ir.Func)) error {
 }
 
 func callee(m *ir.Module, in *ir.Instr) (*ir.Func, error) {
+	if in.Op == ir.OpCustomCall {
+		// The executor has no custom kernels: the fallback runs as a call.
+		return ir.CustomCallFallback(m, in)
+	}
 	a, ok := in.Attr.(*ir.CallAttr)
 	if !ok {
 		return nil, ir.Errorf(in.Pos, "call has no callee")
@@ -228,7 +232,7 @@ func (mc *machine) block(f *ir.Func, blk *ir.Block, vals, args []*backend.Buffer
 // instr runs one instruction of f on its operands.
 func (mc *machine) instr(f *ir.Func, in *ir.Instr, vals, ins []*backend.Buffer) ([]*backend.Buffer, error) {
 	switch in.Op {
-	case ir.OpCall:
+	case ir.OpCall, ir.OpCustomCall:
 		g, err := callee(mc.m, in)
 		if err != nil {
 			return nil, err

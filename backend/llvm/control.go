@@ -145,7 +145,7 @@ func (pl *planner) adoptable(in *ir.Instr, i, slotOf int) bool {
 	if in.Block == nil || (a.Def == nil && !pl.owned[a]) {
 		return false
 	}
-	if a.Def != nil && (a.Def.Block != in.Block || a.Def.Op == ir.OpCall || a.Def.Op == ir.OpFusion) {
+	if a.Def != nil && (a.Def.Block != in.Block || a.Def.Op == ir.OpCall || a.Def.Op == ir.OpCustomCall || a.Def.Op == ir.OpFusion) {
 		return false // a call's or fusion's result may be its operand's slot
 	}
 	uses := 0

@@ -20,6 +20,7 @@ import (
 // planned are the ops the planner handles without a kernel of their own.
 var planned = map[ir.Op]string{
 	ir.OpCall:         "inlined",
+	ir.OpCustomCall:   "its fallback function inlined as a call (no custom kernels here); refused without one",
 	ir.OpFusion:       "opened: its body is planned",
 	ir.OpReturn:       "ends the plan",
 	ir.OpConstant:     "filled once at compile time, or an expression when scalar",

@@ -74,7 +74,7 @@ func narrowRaggedT(u *ir.Instr, body []*ir.Instr, at map[*ir.Instr]int, users ma
 			return false
 		}
 		for _, x := range body[i+1 : j] {
-			if x.Op == ir.OpCall || x.Op == ir.OpFusion && !inlinable(x) {
+			if x.Op == ir.OpCall || x.Op == ir.OpCustomCall || x.Op == ir.OpFusion && !inlinable(x) {
 				return false
 			}
 		}

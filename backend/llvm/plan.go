@@ -218,7 +218,7 @@ func (pl *planner) function(f *ir.Func, env map[*ir.Value]int, depth int) ([]int
 				out[i] = env[a]
 			}
 			return out, nil
-		case ir.OpCall, ir.OpFusion:
+		case ir.OpCall, ir.OpFusion, ir.OpCustomCall:
 			if inl := pl.inlineFusion(in); inl != nil {
 				body = append(body, inl...)
 				absorbed = append(absorbed, in)
@@ -303,11 +303,19 @@ func inlinable(in *ir.Instr) bool {
 	return true
 }
 
-// nested plans a call (inlined) or a fusion (its region as one group).
+// nested plans a call (inlined), a custom_call's fallback (inlined as a
+// call: this backend has no custom kernels) or a fusion (its region as one
+// group).
 func (pl *planner) nested(in *ir.Instr, env map[*ir.Value]int, depth int) error {
 	var params []*ir.Value
 	var f *ir.Func
-	if in.Op == ir.OpCall {
+	if in.Op == ir.OpCustomCall {
+		var err error
+		if f, err = ir.CustomCallFallback(pl.m, in); err != nil {
+			return err
+		}
+		params = f.Params
+	} else if in.Op == ir.OpCall {
 		a, _ := in.Attr.(*ir.CallAttr)
 		if a != nil && pl.m != nil {
 			f = pl.m.Func(a.Callee)

@@ -72,6 +72,7 @@ func costReport(f *ir.Func, t *target.Target) (string, error) {
 	}
 	b.WriteString("\n")
 	b.WriteString(loopNotes(f))
+	b.WriteString(customCallNotes(f))
 	fp := an.Footprint()
 	fmt.Fprintf(&b, "memory: parameters %d + constants %d + peak activations %d = %d bytes (%s) of %s %s\n",
 		an.ParamBytes, an.ConstBytes, an.PeakBytes, fp, binary(fp), binary(t.Memory), t.MemoryName)
@@ -292,6 +293,29 @@ func loopNotes(f *ir.Func) string {
 			return
 		}
 		fmt.Fprintf(&b, "loop %s (%s): the trip count depends on the data; its body is counted once\n", name, in.Pos)
+	})
+	return b.String()
+}
+
+// customCallNotes says where the FLOPs of each custom_call come from: its
+// cost attribute, or nothing (counted as 0), since its kernel is opaque.
+func customCallNotes(f *ir.Func) string {
+	var b strings.Builder
+	names := ir.ValueNames(f)
+	f.Body.Walk(func(in *ir.Instr) {
+		a, ok := in.Attr.(*ir.CustomCallAttr)
+		if !ok {
+			return
+		}
+		name := "custom_call @" + a.Target
+		if len(in.Results) > 0 {
+			name = "%" + names[in.Results[0]] + " = " + name
+		}
+		if a.HasCost {
+			fmt.Fprintf(&b, "%s (%s): %d FLOPs, from its cost attribute\n", name, in.Pos, a.Cost)
+			return
+		}
+		fmt.Fprintf(&b, "%s (%s): no cost attribute; counted as 0 FLOPs\n", name, in.Pos)
 	})
 	return b.String()
 }

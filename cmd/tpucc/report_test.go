@@ -275,3 +275,42 @@ func TestReportLoops(t *testing.T) {
 		t.Errorf("the first loop's row is %q, want a while with 3145735 FLOPs and 6144 transcendentals:\n%s", row, r.stderr)
 	}
 }
+
+// TestReportCustomCall: a custom_call's FLOPs are its cost attribute, and 0
+// without one; the report says which.
+func TestReportCustomCall(t *testing.T) {
+	dir := t.TempDir()
+	src := `func @f(%x: f32[4], %y: f32[4]) -> f32[4] {
+  %r = custom_call @my_add(%x, %y) {cost=1000, fallback=@g} : f32[4]
+  %t = custom_call @my_add(%x, %r) {has_side_effect=true} : f32[4]
+  return %t
+}
+
+func @g(%a: f32[4], %b: f32[4]) -> f32[4] {
+  %s = add %a, %b
+  return %s
+}
+`
+	model := writeFile(t, dir, "cc.tir", []byte(src))
+	r := tpucc(t, "", "build", model, "--target", "tpu-v6e", "--report", "-o", filepath.Join(dir, "out.hlo"))
+	if r.code != 0 {
+		t.Fatalf("status %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{
+		"%r = custom_call @my_add (" + model + ":2:3): 1000 FLOPs, from its cost attribute\n",
+		"%t = custom_call @my_add (" + model + ":3:3): no cost attribute; counted as 0 FLOPs\n",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("the report lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	flops := map[string]string{}
+	for _, line := range strings.Split(r.stderr, "\n") {
+		if f := strings.Fields(line); len(f) > 4 && f[2] == "custom_call" {
+			flops[f[1]] = f[4]
+		}
+	}
+	if flops["%r"] != "1000" || flops["%t"] != "0" {
+		t.Errorf("custom_call FLOPs are %v, want %%r 1000 and %%t 0:\n%s", flops, r.stderr)
+	}
+}

@@ -59,7 +59,9 @@ func (s *scanner) attrValue(typed bool) *attr {
 	case s.accept("dense<"):
 		a.kind, a.dense = attrDense, s.denseBody()
 		s.expect(":")
+		s.index = true
 		a.dense.typ = s.tensorType()
+		s.index = false
 		return a
 	case s.peek("#"):
 		s.hashAttr(a)

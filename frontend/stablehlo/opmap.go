@@ -105,6 +105,8 @@ func (bd *builder) otherOp(o *op, args []*ir.Value) {
 		bd.results(o, bd.emit(o, ir.OpBitcastConvert, nil, []ir.Type{bd.result(o)}, args...))
 	case "stablehlo.reduce_precision":
 		bd.results(o, bd.reducePrecision(o, args))
+	case "stablehlo.custom_call":
+		bd.results(o, bd.customCall(o, args)...)
 	case "stablehlo.triangular_solve":
 		bd.results(o, bd.triangularSolve(o, args))
 	case "chlo.top_k":

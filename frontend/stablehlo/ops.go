@@ -33,7 +33,7 @@ var structured = map[string]bool{
 	"stablehlo.while": true, "stablehlo.case": true, "stablehlo.if": true,
 	"stablehlo.convolution": true, "stablehlo.dynamic_conv": true, "stablehlo.select_and_scatter": true,
 	"stablehlo.triangular_solve": true, "stablehlo.reduce_precision": true,
-	"stablehlo.bitcast_convert": true, "stablehlo.map": true,
+	"stablehlo.bitcast_convert": true, "stablehlo.map": true, "stablehlo.custom_call": true,
 }
 
 func (s *scanner) checkSupported(o *op) {
@@ -58,6 +58,21 @@ func (s *scanner) pretty(o *op) {
 				s.expect(",")
 			}
 			o.args = append(o.args, s.use())
+		}
+	case "stablehlo.custom_call":
+		// stablehlo.custom_call @target(%a, ...) {attrs} : (T, ...) -> R
+		o.attrs["call_target_name"] = &attr{pos: s.pos(), kind: attrStr, text: s.sigil('@', "a call target")}
+		s.expect("(")
+		for !s.accept(")") {
+			if len(o.args) > 0 {
+				s.expect(",")
+			}
+			o.args = append(o.args, s.use())
+		}
+		if s.peek("{") {
+			for k, v := range s.attrDict() {
+				o.attrs[k] = v
+			}
 		}
 	case "stablehlo.constant":
 		s.skip()

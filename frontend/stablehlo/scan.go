@@ -25,6 +25,9 @@ type scanner struct {
 	col   int // of src[off], counted in runes from 1
 	depth int
 	tests bool // check.expect_* ops are read (ParseTest)
+	// index: the element type index is read (as i64), in a dense
+	// attribute's type only (custom_call's layouts).
+	index bool
 }
 
 type syntaxPanic struct{ err *ir.Error }

@@ -64,6 +64,9 @@ func (s *scanner) elemType() ir.DType {
 	pos := s.pos()
 	name := s.typeName()
 	dt, ok := dtypes[name]
+	if name == "index" && s.index {
+		dt, ok = ir.I64, true
+	}
 	if !ok {
 		s.failf(pos, "unsupported element type %s", name)
 	}

@@ -146,7 +146,7 @@ type attrValueAST struct {
 	Sharding *shardingAST    `parser:"(  @@"`
 	List     bool            `parser:" | @'['"`
 	Elems    []*attrValueAST `parser:"   (@@ (',' @@)*)? ']'"`
-	Scalar   string          `parser:" | @(Number | String | '-' ('inf' | 'nan') | Ident) )"`
+	Scalar   string          `parser:" | @(Number | String | '-' ('inf' | 'nan') | Ident | Global) )"`
 }
 
 // constAST is a constant's literal: a scalar, a complex element (re, im) or

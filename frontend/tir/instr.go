@@ -30,8 +30,8 @@ func (fb *funcBuilder) stmt(st *stmtAST) {
 	ok := argsOK && hintOK
 
 	// The operand form must fit the op.
-	if st.Call != nil && name != "call" {
-		fb.errorf(fb.pos(st.Call.Callee.Pos), "only call takes a callee, not %s", name)
+	if st.Call != nil && name != "call" && name != "custom_call" {
+		fb.errorf(fb.pos(st.Call.Callee.Pos), "only call and custom_call take a callee, not %s", name)
 		ok = false
 	}
 	if st.Const != nil && name != "constant" {
@@ -59,6 +59,8 @@ func (fb *funcBuilder) stmt(st *stmtAST) {
 		return
 	case "call":
 		results, ok = fb.call(st, opPos, args, hint, fields, ok)
+	case "custom_call":
+		results, ok = fb.customCall(st, opPos, args, hint, fields, ok)
 	case "constant":
 		results, ok = fb.constant(st, opPos, hint, fields, ok)
 	case "fusion":
@@ -195,6 +197,35 @@ func (fb *funcBuilder) call(st *stmtAST, opPos ir.Pos, args []*ir.Value, hint []
 	// hint as "no types known" and refuses the call.
 	res := append(make([]ir.Type, 0, len(g.Results)), g.Results...)
 	in, err := fb.bld.Emit(ir.OpCall, &ir.CallAttr{Callee: g.Name}, res, args...)
+	if err != nil {
+		fb.errorf(opPos, "%v", err)
+		return nil, false
+	}
+	return in.Results, true
+}
+
+// customCall builds custom_call @target(...): the target is the callee
+// position's name; its fallback is checked against the module by the verifier,
+// once every function is known.
+func (fb *funcBuilder) customCall(st *stmtAST, opPos ir.Pos, args []*ir.Value, hint []ir.Type, fields []ir.AttrField, ok bool) ([]*ir.Value, bool) {
+	attr, err := ir.BuildAttr(ir.OpCustomCall, fields, opPos)
+	if err != nil {
+		fb.addErr(opPos, err)
+		ok = false
+	}
+	if st.Call == nil {
+		fb.errorf(opPos, "custom_call needs a target: custom_call @name(%%arg, ...)")
+		return nil, false
+	}
+	if !ok {
+		return nil, false
+	}
+	a := attr.(*ir.CustomCallAttr)
+	a.Target = st.Call.Callee.Value[1:]
+	if hint == nil {
+		hint = []ir.Type{}
+	}
+	in, err := fb.bld.Emit(ir.OpCustomCall, a, hint, args...)
 	if err != nil {
 		fb.errorf(opPos, "%v", err)
 		return nil, false

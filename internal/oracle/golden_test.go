@@ -158,5 +158,12 @@ func unrunnable(m *ir.Module, f *ir.Func) string {
 	if err := cpu.CheckMemory(m, f, cpu.DefaultMemoryLimit()); err != nil {
 		return "is too large for the executor"
 	}
+	for _, g := range m.Funcs {
+		custom := false
+		g.Body.Walk(func(in *ir.Instr) { custom = custom || in.Op == ir.OpCustomCall })
+		if custom {
+			return "calls a custom_call, a kernel outside the IR that XLA may not have"
+		}
+	}
 	return ""
 }

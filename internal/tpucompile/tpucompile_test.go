@@ -43,6 +43,10 @@ func sources(t *testing.T, root string) []source {
 		if err != nil {
 			return err
 		}
+		if why, ok := noTPU(string(a.Comment)); ok {
+			t.Logf("%s is not compiled for TPU: %s", rel(root, path), why)
+			return nil
+		}
 		for _, f := range a.Files {
 			if f.Name == "in.tir" {
 				out = append(out, source{id: rel(root, path), text: string(f.Data), golden: true})
@@ -70,6 +74,17 @@ func sources(t *testing.T, root string) []source {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
 	return out
+}
+
+// noTPU reads a golden case's "tpu: no (why)" line: its program calls
+// kernels (custom_call targets) that libtpu does not have.
+func noTPU(comment string) (string, bool) {
+	for _, line := range strings.Split(comment, "\n") {
+		if why, ok := strings.CutPrefix(line, "tpu: no"); ok {
+			return strings.TrimSpace(why), true
+		}
+	}
+	return "", false
 }
 
 func rel(root, path string) string {

@@ -427,6 +427,8 @@ func (e *emitter) instr(in *ir.Instr) error {
 		case ir.OpBitcastConvert:
 			t := in.Results[0].Type
 			res = []hv{e.def(t, "stablehlo.bitcast_convert ", args[0].ref, " : ", funcType(args, []ir.Type{t}))}
+		case ir.OpCustomCall:
+			res = e.customCall(in, args)
 		default:
 			res, err = e.other(in, args)
 		}
@@ -497,7 +499,7 @@ func lowered(op ir.Op) bool {
 		ir.OpArgmax, ir.OpArgmin, ir.OpCumsum, ir.OpReduceWindow, ir.OpSelectAndScatter,
 		ir.OpTake, ir.OpScatterAdd, ir.OpDynamicSlice, ir.OpDynamicUpdateSlice, ir.OpOneHot, ir.OpTopK, ir.OpArgsort,
 		ir.OpRelu, ir.OpGelu, ir.OpSilu, ir.OpSoftmax, ir.OpLogSoftmax, ir.OpLayerNorm, ir.OpRMSNorm,
-		ir.OpConstant, ir.OpCall, ir.OpReturn, ir.OpFusion, ir.OpShardingConstraint, ir.OpWhile, ir.OpCase, ir.OpReducePrecision, ir.OpBitcastConvert:
+		ir.OpConstant, ir.OpCall, ir.OpReturn, ir.OpFusion, ir.OpShardingConstraint, ir.OpWhile, ir.OpCase, ir.OpReducePrecision, ir.OpBitcastConvert, ir.OpCustomCall:
 		return true
 	}
 	return false
