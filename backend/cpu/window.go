@@ -85,23 +85,19 @@ func reduceWindowKernel(in *ir.Instr, x, init *backend.Buffer) *backend.Buffer {
 	if x.Type().DType.IsFloat() {
 		xs := make([]float64, x.Len())
 		x.ReadFloat64s(0, xs)
-		iv := init.Float64At(0)
-		eachWindow(&a.Window, dims, od, func(win int, pos []int) {
-			acc := iv
-			for _, p := range pos {
-				v := iv
-				if p >= 0 {
-					v = xs[p]
-				}
-				acc = combineFloat(a.Kind, acc, v)
-			}
-			out.SetFloat64(win, acc)
-		})
+		reduceWindows(a, dims, od, xs, init.Float64At(0), combineFloat, out.SetFloat64)
 		return out
 	}
 	xs := make([]int64, x.Len())
 	x.ReadInt64s(0, xs)
-	iv := init.Int64At(0)
+	reduceWindows(a, dims, od, xs, init.Int64At(0), combineInt, out.SetInt64)
+	return out
+}
+
+// reduceWindows combines each window of xs from iv, a position in the
+// padding (p < 0) counting as iv, and sets the window's result.
+func reduceWindows[T float64 | int64](a *ir.ReduceWindowAttr, dims, od []int64, xs []T, iv T,
+	combine func(ir.ReduceKind, T, T) T, set func(int, T)) {
 	eachWindow(&a.Window, dims, od, func(win int, pos []int) {
 		acc := iv
 		for _, p := range pos {
@@ -109,11 +105,10 @@ func reduceWindowKernel(in *ir.Instr, x, init *backend.Buffer) *backend.Buffer {
 			if p >= 0 {
 				v = xs[p]
 			}
-			acc = combineInt(a.Kind, acc, v)
+			acc = combine(a.Kind, acc, v)
 		}
-		out.SetInt64(win, acc)
+		set(win, acc)
 	})
-	return out
 }
 
 // combineFloat is one step of a float reduction; max and min propagate NaN.
