@@ -123,6 +123,17 @@ const (
 	// Calls of kernels outside the IR.
 	OpCustomCall
 
+	// Collectives: values exchanged between the processes of a grid (collective.go).
+	OpAllReduce
+	OpAllGather
+	OpAllToAll
+	OpReduceScatter
+	OpCollectiveBroadcast
+	OpCollectivePermute
+	OpCollectiveReduce
+	OpReplicaID
+	OpPartitionID
+
 	numOps
 )
 
@@ -417,6 +428,32 @@ var opTable = [numOps]OpInfo{
 			"a kernel outside the IR (XLA's custom call; a Pallas kernel is @tpu_custom_call), passed through to the backend as written; " +
 			"where it cannot run, function f (the call's signature) runs instead; cost is its flops for the cost model",
 		decode: decodeCustomCall, infer: inferCustomCall},
+
+	OpAllReduce: collective("all_reduce", CostNone, -1, false,
+		"all_reduce %a, ... {kind=sum|max|min|prod, groups=[[0,1],...], channel=N, global_ids}: each result is its operand combined over the "+
+			"processes of the group, in the group's order", decodeAllReduce, inferAllReduce),
+	OpAllGather: collective("all_gather", CostNone, -1, true,
+		"all_gather %a, ... {dim=N, groups, channel, global_ids} : T, ...: the group's operands concatenated along dim, in the group's order",
+		decodeAllGather, inferAllGather),
+	OpAllToAll: collective("all_to_all", CostNone, -1, false,
+		"all_to_all %a, ... {split_dim, concat_dim, split_count, groups, channel}: each operand split in split_count parts along split_dim, "+
+			"part i sent to the group's process i, the parts received concatenated along concat_dim", decodeAllToAll, inferAllToAll),
+	OpReduceScatter: collective("reduce_scatter", CostNone, 1, true,
+		"reduce_scatter %a {kind, dim=N, groups, channel, global_ids} : T: all_reduce, then the group's process i keeps part i of the result split along dim",
+		decodeReduceScatter, inferReduceScatter),
+	OpCollectiveBroadcast: collective("collective_broadcast", CostNone, -1, false,
+		"collective_broadcast %a, ... {groups, channel}: the operands of the group's first process; zeros in a process outside every group",
+		decodeCollective, inferCollectiveBroadcast),
+	OpCollectivePermute: collective("collective_permute", CostNone, 1, false,
+		"collective_permute %a {pairs=[[source, target], ...], channel}: the source's operand; zeros in a process that is no pair's target",
+		decodePermute, inferPermute),
+	OpCollectiveReduce: collective("collective_reduce", CostNone, -1, false,
+		"collective_reduce %a, ... {kind, groups, channel}: in the group's first process, the operands combined over the group (in its order); zeros elsewhere",
+		decodeAllReduce, inferAllReduce),
+	OpReplicaID: collective("replica_id", CostNone, 0, false,
+		"replica_id : u32[]: the replica of the running process (0 in a program run alone)", nil, inferProcessID),
+	OpPartitionID: collective("partition_id", CostNone, 0, false,
+		"partition_id : u32[]: the partition of the running process (0 in a program run alone)", nil, inferProcessID),
 }
 
 // withInfer replaces a unary or binary op's type rule by one whose result
@@ -445,6 +482,16 @@ func reduction(name string, kind ReduceKind, doc string) OpInfo {
 		decode: func(r *attrReader) Attr {
 			return &AxesAttr{Axes: r.ints("axes", true), KeepDims: r.bool("keepdims")}
 		}, infer: inferReduce}
+}
+
+// collective is a row of a collective op: it synchronises with the other
+// processes of its group (so cse, dce, licm and folding leave it alone).
+// The cost model counts its bytes only: the combines of a reducing
+// collective depend on the group's size, known when the program runs.
+func collective(name string, cost CostClass, args int, needsType bool, doc string,
+	decode func(*attrReader) Attr, infer func(*inferCtx) []Type) OpInfo {
+	return OpInfo{Name: name, Group: GroupOther, Args: args, MinArgs: 1, NeedsType: needsType, SideEffects: true,
+		Fuse: FuseNever, Cost: cost, Pad: PadRefuse, Doc: doc, decode: decode, infer: infer}
 }
 
 func decodeAxis(r *attrReader) Attr { return &AxisAttr{Axis: r.int("axis")} }

@@ -85,7 +85,8 @@ func constantArgs(in *ir.Instr) ([]*ir.Literal, bool) {
 	case ir.OpCall, ir.OpConstant, ir.OpReturn, ir.OpShardingConstraint, ir.OpCustomCall:
 		return nil, false
 	}
-	if len(in.Args) == 0 || len(in.Regions) > 0 {
+	// A collective's result depends on the other processes: never folded.
+	if len(in.Args) == 0 || len(in.Regions) > 0 || ir.IsCollective(in.Op) {
 		return nil, false
 	}
 	lits := make([]*ir.Literal, len(in.Args))
