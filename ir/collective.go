@@ -267,6 +267,11 @@ func inferAllReduce(c *inferCtx) []Type {
 	if !c.groups(&a.CollectiveAttr, c.op == OpAllReduce) {
 		return nil
 	}
+	for _, t := range c.args[1:] {
+		if t.DType != c.args[0].DType {
+			return c.fail("operands of %s have different dtypes, %s and %s: one reduction body combines them all", c.op, c.args[0].DType, t.DType)
+		}
+	}
 	return c.sameEach(numericT)
 }
 

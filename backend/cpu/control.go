@@ -76,7 +76,7 @@ func evalControl(m *ir.Module, in *ir.Instr, args []*backend.Buffer) ([]*backend
 	if err != nil {
 		return nil, err
 	}
-	mc := &machine{m: m}
+	mc := &machine{m: m, proc: &process{}}
 	return mc.instr(nil, in, make([]*backend.Buffer, n), args)
 }
 

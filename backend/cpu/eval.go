@@ -179,6 +179,11 @@ func eval(in *ir.Instr, a []*backend.Buffer) ([]*backend.Buffer, error) {
 	case ir.OpConstant:
 		t, err := tensorFromLiteral(in.Results[0].Type, in.Attr.(*ir.ConstAttr).Value)
 		return oneErr(t, err)
+	case ir.OpReplicaID, ir.OpPartitionID: // one instruction alone: process 0 of a 1 × 1 grid
+		return (&process{}).collective(in, a)
+	}
+	if ir.IsCollective(in.Op) {
+		return (&process{}).collective(in, a)
 	}
 	return nil, fmt.Errorf("the cpu executor has no kernel for %s", in.Op)
 }

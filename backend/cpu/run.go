@@ -19,7 +19,15 @@ import (
 // The interpreter walks the body in order, keeping one tensor per value ID and
 // dropping each as soon as its last use has run. A result that is one of the
 // arguments is returned as a copy, so results never share storage with args.
+//
+// Run is the program alone: the 1 × 1 process grid, where replica_id and
+// partition_id are 0 and a collective's group can only be process 0.
 func Run(m *ir.Module, f *ir.Func, args []*backend.Buffer) (res []*backend.Buffer, err error) {
+	return run(m, f, args, &process{})
+}
+
+// run is Run on process pr of a grid.
+func run(m *ir.Module, f *ir.Func, args []*backend.Buffer, pr *process) (res []*backend.Buffer, err error) {
 	if f == nil {
 		return nil, fmt.Errorf("cpu.Run: no function to run")
 	}
@@ -40,7 +48,7 @@ func Run(m *ir.Module, f *ir.Func, args []*backend.Buffer) (res []*backend.Buffe
 	if err := checkArgs(f, args); err != nil {
 		return nil, err
 	}
-	res, err = (&machine{m: m}).call(f, args)
+	res, err = (&machine{m: m, proc: pr}).call(f, args)
 	if err != nil {
 		return nil, err
 	}
@@ -184,9 +192,10 @@ func checkArgs(f *ir.Func, args []*backend.Buffer) error {
 	return nil
 }
 
-// machine runs verified functions. dead caches each block's deadAfter.
+// machine runs verified functions on a process. dead caches each block's deadAfter.
 type machine struct {
 	m    *ir.Module
+	proc *process
 	dead map[*ir.Block][][]int
 }
 
@@ -244,6 +253,13 @@ func (mc *machine) instr(f *ir.Func, in *ir.Instr, vals, ins []*backend.Buffer) 
 		return mc.runWhile(f, in, vals, ins)
 	case ir.OpCase:
 		return mc.runCase(f, in, vals, ins)
+	}
+	if ir.IsCollective(in.Op) || in.Op == ir.OpReplicaID || in.Op == ir.OpPartitionID {
+		outs, err := mc.proc.collective(in, ins)
+		if err != nil {
+			return nil, ir.Errorf(in.Pos, "%v", err)
+		}
+		return outs, nil
 	}
 	outs, err := eval(in, ins)
 	if err != nil {

@@ -186,7 +186,7 @@ func (s *scanner) hashAttr(a *attr) {
 		}
 		return
 	}
-	if name != "stablehlo.gather" && name != "stablehlo.scatter" && name != "stablehlo.dot" {
+	if name != "stablehlo.gather" && name != "stablehlo.scatter" && name != "stablehlo.dot" && name != "stablehlo.channel_handle" {
 		a.kind, a.text = attrOther, "#"+name+s.balanced()
 		return
 	}

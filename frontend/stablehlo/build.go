@@ -20,10 +20,11 @@ type builder struct {
 	pending []*ir.Value
 	checks  []Check
 	all     map[string][]Check
+	par     map[string]*Parallel
 }
 
-func build(s *scanner, fns []*fn) (*ir.Module, map[string][]Check) {
-	bd := &builder{s: s, m: ir.NewModule(s.file), funcs: map[string]*ir.Func{}, all: map[string][]Check{}}
+func build(s *scanner, fns []*fn) *Tests {
+	bd := &builder{s: s, m: ir.NewModule(s.file), funcs: map[string]*ir.Func{}, all: map[string][]Check{}, par: map[string]*Parallel{}}
 	for _, f := range fns {
 		if bd.funcs[f.name] != nil {
 			s.failf(f.pos, "function @%s is defined twice", f.name)
@@ -39,7 +40,7 @@ func build(s *scanner, fns []*fn) (*ir.Module, map[string][]Check) {
 		bd.function(f, bd.funcs[f.name])
 	}
 	bd.checkCalls()
-	return bd.m, bd.all
+	return &Tests{Module: bd.m, Checks: bd.all, Parallel: bd.par}
 }
 
 // checkCalls refuses a call to a function with checks: its results grew.
@@ -72,6 +73,10 @@ func (bd *builder) function(f *fn, irf *ir.Func) {
 		}
 		if checkOps[o.name] {
 			bd.check(o)
+			continue
+		}
+		if o.name == runParallel {
+			bd.runParallel(o, irf)
 			continue
 		}
 		bd.op(o)
@@ -158,16 +163,21 @@ func (bd *builder) results(o *op, vs ...*ir.Value) {
 func (bd *builder) emit(o *op, code ir.Op, a ir.Attr, hint []ir.Type, args ...*ir.Value) *ir.Value {
 	in, err := bd.b.Emit(code, a, hint, args...)
 	if err != nil {
-		msg := err.Error()
-		if i := strings.Index(msg, "error: "); i >= 0 {
-			msg = msg[i+len("error: "):]
-		}
-		bd.s.failf(o.pos, "%s: %s", o.name, msg)
+		bd.s.failf(o.pos, "%s: %s", o.name, trimError(err))
 	}
 	if len(in.Results) != 1 {
 		return nil
 	}
 	return in.Result()
+}
+
+// trimError is err's message without the position ir puts in front.
+func trimError(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, "error: "); i >= 0 {
+		msg = msg[i+len("error: "):]
+	}
+	return msg
 }
 
 // attr returns o's attribute under its pretty or generic name.

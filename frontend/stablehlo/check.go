@@ -29,11 +29,87 @@ var checkOps = map[string]bool{
 	"check.expect_eq": true, "check.expect_almost_eq": true,
 }
 
-// ParseTest reads one interpreter test chunk into a module whose functions
-// return, after their own results, the values each check compares; checks
-// lists them per function name.
-func ParseTest(file string, src []byte) (m *ir.Module, checks map[string][]Check, err error) {
+// Tests is one interpreter test chunk as ParseTest reads it: a module
+// whose functions return, after their own results, the values each check
+// compares; Checks lists them per function name, and Parallel the
+// functions that run programs on a process grid.
+type Tests struct {
+	Module   *ir.Module
+	Checks   map[string][]Check
+	Parallel map[string]*Parallel
+}
+
+// Parallel is a test function's interpreter.run_parallel: Programs[r][p]
+// is the function process (replica r, partition p) runs; the grid's
+// processes, in row-major order, take their arguments from Inputs one
+// after the other, as many as their function has parameters, and their
+// results, in the same order, become the test function's parameters
+// First, First+1, ...
+type Parallel struct {
+	Pos      ir.Pos
+	Programs [][]string
+	Inputs   []*ir.Literal
+	First    int
+}
+
+const runParallel = "interpreter.run_parallel"
+
+// ParseTest reads one interpreter test chunk.
+func ParseTest(file string, src []byte) (*Tests, error) {
 	return parse(file, src, true)
+}
+
+// runParallel reads interpreter.run_parallel into the function's
+// Parallel: its operands must be constants, and its results become
+// parameters of f.
+func (bd *builder) runParallel(o *op, f *ir.Func) {
+	if bd.all[f.Name] != nil || bd.par[f.Name] != nil {
+		bd.s.failf(o.pos, "unsupported: a second %s in @%s", runParallel, f.Name)
+	}
+	p := &Parallel{Pos: o.pos, First: len(f.Params)}
+	progs := bd.attr(o, "programs")
+	bad := func() {
+		bd.s.failf(progs.pos, "%s: programs must be a non-empty list of equally long, non-empty lists of functions", runParallel)
+	}
+	if progs.kind != attrList || len(progs.list) == 0 {
+		bad()
+	}
+	var ins, outs int
+	for _, row := range progs.list {
+		if row.kind != attrList || len(row.list) == 0 || len(row.list) != len(progs.list[0].list) {
+			bad()
+		}
+		var names []string
+		for _, a := range row.list {
+			g := bd.funcs[a.text]
+			if a.kind != attrStr || g == nil {
+				bd.s.failf(a.pos, "%s: programs must name functions, got %s", runParallel, a.describe())
+			}
+			names = append(names, a.text)
+			ins, outs = ins+len(g.Params), outs+len(g.Results)
+		}
+		p.Programs = append(p.Programs, names)
+	}
+	args := bd.args(o)
+	if len(args) != ins || len(o.outs) != outs {
+		bd.s.failf(o.pos, "%s: the programs take %d operands and give %d results, the op has %d and %d", runParallel, ins, outs, len(args), len(o.outs))
+	}
+	for i, a := range args {
+		if a.Def == nil || a.Def.Op != ir.OpConstant {
+			bd.s.failf(o.args[i].pos, "unsupported form of %s: operand %d is not a constant", runParallel, i)
+		}
+		p.Inputs = append(p.Inputs, a.Def.Attr.(*ir.ConstAttr).Value)
+	}
+	res := make([]*ir.Value, len(o.outs))
+	for i, t := range o.outs {
+		v := f.NewValue(t)
+		v.Index, v.Pos = len(f.Params), o.pos
+		f.Params = append(f.Params, v)
+		res[i] = v
+	}
+	f.Body.Params = f.Params
+	bd.par[f.Name] = p
+	bd.results(o, res...)
 }
 
 // prettyCheck reads %x, dense<...> : T [, tolerance = F] [{tolerance = F}]
@@ -109,7 +185,7 @@ func SplitTests(src []byte) []TestChunk {
 		c := TestChunk{Src: []byte(strings.Repeat("\n", line-1) + part)}
 		for _, m := range testFunc.FindAllStringSubmatchIndex(part, -1) {
 			name := part[m[2]:m[3]]
-			if strings.Contains(part, "call @"+name+"(") {
+			if strings.Contains(part, "call @"+name+"(") || inPrograms(part, name) {
 				continue
 			}
 			c.Tests = append(c.Tests, name)
@@ -119,4 +195,18 @@ func SplitTests(src []byte) []TestChunk {
 		line += strings.Count(part, "\n") + 2
 	}
 	return out
+}
+
+var programsAttr = regexp.MustCompile(`programs\s*=\s*\[(?:\s*\[[^\]]*\]\s*,?)*\s*\]`)
+
+// inPrograms reports whether a run_parallel of part runs @name: a program,
+// not a test of its own.
+func inPrograms(part, name string) bool {
+	ref := regexp.MustCompile(`@` + regexp.QuoteMeta(name) + `\s*[\],]`)
+	for _, p := range programsAttr.FindAllString(part, -1) {
+		if ref.MatchString(p) {
+			return true
+		}
+	}
+	return false
 }

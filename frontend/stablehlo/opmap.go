@@ -27,6 +27,10 @@ func (bd *builder) op(o *op) {
 		return
 	}
 	args := bd.args(o)
+	if code, ok := collectiveOps[o.name]; ok {
+		bd.collective(o, code, args)
+		return
+	}
 	switch o.name {
 	case "stablehlo.constant":
 		a := bd.attr(o, "value")

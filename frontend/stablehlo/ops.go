@@ -37,7 +37,8 @@ var structured = map[string]bool{
 }
 
 func (s *scanner) checkSupported(o *op) {
-	if _, ok := elementwise[o.name]; ok || structured[o.name] || s.tests && checkOps[o.name] {
+	_, coll := collectiveOps[o.name]
+	if _, ok := elementwise[o.name]; ok || coll || structured[o.name] || s.tests && (checkOps[o.name] || o.name == runParallel) {
 		return
 	}
 	s.failf(o.pos, "unsupported op %s", o.name)
@@ -109,6 +110,8 @@ func (s *scanner) pretty(o *op) {
 		s.expect(":")
 		o.ins, o.outs = s.opType()
 		return
+	case "stablehlo.replica_id", "stablehlo.partition_id":
+		// %r = stablehlo.replica_id : tensor<ui32>: no operands, no attributes
 	case "chlo.top_k":
 		// chlo.top_k(%x, k = N) : T -> (T, T)
 		s.expect("(")

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/frontend/stablehlo"
 	"github.com/tpucc/tpucc/ir"
 )
@@ -92,16 +93,16 @@ func RunFile(path string, run Runner) ([]Outcome, error) {
 		if len(c.Tests) == 0 {
 			continue
 		}
-		m, checks, err := stablehlo.ParseTest(path, c.Src)
+		t, err := stablehlo.ParseTest(path, c.Src)
 		for i, name := range c.Tests {
 			o := Outcome{Pos: fmt.Sprintf("%s:%d", path, c.Lines[i]), Name: name}
 			switch {
 			case err != nil:
 				o.Status, o.Reason = Unsupported, strings.TrimPrefix(err.Error(), path+":")
-			case len(checks[name]) == 0:
+			case len(t.Checks[name]) == 0:
 				o.Status, o.Reason = Unsupported, "no check.expect_eq or expect_almost_eq op to evaluate"
 			default:
-				o.Status, o.Reason = runTest(m, m.Func(name), checks[name], run)
+				o.Status, o.Reason = runTest(t, name, run)
 			}
 			out = append(out, o)
 		}
@@ -109,17 +110,56 @@ func RunFile(path string, run Runner) ([]Outcome, error) {
 	return out, nil
 }
 
-func runTest(m *ir.Module, f *ir.Func, checks []stablehlo.Check, run Runner) (Status, string) {
-	res, err := run(m, f, hoist(f))
+func runTest(t *stablehlo.Tests, name string, run Runner) (Status, string) {
+	m, f := t.Module, t.Module.Func(name)
+	var args []*backend.Buffer
+	if p := t.Parallel[name]; p != nil {
+		outs, err := runParallel(m, p)
+		if err != nil {
+			return Failed, fmt.Sprintf("%d:%d: interpreter.run_parallel: %v", p.Pos.Line, p.Pos.Col, err)
+		}
+		args = outs
+	}
+	res, err := run(m, f, append(args, hoist(f)...))
 	if err != nil {
 		return Failed, "run: " + err.Error()
 	}
-	for _, c := range checks {
+	for _, c := range t.Checks[name] {
 		if msg := compare(res[c.Got], res[c.Want], c); msg != "" {
 			return Failed, fmt.Sprintf("%d:%d: %s", c.Pos.Line, c.Pos.Col, msg)
 		}
 	}
 	return Passed, ""
+}
+
+// runParallel runs p's programs on the reference executor's process grid
+// (cpu.RunGrid) and returns every process's results, in process order.
+func runParallel(m *ir.Module, p *stablehlo.Parallel) ([]*backend.Buffer, error) {
+	fs := make([][]*ir.Func, len(p.Programs))
+	args := make([][][]*backend.Buffer, len(p.Programs))
+	next := 0
+	for r, row := range p.Programs {
+		for _, name := range row {
+			f := m.Func(name)
+			var as []*backend.Buffer
+			for _, q := range f.Params {
+				as = append(as, literalBuffer(q.Type, p.Inputs[next]))
+				next++
+			}
+			fs[r], args[r] = append(fs[r], f), append(args[r], as)
+		}
+	}
+	res, err := cpu.RunGrid(m, fs, args)
+	if err != nil {
+		return nil, err
+	}
+	var out []*backend.Buffer
+	for _, row := range res {
+		for _, rs := range row {
+			out = append(out, rs...)
+		}
+	}
+	return out, nil
 }
 
 // compare evaluates one check as the upstream interpreter does: equality

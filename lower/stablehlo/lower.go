@@ -429,6 +429,9 @@ func (e *emitter) instr(in *ir.Instr) error {
 			res = []hv{e.def(t, "stablehlo.bitcast_convert ", args[0].ref, " : ", funcType(args, []ir.Type{t}))}
 		case ir.OpCustomCall:
 			res = e.customCall(in, args)
+		case ir.OpAllReduce, ir.OpAllGather, ir.OpAllToAll, ir.OpReduceScatter, ir.OpCollectiveBroadcast,
+			ir.OpCollectivePermute, ir.OpCollectiveReduce, ir.OpReplicaID, ir.OpPartitionID:
+			res = e.collective(in, args)
 		default:
 			res, err = e.other(in, args)
 		}
@@ -500,6 +503,9 @@ func lowered(op ir.Op) bool {
 		ir.OpTake, ir.OpScatterAdd, ir.OpDynamicSlice, ir.OpDynamicUpdateSlice, ir.OpOneHot, ir.OpTopK, ir.OpArgsort,
 		ir.OpRelu, ir.OpGelu, ir.OpSilu, ir.OpSoftmax, ir.OpLogSoftmax, ir.OpLayerNorm, ir.OpRMSNorm,
 		ir.OpConstant, ir.OpCall, ir.OpReturn, ir.OpFusion, ir.OpShardingConstraint, ir.OpWhile, ir.OpCase, ir.OpReducePrecision, ir.OpBitcastConvert, ir.OpCustomCall:
+		return true
+	}
+	if ir.IsCollective(op) || op == ir.OpReplicaID || op == ir.OpPartitionID {
 		return true
 	}
 	return false
