@@ -20,6 +20,8 @@ type rule struct {
 	refuseIf func(in *ir.Instr) string
 }
 
+const collectiveRefused = "collectives have no VJP rule yet (their gradients exchange between processes too)"
+
 // Rule describes op's entry for documentation and tests: "vjp", "nondiff: WHY" or
 // "refused: WHY", or "" when the op has none.
 func Rule(op ir.Op) string {
@@ -149,16 +151,28 @@ var rules = map[ir.Op]rule{
 	ir.OpShardingConstraint: {vjp: func(e *emitter, in *ir.Instr, g []*ir.Value) []*ir.Value { return []*ir.Value{g[0]} }},
 	// The tape differentiates them itself (control.go): their regions are re-cloned
 	// and differentiated into a backward case or a reverse loop.
-	ir.OpWhile:           {regions: true},
-	ir.OpCase:            {regions: true},
-	ir.OpCall:            {refused: "calls are inlined before differentiation"},
-	ir.OpCustomCall:      {refused: "its kernel is opaque to tpucc: differentiate its fallback function instead"},
-	ir.OpReturn:          {refused: "the transform handles return itself"},
-	ir.OpFusion:          {refused: "autodiff runs on unfused IR, before the fuse pass"},
-	ir.OpComplex:         {refused: complexRefused},
-	ir.OpReal:            {refused: complexRefused},
-	ir.OpImag:            {refused: complexRefused},
-	ir.OpTriangularSolve: {vjp: triangularSolveVJP},
+	ir.OpWhile:      {regions: true},
+	ir.OpCase:       {regions: true},
+	ir.OpCall:       {refused: "calls are inlined before differentiation"},
+	ir.OpCustomCall: {refused: "its kernel is opaque to tpucc: differentiate its fallback function instead"},
+	// Their VJPs are collectives too (all_gather's is reduce_scatter, a
+	// permute's the inverse permute), written once programs are traced
+	// over a process grid; until then a gradient through one is refused.
+	ir.OpAllReduce:           {refused: collectiveRefused},
+	ir.OpAllGather:           {refused: collectiveRefused},
+	ir.OpAllToAll:            {refused: collectiveRefused},
+	ir.OpReduceScatter:       {refused: collectiveRefused},
+	ir.OpCollectiveBroadcast: {refused: collectiveRefused},
+	ir.OpCollectivePermute:   {refused: collectiveRefused},
+	ir.OpCollectiveReduce:    {refused: collectiveRefused},
+	ir.OpReplicaID:           {nondiff: "an integer id of the running process"},
+	ir.OpPartitionID:         {nondiff: "an integer id of the running process"},
+	ir.OpReturn:              {refused: "the transform handles return itself"},
+	ir.OpFusion:              {refused: "autodiff runs on unfused IR, before the fuse pass"},
+	ir.OpComplex:             {refused: complexRefused},
+	ir.OpReal:                {refused: complexRefused},
+	ir.OpImag:                {refused: complexRefused},
+	ir.OpTriangularSolve:     {vjp: triangularSolveVJP},
 
 	ir.OpShiftLeft:            {nondiff: intOnly},
 	ir.OpShiftRightLogical:    {nondiff: intOnly},

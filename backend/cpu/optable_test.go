@@ -18,7 +18,13 @@ var runByRun = map[ir.Op]string{
 	ir.OpCase:   "Run executes the branch (TestRunCaseIndex)",
 	// Run calls its fallback; without one it is refused.
 	ir.OpCustomCall: "Run calls the fallback (TestCustomCallFallback, TestCustomCallRefused)",
+	// Run exchanges them with the other processes of its grid.
+	ir.OpAllReduce: collectiveRun, ir.OpAllGather: collectiveRun, ir.OpAllToAll: collectiveRun,
+	ir.OpReduceScatter: collectiveRun, ir.OpCollectiveBroadcast: collectiveRun, ir.OpCollectivePermute: collectiveRun,
+	ir.OpCollectiveReduce: collectiveRun, ir.OpReplicaID: collectiveRun, ir.OpPartitionID: collectiveRun,
 }
+
+const collectiveRun = "Run exchanges with the process grid (TestGrid*, TestCollectiveAlone)"
 
 // complexOps is a program of the ops that generated programs never contain
 // (progen draws no complex values), sized so that TestScratchCounted sees

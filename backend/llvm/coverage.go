@@ -40,7 +40,15 @@ var refOps = map[ir.Op]string{
 	ir.OpTriangularSolve:  "no kernel yet: the substitution runs on the reference executor",
 	ir.OpReducePrecision:  "no expression yet: it works on each dtype's own bit layout, and expressions compute f16 and bf16 in f32",
 	ir.OpBitcastConvert:   "no kernel yet: a byte copy on the reference executor",
+	// A program on this backend runs alone (one process, replica 0 and
+	// partition 0): the reference executor runs each collective on that
+	// 1 × 1 grid, and refuses groups that name another process.
+	ir.OpAllReduce: collectiveFallback, ir.OpAllGather: collectiveFallback, ir.OpAllToAll: collectiveFallback,
+	ir.OpReduceScatter: collectiveFallback, ir.OpCollectiveBroadcast: collectiveFallback, ir.OpCollectivePermute: collectiveFallback,
+	ir.OpCollectiveReduce: collectiveFallback, ir.OpReplicaID: collectiveFallback, ir.OpPartitionID: collectiveFallback,
 }
+
+const collectiveFallback = "collectives run on the reference executor, as one process (replica 0, partition 0); groups naming other processes are refused"
 
 const complexFallback = "complex values have no kernels yet: every op on c64 or c128 runs on the reference executor"
 

@@ -27,7 +27,15 @@ var notGenerated = map[string]string{
 	// XLA has no kernel for a target the generator could name; the
 	// fallback is a call, which is drawn.
 	"custom_call": "its kernel is outside the IR: XLA cannot run it; hand-written tests run its fallback",
+	// A random program runs as one process, where every collective's
+	// groups could only hold process 0; the suite's run_parallel tests and
+	// backend/cpu's grid tests exchange between processes instead.
+	"all_reduce": collectiveReason, "all_gather": collectiveReason, "all_to_all": collectiveReason,
+	"reduce_scatter": collectiveReason, "collective_broadcast": collectiveReason, "collective_permute": collectiveReason,
+	"collective_reduce": collectiveReason, "replica_id": collectiveReason, "partition_id": collectiveReason,
 }
+
+const collectiveReason = "collectives need a process grid; a random program runs alone"
 
 // drawnDTypes are the dtypes programs use: all of ir's but the complex
 // ones, whose semantics the generator's value ranges (val) do not model;
