@@ -14,10 +14,15 @@ import "fmt"
 // its replica groups (each a list of distinct ids; ragged groups are
 // written without StableHLO's -1 padding), its channel handle (0: none)
 // and use_global_device_ids.
+//
+// DynamicRoot (collective_broadcast only: StableHLO's has_dynamic_root)
+// makes the last operand an i32[N] whose j-th element is the index, in
+// the group, of the process that result j comes from.
 type CollectiveAttr struct {
 	Groups               [][]int64
 	Channel, ChannelType int64
 	GlobalIDs            bool
+	DynamicRoot          bool
 }
 
 // Collective returns the common part of a collective's attribute.
@@ -33,6 +38,9 @@ func (a *CollectiveAttr) fields() []AttrField {
 	}
 	if a.GlobalIDs {
 		fs = append(fs, AttrField{Name: "global_ids", Value: AttrValue{Kind: AttrBool, Bool: true}})
+	}
+	if a.DynamicRoot {
+		fs = append(fs, AttrField{Name: "dynamic_root", Value: AttrValue{Kind: AttrBool, Bool: true}})
 	}
 	return fs
 }
@@ -153,7 +161,7 @@ func (r *attrReader) optInt64(name string) int64 {
 
 func (r *attrReader) collective(groups string) CollectiveAttr {
 	return CollectiveAttr{Groups: r.intLists(groups), Channel: r.optInt64("channel"),
-		ChannelType: r.optInt64("channel_type"), GlobalIDs: r.bool("global_ids")}
+		ChannelType: r.optInt64("channel_type"), GlobalIDs: r.bool("global_ids"), DynamicRoot: r.bool("dynamic_root")}
 }
 
 func (r *attrReader) reduceKind() ReduceKind {
@@ -194,8 +202,10 @@ func decodeCollective(r *attrReader) Attr {
 
 func decodePermute(r *attrReader) Attr {
 	c := r.collective("pairs")
-	if c.GlobalIDs {
-		r.errorf(r.fields["global_ids"].Pos, "collective_permute has no attribute 'global_ids'")
+	for _, f := range []string{"global_ids", "dynamic_root"} {
+		if _, ok := r.fields[f]; ok {
+			r.errorf(r.fields[f].Pos, "collective_permute has no attribute '%s'", f)
+		}
 	}
 	return &PermuteAttr{Pairs: c.Groups, Channel: c.Channel, ChannelType: c.ChannelType}
 }
@@ -206,6 +216,10 @@ func decodePermute(r *attrReader) Attr {
 func (c *inferCtx) groups(a *CollectiveAttr, global bool) bool {
 	if a.GlobalIDs && !global {
 		c.fail("%s has no use_global_device_ids (global_ids)", c.op)
+		return false
+	}
+	if a.DynamicRoot && c.op != OpCollectiveBroadcast {
+		c.fail("%s has no dynamic_root", c.op)
 		return false
 	}
 	if a.GlobalIDs && a.Channel <= 0 {
@@ -289,9 +303,20 @@ func (c *inferCtx) sameEach(k dtypeClass) []Type {
 
 func inferCollectiveBroadcast(c *inferCtx) []Type {
 	a, ok := c.attr.(*CollectiveAttr)
-	if !ok || !c.groups(a, false) {
+	if !ok {
 		return c.fail("%s has no replica groups", c.op)
 	}
+	if !c.groups(a, false) {
+		return nil
+	}
+	if !a.DynamicRoot {
+		return c.sameEach(anyT)
+	}
+	n := len(c.args) - 1
+	if root := c.args[n]; n < 1 || root.DType != I32 || root.Rank() != 1 || root.Shape[0] != D(int64(n)) {
+		return c.fail("collective_broadcast with dynamic_root takes its roots last, i32[%d] for %s, got %s", n, plural(n, "operand"), root)
+	}
+	c.args = c.args[:n]
 	return c.sameEach(anyT)
 }
 

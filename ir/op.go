@@ -442,7 +442,8 @@ var opTable = [numOps]OpInfo{
 		"reduce_scatter %a {kind, dim=N, groups, channel, global_ids} : T: all_reduce, then the group's process i keeps part i of the result split along dim",
 		decodeReduceScatter, inferReduceScatter),
 	OpCollectiveBroadcast: collective("collective_broadcast", CostNone, -1, false,
-		"collective_broadcast %a, ... {groups, channel}: the operands of the group's first process; zeros in a process outside every group",
+		"collective_broadcast %a, ... {groups, channel, dynamic_root}: the operands of the group's first process (with dynamic_root, of the group's "+
+			"process roots[j] for result j, roots being an i32[N] last operand); zeros in a process outside every group",
 		decodeCollective, inferCollectiveBroadcast),
 	OpCollectivePermute: collective("collective_permute", CostNone, 1, false,
 		"collective_permute %a {pairs=[[source, target], ...], channel}: the source's operand; zeros in a process that is no pair's target",

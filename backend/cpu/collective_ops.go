@@ -79,7 +79,10 @@ func compute(pr *process, in *ir.Instr, ordered [][]*backend.Buffer, i int, grou
 		return []*backend.Buffer{b}, err
 	case *ir.AllToAllAttr:
 		return allToAll(in, a, ordered, i)
-	case *ir.CollectiveAttr: // collective_broadcast: the group's first process
+	case *ir.CollectiveAttr: // collective_broadcast: the group's first process, or the roots'
+		if a.DynamicRoot {
+			return fromRoots(ordered, i)
+		}
 		return clones(ordered[0]), nil
 	case *ir.PermuteAttr:
 		replicas, partitions := pr.size()
@@ -95,6 +98,23 @@ func compute(pr *process, in *ir.Instr, ordered [][]*backend.Buffer, i int, grou
 		return zeros(in), nil
 	}
 	return nil, fmt.Errorf("%s has no attribute the executor knows", in.Op)
+}
+
+// fromRoots gives result j from the group's process roots[j], roots being
+// the last operand of process i.
+func fromRoots(ordered [][]*backend.Buffer, i int) ([]*backend.Buffer, error) {
+	mine := ordered[i]
+	n := len(mine) - 1
+	roots := make([]int64, n)
+	mine[n].ReadInt64s(0, roots)
+	out := make([]*backend.Buffer, n)
+	for j, r := range roots {
+		if r < 0 || r >= int64(len(ordered)) {
+			return nil, fmt.Errorf("collective_broadcast root %d of result %d is outside its group of %d", r, j, len(ordered))
+		}
+		out[j] = ordered[r][j].Clone()
+	}
+	return out, nil
 }
 
 var combineOps = map[ir.ReduceKind]ir.Op{ir.ReduceSum: ir.OpAdd, ir.ReduceMax: ir.OpMax, ir.ReduceMin: ir.OpMin, ir.ReduceProd: ir.OpMul}

@@ -40,8 +40,8 @@ func (bd *builder) collective(o *op, code ir.Op, args []*ir.Value) {
 			ConcatDim:  bd.attr(o, "concat_dimension").int(bd.s, "concat_dimension"),
 			SplitCount: bd.attr(o, "split_count").int(bd.s, "split_count"), CollectiveAttr: bd.groups(o)}
 	case ir.OpCollectiveBroadcast:
-		bd.noDynamicRoot(o)
 		g := bd.groups(o)
+		g.DynamicRoot = unitOrTrue(o.attrs["has_dynamic_root"])
 		a = &g
 	case ir.OpCollectivePermute:
 		pairs := bd.idLists(o, "source_target_pairs")
@@ -71,20 +71,24 @@ func (bd *builder) reduceKind(o *op, args []*ir.Value) ir.ReduceKind {
 	return k
 }
 
-// noDynamicRoot refuses has_dynamic_root = true (a root chosen at run time).
+// noDynamicRoot refuses has_dynamic_root (a root chosen at run time)
+// where tpucc's op has none.
 func (bd *builder) noDynamicRoot(o *op) {
-	if r := o.attrs["has_dynamic_root"]; r != nil && !(r.kind == attrBool && r.text == "false") {
+	if r := o.attrs["has_dynamic_root"]; unitOrTrue(r) {
 		bd.s.failf(r.pos, "unsupported form of %s: has_dynamic_root", o.name)
 	}
+}
+
+// unitOrTrue reads a flag written bare (a unit attribute) or as true.
+func unitOrTrue(a *attr) bool {
+	return a != nil && (a.kind == attrWord && a.text == "unit" || a.kind == attrBool && a.text == "true")
 }
 
 // groups reads replica_groups, channel_handle and use_global_device_ids.
 func (bd *builder) groups(o *op) ir.CollectiveAttr {
 	ch, typ := bd.channel(o)
 	g := ir.CollectiveAttr{Groups: bd.idLists(o, "replica_groups"), Channel: ch, ChannelType: typ}
-	if u := o.attrs["use_global_device_ids"]; u != nil {
-		g.GlobalIDs = u.kind == attrWord && u.text == "unit" || u.kind == attrBool && u.text == "true"
-	}
+	g.GlobalIDs = unitOrTrue(o.attrs["use_global_device_ids"])
 	return g
 }
 

@@ -31,7 +31,8 @@ var notYet = map[string]string{
 // textOnly are golden programs that cannot run alone, each with the
 // reason: their import must lower back to the same text.
 var textOnly = map[string]string{
-	"collectives_forms": "its process groups span processes that a program run alone does not have",
+	"collectives_forms":         "its process groups span processes that a program run alone does not have",
+	"collective_broadcast_root": "its process groups span processes that a program run alone does not have",
 }
 
 // TestRoundTrip: every golden program, lowered to StableHLO and imported

@@ -164,6 +164,30 @@ func unrunnable(m *ir.Module, f *ir.Func) string {
 		if custom {
 			return "calls a custom_call, a kernel outside the IR that XLA may not have"
 		}
+		if beyondProcess0(g) {
+			return "has a collective over processes other than 0, which a program run alone does not have"
+		}
 	}
 	return ""
+}
+
+// beyondProcess0 reports whether a collective of g names a process other
+// than 0 (XLA runs the module with one replica and one partition).
+func beyondProcess0(g *ir.Func) bool {
+	found := false
+	g.Body.Walk(func(in *ir.Instr) {
+		var groups [][]int64
+		switch a := in.Attr.(type) {
+		case ir.Collectiver:
+			groups = a.Collective().Groups
+		case *ir.PermuteAttr:
+			groups = a.Pairs
+		}
+		for _, grp := range groups {
+			for _, id := range grp {
+				found = found || id != 0
+			}
+		}
+	})
+	return found
 }

@@ -55,6 +55,9 @@ func groupProps(a *ir.CollectiveAttr) []string {
 	if a.GlobalIDs {
 		props = append(props, "use_global_device_ids")
 	}
+	if a.DynamicRoot {
+		props = append(props, "has_dynamic_root")
+	}
 	return props
 }
 
