@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/internal/progen"
 	"github.com/tpucc/tpucc/ir"
@@ -164,5 +165,34 @@ func TestSubByteFallbacks(t *testing.T) {
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("Fallbacks:\n%q\nwant:\n%q", got, want)
+	}
+}
+
+// TestCollectivesAlone: a program on this backend runs as one process: its
+// collectives and process ids run on the reference executor (process 0 of
+// a 1 × 1 grid, each with the reason) and agree with it, the tanh after
+// them is generated, and a group naming another process is refused.
+func TestCollectivesAlone(t *testing.T) {
+	b := testBackend(t)
+	src := "func @f(%x: f32[4]) -> (f32[4], u32[], f32[4]) {\n" +
+		"  %s = all_reduce %x {kind=sum, groups=[[0]]}\n  %r = replica_id : u32[]\n" +
+		"  %g = all_gather %s {dim=0, groups=[[0]]} : f32[4]\n  %t = tanh %g\n  return %s, %r, %t\n}\n"
+	m, f, x := compileSrc(t, b, src)
+	got := x.Fallbacks()
+	want := []string{
+		"test.tir:2:3: all_reduce f32[4] -> f32[4] runs on the reference executor: " + collectiveFallback,
+		"test.tir:3:3: replica_id  -> u32[] runs on the reference executor: " + collectiveFallback,
+		"test.tir:4:3: all_gather f32[4] -> f32[4] runs on the reference executor: " + collectiveFallback,
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Fallbacks:\n%q\nwant:\n%q", got, want)
+	}
+	agree(t, x, m, f, cpu.RandomInputs(f, 5))
+
+	_, _, x = compileSrc(t, b, "func @g(%x: f32[4]) -> f32[4] {\n  %s = all_reduce %x {kind=sum, groups=[[0, 1]]}\n  return %s\n}\n")
+	_, err := x.Run([]*backend.Buffer{backend.New(ir.Tensor(ir.F32, 4))})
+	wantErr := "test.tir:2:3: error: all_reduce's replica groups name 1, but the grid of 1 replicas × 1 partitions has 1 replicas"
+	if err == nil || err.Error() != wantErr {
+		t.Errorf("got %v, want %s", err, wantErr)
 	}
 }
