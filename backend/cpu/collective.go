@@ -18,9 +18,10 @@ import (
 
 // RunGrid runs fs[r][p] of m on process (replica r, partition p) with
 // args[r][p], all concurrently, and returns each process's results. Every
-// row of fs has the same length (the partitions). The first error of any
-// process is returned, with the process named; the others stop at their
-// next collective.
+// row of fs has the same length (the partitions). An error of a process is
+// returned with the process named; the others stop at their next
+// collective. Which error that is does not depend on timing: the
+// first, in process order, of the processes that failed on their own.
 func RunGrid(m *ir.Module, fs [][]*ir.Func, args [][][]*backend.Buffer) ([][][]*backend.Buffer, error) {
 	if len(fs) == 0 || len(fs[0]) == 0 {
 		return nil, fmt.Errorf("cpu.RunGrid: an empty process grid")
@@ -28,6 +29,7 @@ func RunGrid(m *ir.Module, fs [][]*ir.Func, args [][][]*backend.Buffer) ([][][]*
 	g := &grid{replicas: len(fs), partitions: len(fs[0]), slots: map[slotKey]*slot{}}
 	g.cond = sync.NewCond(&g.mu)
 	g.ended = make([]bool, g.replicas*g.partitions)
+	g.errs = make([]error, g.replicas*g.partitions)
 	out := make([][][]*backend.Buffer, len(fs))
 	var wg sync.WaitGroup
 	for r := range fs {
@@ -47,6 +49,11 @@ func RunGrid(m *ir.Module, fs [][]*ir.Func, args [][][]*backend.Buffer) ([][][]*
 		}
 	}
 	wg.Wait()
+	for _, err := range g.errs { // the first process's own error, whichever failed first
+		if err != nil {
+			return nil, err
+		}
+	}
 	if g.err != nil {
 		return nil, g.err
 	}
@@ -59,8 +66,9 @@ type grid struct {
 	mu                   sync.Mutex
 	cond                 *sync.Cond
 	slots                map[slotKey]*slot
-	ended                []bool // the process's program returned or failed
-	err                  error  // the first process error
+	ended                []bool  // the process's program returned or failed
+	err                  error   // the first process error
+	errs                 []error // each process's own error (not "stopped" by another's)
 }
 
 // slotKey names one collective of one group: the sequence number of the
@@ -77,7 +85,8 @@ type slot struct {
 type process struct {
 	g                  *grid
 	replica, partition int
-	seq                int // collectives this process has run
+	seq                int  // collectives this process has run
+	stopped            bool // it stopped because another process failed
 }
 
 func (pr *process) id() int { return pr.replica*pr.partitions() + pr.partition }
@@ -98,8 +107,16 @@ func (g *grid) end(pr *process, err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.ended[pr.id()] = true
-	if err != nil && g.err == nil {
-		g.err = fmt.Errorf("%s: %w", pr, err)
+	if err == nil {
+		g.cond.Broadcast()
+		return
+	}
+	err = fmt.Errorf("%s: %w", pr, err)
+	if g.err == nil {
+		g.err = err
+	}
+	if !pr.stopped {
+		g.errs[pr.id()] = err
 	}
 	g.cond.Broadcast()
 }
@@ -127,6 +144,7 @@ func (pr *process) exchange(in *ir.Instr, group []int, vals []*backend.Buffer) (
 	g.cond.Broadcast()
 	for len(s.vals) < len(group) {
 		if g.err != nil {
+			pr.stopped = true
 			return nil, fmt.Errorf("stopped: %v", g.err)
 		}
 		for _, m := range group {

@@ -134,3 +134,62 @@ func TestUnsignedMismatch(t *testing.T) {
 		t.Errorf("got %+v", outs)
 	}
 }
+
+// TestRunParallel: a run_parallel test passes when the grid's results
+// match, and a program that fails on the grid fails the test with the
+// process and position named; the function run_parallel runs is not a test.
+func TestRunParallel(t *testing.T) {
+	src := `module @ok {
+  func.func @sum(%x : tensor<2xi64>) -> tensor<2xi64> {
+    %r = "stablehlo.all_reduce"(%x) ({
+      ^bb0(%a: tensor<i64>, %b: tensor<i64>):
+        %s = stablehlo.add %a, %b : tensor<i64>
+        stablehlo.return %s : tensor<i64>
+    }) {replica_groups = dense<[[1, 0]]> : tensor<1x2xi64>} : (tensor<2xi64>) -> tensor<2xi64>
+    return %r : tensor<2xi64>
+  }
+  func.func @main() {
+    %a = stablehlo.constant dense<[1, 2]> : tensor<2xi64>
+    %b = stablehlo.constant dense<[10, 20]> : tensor<2xi64>
+    %r:2 = "interpreter.run_parallel"(%a, %b) {programs = [[@sum], [@sum]]} : (tensor<2xi64>, tensor<2xi64>) -> (tensor<2xi64>, tensor<2xi64>)
+    check.expect_eq_const %r#1, dense<[11, 22]> : tensor<2xi64>
+    func.return
+  }
+}
+
+// -----
+
+module @beyond {
+  func.func @sum(%x : tensor<2xi64>) -> tensor<2xi64> {
+    %r = "stablehlo.all_gather"(%x) {all_gather_dim = 0 : i64, replica_groups = dense<[[0, 2]]> : tensor<1x2xi64>} : (tensor<2xi64>) -> tensor<4xi64>
+    return %x : tensor<2xi64>
+  }
+  func.func @main() {
+    %a = stablehlo.constant dense<[1, 2]> : tensor<2xi64>
+    %r:2 = "interpreter.run_parallel"(%a, %a) {programs = [[@sum], [@sum]]} : (tensor<2xi64>, tensor<2xi64>) -> (tensor<2xi64>, tensor<2xi64>)
+    check.expect_eq_const %r#0, dense<[1, 2]> : tensor<2xi64>
+    func.return
+  }
+}
+`
+	path := filepath.Join(t.TempDir(), "p.mlir")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outs, err := RunFile(path, reference)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range outs {
+		got = append(got, fmt.Sprintf("%s @%s %d %s", strings.TrimPrefix(o.Pos, path), o.Name, o.Status, o.Reason))
+	}
+	want := []string{
+		":10 @main 0 ",
+		":26 @main 1 28:12: interpreter.run_parallel: process (replica 0, partition 0): " + path +
+			":23:10: error: all_gather's replica groups name 2, but the grid of 2 replicas × 1 partitions has 2 replicas",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
