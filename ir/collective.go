@@ -387,14 +387,17 @@ func (c *inferCtx) scaledResults(dim, n int64, multiple, split bool) []Type {
 		if !c.axis(dim, x.Rank(), "dim") {
 			return nil
 		}
+		if r.DType != x.DType || r.Rank() != x.Rank() {
+			return c.fail("result %d of %s must be %s but for dimension %d, got %s", i, c.op, x, dim, r)
+		}
 		small, big := x, r
 		if split {
 			small, big = r, x
 		}
 		xs, ok1 := c.staticDim(small, int(dim))
 		rs, ok2 := c.staticDim(big, int(dim))
-		if !ok1 || !ok2 || r.DType != x.DType || r.Rank() != x.Rank() {
-			return c.fail("result %d of %s must be %s but for dimension %d, got %s", i, c.op, x, dim, r)
+		if !ok1 || !ok2 {
+			return nil
 		}
 		for d := range x.Shape {
 			if int64(d) != dim && x.Shape[d] != r.Shape[d] {
