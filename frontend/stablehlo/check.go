@@ -94,6 +94,7 @@ func (bd *builder) runParallel(o *op, f *ir.Func) {
 	if len(args) != ins || len(o.outs) != outs {
 		bd.s.failf(o.pos, "%s: the programs take %d operands and give %d results, the op has %d and %d", runParallel, ins, outs, len(args), len(o.outs))
 	}
+	bd.gridTypes(o, p.Programs, args)
 	for i, a := range args {
 		if a.Def == nil || a.Def.Op != ir.OpConstant {
 			bd.s.failf(o.args[i].pos, "unsupported form of %s: operand %d is not a constant", runParallel, i)
@@ -209,4 +210,27 @@ func inPrograms(part, name string) bool {
 		}
 	}
 	return false
+}
+
+// gridTypes checks run_parallel's operand and result types against its
+// programs', process by process.
+func (bd *builder) gridTypes(o *op, programs [][]string, args []*ir.Value) {
+	var in, out int
+	for _, row := range programs {
+		for _, name := range row {
+			g := bd.funcs[name]
+			for _, p := range g.Params {
+				if !args[in].Type.Equal(p.Type) {
+					bd.s.failf(o.args[in].pos, "%s: operand %d is %s, @%s takes %s", runParallel, in, mlirType(args[in].Type), name, mlirType(p.Type))
+				}
+				in++
+			}
+			for _, r := range g.Results {
+				if !o.outs[out].Equal(r) {
+					bd.s.failf(o.pos, "%s: result %d is %s, @%s returns %s", runParallel, out, mlirType(o.outs[out]), name, mlirType(r))
+				}
+				out++
+			}
+		}
+	}
 }

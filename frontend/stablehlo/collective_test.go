@@ -72,6 +72,9 @@ func TestRunParallelErrors(t *testing.T) {
 		{`%0 = stablehlo.constant dense<1> : tensor<2xi64>
   %r:2 = "interpreter.run_parallel"(%0) {programs = [[@p], [@p]]} : (tensor<2xi64>) -> (tensor<2xi64>, tensor<2xi64>)`,
 			"t.mlir:6:10: error: interpreter.run_parallel: the programs take 2 operands and give 2 results, the op has 1 and 2"},
+		{`%0 = stablehlo.constant dense<1> : tensor<2xi32>
+  %r:2 = "interpreter.run_parallel"(%0, %0) {programs = [[@p], [@p]]} : (tensor<2xi32>, tensor<2xi32>) -> (tensor<2xi64>, tensor<2xi64>)`,
+			"t.mlir:6:37: error: interpreter.run_parallel: operand 0 is tensor<2xi32>, @p takes tensor<2xi64>"},
 		{`%r = "interpreter.run_parallel"() {programs = [[@q]]} : () -> tensor<2xi64>`,
 			"t.mlir:5:51: error: interpreter.run_parallel: programs must name functions, got \"q\""},
 		{`%r = "interpreter.run_parallel"() {programs = [[@p], []]} : () -> tensor<2xi64>`,
