@@ -16,7 +16,8 @@ var testStableHLOCommand = &command{
 for its *.mlir files): openxla/stablehlo's stablehlo/tests/interpret suite, vendored under
 testdata/stablehlo-interpret. Each function is imported as a .mlir file is, run on the
 backend (--backend, default llvm) and its check.expect_eq(_const) and
-check.expect_almost_eq(_const) ops evaluated. A line is printed for every test that fails (a
+check.expect_almost_eq(_const) ops evaluated; an interpreter.run_parallel runs its programs on
+the reference executor's grid of processes, whatever the backend. A line is printed for every test that fails (a
 wrong result) or is unsupported (an op, form or dtype tpucc lacks), with the reason; the last
 line is stablehlo-interpret: passed=N failed=F unsupported=U total=T. The exit status is 1
 when a test failed.
