@@ -23,8 +23,14 @@ import (
 // collective. Which error that is does not depend on timing: the
 // first, in process order, of the processes that failed on their own.
 func RunGrid(m *ir.Module, fs [][]*ir.Func, args [][][]*backend.Buffer) ([][][]*backend.Buffer, error) {
-	if len(fs) == 0 || len(fs[0]) == 0 {
-		return nil, fmt.Errorf("cpu.RunGrid: an empty process grid")
+	if len(fs) == 0 || len(fs[0]) == 0 || len(args) != len(fs) {
+		return nil, fmt.Errorf("cpu.RunGrid: %d rows of programs and %d of arguments: want as many, at least one", len(fs), len(args))
+	}
+	// Every process must start: one left out would keep its group waiting.
+	for r := range fs {
+		if len(fs[r]) != len(fs[0]) || len(args[r]) != len(fs[0]) {
+			return nil, fmt.Errorf("cpu.RunGrid: replica %d has %d programs and %d argument lists, want %d", r, len(fs[r]), len(args[r]), len(fs[0]))
+		}
 	}
 	g := &grid{replicas: len(fs), partitions: len(fs[0]), slots: map[slotKey]*slot{}}
 	g.cond = sync.NewCond(&g.mu)
@@ -33,9 +39,6 @@ func RunGrid(m *ir.Module, fs [][]*ir.Func, args [][][]*backend.Buffer) ([][][]*
 	out := make([][][]*backend.Buffer, len(fs))
 	var wg sync.WaitGroup
 	for r := range fs {
-		if len(fs[r]) != g.partitions || len(args[r]) != g.partitions {
-			return nil, fmt.Errorf("cpu.RunGrid: replica %d has %d programs and %d argument lists, want %d", r, len(fs[r]), len(args[r]), g.partitions)
-		}
 		out[r] = make([][]*backend.Buffer, g.partitions)
 		for p := range fs[r] {
 			wg.Add(1)

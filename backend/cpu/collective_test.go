@@ -88,6 +88,12 @@ func @g(%x: f32[2]) -> f32[2] {
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("got %v, want %s", err, want)
 	}
+	// A ragged grid is refused before any process starts.
+	_, err = RunGrid(m, [][]*ir.Func{{f, f}, {f}}, [][][]*backend.Buffer{{one()[0], one()[0]}, one()})
+	want = "cpu.RunGrid: replica 1 has 1 programs and 1 argument lists, want 2"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
 	m2 := gridModule(t, `func @f(%x: f32[2]) -> f32[2] {
   %s = all_reduce %x {kind=sum, groups=[[0, 1]]}
   return %s
