@@ -32,7 +32,7 @@ func RunGrid(m *ir.Module, fs [][]*ir.Func, args [][][]*backend.Buffer) ([][][]*
 			return nil, fmt.Errorf("cpu.RunGrid: replica %d has %d programs and %d argument lists, want %d", r, len(fs[r]), len(args[r]), len(fs[0]))
 		}
 	}
-	g := &grid{replicas: len(fs), partitions: len(fs[0]), slots: map[slotKey]*slot{}}
+	g := &grid{replicas: len(fs), partitions: len(fs[0]), slots: map[slotKey]*slot{}, waiting: map[int]*slot{}}
 	g.cond = sync.NewCond(&g.mu)
 	g.ended = make([]bool, g.replicas*g.partitions)
 	g.errs = make([]error, g.replicas*g.partitions)
@@ -69,9 +69,11 @@ type grid struct {
 	mu                   sync.Mutex
 	cond                 *sync.Cond
 	slots                map[slotKey]*slot
-	ended                []bool  // the process's program returned or failed
-	err                  error   // the first process error
-	errs                 []error // each process's own error (not "stopped" by another's)
+	ended                []bool        // the process's program returned or failed
+	err                  error         // the first process error
+	errs                 []error       // each process's own error (not "stopped" by another's)
+	waiting              map[int]*slot // the slot each waiting process waits in
+	deadlock             bool
 }
 
 // slotKey names one collective of one group: the sequence number of the
@@ -81,7 +83,21 @@ type slotKey struct{ seq, first int }
 type slot struct {
 	op   ir.Op
 	vals map[int][]*backend.Buffer // by process id
+	need int                       // the group's size
 	left int                       // members that have not read the slot yet
+}
+
+// deadlocked reports whether every process still running waits in a slot
+// that lacks a member: processes that run different collectives (another
+// program, another group) would otherwise wait for each other forever.
+func (g *grid) deadlocked() bool {
+	for id, ended := range g.ended {
+		s := g.waiting[id]
+		if !ended && (s == nil || len(s.vals) >= s.need) {
+			return false
+		}
+	}
+	return true
 }
 
 // process is one process of a grid; nil g is a program run alone.
@@ -144,8 +160,17 @@ func (pr *process) exchange(in *ir.Instr, group []int, vals []*backend.Buffer) (
 		return nil, fmt.Errorf("%s reached %s where another process of its group ran %s", pr, in.Op, s.op)
 	}
 	s.vals[pr.id()] = vals
+	s.need = len(group)
 	g.cond.Broadcast()
+	g.waiting[pr.id()] = s
+	defer delete(g.waiting, pr.id())
 	for len(s.vals) < len(group) {
+		// A deadlock is every waiting process's own error (not one
+		// process's, the others stopped), so the error RunGrid returns
+		// does not depend on which noticed it first.
+		if g.deadlock {
+			return nil, pr.deadlockError(in)
+		}
 		if g.err != nil {
 			pr.stopped = true
 			return nil, fmt.Errorf("stopped: %v", g.err)
@@ -155,12 +180,21 @@ func (pr *process) exchange(in *ir.Instr, group []int, vals []*backend.Buffer) (
 				return nil, fmt.Errorf("process (replica %d, partition %d) ended without reaching this %s", m/g.partitions, m%g.partitions, in.Op)
 			}
 		}
+		if g.deadlocked() {
+			g.deadlock = true
+			g.cond.Broadcast()
+			return nil, pr.deadlockError(in)
+		}
 		g.cond.Wait()
 	}
 	if s.left--; s.left == 0 {
 		delete(g.slots, key)
 	}
 	return s.vals, nil
+}
+
+func (pr *process) deadlockError(in *ir.Instr) error {
+	return fmt.Errorf("every running process waits in a collective that a process of its group does not reach (%s: sequence %d)", in.Op, pr.seq)
 }
 
 // size is the grid's replicas and partitions.

@@ -107,6 +107,22 @@ func @g(%x: f32[2]) -> f32[2] {
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}
+	// Two programs whose collectives never meet: the first's group is
+	// [0, 1], the second's [1, 0], so their slots differ and each waits
+	// for the other.
+	m3 := gridModule(t, `func @f(%x: f32[2]) -> f32[2] {
+  %s = all_reduce %x {kind=sum, groups=[[0, 1]]}
+  return %s
+}
+func @g(%x: f32[2]) -> f32[2] {
+  %s = all_reduce %x {kind=sum, groups=[[1, 0]]}
+  return %s
+}`)
+	_, err = RunGrid(m3, [][]*ir.Func{{m3.Func("f")}, {m3.Func("g")}}, [][][]*backend.Buffer{one(), one()})
+	want = "process (replica 0, partition 0): grid.tir:2:3: error: every running process waits in a collective that a process of its group does not reach (all_reduce: sequence 1)"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want the deadlock named", err)
+	}
 }
 
 // TestCollectiveAlone: a program run alone is the 1 × 1 grid: a
