@@ -193,7 +193,7 @@ func TestShardGeometry(t *testing.T) {
 	// A padded piece reads back only the rows that exist.
 	whole := f32s(1, 2, 3, 4, 5)
 	piece := make([]byte, 8)
-	copyBox(whole, []int64{5}, piece, []int64{2}, []int64{4}, 4, true)
+	backend.CopyBox(whole, []int64{5}, piece, []int64{2}, []int64{4}, 4, true)
 	if got := floats(piece); got[0] != 5 || got[1] != 0 {
 		t.Errorf("last piece of 5 over 3: %v, want [5 0]", got)
 	}

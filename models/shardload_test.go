@@ -1,0 +1,146 @@
+package models
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/backend/pjrt"
+	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/models/safetensors"
+)
+
+// savedModel writes a random tiny Qwen3 (tinyQwen3Config) as a checkpoint
+// directory and loads it back: its layers are views of the memory-mapped
+// file and its stacked weights are layerStacks over them.
+func savedModel(t *testing.T) *Model {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(7, 8))
+	var src []safetensors.Named
+	add := func(name string, shape ...int64) {
+		b := backend.New(ir.Tensor(ir.F32, shape...))
+		for i := range b.Len() {
+			b.SetFloat64(i, rng.Float64()-0.5)
+		}
+		src = append(src, safetensors.Named{Name: name, Buf: b})
+	}
+	add("model.embed_tokens.weight", 64, 16)
+	add("model.norm.weight", 16)
+	for l := range 2 {
+		p := fmt.Sprintf("model.layers.%d.", l)
+		add(p+"input_layernorm.weight", 16)
+		add(p+"post_attention_layernorm.weight", 16)
+		add(p+"self_attn.q_proj.weight", 16, 16)
+		add(p+"self_attn.k_proj.weight", 8, 16)
+		add(p+"self_attn.v_proj.weight", 8, 16)
+		add(p+"self_attn.o_proj.weight", 16, 16)
+		add(p+"self_attn.q_norm.weight", 8)
+		add(p+"self_attn.k_norm.weight", 8)
+		add(p+"mlp.gate_proj.weight", 24, 16)
+		add(p+"mlp.up_proj.weight", 24, 16)
+		add(p+"mlp.down_proj.weight", 16, 24)
+	}
+	dir := t.TempDir()
+	if err := safetensors.WriteFile(filepath.Join(dir, "model.safetensors"), src, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(tinyQwen3Config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// TestSplitLoadReadsLayers: a loaded model split tp=4 over XLA:CPU devices
+// reads each device's piece of a stacked weight straight from the layers'
+// checkpoint buffers (the stack is never made in host memory while
+// loading), the pieces put together are the stack exactly (the one KV head
+// padded over 4 devices too), and the split model generates the unsplit
+// one's tokens.
+func TestSplitLoadReadsLayers(t *testing.T) {
+	m := savedModel(t)
+	rows := map[int][]*backend.Buffer{}
+	for i, p := range m.Params {
+		if st, ok := p.Buffer.Device().(*layerStack); ok {
+			rows[i] = slices.Clone(st.rows)
+		}
+	}
+	if len(rows) == 0 {
+		t.Fatalf("no stacked weight among %d: %v", len(m.Params), m.Loops())
+	}
+	g, err := NewGenerator(m, Options{Device: "pjrt", Precision: "highest", Mesh: mustMesh(t, "tp=4")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, was := range rows {
+		if st := m.Params[i].Buffer.Device().(*layerStack); !slices.Equal(st.rows, was) {
+			t.Errorf("weight %s: its stack was made in host memory to split it", m.Params[i].Name)
+		}
+	}
+	for i, p := range m.Params {
+		sb, ok := g.weights[i].Device().(*pjrt.ShardedBuffer)
+		if !ok {
+			t.Fatalf("weight %s is not split (%T)", p.Name, g.weights[i].Device())
+		}
+		got, err := sb.ToHost()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, p.Buffer.Bytes()) {
+			t.Errorf("weight %s %s: its pieces differ from the whole", p.Name, p.Type)
+		}
+	}
+	req := Request{Prompts: [][]int32{{3, 1, 4, 1, 5}, {9, 2, 6}}, MaxNew: 4}
+	split, err := g.Generate(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, err := NewGenerator(m, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := host.Generate(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.EqualFunc(split.Tokens, want.Tokens, slices.Equal) {
+		t.Errorf("split tokens %v, unsplit %v", split.Tokens, want.Tokens)
+	}
+}
+
+// TestStackMadeOnRead: reading a stacked weight on the host makes the
+// stack once, row i being layer i's weight, and points the layers at their
+// rows (their own buffers can then be collected).
+func TestStackMadeOnRead(t *testing.T) {
+	m := savedModel(t)
+	for _, p := range m.Params {
+		st, ok := p.Buffer.Device().(*layerStack)
+		if !ok {
+			continue
+		}
+		was := slices.Clone(st.rows)
+		whole := p.Buffer.Bytes()
+		n := len(whole) / len(was)
+		for i, r := range was {
+			if !bytes.Equal(whole[i*n:(i+1)*n], r.Bytes()) {
+				t.Errorf("%s: row %d differs from its layer", p.Name, i)
+			}
+			f := st.fields[i].Interface().(*backend.Buffer)
+			if &f.Bytes()[0] != &whole[i*n] {
+				t.Errorf("%s: layer %d's field is not a view of its row", p.Name, i)
+			}
+		}
+		if &p.Buffer.Bytes()[0] != &whole[0] {
+			t.Errorf("%s: the stack was made twice", p.Name)
+		}
+	}
+}
