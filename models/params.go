@@ -113,68 +113,29 @@ func collect(w *hf.Weights, groups []group) ([]Param, map[string]int, error) {
 }
 
 // stackField is field of slot s's layers stacked into one tensor [count,
-// …]. The stack is not made at load: its storage is a layerStack, which a
-// split upload reads device piece by device piece straight from the layers'
-// own buffers (views of the memory-mapped checkpoint), so that loading a
-// model split N ways never holds the whole stack in host memory. Reading
-// the buffer on the host (Bytes) makes the stack then, once.
+// …]. The stack is not made at load (backend.Stack): a split upload reads
+// each device's piece straight from the layers' own buffers (views of the
+// memory-mapped checkpoint), so that loading a model split N ways never
+// holds the whole stack in host memory. Reading the buffer on the host
+// (Bytes) makes the stack then, once, and points each layer's field at its
+// row: the layers' own buffers (a MoE layer's experts) can be collected.
 func stackField(w *hf.Weights, g group, s int, field string) (*backend.Buffer, error) {
-	st := &layerStack{}
+	var rows []*backend.Buffer
+	var fields []reflect.Value
 	for it := range g.count {
 		f := reflect.ValueOf(&w.Layers[g.layer(s, it)]).Elem().FieldByName(field)
 		b, _ := f.Interface().(*backend.Buffer)
-		if b == nil || len(st.rows) > 0 && !b.Type().Equal(st.rows[0].Type()) {
+		if b == nil || len(rows) > 0 && !b.Type().Equal(rows[0].Type()) {
 			// Layers of one kind have the same layout (layerKinds).
 			panic(fmt.Sprintf("models: layer %d's %s does not match layer %d's", g.layer(s, it), field, g.layer(s, 0)))
 		}
-		st.rows, st.fields = append(st.rows, b), append(st.fields, f)
+		rows, fields = append(rows, b), append(fields, f)
 	}
-	t := st.rows[0].Type()
-	return backend.OnDevice(ir.Tensor(t.DType, append([]int64{int64(g.count)}, t.Dims()...)...), st), nil
-}
-
-// A layerStack is the storage of a stacked weight: each layer's own
-// buffer, in order (backend.DeviceData and backend.BoxReader).
-type layerStack struct {
-	rows   []*backend.Buffer
-	fields []reflect.Value // where each row is in the model's hf.Weights
-}
-
-// ToHost makes the stack, and points each layer's field at its row of it:
-// the layers' own buffers (a MoE layer's experts, stacked at load in
-// memory of their own) can then be collected.
-func (st *layerStack) ToHost() ([]byte, error) {
-	t := st.rows[0].Type()
-	n := len(st.rows[0].Bytes())
-	out := backend.AlignedBytes(n * len(st.rows))
-	for i, r := range st.rows {
-		row := out[i*n : (i+1)*n]
-		copy(row, r.Bytes())
-		v, err := backend.View(t, row)
-		if err != nil {
-			return nil, fmt.Errorf("models: stacking layer %d: %w", i, err)
+	return backend.Stack(rows, func(views []*backend.Buffer) {
+		for i, v := range views {
+			fields[i].Set(reflect.ValueOf(v))
 		}
-		st.rows[i] = v
-		st.fields[i].Set(reflect.ValueOf(v))
-	}
-	return out, nil
-}
-
-// ReadBox reads a box of the stack [count, …] from the layers it spans.
-func (st *layerStack) ReadBox(dims []int64, piece []byte, pdims, start []int64, elem int) {
-	per := int64(elem)
-	for _, d := range pdims[1:] {
-		per *= d
-	}
-	for i := int64(0); i < pdims[0] && start[0]+i < dims[0]; i++ {
-		backend.CopyBox(st.rows[start[0]+i].Bytes(), dims[1:], piece[i*per:(i+1)*per], pdims[1:], start[1:], elem, true)
-	}
-}
-
-// Close lets the layers' buffers go.
-func (st *layerStack) Close() error {
-	st.rows, st.fields = nil, nil
-	return nil
+	}), nil
 }
 
 // bind builds the weights of a step of m from ts, one tensor per Param. An
