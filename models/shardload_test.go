@@ -200,3 +200,42 @@ func TestGeneratorSplitFamilies(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitMoEFromCheckpoint: transformers' qwen3_moe checkpoint (one
+// tensor per expert) split tp=4 over XLA:CPU devices: every piece, of the
+// layers' stacks of expert stacks too, is read from the mapped checkpoint
+// (no stack is made in host memory), the pieces put together are the
+// stacks exactly, and the split model gives transformers' greedy tokens.
+func TestSplitMoEFromCheckpoint(t *testing.T) {
+	dir := filepath.Join(oracleDirs(t), "qwen3_moe")
+	o := readOracle(t, dir)
+	m, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	before := layerFields(m)
+	g, err := NewGenerator(m, Options{Device: "pjrt", Precision: "highest", Mesh: mustMesh(t, "tp=4")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(layerFields(m), before) {
+		t.Errorf("a stack was made in host memory to split it")
+	}
+	got, err := g.Generate(Request{Prompts: o.Prompts, MaxNew: len(o.Greedy[0])})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.EqualFunc(got.Tokens, o.Greedy, slices.Equal) {
+		t.Errorf("split tokens %v, transformers' %v", got.Tokens, o.Greedy)
+	}
+	for i, p := range m.Params {
+		piece, err := g.weights[i].Device().(*pjrt.ShardedBuffer).ToHost()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(piece, p.Buffer.Bytes()) {
+			t.Errorf("weight %s %s: its pieces differ from the whole", p.Name, p.Type)
+		}
+	}
+}
