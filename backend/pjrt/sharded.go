@@ -294,6 +294,16 @@ func (b *ShardedBuffer) ToHost() ([]byte, error) {
 // be split as the program's parameter is; the results stay on the devices,
 // split as the program's results are, for the caller to close.
 func (s *Sharded) Execute(args []*ShardedBuffer) ([]*ShardedBuffer, error) {
+	return s.ExecuteDonating(args, nil)
+}
+
+// ExecuteDonating is Execute that lets the program consume the arguments
+// at the positions in donate, as LoadedExecutable.ExecuteDonating does for
+// one device: a parameter the program marks as a donor may have every
+// device's piece reused for a result (the plugin then deletes the pieces;
+// Close still releases them). Every other argument is named in the call's
+// non_donatable_input_indices, which holds for every device's list.
+func (s *Sharded) ExecuteDonating(args []*ShardedBuffer, donate []int) ([]*ShardedBuffer, error) {
 	e := s.exe
 	if e.h == 0 {
 		return nil, errors.New("pjrt: execute of a closed executable")
@@ -325,6 +335,10 @@ func (s *Sharded) Execute(args []*ShardedBuffer) ([]*ShardedBuffer, error) {
 	}
 	events := make([]uintptr, n)
 	opts := executeOptions{structSize: unsafe.Sizeof(executeOptions{})}
+	keep := nonDonatable(nil, len(args), donate)
+	if len(keep) > 0 {
+		opts.nonDonatable, opts.numNonDon = unsafe.Pointer(&keep[0]), uintptr(len(keep))
+	}
 	a := executeArgs{
 		structSize: unsafe.Sizeof(executeArgs{}), executable: e.h, options: unsafe.Pointer(&opts),
 		argumentLists: unsafe.Pointer(&argLists[0]), numDevices: uintptr(n), numArgs: uintptr(len(args)),
@@ -346,6 +360,7 @@ func (s *Sharded) Execute(args []*ShardedBuffer) ([]*ShardedBuffer, error) {
 	}
 	runtime.KeepAlive(args)
 	runtime.KeepAlive(argv)
+	runtime.KeepAlive(keep)
 	return s.gather(outv, err)
 }
 
