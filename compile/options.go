@@ -7,6 +7,7 @@ import (
 
 	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/tensor"
 )
 
 // Option configures New and Func.
@@ -152,7 +153,7 @@ type Axis = ir.MeshAxis
 // The mesh and the shardings are part of the cache key. docs/SHARDING.md.
 func Mesh(axes ...Axis) Option {
 	return func(o *engine.Options) {
-		o.Mesh = &ir.Mesh{Name: "mesh", Axes: append([]ir.MeshAxis(nil), axes...)}
+		o.Mesh = &ir.Mesh{Name: tensor.MeshName, Axes: append([]ir.MeshAxis(nil), axes...)}
 	}
 }
 
@@ -161,12 +162,26 @@ func Mesh(axes ...Axis) Option {
 // and major first ("dp", "dp,tp"), or "" to keep the dimension whole.
 // Shard(0, "dp", "") splits a matrix's rows over dp.
 func Shard(arg int, dims ...string) Option {
-	s := engine.ArgSharding{Arg: arg, Dims: make([][]string, len(dims))}
+	return func(o *engine.Options) { o.Shardings = append(o.Shardings, shardSpec(arg, dims)) }
+}
+
+// ShardResult splits result res over the Mesh's axes as Shard splits an
+// argument (JAX's out_shardings): the result is held that way on the
+// devices (with KeepOnDevice, as pieces a later call takes as they are)
+// rather than replicated. ShardResult(0, "dp", "") keeps a matrix's rows
+// split over dp.
+func ShardResult(res int, dims ...string) Option {
+	return func(o *engine.Options) { o.ResultShardings = append(o.ResultShardings, shardSpec(res, dims)) }
+}
+
+// shardSpec is position i split by dims, Shard's spelling.
+func shardSpec(i int, dims []string) engine.ArgSharding {
+	s := engine.ArgSharding{Arg: i, Dims: make([][]string, len(dims))}
 	for d, spec := range dims {
 		s.Dims[d] = []string{}
 		if spec != "" {
 			s.Dims[d] = strings.Split(spec, ",")
 		}
 	}
-	return func(o *engine.Options) { o.Shardings = append(o.Shardings, s) }
+	return s
 }

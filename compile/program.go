@@ -76,7 +76,7 @@ func (p program) Trace(args []engine.Arg) (*ir.Module, error) {
 			types = append(types, a.Type)
 		}
 	}
-	m, err := tensor.Trace(p.c.name, names, types, func(ts []*tensor.Tensor) ([]*tensor.Tensor, error) {
+	m, err := tensor.TraceOn(p.c.opts.Mesh, p.c.name, names, types, func(ts []*tensor.Tensor) ([]*tensor.Tensor, error) {
 		return p.c.call(args, ts)
 	})
 	if err != nil || p.c.grad == nil {

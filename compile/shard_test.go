@@ -1,6 +1,7 @@
 package compile_test
 
 import (
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -104,6 +105,80 @@ func TestShardingInCacheKey(t *testing.T) {
 		}
 		if s, want := c.Stats(), int64(i/2); s.DiskHits != want {
 			t.Errorf("run %d (rows over %s): %d programs from the persistent cache, want %d", i, rows, s.DiskHits, want)
+		}
+	}
+}
+
+func matTanhSplit(x, w *tensor.Tensor) *tensor.Tensor { return x.MatMul(w).ShardAs("dp", "tp").Tanh() }
+
+// A sharding constraint inside a Go function (Tensor.ShardAs) and a split
+// result (ShardResult) reach the StableHLO as Shardy writes them; the result
+// stays on the devices split that way, and the numbers are the eager ones
+// (eagerly ShardAs is the identity).
+func TestShardAsAndResult(t *testing.T) {
+	c, err := compile.New(matTanhSplit, dpTP, compile.Shard(0, "dp", ""), compile.ShardResult(0, "dp", "tp"),
+		compile.Device("pjrt"), compile.KeepOnDevice(), compile.CacheDir(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, w := tensor.Random(1, ir.F32, 8, 16), tensor.Random(2, ir.F32, 16, 4)
+	text, err := c.Lower(x, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`sdy.sharding_constraint %0 <@mesh, [{"dp"}, {"tp"}]> : tensor<8x4xf32>`,
+		`-> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"dp"}, {"tp"}]>})`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the StableHLO lacks %q:\n%s", want, text)
+		}
+	}
+	out, err := c.Call(x, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, ok := out[0].Buffer().Device().(*pjrt.ShardedBuffer)
+	if !ok || d.Sharding.String() != `<@mesh, [{"dp"}, {"tp"}]>` || !d.Shards[0].Type().Equal(ir.Tensor(ir.F32, 4, 2)) {
+		t.Fatalf("the result is held as %T %v, want pieces of f32[4,2] split over dp and tp", out[0].Buffer().Device(), d)
+	}
+	if d := near(out[0], matTanh(x, w), 1e-5); d != "" {
+		t.Error(d)
+	}
+	if d := near(matTanhSplit(x, w), matTanh(x, w), 0); d != "" {
+		t.Errorf("eager ShardAs: %s", d)
+	}
+}
+
+// ShardAs's mistakes are errors of the call naming the op's position;
+// a split result needs a mesh.
+func TestShardAsErrors(t *testing.T) {
+	x, w := tensor.Random(1, ir.F32, 8, 16), tensor.Random(2, ir.F32, 16, 4)
+	_, _, base, _ := runtime.Caller(0)
+	cases := []struct {
+		f    func(x, w *tensor.Tensor) *tensor.Tensor
+		opts []compile.Option
+		want string
+	}{
+		{func(x, w *tensor.Tensor) *tensor.Tensor { return x.MatMul(w).ShardAs("dp") }, []compile.Option{dpTP},
+			`shard_test.go:L2: shard_as: sharding <@mesh, [{"dp"}]> has 1 dimension, but f32[8,4] has rank 2`},
+		{func(x, w *tensor.Tensor) *tensor.Tensor { return x.MatMul(w).ShardAs("dp", "zz") }, []compile.Option{dpTP},
+			`shard_test.go:L4: error: sharding <@mesh, [{"dp"}, {"zz"}]> uses axis "zz", which mesh @mesh does not have`},
+		{func(x, w *tensor.Tensor) *tensor.Tensor { return x.MatMul(w).ShardAs("dp", ",") }, []compile.Option{dpTP},
+			`shard_test.go:L6: shard_as: dimension 1: an empty axis name in ","`},
+		{matTanhSplit, nil, "shard_test.go:SPLIT: shard_as: the function runs on no mesh: compile it with compile.Mesh"},
+		{matTanh, []compile.Option{compile.ShardResult(0, "tp")}, "compile: result 0 is sharded, but no mesh is given"},
+	}
+	_, split := runtime.FuncForPC(reflect.ValueOf(matTanhSplit).Pointer()).FileLine(reflect.ValueOf(matTanhSplit).Pointer())
+	for _, c := range cases {
+		f, err := compile.New(c.f, append(c.opts, compile.Name("split"), compile.CacheDir(""))...)
+		if err == nil {
+			_, err = f.Call(x, w)
+		}
+		want := strings.NewReplacer("L2", strconv.Itoa(base+6), "L4", strconv.Itoa(base+8), "L6", strconv.Itoa(base+10),
+			"SPLIT", strconv.Itoa(split)).Replace(c.want)
+		if err == nil || err.Error() != want {
+			t.Errorf("got %v, want %s", err, want)
 		}
 	}
 }

@@ -112,31 +112,30 @@ func collect(w *hf.Weights, groups []group) ([]Param, map[string]int, error) {
 	return out, index, nil
 }
 
-// stackField stacks field of slot s's layers into one buffer [count, …] and
-// makes each layer's field a view of its row.
+// stackField is field of slot s's layers stacked into one tensor [count,
+// …]. The stack is not made at load (backend.Stack): a split upload reads
+// each device's piece straight from the layers' own buffers (views of the
+// memory-mapped checkpoint), so that loading a model split N ways never
+// holds the whole stack in host memory. Reading the buffer on the host
+// (Bytes) makes the stack then, once, and points each layer's field at its
+// row: the layers' own buffers (a MoE layer's experts) can be collected.
 func stackField(w *hf.Weights, g group, s int, field string) (*backend.Buffer, error) {
-	at := func(it int) reflect.Value {
-		return reflect.ValueOf(&w.Layers[g.layer(s, it)]).Elem().FieldByName(field)
-	}
-	t := at(0).Interface().(*backend.Buffer).Type()
-	st := ir.Tensor(t.DType, append([]int64{int64(g.count)}, t.Dims()...)...)
-	out := backend.New(st)
-	data := out.Bytes()
-	n := len(data) / g.count
+	var rows []*backend.Buffer
+	var fields []reflect.Value
 	for it := range g.count {
-		b, _ := at(it).Interface().(*backend.Buffer)
-		if b == nil || !b.Type().Equal(t) {
+		f := reflect.ValueOf(&w.Layers[g.layer(s, it)]).Elem().FieldByName(field)
+		b, _ := f.Interface().(*backend.Buffer)
+		if b == nil || len(rows) > 0 && !b.Type().Equal(rows[0].Type()) {
 			// Layers of one kind have the same layout (layerKinds).
-			panic(fmt.Sprintf("models: layer %d's %s does not match layer %d's %s", g.layer(s, it), field, g.layer(s, 0), t))
+			panic(fmt.Sprintf("models: layer %d's %s does not match layer %d's", g.layer(s, it), field, g.layer(s, 0)))
 		}
-		copy(data[it*n:(it+1)*n], b.Bytes())
-		v, err := backend.View(t, data[it*n:(it+1)*n])
-		if err != nil {
-			return nil, fmt.Errorf("models: stacking %s of layer %d: %w", field, g.layer(s, it), err)
-		}
-		at(it).Set(reflect.ValueOf(v))
+		rows, fields = append(rows, b), append(fields, f)
 	}
-	return out, nil
+	return backend.Stack(rows, func(views []*backend.Buffer) {
+		for i, v := range views {
+			fields[i].Set(reflect.ValueOf(v))
+		}
+	}), nil
 }
 
 // bind builds the weights of a step of m from ts, one tensor per Param. An

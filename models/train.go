@@ -173,8 +173,7 @@ type TrainOptions struct {
 	// "tp" splits the weights and their optimizer state as a Generator's
 	// (models/shard.go), "dp" the batch rows, XLA summing the gradients
 	// over them. The weights and state stay split on the devices between
-	// steps. A sharded program takes no donations (backend/pjrt), so a
-	// step holds the old and the new weights at once.
+	// steps, each step updating them in place (donated, as unsplit).
 	Mesh *ir.Mesh
 	// FSDP also splits the weights and their state over dp (on their first
 	// dimension that dp divides, besides tp's): each data-parallel device
@@ -219,9 +218,7 @@ func NewTrainer(m *Model, opt train.Optimizer, o TrainOptions) (*Trainer, error)
 	case o.FSDP && (o.Mesh == nil || o.Mesh.Axis(AxisData) < 0):
 		return nil, errors.New("models: FSDP splits the weights over a mesh's dp axis: give TrainOptions.Mesh with dp")
 	case o.Mesh != nil:
-		// No aliases in the program: a sharded run would copy each
-		// aliased argument it is not donated.
-		eo.Mesh, eo.Donate = o.Mesh, nil
+		eo.Mesh = o.Mesh
 		eo.Shardings, eo.ResultShardings = m.trainShardings(o.Mesh, len(opt.StateNames()), o.Labels, o.FSDP)
 	}
 	fn, err := engine.NewFunction(trainProgram{t, name}, eo)

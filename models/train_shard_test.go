@@ -35,11 +35,17 @@ func shardTrainSteps(t *testing.T, m *Model, opt train.Optimizer, o TrainOptions
 		if o.Labels {
 			labels = tensor.FromSlice(lab, 4, 6).Buffer()
 		}
+		old := slices.Clone(tr.state)
 		loss, err := tr.Step(tensor.FromSlice(tok, 4, 6).Buffer(), labels)
 		if err != nil {
 			t.Fatalf("step %d: %v", i, err)
 		}
 		losses = append(losses, loss)
+		for k, b := range old { // updated in place: the step took the old ones
+			if o.Device != "" && b.Donated() == "" {
+				t.Fatalf("step %d: weight or state %d was not donated to the step", i, k)
+			}
+		}
 	}
 	return losses, tr
 }

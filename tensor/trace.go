@@ -16,10 +16,19 @@ import (
 // Errors f returns are returned; misuse of the results (a tensor of another
 // trace) is returned as a *Error.
 func Trace(name string, names []string, types []ir.Type, f func([]*Tensor) ([]*Tensor, error)) (m *ir.Module, err error) {
+	return TraceOn(nil, name, names, types, f)
+}
+
+// TraceOn is Trace of a program that runs on mesh (nil: one device), whose
+// sharding constraints (ShardAs) name it.
+func TraceOn(mesh *ir.Mesh, name string, names []string, types []ir.Type, f func([]*Tensor) ([]*Tensor, error)) (m *ir.Module, err error) {
 	if len(names) != len(types) {
 		return nil, fmt.Errorf("tensor.Trace: %d names for %d types", len(names), len(types))
 	}
 	tr := trace.New(name)
+	if mesh != nil {
+		tr.Mesh(mesh)
+	}
 	ts := make([]*Tensor, len(types))
 	for i, t := range types {
 		ts[i] = Traced(tr.Param(names[i], t), tr)

@@ -193,8 +193,10 @@ func (b *Backend) forMesh(mesh *ir.Mesh) (*Client, error) {
 
 // UploadSharded splits h over mesh's devices as s says
 // (backend.ShardUploader): each device receives its piece, copied from h
-// one piece at a time. A buffer already split that way on the same
-// devices is returned as it is.
+// one piece at a time; when h's storage is a backend.BoxReader (a model's
+// stacked layers), each piece is read from it without h's whole array
+// being made. A buffer already split that way on the same devices is
+// returned as it is.
 func (b *Backend) UploadSharded(h *backend.Buffer, mesh *ir.Mesh, s *ir.Sharding) (*backend.Buffer, error) {
 	c, err := b.forMesh(mesh)
 	if err != nil {
@@ -206,7 +208,12 @@ func (b *Backend) UploadSharded(h *backend.Buffer, mesh *ir.Mesh, s *ir.Sharding
 	if why := h.Donated(); why != "" {
 		return nil, fmt.Errorf("pjrt: uploading %s: %s", h.Type(), why)
 	}
-	d, err := c.FromHostSharded(h.Type(), h.Bytes(), mesh, s)
+	var d *ShardedBuffer
+	if src, ok := h.Device().(backend.BoxReader); ok {
+		d, err = c.FromBoxesSharded(h.Type(), src, mesh, s)
+	} else {
+		d, err = c.FromHostSharded(h.Type(), h.Bytes(), mesh, s)
+	}
 	if err != nil {
 		return nil, err
 	}

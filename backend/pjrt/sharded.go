@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"unsafe"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -223,35 +224,6 @@ func shardStart(p int, t ir.Type, s *ir.Sharding, mesh *ir.Mesh) []int64 {
 	return start
 }
 
-// copyBox copies between a whole row-major array (whole, of dims) and one
-// piece (piece, of pdims, starting at start); toPiece picks the direction.
-// Piece positions outside the array are padding: left zero, never read back.
-func copyBox(whole []byte, dims []int64, piece []byte, pdims, start []int64, elem int, toPiece bool) {
-	var rec func(d int, wOff, pOff int64)
-	rec = func(d int, wOff, pOff int64) {
-		if d == len(dims) {
-			w, q := whole[wOff*int64(elem):(wOff+1)*int64(elem)], piece[pOff*int64(elem):(pOff+1)*int64(elem)]
-			if toPiece {
-				copy(q, w)
-			} else {
-				copy(w, q)
-			}
-			return
-		}
-		wStride, pStride := int64(1), int64(1)
-		for _, n := range dims[d+1:] {
-			wStride *= n
-		}
-		for _, n := range pdims[d+1:] {
-			pStride *= n
-		}
-		for i := int64(0); i < pdims[d] && start[d]+i < dims[d]; i++ {
-			rec(d+1, wOff+(start[d]+i)*wStride, pOff+i*pStride)
-		}
-	}
-	rec(0, 0, 0)
-}
-
 func sizes(t ir.Type) []int64 {
 	out := make([]int64, len(t.Shape))
 	for i, d := range t.Shape {
@@ -263,6 +235,24 @@ func sizes(t ir.Type) []int64 {
 // FromHostSharded splits data, a dense row-major array of static type t,
 // by s over mesh and copies each piece to its device.
 func (c *Client) FromHostSharded(t ir.Type, data []byte, mesh *ir.Mesh, s *ir.Sharding) (*ShardedBuffer, error) {
+	total, ok := t.NumElements()
+	if !ok || int64(len(data)) != total*int64(t.DType.Size()) {
+		return nil, fmt.Errorf("pjrt: %d bytes for %s", len(data), t)
+	}
+	return c.FromBoxesSharded(t, wholeArray(data), mesh, s)
+}
+
+// wholeArray reads boxes of a dense row-major array in host memory.
+type wholeArray []byte
+
+func (a wholeArray) ReadBox(dims []int64, piece []byte, pdims, start []int64, elem int) {
+	backend.CopyBox(a, dims, piece, pdims, start, elem, true)
+}
+
+// FromBoxesSharded is FromHostSharded for a tensor read piece by piece
+// from src: each device's piece is read, copied to the device and dropped
+// before the next, so the host holds one piece at a time.
+func (c *Client) FromBoxesSharded(t ir.Type, src backend.BoxReader, mesh *ir.Mesh, s *ir.Sharding) (*ShardedBuffer, error) {
 	n := int(mesh.Devices())
 	if n > len(c.devices) {
 		return nil, fmt.Errorf("pjrt: mesh @%s needs %d devices, the client has %d", mesh.Name, n, len(c.devices))
@@ -270,16 +260,12 @@ func (c *Client) FromHostSharded(t ir.Type, data []byte, mesh *ir.Mesh, s *ir.Sh
 	if len(s.Dims) != t.Rank() {
 		return nil, fmt.Errorf("pjrt: sharding %s for %s: rank differs", s, t)
 	}
-	total, ok := t.NumElements()
-	if !ok || int64(len(data)) != total*int64(t.DType.Size()) {
-		return nil, fmt.Errorf("pjrt: %d bytes for %s", len(data), t)
-	}
 	st := shardType(t, s, mesh)
 	sn, _ := st.NumElements()
 	out := &ShardedBuffer{Type: t, Mesh: mesh, Sharding: s}
 	for p := 0; p < n; p++ {
 		piece := make([]byte, sn*int64(t.DType.Size()))
-		copyBox(data, sizes(t), piece, sizes(st), shardStart(p, t, s, mesh), t.DType.Size(), true)
+		src.ReadBox(sizes(t), piece, sizes(st), shardStart(p, t, s, mesh), t.DType.Size())
 		b, err := c.fromHostOn(p, st, piece, copyHost)
 		if err != nil {
 			out.Close()
@@ -299,7 +285,7 @@ func (b *ShardedBuffer) ToHost() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		copyBox(out, sizes(b.Type), piece, sizes(s.Type()), shardStart(p, b.Type, b.Sharding, b.Mesh), b.Type.DType.Size(), false)
+		backend.CopyBox(out, sizes(b.Type), piece, sizes(s.Type()), shardStart(p, b.Type, b.Sharding, b.Mesh), b.Type.DType.Size(), false)
 	}
 	return out, nil
 }
@@ -308,6 +294,16 @@ func (b *ShardedBuffer) ToHost() ([]byte, error) {
 // be split as the program's parameter is; the results stay on the devices,
 // split as the program's results are, for the caller to close.
 func (s *Sharded) Execute(args []*ShardedBuffer) ([]*ShardedBuffer, error) {
+	return s.ExecuteDonating(args, nil)
+}
+
+// ExecuteDonating is Execute that lets the program consume the arguments
+// at the positions in donate, as LoadedExecutable.ExecuteDonating does for
+// one device: a parameter the program marks as a donor may have every
+// device's piece reused for a result (the plugin then deletes the pieces;
+// Close still releases them). Every other argument is named in the call's
+// non_donatable_input_indices, which holds for every device's list.
+func (s *Sharded) ExecuteDonating(args []*ShardedBuffer, donate []int) ([]*ShardedBuffer, error) {
 	e := s.exe
 	if e.h == 0 {
 		return nil, errors.New("pjrt: execute of a closed executable")
@@ -339,6 +335,10 @@ func (s *Sharded) Execute(args []*ShardedBuffer) ([]*ShardedBuffer, error) {
 	}
 	events := make([]uintptr, n)
 	opts := executeOptions{structSize: unsafe.Sizeof(executeOptions{})}
+	keep := nonDonatable(nil, len(args), donate)
+	if len(keep) > 0 {
+		opts.nonDonatable, opts.numNonDon = unsafe.Pointer(&keep[0]), uintptr(len(keep))
+	}
 	a := executeArgs{
 		structSize: unsafe.Sizeof(executeArgs{}), executable: e.h, options: unsafe.Pointer(&opts),
 		argumentLists: unsafe.Pointer(&argLists[0]), numDevices: uintptr(n), numArgs: uintptr(len(args)),
@@ -360,6 +360,7 @@ func (s *Sharded) Execute(args []*ShardedBuffer) ([]*ShardedBuffer, error) {
 	}
 	runtime.KeepAlive(args)
 	runtime.KeepAlive(argv)
+	runtime.KeepAlive(keep)
 	return s.gather(outv, err)
 }
 

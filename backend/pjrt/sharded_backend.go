@@ -2,6 +2,7 @@ package pjrt
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
@@ -43,11 +44,14 @@ func (e *shardedExecutable) Run(args []*backend.Buffer) ([]*backend.Buffer, erro
 	return e.RunWith(args, backend.RunOptions{})
 }
 
-// RunWith runs on every device of the mesh. Donation is not offered to a
-// sharded program: o.Donate is ignored.
+// RunWith runs on every device of the mesh. The arguments in o.Donate, and
+// the pieces split here for the call, may be consumed by the program (a
+// parameter its StableHLO marks as a donor lends its pieces to a result);
+// any other argument of the caller's is left intact.
 func (e *shardedExecutable) RunWith(args []*backend.Buffer, o backend.RunOptions) ([]*backend.Buffer, error) {
 	in := make([]*ShardedBuffer, len(args))
 	var owned []*ShardedBuffer
+	donate := slices.Clip(o.Donate)
 	defer func() {
 		for _, b := range owned {
 			b.Close()
@@ -65,14 +69,23 @@ func (e *shardedExecutable) RunWith(args []*backend.Buffer, o backend.RunOptions
 		if why := a.Donated(); why != "" {
 			return nil, fmt.Errorf("pjrt: argument %d: %s %s", i, a.Type(), why)
 		}
-		b, err := e.c.FromHostSharded(a.Type(), a.Bytes(), e.s.mesh, want)
+		var b *ShardedBuffer
+		var err error
+		if src, ok := a.Device().(backend.BoxReader); ok {
+			b, err = e.c.FromBoxesSharded(a.Type(), src, e.s.mesh, want)
+		} else {
+			b, err = e.c.FromHostSharded(a.Type(), a.Bytes(), e.s.mesh, want)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("pjrt: argument %d: %w", i, err)
 		}
 		owned = append(owned, b)
 		in[i] = b
+		if !slices.Contains(donate, i) {
+			donate = append(donate, i) // our own pieces, never the caller's
+		}
 	}
-	outs, err := e.s.Execute(in)
+	outs, err := e.s.ExecuteDonating(in, donate)
 	if err != nil {
 		return nil, err
 	}

@@ -193,7 +193,7 @@ func TestShardGeometry(t *testing.T) {
 	// A padded piece reads back only the rows that exist.
 	whole := f32s(1, 2, 3, 4, 5)
 	piece := make([]byte, 8)
-	copyBox(whole, []int64{5}, piece, []int64{2}, []int64{4}, 4, true)
+	backend.CopyBox(whole, []int64{5}, piece, []int64{2}, []int64{4}, 4, true)
 	if got := floats(piece); got[0] != 5 || got[1] != 0 {
 		t.Errorf("last piece of 5 over 3: %v, want [5 0]", got)
 	}
@@ -307,4 +307,56 @@ func @f(%x: f32[8,4] {sharding=<@mesh, [{"dp"}, {}]>}) -> f32[8] {sharding=<@mes
 	}
 	got[0][0], want[0][0] = 0, 0
 	checkClose(t, got, want)
+}
+
+// TestShardedDonation: x + 1 over 4 devices with x donated (the lowering
+// aliases it to the result): a donated argument's pieces are deleted and
+// the result is right; not donated, the same call leaves them intact.
+func TestShardedDonation(t *testing.T) {
+	m, f, _, c := onFourDevices(t, `mesh @mesh = <["tp"=4]>
+
+func @inc(%x: f32[8,2] {sharding=<@mesh, [{"tp"}, {}]>}) -> f32[8,2] {sharding=<@mesh, [{"tp"}, {}]>} {
+  %one = constant 1.0 : f32[]
+  %b = broadcast %one {dims=[]} : f32[8,2]
+  %y = add %x, %b : f32[8,2]
+  return %y
+}`)
+	text, err := stablehlo.Lower(m, stablehlo.Options{Donate: []int{0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	argS, resS := f.EntryShardings()
+	exe, err := c.CompileSharded(text, m.Meshes[0], []ir.Type{f.Params[0].Type}, f.Results, argS, resS)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	defer exe.Close()
+	data := make([]byte, 64)
+	for j := range 16 {
+		binary.LittleEndian.PutUint32(data[4*j:], math.Float32bits(float32(j)))
+	}
+	for _, donate := range [][]int{nil, {0}} {
+		x, err := c.FromHostSharded(f.Params[0].Type, data, m.Meshes[0], exe.ArgSharding(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs, err := exe.ExecuteDonating([]*ShardedBuffer{x}, donate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := outs[0].ToHost()
+		outs[0].Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := floats(got); g[0] != 1 || g[15] != 16 {
+			t.Errorf("donate %v: x+1 = %v", donate, g)
+		}
+		for p, piece := range x.Shards {
+			if d := deleted(t, piece); d != (donate != nil) {
+				t.Errorf("donate %v: device %d's piece deleted=%v", donate, p, d)
+			}
+		}
+		x.Close()
+	}
 }

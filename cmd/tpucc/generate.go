@@ -325,8 +325,9 @@ func loadModel(e *env, dir string, progress bool) (*models.Model, error) {
 		return nil, err
 	}
 	var bytes int64
-	for _, p := range m.Params {
-		bytes += int64(len(p.Buffer.Bytes()))
+	for _, p := range m.Params { // by type: a stacked weight is not made until it is read
+		n, _ := p.Type.NumElements()
+		bytes += n * int64(p.Type.DType.Size())
 	}
 	if s := m.Config.UnloadedText(); s != "" {
 		fmt.Fprintf(e.stderr, "tpucc: %s\n", s)

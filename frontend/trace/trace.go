@@ -60,6 +60,24 @@ func New(name string) *Tracer {
 // Name is the traced function's name.
 func (t *Tracer) Name() string { return t.f.Name }
 
+// HasMesh reports whether the program declares a mesh called name (Mesh).
+func (t *Tracer) HasMesh(name string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.m.Mesh(name) != nil
+}
+
+// Mesh declares the device mesh the traced program will run on, so that
+// its sharding constraints verify; the compile path that knows the mesh
+// (engine.ShardModule) declares it again, with the entry's shardings.
+func (t *Tracer) Mesh(mesh *ir.Mesh) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	x := *mesh
+	x.Axes = append([]ir.MeshAxis(nil), mesh.Axes...)
+	t.m.Meshes = []*ir.Mesh{&x}
+}
+
 // Param adds a parameter named name (without %, made a valid .tir name by
 // Identifier; "" lets the printer number it) of type ty after the ones
 // already added; parameters are the function's arguments in call order.

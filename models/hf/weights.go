@@ -15,10 +15,11 @@ import (
 // Weights is a checkpoint's tensors in the layouts tpucc's models use.
 // Matrices keep the Hub's [out, in] layout (y = x @ Wᵀ); experts are stacked
 // along a leading expert axis: GateExperts and UpExperts [E, I, H],
-// DownExperts [E, H, I]. Tensors are views of the mapped checkpoint except
-// stacked experts, which are copies; all stay valid until Close. models.New
-// stacks the weights of the layers one loop runs and leaves those layers'
-// fields as views of the stacks' rows.
+// DownExperts [E, H, I]. Tensors are views of the mapped checkpoint, and
+// stacked experts are stacks of such views (backend.Stack: copied into one
+// array only when read on the host); all stay valid until Close. models.New
+// stacks the weights of the layers one loop runs the same way; a stack made
+// on the host points those layers' fields at its rows.
 type Weights struct {
 	DType  ir.DType // every weight's dtype: f32, bf16 or f16
 	Embed  *backend.Buffer
@@ -63,7 +64,7 @@ func (w *Weights) Close() error { return w.ckpt.Close() }
 func Load(dir string) (*Config, *Weights, error) { return LoadProgress(dir, nil) }
 
 // LoadProgress is Load, calling report (when not nil) as each shard of the
-// checkpoint is done with: stacking a large MoE's experts takes a while.
+// checkpoint is done with: a large checkpoint takes a while to check.
 func LoadProgress(dir string, report func(Progress)) (*Config, *Weights, error) {
 	c, err := LoadConfig(dir)
 	if err != nil {
@@ -278,7 +279,9 @@ func (l *loader) fused(name string, shapes map[string][]int64, fields []string, 
 }
 
 // packedExperts splits gate_up_proj [E, 2I, H] (gate rows first) into
-// GateExperts and UpExperts, and takes down_proj [E, H, I] as it is.
+// GateExperts and UpExperts, and takes down_proj [E, H, I] as it is. The
+// halves are stacks (backend.Stack) of views of the checkpoint's rows: no
+// copy is made until something reads them on the host.
 func (l *loader) packedExperts(p string, shapes map[string][]int64, lw *LayerWeights) error {
 	gs := shapes["GateExperts"]
 	E, I, H := gs[0], gs[1], gs[2]
@@ -287,19 +290,30 @@ func (l *loader) packedExperts(p string, shapes map[string][]int64, lw *LayerWei
 		return err
 	}
 	half := int(I*H) * l.dtype.Size()
-	gate, up := backend.New(ir.Tensor(l.dtype, gs...)), backend.New(ir.Tensor(l.dtype, gs...))
+	t := ir.Tensor(l.dtype, I, H)
 	src := gateUp.Bytes()
+	var gate, up []*backend.Buffer
 	for e := range int(E) {
-		copy(gate.Bytes()[e*half:], src[2*e*half:(2*e+1)*half])
-		copy(up.Bytes()[e*half:], src[(2*e+1)*half:(2*e+2)*half])
+		g, err := backend.View(t, src[2*e*half:(2*e+1)*half])
+		if err != nil {
+			return fmt.Errorf("%s: %sgate_up_proj: %w", l.where, p, err)
+		}
+		u, err := backend.View(t, src[(2*e+1)*half:(2*e+2)*half])
+		if err != nil {
+			return fmt.Errorf("%s: %sgate_up_proj: %w", l.where, p, err)
+		}
+		gate, up = append(gate, g), append(up, u)
 	}
-	lw.GateExperts, lw.UpExperts = gate, up
+	lw.GateExperts, lw.UpExperts = backend.Stack(gate, nil), backend.Stack(up, nil)
 	return nil
 }
 
 // perExpert stacks mlp.experts.N.{gate,up,down}_proj.weight (Mixtral:
 // block_sparse_moe.experts.N.{w1,w3,w2}.weight: names), one tensor per
-// expert as Qwen3-MoE checkpoints store them, into [E, ...] arrays.
+// expert as Qwen3-MoE checkpoints store them, into [E, ...] arrays: stacks
+// of the checkpoint's tensors (backend.Stack), made in host memory only
+// when something reads them there, so a split upload of a large MoE reads
+// each device's piece straight from the mapped file.
 func (l *loader) perExpert(p string, shapes map[string][]int64, lw *LayerWeights, names [3]string) error {
 	stacks := []struct {
 		dst   **backend.Buffer
@@ -307,17 +321,15 @@ func (l *loader) perExpert(p string, shapes map[string][]int64, lw *LayerWeights
 	}{{&lw.GateExperts, "GateExperts"}, {&lw.UpExperts, "UpExperts"}, {&lw.DownExperts, "DownExperts"}}
 	for k, s := range stacks {
 		shape := shapes[s.field]
-		out := backend.New(ir.Tensor(l.dtype, shape...))
-		E := int(shape[0])
-		n := len(out.Bytes()) / E
-		for e := range E {
+		rows := make([]*backend.Buffer, shape[0])
+		for e := range rows {
 			b, err := l.get(p+strconv.Itoa(e)+"."+names[k]+".weight", shape[1:]...)
 			if err != nil {
 				return err
 			}
-			copy(out.Bytes()[e*n:], b.Bytes())
+			rows[e] = b
 		}
-		*s.dst = out
+		*s.dst = backend.Stack(rows, nil)
 	}
 	return nil
 }
