@@ -123,6 +123,9 @@ const (
 	// Calls of kernels outside the IR.
 	OpCustomCall
 
+	// Spectral.
+	OpFFT
+
 	numOps
 )
 
@@ -417,6 +420,14 @@ var opTable = [numOps]OpInfo{
 			"a kernel outside the IR (XLA's custom call; a Pallas kernel is @tpu_custom_call), passed through to the backend as written; " +
 			"where it cannot run, function f (the call's signature) runs instead; cost is its flops for the cost model",
 		decode: decodeCustomCall, infer: inferCustomCall},
+
+	OpFFT: {Name: "fft", Fuse: FuseNever, Cost: CostComposite, Pad: PadRefuse,
+		Group: GroupOther, Args: 1,
+		Doc: "fft %x {type=fft|ifft|rfft|irfft, length=[...]}: the discrete Fourier transform over x's last len(length) axes (1 to 3): " +
+			"fft sums x[j]·e^{-2πi jk/n}, ifft x[j]·e^{2πi jk/n}/n per axis; rfft is fft of a real f32/f64 x keeping the first n/2+1 elements " +
+			"of the last axis, irfft its inverse (the missing half taken as the conjugate of the given one; the imaginary parts of the first " +
+			"and, for even n, the last element ignored)",
+		decode: decodeFFT, infer: inferFFT},
 }
 
 // withInfer replaces a unary or binary op's type rule by one whose result

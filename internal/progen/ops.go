@@ -24,6 +24,7 @@ var notGenerated = map[string]string{
 	"complex": "complex values are not drawn (see drawnDTypes)",
 	"real":    "complex values are not drawn (see drawnDTypes)",
 	"imag":    "complex values are not drawn (see drawnDTypes)",
+	"fft":     "complex values are not drawn (see drawnDTypes): every fft has a complex operand or result",
 	// XLA has no kernel for a target the generator could name; the
 	// fallback is a call, which is drawn.
 	"custom_call": "its kernel is outside the IR: XLA cannot run it; hand-written tests run its fallback",

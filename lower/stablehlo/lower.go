@@ -429,6 +429,8 @@ func (e *emitter) instr(in *ir.Instr) error {
 			res = []hv{e.def(t, "stablehlo.bitcast_convert ", args[0].ref, " : ", funcType(args, []ir.Type{t}))}
 		case ir.OpCustomCall:
 			res = e.customCall(in, args)
+		case ir.OpFFT:
+			res = []hv{e.fft(in, args[0])}
 		default:
 			res, err = e.other(in, args)
 		}
@@ -499,7 +501,8 @@ func lowered(op ir.Op) bool {
 		ir.OpArgmax, ir.OpArgmin, ir.OpCumsum, ir.OpReduceWindow, ir.OpSelectAndScatter,
 		ir.OpTake, ir.OpScatterAdd, ir.OpDynamicSlice, ir.OpDynamicUpdateSlice, ir.OpOneHot, ir.OpTopK, ir.OpArgsort,
 		ir.OpRelu, ir.OpGelu, ir.OpSilu, ir.OpSoftmax, ir.OpLogSoftmax, ir.OpLayerNorm, ir.OpRMSNorm,
-		ir.OpConstant, ir.OpCall, ir.OpReturn, ir.OpFusion, ir.OpShardingConstraint, ir.OpWhile, ir.OpCase, ir.OpReducePrecision, ir.OpBitcastConvert, ir.OpCustomCall:
+		ir.OpConstant, ir.OpCall, ir.OpReturn, ir.OpFusion, ir.OpShardingConstraint, ir.OpWhile, ir.OpCase, ir.OpReducePrecision, ir.OpBitcastConvert, ir.OpCustomCall,
+		ir.OpFFT:
 		return true
 	}
 	return false
