@@ -16,8 +16,8 @@ func wrap(body string) string {
 // TestErrors: each refusal names the construct at its line and column.
 func TestErrors(t *testing.T) {
 	for _, c := range []struct{ src, want string }{
-		{wrap("    %0 = stablehlo.fft %arg0, %arg0 : tensor<4xf32>\n    return %0 : tensor<4xf32>\n"),
-			"e.mlir:3:10: error: unsupported op stablehlo.fft"},
+		{wrap("    %0 = stablehlo.uniform_quantize %arg0 : tensor<4xf32>\n    return %0 : tensor<4xf32>\n"),
+			"e.mlir:3:10: error: unsupported op stablehlo.uniform_quantize"},
 		{wrap("    %0 = \"chlo.erfc\"(%arg0) : (tensor<4xf32>) -> tensor<4xf32>\n    return %0 : tensor<4xf32>\n"),
 			"e.mlir:3:10: error: unsupported op chlo.erfc"},
 		{"module @m {\n  sdy.mesh @mesh = <[\"x\"=2]>\n  func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n    return %arg0 : tensor<4xf32>\n  }\n}\n",
