@@ -397,8 +397,8 @@ func FormatFloat(v float64, dt DType) string {
 		return "-inf"
 	}
 	var s string
-	switch dt {
-	case F16, BF16:
+	switch {
+	case dt == F16 || dt == BF16 || dt.IsNarrowFloat():
 		// The shortest decimal that rounds back to the same half-precision value.
 		for prec := 1; prec <= 9; prec++ {
 			s = strconv.FormatFloat(v, 'g', prec, 64)
@@ -406,7 +406,7 @@ func FormatFloat(v float64, dt DType) string {
 				break
 			}
 		}
-	case F32:
+	case dt == F32:
 		s = strconv.FormatFloat(v, 'g', -1, 32)
 	default:
 		s = strconv.FormatFloat(v, 'g', -1, 64)
@@ -524,7 +524,7 @@ func NewLiteral(t Type, vals []float64) *Literal {
 		}
 		return &Literal{Complex: cs}
 	}
-	if t.DType.IsFloat() {
+	if t.DType.IsFloatValued() {
 		fs := make([]float64, len(vals))
 		for i, v := range vals {
 			fs[i] = t.DType.RoundFloat(v)
@@ -543,7 +543,7 @@ func NewIntLiteral(t Type, vals []int64) *Literal {
 	if t.DType.IsComplex() {
 		return NewLiteral(t, intsAsFloats(vals, t.DType.ComplexPart()))
 	}
-	if t.DType.IsFloat() {
+	if t.DType.IsFloatValued() {
 		fs := make([]float64, len(vals))
 		for i, v := range vals {
 			fs[i] = t.DType.RoundFloat(float64(v))
