@@ -387,6 +387,7 @@ func (l *ErrorList) Unwrap() []error {
 
 // FormatFloat writes v so that it parses back to the same value of dtype dt:
 // the shortest decimal, always with a '.' or exponent; inf, -inf and nan spelled out.
+// A narrow float (f8, f6, f4) is written exactly, as its float64.
 func FormatFloat(v float64, dt DType) string {
 	switch {
 	case math.IsNaN(v):
@@ -398,7 +399,7 @@ func FormatFloat(v float64, dt DType) string {
 	}
 	var s string
 	switch {
-	case dt == F16 || dt == BF16 || dt.IsNarrowFloat():
+	case dt == F16 || dt == BF16:
 		// The shortest decimal that rounds back to the same half-precision value.
 		for prec := 1; prec <= 9; prec++ {
 			s = strconv.FormatFloat(v, 'g', prec, 64)

@@ -129,6 +129,10 @@ func plural(n int, what string) string {
 }
 
 func (c *inferCtx) checkClass(t Type, k dtypeClass, what string) bool {
+	if !k.has(t.DType) && t.DType.IsNarrowFloat() && k != anyT {
+		c.fail("%s of %s is %s: the f8, f6 and f4 types have no arithmetic (convert to f32 first)", what, c.op, t)
+		return false
+	}
 	if !k.has(t.DType) {
 		c.fail("%s of %s must have %s, got %s", what, c.op, k, t)
 		return false

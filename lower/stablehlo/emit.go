@@ -233,7 +233,7 @@ func (e *emitter) broadcast(x hv, t ir.Type, dims []int64) hv {
 // compareType is the compare_type StableHLO wants for a dtype.
 func compareType(d ir.DType) string {
 	switch {
-	case d.IsFloat(), d.IsComplex():
+	case d.IsFloatValued(), d.IsComplex():
 		return "FLOAT"
 	case d.IsSigned():
 		return "SIGNED"
