@@ -184,6 +184,7 @@ var rules = map[ir.Op]rule{
 	ir.OpRoundAFZ:        zeroRule,
 	ir.OpBitcastConvert:  {nondiff: "it reinterprets bits"},
 	ir.OpReducePrecision: {vjp: reducePrecisionVJP},
+	ir.OpFFT:             {refused: complexRefused},
 }
 
 var zeroRule = rule{vjp: func(*emitter, *ir.Instr, []*ir.Value) []*ir.Value { return nil }}

@@ -119,6 +119,9 @@ func (b *Buffer) Float64At(i int) float64 {
 	case ir.U64:
 		return float64(elems[uint64](d)[i])
 	}
+	if b.typ.DType.IsNarrowFloat() {
+		return b.typ.DType.NarrowFromBits(b.Bytes()[i])
+	}
 	return float64(b.Int64At(i))
 }
 
@@ -149,6 +152,9 @@ func (b *Buffer) Int64At(i int) int64 {
 	case ir.F32, ir.F64, ir.F16, ir.BF16, ir.C64, ir.C128:
 		return floatToInt(b.Float64At(i), ir.I64)
 	}
+	if b.typ.DType.IsNarrowFloat() {
+		return floatToInt(b.Float64At(i), ir.I64)
+	}
 	panic(fmt.Sprintf("backend: a %s buffer has no elements", b.typ))
 }
 
@@ -167,6 +173,9 @@ func (b *Buffer) SetFloat64(i int, v float64) {
 		elems[uint16](d)[i] = ir.Float32ToBF16(float32(v))
 	case ir.C64, ir.C128:
 		b.SetComplex128(i, complex(v, 0))
+	case ir.F8E4M3FN, ir.F8E5M2, ir.F8E4M3FNUZ, ir.F8E5M2FNUZ, ir.F8E4M3B11FNUZ, ir.F8E4M3, ir.F8E3M4,
+		ir.F8E8M0FNU, ir.F6E2M3FN, ir.F6E3M2FN, ir.F4E2M1FN:
+		d[i] = b.typ.DType.NarrowToBits(v)
 	default:
 		b.setInt(i, floatToInt(v, b.typ.DType))
 	}
@@ -200,7 +209,7 @@ func (b *Buffer) SetComplex128(i int, v complex128) {
 // SetInt64 stores v as element i: wrapped into an integer dtype, != 0 for
 // i1, converted as the convert op does for a float dtype.
 func (b *Buffer) SetInt64(i int, v int64) {
-	if dt := b.typ.DType; dt.IsFloat() || dt.IsComplex() {
+	if dt := b.typ.DType; dt.IsFloatValued() || dt.IsComplex() {
 		b.SetFloat64(i, intToFloat(v, dt.ComplexPart()))
 		return
 	}

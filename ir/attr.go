@@ -387,6 +387,7 @@ func (l *ErrorList) Unwrap() []error {
 
 // FormatFloat writes v so that it parses back to the same value of dtype dt:
 // the shortest decimal, always with a '.' or exponent; inf, -inf and nan spelled out.
+// A narrow float (f8, f6, f4) is written exactly, as its float64.
 func FormatFloat(v float64, dt DType) string {
 	switch {
 	case math.IsNaN(v):
@@ -397,8 +398,8 @@ func FormatFloat(v float64, dt DType) string {
 		return "-inf"
 	}
 	var s string
-	switch dt {
-	case F16, BF16:
+	switch {
+	case dt == F16 || dt == BF16:
 		// The shortest decimal that rounds back to the same half-precision value.
 		for prec := 1; prec <= 9; prec++ {
 			s = strconv.FormatFloat(v, 'g', prec, 64)
@@ -406,7 +407,7 @@ func FormatFloat(v float64, dt DType) string {
 				break
 			}
 		}
-	case F32:
+	case dt == F32:
 		s = strconv.FormatFloat(v, 'g', -1, 32)
 	default:
 		s = strconv.FormatFloat(v, 'g', -1, 64)
@@ -524,7 +525,7 @@ func NewLiteral(t Type, vals []float64) *Literal {
 		}
 		return &Literal{Complex: cs}
 	}
-	if t.DType.IsFloat() {
+	if t.DType.IsFloatValued() {
 		fs := make([]float64, len(vals))
 		for i, v := range vals {
 			fs[i] = t.DType.RoundFloat(v)
@@ -543,7 +544,7 @@ func NewIntLiteral(t Type, vals []int64) *Literal {
 	if t.DType.IsComplex() {
 		return NewLiteral(t, intsAsFloats(vals, t.DType.ComplexPart()))
 	}
-	if t.DType.IsFloat() {
+	if t.DType.IsFloatValued() {
 		fs := make([]float64, len(vals))
 		for i, v := range vals {
 			fs[i] = t.DType.RoundFloat(float64(v))

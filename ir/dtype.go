@@ -26,6 +26,18 @@ const (
 	I4
 	U2
 	U4
+	// The narrow floats (dtype_narrow.go).
+	F8E4M3FN
+	F8E5M2
+	F8E4M3FNUZ
+	F8E5M2FNUZ
+	F8E4M3B11FNUZ
+	F8E4M3
+	F8E3M4
+	F8E8M0FNU
+	F6E2M3FN
+	F6E3M2FN
+	F4E2M1FN
 	numDTypes
 )
 
@@ -50,10 +62,23 @@ var dtypeNames = [numDTypes]string{
 	I4:      "i4",
 	U2:      "u2",
 	U4:      "u4",
+
+	F8E4M3FN:      "f8e4m3fn",
+	F8E5M2:        "f8e5m2",
+	F8E4M3FNUZ:    "f8e4m3fnuz",
+	F8E5M2FNUZ:    "f8e5m2fnuz",
+	F8E4M3B11FNUZ: "f8e4m3b11fnuz",
+	F8E4M3:        "f8e4m3",
+	F8E3M4:        "f8e3m4",
+	F8E8M0FNU:     "f8e8m0fnu",
+	F6E2M3FN:      "f6e2m3fn",
+	F6E3M2FN:      "f6e3m2fn",
+	F4E2M1FN:      "f4e2m1fn",
 }
 
 // DTypes lists every valid dtype in declaration order.
-var DTypes = []DType{F32, F16, BF16, F64, I1, I8, I16, I32, I64, U8, U32, C64, C128, U16, U64, I2, I4, U2, U4}
+var DTypes = []DType{F32, F16, BF16, F64, I1, I8, I16, I32, I64, U8, U32, C64, C128, U16, U64, I2, I4, U2, U4,
+	F8E4M3FN, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ, F8E4M3B11FNUZ, F8E4M3, F8E3M4, F8E8M0FNU, F6E2M3FN, F6E3M2FN, F4E2M1FN}
 
 func (d DType) String() string {
 	if d < numDTypes {
@@ -144,16 +169,21 @@ func (d DType) Bits() int {
 		return 128
 	case I2, U2:
 		return 2
-	case I4, U4:
+	case I4, U4, F4E2M1FN:
 		return 4
+	case F6E2M3FN, F6E3M2FN:
+		return 6
+	}
+	if d.IsNarrowFloat() {
+		return 8
 	}
 	return 0
 }
 
 // Size is the number of bytes one element occupies in memory (one for the
-// sub-byte types, which are not packed).
+// sub-byte types and f6 and f4, which are not packed).
 func (d DType) Size() int {
-	if d.IsSubByte() {
+	if d.IsSubByte() || d.IsNarrowFloat() {
 		return 1
 	}
 	return d.Bits() / 8
@@ -240,6 +270,9 @@ func (d DType) RoundFloat(v float64) float64 {
 		return float64(F16ToFloat32(Float32ToF16(float32(v))))
 	case BF16:
 		return float64(BF16ToFloat32(Float32ToBF16(float32(v))))
+	}
+	if d.IsNarrowFloat() {
+		return d.NarrowFromBits(d.NarrowToBits(v))
 	}
 	return v
 }

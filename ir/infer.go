@@ -129,6 +129,10 @@ func plural(n int, what string) string {
 }
 
 func (c *inferCtx) checkClass(t Type, k dtypeClass, what string) bool {
+	if !k.has(t.DType) && t.DType.IsNarrowFloat() && k != anyT {
+		c.fail("%s of %s is %s: the f8, f6 and f4 types have no arithmetic (convert to f32 first)", what, c.op, t)
+		return false
+	}
 	if !k.has(t.DType) {
 		c.fail("%s of %s must have %s, got %s", what, c.op, k, t)
 		return false
@@ -446,7 +450,7 @@ func inferIota(c *inferCtx) []Type {
 func inferDot(c *inferCtx) []Type {
 	l, r := c.args[0], c.args[1]
 	a := c.attr.(*DotAttr)
-	if !c.checkClass(l, numCplxT, "lhs") {
+	if !l.DType.IsNarrowFloat() && !c.checkClass(l, numCplxT, "lhs") {
 		return nil
 	}
 	if l.DType != r.DType {
@@ -492,7 +496,7 @@ func inferDot(c *inferCtx) []Type {
 func (c *inferCtx) accumulate(res Type) Type {
 	if len(c.hint) == 1 && c.hint[0].DType != res.DType && c.hint[0].SameShape(res) {
 		h, d := c.hint[0].DType, res.DType
-		if (h.IsFloat() && d.IsFloat() && h.Bits() >= d.Bits()) || (h.IsInt() && d.IsInt() && h.Bits() >= d.Bits()) {
+		if (h.IsFloatValued() && d.IsFloatValued() && h.Bits() >= d.Bits()) || (h.IsInt() && d.IsInt() && h.Bits() >= d.Bits()) {
 			res.DType = h
 		}
 	}
@@ -771,7 +775,7 @@ func inferConstant(c *inferCtx) []Type {
 	if l := a.Value.Len(); l != 1 && int64(l) != n {
 		return c.fail("constant has %d elements, its type %s needs %d", l, r, n)
 	}
-	if (a.Value.Floats != nil) != r.DType.IsFloat() || (a.Value.Complex != nil) != r.DType.IsComplex() {
+	if (a.Value.Floats != nil) != r.DType.IsFloatValued() || (a.Value.Complex != nil) != r.DType.IsComplex() {
 		return c.fail("constant's elements do not match its dtype %s", r.DType)
 	}
 	return []Type{r}

@@ -133,6 +133,8 @@ const (
 	OpCollectiveReduce
 	OpReplicaID
 	OpPartitionID
+	// Spectral.
+	OpFFT
 
 	numOps
 )
@@ -455,6 +457,13 @@ var opTable = [numOps]OpInfo{
 		"replica_id : u32[]: the replica of the running process (0 in a program run alone)", nil, inferProcessID),
 	OpPartitionID: collective("partition_id", CostNone, 0, false,
 		"partition_id : u32[]: the partition of the running process (0 in a program run alone)", nil, inferProcessID),
+	OpFFT: {Name: "fft", Fuse: FuseNever, Cost: CostComposite, Pad: PadRefuse,
+		Group: GroupOther, Args: 1,
+		Doc: "fft %x {type=fft|ifft|rfft|irfft, length=[...]}: the discrete Fourier transform over x's last len(length) axes (1 to 3): " +
+			"fft sums x[j]·e^{-2πi jk/n}, ifft x[j]·e^{2πi jk/n}/n per axis; rfft is fft of a real f32/f64 x keeping the first n/2+1 elements " +
+			"of the last axis, irfft its inverse (the missing half taken as the conjugate of the given one; the imaginary parts of the first " +
+			"and, for even n, the last element ignored)",
+		decode: decodeFFT, infer: inferFFT},
 }
 
 // withInfer replaces a unary or binary op's type rule by one whose result

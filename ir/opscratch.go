@@ -8,14 +8,15 @@ package ir
 type ScratchClass uint8
 
 const (
-	ScratchUnset   ScratchClass = iota
-	ScratchNone                 // a few fixed-size buffers at most
-	ScratchReduce               // a float64/int64 accumulator per result element and one operand row
-	ScratchLine                 // float64 copies of one line along the op's axis (or the last axis)
-	ScratchSort                 // a key and a position per element of one line along the sorted axis
-	ScratchDot                  // the operands in canonical layout, and float64/int64 blocks of them
-	ScratchGrouped              // float64/int64 rows of a grouped product: two of the output's, one of the lhs's
-	ScratchConv                 // float64/int64 copies of the first two operands and of the result
+	ScratchUnset    ScratchClass = iota
+	ScratchNone                  // a few fixed-size buffers at most
+	ScratchReduce                // a float64/int64 accumulator per result element and one operand row
+	ScratchLine                  // float64 copies of one line along the op's axis (or the last axis)
+	ScratchSort                  // a key and a position per element of one line along the sorted axis
+	ScratchDot                   // the operands in canonical layout, and float64/int64 blocks of them
+	ScratchGrouped               // float64/int64 rows of a grouped product: two of the output's, one of the lhs's
+	ScratchConv                  // float64/int64 copies of the first two operands and of the result
+	ScratchSpectrum              // complex128 copies of the operand, the result and two lines
 )
 
 // The scratch column of the op table, kept here so that it merges apart
@@ -29,6 +30,8 @@ var opScratch = map[Op]ScratchClass{
 	OpConvolution: ScratchConv, OpReduceWindow: ScratchConv, OpSelectAndScatter: ScratchConv,
 	// one column (row) of b in float64, solved in place
 	OpTriangularSolve: ScratchLine,
+	// the transform runs in place on a complex128 copy of the whole operand
+	OpFFT: ScratchSpectrum,
 }
 
 func init() {

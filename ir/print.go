@@ -336,7 +336,7 @@ func writeLiteral(b *strings.Builder, l *Literal, t Type) {
 		switch {
 		case t.DType.IsComplex():
 			return FormatComplex(l.ComplexAt(i), t.DType)
-		case t.DType.IsFloat():
+		case t.DType.IsFloatValued():
 			return FormatFloat(l.Float(i), t.DType)
 		case t.DType == I1:
 			return strconv.FormatBool(l.Int(i) != 0)

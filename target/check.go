@@ -32,6 +32,9 @@ func (t *Target) Check(m *ir.Module) error {
 		if e := t.checkInt2(f.Pos, "parameter", f.Params); e != nil {
 			errs = append(errs, e)
 		}
+		if e := t.checkF6(f.Pos, "parameter", f.Params); e != nil {
+			errs = append(errs, e)
+		}
 		f.Body.Walk(func(in *ir.Instr) { errs = append(errs, t.checkInstr(in)...) })
 	}
 	switch len(errs) {
@@ -59,6 +62,9 @@ func (t *Target) checkInstr(in *ir.Instr) []*ir.Error {
 	if e := t.checkInt2(in.Pos, in.Op.String(), in.Results); e != nil {
 		errs = append(errs, e)
 	}
+	if e := t.checkF6(in.Pos, in.Op.String(), in.Results); e != nil {
+		errs = append(errs, e)
+	}
 	if in.Op == ir.OpReducePrecision && in.Args[0].Type.DType == ir.F64 {
 		// XLA:TPU rewrites f64 into pairs of f32 and has no rule for reduce-precision (UNIMPLEMENTED).
 		errs = append(errs, ir.Errorf(in.Pos, "%s cannot compile reduce_precision on f64 (use f32)", t.name))
@@ -69,6 +75,21 @@ func (t *Target) checkInstr(in *ir.Instr) []*ir.Error {
 // noC128 refuses a c128 value, named by what.
 func (t *Target) noC128(pos ir.Pos, what string) *ir.Error {
 	return ir.Errorf(pos, "%s has no c128: %s is c128, which cannot be compiled for it (use c64)", t.name, what)
+}
+
+// checkF6 refuses f6e2m3fn and f6e3m2fn values, each where it is defined:
+// libtpu (compile-only, v5e and v6e, jax 0.10.2) rejects a convert to them
+// ("Invalid XLA PrimitiveType: 36 (F6E2M3FN)") and crashes the process on a
+// module that also holds f8 constants and dot_generals. The f8 types and f4
+// compile.
+func (t *Target) checkF6(pos ir.Pos, what string, vals []*ir.Value) *ir.Error {
+	for _, v := range vals {
+		if d := v.Type.DType; d == ir.F6E2M3FN || d == ir.F6E3M2FN {
+			return ir.Errorf(pos, "%s cannot compile %s values (libtpu rejects or crashes on them): %s %s (use an f8 type)",
+				t.name, d, what, ir.Type{DType: d, Shape: v.Type.Shape})
+		}
+	}
+	return nil
 }
 
 // checkInt2 refuses i2 and u2 values, each where it is defined.

@@ -120,3 +120,37 @@ func TestCheckRefusesF64ReducePrecisionOnTPU(t *testing.T) {
 		t.Errorf("cpu, f64: %v", err)
 	}
 }
+
+// TestCheckF6OnTPU: f6 values are refused for TPU where they are defined
+// (libtpu rejects a convert to them, or crashes); f8 and f4 values pass,
+// and the CPU target takes f6.
+func TestCheckF6OnTPU(t *testing.T) {
+	build := func(dt ir.DType) *ir.Module {
+		m := ir.NewModule("m.tir")
+		f := m.NewFunc("f", []string{"x"}, []ir.Type{ir.Tensor(ir.F32, 4)}, []ir.Type{ir.Tensor(dt, 4)}, ir.Pos{File: "m.tir", Line: 1, Col: 1})
+		b := ir.NewBuilder(f)
+		b.Pos = ir.Pos{File: "m.tir", Line: 2, Col: 3}
+		in, err := b.Emit(ir.OpConvert, nil, []ir.Type{ir.Tensor(dt, 4)}, f.Params[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Return(in.Result())
+		return m
+	}
+	v6e, _ := Lookup("tpu-v6e")
+	for _, dt := range []ir.DType{ir.F8E4M3FN, ir.F8E5M2, ir.F8E8M0FNU, ir.F4E2M1FN} {
+		if err := v6e.Check(build(dt)); err != nil {
+			t.Errorf("%s: %v", dt, err)
+		}
+	}
+	for _, dt := range []ir.DType{ir.F6E2M3FN, ir.F6E3M2FN} {
+		want := "m.tir:2:3: error: tpu-v6e cannot compile " + dt.String() + " values (libtpu rejects or crashes on them): convert " +
+			dt.String() + "[4] (use an f8 type)"
+		if err := v6e.Check(build(dt)); err == nil || err.Error() != want {
+			t.Errorf("%s: got %v, want %s", dt, err, want)
+		}
+	}
+	if err := CPU(Target{}).Check(build(ir.F6E2M3FN)); err != nil {
+		t.Errorf("cpu: %v", err)
+	}
+}

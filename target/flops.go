@@ -154,6 +154,18 @@ var compositeWork = map[ir.Op]func(in *ir.Instr, out int64) (vec, trans int64){
 		return mulOK(m, out), 0
 	},
 	ir.OpLogSoftmax: softmaxWork,
+	// A transform of n points takes about 5·n·log2(n) real flops (a radix-2
+	// butterfly is a complex multiply and two adds per two points): 5·log2(n)
+	// per element of the complex side, summed over the transformed axes. The
+	// sines and cosines are constants.
+	ir.OpFFT: func(in *ir.Instr, out int64) (int64, int64) {
+		n := max(elems(in.Args[0]), out)
+		var logs int64
+		for _, l := range in.Attr.(*ir.FFTAttr).Length {
+			logs += ceilLog2(l)
+		}
+		return mulOK(n, mulOK(5, logs)), 0
+	},
 	ir.OpLayerNorm: func(in *ir.Instr, out int64) (int64, int64) {
 		rows := out / lastOrAxis(in)
 		// mean (sum, divide), x-mean, square, variance (sum, divide), +eps,

@@ -189,7 +189,7 @@ func complexConvert(t ir.Type, x *backend.Buffer) *backend.Buffer {
 		return out
 	}
 	out := backend.New(t)
-	if !x.Type().DType.IsComplex() && !x.Type().DType.IsFloat() {
+	if !x.Type().DType.IsComplex() && !x.Type().DType.IsFloatValued() {
 		for i := range out.Len() {
 			out.SetInt64(i, x.Int64At(i))
 		}

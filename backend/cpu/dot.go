@@ -25,7 +25,7 @@ func dotKernel(in *ir.Instr, l, r *backend.Buffer) *backend.Buffer {
 	switch dt := out.Type().DType; {
 	case dt.IsComplex():
 		dotComplex(out, lc, rc, d.nb, d.nm, d.nn, d.nk)
-	case dt.IsFloat():
+	case dt.IsFloatValued():
 		dotFloat(out, lc, rc, d.nb, d.nm, d.nn, d.nk)
 	default:
 		dotInt(out, lc, rc, d.nb, d.nm, d.nn, d.nk)

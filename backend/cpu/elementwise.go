@@ -358,7 +358,7 @@ func compareKernel(in *ir.Instr, a, b *backend.Buffer) (*backend.Buffer, error) 
 			res[i] = 1
 		}
 	}
-	if a.Type().DType.IsFloat() {
+	if a.Type().DType.IsFloatValued() {
 		bufA, bufB := make([]float64, chunk), make([]float64, chunk)
 		eachChunk(a.Len(), func(i, m int) {
 			sa, sb := bufA[:m], bufB[:m]
@@ -447,7 +447,7 @@ func convertKernel(in *ir.Instr, x *backend.Buffer) *backend.Buffer {
 		}
 		return out
 	}
-	if x.Type().DType.IsFloat() {
+	if x.Type().DType.IsFloatValued() {
 		buf := make([]float64, chunk)
 		eachChunk(x.Len(), func(i, m int) {
 			x.ReadFloat64s(i, buf[:m])

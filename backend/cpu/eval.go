@@ -168,6 +168,8 @@ func eval(in *ir.Instr, a []*backend.Buffer) ([]*backend.Buffer, error) {
 		return one(reducePrecisionKernel(in, a[0]))
 	case ir.OpTriangularSolve:
 		return one(triangularSolveKernel(in, a[0], a[1]))
+	case ir.OpFFT:
+		return one(fftKernel(in, a[0]))
 	case ir.OpGelu:
 		return one(geluKernel(in, a[0]))
 	case ir.OpSoftmax, ir.OpLogSoftmax:

@@ -53,7 +53,7 @@ func RandomTensor(t ir.Type, state uint64, lim float64) *backend.Buffer {
 	dt := t.DType
 	for k := range x.Len() {
 		switch {
-		case dt.IsFloat():
+		case dt.IsFloatValued():
 			x.SetFloat64(k, drawFloat(&g, dt, lim))
 		case dt.IsComplex(): // both parts as floats of the part type are drawn
 			p := dt.ComplexPart()

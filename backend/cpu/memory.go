@@ -265,6 +265,8 @@ func scratchBytes(in *ir.Instr) int64 {
 		return dotScratchBytes(in)
 	case ir.ScratchConv:
 		return mulBytes(addBytes(addBytes(elems(in.Args[0]), elems(in.Args[1])), elems(in.Results[0])), 8)
+	case ir.ScratchSpectrum:
+		return fftScratchBytes(in)
 	case ir.ScratchGrouped: // lhs [m,k], rhs [g,k,n]: two rows of n, one of k
 		r := in.Args[1].Type.Dims()
 		return mulBytes(addBytes(2*r[2], r[1]), 8)

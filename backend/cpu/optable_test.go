@@ -41,6 +41,10 @@ const complexOps = `func @f(%x: f32[100,200], %y: f32[100,200], %z: c128[100,200
   %s = reduce_sum %z {axes=[1]} : c128[100]
   %t = transpose %z {perm=[1, 0]}
   %d = dot_general %z, %t {lhs_contract=[1], rhs_contract=[0]} : c128[100,100]
+  %f = fft %z {length=[100, 200], type=fft}
+  %g = fft %c {length=[200], type=ifft}
+  %h = fft %x {length=[200], type=rfft}
+  %k = fft %h {length=[200], type=irfft}
   return %m
 }`
 

@@ -48,7 +48,7 @@ func tensorFromLiteral(t ir.Type, l *ir.Literal) (*backend.Buffer, error) {
 	for i := 0; i < n; i++ {
 		if dt.IsComplex() {
 			out.SetComplex128(i, l.ComplexAt(i))
-		} else if dt.IsFloat() {
+		} else if dt.IsFloatValued() {
 			out.SetFloat64(i, l.Float(i))
 		} else {
 			out.SetInt64(i, l.Int(i))
@@ -65,7 +65,7 @@ func literal(t *backend.Buffer) *ir.Literal {
 		t.ReadComplex128s(0, l.Complex)
 		return l
 	}
-	if t.Type().DType.IsFloat() {
+	if t.Type().DType.IsFloatValued() {
 		l := &ir.Literal{Floats: make([]float64, n)}
 		t.ReadFloat64s(0, l.Floats)
 		return l

@@ -196,3 +196,27 @@ func TestCollectivesAlone(t *testing.T) {
 		t.Errorf("got %v, want %s", err, wantErr)
 	}
 }
+
+// TestNarrowFloatFallbacks: ops on the f8, f6 and f4 types run on the
+// reference executor (they have no kernels), each named with the reason,
+// and the f32 work around them is generated; the results agree.
+func TestNarrowFloatFallbacks(t *testing.T) {
+	b := testBackend(t)
+	src := "func @f(%x: f32[4,3], %w: f32[3,2]) -> (f32[4,2], f32[4,3]) {\n" +
+		"  %a = convert %x : f8e4m3fn[4,3]\n  %v = convert %w : f8e4m3fn[3,2]\n" +
+		"  %d = dot_general %a, %v {lhs_contract=[1], rhs_contract=[0]} : f32[4,2]\n" +
+		"  %h = convert %x : f6e2m3fn[4,3]\n  %g = convert %h : f32[4,3]\n  %s = add %g, %x\n  return %d, %s\n}\n"
+	m, f, x := compileSrc(t, b, src)
+	got := x.Fallbacks()
+	want := []string{
+		"test.tir:2:3: convert f32[4,3] -> f8e4m3fn[4,3] runs on the reference executor: f8e4m3fn values have no kernels",
+		"test.tir:3:3: convert f32[3,2] -> f8e4m3fn[3,2] runs on the reference executor: f8e4m3fn values have no kernels",
+		"test.tir:4:3: dot_general f8e4m3fn[4,3], f8e4m3fn[3,2] -> f32[4,2] runs on the reference executor: f8e4m3fn values have no kernels",
+		"test.tir:5:3: convert f32[4,3] -> f6e2m3fn[4,3] runs on the reference executor: f6e2m3fn values have no kernels",
+		"test.tir:6:3: convert f6e2m3fn[4,3] -> f32[4,3] runs on the reference executor: f6e2m3fn values have no kernels",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Fallbacks:\n%q\nwant:\n%q", got, want)
+	}
+	agree(t, x, m, f, cpu.RandomInputs(f, 5))
+}

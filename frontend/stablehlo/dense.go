@@ -141,7 +141,7 @@ func (d *dense) literal(s *scanner) *ir.Literal {
 			s.failf(e.pos, "a complex element in a dense literal of type %s", mlirType(t))
 		}
 	}
-	if t.DType.IsFloat() {
+	if t.DType.IsFloatValued() {
 		fs := make([]float64, len(d.elems))
 		for i, e := range d.elems {
 			fs[i] = e.float(s, t.DType)
@@ -219,6 +219,9 @@ func floatFromBits(dt ir.DType, bits uint64) float64 {
 	case ir.BF16:
 		return float64(ir.BF16ToFloat32(uint16(bits)))
 	}
+	if dt.IsNarrowFloat() {
+		return dt.NarrowFromBits(uint8(bits))
+	}
 	return float64(math.Float32frombits(uint32(bits)))
 }
 
@@ -238,7 +241,7 @@ func (d *dense) hexLiteral(s *scanner, n int64) *ir.Literal {
 	switch {
 	case dt.IsComplex():
 		l.Complex = make([]complex128, count)
-	case dt.IsFloat():
+	case dt.IsFloatValued():
 		l.Floats = make([]float64, count)
 	default:
 		l.Ints = make([]int64, count)
@@ -251,7 +254,7 @@ func (d *dense) hexLiteral(s *scanner, n int64) *ir.Literal {
 		var buf [8]byte
 		copy(buf[:], d.hex[i*size:(i+1)*size])
 		bits := binary.LittleEndian.Uint64(buf[:])
-		if dt.IsFloat() {
+		if dt.IsFloatValued() {
 			l.Floats[i] = floatFromBits(dt, bits)
 			continue
 		}

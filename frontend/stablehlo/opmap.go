@@ -113,6 +113,8 @@ func (bd *builder) otherOp(o *op, args []*ir.Value) {
 		bd.results(o, bd.customCall(o, args)...)
 	case "stablehlo.triangular_solve":
 		bd.results(o, bd.triangularSolve(o, args))
+	case "stablehlo.fft":
+		bd.results(o, bd.fft(o, args))
 	case "chlo.top_k":
 		// Both sort the last axis descending in total order, ties by lower index.
 		k := bd.attr(o, "k").int(bd.s, "k")

@@ -13,6 +13,9 @@ var dtypes = map[string]ir.DType{
 	"i8": ir.I8, "i16": ir.I16, "i32": ir.I32, "i64": ir.I64, "ui8": ir.U8, "ui32": ir.U32,
 	"complex<f32>": ir.C64, "complex<f64>": ir.C128,
 	"ui16": ir.U16, "ui64": ir.U64, "i2": ir.I2, "i4": ir.I4, "ui2": ir.U2, "ui4": ir.U4,
+	"f8E4M3FN": ir.F8E4M3FN, "f8E5M2": ir.F8E5M2, "f8E4M3FNUZ": ir.F8E4M3FNUZ, "f8E5M2FNUZ": ir.F8E5M2FNUZ,
+	"f8E4M3B11FNUZ": ir.F8E4M3B11FNUZ, "f8E4M3": ir.F8E4M3, "f8E3M4": ir.F8E3M4, "f8E8M0FNU": ir.F8E8M0FNU,
+	"f6E2M3FN": ir.F6E2M3FN, "f6E3M2FN": ir.F6E3M2FN, "f4E2M1FN": ir.F4E2M1FN,
 }
 
 // tensorType reads tensor<2x3xf32> (tensor<f32> for a scalar).

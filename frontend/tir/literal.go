@@ -228,7 +228,7 @@ func (b *moduleBuilder) literal(c *constAST, t ir.Type, opPos ir.Pos) (*ir.Liter
 		}
 		return &ir.Literal{Complex: vals}, ok
 	}
-	if t.DType.IsFloat() {
+	if t.DType.IsFloatValued() {
 		vals := make([]float64, len(elems))
 		for i, e := range elems {
 			var eok bool

@@ -24,6 +24,8 @@
 //	u64           '<u8'        uint64
 //	i2, i4        'int2', 'int4'    ml_dtypes.int2, int4 (one byte per element, as bf16 below)
 //	u2, u4        'uint2', 'uint4'  ml_dtypes.uint2, uint4 (one byte per element)
+//	f8e4m3fn ...  'float8_e4m3fn' ... ml_dtypes' f8, f6 and f4 types under their own names
+//	              (one byte per element, f6 and f4 in the low bits)
 //
 // # The bf16 convention
 //
@@ -91,6 +93,17 @@ var dtypes = []dtypeInfo{
 	{"i4", "int4", 1},
 	{"u2", "uint2", 1},
 	{"u4", "uint4", 1},
+	{"f8e4m3fn", "float8_e4m3fn", 1},
+	{"f8e5m2", "float8_e5m2", 1},
+	{"f8e4m3fnuz", "float8_e4m3fnuz", 1},
+	{"f8e5m2fnuz", "float8_e5m2fnuz", 1},
+	{"f8e4m3b11fnuz", "float8_e4m3b11fnuz", 1},
+	{"f8e4m3", "float8_e4m3", 1},
+	{"f8e3m4", "float8_e3m4", 1},
+	{"f8e8m0fnu", "float8_e8m0fnu", 1},
+	{"f6e2m3fn", "float6_e2m3fn", 1},
+	{"f6e3m2fn", "float6_e3m2fn", 1},
+	{"f4e2m1fn", "float4_e2m1fn", 1},
 }
 
 // DTypes lists the dtype names this package carries, in a fixed order.

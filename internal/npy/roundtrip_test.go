@@ -47,6 +47,11 @@ func want(dtype string, shape []int64) *Array {
 		return Of(shape, gen(n, func(k int) uint16 { return uint16(k) }))
 	case "u64":
 		return Of(shape, gen(n, func(k int) uint64 { return uint64(k) }))
+	case "f8e4m3fn", "f8e5m2", "f8e4m3fnuz", "f8e5m2fnuz", "f8e4m3b11fnuz", "f8e4m3", "f8e3m4", "f8e8m0fnu",
+		"f6e2m3fn", "f6e3m2fn", "f4e2m1fn":
+		// (k-2)*1.5 rounded into the type: a code a byte.
+		dt, _ := ir.ParseDType(dtype)
+		return &Array{DType: dtype, Shape: shape, Data: gen(n, func(k int) byte { return dt.NarrowToBits(float64(k-2) * 1.5) })}
 	case "i2", "i4", "u2", "u4":
 		// A byte each, the low bits of k-2 (signed) or k (unsigned), wrapped as ml_dtypes stores them.
 		dt, _ := ir.ParseDType(dtype)

@@ -198,6 +198,10 @@ func Float64s(a *Array) ([]float64, error) {
 			out[i] = float64(int64(binary.LittleEndian.Uint64(b)))
 		case "u32":
 			out[i] = float64(binary.LittleEndian.Uint32(b))
+		default:
+			if dt, ok := ir.ParseDType(a.DType); ok && dt.IsNarrowFloat() {
+				out[i] = dt.NarrowFromBits(b[0])
+			}
 		}
 	}
 	return out, nil

@@ -159,13 +159,21 @@ func unrunnable(m *ir.Module, f *ir.Func) string {
 		return "is too large for the executor"
 	}
 	for _, g := range m.Funcs {
-		custom := false
-		g.Body.Walk(func(in *ir.Instr) { custom = custom || in.Op == ir.OpCustomCall })
+		custom, f6 := false, false
+		g.Body.Walk(func(in *ir.Instr) {
+			custom = custom || in.Op == ir.OpCustomCall
+			for _, r := range in.Results {
+				f6 = f6 || r.Type.DType == ir.F6E2M3FN || r.Type.DType == ir.F6E3M2FN
+			}
+		})
 		if custom {
 			return "calls a custom_call, a kernel outside the IR that XLA may not have"
 		}
 		if beyondProcess0(g) {
 			return "has a collective over processes other than 0, which a program run alone does not have"
+		}
+		if f6 {
+			return "holds f6 values, which XLA:CPU cannot compile (jax 0.10.2: \"Invalid bitcast i6 to i8\")"
 		}
 	}
 	return ""

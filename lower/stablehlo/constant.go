@@ -26,6 +26,9 @@ const maxListed = 100
 // floatBits is the bit pattern of v in dtype d, after rounding v into d.
 // NaNs become the canonical quiet NaN with v's sign.
 func floatBits(v float64, d ir.DType) uint64 {
+	if d.IsNarrowFloat() {
+		return uint64(d.NarrowToBits(v))
+	}
 	neg := math.Signbit(v)
 	sign := func(bit uint64) uint64 {
 		if neg {
@@ -88,7 +91,7 @@ func elemText(l *ir.Literal, i int, d ir.DType) string {
 		c, p := l.ComplexAt(i), d.ComplexPart()
 		return "(" + floatText(real(c), p) + ", " + floatText(imag(c), p) + ")"
 	}
-	if d.IsFloat() {
+	if d.IsFloatValued() {
 		return floatText(l.Float(i), d)
 	}
 	return intText(l.Int(i), d)
@@ -100,7 +103,7 @@ func sameElem(l *ir.Literal, i, j int, d ir.DType) bool {
 		x, y, p := l.ComplexAt(i), l.ComplexAt(j), d.ComplexPart()
 		return floatBits(real(x), p) == floatBits(real(y), p) && floatBits(imag(x), p) == floatBits(imag(y), p)
 	}
-	if d.IsFloat() {
+	if d.IsFloatValued() {
 		return floatBits(l.Float(i), d) == floatBits(l.Float(j), d)
 	}
 	return d.WrapInt(l.Int(i)) == d.WrapInt(l.Int(j))
@@ -114,7 +117,7 @@ func elemBytes(buf []byte, l *ir.Literal, i int, d ir.DType) []byte {
 		return elemBytes(elemBytes(buf, parts, 0, p), parts, 1, p)
 	}
 	var bits uint64
-	if d.IsFloat() {
+	if d.IsFloatValued() {
 		bits = floatBits(l.Float(i), d)
 	} else {
 		bits = uint64(d.WrapInt(l.Int(i)))
@@ -167,7 +170,7 @@ func (e *emitter) fconst(t ir.Type, v float64) hv {
 	if t.DType.IsComplex() {
 		return e.constant(t, &ir.Literal{Complex: []complex128{complex(v, 0)}})
 	}
-	if t.DType.IsFloat() {
+	if t.DType.IsFloatValued() {
 		return e.constant(t, &ir.Literal{Floats: []float64{v}})
 	}
 	return e.constant(t, &ir.Literal{Ints: []int64{int64(v)}})

@@ -106,7 +106,17 @@ func elemType(d ir.DType) string {
 	case ir.U4:
 		return "ui4"
 	}
+	if n, ok := narrowNames[d]; ok {
+		return n
+	}
 	return d.String()
+}
+
+// narrowNames are MLIR's spellings of the narrow float types.
+var narrowNames = map[ir.DType]string{
+	ir.F8E4M3FN: "f8E4M3FN", ir.F8E5M2: "f8E5M2", ir.F8E4M3FNUZ: "f8E4M3FNUZ", ir.F8E5M2FNUZ: "f8E5M2FNUZ",
+	ir.F8E4M3B11FNUZ: "f8E4M3B11FNUZ", ir.F8E4M3: "f8E4M3", ir.F8E3M4: "f8E3M4", ir.F8E8M0FNU: "f8E8M0FNU",
+	ir.F6E2M3FN: "f6E2M3FN", ir.F6E3M2FN: "f6E3M2FN", ir.F4E2M1FN: "f4E2M1FN",
 }
 
 // tensorType spells tensor<2x3xf32>, or tensor<f32> for a scalar. Shapes are
@@ -223,7 +233,7 @@ func (e *emitter) broadcast(x hv, t ir.Type, dims []int64) hv {
 // compareType is the compare_type StableHLO wants for a dtype.
 func compareType(d ir.DType) string {
 	switch {
-	case d.IsFloat(), d.IsComplex():
+	case d.IsFloatValued(), d.IsComplex():
 		return "FLOAT"
 	case d.IsSigned():
 		return "SIGNED"

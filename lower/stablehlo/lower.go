@@ -432,6 +432,8 @@ func (e *emitter) instr(in *ir.Instr) error {
 		case ir.OpAllReduce, ir.OpAllGather, ir.OpAllToAll, ir.OpReduceScatter, ir.OpCollectiveBroadcast,
 			ir.OpCollectivePermute, ir.OpCollectiveReduce, ir.OpReplicaID, ir.OpPartitionID:
 			res = e.collective(in, args)
+		case ir.OpFFT:
+			res = []hv{e.fft(in, args[0])}
 		default:
 			res, err = e.other(in, args)
 		}
@@ -502,7 +504,8 @@ func lowered(op ir.Op) bool {
 		ir.OpArgmax, ir.OpArgmin, ir.OpCumsum, ir.OpReduceWindow, ir.OpSelectAndScatter,
 		ir.OpTake, ir.OpScatterAdd, ir.OpDynamicSlice, ir.OpDynamicUpdateSlice, ir.OpOneHot, ir.OpTopK, ir.OpArgsort,
 		ir.OpRelu, ir.OpGelu, ir.OpSilu, ir.OpSoftmax, ir.OpLogSoftmax, ir.OpLayerNorm, ir.OpRMSNorm,
-		ir.OpConstant, ir.OpCall, ir.OpReturn, ir.OpFusion, ir.OpShardingConstraint, ir.OpWhile, ir.OpCase, ir.OpReducePrecision, ir.OpBitcastConvert, ir.OpCustomCall:
+		ir.OpConstant, ir.OpCall, ir.OpReturn, ir.OpFusion, ir.OpShardingConstraint, ir.OpWhile, ir.OpCase, ir.OpReducePrecision, ir.OpBitcastConvert, ir.OpCustomCall,
+		ir.OpFFT:
 		return true
 	}
 	if ir.IsCollective(op) || op == ir.OpReplicaID || op == ir.OpPartitionID {

@@ -84,6 +84,11 @@ func (e *emitter) dot(a *ir.DotAttr, l, r hv, t ir.Type) hv {
 	switch {
 	case isHalf(l.t.DType) && (isHalf(acc) || acc == ir.F32):
 		acc = ir.F32
+	case l.t.DType.IsNarrowFloat(): // the products and their sum in f32 (or the wider result's type)
+		if acc.IsNarrowFloat() || isHalf(acc) {
+			acc = ir.F32
+		}
+		l, r = e.convert(l, acc), e.convert(r, acc)
 	case acc.IsSubByte():
 		acc = byteWide(acc)
 		l, r = e.convert(l, acc), e.convert(r, acc)

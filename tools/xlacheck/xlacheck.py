@@ -86,12 +86,25 @@ DTYPES = {
     np.dtype(ml_dtypes.int4): ("i4", "i4"),
     np.dtype(ml_dtypes.uint2): ("u2", "ui2"),
     np.dtype(ml_dtypes.uint4): ("u4", "ui4"),
+    np.dtype(ml_dtypes.float8_e4m3fn): ("f8e4m3fn", "f8E4M3FN"),
+    np.dtype(ml_dtypes.float8_e5m2): ("f8e5m2", "f8E5M2"),
+    np.dtype(ml_dtypes.float8_e4m3fnuz): ("f8e4m3fnuz", "f8E4M3FNUZ"),
+    np.dtype(ml_dtypes.float8_e5m2fnuz): ("f8e5m2fnuz", "f8E5M2FNUZ"),
+    np.dtype(ml_dtypes.float8_e4m3b11fnuz): ("f8e4m3b11fnuz", "f8E4M3B11FNUZ"),
+    np.dtype(ml_dtypes.float8_e4m3): ("f8e4m3", "f8E4M3"),
+    np.dtype(ml_dtypes.float8_e3m4): ("f8e3m4", "f8E3M4"),
+    np.dtype(ml_dtypes.float8_e8m0fnu): ("f8e8m0fnu", "f8E8M0FNU"),
+    np.dtype(ml_dtypes.float6_e2m3fn): ("f6e2m3fn", "f6E2M3FN"),
+    np.dtype(ml_dtypes.float6_e3m2fn): ("f6e3m2fn", "f6E3M2FN"),
+    np.dtype(ml_dtypes.float4_e2m1fn): ("f4e2m1fn", "f4E2M1FN"),
 }
 BF16 = np.dtype(ml_dtypes.bfloat16)
 # ml_dtypes types whose np.save descr ('<V2', '<V1') loses the dtype: their files
 # carry the ml_dtypes name instead, as internal/npy reads and writes them.
 NAMED_DESCR = {BF16: "bfloat16", np.dtype(ml_dtypes.int2): "int2", np.dtype(ml_dtypes.int4): "int4",
                np.dtype(ml_dtypes.uint2): "uint2", np.dtype(ml_dtypes.uint4): "uint4"}
+# ...and the f8, f6 and f4 types, under ml_dtypes' names (np.save writes '<V1', or '<f1' for e5m2).
+NAMED_DESCR.update({d: d.name for d in DTYPES if d.name.startswith(("float8_", "float6_", "float4_"))})
 
 
 def xla_error(e):

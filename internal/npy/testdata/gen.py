@@ -23,6 +23,11 @@ DTYPES = {
     "u8": np.uint8, "u32": np.uint32, "c64": np.complex64, "c128": np.complex128,
     "u16": np.uint16, "u64": np.uint64,
     "i2": ml_dtypes.int2, "i4": ml_dtypes.int4, "u2": ml_dtypes.uint2, "u4": ml_dtypes.uint4,
+    "f8e4m3fn": ml_dtypes.float8_e4m3fn, "f8e5m2": ml_dtypes.float8_e5m2,
+    "f8e4m3fnuz": ml_dtypes.float8_e4m3fnuz, "f8e5m2fnuz": ml_dtypes.float8_e5m2fnuz,
+    "f8e4m3b11fnuz": ml_dtypes.float8_e4m3b11fnuz, "f8e4m3": ml_dtypes.float8_e4m3,
+    "f8e3m4": ml_dtypes.float8_e3m4, "f8e8m0fnu": ml_dtypes.float8_e8m0fnu,
+    "f6e2m3fn": ml_dtypes.float6_e2m3fn, "f6e3m2fn": ml_dtypes.float6_e3m2fn, "f4e2m1fn": ml_dtypes.float4_e2m1fn,
 }
 SUB_BYTE = {"i2": 2, "i4": 4, "u2": 2, "u4": 4}
 
