@@ -42,6 +42,9 @@ var trainCommand = &command{
 		{name: "eps", kind: valueFlag, arg: "E", doc: "AdamW's eps (default 1e-8)"},
 		{name: "momentum", kind: valueFlag, arg: "M", doc: "SGD's momentum (default 0)"},
 		{name: "clip-norm", kind: valueFlag, arg: "C", doc: "clip the gradients' global L2 norm to C (default: no clipping)"},
+		{name: "lr-schedule", kind: valueFlag, arg: "constant|cosine", doc: "the learning rate's schedule (default constant); cosine: linear warm-up from 0 over --warmup steps, then half a cosine to 0 at --total-steps, as transformers' get_cosine_schedule_with_warmup"},
+		{name: "warmup", kind: valueFlag, arg: "N", doc: "cosine's warm-up steps (default 0)"},
+		{name: "total-steps", kind: valueFlag, arg: "N", doc: "the step at which cosine reaches 0 (default --steps)"},
 		{name: "output-dir", kind: valueFlag, arg: "OUT", doc: "where the trained model and losses.npy go"},
 		backendFlag,
 		deviceFlag,
@@ -125,7 +128,47 @@ func parseTrain(p *parsed) (*trainArgs, error) {
 	if a.opt.ClipNorm, err = num("clip-norm", 0); err != nil {
 		return nil, err
 	}
+	if a.opt.Schedule, err = parseSchedule(p, a.steps); err != nil {
+		return nil, err
+	}
 	return a, nil
+}
+
+// parseSchedule reads --lr-schedule, --warmup and --total-steps: the warm-up
+// and total are cosine's, and the warm-up ends by the total.
+func parseSchedule(p *parsed, steps int) (train.Schedule, error) {
+	kind := p.value("lr-schedule", "constant")
+	switch kind {
+	case "constant":
+		for _, f := range []string{"warmup", "total-steps"} {
+			if p.has(f) {
+				return train.Schedule{}, trainErrorf("--%s is the cosine schedule's; --lr-schedule is constant", f)
+			}
+		}
+		return train.Schedule{}, nil
+	case "cosine":
+	default:
+		return train.Schedule{}, trainErrorf("--lr-schedule %s: want constant or cosine", kind)
+	}
+	s := train.Schedule{Total: steps}
+	for _, f := range []struct {
+		name string
+		dst  *int
+		min  int
+	}{{"warmup", &s.Warmup, 0}, {"total-steps", &s.Total, 1}} {
+		if !p.has(f.name) {
+			continue
+		}
+		v, err := strconv.Atoi(p.value(f.name, ""))
+		if err != nil || v < f.min {
+			return train.Schedule{}, trainErrorf("--%s %s: want an integer of at least %d", f.name, p.value(f.name, ""), f.min)
+		}
+		*f.dst = v
+	}
+	if s.Warmup > s.Total {
+		return train.Schedule{}, trainErrorf("--warmup %d is past --total-steps %d", s.Warmup, s.Total)
+	}
+	return s, nil
 }
 
 // parseBetas reads "B1,B2", each in [0, 1).
