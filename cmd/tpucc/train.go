@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -51,6 +52,9 @@ var trainCommand = &command{
 		precisionFlag,
 		meshFlag,
 		{name: "fsdp", kind: boolFlag, doc: "split the weights and the optimizer's state over --mesh's dp axis too (FSDP)"},
+		{name: "report", kind: boolFlag, doc: "train nothing: compile one step for --target through libtpu (no TPU needed) and print whether\nthe parameters, gradients, optimizer state and activations fit one chip"},
+		{name: "target", kind: valueFlag, arg: "T", doc: "with --report: the TPU target (default tpu-v6e)"},
+		{name: "topology", kind: valueFlag, arg: "T", doc: "with --report: the topology whose one chip the step is compiled for (default the target's first, v6e:2x2)"},
 	},
 	run: cmdTrain,
 }
@@ -68,7 +72,11 @@ func trainErrorf(format string, args ...any) error {
 
 func parseTrain(p *parsed) (*trainArgs, error) {
 	a := &trainArgs{dir: p.value("model", ""), tokens: p.value("tokens", ""), labels: p.value("labels", ""), out: p.value("output-dir", "")}
-	for _, f := range []string{"model", "tokens", "steps", "batch", "optimizer", "lr", "output-dir"} {
+	required := []string{"model", "tokens", "steps", "batch", "optimizer", "lr", "output-dir"}
+	if p.flag("report") { // compiles one step; trains nothing and writes nothing
+		required = slices.DeleteFunc(required, func(f string) bool { return f == "steps" || f == "output-dir" })
+	}
+	for _, f := range required {
 		if !p.has(f) {
 			return nil, trainErrorf("--%s is required", f)
 		}
@@ -77,6 +85,10 @@ func parseTrain(p *parsed) (*trainArgs, error) {
 		name string
 		dst  *int
 	}{{"steps", &a.steps}, {"batch", &a.batch}} {
+		if !p.has(f.name) {
+			*f.dst = 1 // --report's one step
+			continue
+		}
 		v, err := strconv.Atoi(p.value(f.name, ""))
 		if err != nil || v < 1 {
 			return nil, trainErrorf("--%s %s: want a positive integer", f.name, p.value(f.name, ""))
@@ -230,6 +242,14 @@ func cmdTrain(e *env, p *parsed) error {
 	}
 	if p.flag("fsdp") && (mesh == nil || mesh.Axis(models.AxisData) < 0) {
 		return usagef("--fsdp splits the weights over --mesh's dp axis: give --mesh with dp, as dp=2,tp=2")
+	}
+	if p.flag("report") {
+		return trainReport(e, p, a)
+	}
+	for _, f := range []string{"target", "topology"} {
+		if p.has(f) {
+			return trainErrorf("--%s is --report's", f)
+		}
 	}
 	if _, err := openRunBackend("train", p.value("backend", ""), p.value("device", "")); err != nil {
 		return err

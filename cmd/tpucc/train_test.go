@@ -124,6 +124,28 @@ func TestTrainSchedule(t *testing.T) {
 	}
 }
 
+// TestTrainReport: --report compiles one step for a chip of v6e:2x2 through
+// libtpu and prints the report (internal/tpucompile's TestTrainStepForTPU
+// checks its lines); it needs neither --steps nor --output-dir and writes
+// nothing.
+func TestTrainReport(t *testing.T) {
+	dir := tinyQwen3(t)
+	tmp := t.TempDir()
+	tokens := trainTokens(t, tmp, 2, 6)
+	r := tpucc(t, "", "train", "--model", dir, "--tokens", tokens, "--batch", "2", "--optimizer", "sgd", "--momentum", "0.9", "--lr", "0.1", "--report")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	lines := strings.Split(r.stdout, "\n")
+	if len(lines) != 9 || lines[0] != "training step: sgd, batch 2 × 6 tokens, f32, on one chip of v6e:2x2 (tpu-v6e)" ||
+		!strings.HasPrefix(lines[2], "optimizer state                   26048 bytes ") || !strings.HasPrefix(lines[7], "the step fits one tpu-v6e chip: ") {
+		t.Errorf("the report:\n%s", r.stdout)
+	}
+	if entries, _ := os.ReadDir(tmp); len(entries) != 1 {
+		t.Errorf("--report wrote %d files beside the tokens", len(entries)-1)
+	}
+}
+
 // TestTrainLabels: --labels equal to the tokens gives the same losses as
 // none; -100 leaves tokens out (other losses); an SGD run with momentum
 // takes its flags.
@@ -312,6 +334,10 @@ func TestTrainErrors(t *testing.T) {
 		{append(with("--lr-schedule", "cosine"), "--total-steps", "0"), "tpucc train: --total-steps 0: want an integer of at least 1\n"},
 		{append(with("--lr-schedule", "cosine"), "--warmup", "3", "--total-steps", "2"), "tpucc train: --warmup 3 is past --total-steps 2\n"},
 		{append(with("--lr-schedule", "cosine"), "--warmup", "2"), "tpucc train: --warmup 2 is past --total-steps 1\n"},
+		{with("--target", "tpu-v6e"), "tpucc train: --target is --report's\n"},
+		{append(with("--steps", ""), "--report", "--target", "cpu"), "tpucc train: --target cpu: --report compiles for a TPU: want one of " + strings.Join(tpuTargets(), ", ") + "\n"},
+		{append(with("--steps", ""), "--report", "--topology", "v6e:3x3"), "error: tpucc train: --topology "},
+		{append(with("--steps", ""), "--report", "--device", "xla-cpu"), "tpucc train: --device does not apply to --report\n"},
 		{with("--tokens", bad), bad + ": row 0, column 2: token id 40 is outside the vocabulary of 32\n"},
 		{with("--tokens", floats), floats + ": the array is f32[1,2]; want i32[rows, L] with at least one row of at least 2 tokens\n"},
 		{with("--tokens", short), short + ": the array is i32[3,1]; want i32[rows, L] with at least one row of at least 2 tokens\n"},
