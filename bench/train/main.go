@@ -60,7 +60,7 @@ func main() {
 		return
 	}
 	fmt.Printf("bench/train: backend %s, %d threads, f32, batch %d × %d tokens, AdamW, quick=%v\n\n", *backendName, *threads, batch, tokens, *quick)
-	fmt.Printf("%-6s %12s %12s %14s %9s %9s %12s %16s\n", "model", "tpucc", "eager", "torch.compile", "speedup", "vs eager", "tpucc compile", "torch.compile 1st")
+	fmt.Printf("%-6s %12s %12s %14s %9s %9s %12s %16s\n", "model", "tpucc", "eager", "torch.compile", "speedup", "vs eager", "tpucc compile", "torch.c. warm-up")
 	speed := map[string]float64{}
 	compile := 0.0
 	for _, m := range benchModels(*quick) {
