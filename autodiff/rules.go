@@ -117,6 +117,7 @@ var rules = map[ir.Op]rule{
 
 	ir.OpDotGeneral:       {vjp: dotVJP},
 	ir.OpRaggedDot:        {vjp: raggedDotVJP},
+	ir.OpRaggedContract:   {vjp: raggedContractVJP},
 	ir.OpConvolution:      {vjp: convVJP},
 	ir.OpReduceWindow:     {vjp: reduceWindowVJP, refuseIf: reduceWindowRefused},
 	ir.OpSelectAndScatter: {refused: "max pooling's gradient is not differentiated again (second order)"},

@@ -57,36 +57,30 @@ func dotPerm(rank int, batch, free, contract, other []int64) []int64 {
 	return pos
 }
 
-// raggedDotVJP: d lhs is itself a grouped matmul with each group's rhs transposed;
-// d rhs[i] is lhsᵀ·g over the rows of group i, computed with a row-to-group mask.
+// raggedDotVJP: d lhs is itself a grouped matmul with each group's rhs
+// transposed, and d rhs[i] is lhsᵀ·g over the rows of group i: ragged_contract,
+// a grouped product (jax.lax.ragged_dot's transpose), not a dense one over every
+// group's mask.
 func raggedDotVJP(e *emitter, in *ir.Instr, g []*ir.Value) []*ir.Value {
 	lhs, rhs, sizes := in.Args[0], in.Args[1], in.Args[2]
 	gz := g[0]
 	dt := gz.Type.DType
 	rt := e.transpose(e.convertTo(rhs, dt), []int64{0, 2, 1})
 	dl := e.convertTo(e.b.Op1(ir.OpRaggedDot, nil, gz, rt, sizes), lhs.Type.DType)
-	mask := groupMask(e, sizes, lhs.Type.Dims()[0], lhs.Type.DType)
-	// masked[i,r,k] = mask[r,i]*lhs[r,k]
-	gN, m, k := rhs.Type.Dims()[0], lhs.Type.Dims()[0], lhs.Type.Dims()[1]
-	t3 := ir.Tensor(dt, gN, m, k)
-	masked := e.mul(e.broadcast(e.convertTo(mask, dt), t3, []int64{1, 0}), e.broadcast(e.convertTo(lhs, dt), t3, []int64{1, 2}))
-	dr := e.b.Op1(ir.OpDotGeneral, &ir.DotAttr{LhsContract: []int64{1}, RhsContract: []int64{0}}, masked, gz)
-	dr = e.convertTo(dr, rhs.Type.DType)
+	dr := e.convertTo(e.b.Op1(ir.OpRaggedContract, nil, e.convertTo(lhs, dt), gz, sizes), rhs.Type.DType)
 	return []*ir.Value{dl, dr, nil}
 }
 
-// groupMask is [m, g]: 1 where row r belongs to group i (end[i-1] <= r < end[i], the
-// ends being the running sum of the sizes with negative sizes taken as 0).
-func groupMask(e *emitter, sizes *ir.Value, m int64, dt ir.DType) *ir.Value {
-	st := sizes.Type
-	pos := e.b.Op1(ir.OpMax, nil, sizes, e.b.Const(st, 0))
-	end := e.b.Op1(ir.OpCumsum, &ir.AxisAttr{Axis: 0}, pos)
-	start := e.sub(end, pos)
-	gN := st.Dims()[0]
-	t := ir.Tensor(st.DType, m, gN)
-	rows := e.b.Typed(ir.OpIota, &ir.AxisAttr{Axis: 0}, &t)
-	in := e.b.Op1(ir.OpAnd, nil,
-		e.cmp(ir.CmpGE, rows, e.broadcast(start, t, []int64{1})),
-		e.cmp(ir.CmpLT, rows, e.broadcast(end, t, []int64{1})))
-	return e.indicator(in, ir.Tensor(dt, m, gN))
+// raggedContractVJP: result[i] = Σ over group i's rows of lhs[r]ᵀ·rhs[r], so
+// d lhs[r] = g[i]·rhs[r] and d rhs[r] = lhs[r]·g[i] for the group i of row r:
+// both are ragged_dot, one with each g[i] transposed. Rows past the groups get
+// 0, as ragged_dot gives them.
+func raggedContractVJP(e *emitter, in *ir.Instr, g []*ir.Value) []*ir.Value {
+	lhs, rhs, sizes := in.Args[0], in.Args[1], in.Args[2]
+	gz := g[0]
+	dt := gz.Type.DType
+	gt := e.transpose(gz, []int64{0, 2, 1})
+	dl := e.convertTo(e.b.Op1(ir.OpRaggedDot, nil, e.convertTo(rhs, dt), gt, sizes), lhs.Type.DType)
+	dr := e.convertTo(e.b.Op1(ir.OpRaggedDot, nil, e.convertTo(lhs, dt), gz, sizes), rhs.Type.DType)
+	return []*ir.Value{dl, dr, nil}
 }

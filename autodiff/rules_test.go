@@ -172,6 +172,17 @@ func @g(%a: f32[3], %b: f32[3]) -> f32[3] {
   %d = ragged_dot %l, %r, %s
   return %d
 }`,
+	"ragged_contract": `func @f(%l: f32[7,3], %r: f32[7,2]) -> f32[4,3,2] {
+  %s = constant [2,0,4,-1] : i32[4]
+  %d = ragged_contract %l, %r, %s
+  return %d
+}`,
+	"ragged_dot_past_rows": `func @f(%l: f32[6,3], %r: f32[2,3,2]) -> f32[6,2] {
+  %s = constant [1,3] : i32[2]
+  %d = ragged_dot %l, %r, %s
+  %t = tanh %d
+  return %t
+}`,
 	"conv_nhwc": `func @f(%x: f32[2,5,6,3], %w: f32[3,2,3,4]) -> f32[2,3,5,4] {
   %y = convolution %x, %w {lhs_dims=[0,3,1,2], rhs_dims=[3,2,0,1], out_dims=[0,3,1,2], stride=[2,1], pad_low=[1,0], pad_high=[1,1], rhs_dilation=[1,2]}
   return %y
@@ -263,7 +274,7 @@ func runCheckAt(t *testing.T, m *ir.Module, inputs []*backend.Buffer, seed int64
 // TestSecondOrder differentiates VJPs: their backward ops have rules too, so the VJP of
 // a VJP agrees with the finite differences of the first VJP.
 func TestSecondOrder(t *testing.T) {
-	for _, name := range []string{"unary", "binary", "shape", "dot", "composites", "cross_entropy", "ragged_dot", "conv_nhwc", "conv_groups", "triangular_solve"} {
+	for _, name := range []string{"unary", "binary", "shape", "dot", "composites", "cross_entropy", "ragged_dot", "ragged_contract", "ragged_dot_past_rows", "conv_nhwc", "conv_groups", "triangular_solve"} {
 		t.Run(name, func(t *testing.T) {
 			m, err := tir.Parse(name+".tir", []byte(ruleCases[name]))
 			if err != nil {

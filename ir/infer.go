@@ -529,6 +529,29 @@ func inferRaggedDot(c *inferCtx) []Type {
 	return []Type{c.accumulate(Type{DType: l.DType, Shape: []Dim{l.Shape[0], r.Shape[2]}})}
 }
 
+// inferRaggedContract: lhs [m,k] and rhs [m,n] of one numeric dtype, group
+// sizes [g] of i32; the result is [g,k,n] (a wider accumulation type may be
+// asked for, as for ragged_dot).
+func inferRaggedContract(c *inferCtx) []Type {
+	l, r, g := c.args[0], c.args[1], c.args[2]
+	if !c.checkClass(l, numericT, "lhs") {
+		return nil
+	}
+	if l.DType != r.DType {
+		return c.fail("operands of ragged_contract have different dtypes: %s and %s", l, r)
+	}
+	if l.Rank() != 2 || r.Rank() != 2 || g.Rank() != 1 {
+		return c.fail("ragged_contract takes lhs [m,k], rhs [m,n] and group sizes [g], got %s, %s and %s", l, r, g)
+	}
+	if g.DType != I32 {
+		return c.fail("ragged_contract group sizes must be i32, got %s", g)
+	}
+	if l.Shape[0] != r.Shape[0] {
+		return c.fail("ragged_contract rows differ: lhs %s and rhs %s", l.Shape[0], r.Shape[0])
+	}
+	return []Type{c.accumulate(Type{DType: l.DType, Shape: []Dim{g.Shape[0], l.Shape[1], r.Shape[1]}})}
+}
+
 func (c *inferCtx) dotDims(t Type, side string, batch, contract []int64) ([]bool, bool) {
 	used := make([]bool, t.Rank())
 	for _, list := range [][]int64{batch, contract} {

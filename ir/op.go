@@ -60,6 +60,7 @@ const (
 	// Contraction.
 	OpDotGeneral
 	OpRaggedDot
+	OpRaggedContract
 	OpConvolution
 
 	// Reduction.
@@ -275,6 +276,11 @@ var opTable = [numOps]OpInfo{
 		Doc: "ragged_dot %lhs, %rhs, %group_sizes: grouped matmul (jax.lax.ragged_dot); lhs [m,k], rhs [g,k,n], i32 group_sizes [g] -> [m,n]; " +
 			"row r is multiplied by rhs[i] when end[i-1] <= r < end[i], end being the running sum of the sizes with negative sizes taken as 0: rows past the groups are 0, groups past m are cut",
 		infer: inferRaggedDot},
+	OpRaggedContract: {Name: "ragged_contract", Fuse: FuseNever, Cost: CostRaggedDot, Pad: PadRefuse,
+		Group: GroupContraction, Args: 3,
+		Doc: "ragged_contract %lhs, %rhs, %group_sizes: per-group product over rows (ragged_dot's weight gradient, jax.lax.ragged_dot_general with the ragged dimension contracted); " +
+			"lhs [m,k], rhs [m,n], i32 group_sizes [g] -> [g,k,n]; result[i] = lhs[rows of group i]ᵀ · rhs[rows of group i], the groups' rows as ragged_dot's: rows past the groups add nothing, a group with no rows is 0",
+		infer: inferRaggedContract},
 	OpConvolution: {Name: "convolution", Fuse: FuseNever, Cost: CostConv, Pad: PadRefuse,
 		Group: GroupContraction, Args: 2,
 		Doc: "convolution %lhs, %rhs {lhs_dims, rhs_dims, out_dims, stride, pad_low, pad_high, lhs_dilation, rhs_dilation, feature_groups, batch_groups}: " +

@@ -25,9 +25,10 @@ var opScratch = map[Op]ScratchClass{
 	OpReduceSum: ScratchReduce, OpReduceMax: ScratchReduce, OpReduceMin: ScratchReduce, OpReduceProd: ScratchReduce,
 	OpSoftmax: ScratchLine, OpLogSoftmax: ScratchLine, OpLayerNorm: ScratchLine, OpRMSNorm: ScratchLine,
 	OpTopK: ScratchSort, OpArgsort: ScratchSort,
-	OpDotGeneral:  ScratchDot,
-	OpRaggedDot:   ScratchGrouped,
-	OpConvolution: ScratchConv, OpReduceWindow: ScratchConv, OpSelectAndScatter: ScratchConv,
+	OpDotGeneral:     ScratchDot,
+	OpRaggedDot:      ScratchGrouped,
+	OpRaggedContract: ScratchGrouped,
+	OpConvolution:    ScratchConv, OpReduceWindow: ScratchConv, OpSelectAndScatter: ScratchConv,
 	// one column (row) of b in float64, solved in place
 	OpTriangularSolve: ScratchLine,
 	// the transform runs in place on a complex128 copy of the whole operand

@@ -48,6 +48,11 @@ var opCases = []opCase{
 	// A bf16 matvec-like dot with M=3: M pads to 8 sublanes, N=64 and K=100 to 128.
 	{"bf16-dot", "%x: bf16[3,100], %w: bf16[100,64]", "%r = matmul %x, %w : bf16[3,64]",
 		2 * 3 * 64 * 100, 0, 4*128*2 + 104*128*2, 4 * 128 * 2, 2 * 8 * 128 * 128},
+	// ragged_contract (ragged_dot's weight gradient): 2*M*K*N over the rows of
+	// every group, M=64 rows, K=256, N=128; on the MXU the 64 rows pad as
+	// ragged_dot's, each of 4 groups its last 8-row tile: 64 + 4*7 = 92.
+	{"ragged_contract", "%x: f32[64,256], %dy: f32[64,128], %s: i32[4]", "%r = ragged_contract %x, %dy, %s",
+		2 * 64 * 256 * 128, 0, x64x256 + 64*128*4 + 512, 4 * 256 * 128 * 4, 2 * 92 * 128 * 256},
 	// Reductions: one combine per input element beyond the first of each output.
 	{"reduce_sum", "%x: f32[64,256]", "%r = reduce_sum %x {axes=[1]}", 64*256 - 64, 0, x64x256, 512, 0},
 	{"reduce_max-all", "%x: f32[64,256]", "%r = reduce_max %x {axes=[0,1]}", 64*256 - 1, 0, x64x256, 512, 0},

@@ -248,11 +248,10 @@ func (t *Target) dotWork(in *ir.Instr) (work, bool) {
 // group sizes are known only when it runs). On a TPU each group's rows are
 // padded to the MXU's sublanes and n and k to its tiles, one group at a time.
 func (t *Target) raggedWork(in *ir.Instr) (work, bool) {
-	l, r := in.Args[0].Type.Dims(), in.Args[1].Type.Dims()
-	if len(l) != 2 || len(r) != 3 || l[0] < 0 || l[1] < 0 || r[0] < 0 || r[2] < 0 {
+	m, k, g, n, ok := raggedDims(in)
+	if !ok {
 		return work{}, false
 	}
-	m, k, g, n := l[0], l[1], r[0], r[2]
 	flops := mulOK(mulOK(mulOK(2, m), n), k)
 	if flops < 0 {
 		return work{}, false
@@ -268,6 +267,25 @@ func (t *Target) raggedWork(in *ir.Instr) (work, bool) {
 		}
 	}
 	return work{flops: flops, matmul: flops, paddedMatmul: padded, seconds: float64(padded) / rate}, true
+}
+
+// raggedDims are a grouped product's rows m, contraction k, groups g and
+// columns n: ragged_dot's lhs [m,k], rhs [g,k,n], and ragged_contract's lhs
+// [m,k'], rhs [m,n] (the rows are contracted there, but each row still meets
+// one group's k'·n products, so the count is the same 2·m·k'·n).
+func raggedDims(in *ir.Instr) (m, k, g, n int64, ok bool) {
+	l, r := in.Args[0].Type.Dims(), in.Args[1].Type.Dims()
+	if in.Op == ir.OpRaggedContract {
+		s := in.Args[2].Type.Dims()
+		if len(l) != 2 || len(r) != 2 || len(s) != 1 || l[0] < 0 || l[1] < 0 || r[1] < 0 || s[0] < 0 {
+			return 0, 0, 0, 0, false
+		}
+		return l[0], l[1], s[0], r[1], true
+	}
+	if len(l) != 2 || len(r) != 3 || l[0] < 0 || l[1] < 0 || r[0] < 0 || r[2] < 0 {
+		return 0, 0, 0, 0, false
+	}
+	return l[0], l[1], r[0], r[2], true
 }
 
 // lastOrAxis is the length of the axis a softmax or norm works along.

@@ -1,9 +1,12 @@
 package train_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 
+	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/train"
@@ -74,6 +77,39 @@ func TestStepErrors(t *testing.T) {
 		_, err = train.Step(m, c.n, c.opt)
 		if err == nil || err.Error() != c.want {
 			t.Errorf("%s: got %v, want %s", c.name, err, c.want)
+		}
+	}
+}
+
+// TestScheduleRates: the rate of each step count is torch's LambdaLR over
+// transformers' get_cosine_schedule_with_warmup(opt, 2, 5), whose learning rates
+// for steps 0..6 (printed by torch, lr 1) are exactly 0, 0.5, 1, 0.75, 0.25, 0,
+// 0.25: its cosine is not clamped at the total and rises again past it. With SGD
+// on Σw (gradient 1) a step moves w by exactly its rate.
+func TestScheduleRates(t *testing.T) {
+	m, err := tir.Parse("tiny.tir", []byte(tinyLoss))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := train.NewSGD(1)
+	opt.Schedule = train.Schedule{Warmup: 2, Total: 5}
+	sm, err := train.Step(m, 1, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, x := backend.New(ir.Tensor(ir.F32, 3)), backend.New(ir.Tensor(ir.F32, 3))
+	for i := range 3 {
+		x.SetFloat64(i, 1)
+	}
+	for s, want := range []float64{0, 0.5, 1, 0.75, 0.25, 0, 0.25} {
+		count := backend.New(ir.Scalar(ir.I32))
+		count.SetInt64(0, int64(s))
+		out, err := cpu.Run(sm, sm.Entry(), []*backend.Buffer{w, count, x, backend.New(ir.Scalar(ir.I32))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := -out[1].Float64At(0); math.Abs(got-want) > 1e-7 {
+			t.Errorf("step %d: rate %g, torch's %g", s, got, want)
 		}
 	}
 }

@@ -136,6 +136,8 @@ func eval(in *ir.Instr, a []*backend.Buffer) ([]*backend.Buffer, error) {
 		return one(dotKernel(in, a[0], a[1]))
 	case ir.OpRaggedDot:
 		return one(raggedDotKernel(in, a[0], a[1], a[2]))
+	case ir.OpRaggedContract:
+		return one(raggedContractKernel(in, a[0], a[1], a[2]))
 	case ir.OpConvolution:
 		return one(convKernel(in, a[0], a[1]))
 	case ir.OpReduceWindow:

@@ -267,9 +267,9 @@ func scratchBytes(in *ir.Instr) int64 {
 		return mulBytes(addBytes(addBytes(elems(in.Args[0]), elems(in.Args[1])), elems(in.Results[0])), 8)
 	case ir.ScratchSpectrum:
 		return fftScratchBytes(in)
-	case ir.ScratchGrouped: // lhs [m,k], rhs [g,k,n]: two rows of n, one of k
-		r := in.Args[1].Type.Dims()
-		return mulBytes(addBytes(2*r[2], r[1]), 8)
+	case ir.ScratchGrouped: // lhs [m,k], a result [.., n]: two rows of n, one of k
+		res := in.Results[0].Type.Dims()
+		return mulBytes(addBytes(2*res[len(res)-1], in.Args[0].Type.Dims()[1]), 8)
 	}
 	return 0
 }

@@ -71,3 +71,43 @@ func raggedRowInt(acc, lhs, w []int64, l, r *backend.Buffer, row, i int) {
 		}
 	}
 }
+
+// ragged_contract: result[i] [k,n] is the sum over the rows r of group i of
+// lhs[r,:]ᵀ·rhs[r,:], the groups' rows as ragged_dot's (negative sizes as 0,
+// rows past m cut), so a group with no rows is 0. One output row (i, kk) is
+// accumulated at a time, in float64 (int64) and rounded (wrapped) once.
+func raggedContractKernel(in *ir.Instr, l, r, sizes *backend.Buffer) *backend.Buffer {
+	out := backend.New(in.Results[0].Type)
+	m, k := int(l.Type().Shape[0].Size), int(l.Type().Shape[1].Size)
+	g, n := int(sizes.Type().Shape[0].Size), int(r.Type().Shape[1].Size)
+	if out.Type().DType.IsFloat() {
+		contractGroups(out, l.Float64At, r.ReadFloat64s, out.WriteFloat64s, sizes, m, k, g, n)
+	} else {
+		contractGroups(out, l.Int64At, r.ReadInt64s, out.WriteInt64s, sizes, m, k, g, n)
+	}
+	return out
+}
+
+// contractGroups writes every output row, reading lhs by element and rhs by
+// row (two rows of n held: the accumulator and the rhs row).
+func contractGroups[T float64 | int64](out *backend.Buffer, lhs func(int) T, rhsRow, write func(int, []T),
+	sizes *backend.Buffer, m, k, g, n int) {
+	acc, w := make([]T, n), make([]T, n)
+	end := int64(0)
+	for i := 0; i < g; i++ {
+		start := end
+		end += max(sizes.Int64At(i), 0)
+		lo, hi := int(min(start, int64(m))), int(min(end, int64(m)))
+		for kk := 0; kk < k; kk++ {
+			clear(acc)
+			for row := lo; row < hi; row++ {
+				a := lhs(row*k + kk)
+				rhsRow(row*n, w)
+				for j, b := range w {
+					acc[j] += a * b
+				}
+			}
+			write((i*k+kk)*n, acc)
+		}
+	}
+}

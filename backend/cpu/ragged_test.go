@@ -31,3 +31,26 @@ func TestRaggedDot(t *testing.T) {
 			args: ts(I(i8(1, 2), 100, 100), I(i8(1, 2, 1), 1, 1), I(i32(1), 1)), want: ts(I(i32(1, 1), 200))},
 	})
 }
+
+// TestRaggedContract: result[i] is lhsᵀ·rhs over group i's rows; a group with
+// no rows is 0, rows past the groups add nothing, negative sizes count as 0 and
+// groups past m are cut, as ragged_dot's rows.
+func TestRaggedContract(t *testing.T) {
+	// lhs rows are [r, 1] and rhs rows [1, r]: group rows R give [[ΣR, Σr²], [|R|, ΣR]].
+	lhs := F(f32(4, 2), 0, 1, 1, 1, 2, 1, 3, 1)
+	rhs := F(f32(4, 2), 1, 0, 1, 1, 1, 2, 1, 3)
+	runCases(t, []opCase{
+		{name: "groups in order", op: ir.OpRaggedContract, args: ts(lhs, rhs, I(i32(3), 1, 2, 1)),
+			want: ts(F(f32(3, 2, 2), 0, 0, 1, 0, 3, 5, 2, 3, 3, 9, 1, 3))},
+		{name: "rows past the groups add nothing", op: ir.OpRaggedContract, args: ts(lhs, rhs, I(i32(3), 1, 0, 1)),
+			want: ts(F(f32(3, 2, 2), 0, 0, 1, 0, 0, 0, 0, 0, 1, 1, 1, 1))},
+		{name: "negative sizes count as zero", op: ir.OpRaggedContract, args: ts(lhs, rhs, I(i32(3), 2, -5, 2)),
+			want: ts(F(f32(3, 2, 2), 1, 1, 2, 1, 0, 0, 0, 0, 5, 13, 2, 5))},
+		{name: "groups past m are cut", op: ir.OpRaggedContract, args: ts(lhs, rhs, I(i32(3), 3, 9, 9)),
+			want: ts(F(f32(3, 2, 2), 3, 5, 3, 3, 3, 9, 1, 3, 0, 0, 0, 0))},
+		{name: "integers wrap", op: ir.OpRaggedContract, args: ts(I(i8(2, 1), 100, 100), I(i8(2, 1), 1, 1), I(i32(1), 2)),
+			want: ts(I(i8(1, 1, 1), -56))},
+		{name: "wider accumulation", op: ir.OpRaggedContract, hint: []ir.Type{i32(1, 1, 1)},
+			args: ts(I(i8(2, 1), 100, 100), I(i8(2, 1), 1, 1), I(i32(1), 2)), want: ts(I(i32(1, 1, 1), 200))},
+	})
+}

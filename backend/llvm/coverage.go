@@ -46,7 +46,8 @@ var refOps = map[ir.Op]string{
 	ir.OpAllReduce: collectiveFallback, ir.OpAllGather: collectiveFallback, ir.OpAllToAll: collectiveFallback,
 	ir.OpReduceScatter: collectiveFallback, ir.OpCollectiveBroadcast: collectiveFallback, ir.OpCollectivePermute: collectiveFallback,
 	ir.OpCollectiveReduce: collectiveFallback, ir.OpReplicaID: collectiveFallback, ir.OpPartitionID: collectiveFallback,
-	ir.OpFFT: complexFallback,
+	ir.OpFFT:            complexFallback,
+	ir.OpRaggedContract: "no kernel yet: the grouped weight gradient of ragged_dot runs on the reference executor",
 }
 
 const collectiveFallback = "collectives run on the reference executor, as one process (replica 0, partition 0); groups naming other processes are refused"

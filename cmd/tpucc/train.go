@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -42,12 +43,18 @@ var trainCommand = &command{
 		{name: "eps", kind: valueFlag, arg: "E", doc: "AdamW's eps (default 1e-8)"},
 		{name: "momentum", kind: valueFlag, arg: "M", doc: "SGD's momentum (default 0)"},
 		{name: "clip-norm", kind: valueFlag, arg: "C", doc: "clip the gradients' global L2 norm to C (default: no clipping)"},
+		{name: "lr-schedule", kind: valueFlag, arg: "constant|cosine", doc: "the learning rate's schedule (default constant); cosine: linear warm-up from 0 over --warmup steps, then half a cosine to 0 at --total-steps, as transformers' get_cosine_schedule_with_warmup"},
+		{name: "warmup", kind: valueFlag, arg: "N", doc: "cosine's warm-up steps (default 0)"},
+		{name: "total-steps", kind: valueFlag, arg: "N", doc: "the step at which cosine reaches 0 (default --steps)"},
 		{name: "output-dir", kind: valueFlag, arg: "OUT", doc: "where the trained model and losses.npy go"},
 		backendFlag,
 		deviceFlag,
 		precisionFlag,
 		meshFlag,
 		{name: "fsdp", kind: boolFlag, doc: "split the weights and the optimizer's state over --mesh's dp axis too (FSDP)"},
+		{name: "report", kind: boolFlag, doc: "train nothing: compile one step for --target through libtpu (no TPU needed) and print whether\nthe parameters, gradients, optimizer state and activations fit one chip"},
+		{name: "target", kind: valueFlag, arg: "T", doc: "with --report: the TPU target (default tpu-v6e)"},
+		{name: "topology", kind: valueFlag, arg: "T", doc: "with --report: the topology whose one chip the step is compiled for (default the target's first, v6e:2x2)"},
 	},
 	run: cmdTrain,
 }
@@ -65,7 +72,11 @@ func trainErrorf(format string, args ...any) error {
 
 func parseTrain(p *parsed) (*trainArgs, error) {
 	a := &trainArgs{dir: p.value("model", ""), tokens: p.value("tokens", ""), labels: p.value("labels", ""), out: p.value("output-dir", "")}
-	for _, f := range []string{"model", "tokens", "steps", "batch", "optimizer", "lr", "output-dir"} {
+	required := []string{"model", "tokens", "steps", "batch", "optimizer", "lr", "output-dir"}
+	if p.flag("report") { // compiles one step; trains nothing and writes nothing
+		required = slices.DeleteFunc(required, func(f string) bool { return f == "steps" || f == "output-dir" })
+	}
+	for _, f := range required {
 		if !p.has(f) {
 			return nil, trainErrorf("--%s is required", f)
 		}
@@ -74,6 +85,10 @@ func parseTrain(p *parsed) (*trainArgs, error) {
 		name string
 		dst  *int
 	}{{"steps", &a.steps}, {"batch", &a.batch}} {
+		if !p.has(f.name) {
+			*f.dst = 1 // --report's one step
+			continue
+		}
 		v, err := strconv.Atoi(p.value(f.name, ""))
 		if err != nil || v < 1 {
 			return nil, trainErrorf("--%s %s: want a positive integer", f.name, p.value(f.name, ""))
@@ -125,7 +140,47 @@ func parseTrain(p *parsed) (*trainArgs, error) {
 	if a.opt.ClipNorm, err = num("clip-norm", 0); err != nil {
 		return nil, err
 	}
+	if a.opt.Schedule, err = parseSchedule(p, a.steps); err != nil {
+		return nil, err
+	}
 	return a, nil
+}
+
+// parseSchedule reads --lr-schedule, --warmup and --total-steps: the warm-up
+// and total are cosine's, and the warm-up ends by the total.
+func parseSchedule(p *parsed, steps int) (train.Schedule, error) {
+	kind := p.value("lr-schedule", "constant")
+	switch kind {
+	case "constant":
+		for _, f := range []string{"warmup", "total-steps"} {
+			if p.has(f) {
+				return train.Schedule{}, trainErrorf("--%s is the cosine schedule's; --lr-schedule is constant", f)
+			}
+		}
+		return train.Schedule{}, nil
+	case "cosine":
+	default:
+		return train.Schedule{}, trainErrorf("--lr-schedule %s: want constant or cosine", kind)
+	}
+	s := train.Schedule{Total: steps}
+	for _, f := range []struct {
+		name string
+		dst  *int
+		min  int
+	}{{"warmup", &s.Warmup, 0}, {"total-steps", &s.Total, 1}} {
+		if !p.has(f.name) {
+			continue
+		}
+		v, err := strconv.Atoi(p.value(f.name, ""))
+		if err != nil || v < f.min {
+			return train.Schedule{}, trainErrorf("--%s %s: want an integer of at least %d", f.name, p.value(f.name, ""), f.min)
+		}
+		*f.dst = v
+	}
+	if s.Warmup > s.Total {
+		return train.Schedule{}, trainErrorf("--warmup %d is past --total-steps %d", s.Warmup, s.Total)
+	}
+	return s, nil
 }
 
 // parseBetas reads "B1,B2", each in [0, 1).
@@ -187,6 +242,14 @@ func cmdTrain(e *env, p *parsed) error {
 	}
 	if p.flag("fsdp") && (mesh == nil || mesh.Axis(models.AxisData) < 0) {
 		return usagef("--fsdp splits the weights over --mesh's dp axis: give --mesh with dp, as dp=2,tp=2")
+	}
+	if p.flag("report") {
+		return trainReport(e, p, a)
+	}
+	for _, f := range []string{"target", "topology"} {
+		if p.has(f) {
+			return trainErrorf("--%s is --report's", f)
+		}
 	}
 	if _, err := openRunBackend("train", p.value("backend", ""), p.value("device", "")); err != nil {
 		return err

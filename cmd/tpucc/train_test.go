@@ -93,6 +93,59 @@ func TestTrain(t *testing.T) {
 	}
 }
 
+// TestTrainSchedule: with --lr-schedule cosine --warmup 1 the first step's rate
+// is 0 (transformers' warm-up starts from 0), so the second step's loss is the
+// first's exactly, and the second step then trains at the full rate, as the
+// constant schedule's first step does: the same loss after it.
+func TestTrainSchedule(t *testing.T) {
+	dir := tinyQwen3(t)
+	tmp := t.TempDir()
+	tokens := trainTokens(t, tmp, 1, 6)
+	run := func(name string, flags ...string) []float32 {
+		out := filepath.Join(tmp, name)
+		args := append([]string{"train", "--model", dir, "--tokens", tokens, "--batch", "1", "--optimizer", "sgd",
+			"--lr", "0.5", "--backend", "reference", "--output-dir", out}, flags...)
+		if r := tpucc(t, "", args...); r.code != 0 {
+			t.Fatalf("%v: exit %d\n%s", flags, r.code, r.stderr)
+		}
+		l, err := tensor.ReadNPY(filepath.Join(out, "losses.npy"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l.Float32s()
+	}
+	cos := run("cosine", "--steps", "3", "--lr-schedule", "cosine", "--warmup", "1", "--total-steps", "3")
+	constant := run("constant", "--steps", "2")
+	if cos[1] != cos[0] || cos[0] != constant[0] {
+		t.Errorf("cosine losses %v: the first step moved the weights (constant's %v)", cos, constant)
+	}
+	if cos[2] != constant[1] {
+		t.Errorf("cosine's second step gives loss %v, constant's first %v: not the full rate", cos[2], constant[1])
+	}
+}
+
+// TestTrainReport: --report compiles one step for a chip of v6e:2x2 through
+// libtpu and prints the report (internal/tpucompile's TestTrainStepForTPU
+// checks its lines); it needs neither --steps nor --output-dir and writes
+// nothing.
+func TestTrainReport(t *testing.T) {
+	dir := tinyQwen3(t)
+	tmp := t.TempDir()
+	tokens := trainTokens(t, tmp, 2, 6)
+	r := tpucc(t, "", "train", "--model", dir, "--tokens", tokens, "--batch", "2", "--optimizer", "sgd", "--momentum", "0.9", "--lr", "0.1", "--report")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	lines := strings.Split(r.stdout, "\n")
+	if len(lines) != 9 || lines[0] != "training step: sgd, batch 2 × 6 tokens, f32, on one chip of v6e:2x2 (tpu-v6e)" ||
+		!strings.HasPrefix(lines[2], "optimizer state                   26048 bytes ") || !strings.HasPrefix(lines[7], "the step fits one tpu-v6e chip: ") {
+		t.Errorf("the report:\n%s", r.stdout)
+	}
+	if entries, _ := os.ReadDir(tmp); len(entries) != 1 {
+		t.Errorf("--report wrote %d files beside the tokens", len(entries)-1)
+	}
+}
+
 // TestTrainLabels: --labels equal to the tokens gives the same losses as
 // none; -100 leaves tokens out (other losses); an SGD run with momentum
 // takes its flags.
@@ -275,6 +328,16 @@ func TestTrainErrors(t *testing.T) {
 		{with("--betas", "0.9,1"), "tpucc train: --betas 0.9,1: want two numbers in [0, 1), as 0.9,0.999\n"},
 		{with("--momentum", "0.9"), "tpucc train: --momentum is SGD's; --optimizer is adamw\n"},
 		{with("--eps", "nan"), "tpucc train: --eps nan: want a non-negative number\n"},
+		{with("--lr-schedule", "linear"), "tpucc train: --lr-schedule linear: want constant or cosine\n"},
+		{with("--warmup", "2"), "tpucc train: --warmup is the cosine schedule's; --lr-schedule is constant\n"},
+		{append(with("--lr-schedule", "cosine"), "--warmup", "-1"), "tpucc train: --warmup -1: want an integer of at least 0\n"},
+		{append(with("--lr-schedule", "cosine"), "--total-steps", "0"), "tpucc train: --total-steps 0: want an integer of at least 1\n"},
+		{append(with("--lr-schedule", "cosine"), "--warmup", "3", "--total-steps", "2"), "tpucc train: --warmup 3 is past --total-steps 2\n"},
+		{append(with("--lr-schedule", "cosine"), "--warmup", "2"), "tpucc train: --warmup 2 is past --total-steps 1\n"},
+		{with("--target", "tpu-v6e"), "tpucc train: --target is --report's\n"},
+		{append(with("--steps", ""), "--report", "--target", "cpu"), "tpucc train: --target cpu: --report compiles for a TPU: want one of " + strings.Join(tpuTargets(), ", ") + "\n"},
+		{append(with("--steps", ""), "--report", "--topology", "v6e:3x3"), "error: tpucc train: --topology "},
+		{append(with("--steps", ""), "--report", "--device", "xla-cpu"), "tpucc train: --device does not apply to --report\n"},
 		{with("--tokens", bad), bad + ": row 0, column 2: token id 40 is outside the vocabulary of 32\n"},
 		{with("--tokens", floats), floats + ": the array is f32[1,2]; want i32[rows, L] with at least one row of at least 2 tokens\n"},
 		{with("--tokens", short), short + ": the array is i32[3,1]; want i32[rows, L] with at least one row of at least 2 tokens\n"},

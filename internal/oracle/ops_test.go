@@ -13,12 +13,13 @@ import (
 )
 
 // seededOps are ops whose golden programs run with several input seeds:
+// ragged_contract (issue 31) and
 // those read from StableHLO's interpreter suite (issue 33), checked here on
 // more inputs than TestGoldenModules's one seed.
 var seededOps = map[ir.Op]bool{ir.OpTriangularSolve: true,
 	ir.OpShiftLeft: true, ir.OpShiftRightLogical: true, ir.OpShiftRightArithmetic: true,
 	ir.OpPopcnt: true, ir.OpClz: true, ir.OpTan: true, ir.OpRoundAFZ: true, ir.OpReducePrecision: true,
-	ir.OpBitcastConvert: true}
+	ir.OpBitcastConvert: true, ir.OpRaggedContract: true}
 
 // TestOpPrograms runs every golden program holding one of seededOps through
 // the executor and XLA:CPU with each of loopSeeds' inputs

@@ -405,6 +405,10 @@ func (e *emitter) instr(in *ir.Instr) error {
 			res = []hv{r}
 			break
 		}
+		if in.Op == ir.OpRaggedContract {
+			res = []hv{e.raggedContract(args[0], args[1], args[2], in.Results[0].Type)}
+			break
+		}
 		if in.Op == ir.OpTriangularSolve {
 			res = []hv{e.triangularSolve(in, args[0], args[1])}
 			break
@@ -500,7 +504,7 @@ func lowered(op ir.Op) bool {
 	switch op {
 	case ir.OpCompare, ir.OpSelect, ir.OpClamp,
 		ir.OpReshape, ir.OpConvert, ir.OpBroadcast, ir.OpTranspose, ir.OpSlice, ir.OpConcat, ir.OpPad, ir.OpIota, ir.OpCopy,
-		ir.OpDotGeneral, ir.OpRaggedDot, ir.OpConvolution, ir.OpTriangularSolve,
+		ir.OpDotGeneral, ir.OpRaggedDot, ir.OpRaggedContract, ir.OpConvolution, ir.OpTriangularSolve,
 		ir.OpArgmax, ir.OpArgmin, ir.OpCumsum, ir.OpReduceWindow, ir.OpSelectAndScatter,
 		ir.OpTake, ir.OpScatterAdd, ir.OpDynamicSlice, ir.OpDynamicUpdateSlice, ir.OpOneHot, ir.OpTopK, ir.OpArgsort,
 		ir.OpRelu, ir.OpGelu, ir.OpSilu, ir.OpSoftmax, ir.OpLogSoftmax, ir.OpLayerNorm, ir.OpRMSNorm,

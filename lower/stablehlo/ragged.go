@@ -70,3 +70,48 @@ func (e *emitter) chloRaggedDot(l, r, sizes hv, t ir.Type) hv {
 		funcType([]hv{l, r, sizes}, []ir.Type{at}))
 	return e.convert(res, t.DType)
 }
+
+// raggedContract lowers ragged_contract (lhs [m,k], rhs [m,n] -> [g,k,n]),
+// its group sizes clamped as ragged_dot's. On TPU targets it is
+// chlo.ragged_dot with the ragged dimension contracted, the form of
+// jax.lax.ragged_dot's weight gradient, which XLA:TPU runs grouped.
+// Otherwise each operand is masked per group with select (a row outside the
+// group is 0 on both sides, so a NaN in another group's rows stays out, as
+// in the executor) and the two are contracted over rows, batched by group.
+func (e *emitter) raggedContract(l, r, sizes hv, t ir.Type) hv {
+	m, g := l.t.Shape[0].Size, sizes.t.Shape[0].Size
+	if n, _ := t.NumElements(); n == 0 || m == 0 {
+		return e.fconst(t, 0)
+	}
+	sizes = e.op2("stablehlo.minimum", e.op2("stablehlo.maximum", sizes, e.iconst(sizes.t, 0)), e.iconst(sizes.t, m))
+	if e.nativeRagged {
+		return e.chloRaggedContract(l, r, sizes, t)
+	}
+	gid := e.groupIDs(sizes, m)
+	mine := func(x hv) hv { // [g, m, cols]: x's rows in group i, else 0
+		xt := ir.Type{DType: x.t.DType, Shape: []ir.Dim{ir.D(g), ir.D(m), x.t.Shape[1]}}
+		pt := xt.WithDType(ir.I1)
+		in := e.compare("EQ", e.broadcast(gid, pt.WithDType(ir.I32), []int64{1}), e.iota(pt.WithDType(ir.I32), 0))
+		return e.selectOp(in, e.broadcast(x, xt, []int64{1, 2}), e.fconst(xt, 0))
+	}
+	return e.dot(&ir.DotAttr{LhsBatch: []int64{0}, RhsBatch: []int64{0}, LhsContract: []int64{1}, RhsContract: []int64{1}}, mine(l), mine(r), t)
+}
+
+// chloRaggedContract writes chlo.ragged_dot in its ragged-contracting form
+// (lhs and rhs both ragged along their rows, no group dimension in rhs), with
+// chloRaggedDot's accumulation rules.
+func (e *emitter) chloRaggedContract(l, r, sizes hv, t ir.Type) hv {
+	acc := t.DType
+	switch {
+	case isHalf(l.t.DType) && (isHalf(acc) || acc == ir.F32):
+		acc = ir.F32
+	case acc != l.t.DType:
+		l, r = e.convert(l, acc), e.convert(r, acc)
+	}
+	at := t.WithDType(acc)
+	res := e.def(at, `"chlo.ragged_dot"(`, l.ref, ", ", r.ref, ", ", sizes.ref,
+		`) <{precision_config = [#chlo<precision `+e.precision+`>, #chlo<precision `+e.precision+`>], ragged_dot_dimension_numbers = #chlo.ragged_dot<`,
+		`lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [0], lhs_ragged_dimensions = [0], rhs_group_dimensions = []>}> : `,
+		funcType([]hv{l, r, sizes}, []ir.Type{at}))
+	return e.convert(res, t.DType)
+}

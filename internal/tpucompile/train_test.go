@@ -1,0 +1,75 @@
+package tpucompile
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/models"
+	"github.com/tpucc/tpucc/models/hf"
+	"github.com/tpucc/tpucc/target"
+	"github.com/tpucc/tpucc/train"
+)
+
+// tinyDense is a 2-layer Qwen3 of hidden size 16: its step compiles in seconds.
+const tinyDense = `{"model_type": "qwen3", "vocab_size": 32, "hidden_size": 16, "intermediate_size": 24,
+"num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8,
+"rope_theta": 10000.0, "rms_norm_eps": 1e-6, "tie_word_embeddings": false, "max_position_embeddings": 1024}`
+
+// TestTrainStepForTPU: the dense training step (loss, gradient and AdamW
+// update, the parameters and state donated) compiles for one chip of v6e:2x2
+// through libtpu from Go, and the report's lines are the step's: each kind's
+// bytes from the types (2 layers: 6512 weights, 26048 bytes of f32; AdamW's
+// two states twice that), libtpu's layout, and the verdict from its total.
+func TestTrainStepForTPU(t *testing.T) {
+	c, err := hf.ParseConfig([]byte(tinyDense))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := models.Abstract(c, ir.BF16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := m.TrainReport(train.NewAdamW(0.01), 2, 6, target.V6e, "v6e:2x2")
+	if err != nil {
+		t.Fatalf("the step does not compile for v6e: %v", err)
+	}
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	want := []string{
+		"training step: adamw, batch 2 × 6 tokens, f32, on one chip of v6e:2x2 (tpu-v6e)",
+		"parameters                        26048 bytes    25.4 KiB  trained, f32, donated: updated in place",
+		"optimizer state                   52096 bytes    50.9 KiB  exp_avg and exp_avg_sq per parameter, donated",
+		"gradients                         26048 bytes    25.4 KiB  one per trained parameter, f32: computed within the step",
+	}
+	if len(lines) != 8 {
+		t.Fatalf("the report has %d lines, want 8:\n%s", len(lines), text)
+	}
+	for i, w := range want {
+		if lines[i] != w {
+			t.Errorf("line %d:\n%s\nwant\n%s", i+1, lines[i], w)
+		}
+	}
+	temp := regexp.MustCompile(`^activations \+ gradients +(\d+) bytes .* libtpu's temporaries`).FindStringSubmatch(lines[4])
+	if lines[5] != "batch                                48 bytes  0.0469 KiB  the tokens, i32" || temp == nil {
+		t.Errorf("lines 5 and 6:\n%s\n%s", lines[4], lines[5])
+	}
+	nums := regexp.MustCompile(`^compiled: arguments (\d+) \+ outputs (\d+) - aliased (\d+) \+ temporaries (\d+) \+ code (\d+) = (\d+) bytes \(.*\) of 32 GiB HBM$`).FindStringSubmatch(lines[6])
+	if nums == nil {
+		t.Fatalf("line 7: %s", lines[6])
+	}
+	n := make([]int64, 6)
+	for i := range n {
+		n[i], _ = strconv.ParseInt(nums[i+1], 10, 64)
+	}
+	// Donated: every output but the loss reuses an argument, and the
+	// arguments hold at least the parameters, the state and the batch.
+	if n[0]+n[1]-n[2]+n[3]+n[4] != n[5] || n[2] < 26048+52096 || n[0] < 26048+52096+48 || nums[4] != temp[1] {
+		t.Errorf("line 7 does not add up: %s", lines[6])
+	}
+	if wantLast := fmt.Sprintf("the step fits one tpu-v6e chip: %s of 32 GiB", strings.TrimSuffix(strings.SplitN(lines[6], "bytes (", 2)[1], ") of 32 GiB HBM")); lines[7] != wantLast {
+		t.Errorf("line 8:\n%s\nwant\n%s", lines[7], wantLast)
+	}
+}
