@@ -133,8 +133,9 @@ bench-cpu: venv-bench
 # sdist for this host (GGML_NATIVE; pins in bench/models/llama/requirements.txt;
 # bench only, never a test dependency). The sdist stays unpacked in
 # $(VENV_LLAMA)/src: its vendored convert_hf_to_gguf.py (run with .venv-hf's torch)
-# writes the GGUF checkpoints. The build takes about 15 minutes on 2 cores; cmake
-# and ninja come from the package index when the host lacks them (scikit-build-core).
+# writes the GGUF checkpoints. The build is long on 2 cores (tens of minutes: ggml,
+# llama and llama.cpp's common library); cmake and ninja come from the package index
+# when the host lacks them (scikit-build-core).
 # ---------------------------------------------------------------------------
 
 VENV_LLAMA ?= .venv-llama

@@ -105,7 +105,7 @@ func runLlama(m benchModel, prompt int) (llamaResult, error) {
 	root := repoRoot()
 	venv := filepath.Join(root, ".venv-llama")
 	if _, err := os.Stat(filepath.Join(venv, ".stamp")); err != nil {
-		return llamaResult{}, errors.New("no .venv-llama here (`make venv-llama` builds llama-cpp-python for this host, about 15 minutes on 2 cores)")
+		return llamaResult{}, errors.New("no .venv-llama here (`make venv-llama` builds llama-cpp-python for this host)")
 	}
 	gguf, err := llamaCheckpoint(m, root)
 	if err != nil {

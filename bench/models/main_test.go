@@ -84,7 +84,7 @@ func TestLlamaLines(t *testing.T) {
 	}
 	for line, want := range map[string]string{
 		`{"test": "decode", "tokens": 64, "tokens_per_s": 0}`: `llama.cpp peer: "{\"test\": \"decode\", \"tokens\": 64, \"tokens_per_s\": 0}": want a system line or a prefill or decode figure`,
-		`llama_model_load: error`:                              `llama.cpp peer: "llama_model_load: error": invalid character 'l' looking for beginning of value`,
+		`llama_model_load: error`:                             `llama.cpp peer: "llama_model_load: error": invalid character 'l' looking for beginning of value`,
 	} {
 		if err := l.add([]byte(line)); err == nil || err.Error() != want {
 			t.Errorf("%s: got %v, want %s", line, err, want)
