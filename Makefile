@@ -129,6 +129,36 @@ bench-cpu: venv-bench
 	$(GO) run ./bench/cpu
 
 # ---------------------------------------------------------------------------
+# bench/models' llama.cpp peer: .venv-llama/ with llama-cpp-python built from its
+# sdist for this host (GGML_NATIVE; pins in bench/models/llama/requirements.txt;
+# bench only, never a test dependency). The sdist stays unpacked in
+# $(VENV_LLAMA)/src: its vendored convert_hf_to_gguf.py (run with .venv-hf's torch)
+# writes the GGUF checkpoints. The build is long on 2 cores (tens of minutes: ggml,
+# llama and llama.cpp's common library); cmake and ninja come from the package index
+# when the host lacks them (scikit-build-core).
+# ---------------------------------------------------------------------------
+
+VENV_LLAMA ?= .venv-llama
+PY_LLAMA := $(VENV_LLAMA)/bin/python
+LLAMA_REQ := bench/models/llama/requirements.txt
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=ON -DLLAVA_BUILD=OFF
+
+.PHONY: venv-llama
+
+venv-llama: $(VENV_LLAMA)/.stamp
+
+$(VENV_LLAMA)/.stamp: $(LLAMA_REQ)
+	rm -rf $(VENV_LLAMA)
+	python3 -m venv $(VENV_LLAMA)
+	$(PY_LLAMA) -m pip download $(PIP_FLAGS) --no-deps --no-binary llama-cpp-python -d $(VENV_LLAMA)/sdist \
+	    $$(grep '^llama-cpp-python==' $(LLAMA_REQ))
+	mkdir -p $(VENV_LLAMA)/src
+	tar -xzf $(VENV_LLAMA)/sdist/llama_cpp_python-*.tar.gz -C $(VENV_LLAMA)/src --strip-components=1
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 $(PY_LLAMA) -m pip install $(PIP_FLAGS) \
+	    --no-binary llama-cpp-python --find-links $(VENV_LLAMA)/sdist -r $(LLAMA_REQ)
+	touch $@
+
+# ---------------------------------------------------------------------------
 # The Hugging Face oracle: .venv-hf/ with pinned torch, transformers, safetensors
 # and tokenizers (tools/hf/requirements.txt; test and bench only, about 5.6 GB).
 # ---------------------------------------------------------------------------

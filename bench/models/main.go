@@ -1,6 +1,7 @@
-// Command models is the Hugging Face model benchmark (issue 9, docs/PERFORMANCE.md):
-// tpucc against transformers in PyTorch, eager and under torch.compile, on this CPU,
-// f32, with the same thread count, in one run. Two models with random weights:
+// Command models is the Hugging Face model benchmark (issues 9 and 34, docs/PERFORMANCE.md):
+// tpucc against transformers in PyTorch, eager and under torch.compile, and against
+// llama.cpp, on this CPU, f32 or bf16, with the same thread count, in one run. Two
+// models with random weights:
 //
 //   - dense: Qwen3-0.6B's dimensions (hidden 1024, 28 layers, 16/8 heads of 128,
 //     MLP 3072, vocab 151936, tied embeddings);
@@ -10,26 +11,35 @@
 // Workloads: a prefill of 512 tokens (batch 1), and decode steps at batch 1 and 64
 // after a 64-token prompt (tpucc's cache then has 128 slots). Each step computes the
 // logits of each row's last token only, on both sides (transformers' logits_to_keep=1,
-// which generate() passes). The peer
+// which generate() passes). The torch peer
 // (bench/models/peer.py, run with .venv-hf's interpreter) builds the same
 // configuration with transformers' random initialisation; tpucc's weights are
 // random too (timings do not depend on the values, except the MoE's routing, which
 // is spread over the experts on both sides).
 //
-//	go run ./bench/models [-quick] [-only dense,moe_decode] [-backend llvm] [-repeat 3] [-skip-peer] [-dtype bf16]
+//	go run ./bench/models [-quick] [-only dense,moe_decode] [-peers torch,llamacpp] [-backend llvm] [-repeat 3] [-dtype bf16]
 //
-// -dtype bf16 (with -skip-peer) gives tpucc bf16 weights, as most checkpoints
-// store them, to compare with its own f32 figures; the peer's are f32 only.
+// -dtype bf16 gives every side bf16 weights, as most checkpoints store them: tpucc's
+// parameters, the torch peer's model (torch.compile of the bf16 model) and llama.cpp's
+// GGUF. -peers picks the peers (torch, llamacpp; "none", or -skip-peer, for tpucc alone).
+//
+// For each model tpucc runs first, then the torch peer, and each workload's row is
+// printed as soon as the peer has measured it. The llama.cpp peer (llamacpp.go,
+// bench/models/llama) times the dense model only, as llama-bench -p 512 -n 64 would:
+// prefill and batch-1 decode tokens/s, printed in a table of their own.
 //
 // The last line is, exactly,
 //
-//	bench-models: dense_decode_speedup=S moe_decode_speedup=S dense_prefill_speedup=S moe_prefill_speedup=S
+//	bench-models: dense_decode_speedup=S moe_decode_speedup=S dense_prefill_speedup=S moe_prefill_speedup=S vs_llamacpp_decode=R vs_llamacpp_prefill=R
 //
 // S is torch.compile's time over tpucc's (where torch.compile failed, eager's, and the
 // row says so); a decode speedup is over both batches (the geometric mean). For decode
 // the peer runs torch.compile twice, with transformers' default DynamicCache (whose
 // length changes every step) and with a StaticCache (fixed shapes, as tpucc's cache),
-// and S takes the faster of the two.
+// and S takes the faster of the two. R is tpucc's tokens/s over llama.cpp's, same
+// dtype: decode is dense_decode_b1's step, prefill dense_prefill. A figure that was not
+// measured (a peer left out or absent, a workload not selected) is n/a; an absent peer
+// says so on its own line.
 package main
 
 import (
@@ -37,7 +47,10 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"strings"
 
 	"github.com/tpucc/tpucc/backend"
@@ -47,19 +60,22 @@ import (
 var (
 	quick       = flag.Bool("quick", false, "small shapes (a check of the harness, not a measurement)")
 	only        = flag.String("only", "", "comma-separated workloads or models to run (dense, moe, dense_prefill, moe_decode_b64, ...)")
+	peers       = flag.String("peers", "torch,llamacpp", `comma-separated peers to run: torch, llamacpp ("none": tpucc alone)`)
 	backendName = flag.String("backend", "", "tpucc's backend (default: backend.CPUDefault)")
 	repeat      = flag.Int("repeat", 3, "timed runs per workload, after one warm-up run")
-	skipPeer    = flag.Bool("skip-peer", false, "leave out the Python peer")
-	dtype       = flag.String("dtype", "f32", "tpucc's weights: f32, or bf16 as most checkpoints store them (bf16 needs -skip-peer: the peer runs f32)")
-	threads     = flag.Int("threads", 2, "threads for both sides (GOMAXPROCS and torch.set_num_threads)")
+	skipPeer    = flag.Bool("skip-peer", false, "leave out every peer (-peers none)")
+	dtype       = flag.String("dtype", "f32", "every side's weights: f32, or bf16 as most checkpoints store them")
+	threads     = flag.Int("threads", 2, "threads for every side (GOMAXPROCS, torch.set_num_threads, llama.cpp's n_threads)")
 	cpuProfile  = flag.String("cpuprofile", "", "write a pprof CPU profile of tpucc's side (compiles and runs) to this file")
 )
 
 func main() {
 	flag.Parse()
-	if *dtype != "f32" && (*dtype != "bf16" || !*skipPeer) {
-		check(fmt.Errorf("-dtype %s: want f32, or bf16 with -skip-peer (the peer's figures are f32)", *dtype))
+	if *dtype != "f32" && *dtype != "bf16" {
+		check(fmt.Errorf("-dtype %s: want f32 or bf16", *dtype))
 	}
+	run, err := parsePeers(*peers, *skipPeer)
+	check(err)
 	if *backendName == "" {
 		*backendName = backend.CPUDefault
 	}
@@ -69,22 +85,74 @@ func main() {
 		check(pprof.StartCPUProfile(f))
 		defer pprof.StopCPUProfile()
 	}
-	fmt.Printf("bench/models: backend %s, %d threads, %s weights, quick=%v\n\n", *backendName, *threads, *dtype, *quick)
+	fmt.Printf("bench/models: backend %s, %d threads, %s weights, peers %s, quick=%v\n\n", *backendName, *threads, *dtype, run, *quick)
 	speed := map[string]float64{}
 	for _, m := range benchModels(*quick) {
 		ws := selected(m)
 		if len(ws) == 0 {
 			continue
 		}
-		var peer map[string]peerTimes
-		if !*skipPeer {
-			peer = runPeer(m, ws)
-		}
 		tp := runTpucc(m, ws)
-		report(m, ws, tp, peer, speed)
+		// tpucc's model is garbage now; give its memory back before a peer builds its own.
+		runtime.GC()
+		debug.FreeOSMemory()
+		rows := newTable(m, ws, tp, speed)
+		if run.torch {
+			runPeer(m, ws, rows.row)
+		}
+		rows.finish()
+		if run.llamacpp && m.name == "dense" {
+			speed["vs_llamacpp_decode"], speed["vs_llamacpp_prefill"] = llamaCompare(m, tp)
+		}
 	}
-	fmt.Printf("bench-models: dense_decode_speedup=%s moe_decode_speedup=%s dense_prefill_speedup=%s moe_prefill_speedup=%s\n",
-		fmtSpeed(speed["dense_decode"]), fmtSpeed(speed["moe_decode"]), fmtSpeed(speed["dense_prefill"]), fmtSpeed(speed["moe_prefill"]))
+	fmt.Println(summary(speed))
+}
+
+// peerSet is which peers a run includes.
+type peerSet struct{ torch, llamacpp bool }
+
+func (p peerSet) String() string {
+	var s []string
+	if p.torch {
+		s = append(s, "torch")
+	}
+	if p.llamacpp {
+		s = append(s, "llamacpp")
+	}
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ",")
+}
+
+// parsePeers reads -peers (and -skip-peer, which leaves every peer out).
+func parsePeers(list string, skip bool) (peerSet, error) {
+	var p peerSet
+	if skip || list == "none" || list == "" {
+		return p, nil
+	}
+	for _, n := range strings.Split(list, ",") {
+		switch strings.TrimSpace(n) {
+		case "torch":
+			p.torch = true
+		case "llamacpp":
+			p.llamacpp = true
+		default:
+			return p, fmt.Errorf("-peers: unknown peer %q (want torch, llamacpp or none)", n)
+		}
+	}
+	return p, nil
+}
+
+// summary is the last line: every key, n/a where a figure was not measured.
+func summary(speed map[string]float64) string {
+	var b strings.Builder
+	b.WriteString("bench-models:")
+	for _, k := range []string{"dense_decode_speedup", "moe_decode_speedup", "dense_prefill_speedup", "moe_prefill_speedup",
+		"vs_llamacpp_decode", "vs_llamacpp_prefill"} {
+		fmt.Fprintf(&b, " %s=%s", k, fmtSpeed(speed[strings.TrimSuffix(k, "_speedup")]))
+	}
+	return b.String()
 }
 
 // selected are m's workloads that -only names (by workload or model).
@@ -104,34 +172,59 @@ func selected(m benchModel) []workload {
 	return out
 }
 
-// report prints one row per workload and records each model's speedups.
-func report(m benchModel, ws []workload, tp map[string]float64, peer map[string]peerTimes, speed map[string]float64) {
+// table prints one model's rows as their peer figures come in, and records the
+// model's speedups once every row is in.
+type table struct {
+	m       benchModel
+	ws      []workload
+	tp      map[string]float64
+	speed   map[string]float64
+	printed map[string]bool
+	logs    map[string][]float64
+}
+
+func newTable(m benchModel, ws []workload, tp map[string]float64, speed map[string]float64) *table {
 	fmt.Printf("%-16s %12s %12s %14s %14s %9s %9s\n", "workload", "tpucc", "eager", "torch.compile", "static cache", "speedup", "vs eager")
-	logs := map[string][]float64{}
-	for _, w := range ws {
-		p := peer[w.name]
-		ref, note := p.best(), ""
-		if ref == 0 && p.eager > 0 {
-			ref, note = p.eager, " (vs eager: torch.compile failed: "+p.compileErr+")"
-		}
-		s := 0.0
-		if ref > 0 && tp[w.name] > 0 {
-			s = ref / tp[w.name]
-			logs[w.kind] = append(logs[w.kind], math.Log(s))
-		}
-		se := 0.0
-		if p.eager > 0 && tp[w.name] > 0 {
-			se = p.eager / tp[w.name]
-		}
-		fmt.Printf("%-16s %12s %12s %14s %14s %9s %9s%s\n", w.name, fmtTime(tp[w.name]), fmtTime(p.eager), fmtTime(p.compiled), fmtTime(p.static), fmtSpeed(s), fmtSpeed(se), note)
+	return &table{m: m, ws: ws, tp: tp, speed: speed, printed: map[string]bool{}, logs: map[string][]float64{}}
+}
+
+// row prints workload name's row with the peer's times p (zero: no peer figures).
+func (t *table) row(name string, p peerTimes) {
+	i := slices.IndexFunc(t.ws, func(w workload) bool { return w.name == name })
+	if i < 0 || t.printed[name] {
+		return
+	}
+	t.printed[name] = true
+	w, tp := t.ws[i], t.tp[name]
+	ref, note := p.best(), ""
+	if ref == 0 && p.eager > 0 {
+		ref, note = p.eager, " (vs eager: torch.compile failed: "+p.compileErr+")"
+	}
+	s := 0.0
+	if ref > 0 && tp > 0 {
+		s = ref / tp
+		t.logs[w.kind] = append(t.logs[w.kind], math.Log(s))
+	}
+	se := 0.0
+	if p.eager > 0 && tp > 0 {
+		se = p.eager / tp
+	}
+	fmt.Printf("%-16s %12s %12s %14s %14s %9s %9s%s\n", w.name, fmtTime(tp), fmtTime(p.eager), fmtTime(p.compiled), fmtTime(p.static), fmtSpeed(s), fmtSpeed(se), note)
+}
+
+// finish prints the rows the peer left out (or all, without a peer) and records
+// the speedups: a kind's is the geometric mean over its rows.
+func (t *table) finish() {
+	for _, w := range t.ws {
+		t.row(w.name, peerTimes{})
 	}
 	fmt.Println()
-	for kind, l := range logs {
+	for kind, l := range t.logs {
 		sum := 0.0
 		for _, v := range l {
 			sum += v
 		}
-		speed[m.name+"_"+kind] = math.Exp(sum / float64(len(l)))
+		t.speed[t.m.name+"_"+kind] = math.Exp(sum / float64(len(l)))
 	}
 }
 

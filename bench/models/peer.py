@@ -1,15 +1,21 @@
-"""bench/models' Python peer: transformers' Qwen3 / Qwen3-MoE in PyTorch on the CPU, f32.
+"""bench/models' Python peer: transformers' Qwen3 / Qwen3-MoE in PyTorch on the CPU, f32 or bf16.
 
 Usage: peer.py CONFIG.json WORKLOADS.json
 
 CONFIG.json is the model's config.json (random weights: the model is built from it, not
 loaded). WORKLOADS.json lists {"name", "kind": "prefill"|"decode", "batch", "tokens",
-"steps", "repeat"}. For each workload and each mode (eager, then torch.compile) it prints
-one JSON line {"mode", "name", "seconds", "error"}: seconds is the median over `repeat`
-timed runs, after one warm-up run (which, under torch.compile, compiles). A third mode,
-"torch.compile static", decodes under torch.compile with transformers' StaticCache (one
-cache of fixed length, so every step has the same shapes and compiles once, as tpucc's
-decode does); it runs the decode workloads only.
+"steps", "repeat"}. For each workload in turn and each mode (eager, then torch.compile) it
+prints one JSON line {"mode", "name", "seconds", "error"} as soon as it is measured (so
+bench/models can print the workload's row before the next one starts): seconds is the
+median over `repeat` timed runs, after one warm-up run (which, under torch.compile,
+compiles). A third mode, "torch.compile static", decodes under torch.compile with
+transformers' StaticCache (one cache of fixed length, so every step has the same shapes
+and compiles once, as tpucc's decode does); it runs the decode workloads only. After a
+workload's modes it prints {"mode": "done", "name"}.
+
+The weights are f32, or bf16 where TPUCC_BENCH_DTYPE=bf16: the whole model is built in
+bf16 (as a bf16 checkpoint loads with dtype=torch.bfloat16), so its products are PyTorch's
+bf16 kernels (oneDNN's on x86, AMX or AVX512-BF16 where the host has them).
 
   prefill  batch rows of `tokens` tokens through the model (a fresh cache), timed whole
   decode   a prefill of `tokens` tokens per row (untimed), then `steps` one-token steps
@@ -33,13 +39,16 @@ import torch
 from transformers import AutoConfig, AutoModelForCausalLM, DynamicCache, StaticCache
 
 
-def build(config_path):
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
+
+
+def build(config_path, dtype):
     with open(config_path) as f:
         raw = json.load(f)
     cfg = AutoConfig.for_model(**raw)
     torch.manual_seed(0)
     with torch.no_grad():
-        model = AutoModelForCausalLM.from_config(cfg, dtype=torch.float32)
+        model = AutoModelForCausalLM.from_config(cfg, dtype=dtype)
     return model.eval()
 
 
@@ -82,7 +91,10 @@ def main():
     # Both compiled modes share the model's code objects: a dynamic cache recompiles on new
     # lengths, and past the default limit dynamo would quietly fall back to eager.
     torch._dynamo.config.recompile_limit = 64
-    model = build(sys.argv[1])
+    dtype = os.environ.get("TPUCC_BENCH_DTYPE", "f32")
+    if dtype not in DTYPES:
+        sys.exit(f"peer.py: TPUCC_BENCH_DTYPE={dtype}: want f32 or bf16")
+    model = build(sys.argv[1], DTYPES[dtype])
     with open(sys.argv[2]) as f:
         workloads = json.load(f)
     vocab = model.config.vocab_size
@@ -91,8 +103,8 @@ def main():
         compiled = torch.compile(model)
         modes.append(("torch.compile", compiled))
         modes.append(("torch.compile static", compiled))
-    for mode, fn in modes:
-        for w in workloads:
+    for w in workloads:
+        for mode, fn in modes:
             if mode == "torch.compile static":
                 if w["kind"] != "decode":
                     continue
@@ -107,6 +119,7 @@ def main():
             except Exception as e:  # a mode that fails here is reported, not fatal
                 rec["error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
             print(json.dumps(rec), flush=True)
+        print(json.dumps({"mode": "done", "name": w["name"]}), flush=True)
 
 
 if __name__ == "__main__":

@@ -87,8 +87,32 @@ func (p peerTimes) best() float64 {
 	return p.compiled
 }
 
-// runPeer runs peer.py over m's workloads with .venv-hf's interpreter.
-func runPeer(m benchModel, ws []workload) map[string]peerTimes {
+// peerRecord is one line of peer.py's output.
+type peerRecord struct {
+	Mode, Name, Error string
+	Seconds           float64
+}
+
+// add records r; it reports whether r closes its workload (peer.py's "done").
+func (p *peerTimes) add(r peerRecord) bool {
+	switch {
+	case r.Mode == "done":
+		return true
+	case r.Mode == "eager":
+		p.eager = r.Seconds
+	case r.Error != "":
+		p.compileErr = r.Mode + ": " + r.Error
+	case r.Mode == "torch.compile static":
+		p.static = r.Seconds
+	default:
+		p.compiled = r.Seconds
+	}
+	return false
+}
+
+// runPeer runs peer.py over m's workloads with .venv-hf's interpreter, in -dtype,
+// and hands each workload's times to done as soon as the peer has measured it.
+func runPeer(m benchModel, ws []workload, done func(name string, p peerTimes)) {
 	dir, err := os.MkdirTemp("", "bench-models-")
 	check(err)
 	defer os.RemoveAll(dir)
@@ -102,7 +126,8 @@ func runPeer(m benchModel, ws []workload) map[string]peerTimes {
 	check(os.WriteFile(filepath.Join(dir, "workloads.json"), wl, 0o644))
 	py := filepath.Join(repoRoot(), ".venv-hf", "bin", "python")
 	cmd := exec.Command(py, filepath.Join(repoRoot(), "bench", "models", "peer.py"), filepath.Join(dir, "config.json"), filepath.Join(dir, "workloads.json"))
-	cmd.Env = append(os.Environ(), "TPUCC_BENCH_THREADS="+strconv.Itoa(*threads), "OMP_NUM_THREADS="+strconv.Itoa(*threads))
+	cmd.Env = append(os.Environ(), "TPUCC_BENCH_THREADS="+strconv.Itoa(*threads), "OMP_NUM_THREADS="+strconv.Itoa(*threads),
+		"TPUCC_BENCH_DTYPE="+*dtype)
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	check(err)
@@ -111,31 +136,26 @@ func runPeer(m benchModel, ws []workload) map[string]peerTimes {
 	out := map[string]peerTimes{}
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
-		var r struct {
-			Mode, Name, Error string
-			Seconds           float64
-		}
+		var r peerRecord
 		if json.Unmarshal(sc.Bytes(), &r) != nil {
 			continue
 		}
 		p := out[r.Name]
-		switch {
-		case r.Mode == "eager":
-			p.eager = r.Seconds
-		case r.Error != "":
-			p.compileErr = r.Mode + ": " + r.Error
-		case r.Mode == "torch.compile static":
-			p.static = r.Seconds
-		default:
-			p.compiled = r.Seconds
+		if p.add(r) {
+			done(r.Name, p)
 		}
 		out[r.Name] = p
 	}
 	if err := cmd.Wait(); err != nil {
-		fmt.Fprintf(os.Stderr, "bench/models: the peer failed (%v); its rows are empty\n", err)
+		fmt.Fprintf(os.Stderr, "bench/models: the torch peer failed (%v); its rows are empty\n", err)
 	}
-	fmt.Fprintf(os.Stderr, "bench/models: %s: the peer took %.0f s (including torch.compile's compiles)\n", m.name, time.Since(t0).Seconds())
-	return out
+	// A workload the peer did not close (it died in it) gets what was measured.
+	for _, w := range ws {
+		if p, ok := out[w.name]; ok {
+			done(w.name, p)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "bench/models: %s: the torch peer took %.0f s (including torch.compile's compiles)\n", m.name, time.Since(t0).Seconds())
 }
 
 // repoRoot is the module root (where go.mod is), found from the working directory.

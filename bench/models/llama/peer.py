@@ -1,0 +1,99 @@
+"""bench/models' llama.cpp peer: prefill and batch-1 decode tokens/s of a GGUF model.
+
+Usage: peer.py MODEL.gguf THREADS PROMPT GEN REPEAT
+
+Run with .venv-llama's interpreter (llama-cpp-python built from its sdist for this host,
+make venv-llama). It times what `llama-bench -t THREADS -p PROMPT -n GEN` times, through
+llama-cpp-python's bindings of llama.cpp's C API, with the same steps:
+
+  prefill  PROMPT random tokens decoded as one batch into an empty cache (n_batch 2048,
+           n_ubatch 512, llama-bench's defaults), logits of the last token only
+  decode   GEN one-token steps from an empty cache, each a random token, batch 1
+
+Each is run once to warm up, then REPEAT times, the cache cleared before each run; the
+result is the median tokens/s. One JSON line each, as soon as it is measured:
+{"test": "prefill"|"decode", "tokens": N, "tokens_per_s": R, "runs": [...]}, and first a
+line {"system": "..."} with llama.cpp's system info (the instruction sets it was built for).
+The context's other settings are the library's defaults (llama_context_default_params).
+"""
+
+import ctypes
+import json
+import random
+import statistics
+import sys
+import time
+
+import llama_cpp as ll
+
+
+@ll.llama_log_callback
+def quiet(level, text, user_data):
+    """llama.cpp logs every load at length on stderr; only errors are kept."""
+    if level == 4:  # GGML_LOG_LEVEL_ERROR
+        sys.stderr.write(text.decode(errors="replace"))
+
+
+def load(path, threads, n_ctx):
+    ll.llama_log_set(quiet, ctypes.c_void_p())
+    ll.llama_backend_init()
+    model = ll.llama_model_load_from_file(path.encode(), ll.llama_model_default_params())
+    if not model:
+        sys.exit(f"peer.py: {path}: llama.cpp could not load the model")
+    p = ll.llama_context_default_params()
+    p.n_ctx, p.n_batch, p.n_ubatch = n_ctx, 2048, 512
+    p.n_threads, p.n_threads_batch = threads, threads
+    ctx = ll.llama_init_from_model(model, p)
+    if not ctx:
+        sys.exit(f"peer.py: {path}: llama.cpp could not make a context")
+    return model, ctx
+
+
+def decode(ctx, tokens):
+    arr = (ll.llama_token * len(tokens))(*tokens)
+    rc = ll.llama_decode(ctx, ll.llama_batch_get_one(arr, len(tokens)))
+    if rc != 0:
+        sys.exit(f"peer.py: llama_decode of {len(tokens)} tokens returned {rc}")
+
+
+def prefill(ctx, n, vocab, rng):
+    t0 = time.perf_counter()
+    decode(ctx, [rng.randrange(vocab) for _ in range(n)])
+    ll.llama_synchronize(ctx)
+    return n / (time.perf_counter() - t0)
+
+
+def generate(ctx, n, vocab, rng):
+    token = rng.randrange(vocab)
+    t0 = time.perf_counter()
+    for _ in range(n):
+        decode(ctx, [token])
+        ll.llama_synchronize(ctx)
+        token = rng.randrange(vocab)
+    return n / (time.perf_counter() - t0)
+
+
+def main():
+    if len(sys.argv) != 6:
+        sys.exit("usage: peer.py MODEL.gguf THREADS PROMPT GEN REPEAT")
+    path = sys.argv[1]
+    threads, prompt, gen, repeat = (int(a) for a in sys.argv[2:])
+    model, ctx = load(path, threads, prompt + gen)
+    print(json.dumps({"system": ll.llama_print_system_info().decode().strip()}), flush=True)
+    vocab = ll.llama_vocab_n_tokens(ll.llama_model_get_vocab(model))
+    mem = ll.llama_get_memory(ctx)
+    rng = random.Random(0)
+    for test, n, fn in (("prefill", prompt, prefill), ("decode", gen, generate)):
+        runs = []
+        for i in range(repeat + 1):
+            ll.llama_memory_clear(mem, False)
+            r = fn(ctx, n, vocab, rng)
+            if i > 0:
+                runs.append(r)
+        print(json.dumps({"test": test, "tokens": n, "tokens_per_s": statistics.median(runs), "runs": runs}), flush=True)
+    ll.llama_free(ctx)
+    ll.llama_model_free(model)
+
+
+if __name__ == "__main__":
+    main()
