@@ -20,6 +20,7 @@ import (
 // does not read yet, each with the exact refusal.
 var notYet = map[string]string{
 
+	"ragged_contract_native": "unsupported op chlo.ragged_dot",
 	"ragged_dot_bf16":        "unsupported op chlo.ragged_dot",
 	"ragged_dot_native":      "unsupported op chlo.ragged_dot",
 	"ragged_dot_native_high": "unsupported op chlo.ragged_dot",
