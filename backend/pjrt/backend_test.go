@@ -156,3 +156,18 @@ func TestRunConcurrentLent(t *testing.T) {
 		t.Errorf("%d live handles after the calls, want %d", got, before)
 	}
 }
+
+// TestRunIntoRefused: results are not written into storage the caller
+// gives; the call says so and runs nothing.
+func TestRunIntoRefused(t *testing.T) {
+	exe, err := NewBackend(cpuClient(t)).Compile(addProgram())
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y := hostBuffer(t, vec4(), f32s(1, 2, 3, 4)), hostBuffer(t, vec4(), f32s(10, 20, 30, 40))
+	_, err = exe.(backend.OptionsRunner).RunWith([]*backend.Buffer{x, y}, backend.RunOptions{Into: []*backend.Buffer{backend.New(vec4())}})
+	want := "pjrt: results cannot be written into storage the caller gives (RunOptions.Into): the device allocates them; call without it"
+	if err == nil || err.Error() != want {
+		t.Fatalf("got error %v, want %q", err, want)
+	}
+}

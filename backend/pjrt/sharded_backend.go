@@ -46,6 +46,9 @@ func (e *shardedExecutable) Run(args []*backend.Buffer) ([]*backend.Buffer, erro
 // RunWith runs on every device of the mesh. Donation is not offered to a
 // sharded program: o.Donate is ignored.
 func (e *shardedExecutable) RunWith(args []*backend.Buffer, o backend.RunOptions) ([]*backend.Buffer, error) {
+	if o.Into != nil {
+		return nil, errInto
+	}
 	in := make([]*ShardedBuffer, len(args))
 	var owned []*ShardedBuffer
 	defer func() {
