@@ -25,9 +25,11 @@ import (
 //     the call, so overwriting it is allowed.
 //
 // A backend that honours Into returns, for each non-nil entry, that very
-// *Buffer, holding the result. One that cannot write into host memory
-// (pjrt) refuses the option with an error; the runtime copies the results
-// of an executable that is no OptionsRunner (the reference executor).
+// *Buffer, holding the result: the llvm backend's kernels write into it;
+// the pjrt backend copies each result from the device straight into it
+// (and refuses storage shared with any argument, and a program over a
+// mesh); the runtime copies the results of an executable that is no
+// OptionsRunner (the reference executor).
 
 // CheckInto checks into, the storage offered for the results of a call of
 // the function fn (results are its result types), against the call's args

@@ -21,8 +21,9 @@ import (
 // donates (Donate): that argument then holds the result and stays usable.
 // Anything else is an error that names the result, and nothing runs
 // (engine.Function.CallInto). The llvm backend computes the results in the
-// storage given; the reference backend copies them there; the pjrt
-// backends refuse it. A nil into is Call.
+// storage given; the pjrt backend copies them there from the device (and
+// refuses an argument's storage, donated or not); the reference backend
+// copies them there. A nil into is Call.
 func (c *Compiled) CallInto(into []*tensor.Tensor, args ...any) ([]*tensor.Tensor, error) {
 	if into == nil {
 		return c.Call(args...)

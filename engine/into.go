@@ -11,8 +11,8 @@ import (
 // the function donates (Options.Donate), which then holds the result and is
 // not marked consumed. It returns into's buffers in their places. Where the
 // backend writes results in place (llvm) the kernels write into the
-// storage; a padded call, an eager one and the reference backend copy into
-// it; the pjrt backends refuse it. A loop of calls (a decode step, a
+// storage; pjrt copies them there from the device; a padded call, an eager
+// one and the reference backend copy them there from new storage. A loop of calls (a decode step, a
 // streaming chain) hands the same storage back every call instead of paying
 // for fresh memory. Storage that breaks a rule is an error naming the
 // result (backend.CheckInto), and nothing runs. A nil into is Call.

@@ -280,11 +280,6 @@ type executable struct {
 	codeOK bool
 }
 
-// errInto refuses backend.RunOptions.Into: the plugin allocates every
-// result in the device's memory, and copying it into the caller's storage
-// would only hide the allocation, not save it.
-var errInto = errors.New("pjrt: results cannot be written into storage the caller gives (RunOptions.Into): the device allocates them; call without it")
-
 // Run copies args to the device, executes, and copies the results back.
 func (e *executable) Run(args []*backend.Buffer) ([]*backend.Buffer, error) {
 	return e.RunWith(args, backend.RunOptions{})
@@ -297,8 +292,8 @@ func (e *executable) Run(args []*backend.Buffer) ([]*backend.Buffer, error) {
 // lends its device memory to a result (see ExecuteDonating). Any other
 // argument of the caller's is left intact.
 func (e *executable) RunWith(args []*backend.Buffer, o backend.RunOptions) ([]*backend.Buffer, error) {
-	if o.Into != nil {
-		return nil, errInto
+	if err := checkInto(e.results, args, o); err != nil {
+		return nil, err
 	}
 	in, owned, err := e.inputs(args, o.Donate)
 	defer func() {
@@ -334,7 +329,7 @@ func (e *executable) RunWith(args []*backend.Buffer, o backend.RunOptions) ([]*b
 			continue
 		}
 		if err == nil {
-			res[i], err = toHost(b)
+			res[i], err = toHostInto(b, o.Into, i)
 		}
 		b.Close()
 	}

@@ -1,6 +1,7 @@
 package pjrt
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/tpucc/tpucc/backend"
@@ -47,7 +48,7 @@ func (e *shardedExecutable) Run(args []*backend.Buffer) ([]*backend.Buffer, erro
 // sharded program: o.Donate is ignored.
 func (e *shardedExecutable) RunWith(args []*backend.Buffer, o backend.RunOptions) ([]*backend.Buffer, error) {
 	if o.Into != nil {
-		return nil, errInto
+		return nil, errors.New("pjrt: a program over a mesh does not write its results into storage the caller gives (RunOptions.Into): its results are pieces on several devices")
 	}
 	in := make([]*ShardedBuffer, len(args))
 	var owned []*ShardedBuffer
