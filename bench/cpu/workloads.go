@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/tpucc/tpucc/backend"
@@ -303,4 +304,45 @@ func printSteps(name string, exe *engine.Executable) {
 		}
 		fmt.Fprintf(os.Stderr, "  %4d %-6s %-32s %10.3f ms/call %5.1f%%\n", s.Step, s.Kernel, s.What, per.Seconds()*1e3, 100*s.Total.Seconds()/max(all.Seconds(), 1e-12))
 	}
+}
+
+// compareInto times w's program with a new result per run (Run) and with
+// one storage handed back (RunInto), alternating run by run so that both
+// see the same load, and prints the medians and the minor page faults per
+// run of each (-compare-into).
+func compareInto(w workload, name string) {
+	m := w.module()
+	args := cpu.RandomInputsWithin(m.Entry(), 1, cpu.InputLimits(m.Entry()))
+	exe := compileOn(m, name)
+	out, err := exe.Run(args)
+	check(err)
+	into := []*backend.Buffer{backend.New(out[0].Type())}
+	timeRun(exe, args, nil, 1, true)
+	var fresh, given []float64
+	var faults [2]int64
+	for range *repeat * *nRounds {
+		for k, in := range [][]*backend.Buffer{nil, into} {
+			f0 := minorFaults()
+			t0 := time.Now()
+			_, err := exe.RunInto(in, args)
+			check(err)
+			d := time.Since(t0).Seconds()
+			faults[k] += minorFaults() - f0
+			if k == 0 {
+				fresh = append(fresh, d)
+			} else {
+				given = append(given, d)
+			}
+		}
+	}
+	n := float64(len(fresh))
+	fmt.Printf("%s, %d runs each, alternated: Run %.3f ms (%.0f minor faults a run), RunInto %.3f ms (%.0f); RunInto/Run %.3f\n",
+		w.name, len(fresh), median(fresh)*1e3, float64(faults[0])/n, median(given)*1e3, float64(faults[1])/n, median(given)/median(fresh))
+}
+
+// minorFaults is the process's minor page faults so far.
+func minorFaults() int64 {
+	var u syscall.Rusage
+	check(syscall.Getrusage(syscall.RUSAGE_SELF, &u))
+	return u.Minflt
 }
