@@ -59,3 +59,12 @@ func (f *Function) eagerInto(args []Arg, into []*backend.Buffer) ([]*backend.Buf
 	}
 	return backend.CopyInto(out, into), nil
 }
+
+// InHostMemory reports whether the function's programs run in this host's
+// memory (the cpu device's backends, llvm and reference) with their results
+// left there: then a donated argument may also be given as its result's
+// storage (CallInto), which a device's backend refuses.
+func (f *Function) InHostMemory() bool {
+	n := f.opts.backend.Name()
+	return !f.opts.KeepOnDevice && (n == backend.CPUDefault || n == backend.CPUFallback)
+}

@@ -209,3 +209,69 @@ func TestRunIntoConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// A decode step's layers as a loop: the stacked cache %c, donated, is
+// carried through the loop and each layer writes its row.
+const layersSrc = `func @layers(%c: f32[3,4,8], %u: f32[1,4,8]) -> f32[3,4,8] {
+  %z = constant 0 : i32[]
+  %i, %cc, %uu = while %z, %c, %u cond (%i: i32[], %cc: f32[3,4,8], %uu: f32[1,4,8]) {
+      %three = constant 3 : i32[]
+      %go = compare %i, %three {dir=lt}
+      return %go
+    } do (%i: i32[], %cc: f32[3,4,8], %uu: f32[1,4,8]) {
+      %zz = constant 0 : i32[]
+      %h = constant 0.5 : f32[1,4,8]
+      %s = mul %uu, %h
+      %r = dynamic_update_slice %cc, %s, %i, %zz, %zz : f32[3,4,8]
+      %one = constant 1 : i32[]
+      %i1 = add %i, %one
+      return %i1, %r, %s
+    }
+  return %cc
+}
+`
+
+// TestWhileAdoptsDonatedParam: a loop carries a donated parameter in the
+// parameter's own slot, so a call that donates it runs the loop in the
+// argument's storage (nothing copied in, the result is that storage, and
+// given back as Into it is that very buffer); a call that does not donate
+// it works on a private copy and leaves the argument as it was.
+func TestWhileAdoptsDonatedParam(t *testing.T) {
+	x, m := compileInto(t, layersSrc, 0)
+	f := m.Funcs[0]
+	w := x.plan.steps[slicesIndexKind(x.plan.steps, stepWhile)]
+	if c := w.bufs[1]; c != w.bufs[w.outs+1] || x.plan.slots[c].kind != slotParam {
+		t.Fatalf("the loop does not carry the donated cache in its slot:\n%s", x.plan)
+	}
+	in := cpu.RandomInputs(f, 4)
+	want, err := cpu.Run(m, f, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := in[0].Clone()
+	got, err := x.Run(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResults(t, want, got)
+	if !in[0].Equal(before) || sameStorage(got[0], in[0]) {
+		t.Fatal("Run without a donation changed or shared the argument")
+	}
+	got, err = x.RunWith(in, backend.RunOptions{Donate: []int{0}, Into: []*backend.Buffer{in[0]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResults(t, want, got)
+	if got[0] != in[0] {
+		t.Fatal("the donated cache given back is not the result")
+	}
+}
+
+func slicesIndexKind(steps []step, k stepKind) int {
+	for i, st := range steps {
+		if st.kind == k {
+			return i
+		}
+	}
+	return -1
+}
