@@ -4,7 +4,6 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/tensor"
 )
@@ -23,6 +22,9 @@ const wideQwen3Config = `{"model_type": "qwen3", "vocab_size": 4096, "hidden_siz
 // eighth of the logits' bytes, where the same steps without storage handed
 // back allocate the logits every step. Nothing is timed.
 func TestDecodeStepReusesStorage(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own")
+	}
 	m := randomModel(t, wideQwen3Config, 0.5)
 	g, err := NewGenerator(m, Options{Decode: DecodeSteps})
 	if err != nil {
@@ -43,7 +45,7 @@ func TestDecodeStepReusesStorage(t *testing.T) {
 			weights = append(weights, engine.TensorArg(w))
 		}
 		st := g.newSteps(cache, engine.TensorArg(tensor.FromSlice(make([]int32, B), B).Buffer()), weights)
-		if (st.into != nil) != true {
+		if st.into == nil {
 			t.Fatal("the cpu device's decode steps are not handed storage")
 		}
 		if !handBack {
@@ -78,5 +80,4 @@ func TestDecodeStepReusesStorage(t *testing.T) {
 	if fresh < logitsBytes {
 		t.Errorf("without storage handed back a step allocates %.0f bytes, less than its logits (%.0f): the test measures nothing", fresh, logitsBytes)
 	}
-	_ = backend.CPUDefault
 }

@@ -21,7 +21,14 @@
 // -dtype bf16 (with -skip-peer) gives tpucc bf16 weights, as most checkpoints
 // store them, to compare with its own f32 figures; the peer's are f32 only.
 //
-// The last line is, exactly,
+// The dense decode steps are also measured against the machine's bound
+// (bound.go): their weights and KV cache read once at the bandwidth, or
+// their products at the FMA peak, measured beside each workload
+// (bench/limits). The line before the last is, exactly,
+//
+//	bench-models-bound: dense_decode_b1_of_bound=F dense_decode_b64_of_bound=F
+//
+// (F = the bound's time over the step's; n/a where not run), and the last
 //
 //	bench-models: dense_decode_speedup=S moe_decode_speedup=S dense_prefill_speedup=S moe_prefill_speedup=S
 //
@@ -42,6 +49,7 @@ import (
 
 	"github.com/tpucc/tpucc/backend"
 	_ "github.com/tpucc/tpucc/backend/llvm" // registers the llvm backend
+	"github.com/tpucc/tpucc/bench/limits"
 )
 
 var (
@@ -70,6 +78,7 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	fmt.Printf("bench/models: backend %s, %d threads, %s weights, quick=%v\n\n", *backendName, *threads, *dtype, *quick)
+	defer limits.Done()
 	speed := map[string]float64{}
 	for _, m := range benchModels(*quick) {
 		ws := selected(m)
@@ -83,6 +92,7 @@ func main() {
 		tp := runTpucc(m, ws)
 		report(m, ws, tp, peer, speed)
 	}
+	fmt.Println(boundLine())
 	fmt.Printf("bench-models: dense_decode_speedup=%s moe_decode_speedup=%s dense_prefill_speedup=%s moe_prefill_speedup=%s\n",
 		fmtSpeed(speed["dense_decode"]), fmtSpeed(speed["moe_decode"]), fmtSpeed(speed["dense_prefill"]), fmtSpeed(speed["moe_prefill"]))
 }

@@ -191,6 +191,7 @@ func runTpucc(m benchModel, ws []workload) map[string]float64 {
 		slices.Sort(times)
 		out[w.name] = times[len(times)/2]
 		fmt.Fprintf(os.Stderr, "bench/models: %s: tpucc %s\n", w.name, fmtTime(out[w.name]))
+		recordBound(m.name, model, w, req, out[w.name])
 	}
 	return out
 }
