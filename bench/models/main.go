@@ -16,7 +16,7 @@
 // random too (timings do not depend on the values, except the MoE's routing, which
 // is spread over the experts on both sides).
 //
-//	go run ./bench/models [-quick] [-only dense,moe_decode] [-backend llvm] [-repeat 3] [-skip-peer] [-dtype bf16]
+//	go run ./bench/models [-quick] [-only dense,moe_decode] [-backend llvm] [-repeat 3] [-skip-peer] [-dtype bf16] [-layers N]
 //
 // -dtype bf16 (with -skip-peer) gives tpucc bf16 weights, as most checkpoints
 // store them, to compare with its own f32 figures; the peer's are f32 only.
@@ -61,6 +61,7 @@ var (
 	dtype       = flag.String("dtype", "f32", "tpucc's weights: f32, or bf16 as most checkpoints store them (bf16 needs -skip-peer: the peer runs f32)")
 	threads     = flag.Int("threads", 2, "threads for both sides (GOMAXPROCS and torch.set_num_threads)")
 	cpuProfile  = flag.String("cpuprofile", "", "write a pprof CPU profile of tpucc's side (compiles and runs) to this file")
+	layers      = flag.Int("layers", 0, "the dense model's decoder layers instead of 28 (its shapes otherwise kept): for a host whose memory the full model exceeds")
 )
 
 func main() {
