@@ -79,12 +79,20 @@ type RunOptions struct {
 	KeepOnDevice bool
 	// Donate lists the arguments whose device storage the call consumes.
 	Donate []int
+	// Into, when not nil, is storage for the results, one entry per
+	// result (nil: the call allocates that one): each result is written
+	// into its entry, which the call returns in the result's place. The
+	// rules are CheckInto's (into.go).
+	Into []*Buffer
 }
 
 // OptionsRunner is an Executable that honours RunOptions. One that does not
 // is run with Run: its results are host buffers, and a donation only marks
-// the arguments. A result of RunWith may take a donated argument's storage
-// (the caller marks the argument consumed after the call).
+// the arguments, and the runtime copies its results into RunOptions.Into. A
+// result of RunWith may take a donated argument's storage (the caller marks
+// the argument consumed after the call, unless it is also the Into entry
+// that holds the result). An OptionsRunner that cannot honour Into returns
+// an error saying so.
 type OptionsRunner interface {
 	RunWith(args []*Buffer, o RunOptions) ([]*Buffer, error)
 }

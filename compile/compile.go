@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/tensor"
@@ -282,11 +283,17 @@ func roundTrips(v reflect.Value, p reflect.Type) bool {
 // results in order. Shape errors while tracing and calls refused at the limit
 // are errors.
 func (c *Compiled) Call(args ...any) ([]*tensor.Tensor, error) {
+	return c.callInto(nil, nil, args)
+}
+
+// callInto is Call with the results written into bufs (the storage of
+// into's tensors) when it is not nil.
+func (c *Compiled) callInto(into []*tensor.Tensor, bufs []*backend.Buffer, args []any) ([]*tensor.Tensor, error) {
 	ra, err := c.args(args, false)
 	if err != nil {
 		return nil, err
 	}
-	res, err := c.rt.Call(ra)
+	res, err := c.rt.CallInto(bufs, ra)
 	if err == nil {
 		err = c.checkResults(len(res))
 	}
@@ -299,6 +306,10 @@ func (c *Compiled) Call(args ...any) ([]*tensor.Tensor, error) {
 	}
 	out := make([]*tensor.Tensor, len(res))
 	for i, r := range res {
+		if i < len(into) && into[i] != nil && r == bufs[i] {
+			out[i] = into[i]
+			continue
+		}
 		out[i] = tensor.FromBuffer(r)
 	}
 	return out, nil

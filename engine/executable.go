@@ -46,12 +46,37 @@ func (e *Executable) Run(args []*backend.Buffer) ([]*backend.Buffer, error) {
 }
 
 // RunWith is Run with options, for a backend that honours them (see
-// backend.OptionsRunner); any other runs with Run.
+// backend.OptionsRunner); any other runs with Run, and its results are
+// copied into o.Into's storage.
 func (e *Executable) RunWith(args []*backend.Buffer, o backend.RunOptions) ([]*backend.Buffer, error) {
-	if r, ok := e.Exec.(backend.OptionsRunner); ok && (o.KeepOnDevice || len(o.Donate) > 0) {
+	if e.Exec == nil {
+		return e.Run(args)
+	}
+	if r, ok := e.Exec.(backend.OptionsRunner); ok && (o.KeepOnDevice || len(o.Donate) > 0 || o.Into != nil) {
 		return r.RunWith(args, o)
 	}
-	return e.Run(args)
+	if o.Into == nil {
+		return e.Run(args)
+	}
+	if err := backend.CheckInto(e.Entry.Name, e.Entry.Results, o.Into, args, o.Donate); err != nil {
+		return nil, err
+	}
+	res, err := e.Run(args)
+	if err != nil {
+		return nil, err
+	}
+	return backend.CopyInto(res, o.Into), nil
+}
+
+// RunInto runs the program with its results written into into's storage,
+// one entry per result (nil: that result in new storage), and returns
+// into's buffers in their places. The storage must have each result's
+// dtype and shape and share nothing with the arguments; the rules are
+// backend.CheckInto's, and an error names the result at fault. A loop that
+// calls a program again and again hands the same storage back each time
+// rather than paying for fresh memory.
+func (e *Executable) RunInto(into, args []*backend.Buffer) ([]*backend.Buffer, error) {
+	return e.RunWith(args, backend.RunOptions{Into: into})
 }
 
 // program is what a backend compiles from e.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -117,7 +118,11 @@ func (f *Function) Upload(b *backend.Buffer) (*backend.Buffer, error) {
 }
 
 // Call runs the function on args, compiling first if no program fits.
-func (f *Function) Call(args []Arg) ([]*backend.Buffer, error) {
+func (f *Function) Call(args []Arg) ([]*backend.Buffer, error) { return f.call(args, nil) }
+
+// call is Call, writing the results into into's storage when it is not
+// nil (CallInto).
+func (f *Function) call(args []Arg, into []*backend.Buffer) ([]*backend.Buffer, error) {
 	f.calls.Add(1)
 	var buf [128]byte
 	key, ok := appendKey(buf[:0], args)
@@ -126,9 +131,9 @@ func (f *Function) Call(args []Arg) ([]*backend.Buffer, error) {
 	}
 	if r := f.routes.get(key); r != nil && r.err == nil && !r.eager {
 		f.hits.Add(1)
-		return f.run(r, args)
+		return f.run(r, args, into)
 	}
-	return f.slow(args, string(key))
+	return f.slow(args, string(key), into)
 }
 
 func (f *Function) badArgs(args []Arg) error {
@@ -144,8 +149,9 @@ func (f *Function) badArgs(args []Arg) error {
 	return fmt.Errorf("%s: bad arguments", f.opts.Name)
 }
 
-// run executes a route: pads the inputs, runs, slices the outputs.
-func (f *Function) run(r *route, args []Arg) ([]*backend.Buffer, error) {
+// run executes a route: pads the inputs, runs, slices the outputs, and
+// writes them into into's storage (into.go).
+func (f *Function) run(r *route, args []Arg, into []*backend.Buffer) ([]*backend.Buffer, error) {
 	switch {
 	case r.err != nil:
 		if r.panics {
@@ -154,7 +160,7 @@ func (f *Function) run(r *route, args []Arg) ([]*backend.Buffer, error) {
 		return nil, r.err
 	case r.eager:
 		f.eager.Add(1)
-		return f.prog.Eager(args)
+		return f.eagerInto(args, into)
 	}
 	ts := make([]*backend.Buffer, 0, len(args))
 	for i, a := range args {
@@ -169,8 +175,13 @@ func (f *Function) run(r *route, args []Arg) ([]*backend.Buffer, error) {
 		}
 		ts = append(ts, a.Tensor)
 	}
-	if f.opts.KeepOnDevice || len(f.opts.Donate) > 0 {
-		return f.runWith(r, args, ts)
+	if into != nil {
+		if err := f.checkInto(r, args, ts, into); err != nil {
+			return nil, err
+		}
+	}
+	if f.opts.KeepOnDevice || len(f.opts.Donate) > 0 || into != nil {
+		return f.runWith(r, args, ts, into)
 	}
 	if r.plan == nil {
 		return plainTypes(r.prog.exe.Run(ts))
@@ -196,11 +207,13 @@ func (f *Function) run(r *route, args []Arg) ([]*backend.Buffer, error) {
 }
 
 // runWith runs a route with backend.RunOptions, then marks the donated
-// arguments consumed.
-func (f *Function) runWith(r *route, args []Arg, ts []*backend.Buffer) ([]*backend.Buffer, error) {
+// arguments consumed, except one that is also into's storage for a result
+// (it holds that result now).
+func (f *Function) runWith(r *route, args []Arg, ts, into []*backend.Buffer) ([]*backend.Buffer, error) {
 	o := backend.RunOptions{KeepOnDevice: f.opts.KeepOnDevice}
 	if r.plan == nil { // padded copies are the program's own: nothing to donate
 		o.Donate = tensorPositions(args, f.opts.Donate)
+		o.Into = into
 	} else {
 		for i, to := range r.plan.Inputs {
 			if to != nil {
@@ -218,9 +231,12 @@ func (f *Function) runWith(r *route, args []Arg, ts []*backend.Buffer) ([]*backe
 				out[i] = sliceTo(out[i], to)
 			}
 		}
+		if into != nil {
+			out = backend.CopyInto(out, into)
+		}
 	}
 	for _, i := range f.opts.Donate {
-		if i < len(args) && args[i].Tensor != nil {
+		if i < len(args) && args[i].Tensor != nil && !slices.Contains(into, args[i].Tensor) {
 			if err := args[i].Tensor.Donate(fmt.Sprintf("was donated to a call of %s (argument %d)", f.opts.Name, i)); err != nil {
 				return nil, fmt.Errorf("%s: argument %d: %w", f.opts.Name, i, err)
 			}
@@ -260,7 +276,7 @@ func plainTypes(out []*backend.Buffer, err error) ([]*backend.Buffer, error) {
 }
 
 // slow resolves a call whose key has no route yet (or a policy route).
-func (f *Function) slow(args []Arg, key string) ([]*backend.Buffer, error) {
+func (f *Function) slow(args []Arg, key string, into []*backend.Buffer) ([]*backend.Buffer, error) {
 	for i, a := range args {
 		if !a.static && a.Tensor == nil {
 			return nil, fmt.Errorf("%s: argument %d has no value", f.opts.Name, i)
@@ -288,7 +304,7 @@ func (f *Function) slow(args []Arg, key string) ([]*backend.Buffer, error) {
 	default:
 		f.hits.Add(1)
 	}
-	return f.run(r, args)
+	return f.run(r, args, into)
 }
 
 // limitError is what a call past the limit gets under LimitError and LimitPanic.

@@ -292,23 +292,9 @@ func (g *Generator) Generate(r Request) (*Result, error) {
 	cache := g.spare.take(g.m.CacheTypes(int64(B), int64(capacity)))
 	defer g.spare.put(cache)
 	startArg := engine.TensorArg(tensor.FromSlice(start, int64(B)).Buffer())
-	call := func(f *engine.Function, toks []int32, T, pos int) (*backend.Buffer, error) {
-		// tokens, start, pos, then the cache from stepCacheArg, then the weights
-		args := []engine.Arg{engine.TensorArg(tensor.FromSlice(toks, int64(B), int64(T)).Buffer()), startArg,
-			engine.TensorArg(tensor.FromSlice([]int32{int32(pos)}).Buffer())}
-		for _, c := range cache {
-			args = append(args, engine.TensorArg(c))
-		}
-		out, err := f.Call(append(args, weights...))
-		if err != nil {
-			return nil, err
-		}
-		copy(cache, out[1:])
-		return out[0], nil
-	}
-
+	st := g.newSteps(cache, startArg, weights)
 	t0 := time.Now()
-	logits, err := call(g.prefill, tokens, padded, 0)
+	logits, err := st.prefill(tokens, B, padded)
 	if err != nil {
 		return nil, err
 	}
@@ -331,7 +317,7 @@ func (g *Generator) Generate(r Request) (*Result, error) {
 				return res, nil
 			}
 			t1 := time.Now()
-			lb, err := call(g.decode, next, 1, padded+step-1)
+			lb, err := st.decode(next, padded+step-1)
 			if err != nil {
 				return nil, err
 			}

@@ -131,6 +131,8 @@ type Executable struct {
 	Times BuildTimes
 	// clock has, per step, the nanoseconds and calls of its runs so far.
 	clock []stepClock
+	// resultOf is, per slot, the result it holds, or -1 (into.go).
+	resultOf []int
 }
 
 // CompileStages are the times of generating the IR, clang ("clang (cached)"
@@ -169,7 +171,7 @@ func (b *Backend) compileDonating(m *ir.Module, f *ir.Func, expect *backend.Nati
 	}
 	text := p.gen.text()
 	times.IRGen = time.Since(t0)
-	x = &Executable{plan: p, entry: f, threads: b.threads, states: make(chan *state, 8), clock: make([]stepClock, len(p.steps))}
+	x = &Executable{plan: p, entry: f, threads: b.threads, states: make(chan *state, 8), clock: make([]stepClock, len(p.steps)), resultOf: resultSlots(p)}
 	if p.gen.n > 0 {
 		key := b.tc.objectKey(text)
 		data, ok := expected(expect, key)

@@ -63,6 +63,9 @@ func (pl *planner) while(in *ir.Instr, env map[*ir.Value]int, ins []int, depth i
 	for i, r := range in.Results {
 		if pl.adoptable(in, i, ins[i]) {
 			carried[i] = ins[i] // the loop runs in the operand's own storage
+			if pl.p.slots[ins[i]].kind == slotParam {
+				pl.p.slots[ins[i]].written = true // donate.go, paramBuffer
+			}
 			continue
 		}
 		carried[i] = pl.newSlot(slot{typ: r.Type})
@@ -138,11 +141,15 @@ func (pl *planner) cases(in *ir.Instr, env map[*ir.Value]int, ins []int, depth i
 // an enclosing loop body (its carried slot, which nothing else reads in
 // that iteration). A nested loop that carries its parent's state (a
 // stacked KV cache through the layers of a decode step) then copies
-// nothing in or out. Not a parameter of a case branch or of an inlined
-// call: those are slots of the caller, which may read them afterwards.
+// nothing in or out. So may a parameter of the entry that callers may
+// donate (a decode step's KV cache): the loop then runs in the argument's
+// storage when a call donates it, and in a private copy when it does not
+// (the slot is written, donate.go). Not a parameter of a case branch or of
+// an inlined call: those are slots of the caller, which may read them
+// afterwards.
 func (pl *planner) adoptable(in *ir.Instr, i, slotOf int) bool {
 	a := in.Args[i]
-	if in.Block == nil || (a.Def == nil && !pl.owned[a]) {
+	if in.Block == nil || (a.Def == nil && !pl.owned[a] && !pl.donated[a]) {
 		return false
 	}
 	if a.Def != nil && (a.Def.Block != in.Block || a.Def.Op == ir.OpCall || a.Def.Op == ir.OpCustomCall || a.Def.Op == ir.OpFusion) {
@@ -157,6 +164,9 @@ func (pl *planner) adoptable(in *ir.Instr, i, slotOf int) bool {
 		}
 	}
 	s := pl.p.slots[slotOf]
+	if pl.donated[a] {
+		return uses == 1 && s.kind == slotParam && a.Type.IsStatic()
+	}
 	return uses == 1 && s.kind == slotTemp && s.view == nil
 }
 

@@ -126,14 +126,22 @@ func runUpdate(bufs []*backend.Buffer) {
 	}
 }
 
-// paramBuffer is the buffer a parameter's slot runs on: the argument
-// itself, unless the plan writes into it; then a view of the argument's
-// storage when the call donates it, else a private copy.
-func (x *Executable) paramBuffer(arg *backend.Buffer, sl *slot, donated []int) *backend.Buffer {
+// paramBuffer is the buffer that slot i, a parameter's, runs on: the
+// argument itself, unless the plan writes into it; then a view of the
+// argument's storage when the call donates it, else a private copy. A
+// written slot that is a result given storage runs on that storage
+// (into.go, intoParam), and a donated argument whose storage is given for
+// another result is copied too (that result is copied over it at the end).
+func (x *Executable) paramBuffer(i int, args []*backend.Buffer, donated []int, into []*backend.Buffer) *backend.Buffer {
+	sl := &x.plan.slots[i]
+	arg := args[sl.param]
 	if !sl.written {
 		return arg
 	}
-	if slices.Contains(donated, sl.param) {
+	if own := x.intoFor(i, into); own != nil {
+		return intoParam(arg, sl, slices.Contains(donated, sl.param), own, args)
+	}
+	if slices.Contains(donated, sl.param) && !sharesArg(arg, into) {
 		if v, err := backend.View(sl.typ, arg.Bytes()); err == nil {
 			return v
 		}
@@ -143,8 +151,9 @@ func (x *Executable) paramBuffer(arg *backend.Buffer, sl *slot, donated []int) *
 
 // RunWith runs the program with the arguments that o.Donate lists
 // consumed: an argument the program updates in place gives its storage to
-// the result. KeepOnDevice means nothing on the host (results are host
-// buffers either way).
+// the result, and the results are written into o.Into's storage (into.go).
+// KeepOnDevice means nothing on the host (results are host buffers either
+// way).
 func (x *Executable) RunWith(args []*backend.Buffer, o backend.RunOptions) ([]*backend.Buffer, error) {
-	return x.run(args, o.Donate)
+	return x.run(args, o.Donate, o.Into)
 }

@@ -3,7 +3,6 @@ package llvm
 import (
 	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
@@ -121,8 +120,4 @@ func checkResults(t *testing.T, want, got []*backend.Buffer) {
 			t.Fatalf("result %d = %s, want %s", i, got[i], want[i])
 		}
 	}
-}
-
-func sameStorage(a, b *backend.Buffer) bool {
-	return unsafe.SliceData(a.Bytes()) == unsafe.SliceData(b.Bytes())
 }

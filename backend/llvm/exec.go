@@ -82,14 +82,19 @@ func byteSize(t ir.Type) int {
 
 // Run executes the program. It is safe for concurrent use.
 func (x *Executable) Run(args []*backend.Buffer) (res []*backend.Buffer, err error) {
-	return x.run(args, nil)
+	return x.run(args, nil, nil)
 }
 
 // run executes the program with the arguments donated lists consumed
-// (donate.go).
-func (x *Executable) run(args []*backend.Buffer, donated []int) (res []*backend.Buffer, err error) {
+// (donate.go) and the results written into into's storage (into.go).
+func (x *Executable) run(args []*backend.Buffer, donated []int, into []*backend.Buffer) (res []*backend.Buffer, err error) {
 	if err := x.checkArgs(args); err != nil {
 		return nil, err
+	}
+	if into != nil {
+		if err := backend.CheckInto(x.entry.Name, x.resultTypes(), into, args, donated); err != nil {
+			return nil, err
+		}
 	}
 	var s *state
 	select {
@@ -107,9 +112,9 @@ func (x *Executable) run(args []*backend.Buffer, donated []int) (res []*backend.
 	for i, sl := range p.slots {
 		switch sl.kind {
 		case slotParam:
-			s.bufs[i] = x.paramBuffer(args[sl.param], &p.slots[i], donated)
+			s.bufs[i] = x.paramBuffer(i, args, donated, into)
 		case slotResult:
-			s.bufs[i] = newResult(sl.typ)
+			s.bufs[i] = x.resultBuffer(i, into, args)
 		}
 	}
 	if err := x.runRange(s, 0, len(p.steps)); err != nil {
@@ -118,6 +123,9 @@ func (x *Executable) run(args []*backend.Buffer, donated []int) (res []*backend.
 	res = make([]*backend.Buffer, len(p.results))
 	for i, r := range p.results {
 		res[i] = s.bufs[r]
+	}
+	if into != nil {
+		res = backend.CopyInto(res, into)
 	}
 	for i, sl := range p.slots {
 		if sl.kind == slotParam || sl.kind == slotResult {

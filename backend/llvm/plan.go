@@ -96,6 +96,9 @@ type planner struct {
 	synthetic map[*ir.Instr]bool
 	// inplace are the updates that write into a donated parameter.
 	inplace map[*ir.Instr]bool
+	// donated are the entry's parameters a caller may donate: a while
+	// may carry one in its storage (control.go, adoptable).
+	donated map[*ir.Value]bool
 	// raggedT are the ragged_dots whose rhs is a transpose [0,2,1] of the
 	// value given, which they read as it is stored (ragged.go).
 	raggedT map[*ir.Instr]*ir.Value
@@ -123,7 +126,12 @@ func newPlan(m *ir.Module, f *ir.Func, tgt target, donate ...int) (*plan, error)
 	pl := &planner{m: m, tgt: tgt, p: &plan{gen: newGen(tgt.wide), generated: map[ir.Op]int{}, fallback: map[ir.Op]int{}},
 		epis: map[*ir.Instr]*dotEpilogue{}, synthetic: map[*ir.Instr]bool{}, inplace: inplaceUpdates(f, donate),
 		raggedT: map[*ir.Instr]*ir.Value{}, reshaped: map[*ir.Instr]map[int]*ir.Value{},
-		narrowSrc: map[*ir.Value]*ir.Value{}, owned: map[*ir.Value]bool{}}
+		narrowSrc: map[*ir.Value]*ir.Value{}, owned: map[*ir.Value]bool{}, donated: map[*ir.Value]bool{}}
+	for _, i := range donate {
+		if i >= 0 && i < len(f.Params) {
+			pl.donated[f.Params[i]] = true
+		}
+	}
 	env := map[*ir.Value]int{}
 	for i, prm := range f.Params {
 		env[prm] = pl.newSlot(slot{typ: prm.Type, kind: slotParam, param: i})

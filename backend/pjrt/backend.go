@@ -299,6 +299,9 @@ func (e *executable) Run(args []*backend.Buffer) ([]*backend.Buffer, error) {
 // lends its device memory to a result (see ExecuteDonating). Any other
 // argument of the caller's is left intact.
 func (e *executable) RunWith(args []*backend.Buffer, o backend.RunOptions) ([]*backend.Buffer, error) {
+	if err := checkInto(e.results, args, o); err != nil {
+		return nil, err
+	}
 	in, owned, err := e.inputs(args, o.Donate)
 	defer func() {
 		for i, b := range in {
@@ -333,7 +336,7 @@ func (e *executable) RunWith(args []*backend.Buffer, o backend.RunOptions) ([]*b
 			continue
 		}
 		if err == nil {
-			res[i], err = toHost(b)
+			res[i], err = toHostInto(b, o.Into, i)
 		}
 		b.Close()
 	}

@@ -156,3 +156,37 @@ func TestRunConcurrentLent(t *testing.T) {
 		t.Errorf("%d live handles after the calls, want %d", got, before)
 	}
 }
+
+// TestRunInto: a result given storage is copied from the device straight
+// into it, and the call returns that buffer; storage that is an argument's
+// (donated or not) or of another type, and results both kept on the device
+// and given storage, are refused.
+func TestRunInto(t *testing.T) {
+	exe, err := NewBackend(cpuClient(t)).Compile(addProgram())
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := exe.(backend.OptionsRunner)
+	x, y := hostBuffer(t, vec4(), f32s(1, 2, 3, 4)), hostBuffer(t, vec4(), f32s(10, 20, 30, 40))
+	out := backend.New(vec4())
+	res, err := run.RunWith([]*backend.Buffer{x, y}, backend.RunOptions{Into: []*backend.Buffer{out}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0] != out || string(out.Bytes()) != string(f32s(11, 22, 33, 44)) {
+		t.Fatalf("result %v in storage %p, want 11 22 33 44 in the storage given %p", res[0], res[0], out)
+	}
+	for _, c := range []struct {
+		o    backend.RunOptions
+		want string
+	}{
+		{backend.RunOptions{Into: []*backend.Buffer{x}, Donate: []int{0}}, "pjrt: result 0 of @main: the storage given is argument 0's; the pjrt backends write no result into an argument (the plugin may still read it)"},
+		{backend.RunOptions{Into: []*backend.Buffer{y}}, "pjrt: result 0 of @main: the storage given is argument 1's, which the call does not donate"},
+		{backend.RunOptions{Into: []*backend.Buffer{backend.New(ir.Tensor(ir.I32, 4))}}, "pjrt: result 0 of @main: the storage given is i32[4], want f32[4]"},
+		{backend.RunOptions{Into: []*backend.Buffer{out}, KeepOnDevice: true}, "pjrt: results kept on the device (KeepOnDevice) cannot also be written into host storage (Into)"},
+	} {
+		if _, err := run.RunWith([]*backend.Buffer{x, y}, c.o); err == nil || err.Error() != c.want {
+			t.Errorf("got error %v, want %q", err, c.want)
+		}
+	}
+}

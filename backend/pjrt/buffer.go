@@ -188,29 +188,36 @@ func (c *Client) fromHostOn(dev int, t ir.Type, data []byte, mode hostMode) (*Bu
 
 // ToHost copies the buffer to a new dense row-major byte slice.
 func (b *Buffer) ToHost() ([]byte, error) {
-	if b.h == 0 {
-		return nil, errors.New("pjrt: read of a closed buffer")
-	}
 	n, _ := b.typ.NumElements()
 	dst := make([]byte, max(n*int64(b.typ.DType.Size()), 1))
+	size := n * int64(b.typ.DType.Size())
+	if err := b.copyToHost(dst, size); err != nil {
+		return nil, err
+	}
+	return dst[:size], nil
+}
+
+// copyToHost copies the buffer's size bytes into dst (at least one byte
+// long, so that it has an address).
+func (b *Buffer) copyToHost(dst []byte, size int64) error {
+	if b.h == 0 {
+		return errors.New("pjrt: read of a closed buffer")
+	}
+	if b.c.platform == "cpu" {
+		return b.readHostMemory(dst[:size])
+	}
 	a := &bufferToHostArgs{
 		structSize: unsafe.Sizeof(bufferToHostArgs{}),
 		src:        b.h,
 		dst:        unsafe.Pointer(&dst[0]),
-		dstSize:    uintptr(n * int64(b.typ.DType.Size())),
-	}
-	if b.c.platform == "cpu" {
-		return dst[:a.dstSize], b.readHostMemory(dst[:a.dstSize])
+		dstSize:    uintptr(size),
 	}
 	err := b.c.p.call(fnBufferToHostBuffer, unsafe.Pointer(a))
 	if err == nil {
 		err = b.c.p.await(a.event)
 	}
 	runtime.KeepAlive(dst)
-	if err != nil {
-		return nil, err
-	}
-	return dst[:a.dstSize], nil
+	return err
 }
 
 // readHostMemory copies a buffer of a plugin whose device memory is host

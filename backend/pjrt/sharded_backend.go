@@ -1,6 +1,7 @@
 package pjrt
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -49,6 +50,9 @@ func (e *shardedExecutable) Run(args []*backend.Buffer) ([]*backend.Buffer, erro
 // parameter its StableHLO marks as a donor lends its pieces to a result);
 // any other argument of the caller's is left intact.
 func (e *shardedExecutable) RunWith(args []*backend.Buffer, o backend.RunOptions) ([]*backend.Buffer, error) {
+	if o.Into != nil {
+		return nil, errors.New("pjrt: a program over a mesh does not write its results into storage the caller gives (RunOptions.Into): its results are pieces on several devices")
+	}
 	in := make([]*ShardedBuffer, len(args))
 	var owned []*ShardedBuffer
 	donate := slices.Clip(o.Donate)

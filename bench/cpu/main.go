@@ -24,6 +24,13 @@
 //
 //	make bench-cpu        (creates .venv-bench, then runs this)
 //	go run ./bench/cpu [-backend NAME] [-repeat 10] [-rounds 5] [-skip-peers] [-skip-reference] [-steps N]
+//	                   [-only chain,matmul] [-fresh-results] [-compare-into]
+//
+// The chain writes its result into one storage handed back every run
+// (engine.Executable.RunInto), as STREAM writes into arrays it made once;
+// -fresh-results times it with a new result per run (Run), as before;
+// -compare-into times both ways alternately, run by run, with the page
+// faults of each, and prints nothing else.
 //
 // -steps N prints, after each workload, the N steps of tpucc's plan that
 // took longest over its runs (backend/llvm's StepTimes): where the time goes.
@@ -55,6 +62,11 @@ var (
 	skipPeers   = flag.Bool("skip-peers", false, "leave out XLA:CPU, ONNX Runtime and numpy")
 	skipRef     = flag.Bool("skip-reference", false, "leave out the reference executor")
 	steps       = flag.Int("steps", 0, "after each workload, the N steps of tpucc's plan that took longest (llvm backend)")
+	only        = flag.String("only", "", "comma-separated workloads to run (mlp, block, chain, layernorm, matmul); the others print NaN")
+	// freshResults is the chain's measurement before RunInto, kept for
+	// side-by-side comparisons.
+	freshResults = flag.Bool("fresh-results", false, "time the chain with a new result per run (Run) instead of one storage handed back (RunInto)")
+	compare      = flag.Bool("compare-into", false, "only compare Run and RunInto on the -only workloads (default chain), alternating run by run")
 )
 
 func main() {
@@ -65,6 +77,15 @@ func main() {
 		if slices.Contains(backend.Names(), "llvm") {
 			name = "llvm"
 		}
+	}
+	if *compare {
+		if *only == "" {
+			*only = "chain"
+		}
+		for _, w := range workloads() {
+			compareInto(w, name)
+		}
+		return
 	}
 	lim, err := limits.Measure()
 	check(err)

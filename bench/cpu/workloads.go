@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/tpucc/tpucc/backend"
@@ -29,12 +31,16 @@ type workload struct {
 	// ofLimit: the workload is reported as a fraction of a machine limit,
 	// measured again in each round (bench/limits), beside its times.
 	ofLimit bool
+	// into: each run writes its result into the same storage, handed back
+	// every run (engine.Executable.RunInto), as STREAM writes into arrays
+	// it made once; -fresh-results times it with Run's new storage instead.
+	into bool
 }
 
 func workloads() []workload {
-	return []workload{
-		{"mlp", func() *ir.Module { return parseFile("examples/mlp.tir") }, false},
-		{"block", blockModule, false},
+	all := []workload{
+		{"mlp", func() *ir.Module { return parseFile("examples/mlp.tir") }, false, false},
+		{"block", blockModule, false, false},
 		{"chain", func() *ir.Module {
 			return parse("chain", `func @chain(%x: f32[4096,4096], %bias: f32[4096], %res: f32[4096,4096]) -> f32[4096,4096] {
   %s = sigmoid %x
@@ -44,22 +50,32 @@ func workloads() []workload {
   return %y
 }
 `)
-		}, true},
+		}, true, true},
 		{"layernorm", func() *ir.Module {
 			return parse("layernorm", `func @layernorm(%x: f32[4096,4096], %scale: f32[4096], %bias: f32[4096]) -> f32[4096,4096] {
   %y = layer_norm %x, %scale, %bias {eps=1e-05}
   return %y
 }
 `)
-		}, false},
+		}, false, false},
 		{"matmul", func() *ir.Module {
 			return parse("matmul", `func @matmul(%a: f32[1024,1024], %b: f32[1024,1024]) -> f32[1024,1024] {
   %y = matmul %a, %b
   return %y
 }
 `)
-		}, true},
+		}, true, false},
 	}
+	if *only == "" {
+		return all
+	}
+	var out []workload
+	for _, w := range all {
+		if slices.Contains(strings.Split(*only, ","), w.name) {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 func parseFile(path string) *ir.Module {
@@ -106,9 +122,13 @@ func measure(w workload, name string) row {
 	check(err)
 	var r row
 	if !*skipRef && name != "reference" {
-		r.reference = timeRun(compileOn(w.module(), "reference"), args, 1, false) // seconds a run: no warm-up
+		r.reference = timeRun(compileOn(w.module(), "reference"), args, nil, 1, false) // seconds a run: no warm-up
 	}
-	steps := []func(*row){func(rr *row) { rr.tpucc = timeRun(exe, args, *repeat, true) }}
+	var into []*backend.Buffer
+	if w.into && !*freshResults {
+		into = []*backend.Buffer{backend.New(out[0].Type())}
+	}
+	steps := []func(*row){func(rr *row) { rr.tpucc = timeRun(exe, args, into, *repeat, true) }}
 	ortOut := "" // ORT's result, written by each of its rounds
 	if !*skipPeers {
 		dir, err := os.MkdirTemp("", "bench-cpu-")
@@ -206,15 +226,16 @@ func compileOn(m *ir.Module, name string) *engine.Executable {
 // chain took 6-11 ms a run for its first 4-10 runs after 3 s of sleep or
 // after a peer, 4.0-4.5 ms from then on (2026-12-05). So the warm-up runs
 // exe for at least warmUp, as the peers' own set-up does, before timing.
-func timeRun(exe *engine.Executable, args []*backend.Buffer, n int, warm bool) float64 {
+// into, when not nil, is the storage every run writes its results into.
+func timeRun(exe *engine.Executable, args, into []*backend.Buffer, n int, warm bool) float64 {
 	for t0 := time.Now(); warm; warm = time.Since(t0) < warmUp {
-		_, err := exe.Run(args)
+		_, err := exe.RunInto(into, args)
 		check(err)
 	}
 	var ts []float64
 	for range n {
 		t0 := time.Now()
-		_, err := exe.Run(args)
+		_, err := exe.RunInto(into, args)
 		check(err)
 		ts = append(ts, time.Since(t0).Seconds())
 	}
@@ -283,4 +304,45 @@ func printSteps(name string, exe *engine.Executable) {
 		}
 		fmt.Fprintf(os.Stderr, "  %4d %-6s %-32s %10.3f ms/call %5.1f%%\n", s.Step, s.Kernel, s.What, per.Seconds()*1e3, 100*s.Total.Seconds()/max(all.Seconds(), 1e-12))
 	}
+}
+
+// compareInto times w's program with a new result per run (Run) and with
+// one storage handed back (RunInto), alternating run by run so that both
+// see the same load, and prints the medians and the minor page faults per
+// run of each (-compare-into).
+func compareInto(w workload, name string) {
+	m := w.module()
+	args := cpu.RandomInputsWithin(m.Entry(), 1, cpu.InputLimits(m.Entry()))
+	exe := compileOn(m, name)
+	out, err := exe.Run(args)
+	check(err)
+	into := []*backend.Buffer{backend.New(out[0].Type())}
+	timeRun(exe, args, nil, 1, true)
+	var fresh, given []float64
+	var faults [2]int64
+	for range *repeat * *nRounds {
+		for k, in := range [][]*backend.Buffer{nil, into} {
+			f0 := minorFaults()
+			t0 := time.Now()
+			_, err := exe.RunInto(in, args)
+			check(err)
+			d := time.Since(t0).Seconds()
+			faults[k] += minorFaults() - f0
+			if k == 0 {
+				fresh = append(fresh, d)
+			} else {
+				given = append(given, d)
+			}
+		}
+	}
+	n := float64(len(fresh))
+	fmt.Printf("%s, %d runs each, alternated: Run %.3f ms (%.0f minor faults a run), RunInto %.3f ms (%.0f); RunInto/Run %.3f\n",
+		w.name, len(fresh), median(fresh)*1e3, float64(faults[0])/n, median(given)*1e3, float64(faults[1])/n, median(given)/median(fresh))
+}
+
+// minorFaults is the process's minor page faults so far.
+func minorFaults() int64 {
+	var u syscall.Rusage
+	check(syscall.Getrusage(syscall.RUSAGE_SELF, &u))
+	return u.Minflt
 }

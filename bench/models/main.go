@@ -17,7 +17,7 @@
 // random too (timings do not depend on the values, except the MoE's routing, which
 // is spread over the experts on both sides).
 //
-//	go run ./bench/models [-quick] [-only dense,moe_decode] [-peers torch,llamacpp] [-backend llvm] [-repeat 3] [-dtype bf16]
+//	go run ./bench/models [-quick] [-only dense,moe_decode] [-peers torch,llamacpp] [-backend llvm] [-repeat 3] [-dtype bf16] [-layers N]
 //
 // -dtype bf16 gives every side bf16 weights, as most checkpoints store them: tpucc's
 // parameters, the torch peer's model (torch.compile of the bf16 model) and llama.cpp's
@@ -28,7 +28,14 @@
 // bench/models/llama) times the dense model only, as llama-bench -p 512 -n 64 would:
 // prefill and batch-1 decode tokens/s, printed in a table of their own.
 //
-// The last line is, exactly,
+// The dense decode steps are also measured against the machine's bound
+// (bound.go): their weights and KV cache read once at the bandwidth, or
+// their products at the FMA peak, measured beside each workload
+// (bench/limits). The line before the last is, exactly,
+//
+//	bench-models-bound: dense_decode_b1_of_bound=F dense_decode_b64_of_bound=F
+//
+// (F = the bound's time over the step's; n/a where not run), and the last
 //
 //	bench-models: dense_decode_speedup=S moe_decode_speedup=S dense_prefill_speedup=S moe_prefill_speedup=S vs_llamacpp_decode=R vs_llamacpp_prefill=R
 //
@@ -55,6 +62,7 @@ import (
 
 	"github.com/tpucc/tpucc/backend"
 	_ "github.com/tpucc/tpucc/backend/llvm" // registers the llvm backend
+	"github.com/tpucc/tpucc/bench/limits"
 )
 
 var (
@@ -67,6 +75,7 @@ var (
 	dtype       = flag.String("dtype", "f32", "every side's weights: f32, or bf16 as most checkpoints store them")
 	threads     = flag.Int("threads", 2, "threads for every side (GOMAXPROCS, torch.set_num_threads, llama.cpp's n_threads)")
 	cpuProfile  = flag.String("cpuprofile", "", "write a pprof CPU profile of tpucc's side (compiles and runs) to this file")
+	layers      = flag.Int("layers", 0, "the dense model's decoder layers instead of 28 (its shapes otherwise kept): for a host whose memory the full model exceeds")
 )
 
 func main() {
@@ -86,6 +95,7 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	fmt.Printf("bench/models: backend %s, %d threads, %s weights, peers %s, quick=%v\n\n", *backendName, *threads, *dtype, run, *quick)
+	defer limits.Done()
 	speed := map[string]float64{}
 	for _, m := range benchModels(*quick) {
 		ws := selected(m)
@@ -105,6 +115,7 @@ func main() {
 			speed["vs_llamacpp_decode"], speed["vs_llamacpp_prefill"] = llamaCompare(m, tp)
 		}
 	}
+	fmt.Println(boundLine())
 	fmt.Println(summary(speed))
 }
 

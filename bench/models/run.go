@@ -56,6 +56,9 @@ func benchModels(quick bool) []benchModel {
 		moe["moe_intermediate_size"], moe["num_attention_heads"], moe["num_key_value_heads"], moe["head_dim"] = 192, 8, 2, 64
 		prefill, prompt, steps = 64, 16, 4
 	}
+	if *layers > 0 {
+		dense["num_hidden_layers"] = *layers
+	}
 	var out []benchModel
 	for _, m := range []struct {
 		name string
@@ -211,6 +214,7 @@ func runTpucc(m benchModel, ws []workload) map[string]float64 {
 		slices.Sort(times)
 		out[w.name] = times[len(times)/2]
 		fmt.Fprintf(os.Stderr, "bench/models: %s: tpucc %s\n", w.name, fmtTime(out[w.name]))
+		recordBound(m.name, model, w, req, out[w.name])
 	}
 	return out
 }
