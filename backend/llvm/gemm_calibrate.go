@@ -111,12 +111,19 @@ func hasLargeDot(blk *ir.Block) bool {
 }
 
 // gemmCalibrateSize is the calibration's product (n x n x n, f32): the
-// size of bench/cpu's matmul, large enough to use every block.
-const gemmCalibrateSize = 1024
+// size of bench/cpu's matmul, large enough to use every block. At 100
+// GFLOP/s a run is 21 ms: the rounds of four candidates take about half
+// a second, the budget bounds them on a slow or busy host.
+const (
+	gemmCalibrateSize   = 1024
+	gemmCalibrateRounds = 5
+	gemmCalibrateBudget = 1500 * time.Millisecond
+)
 
 // calibrateGemm compiles the 1024³ product once per candidate and times
-// the candidates in turn, three rounds, taking each one's best run (on a
-// shared machine the best moves least). A candidate must beat the first
+// the candidates in turn, gemmCalibrateRounds rounds (fewer, but at least
+// two, past gemmCalibrateBudget), taking each one's best run (on a shared
+// machine the best moves least). A candidate must beat the first
 // (hand-tuned) one by 2% to replace it: a tie is noise. nil when a
 // candidate fails to compile or run (the parameters then stay as they
 // are, and the next process tries again).
@@ -140,7 +147,8 @@ func (b *Backend) calibrateGemm(h gemmHost) *gemmRecord {
 	for i := range best {
 		best[i] = time.Duration(math.MaxInt64)
 	}
-	for round := range 3 {
+	t0 := time.Now()
+	for round := 0; round < gemmCalibrateRounds && (round < 2 || time.Since(t0) < gemmCalibrateBudget); round++ {
 		for i, x := range exes {
 			if round == 0 {
 				if _, err := x.Run(args); err != nil { // warm up: first touch of its scratch

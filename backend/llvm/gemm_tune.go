@@ -49,7 +49,8 @@ func staticGemm(wide bool) gemmParams {
 // every row panel, take half of L1d, the rest left to the lhs panel and
 // the tile of C streaming through; the packed lhs block (MC x KC) half of
 // L2; the packed rhs block (KC x NC) half of a core's share of L3, NC at
-// most 1024 so that the cores still share a product by column blocks.
+// most 512: the cores share a product by column blocks, and with wider
+// ones each core packs the same block for its rows.
 // The fused packing's rows in flight (Ahead rows of Tile floats) take a
 // sixteenth of L1d. Unknown caches keep staticGemm.
 func analyticGemm(h gemmHost, tile int64) gemmParams {
@@ -61,7 +62,7 @@ func analyticGemm(h gemmHost, tile int64) gemmParams {
 	p.KC = clampRound(h.L1D/2/(4*tile), 64, 512, 8)
 	p.MC = clampRound(h.L2/2/(4*p.KC), gemmMR*8, gemmMR*80, gemmMR)
 	if h.L3 > 0 {
-		p.NC = clampRound(h.L3/2/(4*p.KC), 256, 1024, 2*gemmNR)
+		p.NC = clampRound(h.L3/2/(4*p.KC), 256, 512, 2*gemmNR)
 		p.NCFew = min(p.NCFew, p.NC)
 	}
 	p.Ahead = clampRound(h.L1D/16/(4*tile), 8, 32, 4)
@@ -78,7 +79,12 @@ func clampRound(x, lo, hi, m int64) int64 {
 // widest tile, those with a slice twice as deep, and with AVX-512 the
 // analytic ones for the AVX2 tile (a core that splits 512-bit FMAs in
 // two, as Zen 4 does, may run the narrower tile as fast).
+// Without the caches there is nothing to derive: the hand-tuned ones
+// alone.
 func gemmCandidates(h gemmHost) []gemmParams {
+	if h.L1D <= 0 || h.L2 <= 0 {
+		return []gemmParams{staticGemm(h.Wide)}
+	}
 	wideTile := staticGemm(h.Wide).Tile
 	a := analyticGemm(h, wideTile)
 	deep := a
