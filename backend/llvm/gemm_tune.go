@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/tpucc/tpucc/internal/privdir"
 )
 
 // gemmParams are the blocked product's host-dependent choices (gemm.go):
@@ -147,8 +149,15 @@ func (r *gemmRecord) valid(h gemmHost) bool {
 const gemmRecordName = "gemm-tune.json"
 
 // readGemmRecord reads the record in dir; nil when there is none or it
-// is not a record (a corrupt file is ignored, and calibration runs again).
+// is not a record (a corrupt file is ignored, and calibration runs again),
+// or when dir is not the user's own (internal/privdir's rules, as for the
+// program cache). Even a planted record chooses only among the host's
+// candidates (gemmRecord.valid).
 func readGemmRecord(dir string) *gemmRecord {
+	info, err := os.Lstat(dir)
+	if err != nil || privdir.Check(dir, info) != nil {
+		return nil
+	}
 	data, err := os.ReadFile(filepath.Join(dir, gemmRecordName))
 	if err != nil {
 		return nil
@@ -163,7 +172,7 @@ func readGemmRecord(dir string) *gemmRecord {
 // writeGemmRecord replaces the record in dir (written aside and renamed,
 // so a reader never sees half of it).
 func writeGemmRecord(dir string, r *gemmRecord) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := privdir.Ensure(dir); err != nil {
 		return err
 	}
 	data, err := json.MarshalIndent(r, "", "  ")

@@ -130,7 +130,7 @@ func TestGemmChoice(t *testing.T) {
 
 // TestGemmRecordFile: a record written is read back whole; a corrupt or
 // missing file reads as no record, and a tuner over it calibrates again
-// (is not settled). TPUCC_GEMM_TUNE=off settles on the hand-tuned
+// (is not settled); so does one in a directory others can write. TPUCC_GEMM_TUNE=off settles on the hand-tuned
 // parameters whatever the record; any other value but on is refused.
 func TestGemmRecordFile(t *testing.T) {
 	dir := t.TempDir()
@@ -170,6 +170,15 @@ func TestGemmRecordFile(t *testing.T) {
 	}
 	if r := readGemmRecord(t.TempDir()); r != nil {
 		t.Errorf("no file: read %+v", r)
+	}
+	if err := writeGemmRecord(dir, rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if r := readGemmRecord(dir); r != nil {
+		t.Errorf("in a directory others can write: read %+v, want none", r)
 	}
 }
 
