@@ -79,8 +79,10 @@ func clampRound(x, lo, hi, m int64) int64 {
 // gemmCandidates are the parameters calibration times on a host: the
 // hand-tuned ones first (a tie keeps them), the analytic ones for the
 // widest tile, those with a slice twice as deep, and with AVX-512 the
-// analytic ones for the AVX2 tile (a core that splits 512-bit FMAs in
-// two, as Zen 4 does, may run the narrower tile as fast).
+// analytic and the hand-tuned ones for the AVX2 tile: on a core that
+// splits 512-bit FMAs in two (Zen 4) the 6 x 16 tile in ymm registers ran
+// faster than 6 x 32 in zmm (docs/CPU_BACKEND.md, "AVX-512 tiles in the
+// blocked product"); on one that does not (Zen 5) twice as slow.
 // Without the caches there is nothing to derive: the hand-tuned ones
 // alone.
 func gemmCandidates(h gemmHost) []gemmParams {
@@ -94,7 +96,8 @@ func gemmCandidates(h gemmHost) []gemmParams {
 	deep.MC = clampRound(a.MC/2, gemmMR*8, gemmMR*80, gemmMR)
 	out := []gemmParams{staticGemm(h.Wide), a, deep}
 	if h.Wide {
-		out = append(out, analyticGemm(h, 16))
+		narrow := staticGemm(false)
+		out = append(out, analyticGemm(h, narrow.Tile), narrow)
 	}
 	var uniq []gemmParams
 	for _, p := range out {
