@@ -248,3 +248,32 @@ func TestGemmCalibrateTrigger(t *testing.T) {
 		}
 	}
 }
+
+// TestGemmTunerShared: compiles on several goroutines read the tuner
+// together (go test -race): a program with no large product neither
+// calibrates nor settles it.
+func TestGemmTunerShared(t *testing.T) {
+	m, err := tir.Parse("small.tir", []byte("func @f(%a: f32[8,8], %b: f32[8,8]) -> f32[8,8] {\n  %c = matmul %a, %b : f32[8,8]\n  return %c\n}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gemmTuner{params: staticGemm(true)}
+	done := make(chan gemmParams)
+	for range 4 {
+		go func() {
+			p := g.forFunc(nil, m.Entry())
+			if g.current() != p {
+				p = gemmParams{}
+			}
+			done <- p
+		}()
+	}
+	for range 4 {
+		if p := <-done; p != staticGemm(true) {
+			t.Errorf("got %v, want %v", p, staticGemm(true))
+		}
+	}
+	if g.settled {
+		t.Error("settled by a small product")
+	}
+}
