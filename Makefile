@@ -108,7 +108,9 @@ $(VENV_TPU)/.stamp: $(XLACHECK_REQ_TPU) $(XLACHECK_REQ)
 
 # ---------------------------------------------------------------------------
 # bench-cpu: the CPU benchmark (bench/cpu) and its Python peers in .venv-bench/
-# (jax for XLA:CPU, ONNX Runtime and onnx; bench/cpu/requirements.txt).
+# (jax for XLA:CPU, ONNX Runtime and onnx; bench/cpu/requirements.txt). Its MKL
+# peer is torch's matmul, run with .venv-hf's interpreter (make venv-hf; without
+# it matmul_vs_mkl is nan).
 # ---------------------------------------------------------------------------
 
 VENV_BENCH ?= .venv-bench

@@ -64,6 +64,9 @@ type Backend struct {
 	// wide: kernels may use AVX-512's 16-float vectors (gen.wide): the
 	// CPU has avx512f. Tests set it either way.
 	wide bool
+	// gemm chooses the blocked product's parameters for this host
+	// (gemm_calibrate.go).
+	gemm *gemmTuner
 	// CacheWarning says why the configured cache directory was refused and
 	// a fallback one (CacheDir) is used instead; "" when it is used.
 	CacheWarning string
@@ -86,7 +89,11 @@ func Open(o Options) (*Backend, error) {
 	if c == nil {
 		return nil, cerr
 	}
-	b := &Backend{tc: tc, cache: c, threads: o.Threads, wide: hasFlag(tc.features, "avx512f")}
+	gt, err := newGemmTuner(gemmRecordDir())
+	if err != nil {
+		return nil, err
+	}
+	b := &Backend{tc: tc, cache: c, threads: o.Threads, wide: hasFlag(tc.features, "avx512f"), gemm: gt}
 	if cerr != nil {
 		b.CacheWarning = cerr.Error()
 	}
@@ -105,9 +112,11 @@ func (b *Backend) Name() string { return "llvm" }
 // the fallback when it was refused (CacheWarning).
 func (b *Backend) CacheDir() string { return b.cache.dir }
 
-// Fingerprint names the code generator's version, the clang and the CPU.
+// Fingerprint names the code generator's version, the clang, the CPU and
+// the blocked product's parameters as they stand (a calibration that a
+// compile runs changes them: gemmTuner).
 func (b *Backend) Fingerprint() string {
-	return fmt.Sprintf("llvm/1 %s %s", b.tc.version, b.tc.objectKey(""))
+	return fmt.Sprintf("llvm/1 %s %s gemm %s", b.tc.version, b.tc.objectKey(""), b.gemm.current())
 }
 
 // Compile generates, builds (or finds in the cache) and loads the kernels
@@ -152,6 +161,12 @@ func (b *Backend) compile(m *ir.Module, f *ir.Func, expect *backend.NativeCode) 
 // compileDonating is compile for a caller that may donate the parameters
 // at the positions donate lists (donate.go).
 func (b *Backend) compileDonating(m *ir.Module, f *ir.Func, expect *backend.NativeCode, donate []int) (x *Executable, err error) {
+	return b.compileWith(m, f, expect, donate, gemmParams{})
+}
+
+// compileWith is compileDonating with the blocked product's parameters gp
+// (the zero value: the backend's, gemmTuner.forFunc).
+func (b *Backend) compileWith(m *ir.Module, f *ir.Func, expect *backend.NativeCode, donate []int, gp gemmParams) (x *Executable, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			x, err = nil, fmt.Errorf("internal error in the llvm backend compiling @%s: %v", f.Name, r)
@@ -163,9 +178,12 @@ func (b *Backend) compileDonating(m *ir.Module, f *ir.Func, expect *backend.Nati
 	if err := ir.VerifyFunc(f); err != nil {
 		return nil, err
 	}
+	if gp == (gemmParams{}) {
+		gp = b.gemm.forFunc(b, f)
+	}
 	var times BuildTimes
 	t0 := time.Now()
-	p, err := newPlan(m, f, target{wide: b.wide, threads: b.threads}, donate...)
+	p, err := newPlan(m, f, target{wide: b.wide, threads: b.threads, gemm: gp}, donate...)
 	if err != nil {
 		return nil, err
 	}

@@ -195,11 +195,9 @@ func (pl *planner) dot(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) bo
 	}
 	// One block of rows (an MLP's 64): the rhs is packed as it is read,
 	// and the next block fetched meanwhile (packRHS).
-	overlap := d.M <= gemmMC && d.rhs.inPlace()
-	mc, kc, nc := gemmBlocks(d.M, d.K, d.N)
-	if overlap {
-		mc, kc, nc = gemmBlocksNC(d.M, d.K, d.N, gemmNCFew)
-	}
+	gp := pl.tgt.gemm
+	overlap := d.M <= min(gemmMC, gp.MC) && d.rhs.inPlace()
+	mc, kc, nc := gp.blocks(d.M, d.K, d.N, overlap)
 	if d.out != ir.F32 {
 		kc = max(d.K, 1) // one slice: the f32 sum is rounded once, when stored
 	}

@@ -25,6 +25,9 @@ import (
 // are packed as zeros, so the micro-kernel is always full and only the
 // store of an edge tile is partial.
 
+// The block sizes below are the hand-tuned ones (staticGemm) and the eager
+// kernels' (eager.go); a host's compiled programs use its gemmParams
+// (gemm_tune.go), chosen from its caches and a calibration.
 const (
 	gemmMR = 6   // rows of the micro-kernel's tile
 	gemmNR = 16  // columns: two AVX2 vectors
@@ -83,12 +86,23 @@ func gemmScratch(mc, kc, nc int64) int64 {
 // clamped to the problem. The columns are cut into blocks of equal width
 // (a multiple of gemmNR): the cores share a product by column blocks, and
 // 768 columns cut 512 + 256 gave one core twice the other's work.
-func gemmBlocks(m, k, n int64) (mc, kc, nc int64) { return gemmBlocksNC(m, k, n, gemmNC) }
+func gemmBlocks(m, k, n int64) (mc, kc, nc int64) { return staticGemm(false).blocks(m, k, n, false) }
 
-// gemmBlocksNC is gemmBlocks with column blocks of at most ncMax.
-func gemmBlocksNC(m, k, n, ncMax int64) (mc, kc, nc int64) {
-	mc = min(gemmMC, (m+gemmMR-1)/gemmMR*gemmMR)
-	kc = min(gemmKC, max(k, 1))
+// blocks is gemmBlocks with p's blocks; fused: the column blocks of a
+// product that packs its rhs as it reads it (NCFew).
+func (p gemmParams) blocks(m, k, n int64, fused bool) (mc, kc, nc int64) {
+	ncMax := p.NC
+	if fused {
+		ncMax = p.NCFew
+	}
+	return gemmBlocksOf(m, k, n, p.MC, p.KC, ncMax)
+}
+
+// gemmBlocksOf is gemmBlocks with blocks of at most mcMax x kcMax (lhs)
+// and kcMax x ncMax (rhs).
+func gemmBlocksOf(m, k, n, mcMax, kcMax, ncMax int64) (mc, kc, nc int64) {
+	mc = min(mcMax, (m+gemmMR-1)/gemmMR*gemmMR)
+	kc = min(kcMax, max(k, 1))
 	nJC := max((n+ncMax-1)/ncMax, 1)
 	nc = ((n+nJC-1)/nJC + gemmNR - 1) / gemmNR * gemmNR
 	return max(mc, gemmMR), kc, max(nc, gemmNR)
@@ -409,7 +423,7 @@ func (k *kfn) gemmBlock(a gemmOperand, c gemmC, ap, bp, tile, m0, mEnd, mcur, n0
 			return nil
 		})
 	}
-	if !k.g.wide {
+	if !k.g.wideTile() {
 		cols(tileAVX2, panels, 0)
 		return
 	}
@@ -435,9 +449,9 @@ type gemmFuse struct {
 	src      func(n, kk value.Value) value.Value // &rhs(n, kk)
 }
 
-// gemmFuseAhead is how many steps ahead the micro-kernel asks for the rows
-// it reads in place (8, 16 and 32 measured level).
-const gemmFuseAhead = 16
+// wideTile reports whether the blocked product's main tile is AVX-512's
+// 6 x 32 (gemmParams.Tile), else AVX2's 6 x 16.
+func (g *gen) wideTile() bool { return g.wide && g.gemm.Tile == 2*gemmNR }
 
 // gemmPackFused packs the panels of the rhs block that the micro-kernel
 // will not pack as it reads them, and returns the gemmFuse that has it pack
@@ -452,7 +466,7 @@ func (k *kfn) gemmPackFused(bp value.Value, rhs gemmOperand, i0, end, ncur, k0, 
 // packs: the full panels, rounded down to whole tiles of the main kind.
 func (k *kfn) gemmFusedPanels(ncur value.Value) value.Value {
 	per := tileAVX2.panels
-	if k.g.wide {
+	if k.g.wideTile() {
 		per = tileWide.panels
 	}
 	return k.cur.NewMul(k.cur.NewSDiv(ncur, ci(gemmNR*per)), ci(per))
@@ -494,11 +508,11 @@ func (k *kfn) gemmColumn(t gemmTile, a gemmOperand, c gemmC, ap, bp, tile, m0, m
 		k.ifElse(inPlace, func() {
 			run(func(p, kk value.Value) value.Value {
 				col := k.cur.NewAdd(nt, k.cur.NewMul(p, ci(gemmNR)))
-				// The row gemmFuseAhead steps below, or past the slice's
+				// The row gemmParams.Ahead steps below, or past the slice's
 				// end the next tile's: each step reads a new row (a new
 				// page when the rhs is wide), which the hardware does not
 				// fetch ahead.
-				ahead := k.cur.NewAdd(kk, ci(gemmFuseAhead))
+				ahead := k.cur.NewAdd(kk, ci(k.g.gemm.Ahead))
 				wrap := k.cur.NewICmp(enum.IPredSGE, ahead, kc)
 				pcol := k.cur.NewAdd(col, k.cur.NewSelect(wrap, ci(t.cols()), ci(0)))
 				prow := k.cur.NewSub(ahead, k.cur.NewSelect(wrap, kc, ci(0)))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,6 +34,15 @@ func BenchmarkGemm(b *testing.B) {
 		b.Run(fmt.Sprintf("%dx%dx%d/avx2-tiles", s[0], s[1], s[2]), func(b *testing.B) {
 			gemmBench{m: s[0], k: s[1], n: s[2], avx2: true}.run(b)
 		})
+	}
+	// This host's GEMM candidates (gemm_tune.go), each on all cores: what
+	// the calibration times, to read at leisure.
+	for _, s := range [][3]int64{{1024, 1024, 1024}, {64, 1024, 4096}} {
+		for _, p := range gemmCandidates(readGemmHost()) {
+			b.Run(fmt.Sprintf("candidate/%dx%dx%d/%s", s[0], s[1], s[2], strings.ReplaceAll(p.String(), " ", ",")), func(b *testing.B) {
+				gemmBench{m: s[0], k: s[1], n: s[2], gemm: p}.run(b)
+			})
+		}
 	}
 	// The MLP's layers with their weights from memory, as in bench/cpu
 	// (its two weights, 32 MiB, do not stay in this machine's L3): each
@@ -78,6 +88,7 @@ type gemmBench struct {
 	rhsT, avx2 bool
 	copies     int
 	wdt        string
+	gemm       gemmParams // the blocked product's parameters; zero: the hand-tuned ones
 }
 
 func (g gemmBench) run(b *testing.B) {
@@ -89,6 +100,9 @@ func (g gemmBench) run(b *testing.B) {
 	}
 	if g.avx2 {
 		be.wide = false
+	}
+	if g.gemm != (gemmParams{}) {
+		be.gemm = fixedGemm(g.gemm)
 	}
 	src := fmt.Sprintf("func @mm(%%a: f32[%d,%d], %%b: f32[%d,%d]) -> f32[%d,%d] {\n  %%c = matmul %%a, %%b : f32[%d,%d]\n  return %%c\n}\n",
 		m, k, k, n, m, n, m, n)

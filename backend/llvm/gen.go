@@ -29,10 +29,12 @@ type gen struct {
 	// values in its 32 vector registers; without it each is two AVX2
 	// halves, and a tile of sixteen of them would spill.
 	wide bool
+	// gemm: the blocked product's parameters (gemm_tune.go).
+	gemm gemmParams
 }
 
 func newGen(wide bool) *gen {
-	return &gen{m: lir.NewModule(), decls: map[string]*lir.Func{}, wide: wide}
+	return &gen{m: lir.NewModule(), decls: map[string]*lir.Func{}, wide: wide, gemm: staticGemm(wide)}
 }
 
 // declare returns the external function name (an intrinsic or libm),

@@ -118,12 +118,20 @@ type planner struct {
 type target struct {
 	wide    bool // the CPU has AVX-512 (gen.wide)
 	threads int  // the parts a kernel call is split into (Options.Threads)
+	// gemm: the blocked product's tile, blocks and prefetch distance
+	// (gemm_tune.go); the zero value is staticGemm(wide).
+	gemm gemmParams
 }
 
 // newPlan builds the plan of f in m for tgt, generating kernels into a new
 // module; donate lists the parameters the caller may donate (donate.go).
 func newPlan(m *ir.Module, f *ir.Func, tgt target, donate ...int) (*plan, error) {
-	pl := &planner{m: m, tgt: tgt, p: &plan{gen: newGen(tgt.wide), generated: map[ir.Op]int{}, fallback: map[ir.Op]int{}},
+	if tgt.gemm == (gemmParams{}) {
+		tgt.gemm = staticGemm(tgt.wide)
+	}
+	g := newGen(tgt.wide)
+	g.gemm = tgt.gemm
+	pl := &planner{m: m, tgt: tgt, p: &plan{gen: g, generated: map[ir.Op]int{}, fallback: map[ir.Op]int{}},
 		epis: map[*ir.Instr]*dotEpilogue{}, synthetic: map[*ir.Instr]bool{}, inplace: inplaceUpdates(f, donate),
 		raggedT: map[*ir.Instr]*ir.Value{}, reshaped: map[*ir.Instr]map[int]*ir.Value{},
 		narrowSrc: map[*ir.Value]*ir.Value{}, owned: map[*ir.Value]bool{}, donated: map[*ir.Value]bool{}}

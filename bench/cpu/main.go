@@ -9,10 +9,14 @@
 //   - layernorm: layer_norm over 4096x4096;
 //   - matmul: 1024x1024x1024.
 //
+// and then, unless -skip-prefill, a prefill's products x · Wᵀ (512 x 1024 by
+// weights stored 3072 x 1024 and 151936 x 1024) against MKL and OpenBLAS.
+//
 // Peers: XLA:CPU running the StableHLO that tpucc build emits, ONNX Runtime
 // on the same computation built with the onnx package (its result is compared
-// with tpucc's), numpy's OpenBLAS sgemm for the matmul, and the reference
-// executor. Limits (bench/limits): the FMA peak and the STREAM bandwidth,
+// with tpucc's), numpy's OpenBLAS sgemm for the matmul, MKL (torch.matmul,
+// from .venv-hf: mkl.go) for the matmul and the prefill products, and the
+// reference executor. Limits (bench/limits): the FMA peak and the STREAM bandwidth,
 // measured once at the start and again in every round of the chain and the
 // matmul, as one more peer: their fractions are the medians of the rounds'.
 // Times are medians of -repeat runs after a warm-up (each side warms up in
@@ -23,7 +27,7 @@
 // (this machine's speed drifts).
 //
 //	make bench-cpu        (creates .venv-bench, then runs this)
-//	go run ./bench/cpu [-backend NAME] [-repeat 10] [-rounds 5] [-skip-peers] [-skip-reference] [-steps N]
+//	go run ./bench/cpu [-backend NAME] [-repeat 10] [-rounds 5] [-skip-peers] [-skip-reference] [-skip-prefill] [-steps N]
 //	                   [-only chain,matmul] [-fresh-results] [-compare-into]
 //
 // The chain writes its result into one storage handed back every run
@@ -37,9 +41,11 @@
 //
 // The last line is, exactly,
 //
-//	bench-cpu: mlp_vs_xla=R mlp_vs_ort=R block_vs_xla=R block_vs_ort=R chain_of_stream=F matmul_of_peak=F
+//	bench-cpu: mlp_vs_xla=R mlp_vs_ort=R block_vs_xla=R block_vs_ort=R chain_of_stream=F matmul_of_peak=F matmul_vs_mkl=M
 //
-// R = tpucc's time / the peer's; F = the fraction of the measured limit.
+// R = tpucc's time / the peer's; F = the fraction of the measured limit;
+// M = MKL's time / tpucc's for the 1024³ matmul (above 1: tpucc is faster;
+// NaN when .venv-hf, where torch is, is missing).
 package main
 
 import (
@@ -67,6 +73,7 @@ var (
 	// side-by-side comparisons.
 	freshResults = flag.Bool("fresh-results", false, "time the chain with a new result per run (Run) instead of one storage handed back (RunInto)")
 	compare      = flag.Bool("compare-into", false, "only compare Run and RunInto on the -only workloads (default chain), alternating run by run")
+	skipPrefill  = flag.Bool("skip-prefill", false, "leave out the prefill products (512x1024x3072, 512x1024x151936) against MKL and OpenBLAS")
 )
 
 func main() {
@@ -92,12 +99,12 @@ func main() {
 	defer limits.Done()
 	fmt.Printf("machine: f32 FMA peak %.0f GFLOP/s, STREAM bandwidth %.1f GB/s (bench/limits, all cores)\n", lim.FMAPeak/1e9, lim.Bandwidth/1e9)
 	fmt.Printf("tpucc backend: %s\n\n", name)
-	fmt.Printf("%-10s %12s %12s %12s %12s %12s  %s\n", "workload", "tpucc", "XLA:CPU", "ORT", "sgemm", "reference", "tpucc vs ORT result")
+	fmt.Printf("%-10s %12s %12s %12s %12s %12s %12s  %s\n", "workload", "tpucc", "XLA:CPU", "ORT", "sgemm", "MKL", "reference", "tpucc vs ORT result")
 	times := map[string]row{}
 	for _, w := range workloads() {
 		r := measure(w, name)
 		times[w.name] = r
-		fmt.Printf("%-10s %12s %12s %12s %12s %12s  %s\n", w.name, ms(r.tpucc), ms(r.xla), ms(r.ort), ms(r.sgemm), ms(r.reference), r.agreement)
+		fmt.Printf("%-10s %12s %12s %12s %12s %12s %12s  %s\n", w.name, ms(r.tpucc), ms(r.xla), ms(r.ort), ms(r.sgemm), ms(r.mkl), ms(r.reference), r.agreement)
 	}
 	for _, w := range workloads() {
 		r := times[w.name]
@@ -105,7 +112,13 @@ func main() {
 		if len(r.vsXLA) > 0 {
 			fmt.Printf("; tpucc/XLA %s; tpucc/ORT %s", list(r.vsXLA), list(r.vsORT))
 		}
+		if len(r.vsMKL) > 0 {
+			fmt.Printf("; MKL/tpucc %s", list(r.vsMKL))
+		}
 		fmt.Println()
+	}
+	if !*skipPrefill {
+		printPrefill(measurePrefill(name))
 	}
 	chain, mm := times["chain"], times["matmul"]
 	ofStream := fractions(chain, func(l limits.Limits) float64 { return chainBytes / l.Bandwidth })
@@ -115,10 +128,10 @@ func main() {
 		list(scale(pick(mm.lims, func(l limits.Limits) float64 { return l.FMAPeak }), 1e-9)))
 	fmt.Printf("chain: %.1f GB/s moved (of STREAM per round: %s); matmul: %.1f GFLOP/s (of the FMA peak per round: %s)\n",
 		chainBytes/chain.tpucc/1e9, list(ofStream), matmulFLOPs/mm.tpucc/1e9, list(ofPeak))
-	fmt.Printf("bench-cpu: mlp_vs_xla=%.3f mlp_vs_ort=%.3f block_vs_xla=%.3f block_vs_ort=%.3f chain_of_stream=%.3f matmul_of_peak=%.3f\n",
+	fmt.Printf("bench-cpu: mlp_vs_xla=%.3f mlp_vs_ort=%.3f block_vs_xla=%.3f block_vs_ort=%.3f chain_of_stream=%.3f matmul_of_peak=%.3f matmul_vs_mkl=%.3f\n",
 		median(times["mlp"].vsXLA), median(times["mlp"].vsORT),
 		median(times["block"].vsXLA), median(times["block"].vsORT),
-		median(ofStream), median(ofPeak))
+		median(ofStream), median(ofPeak), median(mm.vsMKL))
 }
 
 // fractions are a workload's fractions of a limit, one per round: the
@@ -150,11 +163,12 @@ const (
 // row is one workload's times in seconds (0: not measured), and the rounds'
 // ratios of tpucc's time to XLA's and to ONNX Runtime's.
 type row struct {
-	tpucc, xla, ort, sgemm, reference float64
-	vsXLA, vsORT                      []float64
-	rounds                            []float64       // tpucc's median time in each round
-	lims                              []limits.Limits // the machine's limits in each round (ofLimit)
-	agreement                         string
+	tpucc, xla, ort, sgemm, mkl, reference float64
+	vsXLA, vsORT                           []float64
+	vsMKL                                  []float64       // MKL's time / tpucc's, per round
+	rounds                                 []float64       // tpucc's median time in each round
+	lims                                   []limits.Limits // the machine's limits in each round (ofLimit)
+	agreement                              string
 }
 
 // median of v; NaN when empty (peers skipped).

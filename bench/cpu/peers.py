@@ -8,6 +8,11 @@
       N times, and prints {"median_s": ...}. --out saves the result for comparison.
   peers.py sgemm N [--repeat R]
       numpy's float32 matmul of two NxN matrices (OpenBLAS sgemm): {"median_s": ...}.
+  peers.py gemm M K N [--rhs-t] [--repeat R]
+      numpy's float32 matmul of M x K by K x N (with --rhs-t, by the transpose of an N x K
+      matrix: a Hugging Face weight): {"median_s": ...}.
+
+MKL, the other sgemm peer, is torch's and runs from .venv-hf: bench/cpu/mkl.py.
 """
 
 import argparse
@@ -161,6 +166,18 @@ def cmd_sgemm(args):
     print(json.dumps({"median_s": timed(lambda: a @ b, args.repeat)}))
 
 
+def cmd_gemm(args):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((args.m, args.k), dtype=np.float32)
+    if args.rhs_t:
+        w = rng.standard_normal((args.n, args.k), dtype=np.float32)
+        fn = lambda: a @ w.T  # noqa: E731  (sgemm with the rhs transposed)
+    else:
+        b = rng.standard_normal((args.k, args.n), dtype=np.float32)
+        fn = lambda: a @ b  # noqa: E731
+    print(json.dumps({"median_s": timed(fn, args.repeat)}))
+
+
 def main(argv):
     p = argparse.ArgumentParser(prog="peers.py")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -173,8 +190,13 @@ def main(argv):
     s = sub.add_parser("sgemm")
     s.add_argument("n", type=int)
     s.add_argument("--repeat", type=int, default=5)
+    m = sub.add_parser("gemm")
+    for d in "mkn":
+        m.add_argument(d, type=int)
+    m.add_argument("--rhs-t", action="store_true")
+    m.add_argument("--repeat", type=int, default=5)
     args = p.parse_args(argv)
-    {"ort": cmd_ort, "sgemm": cmd_sgemm}[args.cmd](args)
+    {"ort": cmd_ort, "sgemm": cmd_sgemm, "gemm": cmd_gemm}[args.cmd](args)
 
 
 if __name__ == "__main__":

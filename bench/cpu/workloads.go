@@ -152,7 +152,8 @@ func measure(w workload, name string) row {
 				rr.ort = peer(append([]string{"bench/cpu/peers.py", "ort", w.name, "--repeat", rep, "--out", ortOut}, inputs...))
 			})
 		if w.name == "matmul" {
-			steps = append(steps, func(rr *row) { rr.sgemm = peer([]string{"bench/cpu/peers.py", "sgemm", "1024", "--repeat", rep}) })
+			steps = append(steps, func(rr *row) { rr.sgemm = peer([]string{"bench/cpu/peers.py", "sgemm", "1024", "--repeat", rep}) },
+				func(rr *row) { rr.mkl = mklPeer(1024, 1024, 1024, false, *repeat) })
 		}
 	}
 	if w.ofLimit {
@@ -197,6 +198,12 @@ func combine(r row, rounds []row) row {
 	r.xla = med(func(x row) float64 { return x.xla })
 	r.ort = med(func(x row) float64 { return x.ort })
 	r.sgemm = med(func(x row) float64 { return x.sgemm })
+	r.mkl = med(func(x row) float64 { return x.mkl })
+	for _, rr := range rounds {
+		if rr.mkl > 0 {
+			r.vsMKL = append(r.vsMKL, rr.mkl/rr.tpucc)
+		}
+	}
 	for _, rr := range rounds {
 		r.lims = append(r.lims, rr.lims...)
 	}
