@@ -10,7 +10,8 @@
 //
 // Peers and limits in the same run: XLA:CPU on the dense program, the
 // roofline of the routed layer (FLOPs of the routed rows at the FMA peak,
-// expert weights actually read at the measured memory bandwidth), and for
+// expert weights actually read at the memory bandwidth, both measured
+// again right after the routed runs), and for
 // TPU v5e and v6e the cost model's time of dense and routed next to XLA:TPU's
 // own cost analysis (libtpu's compile-only path, tools/xlacheck).
 //
@@ -74,7 +75,6 @@ func main() {
 		{name: "gemma4", H: 2816, F: 704, E: 128, K: 8},
 	}
 	lim, err := limits.Measure()
-	limits.Done()
 	check(err)
 	bw, peak := lim.Bandwidth, lim.FMAPeak
 	fmt.Printf("machine: memory bandwidth %.1f GB/s (STREAM triad), f32 FMA peak %.0f GFLOP/s (vector FMA chains), all cores; bench/limits\n\n", bw/1e9, peak/1e9)
@@ -108,6 +108,7 @@ func main() {
 			}
 		}
 	}
+	limits.Done()
 	fmt.Printf("bench-moe: qwen3_prefill_speedup=%.2f gemma4_prefill_speedup=%.2f qwen3_decode_of_bound=%.3f gemma4_decode_of_bound=%.3f max_rel_err=%.2e qwen3_decode_b1_of_bound=%.3f gemma4_decode_b1_of_bound=%.3f\n",
 		res["qwen3_prefill_speedup"], res["gemma4_prefill_speedup"], res["qwen3_decode_of_bound"], res["gemma4_decode_of_bound"], maxErr,
 		res["qwen3_decode_b1_of_bound"], res["gemma4_decode_b1_of_bound"])
@@ -135,6 +136,13 @@ func runShape(s shape, phase string, bw, peak float64) result {
 	var yDense, yRouted []float64
 	r.dense, yDense = timeRun(dense, args)
 	r.routed, yRouted = timeRun(routed, args)
+	// The limits again, beside the routed runs: on a shared machine the
+	// bandwidth moves by tens of percent from one minute to the next, and a
+	// bound from the start of the run compared two different minutes.
+	l, err := limits.Again()
+	check(err)
+	fmt.Printf("  limits beside the routed runs: STREAM %.1f GB/s, FMA peak %.0f GFLOP/s (at the start: %.1f, %.0f)\n", l.Bandwidth/1e9, l.FMAPeak/1e9, bw/1e9, peak/1e9)
+	bw, peak = l.Bandwidth, l.FMAPeak
 	r.relErr = relErr(yRouted, yDense)
 	rows := float64(s.T * s.K)
 	flops := 2 * rows * float64(s.H*s.F*3)
