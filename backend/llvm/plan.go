@@ -99,8 +99,9 @@ type planner struct {
 	// raggedT are the ragged_dots whose rhs is a transpose [0,2,1] of the
 	// value given, which they read as it is stored (ragged.go).
 	raggedT map[*ir.Instr]*ir.Value
-	// reshaped are the dot_general operands that are a reshape of a value
-	// in memory, which the kernel reads in place (reshapedOperand).
+	// reshaped are the dot_general operands (and those of fusions that
+	// only products read) that are a reshape, copy or narrow convert of a
+	// value in memory, which the kernel reads in place (reshapedOperand).
 	reshaped map[*ir.Instr]map[int]*ir.Value
 	// narrowSrc maps the result of each f32 convert of an f16/bf16 value
 	// that is not planned to that value, which the products read and
@@ -296,7 +297,7 @@ func inlinable(in *ir.Instr) bool {
 		}
 	}
 	for _, x := range body.Instrs[:n-1] {
-		if !isExpr(x) {
+		if !isExpr(x) && !narrowDot(x) {
 			return false
 		}
 	}
@@ -566,12 +567,11 @@ func (pl *planner) reshapedOperand(in *ir.Instr, i int, defs map[*ir.Value]*ir.I
 	if in.Op != ir.OpDotGeneral || !floatStatic(in) { // else the reference runs it
 		return nil
 	}
-	r := defs[in.Args[i]]
-	if r == nil || r.Op != ir.OpReshape {
+	x, moved := operandSource(in.Args[i], defs, narrowDot(in))
+	if x == nil {
 		return nil
 	}
-	x := r.Args[0]
-	if s, ok := env[x]; ok && pl.p.slots[s].kind == slotParam {
+	if s, ok := env[x]; ok && moved && pl.p.slots[s].kind == slotParam {
 		return nil
 	}
 	return x
