@@ -64,6 +64,9 @@ type Backend struct {
 	// wide: kernels may use AVX-512's 16-float vectors (gen.wide): the
 	// CPU has avx512f. Tests set it either way.
 	wide bool
+	// bf16 is how products of two bf16 operands run (bf16dot.go): from
+	// the CPU flags; tests set it either way.
+	bf16 bf16Unit
 	// CacheWarning says why the configured cache directory was refused and
 	// a fallback one (CacheDir) is used instead; "" when it is used.
 	CacheWarning string
@@ -86,7 +89,7 @@ func Open(o Options) (*Backend, error) {
 	if c == nil {
 		return nil, cerr
 	}
-	b := &Backend{tc: tc, cache: c, threads: o.Threads, wide: hasFlag(tc.features, "avx512f")}
+	b := &Backend{tc: tc, cache: c, threads: o.Threads, wide: hasFlag(tc.features, "avx512f"), bf16: hostBF16(tc.features)}
 	if cerr != nil {
 		b.CacheWarning = cerr.Error()
 	}
@@ -163,7 +166,7 @@ func (b *Backend) compileDonating(m *ir.Module, f *ir.Func, expect *backend.Nati
 	}
 	var times BuildTimes
 	t0 := time.Now()
-	p, err := newPlan(m, f, target{wide: b.wide, threads: b.threads}, donate...)
+	p, err := newPlan(m, f, target{wide: b.wide, threads: b.threads, bf16: b.bf16}, donate...)
 	if err != nil {
 		return nil, err
 	}

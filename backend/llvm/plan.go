@@ -114,8 +114,9 @@ type planner struct {
 
 // target is what a plan may assume of the machine that runs it.
 type target struct {
-	wide    bool // the CPU has AVX-512 (gen.wide)
-	threads int  // the parts a kernel call is split into (Options.Threads)
+	wide    bool     // the CPU has AVX-512 (gen.wide)
+	threads int      // the parts a kernel call is split into (Options.Threads)
+	bf16    bf16Unit // how bf16 × bf16 products run (bf16dot.go)
 }
 
 // newPlan builds the plan of f in m for tgt, generating kernels into a new
