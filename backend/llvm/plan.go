@@ -455,11 +455,21 @@ func (pl *planner) readInPlace(reshapes []reshapeUse, defs map[*ir.Value]*ir.Ins
 	return views
 }
 
+// exprOp names the expression v for reports: its op, or, when v binds an
+// opened fusion's result (a synthetic copy), the op of what it binds.
+func (pl *planner) exprOp(v *ir.Value, defs map[*ir.Value]*ir.Instr) ir.Op {
+	d := defs[v]
+	for pl.synthetic[d] && defs[d.Args[0]] != nil {
+		d = defs[d.Args[0]]
+	}
+	return d.Op
+}
+
 // loopKernel materialises the expression v into a new slot.
 func (pl *planner) loopKernel(v *ir.Value, env map[*ir.Value]int, defs map[*ir.Value]*ir.Instr) error {
 	out := pl.newSlot(slot{typ: v.Type})
 	k := pl.p.gen.newKernel()
-	st := step{kind: stepKernel, name: k.name, bufs: []int{out}, outs: 1, what: "loop " + defs[v].Op.String(), fine: true}
+	st := step{kind: stepKernel, name: k.name, bufs: []int{out}, outs: 1, what: "loop " + pl.exprOp(v, defs).String(), fine: true}
 	e := &expr{k: k, defs: defs, memo: map[string]value.Value{}, bufs: map[*ir.Value]int{}}
 	e.leaf = func(x *ir.Value) (int, bool) {
 		s, ok := env[x]
