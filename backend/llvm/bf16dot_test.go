@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
@@ -161,6 +162,46 @@ func TestHostBF16(t *testing.T) {
 	} {
 		if got := hostBF16(flags); got != want {
 			t.Errorf("hostBF16(%q) = %d, want %d", flags, got, want)
+		}
+	}
+}
+
+// BenchmarkBF16Dot: x [M,K] times w [N,K] (a weight as Hugging Face
+// stores it) with f32 operands, bf16 operands widened to f32 FMAs, and
+// bf16 operands on vdpbf16ps (skipped without avx512_bf16), an f32 result
+// each; best-GFLOP/s is the fastest run (the machine is shared).
+//
+//	go test ./backend/llvm -run '^$' -bench BF16Dot -benchtime 20x
+func BenchmarkBF16Dot(b *testing.B) {
+	for _, s := range [][3]int64{{1024, 1024, 1024}, {512, 1024, 3072}, {1, 1024, 3072}} {
+		for _, v := range []struct {
+			name string
+			dt   string
+			unit bf16Unit
+		}{{"f32", "f32", bf16Widen}, {"bf16-widen", "bf16", bf16Widen}, {"bf16-avx512", "bf16", bf16AVX512}} {
+			b.Run(fmt.Sprintf("%s/%dx%dx%d", v.name, s[0], s[1], s[2]), func(b *testing.B) {
+				if v.unit == bf16AVX512 && hostBF16(cpuFeatures()) != bf16AVX512 {
+					b.Skip("this CPU has no avx512_bf16")
+				}
+				be := testBackend(b)
+				be.bf16 = v.unit
+				src := strings.ReplaceAll(bf16DotSrc(0, s[0], s[1], s[2], "f32", false), "bf16", v.dt)
+				_, f, x := compileSrc(b, be, src)
+				args := cpu.RandomInputs(f, 1)
+				x.Run(args)
+				b.ResetTimer()
+				best := time.Duration(math.MaxInt64)
+				for range b.N {
+					t0 := time.Now()
+					if _, err := x.Run(args); err != nil {
+						b.Fatal(err)
+					}
+					best = min(best, time.Since(t0))
+				}
+				flop := float64(2 * s[0] * s[1] * s[2])
+				b.ReportMetric(flop*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "GFLOP/s")
+				b.ReportMetric(flop/float64(best.Nanoseconds()), "best-GFLOP/s")
+			})
 		}
 	}
 }
