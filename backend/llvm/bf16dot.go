@@ -158,9 +158,11 @@ func (t bf16Tiles) tile(m0 value.Value, rows int64, n0 value.Value, cols int64) 
 		}
 		return next
 	})
+	sums := k.laneSums(acc)
 	for r := range xRow {
 		for c := range wRow {
-			s := k.hsum(k.cur.NewFAdd(k.half8(acc[int64(r)*cols+int64(c)], 0), k.half8(acc[int64(r)*cols+int64(c)], 1)))
+			i := int64(r)*cols + int64(c)
+			s := k.cur.NewExtractElement(sums[i/16], constant.NewInt(types.I32, i%16))
 			tail := k.loop(ci(d.K/bf16DotStep*bf16DotStep), ci(d.K), []value.Value{s}, func(kk value.Value, a []value.Value) []value.Value {
 				p := k.cur.NewFMul(t.x.load(k.cur.NewAdd(xRow[r], kk)), t.w.load(k.cur.NewAdd(wRow[c], kk)))
 				return []value.Value{k.cur.NewFAdd(a[0], p)}
@@ -183,4 +185,53 @@ func (t bf16Tiles) pairs(b fbuf, idx value.Value) value.Value {
 	l := k.cur.NewLoad(v16i32, ptr)
 	l.Align = 2
 	return l
+}
+
+// laneSums sums each of vs (16-lane vectors) across its lanes: lane j%16
+// of vector j/16 of the result holds vs[j]'s sum. Sixteen vectors take 15
+// pairwise steps of two shuffles and an add (a tree over the lanes), where
+// summing each alone took 16 extracts and 15 adds apiece: at K = 1024 that
+// was as much work as a third of the tile's products.
+func (k *kfn) laneSums(vs []value.Value) []value.Value {
+	var out []value.Value
+	for at := 0; at < len(vs); at += 16 {
+		group := vs[at:min(at+16, len(vs))]
+		n := 1
+		for n < len(group) {
+			n *= 2
+		}
+		level := append([]value.Value{}, group...)
+		for len(level) < n {
+			level = append(level, constant.NewZeroInitializer(v16))
+		}
+		// Pair neighbours until one vector holds every sum over 16/n lanes,
+		// then fold that vector onto itself until each sum is one lane.
+		for len(level) > 1 {
+			var next []value.Value
+			for i := 0; i < len(level); i += 2 {
+				next = append(next, k.pairSums(level[i], level[i+1]))
+			}
+			level = next
+		}
+		v := level[0]
+		for w := 16 / n; w > 1; w /= 2 {
+			v = k.pairSums(v, v)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// pairSums is a's neighbouring lanes added in lanes 0-7 and b's in lanes
+// 8-15: lane i < 8 is a[2i]+a[2i+1], lane 8+i is b[2i]+b[2i+1].
+func (k *kfn) pairSums(a, b value.Value) value.Value {
+	even, odd := make([]constant.Constant, 16), make([]constant.Constant, 16)
+	for i := range even {
+		even[i] = constant.NewInt(types.I32, int64(2*i))
+		odd[i] = constant.NewInt(types.I32, int64(2*i+1))
+	}
+	mask := func(c []constant.Constant) constant.Constant {
+		return constant.NewVector(types.NewVector(16, types.I32), c...)
+	}
+	return k.cur.NewFAdd(k.cur.NewShuffleVector(a, b, mask(even)), k.cur.NewShuffleVector(a, b, mask(odd)))
 }
