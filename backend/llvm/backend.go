@@ -67,6 +67,9 @@ type Backend struct {
 	// gemm chooses the blocked product's parameters for this host
 	// (gemm_calibrate.go).
 	gemm *gemmTuner
+	// bf16 is how products of two bf16 operands run (bf16dot.go): from
+	// the CPU flags; tests set it either way.
+	bf16 bf16Unit
 	// CacheWarning says why the configured cache directory was refused and
 	// a fallback one (CacheDir) is used instead; "" when it is used.
 	CacheWarning string
@@ -93,7 +96,7 @@ func Open(o Options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{tc: tc, cache: c, threads: o.Threads, wide: hasFlag(tc.features, "avx512f"), gemm: gt}
+	b := &Backend{tc: tc, cache: c, threads: o.Threads, wide: hasFlag(tc.features, "avx512f"), gemm: gt, bf16: hostBF16(tc.features)}
 	if cerr != nil {
 		b.CacheWarning = cerr.Error()
 	}
@@ -183,7 +186,7 @@ func (b *Backend) compileWith(m *ir.Module, f *ir.Func, expect *backend.NativeCo
 	}
 	var times BuildTimes
 	t0 := time.Now()
-	p, err := newPlan(m, f, target{wide: b.wide, threads: b.threads, gemm: gp}, donate...)
+	p, err := newPlan(m, f, target{wide: b.wide, threads: b.threads, gemm: gp, bf16: b.bf16}, donate...)
 	if err != nil {
 		return nil, err
 	}

@@ -68,7 +68,7 @@ func (pl *planner) newKernelStep(in *ir.Instr, env map[*ir.Value]int) (*kfn, ste
 	}
 	for i, a := range in.Args {
 		if x := pl.reshaped[in][i]; x != nil {
-			a = x // read in place (reshapedOperand)
+			a = x // read in place (reshapedOperand), maybe at its own width
 		}
 		if x := pl.narrowSrc[a]; x != nil {
 			a = x // read at its own width (deferNarrow)

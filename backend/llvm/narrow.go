@@ -83,16 +83,71 @@ func narrowRaggedT(u *ir.Instr, body []*ir.Instr, at map[*ir.Instr]int, users ma
 }
 
 // dotShape is in's shape as its kernel reads it: an operand read at its
-// own width (deferNarrow) has that dtype.
+// own width (deferNarrow, or through a convert operandSource followed) has
+// that dtype.
 func (pl *planner) dotShape(in *ir.Instr) dotShape {
 	d := analyseDot(in)
-	if x := pl.narrowSrc[in.Args[0]]; x != nil {
+	if x := pl.operandRead(in, 0); x != nil {
 		d.lhs.dt = x.Type.DType
 	}
-	if x := pl.narrowSrc[in.Args[1]]; x != nil {
+	if x := pl.operandRead(in, 1); x != nil {
 		d.rhs.dt = x.Type.DType
 	}
 	return d
+}
+
+// operandRead is the value whose memory in's kernel reads for operand i
+// when that is not the operand itself, else nil.
+func (pl *planner) operandRead(in *ir.Instr, i int) *ir.Value {
+	if x := pl.reshaped[in][i]; x != nil {
+		return x
+	}
+	return pl.narrowSrc[in.Args[i]]
+}
+
+// A loop over stacked bf16 weights reads layer i's weight as
+// convert(reshape(dynamic_slice(W, i, 0, 0))), the reshape and convert a
+// loop fusion of their own, and a product that takes an epilogue (a
+// residual add, an activation) sits in an output fusion. deferNarrow sees
+// neither: the convert is not an instruction of the function's body, and
+// the fusion's operand is the converted weight, which was materialised as
+// f32 on every trip: a Qwen3-0.6B-shaped decode step read each weight as
+// bf16, wrote it as f32 and read that again, slower than f32 weights.
+// operandSource sees through those expressions to the value in memory (or
+// the contiguous slice a view reads, view.go), which the product reads at
+// its own width.
+
+// operandSource follows v back through the expressions a product may
+// read through in place: copies (an opened fusion's bindings), one
+// reshape (row-major: the elements do not move) and, when narrow (the
+// product widens narrow operands), one f32 convert of an f16/bf16 value.
+// It returns the value reached (nil when it followed nothing) and whether
+// a reshape or convert was followed, not copies alone.
+func operandSource(v *ir.Value, defs map[*ir.Value]*ir.Instr, narrow bool) (*ir.Value, bool) {
+	x, reshaped, converted := v, false, false
+	for d := defs[x]; d != nil; d = defs[x] {
+		plain := d.Results[0].Type.Layout == nil && d.Args[0].Type.Layout == nil
+		switch {
+		case d.Op == ir.OpCopy:
+		case d.Op == ir.OpReshape && !reshaped && plain:
+			reshaped = true
+		case d.Op == ir.OpConvert && narrow && !converted && plain &&
+			d.Results[0].Type.DType == ir.F32 && d.Args[0].Type.DType != ir.F32 && wideable(d.Args[0].Type.DType):
+			converted = true
+		default:
+			return source(x, v), reshaped || converted
+		}
+		x = d.Args[0]
+	}
+	return source(x, v), reshaped || converted
+}
+
+// source is x, or nil when it is v itself.
+func source(x, v *ir.Value) *ir.Value {
+	if x == v {
+		return nil
+	}
+	return x
 }
 
 // wideable reports whether a product's kernel reads operands of dt: f32,

@@ -18,6 +18,7 @@ import (
 // the numbers are the reference executor's.
 func TestNarrowOperands(t *testing.T) {
 	b := testBackend(t)
+	b.bf16 = bf16Widen // the widening kernels on every host (bf16dot_test.go has vdpbf16ps)
 	for _, c := range []struct {
 		name           string
 		m, k, n        int64
@@ -78,6 +79,7 @@ func TestNarrowOperands(t *testing.T) {
 // kernels as converted operands, with the reference executor's numbers.
 func TestNarrowDirect(t *testing.T) {
 	b := testBackend(t)
+	b.bf16 = bf16Widen
 	for _, c := range []struct {
 		m     int64
 		steps string
@@ -134,4 +136,67 @@ func TestNarrowAcrossGroups(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNarrowStackedLoop: a loop over stacked bf16 weights as the fusion
+// pass leaves a model's layer loop: each layer's weight is a loop fusion
+// of reshape and convert of a dynamic_slice, and a product with an
+// epilogue sits in an output fusion. The products read the weights where
+// they are, bf16 (operandSource): no step copies or converts them, for
+// the product in the output fusion too; the numbers are the reference
+// executor's.
+func TestNarrowStackedLoop(t *testing.T) {
+	const src = `func @main(%x0: f32[2,40], %wu: bf16[3,24,40], %wd: bf16[3,40,24]) -> f32[2,40] {
+  %z = constant 0 : i32[]
+  %i, %x, %a, %b = while %z, %x0, %wu, %wd cond (%i: i32[], %x: f32[2,40], %a: bf16[3,24,40], %b: bf16[3,40,24]) {
+      %n = constant 3 : i32[]
+      %go = compare %i, %n {dir=lt}
+      return %go
+    } do (%i: i32[], %x: f32[2,40], %a: bf16[3,24,40], %b: bf16[3,40,24]) {
+      %zz = constant 0 : i32[]
+      %su = dynamic_slice %a, %i, %zz, %zz {sizes=[1,24,40]} : bf16[1,24,40]
+      %cu = fusion %su {kind=loop} : f32[24,40] (%p0: bf16[1,24,40]) {
+        %ru = reshape %p0 : bf16[24,40]
+        %c0 = convert %ru : f32[24,40]
+        return %c0
+      }
+      %t = fusion %x, %cu {kind=output} : f32[2,24] (%p1: f32[2,40], %p2: f32[24,40]) {
+        %h = dot_general %p1, %p2 {lhs_contract=[1], rhs_contract=[1]} : f32[2,24]
+        %t1 = tanh %h
+        return %t1
+      }
+      %sd = dynamic_slice %b, %i, %zz, %zz {sizes=[1,40,24]} : bf16[1,40,24]
+      %cd = fusion %sd {kind=loop} : f32[40,24] (%p3: bf16[1,40,24]) {
+        %rd = reshape %p3 : bf16[40,24]
+        %c1 = convert %rd : f32[40,24]
+        return %c1
+      }
+      %y = fusion %t, %cd, %x {kind=output} : f32[2,40] (%p4: f32[2,24], %p5: f32[40,24], %p6: f32[2,40]) {
+        %d = dot_general %p4, %p5 {lhs_contract=[1], rhs_contract=[1]} : f32[2,40]
+        %r = add %d, %p6
+        return %r
+      }
+      %one = constant 1 : i32[]
+      %i1 = add %i, %one
+      return %i1, %y, %a, %b
+    }
+  return %x
+}
+`
+	b := testBackend(t)
+	b.bf16 = bf16Widen
+	m, f, x := compileSrc(t, b, src)
+	var products []string
+	for _, st := range x.plan.steps {
+		if strings.Contains(st.what, "gemv") || strings.Contains(st.what, "dot") {
+			products = append(products, st.what)
+		}
+		if strings.Contains(st.what, "convert") || strings.Contains(st.what, "reshape") || strings.Contains(st.what, "copy") {
+			t.Errorf("step %q copies or converts a layer's weights:\n%s", st.what, x.plan)
+		}
+	}
+	if got := strings.Join(products, "; "); got != "gemv+tanh; gemv+add" {
+		t.Errorf("products %q, want %q:\n%s", got, "gemv+tanh; gemv+add", x.plan)
+	}
+	agree(t, x, m, f, cpu.RandomInputs(f, 5))
 }

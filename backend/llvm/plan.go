@@ -102,8 +102,9 @@ type planner struct {
 	// raggedT are the ragged_dots whose rhs is a transpose [0,2,1] of the
 	// value given, which they read as it is stored (ragged.go).
 	raggedT map[*ir.Instr]*ir.Value
-	// reshaped are the dot_general operands that are a reshape of a value
-	// in memory, which the kernel reads in place (reshapedOperand).
+	// reshaped are the dot_general operands (and those of fusions that
+	// only products read) that are a reshape, copy or narrow convert of a
+	// value in memory, which the kernel reads in place (reshapedOperand).
 	reshaped map[*ir.Instr]map[int]*ir.Value
 	// narrowSrc maps the result of each f32 convert of an f16/bf16 value
 	// that is not planned to that value, which the products read and
@@ -116,8 +117,9 @@ type planner struct {
 
 // target is what a plan may assume of the machine that runs it.
 type target struct {
-	wide    bool // the CPU has AVX-512 (gen.wide)
-	threads int  // the parts a kernel call is split into (Options.Threads)
+	wide    bool     // the CPU has AVX-512 (gen.wide)
+	threads int      // the parts a kernel call is split into (Options.Threads)
+	bf16    bf16Unit // how bf16 × bf16 products run (bf16dot.go)
 	// gemm: the blocked product's tile, blocks and prefetch distance
 	// (gemm_tune.go); the zero value is staticGemm(wide).
 	gemm gemmParams
@@ -312,7 +314,7 @@ func inlinable(in *ir.Instr) bool {
 		}
 	}
 	for _, x := range body.Instrs[:n-1] {
-		if !isExpr(x) {
+		if !isExpr(x) && !narrowDot(x) {
 			return false
 		}
 	}
@@ -469,11 +471,21 @@ func (pl *planner) readInPlace(reshapes []reshapeUse, defs map[*ir.Value]*ir.Ins
 	return views
 }
 
+// exprOp names the expression v for reports: its op, or, when v binds an
+// opened fusion's result (a synthetic copy), the op of what it binds.
+func (pl *planner) exprOp(v *ir.Value, defs map[*ir.Value]*ir.Instr) ir.Op {
+	d := defs[v]
+	for pl.synthetic[d] && defs[d.Args[0]] != nil {
+		d = defs[d.Args[0]]
+	}
+	return d.Op
+}
+
 // loopKernel materialises the expression v into a new slot.
 func (pl *planner) loopKernel(v *ir.Value, env map[*ir.Value]int, defs map[*ir.Value]*ir.Instr) error {
 	out := pl.newSlot(slot{typ: v.Type})
 	k := pl.p.gen.newKernel()
-	st := step{kind: stepKernel, name: k.name, bufs: []int{out}, outs: 1, what: "loop " + defs[v].Op.String(), fine: true}
+	st := step{kind: stepKernel, name: k.name, bufs: []int{out}, outs: 1, what: "loop " + pl.exprOp(v, defs).String(), fine: true}
 	e := &expr{k: k, defs: defs, memo: map[string]value.Value{}, bufs: map[*ir.Value]int{}}
 	e.leaf = func(x *ir.Value) (int, bool) {
 		s, ok := env[x]
@@ -582,12 +594,11 @@ func (pl *planner) reshapedOperand(in *ir.Instr, i int, defs map[*ir.Value]*ir.I
 	if in.Op != ir.OpDotGeneral || !floatStatic(in) { // else the reference runs it
 		return nil
 	}
-	r := defs[in.Args[i]]
-	if r == nil || r.Op != ir.OpReshape {
+	x, moved := operandSource(in.Args[i], defs, narrowDot(in))
+	if x == nil {
 		return nil
 	}
-	x := r.Args[0]
-	if s, ok := env[x]; ok && pl.p.slots[s].kind == slotParam {
+	if s, ok := env[x]; ok && moved && pl.p.slots[s].kind == slotParam {
 		return nil
 	}
 	return x
