@@ -96,6 +96,9 @@ type regionSig struct {
 // controlSigs gives the expected signature of each region of a while or
 // case, or reports the instruction's own shape errors.
 func controlSigs(in *Instr) ([]regionSig, error) {
+	if in.Op == OpSort {
+		return sortSig(in)
+	}
 	carried := make([]Type, len(in.Args))
 	for i, a := range in.Args {
 		if a == nil {
@@ -220,7 +223,7 @@ func (cc *controlCheck) instr(in *Instr, r *Block, sig regionSig, local map[int]
 		cc.bad(x.Pos, "%v", err)
 	}
 	switch {
-	case IsControl(x.Op):
+	case IsControl(x.Op) || x.Op == OpSort:
 		cc.control(x)
 	case x.Op == OpFusion || len(x.Regions) > 0:
 		cc.errs = append(cc.errs, verifyRegions(cc.m, cc.f, cc.n, x)...)

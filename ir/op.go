@@ -123,6 +123,9 @@ const (
 	// Calls of kernels outside the IR.
 	OpCustomCall
 
+	// Sort with a comparator region.
+	OpSort
+
 	numOps
 )
 
@@ -417,6 +420,13 @@ var opTable = [numOps]OpInfo{
 			"a kernel outside the IR (XLA's custom call; a Pallas kernel is @tpu_custom_call), passed through to the backend as written; " +
 			"where it cannot run, function f (the call's signature) runs instead; cost is its flops for the cost model",
 		decode: decodeCustomCall, infer: inferCustomCall},
+
+	OpSort: {Name: "sort", Fuse: FuseNever, Cost: CostSort, Pad: PadSort,
+		Group: GroupIndexing, Args: -1, MinArgs: 1,
+		Doc: "sort %a, ... {dimension=N, stable=BOOL} (%a0: A, %a1: A, ...) { ...; return %lt }: the operands (one shape) permuted alike along " +
+			"dimension N into the order the comparator region gives (i1[]: true when operand scalars a0, ... go before a1, ...; " +
+			"operand i's pair are parameters 2i and 2i+1); stable keeps equal elements in order (tpucc's sort always does); the region captures nothing",
+		decode: decodeSort, infer: inferSort},
 }
 
 // withInfer replaces a unary or binary op's type rule by one whose result

@@ -244,6 +244,8 @@ func (mc *machine) instr(f *ir.Func, in *ir.Instr, vals, ins []*backend.Buffer) 
 		return mc.runWhile(f, in, vals, ins)
 	case ir.OpCase:
 		return mc.runCase(f, in, vals, ins)
+	case ir.OpSort:
+		return mc.runSort(f, in, vals, ins)
 	}
 	outs, err := eval(in, ins)
 	if err != nil {
