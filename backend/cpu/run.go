@@ -73,7 +73,7 @@ func prepare(m *ir.Module, f *ir.Func) error {
 	var serr error
 	if err := reachable(m, f, func(g *ir.Func) {
 		g.Body.Walk(func(in *ir.Instr) {
-			if len(in.Regions) > 0 && in.Op != ir.OpFusion && !ir.IsControl(in.Op) && serr == nil {
+			if len(in.Regions) > 0 && in.Op != ir.OpFusion && !ir.IsControl(in.Op) && in.Op != ir.OpSort && serr == nil {
 				serr = ir.Errorf(in.Pos, "%s with nested regions is not supported by the cpu executor", in.Op)
 			}
 		})

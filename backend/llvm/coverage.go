@@ -40,6 +40,7 @@ var refOps = map[ir.Op]string{
 	ir.OpTriangularSolve:  "no kernel yet: the substitution runs on the reference executor",
 	ir.OpReducePrecision:  "no expression yet: it works on each dtype's own bit layout, and expressions compute f16 and bf16 in f32",
 	ir.OpBitcastConvert:   "no kernel yet: a byte copy on the reference executor",
+	ir.OpSort:             "no kernel yet: the reference executor's stable sort runs the comparator region on each pair of scalars",
 }
 
 const complexFallback = "complex values have no kernels yet: every op on c64 or c128 runs on the reference executor"

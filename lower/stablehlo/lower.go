@@ -375,7 +375,7 @@ func (e *emitter) instr(in *ir.Instr) error {
 	if in.Op == ir.OpFusion {
 		return e.flatten(in)
 	}
-	if len(in.Regions) > 0 && !ir.IsControl(in.Op) {
+	if len(in.Regions) > 0 && !ir.IsControl(in.Op) && in.Op != ir.OpSort {
 		return fmt.Errorf("cannot lower %s with a region: lower before fusing", in.Op)
 	}
 	if !lowered(in.Op) {
@@ -499,7 +499,8 @@ func lowered(op ir.Op) bool {
 		ir.OpArgmax, ir.OpArgmin, ir.OpCumsum, ir.OpReduceWindow, ir.OpSelectAndScatter,
 		ir.OpTake, ir.OpScatterAdd, ir.OpDynamicSlice, ir.OpDynamicUpdateSlice, ir.OpOneHot, ir.OpTopK, ir.OpArgsort,
 		ir.OpRelu, ir.OpGelu, ir.OpSilu, ir.OpSoftmax, ir.OpLogSoftmax, ir.OpLayerNorm, ir.OpRMSNorm,
-		ir.OpConstant, ir.OpCall, ir.OpReturn, ir.OpFusion, ir.OpShardingConstraint, ir.OpWhile, ir.OpCase, ir.OpReducePrecision, ir.OpBitcastConvert, ir.OpCustomCall:
+		ir.OpConstant, ir.OpCall, ir.OpReturn, ir.OpFusion, ir.OpShardingConstraint, ir.OpWhile, ir.OpCase, ir.OpReducePrecision, ir.OpBitcastConvert, ir.OpCustomCall,
+		ir.OpSort:
 		return true
 	}
 	return false
