@@ -17,11 +17,9 @@ const sortBody = "stablehlo.compare p0 p1 compare_type={C} comparison_direction=
 // sorted values is refused, ir has no op for them alone). Stable or not, a
 // stable sort is a valid result.
 func (bd *builder) sort(o *op, args []*ir.Value) {
-	refuse := func() {
-		bd.s.failf(o.pos, "unsupported form of %s (only the sorts tpucc writes for top_k and argsort, jnp.sort and jnp.argsort of f32, and sorts by one integer operand's LT or GT compare)", o.name)
-	}
+	refuse := func() { bd.generalSort(o, args) }
 	if len(args) < 1 || len(o.regions) != 1 || o.nres != len(args) || len(o.outs) != len(args) {
-		refuse()
+		bd.s.failf(o.pos, "%s needs one comparator region and as many results as operands (at least one)", o.name)
 	}
 	x := args[0]
 	axis := bd.attr(o, "dimension").int(bd.s, "dimension")
