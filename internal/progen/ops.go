@@ -181,6 +181,8 @@ func (g *gen) genOp(op ir.Op) bool {
 		return g.genReducePrecision()
 	case ir.OpBitcastConvert:
 		return g.genBitcast()
+	case ir.OpSort:
+		return g.genSort()
 	}
 	return false
 }
