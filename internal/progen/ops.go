@@ -9,6 +9,7 @@ import (
 var extraWeight = map[ir.Op]int{
 	ir.OpAdd: 3, ir.OpSub: 2, ir.OpMul: 3, ir.OpConvert: 2, ir.OpBroadcast: 2,
 	ir.OpSelect: 1, ir.OpCompare: 1, ir.OpMax: 1, ir.OpReshape: 1, ir.OpDotGeneral: 1,
+	ir.OpAtan2: 1, // most tries fail its operand ranges (no zero crossing): without it an f32 instance is rare
 }
 
 // helperOps are the ops a helper function is built from.
