@@ -50,5 +50,5 @@ func sortSig(in *Instr) ([]regionSig, error) {
 		params = append(params, Scalar(a.Type.DType), Scalar(a.Type.DType))
 	}
 	return []regionSig{{name: "sort comparator region", params: params, rets: []Type{Scalar(I1)},
-		paramOf: "operand scalar", retOf: "i1[] condition"}}, nil
+		paramOf: "operand scalar", retOf: "i1[] condition", anyLayout: true}}, nil
 }
