@@ -184,6 +184,7 @@ var rules = map[ir.Op]rule{
 	ir.OpTan:             unaryRule(func(e *emitter, x, y, g *ir.Value) *ir.Value { return e.mul(g, e.add(e.like(y, 1), e.mul(y, y))) }),
 	ir.OpRoundAFZ:        zeroRule,
 	ir.OpBitcastConvert:  {nondiff: "it reinterprets bits"},
+	ir.OpSort:            {refused: "sort with a comparator has no VJP rule yet (the cotangents would be scattered back through the comparator's permutation)"},
 	ir.OpReducePrecision: {vjp: reducePrecisionVJP},
 	ir.OpFFT:             {refused: complexRefused},
 }

@@ -91,11 +91,17 @@ type regionSig struct {
 	rets    []Type
 	paramOf string // "carried value", "operand"
 	retOf   string // what a returned value must match, as "%s %d"
+	// anyLayout: the parameters may have any layout a target gives them
+	// (a sort's comparator scalars).
+	anyLayout bool
 }
 
 // controlSigs gives the expected signature of each region of a while or
 // case, or reports the instruction's own shape errors.
 func controlSigs(in *Instr) ([]regionSig, error) {
+	if in.Op == OpSort {
+		return sortSig(in)
+	}
 	carried := make([]Type, len(in.Args))
 	for i, a := range in.Args {
 		if a == nil {
@@ -173,7 +179,7 @@ func (cc *controlCheck) region(in *Instr, r *Block, sig regionSig) {
 	}
 	local := map[int]bool{}
 	for i, p := range r.Params {
-		if !p.Type.Equal(sig.params[i]) {
+		if !p.Type.Equal(sig.params[i]) && !(sig.anyLayout && p.Type.DType == sig.params[i].DType && p.Type.SameShape(sig.params[i])) {
 			cc.bad(p.Pos, "%s parameter %s is %s, but %s %d is %s", sig.name, cc.n.ref(p), p.Type, sig.paramOf, i, sig.params[i])
 		}
 		cc.define(p)
@@ -220,7 +226,7 @@ func (cc *controlCheck) instr(in *Instr, r *Block, sig regionSig, local map[int]
 		cc.bad(x.Pos, "%v", err)
 	}
 	switch {
-	case IsControl(x.Op):
+	case IsControl(x.Op) || x.Op == OpSort:
 		cc.control(x)
 	case x.Op == OpFusion || len(x.Regions) > 0:
 		cc.errs = append(cc.errs, verifyRegions(cc.m, cc.f, cc.n, x)...)

@@ -136,6 +136,8 @@ const (
 	OpPartitionID
 	// Spectral.
 	OpFFT
+	// Sort with a comparator region.
+	OpSort
 
 	numOps
 )
@@ -470,6 +472,12 @@ var opTable = [numOps]OpInfo{
 			"of the last axis, irfft its inverse (the missing half taken as the conjugate of the given one; the imaginary parts of the first " +
 			"and, for even n, the last element ignored)",
 		decode: decodeFFT, infer: inferFFT},
+	OpSort: {Name: "sort", Fuse: FuseNever, Cost: CostSort, Pad: PadSort,
+		Group: GroupIndexing, Args: -1, MinArgs: 1,
+		Doc: "sort %a, ... {dimension=N, stable=BOOL} (%a0: A, %a1: A, ...) { ...; return %lt }: the operands (one shape) permuted alike along " +
+			"dimension N into the order the comparator region gives (i1[]: true when operand scalars a0, ... go before a1, ...; " +
+			"operand i's pair are parameters 2i and 2i+1); stable keeps equal elements in order (tpucc's sort always does); the region captures nothing",
+		decode: decodeSort, infer: inferSort},
 }
 
 // withInfer replaces a unary or binary op's type rule by one whose result

@@ -24,7 +24,7 @@ const (
 var opScratch = map[Op]ScratchClass{
 	OpReduceSum: ScratchReduce, OpReduceMax: ScratchReduce, OpReduceMin: ScratchReduce, OpReduceProd: ScratchReduce,
 	OpSoftmax: ScratchLine, OpLogSoftmax: ScratchLine, OpLayerNorm: ScratchLine, OpRMSNorm: ScratchLine,
-	OpTopK: ScratchSort, OpArgsort: ScratchSort,
+	OpTopK: ScratchSort, OpArgsort: ScratchSort, OpSort: ScratchSort,
 	OpDotGeneral:     ScratchDot,
 	OpRaggedDot:      ScratchGrouped,
 	OpRaggedContract: ScratchGrouped,

@@ -90,7 +90,7 @@ func verifyFunc(m *Module, f *Func) []*Error {
 			bad(in.Pos, "%v", err)
 		}
 		switch {
-		case IsControl(in.Op):
+		case IsControl(in.Op) || in.Op == OpSort:
 			cc.control(in)
 		case in.Op == OpFusion || len(in.Regions) > 0:
 			errs = append(errs, verifyRegions(m, f, n, in)...)

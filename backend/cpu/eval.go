@@ -25,7 +25,7 @@ func EvalIn(m *ir.Module, in *ir.Instr, args []*backend.Buffer) (res []*backend.
 			err = ir.Errorf(in.Pos, "internal error in the cpu executor running %s: %v", in.Op, r)
 		}
 	}()
-	if ir.IsControl(in.Op) {
+	if ir.IsControl(in.Op) || in.Op == ir.OpSort {
 		return evalControl(m, in, args)
 	}
 	if err := checkInstr(in, args); err != nil {

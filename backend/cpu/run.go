@@ -81,7 +81,7 @@ func prepare(m *ir.Module, f *ir.Func) error {
 	var serr error
 	if err := reachable(m, f, func(g *ir.Func) {
 		g.Body.Walk(func(in *ir.Instr) {
-			if len(in.Regions) > 0 && in.Op != ir.OpFusion && !ir.IsControl(in.Op) && serr == nil {
+			if len(in.Regions) > 0 && in.Op != ir.OpFusion && !ir.IsControl(in.Op) && in.Op != ir.OpSort && serr == nil {
 				serr = ir.Errorf(in.Pos, "%s with nested regions is not supported by the cpu executor", in.Op)
 			}
 		})
@@ -253,6 +253,8 @@ func (mc *machine) instr(f *ir.Func, in *ir.Instr, vals, ins []*backend.Buffer) 
 		return mc.runWhile(f, in, vals, ins)
 	case ir.OpCase:
 		return mc.runCase(f, in, vals, ins)
+	case ir.OpSort:
+		return mc.runSort(f, in, vals, ins)
 	}
 	if ir.IsCollective(in.Op) || in.Op == ir.OpReplicaID || in.Op == ir.OpPartitionID {
 		outs, err := mc.proc.collective(in, ins)

@@ -48,6 +48,7 @@ var refOps = map[ir.Op]string{
 	ir.OpCollectiveReduce: collectiveFallback, ir.OpReplicaID: collectiveFallback, ir.OpPartitionID: collectiveFallback,
 	ir.OpFFT:            complexFallback,
 	ir.OpRaggedContract: "no kernel yet: the grouped weight gradient of ragged_dot runs on the reference executor",
+	ir.OpSort:           "no kernel yet: the reference executor's stable sort runs the comparator region on each pair of scalars",
 }
 
 const collectiveFallback = "collectives run on the reference executor, as one process (replica 0, partition 0); groups naming other processes are refused"

@@ -208,6 +208,12 @@ func (bd *builder) regionBody(o *op, r *region, blk *ir.Block, keys []string, wh
 	for j, k := range keys {
 		bd.vals[k] = blk.Params[n+j]
 	}
+	bd.regionOps(o, r, blk, n, what, want, passThrough)
+}
+
+// regionOps builds r's ops into blk, the scope already set up; blk's
+// parameters from n on are the captured values passThrough returns.
+func (bd *builder) regionOps(o *op, r *region, blk *ir.Block, n int, what string, want []ir.Type, passThrough bool) {
 	for i, x := range r.ops {
 		bd.b.Pos = x.pos
 		switch {

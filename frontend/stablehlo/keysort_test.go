@@ -43,19 +43,46 @@ func TestSortByKey(t *testing.T) {
 	}
 }
 
-// TestSortByKeyRefused: a float key (whose compare is not a total order
-// with NaN), and a compare type that disagrees with the key's signedness.
-func TestSortByKeyRefused(t *testing.T) {
-	for _, body := range []string{
-		"%p = stablehlo.compare GT, %a, %b, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>",
-		"%p = stablehlo.compare LT, %e, %f, SIGNED : (tensor<ui8>, tensor<ui8>) -> tensor<i1>",
+// TestSortGeneral: a comparator of no recognised form (a float key's GT)
+// imports as ir's sort with its region, and runs: descending by v, stable.
+func TestSortGeneral(t *testing.T) {
+	src := strings.Replace(sortByKey, "GT, %c, %d, SIGNED : (tensor<i32>, tensor<i32>)", "GT, %a, %b, FLOAT : (tensor<f32>, tensor<f32>)", 1)
+	m, err := Parse("sort.mlir", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Func("main").Body.Instrs[0].Op; got != ir.OpSort {
+		t.Fatalf("imported as %s, want sort", got)
+	}
+	v := buffer(ir.Tensor(ir.F32, 2, 4), 10, 12, 11, 13, 20, 21, 22, 20)
+	k := buffer(ir.Tensor(ir.I32, 2, 4), 3, 1, 3, 2, 0, 0, 5, -1)
+	u := buffer(ir.Tensor(ir.U8, 2, 4), 1, 2, 3, 4, 5, 6, 7, 8)
+	res, err := cpu.Run(m, m.Func("main"), []*backend.Buffer{v, k, u})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]float64{{13, 12, 11, 10, 22, 21, 20, 20}, {2, 1, 3, 3, 5, 0, 0, -1}, {4, 2, 3, 1, 7, 6, 5, 8}}
+	for i, w := range want {
+		if g := floats(res[i]); !sameFloats(g, w) {
+			t.Errorf("result %d: got %v, want %v", i, g, w)
+		}
+	}
+}
+
+// TestSortRefused: a comparator reading an outer value that is not a
+// constant, and one whose parameters are not the operands' scalars.
+func TestSortRefused(t *testing.T) {
+	for _, c := range []struct{ old, new, want string }{
+		{"GT, %a, %b,", "GT, %a, %v,",
+			"sort.mlir:4:36: error: unsupported form of stablehlo.sort: its comparator uses %v from outside, which is not a constant"},
+		{"%a: tensor<f32>", "%a: tensor<f64>",
+			"sort.mlir:3:8: error: stablehlo.sort comparator parameter %a is tensor<f64>, want tensor<f32>"},
 	} {
-		src := strings.Replace(sortByKey, "%p = stablehlo.compare GT, %c, %d, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>", body, 1)
+		src := strings.Replace(sortByKey, "GT, %c, %d, SIGNED : (tensor<i32>, tensor<i32>)", "GT, %a, %b, FLOAT : (tensor<f32>, tensor<f32>)", 1)
+		src = strings.Replace(src, c.old, c.new, 1)
 		_, err := Parse("sort.mlir", []byte(src))
-		want := "sort.mlir:2:10: error: unsupported form of stablehlo.sort (only the sorts tpucc writes for top_k and argsort, " +
-			"jnp.sort and jnp.argsort of f32, and sorts by one integer operand's LT or GT compare)"
-		if err == nil || err.Error() != want {
-			t.Errorf("%s: got %v, want %s", body, err, want)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: got %v, want %s", c.new, err, c.want)
 		}
 	}
 }

@@ -134,10 +134,31 @@ func (bd *builder) compare(o *op, args []*ir.Value) *ir.Value {
 	if d.kind != attrWord || !ok {
 		bd.s.failf(d.pos, "unsupported comparison direction %s", d.describe())
 	}
-	if t := bd.optAttr(o, "compare_type"); t != nil && t.text != "FLOAT" && t.text != "SIGNED" && t.text != "UNSIGNED" {
+	t := bd.optAttr(o, "compare_type")
+	if t != nil && t.text == "TOTALORDER" && len(args) == 2 && args[0].Type.DType.IsFloat() {
+		args = []*ir.Value{bd.totalOrderKey(o, args[0]), bd.totalOrderKey(o, args[1])}
+	} else if t != nil && t.text != "FLOAT" && t.text != "SIGNED" && t.text != "UNSIGNED" && t.text != "TOTALORDER" {
 		bd.s.failf(t.pos, "unsupported compare type %s", t.text)
 	}
 	return bd.emit(o, ir.OpCompare, &ir.CompareAttr{Dir: dir}, nil, args...)
+}
+
+// totalOrderKey maps floats to signed integers of their width that compare
+// as the floats do in IEEE total order (-NaN < -inf < ... < -0 < +0 < ...
+// < inf < +NaN): the bits as a signed integer, with all but the sign bit
+// flipped where the sign is set, since a larger magnitude is then smaller.
+func (bd *builder) totalOrderKey(o *op, x *ir.Value) *ir.Value {
+	it := map[int]ir.DType{16: ir.I16, 32: ir.I32, 64: ir.I64}[x.Type.DType.Bits()]
+	if it == ir.Invalid {
+		bd.s.failf(o.pos, "unsupported compare type TOTALORDER of %s", x.Type.DType)
+	}
+	t := x.Type.WithDType(it)
+	bits := bd.emit(o, ir.OpBitcastConvert, nil, []ir.Type{t}, x)
+	w := int64(x.Type.DType.Bits())
+	shift := bd.emit(o, ir.OpConstant, &ir.ConstAttr{Value: &ir.Literal{Ints: []int64{w - 1}}}, []ir.Type{t})
+	sign := bd.emit(o, ir.OpShiftRightArithmetic, nil, nil, bits, shift)
+	low := bd.emit(o, ir.OpConstant, &ir.ConstAttr{Value: &ir.Literal{Ints: []int64{1<<(w-1) - 1}}}, []ir.Type{t})
+	return bd.emit(o, ir.OpXor, nil, nil, bits, bd.emit(o, ir.OpAnd, nil, nil, sign, low))
 }
 
 // isFinite is |x| < inf: false for NaN and both infinities.

@@ -17,24 +17,22 @@ const sortBody = "stablehlo.compare p0 p1 compare_type={C} comparison_direction=
 // sorted values is refused, ir has no op for them alone). Stable or not, a
 // stable sort is a valid result.
 func (bd *builder) sort(o *op, args []*ir.Value) {
-	refuse := func() {
-		bd.s.failf(o.pos, "unsupported form of %s (only the sorts tpucc writes for top_k and argsort, jnp.sort and jnp.argsort of f32, and sorts by one integer operand's LT or GT compare)", o.name)
-	}
+	general := func() { bd.generalSort(o, args) }
 	if len(args) < 1 || len(o.regions) != 1 || o.nres != len(args) || len(o.outs) != len(args) {
-		refuse()
+		bd.s.failf(o.pos, "%s needs one comparator region and as many results as operands (at least one)", o.name)
 	}
 	x := args[0]
 	axis := bd.attr(o, "dimension").int(bd.s, "dimension")
 	if len(args) > 2 || len(args) == 2 && (args[1].Def == nil || args[1].Def.Op != ir.OpIota) {
 		if !bd.keySort(o, args, axis) {
-			refuse()
+			general()
 		}
 		return
 	}
 	if len(args) == 2 {
 		idx := args[1]
 		if idx.Type.DType != ir.I32 || idx.Def == nil || idx.Def.Op != ir.OpIota || idx.Def.Attr.(*ir.AxisAttr).Axis != axis {
-			refuse()
+			general()
 		}
 	}
 	c := "TOTALORDER"
@@ -62,7 +60,7 @@ func (bd *builder) sort(o *op, args []*ir.Value) {
 		bd.ascending(o, x, bd.emit(o, ir.OpArgsort, &ir.AxisAttr{Axis: axis}, nil, bd.canonicalise(o, x)))
 	default:
 		if !bd.keySort(o, args, axis) {
-			refuse()
+			general()
 		}
 	}
 }

@@ -2,6 +2,7 @@ package tir
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/tpucc/tpucc/ir"
 )
@@ -11,7 +12,8 @@ import (
 // scope; ir.Verify, which runs on every parsed module, checks the regions'
 // parameter and return types against the op's, with their positions.
 func (fb *funcBuilder) control(st *stmtAST, op ir.Op, opPos ir.Pos, args []*ir.Value, hint []ir.Type, fields []ir.AttrField, ok bool) ([]*ir.Value, bool) {
-	if _, err := ir.BuildAttr(op, fields, opPos); err != nil {
+	attr, err := ir.BuildAttr(op, fields, opPos)
+	if err != nil {
 		fb.addErr(opPos, err)
 		ok = false
 	}
@@ -30,7 +32,7 @@ func (fb *funcBuilder) control(st *stmtAST, op ir.Op, opPos ir.Pos, args []*ir.V
 	if !ok {
 		return nil, false
 	}
-	in, err := fb.bld.Emit(op, nil, hint, args...)
+	in, err := fb.bld.Emit(op, attr, hint, args...)
 	if err != nil {
 		fb.errorf(opPos, "%v", err)
 		return nil, false
@@ -50,6 +52,9 @@ func (fb *funcBuilder) control(st *stmtAST, op ir.Op, opPos ir.Pos, args []*ir.V
 // regionWhat names region i of a while or case in messages, as the
 // verifier does.
 func regionWhat(op ir.Op, i int) string {
+	if op == ir.OpSort {
+		return "sort comparator region"
+	}
 	if op == ir.OpWhile {
 		if i == ir.WhileCond {
 			return "while cond region"
@@ -69,6 +74,10 @@ func (fb *funcBuilder) controlForm(st *stmtAST, op ir.Op, opPos ir.Pos) bool {
 		}
 		return true
 	}
+	if op == ir.OpSort && len(st.Regions) != 1 {
+		fb.errorf(opPos, "sort needs 1 comparator region: sort %%a, ... {dimension=N, stable=BOOL} (%%a0: A, %%a1: A, ...) { ...; return %%lt }")
+		return false
+	}
 	if len(st.Regions) == 0 {
 		fb.errorf(opPos, "case needs at least 1 branch: case %%k, %%a, ... : R, ... (%%p: T, ...) { ... } ...")
 		return false
@@ -76,7 +85,7 @@ func (fb *funcBuilder) controlForm(st *stmtAST, op ir.Op, opPos ir.Pos) bool {
 	ok := true
 	for _, ra := range st.Regions {
 		if ra.Label != nil {
-			fb.errorf(fb.pos(ra.Label.Pos), "a case branch takes no label, got '%s'", ra.Label.Value)
+			fb.errorf(fb.pos(ra.Label.Pos), "a %s takes no label, got '%s'", strings.TrimSuffix(regionWhat(op, 0), " 0 region"), ra.Label.Value)
 			ok = false
 		}
 	}

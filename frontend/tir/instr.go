@@ -39,8 +39,8 @@ func (fb *funcBuilder) stmt(st *stmtAST) {
 		ok = false
 	}
 
-	if len(st.Regions) > 0 && name != "fusion" && name != "while" && name != "case" {
-		fb.errorf(fb.pos(st.Regions[0].Pos), "only fusion, while and case take regions, not %s", name)
+	if len(st.Regions) > 0 && name != "fusion" && name != "while" && name != "case" && name != "sort" {
+		fb.errorf(fb.pos(st.Regions[0].Pos), "only fusion, while, case and sort take regions, not %s", name)
 		ok = false
 	}
 
@@ -69,6 +69,8 @@ func (fb *funcBuilder) stmt(st *stmtAST) {
 		results, ok = fb.control(st, ir.OpWhile, opPos, args, hint, fields, ok)
 	case "case":
 		results, ok = fb.control(st, ir.OpCase, opPos, args, hint, fields, ok)
+	case "sort":
+		results, ok = fb.control(st, ir.OpSort, opPos, args, hint, fields, ok)
 	case "matmul":
 		results, ok = fb.matmul(opPos, args, hint, fields, ok)
 	default:

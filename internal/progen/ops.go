@@ -11,6 +11,7 @@ var extraWeight = map[ir.Op]int{
 	ir.OpSelect: 1, ir.OpCompare: 1, ir.OpMax: 1, ir.OpReshape: 1, ir.OpDotGeneral: 1,
 	// ragged_dot has a kernel for f32 only: drawn twice, an f32 instance shows up in 300 programs.
 	ir.OpRaggedDot: 1,
+	ir.OpAtan2:     1, // most tries fail its operand ranges (no zero crossing): without it an f32 instance is rare
 }
 
 // helperOps are the ops a helper function is built from.
@@ -195,6 +196,8 @@ func (g *gen) genOp(op ir.Op) bool {
 		return g.genReducePrecision()
 	case ir.OpBitcastConvert:
 		return g.genBitcast()
+	case ir.OpSort:
+		return g.genSort()
 	}
 	return false
 }

@@ -112,3 +112,38 @@ func resultTypesOf(in *ir.Instr) []ir.Type {
 	}
 	return ts
 }
+
+// sort lowers to stablehlo.sort in the generic form JAX prints, its
+// comparator a region whose block arguments (two scalars per operand) are
+// the region's parameters.
+func (e *emitter) sort(in *ir.Instr, args []hv) ([]hv, error) {
+	a := in.Attr.(*ir.SortAttr)
+	ts := resultTypesOf(in)
+	r := e.fresh()
+	name := r
+	if len(ts) > 1 {
+		name += ":" + strconv.Itoa(len(ts))
+	}
+	e.line(name, " = \"stablehlo.sort\"(", refs(args), ") <{dimension = ", strconv.FormatInt(a.Dimension, 10),
+		" : i64, is_stable = ", strconv.FormatBool(a.Stable), "}> ({")
+	body := in.Regions[0]
+	params := make([]hv, len(body.Params))
+	decls := make([]string, len(body.Params))
+	for i, p := range body.Params {
+		params[i] = hv{e.freshArg(), p.Type}
+		decls[i] = params[i].ref + ": " + tensorType(p.Type)
+	}
+	e.line("^bb0(", strings.Join(decls, ", "), "):")
+	if err := e.region(body, params); err != nil {
+		return nil, err
+	}
+	e.line("}) : (", typeList(types(args)), ") -> ", resultTypes(ts))
+	if len(ts) == 1 {
+		return []hv{{r, ts[0]}}, nil
+	}
+	out := make([]hv, len(ts))
+	for i, t := range ts {
+		out[i] = hv{r + "#" + strconv.Itoa(i), t}
+	}
+	return out, nil
+}

@@ -14,6 +14,8 @@ import (
 func (e *emitter) indexing(in *ir.Instr, args []hv) ([]hv, error) {
 	t := in.Results[0].Type
 	switch in.Op {
+	case ir.OpSort:
+		return e.sort(in, args)
 	case ir.OpTake:
 		r, err := e.take(args[0], args[1], in.Attr.(*ir.AxisAttr).Axis, t)
 		return []hv{r}, err

@@ -375,7 +375,7 @@ func (e *emitter) instr(in *ir.Instr) error {
 	if in.Op == ir.OpFusion {
 		return e.flatten(in)
 	}
-	if len(in.Regions) > 0 && !ir.IsControl(in.Op) {
+	if len(in.Regions) > 0 && !ir.IsControl(in.Op) && in.Op != ir.OpSort {
 		return fmt.Errorf("cannot lower %s with a region: lower before fusing", in.Op)
 	}
 	if !lowered(in.Op) {
@@ -509,7 +509,7 @@ func lowered(op ir.Op) bool {
 		ir.OpTake, ir.OpScatterAdd, ir.OpDynamicSlice, ir.OpDynamicUpdateSlice, ir.OpOneHot, ir.OpTopK, ir.OpArgsort,
 		ir.OpRelu, ir.OpGelu, ir.OpSilu, ir.OpSoftmax, ir.OpLogSoftmax, ir.OpLayerNorm, ir.OpRMSNorm,
 		ir.OpConstant, ir.OpCall, ir.OpReturn, ir.OpFusion, ir.OpShardingConstraint, ir.OpWhile, ir.OpCase, ir.OpReducePrecision, ir.OpBitcastConvert, ir.OpCustomCall,
-		ir.OpFFT:
+		ir.OpFFT, ir.OpSort:
 		return true
 	}
 	if ir.IsCollective(op) || op == ir.OpReplicaID || op == ir.OpPartitionID {

@@ -264,5 +264,43 @@ def c64(*shape):
 FUNCS.append(("complex", complex_ops, lambda: (c64(4), f32(4))))
 
 
+def sort_exported(x, m, k1, k2, f):
+    # jax.export's module (not as_text's): it hoists the comparators'
+    # constants out of their regions, so the regions read outer values.
+    return (jnp.argsort(x), lax.top_k(x, 3), jnp.sort(x), jnp.lexsort((k1, k2)), jnp.sort(m, axis=1),
+            jnp.argsort(m, axis=0), jnp.lexsort((f, k2)), lax.sort((k2, f), num_keys=2))
+
+
+def exported_text(f, args):
+    from jax import export
+    return export.export(jax.jit(f))(*[jax.ShapeDtypeStruct(a.shape, a.dtype) for a in args]).mlir_module()
+
+
+# Written by main_exported: through jax.export rather than as_text.
+EXPORTED = [
+    ("sort_exported", sort_exported, lambda: (
+        np.array([3, -0.0, 0.0, np.nan, -1, np.inf, -np.nan, 0.0], np.float32), f32(3, 5),
+        i32(0, 3, 10), i32(0, 3, 10), np.array([1, -0.0, 0.0, np.nan, 2, 1, 0.0, -np.nan, 2, -1], np.float32))),
+]
+
+
+def main_exported():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join("testdata", "jax")
+    for name, f, make in EXPORTED:
+        args = [np.asarray(a) for a in make()]
+        d = os.path.join(out, name)
+        os.makedirs(d, exist_ok=True)
+        text = exported_text(f, args).replace(HERE + os.sep, "")
+        with open(os.path.join(d, "model.mlir"), "w") as fh:
+            fh.write(text)
+        results = jax.tree_util.tree_leaves(jax.jit(f)(*args))
+        for i, a in enumerate(args):
+            np.save(os.path.join(d, "arg%d.npy" % i), a)
+        for i, r in enumerate(results):
+            np.save(os.path.join(d, "result%d.npy" % i), np.asarray(r))
+        print(name, len(args), "inputs", len(results), "results")
+
+
 if __name__ == "__main__":
     main()
+    main_exported()
