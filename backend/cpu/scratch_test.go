@@ -26,6 +26,7 @@ const scratchSlack = 2 << 10
 // the i8 [1,65536]x[65536,1] product allocated 32 MiB (64 rows of K int64)
 // and argsort 8 bytes an element of the whole tensor.
 func TestScratchCounted(t *testing.T) {
+	// (regionPerElement's ops are left out: see there.)
 	samples := map[ir.Op][]*ir.Instr{}
 	for seed := int64(0); seed < 400; seed++ {
 		for _, f := range progen.Generate(seed, progen.Config{MaxDim: 64, MaxElements: 1 << 16}).Funcs {
@@ -43,7 +44,7 @@ func TestScratchCounted(t *testing.T) {
 		samples[op] = ins[:min(4, len(ins))]
 	}
 	for _, op := range ir.Ops() {
-		if _, ok := runByRun[op]; ok {
+		if _, ok := runByRun[op]; ok || regionPerElement[op] {
 			continue
 		}
 		if len(samples[op]) == 0 {
@@ -146,3 +147,9 @@ func allocSize(n int64) int64 {
 	}
 	return n + n/8
 }
+
+// regionPerElement are the kernels that run a region for each comparison:
+// every call of the region makes its scalar arguments and results, garbage
+// that TotalAlloc counts and no scratch count covers, while the peak stays
+// a few scalars beyond the results (sort: O(n log n) region calls).
+var regionPerElement = map[ir.Op]bool{ir.OpSort: true}
