@@ -275,3 +275,53 @@ func slicesIndexKind(steps []step, k stepKind) int {
 	}
 	return -1
 }
+
+// invariantSrc's loop carries %w unchanged (a stacked weight of a layer
+// loop): it reads each row of it, and returns it as it came.
+const invariantSrc = `func @layers(%w: f32[3,4,8], %x: f32[4,8]) -> (f32[4,8], f32[3,4,8]) {
+  %z = constant 0 : i32[]
+  %i, %ww, %xx = while %z, %w, %x cond (%i: i32[], %ww: f32[3,4,8], %xx: f32[4,8]) {
+      %three = constant 3 : i32[]
+      %go = compare %i, %three {dir=lt}
+      return %go
+    } do (%i: i32[], %ww: f32[3,4,8], %xx: f32[4,8]) {
+      %zz = constant 0 : i32[]
+      %row = dynamic_slice %ww, %i, %zz, %zz {sizes=[1,4,8]} : f32[1,4,8]
+      %r = reshape %row : f32[4,8]
+      %y = add %xx, %r
+      %one = constant 1 : i32[]
+      %i1 = add %i, %one
+      return %i1, %ww, %y
+    }
+  return %xx, %ww
+}
+`
+
+// TestWhileReadsInvariantParam: a loop that returns an entry parameter
+// unchanged (a decode step's stacked weights) carries it in the
+// parameter's own slot, copying nothing in (before, each call copied every
+// stacked weight into the loop's storage), and the numbers, the loop's
+// result of it included, are the reference executor's; the argument is
+// unchanged.
+func TestWhileReadsInvariantParam(t *testing.T) {
+	x, m := compileInto(t, invariantSrc)
+	f := m.Funcs[0]
+	w := x.plan.steps[slicesIndexKind(x.plan.steps, stepWhile)]
+	if c := w.bufs[1]; c != w.bufs[w.outs+1] || x.plan.slots[c].kind != slotParam {
+		t.Fatalf("the loop does not read the invariant parameter in its slot:\n%s", x.plan)
+	}
+	in := cpu.RandomInputs(f, 5)
+	want, err := cpu.Run(m, f, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := in[0].Clone()
+	got, err := x.Run(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResults(t, want, got)
+	if !in[0].Equal(before) {
+		t.Fatal("the loop changed its invariant argument")
+	}
+}
