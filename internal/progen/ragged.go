@@ -11,39 +11,17 @@ import (
 // group all have defined results (docs/ops.md). Each result element is one
 // row's dot product with one group's column, or 0, so its bounds are those
 // of a dot_general contracting k.
-func (g *gen) genRaggedDot() bool {
-	a := g.get(want{pred: func(x *val) bool { return x.dt().IsNumeric() && x.rank() == 2 }})
-	if a == nil {
-		return false
-	}
-	m, k := a.shape()[0], a.shape()[1]
-	groups, n := 1+int64(g.r.IntN(4)), g.randomDim()
-	if numElements([]int64{m, n}) > g.cfg.MaxElements || numElements([]int64{groups, k, n}) > g.cfg.MaxElements {
-		return false
-	}
-	b := g.get(want{dts: []ir.DType{a.dt()}}.withShape([]int64{groups, k, n}))
-	sizes := g.get(want{dts: []ir.DType{ir.I32}}.withShape([]int64{groups}))
-	if b == nil || sizes == nil {
-		return false
-	}
-	y := g.contraction(a, b, k)
-	if y == nil {
-		return false
-	}
-	in := g.emit(ir.OpRaggedDot, nil, nil, a, b, sizes)
-	if in == nil {
-		return false
-	}
-	y.v = in.Result()
-	g.add(y)
-	return true
-}
+func (g *gen) genRaggedDot() bool { return g.genGrouped(ir.OpRaggedDot) }
 
 // genRaggedContract draws lhs [m,k] and rhs [m,n] of one dtype and i32 group
 // sizes [g] of any values. Each result element is a sum over one group's rows
 // (at most m of them), or 0, so its bounds are those of a dot_general
 // contracting m.
-func (g *gen) genRaggedContract() bool {
+func (g *gen) genRaggedContract() bool { return g.genGrouped(ir.OpRaggedContract) }
+
+// genGrouped draws the operands of op (ragged_dot or ragged_contract) as
+// genRaggedDot and genRaggedContract say, in one order of draws.
+func (g *gen) genGrouped(op ir.Op) bool {
 	a := g.get(want{pred: func(x *val) bool { return x.dt().IsNumeric() && x.rank() == 2 }})
 	if a == nil {
 		return false
@@ -53,16 +31,20 @@ func (g *gen) genRaggedContract() bool {
 	if numElements([]int64{m, n}) > g.cfg.MaxElements || numElements([]int64{groups, k, n}) > g.cfg.MaxElements {
 		return false
 	}
-	b := g.get(want{dts: []ir.DType{a.dt()}}.withShape([]int64{m, n}))
+	rhs, terms := []int64{groups, k, n}, k
+	if op == ir.OpRaggedContract {
+		rhs, terms = []int64{m, n}, m
+	}
+	b := g.get(want{dts: []ir.DType{a.dt()}}.withShape(rhs))
 	sizes := g.get(want{dts: []ir.DType{ir.I32}}.withShape([]int64{groups}))
 	if b == nil || sizes == nil {
 		return false
 	}
-	y := g.contraction(a, b, m)
+	y := g.contraction(a, b, terms)
 	if y == nil {
 		return false
 	}
-	in := g.emit(ir.OpRaggedContract, nil, nil, a, b, sizes)
+	in := g.emit(op, nil, nil, a, b, sizes)
 	if in == nil {
 		return false
 	}
