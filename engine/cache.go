@@ -240,3 +240,15 @@ func (c *Cache) store(k fullKey, name string, exe *Executable) (evicted int, err
 	}
 	return evicted, nil
 }
+
+// Executables returns the programs the cache holds in memory, oldest
+// first: a benchmark reads their backends' per-step times through it.
+func (c *Cache) Executables() []*Executable {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*Executable, 0, len(c.order))
+	for _, h := range c.order {
+		out = append(out, c.mem[h])
+	}
+	return out
+}

@@ -113,6 +113,10 @@ type planner struct {
 	// owned are the parameters of the loop bodies planned: their slots
 	// are the loops' carried slots (control.go, adoptable).
 	owned map[*ir.Value]bool
+	// viewOf maps each view slot crossViews made to its value; noView are
+	// the values it must not make views of (newPlan).
+	viewOf map[int]*ir.Value
+	noView map[*ir.Value]bool
 }
 
 // target is what a plan may assume of the machine that runs it.
@@ -127,7 +131,28 @@ type target struct {
 
 // newPlan builds the plan of f in m for tgt, generating kernels into a new
 // module; donate lists the parameters the caller may donate (donate.go).
+// A value planned as a view of a later step's operand (view.go,
+// crossViews) that a step other than a kernel turns out to read is
+// planned again in memory: the plan is made once more without that view.
 func newPlan(m *ir.Module, f *ir.Func, tgt target, donate ...int) (*plan, error) {
+	noView := map[*ir.Value]bool{}
+	for {
+		p, bad, err := planOnce(m, f, tgt, noView, donate)
+		if err != nil || len(bad) == 0 {
+			return p, err
+		}
+		for _, v := range bad {
+			if noView[v] {
+				panic("llvm: a view planned again after it was refused")
+			}
+			noView[v] = true
+		}
+	}
+}
+
+// planOnce is one try of newPlan: the plan, or the values it made views
+// of that a step other than a kernel reads.
+func planOnce(m *ir.Module, f *ir.Func, tgt target, noView map[*ir.Value]bool, donate []int) (*plan, []*ir.Value, error) {
 	if tgt.gemm == (gemmParams{}) {
 		tgt.gemm = staticGemm(tgt.wide)
 	}
@@ -136,7 +161,8 @@ func newPlan(m *ir.Module, f *ir.Func, tgt target, donate ...int) (*plan, error)
 	pl := &planner{m: m, tgt: tgt, p: &plan{gen: g, generated: map[ir.Op]int{}, fallback: map[ir.Op]int{}},
 		epis: map[*ir.Instr]*dotEpilogue{}, synthetic: map[*ir.Instr]bool{}, inplace: inplaceUpdates(f, donate),
 		raggedT: map[*ir.Instr]*ir.Value{}, reshaped: map[*ir.Instr]map[int]*ir.Value{},
-		narrowSrc: map[*ir.Value]*ir.Value{}, owned: map[*ir.Value]bool{}, donated: map[*ir.Value]bool{}}
+		narrowSrc: map[*ir.Value]*ir.Value{}, owned: map[*ir.Value]bool{}, donated: map[*ir.Value]bool{},
+		noView: noView, viewOf: map[int]*ir.Value{}}
 	for _, i := range donate {
 		if i >= 0 && i < len(f.Params) {
 			pl.donated[f.Params[i]] = true
@@ -148,7 +174,7 @@ func newPlan(m *ir.Module, f *ir.Func, tgt target, donate ...int) (*plan, error)
 	}
 	res, err := pl.function(f, env, 0)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, s := range res {
 		if k := pl.p.slots[s].kind; k != slotTemp && !pl.p.slots[s].written {
@@ -172,9 +198,23 @@ func newPlan(m *ir.Module, f *ir.Func, tgt target, donate ...int) (*plan, error)
 		}
 		seen[s] = true
 	}
-	pl.p.keepViewsAlive()
+	if bad := pl.p.keepViewsAlive(); len(bad) > 0 {
+		var vals []*ir.Value
+		seen := map[int]bool{}
+		for _, b := range bad {
+			v, ok := pl.viewOf[b]
+			if !ok {
+				panic("llvm: a view slot read by a step that is not a kernel")
+			}
+			if !seen[b] {
+				vals = append(vals, v)
+			}
+			seen[b] = true
+		}
+		return nil, vals, nil
+	}
 	pl.p.dedupeKernels()
-	return pl.p, nil
+	return pl.p, nil, nil
 }
 
 func (pl *planner) newSlot(s slot) int {
@@ -394,6 +434,7 @@ func (pl *planner) group(body []*ir.Instr, env map[*ir.Value]int, need []*ir.Val
 		}
 	}
 	views := pl.readInPlace(reshapes, defs, mat)
+	cross := pl.crossViews(need, defs, env, mat)
 	// Tensor constants (scalars are expressions) are in memory from the
 	// start, so that a dot_general's epilogue may read one defined after the
 	// dot: an attention mask applied to the scores.
@@ -416,8 +457,16 @@ func (pl *planner) group(body []*ir.Instr, env map[*ir.Value]int, need []*ir.Val
 			if _, done := env[in.Results[0]]; done {
 				continue // a dot_general's epilogue computed it
 			}
+			if ds, ok := cross[in.Results[0]]; ok {
+				lead, _ := contiguousSlice(ds)
+				if s, ok := pl.viewSlot(ds, lead, in.Results[0].Type, env); ok {
+					env[in.Results[0]] = s
+					pl.viewOf[s] = in.Results[0]
+					continue
+				}
+			}
 			if lead, ok := views[in.Results[0]]; ok {
-				if s, ok := pl.viewSlot(in, lead, env); ok {
+				if s, ok := pl.viewSlot(in, lead, in.Results[0].Type, env); ok {
 					env[in.Results[0]] = s
 					continue
 				}

@@ -45,10 +45,10 @@ func contiguousSlice(ds *ir.Instr) (lead int, ok bool) {
 	return lead, true
 }
 
-// viewSlot makes the view slot of ds (contiguousSlice) over the slots of
-// its operand and start indices in env; ok is false when one of those is
-// not in memory.
-func (pl *planner) viewSlot(ds *ir.Instr, lead int, env map[*ir.Value]int) (int, bool) {
+// viewSlot makes a view slot of type typ (ds's result, or a row-major
+// reshape of it) of ds (contiguousSlice) over the slots of its operand and
+// start indices in env; ok is false when one of those is not in memory.
+func (pl *planner) viewSlot(ds *ir.Instr, lead int, typ ir.Type, env map[*ir.Value]int) (int, bool) {
 	src, ok := env[ds.Args[0]]
 	if !ok || pl.p.slots[src].view != nil {
 		return 0, false
@@ -69,25 +69,70 @@ func (pl *planner) viewSlot(ds *ir.Instr, lead int, env map[*ir.Value]int) (int,
 		v.strides = append([]int64{stride}, v.strides...)
 		stride *= x.Shape[d].Size
 	}
-	return pl.newSlot(slot{typ: ds.Results[0].Type, kind: slotView, view: v}), true
+	return pl.newSlot(slot{typ: typ, kind: slotView, view: v}), true
+}
+
+// crossViews picks, among need (the values a group computes that a later
+// instruction reads), those that are a contiguous dynamic_slice of a value
+// already in memory, or a row-major reshape of one, and returns each with
+// its slice; their leading start indices are put in memory (mat). A loop
+// over layers slices every stacked weight at the top of its body and
+// multiplies by it after a norm (another group): planned in memory, each
+// slice was a copy of the layer's weights every iteration, which made a
+// looped decode step of Qwen3-0.6B four times slower than the unrolled one.
+// A view is only good for a kernel to read; newPlan plans again, in
+// memory, a value whose view another kind of step reads.
+func (pl *planner) crossViews(need []*ir.Value, defs map[*ir.Value]*ir.Instr, env map[*ir.Value]int, mat map[*ir.Value]bool) map[*ir.Value]*ir.Instr {
+	out := map[*ir.Value]*ir.Instr{}
+	for _, v := range need {
+		d := defs[v]
+		if pl.noView[v] || d == nil || v.Type.Layout != nil {
+			continue
+		}
+		if d.Op == ir.OpReshape && d.Args[0].Type.Layout == nil {
+			d = defs[d.Args[0]]
+		}
+		if d == nil || d.Op != ir.OpDynamicSlice || d.Args[0].Type.Layout != nil || d.Results[0].Type.Layout != nil {
+			continue
+		}
+		// viewSlot checks, when it is reached, that the operand is in memory.
+		lead, ok := contiguousSlice(d)
+		if !ok || lead == 0 {
+			continue
+		}
+		out[v] = d
+		for _, st := range d.Args[1 : 1+lead] {
+			mat[st] = true // the executor reads the starts
+		}
+	}
+	return out
 }
 
 // keepViewsAlive adds to every step that reads a view slot the slots the
 // view is made of, so memory planning keeps them until that step (the
-// kernel ignores pointers past its own).
-func (p *plan) keepViewsAlive() {
+// kernel ignores pointers past its own). It returns the view slots that a
+// step other than a kernel reads (the plan is then not usable), a result
+// among them.
+func (p *plan) keepViewsAlive() (bad []int) {
+	for _, r := range p.results {
+		if p.slots[r].view != nil {
+			bad = append(bad, r)
+		}
+	}
 	for i := range p.steps {
 		st := &p.steps[i]
 		for _, b := range st.bufs {
 			if v := p.slots[b].view; v != nil {
 				if st.kind != stepKernel {
-					panic("llvm: a view slot read by a step that is not a kernel")
+					bad = append(bad, b)
+					continue
 				}
 				st.bufs = append(st.bufs, v.src)
 				st.bufs = append(st.bufs, v.starts...)
 			}
 		}
 	}
+	return bad
 }
 
 // address is where the view's elements start in s.

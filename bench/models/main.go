@@ -75,6 +75,7 @@ var (
 	dtype       = flag.String("dtype", "f32", "every side's weights: f32, or bf16 as most checkpoints store them")
 	threads     = flag.Int("threads", 2, "threads for every side (GOMAXPROCS, torch.set_num_threads, llama.cpp's n_threads)")
 	cpuProfile  = flag.String("cpuprofile", "", "write a pprof CPU profile of tpucc's side (compiles and runs) to this file")
+	steps       = flag.Int("steps", 0, "print the N longest steps of each program tpucc ran on the llvm backend (time per call, share)")
 	layers      = flag.Int("layers", 0, "the dense model's decoder layers instead of 28 (its shapes otherwise kept): for a host whose memory the full model exceeds")
 )
 
