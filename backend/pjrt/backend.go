@@ -260,7 +260,7 @@ func (b *Backend) compile(p *backend.Program, code *backend.NativeCode) (backend
 		results[i].Layout = nil
 	}
 	if mesh := programMesh(p); mesh != nil {
-		return b.compileSharded(p, mesh, params, results)
+		return b.compileSharded(p, mesh, params, results, code)
 	}
 	exe := b.load(p, code, params)
 	if exe == nil {
