@@ -361,14 +361,34 @@ func (s *Sharded) ExecuteDonating(args []*ShardedBuffer, donate []int) ([]*Shard
 			return nil, fmt.Errorf("pjrt: argument %d is %s split %s, the program takes %s split %s", i, a.Type, a.Sharding, s.params[i], s.args[i])
 		}
 	}
+	perDevice := make([][]*Buffer, n)
+	for p := range perDevice {
+		for _, a := range args {
+			perDevice[p] = append(perDevice[p], a.Shards[p])
+		}
+	}
+	outv, err := e.executeOnDevices(perDevice, donate)
+	runtime.KeepAlive(args)
+	return s.gather(outv, err)
+}
+
+// executeOnDevices runs e once on each of its devices in one
+// PJRT_LoadedExecutable_Execute call, args[p] being device p's arguments,
+// and returns each device's output handles (nil on error; a handle made
+// before an error is in the lists for the caller to release). The
+// arguments not in donate are named non-donatable for every device.
+func (e *LoadedExecutable) executeOnDevices(args [][]*Buffer, donate []int) ([][]uintptr, error) {
+	n, nargs := len(args), len(e.params)
 	argv := make([][]uintptr, n)
 	outv := make([][]uintptr, n)
 	argLists := make([]unsafe.Pointer, n)
 	outLists := make([]unsafe.Pointer, n)
 	for p := 0; p < n; p++ {
-		argv[p] = make([]uintptr, len(args)+1) // +1: never an empty array
-		for i, a := range args {
-			b := a.Shards[p]
+		if len(args[p]) != nargs {
+			return nil, fmt.Errorf("pjrt: device %d has %d arguments, the program takes %d", p, len(args[p]), nargs)
+		}
+		argv[p] = make([]uintptr, nargs+1) // +1: never an empty array
+		for i, b := range args[p] {
 			if b == nil || b.h == 0 || b.c != e.c || !b.typ.Equal(e.params[i]) {
 				return nil, fmt.Errorf("pjrt: argument %d: device %d's piece is closed, of another client or not %s", i, p, e.params[i])
 			}
@@ -379,13 +399,13 @@ func (s *Sharded) ExecuteDonating(args []*ShardedBuffer, donate []int) ([]*Shard
 	}
 	events := make([]uintptr, n)
 	opts := executeOptions{structSize: unsafe.Sizeof(executeOptions{})}
-	keep := nonDonatable(nil, len(args), donate)
+	keep := nonDonatable(nil, nargs, donate)
 	if len(keep) > 0 {
 		opts.nonDonatable, opts.numNonDon = unsafe.Pointer(&keep[0]), uintptr(len(keep))
 	}
 	a := executeArgs{
 		structSize: unsafe.Sizeof(executeArgs{}), executable: e.h, options: unsafe.Pointer(&opts),
-		argumentLists: unsafe.Pointer(&argLists[0]), numDevices: uintptr(n), numArgs: uintptr(len(args)),
+		argumentLists: unsafe.Pointer(&argLists[0]), numDevices: uintptr(n), numArgs: uintptr(nargs),
 		outputLists: unsafe.Pointer(&outLists[0]), deviceCompleteEvents: unsafe.Pointer(&events[0]),
 	}
 	err := e.c.p.call(fnLoadedExecutableExecute, unsafe.Pointer(&a))
@@ -405,7 +425,7 @@ func (s *Sharded) ExecuteDonating(args []*ShardedBuffer, donate []int) ([]*Shard
 	runtime.KeepAlive(args)
 	runtime.KeepAlive(argv)
 	runtime.KeepAlive(keep)
-	return s.gather(outv, err)
+	return outv, err
 }
 
 // gather wraps each device's outputs as the results' pieces, or releases
