@@ -12,13 +12,18 @@ import (
 )
 
 // replicaSrc exchanges values between four replicas: a sum and a gather
-// over all of them, a permute around the ring, and each replica's id.
-const replicaSrc = `func @f(%x: f32[2,3]) -> (f32[2,3], f32[8,3], f32[2,3], u32[]) {
+// over all of them, a permute around the ring, each replica's id, and a
+// max, a reduce-scatter and an all-to-all within pairs given out of order
+// (the group's order decides which part each replica gets).
+const replicaSrc = `func @f(%x: f32[2,3]) -> (f32[2,3], f32[8,3], f32[2,3], u32[], f32[2,3], f32[1,3], f32[2,3]) {
   %s = all_reduce %x {kind=sum, groups=[[0,1,2,3]]} : f32[2,3]
   %g = all_gather %x {dim=0, groups=[[0,1,2,3]]} : f32[8,3]
   %p = collective_permute %x {pairs=[[0,1],[1,2],[2,3],[3,0]]} : f32[2,3]
   %i = replica_id : u32[]
-  return %s, %g, %p, %i
+  %m = all_reduce %x {kind=max, groups=[[0,2],[3,1]]} : f32[2,3]
+  %r = reduce_scatter %x {kind=sum, dim=0, groups=[[1,0],[2,3]]} : f32[1,3]
+  %a = all_to_all %x {split_dim=0, concat_dim=0, split_count=2, groups=[[3,0],[1,2]]} : f32[2,3]
+  return %s, %g, %p, %i, %m, %r, %a
 }
 `
 
