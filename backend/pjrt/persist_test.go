@@ -171,3 +171,60 @@ func TestCompileExpectingSharded(t *testing.T) {
 		checkClose(t, [][]float32{floats(out[0].Bytes())}, [][]float32{floats(ref[0].Bytes())})
 	}
 }
+
+// TestLoadShardedArtifact: an executable file of a program over a 2x2 mesh
+// (its manifest with the mesh, the devices and the shardings) loads through
+// Backend.Load on a client of four devices and runs there to the reference
+// executor's numbers; a client of two devices refuses it with the mesh's
+// need, before anything runs.
+func TestLoadShardedArtifact(t *testing.T) {
+	m, f, text, c := onFourDevices(t, shardedStepSrc)
+	params := []ir.Type{f.Params[0].Type, f.Params[1].Type}
+	args, res := f.EntryShardings()
+	s, err := c.CompileSharded(text, m.Meshes[0], params, f.Results, args, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob, err := s.Serialize()
+	s.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &Artifact{Manifest: Manifest{
+		Entry:  Signature{Name: "step", Params: []string{"f32[8,4]", "f32[4,4]"}, Results: []string{"f32[8,4]"}},
+		Target: "cpu", Platform: c.Platform(), PlatformVersion: c.PlatformVersion(), DeviceKind: c.Devices()[0].Kind,
+		PJRTAPI: c.Plugin().Version(),
+		Mesh: &ManifestMesh{Name: "mesh", Axes: []MeshAxis{{"dp", 2}, {"tp", 2}}, Devices: []int{0, 1, 2, 3},
+			Params: [][][]string{{{"dp"}, {"tp"}}, {{}, {"tp"}}}, Results: [][][]string{{{"dp"}, {"tp"}}}},
+	}, Executable: blob}
+	exe, err := NewBackend(c).Load(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, w := backend.New(f.Params[0].Type), backend.New(f.Params[1].Type)
+	for i := range 32 {
+		x.SetFloat64(i, math.Sin(float64(i)))
+	}
+	copy(w.Bytes(), f32s(1, 0.5, -0.5, 0.25, 0, 1, 0.5, -1, 0.75, -0.25, 1, 0.5, -1, 0.5, 0.25, 1))
+	got, err := exe.Run([]*backend.Buffer{x, w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := cpu.Run(m, f, []*backend.Buffer{x, w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClose(t, [][]float32{floats(got[0].Bytes())}, [][]float32{floats(want[0].Bytes())})
+	p, err := openCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	two, err := p.NewClient(Option{"cpu_device_count", int64(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer two.Close()
+	if _, err := NewBackend(two).Load(a); err == nil || err.Error() != "pjrt: mesh @mesh needs 4 devices, the client has 2 (the XLA:CPU plugin takes cpu_device_count=4)" {
+		t.Errorf("on two devices: %v", err)
+	}
+}
