@@ -120,9 +120,11 @@ func TestShardedExecutablePersisted(t *testing.T) {
 		t.Fatal(err)
 	}
 	x, w := tensor.Random(1, ir.F32, 8, 16), tensor.Random(2, ir.F32, 16, 4)
+	var cache *engine.Cache
 	for i := range 2 {
+		cache = engine.NewCache(dir, engine.CacheOptions{})
 		c, err := compile.New(matTanh, dpTP, compile.Shard(0, "dp", ""), compile.Shard(1, "", "tp"), compile.Device("pjrt"),
-			compile.Cache(engine.NewCache(dir, engine.CacheOptions{})), compile.Name("persisted-sharded"))
+			compile.Cache(cache), compile.Name("persisted-sharded"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,6 +143,20 @@ func TestShardedExecutablePersisted(t *testing.T) {
 		if s := c.Stats(); s.DiskHits != int64(i) {
 			t.Errorf("process %d: %d programs from the persistent cache, want %d", i, s.DiskHits, i)
 		}
+	}
+	// The same function compiled again in the second process: the cache's
+	// memory has the executable, so the backend neither compiles nor loads.
+	c, err := compile.New(matTanh, dpTP, compile.Shard(0, "dp", ""), compile.Shard(1, "", "tp"), compile.Device("pjrt"),
+		compile.Cache(cache), compile.Name("persisted-sharded"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	compiles, loads := b.Counts()
+	if _, err := c.Call(x, w); err != nil {
+		t.Fatal(err)
+	}
+	if c2, l2 := b.Counts(); c2 != compiles || l2 != loads || c.Stats().MemoryHits != 1 {
+		t.Errorf("compiled again: %d compiles, %d loads, %d memory hits; want 0, 0, 1", c2-compiles, l2-loads, c.Stats().MemoryHits)
 	}
 }
 
