@@ -109,6 +109,57 @@ func TestShardingInCacheKey(t *testing.T) {
 	}
 }
 
+// A sharded program's executable is kept in the persistent cache with the
+// program: a second process (a fresh cache on the same directory) finds the
+// program on disk and loads the serialized executable for the mesh's four
+// devices instead of compiling it, and its numbers are the eager ones.
+func TestShardedExecutablePersisted(t *testing.T) {
+	dir := cacheDir(t)
+	b, err := pjrt.Open(pjrt.BackendName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, w := tensor.Random(1, ir.F32, 8, 16), tensor.Random(2, ir.F32, 16, 4)
+	var cache *engine.Cache
+	for i := range 2 {
+		cache = engine.NewCache(dir, engine.CacheOptions{})
+		c, err := compile.New(matTanh, dpTP, compile.Shard(0, "dp", ""), compile.Shard(1, "", "tp"), compile.Device("pjrt"),
+			compile.Cache(cache), compile.Name("persisted-sharded"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		compiles, loads := b.Counts()
+		out, err := c.Call(x, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := near(out[0], matTanh(x, w), 1e-5); d != "" {
+			t.Error(d)
+		}
+		c2, l2 := b.Counts()
+		if want := [2]int64{1 - int64(i), int64(i)}; [2]int64{c2 - compiles, l2 - loads} != want {
+			t.Errorf("process %d: the backend compiled %d and loaded %d programs, want %v", i, c2-compiles, l2-loads, want)
+		}
+		if s := c.Stats(); s.DiskHits != int64(i) {
+			t.Errorf("process %d: %d programs from the persistent cache, want %d", i, s.DiskHits, i)
+		}
+	}
+	// The same function compiled again in the second process: the cache's
+	// memory has the executable, so the backend neither compiles nor loads.
+	c, err := compile.New(matTanh, dpTP, compile.Shard(0, "dp", ""), compile.Shard(1, "", "tp"), compile.Device("pjrt"),
+		compile.Cache(cache), compile.Name("persisted-sharded"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	compiles, loads := b.Counts()
+	if _, err := c.Call(x, w); err != nil {
+		t.Fatal(err)
+	}
+	if c2, l2 := b.Counts(); c2 != compiles || l2 != loads || c.Stats().MemoryHits != 1 {
+		t.Errorf("compiled again: %d compiles, %d loads, %d memory hits; want 0, 0, 1", c2-compiles, l2-loads, c.Stats().MemoryHits)
+	}
+}
+
 func matTanhSplit(x, w *tensor.Tensor) *tensor.Tensor { return x.MatMul(w).ShardAs("dp", "tp").Tanh() }
 
 // A sharding constraint inside a Go function (Tensor.ShardAs) and a split

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/pjrt"
@@ -237,5 +238,74 @@ func TestSplitMoEFromCheckpoint(t *testing.T) {
 		if !bytes.Equal(piece, p.Buffer.Bytes()) {
 			t.Errorf("weight %s %s: its pieces differ from the whole", p.Name, p.Type)
 		}
+	}
+}
+
+// TestSplitPhi3FusedViews: Phi-3's fused projections are not copied at
+// load: each layer's Q, K and V are consecutive runs of qkv_proj's rows in
+// the memory-mapped checkpoint, Gate and Up of gate_up_proj's, and
+// splitting the model tp=4 (4 heads, 2 KV heads: uneven) reads each
+// device's piece from them without making a stack; the pieces are the
+// whole weights exactly and the split model gives transformers' greedy
+// tokens.
+func TestSplitPhi3FusedViews(t *testing.T) {
+	dir := filepath.Join(oracleDirs(t), "phi3")
+	o := readOracle(t, dir)
+	m, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for i := range m.Weights.Layers {
+		lw := &m.Weights.Layers[i]
+		p := fmt.Sprintf("model.layers.%d.", i)
+		checkRowsOf(t, m, p+"self_attn.qkv_proj.weight", lw.Q, lw.K, lw.V)
+		checkRowsOf(t, m, p+"mlp.gate_up_proj.weight", lw.Gate, lw.Up)
+	}
+	before := layerFields(m)
+	g, err := NewGenerator(m, Options{Device: "pjrt", Precision: "highest", Mesh: mustMesh(t, "tp=4")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(layerFields(m), before) {
+		t.Errorf("a stack was made in host memory to split it")
+	}
+	got, err := g.Generate(Request{Prompts: o.Prompts, MaxNew: len(o.Greedy[0])})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.EqualFunc(got.Tokens, o.Greedy, slices.Equal) {
+		t.Errorf("split tokens %v, transformers' %v", got.Tokens, o.Greedy)
+	}
+	for i, p := range m.Params {
+		piece, err := g.weights[i].Device().(*pjrt.ShardedBuffer).ToHost()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(piece, p.Buffer.Bytes()) {
+			t.Errorf("weight %s %s: its pieces differ from the whole", p.Name, p.Type)
+		}
+	}
+}
+
+// checkRowsOf checks that parts are views of the checkpoint's tensor name,
+// one after another from its first byte to its last.
+func checkRowsOf(t *testing.T, m *Model, name string, parts ...*backend.Buffer) {
+	t.Helper()
+	whole, err := m.Weights.Tensor(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := whole.Bytes()
+	at := 0
+	for k, b := range parts {
+		if len(b.Bytes()) == 0 || at+len(b.Bytes()) > len(src) || unsafe.SliceData(b.Bytes()) != &src[at] {
+			t.Errorf("%s: part %d (%s) is not a view of its rows in the mapped file", name, k, b.Type())
+			return
+		}
+		at += len(b.Bytes())
+	}
+	if at != len(src) {
+		t.Errorf("%s: the parts cover %d of its %d bytes", name, at, len(src))
 	}
 }

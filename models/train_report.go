@@ -6,6 +6,7 @@ import (
 
 	"github.com/tpucc/tpucc/backend/pjrt"
 	"github.com/tpucc/tpucc/engine"
+	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/target"
 	"github.com/tpucc/tpucc/train"
 )
@@ -17,15 +18,32 @@ import (
 // optimizer's state and the activations, and whether all of it fits. The
 // figures of the kinds are the types'; the verdict is libtpu's layout's.
 func (m *Model) TrainReport(opt train.Optimizer, batch, length int64, t *target.Target, topology string) (string, error) {
+	return m.TrainReportSplit(opt, batch, length, t, topology, nil, false)
+}
+
+// TrainReportSplit is TrainReport for the step split over mesh as
+// NewTrainer splits it (TrainOptions.Mesh and FSDP: the weights over tp,
+// and with fsdp over dp too, each state tensor like its weight, the batch
+// rows over dp), compiled as one partition per chip of topology, whose
+// chips must number the mesh's devices. Every figure is one chip's: the
+// kinds' from the shardings (each device's pieces), the rest from libtpu's
+// layout of the partitioned step. A nil mesh is TrainReport.
+func (m *Model) TrainReportSplit(opt train.Optimizer, batch, length int64, t *target.Target, topology string, mesh *ir.Mesh, fsdp bool) (string, error) {
 	step, nTrained, err := m.TrainStep(opt, batch, length, false)
 	if err != nil {
 		return "", err
+	}
+	if mesh != nil {
+		args, results := m.trainShardings(mesh, len(opt.StateNames()), false, fsdp)
+		if err := engine.ShardModule(step, mesh, args, results); err != nil {
+			return "", err
+		}
 	}
 	exe, _, err := engine.Compile(step, engine.Config{Target: t.Name(), Donate: opt.Donate(nTrained)})
 	if err != nil {
 		return "", err
 	}
-	stats, err := compileForChip(exe.HLO, topology)
+	stats, err := compileForChip(exe.HLO, topology, mesh)
 	if err != nil {
 		return "", err
 	}
@@ -34,7 +52,20 @@ func (m *Model) TrainReport(opt train.Optimizer, batch, length int64, t *target.
 	row := func(what string, n int64, note string) {
 		fmt.Fprintf(&b, "%-24s %14d bytes  %10s  %s\n", what, n, gib(n), note)
 	}
-	fmt.Fprintf(&b, "training step: %s, batch %d × %d tokens, f32, on one chip of %s (%s)\n", opt.Kind, batch, length, topology, t.Name())
+	grads, batchNote, compiled, verdict := "one per trained parameter, f32: computed within the step", "the tokens, i32", "compiled", "one "+t.Name()+" chip"
+	if mesh == nil {
+		fmt.Fprintf(&b, "training step: %s, batch %d × %d tokens, f32, on one chip of %s (%s)\n", opt.Kind, batch, length, topology, t.Name())
+	} else {
+		how := ""
+		if fsdp {
+			how = " with FSDP"
+		}
+		fmt.Fprintf(&b, "training step: %s, batch %d × %d tokens, f32, split over mesh %s%s on the %d chips of %s (%s); per chip:\n",
+			opt.Kind, batch, length, meshString(mesh), how, mesh.Devices(), topology, t.Name())
+		grads = "one per trained parameter, f32, split like it: computed within the step"
+		batchNote = "the tokens, i32, their rows split over dp"
+		compiled, verdict = "compiled per chip", "each "+t.Name()+" chip"
+	}
 	row("parameters", tm.Params, "trained, f32, donated: updated in place")
 	if tm.Fixed > 0 {
 		row("fixed weights", tm.Fixed, "not trained")
@@ -44,22 +75,23 @@ func (m *Model) TrainReport(opt train.Optimizer, batch, length int64, t *target.
 		state = strings.Join(names, " and ") + " per parameter, donated"
 	}
 	row("optimizer state", tm.State, state)
-	row("gradients", tm.Grads, "one per trained parameter, f32: computed within the step")
+	row("gradients", tm.Grads, grads)
 	row("activations + gradients", stats.Temp, "libtpu's temporaries: what the backward pass keeps and the gradients as it makes them")
-	row("batch", tm.Batch, "the tokens, i32")
-	fmt.Fprintf(&b, "compiled: arguments %d + outputs %d - aliased %d + temporaries %d + code %d = %d bytes (%s) of %s %s\n",
-		stats.Arguments, stats.Outputs, stats.Alias, stats.Temp, stats.GeneratedCode, stats.Total(), gib(stats.Total()), gib(t.Memory), t.MemoryName)
-	verdict := "fits"
+	row("batch", tm.Batch, batchNote)
+	fmt.Fprintf(&b, "%s: arguments %d + outputs %d - aliased %d + temporaries %d + code %d = %d bytes (%s) of %s %s\n",
+		compiled, stats.Arguments, stats.Outputs, stats.Alias, stats.Temp, stats.GeneratedCode, stats.Total(), gib(stats.Total()), gib(t.Memory), t.MemoryName)
+	fits := "fits"
 	if stats.Total() > t.Memory {
-		verdict = "does not fit"
+		fits = "does not fit"
 	}
-	fmt.Fprintf(&b, "the step %s one %s chip: %s of %s\n", verdict, t.Name(), gib(stats.Total()), gib(t.Memory))
+	fmt.Fprintf(&b, "the step %s %s: %s of %s\n", fits, verdict, gib(stats.Total()), gib(t.Memory))
 	return b.String(), nil
 }
 
 // compileForChip compiles StableHLO text for one chip of a TPU topology
-// through libtpu (pjrt.KindTPU) and returns its memory as laid out.
-func compileForChip(hlo, topology string) (pjrt.MemoryStats, error) {
+// through libtpu (pjrt.KindTPU), or split over mesh as one partition per
+// chip, and returns one chip's memory as laid out.
+func compileForChip(hlo, topology string, mesh *ir.Mesh) (pjrt.MemoryStats, error) {
 	path, err := pjrt.Find(pjrt.KindTPU)
 	if err != nil {
 		return pjrt.MemoryStats{}, err
@@ -73,7 +105,12 @@ func compileForChip(hlo, topology string) (pjrt.MemoryStats, error) {
 		return pjrt.MemoryStats{}, fmt.Errorf("topology %s: %w", topology, err)
 	}
 	defer topo.Close()
-	exe, err := topo.Compile(hlo, pjrt.DefaultCompileOptions)
+	var exe *pjrt.Executable
+	if mesh != nil {
+		exe, _, err = topo.CompileSharded(hlo, mesh)
+	} else {
+		exe, err = topo.Compile(hlo, pjrt.DefaultCompileOptions)
+	}
 	if err != nil {
 		return pjrt.MemoryStats{}, err
 	}

@@ -30,13 +30,15 @@ type TrainMemory struct {
 }
 
 // TrainMemoryOf sizes step (TrainStep's, nTrained parameters trained, opt's
-// state).
+// state). For a step split over a mesh (its entry's ArgShardings, as
+// engine.ShardModule gives them) each figure is one device's: the pieces
+// of its arguments, every dimension divided by the devices splitting it,
+// rounded up as XLA pads; a gradient is split like its parameter.
 func TrainMemoryOf(step *ir.Func, nTrained int, opt train.Optimizer) TrainMemory {
 	var tm TrainMemory
 	nState := nTrained * len(opt.StateNames())
 	for i, p := range step.Params {
-		n, _ := p.Type.NumElements()
-		b := n * int64(p.Type.DType.Size())
+		b := pieceBytes(step, i)
 		switch {
 		case i < nTrained:
 			tm.Params += b
@@ -51,4 +53,23 @@ func TrainMemoryOf(step *ir.Func, nTrained int, opt train.Optimizer) TrainMemory
 		}
 	}
 	return tm
+}
+
+// pieceBytes is the size of one device's piece of f's parameter i: the
+// whole parameter when f is not split over a mesh.
+func pieceBytes(f *ir.Func, i int) int64 {
+	t := f.Params[i].Type
+	n := int64(t.DType.Size())
+	var parts []int64
+	if i < len(f.ArgShardings) && f.ArgShardings[i] != nil && f.Module != nil && len(f.Module.Meshes) > 0 {
+		parts = f.ArgShardings[i].Parts(f.Module.Meshes[0])
+	}
+	for d, dim := range t.Shape {
+		size := dim.Size
+		if parts != nil {
+			size = (size + parts[d] - 1) / parts[d]
+		}
+		n *= size
+	}
+	return n
 }

@@ -43,12 +43,16 @@ type Manifest struct {
 }
 
 // ManifestMesh is the mesh a program is split over: its name and axes as
-// the .tir declares them, and the device assignment (partition p runs on
-// the device with ID Devices[p]).
+// the .tir declares them, the device assignment (partition p runs on the
+// device with ID Devices[p]), and how the entry's parameters and results
+// are split: for each, one list per dimension of the mesh axes that split
+// it, major first (the .tir sharding's dimensions: [["dp"], []]).
 type ManifestMesh struct {
-	Name    string     `json:"name"`
-	Axes    []MeshAxis `json:"axes"`
-	Devices []int      `json:"devices"`
+	Name    string       `json:"name"`
+	Axes    []MeshAxis   `json:"axes"`
+	Devices []int        `json:"devices"`
+	Params  [][][]string `json:"params"`
+	Results [][][]string `json:"results"`
 }
 
 // MeshAxis is one named axis of a ManifestMesh.

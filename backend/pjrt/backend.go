@@ -191,6 +191,11 @@ func (b *Backend) forMesh(mesh *ir.Mesh) (*Client, error) {
 	return c, nil
 }
 
+// MeshClient is the client that runs programs over mesh (see forMesh):
+// the backend's own when it has the devices, else, on XLA:CPU without a
+// cpu_device_count of the user's, one of exactly the mesh's devices.
+func (b *Backend) MeshClient(mesh *ir.Mesh) (*Client, error) { return b.forMesh(mesh) }
+
 // UploadSharded splits h over mesh's devices as s says
 // (backend.ShardUploader): each device receives its piece, copied from h
 // one piece at a time; when h's storage is a backend.BoxReader (a model's
@@ -260,7 +265,7 @@ func (b *Backend) compile(p *backend.Program, code *backend.NativeCode) (backend
 		results[i].Layout = nil
 	}
 	if mesh := programMesh(p); mesh != nil {
-		return b.compileSharded(p, mesh, params, results)
+		return b.compileSharded(p, mesh, params, results, code)
 	}
 	exe := b.load(p, code, params)
 	if exe == nil {

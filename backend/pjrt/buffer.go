@@ -103,6 +103,15 @@ func (c *Client) FromHost(t ir.Type, data []byte) (*Buffer, error) {
 	return c.fromHost(t, data, copyHost)
 }
 
+// FromHostOn is FromHost onto the client's device at index dev (of
+// Devices()): a replica's argument (Replicated.Execute).
+func (c *Client) FromHostOn(dev int, t ir.Type, data []byte) (*Buffer, error) {
+	if dev < 0 || dev >= len(c.devices) {
+		return nil, fmt.Errorf("pjrt: device %d of a client of %d", dev, len(c.devices))
+	}
+	return c.fromHostOn(dev, t, data, copyHost)
+}
+
 // How fromHost makes a buffer of host memory.
 type hostMode uint8
 

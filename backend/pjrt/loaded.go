@@ -64,11 +64,21 @@ func (c *Client) Compile(stablehlo string, params []ir.Type, o CompileOptions) (
 // Deserialize loads an executable serialized by the same plugin and device
 // kind (LoadedExecutable.Serialize, Executable.Serialize).
 func (c *Client) Deserialize(blob []byte, params []ir.Type) (*LoadedExecutable, error) {
-	if err := c.use(); err != nil {
+	h, err := c.deserialize(blob)
+	if err != nil {
 		return nil, err
 	}
+	return c.newLoaded(h, params)
+}
+
+// deserialize loads blob on the client and returns the loaded executable's
+// handle, for newLoaded.
+func (c *Client) deserialize(blob []byte) (uintptr, error) {
+	if err := c.use(); err != nil {
+		return 0, err
+	}
 	if len(blob) == 0 {
-		return nil, errors.New("pjrt: empty serialized executable")
+		return 0, errors.New("pjrt: empty serialized executable")
 	}
 	a := &deserializeArgs{
 		structSize: unsafe.Sizeof(deserializeArgs{}),
@@ -79,9 +89,9 @@ func (c *Client) Deserialize(blob []byte, params []ir.Type) (*LoadedExecutable, 
 	err := c.p.call(fnExecutableDeserializeAndLoad, unsafe.Pointer(a))
 	runtime.KeepAlive(blob)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	return c.newLoaded(a.loaded, params)
+	return a.loaded, nil
 }
 
 func (c *Client) newLoaded(h uintptr, params []ir.Type) (*LoadedExecutable, error) {

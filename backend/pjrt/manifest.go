@@ -3,6 +3,7 @@ package pjrt
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -149,10 +150,134 @@ func (c *Client) LoadArtifact(a *Artifact) (*LoadedExecutable, []ir.Type, error)
 }
 
 // Load is LoadArtifact on the backend's client, as a backend.Executable.
+// An executable split over a mesh (a manifest with a mesh) is loaded on the
+// client with the mesh's devices (made for it on XLA:CPU, as for a
+// compile), runs on all of them, splits its host arguments and gathers its
+// results as its manifest's shardings say.
 func (b *Backend) Load(a *Artifact) (backend.Executable, error) {
+	if a.Manifest.Mesh != nil {
+		return b.loadSharded(a)
+	}
 	exe, results, err := b.c.LoadArtifact(a)
 	if err != nil {
 		return nil, err
 	}
 	return &executable{exe: exe, results: results}, nil
+}
+
+func (b *Backend) loadSharded(a *Artifact) (backend.Executable, error) {
+	params, results, err := a.Manifest.Entry.Types()
+	if err != nil {
+		return nil, err
+	}
+	mesh, args, res, err := a.Manifest.Mesh.shardings(params, results)
+	if err != nil {
+		return nil, err
+	}
+	c, err := b.forMesh(mesh)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.Manifest.Check(c); err != nil {
+		return nil, err
+	}
+	if n := len(a.Manifest.Mesh.Devices); n <= len(c.devices) {
+		ids := make([]int, n)
+		for i := range ids {
+			ids[i] = c.devices[i].ID
+		}
+		if !slices.Equal(ids, a.Manifest.Mesh.Devices) {
+			return nil, fmt.Errorf("manifest mesh devices %v: the client runs mesh @%s on devices %v", a.Manifest.Mesh.Devices, mesh.Name, ids)
+		}
+	}
+	s, err := c.LoadSharded(a.Executable, mesh, params, results, args, res)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkLoadedSharded(s, len(results), a.Manifest.DeviceKind); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return &shardedExecutable{s: s, c: c}, nil
+}
+
+// checkLoadedSharded checks what a loaded sharded executable says of
+// itself against its manifest: its number of results and its devices' kind.
+func checkLoadedSharded(s *Sharded, results int, kind string) error {
+	if s.exe.NumOutputs() != results {
+		return fmt.Errorf("the executable returns %d results, the manifest's entry %d", s.exe.NumOutputs(), results)
+	}
+	kinds, err := s.exe.DeviceKinds()
+	if err != nil {
+		return err
+	}
+	if len(kinds) == 0 {
+		return errors.New("the executable was loaded on no device")
+	}
+	for _, k := range kinds {
+		if k != kind {
+			return fmt.Errorf("the executable runs on %q devices, its manifest says %q", k, kind)
+		}
+	}
+	return nil
+}
+
+// maxMeshDevices bounds a manifest's mesh, so that a corrupt size never
+// overflows or allocates the machine's memory.
+const maxMeshDevices = 1 << 16
+
+// shardings reads the manifest's mesh and the entry's shardings, checked as
+// the verifier checks a .tir's: axes of sizes at least 1 with distinct
+// names, the device assignment one ID per device, one sharding per
+// parameter and result with one list per dimension, naming axes of the
+// mesh, each at most once per tensor.
+func (m *ManifestMesh) shardings(params, results []ir.Type) (*ir.Mesh, []*ir.Sharding, []*ir.Sharding, error) {
+	mesh := &ir.Mesh{Name: m.Name}
+	n := int64(1)
+	for i, x := range m.Axes {
+		if x.Name == "" || x.Size < 1 || mesh.Axis(x.Name) >= 0 {
+			return nil, nil, nil, fmt.Errorf("manifest mesh axes[%d]: want a new name and a size of at least 1, have %q=%d", i, x.Name, x.Size)
+		}
+		if n *= x.Size; n > maxMeshDevices {
+			return nil, nil, nil, fmt.Errorf("manifest mesh: more than %d devices", maxMeshDevices)
+		}
+		mesh.Axes = append(mesh.Axes, ir.MeshAxis{Name: x.Name, Size: x.Size})
+	}
+	if m.Name == "" || int64(len(m.Devices)) != n {
+		return nil, nil, nil, fmt.Errorf("manifest mesh @%s: %d devices assigned to a mesh of %d", m.Name, len(m.Devices), n)
+	}
+	args, err := manifestShardings("params", m.Params, params, mesh)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	res, err := manifestShardings("results", m.Results, results, mesh)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return mesh, args, res, nil
+}
+
+func manifestShardings(field string, dims [][][]string, types []ir.Type, mesh *ir.Mesh) ([]*ir.Sharding, error) {
+	if len(dims) != len(types) {
+		return nil, fmt.Errorf("manifest mesh %s: %d shardings for %d tensors", field, len(dims), len(types))
+	}
+	out := make([]*ir.Sharding, len(dims))
+	for i, d := range dims {
+		if len(d) != types[i].Rank() {
+			return nil, fmt.Errorf("manifest mesh %s[%d]: %d dimensions for %s", field, i, len(d), types[i])
+		}
+		seen := map[string]bool{}
+		s := &ir.Sharding{Mesh: mesh.Name, Dims: make([][]string, len(d))}
+		for k, axes := range d {
+			for _, a := range axes {
+				if mesh.Axis(a) < 0 || seen[a] {
+					return nil, fmt.Errorf("manifest mesh %s[%d]: axis %q is not the mesh's or is used twice", field, i, a)
+				}
+				seen[a] = true
+			}
+			s.Dims[k] = append([]string{}, axes...)
+		}
+		out[i] = s
+	}
+	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"unsafe"
 
 	"github.com/tpucc/tpucc/backend"
@@ -62,6 +63,7 @@ func marshalSPMD(devices []int, platform string) ([]byte, error) {
 type Sharded struct {
 	exe     *LoadedExecutable
 	mesh    *ir.Mesh
+	devices []int // partition p runs on the device with ID devices[p]
 	args    []*ir.Sharding
 	results []*ir.Sharding
 	params  []ir.Type // whole parameter types
@@ -74,20 +76,9 @@ type Sharded struct {
 // as the lowering wrote them (stablehlo.EntryShardings); params and outs
 // the entry's whole parameter and result types.
 func (c *Client) CompileSharded(stablehlo string, mesh *ir.Mesh, params, outs []ir.Type, args, results []*ir.Sharding) (*Sharded, error) {
-	err := c.use()
+	ids, err := c.meshDevices(mesh, params, outs, args, results)
 	if err != nil {
 		return nil, err
-	}
-	n := int(mesh.Devices())
-	if n > len(c.devices) {
-		return nil, fmt.Errorf("pjrt: mesh @%s needs %d devices, the client has %d (the XLA:CPU plugin takes cpu_device_count=%d)", mesh.Name, n, len(c.devices), n)
-	}
-	if len(args) != len(params) || len(results) != len(outs) {
-		return nil, fmt.Errorf("pjrt: %d parameter and %d result shardings for %d parameters and %d results", len(args), len(results), len(params), len(outs))
-	}
-	ids := make([]int, n)
-	for i := range ids {
-		ids[i] = c.devices[i].ID
 	}
 	opts, err := marshalSPMD(ids, c.platform)
 	if err != nil {
@@ -104,7 +95,52 @@ func (c *Client) CompileSharded(stablehlo string, mesh *ir.Mesh, params, outs []
 	if err != nil {
 		return nil, err
 	}
-	sh := &Sharded{mesh: mesh, params: params, outs: outs}
+	return c.newSharded(a.executable, mesh, ids, params, outs, args, results)
+}
+
+// LoadSharded loads an executable CompileSharded made and Sharded.Serialize
+// wrote (by the same plugin build), for the same mesh, types and shardings:
+// its partitions run on the client's first mesh.Devices() devices, as they
+// were compiled to. The executable's result pieces are checked against the
+// shardings, as after a compile.
+func (c *Client) LoadSharded(blob []byte, mesh *ir.Mesh, params, outs []ir.Type, args, results []*ir.Sharding) (*Sharded, error) {
+	ids, err := c.meshDevices(mesh, params, outs, args, results)
+	if err != nil {
+		return nil, err
+	}
+	h, err := c.deserialize(blob)
+	if err != nil {
+		return nil, err
+	}
+	return c.newSharded(h, mesh, ids, params, outs, args, results)
+}
+
+// meshDevices checks that the client has mesh's devices and that there is
+// one sharding per parameter and result, and returns the device IDs that
+// the partitions run on, partition p on the client's device p.
+func (c *Client) meshDevices(mesh *ir.Mesh, params, outs []ir.Type, args, results []*ir.Sharding) ([]int, error) {
+	if err := c.use(); err != nil {
+		return nil, err
+	}
+	n := int(mesh.Devices())
+	if n > len(c.devices) {
+		return nil, fmt.Errorf("pjrt: mesh @%s needs %d devices, the client has %d (the XLA:CPU plugin takes cpu_device_count=%d)", mesh.Name, n, len(c.devices), n)
+	}
+	if len(args) != len(params) || len(results) != len(outs) {
+		return nil, fmt.Errorf("pjrt: %d parameter and %d result shardings for %d parameters and %d results", len(args), len(results), len(params), len(outs))
+	}
+	ids := make([]int, n)
+	for i := range ids {
+		ids[i] = c.devices[i].ID
+	}
+	return ids, nil
+}
+
+// newSharded wraps the loaded executable h as a Sharded: the shardings at
+// the program's boundary, each parameter's piece type, and the check of
+// the result pieces.
+func (c *Client) newSharded(h uintptr, mesh *ir.Mesh, ids []int, params, outs []ir.Type, args, results []*ir.Sharding) (*Sharded, error) {
+	sh := &Sharded{mesh: mesh, devices: ids, params: params, outs: outs}
 	shards := make([]ir.Type, len(params))
 	for i, t := range params {
 		sh.args = append(sh.args, boundarySharding(args[i], t, mesh))
@@ -113,7 +149,8 @@ func (c *Client) CompileSharded(stablehlo string, mesh *ir.Mesh, params, outs []
 	for i, t := range outs {
 		sh.results = append(sh.results, boundarySharding(results[i], t, mesh))
 	}
-	if sh.exe, err = c.newLoaded(a.executable, shards); err != nil {
+	var err error
+	if sh.exe, err = c.newLoaded(h, shards); err != nil {
 		return nil, err
 	}
 	if err := sh.checkOutputs(); err != nil {
@@ -168,6 +205,13 @@ func (s *Sharded) checkOutputs() error {
 // ArgSharding returns how parameter i is split at the program's boundary:
 // what FromHostSharded must be given for it (see boundarySharding).
 func (s *Sharded) ArgSharding(i int) *ir.Sharding { return s.args[i] }
+
+// Devices is the device assignment: partition p runs on the device with
+// ID Devices()[p].
+func (s *Sharded) Devices() []int { return slices.Clone(s.devices) }
+
+// Serialize returns the executable's serialized form, for LoadSharded.
+func (s *Sharded) Serialize() ([]byte, error) { return s.exe.Serialize() }
 
 // Close releases the executable.
 func (s *Sharded) Close() error { return s.exe.Close() }
@@ -317,14 +361,34 @@ func (s *Sharded) ExecuteDonating(args []*ShardedBuffer, donate []int) ([]*Shard
 			return nil, fmt.Errorf("pjrt: argument %d is %s split %s, the program takes %s split %s", i, a.Type, a.Sharding, s.params[i], s.args[i])
 		}
 	}
+	perDevice := make([][]*Buffer, n)
+	for p := range perDevice {
+		for _, a := range args {
+			perDevice[p] = append(perDevice[p], a.Shards[p])
+		}
+	}
+	outv, err := e.executeOnDevices(perDevice, donate)
+	runtime.KeepAlive(args)
+	return s.gather(outv, err)
+}
+
+// executeOnDevices runs e once on each of its devices in one
+// PJRT_LoadedExecutable_Execute call, args[p] being device p's arguments,
+// and returns each device's output handles (nil on error; a handle made
+// before an error is in the lists for the caller to release). The
+// arguments not in donate are named non-donatable for every device.
+func (e *LoadedExecutable) executeOnDevices(args [][]*Buffer, donate []int) ([][]uintptr, error) {
+	n, nargs := len(args), len(e.params)
 	argv := make([][]uintptr, n)
 	outv := make([][]uintptr, n)
 	argLists := make([]unsafe.Pointer, n)
 	outLists := make([]unsafe.Pointer, n)
 	for p := 0; p < n; p++ {
-		argv[p] = make([]uintptr, len(args)+1) // +1: never an empty array
-		for i, a := range args {
-			b := a.Shards[p]
+		if len(args[p]) != nargs {
+			return nil, fmt.Errorf("pjrt: device %d has %d arguments, the program takes %d", p, len(args[p]), nargs)
+		}
+		argv[p] = make([]uintptr, nargs+1) // +1: never an empty array
+		for i, b := range args[p] {
 			if b == nil || b.h == 0 || b.c != e.c || !b.typ.Equal(e.params[i]) {
 				return nil, fmt.Errorf("pjrt: argument %d: device %d's piece is closed, of another client or not %s", i, p, e.params[i])
 			}
@@ -335,13 +399,13 @@ func (s *Sharded) ExecuteDonating(args []*ShardedBuffer, donate []int) ([]*Shard
 	}
 	events := make([]uintptr, n)
 	opts := executeOptions{structSize: unsafe.Sizeof(executeOptions{})}
-	keep := nonDonatable(nil, len(args), donate)
+	keep := nonDonatable(nil, nargs, donate)
 	if len(keep) > 0 {
 		opts.nonDonatable, opts.numNonDon = unsafe.Pointer(&keep[0]), uintptr(len(keep))
 	}
 	a := executeArgs{
 		structSize: unsafe.Sizeof(executeArgs{}), executable: e.h, options: unsafe.Pointer(&opts),
-		argumentLists: unsafe.Pointer(&argLists[0]), numDevices: uintptr(n), numArgs: uintptr(len(args)),
+		argumentLists: unsafe.Pointer(&argLists[0]), numDevices: uintptr(n), numArgs: uintptr(nargs),
 		outputLists: unsafe.Pointer(&outLists[0]), deviceCompleteEvents: unsafe.Pointer(&events[0]),
 	}
 	err := e.c.p.call(fnLoadedExecutableExecute, unsafe.Pointer(&a))
@@ -361,7 +425,7 @@ func (s *Sharded) ExecuteDonating(args []*ShardedBuffer, donate []int) ([]*Shard
 	runtime.KeepAlive(args)
 	runtime.KeepAlive(argv)
 	runtime.KeepAlive(keep)
-	return s.gather(outv, err)
+	return outv, err
 }
 
 // gather wraps each device's outputs as the results' pieces, or releases

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
+	"sync"
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
@@ -23,22 +26,60 @@ func programMesh(p *backend.Program) *ir.Mesh {
 // results are gathered, or kept on the devices as ShardedBuffers
 // (RunOptions.KeepOnDevice) that a later call takes as they are.
 type shardedExecutable struct {
-	s *Sharded
-	c *Client
+	s  *Sharded
+	c  *Client
+	id string // NativeCode's ID, without the executable's hash
+
+	once   sync.Once
+	code   backend.NativeCode
+	codeOK bool
 }
 
-func (b *Backend) compileSharded(p *backend.Program, mesh *ir.Mesh, params, results []ir.Type) (backend.Executable, error) {
+// compileSharded compiles p for mesh, or loads code (persisted by an
+// earlier process) when its ID names p's StableHLO, this backend and the
+// devices the mesh's partitions run on.
+func (b *Backend) compileSharded(p *backend.Program, mesh *ir.Mesh, params, results []ir.Type, code *backend.NativeCode) (backend.Executable, error) {
 	args, res := p.Entry.EntryShardings()
 	c, err := b.forMesh(mesh)
 	if err != nil {
 		return nil, err
+	}
+	id := b.shardedCodeID(p.HLO, c, mesh)
+	if code != nil && code.ID == fmt.Sprintf("%s sha256:%s %s", codePrefix, SHA256(code.Data), id) {
+		if s, err := c.LoadSharded(code.Data, mesh, params, results, args, res); err == nil {
+			b.loads.Add(1)
+			return &shardedExecutable{s: s, c: c, id: id}, nil
+		}
 	}
 	s, err := c.CompileSharded(p.HLO, mesh, params, results, args, res)
 	if err != nil {
 		return nil, err
 	}
 	b.compiles.Add(1)
-	return &shardedExecutable{s: s, c: c}, nil
+	return &shardedExecutable{s: s, c: c, id: id}, nil
+}
+
+// shardedCodeID is codeID for a program over mesh on client c: the device
+// assignment is compiled into the executable, so it is part of the ID.
+func (b *Backend) shardedCodeID(hlo string, c *Client, mesh *ir.Mesh) string {
+	ids := make([]string, mesh.Devices())
+	for i := range ids {
+		ids[i] = strconv.Itoa(c.devices[i].ID)
+	}
+	return b.codeID(hlo) + " devices:" + strings.Join(ids, ",")
+}
+
+// NativeCode serializes the executable (once) for the persistent cache.
+func (e *shardedExecutable) NativeCode() (backend.NativeCode, bool) {
+	e.once.Do(func() {
+		data, err := e.s.Serialize()
+		if err != nil || len(data) == 0 || e.id == "" {
+			return
+		}
+		e.code = backend.NativeCode{ID: codePrefix + " sha256:" + SHA256(data) + " " + e.id, Data: data}
+		e.codeOK = true
+	})
+	return e.code, e.codeOK
 }
 
 func (e *shardedExecutable) Run(args []*backend.Buffer) ([]*backend.Buffer, error) {

@@ -27,7 +27,8 @@ var meshFlag = flagSpec{name: "mesh", kind: valueFlag, arg: "AXES",
 	doc: "split the model over devices: tp=N splits its weights (Megatron-style), dp=N its batch,\n" +
 		"dp=2,tp=2 both (needs --device pjrt, tpu or gpu; on pjrt's XLA:CPU the devices are made;\ndocs/SHARDING.md)"}
 
-// meshValue is --mesh, or nil; it needs a device of several chips.
+// meshValue is --mesh, or nil; it needs a device of several chips, but for
+// --report, which compiles for a TPU topology's chips and runs nothing.
 func meshValue(p *parsed) (*ir.Mesh, error) {
 	spec := p.value("mesh", "")
 	if spec == "" {
@@ -40,6 +41,10 @@ func meshValue(p *parsed) (*ir.Mesh, error) {
 	switch p.value("device", "") {
 	case "pjrt", "tpu", "gpu":
 		return m, nil
+	case "":
+		if p.flag("report") {
+			return m, nil
+		}
 	}
 	return nil, usagef("--mesh %s splits a model over a device's chips: give --device pjrt, tpu or gpu", spec)
 }

@@ -64,19 +64,15 @@ func topologyHelp() string {
 // libtpu logs to standard error as it starts (its warnings about a host that
 // is no TPU VM) is shown only when the compile fails.
 func compileExecutable(e *env, c *buildConfig, f *ir.Func, text string) (*pjrt.Artifact, *pjrt.MemoryStats, error) {
-	if c.target.Name() == "cpu" {
-		// A CPU artifact runs on one device: a program split over a mesh would
-		// be compiled for one partition and silently lose its shardings.
-		if m := shardMesh(f); m != nil {
-			return nil, nil, fmt.Errorf("--emit=executable does not take a program split over several devices yet (mesh @%s has %d): docs/SHARDING.md",
-				m.Name, m.Devices())
-		}
-		a, err := compileCPUExecutable(c, f, text)
-		return a, nil, err
-	}
 	var a *pjrt.Artifact
 	var stats *pjrt.MemoryStats
+	// XLA:CPU's Shardy pass logs a warning about HloShardingV3 for every
+	// sharded module; both plugins' logs are shown only when a compile fails.
 	logged, err := pjrt.CaptureStderr(func() (err error) {
+		if c.target.Name() == "cpu" {
+			a, err = compileCPUExecutable(c, f, text)
+			return err
+		}
 		a, stats, err = compileTPUExecutable(c, f, text)
 		return err
 	})
@@ -139,20 +135,53 @@ func compileTPUExecutable(c *buildConfig, f *ir.Func, text string) (*pjrt.Artifa
 	return a, &stats, err
 }
 
-// compileCPUExecutable compiles through the pjrt backend's client.
+// compileCPUExecutable compiles through the pjrt backend's client; a
+// program split over a mesh for that many XLA:CPU devices (a client of
+// them is made when the backend's has fewer, as for a run).
 func compileCPUExecutable(c *buildConfig, f *ir.Func, text string) (*pjrt.Artifact, error) {
 	b, err := pjrt.Open(pjrt.BackendName)
 	if err != nil {
 		return nil, err
 	}
 	cl := b.Client()
-	exe, err := cl.Compile(text, nil, pjrt.DefaultCompileOptions)
+	on := compiledFor{mesh: shardMesh(f)}
+	var exe interface {
+		Serialize() ([]byte, error)
+		Close() error
+	}
+	if on.mesh != nil {
+		if cl, err = b.MeshClient(on.mesh); err != nil {
+			return nil, err
+		}
+		params, results := entryTypes(f)
+		args, res := f.EntryShardings()
+		var s *pjrt.Sharded
+		if s, err = cl.CompileSharded(text, on.mesh, params, results, args, res); err == nil {
+			exe, on.devices = s, s.Devices()
+		}
+	} else {
+		exe, err = cl.Compile(text, nil, pjrt.DefaultCompileOptions)
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer exe.Close()
-	on := compiledFor{platform: cl.Platform(), version: cl.PlatformVersion(), kind: cl.Devices()[0].Kind, api: cl.Plugin().Version()}
+	on.platform, on.version, on.kind, on.api = cl.Platform(), cl.PlatformVersion(), cl.Devices()[0].Kind, cl.Plugin().Version()
 	return newArtifact(c, f, text, exe, on)
+}
+
+// entryTypes are f's parameter and result types without layouts.
+func entryTypes(f *ir.Func) (params, results []ir.Type) {
+	for _, p := range f.Params {
+		t := p.Type
+		t.Layout = nil
+		params = append(params, t)
+	}
+	for _, t := range f.Results {
+		t.Layout = nil
+		results = append(results, t)
+	}
+	return params, results
 }
 
 // compiledFor is what a PJRT plugin says about the device it compiled for.
@@ -172,9 +201,16 @@ func newArtifact(c *buildConfig, f *ir.Func, text string, exe interface{ Seriali
 	}
 	var mesh *pjrt.ManifestMesh
 	if on.mesh != nil {
-		mesh = &pjrt.ManifestMesh{Name: on.mesh.Name, Devices: on.devices}
+		mesh = &pjrt.ManifestMesh{Name: on.mesh.Name, Devices: on.devices, Params: [][][]string{}, Results: [][][]string{}}
 		for _, x := range on.mesh.Axes {
 			mesh.Axes = append(mesh.Axes, pjrt.MeshAxis{Name: x.Name, Size: x.Size})
+		}
+		args, res := f.EntryShardings()
+		for _, s := range args {
+			mesh.Params = append(mesh.Params, manifestDims(s))
+		}
+		for _, s := range res {
+			mesh.Results = append(mesh.Results, manifestDims(s))
 		}
 	}
 	return &pjrt.Artifact{
@@ -192,6 +228,15 @@ func newArtifact(c *buildConfig, f *ir.Func, text string, exe interface{ Seriali
 		},
 		Executable: blob,
 	}, nil
+}
+
+// manifestDims is s's axes per dimension, [] (not null) for a whole one.
+func manifestDims(s *ir.Sharding) [][]string {
+	out := make([][]string, len(s.Dims))
+	for d, axes := range s.Dims {
+		out[d] = append([]string{}, axes...)
+	}
+	return out
 }
 
 // signature spells f's parameter and result types without layouts, with

@@ -118,17 +118,3 @@ func hasLine(s, line string) bool {
 	}
 	return false
 }
-
-// A program split over a mesh of several devices is refused, not compiled
-// for one device, and nothing is written.
-func TestBuildExecutableRefusesSharded(t *testing.T) {
-	dir := t.TempDir()
-	in := writeFile(t, dir, "s.tir", []byte("mesh @mesh = <[\"tp\"=4]>\n\n"+
-		"func @f(%x: f32[8] {sharding=<@mesh, [{\"tp\"}]>}) -> f32[8] {\n  %y = neg %x : f32[8]\n  return %y\n}\n"))
-	out := filepath.Join(dir, "s.pjrt")
-	tpucc(t, "", "build", in, "--target", "cpu", "--emit=executable", "-o", out).want(t, 1, "",
-		in+": --emit=executable does not take a program split over several devices yet (mesh @mesh has 4): docs/SHARDING.md")
-	if _, err := os.Stat(out); !os.IsNotExist(err) {
-		t.Errorf("a refused build left %s behind", out)
-	}
-}

@@ -106,10 +106,6 @@ func artifactFunc(sig pjrt.Signature) (*ir.Func, error) {
 // loadArtifact opens the PJRT backend of the manifest's platform, which
 // --device, when given, must name, and loads the executable on it.
 func loadArtifact(name string, a *pjrt.Artifact, device string) (backend.Executable, error) {
-	if m := a.Manifest.Mesh; m != nil {
-		return nil, fileErrorf(name, "the executable is split over mesh @%s of %d devices (%s): tpucc run does not run sharded executables yet",
-			m.Name, len(m.Devices), a.Manifest.Topology)
-	}
 	bname, err := pjrt.ForPlatform(a.Manifest.Platform)
 	if err != nil {
 		return nil, fileErrorf(name, "manifest platform: %v", err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -87,12 +88,36 @@ func TestBuildExecutableShardedTPU(t *testing.T) {
 		t.Errorf("compiled memory:\n%s\nwant\n%s", got, want)
 	}
 	m := readManifest(t, out)
-	wantMesh := &pjrt.ManifestMesh{Name: "mesh", Axes: []pjrt.MeshAxis{{Name: "tp", Size: 4}}, Devices: []int{0, 1, 2, 3}}
+	wantMesh := &pjrt.ManifestMesh{Name: "mesh", Axes: []pjrt.MeshAxis{{Name: "tp", Size: 4}}, Devices: []int{0, 1, 2, 3},
+		Params: [][][]string{{{}, {"tp"}}, {{"tp"}, {}}}, Results: [][][]string{{{"tp"}, {}}}}
 	if !reflect.DeepEqual(m.Mesh, wantMesh) {
 		t.Errorf("manifest mesh %+v, want %+v", m.Mesh, wantMesh)
 	}
 	tpucc(t, "", "run", out).want(t, 1, "",
-		out+": error: the executable is split over mesh @mesh of 4 devices (v6e:2x2): tpucc run does not run sharded executables yet")
+		out+": error: pjrt-tpu: no TPU device on this machine (no TPU chip among the PCI devices in /sys/bus/pci/devices)")
+}
+
+// A program split over two XLA:CPU devices builds to an executable file
+// whose manifest records the mesh, the device assignment and the
+// shardings; tpucc run runs it on two devices (splitting the inputs drawn
+// from --seed, gathering the result) and prints what the .tir prints on
+// the reference executor. The plugin's log is not shown.
+func TestRunShardedExecutable(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "s.tir", []byte(shardSrc))
+	out := filepath.Join(dir, "s.pjrt")
+	tpucc(t, "", "build", in, "--emit=executable", "-o", out).want(t, 0, "", "")
+	m := readManifest(t, out)
+	wantMesh := &pjrt.ManifestMesh{Name: "mesh", Axes: []pjrt.MeshAxis{{Name: "tp", Size: 2}}, Devices: []int{0, 1},
+		Params: [][][]string{{{}, {"tp"}}, {{"tp"}, {}}}, Results: [][][]string{{{"tp"}, {}}}}
+	if !reflect.DeepEqual(m.Mesh, wantMesh) || m.Target != "cpu" || m.Platform != "cpu" {
+		t.Errorf("manifest target %s platform %s mesh %+v, want cpu, cpu, %+v", m.Target, m.Platform, m.Mesh, wantMesh)
+	}
+	want := tpucc(t, "", "run", in, "--backend", "reference", "--seed", "7")
+	if want.code != 0 || want.stdout == "" {
+		t.Fatalf("reference run: exit %d, stderr %q", want.code, want.stderr)
+	}
+	tpucc(t, "", "run", out, "--seed", "7").want(t, 0, want.stdout, "")
 }
 
 // An unsharded TPU build reports one chip's compiled memory: f32[2,3]
@@ -184,4 +209,41 @@ func TestExportMesh(t *testing.T) {
 	}
 	r = tpucc(t, "", "export", "--model", dir, "--seq", "8", "--mesh", "tp=4,pp=2", "-o", out)
 	r.want(t, 2, "", `tpucc export: --mesh: mesh "tp=4,pp=2": axis "pp": a model splits over dp (batch) and tp (weights) only`)
+}
+
+// A sharded executable whose manifest was edited (and its hash kept
+// right) is refused before it runs, naming the manifest's field: an axis
+// the mesh lacks, a sharding of the wrong rank, a device assignment of
+// the wrong length.
+func TestRunShardedExecutableBadManifest(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "s.tir", []byte(shardSrc))
+	out := filepath.Join(dir, "s.pjrt")
+	tpucc(t, "", "build", in, "--emit=executable", "-o", out).want(t, 0, "", "")
+	for _, c := range []struct {
+		edit func(m *pjrt.ManifestMesh)
+		want string
+	}{
+		{func(m *pjrt.ManifestMesh) { m.Params[0][1] = []string{"zz"} }, `manifest mesh params[0]: axis "zz" is not the mesh's or is used twice`},
+		{func(m *pjrt.ManifestMesh) { m.Results[0] = m.Results[0][:1] }, "manifest mesh results[0]: 1 dimensions for f32[4,6]"},
+		{func(m *pjrt.ManifestMesh) { m.Devices = []int{0} }, "manifest mesh @mesh: 1 devices assigned to a mesh of 2"},
+		{func(m *pjrt.ManifestMesh) { m.Devices = []int{1, 0} }, "manifest mesh devices [1 0]: the client runs mesh @mesh on devices [0 1]"},
+	} {
+		f, err := os.Open(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := pjrt.ReadArtifact(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.edit(a.Manifest.Mesh)
+		var buf bytes.Buffer
+		if _, err := a.WriteTo(&buf); err != nil {
+			t.Fatal(err)
+		}
+		bad := writeFile(t, dir, "bad.pjrt", buf.Bytes())
+		tpucc(t, "", "run", bad, "--seed", "7").want(t, 1, "", bad+": error: "+c.want)
+	}
 }

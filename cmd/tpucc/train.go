@@ -52,9 +52,9 @@ var trainCommand = &command{
 		precisionFlag,
 		meshFlag,
 		{name: "fsdp", kind: boolFlag, doc: "split the weights and the optimizer's state over --mesh's dp axis too (FSDP)"},
-		{name: "report", kind: boolFlag, doc: "train nothing: compile one step for --target through libtpu (no TPU needed) and print whether\nthe parameters, gradients, optimizer state and activations fit one chip"},
+		{name: "report", kind: boolFlag, doc: "train nothing: compile one step for --target through libtpu (no TPU needed) and print whether\nthe parameters, gradients, optimizer state and activations fit one chip (with --mesh: each chip\nof a topology of that many chips, the step split as training on the mesh splits it)"},
 		{name: "target", kind: valueFlag, arg: "T", doc: "with --report: the TPU target (default tpu-v6e)"},
-		{name: "topology", kind: valueFlag, arg: "T", doc: "with --report: the topology whose one chip the step is compiled for (default the target's first, v6e:2x2)"},
+		{name: "topology", kind: valueFlag, arg: "T", doc: "with --report: the topology whose one chip the step is compiled for (default the target's first, v6e:2x2;\nwith --mesh its first of as many chips as the mesh has devices)"},
 	},
 	run: cmdTrain,
 }
@@ -244,7 +244,7 @@ func cmdTrain(e *env, p *parsed) error {
 		return usagef("--fsdp splits the weights over --mesh's dp axis: give --mesh with dp, as dp=2,tp=2")
 	}
 	if p.flag("report") {
-		return trainReport(e, p, a)
+		return trainReport(e, p, a, mesh)
 	}
 	for _, f := range []string{"target", "topology"} {
 		if p.has(f) {

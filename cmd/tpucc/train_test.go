@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -144,6 +145,38 @@ func TestTrainReport(t *testing.T) {
 	if entries, _ := os.ReadDir(tmp); len(entries) != 1 {
 		t.Errorf("--report wrote %d files beside the tokens", len(entries)-1)
 	}
+}
+
+// TestTrainReportMesh: --report with --mesh and --fsdp compiles the step
+// split as training on that mesh splits it, for the four chips of v6e:2x2
+// (the target's first topology of as many chips as the mesh has devices),
+// and gives one chip's figures (internal/tpucompile's
+// TestTrainStepSplitForTPU derives them); a mesh no topology matches, or
+// one that is not the --topology's chip count, is an error saying so.
+func TestTrainReportMesh(t *testing.T) {
+	dir := tinyQwen3(t)
+	tmp := t.TempDir()
+	tokens := trainTokens(t, tmp, 2, 6)
+	args := []string{"train", "--model", dir, "--tokens", tokens, "--batch", "2", "--optimizer", "sgd", "--momentum", "0.9", "--lr", "0.1", "--report"}
+	r := tpucc(t, "", append(args, "--mesh", "dp=2,tp=2", "--fsdp")...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	lines := strings.Split(r.stdout, "\n")
+	want := []string{
+		"training step: sgd, batch 2 × 6 tokens, f32, split over mesh dp=2,tp=2 with FSDP on the 4 chips of v6e:2x2 (tpu-v6e); per chip:",
+		"parameters                         6624 bytes    6.47 KiB  trained, f32, donated: updated in place",
+		"optimizer state                    6624 bytes    6.47 KiB  momentum_buffer per parameter, donated",
+		"gradients                          6624 bytes    6.47 KiB  one per trained parameter, f32, split like it: computed within the step",
+	}
+	if len(lines) != 9 || !reflect.DeepEqual(lines[:4], want) || lines[5] != "batch                                24 bytes  0.0234 KiB  the tokens, i32, their rows split over dp" ||
+		!strings.HasPrefix(lines[6], "compiled per chip: arguments ") || !strings.HasPrefix(lines[7], "the step fits each tpu-v6e chip: ") {
+		t.Errorf("the report:\n%s", r.stdout)
+	}
+	tpucc(t, "", append(args, "--mesh", "tp=2")...).want(t, 1, "",
+		"tpucc train: --mesh tp=2 has 2 devices: no tpu-v6e topology has as many chips (v6e:2x2 v6e:2x4 v6e:4x4 v6e:4x8 v6e:8x8 v6e:8x16 v6e:16x16)")
+	tpucc(t, "", append(args, "--mesh", "dp=2,tp=2", "--topology", "v6e:2x4")...).want(t, 1, "",
+		"tpucc train: --mesh dp=2,tp=2 has 4 devices and --topology v6e:2x4 has 8 chips: they must be equal")
 }
 
 // TestTrainLabels: --labels equal to the tokens gives the same losses as

@@ -73,3 +73,88 @@ func TestTrainStepForTPU(t *testing.T) {
 		t.Errorf("line 8:\n%s\nwant\n%s", lines[7], wantLast)
 	}
 }
+
+// TestTrainStepSplitForTPU: the step split over dp=2,tp=2 as training on
+// that mesh splits it (without FSDP, and with) compiles for the four chips
+// of v6e:2x2 through libtpu, and the report gives one chip's share of each
+// kind from the shardings. Of the tiny model's 6512 weights every matrix
+// is split in two over tp (its Megatron dimension; 16, 24 and 32 are all
+// even) and the norms (16 + 2 x (8 + 8 + 16 + 16) = 112 weights) are
+// replicated: 3200 + 112 = 3312 weights, 13248 bytes of f32, on each chip.
+// FSDP splits every one of them over dp too (on its first other even
+// dimension; the norms' only one): 1656, 6624 bytes. AdamW keeps two
+// state tensors split like each weight; the 2 x 6 tokens are split by rows.
+func TestTrainStepSplitForTPU(t *testing.T) {
+	c, err := hf.ParseConfig([]byte(tinyDense))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := models.Abstract(c, ir.BF16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mesh, err := models.ParseMesh("dp=2,tp=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		fsdp    bool
+		donated int64 // the parameters and the state
+		want    []string
+	}{
+		{false, 13248 + 26496, []string{
+			"training step: adamw, batch 2 × 6 tokens, f32, split over mesh dp=2,tp=2 on the 4 chips of v6e:2x2 (tpu-v6e); per chip:",
+			"parameters                        13248 bytes    12.9 KiB  trained, f32, donated: updated in place",
+			"optimizer state                   26496 bytes    25.9 KiB  exp_avg and exp_avg_sq per parameter, donated",
+			"gradients                         13248 bytes    12.9 KiB  one per trained parameter, f32, split like it: computed within the step",
+		}},
+		{true, 6624 + 13248, []string{
+			"training step: adamw, batch 2 × 6 tokens, f32, split over mesh dp=2,tp=2 with FSDP on the 4 chips of v6e:2x2 (tpu-v6e); per chip:",
+			"parameters                         6624 bytes    6.47 KiB  trained, f32, donated: updated in place",
+			"optimizer state                   13248 bytes    12.9 KiB  exp_avg and exp_avg_sq per parameter, donated",
+			"gradients                          6624 bytes    6.47 KiB  one per trained parameter, f32, split like it: computed within the step",
+		}},
+	} {
+		text, err := m.TrainReportSplit(train.NewAdamW(0.01), 2, 6, target.V6e, "v6e:2x2", mesh, tc.fsdp)
+		if err != nil {
+			t.Fatalf("fsdp %v: the step does not compile for v6e:2x2: %v", tc.fsdp, err)
+		}
+		lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+		if len(lines) != 8 {
+			t.Fatalf("fsdp %v: the report has %d lines, want 8:\n%s", tc.fsdp, len(lines), text)
+		}
+		for i, w := range tc.want {
+			if lines[i] != w {
+				t.Errorf("fsdp %v: line %d:\n%s\nwant\n%s", tc.fsdp, i+1, lines[i], w)
+			}
+		}
+		checkCompiledLines(t, lines[4:], "batch                                24 bytes  0.0234 KiB  the tokens, i32, their rows split over dp",
+			"compiled per chip", "the step fits each tpu-v6e chip: ", tc.donated)
+	}
+}
+
+// checkCompiledLines checks a report's last four lines: the activations
+// (libtpu's temporaries), the batch line, the compiled line adding up with
+// the same temporaries and at least donated bytes aliased, and the verdict
+// from its total.
+func checkCompiledLines(t *testing.T, lines []string, batch, compiled, verdict string, donated int64) {
+	t.Helper()
+	temp := regexp.MustCompile(`^activations \+ gradients +(\d+) bytes .* libtpu's temporaries`).FindStringSubmatch(lines[0])
+	if lines[1] != batch || temp == nil {
+		t.Errorf("lines 5 and 6:\n%s\n%s", lines[0], lines[1])
+	}
+	nums := regexp.MustCompile(`^` + compiled + `: arguments (\d+) \+ outputs (\d+) - aliased (\d+) \+ temporaries (\d+) \+ code (\d+) = (\d+) bytes \(.*\) of 32 GiB HBM$`).FindStringSubmatch(lines[2])
+	if nums == nil {
+		t.Fatalf("line 7: %s", lines[2])
+	}
+	n := make([]int64, 6)
+	for i := range n {
+		n[i], _ = strconv.ParseInt(nums[i+1], 10, 64)
+	}
+	if n[0]+n[1]-n[2]+n[3]+n[4] != n[5] || n[2] < donated || n[0] < donated || nums[4] != temp[1] {
+		t.Errorf("line 7 does not add up: %s", lines[2])
+	}
+	if want := verdict + strings.TrimSuffix(strings.SplitN(lines[2], "bytes (", 2)[1], ") of 32 GiB HBM") + " of 32 GiB"; lines[3] != want {
+		t.Errorf("line 8:\n%s\nwant\n%s", lines[3], want)
+	}
+}

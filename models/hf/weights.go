@@ -57,6 +57,11 @@ type LayerWeights struct {
 	PerLayerGate, PerLayerProj, PerLayerNorm *backend.Buffer
 }
 
+// Tensor is the checkpoint's tensor called name, a view of its file's
+// mapped bytes: what a weight loaded from it is a view of (a fused
+// projection's parts, a stack's rows).
+func (w *Weights) Tensor(name string) (*backend.Buffer, error) { return w.ckpt.Tensor(name) }
+
 // Close releases the checkpoint; every weight becomes invalid.
 func (w *Weights) Close() error { return w.ckpt.Close() }
 
@@ -259,7 +264,9 @@ func (l *loader) layer(i int, lw *LayerWeights, shapes map[string][]int64) error
 
 // fused reads a projection stored as one matrix (Phi-3's qkv_proj and
 // gate_up_proj) whose rows are those of fields, in order, and splits them
-// into dst: copies, one per part.
+// into dst: views of the checkpoint's rows, each part a run of whole rows
+// of the row-major matrix, so a model split over devices reads each
+// device's piece from the mapped file and never holds the projection twice.
 func (l *loader) fused(name string, shapes map[string][]int64, fields []string, dst []**backend.Buffer) error {
 	var total, cols int64
 	for _, f := range fields {
@@ -269,11 +276,16 @@ func (l *loader) fused(name string, shapes map[string][]int64, fields []string, 
 	if err != nil {
 		return err
 	}
+	src := b.Bytes()
 	at := 0
 	for i, f := range fields {
-		part := backend.New(ir.Tensor(l.dtype, shapes[f]...))
-		at += copy(part.Bytes(), b.Bytes()[at:])
-		*dst[i] = part
+		t := ir.Tensor(l.dtype, shapes[f]...)
+		n := int(shapes[f][0]*shapes[f][1]) * l.dtype.Size()
+		part, err := backend.View(t, src[at:at+n:at+n])
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", l.where, name, err)
+		}
+		*dst[i], at = part, at+n
 	}
 	return nil
 }
