@@ -1,0 +1,77 @@
+package models
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/train"
+)
+
+// tinyMoE are MoE configurations with 6 experts (top-2) of hidden size 32 and
+// expert width 24, sizes that no other dimension of their programs shares with
+// a batch of 2 rows of 7 tokens (14).
+var tinyMoE = map[string]string{
+	"qwen3_moe": `{"model_type": "qwen3_moe", "vocab_size": 64, "max_position_embeddings": 64, "rms_norm_eps": 1e-6, "rope_theta": 10000.0,
+"hidden_size": 32, "intermediate_size": 48,
+"num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8,
+"num_experts": 6, "num_experts_per_tok": 2, "moe_intermediate_size": 24, "norm_topk_prob": true,
+"decoder_sparse_step": 1, "mlp_only_layers": [1], "tie_word_embeddings": false}`,
+	"mixtral": `{"model_type": "mixtral", "vocab_size": 64, "max_position_embeddings": 64, "rms_norm_eps": 1e-6, "rope_theta": 10000.0,
+"hidden_size": 32, "intermediate_size": 24,
+"num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8,
+"num_local_experts": 6, "num_experts_per_tok": 2}`,
+	"qwen2_moe": `{"model_type": "qwen2_moe", "vocab_size": 64, "max_position_embeddings": 64, "rms_norm_eps": 1e-6, "rope_theta": 10000.0,
+"hidden_size": 32, "intermediate_size": 48,
+"num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2,
+"num_experts": 6, "num_experts_per_tok": 2, "moe_intermediate_size": 24,
+"shared_expert_intermediate_size": 40, "mlp_only_layers": [1], "norm_topk_prob": false}`,
+}
+
+// TestTrainStepGrouped: the training step of a MoE model differentiates the
+// grouped form. Each MoE layer's forward is three ragged_dots, and its
+// backward one ragged_dot (the input's gradient) and one ragged_contract (the
+// weights') per projection; Mixtral's two layers are one loop, whose reverse
+// recomputes the forward's three. No product anywhere in the step (forward or
+// backward, loops included) has the experts', the tokens' and a feature dim
+// (hidden or expert width), as every dense per-expert product (all experts on
+// all tokens) and its gradients have. (The router's gradient, [14,6] through
+// top_k's one-hot [14,2,6], has no feature dim.)
+func TestTrainStepGrouped(t *testing.T) {
+	const E, N, H, F = 6, 14, 32, 24
+	for _, c := range []struct {
+		fam               string
+		ragged, contracts int
+	}{{"qwen3_moe", 12, 6}, {"mixtral", 9, 3}, {"qwen2_moe", 12, 6}} {
+		fam := c.fam
+		t.Run(fam, func(t *testing.T) {
+			m := abstractModel(t, tinyMoE[fam], ir.F32)
+			step, _, err := m.TrainStep(train.NewAdamW(1e-3), 2, 7, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			counts := map[ir.Op]int{}
+			var dense []string
+			step.Entry().Body.Walk(func(in *ir.Instr) {
+				counts[in.Op]++
+				if in.Op != ir.OpDotGeneral {
+					return
+				}
+				for _, v := range append(slices.Clone(in.Args), in.Results...) {
+					if d := v.Type.Dims(); len(d) >= 3 && slices.Contains(d, E) && slices.Contains(d, N) && (slices.Contains(d, H) || slices.Contains(d, F)) {
+						dense = append(dense, fmt.Sprintf("%s at %s: %s", in.Op, in.Pos, v.Type))
+						return
+					}
+				}
+			})
+			if counts[ir.OpRaggedDot] != c.ragged || counts[ir.OpRaggedContract] != c.contracts {
+				t.Errorf("%d ragged_dots and %d ragged_contracts; want %d and %d",
+					counts[ir.OpRaggedDot], counts[ir.OpRaggedContract], c.ragged, c.contracts)
+			}
+			if len(dense) > 0 {
+				t.Errorf("%d dense per-expert products, the first:\n%s", len(dense), dense[0])
+			}
+		})
+	}
+}
