@@ -3,6 +3,7 @@ package llvm
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -228,4 +229,52 @@ func TestRaggedDotEmptyTransposed(t *testing.T) {
 		t.Fatal(err)
 	}
 	differential(t, testBackend(t), m, m.Entry(), 1)
+}
+
+// TestRaggedContract compiles ragged_contract (ragged_dot's weight
+// gradient) for the shapes of raggedCases (lhs [m,k], rhs [m,n], the same
+// group sizes) and one whose k is a whole number of the kernel's row
+// blocks, into one function, and compares two runs of each (the second
+// with other sizes: every group's result is written, empty ones as zeros)
+// with the reference executor, with AVX-512's tiles and AVX2's.
+func TestRaggedContract(t *testing.T) {
+	cases := append(slices.Clone(raggedCases), raggedCase{12, 48, 3, 32, [2][]int64{{5, 0, 7}, {0, 12, 0}}})
+	var params, body, rets, types []string
+	for i, c := range cases {
+		params = append(params, fmt.Sprintf("%%l%d: f32[%d,%d], %%r%d: f32[%d,%d], %%s%d: i32[%d]", i, c.m, c.k, i, c.m, c.n, i, c.g))
+		body = append(body, fmt.Sprintf("  %%y%d = ragged_contract %%l%d, %%r%d, %%s%d\n  %%z%d = add %%y%d, %%y%d\n", i, i, i, i, i, i, i))
+		rets = append(rets, fmt.Sprintf("%%z%d", i))
+		types = append(types, fmt.Sprintf("f32[%d,%d,%d]", c.g, c.k, c.n))
+	}
+	src := fmt.Sprintf("func @f(%s) -> (%s) {\n%s  return %s\n}\n", strings.Join(params, ", "),
+		strings.Join(types, ", "), strings.Join(body, ""), strings.Join(rets, ", "))
+	for _, wide := range []bool{false, true} {
+		t.Run(fmt.Sprintf("wide=%v", wide), func(t *testing.T) {
+			b := testBackend(t)
+			b.wide = wide
+			m, f, x := compileSrc(t, b, src)
+			if g, fb := x.Coverage(); !strings.Contains(g, "ragged_contract") || strings.Contains(fb, "ragged_contract") {
+				t.Fatalf("ragged_contract not generated: generated %s; reference %s", g, fb)
+			}
+			in := cpu.RandomInputs(f, 7)
+			for run := 0; run < 2; run++ {
+				for i, c := range cases {
+					in[3*i+2] = backend.FromInts(ir.Tensor(ir.I32, c.g), c.sizes[run]...)
+				}
+				want, err := cpu.Run(m, f, in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := x.Run(in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range want {
+					if msg := compare(want[i], got[i]); msg != "" {
+						t.Errorf("run %d, case %d %+v: %s", run, i, cases[i], msg)
+					}
+				}
+			}
+		})
+	}
 }
