@@ -19,7 +19,7 @@ import (
 // runs over the group's rows, which only the sizes give, at run time. The
 // kernel's range is blocks of gemmMR result rows (rows of k), so a split
 // across threads gives each the same share of every group whatever the
-// sizes. For each group, block and 16-column tile, a register-blocked
+// sizes. For each group, 16-column tile and block, a register-blocked
 // micro-kernel walks the group's rows once: the tile's 16 floats of an rhs
 // row are loaded once and multiplied into the gemmMR lhs entries of that
 // row (contiguous in lhs), 2·gemmMR vector accumulators stored when the
@@ -71,8 +71,10 @@ type contractCtx struct {
 }
 
 // emit loops over the groups, carrying the running end, and over the call's
-// blocks of result rows in each; every group's block is stored, so a group
-// with no rows gets its zeros.
+// blocks of result rows in each, tile by tile: a tile's column of the
+// group's rhs rows (16 floats a row) stays in L1 while the call's blocks
+// pass over it. Every group's block is stored, so a group with no rows gets
+// its zeros.
 func (x *contractCtx) emit() {
 	k := x.k
 	k.loop(ci(0), ci(x.G), []value.Value{ci(0)}, func(g value.Value, acc []value.Value) []value.Value {
@@ -80,32 +82,39 @@ func (x *contractCtx) emit() {
 		next := k.cur.NewAdd(acc[0], size)
 		x.rowLo, x.rowHi = k.smin(acc[0], ci(x.M)), k.smin(next, ci(x.M))
 		x.cBase = k.mulAdd(g, x.K*x.N, ci(0))
-		k.loop(k.lo, k.hi, nil, func(b value.Value, _ []value.Value) []value.Value {
-			k0 := k.cur.NewMul(b, ci(gemmMR))
-			if full := x.K / gemmMR; full*gemmMR == x.K {
-				x.block(k0, gemmMR)
-			} else {
-				// Only the last block is partial: its row count is known here.
-				k.ifElse(k.cur.NewICmp(enum.IPredSLT, b, ci(full)), func() { x.block(k0, gemmMR) },
-					func() { x.block(k0, x.K-full*gemmMR) })
-			}
+		k.loop(ci(0), ci(x.tiles), nil, func(t value.Value, _ []value.Value) []value.Value {
+			n0 := k.cur.NewMul(t, ci(gemmNR))
+			x.blocks(func(k0 value.Value, n int64) { x.micro(k0, n, n0) })
 			return nil
 		})
+		if x.tiles*gemmNR < x.N {
+			x.blocks(x.rest)
+		}
 		return []value.Value{next}
 	})
 }
 
-// block computes result rows [k0, k0+n) of the current group: the full
-// tiles by the micro-kernel, then the columns past them.
-func (x *contractCtx) block(k0 value.Value, n int64) {
+// blocks runs body for each of the call's blocks of result rows: from k0,
+// n rows (gemmMR, or fewer in the last block, whose count is known here).
+func (x *contractCtx) blocks(body func(k0 value.Value, n int64)) {
 	k := x.k
-	k.loop(ci(0), ci(x.tiles), nil, func(t value.Value, _ []value.Value) []value.Value {
-		x.micro(k0, n, k.cur.NewMul(t, ci(gemmNR)))
+	full := x.K / gemmMR
+	k.loop(k.lo, k.hi, nil, func(b value.Value, _ []value.Value) []value.Value {
+		k0 := k.cur.NewMul(b, ci(gemmMR))
+		if full*gemmMR == x.K {
+			body(k0, gemmMR)
+			return nil
+		}
+		k.ifElse(k.cur.NewICmp(enum.IPredSLT, b, ci(full)), func() { body(k0, gemmMR) },
+			func() { body(k0, x.K-full*gemmMR) })
 		return nil
 	})
-	if x.tiles*gemmNR == x.N {
-		return
-	}
+}
+
+// rest computes the columns past the last full tile of result rows
+// [k0, k0+n) as dot products over the group's rows.
+func (x *contractCtx) rest(k0 value.Value, n int64) {
+	k := x.k
 	for i := int64(0); i < n; i++ {
 		kk := k.cur.NewAdd(k0, ci(i))
 		k.loop(ci(x.tiles*gemmNR), ci(x.N), nil, func(col value.Value, _ []value.Value) []value.Value {
