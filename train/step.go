@@ -20,7 +20,7 @@ import (
 // taken: 0 for the first. The loss returned is the one before the update.
 //
 // Step rewrites loss in place before it differentiates it: the passes up to moe-route
-// (Routed) put dense mixture-of-experts layers in their grouped ragged_dot form, so the
+// (route) put dense mixture-of-experts layers in their grouped ragged_dot form, so the
 // backward pass is grouped too.
 func Step(loss *ir.Module, nParams int, opt Optimizer) (*ir.Module, error) {
 	if err := opt.check(); err != nil {
@@ -33,7 +33,7 @@ func Step(loss *ir.Module, nParams int, opt Optimizer) (*ir.Module, error) {
 	if err := checkLoss(f, nParams); err != nil {
 		return nil, err
 	}
-	if err := Routed(loss); err != nil {
+	if err := route(loss); err != nil {
 		return nil, err
 	}
 	m, err := autodiff.ModuleOf(f)
@@ -88,11 +88,11 @@ func Step(loss *ir.Module, nParams int, opt Optimizer) (*ir.Module, error) {
 // needs the backend's evaluator, and moe-route's match does not read folded values.
 var routing = []string{"canonicalize", "cse", "canonicalize", "contract", "moe-route", "dce"}
 
-// Routed runs the routing passes on m in place. Differentiating the dense form that the
+// route runs the routing passes on m in place. Differentiating the dense form that the
 // models write would make the backward pass compute every expert on every token (E/k
 // times the grouped work); after moe-route the forward is ragged_dot and its VJP is
 // ragged_dot and ragged_contract, so the backward pass is grouped as the forward is.
-func Routed(m *ir.Module) error {
+func route(m *ir.Module) error {
 	var pipeline []passes.Pass
 	for _, name := range routing {
 		p, ok := passes.Lookup(name)
