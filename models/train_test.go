@@ -274,7 +274,8 @@ func TestTrainOracle(t *testing.T) {
 			adamwTokens := tokens
 			if r, ok := adamwFromRow[fam]; ok {
 				adamwTokens = fromRow(tokens, shape, r)
-				tl, tw = torchFrom[fam](fam)[0].losses, torchFrom[fam](fam)[0].weights
+				from := torchFrom[fam](fam)[0]
+				tl, tw = from.losses, from.weights
 			}
 			gl, out = tpuccTrain(t, dir, adamwTokens, shape, runs[1])
 			gw = readF32s(t, filepath.Join(out, "model.safetensors"))

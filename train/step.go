@@ -84,8 +84,8 @@ func Step(loss *ir.Module, nParams int, opt Optimizer) (*ir.Module, error) {
 
 // routing is Default's pipeline up to moe-route, then dce: what moe-route needs before
 // it (one spelling of each computation, contractions as dot_general) and the removal of
-// the dense layers it replaced. fold-constants is left to the compile that follows: it
-// needs the backend's evaluator, and moe-route's match does not read folded values.
+// the dense layers it replaced. fold-constants is left to the compile that follows (it
+// needs the backend's evaluator); the MoE layers of every family match without it.
 var routing = []string{"canonicalize", "cse", "canonicalize", "contract", "moe-route", "dce"}
 
 // route runs the routing passes on m in place. Differentiating the dense form that the
