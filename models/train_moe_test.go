@@ -3,6 +3,7 @@ package models
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -51,32 +52,56 @@ func TestTrainStepGrouped(t *testing.T) {
 		fam := c.fam
 		t.Run(fam, func(t *testing.T) {
 			m := abstractModel(t, tinyMoE[fam], ir.F32)
-			step, _, err := m.TrainStep(train.NewAdamW(1e-3), 2, 7, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			counts := map[ir.Op]int{}
-			var dense []string
-			step.Entry().Body.Walk(func(in *ir.Instr) {
-				counts[in.Op]++
-				if in.Op != ir.OpDotGeneral {
-					return
-				}
-				for _, v := range append(slices.Clone(in.Args), in.Results...) {
-					if d := v.Type.Dims(); len(d) >= 3 && slices.Contains(d, E) && slices.Contains(d, N) && (slices.Contains(d, H) || slices.Contains(d, F)) {
-						dense = append(dense, fmt.Sprintf("%s at %s: %s", in.Op, in.Pos, v.Type))
-						return
-					}
-				}
-			})
-			if counts[ir.OpRaggedDot] != c.ragged || counts[ir.OpRaggedContract] != c.contracts {
-				t.Errorf("%d ragged_dots and %d ragged_contracts; want %d and %d",
-					counts[ir.OpRaggedDot], counts[ir.OpRaggedContract], c.ragged, c.contracts)
-			}
-			if len(dense) > 0 {
-				t.Errorf("%d dense per-expert products, the first:\n%s", len(dense), dense[0])
-			}
+			checkGrouped(t, m, [4]int64{E, N, H, F}, c.ragged, c.contracts)
 		})
+	}
+}
+
+// TestTrainStepGroupedGemma4 is TestTrainStepGrouped for Gemma 4's oracle
+// model (8 experts top-2 of width 24, hidden 32, a MoE block in each of its
+// 6 layers): 12 ragged_contracts (one per grouped product: the weights'
+// gradients), and 30 ragged_dots (the forward's, the rows' gradients, and
+// the forward's again where a reverse loop recomputes its body).
+func TestTrainStepGroupedGemma4(t *testing.T) {
+	m, err := Load(filepath.Join(oracleDirs(t), "gemma4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	checkGrouped(t, m, [4]int64{8, 14, 32, 24}, 30, 12)
+}
+
+// checkGrouped checks m's training step for batches of 2 rows of 7 tokens:
+// ragged and contracts are its ragged_dots and ragged_contracts, and no
+// dot_general operand or result has the dims experts, tokens and hidden or
+// expert width (dims: E, N, H, F).
+func checkGrouped(t *testing.T, m *Model, dims [4]int64, ragged, contracts int) {
+	t.Helper()
+	E, N, H, F := dims[0], dims[1], dims[2], dims[3]
+	step, _, err := m.TrainStep(train.NewAdamW(1e-3), 2, 7, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[ir.Op]int{}
+	var dense []string
+	step.Entry().Body.Walk(func(in *ir.Instr) {
+		counts[in.Op]++
+		if in.Op != ir.OpDotGeneral {
+			return
+		}
+		for _, v := range append(slices.Clone(in.Args), in.Results...) {
+			if d := v.Type.Dims(); len(d) >= 3 && slices.Contains(d, E) && slices.Contains(d, N) && (slices.Contains(d, H) || slices.Contains(d, F)) {
+				dense = append(dense, fmt.Sprintf("%s at %s: %s", in.Op, in.Pos, v.Type))
+				return
+			}
+		}
+	})
+	if counts[ir.OpRaggedDot] != ragged || counts[ir.OpRaggedContract] != contracts {
+		t.Errorf("%d ragged_dots and %d ragged_contracts; want %d and %d",
+			counts[ir.OpRaggedDot], counts[ir.OpRaggedContract], ragged, contracts)
+	}
+	if len(dense) > 0 {
+		t.Errorf("%d dense per-expert products, the first:\n%s", len(dense), dense[0])
 	}
 }
 
