@@ -53,9 +53,10 @@ func init() {
 func TestBackendOption(t *testing.T) {
 	f := func(x *tensor.Tensor) *tensor.Tensor { return x.Exp().Add(x) }
 	// Other tests use the counting backend too, in an order -shuffle may
-	// change: count from here.
+	// change: count from here, in a cache of this test's own (the process's
+	// shared one keeps the program between runs of go test -count=N).
 	compiles0, runs0 := compiles.Load(), runs.Load()
-	c, err := compile.New(f, compile.Backend("counting"), compile.CacheDir(""))
+	c, err := compile.New(f, compile.Backend("counting"), memory())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,8 @@ func TestBackendOption(t *testing.T) {
 // error of New.
 func TestPrecisionOption(t *testing.T) {
 	f := func(x, w *tensor.Tensor) *tensor.Tensor { return x.MatMul(w).MatMul(w) }
-	c, err := compile.New(f, compile.Backend("counting"), compile.CacheDir(""), compile.Precision("highest"))
+	// Its own cache: lastHLO is the program compiled here, in every run of the test.
+	c, err := compile.New(f, compile.Backend("counting"), memory(), compile.Precision("highest"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,11 +20,13 @@ func stepLoss(w, x, y *tensor.Tensor, scale float64) *tensor.Tensor {
 
 // TestTrainStep: three AdamW steps of a traced Go loss agree with the step
 // train.Step builds from the same trace, run on the reference executor;
-// the program is compiled once for the three.
+// the program is compiled once for the three. Its cache is its own: the
+// process's shared one (CacheDir("")) keeps the program between runs of the
+// test (go test -count=N), and a later run's step would find it in memory.
 func TestTrainStep(t *testing.T) {
 	opt := train.NewAdamW(0.05)
 	opt.ClipNorm = 1
-	s, err := compile.TrainStep(stepLoss, opt, compile.Device("cpu"), compile.CacheDir(""))
+	s, err := compile.TrainStep(stepLoss, opt, compile.Device("cpu"), memory())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,5 +102,34 @@ func TestTrainStepErrors(t *testing.T) {
 	}
 	if _, err := s.Run(x, tensor.Random(3, ir.F32, 3, 5), 1.0); err == nil {
 		t.Error("a shape error while tracing is not an error")
+	}
+}
+
+// TestTrainStepSharedCache: steps of one loss sharing a cache share a
+// compiled program only when their programs are the same: a second step
+// with the same optimizer finds it in memory, one with another learning
+// rate compiles its own (the cache keys on the step's program, which holds
+// the optimizer's constants).
+func TestTrainStepSharedCache(t *testing.T) {
+	shared := memory()
+	w0 := tensor.Random(2, ir.F32, 4, 2)
+	x, y := tensor.Random(10, ir.F32, 3, 4), tensor.Random(20, ir.F32, 3, 2)
+	for i, c := range []struct {
+		lr                float64
+		compiles, memHits int64
+	}{{0.05, 1, 0}, {0.05, 0, 1}, {0.01, 1, 0}} {
+		s, err := compile.TrainStep(stepLoss, train.NewAdamW(c.lr), compile.Device("cpu"), shared)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Init(w0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Run(x, y, 0.5); err != nil {
+			t.Fatal(err)
+		}
+		if st := s.Stats(); st.Compiles != c.compiles || st.MemoryHits != c.memHits {
+			t.Errorf("step %d (lr %g): %d compiles and %d memory hits; want %d and %d", i, c.lr, st.Compiles, st.MemoryHits, c.compiles, c.memHits)
+		}
 	}
 }

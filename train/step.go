@@ -6,6 +6,7 @@ import (
 
 	"github.com/tpucc/tpucc/autodiff"
 	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/passes"
 )
 
 // Step builds the training step of loss's entry, whose first nParams parameters are the
@@ -17,6 +18,10 @@ import (
 // The state is opt.StateNames() per parameter, parameter by parameter, each of its
 // parameter's type (zeros before the first step). %step counts the steps already
 // taken: 0 for the first. The loss returned is the one before the update.
+//
+// Step rewrites loss in place before it differentiates it: the passes up to moe-route
+// (route) put dense mixture-of-experts layers in their grouped ragged_dot form, so the
+// backward pass is grouped too.
 func Step(loss *ir.Module, nParams int, opt Optimizer) (*ir.Module, error) {
 	if err := opt.check(); err != nil {
 		return nil, err
@@ -26,6 +31,9 @@ func Step(loss *ir.Module, nParams int, opt Optimizer) (*ir.Module, error) {
 		return nil, ir.Errorf(ir.Pos{File: loss.File}, "the program has no loss function")
 	}
 	if err := checkLoss(f, nParams); err != nil {
+		return nil, err
+	}
+	if err := route(loss); err != nil {
 		return nil, err
 	}
 	m, err := autodiff.ModuleOf(f)
@@ -72,6 +80,28 @@ func Step(loss *ir.Module, nParams int, opt Optimizer) (*ir.Module, error) {
 		panic(fmt.Sprintf("train: the step does not verify: %v", err))
 	}
 	return m, nil
+}
+
+// routing is Default's pipeline up to moe-route, then dce: what moe-route needs before
+// it (one spelling of each computation, contractions as dot_general) and the removal of
+// the dense layers it replaced. fold-constants is left to the compile that follows (it
+// needs the backend's evaluator); the MoE layers of every family match without it.
+var routing = []string{"canonicalize", "cse", "canonicalize", "contract", "moe-route", "dce"}
+
+// route runs the routing passes on m in place. Differentiating the dense form that the
+// models write would make the backward pass compute every expert on every token (E/k
+// times the grouped work); after moe-route the forward is ragged_dot and its VJP is
+// ragged_dot and ragged_contract, so the backward pass is grouped as the forward is.
+func route(m *ir.Module) error {
+	var pipeline []passes.Pass
+	for _, name := range routing {
+		p, ok := passes.Lookup(name)
+		if !ok {
+			panic("train: unknown pass " + name)
+		}
+		pipeline = append(pipeline, p)
+	}
+	return passes.Run(m, pipeline, passes.Options{})
 }
 
 // checkLoss refuses a loss function the step cannot train.

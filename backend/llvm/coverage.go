@@ -46,9 +46,8 @@ var refOps = map[ir.Op]string{
 	ir.OpAllReduce: collectiveFallback, ir.OpAllGather: collectiveFallback, ir.OpAllToAll: collectiveFallback,
 	ir.OpReduceScatter: collectiveFallback, ir.OpCollectiveBroadcast: collectiveFallback, ir.OpCollectivePermute: collectiveFallback,
 	ir.OpCollectiveReduce: collectiveFallback, ir.OpReplicaID: collectiveFallback, ir.OpPartitionID: collectiveFallback,
-	ir.OpFFT:            complexFallback,
-	ir.OpRaggedContract: "no kernel yet: the grouped weight gradient of ragged_dot runs on the reference executor",
-	ir.OpSort:           "no kernel yet: the reference executor's stable sort runs the comparator region on each pair of scalars",
+	ir.OpFFT:  complexFallback,
+	ir.OpSort: "no kernel yet: the reference executor's stable sort runs the comparator region on each pair of scalars",
 }
 
 const collectiveFallback = "collectives run on the reference executor, as one process (replica 0, partition 0); groups naming other processes are refused"
@@ -115,6 +114,10 @@ func typeLimit(in *ir.Instr) string {
 	case ir.OpRaggedDot:
 		if !raggedGenerated(in) {
 			return "ragged_dot has a kernel for f32 operands and i32 group sizes only"
+		}
+	case ir.OpRaggedContract:
+		if !raggedContractGenerated(in) {
+			return "ragged_contract has a kernel for f32 operands and i32 group sizes only"
 		}
 	case ir.OpPow, ir.OpAtan2:
 		if !floatish(dt) {

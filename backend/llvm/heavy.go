@@ -16,7 +16,8 @@ type kernelFunc func(pl *planner, in *ir.Instr, env map[*ir.Value]int) bool
 // over axes of ir's table (reduceKernel).
 var kernels = map[ir.Op]kernelFunc{
 	ir.OpRaggedDot:          (*planner).raggedDot, // its group sizes are i32
-	ir.OpTopK:               (*planner).topK,      // its indices are i32
+	ir.OpRaggedContract:     (*planner).raggedContract,
+	ir.OpTopK:               (*planner).topK, // its indices are i32
 	ir.OpArgsort:            (*planner).argsort,
 	ir.OpArgmax:             (*planner).argReduce, // i32 indices of any numeric dtype
 	ir.OpArgmin:             (*planner).argReduce,

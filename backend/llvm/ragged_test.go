@@ -3,6 +3,7 @@ package llvm
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -228,4 +229,91 @@ func TestRaggedDotEmptyTransposed(t *testing.T) {
 		t.Fatal(err)
 	}
 	differential(t, testBackend(t), m, m.Entry(), 1)
+}
+
+// TestRaggedContract compiles ragged_contract (ragged_dot's weight
+// gradient) for the shapes of raggedCases (lhs [m,k], rhs [m,n], the same
+// group sizes) and one whose k is a whole number of the kernel's row
+// blocks, into one function, and compares two runs of each (the second
+// with other sizes: every group's result is written, empty ones as zeros)
+// with the reference executor, with AVX-512's tiles and AVX2's.
+func TestRaggedContract(t *testing.T) {
+	cases := append(slices.Clone(raggedCases), raggedCase{12, 48, 3, 32, [2][]int64{{5, 0, 7}, {0, 12, 0}}})
+	var params, body, rets, types []string
+	for i, c := range cases {
+		params = append(params, fmt.Sprintf("%%l%d: f32[%d,%d], %%r%d: f32[%d,%d], %%s%d: i32[%d]", i, c.m, c.k, i, c.m, c.n, i, c.g))
+		body = append(body, fmt.Sprintf("  %%y%d = ragged_contract %%l%d, %%r%d, %%s%d\n  %%z%d = add %%y%d, %%y%d\n", i, i, i, i, i, i, i))
+		rets = append(rets, fmt.Sprintf("%%z%d", i))
+		types = append(types, fmt.Sprintf("f32[%d,%d,%d]", c.g, c.k, c.n))
+	}
+	src := fmt.Sprintf("func @f(%s) -> (%s) {\n%s  return %s\n}\n", strings.Join(params, ", "),
+		strings.Join(types, ", "), strings.Join(body, ""), strings.Join(rets, ", "))
+	for _, wide := range []bool{false, true} {
+		t.Run(fmt.Sprintf("wide=%v", wide), func(t *testing.T) {
+			b := testBackend(t)
+			b.wide = wide
+			m, f, x := compileSrc(t, b, src)
+			if g, fb := x.Coverage(); !strings.Contains(g, "ragged_contract") || strings.Contains(fb, "ragged_contract") {
+				t.Fatalf("ragged_contract not generated: generated %s; reference %s", g, fb)
+			}
+			in := cpu.RandomInputs(f, 7)
+			for run := 0; run < 2; run++ {
+				for i, c := range cases {
+					in[3*i+2] = backend.FromInts(ir.Tensor(ir.I32, c.g), c.sizes[run]...)
+				}
+				want, err := cpu.Run(m, f, in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := x.Run(in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range want {
+					if msg := compare(want[i], got[i]); msg != "" {
+						t.Errorf("run %d, case %d %+v: %s", run, i, cases[i], msg)
+					}
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRaggedContract times ragged_dot's weight gradient at a prefill-
+// like MoE shape (64 rows per expert), reported as GFLOP/s (wall clock, and
+// per thread of CPU time as BenchmarkRaggedDot's cpu- rates):
+// go test ./backend/llvm -run '^$' -bench RaggedContract
+func BenchmarkRaggedContract(b *testing.B) {
+	for _, c := range []struct {
+		name          string
+		rows, g, k, n int64
+	}{
+		{"qwen3-up", 64, 16, 2048, 768},   // d W_up: x [m,2048]ᵀ · dy [m,768] per expert
+		{"qwen3-down", 64, 16, 768, 2048}, // d W_down: act [m,768]ᵀ · dy [m,2048]
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			m := c.rows * c.g
+			src := fmt.Sprintf("func @f(%%l: f32[%d,%d], %%r: f32[%d,%d], %%s: i32[%d]) -> f32[%d,%d,%d] {\n"+
+				"  %%y = ragged_contract %%l, %%r, %%s\n  return %%y\n}\n", m, c.k, m, c.n, c.g, c.g, c.k, c.n)
+			_, f, x := compileSrc(b, testBackend(b), src)
+			in := cpu.RandomInputs(f, 1)
+			sizes := make([]int64, c.g)
+			for i := range sizes {
+				sizes[i] = c.rows
+			}
+			in[2] = backend.FromInts(ir.Tensor(ir.I32, c.g), sizes...)
+			x.Run(in)
+			b.ResetTimer()
+			cpu0 := processCPU()
+			for i := 0; i < b.N; i++ {
+				if _, err := x.Run(in); err != nil {
+					b.Fatal(err)
+				}
+			}
+			cpuSec := (processCPU() - cpu0).Seconds() / float64(b.N) / float64(x.threads)
+			b.ReportMetric(float64(2*m*c.k*c.n)/(b.Elapsed().Seconds()/float64(b.N))/1e9, "GFLOP/s")
+			// per thread of CPU time, which other processes on the host move less (BenchmarkRaggedDot)
+			b.ReportMetric(float64(2*m*c.k*c.n)/cpuSec/1e9, "cpu-GFLOP/s")
+		})
+	}
 }

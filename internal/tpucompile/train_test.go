@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/models"
 	"github.com/tpucc/tpucc/models/hf"
@@ -156,5 +157,47 @@ func checkCompiledLines(t *testing.T, lines []string, batch, compiled, verdict s
 	}
 	if want := verdict + strings.TrimSuffix(strings.SplitN(lines[2], "bytes (", 2)[1], ") of 32 GiB HBM") + " of 32 GiB"; lines[3] != want {
 		t.Errorf("line 8:\n%s\nwant\n%s", lines[3], want)
+	}
+}
+
+// tinyMoE is a 2-layer Qwen3-MoE (4 experts, top-2) of hidden size 16.
+const tinyMoE = `{"model_type": "qwen3_moe", "vocab_size": 32, "hidden_size": 16, "intermediate_size": 24,
+"num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8,
+"num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 12, "norm_topk_prob": true,
+"decoder_sparse_step": 1, "mlp_only_layers": [], "rope_theta": 10000.0, "rms_norm_eps": 1e-6,
+"tie_word_embeddings": false, "max_position_embeddings": 1024}`
+
+// TestMoETrainStepForTPU: the MoE training step, grouped (train.Step runs
+// moe-route before autodiff), compiles for one chip of v6e:2x2 through
+// libtpu, its grouped products lowered as chlo.ragged_dot: the layer loop's
+// three projections, recomputed in the reverse loop, and each one's two
+// gradients (the rows', and the weights' ragged_contract).
+func TestMoETrainStepForTPU(t *testing.T) {
+	c, err := hf.ParseConfig([]byte(tinyMoE))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := models.Abstract(c, ir.F32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := train.NewAdamW(0.01)
+	step, n, err := m.TrainStep(opt, 2, 6, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, _, err := engine.Compile(step, engine.Config{Target: target.V6e.Name(), Donate: opt.Donate(n)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(exe.HLO, `"chlo.ragged_dot"(`); got != 12 {
+		t.Errorf("%d chlo.ragged_dots in the step's StableHLO; want 12", got)
+	}
+	text, err := m.TrainReport(opt, 2, 6, target.V6e, "v6e:2x2")
+	if err != nil {
+		t.Fatalf("the MoE step does not compile for v6e: %v", err)
+	}
+	if last := strings.TrimSuffix(text[strings.LastIndex(strings.TrimSuffix(text, "\n"), "\n")+1:], "\n"); !strings.HasPrefix(last, "the step fits one tpu-v6e chip: ") {
+		t.Errorf("the report's verdict: %s", last)
 	}
 }
