@@ -76,7 +76,7 @@ func inferRng(c *inferCtx) []Type {
 		return c.fail("the state of rng_bit_generator {algorithm=%s} must be u64[%d] or u64[%d], got %s", a.Algorithm, lo, hi, s)
 	}
 	if len(c.hint) != 2 {
-		return c.fail("rng_bit_generator has 2 results (the new state and the bits), but %d types are written", len(c.hint))
+		return c.fail("rng_bit_generator has 2 results (the new state and the bits), but %s written", plural(len(c.hint), "type"))
 	}
 	st, bits := c.hint[0], c.hint[1]
 	if st.DType != s.DType || !st.SameShape(s) {

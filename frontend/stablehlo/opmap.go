@@ -115,6 +115,8 @@ func (bd *builder) otherOp(o *op, args []*ir.Value) {
 		bd.results(o, bd.triangularSolve(o, args))
 	case "stablehlo.fft":
 		bd.results(o, bd.fft(o, args))
+	case "stablehlo.rng_bit_generator":
+		bd.results(o, bd.rngBitGenerator(o, args)...)
 	case "chlo.top_k":
 		// Both sort the last axis descending in total order, ties by lower index.
 		k := bd.attr(o, "k").int(bd.s, "k")

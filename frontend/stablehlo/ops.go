@@ -34,7 +34,7 @@ var structured = map[string]bool{
 	"stablehlo.convolution": true, "stablehlo.dynamic_conv": true, "stablehlo.select_and_scatter": true,
 	"stablehlo.triangular_solve": true, "stablehlo.reduce_precision": true,
 	"stablehlo.bitcast_convert": true, "stablehlo.map": true, "stablehlo.custom_call": true,
-	"stablehlo.fft": true,
+	"stablehlo.fft": true, "stablehlo.rng_bit_generator": true,
 }
 
 func (s *scanner) checkSupported(o *op) {
