@@ -198,6 +198,8 @@ func (g *gen) genOp(op ir.Op) bool {
 		return g.genBitcast()
 	case ir.OpSort:
 		return g.genSort()
+	case ir.OpRngBitGenerator:
+		return g.genRng()
 	}
 	return false
 }
