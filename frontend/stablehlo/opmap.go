@@ -23,6 +23,10 @@ func (bd *builder) op(o *op) {
 		if b, ok := boolOps[code]; ok && len(args) == 2 && args[0].Type.DType == ir.I1 {
 			code = b
 		}
+		if (code == ir.OpMax || code == ir.OpMin) && len(args) == 2 && args[0].Type.DType.IsComplex() && args[1].Type.Equal(args[0].Type) {
+			bd.results(o, bd.complexMaxMin(o, code, args[0], args[1]))
+			return
+		}
 		bd.results(o, bd.emit(o, code, nil, nil, args...))
 		return
 	}
