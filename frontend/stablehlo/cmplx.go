@@ -27,3 +27,51 @@ func (bd *builder) complexMaxMin(o *op, code ir.Op, a, b *ir.Value) *ir.Value {
 	pickA := logic(ir.OpOr, nan(ra, ia), logic(ir.OpAnd, notNaNB, first))
 	return bd.emit(o, ir.OpSelect, nil, nil, pickA, a, b)
 }
+
+// unsignedOfWidth is the unsigned integer dtype of bits bits.
+var unsignedOfWidth = map[int]ir.DType{8: ir.U8, 16: ir.U16, 32: ir.U32, 64: ir.U64}
+
+// bitcastConvert reads stablehlo.bitcast_convert. ir's bitcast_convert
+// has no i1 (it keeps a bool in a byte), so a bitcast from or to i1 is
+// read as what the specification makes it, one bit per i1 element, the
+// first element the least significant bit: i1[..., W] packs into a W-bit
+// value by shifting each 0/1 to its place and summing (the places are
+// disjoint), and a W-bit value unpacks by shifting each place down.
+func (bd *builder) bitcastConvert(o *op, args []*ir.Value) *ir.Value {
+	r := bd.result(o)
+	if len(args) != 1 || (args[0].Type.DType != ir.I1) == (r.DType != ir.I1) {
+		return bd.emit(o, ir.OpBitcastConvert, nil, []ir.Type{r}, args...)
+	}
+	x, wide, packing := args[0], r, true
+	if r.DType == ir.I1 {
+		wide, packing = x.Type, false
+	}
+	u, ok := unsignedOfWidth[wide.DType.Bits()]
+	bits := append(append([]ir.Dim{}, wide.Shape...), ir.D(int64(wide.DType.Bits())))
+	if !ok || !(ir.Type{DType: ir.I1, Shape: bits}).Equal(map[bool]ir.Type{true: x.Type, false: r}[packing]) {
+		bd.s.failf(o.pos, "%s: a bitcast between %s and %s needs %s on the i1 side (an i1 per bit)",
+			o.name, mlirType(x.Type), mlirType(r), mlirType(ir.Type{DType: ir.I1, Shape: bits}))
+	}
+	ut := ir.Type{DType: u, Shape: bits}
+	last := int64(len(bits) - 1)
+	places := bd.emit(o, ir.OpIota, &ir.AxisAttr{Axis: last}, []ir.Type{ut})
+	if packing {
+		b := bd.emit(o, ir.OpConvert, nil, []ir.Type{ut}, x)
+		sum := bd.emit(o, ir.OpReduceSum, &ir.AxesAttr{Axes: []int64{last}}, nil, bd.emit(o, ir.OpShiftLeft, nil, nil, b, places))
+		if u == r.DType {
+			return sum
+		}
+		return bd.emit(o, ir.OpBitcastConvert, nil, []ir.Type{r}, sum)
+	}
+	if x.Type.DType != u {
+		x = bd.emit(o, ir.OpBitcastConvert, nil, []ir.Type{ir.Type{DType: u, Shape: x.Type.Shape}}, x)
+	}
+	dims := make([]int64, last)
+	for i := range dims {
+		dims[i] = int64(i)
+	}
+	spread := bd.emit(o, ir.OpBroadcast, &ir.DimsAttr{Dims: dims}, []ir.Type{ut}, x)
+	one := bd.emit(o, ir.OpConstant, &ir.ConstAttr{Value: ir.NewIntLiteral(ut, []int64{1})}, []ir.Type{ut})
+	bit := bd.emit(o, ir.OpAnd, nil, nil, bd.emit(o, ir.OpShiftRightLogical, nil, nil, spread, places), one)
+	return bd.emit(o, ir.OpCompare, &ir.CompareAttr{Dir: ir.CmpEQ}, nil, bit, one)
+}

@@ -61,3 +61,55 @@ func sameComplex(x, y complex128) bool {
 	}
 	return same(real(x), real(y)) && same(imag(x), imag(y))
 }
+
+// TestBitcastBool: a bitcast from i1[..., W] packs the elements into W-bit
+// values, the first the least significant bit, and one to i1 unpacks them,
+// for signed, unsigned and float sides; a shape that does not fit is
+// refused at the op.
+func TestBitcastBool(t *testing.T) {
+	src := `func.func @main(%arg0: tensor<2x8xi1>, %arg1: tensor<2xi8>, %arg2: tensor<f32>) -> (tensor<2xui8>, tensor<2x8xi1>, tensor<32xi1>, tensor<f32>) {
+  %0 = stablehlo.bitcast_convert %arg0 : (tensor<2x8xi1>) -> tensor<2xui8>
+  %1 = stablehlo.bitcast_convert %arg1 : (tensor<2xi8>) -> tensor<2x8xi1>
+  %2 = stablehlo.bitcast_convert %arg2 : (tensor<f32>) -> tensor<32xi1>
+  %3 = stablehlo.bitcast_convert %2 : (tensor<32xi1>) -> tensor<f32>
+  return %0, %1, %2, %3 : tensor<2xui8>, tensor<2x8xi1>, tensor<32xi1>, tensor<f32>
+}
+`
+	m, err := Parse("m.mlir", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bools := []float64{1, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1} // 0x0d, 0x80
+	res, err := cpu.Run(m, m.Func("main"), []*backend.Buffer{
+		buffer(ir.Tensor(ir.I1, 2, 8), bools...), buffer(ir.Tensor(ir.I8, 2), -128, 13), buffer(ir.Tensor(ir.F32), -1.5)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := floats(res[0]); !sameFloats(got, []float64{0x0d, 0x80}) {
+		t.Errorf("i1[2,8] to ui8: got %v, want [13 128]", got)
+	}
+	want1 := []float64{0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 1, 1, 0, 0, 0, 0}
+	if got := floats(res[1]); !sameFloats(got, want1) {
+		t.Errorf("i8 [-128, 13] to i1: got %v, want %v", got, want1)
+	}
+	bits := math.Float32bits(-1.5)
+	want2 := make([]float64, 32)
+	for k := range want2 {
+		want2[k] = float64(bits >> k & 1)
+	}
+	if got := floats(res[2]); !sameFloats(got, want2) {
+		t.Errorf("f32 -1.5 to i1: got %v, want %v", got, want2)
+	}
+	if got := floats(res[3]); !sameFloats(got, []float64{-1.5}) {
+		t.Errorf("back to f32: got %v, want -1.5", got)
+	}
+	bad := `func.func @main(%arg0: tensor<4xi1>) -> tensor<ui8> {
+  %0 = stablehlo.bitcast_convert %arg0 : (tensor<4xi1>) -> tensor<ui8>
+  return %0 : tensor<ui8>
+}
+`
+	want := "e.mlir:2:8: error: stablehlo.bitcast_convert: a bitcast between tensor<4xi1> and tensor<ui8> needs tensor<8xi1> on the i1 side (an i1 per bit)"
+	if _, err := Parse("e.mlir", []byte(bad)); err == nil || err.Error() != want {
+		t.Errorf("got  %v\nwant %s", err, want)
+	}
+}

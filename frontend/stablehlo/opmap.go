@@ -110,7 +110,7 @@ func (bd *builder) otherOp(o *op, args []*ir.Value) {
 	case "stablehlo.map":
 		bd.results(o, bd.mapOp(o, args))
 	case "stablehlo.bitcast_convert":
-		bd.results(o, bd.emit(o, ir.OpBitcastConvert, nil, []ir.Type{bd.result(o)}, args...))
+		bd.results(o, bd.bitcastConvert(o, args))
 	case "stablehlo.reduce_precision":
 		bd.results(o, bd.reducePrecision(o, args))
 	case "stablehlo.custom_call":
