@@ -24,7 +24,7 @@ var structured = map[string]bool{
 	"stablehlo.concatenate": true, "stablehlo.pad": true, "stablehlo.iota": true,
 	"stablehlo.dot_general": true, "stablehlo.dot": true, "stablehlo.reduce": true,
 	"stablehlo.reduce_window": true, "stablehlo.dynamic_slice": true,
-	"stablehlo.dynamic_update_slice": true, "stablehlo.gather": true, "stablehlo.scatter": true,
+	"stablehlo.dynamic_update_slice": true, "stablehlo.gather": true, "stablehlo.dynamic_gather": true, "stablehlo.scatter": true,
 	"stablehlo.return": true, "func.return": true, "return": true, "func.call": true, "call": true,
 	"stablehlo.is_finite": true, "chlo.top_k": true, "stablehlo.sort": true,
 	"stablehlo.reverse": true, "stablehlo.get_dimension_size": true, "stablehlo.composite": true,
