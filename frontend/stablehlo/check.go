@@ -13,20 +13,23 @@ import (
 // chunk with those ops turned into extra results of their function, and a
 // Check for each saying which results must agree.
 
-// Check is one check.expect_eq(_const) or check.expect_almost_eq(_const):
-// the function's results Got and Want must be equal (NaN equal to NaN), or
-// within Tolerance of each other when Almost.
+// Check is one check.expect_eq(_const), check.expect_almost_eq(_const) or
+// check.expect_close: the function's results Got and Want must be equal
+// (NaN equal to NaN), or within Tolerance of each other when Almost, or,
+// when Close, floats apart by MinULP to MaxULP steps of their type.
 type Check struct {
-	Pos       ir.Pos
-	Got, Want int
-	Almost    bool
-	Tolerance float64
+	Pos            ir.Pos
+	Got, Want      int
+	Almost         bool
+	Tolerance      float64
+	Close          bool
+	MinULP, MaxULP int64
 }
 
 // checkOps are the check ops read in test mode.
 var checkOps = map[string]bool{
 	"check.expect_eq_const": true, "check.expect_almost_eq_const": true,
-	"check.expect_eq": true, "check.expect_almost_eq": true,
+	"check.expect_eq": true, "check.expect_almost_eq": true, "check.expect_close": true,
 }
 
 // Tests is one interpreter test chunk as ParseTest reads it: a module
@@ -127,10 +130,15 @@ func (s *scanner) prettyCheck(o *op) {
 	} else {
 		o.args = append(o.args, s.use())
 	}
-	if s.accept(",") {
-		s.expect("tolerance")
+	for s.accept(",") {
+		s.skip()
+		pos := s.pos()
+		name := s.word()
+		if name != "tolerance" && (o.name != "check.expect_close" || name != "max_ulp_difference" && name != "min_ulp_difference") {
+			s.failf(pos, "unsupported attribute %s of %s", name, o.name)
+		}
 		s.expect("=")
-		o.attrs["tolerance"] = s.attrValue(false)
+		o.attrs[name] = s.attrValue(false)
 	}
 	if s.peek("{") {
 		for k, v := range s.attrDict() {
@@ -148,6 +156,19 @@ func (s *scanner) prettyCheck(o *op) {
 func (bd *builder) check(o *op) {
 	args := bd.args(o)
 	c := Check{Pos: o.pos, Almost: strings.Contains(o.name, "almost"), Tolerance: 1e-4}
+	if o.name == "check.expect_close" {
+		c.Close, c.MaxULP = true, 3 // the check dialect's defaults: 0 to 3 steps
+		if a := o.attrs["max_ulp_difference"]; a != nil {
+			c.MaxULP = a.int(bd.s, "max_ulp_difference")
+		}
+		if a := o.attrs["min_ulp_difference"]; a != nil {
+			c.MinULP = a.int(bd.s, "min_ulp_difference")
+		}
+		if t := args[0].Type.DType; !t.IsFloat() && !t.IsComplex() || c.MinULP < 0 || c.MinULP > c.MaxULP {
+			bd.s.failf(o.pos, "%s needs float or complex values and 0 <= min_ulp_difference <= max_ulp_difference, got %s, %d, %d",
+				o.name, mlirType(args[0].Type), c.MinULP, c.MaxULP)
+		}
+	}
 	if t := o.attrs["tolerance"]; t != nil {
 		v, err := strconv.ParseFloat(t.text, 64)
 		if t.kind != attrNum || err != nil {

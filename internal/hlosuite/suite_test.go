@@ -194,3 +194,75 @@ module @beyond {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestExpectClose: check.expect_close counts the steps between bit
+// patterns of the type (-0 and +0 meet, NaN is close only to NaN), within
+// min_ulp_difference and max_ulp_difference (0 and 3 when not written),
+// for f16, bf16, f32 and the parts of complex values.
+func TestExpectClose(t *testing.T) {
+	src := `func.func @f16_two_steps() {
+  %0 = stablehlo.constant dense<[5.0, -0.0, 0x7E00]> : tensor<3xf16>
+  %1 = stablehlo.constant dense<[5.0078125, 0.0, 0x7E01]> : tensor<3xf16>
+  check.expect_close %0, %1, max_ulp_difference = 2 : tensor<3xf16>, tensor<3xf16>
+  func.return
+}
+
+// -----
+
+func.func @f16_too_far() {
+  %0 = stablehlo.constant dense<[5.0, 5.0]> : tensor<2xf16>
+  %1 = stablehlo.constant dense<[5.0, 5.0078125]> : tensor<2xf16>
+  check.expect_close %0, %1, max_ulp_difference = 1 : tensor<2xf16>, tensor<2xf16>
+  func.return
+}
+
+// -----
+
+func.func @bf16_too_near() {
+  %0 = stablehlo.constant dense<1.0> : tensor<bf16>
+  %1 = stablehlo.constant dense<1.0078125> : tensor<bf16>
+  check.expect_close %0, %1, max_ulp_difference = 4, min_ulp_difference = 2 : tensor<bf16>, tensor<bf16>
+  func.return
+}
+
+// -----
+
+func.func @f32_nan() {
+  %0 = stablehlo.constant dense<0x7FC00000> : tensor<f32>
+  %1 = stablehlo.constant dense<1.0> : tensor<f32>
+  check.expect_close %0, %1 : tensor<f32>, tensor<f32>
+  func.return
+}
+
+// -----
+
+func.func @c64_default() {
+  %0 = stablehlo.constant dense<(1.0, -2.0)> : tensor<complex<f32>>
+  %1 = stablehlo.constant dense<(1.0000002, -2.0000005)> : tensor<complex<f32>>
+  check.expect_close %0, %1 : tensor<complex<f32>>, tensor<complex<f32>>
+  func.return
+}
+`
+	path := filepath.Join(t.TempDir(), "c.mlir")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outs, err := RunFile(path, reference)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range outs {
+		got = append(got, fmt.Sprintf("@%s %d %s", o.Name, o.Status, o.Reason))
+	}
+	want := []string{
+		"@f16_two_steps 0 ",
+		"@f16_too_far 1 13:3: element 1 differs from the expected value by 2 ulps of f16, want 0 to 1",
+		"@bf16_too_near 1 22:3: element 0 differs from the expected value by 1 ulps of bf16, want 2 to 4",
+		"@f32_nan 1 31:3: element 0: a NaN against a number",
+		"@c64_default 0 ",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
