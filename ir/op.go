@@ -410,7 +410,7 @@ var opTable = [numOps]OpInfo{
 	OpTriangularSolve: {Name: "triangular_solve", Fuse: FuseNever, Cost: CostComposite, Pad: PadRefuse,
 		Group: GroupContraction, Args: 2,
 		Doc: "triangular_solve %a, %b {left_side, lower, transpose_a, unit_diagonal}: x with op(a)·x = b (left_side) or x·op(a) = b, " +
-			"op(a) = a or its transpose; a [..., m, m] is read only in its lower (or upper) triangle, and its diagonal as ones when unit_diagonal",
+			"op(a) = a or its transpose (not conjugated for complex a); a [..., m, m] is read only in its lower (or upper) triangle, and its diagonal as ones when unit_diagonal",
 		decode: decodeTriangularSolve, infer: inferTriangularSolve},
 
 	OpShiftLeft: binary("shift_left", "stablehlo.shift_left", CostElementwise, intT, false,
