@@ -19,6 +19,7 @@ type builder struct {
 	// the checks, per function.
 	pending []*ir.Value
 	checks  []Check
+	probes  map[string][]*ir.Value // test mode: interpreter.probe values by probe_id, in order
 	all     map[string][]Check
 	par     map[string]*Parallel
 }
@@ -58,7 +59,7 @@ func (bd *builder) function(f *fn, irf *ir.Func) {
 	bd.b = ir.NewBuilder(irf)
 	bd.vals = map[string]*ir.Value{}
 	bd.unbound = map[string]string{}
-	bd.pending, bd.checks = nil, nil
+	bd.pending, bd.checks, bd.probes = nil, nil, map[string][]*ir.Value{}
 	for i, p := range f.params {
 		bd.define(p.name, irf.Params[i], p.pos)
 	}
@@ -77,6 +78,10 @@ func (bd *builder) function(f *fn, irf *ir.Func) {
 		}
 		if o.name == runParallel {
 			bd.runParallel(o, irf)
+			continue
+		}
+		if o.name == probeOp {
+			bd.probe(o)
 			continue
 		}
 		bd.op(o)

@@ -30,6 +30,48 @@ type Check struct {
 var checkOps = map[string]bool{
 	"check.expect_eq_const": true, "check.expect_almost_eq_const": true,
 	"check.expect_eq": true, "check.expect_almost_eq": true, "check.expect_close": true,
+	"check.expect_serialized_eq": true,
+}
+
+// probeOp is the interpreter's probe: its result is its operand, and the
+// interpreter serializes each value it sees, by probe_id and iteration,
+// for check.expect_serialized_eq. tpucc keeps the values instead of
+// writing them (test mode writes no files): a probe in the function body
+// runs once per execution of it in order, so iteration k of an id is its
+// k-th probe there; a probe inside a region (a loop's iterations) is
+// refused.
+const probeOp = "interpreter.probe"
+
+// probe binds o's result to its operand and records it under its id.
+func (bd *builder) probe(o *op) {
+	args := bd.args(o)
+	id := bd.attr(o, "probe_id")
+	if id.kind != attrStr || len(args) != 1 {
+		bd.s.failf(o.pos, "%s needs one operand and a probe_id string", probeOp)
+	}
+	bd.probes[id.text] = append(bd.probes[id.text], args[0])
+	bd.results(o, args[0])
+}
+
+// serializedCheck is check.expect_serialized_eq: x equals the value probe
+// probe_id recorded at iteration iter (0 unless written).
+func (bd *builder) serializedCheck(o *op) {
+	args := bd.args(o)
+	id := bd.attr(o, "probe_id")
+	iter := int64(0)
+	if a := o.attrs["iter"]; a != nil {
+		iter = a.int(bd.s, "iter")
+	}
+	seen := bd.probes[id.text]
+	if id.kind != attrStr || len(args) != 1 || iter < 0 || iter >= int64(len(seen)) {
+		bd.s.failf(o.pos, "%s: no %s probe_id %s iteration %d before it", o.name, probeOp, id.describe(), iter)
+	}
+	want := seen[iter]
+	if !want.Type.Equal(args[0].Type) {
+		bd.s.failf(o.pos, "%s compares %s with the probe's %s", o.name, mlirType(args[0].Type), mlirType(want.Type))
+	}
+	bd.pending = append(bd.pending, args[0], want)
+	bd.checks = append(bd.checks, Check{Pos: o.pos})
 }
 
 // Tests is one interpreter test chunk as ParseTest reads it: a module
@@ -154,6 +196,10 @@ func (s *scanner) prettyCheck(o *op) {
 // check builds a check op: the value compared and the expected one become
 // pending results of the function.
 func (bd *builder) check(o *op) {
+	if o.name == "check.expect_serialized_eq" {
+		bd.serializedCheck(o)
+		return
+	}
 	args := bd.args(o)
 	c := Check{Pos: o.pos, Almost: strings.Contains(o.name, "almost"), Tolerance: 1e-4}
 	if o.name == "check.expect_close" {

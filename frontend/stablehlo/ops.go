@@ -39,7 +39,7 @@ var structured = map[string]bool{
 
 func (s *scanner) checkSupported(o *op) {
 	_, coll := collectiveOps[o.name]
-	if _, ok := elementwise[o.name]; ok || coll || structured[o.name] || s.tests && (checkOps[o.name] || o.name == runParallel) {
+	if _, ok := elementwise[o.name]; ok || coll || structured[o.name] || s.tests && (checkOps[o.name] || o.name == runParallel || o.name == probeOp) {
 		return
 	}
 	s.failf(o.pos, "unsupported op %s", o.name)
@@ -113,6 +113,20 @@ func (s *scanner) pretty(o *op) {
 		return
 	case "stablehlo.replica_id", "stablehlo.partition_id":
 		// %r = stablehlo.replica_id : tensor<ui32>: no operands, no attributes
+	case probeOp, "check.expect_serialized_eq":
+		// interpreter.probe %x, probe_id = "id" : T
+		// check.expect_serialized_eq %x, probe_id = "id"[, iter = N] : T
+		o.args = append(o.args, s.use())
+		for s.accept(",") {
+			name := s.needWord("an attribute")
+			s.expect("=")
+			o.attrs[name] = s.attrValue(false)
+		}
+		s.expect(":")
+		if _, o.outs = s.opType(); o.name != probeOp {
+			o.outs = nil
+		}
+		return
 	case "chlo.top_k":
 		// chlo.top_k(%x, k = N) : T -> (T, T)
 		s.expect("(")

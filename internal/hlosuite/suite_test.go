@@ -53,9 +53,10 @@ func TestSuite(t *testing.T) {
 // the three functions that only run_parallel runs no longer counted as
 // tests; 425 of 513 with fft and 439 with the f8, f6 and f4 types, each
 // alone; 472 of 510 with all of them; 480 with maximum/minimum of
-// complex values, bitcasts of i1, dynamic_gather and check.expect_close):
-// fewer is a regression.
-const minPassed = 480
+// complex values, bitcasts of i1, dynamic_gather and check.expect_close;
+// 482 with complex triangular_solve; 489 with interpreter.probe and
+// check.expect_serialized_eq): fewer is a regression.
+const minPassed = 489
 
 // TestOutcomes: a right expectation passes, a wrong one fails with the
 // element named, an op tpucc lacks is unsupported by name; // ----- splits
@@ -263,6 +264,80 @@ func.func @c64_default() {
 		"@bf16_too_near 1 22:3: element 0 differs from the expected value by 1 ulps of bf16, want 2 to 4",
 		"@f32_nan 1 31:3: element 0: a NaN against a number",
 		"@c64_default 0 ",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestProbe: interpreter.probe passes its operand through and records it
+// by probe_id, once per execution in order; check.expect_serialized_eq
+// compares with the recorded iteration (0 unless written). A check of an
+// iteration no probe recorded, and a probe inside a region, are refused.
+func TestProbe(t *testing.T) {
+	src := `func.func @iterations() {
+  %0 = stablehlo.constant dense<[1, 2]> : tensor<2xi32>
+  %1 = interpreter.probe %0, probe_id = "p" : tensor<2xi32>
+  %2 = stablehlo.add %1, %1 : tensor<2xi32>
+  %3 = interpreter.probe %2, probe_id = "p" : tensor<2xi32>
+  check.expect_serialized_eq %2, probe_id = "p", iter = 1 : tensor<2xi32>
+  check.expect_eq_const %3, dense<[2, 4]> : tensor<2xi32>
+  func.return
+}
+
+// -----
+
+func.func @wrong_iteration() {
+  %0 = stablehlo.constant dense<[1, 2]> : tensor<2xi32>
+  %1 = interpreter.probe %0, probe_id = "p" : tensor<2xi32>
+  %2 = stablehlo.add %1, %1 : tensor<2xi32>
+  %3 = interpreter.probe %2, probe_id = "p" : tensor<2xi32>
+  check.expect_serialized_eq %2, probe_id = "p" : tensor<2xi32>
+  func.return
+}
+
+// -----
+
+func.func @unrecorded() {
+  %0 = stablehlo.constant dense<1> : tensor<i32>
+  %1 = interpreter.probe %0, probe_id = "p" : tensor<i32>
+  check.expect_serialized_eq %1, probe_id = "p", iter = 1 : tensor<i32>
+  func.return
+}
+
+// -----
+
+func.func @in_loop() {
+  %0 = stablehlo.constant dense<0> : tensor<i64>
+  %1 = stablehlo.while(%a = %0) : tensor<i64>
+  cond {
+    %c = stablehlo.compare LT, %a, %0 : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  } do {
+    %p = interpreter.probe %a, probe_id = "q" : tensor<i64>
+    stablehlo.return %p : tensor<i64>
+  }
+  check.expect_serialized_eq %0, probe_id = "q" : tensor<i64>
+  func.return
+}
+`
+	path := filepath.Join(t.TempDir(), "p.mlir")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outs, err := RunFile(path, reference)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range outs {
+		got = append(got, fmt.Sprintf("@%s %d %s", o.Name, o.Status, o.Reason))
+	}
+	want := []string{
+		"@iterations 0 ",
+		"@wrong_iteration 1 18:3: element 0 is 2, want 1",
+		`@unrecorded 2 27:3: error: check.expect_serialized_eq: no interpreter.probe probe_id "p" iteration 1 before it`,
+		"@in_loop 2 40:10: error: unsupported interpreter.probe inside a region (its iterations are not recorded)",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
