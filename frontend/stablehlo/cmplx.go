@@ -39,6 +39,9 @@ var unsignedOfWidth = map[int]ir.DType{8: ir.U8, 16: ir.U16, 32: ir.U32, 64: ir.
 // disjoint), and a W-bit value unpacks by shifting each place down.
 func (bd *builder) bitcastConvert(o *op, args []*ir.Value) *ir.Value {
 	r := bd.result(o)
+	if len(args) == 1 && args[0].Type.DType.IsComplex() && r.DType.IsComplex() && args[0].Type.DType != r.DType {
+		return bd.complexBitcast(o, args[0], r)
+	}
 	if len(args) != 1 || (args[0].Type.DType != ir.I1) == (r.DType != ir.I1) {
 		return bd.emit(o, ir.OpBitcastConvert, nil, []ir.Type{r}, args...)
 	}
@@ -74,4 +77,41 @@ func (bd *builder) bitcastConvert(o *op, args []*ir.Value) *ir.Value {
 	one := bd.emit(o, ir.OpConstant, &ir.ConstAttr{Value: ir.NewIntLiteral(ut, []int64{1})}, []ir.Type{ut})
 	bit := bd.emit(o, ir.OpAnd, nil, nil, bd.emit(o, ir.OpShiftRightLogical, nil, nil, spread, places), one)
 	return bd.emit(o, ir.OpCompare, &ir.CompareAttr{Dir: ir.CmpEQ}, nil, bit, one)
+}
+
+// complexBitcast reads a bitcast between c128[S] and c64[S, 2]: each c128
+// element's bytes (real part, then imaginary part, each an f64) are two
+// c64 elements. XLA:CPU cannot compile a bitcast of complex values of
+// different widths, so it is read part by part with ops ir has: the f64
+// parts bitcast to pairs of f32, which pair up again as c64 elements (and
+// back).
+func (bd *builder) complexBitcast(o *op, x *ir.Value, r ir.Type) *ir.Value {
+	wide, narrow := x.Type, r
+	if x.Type.DType == ir.C64 {
+		wide, narrow = r, x.Type
+	}
+	pairs := append(append([]ir.Dim{}, wide.Shape...), ir.D(2))
+	if wide.DType != ir.C128 || narrow.DType != ir.C64 || !narrow.Equal(ir.Type{DType: ir.C64, Shape: pairs}) {
+		bd.s.failf(o.pos, "%s: a bitcast of complex values is between tensor<...xcomplex<f64>> and tensor<...x2xcomplex<f32>>, got %s to %s",
+			o.name, mlirType(x.Type), mlirType(r))
+	}
+	last := int64(len(pairs) - 1)
+	half := func(v *ir.Value, k int64) *ir.Value { // v[..., k:k+1]
+		start, limit := make([]int64, len(pairs)), v.Type.Dims()
+		limit = append([]int64{}, limit...)
+		start[last], limit[last] = k, k+1
+		return bd.emit(o, ir.OpSlice, &ir.SliceAttr{Start: start, Limit: limit}, nil, v)
+	}
+	join := func(a, b *ir.Value) *ir.Value { return bd.emit(o, ir.OpConcat, &ir.AxisAttr{Axis: last}, nil, a, b) }
+	f32s := ir.Type{DType: ir.F32, Shape: pairs}
+	if x.Type.DType == ir.C128 {
+		re := bd.emit(o, ir.OpBitcastConvert, nil, []ir.Type{f32s}, bd.emit(o, ir.OpReal, nil, nil, x))
+		im := bd.emit(o, ir.OpBitcastConvert, nil, []ir.Type{f32s}, bd.emit(o, ir.OpImag, nil, nil, x))
+		return join(bd.emit(o, ir.OpComplex, nil, nil, half(re, 0), half(re, 1)), bd.emit(o, ir.OpComplex, nil, nil, half(im, 0), half(im, 1)))
+	}
+	re, im := bd.emit(o, ir.OpReal, nil, nil, x), bd.emit(o, ir.OpImag, nil, nil, x)
+	f64 := ir.Type{DType: ir.F64, Shape: wide.Shape}
+	lo := bd.emit(o, ir.OpBitcastConvert, nil, []ir.Type{f64}, join(half(re, 0), half(im, 0)))
+	hi := bd.emit(o, ir.OpBitcastConvert, nil, []ir.Type{f64}, join(half(re, 1), half(im, 1)))
+	return bd.emit(o, ir.OpComplex, nil, nil, lo, hi)
 }

@@ -113,3 +113,45 @@ func TestBitcastBool(t *testing.T) {
 		t.Errorf("got  %v\nwant %s", err, want)
 	}
 }
+
+// TestComplexBitcast: a c128 element's bytes are two c64 elements (its real
+// part's f64 as the first's two f32, its imaginary part's as the second's),
+// and back; other complex bitcasts are refused at the op.
+func TestComplexBitcast(t *testing.T) {
+	src := `func.func @main(%arg0: tensor<2xcomplex<f64>>) -> (tensor<2x2xcomplex<f32>>, tensor<2xcomplex<f64>>) {
+  %0 = stablehlo.bitcast_convert %arg0 : (tensor<2xcomplex<f64>>) -> tensor<2x2xcomplex<f32>>
+  %1 = stablehlo.bitcast_convert %0 : (tensor<2x2xcomplex<f32>>) -> tensor<2xcomplex<f64>>
+  return %0, %1 : tensor<2x2xcomplex<f32>>, tensor<2xcomplex<f64>>
+}
+`
+	m, err := Parse("m.mlir", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := []complex128{complex(1.5, -2.25), complex(math.Float64frombits(0x0123456789ABCDEF), math.Float64frombits(0x11111111))}
+	x := backend.New(ir.Tensor(ir.C128, 2))
+	x.WriteComplex128s(0, in)
+	res, err := cpu.Run(m, m.Func("main"), []*backend.Buffer{x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := res[0].Bytes(), x.Bytes(); string(got) != string(want) {
+		t.Errorf("c128 to c64 bytes %x, want the c128's %x", got, want)
+	}
+	back := make([]complex128, 2)
+	res[1].ReadComplex128s(0, back)
+	for i := range in {
+		if !sameComplex(back[i], in[i]) {
+			t.Errorf("round trip element %d is %v, want %v", i, back[i], in[i])
+		}
+	}
+	bad := `func.func @main(%arg0: tensor<2xcomplex<f64>>) -> tensor<2xcomplex<f32>> {
+  %0 = stablehlo.bitcast_convert %arg0 : (tensor<2xcomplex<f64>>) -> tensor<2xcomplex<f32>>
+  return %0 : tensor<2xcomplex<f32>>
+}
+`
+	want := "e.mlir:2:8: error: stablehlo.bitcast_convert: a bitcast of complex values is between tensor<...xcomplex<f64>> and tensor<...x2xcomplex<f32>>, got tensor<2xcomplex<f64>> to tensor<2xcomplex<f32>>"
+	if _, err := Parse("e.mlir", []byte(bad)); err == nil || err.Error() != want {
+		t.Errorf("got  %v\nwant %s", err, want)
+	}
+}
