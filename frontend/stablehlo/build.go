@@ -20,6 +20,7 @@ type builder struct {
 	pending []*ir.Value
 	checks  []Check
 	probes  map[string][]*ir.Value // test mode: interpreter.probe values by probe_id, in order
+	tuples  map[string][]tupleElem // tuple values by name (tuple.go)
 	all     map[string][]Check
 	par     map[string]*Parallel
 }
@@ -59,7 +60,7 @@ func (bd *builder) function(f *fn, irf *ir.Func) {
 	bd.b = ir.NewBuilder(irf)
 	bd.vals = map[string]*ir.Value{}
 	bd.unbound = map[string]string{}
-	bd.pending, bd.checks, bd.probes = nil, nil, map[string][]*ir.Value{}
+	bd.pending, bd.checks, bd.probes, bd.tuples = nil, nil, map[string][]*ir.Value{}, map[string][]tupleElem{}
 	for i, p := range f.params {
 		bd.define(p.name, irf.Params[i], p.pos)
 	}
@@ -141,6 +142,9 @@ func (bd *builder) lookup(u operand) (string, *ir.Value) {
 	v := bd.vals[key]
 	if what, ok := bd.unbound[key]; ok {
 		bd.s.failf(u.pos, "unsupported use of %%%s: %s", u.name, what)
+	}
+	if _, ok := bd.tuples[u.name]; v == nil && ok {
+		bd.s.failf(u.pos, "unsupported use of tuple %%%s (only get_tuple_element reads a tuple)", u.name)
 	}
 	if v == nil {
 		bd.s.failf(u.pos, "undefined value %%%s", u.name)

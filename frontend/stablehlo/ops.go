@@ -34,7 +34,7 @@ var structured = map[string]bool{
 	"stablehlo.convolution": true, "stablehlo.dynamic_conv": true, "stablehlo.select_and_scatter": true,
 	"stablehlo.triangular_solve": true, "stablehlo.reduce_precision": true,
 	"stablehlo.bitcast_convert": true, "stablehlo.map": true, "stablehlo.custom_call": true,
-	"stablehlo.fft": true, "stablehlo.rng_bit_generator": true,
+	"stablehlo.fft": true, "stablehlo.rng_bit_generator": true, "stablehlo.tuple": true, "stablehlo.get_tuple_element": true,
 }
 
 func (s *scanner) checkSupported(o *op) {
@@ -113,6 +113,9 @@ func (s *scanner) pretty(o *op) {
 		return
 	case "stablehlo.replica_id", "stablehlo.partition_id":
 		// %r = stablehlo.replica_id : tensor<ui32>: no operands, no attributes
+	case "stablehlo.tuple", "stablehlo.get_tuple_element":
+		s.prettyTuple(o)
+		return
 	case probeOp, "check.expect_serialized_eq":
 		// interpreter.probe %x, probe_id = "id" : T
 		// check.expect_serialized_eq %x, probe_id = "id"[, iter = N] : T
