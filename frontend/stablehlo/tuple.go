@@ -62,6 +62,9 @@ func (bd *builder) tupleOp(o *op) {
 		_, v := bd.lookup(u)
 		return tupleElem{v: v}
 	}
+	if len(o.results) != 1 {
+		bd.s.failf(o.pos, "%s has 1 result, %d are named", o.name, len(o.results))
+	}
 	name := o.results[0]
 	if o.name == "stablehlo.tuple" {
 		var t []tupleElem
