@@ -79,9 +79,8 @@ type Config struct {
 	// first, retrying until an instance is made, then goes on as usual.
 	// A test that needs every op of the table draws Corpus, which adds a
 	// forced program per op to the seeds' programs, so that no op depends
-	// on the seeds' random stream to appear (adding an op to the table
-	// shifts that stream). The zero value forces nothing, and then the
-	// programs are those of the generator without Force.
+	// on the seeds' random stream to appear; ops added to the table after
+	// bagLast appear only there. The zero value forces nothing.
 	Force ir.Op
 }
 
