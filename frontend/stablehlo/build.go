@@ -19,14 +19,16 @@ type builder struct {
 	// the checks, per function.
 	pending []*ir.Value
 	checks  []Check
-	probes  map[string][]*ir.Value // test mode: interpreter.probe values by probe_id, in order
-	tuples  map[string][]tupleElem // tuple values by name (tuple.go)
+	probes  map[string][]*ir.Value   // test mode: interpreter.probe values by probe_id, in order
+	tuples  map[string][]tupleElem   // tuple values by name (tuple.go)
+	quant   map[*ir.Value]*quantType // the quantized type of a value of storage integers (quant.go)
 	all     map[string][]Check
 	par     map[string]*Parallel
 }
 
 func build(s *scanner, fns []*fn) *Tests {
-	bd := &builder{s: s, m: ir.NewModule(s.file), funcs: map[string]*ir.Func{}, all: map[string][]Check{}, par: map[string]*Parallel{}}
+	bd := &builder{s: s, m: ir.NewModule(s.file), funcs: map[string]*ir.Func{}, all: map[string][]Check{}, par: map[string]*Parallel{},
+		quant: map[*ir.Value]*quantType{}}
 	for _, f := range fns {
 		if bd.funcs[f.name] != nil {
 			s.failf(f.pos, "function @%s is defined twice", f.name)

@@ -14,6 +14,10 @@ var cmpDirs = map[string]ir.CmpDir{"EQ": ir.CmpEQ, "NE": ir.CmpNE, "LT": ir.CmpL
 
 // op maps one op (not a return) to ir and binds its results.
 func (bd *builder) op(o *op) {
+	if o.inQ != nil {
+		bd.quantOp(o)
+		return
+	}
 	if o.name == "stablehlo.tuple" || o.name == "stablehlo.get_tuple_element" {
 		bd.tupleOp(o)
 		return

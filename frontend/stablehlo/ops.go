@@ -35,6 +35,7 @@ var structured = map[string]bool{
 	"stablehlo.triangular_solve": true, "stablehlo.reduce_precision": true,
 	"stablehlo.bitcast_convert": true, "stablehlo.map": true, "stablehlo.custom_call": true,
 	"stablehlo.fft": true, "stablehlo.rng_bit_generator": true, "stablehlo.tuple": true, "stablehlo.get_tuple_element": true,
+	"stablehlo.uniform_quantize": true, "stablehlo.uniform_dequantize": true,
 }
 
 func (s *scanner) checkSupported(o *op) {
