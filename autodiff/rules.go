@@ -187,6 +187,7 @@ var rules = map[ir.Op]rule{
 	ir.OpSort:            {refused: "sort with a comparator has no VJP rule yet (the cotangents would be scattered back through the comparator's permutation)"},
 	ir.OpReducePrecision: {vjp: reducePrecisionVJP},
 	ir.OpFFT:             {refused: complexRefused},
+	ir.OpRngBitGenerator: {nondiff: "its results are bits of an integer state"},
 }
 
 var zeroRule = rule{vjp: func(*emitter, *ir.Instr, []*ir.Value) []*ir.Value { return nil }}

@@ -138,6 +138,8 @@ const (
 	OpFFT
 	// Sort with a comparator region.
 	OpSort
+	// Random bits from a counter-based generator's state.
+	OpRngBitGenerator
 
 	numOps
 )
@@ -408,7 +410,7 @@ var opTable = [numOps]OpInfo{
 	OpTriangularSolve: {Name: "triangular_solve", Fuse: FuseNever, Cost: CostComposite, Pad: PadRefuse,
 		Group: GroupContraction, Args: 2,
 		Doc: "triangular_solve %a, %b {left_side, lower, transpose_a, unit_diagonal}: x with op(a)·x = b (left_side) or x·op(a) = b, " +
-			"op(a) = a or its transpose; a [..., m, m] is read only in its lower (or upper) triangle, and its diagonal as ones when unit_diagonal",
+			"op(a) = a or its transpose (not conjugated for complex a); a [..., m, m] is read only in its lower (or upper) triangle, and its diagonal as ones when unit_diagonal",
 		decode: decodeTriangularSolve, infer: inferTriangularSolve},
 
 	OpShiftLeft: binary("shift_left", "stablehlo.shift_left", CostElementwise, intT, false,
@@ -478,6 +480,13 @@ var opTable = [numOps]OpInfo{
 			"dimension N into the order the comparator region gives (i1[]: true when operand scalars a0, ... go before a1, ...; " +
 			"operand i's pair are parameters 2i and 2i+1); stable keeps equal elements in order (tpucc's sort always does); the region captures nothing",
 		decode: decodeSort, infer: inferSort},
+
+	OpRngBitGenerator: {Name: "rng_bit_generator", Fuse: FuseNever, Cost: CostComposite, Pad: PadRefuse,
+		Group: GroupOther, Args: 1, NeedsType: true,
+		Doc: "rng_bit_generator %s {algorithm=default|three_fry|philox} : u64[n], T: the new state and random bits of type T from state s " +
+			"(u64[2]: key, counter; philox also u64[3]: key, 128-bit counter), computed as XLA does: three_fry is Threefry-2x32 (20 rounds), " +
+			"philox Philox-4x32 (10 rounds) of successive counters, default is philox; 8- and 16-bit elements keep a 32-bit word's low bits",
+		decode: decodeRng, infer: inferRng},
 }
 
 // withInfer replaces a unary or binary op's type rule by one whose result

@@ -33,6 +33,8 @@ var opScratch = map[Op]ScratchClass{
 	OpTriangularSolve: ScratchLine,
 	// the transform runs in place on a complex128 copy of the whole operand
 	OpFFT: ScratchSpectrum,
+	// the generator's words are made one counter at a time
+	OpRngBitGenerator: ScratchNone,
 }
 
 func init() {

@@ -26,7 +26,7 @@ func decodeTriangularSolve(r *attrReader) Attr {
 // [..., n, m] with the same batch dimensions and dtype; the result is b's type.
 func inferTriangularSolve(c *inferCtx) []Type {
 	a, b := c.args[0], c.args[1]
-	if !c.checkClass(a, floatT, "operand") {
+	if !c.checkClass(a, floatCplxT, "operand") {
 		return nil
 	}
 	if a.DType != b.DType {

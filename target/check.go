@@ -69,6 +69,12 @@ func (t *Target) checkInstr(in *ir.Instr) []*ir.Error {
 		// XLA:TPU rewrites f64 into pairs of f32 and has no rule for reduce-precision (UNIMPLEMENTED).
 		errs = append(errs, ir.Errorf(in.Pos, "%s cannot compile reduce_precision on f64 (use f32)", t.name))
 	}
+	if a, ok := in.Attr.(*ir.RngAttr); ok && a.Algorithm == ir.RngDefault && in.Args[0].Type.Dims()[0] == 3 {
+		// libtpu's default generator keeps a u64[2] state: it fails an
+		// internal check on u64[3] ("ShapeUtil::Compatible ... (u64[3], ...)
+		// vs (u64[2], ...)", compile-only, v5e and v6e, jax 0.10.2).
+		errs = append(errs, ir.Errorf(in.Pos, "%s cannot compile rng_bit_generator {algorithm=default} of a u64[3] state (use u64[2], or algorithm=philox)", t.name))
+	}
 	return errs
 }
 

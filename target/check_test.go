@@ -121,6 +121,40 @@ func TestCheckRefusesF64ReducePrecisionOnTPU(t *testing.T) {
 	}
 }
 
+// TestCheckRngDefaultStateOnTPU: libtpu's default generator takes a u64[2]
+// state only; u64[3] with philox, and either state on the CPU target, pass.
+func TestCheckRngDefaultStateOnTPU(t *testing.T) {
+	build := func(alg ir.RngAlgorithm, words int64) *ir.Module {
+		m := ir.NewModule("m.tir")
+		st := ir.Tensor(ir.U64, words)
+		f := m.NewFunc("f", []string{"s"}, []ir.Type{st}, []ir.Type{st, ir.Tensor(ir.U32, 4)}, ir.Pos{File: "m.tir", Line: 1, Col: 1})
+		b := ir.NewBuilder(f)
+		b.Pos = ir.Pos{File: "m.tir", Line: 2, Col: 3}
+		in, err := b.Emit(ir.OpRngBitGenerator, &ir.RngAttr{Algorithm: alg}, []ir.Type{st, ir.Tensor(ir.U32, 4)}, f.Params[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Return(in.Results...)
+		return m
+	}
+	v6e, _ := Lookup("tpu-v6e")
+	want := "m.tir:2:3: error: tpu-v6e cannot compile rng_bit_generator {algorithm=default} of a u64[3] state (use u64[2], or algorithm=philox)"
+	if err := v6e.Check(build(ir.RngDefault, 3)); err == nil || err.Error() != want {
+		t.Errorf("v6e, default u64[3]: got %v, want %s", err, want)
+	}
+	for _, c := range []struct {
+		alg   ir.RngAlgorithm
+		words int64
+	}{{ir.RngDefault, 2}, {ir.RngPhilox, 3}, {ir.RngThreeFry, 2}} {
+		if err := v6e.Check(build(c.alg, c.words)); err != nil {
+			t.Errorf("v6e, %s u64[%d]: %v", c.alg, c.words, err)
+		}
+	}
+	if err := CPU(Target{}).Check(build(ir.RngDefault, 3)); err != nil {
+		t.Errorf("cpu, default u64[3]: %v", err)
+	}
+}
+
 // TestCheckF6OnTPU: f6 values are refused for TPU where they are defined
 // (libtpu rejects a convert to them, or crashes); f8 and f4 values pass,
 // and the CPU target takes f6.

@@ -166,6 +166,23 @@ var compositeWork = map[ir.Op]func(in *ir.Instr, out int64) (vec, trans int64){
 		}
 		return mulOK(n, mulOK(5, logs)), 0
 	},
+	// Integer ops per 32-bit word made: Threefry-2x32's 20 rounds of an
+	// add, a rotate (two shifts and an or) and a xor plus 5 key injections
+	// give two words (about 60 a word); Philox-4x32's 10 rounds of two
+	// 32x32->64 multiplies, four xors and a key raise give four (about 25).
+	// An 8- or 16-bit element costs a whole word.
+	ir.OpRngBitGenerator: func(in *ir.Instr, _ int64) (int64, int64) {
+		bits := in.Results[1]
+		n, ok := bits.Type.NumElements()
+		if !ok {
+			return -1, 0
+		}
+		per := int64(25)
+		if in.Attr.(*ir.RngAttr).Algorithm == ir.RngThreeFry {
+			per = 60
+		}
+		return mulOK(mulOK(n, per), int64(max(bits.Type.DType.Bits()/32, 1))), 0
+	},
 	ir.OpLayerNorm: func(in *ir.Instr, out int64) (int64, int64) {
 		rows := out / lastOrAxis(in)
 		// mean (sum, divide), x-mean, square, variance (sum, divide), +eps,

@@ -172,6 +172,8 @@ func eval(in *ir.Instr, a []*backend.Buffer) ([]*backend.Buffer, error) {
 		return one(triangularSolveKernel(in, a[0], a[1]))
 	case ir.OpFFT:
 		return one(fftKernel(in, a[0]))
+	case ir.OpRngBitGenerator:
+		return rngKernel(in, a[0]), nil
 	case ir.OpGelu:
 		return one(geluKernel(in, a[0]))
 	case ir.OpSoftmax, ir.OpLogSoftmax:

@@ -28,8 +28,8 @@ const scratchSlack = 2 << 10
 func TestScratchCounted(t *testing.T) {
 	// (regionPerElement's ops are left out: see there.)
 	samples := map[ir.Op][]*ir.Instr{}
-	for seed := int64(0); seed < 400; seed++ {
-		for _, f := range progen.Generate(seed, progen.Config{MaxDim: 64, MaxElements: 1 << 16}).Funcs {
+	for _, m := range progen.Corpus(400, progen.Config{MaxDim: 64, MaxElements: 1 << 16}) {
+		for _, f := range m.Funcs {
 			f.Body.Walk(func(in *ir.Instr) { samples[in.Op] = append(samples[in.Op], in) })
 		}
 	}

@@ -58,10 +58,10 @@ func TestMlirRun(t *testing.T) {
 // TestMlirRefused: an op tpucc lacks is refused by name at its position.
 func TestMlirRefused(t *testing.T) {
 	dir := t.TempDir()
-	src := strings.Replace(jaxSrc, "stablehlo.multiply %arg0, %arg1 : tensor<3xf32>", "stablehlo.rng_bit_generator %arg0, %arg1 : tensor<3xf32>", 1)
+	src := strings.Replace(jaxSrc, "stablehlo.multiply %arg0, %arg1 : tensor<3xf32>", "stablehlo.rng %arg0, %arg1 : tensor<3xf32>", 1)
 	model := writeFile(t, dir, "f.mlir", []byte(src))
 	for _, cmd := range []string{"check", "run", "build"} {
-		tpucc(t, "", cmd, model).want(t, exitProgram, "", model+":4:10: error: unsupported op stablehlo.rng_bit_generator")
+		tpucc(t, "", cmd, model).want(t, exitProgram, "", model+":4:10: error: unsupported op stablehlo.rng")
 	}
 }
 

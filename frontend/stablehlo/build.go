@@ -19,12 +19,16 @@ type builder struct {
 	// the checks, per function.
 	pending []*ir.Value
 	checks  []Check
+	probes  map[string][]*ir.Value   // test mode: interpreter.probe values by probe_id, in order
+	tuples  map[string][]tupleElem   // tuple values by name (tuple.go)
+	quant   map[*ir.Value]*quantType // the quantized type of a value of storage integers (quant.go)
 	all     map[string][]Check
 	par     map[string]*Parallel
 }
 
 func build(s *scanner, fns []*fn) *Tests {
-	bd := &builder{s: s, m: ir.NewModule(s.file), funcs: map[string]*ir.Func{}, all: map[string][]Check{}, par: map[string]*Parallel{}}
+	bd := &builder{s: s, m: ir.NewModule(s.file), funcs: map[string]*ir.Func{}, all: map[string][]Check{}, par: map[string]*Parallel{},
+		quant: map[*ir.Value]*quantType{}}
 	for _, f := range fns {
 		if bd.funcs[f.name] != nil {
 			s.failf(f.pos, "function @%s is defined twice", f.name)
@@ -58,7 +62,7 @@ func (bd *builder) function(f *fn, irf *ir.Func) {
 	bd.b = ir.NewBuilder(irf)
 	bd.vals = map[string]*ir.Value{}
 	bd.unbound = map[string]string{}
-	bd.pending, bd.checks = nil, nil
+	bd.pending, bd.checks, bd.probes, bd.tuples = nil, nil, map[string][]*ir.Value{}, map[string][]tupleElem{}
 	for i, p := range f.params {
 		bd.define(p.name, irf.Params[i], p.pos)
 	}
@@ -77,6 +81,10 @@ func (bd *builder) function(f *fn, irf *ir.Func) {
 		}
 		if o.name == runParallel {
 			bd.runParallel(o, irf)
+			continue
+		}
+		if o.name == probeOp {
+			bd.probe(o)
 			continue
 		}
 		bd.op(o)
@@ -136,6 +144,9 @@ func (bd *builder) lookup(u operand) (string, *ir.Value) {
 	v := bd.vals[key]
 	if what, ok := bd.unbound[key]; ok {
 		bd.s.failf(u.pos, "unsupported use of %%%s: %s", u.name, what)
+	}
+	if _, ok := bd.tuples[u.name]; v == nil && ok {
+		bd.s.failf(u.pos, "unsupported use of tuple %%%s (only get_tuple_element reads a tuple)", u.name)
 	}
 	if v == nil {
 		bd.s.failf(u.pos, "undefined value %%%s", u.name)

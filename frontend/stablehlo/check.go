@@ -13,20 +13,65 @@ import (
 // chunk with those ops turned into extra results of their function, and a
 // Check for each saying which results must agree.
 
-// Check is one check.expect_eq(_const) or check.expect_almost_eq(_const):
-// the function's results Got and Want must be equal (NaN equal to NaN), or
-// within Tolerance of each other when Almost.
+// Check is one check.expect_eq(_const), check.expect_almost_eq(_const) or
+// check.expect_close: the function's results Got and Want must be equal
+// (NaN equal to NaN), or within Tolerance of each other when Almost, or,
+// when Close, floats apart by MinULP to MaxULP steps of their type.
 type Check struct {
-	Pos       ir.Pos
-	Got, Want int
-	Almost    bool
-	Tolerance float64
+	Pos            ir.Pos
+	Got, Want      int
+	Almost         bool
+	Tolerance      float64
+	Close          bool
+	MinULP, MaxULP int64
 }
 
 // checkOps are the check ops read in test mode.
 var checkOps = map[string]bool{
 	"check.expect_eq_const": true, "check.expect_almost_eq_const": true,
-	"check.expect_eq": true, "check.expect_almost_eq": true,
+	"check.expect_eq": true, "check.expect_almost_eq": true, "check.expect_close": true,
+	"check.expect_serialized_eq": true,
+}
+
+// probeOp is the interpreter's probe: its result is its operand, and the
+// interpreter serializes each value it sees, by probe_id and iteration,
+// for check.expect_serialized_eq. tpucc keeps the values instead of
+// writing them (test mode writes no files): a probe in the function body
+// runs once per execution of it in order, so iteration k of an id is its
+// k-th probe there; a probe inside a region (a loop's iterations) is
+// refused.
+const probeOp = "interpreter.probe"
+
+// probe binds o's result to its operand and records it under its id.
+func (bd *builder) probe(o *op) {
+	args := bd.args(o)
+	id := bd.attr(o, "probe_id")
+	if id.kind != attrStr || len(args) != 1 {
+		bd.s.failf(o.pos, "%s needs one operand and a probe_id string", probeOp)
+	}
+	bd.probes[id.text] = append(bd.probes[id.text], args[0])
+	bd.results(o, args[0])
+}
+
+// serializedCheck is check.expect_serialized_eq: x equals the value probe
+// probe_id recorded at iteration iter (0 unless written).
+func (bd *builder) serializedCheck(o *op) {
+	args := bd.args(o)
+	id := bd.attr(o, "probe_id")
+	iter := int64(0)
+	if a := o.attrs["iter"]; a != nil {
+		iter = a.int(bd.s, "iter")
+	}
+	seen := bd.probes[id.text]
+	if id.kind != attrStr || len(args) != 1 || iter < 0 || iter >= int64(len(seen)) {
+		bd.s.failf(o.pos, "%s: no %s probe_id %s iteration %d before it", o.name, probeOp, id.describe(), iter)
+	}
+	want := seen[iter]
+	if !want.Type.Equal(args[0].Type) {
+		bd.s.failf(o.pos, "%s compares %s with the probe's %s", o.name, mlirType(args[0].Type), mlirType(want.Type))
+	}
+	bd.pending = append(bd.pending, args[0], want)
+	bd.checks = append(bd.checks, Check{Pos: o.pos})
 }
 
 // Tests is one interpreter test chunk as ParseTest reads it: a module
@@ -127,10 +172,15 @@ func (s *scanner) prettyCheck(o *op) {
 	} else {
 		o.args = append(o.args, s.use())
 	}
-	if s.accept(",") {
-		s.expect("tolerance")
+	for s.accept(",") {
+		s.skip()
+		pos := s.pos()
+		name := s.word()
+		if name != "tolerance" && (o.name != "check.expect_close" || name != "max_ulp_difference" && name != "min_ulp_difference") {
+			s.failf(pos, "unsupported attribute %s of %s", name, o.name)
+		}
 		s.expect("=")
-		o.attrs["tolerance"] = s.attrValue(false)
+		o.attrs[name] = s.attrValue(false)
 	}
 	if s.peek("{") {
 		for k, v := range s.attrDict() {
@@ -146,8 +196,25 @@ func (s *scanner) prettyCheck(o *op) {
 // check builds a check op: the value compared and the expected one become
 // pending results of the function.
 func (bd *builder) check(o *op) {
+	if o.name == "check.expect_serialized_eq" {
+		bd.serializedCheck(o)
+		return
+	}
 	args := bd.args(o)
 	c := Check{Pos: o.pos, Almost: strings.Contains(o.name, "almost"), Tolerance: 1e-4}
+	if o.name == "check.expect_close" {
+		c.Close, c.MaxULP = true, 3 // the check dialect's defaults: 0 to 3 steps
+		if a := o.attrs["max_ulp_difference"]; a != nil {
+			c.MaxULP = a.int(bd.s, "max_ulp_difference")
+		}
+		if a := o.attrs["min_ulp_difference"]; a != nil {
+			c.MinULP = a.int(bd.s, "min_ulp_difference")
+		}
+		if t := args[0].Type.DType; !t.IsFloat() && !t.IsComplex() || c.MinULP < 0 || c.MinULP > c.MaxULP {
+			bd.s.failf(o.pos, "%s needs float or complex values and 0 <= min_ulp_difference <= max_ulp_difference, got %s, %d, %d",
+				o.name, mlirType(args[0].Type), c.MinULP, c.MaxULP)
+		}
+	}
 	if t := o.attrs["tolerance"]; t != nil {
 		v, err := strconv.ParseFloat(t.text, 64)
 		if t.kind != attrNum || err != nil {

@@ -1,6 +1,8 @@
 package stablehlo
 
 import (
+	"strconv"
+
 	"github.com/tpucc/tpucc/ir"
 )
 
@@ -138,4 +140,18 @@ func (bd *builder) dynamicPad(o *op, args []*ir.Value) *ir.Value {
 	a := &ir.PadAttr{Low: bd.constInts(o, args[2], "edge_padding_low"), High: bd.constInts(o, args[3], "edge_padding_high"),
 		Interior: bd.constInts(o, args[4], "interior_padding")}
 	return bd.emit(o, ir.OpPad, a, nil, args[0], args[1])
+}
+
+// dynamicGather reads dynamic_gather whose slice sizes are a constant as
+// the gather with those slice_sizes.
+func (bd *builder) dynamicGather(o *op, args []*ir.Value) *ir.Value {
+	if len(args) != 3 {
+		bd.s.failf(o.pos, "%s needs 3 operands", o.name)
+	}
+	sizes := &attr{pos: o.pos, kind: attrList}
+	for _, n := range bd.constInts(o, args[2], "slice_sizes") {
+		sizes.list = append(sizes.list, &attr{pos: o.pos, kind: attrNum, text: strconv.FormatInt(n, 10)})
+	}
+	o.attrs["slice_sizes"] = sizes
+	return bd.take(o, args[:2])
 }

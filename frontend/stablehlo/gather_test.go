@@ -92,3 +92,40 @@ func TestScatter(t *testing.T) {
 		t.Errorf("got %v, want %v", g, want)
 	}
 }
+
+// TestDynamicGather: dynamic_gather with constant slice sizes reads as the
+// gather with those slice_sizes; sizes computed at run time are refused.
+func TestDynamicGather(t *testing.T) {
+	const dyn = `func.func @main(%x: tensor<3x4xf32>, %i: tensor<3x2xi32>) -> (tensor<3xf32>, tensor<3x2xf32>) {
+  %s0 = stablehlo.constant dense<[1, 1]> : tensor<2xi64>
+  %s1 = stablehlo.constant dense<[1, 2]> : tensor<2xi32>
+  %0 = "stablehlo.dynamic_gather"(%x, %i, %s0) {dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [0, 1], start_index_map = [0, 1], index_vector_dim = 1>} : (tensor<3x4xf32>, tensor<3x2xi32>, tensor<2xi64>) -> tensor<3xf32>
+  %1 = "stablehlo.dynamic_gather"(%x, %i, %s1) {dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0, 1], index_vector_dim = 1>} : (tensor<3x4xf32>, tensor<3x2xi32>, tensor<2xi32>) -> tensor<3x2xf32>
+  return %0, %1 : tensor<3xf32>, tensor<3x2xf32>
+}
+`
+	m, err := Parse("dyn.mlir", []byte(dyn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := buffer(ir.Tensor(ir.F32, 3, 4), 0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23)
+	i := buffer(ir.Tensor(ir.I32, 3, 2), 0, 1, 2, 3, 5, -1)
+	res, err := cpu.Run(m, m.Func("main"), []*backend.Buffer{x, i})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, w := range [][]float64{{1, 23, 20}, {1, 2, 22, 23, 20, 21}} { // TestGather's
+		if g := floats(res[k]); !sameFloats(g, w) {
+			t.Errorf("result %d: got %v, want %v", k, g, w)
+		}
+	}
+	const computed = `func.func @main(%x: tensor<3x4xf32>, %i: tensor<3x2xi32>, %s: tensor<2xi64>) -> tensor<3xf32> {
+  %0 = "stablehlo.dynamic_gather"(%x, %i, %s) {dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [0, 1], start_index_map = [0, 1], index_vector_dim = 1>} : (tensor<3x4xf32>, tensor<3x2xi32>, tensor<2xi64>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+`
+	w := "e.mlir:2:8: error: unsupported form of stablehlo.dynamic_gather: slice_sizes must be a constant"
+	if _, err := Parse("e.mlir", []byte(computed)); err == nil || err.Error() != w {
+		t.Errorf("got  %v\nwant %s", err, w)
+	}
+}

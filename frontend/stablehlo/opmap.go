@@ -14,6 +14,14 @@ var cmpDirs = map[string]ir.CmpDir{"EQ": ir.CmpEQ, "NE": ir.CmpNE, "LT": ir.CmpL
 
 // op maps one op (not a return) to ir and binds its results.
 func (bd *builder) op(o *op) {
+	if o.inQ != nil {
+		bd.quantOp(o)
+		return
+	}
+	if o.name == "stablehlo.tuple" || o.name == "stablehlo.get_tuple_element" {
+		bd.tupleOp(o)
+		return
+	}
 	if code, ok := elementwise[o.name]; ok {
 		args := bd.args(o)
 		if (code == ir.OpReal || code == ir.OpImag) && len(args) == 1 && args[0].Type.DType.IsFloat() {
@@ -22,6 +30,10 @@ func (bd *builder) op(o *op) {
 		}
 		if b, ok := boolOps[code]; ok && len(args) == 2 && args[0].Type.DType == ir.I1 {
 			code = b
+		}
+		if (code == ir.OpMax || code == ir.OpMin) && len(args) == 2 && args[0].Type.DType.IsComplex() && args[1].Type.Equal(args[0].Type) {
+			bd.results(o, bd.complexMaxMin(o, code, args[0], args[1]))
+			return
 		}
 		bd.results(o, bd.emit(o, code, nil, nil, args...))
 		return
@@ -87,6 +99,8 @@ func (bd *builder) otherOp(o *op, args []*ir.Value) {
 	switch o.name {
 	case "stablehlo.is_finite":
 		bd.results(o, bd.isFinite(o, args))
+	case probeOp: // a function body's probes are read before they get here
+		bd.s.failf(o.pos, "unsupported %s inside a region (its iterations are not recorded)", o.name)
 	case "call", "func.call":
 		bd.call(o, args)
 	case "stablehlo.composite":
@@ -106,7 +120,7 @@ func (bd *builder) otherOp(o *op, args []*ir.Value) {
 	case "stablehlo.map":
 		bd.results(o, bd.mapOp(o, args))
 	case "stablehlo.bitcast_convert":
-		bd.results(o, bd.emit(o, ir.OpBitcastConvert, nil, []ir.Type{bd.result(o)}, args...))
+		bd.results(o, bd.bitcastConvert(o, args))
 	case "stablehlo.reduce_precision":
 		bd.results(o, bd.reducePrecision(o, args))
 	case "stablehlo.custom_call":
@@ -115,6 +129,8 @@ func (bd *builder) otherOp(o *op, args []*ir.Value) {
 		bd.results(o, bd.triangularSolve(o, args))
 	case "stablehlo.fft":
 		bd.results(o, bd.fft(o, args))
+	case "stablehlo.rng_bit_generator":
+		bd.results(o, bd.rngBitGenerator(o, args)...)
 	case "chlo.top_k":
 		// Both sort the last axis descending in total order, ties by lower index.
 		k := bd.attr(o, "k").int(bd.s, "k")

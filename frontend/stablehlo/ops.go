@@ -24,7 +24,7 @@ var structured = map[string]bool{
 	"stablehlo.concatenate": true, "stablehlo.pad": true, "stablehlo.iota": true,
 	"stablehlo.dot_general": true, "stablehlo.dot": true, "stablehlo.reduce": true,
 	"stablehlo.reduce_window": true, "stablehlo.dynamic_slice": true,
-	"stablehlo.dynamic_update_slice": true, "stablehlo.gather": true, "stablehlo.scatter": true,
+	"stablehlo.dynamic_update_slice": true, "stablehlo.gather": true, "stablehlo.dynamic_gather": true, "stablehlo.scatter": true,
 	"stablehlo.return": true, "func.return": true, "return": true, "func.call": true, "call": true,
 	"stablehlo.is_finite": true, "chlo.top_k": true, "stablehlo.sort": true,
 	"stablehlo.reverse": true, "stablehlo.get_dimension_size": true, "stablehlo.composite": true,
@@ -34,12 +34,13 @@ var structured = map[string]bool{
 	"stablehlo.convolution": true, "stablehlo.dynamic_conv": true, "stablehlo.select_and_scatter": true,
 	"stablehlo.triangular_solve": true, "stablehlo.reduce_precision": true,
 	"stablehlo.bitcast_convert": true, "stablehlo.map": true, "stablehlo.custom_call": true,
-	"stablehlo.fft": true,
+	"stablehlo.fft": true, "stablehlo.rng_bit_generator": true, "stablehlo.tuple": true, "stablehlo.get_tuple_element": true,
+	"stablehlo.uniform_quantize": true, "stablehlo.uniform_dequantize": true,
 }
 
 func (s *scanner) checkSupported(o *op) {
 	_, coll := collectiveOps[o.name]
-	if _, ok := elementwise[o.name]; ok || coll || structured[o.name] || s.tests && (checkOps[o.name] || o.name == runParallel) {
+	if _, ok := elementwise[o.name]; ok || coll || structured[o.name] || s.tests && (checkOps[o.name] || o.name == runParallel || o.name == probeOp) {
 		return
 	}
 	s.failf(o.pos, "unsupported op %s", o.name)
@@ -113,6 +114,23 @@ func (s *scanner) pretty(o *op) {
 		return
 	case "stablehlo.replica_id", "stablehlo.partition_id":
 		// %r = stablehlo.replica_id : tensor<ui32>: no operands, no attributes
+	case "stablehlo.tuple", "stablehlo.get_tuple_element":
+		s.prettyTuple(o)
+		return
+	case probeOp, "check.expect_serialized_eq":
+		// interpreter.probe %x, probe_id = "id" : T
+		// check.expect_serialized_eq %x, probe_id = "id"[, iter = N] : T
+		o.args = append(o.args, s.use())
+		for s.accept(",") {
+			name := s.needWord("an attribute")
+			s.expect("=")
+			o.attrs[name] = s.attrValue(false)
+		}
+		s.expect(":")
+		if _, o.outs = s.opType(); o.name != probeOp {
+			o.outs = nil
+		}
+		return
 	case "chlo.top_k":
 		// chlo.top_k(%x, k = N) : T -> (T, T)
 		s.expect("(")

@@ -33,6 +33,8 @@ func (bd *builder) regionOp(o *op, args []*ir.Value) {
 		bd.results(o, bd.selectScatter(o, args))
 	case "stablehlo.gather":
 		bd.results(o, bd.take(o, args))
+	case "stablehlo.dynamic_gather":
+		bd.results(o, bd.dynamicGather(o, args))
 	case "stablehlo.scatter":
 		bd.results(o, bd.scatterAdd(o, args))
 	case "stablehlo.sort":

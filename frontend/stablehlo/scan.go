@@ -28,6 +28,10 @@ type scanner struct {
 	// index: the element type index is read (as i64), in a dense
 	// attribute's type only (custom_call's layouts).
 	index bool
+	// quants, while non-nil, collects the quantized element type of each
+	// tensor type read (nil for others): only a generic op's types may be
+	// quantized (quant.go).
+	quants *[]*quantType
 }
 
 type syntaxPanic struct{ err *ir.Error }

@@ -3,7 +3,8 @@ package stablehlo
 import "github.com/tpucc/tpucc/ir"
 
 // triangularSolve reads stablehlo.triangular_solve. ADJOINT is the conjugate
-// transpose, the transpose itself for the real types tpucc has.
+// transpose: the transpose of a's conjugate (complex(real, -imag)) for
+// complex a, the transpose itself for real types.
 func (bd *builder) triangularSolve(o *op, args []*ir.Value) *ir.Value {
 	flag := func(name string) bool {
 		a := bd.attr(o, name)
@@ -17,6 +18,10 @@ func (bd *builder) triangularSolve(o *op, args []*ir.Value) *ir.Value {
 	case t.kind == attrWord && t.text == "NO_TRANSPOSE":
 	case t.kind == attrWord && (t.text == "TRANSPOSE" || t.text == "ADJOINT"):
 		at.TransposeA = true
+		if a := args[0]; t.text == "ADJOINT" && len(args) == 2 && a.Type.DType.IsComplex() {
+			im := bd.emit(o, ir.OpNeg, nil, nil, bd.emit(o, ir.OpImag, nil, nil, a))
+			args = []*ir.Value{bd.emit(o, ir.OpComplex, nil, nil, bd.emit(o, ir.OpReal, nil, nil, a), im), args[1]}
+		}
 	default:
 		bd.s.failf(t.pos, "%s: unsupported transpose_a %s", o.name, t.describe())
 	}

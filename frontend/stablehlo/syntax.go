@@ -24,6 +24,9 @@ type op struct {
 	regions []*region
 	ins     []ir.Type // operand types; nil when the short form wrote only results
 	outs    []ir.Type
+	// inQ and outQ are the quantized types of ins and outs (nil where
+	// not quantized; both nil when none is).
+	inQ, outQ []*quantType
 }
 
 type param struct {
@@ -295,8 +298,17 @@ func (s *scanner) generic(o *op) {
 		}
 	}
 	s.expect(":")
+	var quants []*quantType
+	s.quants = &quants
 	o.ins, o.outs = s.opType()
+	s.quants = nil
 	if o.ins == nil {
 		s.failf(o.pos, "%s: expected a function type (operands) -> results", o.name)
+	}
+	for _, q := range quants {
+		if q != nil {
+			o.inQ, o.outQ = quants[:len(o.ins)], quants[len(o.ins):]
+			break
+		}
 	}
 }

@@ -65,6 +65,18 @@ func (s *scanner) tensorType() ir.Type {
 // elemType reads the element type and the closing '>' of a tensor type.
 func (s *scanner) elemType() ir.DType {
 	pos := s.pos()
+	if s.peek("!quant.uniform<") {
+		q := s.quantType()
+		if s.quants == nil {
+			s.failf(pos, "unsupported quantized type here: only the operands and results of an op in the generic form may be quantized")
+		}
+		*s.quants = append(*s.quants, q)
+		s.expect(">")
+		return q.storage
+	}
+	if s.quants != nil {
+		*s.quants = append(*s.quants, nil)
+	}
 	name := s.typeName()
 	dt, ok := dtypes[name]
 	if name == "index" && s.index {

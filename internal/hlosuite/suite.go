@@ -167,6 +167,9 @@ func runParallel(m *ir.Module, p *stablehlo.Parallel) ([]*backend.Buffer, error)
 // matching exactly.
 func compare(got, want *backend.Buffer, c stablehlo.Check) string {
 	n := want.Len()
+	if c.Close {
+		return compareULP(got, want, c)
+	}
 	if want.Type().DType.IsComplex() {
 		return compareComplex(got, want, c)
 	}
@@ -213,4 +216,55 @@ func compareComplex(got, want *backend.Buffer, c stablehlo.Check) string {
 		}
 	}
 	return ""
+}
+
+// compareULP evaluates check.expect_close: each float (each part of a
+// complex) of got is MinULP to MaxULP steps of its type from want's, a
+// step being one bit pattern of the type; equal values (NaN and NaN, -0
+// and +0) are 0 steps apart, a NaN and a number are never close.
+func compareULP(got, want *backend.Buffer, c stablehlo.Check) string {
+	part := want.Type().DType.ComplexPart()
+	size := part.Bits() / 8
+	gb, wb := got.Bytes(), want.Bytes()
+	for i := 0; i < len(wb); i += size {
+		d, ok := ulps(bitsAt(gb, i, size), bitsAt(wb, i, size), part)
+		if !ok || d < c.MinULP || d > c.MaxULP {
+			elem := i / (want.Type().DType.Bits() / 8)
+			if !ok {
+				return fmt.Sprintf("element %d: a NaN against a number", elem)
+			}
+			return fmt.Sprintf("element %d differs from the expected value by %d ulps of %s, want %d to %d", elem, d, part, c.MinULP, c.MaxULP)
+		}
+	}
+	return ""
+}
+
+func bitsAt(b []byte, i, size int) uint64 {
+	var v uint64
+	for k := range size {
+		v |= uint64(b[i+k]) << (8 * k)
+	}
+	return v
+}
+
+// ulpExponents are the exponent fields of the float types expect_close reads.
+var ulpExponents = map[ir.DType]uint64{ir.F16: 0x7c00, ir.BF16: 0x7f80, ir.F32: 0x7f800000, ir.F64: 0x7ff0000000000000}
+
+// ulps is the number of bit patterns of dt between two floats:
+// sign-magnitude patterns mapped onto a line where -0 and +0 meet.
+func ulps(g, w uint64, dt ir.DType) (int64, bool) {
+	sign := uint64(1) << (dt.Bits() - 1)
+	exp := ulpExponents[dt]
+	isNaN := func(x uint64) bool { return x&^sign&exp == exp && x&^sign&^exp != 0 }
+	if isNaN(g) || isNaN(w) {
+		return 0, isNaN(g) && isNaN(w)
+	}
+	line := func(x uint64) int64 {
+		if x&sign != 0 {
+			return -int64(x &^ sign)
+		}
+		return int64(x)
+	}
+	d := line(g) - line(w)
+	return max(d, -d), true
 }

@@ -106,3 +106,23 @@ func TestComplexModules(t *testing.T) {
 		t.Logf("%d of %d complex modules differ from XLA", failed, len(checks))
 	}
 }
+
+// TestComplexTriangularSolveXLA: the complex triangular_solve goldens (c64
+// and c128; left and right sides, both triangles, transposed, unit
+// diagonal) agree with XLA:CPU within the oracle's tolerance.
+func TestComplexTriangularSolveXLA(t *testing.T) {
+	h := harness(t)
+	all, _ := goldenChecks(t)
+	var checks []*check
+	for _, c := range all {
+		if strings.Contains(c.name, "triangular_solve_c") {
+			checks = append(checks, c)
+		}
+	}
+	if len(checks) != 2 {
+		t.Fatalf("want the two complex triangular_solve goldens, found %d", len(checks))
+	}
+	if failed := runAll(t, h, checks); failed > 0 {
+		t.Errorf("%d of %d checks differ from XLA:CPU", failed, len(checks))
+	}
+}

@@ -53,3 +53,35 @@ func TestRandomPrograms(t *testing.T) {
 	failed := runAll(t, h, checks)
 	t.Logf("%d programs (seeds %d..%d), %d results of which %d exact: %d failed", n, first, first+int64(n)-1, outputs, exact, failed)
 }
+
+// TestForcedPrograms runs, for every op progen draws, the program with that
+// op forced (progen.Config.Force, seed 0; the programs of progen.Corpus)
+// through the executor and XLA: the ops added to the table after the
+// seeds' bag (rng_bit_generator, ...) are drawn only there.
+func TestForcedPrograms(t *testing.T) {
+	h := harness(t)
+	var checks []*check
+	for _, op := range ir.Ops() {
+		if _, skip := progen.NotGenerated(op); skip {
+			continue
+		}
+		cfg := genConfig()
+		cfg.Force = op
+		p := progen.New(0, cfg)
+		c := &check{
+			name:   fmt.Sprintf("forced %s", op),
+			key:    "forced_" + op.String(),
+			m:      p.Module,
+			inputs: cpu.RandomInputs(p.Module.Entry(), 0),
+			about:  fmt.Sprintf("progen seed 0 forcing %s, inputs cpu.RandomInputs(@main, 0)", op),
+			repro:  "go test ./internal/oracle -run TestForcedPrograms",
+		}
+		for _, o := range p.Outputs {
+			c.exact = append(c.exact, o.Exact)
+		}
+		checks = append(checks, c)
+	}
+	if failed := runAll(t, h, checks); failed > 0 {
+		t.Errorf("%d of %d forced programs differ from XLA", failed, len(checks))
+	}
+}

@@ -90,3 +90,31 @@ func (g *gen) genBitcast() bool {
 	t := ir.Tensor(d, s...)
 	return g.emit1(ir.OpBitcastConvert, nil, &t, y, x) != nil
 }
+
+// rngDTypes are the bits rng_bit_generator is drawn with: integers only,
+// since random float bits hold NaNs and infinities the value analysis
+// cannot bound.
+var rngDTypes = []ir.DType{ir.I8, ir.I16, ir.I32, ir.I64, ir.U8, ir.U16, ir.U32, ir.U64}
+
+// genRng draws rng_bit_generator on a u64 state of a length its algorithm
+// takes; both results join the pool with their types' full ranges.
+func (g *gen) genRng() bool {
+	alg := ir.RngAlgorithm(g.r.IntN(3))
+	lo, hi := ir.RngStateWords(alg)
+	n := lo + g.r.Int64N(hi-lo+1)
+	s := g.get(want{dts: []ir.DType{ir.U64}, shape: []int64{n}, fixed: true, exact: true})
+	if s == nil {
+		return false
+	}
+	bits := ir.Tensor(pick(g, rngDTypes), g.shapeLike()...)
+	in := g.emit(ir.OpRngBitGenerator, &ir.RngAttr{Algorithm: alg}, []ir.Type{s.v.Type, bits}, s)
+	if in == nil {
+		return false
+	}
+	for _, r := range in.Results {
+		x := &val{v: r}
+		x.lo, x.hi = fullRange(r.Type.DType)
+		g.add(x)
+	}
+	return true
+}

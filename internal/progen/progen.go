@@ -74,6 +74,14 @@ type Config struct {
 	// drawnDTypes: all of ir's but the complex ones); parameters are drawn from the usual floats and
 	// integers whatever it says.
 	DTypes []ir.DType
+
+	// Force, when set, is an op @main must hold: the generator draws it
+	// first, retrying until an instance is made, then goes on as usual.
+	// A test that needs every op of the table draws Corpus, which adds a
+	// forced program per op to the seeds' programs, so that no op depends
+	// on the seeds' random stream to appear; ops added to the table after
+	// bagLast appear only there. The zero value forces nothing.
+	Force ir.Op
 }
 
 func (c Config) withDefaults() Config {
@@ -199,6 +207,9 @@ func (g *gen) program(seed int64) (*Program, bool) {
 		g.add(g.paramInfo(p))
 	}
 
+	if g.cfg.Force != ir.OpInvalid && !g.force(g.cfg.Force) {
+		return nil, false
+	}
 	target := g.cfg.MinInstrs + g.r.IntN(g.cfg.MaxInstrs-g.cfg.MinInstrs+1)
 	for tries := 0; len(f.Body.Instrs) < target && tries < 50*g.cfg.MaxInstrs; tries++ {
 		g.genOp(g.nextOp())
@@ -224,6 +235,50 @@ func (g *gen) program(seed int64) (*Program, bool) {
 		g.m.Funcs = append(g.m.Funcs[1:], g.m.Funcs[0])
 	}
 	return p, true
+}
+
+// forceTries bounds the tries of one attempt at the forced op; the ops
+// whose operands are hardest to meet (atan2's ranges, ragged_dot's groups)
+// succeed within a few.
+const forceTries = 50
+
+// force draws op until the module holds an instance of it.
+func (g *gen) force(op ir.Op) bool {
+	for try := 0; try < forceTries; try++ {
+		g.genOp(op)
+		if holds(g.m, op) {
+			return true
+		}
+	}
+	return false
+}
+
+// holds reports whether a function of m has an instruction of op.
+func holds(m *ir.Module, op ir.Op) bool {
+	found := false
+	for _, f := range m.Funcs {
+		f.Body.Walk(func(in *ir.Instr) { found = found || in.Op == op })
+	}
+	return found
+}
+
+// Corpus is the programs of seeds 0..n-1 under cfg, then, for every op the
+// generator draws, one program with that op forced (seed 0, Config.Force):
+// every generated op of the table has an instance in it whatever the
+// seeds' programs hold.
+func Corpus(n int, cfg Config) []*ir.Module {
+	var out []*ir.Module
+	for seed := range int64(n) {
+		out = append(out, Generate(seed, cfg))
+	}
+	for _, op := range ir.Ops() {
+		if _, skip := NotGenerated(op); !skip {
+			forced := cfg
+			forced.Force = op
+			out = append(out, Generate(0, forced))
+		}
+	}
+	return out
 }
 
 func (g *gen) newFn(f *ir.Func, simple bool) *fnState {

@@ -12,14 +12,13 @@ import (
 // coverageSeeds is the run the oracle test makes by default.
 const coverageSeeds = 300
 
-// TestCoverage: seeds 0..299 together use every op of the table (but those
+// TestCoverage: Corpus(300) uses every op of the table (but those
 // NotGenerated lists), every dtype, and the shapes the package doc promises.
 func TestCoverage(t *testing.T) {
 	ops := map[ir.Op]bool{}
 	dts := map[ir.DType]bool{}
 	features := map[string]bool{}
-	for seed := int64(0); seed < coverageSeeds; seed++ {
-		m := Generate(seed, Config{})
+	for _, m := range Corpus(coverageSeeds, Config{}) {
 		for _, f := range m.Funcs {
 			see := func(v *ir.Value) {
 				dts[v.Type.DType] = true
@@ -73,7 +72,29 @@ func TestCoverage(t *testing.T) {
 		}
 	}
 	if len(missing) > 0 {
-		t.Errorf("seeds 0..%d never use: %s", coverageSeeds-1, strings.Join(missing, ", "))
+		t.Errorf("Corpus(%d) never uses: %s", coverageSeeds, strings.Join(missing, ", "))
+	}
+}
+
+// TestForce: a forced program holds its op for every op the generator
+// draws, under the default sizes and the large ones; the same op and seed
+// give the same program.
+func TestForce(t *testing.T) {
+	for _, cfg := range []Config{{}, {MaxDim: 64, MaxElements: 1 << 16}} {
+		for _, op := range ir.Ops() {
+			if _, skip := NotGenerated(op); skip {
+				continue
+			}
+			forced := cfg
+			forced.Force = op
+			m := Generate(0, forced)
+			if !holds(m, op) {
+				t.Errorf("Force %s (MaxDim %d): the program has no %s:\n%s", op, cfg.MaxDim, op, ir.Print(m))
+			}
+			if again := ir.Print(Generate(0, forced)); again != ir.Print(m) {
+				t.Errorf("Force %s: two programs for one seed", op)
+			}
+		}
 	}
 }
 

@@ -438,6 +438,8 @@ func (e *emitter) instr(in *ir.Instr) error {
 			res = e.collective(in, args)
 		case ir.OpFFT:
 			res = []hv{e.fft(in, args[0])}
+		case ir.OpRngBitGenerator:
+			res = e.rngBitGenerator(in, args[0])
 		default:
 			res, err = e.other(in, args)
 		}
@@ -509,7 +511,7 @@ func lowered(op ir.Op) bool {
 		ir.OpTake, ir.OpScatterAdd, ir.OpDynamicSlice, ir.OpDynamicUpdateSlice, ir.OpOneHot, ir.OpTopK, ir.OpArgsort,
 		ir.OpRelu, ir.OpGelu, ir.OpSilu, ir.OpSoftmax, ir.OpLogSoftmax, ir.OpLayerNorm, ir.OpRMSNorm,
 		ir.OpConstant, ir.OpCall, ir.OpReturn, ir.OpFusion, ir.OpShardingConstraint, ir.OpWhile, ir.OpCase, ir.OpReducePrecision, ir.OpBitcastConvert, ir.OpCustomCall,
-		ir.OpFFT, ir.OpSort:
+		ir.OpFFT, ir.OpSort, ir.OpRngBitGenerator:
 		return true
 	}
 	if ir.IsCollective(op) || op == ir.OpReplicaID || op == ir.OpPartitionID {

@@ -301,6 +301,21 @@ def main_exported():
         print(name, len(args), "inputs", len(results), "results")
 
 
+def random_bits(key):
+    # lax.rng_bit_generator under each algorithm, chained through its new
+    # state, and uniform floats made from the bits as jax.random does.
+    s1, a = lax.rng_bit_generator(key, (3, 5), jnp.uint32, algorithm=lax.RandomAlgorithm.RNG_THREE_FRY)
+    s2, b = lax.rng_bit_generator(s1, (7,), jnp.uint16, algorithm=lax.RandomAlgorithm.RNG_PHILOX)
+    s3, c = lax.rng_bit_generator(s2, (2, 4), jnp.uint8, algorithm=lax.RandomAlgorithm.RNG_DEFAULT)
+    u = lax.bitcast_convert_type((a >> 9) | jnp.uint32(0x3F800000), jnp.float32) - 1
+    return s3, a, b, c, u
+
+
+# The key is fixed rather than drawn, so that the draws of the exports
+# above stay as they were.
+FUNCS.append(("random_bits", random_bits, lambda: (np.array([0x89ABCDEF, 0x01234567, 0xFFFFFFFE, 0xFFFFFFFF], np.uint32),)))
+
+
 if __name__ == "__main__":
     main()
     main_exported()
