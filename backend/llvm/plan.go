@@ -232,13 +232,14 @@ func (pl *planner) function(f *ir.Func, env map[*ir.Value]int, depth int) ([]int
 		return nil, ir.Errorf(f.Pos, "calls nest deeper than %d", maxInline)
 	}
 	var body, absorbed []*ir.Instr
+	instrs := sunk(f.Body.Instrs)
 	users := map[*ir.Value][]*ir.Instr{}
-	for _, in := range f.Body.Instrs {
+	for _, in := range instrs {
 		for _, a := range in.Args {
 			users[a] = append(users[a], in)
 		}
 	}
-	narrow := pl.deferNarrow(f.Body.Instrs, users)
+	narrow := pl.deferNarrow(instrs, users)
 	// flush plans the pending group; what it defines and later
 	// instructions use must be in memory.
 	flush := func() error {
@@ -261,7 +262,7 @@ func (pl *planner) function(f *ir.Func, env map[*ir.Value]int, depth int) ([]int
 		body, absorbed = nil, nil
 		return err
 	}
-	for _, in := range f.Body.Instrs {
+	for _, in := range instrs {
 		if narrow[in] {
 			pl.p.generated[in.Op]++ // its products read its operand
 			continue
