@@ -423,8 +423,13 @@ func (pl *planner) group(body []*ir.Instr, env map[*ir.Value]int, need []*ir.Val
 		}
 		for i, a := range in.Args {
 			if t := raggedRhsT(in, i, defs); t != nil {
-				pl.raggedT[in] = t // the transpose stays virtual: not materialised
-				mat[t] = true
+				w := raggedSource(t, defs)
+				pl.raggedT[in] = w // the transpose stays virtual: not materialised
+				if d := defs[w]; d != nil && d.Op == ir.OpDynamicSlice {
+					reshapes = append(reshapes, reshapeUse{in, i, w}) // a view (readInPlace)
+				} else {
+					mat[w] = true
+				}
 				continue
 			}
 			if x := pl.reshapedOperand(in, i, defs, env); x != nil {
@@ -505,7 +510,11 @@ func (pl *planner) readInPlace(reshapes []reshapeUse, defs map[*ir.Value]*ir.Ins
 		if defs[r.x] != nil && !mat[r.x] {
 			lead, ok := contiguousSlice(defs[r.x])
 			if !ok || lead == 0 {
-				mat[r.in.Args[r.arg]] = true
+				if r.in.Op == ir.OpRaggedDot {
+					mat[r.x] = true // the kernel reads the slice (raggedSource)
+				} else {
+					mat[r.in.Args[r.arg]] = true
+				}
 				continue
 			}
 			views[r.x] = lead
