@@ -232,13 +232,14 @@ func (pl *planner) function(f *ir.Func, env map[*ir.Value]int, depth int) ([]int
 		return nil, ir.Errorf(f.Pos, "calls nest deeper than %d", maxInline)
 	}
 	var body, absorbed []*ir.Instr
+	instrs := sunk(f.Body.Instrs)
 	users := map[*ir.Value][]*ir.Instr{}
-	for _, in := range f.Body.Instrs {
+	for _, in := range instrs {
 		for _, a := range in.Args {
 			users[a] = append(users[a], in)
 		}
 	}
-	narrow := pl.deferNarrow(f.Body.Instrs, users)
+	narrow := pl.deferNarrow(instrs, users)
 	// flush plans the pending group; what it defines and later
 	// instructions use must be in memory.
 	flush := func() error {
@@ -261,7 +262,7 @@ func (pl *planner) function(f *ir.Func, env map[*ir.Value]int, depth int) ([]int
 		body, absorbed = nil, nil
 		return err
 	}
-	for _, in := range f.Body.Instrs {
+	for _, in := range instrs {
 		if narrow[in] {
 			pl.p.generated[in.Op]++ // its products read its operand
 			continue
@@ -422,8 +423,13 @@ func (pl *planner) group(body []*ir.Instr, env map[*ir.Value]int, need []*ir.Val
 		}
 		for i, a := range in.Args {
 			if t := raggedRhsT(in, i, defs); t != nil {
-				pl.raggedT[in] = t // the transpose stays virtual: not materialised
-				mat[t] = true
+				w := raggedSource(t, defs)
+				pl.raggedT[in] = w // the transpose stays virtual: not materialised
+				if d := defs[w]; d != nil && d.Op == ir.OpDynamicSlice {
+					reshapes = append(reshapes, reshapeUse{in, i, w}) // a view (readInPlace)
+				} else {
+					mat[w] = true
+				}
 				continue
 			}
 			if x := pl.reshapedOperand(in, i, defs, env); x != nil {
@@ -504,7 +510,11 @@ func (pl *planner) readInPlace(reshapes []reshapeUse, defs map[*ir.Value]*ir.Ins
 		if defs[r.x] != nil && !mat[r.x] {
 			lead, ok := contiguousSlice(defs[r.x])
 			if !ok || lead == 0 {
-				mat[r.in.Args[r.arg]] = true
+				if r.in.Op == ir.OpRaggedDot {
+					mat[r.x] = true // the kernel reads the slice (raggedSource)
+				} else {
+					mat[r.in.Args[r.arg]] = true
+				}
 				continue
 			}
 			views[r.x] = lead

@@ -66,15 +66,35 @@ func raggedGenerated(in *ir.Instr) bool {
 // them; materialised, it copied every expert's weights on every call (a
 // Qwen3-30B-A3B layer's 805 MB per projection, 2 s of a 2-layer decode
 // step), where the kernel can read them as they are.
+//
+// The copies that bind an opened fusion's result are followed: the fusion
+// pass leaves a layer loop's experts as one loop fusion of slice, reshape,
+// convert and transpose beside each ragged_dot.
 func raggedRhsT(in *ir.Instr, i int, defs map[*ir.Value]*ir.Instr) *ir.Value {
 	if in.Op != ir.OpRaggedDot || i != 1 || !raggedGenerated(in) {
 		return nil
 	}
 	t := defs[in.Args[1]]
+	for t != nil && t.Op == ir.OpCopy {
+		t = defs[t.Args[0]]
+	}
 	if t == nil || t.Op != ir.OpTranspose || !slices.Equal(t.Attr.(*ir.PermAttr).Perm, []int64{0, 2, 1}) {
 		return nil
 	}
 	return t.Args[0]
+}
+
+// raggedSource is the value a ragged_dot's kernel reads for the transposed
+// rhs t (raggedRhsT): through copies, a row-major reshape and a widening
+// convert (operandSource) to what is in memory or a contiguous slice of it
+// (a layer's experts in a stacked weight, which the group reads as a view),
+// else t. The layer's experts were otherwise converted (and transposed) on
+// every call: 1.8 s a projection of a bf16 Qwen3-30B-A3B-shaped layer.
+func raggedSource(t *ir.Value, defs map[*ir.Value]*ir.Instr) *ir.Value {
+	if x, _ := operandSource(t, defs, true); x != nil {
+		return x
+	}
+	return t
 }
 
 func (pl *planner) raggedDot(in *ir.Instr, env map[*ir.Value]int) bool {
@@ -92,8 +112,9 @@ func (pl *planner) raggedDot(in *ir.Instr, env map[*ir.Value]int) bool {
 	k, st := pl.newKernelStep(in, env)
 	if w := pl.raggedT[in]; w != nil {
 		if src := pl.narrowSrc[w]; src != nil { // read at its width (narrow.go)
-			w, x.wdt = src, src.Type.DType
+			w = src
 		}
+		x.wdt = w.Type.DType // f32, or f16/bf16 read through a convert (raggedSource)
 		st.bufs[st.outs+1], x.rhsT = env[w], true
 		st.what += " (rhs [g,n,k])"
 	}
