@@ -51,3 +51,41 @@ func TestGemvEpilogue(t *testing.T) {
 		t.Errorf("plan:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// TestGemvUnrollHint: the streamed product's contraction loop asks clang to
+// unroll it 4 times and every other loop to interleave 4 vectors (kernels
+// build with clang's own unrolling off, clangFlags), through one loop
+// identifier per hint that the loops share, so two layers of the same
+// shape still generate one kernel.
+func TestGemvUnrollHint(t *testing.T) {
+	b := testBackend(t)
+	src := `func @f(%x: f32[1,64], %w1: f32[64,64], %w2: f32[64,64]) -> f32[1,64] {
+  %h = dot_general %x, %w1 {lhs_contract=[1], rhs_contract=[1]} : f32[1,64]
+  %y = dot_general %h, %w2 {lhs_contract=[1], rhs_contract=[1]} : f32[1,64]
+  return %y
+}
+`
+	exe := compileText(t, "gemv-unroll", []byte(src))
+	x := differential(t, b, exe.Module, exe.Entry, 5)
+	if got, want := x.plan.String(), "0: gemv [3 0 1]\n1: gemv [4 3 2]\n"; got != want {
+		t.Errorf("plan:\n%s\nwant:\n%s", got, want)
+	}
+	text := x.plan.gen.text()
+	if n := strings.Count(text, "\ndefine "); n != 1 {
+		t.Errorf("%d functions defined, want the two steps' one", n)
+	}
+	// Two contraction loops (the groups of 4 rhs rows, then the rows
+	// left), unrolled; the range's, the groups', the rows left's and the
+	// contraction's scalar tails (one per rhs row of a group, 4 + 1),
+	// interleaved.
+	for id, want := range map[string]int{"!0": 2, "!2": 8} {
+		if n := strings.Count(text, ", !llvm.loop "+id+"\n"); n != want {
+			t.Errorf("%d branches carry !llvm.loop %s, want %d:\n%s", n, id, want, text)
+		}
+	}
+	want := "!0 = distinct !{!0, !1}\n!1 = !{!\"llvm.loop.unroll.count\", i32 4}\n" +
+		"!2 = distinct !{!2, !3}\n!3 = !{!\"llvm.loop.interleave.count\", i32 4}\n"
+	if !strings.HasSuffix(text, want) {
+		t.Errorf("the module ends in\n%s\nwant\n%s", text[max(0, len(text)-200):], want)
+	}
+}

@@ -91,7 +91,7 @@ func hasFlag(flags, flag string) bool {
 // parent-death signal (childAttr) does not reach, and which ran on for
 // seconds after a killed run.
 var (
-	clangFlags = []string{"-O3", "-march=native", "-fPIC", "-fveclib=libmvec", "-Wno-override-module"}
+	clangFlags = []string{"-O3", "-fno-unroll-loops", "-march=native", "-fPIC", "-fveclib=libmvec", "-Wno-override-module"}
 	linkFlags  = []string{"-shared"}
 )
 

@@ -32,6 +32,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/llvm"
 	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
@@ -169,8 +170,27 @@ func llvmTime(layers int, unroll bool) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	if _, _, err := engine.Compile(mod, engine.Config{Backend: b}); err != nil {
+	t1 := time.Now()
+	exe, times, err := engine.Compile(mod, engine.Config{Backend: b})
+	if err != nil {
 		return 0, err
 	}
-	return time.Since(t0), nil
+	d := time.Since(t0)
+	fmt.Fprintf(os.Stderr, "  %s: %s\n", how[unroll], stages(t1.Sub(t0), times, exe.Exec))
+	return d, nil
+}
+
+// stages says where one llvm build's time went: tracing, the passes,
+// lowering, and the backend's own stages (planning and IR generation,
+// clang, loading), the backend's remainder last.
+func stages(trace time.Duration, t engine.StageTimes, x backend.Executable) string {
+	s := fmt.Sprintf("trace %.3f s, passes %.3f s, lower %.3f s", trace.Seconds(), t.Passes.Seconds(), t.Lower.Seconds())
+	rest := t.Backend
+	if st, ok := x.(backend.Staged); ok {
+		for _, p := range st.CompileStages() {
+			s += fmt.Sprintf(", %s %.3f s", p.Name, p.Time.Seconds())
+			rest -= p.Time
+		}
+	}
+	return s + fmt.Sprintf(", backend rest %.3f s", rest.Seconds())
 }

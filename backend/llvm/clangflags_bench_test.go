@@ -1,0 +1,87 @@
+package llvm
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/backend/cpu"
+)
+
+// BenchmarkClangFlags builds the same kernels with clang's -O3 as it was
+// (its own unrolling on) and with clangFlags, and times them in turns in
+// one process, one thread, 40 rounds of 15 ms each; "O3b" is -O3 again,
+// so that its ratio shows the noise. The least time of a variant is the
+// figure (a loaded host slows runs, never speeds them):
+// go test ./backend/llvm -run '^$' -bench ClangFlags -benchtime 1x
+func BenchmarkClangFlags(t *testing.B) {
+	o3 := []string{"-O3", "-march=native", "-fPIC", "-fveclib=libmvec", "-Wno-override-module"}
+	variants := map[string][]string{"O3": o3, "flags": slices.Clone(clangFlags), "O3b": o3}
+	order := []string{"O3", "flags", "O3b"}
+	b := testBackend(t)
+	b.threads = 1
+	defer func(f []string) { clangFlags = f }(clangFlags)
+	for _, c := range clangFlagsCases {
+		xs := map[string]*Executable{}
+		var args []*backend.Buffer
+		for _, v := range order {
+			clangFlags = variants[v]
+			m, f, x := compileSrc(t, b, c.src)
+			agree(t, x, m, f, cpu.RandomInputs(f, 1))
+			xs[v], args = x, cpu.RandomInputs(f, 2)
+		}
+		times := inTurns(xs, order, args)
+		line := fmt.Sprintf("clang-flags: %-24s", c.name)
+		for _, v := range order {
+			least, med := quantile(times[v], 0), quantile(times[v], 0.5)
+			line += fmt.Sprintf("  %s least %8.1f us (%.3f), median %8.1f us (%.3f)", v, least, least/quantile(times["O3"], 0), med, med/quantile(times["O3"], 0.5))
+		}
+		fmt.Println(line)
+	}
+}
+
+// inTurns runs each executable in order for 15 ms, 40 rounds, and
+// returns each one's microseconds per run in every round.
+func inTurns(xs map[string]*Executable, order []string, args []*backend.Buffer) map[string][]float64 {
+	times := map[string][]float64{}
+	for range 40 {
+		for _, v := range order {
+			runtime.GC()
+			x := xs[v]
+			x.Run(args)
+			n := 0
+			t0 := time.Now()
+			for time.Since(t0) < 15*time.Millisecond {
+				x.Run(args)
+				n++
+			}
+			times[v] = append(times[v], float64(time.Since(t0).Microseconds())/float64(n))
+		}
+	}
+	return times
+}
+
+// quantile is the q-quantile (0: the least) of s.
+func quantile(s []float64, q float64) float64 {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s[int(q*float64(len(s)-1))]
+}
+
+var clangFlagsCases = []struct{ name, src string }{
+	{"lmhead-gemv 1x1024x32768", "func @f(%x: f32[1,1024], %w: f32[32768,1024]) -> f32[1,32768] {\n  %d = dot_general %x, %w {lhs_contract=[1], rhs_contract=[1]} : f32[1,32768]\n  return %d\n}\n"},
+	{"bf16 gemv 1x1024x3072", "func @f(%x: f32[1,1024], %b: bf16[3072,1024]) -> f32[1,3072] {\n  %w = convert %b : f32[3072,1024]\n  %d = dot_general %x, %w {lhs_contract=[1], rhs_contract=[1]} : f32[1,3072]\n  return %d\n}\n"},
+	{"gemv 4x1024x3072", "func @f(%x: f32[4,1024], %w: f32[3072,1024]) -> f32[4,3072] {\n  %d = dot_general %x, %w {lhs_contract=[1], rhs_contract=[1]} : f32[4,3072]\n  return %d\n}\n"},
+	{"gemv 1x1024x3072", "func @f(%x: f32[1,1024], %w: f32[3072,1024]) -> f32[1,3072] {\n  %d = dot_general %x, %w {lhs_contract=[1], rhs_contract=[1]} : f32[1,3072]\n  return %d\n}\n"},
+	{"swapped 16x1024x3072", "func @f(%x: f32[16,1024], %w: f32[3072,1024]) -> f32[16,3072] {\n  %d = dot_general %x, %w {lhs_contract=[1], rhs_contract=[1]} : f32[16,3072]\n  return %d\n}\n"},
+	{"gemm 256x1024x1024", "func @f(%x: f32[256,1024], %w: f32[1024,1024]) -> f32[256,1024] {\n  %d = matmul %x, %w : f32[256,1024]\n  return %d\n}\n"},
+	{"softmax 16x16x64", "func @f(%x: f32[16,16,64]) -> f32[16,16,64] {\n  %p = softmax %x {axis=2} : f32[16,16,64]\n  return %p\n}\n"},
+	{"softmax 8x4096", "func @f(%x: f32[8,4096]) -> f32[8,4096] {\n  %p = softmax %x {axis=1} : f32[8,4096]\n  return %p\n}\n"},
+	{"rms_norm 64x1024", "func @f(%x: f32[64,1024], %a: f32[1024]) -> f32[64,1024] {\n  %r = rms_norm %x, %a {eps=1e-06}\n  return %r\n}\n"},
+	{"transpose 16x8x128", "func @f(%x: f32[16,8,128]) -> f32[8,16,128] {\n  %t = transpose %x {perm=[1,0,2]} : f32[8,16,128]\n  return %t\n}\n"},
+	{"silu*mul 64x3072", "func @f(%x: f32[64,3072], %y: f32[64,3072]) -> f32[64,3072] {\n  %s = silu %x\n  %m = mul %s, %y\n  return %m\n}\n"},
+	{"exp+add 1x1024", "func @f(%x: f32[1,1024], %y: f32[1,1024]) -> f32[1,1024] {\n  %s = exp %x\n  %m = add %s, %y\n  return %m\n}\n"},
+}
