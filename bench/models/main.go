@@ -17,8 +17,11 @@
 // random too (timings do not depend on the values, except the MoE's routing, which
 // is spread over the experts on both sides).
 //
-//	go run ./bench/models [-quick] [-only dense,moe_decode] [-peers torch,llamacpp] [-backend llvm] [-repeat 3] [-dtype bf16] [-layers N]
+//	go run ./bench/models [-quick] [-only dense,moe_decode] [-peers torch,llamacpp] [-backend llvm] [-repeat 3] [-dtype bf16] [-layers N] [-steps N]
 //
+// -steps N prints, after each workload, the N longest steps of every program
+// tpucc ran on the llvm backend (time per call and share): where a step's time
+// goes, kernel by kernel.
 // -dtype bf16 gives every side bf16 weights, as most checkpoints store them: tpucc's
 // parameters, the torch peer's model (torch.compile of the bf16 model) and llama.cpp's
 // GGUF. -peers picks the peers (torch, llamacpp; "none", or -skip-peer, for tpucc alone).
