@@ -55,6 +55,17 @@ func (x *Executable) newState() *state {
 		s.scratch = append(s.scratch, make([]byte, x.regionBytes(i)+64))
 		s.scratchPtrs = append(s.scratchPtrs, s.scratchPtr(i))
 	}
+	// The pool hands range p scratchPtrs[p]: a fine or each step's call
+	// has more ranges than threads, and uses no scratch, but the pool
+	// still reads its entry.
+	for i := range p.steps {
+		st := &p.steps[i]
+		if n := x.parts(st); n > 1 {
+			for int64(len(s.scratchPtrs)) < x.ranges(st, n) {
+				s.scratchPtrs = append(s.scratchPtrs, s.scratchPtrs[0])
+			}
+		}
+	}
 	arenas := planMemory(p)
 	for i, sl := range p.slots {
 		switch sl.kind {
@@ -269,11 +280,21 @@ func (x *Executable) call(s *state, st *step, ptrs []unsafe.Pointer) {
 		runtime.KeepAlive(ptrs)
 		return
 	}
-	if st.fine {
-		n = min(st.rows, n*fineRanges, max(n, st.work/splitWork))
-	}
+	n = x.ranges(st, n)
 	runSplit(s.args, st.fn, base, st.rows, (st.rows+n-1)/n, s.scratchPtrs)
 	runtime.KeepAlive(ptrs)
+}
+
+// ranges is how many ranges a call of st split among n > 1 parts is cut
+// into: n, or more for a fine or each step.
+func (x *Executable) ranges(st *step, n int64) int64 {
+	switch {
+	case st.each:
+		return st.rows
+	case st.fine:
+		return min(st.rows, n*fineRanges, max(n, st.work/splitWork))
+	}
+	return n
 }
 
 // scratchPtr is the 64-byte aligned scratch region i.

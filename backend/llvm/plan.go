@@ -64,6 +64,10 @@ type step struct {
 	// softmax, a reduction; not a product, which packs per range), so a
 	// call may be cut into more ranges than threads (exec.go, fineRanges).
 	fine bool
+	// each: every index of the range is a range of its own, taken from
+	// the pool's shared counter (a ragged_dot split by expert,
+	// ragged_expert.go); such a step uses no scratch either.
+	each bool
 	// scratch, when set, is the scratch one part of this step's call
 	// uses, beyond the plan's scratchBytes: only the regions of the parts
 	// the call is split into are that large (a sort of one long line has

@@ -119,15 +119,23 @@ func (pl *planner) raggedDot(in *ir.Instr, env map[*ir.Value]int) bool {
 		st.what += " (rhs [g,n,k])"
 	}
 	x.k = k
-	pl.p.scratchBytes = max(pl.p.scratchBytes, gemmScratch(gemmBlocks(x.M, x.K, x.N)))
-	if x.rhsT {
-		pl.p.scratchBytes = max(pl.p.scratchBytes, raggedSwapScratch(x.K))
-	}
 	st.rows, st.work = ranges, x.M*x.N*max(x.K, 1)
 	x.c, x.A, x.B = k.buf(0, types.Float), k.buf(1, types.Float), k.fbuf(2, x.wdt).p
 	x.sizes = k.buf(3, types.I32)
 	x.fma = k.g.declare("llvm.fmuladd.f32", types.Float, types.Float, types.Float, types.Float)
 	x.vfma = k.g.declare("llvm.fmuladd.v8f32", v8, v8, v8, v8)
+	if x.byExpert() { // ragged_expert.go
+		st.rows, st.each = x.G, true
+		st.what += " (by expert)"
+		x.emitByExpert()
+		k.finish()
+		pl.addStep(in, env, st)
+		return true
+	}
+	pl.p.scratchBytes = max(pl.p.scratchBytes, gemmScratch(gemmBlocks(x.M, x.K, x.N)))
+	if x.rhsT {
+		pl.p.scratchBytes = max(pl.p.scratchBytes, raggedSwapScratch(x.K))
+	}
 	x.emit()
 	k.finish()
 	pl.addStep(in, env, st)
@@ -142,6 +150,7 @@ type raggedCtx struct {
 	c, A, B      value.Value
 	sizes        value.Value
 	fma, vfma    value.Value
+	vfma16       value.Value // ragged_expert.go's sweep
 	rowLo, rowHi value.Value // the current group's rows
 	pfDist       value.Value // how far below its line the micro-kernel prefetches
 	wBase        value.Value // the current group's matrix: B + g*K*N

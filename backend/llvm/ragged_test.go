@@ -135,34 +135,46 @@ func BenchmarkRaggedDot(b *testing.B) {
 		rows, g, k, n int64
 		rhsT          bool
 		bf16          bool // the weights bf16, converted in the program (narrow.go)
+		// used: when not 0, only that many groups (spread evenly) have
+		// rows, the others are empty, and the rates count their weights
+		used int64
 	}{
-		{"decode", 4, 64, 1024, 768, false, false},
+		{"decode", 4, 64, 1024, 768, false, false, 0},
 		// bench/moe's qwen3 decode (batch 64, top-8 of 128: 4 rows per expert)
-		{"decode-qwen3-up", 4, 128, 2048, 768, false, false},
-		{"decode-qwen3-down", 4, 128, 768, 2048, false, false},
-		{"decode-gemma4-up", 4, 128, 2816, 704, false, false},
-		{"decode-gemma4-down", 4, 128, 704, 2816, false, false},
-		{"prefill", 64, 64, 1024, 768, false, false},
+		{"decode-qwen3-up", 4, 128, 2048, 768, false, false, 0},
+		{"decode-qwen3-down", 4, 128, 768, 2048, false, false, 0},
+		{"decode-gemma4-up", 4, 128, 2816, 704, false, false, 0},
+		{"decode-gemma4-down", 4, 128, 704, 2816, false, false, 0},
+		// bench/moe's batch 1 (one token, 8 of the 128 experts)
+		{"decode1-qwen3-up", 1, 128, 2048, 768, false, false, 8},
+		{"decode1-qwen3-down", 1, 128, 768, 2048, false, false, 8},
+		{"decode1-gemma4-up", 1, 128, 2816, 704, false, false, 8},
+		{"decode1-gemma4-down", 1, 128, 704, 2816, false, false, 8},
+		{"prefill", 64, 64, 1024, 768, false, false, 0},
 		// bench/moe's prefill shapes (64 rows per expert on average), 16 of the 128 experts
-		{"prefill-qwen3-up", 64, 16, 2048, 768, false, false},
-		{"prefill-qwen3-down", 64, 16, 768, 2048, false, false},
-		{"prefill-gemma4-up", 64, 16, 2816, 704, false, false},
-		{"prefill-gemma4-down", 64, 16, 704, 2816, false, false},
+		{"prefill-qwen3-up", 64, 16, 2048, 768, false, false, 0},
+		{"prefill-qwen3-down", 64, 16, 768, 2048, false, false, 0},
+		{"prefill-gemma4-up", 64, 16, 2816, 704, false, false, 0},
+		{"prefill-gemma4-down", 64, 16, 704, 2816, false, false, 0},
 		// the weights as Hugging Face stores them ([experts, out, in], the
 		// models' case): bench/models' 512-token prefill gives an expert 32
 		// rows on average, bench/moe's 1024 tokens 64; all 128 experts
-		{"prefill-t32-qwen3-up", 32, 128, 2048, 768, true, false},
-		{"prefill-t32-qwen3-down", 32, 128, 768, 2048, true, false},
-		{"prefill-t64-qwen3-up", 64, 128, 2048, 768, true, false},
-		{"prefill-t16-qwen3-up", 16, 128, 2048, 768, true, false},
-		{"prefill-t8-qwen3-up", 8, 128, 2048, 768, true, false},
-		{"prefill-t4-qwen3-up", 4, 128, 2048, 768, true, false},
+		{"prefill-t32-qwen3-up", 32, 128, 2048, 768, true, false, 0},
+		{"prefill-t32-qwen3-down", 32, 128, 768, 2048, true, false, 0},
+		{"prefill-t64-qwen3-up", 64, 128, 2048, 768, true, false, 0},
+		{"prefill-t16-qwen3-up", 16, 128, 2048, 768, true, false, 0},
+		{"prefill-t8-qwen3-up", 8, 128, 2048, 768, true, false, 0},
+		{"prefill-t4-qwen3-up", 4, 128, 2048, 768, true, false, 0},
 		// a bf16 checkpoint's experts, read at their width
-		{"prefill-t32-qwen3-up-bf16", 32, 128, 2048, 768, true, true},
-		{"prefill-t4-qwen3-up-bf16", 4, 128, 2048, 768, true, true},
+		{"prefill-t32-qwen3-up-bf16", 32, 128, 2048, 768, true, true, 0},
+		{"prefill-t4-qwen3-up-bf16", 4, 128, 2048, 768, true, true, 0},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			m := c.rows * c.g
+			used := c.g
+			if c.used > 0 {
+				used = c.used
+			}
+			m := c.rows * used
 			rhs, dims := "%r", fmt.Sprintf("%d,%d,%d", c.g, c.k, c.n)
 			if c.rhsT {
 				rhs, dims = "%t", fmt.Sprintf("%d,%d,%d", c.g, c.n, c.k)
@@ -184,8 +196,8 @@ func BenchmarkRaggedDot(b *testing.B) {
 			_, f, x := compileSrc(b, testBackend(b), src)
 			in := cpu.RandomInputs(f, 1)
 			sizes := make([]int64, c.g)
-			for i := range sizes {
-				sizes[i] = c.rows
+			for i := int64(0); i < used; i++ {
+				sizes[i*c.g/used] = c.rows
 			}
 			in[2] = backend.FromInts(ir.Tensor(ir.I32, c.g), sizes...)
 			x.Run(in)
@@ -201,8 +213,8 @@ func BenchmarkRaggedDot(b *testing.B) {
 			}
 			sec := b.Elapsed().Seconds() / float64(b.N)
 			cpuSec := (processCPU() - cpu0).Seconds() / float64(b.N) / float64(x.threads)
-			b.ReportMetric(float64(c.g*c.k*c.n*wbytes)/sec/1e9, "weight-GB/s")
-			b.ReportMetric(float64(c.g*c.k*c.n*wbytes)/cpuSec/1e9, "cpu-weight-GB/s")
+			b.ReportMetric(float64(used*c.k*c.n*wbytes)/sec/1e9, "weight-GB/s")
+			b.ReportMetric(float64(used*c.k*c.n*wbytes)/cpuSec/1e9, "cpu-weight-GB/s")
 			b.ReportMetric(float64(2*m*c.k*c.n)/sec/1e9, "GFLOP/s")
 			b.ReportMetric(float64(2*m*c.k*c.n)/best.Seconds()/1e9, "best-GFLOP/s") // as BenchmarkGemm
 		})
@@ -314,6 +326,71 @@ func BenchmarkRaggedContract(b *testing.B) {
 			b.ReportMetric(float64(2*m*c.k*c.n)/(b.Elapsed().Seconds()/float64(b.N))/1e9, "GFLOP/s")
 			// per thread of CPU time, which other processes on the host move less (BenchmarkRaggedDot)
 			b.ReportMetric(float64(2*m*c.k*c.n)/cpuSec/1e9, "cpu-GFLOP/s")
+		})
+	}
+}
+
+// raggedByExpertCases are decode-shaped (fewer rows than groups x
+// raggedGemmRows, matrices [g,k,n]): split by expert. Each is large enough
+// to be split across threads (work >= splitWork).
+var raggedByExpertCases = []raggedCase{
+	// uneven groups, empty ones, a group of 13 rows (a blocked product's
+	// size, swept all the same), rows past the groups; k = 1 band + 3
+	// rows, n = 15 tiles + 5 columns
+	{40, 7, 16, 245, [2][]int64{{3, 0, 13, 1, 0, 0, 2, 5, 0, 0, 0, 1, 1, 0, 4, 0}, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}}},
+	// k narrower than a band; sizes summing past m, a negative size
+	{24, 3, 8, 1000, [2][]int64{{1, -2, 8, 0, 0, 9, 20, 1}, {24, 0, 0, 0, 0, 0, 0, 0}}},
+	// batch 1's shape: one row in each of 8 groups of 64, the rest empty
+	{8, 96, 64, 96, [2][]int64{
+		{0, 1, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1,
+			0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1},
+		{1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+			0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}}},
+}
+
+// TestRaggedDotByExpert runs the split by expert on 1, 2 and 3 threads
+// (more parts than the pool has threads on a 2-core machine) against the
+// reference executor, twice per executable with different group sizes.
+func TestRaggedDotByExpert(t *testing.T) {
+	var params, body, rets, types []string
+	for i, c := range raggedByExpertCases {
+		if c.m*c.k*c.n < splitWork || c.m >= raggedGemmRows*c.g {
+			t.Fatalf("case %d %+v: not a split decode shape", i, c)
+		}
+		params = append(params, fmt.Sprintf("%%l%d: f32[%d,%d], %%r%d: f32[%d,%d,%d], %%s%d: i32[%d]", i, c.m, c.k, i, c.g, c.k, c.n, i, c.g))
+		body = append(body, fmt.Sprintf("  %%y%d = ragged_dot %%l%d, %%r%d, %%s%d\n  %%z%d = add %%y%d, %%y%d\n", i, i, i, i, i, i, i))
+		rets = append(rets, fmt.Sprintf("%%z%d", i))
+		types = append(types, fmt.Sprintf("f32[%d,%d]", c.m, c.n))
+	}
+	src := fmt.Sprintf("func @f(%s) -> (%s) {\n%s  return %s\n}\n", strings.Join(params, ", "),
+		strings.Join(types, ", "), strings.Join(body, ""), strings.Join(rets, ", "))
+	for _, threads := range []int{1, 2, 3} {
+		t.Run(fmt.Sprintf("threads=%d", threads), func(t *testing.T) {
+			b := testBackend(t)
+			b.threads = threads
+			m, f, x := compileSrc(t, b, src)
+			if plan := x.plan.String(); strings.Count(plan, "ragged_dot (by expert)") != len(raggedByExpertCases) {
+				t.Fatalf("not split by expert:\n%s", plan)
+			}
+			in := cpu.RandomInputs(f, 7)
+			for run := 0; run < 2; run++ {
+				for i, c := range raggedByExpertCases {
+					in[3*i+2] = backend.FromInts(ir.Tensor(ir.I32, c.g), c.sizes[run]...)
+				}
+				want, err := cpu.Run(m, f, in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := x.Run(in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range want {
+					if msg := compare(want[i], got[i]); msg != "" {
+						t.Errorf("run %d, case %d: %s", run, i, msg)
+					}
+				}
+			}
 		})
 	}
 }
