@@ -252,12 +252,12 @@ func (c *Check) Compare(vjpOut []*backend.Buffer, fd *backend.Buffer) (msgs []st
 	magnitude := c.Magnitude(fd)
 	for j, p := range c.Picks {
 		k := len(steps) * j
-		if Unresolved(magnitude, p.H) {
+		wide := (fd.Float64At(k) - fd.Float64At(k+1)) / (2 * p.H)
+		want := (fd.Float64At(k+2) - fd.Float64At(k+3)) / p.H
+		if !math.IsNaN(wide) && !math.IsInf(wide, 0) && Unresolved(magnitude, p.H, want) {
 			coarse++
 			continue
 		}
-		wide := (fd.Float64At(k) - fd.Float64At(k+1)) / (2 * p.H)
-		want := (fd.Float64At(k+2) - fd.Float64At(k+3)) / p.H
 		if math.IsNaN(wide) || math.IsInf(wide, 0) || !(math.Abs(wide-want) <= Tol/4*(1+math.Abs(want))) {
 			rough++
 			continue
@@ -281,16 +281,17 @@ func (c *Check) Magnitude(fd *backend.Buffer) float64 {
 }
 
 // UnresolvedReason says why Compare leaves out the picks it counts as coarse.
-const UnresolvedReason = "the f64 loss cannot resolve the step: one rounding of its terms' magnitude Σ|ct·r|, divided by h, exceeds a quarter of the tolerance"
+const UnresolvedReason = "the f64 loss cannot resolve the step: one rounding of its terms' magnitude Σ|ct·r|, divided by h, exceeds the roughness bound Tol/4·(1+|fd|)"
 
 // Unresolved reports whether a loss whose terms have magnitude Σ|ct·r| cannot
-// resolve a step h. The loss is a sum of terms rounded in f64, so it is known only
-// to about ε·Σ|ct·r|; divided by h, that is the finite difference's own error. Where
-// it exceeds the roughness bound, an element whose result does not move the loss in
-// f64 (a result of 1e38 swallows the perturbation of another) reads 0. The program's
-// results that depend on the pick would need their own differences: every pick of
-// such a program is left out, rather than compared against noise.
-func Unresolved(magnitude, h float64) bool {
+// resolve a step h for a finite difference fd. The loss is a sum of terms rounded
+// in f64, so it is known only to about ε·Σ|ct·r|; divided by h, that is the finite
+// difference's own error. Where it exceeds the bound by which the two differences
+// may disagree, an element whose result does not move the loss in f64 (a result of
+// 1e38 swallows the perturbation of another) reads 0. Which results depend on the
+// pick is not known here, so every such pick is left out, rather than compared
+// against noise.
+func Unresolved(magnitude, h, fd float64) bool {
 	const eps = 0x1p-52
-	return !(eps*magnitude/h <= Tol/4)
+	return !(eps*magnitude/h <= Tol/4*(1+math.Abs(fd)))
 }

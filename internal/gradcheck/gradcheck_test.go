@@ -105,20 +105,21 @@ func TestOrdinaryResultIsCompared(t *testing.T) {
 }
 
 // TestUnresolved: the bound is one f64 rounding of the loss's terms over h,
-// against the roughness bound Tol/4.
+// against the roughness bound Tol/4·(1+|fd|).
 func TestUnresolved(t *testing.T) {
 	for _, c := range []struct {
-		magnitude, h float64
-		want         bool
+		magnitude, h, fd float64
+		want             bool
 	}{
-		{1.8e38, 1e-5, true},
-		{1e9, 1e-5, true},  // 2.2e-16·1e9/1e-5 = 0.022
-		{1e6, 1e-5, false}, // 2.2e-5
-		{0, 1e-5, false},
-		{math.Inf(1), 1e-5, true},
+		{1.8e38, 1e-5, 0, true},
+		{1e9, 1e-5, 0, true},    // 2.2e-16·1e9/1e-5 = 0.022 > 2.5e-4
+		{1e9, 1e-5, 1e3, false}, // 0.022 < 0.25
+		{1e6, 1e-5, 0, false},   // 2.2e-5
+		{0, 1e-5, 0, false},
+		{math.Inf(1), 1e-5, 0, true},
 	} {
-		if got := Unresolved(c.magnitude, c.h); got != c.want {
-			t.Errorf("Unresolved(%g, %g) = %v, want %v", c.magnitude, c.h, got, c.want)
+		if got := Unresolved(c.magnitude, c.h, c.fd); got != c.want {
+			t.Errorf("Unresolved(%g, %g, %g) = %v, want %v", c.magnitude, c.h, c.fd, got, c.want)
 		}
 	}
 }
