@@ -61,8 +61,8 @@ func (pl *planner) viewSlot(ds *ir.Instr, lead int, typ ir.Type, env map[*ir.Val
 	}
 	for d := lead - 1; d >= 0; d-- {
 		s, ok := env[ds.Args[1+d]]
-		if !ok {
-			return 0, false
+		if !ok || pl.p.slots[s].view != nil {
+			return 0, false // the executor reads a start from its own storage
 		}
 		v.starts = append([]int{s}, v.starts...)
 		v.limits = append([]int64{x.Shape[d].Size - 1}, v.limits...)
@@ -71,6 +71,12 @@ func (pl *planner) viewSlot(ds *ir.Instr, lead int, typ ir.Type, env map[*ir.Val
 	}
 	return pl.newSlot(slot{typ: typ, kind: slotView, view: v}), true
 }
+
+// minViewBytes is the least size crossViews makes a view of: a smaller
+// value costs next to nothing to copy (a layer's index read out of an
+// array, a norm's scale), and in memory it can serve as another view's
+// start index, which the executor reads from storage.
+const minViewBytes = 4096
 
 // crossViews picks, among need (the values a group computes that a later
 // instruction reads), those that are a contiguous dynamic_slice of a value
@@ -86,7 +92,7 @@ func (pl *planner) crossViews(need []*ir.Value, defs map[*ir.Value]*ir.Instr, en
 	out := map[*ir.Value]*ir.Instr{}
 	for _, v := range need {
 		d := defs[v]
-		if pl.noView[v] || d == nil || v.Type.Layout != nil {
+		if n, ok := v.Type.NumElements(); pl.noView[v] || d == nil || v.Type.Layout != nil || !ok || n*int64(v.Type.DType.Size()) < minViewBytes {
 			continue
 		}
 		if d.Op == ir.OpReshape && d.Args[0].Type.Layout == nil {
