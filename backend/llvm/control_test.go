@@ -290,6 +290,47 @@ func TestWhileWeightViewAcrossFusion(t *testing.T) {
 	agree(t, x, m, f, cpu.RandomInputs(f, 5))
 }
 
+// TestWhileViewStartFromArray: as training's reverse loop reads its saved
+// layers, the layer index is read out of an array (a slice of it, reshaped
+// to a scalar) and used by slices in two groups, before a norm fusion and
+// after it. The index is in memory, never a view: the executor reads a
+// view's start from storage (a view of the array there was a nil buffer).
+func TestWhileViewStartFromArray(t *testing.T) {
+	const L, H = 4, 32
+	src := fmt.Sprintf(`func @main(%%order: i32[%[1]d], %%w: f32[%[1]d,%[2]d,%[2]d], %%g: f32[%[1]d,%[2]d], %%x0: f32[1,%[2]d]) -> f32[1,%[2]d] {
+  %%z = constant 0 : i32[]
+  %%i, %%x, %%oo, %%ww, %%gg = while %%z, %%x0, %%order, %%w, %%g cond (%%i: i32[], %%x: f32[1,%[2]d], %%o: i32[%[1]d], %%w: f32[%[1]d,%[2]d,%[2]d], %%g: f32[%[1]d,%[2]d]) {
+      %%n = constant %[1]d : i32[]
+      %%go = compare %%i, %%n {dir=lt}
+      return %%go
+    } do (%%i: i32[], %%x: f32[1,%[2]d], %%o: i32[%[1]d], %%w: f32[%[1]d,%[2]d,%[2]d], %%g: f32[%[1]d,%[2]d]) {
+      %%zero = constant 0 : i32[]
+      %%ks = dynamic_slice %%o, %%i {sizes=[1]}
+      %%k = reshape %%ks : i32[]
+      %%gs = dynamic_slice %%g, %%k, %%zero {sizes=[1, %[2]d]}
+      %%h = fusion %%gs, %%x {kind=input} : f32[1,%[2]d] (%%a: f32[1,%[2]d], %%b: f32[1,%[2]d]) {
+        %%a1 = reshape %%a : f32[%[2]d]
+        %%r = rms_norm %%b, %%a1 {eps=1e-06}
+        return %%r
+      }
+      %%ws = dynamic_slice %%w, %%k, %%zero, %%zero {sizes=[1, %[2]d, %[2]d]}
+      %%wl = reshape %%ws : f32[%[2]d,%[2]d]
+      %%y = dot_general %%h, %%wl {lhs_contract=[1], rhs_contract=[1]}
+      %%t = tanh %%y
+      %%one = constant 1 : i32[]
+      %%i1 = add %%i, %%one
+      return %%i1, %%t, %%o, %%w, %%g
+    }
+  return %%x
+}
+`, L, H)
+	b := testBackend(t)
+	m, f, x := compileSrc(t, b, src)
+	in := cpu.RandomInputs(f, 6)
+	in[0] = backend.FromInts(ir.Tensor(ir.I32, L), 3, 1, 0, 2)
+	agree(t, x, m, f, in)
+}
+
 // TestWhileSwap: a body that returns its carried values in another order
 // (a, b -> b, a+b) reads each before the carry overwrites it.
 func TestWhileSwap(t *testing.T) {
