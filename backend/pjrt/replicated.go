@@ -3,8 +3,6 @@ package pjrt
 import (
 	"errors"
 	"fmt"
-	"runtime"
-	"unsafe"
 
 	"github.com/tpucc/tpucc/ir"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -65,18 +63,11 @@ func (c *Client) CompileReplicated(stablehlo string, replicas int, params, outs 
 	if err != nil {
 		return nil, err
 	}
-	pr, text, format := newProgram(stablehlo)
-	a := &clientCompileArgs{structSize: unsafe.Sizeof(clientCompileArgs{}), client: c.h,
-		program: unsafe.Pointer(pr), options: unsafe.Pointer(&opts[0]), optionsLen: uintptr(len(opts))}
-	err = c.p.call(fnClientCompile, unsafe.Pointer(a))
-	runtime.KeepAlive(pr)
-	runtime.KeepAlive(text)
-	runtime.KeepAlive(format)
-	runtime.KeepAlive(opts)
+	h, err := c.compileOptions(stablehlo, opts)
 	if err != nil {
 		return nil, err
 	}
-	exe, err := c.newLoaded(a.executable, params)
+	exe, err := c.newLoaded(h, params)
 	if err != nil {
 		return nil, err
 	}

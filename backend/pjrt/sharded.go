@@ -84,18 +84,11 @@ func (c *Client) CompileSharded(stablehlo string, mesh *ir.Mesh, params, outs []
 	if err != nil {
 		return nil, err
 	}
-	pr, text, format := newProgram(stablehlo)
-	a := &clientCompileArgs{structSize: unsafe.Sizeof(clientCompileArgs{}), client: c.h,
-		program: unsafe.Pointer(pr), options: unsafe.Pointer(&opts[0]), optionsLen: uintptr(len(opts))}
-	err = c.p.call(fnClientCompile, unsafe.Pointer(a))
-	runtime.KeepAlive(pr)
-	runtime.KeepAlive(text)
-	runtime.KeepAlive(format)
-	runtime.KeepAlive(opts)
+	h, err := c.compileOptions(stablehlo, opts)
 	if err != nil {
 		return nil, err
 	}
-	return c.newSharded(a.executable, mesh, ids, params, outs, args, results)
+	return c.newSharded(h, mesh, ids, params, outs, args, results)
 }
 
 // LoadSharded loads an executable CompileSharded made and Sharded.Serialize
@@ -462,4 +455,19 @@ func (s *Sharded) gather(outv [][]uintptr, err error) ([]*ShardedBuffer, error) 
 		}
 	}
 	return out, nil
+}
+
+// compileOptions compiles stablehlo with the serialized compile options
+// opts (a device assignment over several devices: marshalSPMD,
+// marshalReplicas) and returns the loaded executable's handle.
+func (c *Client) compileOptions(stablehlo string, opts []byte) (uintptr, error) {
+	pr, text, format := newProgram(stablehlo)
+	a := &clientCompileArgs{structSize: unsafe.Sizeof(clientCompileArgs{}), client: c.h,
+		program: unsafe.Pointer(pr), options: unsafe.Pointer(&opts[0]), optionsLen: uintptr(len(opts))}
+	err := c.p.call(fnClientCompile, unsafe.Pointer(a))
+	runtime.KeepAlive(pr)
+	runtime.KeepAlive(text)
+	runtime.KeepAlive(format)
+	runtime.KeepAlive(opts)
+	return a.executable, err
 }
