@@ -54,6 +54,7 @@ func EncodeModule(m *ir.Module) []byte {
 	if hasShardings(m) {
 		e.shardings(m)
 	}
+	e.replicas(m)
 	return e.buf
 }
 

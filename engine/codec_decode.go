@@ -28,6 +28,9 @@ func DecodeModule(data []byte) (*ir.Module, error) {
 		d.shardings(m)
 	}
 	if d.err == nil && len(d.buf) != 0 {
+		d.replicas(m)
+	}
+	if d.err == nil && len(d.buf) != 0 {
 		d.fail("%d bytes after the module", len(d.buf))
 	}
 	if d.err != nil {

@@ -11,6 +11,11 @@ import "github.com/tpucc/tpucc/ir"
 //	sharding  = mesh:str ndims:uvar (naxes:uvar axis:str*)*
 //
 // and a sharding attribute value (kind ir.AttrSharding) is its sharding.
+// A module of several replicas then appends
+//
+//	replicas = "R" count:uvar
+//
+// so that older entries, which have neither, decode as before.
 
 func hasShardings(m *ir.Module) bool {
 	if len(m.Meshes) > 0 {
@@ -126,4 +131,27 @@ func (d *decoder) sharding() *ir.Sharding {
 		}
 	}
 	return s
+}
+
+// replicasMark starts the replica count's section.
+const replicasMark = 'R'
+
+func (e *encoder) replicas(m *ir.Module) {
+	if m.Replicas > 1 {
+		e.buf = append(e.buf, replicasMark)
+		e.uvar(uint64(m.Replicas))
+	}
+}
+
+func (d *decoder) replicas(m *ir.Module) {
+	if len(d.buf) == 0 || d.buf[0] != replicasMark {
+		return
+	}
+	d.byte()
+	n := d.uvar()
+	if n < 2 || n > 1<<20 {
+		d.fail("replica count %d", n)
+		return
+	}
+	m.Replicas = int64(n)
 }

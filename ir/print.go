@@ -10,10 +10,13 @@ import (
 // numbered in print order, attributes are sorted, and no IDs appear.
 func Print(m *Module) string {
 	var b strings.Builder
+	if m.Replicas > 1 {
+		b.WriteString("replicas = " + strconv.FormatInt(m.Replicas, 10) + "\n")
+	}
 	for _, x := range m.Meshes {
 		b.WriteString("mesh @" + x.Name + " = " + x.String() + "\n")
 	}
-	if len(m.Meshes) > 0 && len(m.Funcs) > 0 {
+	if (len(m.Meshes) > 0 || m.Replicas > 1) && len(m.Funcs) > 0 {
 		b.WriteByte('\n')
 	}
 	for i, f := range m.Funcs {

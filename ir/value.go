@@ -109,6 +109,11 @@ type Module struct {
 	File  string
 	// Meshes are the device meshes that shardings name, in source order.
 	Meshes []*Mesh
+	// Replicas is how many replicas of the program run side by side
+	// (StableHLO's mhlo.num_replicas, JAX's pmap); 0 is undeclared, which
+	// is one. ReplicasPos is where the .tir declared it, for diagnostics.
+	Replicas    int64
+	ReplicasPos Pos
 
 	// index finds functions by name for Func. Passes, the verifier and
 	// the executors look a callee up at every call, so a linear search made

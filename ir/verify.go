@@ -25,6 +25,7 @@ func Verify(m *Module) error {
 	}
 	errs = append(errs, checkRecursion(m)...)
 	errs = append(errs, verifyShardings(m)...)
+	errs = append(errs, verifyReplicas(m)...)
 	sort.SliceStable(errs, func(i, j int) bool { return posLess(errs[i].Pos, errs[j].Pos) })
 	return joinErrors(errs)
 }

@@ -4,7 +4,8 @@
 //
 // # Grammar
 //
-//	file     = mesh* func* .
+//	file     = [replicas] mesh* func* .
+//	replicas = "replicas" "=" int .
 //	mesh     = "mesh" @name "=" "<" "[" ["string" "=" int {"," "string" "=" int}] "]" ">" .
 //	func     = "func" @name "(" [param {"," param}] ")" "->" results "{" {stmt} "}" .
 //	param    = %name ":" type [annot] .
@@ -28,6 +29,8 @@
 // Meshes and shardings (docs/SHARDING.md): a mesh names device axes and their
 // sizes; a sharding lists, per dimension of a tensor, the mesh axes that
 // split it. The verifier checks them against the meshes and the types.
+// replicas = R runs the program as R replicas (StableHLO's
+// mhlo.num_replicas, JAX's pmap); it is printed when R > 1.
 //
 // Comments run from // to the end of the line. Value names are %name with
 // name [A-Za-z_][A-Za-z0-9_.]* or all digits; digit-only names are not kept

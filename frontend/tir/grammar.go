@@ -9,8 +9,15 @@ import (
 
 // fileAST is a whole .tir file: its meshes, then its functions in order.
 type fileAST struct {
-	Meshes []*meshAST `parser:"@@*"`
-	Funcs  []*funcAST `parser:"@@*"`
+	Replicas *replicasAST `parser:"@@?"`
+	Meshes   []*meshAST   `parser:"@@*"`
+	Funcs    []*funcAST   `parser:"@@*"`
+}
+
+// replicasAST is replicas = 4: how many replicas of the program run.
+type replicasAST struct {
+	Pos   lexer.Position
+	Count *numberTok `parser:"'replicas' '=' @@"`
 }
 
 // meshAST is mesh @name = <["dp"=2, "tp"=2]>.

@@ -81,6 +81,7 @@ func (b *moduleBuilder) addErr(pos ir.Pos, err error) {
 // build declares every signature first, so calls may refer to functions
 // defined later in the file, then builds each body.
 func (b *moduleBuilder) build(file *fileAST) {
+	b.replicas(file.Replicas)
 	b.meshes(file.Meshes)
 	fns := make([]*ir.Func, len(file.Funcs))
 	for i, fa := range file.Funcs {

@@ -6,6 +6,19 @@ import (
 	"github.com/tpucc/tpucc/ir"
 )
 
+// replicas records the module's replica count; the verifier checks it.
+func (b *moduleBuilder) replicas(ra *replicasAST) {
+	if ra == nil {
+		return
+	}
+	n, err := strconv.ParseInt(ra.Count.Value, 10, 64)
+	if err != nil {
+		b.errorf(b.pos(ra.Count.Pos), "replica count %s is not an integer", ra.Count.Value)
+		return
+	}
+	b.m.Replicas, b.m.ReplicasPos = n, b.pos(ra.Pos)
+}
+
 // meshes builds the module's mesh declarations; the verifier checks them.
 func (b *moduleBuilder) meshes(ms []*meshAST) {
 	for _, ma := range ms {

@@ -89,8 +89,8 @@ func TestGoldenXLA(t *testing.T) {
 		if err != nil {
 			continue // an error case; TestGolden checks the message
 		}
-		if partitions(m) > 1 {
-			continue // the harness runs one device; backend/pjrt's TestShard* run meshes of four
+		if partitions(m) > 1 || m.NumReplicas() > 1 {
+			continue // the harness runs one device; backend/pjrt's TestShard* and TestReplicated* run four
 		}
 		if directive(string(a.Comment), "xla") == "no" {
 			continue // custom calls of kernels XLA:CPU does not have; TestGolden checks the text

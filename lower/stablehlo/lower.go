@@ -91,7 +91,7 @@ func Lower(m *ir.Module, opts Options) (string, error) {
 		name = "jit_" + sanitize(entry.Name)
 	}
 	var b strings.Builder
-	b.WriteString("module @" + symbol(name) + " attributes {mhlo.num_partitions = " + strconv.FormatInt(partitions(m), 10) + " : i32, mhlo.num_replicas = 1 : i32} {\n")
+	b.WriteString("module @" + symbol(name) + " attributes {mhlo.num_partitions = " + strconv.FormatInt(partitions(m), 10) + " : i32, mhlo.num_replicas = " + strconv.FormatInt(m.NumReplicas(), 10) + " : i32} {\n")
 	meshLines(&b, m)
 	var errs []*ir.Error
 	for i, f := range funcs {
