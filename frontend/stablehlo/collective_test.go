@@ -87,3 +87,47 @@ func TestRunParallelErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestNumReplicasImport: mhlo.num_replicas becomes the module's replica
+// count (1 is the default, kept implicit), and the collectives' groups are
+// checked against it at the op; a count below 1 is refused at its value.
+func TestNumReplicasImport(t *testing.T) {
+	module := func(replicas, group string) string {
+		return `module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = ` + replicas + ` : i32} {
+  func.func public @main(%arg0: tensor<2xf32>) -> (tensor<2xf32>, tensor<8xf32>) {
+    %0 = "stablehlo.all_reduce"(%arg0) <{replica_groups = dense<` + group + `> : tensor<1x4xi64>}> ` + reducer + ` : (tensor<2xf32>) -> tensor<2xf32>
+    %1 = "stablehlo.all_gather"(%arg0) <{all_gather_dim = 0 : i64, replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>}> : (tensor<2xf32>) -> tensor<8xf32>
+    return %0, %1 : tensor<2xf32>, tensor<8xf32>
+  }
+}
+`
+	}
+	body := `func @main(%arg0: f32[2]) -> (f32[2], f32[8]) {
+  %0 = all_reduce %arg0 {groups=[[0,1,2,3]], kind=sum} : f32[2]
+  %1 = all_gather %arg0 {dim=0, groups=[[0,1,2,3]]} : f32[8]
+  return %0, %1
+}
+`
+	for _, c := range []struct{ replicas, group, want string }{
+		{"4", "[[0, 1, 2, 3]]", "replicas = 4\n\n" + body},
+		{"1", "[[0, 1, 2, 3]]", body},
+	} {
+		m, err := Parse("r.mlir", []byte(module(c.replicas, c.group)))
+		if err != nil {
+			t.Fatalf("num_replicas = %s: %v", c.replicas, err)
+		}
+		if got := ir.Print(m); got != c.want {
+			t.Errorf("num_replicas = %s: got\n%s\nwant\n%s", c.replicas, got, c.want)
+		}
+	}
+	for _, c := range []struct{ replicas, group, want string }{
+		{"4", "[[0, 1, 2, 4]]", "r.mlir:3:10: error: all_reduce names replica 4, but the module has 4 replicas"},
+		{"0", "[[0, 1, 2, 3]]", "r.mlir:1:78: error: mhlo.num_replicas = 0: a module has at least 1 replica"},
+		{"2.5", "[[0, 1, 2, 3]]", `r.mlir:1:78: error: mhlo.num_replicas: expected an integer, found "2.5"`},
+	} {
+		_, err := Parse("r.mlir", []byte(module(c.replicas, c.group)))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("num_replicas = %s, groups %s: got %v\nwant %s", c.replicas, c.group, err, c.want)
+		}
+	}
+}

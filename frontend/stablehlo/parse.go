@@ -42,6 +42,7 @@ func parse(file string, src []byte, tests bool) (t *Tests, err error) {
 		return nil, ir.Errorf(start, "no functions")
 	}
 	t = build(s, fns)
+	s.numReplicas(t.Module)
 	if err := ir.Verify(t.Module); err != nil {
 		var e *ir.Error
 		if errors.As(err, &e) {
@@ -50,4 +51,20 @@ func parse(file string, src []byte, tests bool) (t *Tests, err error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// numReplicas reads the module's mhlo.num_replicas into m's replica count,
+// which the verifier then checks the collectives' groups against.
+func (s *scanner) numReplicas(m *ir.Module) {
+	a := s.replicas
+	if a == nil {
+		return
+	}
+	n := a.int(s, "mhlo.num_replicas")
+	if n < 1 {
+		s.failf(a.pos, "mhlo.num_replicas = %d: a module has at least 1 replica", n)
+	}
+	if n > 1 {
+		m.Replicas, m.ReplicasPos = n, a.pos
+	}
 }

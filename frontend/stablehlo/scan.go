@@ -32,6 +32,8 @@ type scanner struct {
 	// tensor type read (nil for others): only a generic op's types may be
 	// quantized (quant.go).
 	quants *[]*quantType
+	// replicas is the module's mhlo.num_replicas attribute (nil: none).
+	replicas *attr
 }
 
 type syntaxPanic struct{ err *ir.Error }

@@ -86,7 +86,9 @@ func (s *scanner) moduleBody() []*fn {
 		s.sigil('@', "a module name")
 	}
 	if s.accept("attributes") {
-		s.attrDict()
+		if a := s.attrDict()["mhlo.num_replicas"]; a != nil {
+			s.replicas = a
+		}
 	}
 	s.expect("{")
 	var fns []*fn
