@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"fmt"
+
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
 )
@@ -32,6 +34,9 @@ func (Reference) Compile(p *backend.Program) (backend.Executable, error) {
 	if err := prepare(p.Module, p.Entry); err != nil {
 		return nil, err
 	}
+	if r := backend.Replicas(p); r > 1 {
+		return &replicaExec{m: p.Module, f: p.Entry, replicas: r}, nil
+	}
 	return &referenceExec{m: p.Module, f: p.Entry}, nil
 }
 
@@ -48,4 +53,38 @@ type referenceExec struct {
 // Run runs the program with Run (memory check, argument check, interpreter).
 func (e *referenceExec) Run(args []*backend.Buffer) ([]*backend.Buffer, error) {
 	return Run(e.m, e.f, args)
+}
+
+// replicaExec runs a program of several replicas on the process grid
+// (RunGrid, one partition), its arguments and results carrying the
+// replicas as a leading axis (backend.SplitReplicas).
+type replicaExec struct {
+	m        *ir.Module
+	f        *ir.Func
+	replicas int
+}
+
+func (e *replicaExec) Run(args []*backend.Buffer) ([]*backend.Buffer, error) {
+	params := make([]ir.Type, len(e.f.Params))
+	for i, v := range e.f.Params {
+		params[i] = v.Type
+	}
+	per, err := backend.SplitReplicas(args, params, e.replicas)
+	if err != nil {
+		return nil, fmt.Errorf("@%s: %v", e.f.Name, err)
+	}
+	fs := make([][]*ir.Func, e.replicas)
+	grid := make([][][]*backend.Buffer, e.replicas)
+	for r := range fs {
+		fs[r], grid[r] = []*ir.Func{e.f}, [][]*backend.Buffer{per[r]}
+	}
+	out, err := RunGrid(e.m, fs, grid)
+	if err != nil {
+		return nil, err
+	}
+	res := make([][]*backend.Buffer, e.replicas)
+	for r := range res {
+		res[r] = out[r][0]
+	}
+	return backend.StackReplicas(res)
 }

@@ -164,6 +164,10 @@ func (b *Backend) compile(m *ir.Module, f *ir.Func, expect *backend.NativeCode) 
 // compileDonating is compile for a caller that may donate the parameters
 // at the positions donate lists (donate.go).
 func (b *Backend) compileDonating(m *ir.Module, f *ir.Func, expect *backend.NativeCode, donate []int) (x *Executable, err error) {
+	if r := m.NumReplicas(); r > 1 {
+		// Its collectives run on the reference executor, one process alone.
+		return nil, fmt.Errorf("@%s runs as %d replicas, and the llvm backend runs one: the pjrt and reference backends run replicas", f.Name, r)
+	}
 	return b.compileWith(m, f, expect, donate, gemmParams{})
 }
 

@@ -171,7 +171,12 @@ func hasOption(opts []Option, name string) bool {
 // exactly the mesh's devices is made once and kept for the process: `tpucc
 // generate --device pjrt --mesh tp=4` needs no environment variable.
 func (b *Backend) forMesh(mesh *ir.Mesh) (*Client, error) {
-	n := mesh.Devices()
+	return b.forDevices(mesh.Devices(), "mesh @"+mesh.Name)
+}
+
+// forDevices is forMesh for n devices that what (a mesh, the replicas)
+// runs on.
+func (b *Backend) forDevices(n int64, what string) (*Client, error) {
 	if n <= int64(len(b.c.devices)) || !b.grow {
 		return b.c, nil
 	}
@@ -182,7 +187,7 @@ func (b *Backend) forMesh(mesh *ir.Mesh) (*Client, error) {
 	}
 	c, err := b.c.p.NewClient(Option{"cpu_device_count", n})
 	if err != nil {
-		return nil, fmt.Errorf("pjrt: a client of %d XLA:CPU devices for mesh @%s: %w", n, mesh.Name, err)
+		return nil, fmt.Errorf("pjrt: a client of %d XLA:CPU devices for %s: %w", n, what, err)
 	}
 	if b.meshed == nil {
 		b.meshed = map[int64]*Client{}
@@ -266,6 +271,9 @@ func (b *Backend) compile(p *backend.Program, code *backend.NativeCode) (backend
 	}
 	if mesh := programMesh(p); mesh != nil {
 		return b.compileSharded(p, mesh, params, results, code)
+	}
+	if r := backend.Replicas(p); r > 1 {
+		return b.compileReplicated(p, r, params, results)
 	}
 	exe := b.load(p, code, params)
 	if exe == nil {

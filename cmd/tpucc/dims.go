@@ -60,6 +60,9 @@ func readInputs(m *ir.Module, f *ir.Func, file string, ins []inputArg, dims []di
 			}
 		}
 	}
+	if err := replicaAxes(m, f, given, arrays); err != nil {
+		return nil, nil, err
+	}
 	if dims, err = inputDims(f, file, dims, given, arrays); err != nil {
 		return nil, nil, err
 	}

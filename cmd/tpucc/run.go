@@ -144,7 +144,7 @@ func cmdRun(e *env, p *parsed) error {
 	if err != nil {
 		return err
 	}
-	given, arrays, err := readInputs(m, f, name, ins, dims)
+	given, arrays, err := readInputs(m, hostSignature(m, f), name, ins, dims)
 	if err != nil {
 		return err
 	}
@@ -171,6 +171,8 @@ func cmdRun(e *env, p *parsed) error {
 // runArgs are the program's arguments: the given arrays as the parameters'
 // tensors, the others drawn from seed.
 func runArgs(f *ir.Func, given []*inputArg, arrays []*backend.Buffer, seed int64) ([]*backend.Buffer, error) {
+	limits := cpu.InputLimits(f)
+	f = hostSignature(f.Module, f)
 	args := make([]*backend.Buffer, len(f.Params))
 	missing := false
 	for k, a := range arrays {
@@ -184,7 +186,7 @@ func runArgs(f *ir.Func, given []*inputArg, arrays []*backend.Buffer, seed int64
 		}
 	}
 	if missing {
-		random := cpu.RandomInputsWithin(drawOnly(f, given), seed, cpu.InputLimits(f))
+		random := cpu.RandomInputsWithin(drawOnly(f, given), seed, limits)
 		for k := range f.Params {
 			if args[k] != nil {
 				continue
