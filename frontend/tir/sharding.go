@@ -1,6 +1,7 @@
 package tir
 
 import (
+	"errors"
 	"strconv"
 
 	"github.com/tpucc/tpucc/ir"
@@ -12,6 +13,10 @@ func (b *moduleBuilder) replicas(ra *replicasAST) {
 		return
 	}
 	n, err := strconv.ParseInt(ra.Count.Value, 10, 64)
+	if errors.Is(err, strconv.ErrRange) {
+		b.errorf(b.pos(ra.Count.Pos), "replica count %s is out of range", ra.Count.Value)
+		return
+	}
 	if err != nil {
 		b.errorf(b.pos(ra.Count.Pos), "replica count %s is not an integer", ra.Count.Value)
 		return
