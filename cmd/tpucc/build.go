@@ -194,6 +194,10 @@ func cmdBuild(e *env, p *parsed) error {
 		}
 	}
 	if c.emit == "executable" {
+		if r := f.Module.NumReplicas(); r > 1 {
+			// The manifest has no replicas: the file would run one, and fail.
+			return fileErrorf(name, "@%s runs as %d replicas, and an executable file holds a program of one: tpucc run runs the program itself", f.Name, r)
+		}
 		key, _, err := signingKey()
 		if err != nil {
 			return err

@@ -135,3 +135,17 @@ func TestRunReplicasErrors(t *testing.T) {
 		t.Errorf("a failed run left %s: %v", out, err)
 	}
 }
+
+// TestBuildExecutableReplicas: an executable file holds a program of one
+// replica, so build --emit=executable refuses one of several by name,
+// writing nothing.
+func TestBuildExecutableReplicas(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "r.tir", []byte(replicaSrc))
+	out := filepath.Join(dir, "r.pjrt")
+	tpucc(t, "", "build", in, "--emit=executable", "-o", out).want(t, 1, "",
+		in+": error: @f runs as 4 replicas, and an executable file holds a program of one: tpucc run runs the program itself")
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a failed build left %s: %v", out, err)
+	}
+}

@@ -52,6 +52,11 @@ when no --dim gives it.
 --device picks the device instead of a backend: cpu, pjrt (XLA:CPU through PJRT), tpu or
 gpu; without --device or --backend a machine with TPU chips runs on its TPU.
 
+A program of several replicas (replicas = R, or mhlo.num_replicas = R in a .mlir) runs as
+JAX's pmap does: each --input has a leading axis of R (replica r gets slice r), each result
+is written with one, and --save-inputs writes the arguments so; it runs on --device pjrt (R
+XLA:CPU devices) or --backend reference (docs/SHARDING.md, "Several replicas").
+
 MODEL may also be an executable written by build --emit=executable (MODEL.pjrt): it runs
 on the device its manifest names, which must match the plugin (platform, version, API,
 device kind) and whose entry the inputs must match; docs/PJRT.md describes the checks.
