@@ -303,6 +303,9 @@ func TestGoldenModules(t *testing.T) {
 		if err != nil || m.Entry() == nil || cpu.CheckMemory(m, m.Entry(), cpu.DefaultMemoryLimit()) != nil {
 			continue
 		}
+		if m.NumReplicas() > 1 {
+			continue // several replicas: refused here (TestReplicasRefused), run by engine's TestReplicasRun
+		}
 		exe, _, err := engine.Compile(m, engine.Config{Target: "cpu"})
 		if err != nil || kernelOnly(exe.Module) {
 			continue // symbolic shapes, refused for the target, or a custom_call without a fallback
@@ -330,4 +333,18 @@ func kernelOnly(m *ir.Module) bool {
 		})
 	}
 	return found
+}
+
+// TestReplicasRefused: the llvm backend runs one process, so a program of
+// several replicas is refused by name, not run as one replica.
+func TestReplicasRefused(t *testing.T) {
+	b := testBackend(t)
+	m, err := tir.Parse("r.tir", []byte("replicas = 2\n\nfunc @f(%x: f32[2]) -> f32[2] {\n  %s = all_reduce %x {groups=[[0,1]], kind=sum} : f32[2]\n  return %s\n}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.Compile(&backend.Program{Module: m, Entry: m.Entry()})
+	if want := "@f runs as 2 replicas, and the llvm backend runs one: the pjrt and reference backends run replicas"; err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
 }
