@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/internal/oracle"
 	"github.com/tpucc/tpucc/ir"
 )
 
@@ -147,5 +148,31 @@ func TestBuildExecutableReplicas(t *testing.T) {
 		in+": error: @f runs as 4 replicas, and an executable file holds a program of one: tpucc run runs the program itself")
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("a failed build left %s: %v", out, err)
+	}
+}
+
+// TestRunReplicasJAX: testdata/jax-pmap/collectives/model.tir is, per
+// replica, what tools/jaxexport/pmap.py's function computes under jax.pmap
+// over four devices (psum, a tiled all_gather, pmax, a ring ppermute and
+// axis_index); run on four XLA:CPU devices and on the reference grid with
+// JAX's input, it gives JAX's stacked results within the oracle's
+// tolerance (f32: 1e-5; u32 exactly).
+func TestRunReplicasJAX(t *testing.T) {
+	d := filepath.Join("..", "..", "testdata", "jax-pmap", "collectives")
+	for _, on := range [][]string{{"--device", "pjrt"}, {"--backend", "reference"}} {
+		out := t.TempDir()
+		tpucc(t, "", "run", filepath.Join(d, "model.tir"), "--input", "x="+filepath.Join(d, "arg0.npy"),
+			on[0], on[1], "--output-dir", out).want(t, 0, "", "")
+		wants, _ := filepath.Glob(filepath.Join(d, "result*.npy"))
+		if len(wants) != 5 {
+			t.Fatalf("want JAX's 5 results in %s, found %d", d, len(wants))
+		}
+		for _, w := range wants {
+			want := readNPYFile(t, w)
+			got := readNPYFile(t, filepath.Join(out, filepath.Base(w)))
+			if err := oracle.CompareWithin(want, got, oracle.For(want.Type().DType)); err != nil {
+				t.Errorf("%s %s: %s: %v", on[0], on[1], filepath.Base(w), err)
+			}
+		}
 	}
 }
