@@ -304,7 +304,7 @@ func TestGoldenModules(t *testing.T) {
 			continue
 		}
 		if m.NumReplicas() > 1 {
-			continue // several replicas: refused here (TestReplicasRefused), run by engine's TestReplicasRun
+			continue // several replicas: refused here (TestReplicasRefused), run by backend/pjrt's TestReplicasRun
 		}
 		exe, _, err := engine.Compile(m, engine.Config{Target: "cpu"})
 		if err != nil || kernelOnly(exe.Module) {

@@ -34,7 +34,7 @@ var notYet = map[string]string{
 var textOnly = map[string]string{
 	"collectives_forms":         "its process groups span processes that a program run alone does not have",
 	"collective_broadcast_root": "its process groups span processes that a program run alone does not have",
-	"replicas":                  "it runs as four replicas (engine's TestReplicasRun runs it on the grid): mhlo.num_replicas = 4 must come back",
+	"replicas":                  "it runs as four replicas (backend/pjrt's TestReplicasRun runs it on the grid): mhlo.num_replicas = 4 must come back",
 }
 
 // TestRoundTrip: every golden program, lowered to StableHLO and imported
