@@ -147,6 +147,12 @@ type BuildTimes struct {
 	Clang  time.Duration // clang (zero when the cache had the object)
 	Load   time.Duration // hashing, dlopen and symbol lookup
 	Cached bool          // the object came from the cache
+	// Kernels is how many distinct kernels the program's object has, and
+	// KernelsCached how many of them a cached part had, when it was
+	// linked from parts (split.go); Parts is how many parts clang
+	// compiled for it. All are zero when the object came whole from the
+	// cache or was built whole.
+	Kernels, KernelsCached, Parts int
 }
 
 // objectCache keeps built objects in a private directory: file KEY.so beside
