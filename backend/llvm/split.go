@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -54,7 +55,7 @@ func (g *gen) units(t *toolchain, steps map[string]bool) (ctx []*lir.Func, us []
 	if len(us) == 0 || len(g.m.Globals) > 0 {
 		return nil, nil, false
 	}
-	ctxText := g.moduleText(ctx)
+	canon := g.canonicalizer(ctx)
 	for i := range us {
 		u := &us[i]
 		u.f.SetName("kernel")
@@ -65,11 +66,73 @@ func (g *gen) units(t *toolchain, steps map[string]bool) (ctx []*lir.Func, us []
 				return nil, nil, false
 			}
 		}
-		u.key = t.kernelKey(ctxText, body)
+		u.key = t.kernelKey(canon(body))
 		u.sym = "kx" + u.key[:24]
 		u.size = len(body)
 	}
 	return ctx, us, true
+}
+
+// canonicalizer returns what decides a kernel's code, given its text, in
+// words that do not depend on the rest of the program: the text with each
+// loop identifier written as its hint (the module numbers them in the
+// order they were first asked for), after the text of every function of
+// the context it calls, directly or through another. Two programs' copies
+// of one kernel have the same canonical text, whatever else they hold.
+// A metadata reference that is not a loop hint keeps the whole context.
+func (g *gen) canonicalizer(ctx []*lir.Func) func(body string) string {
+	hints := map[string]string{}
+	for hint, id := range g.loopIDs {
+		hints[fmt.Sprintf("!%d", id.MetadataID)] = "!{" + hint + "}"
+	}
+	texts := map[string]string{}
+	for _, f := range ctx {
+		texts[f.Name()] = f.LLString()
+	}
+	whole := g.moduleText(ctx)
+	return func(body string) string {
+		unknown := false
+		out := metadataRef.ReplaceAllStringFunc(body, func(ref string) string {
+			h, ok := hints[ref]
+			unknown = unknown || !ok
+			return h
+		})
+		if unknown {
+			return whole + out
+		}
+		var b strings.Builder
+		for _, name := range callees(body, texts) {
+			b.WriteString(texts[name])
+			b.WriteString("\n")
+		}
+		return b.String() + out
+	}
+}
+
+// metadataRef is a numbered metadata reference in a function's text.
+var metadataRef = regexp.MustCompile(`![0-9]+`)
+
+// callees are the names in texts that body calls, directly or through
+// one another, sorted.
+func callees(body string, texts map[string]string) []string {
+	seen := map[string]bool{}
+	work := []string{body}
+	for len(work) > 0 {
+		text := work[len(work)-1]
+		work = work[:len(work)-1]
+		for name, t := range texts {
+			if !seen[name] && strings.Contains(text, "@"+name+"(") {
+				seen[name] = true
+				work = append(work, t)
+			}
+		}
+	}
+	names := make([]string, 0, len(seen))
+	for name := range seen {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // moduleText is the module with only funcs defined or declared in it.
@@ -102,13 +165,11 @@ func (g *gen) partText(ctx []*lir.Func, us []unit) string {
 }
 
 // kernelKey names a kernel's object by everything that decides its code:
-// the toolchain, the flags, the module's context and the kernel's text.
-func (t *toolchain) kernelKey(ctx, body string) string {
+// the toolchain, the flags and the kernel's canonical text (canonicalizer).
+func (t *toolchain) kernelKey(canonical string) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "tpucc-llvm kernel 1\n%s\n%s\n%q\n", t.version, t.features, clangFlags)
-	fmt.Fprintf(h, "%d\n", len(ctx))
-	io.WriteString(h, ctx)
-	io.WriteString(h, body)
+	io.WriteString(h, canonical)
 	return hex.EncodeToString(h.Sum(nil))
 }
 
