@@ -152,3 +152,35 @@ func TestBalance(t *testing.T) {
 }
 
 func gomaxprocs() int { return runtime.GOMAXPROCS(0) }
+
+// TestKernelRecordWrongPart: kernel records that name a part without their
+// kernels (a valid object, another program's) fail the link, and the build
+// starts again without the cache: every kernel compiled, results right.
+func TestKernelRecordWrongPart(t *testing.T) {
+	b := testBackend(t)
+	other := compileText(t, "e.tir", []byte("func @f(%x: f32[8,16]) -> f32[8,16] {\n  %r = exp %x\n  return %r\n}\n"))
+	differential(t, b, other.Module, other.Entry, 1)
+	parts, _ := filepath.Glob(filepath.Join(b.cache.dir, "*.o"))
+	if len(parts) != 1 {
+		t.Fatalf("%d parts after a one-kernel program, want 1", len(parts))
+	}
+	wrong := strings.TrimSuffix(filepath.Base(parts[0]), ".o")
+	a := compileText(t, "a.tir", []byte(partsProgram("add")))
+	differential(t, b, a.Module, a.Entry, 1)
+	records, _ := filepath.Glob(filepath.Join(b.cache.dir, "*.kernel"))
+	if len(records) != 3 {
+		t.Fatalf("%d kernel records, want 3", len(records))
+	}
+	for _, r := range records {
+		if err := os.WriteFile(r, []byte(wrong), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, so := range kernelObjects(b) {
+		os.Remove(so)
+	}
+	x := differential(t, b, a.Module, a.Entry, 1)
+	if got := [3]int{x.Times.Kernels, x.Times.KernelsCached, x.Times.Parts}; got != [3]int{2, 0, min(2, gomaxprocs())} {
+		t.Fatalf("kernels, cached, parts = %v, want [2 0 %d]", got, min(2, gomaxprocs()))
+	}
+}
