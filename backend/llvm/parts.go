@@ -49,14 +49,16 @@ func (c *objectCache) program(t *toolchain, key, text string, g *gen, steps map[
 		return nil, fmt.Errorf("llvm: %v", err)
 	}
 	defer done()
+	// The whole module is written first, as a build of it whole would: it
+	// goes beside the object, and shows what is being built meanwhile.
+	if err := os.WriteFile(filepath.Join(tmp, "kernels.ll"), []byte(text), 0o600); err != nil {
+		return nil, fmt.Errorf("llvm: %v", err)
+	}
 	data, err := c.linkParts(t, g, ctx, us, tmp, times, true)
 	if err != nil {
 		return nil, err
 	}
 	clangRuns.Add(1)
-	if err := os.WriteFile(filepath.Join(tmp, "kernels.ll"), []byte(text), 0o600); err != nil {
-		return nil, fmt.Errorf("llvm: %v", err)
-	}
 	if err := c.install(tmp, key, "kernels.ll", data); err != nil {
 		return nil, err
 	}
