@@ -27,6 +27,7 @@ func (p *plan) dedupeKernels() {
 			continue
 		}
 		kept[body] = name
+		p.gen.bodies[name] = body
 		funcs = append(funcs, f)
 	}
 	p.gen.m.Funcs = funcs

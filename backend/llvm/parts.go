@@ -11,8 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	lir "github.com/llir/llvm/ir"
 )
 
 // partRuns counts clang's compiles of parts in this process (PartRuns).
@@ -54,7 +52,7 @@ func (c *objectCache) program(t *toolchain, key, text string, g *gen, steps map[
 	if err := os.WriteFile(filepath.Join(tmp, "kernels.ll"), []byte(text), 0o600); err != nil {
 		return nil, fmt.Errorf("llvm: %v", err)
 	}
-	data, err := c.linkParts(t, g, ctx, us, tmp, times, true)
+	data, err := c.linkParts(t, ctx, us, tmp, times, true)
 	if err != nil {
 		return nil, err
 	}
@@ -69,20 +67,20 @@ func (c *objectCache) program(t *toolchain, key, text string, g *gen, steps map[
 // unless useCache), links them with the cached ones into tmp/kernels.so,
 // whose bytes it returns. A link that fails with cached parts (an index
 // that names a part without its kernel) is tried again from scratch.
-func (c *objectCache) linkParts(t *toolchain, g *gen, ctx []*lir.Func, us []unit, tmp string, times *BuildTimes, useCache bool) ([]byte, error) {
+func (c *objectCache) linkParts(t *toolchain, ctx string, us []unit, tmp string, times *BuildTimes, useCache bool) ([]byte, error) {
 	objs, missing := []string(nil), us
 	if useCache {
 		objs, missing = c.cachedParts(us, tmp)
 	}
 	times.Kernels, times.KernelsCached = len(us), len(us)-len(missing)
-	built, err := c.buildParts(t, g, ctx, missing, tmp)
+	built, err := c.buildParts(t, ctx, missing, tmp)
 	if err != nil {
 		return nil, err
 	}
 	times.Parts += len(built)
 	data, err := link(t, tmp, append(objs, built...), us)
 	if err != nil && len(objs) > 0 {
-		return c.linkParts(t, g, ctx, us, tmp, times, false)
+		return c.linkParts(t, ctx, us, tmp, times, false)
 	}
 	return data, err
 }
@@ -131,14 +129,14 @@ func isKey(s string) bool {
 // buildParts compiles us in balanced parts, one clang per part at once,
 // caches each part's object and records its kernels as found there; it
 // returns the objects' paths in tmp.
-func (c *objectCache) buildParts(t *toolchain, g *gen, ctx []*lir.Func, us []unit, tmp string) ([]string, error) {
+func (c *objectCache) buildParts(t *toolchain, ctx string, us []unit, tmp string) ([]string, error) {
 	if len(us) == 0 {
 		return nil, nil
 	}
 	groups := balance(us, runtime.GOMAXPROCS(0))
-	texts := make([]string, len(groups)) // llir's printer is not safe for concurrent use
+	texts := make([]string, len(groups))
 	for i, grp := range groups {
-		texts[i] = g.partText(ctx, grp)
+		texts[i] = partText(ctx, grp)
 	}
 	objs := make([]string, len(groups))
 	errs := make([]error, len(groups))

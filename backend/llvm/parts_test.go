@@ -118,13 +118,19 @@ func TestCanonicalKernel(t *testing.T) {
 	body := func(unroll int) string {
 		return fmt.Sprintf("  %%r = call float @llvm.sqrt.f32(float %%x)\n  br label %%1, !llvm.loop !%d\n", unroll)
 	}
-	c1 := g1.canonicalizer(g1.m.Funcs)(body(2))
-	c2 := g2.canonicalizer(g2.m.Funcs)(body(0))
+	canon := func(g *gen, body string) string {
+		texts := map[string]string{}
+		for _, f := range g.m.Funcs {
+			texts[f.Name()] = f.LLString()
+		}
+		return g.canonical(body, calls(body), texts, g.text())
+	}
+	c1, c2 := canon(g1, body(2)), canon(g2, body(0))
 	want := "declare float @llvm.sqrt.f32(float %0)\n  %r = call float @llvm.sqrt.f32(float %x)\n  br label %1, !llvm.loop !{llvm.loop.unroll.count 4}\n"
 	if c1 != want || c2 != want {
 		t.Fatalf("canonical texts:\n%s\n%s\nwant\n%s", c1, c2, want)
 	}
-	if c := g1.canonicalizer(g1.m.Funcs)(body(7)); !strings.HasPrefix(c, g1.text()) {
+	if c := canon(g1, body(7)); !strings.HasPrefix(c, g1.text()) {
 		t.Fatalf("an unknown reference, canonical text:\n%s", c)
 	}
 }
@@ -133,7 +139,7 @@ func TestCanonicalKernel(t *testing.T) {
 func TestBalance(t *testing.T) {
 	var us []unit
 	for i, size := range []int{3, 10, 1, 8, 9} {
-		us = append(us, unit{name: fmt.Sprintf("k%d", i), size: size})
+		us = append(us, unit{name: fmt.Sprintf("k%d", i), body: strings.Repeat("x", size)})
 	}
 	var got [][]string
 	for _, g := range balance(us, 2) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -29,102 +30,119 @@ import (
 
 // unit is one of a program's kernels as the cache sees it.
 type unit struct {
-	f    *lir.Func
 	name string // the program's name for it, which steps call
+	body string // its text under the name "kernel" (gen.bodies)
 	key  string // kernelKey
 	sym  string // its name inside a part
-	size int    // its text's length, how the parts are balanced
 }
+
+// kernelHead is how a kernel's text begins under the name "kernel".
+const kernelHead = "define void @kernel("
 
 // units returns the module's context (what is not a step kernel:
 // declarations, internal helpers, loop hints) as text and its step kernels;
 // ok is false when the module cannot be split: a definition in the
 // context that is not internal would be defined by every part, and a
 // kernel called by another would lose its callee's name.
-func (g *gen) units(t *toolchain, steps map[string]bool) (ctx []*lir.Func, us []unit, ok bool) {
+func (g *gen) units(t *toolchain, steps map[string]bool) (ctx string, us []unit, ok bool) {
+	var funcs []*lir.Func
 	for _, f := range g.m.Funcs {
 		if len(f.Blocks) > 0 && steps[f.Name()] {
-			us = append(us, unit{f: f, name: f.Name()})
+			us = append(us, unit{name: f.Name(), body: g.body(f)})
 			continue
 		}
 		if len(f.Blocks) > 0 && f.Linkage != enum.LinkageInternal && f.Linkage != enum.LinkagePrivate {
-			return nil, nil, false
+			return "", nil, false
 		}
-		ctx = append(ctx, f)
+		funcs = append(funcs, f)
 	}
 	if len(us) == 0 || len(g.m.Globals) > 0 {
-		return nil, nil, false
+		return "", nil, false
 	}
-	canon := g.canonicalizer(ctx)
+	ctx = g.moduleText(funcs)
+	texts := map[string]string{}
+	for _, f := range funcs {
+		texts[f.Name()] = f.LLString()
+	}
 	for i := range us {
 		u := &us[i]
-		u.f.SetName("kernel")
-		body := u.f.LLString()
-		u.f.SetName(u.name)
-		for _, v := range us {
-			if strings.Contains(body, "@"+v.name+"(") {
-				return nil, nil, false
-			}
+		called := calls(u.body)
+		if !strings.HasPrefix(u.body, kernelHead) || slices.ContainsFunc(called, func(c string) bool { return steps[c] }) {
+			return "", nil, false
 		}
-		u.key = t.kernelKey(canon(body))
+		u.key = t.kernelKey(g.canonical(u.body, called, texts, ctx))
 		u.sym = "kx" + u.key[:24]
-		u.size = len(body)
 	}
 	return ctx, us, true
 }
 
-// canonicalizer returns what decides a kernel's code, given its text, in
-// words that do not depend on the rest of the program: the text with each
-// loop identifier written as its hint (the module numbers them in the
-// order they were first asked for), after the text of every function of
-// the context it calls, directly or through another. Two programs' copies
-// of one kernel have the same canonical text, whatever else they hold.
-// A metadata reference that is not a loop hint keeps the whole context.
-func (g *gen) canonicalizer(ctx []*lir.Func) func(body string) string {
+// body is f's text under the name "kernel": dedupeKernels printed it
+// already, and printing a large kernel again is not free.
+func (g *gen) body(f *lir.Func) string {
+	if b, ok := g.bodies[f.Name()]; ok {
+		return b
+	}
+	name := f.Name()
+	f.SetName("kernel")
+	defer f.SetName(name)
+	return f.LLString()
+}
+
+// canonical is what decides a kernel's code, in words that do not depend
+// on the rest of the program: its text with each loop identifier written
+// as its hint (the module numbers them in the order they were first asked
+// for), after the text of every function of the context (texts) it calls,
+// directly or through another. Two programs' copies of one kernel have the
+// same canonical text, whatever else they hold. A metadata reference that
+// is not a loop hint keeps the whole context, ctx.
+func (g *gen) canonical(body string, called []string, texts map[string]string, ctx string) string {
 	hints := map[string]string{}
 	for hint, id := range g.loopIDs {
 		hints[fmt.Sprintf("!%d", id.MetadataID)] = "!{" + hint + "}"
 	}
-	texts := map[string]string{}
-	for _, f := range ctx {
-		texts[f.Name()] = f.LLString()
+	unknown := false
+	out := metadataRef.ReplaceAllStringFunc(body, func(ref string) string {
+		h, ok := hints[ref]
+		unknown = unknown || !ok
+		return h
+	})
+	if unknown {
+		return ctx + out
 	}
-	whole := g.moduleText(ctx)
-	return func(body string) string {
-		unknown := false
-		out := metadataRef.ReplaceAllStringFunc(body, func(ref string) string {
-			h, ok := hints[ref]
-			unknown = unknown || !ok
-			return h
-		})
-		if unknown {
-			return whole + out
-		}
-		var b strings.Builder
-		for _, name := range callees(body, texts) {
-			b.WriteString(texts[name])
-			b.WriteString("\n")
-		}
-		return b.String() + out
+	var b strings.Builder
+	for _, name := range callees(called, texts) {
+		b.WriteString(texts[name])
+		b.WriteString("\n")
 	}
+	return b.String() + out
 }
 
-// metadataRef is a numbered metadata reference in a function's text.
-var metadataRef = regexp.MustCompile(`![0-9]+`)
+var (
+	// metadataRef is a numbered metadata reference in a function's text.
+	metadataRef = regexp.MustCompile(`![0-9]+`)
+	// callRef is a function named as a callee in a function's text.
+	callRef = regexp.MustCompile(`@([-a-zA-Z$._0-9]+)\(`)
+)
 
-// callees are the names in texts that body calls, directly or through
+// calls are the names that text calls (or defines: its own name).
+func calls(text string) []string {
+	var names []string
+	for _, m := range callRef.FindAllStringSubmatch(text, -1) {
+		names = append(names, m[1])
+	}
+	return names
+}
+
+// callees are the names in texts that called names, directly or through
 // one another, sorted.
-func callees(body string, texts map[string]string) []string {
+func callees(called []string, texts map[string]string) []string {
 	seen := map[string]bool{}
-	work := []string{body}
-	for len(work) > 0 {
-		text := work[len(work)-1]
-		work = work[:len(work)-1]
-		for name, t := range texts {
-			if !seen[name] && strings.Contains(text, "@"+name+"(") {
-				seen[name] = true
-				work = append(work, t)
-			}
+	for len(called) > 0 {
+		name := called[len(called)-1]
+		called = called[:len(called)-1]
+		if t, ok := texts[name]; ok && !seen[name] {
+			seen[name] = true
+			called = append(called, calls(t)...)
 		}
 	}
 	names := make([]string, 0, len(seen))
@@ -146,22 +164,18 @@ func (g *gen) moduleText(funcs []*lir.Func) string {
 // partText is the module of the context and the kernels us, each under its
 // own name (sym) and weak: should two parts that a link takes define one
 // kernel (two processes that compiled it at once), the linker keeps one.
-func (g *gen) partText(ctx []*lir.Func, us []unit) string {
-	funcs := append([]*lir.Func{}, ctx...)
-	linkage := make([]enum.Linkage, len(us))
-	for i, u := range us {
-		linkage[i] = u.f.Linkage
-		u.f.SetName(u.sym)
-		u.f.Linkage = enum.LinkageWeak
-		funcs = append(funcs, u.f)
+// Top-level entities may come in any order in LLVM's text, so the kernels
+// follow the context's metadata.
+func partText(ctx string, us []unit) string {
+	var b strings.Builder
+	b.WriteString(ctx)
+	for _, u := range us {
+		b.WriteString("\ndefine weak void @")
+		b.WriteString(u.sym)
+		b.WriteString("(")
+		b.WriteString(strings.TrimPrefix(u.body, kernelHead))
 	}
-	defer func() {
-		for i, u := range us {
-			u.f.SetName(u.name)
-			u.f.Linkage = linkage[i]
-		}
-	}()
-	return g.moduleText(funcs)
+	return b.String()
 }
 
 // kernelKey names a kernel's object by everything that decides its code:
@@ -187,7 +201,7 @@ func (t *toolchain) partKey(text string) string {
 func balance(us []unit, n int) [][]unit {
 	n = max(1, min(n, len(us)))
 	sorted := append([]unit{}, us...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].size > sorted[j].size })
+	sort.SliceStable(sorted, func(i, j int) bool { return len(sorted[i].body) > len(sorted[j].body) })
 	groups := make([][]unit, n)
 	load := make([]int, n)
 	for _, u := range sorted {
@@ -198,7 +212,7 @@ func balance(us []unit, n int) [][]unit {
 			}
 		}
 		groups[light] = append(groups[light], u)
-		load[light] += u.size
+		load[light] += len(u.body)
 	}
 	return groups
 }
