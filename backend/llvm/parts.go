@@ -41,7 +41,8 @@ func (c *objectCache) program(t *toolchain, key, text string, g *gen, steps map[
 		}
 	}
 	t0 := time.Now()
-	defer func() { times.Clang += time.Since(t0) }()
+	var cpu toolCPU
+	defer func() { times.Clang += time.Since(t0); times.ClangCPU += cpu.get() }()
 	tmp, done, err := buildDir(c.dir)
 	if err != nil {
 		return nil, fmt.Errorf("llvm: %v", err)
@@ -52,7 +53,7 @@ func (c *objectCache) program(t *toolchain, key, text string, g *gen, steps map[
 	if err := os.WriteFile(filepath.Join(tmp, "kernels.ll"), []byte(text), 0o600); err != nil {
 		return nil, fmt.Errorf("llvm: %v", err)
 	}
-	data, err := c.linkParts(t, ctx, us, tmp, times, true)
+	data, err := c.linkParts(t, ctx, us, tmp, times, &cpu, true)
 	if err != nil {
 		return nil, err
 	}
@@ -67,20 +68,20 @@ func (c *objectCache) program(t *toolchain, key, text string, g *gen, steps map[
 // unless useCache), links them with the cached ones into tmp/kernels.so,
 // whose bytes it returns. A link that fails with cached parts (an index
 // that names a part without its kernel) is tried again from scratch.
-func (c *objectCache) linkParts(t *toolchain, ctx string, us []unit, tmp string, times *BuildTimes, useCache bool) ([]byte, error) {
+func (c *objectCache) linkParts(t *toolchain, ctx string, us []unit, tmp string, times *BuildTimes, cpu *toolCPU, useCache bool) ([]byte, error) {
 	objs, missing := []string(nil), us
 	if useCache {
 		objs, missing = c.cachedParts(us, tmp)
 	}
 	times.Kernels, times.KernelsCached = len(us), len(us)-len(missing)
-	built, err := c.buildParts(t, ctx, missing, tmp)
+	built, err := c.buildParts(t, ctx, missing, tmp, cpu)
 	if err != nil {
 		return nil, err
 	}
 	times.Parts += len(built)
-	data, err := link(t, tmp, append(objs, built...), us)
+	data, err := link(t, tmp, append(objs, built...), us, cpu)
 	if err != nil && len(objs) > 0 {
-		return c.linkParts(t, ctx, us, tmp, times, false)
+		return c.linkParts(t, ctx, us, tmp, times, cpu, false)
 	}
 	return data, err
 }
@@ -129,7 +130,7 @@ func isKey(s string) bool {
 // buildParts compiles us in balanced parts, one clang per part at once,
 // caches each part's object and records its kernels as found there; it
 // returns the objects' paths in tmp.
-func (c *objectCache) buildParts(t *toolchain, ctx string, us []unit, tmp string) ([]string, error) {
+func (c *objectCache) buildParts(t *toolchain, ctx string, us []unit, tmp string, cpu *toolCPU) ([]string, error) {
 	if len(us) == 0 {
 		return nil, nil
 	}
@@ -145,7 +146,7 @@ func (c *objectCache) buildParts(t *toolchain, ctx string, us []unit, tmp string
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			objs[i], errs[i] = c.buildPart(t, t.partKey(texts[i]), texts[i], groups[i], tmp, i)
+			objs[i], errs[i] = c.buildPart(t, t.partKey(texts[i]), texts[i], groups[i], tmp, i, cpu)
 		}()
 	}
 	wg.Wait()
@@ -161,7 +162,7 @@ func (c *objectCache) buildParts(t *toolchain, ctx string, us []unit, tmp string
 // object in the cache under key with its hash record, and records each of
 // its kernels as found there. The copy in tmp, which only this build
 // writes, is what gets linked.
-func (c *objectCache) buildPart(t *toolchain, key, text string, us []unit, tmp string, i int) (string, error) {
+func (c *objectCache) buildPart(t *toolchain, key, text string, us []unit, tmp string, i int, cpu *toolCPU) (string, error) {
 	ll := filepath.Join(tmp, fmt.Sprintf("part%d.ll", i))
 	obj := filepath.Join(tmp, fmt.Sprintf("part%d.o", i))
 	if err := os.WriteFile(ll, []byte(text), 0o600); err != nil {
@@ -171,7 +172,7 @@ func (c *objectCache) buildPart(t *toolchain, key, text string, us []unit, tmp s
 		return "", err
 	}
 	partRuns.Add(1)
-	if err := runClang(t, compileArgs(obj, ll)); err != nil {
+	if err := runClang(t, compileArgs(obj, ll), cpu); err != nil {
 		return "", err
 	}
 	data, err := readRegular(obj, maxObject)
@@ -217,14 +218,14 @@ func (c *objectCache) put(tmp, name string, b []byte) error {
 
 // link links the part objects objs into tmp/kernels.so, each kernel of us
 // exported under the program's name for it too, and returns its bytes.
-func link(t *toolchain, tmp string, objs []string, us []unit) ([]byte, error) {
+func link(t *toolchain, tmp string, objs []string, us []unit, cpu *toolCPU) ([]byte, error) {
 	out := filepath.Join(tmp, "kernels.so")
 	args := append(append([]string{}, linkFlags...), "-o", out)
 	args = append(append(args, objs...), "-lm")
 	for _, u := range us {
 		args = append(args, "-Wl,--defsym="+u.name+"="+u.sym)
 	}
-	if err := runClang(t, args); err != nil {
+	if err := runClang(t, args, cpu); err != nil {
 		return nil, err
 	}
 	data, err := readRegular(out, maxObject)

@@ -38,6 +38,12 @@ func TestKernelFoundInCachedPart(t *testing.T) {
 	if n := PartRuns() - parts; n != 1 {
 		t.Fatalf("second program compiled %d parts, want 1", n)
 	}
+	if x.Times.ClangCPU <= 0 {
+		t.Fatalf("clang's CPU time not counted: %v", x.Times.ClangCPU)
+	}
+	if x = differential(t, b, s.Module, s.Entry, 2); !x.Times.Cached || x.Times.ClangCPU != 0 {
+		t.Fatalf("the second program again: cached %v, clang's CPU %v; want the cached object", x.Times.Cached, x.Times.ClangCPU)
+	}
 }
 
 // TestCorruptPartRebuilt: a cached part whose bytes no longer match their

@@ -203,7 +203,7 @@ func llvmTime(layers int, unroll bool, warm int) (time.Duration, error) {
 	d := time.Since(t0)
 	fmt.Fprintf(os.Stderr, "  %s: %s\n", how[unroll], stages(t1.Sub(t0), times, exe.Exec))
 	if x, ok := exe.Exec.(*llvm.Executable); ok {
-		fmt.Fprintf(os.Stderr, "  %s: %d kernels, %d found in cached parts, %d parts compiled\n", how[unroll], x.Times.Kernels, x.Times.KernelsCached, x.Times.Parts)
+		fmt.Fprintf(os.Stderr, "  %s: %d kernels, %d found in cached parts, %d parts compiled, clang's CPU %.3f s\n", how[unroll], x.Times.Kernels, x.Times.KernelsCached, x.Times.Parts, x.Times.ClangCPU.Seconds())
 	}
 	return d, nil
 }
