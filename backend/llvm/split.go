@@ -21,7 +21,7 @@ import (
 // so the parts divide its wall time by the cores.
 //
 // Each part's object is also kept in the cache, and every kernel in it is
-// recorded as found there (kernelIndex), so a later program that has the
+// recorded as found there (KEY.kernel, parts.go), so a later program that has the
 // same kernel (the prefill and decode steps of one model, another depth of
 // it) links the cached part instead of compiling the kernel again. A
 // kernel is named in its part by its own key (unit.sym), and the program's
@@ -179,7 +179,7 @@ func partText(ctx string, us []unit) string {
 }
 
 // kernelKey names a kernel's object by everything that decides its code:
-// the toolchain, the flags and the kernel's canonical text (canonicalizer).
+// the toolchain, the flags and the kernel's canonical text (gen.canonical).
 func (t *toolchain) kernelKey(canonical string) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "tpucc-llvm kernel 1\n%s\n%s\n%q\n", t.version, t.features, clangFlags)
