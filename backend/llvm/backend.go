@@ -202,7 +202,7 @@ func (b *Backend) compileWith(m *ir.Module, f *ir.Func, expect *backend.NativeCo
 		data, ok := expected(expect, key)
 		if ok {
 			times.Cached = true
-		} else if data, err = b.cache.object(b.tc, key, text, &times); err != nil {
+		} else if data, err = b.cache.program(b.tc, key, text, p.gen, p.kernelNames(), &times); err != nil {
 			return nil, err
 		}
 		t1 := time.Now()

@@ -30,7 +30,8 @@ func TestBuildChild(t *testing.T) {
 }
 
 // clangWrapper writes a clang for children's PATH that runs body for a
-// kernel build (an argument ends in kernels.ll) and the real clang for
+// kernel build (an argument names kernels.ll, or partN.ll when a program
+// is built in parts, split.go) and the real clang for
 // everything else (--version, the thread pool); it returns the PATH.
 func clangWrapper(t *testing.T, body string) string {
 	t.Helper()
@@ -39,7 +40,7 @@ func clangWrapper(t *testing.T, body string) string {
 		t.Skip("no clang")
 	}
 	dir := t.TempDir()
-	script := fmt.Sprintf("#!/bin/sh\ncase \"$*\" in *kernels.ll*) %s;; esac\nexec %s \"$@\"\n", body, real)
+	script := fmt.Sprintf("#!/bin/sh\ncase \"$*\" in *kernels.ll*|*/part[0-9]*.ll*) %s;; esac\nexec %s \"$@\"\n", body, real)
 	if err := os.WriteFile(filepath.Join(dir, "clang"), []byte(script), 0o700); err != nil {
 		t.Fatal(err)
 	}

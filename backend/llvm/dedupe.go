@@ -7,12 +7,7 @@ package llvm
 // Two kernels are merged only when their LLVM text is identical but for the
 // name, so a merged step runs exactly the code it generated.
 func (p *plan) dedupeKernels() {
-	stepKernels := map[string]bool{}
-	for _, st := range p.steps {
-		if st.kind == stepKernel {
-			stepKernels[st.name] = true
-		}
-	}
+	stepKernels := p.kernelNames()
 	kept := map[string]string{}   // body -> the name kept
 	rename := map[string]string{} // dropped name -> kept name
 	funcs := p.gen.m.Funcs[:0]
@@ -32,6 +27,7 @@ func (p *plan) dedupeKernels() {
 			continue
 		}
 		kept[body] = name
+		p.gen.bodies[name] = body
 		funcs = append(funcs, f)
 	}
 	p.gen.m.Funcs = funcs
@@ -40,4 +36,15 @@ func (p *plan) dedupeKernels() {
 			p.steps[i].name = r
 		}
 	}
+}
+
+// kernelNames are the names of the kernels the plan's steps call.
+func (p *plan) kernelNames() map[string]bool {
+	names := map[string]bool{}
+	for _, st := range p.steps {
+		if st.kind == stepKernel {
+			names[st.name] = true
+		}
+	}
+	return names
 }

@@ -35,10 +35,13 @@ type gen struct {
 	// loopIDs: the loop identifiers of the hints given to clang, by
 	// hint (loopID).
 	loopIDs map[string]*metadata.Tuple
+	// bodies: each kernel dedupeKernels kept, as text under the name
+	// "kernel", by its name (split.go reads them).
+	bodies map[string]string
 }
 
 func newGen(wide bool) *gen {
-	return &gen{m: lir.NewModule(), decls: map[string]*lir.Func{}, wide: wide, gemm: staticGemm(wide)}
+	return &gen{m: lir.NewModule(), decls: map[string]*lir.Func{}, wide: wide, gemm: staticGemm(wide), bodies: map[string]string{}}
 }
 
 // declare returns the external function name (an intrinsic or libm),

@@ -147,7 +147,21 @@ type BuildTimes struct {
 	Clang  time.Duration // clang (zero when the cache had the object)
 	Load   time.Duration // hashing, dlopen and symbol lookup
 	Cached bool          // the object came from the cache
+	// Kernels is how many distinct kernels the program's object has, and
+	// KernelsCached how many of them a cached part had, when it was
+	// linked from parts (split.go); Parts is how many parts clang
+	// compiled for it. All are zero when the object came whole from the
+	// cache or was built whole.
+	Kernels, KernelsCached, Parts int
+	// ClangCPU is the CPU time clang (and the linker) took, all parts
+	// together: Clang over it is how much of a core each run had.
+	ClangCPU time.Duration
 }
+
+// toolCPU adds up the CPU time of build tools run at once.
+type toolCPU struct{ atomic.Int64 }
+
+func (c *toolCPU) get() time.Duration { return time.Duration(c.Load()) }
 
 // objectCache keeps built objects in a private directory: file KEY.so beside
 // KEY.sha256, the object's own SHA-256 recorded when clang wrote it.
@@ -242,13 +256,14 @@ func (c *objectCache) build(t *toolchain, key, name, source string, times *Build
 		}
 	}
 	t0 := time.Now()
-	defer func() { times.Clang += time.Since(t0) }()
+	var cpu toolCPU
+	defer func() { times.Clang += time.Since(t0); times.ClangCPU += cpu.get() }()
 	tmp, done, err := buildDir(c.dir)
 	if err != nil {
 		return nil, fmt.Errorf("llvm: %v", err)
 	}
 	defer done()
-	data, err := clangBuild(t, tmp, name, source)
+	data, err := clangBuild(t, tmp, name, source, &cpu)
 	if err != nil {
 		return nil, err
 	}
@@ -274,7 +289,7 @@ func (c *objectCache) cached(so, sum string, times *BuildTimes) ([]byte, bool) {
 
 // clangBuild writes source to name in the build directory tmp and builds
 // it into tmp/kernels.so, whose bytes it returns.
-func clangBuild(t *toolchain, tmp, name, source string) ([]byte, error) {
+func clangBuild(t *toolchain, tmp, name, source string, cpu *toolCPU) ([]byte, error) {
 	ll := filepath.Join(tmp, name)
 	out := filepath.Join(tmp, "kernels.so")
 	if err := os.WriteFile(ll, []byte(source), 0o600); err != nil {
@@ -285,10 +300,10 @@ func clangBuild(t *toolchain, tmp, name, source string) ([]byte, error) {
 	}
 	obj := filepath.Join(tmp, "kernels.o")
 	clangRuns.Add(1)
-	if err := runClang(t, compileArgs(obj, ll)); err != nil {
+	if err := runClang(t, compileArgs(obj, ll), cpu); err != nil {
 		return nil, err
 	}
-	if err := runClang(t, append(append([]string{}, linkFlags...), "-o", out, obj, "-lm")); err != nil {
+	if err := runClang(t, append(append([]string{}, linkFlags...), "-o", out, obj, "-lm"), cpu); err != nil {
 		return nil, err
 	}
 	data, err := readRegular(out, maxObject)
@@ -303,12 +318,17 @@ func compileArgs(obj, src string) []string {
 	return append(append([]string{}, clangFlags...), "-c", "-o", obj, src)
 }
 
-// runClang runs clang with args.
-func runClang(t *toolchain, args []string) error {
+// runClang runs clang with args, adding the CPU time it took (with the
+// linker it ran) to cpu.
+func runClang(t *toolchain, args []string, cpu *toolCPU) error {
 	cmd := exec.Command(t.clang, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	if err := runTool(cmd); err != nil {
+	err := runTool(cmd)
+	if ps := cmd.ProcessState; ps != nil {
+		cpu.Add(int64(ps.UserTime() + ps.SystemTime()))
+	}
+	if err != nil {
 		return fmt.Errorf("llvm: clang failed: %v\n%s", err, stderr.String())
 	}
 	return nil
