@@ -46,9 +46,8 @@ var refOps = map[ir.Op]string{
 	ir.OpAllReduce: collectiveFallback, ir.OpAllGather: collectiveFallback, ir.OpAllToAll: collectiveFallback,
 	ir.OpReduceScatter: collectiveFallback, ir.OpCollectiveBroadcast: collectiveFallback, ir.OpCollectivePermute: collectiveFallback,
 	ir.OpCollectiveReduce: collectiveFallback, ir.OpReplicaID: collectiveFallback, ir.OpPartitionID: collectiveFallback,
-	ir.OpFFT:             complexFallback,
-	ir.OpSort:            "no kernel yet: the reference executor's stable sort runs the comparator region on each pair of scalars",
-	ir.OpRngBitGenerator: "no kernel yet: the reference executor runs Threefry/Philox counter by counter (the bits are XLA:CPU's either way)",
+	ir.OpFFT:  complexFallback,
+	ir.OpSort: "no kernel yet: the reference executor's stable sort runs the comparator region on each pair of scalars",
 }
 
 const collectiveFallback = "collectives run on the reference executor, as one process (replica 0, partition 0); groups naming other processes are refused"

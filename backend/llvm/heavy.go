@@ -30,6 +30,7 @@ var kernels = map[ir.Op]kernelFunc{
 	ir.OpLogSoftmax:         floatOnly((*planner).softmax),
 	ir.OpRMSNorm:            floatOnly((*planner).norm),
 	ir.OpLayerNorm:          floatOnly((*planner).norm),
+	ir.OpRngBitGenerator:    (*planner).rngBitGenerator,
 }
 
 // kernelOf returns op's kernel, nil when it has none.
