@@ -99,8 +99,8 @@ func (bd *builder) otherOp(o *op, args []*ir.Value) {
 	switch o.name {
 	case "stablehlo.is_finite":
 		bd.results(o, bd.isFinite(o, args))
-	case probeOp: // a function body's probes are read before they get here
-		bd.s.failf(o.pos, "unsupported %s inside a region (its iterations are not recorded)", o.name)
+	case probeOp: // a function body's probes, and a while's there, are read before they get here
+		bd.s.failf(o.pos, "unsupported %s inside a region other than the do region of a while in the function body", o.name)
 	case "call", "func.call":
 		bd.call(o, args)
 	case "stablehlo.composite":
