@@ -273,7 +273,7 @@ var opTable = [numOps]OpInfo{
 		Doc: "dot_general {lhs_batch, rhs_batch, lhs_contract, rhs_contract}: result dims are batch, lhs free, rhs free",
 		decode: func(r *attrReader) Attr {
 			return &DotAttr{LhsBatch: r.ints("lhs_batch", false), RhsBatch: r.ints("rhs_batch", false),
-				LhsContract: r.ints("lhs_contract", false), RhsContract: r.ints("rhs_contract", false)}
+				LhsContract: r.ints("lhs_contract", false), RhsContract: r.ints("rhs_contract", false), Algorithm: r.dotAlgorithm()}
 		}, infer: inferDot},
 	OpRaggedDot: {Name: "ragged_dot", Fuse: FuseNever, Cost: CostRaggedDot, Pad: PadRefuse,
 		Group: GroupContraction, Args: 3,
