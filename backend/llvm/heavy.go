@@ -31,6 +31,7 @@ var kernels = map[ir.Op]kernelFunc{
 	ir.OpRMSNorm:            floatOnly((*planner).norm),
 	ir.OpLayerNorm:          floatOnly((*planner).norm),
 	ir.OpRngBitGenerator:    (*planner).rngBitGenerator,
+	ir.OpBitcastConvert:     (*planner).bitcastConvert,
 }
 
 // kernelOf returns op's kernel, nil when it has none.
