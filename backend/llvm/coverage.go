@@ -38,7 +38,6 @@ var refOps = map[ir.Op]string{
 	ir.OpImag:             complexFallback,
 	ir.OpSelectAndScatter: "max pooling's gradient has no kernel yet",
 	ir.OpTriangularSolve:  "no kernel yet: the substitution runs on the reference executor",
-	ir.OpReducePrecision:  "no expression yet: it works on each dtype's own bit layout, and expressions compute f16 and bf16 in f32",
 	// A program on this backend runs alone (one process, replica 0 and
 	// partition 0): the reference executor runs each collective on that
 	// 1 × 1 grid, and refuses groups that name another process.

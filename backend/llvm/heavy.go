@@ -32,6 +32,7 @@ var kernels = map[ir.Op]kernelFunc{
 	ir.OpLayerNorm:          floatOnly((*planner).norm),
 	ir.OpRngBitGenerator:    (*planner).rngBitGenerator,
 	ir.OpBitcastConvert:     (*planner).bitcastConvert,
+	ir.OpReducePrecision:    (*planner).reducePrecision,
 }
 
 // kernelOf returns op's kernel, nil when it has none.
