@@ -33,11 +33,10 @@ var planned = map[ir.Op]string{
 var refOps = map[ir.Op]string{
 	// Complex values have no kernels (elemType): every op on them falls
 	// back, and these three always have a complex operand or result.
-	ir.OpComplex:          complexFallback,
-	ir.OpReal:             complexFallback,
-	ir.OpImag:             complexFallback,
-	ir.OpSelectAndScatter: "max pooling's gradient has no kernel yet",
-	ir.OpTriangularSolve:  "no kernel yet: the substitution runs on the reference executor",
+	ir.OpComplex:         complexFallback,
+	ir.OpReal:            complexFallback,
+	ir.OpImag:            complexFallback,
+	ir.OpTriangularSolve: "no kernel yet: the substitution runs on the reference executor",
 	// A program on this backend runs alone (one process, replica 0 and
 	// partition 0): the reference executor runs each collective on that
 	// 1 × 1 grid, and refuses groups that name another process.
@@ -104,6 +103,10 @@ func typeLimit(in *ir.Instr) string {
 	case ir.OpReduceWindow:
 		if floatStatic(in) || intStatic(in) {
 			return "its padded operand has more rows than i32 indices reach"
+		}
+	case ir.OpSelectAndScatter:
+		if !floatStatic(in) && !intStatic(in) {
+			return "select_and_scatter has a kernel for f32, f16, bf16 and the integers other kernels hold"
 		}
 	case ir.OpConvolution:
 		if !floatStatic(in) {

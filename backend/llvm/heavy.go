@@ -33,6 +33,7 @@ var kernels = map[ir.Op]kernelFunc{
 	ir.OpRngBitGenerator:    (*planner).rngBitGenerator,
 	ir.OpBitcastConvert:     (*planner).bitcastConvert,
 	ir.OpReducePrecision:    (*planner).reducePrecision,
+	ir.OpSelectAndScatter:   (*planner).selectAndScatter,
 }
 
 // kernelOf returns op's kernel, nil when it has none.
