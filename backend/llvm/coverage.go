@@ -33,10 +33,9 @@ var planned = map[ir.Op]string{
 var refOps = map[ir.Op]string{
 	// Complex values have no kernels (elemType): every op on them falls
 	// back, and these three always have a complex operand or result.
-	ir.OpComplex:         complexFallback,
-	ir.OpReal:            complexFallback,
-	ir.OpImag:            complexFallback,
-	ir.OpTriangularSolve: "no kernel yet: the substitution runs on the reference executor",
+	ir.OpComplex: complexFallback,
+	ir.OpReal:    complexFallback,
+	ir.OpImag:    complexFallback,
 	// A program on this backend runs alone (one process, replica 0 and
 	// partition 0): the reference executor runs each collective on that
 	// 1 × 1 grid, and refuses groups that name another process.
@@ -103,6 +102,10 @@ func typeLimit(in *ir.Instr) string {
 	case ir.OpReduceWindow:
 		if floatStatic(in) || intStatic(in) {
 			return "its padded operand has more rows than i32 indices reach"
+		}
+	case ir.OpTriangularSolve:
+		if !floatStatic(in) {
+			return "triangular_solve has a kernel for f32, f16 and bf16"
 		}
 	case ir.OpSelectAndScatter:
 		if !floatStatic(in) && !intStatic(in) {

@@ -34,6 +34,7 @@ var kernels = map[ir.Op]kernelFunc{
 	ir.OpBitcastConvert:     (*planner).bitcastConvert,
 	ir.OpReducePrecision:    (*planner).reducePrecision,
 	ir.OpSelectAndScatter:   (*planner).selectAndScatter,
+	ir.OpTriangularSolve:    (*planner).triangularSolve,
 }
 
 // kernelOf returns op's kernel, nil when it has none.
