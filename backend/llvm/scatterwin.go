@@ -41,10 +41,14 @@ func (pl *planner) selectAndScatter(in *ir.Instr, env map[*ir.Value]int) bool {
 		if float {
 			return k.cur.NewFPExt(k.loadDT(p, i, dt), types.Double)
 		}
-		if dt.IsUnsigned() {
-			return k.cur.NewZExt(k.load(mem, p, i), types.I64)
+		switch v := k.load(mem, p, i); {
+		case mem.Equal(types.I64):
+			return v
+		case dt.IsUnsigned():
+			return k.cur.NewZExt(v, types.I64)
+		default:
+			return k.cur.NewSExt(v, types.I64)
 		}
-		return k.cur.NewSExt(k.load(mem, p, i), types.I64)
 	}
 	keep := windowSelect(k, a.Select, float, func(i value.Value) value.Value {
 		if float {
@@ -74,6 +78,8 @@ func (pl *planner) selectAndScatter(in *ir.Instr, env map[*ir.Value]int) bool {
 		k.loopN(n, func(i value.Value) {
 			v := k.load(accT, acc, i)
 			switch {
+			case mem.Equal(types.I64):
+				k.store(k.cur.NewAdd(init, v), out, i)
 			case !float:
 				k.store(k.cur.NewTrunc(k.cur.NewAdd(init, v), mem), out, i)
 			case dt == ir.F32:

@@ -6,17 +6,16 @@ import (
 	"testing"
 
 	"github.com/tpucc/tpucc/backend/cpu"
-	"github.com/tpucc/tpucc/ir"
 )
 
 // TestSelectAndScatter: select_and_scatter is generated for float and
 // integer types and gives the reference kernel's results exactly: max
 // pooling's gradient (disjoint 2×2 windows), overlapping padded windows
 // with ties and a NaN (ge and gt pick different elements of a tie; a NaN
-// never wins a comparison), a min selection on integers, and half types
+// never wins a comparison), a min selection on i32, i64 and u8, and half types
 // with padding that leaves a window's edge outside.
 func TestSelectAndScatter(t *testing.T) {
-	src := `func @f(%x: f32[1,4,4,3], %g: f32[1,2,2,3], %z: f32[], %y: f32[5,6], %h: f32[5,6], %i: i32[5,6], %j: i32[2,2], %k: i32[], %b: bf16[4,4], %c: bf16[2,2], %e: bf16[], %u: f16[7], %v: f16[3], %w: f16[]) -> (f32[1,4,4,3], f32[5,6], f32[5,6], i32[5,6], bf16[4,4], f16[7])
+	src := `func @f(%x: f32[1,4,4,3], %g: f32[1,2,2,3], %z: f32[], %y: f32[5,6], %h: f32[5,6], %i: i32[5,6], %j: i32[2,2], %k: i32[], %b: bf16[4,4], %c: bf16[2,2], %e: bf16[], %u: f16[7], %v: f16[3], %w: f16[], %l: i64[4], %n: i64[2], %o: i64[], %p: u8[4], %q: u8[2], %s: u8[]) -> (f32[1,4,4,3], f32[5,6], f32[5,6], i32[5,6], bf16[4,4], f16[7], i64[4], u8[4])
 {
   %0 = select_and_scatter %x, %g, %z {select=ge, stride=[1,2,2,1], window=[1,2,2,1]} : f32[1,4,4,3]
   %1 = select_and_scatter %y, %h, %z {pad_high=[1,1], pad_low=[1,1], select=ge, window=[3,3]} : f32[5,6]
@@ -24,7 +23,9 @@ func TestSelectAndScatter(t *testing.T) {
   %3 = select_and_scatter %i, %j, %k {select=le, stride=[2,3], window=[2,3]} : i32[5,6]
   %4 = select_and_scatter %b, %c, %e {select=ge, stride=[2,2], window=[2,2]} : bf16[4,4]
   %5 = select_and_scatter %u, %v, %w {pad_high=[1], pad_low=[1], select=ge, stride=[3], window=[3]} : f16[7]
-  return %0, %1, %2, %3, %4, %5
+  %6 = select_and_scatter %l, %n, %o {select=ge, stride=[2], window=[2]} : i64[4]
+  %7 = select_and_scatter %p, %q, %s {select=gt, stride=[2], window=[2]} : u8[4]
+  return %0, %1, %2, %3, %4, %5, %6, %7
 }
 `
 	b := testBackend(t)
@@ -47,7 +48,7 @@ func TestSelectAndScatter(t *testing.T) {
 	}
 	for r := range want {
 		same := bytes.Equal(got[r].Bytes(), want[r].Bytes())
-		if want[r].Type().DType != ir.I32 {
+		if want[r].Type().DType.IsFloat() {
 			_, same = sameFloats(want[r], got[r])
 		}
 		if !same {
