@@ -42,8 +42,7 @@ var refOps = map[ir.Op]string{
 	ir.OpAllReduce: collectiveFallback, ir.OpAllGather: collectiveFallback, ir.OpAllToAll: collectiveFallback,
 	ir.OpReduceScatter: collectiveFallback, ir.OpCollectiveBroadcast: collectiveFallback, ir.OpCollectivePermute: collectiveFallback,
 	ir.OpCollectiveReduce: collectiveFallback, ir.OpReplicaID: collectiveFallback, ir.OpPartitionID: collectiveFallback,
-	ir.OpFFT:  complexFallback,
-	ir.OpSort: "no kernel yet: the reference executor's stable sort runs the comparator region on each pair of scalars",
+	ir.OpFFT: complexFallback,
 }
 
 const collectiveFallback = "collectives run on the reference executor, as one process (replica 0, partition 0); groups naming other processes are refused"
@@ -106,6 +105,10 @@ func typeLimit(in *ir.Instr) string {
 	case ir.OpTriangularSolve:
 		if !floatStatic(in) {
 			return "triangular_solve has a kernel for f32, f16 and bf16"
+		}
+	case ir.OpSort:
+		if !comparatorExpr(in) {
+			return "its comparator has an instruction that is not an expression here (or not on scalars): the reference executor runs the region"
 		}
 	case ir.OpSelectAndScatter:
 		if !floatStatic(in) && !intStatic(in) {

@@ -35,6 +35,7 @@ var kernels = map[ir.Op]kernelFunc{
 	ir.OpReducePrecision:    (*planner).reducePrecision,
 	ir.OpSelectAndScatter:   (*planner).selectAndScatter,
 	ir.OpTriangularSolve:    (*planner).triangularSolve,
+	ir.OpSort:               (*planner).sortRegion,
 }
 
 // kernelOf returns op's kernel, nil when it has none.
