@@ -168,15 +168,21 @@ func (a *PadAttr) Fields() []AttrField {
 // DotAttr: dot_general's dimension numbers. Result dims: batch, lhs free, rhs free.
 type DotAttr struct {
 	LhsBatch, RhsBatch, LhsContract, RhsContract []int64
+	// Algorithm, when set, is the algorithm the program named (dotalg.go).
+	Algorithm *DotAlgorithm
 }
 
 func (a *DotAttr) Fields() []AttrField {
-	return []AttrField{
+	fs := []AttrField{
 		intsField("lhs_batch", a.LhsBatch),
 		intsField("lhs_contract", a.LhsContract),
 		intsField("rhs_batch", a.RhsBatch),
 		intsField("rhs_contract", a.RhsContract),
 	}
+	if a.Algorithm != nil {
+		fs = append([]AttrField{a.Algorithm.field()}, fs...)
+	}
+	return fs
 }
 
 // DepthAttr: one_hot {depth=N}.

@@ -456,6 +456,11 @@ func inferDot(c *inferCtx) []Type {
 	if l.DType != r.DType {
 		return c.fail("operands of dot_general have different dtypes: %s and %s", l, r)
 	}
+	if a.Algorithm != nil {
+		if why := a.Algorithm.Refusal(l.DType); why != "" {
+			return c.fail("dot_general has no algorithm with %s", why)
+		}
+	}
 	if len(a.LhsBatch) != len(a.RhsBatch) || len(a.LhsContract) != len(a.RhsContract) {
 		return c.fail("dot_general needs as many lhs as rhs batch and contracting dimensions")
 	}

@@ -270,10 +270,11 @@ var opTable = [numOps]OpInfo{
 
 	OpDotGeneral: {Name: "dot_general", Fuse: FuseDot, Cost: CostDot, Pad: PadDot,
 		Group: GroupContraction, Args: 2,
-		Doc: "dot_general {lhs_batch, rhs_batch, lhs_contract, rhs_contract}: result dims are batch, lhs free, rhs free",
+		Doc: "dot_general {lhs_batch, rhs_batch, lhs_contract, rhs_contract[, algorithm=[lhs,rhs,acc,1,1,1,imprecise]]}: result dims are batch, lhs free, rhs free; " +
+			"algorithm, when written, is the StableHLO algorithm the program named, one the product computes exactly (the operands' own type, accumulated in f32 for f32/f16/bf16, f64 for f64); the lowering writes it back",
 		decode: func(r *attrReader) Attr {
 			return &DotAttr{LhsBatch: r.ints("lhs_batch", false), RhsBatch: r.ints("rhs_batch", false),
-				LhsContract: r.ints("lhs_contract", false), RhsContract: r.ints("rhs_contract", false)}
+				LhsContract: r.ints("lhs_contract", false), RhsContract: r.ints("rhs_contract", false), Algorithm: r.dotAlgorithm()}
 		}, infer: inferDot},
 	OpRaggedDot: {Name: "ragged_dot", Fuse: FuseNever, Cost: CostRaggedDot, Pad: PadRefuse,
 		Group: GroupContraction, Args: 3,

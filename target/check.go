@@ -75,6 +75,13 @@ func (t *Target) checkInstr(in *ir.Instr) []*ir.Error {
 		// vs (u64[2], ...)", compile-only, v5e and v6e, jax 0.10.2).
 		errs = append(errs, ir.Errorf(in.Pos, "%s cannot compile rng_bit_generator {algorithm=default} of a u64[3] state (use u64[2], or algorithm=philox)", t.name))
 	}
+	if a, ok := in.Attr.(*ir.DotAttr); ok && a.Algorithm != nil && a.Algorithm.Lhs != ir.BF16 {
+		// libtpu implements bf16 x bf16 in f32 alone of the algorithms
+		// tpucc keeps: "UNIMPLEMENTED: Dot algorithm ALG_DOT_F32_F32_F32
+		// is not supported" (also F16_F16_F32; compile-only, v5e and v6e,
+		// jax 0.10.2).
+		errs = append(errs, ir.Errorf(in.Pos, "%s cannot compile dot_general {algorithm=[%s,%s,%s,...]}: of the algorithms tpucc keeps, it has bf16 x bf16 in f32 alone (drop the algorithm, or give bf16 operands)", t.name, a.Algorithm.Lhs, a.Algorithm.Rhs, a.Algorithm.Acc))
+	}
 	return errs
 }
 

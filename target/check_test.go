@@ -155,6 +155,41 @@ func TestCheckRngDefaultStateOnTPU(t *testing.T) {
 	}
 }
 
+// TestCheckDotAlgorithmOnTPU: a dot_general algorithm other than bf16 x
+// bf16 in f32 is refused for TPU (libtpu: "Dot algorithm
+// ALG_DOT_F32_F32_F32 is not supported"); the CPU target takes each.
+func TestCheckDotAlgorithmOnTPU(t *testing.T) {
+	build := func(dt ir.DType) *ir.Module {
+		m := ir.NewModule("m.tir")
+		x := ir.Tensor(dt, 2, 2)
+		f := m.NewFunc("f", []string{"x"}, []ir.Type{x}, []ir.Type{ir.Tensor(ir.F32, 2, 2)}, ir.Pos{File: "m.tir", Line: 1, Col: 1})
+		b := ir.NewBuilder(f)
+		b.Pos = ir.Pos{File: "m.tir", Line: 2, Col: 3}
+		acc, _ := ir.DotAccumulation(dt)
+		alg := &ir.DotAlgorithm{Lhs: dt, Rhs: dt, Acc: acc, LhsComponents: 1, RhsComponents: 1, Primes: 1}
+		a := &ir.DotAttr{LhsContract: []int64{1}, RhsContract: []int64{0}, Algorithm: alg}
+		in, err := b.Emit(ir.OpDotGeneral, a, []ir.Type{ir.Tensor(ir.F32, 2, 2)}, f.Params[0], f.Params[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Return(in.Results...)
+		return m
+	}
+	v6e, _ := Lookup("tpu-v6e")
+	for _, dt := range []ir.DType{ir.F32, ir.F16} {
+		want := fmt.Sprintf("m.tir:2:3: error: tpu-v6e cannot compile dot_general {algorithm=[%s,%s,f32,...]}: of the algorithms tpucc keeps, it has bf16 x bf16 in f32 alone (drop the algorithm, or give bf16 operands)", dt, dt)
+		if err := v6e.Check(build(dt)); err == nil || err.Error() != want {
+			t.Errorf("v6e, %s: got %v, want %s", dt, err, want)
+		}
+		if err := CPU(Target{}).Check(build(dt)); err != nil {
+			t.Errorf("cpu, %s: %v", dt, err)
+		}
+	}
+	if err := v6e.Check(build(ir.BF16)); err != nil {
+		t.Errorf("v6e, bf16: %v", err)
+	}
+}
+
 // TestCheckF6OnTPU: f6 values are refused for TPU where they are defined
 // (libtpu rejects a convert to them, or crashes); f8 and f4 values pass,
 // and the CPU target takes f6.

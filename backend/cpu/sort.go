@@ -2,16 +2,15 @@ package cpu
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
 )
 
 // runSort sorts each line of the operands along the sort's dimension by its
-// comparator region, run on scalars: a stable merge sort (slices.SortStableFunc),
-// which is also a valid result of a sort that need not be stable. Every
-// operand is permuted as the line's order says.
+// comparator region, run on scalars: a stable merge sort (mergeSort), which
+// is also a valid result of a sort that need not be stable. Every operand
+// is permuted as the line's order says.
 func (mc *machine) runSort(f *ir.Func, in *ir.Instr, vals, args []*backend.Buffer) ([]*backend.Buffer, error) {
 	dims := args[0].Type().Dims()
 	axis := int(in.Attr.(*ir.SortAttr).Dimension)
@@ -41,7 +40,7 @@ func (mc *machine) runSort(f *ir.Func, in *ir.Instr, vals, args []*backend.Buffe
 			for j := range perm {
 				perm[j] = base + j*inner
 			}
-			slices.SortStableFunc(perm, c.cmp)
+			perm = mergeSort(perm, c.less)
 			if c.err != nil {
 				return nil, c.err
 			}
@@ -80,16 +79,29 @@ type comparator struct {
 	err   error
 }
 
-// cmp orders element a before b when the region says a < b, after it when
-// it says b < a.
-func (c *comparator) cmp(a, b int) int {
-	switch {
-	case c.less(a, b):
-		return -1
-	case c.less(b, a):
-		return 1
+// mergeSort sorts xs stably by less, bottom up: runs of 1, 2, 4, ...
+// merged pairwise, the left run's element taken unless the right one's is
+// less. On a comparator that is a strict weak order any stable sort gives
+// this order; on one that is not (lt on NaNs, le) the order is this
+// sequence of comparisons', which the llvm backend's kernel makes too. It
+// returns the sorted slice (xs or a scratch copy).
+func mergeSort(xs []int, less func(a, b int) bool) []int {
+	from, to := xs, make([]int, len(xs))
+	for w := 1; w < len(xs); w *= 2 {
+		for lo := 0; lo < len(xs); lo += 2 * w {
+			mid, hi := min(lo+w, len(xs)), min(lo+2*w, len(xs))
+			i, j := lo, mid
+			for t := lo; t < hi; t++ {
+				if i < mid && (j >= hi || !less(from[j], from[i])) {
+					to[t], i = from[i], i+1
+				} else {
+					to[t], j = from[j], j+1
+				}
+			}
+		}
+		from, to = to, from
 	}
-	return 0
+	return from
 }
 
 func (c *comparator) less(a, b int) bool {

@@ -33,22 +33,16 @@ var planned = map[ir.Op]string{
 var refOps = map[ir.Op]string{
 	// Complex values have no kernels (elemType): every op on them falls
 	// back, and these three always have a complex operand or result.
-	ir.OpComplex:          complexFallback,
-	ir.OpReal:             complexFallback,
-	ir.OpImag:             complexFallback,
-	ir.OpSelectAndScatter: "max pooling's gradient has no kernel yet",
-	ir.OpTriangularSolve:  "no kernel yet: the substitution runs on the reference executor",
-	ir.OpReducePrecision:  "no expression yet: it works on each dtype's own bit layout, and expressions compute f16 and bf16 in f32",
-	ir.OpBitcastConvert:   "no kernel yet: a byte copy on the reference executor",
+	ir.OpComplex: complexFallback,
+	ir.OpReal:    complexFallback,
+	ir.OpImag:    complexFallback,
 	// A program on this backend runs alone (one process, replica 0 and
 	// partition 0): the reference executor runs each collective on that
 	// 1 × 1 grid, and refuses groups that name another process.
 	ir.OpAllReduce: collectiveFallback, ir.OpAllGather: collectiveFallback, ir.OpAllToAll: collectiveFallback,
 	ir.OpReduceScatter: collectiveFallback, ir.OpCollectiveBroadcast: collectiveFallback, ir.OpCollectivePermute: collectiveFallback,
 	ir.OpCollectiveReduce: collectiveFallback, ir.OpReplicaID: collectiveFallback, ir.OpPartitionID: collectiveFallback,
-	ir.OpFFT:             complexFallback,
-	ir.OpSort:            "no kernel yet: the reference executor's stable sort runs the comparator region on each pair of scalars",
-	ir.OpRngBitGenerator: "no kernel yet: the reference executor runs Threefry/Philox counter by counter (the bits are XLA:CPU's either way)",
+	ir.OpFFT: complexFallback,
 }
 
 const collectiveFallback = "collectives run on the reference executor, as one process (replica 0, partition 0); groups naming other processes are refused"
@@ -107,6 +101,18 @@ func typeLimit(in *ir.Instr) string {
 	case ir.OpReduceWindow:
 		if floatStatic(in) || intStatic(in) {
 			return "its padded operand has more rows than i32 indices reach"
+		}
+	case ir.OpTriangularSolve:
+		if !floatStatic(in) {
+			return "triangular_solve has a kernel for f32, f16 and bf16"
+		}
+	case ir.OpSort:
+		if !comparatorExpr(in) {
+			return "its comparator has an instruction that is not an expression here (or not on scalars): the reference executor runs the region"
+		}
+	case ir.OpSelectAndScatter:
+		if !floatStatic(in) && !intStatic(in) {
+			return "select_and_scatter has a kernel for f32, f16, bf16 and the integers other kernels hold"
 		}
 	case ir.OpConvolution:
 		if !floatStatic(in) {

@@ -207,16 +207,22 @@ func (e *expr) leafBuf(v *ir.Value) (int, bool) {
 
 // at computes v at idx (one i64 per dimension of v).
 func (e *expr) at(v *ir.Value, idx []value.Value) value.Value {
-	key := fmt.Sprintf("%p", v)
-	for _, x := range idx {
-		key += fmt.Sprintf(" %p", x)
-	}
+	key := memoKey(v, idx)
 	if r, ok := e.memo[key]; ok {
 		return r
 	}
 	r := e.compute(v, idx)
 	e.memo[key] = r
 	return r
+}
+
+// memoKey names v at idx in an expr's memo.
+func memoKey(v *ir.Value, idx []value.Value) string {
+	key := fmt.Sprintf("%p", v)
+	for _, x := range idx {
+		key += fmt.Sprintf(" %p", x)
+	}
+	return key
 }
 
 func (e *expr) compute(v *ir.Value, idx []value.Value) value.Value {

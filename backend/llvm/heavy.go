@@ -30,6 +30,12 @@ var kernels = map[ir.Op]kernelFunc{
 	ir.OpLogSoftmax:         floatOnly((*planner).softmax),
 	ir.OpRMSNorm:            floatOnly((*planner).norm),
 	ir.OpLayerNorm:          floatOnly((*planner).norm),
+	ir.OpRngBitGenerator:    (*planner).rngBitGenerator,
+	ir.OpBitcastConvert:     (*planner).bitcastConvert,
+	ir.OpReducePrecision:    (*planner).reducePrecision,
+	ir.OpSelectAndScatter:   (*planner).selectAndScatter,
+	ir.OpTriangularSolve:    (*planner).triangularSolve,
+	ir.OpSort:               (*planner).sortRegion,
 }
 
 // kernelOf returns op's kernel, nil when it has none.

@@ -20,6 +20,10 @@ type builder struct {
 	pending []*ir.Value
 	checks  []Check
 	probes  map[string][]*ir.Value   // test mode: interpreter.probe values by probe_id, in order
+	serial  map[string][]int64       // test mode: the iterations the function's check.expect_serialized_eq read, by probe_id
+	looped  map[string]*loopedProbe  // test mode: probe_ids a while recorded (check.go)
+	loop    *loopProbes              // the while whose do region is being built, when it probes
+	depth   int                      // how many regions deep the builder is
 	tuples  map[string][]tupleElem   // tuple values by name (tuple.go)
 	quant   map[*ir.Value]*quantType // the quantized type of a value of storage integers (quant.go)
 	all     map[string][]Check
@@ -63,6 +67,7 @@ func (bd *builder) function(f *fn, irf *ir.Func) {
 	bd.vals = map[string]*ir.Value{}
 	bd.unbound = map[string]string{}
 	bd.pending, bd.checks, bd.probes, bd.tuples = nil, nil, map[string][]*ir.Value{}, map[string][]tupleElem{}
+	bd.serial, bd.looped = serialIters(f.body.ops, bd.s), map[string]*loopedProbe{}
 	for i, p := range f.params {
 		bd.define(p.name, irf.Params[i], p.pos)
 	}

@@ -2,6 +2,7 @@ package stablehlo
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -38,8 +39,8 @@ var checkOps = map[string]bool{
 // for check.expect_serialized_eq. tpucc keeps the values instead of
 // writing them (test mode writes no files): a probe in the function body
 // runs once per execution of it in order, so iteration k of an id is its
-// k-th probe there; a probe inside a region (a loop's iterations) is
-// refused.
+// k-th probe there; a probe directly in a while's do region is carried
+// through the loop (loopProbes); a probe in any other region is refused.
 const probeOp = "interpreter.probe"
 
 // probe binds o's result to its operand and records it under its id.
@@ -48,6 +49,9 @@ func (bd *builder) probe(o *op) {
 	id := bd.attr(o, "probe_id")
 	if id.kind != attrStr || len(args) != 1 {
 		bd.s.failf(o.pos, "%s needs one operand and a probe_id string", probeOp)
+	}
+	if bd.looped[id.text] != nil {
+		bd.s.failf(o.pos, "unsupported %s %s after a while that probes it (its iteration is not known)", probeOp, id.describe())
 	}
 	bd.probes[id.text] = append(bd.probes[id.text], args[0])
 	bd.results(o, args[0])
@@ -61,6 +65,10 @@ func (bd *builder) serializedCheck(o *op) {
 	iter := int64(0)
 	if a := o.attrs["iter"]; a != nil {
 		iter = a.int(bd.s, "iter")
+	}
+	if lpd := bd.looped[id.text]; lpd != nil && iter >= lpd.base && len(args) == 1 {
+		bd.loopedCheck(o, lpd, iter, args[0])
+		return
 	}
 	seen := bd.probes[id.text]
 	if id.kind != attrStr || len(args) != 1 || iter < 0 || iter >= int64(len(seen)) {
@@ -300,4 +308,148 @@ func (bd *builder) gridTypes(o *op, programs [][]string, args []*ir.Value) {
 			}
 		}
 	}
+}
+
+// loopProbes are the probes directly in the do region of a while, which
+// the interpreter records once per iteration. ir's while carries values,
+// so each probe_id is carried as the count of its values so far (it goes
+// on from the body's static count) and, for each iteration a
+// check.expect_serialized_eq of the function reads, the value kept when
+// the count reached it (zeros until then). Only the iterations checked
+// are kept: the others are never read.
+type loopProbes struct {
+	inits  []*ir.Value // the carried values' initial values, after the while's own
+	ids    []string
+	at     map[string]int     // the index in inits of an id's count; its kept values follow
+	iters  map[string][]int64 // the iterations kept, by id
+	types  map[string]ir.Type
+	region *region     // the do region being built
+	next   []*ir.Value // the carried values as far as the do region has built
+}
+
+// loopedProbe is what a while left of a probe_id: the count its values
+// started from and reached, and the values kept by iteration.
+type loopedProbe struct {
+	base  int64
+	count *ir.Value
+	kept  map[int64]*ir.Value
+}
+
+// serialIters lists, by probe_id, the iterations the check ops among ops
+// read.
+func serialIters(ops []*op, s *scanner) map[string][]int64 {
+	out := map[string][]int64{}
+	for _, o := range ops {
+		id := o.attrs["probe_id"]
+		if o.name != "check.expect_serialized_eq" || id == nil || id.kind != attrStr {
+			continue
+		}
+		iter := int64(0)
+		if a := o.attrs["iter"]; a != nil {
+			iter = a.int(s, "iter")
+		}
+		if !slices.Contains(out[id.text], iter) {
+			out[id.text] = append(out[id.text], iter)
+		}
+	}
+	return out
+}
+
+// loopProbesOf plans the carried values of the probes directly in while
+// o's do region (none outside test mode). A probe deeper in it, in its
+// cond region, or in a while inside another region is refused where
+// otherOp meets it.
+func (bd *builder) loopProbesOf(o *op) *loopProbes {
+	lp := &loopProbes{at: map[string]int{}, iters: map[string][]int64{}, types: map[string]ir.Type{}}
+	if !bd.s.tests || len(o.regions) != 2 || bd.depth > 0 {
+		return lp
+	}
+	i64 := ir.Scalar(ir.I64)
+	for _, x := range o.regions[1].ops {
+		if x.name != probeOp {
+			continue
+		}
+		id := bd.attr(x, "probe_id")
+		if id.kind != attrStr || len(x.args) != 1 || len(x.outs) != 1 {
+			bd.s.failf(x.pos, "%s needs one operand and a probe_id string", probeOp)
+		}
+		if t, seen := lp.types[id.text]; seen {
+			if !t.Equal(x.outs[0]) {
+				bd.s.failf(x.pos, "unsupported %s of %s and %s under one probe_id in a loop", probeOp, mlirType(t), mlirType(x.outs[0]))
+			}
+			continue
+		}
+		if bd.looped[id.text] != nil {
+			bd.s.failf(x.pos, "unsupported %s %s in a second while (its first iteration here is not known)", probeOp, id.describe())
+		}
+		base := int64(len(bd.probes[id.text]))
+		lp.ids, lp.at[id.text], lp.types[id.text] = append(lp.ids, id.text), len(lp.inits), x.outs[0]
+		lp.inits = append(lp.inits, bd.constant(x, i64, float64(base)))
+		for _, n := range bd.serial[id.text] {
+			if n >= base {
+				lp.iters[id.text] = append(lp.iters[id.text], n)
+				lp.inits = append(lp.inits, bd.constant(x, x.outs[0], 0))
+			}
+		}
+	}
+	return lp
+}
+
+// constant emits a constant of type t whose elements are all v.
+func (bd *builder) constant(o *op, t ir.Type, v float64) *ir.Value {
+	n, ok := t.NumElements()
+	if !ok {
+		bd.s.failf(o.pos, "unsupported %s of a dynamic shape", o.name)
+	}
+	vals := make([]float64, n)
+	for i := range vals {
+		vals[i] = v
+	}
+	return bd.emit(o, ir.OpConstant, &ir.ConstAttr{Value: ir.NewLiteral(t, vals)}, []ir.Type{t})
+}
+
+// probe records probe x of the do region being built: the value is kept
+// in each checked iteration's slot when the count is that iteration, and
+// the count goes up by one.
+func (lp *loopProbes) probe(bd *builder, x *op) {
+	args := bd.args(x)
+	id := bd.attr(x, "probe_id").text
+	if !args[0].Type.Equal(lp.types[id]) {
+		bd.s.failf(x.pos, "%s of %s written as %s", probeOp, mlirType(args[0].Type), mlirType(lp.types[id]))
+	}
+	at, i64 := lp.at[id], ir.Scalar(ir.I64)
+	count := lp.next[at]
+	for j, n := range lp.iters[id] {
+		now := bd.emit(x, ir.OpCompare, &ir.CompareAttr{Dir: ir.CmpEQ}, nil, count, bd.constant(x, i64, float64(n)))
+		lp.next[at+1+j] = bd.emit(x, ir.OpSelect, nil, nil, now, args[0], lp.next[at+1+j])
+	}
+	lp.next[at] = bd.emit(x, ir.OpAdd, nil, nil, count, bd.constant(x, i64, 1))
+	bd.results(x, args[0])
+}
+
+// record keeps the while's results for its probes (res: the carried
+// values' results, in inits' order) for the checks after it.
+func (lp *loopProbes) record(bd *builder, res []*ir.Value) {
+	for _, id := range lp.ids {
+		at := lp.at[id]
+		lpd := &loopedProbe{base: int64(len(bd.probes[id])), count: res[at], kept: map[int64]*ir.Value{}}
+		for j, n := range lp.iters[id] {
+			lpd.kept[n] = res[at+1+j]
+		}
+		bd.looped[id] = lpd
+	}
+}
+
+// loopedCheck compares x with the value a while kept for iteration iter,
+// and checks that the loop did reach it: its count went past iter (else
+// the interpreter has no such value, and the test fails).
+func (bd *builder) loopedCheck(o *op, lpd *loopedProbe, iter int64, x *ir.Value) {
+	want := lpd.kept[iter]
+	if !want.Type.Equal(x.Type) {
+		bd.s.failf(o.pos, "%s compares %s with the probe's %s", o.name, mlirType(x.Type), mlirType(want.Type))
+	}
+	reached := bd.emit(o, ir.OpCompare, &ir.CompareAttr{Dir: ir.CmpGT}, nil, lpd.count, bd.constant(o, ir.Scalar(ir.I64), float64(iter)))
+	yes := bd.emit(o, ir.OpConstant, &ir.ConstAttr{Value: ir.NewLiteral(ir.Scalar(ir.I1), []float64{1})}, []ir.Type{ir.Scalar(ir.I1)})
+	bd.pending = append(bd.pending, reached, yes, x, want)
+	bd.checks = append(bd.checks, Check{Pos: o.pos}, Check{Pos: o.pos})
 }

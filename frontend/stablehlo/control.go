@@ -129,14 +129,22 @@ func (bd *builder) while(o *op, inits []*ir.Value) {
 		bd.s.failf(o.pos, "%s needs a cond region and a do region, got %d regions", o.name, len(o.regions))
 	}
 	keys, extra := bd.captures(o.regions)
+	lp := bd.loopProbesOf(o)
 	carried := append(append([]*ir.Value{}, inits...), extra...)
+	carried = append(carried, lp.inits...)
 	in := bd.emitControl(o, ir.OpWhile, nil, carried)
 	types := valueTypes(carried)
 	cond := bd.b.F.NewRegion(in, types)
-	bd.regionBody(o, o.regions[0], cond, keys, "cond region", []ir.Type{ir.Scalar(ir.I1)}, false)
+	bd.regionBody(o, o.regions[0], cond, keys, len(lp.inits), "cond region", []ir.Type{ir.Scalar(ir.I1)}, false)
 	body := bd.b.F.NewRegion(in, types)
-	bd.regionBody(o, o.regions[1], body, keys, "do region", types[:len(inits)], true)
+	if len(lp.inits) > 0 {
+		lp.region, lp.next = o.regions[1], append([]*ir.Value{}, body.Params[len(carried)-len(lp.inits):]...)
+		bd.loop = lp
+		defer func() { bd.loop = nil }()
+	}
+	bd.regionBody(o, o.regions[1], body, keys, len(lp.inits), "do region", types[:len(inits)], true)
 	bd.results(o, in.Results[:len(inits)]...)
+	lp.record(bd, in.Results[len(carried)-len(lp.inits):])
 }
 
 // caseOp maps stablehlo.case, and stablehlo.if as a case of two branches:
@@ -161,7 +169,7 @@ func (bd *builder) caseOp(o *op, args []*ir.Value) {
 	in := bd.emitControl(o, ir.OpCase, outs, append([]*ir.Value{idx}, extra...))
 	for i, r := range o.regions {
 		blk := bd.b.F.NewRegion(in, valueTypes(extra))
-		bd.regionBody(o, r, blk, keys, "branch "+itoa(i), outs, false)
+		bd.regionBody(o, r, blk, keys, 0, "branch "+itoa(i), outs, false)
 	}
 	bd.results(o, in.Results...)
 }
@@ -187,15 +195,17 @@ func valueTypes(vs []*ir.Value) []ir.Type {
 }
 
 // regionBody builds r into blk in a scope of its own: r's parameters name
-// blk's first parameters, the captured keys its last ones. r's return must
-// give want; passThrough appends the captured parameters to it.
-func (bd *builder) regionBody(o *op, r *region, blk *ir.Block, keys []string, what string, want []ir.Type, passThrough bool) {
+// blk's first parameters, the captured keys the next ones, and the last
+// probes parameters carry a while's looped probes (loopProbes). r's return
+// must give want; passThrough appends the captured parameters to it.
+func (bd *builder) regionBody(o *op, r *region, blk *ir.Block, keys []string, probes int, what string, want []ir.Type, passThrough bool) {
 	outerB, outerVals, outerUnbound := bd.b, bd.vals, bd.unbound
-	defer func() { bd.b, bd.vals, bd.unbound = outerB, outerVals, outerUnbound }()
+	bd.depth++
+	defer func() { bd.b, bd.vals, bd.unbound = outerB, outerVals, outerUnbound; bd.depth-- }()
 	bd.b = ir.NewBuilder(outerB.F)
 	bd.b.SetAppend(blk)
 	bd.vals, bd.unbound = map[string]*ir.Value{}, map[string]string{}
-	n := len(blk.Params) - len(keys)
+	n := len(blk.Params) - len(keys) - probes
 	if len(r.params) != n {
 		bd.s.failf(r.pos, "%s %s has %s, want %d", o.name, what, count(len(r.params), "parameter"), n)
 	}
@@ -226,10 +236,16 @@ func (bd *builder) regionOps(o *op, r *region, blk *ir.Block, n int, what string
 			if passThrough {
 				got = append(got, blk.Params[n:]...)
 			}
+			if lp := bd.loop; lp != nil && lp.region == r {
+				copy(got[len(got)-len(lp.next):], lp.next)
+			}
 			bd.b.Return(got...)
 			return
 		case checkOps[x.name]:
 			bd.s.failf(x.pos, "unsupported %s inside a %s region", x.name, o.name)
+		case x.name == probeOp && bd.loop != nil && bd.loop.region == r:
+			bd.loop.probe(bd, x)
+			continue
 		}
 		bd.op(x)
 	}

@@ -99,8 +99,8 @@ func (bd *builder) otherOp(o *op, args []*ir.Value) {
 	switch o.name {
 	case "stablehlo.is_finite":
 		bd.results(o, bd.isFinite(o, args))
-	case probeOp: // a function body's probes are read before they get here
-		bd.s.failf(o.pos, "unsupported %s inside a region (its iterations are not recorded)", o.name)
+	case probeOp: // a function body's probes, and a while's there, are read before they get here
+		bd.s.failf(o.pos, "unsupported %s inside a region other than the do region of a while in the function body", o.name)
 	case "call", "func.call":
 		bd.call(o, args)
 	case "stablehlo.composite":
@@ -215,11 +215,17 @@ func (bd *builder) dot(o *op, args []*ir.Value) *ir.Value {
 	if len(args) != 2 {
 		bd.s.failf(o.pos, "%s needs 2 operands", o.name)
 	}
-	if a := bd.optAttr(o, "algorithm"); a != nil {
-		bd.s.failf(a.pos, "unsupported %s attribute algorithm", o.name)
-	}
 	a := bd.dotDims(o, args)
-	want := bd.result(o).DType
+	if alg := bd.optAttr(o, "algorithm"); alg != nil {
+		a.Algorithm = bd.dotAlgorithm(alg, args[0].Type.DType)
+	}
+	res := bd.result(o)
+	want := res.DType
+	if acc, _ := ir.DotAccumulation(args[0].Type.DType); a.Algorithm != nil && want == acc {
+		// Half operands accumulated in the f32 result as the algorithm
+		// names them: ir's dot_general takes them as they are.
+		return bd.emit(o, ir.OpDotGeneral, a, []ir.Type{res}, args...)
+	}
 	for i, x := range args {
 		dt := x.Type.DType
 		if dt == want {

@@ -12,7 +12,8 @@ import (
 // widths 8 to 64, both split-axis parities, two- and three-word states)
 // give XLA:CPU's bits and new states exactly: once on cpu.RandomInputs and
 // once on states whose counters wrap (into philox's high word, and the
-// high word itself).
+// high word itself). The llvm backend generates every one of them and
+// gives the same words (the reference's, which are XLA:CPU's).
 func TestRngBitGeneratorXLA(t *testing.T) {
 	h := harness(t)
 	all, _ := goldenChecks(t)
@@ -45,5 +46,14 @@ func TestRngBitGeneratorXLA(t *testing.T) {
 	}
 	if failed := runAll(t, h, checks); failed > 0 {
 		t.Errorf("%d of %d checks differ from XLA:CPU", failed, len(checks))
+	}
+	b, err := backend.Lookup("llvm")
+	if err != nil {
+		t.Fatalf("the llvm backend: %v", err)
+	}
+	for _, c := range checks {
+		if msgs := llvmAgrees(b, c, "rng_bit_generator"); msgs != nil {
+			t.Errorf("%s on llvm: %s", c.name, strings.Join(msgs, "\n  "))
+		}
 	}
 }

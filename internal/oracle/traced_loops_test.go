@@ -132,7 +132,7 @@ func TestLoopTraced(t *testing.T) {
 		if c.want == nil {
 			continue // prepare failed; runAll reported it
 		}
-		if msgs := llvmAgrees(b, c); msgs != nil {
+		if msgs := llvmAgrees(b, c, "while", "case"); msgs != nil {
 			failed++
 			t.Errorf("%s on llvm: %s\nprogram:\n%s", c.name, strings.Join(msgs, "\n  "), ir.Print(c.m))
 		}
@@ -142,8 +142,9 @@ func TestLoopTraced(t *testing.T) {
 
 // llvmAgrees compiles c's program for the cpu target, runs it on the llvm
 // backend and compares its results with the reference's; it also requires
-// that no while or case ran on the reference executor.
-func llvmAgrees(b backend.Backend, c *check) []string {
+// that no instruction of the ops named (while, case, ...) ran on the
+// reference executor.
+func llvmAgrees(b backend.Backend, c *check, ops ...string) []string {
 	m, err := tir.Parse(c.name+".tir", []byte(ir.Print(c.m))) // compiling rewrites its module
 	if err != nil {
 		return []string{fmt.Sprintf("frontend/tir.Parse of the printed program: %v", err)}
@@ -158,8 +159,10 @@ func llvmAgrees(b backend.Backend, c *check) []string {
 	}
 	var msgs []string
 	for _, fb := range x.(*llvm.Executable).Fallbacks() {
-		if strings.Contains(fb, ": while ") || strings.Contains(fb, ": case ") {
-			msgs = append(msgs, fb)
+		for _, op := range ops {
+			if strings.Contains(fb, ": "+op+" ") {
+				msgs = append(msgs, fb)
+			}
 		}
 	}
 	got, err := x.Run(c.inputs)

@@ -1,6 +1,7 @@
 package stablehlo
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -102,7 +103,15 @@ func (e *emitter) dot(a *ir.DotAttr, l, r hv, t ir.Type) hv {
 		b.WriteString(", batching_dims = " + ints(a.LhsBatch) + " x " + ints(a.RhsBatch))
 	}
 	b.WriteString(", contracting_dims = " + ints(a.LhsContract) + " x " + ints(a.RhsContract))
-	b.WriteString(", precision = [" + e.precision + ", " + e.precision + "] : ")
+	if alg := a.Algorithm; alg != nil {
+		// The algorithm fixes the precision, which must then be DEFAULT.
+		b.WriteString(fmt.Sprintf(", precision = [DEFAULT, DEFAULT], algorithm = <lhs_precision_type = %s, rhs_precision_type = %s, "+
+			"accumulation_type = %s, lhs_component_count = %d, rhs_component_count = %d, num_primitive_operations = %d, "+
+			"allow_imprecise_accumulation = %t> : ", elemType(alg.Lhs), elemType(alg.Rhs), elemType(alg.Acc),
+			alg.LhsComponents, alg.RhsComponents, alg.Primes, alg.ImpreciseAccumulation))
+	} else {
+		b.WriteString(", precision = [" + e.precision + ", " + e.precision + "] : ")
+	}
 	res := e.def(t.WithDType(acc), b.String(), funcType([]hv{l, r}, []ir.Type{t.WithDType(acc)}))
 	return e.convert(res, t.DType)
 }
