@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/tpucc/tpucc/backend"
+	stepreport "github.com/tpucc/tpucc/bench/internal/steps"
 	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/models"
@@ -144,7 +145,7 @@ func runPeer(m benchModel, dir string, r *result) {
 
 // runChild runs tpucc's side of m as a child of this command.
 func runChild(m benchModel) sideTimes {
-	args := []string{"-side", m.name, "-repeat", strconv.Itoa(*repeat), "-threads", strconv.Itoa(*threads), "-backend", *backendName}
+	args := []string{"-side", m.name, "-repeat", strconv.Itoa(*repeat), "-threads", strconv.Itoa(*threads), "-backend", *backendName, "-steps", strconv.Itoa(*steps)}
 	if *quick {
 		args = append(args, "-quick")
 	}
@@ -176,7 +177,8 @@ func runSide(name string) {
 	check(err)
 	model, err := randomModel(c)
 	check(err)
-	tr, err := models.NewTrainer(model, train.NewAdamW(lr), models.TrainOptions{Backend: *backendName, Cache: engine.NewCache("", engine.CacheOptions{})})
+	cache := engine.NewCache("", engine.CacheOptions{})
+	tr, err := models.NewTrainer(model, train.NewAdamW(lr), models.TrainOptions{Backend: *backendName, Cache: cache})
 	check(err)
 	t0 := time.Now()
 	check(tr.Prepare(batch, tokens))
@@ -200,6 +202,7 @@ func runSide(name string) {
 	}
 	slices.Sort(times)
 	out.Step = times[len(times)/2]
+	stepreport.Print(os.Stderr, "bench/train: ", cache, *steps)
 	printJSON(out)
 }
 
