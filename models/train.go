@@ -3,7 +3,6 @@ package models
 import (
 	"errors"
 	"fmt"
-	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -135,33 +134,31 @@ func (m *Model) allLogits(weights []*tensor.Tensor, tokens *tensor.Tensor) (*ten
 // variable so that a test can compare the two.
 var lossLoops = true
 
-// i32Indices is the most entries the loss indexes with i32 (a variable so
-// that a test can take the i64 path on a small model).
-var i32Indices int64 = math.MaxInt32
-
 // causalLMLoss is the mean cross-entropy of logits [B, L, V] at each token
 // against the label of the next one (labels [B, L] i32), over the tokens
 // whose next label is not IgnoreLabel: labels shifted left by one, the last
-// token predicting nothing. Each token's entry is gathered from the
-// flattened log-probabilities (take, whose gradient is a scatter-add), not
-// picked by a one-hot product: that would hold another [B, L, V] tensor in
-// the forward and the backward, the size of the logits.
+// token predicting nothing.
+//
+// It is written so that the step never copies a [B, L, V] tensor: the last
+// token's logits are kept (its label is IgnoreLabel) rather than sliced off,
+// which would copy the logits forward and pad their gradient back; and each
+// token's entry is picked by a select against an iota summed over V, not
+// gathered: take's gradient is a scatter-add into a zeroed [B·L·V] tensor,
+// where the select's is a select, which fuses into the log-softmax's
+// gradient, and the forward sum reads the log-probabilities once.
 func causalLMLoss(logits, labels *tensor.Tensor) *tensor.Tensor {
 	s := logits.Shape()
 	B, L, V := s[0], s[1], s[2]
-	N := B * (L - 1)
-	logp := logits.Slice([]int64{0, 0, 0}, []int64{B, L - 1, V}, nil).LogSoftmax(-1).Reshape(N * V)
-	next := labels.Slice([]int64{0, 1}, []int64{B, L}, nil).Reshape(N)
-	ignored := next.Eq(tensor.Scalar(IgnoreLabel, ir.I32))
-	dt := ir.I32 // the flat index; i64 past 2³¹ entries
-	if N*V > i32Indices {
-		dt, next = ir.I64, next.Convert(ir.I64)
-	}
-	// An ignored token reads its row's entry 0 and is masked out.
-	at := tensor.Iota(dt, 0, N).Mul(tensor.Scalar(float64(V), dt)).Add(tensor.Where(ignored, tensor.Scalar(0, dt), next))
-	keep := tensor.Where(ignored, tensor.Scalar(0, ir.F32), tensor.Scalar(1, ir.F32))
-	picked := logp.Take(at, 0).Mul(keep).Sum(0)
-	return picked.Neg().Div(keep.Sum(0))
+	N := B * L
+	logp := logits.LogSoftmax(-1).Reshape(N, V)
+	last := tensor.Full(IgnoreLabel, ir.I32, B, 1)
+	next := tensor.Concat(1, labels.Slice([]int64{0, 1}, []int64{B, L}, nil), last).Reshape(N, 1)
+	// An ignored label (IgnoreLabel < 0) matches no column: its entry is 0,
+	// and keep masks it out.
+	hit := tensor.Iota(ir.I32, 1, N, V).Eq(next)
+	picked := tensor.Where(hit, logp, tensor.Scalar(0, ir.F32)).Sum(1)
+	keep := tensor.Where(next.Reshape(N).Eq(tensor.Scalar(IgnoreLabel, ir.I32)), tensor.Scalar(0, ir.F32), tensor.Scalar(1, ir.F32))
+	return picked.Mul(keep).Sum(0).Neg().Div(keep.Sum(0))
 }
 
 // TrainOptions say where a Trainer's step runs.

@@ -2,6 +2,7 @@ package llvm
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/llir/llvm/ir/value"
 
@@ -483,7 +484,8 @@ func (pl *planner) group(body []*ir.Instr, env map[*ir.Value]int, need []*ir.Val
 				mat[in.Results[0]] = true // its operand is not in memory: copied
 			}
 			if r := in.Results[0]; mat[r] {
-				if err := pl.loopKernel(r, env, defs); err != nil {
+				vs := append([]*ir.Value{r}, pl.siblingLoops(body, in, env, defs, mat, views, cross)...)
+				if err := pl.loopKernels(vs, env, defs); err != nil {
 					return err
 				}
 			}
@@ -544,11 +546,54 @@ func (pl *planner) exprOp(v *ir.Value, defs map[*ir.Value]*ir.Instr) ir.Op {
 	return d.Op
 }
 
-// loopKernel materialises the expression v into a new slot.
-func (pl *planner) loopKernel(v *ir.Value, env map[*ir.Value]int, defs map[*ir.Value]*ir.Instr) error {
-	out := pl.newSlot(slot{typ: v.Type})
+// siblingLoops are the values that one loop kernel can write beside first's
+// (an expression to materialise): the materialised expressions after it in
+// body, up to the next instruction that is not an expression, of first's
+// shape, each read at its own index (no concat of its own). Their leaves
+// are all in memory by then, and a value among them that another reads is
+// computed once per element in registers: AdamW's new moments and weight,
+// or a norm's outputs, are one pass over their operands, not one each.
+func (pl *planner) siblingLoops(body []*ir.Instr, first *ir.Instr, env map[*ir.Value]int, defs map[*ir.Value]*ir.Instr, mat map[*ir.Value]bool, views map[*ir.Value]int, cross map[*ir.Value]*ir.Instr) []*ir.Value {
+	r := first.Results[0]
+	if ownConcat(r, defs) != nil {
+		return nil
+	}
+	at := slices.Index(body, first)
+	var out []*ir.Value
+	for _, in := range body[at+1:] {
+		if !isExpr(in) {
+			break
+		}
+		v := in.Results[0]
+		if !mat[v] || !slices.Equal(v.Type.Dims(), r.Type.Dims()) || ownConcat(v, defs) != nil {
+			continue
+		}
+		if _, done := env[v]; done {
+			continue
+		}
+		if _, ok := views[v]; ok {
+			continue
+		}
+		if _, ok := cross[v]; ok {
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// loopKernels materialises the expressions vs, all of one shape, into new
+// slots with one kernel: one loop nest that stores each at its index.
+func (pl *planner) loopKernels(vs []*ir.Value, env map[*ir.Value]int, defs map[*ir.Value]*ir.Instr) error {
+	v := vs[0]
 	k := pl.p.gen.newKernel()
-	st := step{kind: stepKernel, name: k.name, bufs: []int{out}, outs: 1, what: "loop " + pl.exprOp(v, defs).String(), fine: true}
+	st := step{kind: stepKernel, name: k.name, outs: len(vs), what: "loop " + pl.exprOp(v, defs).String(), fine: true}
+	for _, w := range vs {
+		st.bufs = append(st.bufs, pl.newSlot(slot{typ: w.Type}))
+	}
+	if len(vs) > 1 {
+		st.what += fmt.Sprintf(" (+%d)", len(vs)-1)
+	}
 	e := &expr{k: k, defs: defs, memo: map[string]value.Value{}, bufs: map[*ir.Value]int{}}
 	e.leaf = func(x *ir.Value) (int, bool) {
 		s, ok := env[x]
@@ -561,32 +606,44 @@ func (pl *planner) loopKernel(v *ir.Value, env map[*ir.Value]int, defs map[*ir.V
 	dims := v.Type.Dims()
 	n, _ := v.Type.NumElements()
 	st.rows, _ = nestRows(dims)
-	st.work = n
-	reg, mem, _ := elemType(v.Type.DType)
-	dst := k.buf(0, mem)
+	st.work = n * int64(len(vs))
 	cat := ownConcat(v, defs)
 	cuts, axis := concatCuts(cat), -1
 	if cat != nil {
 		axis = int(cat.Attr.(*ir.AxisAttr).Axis)
+	}
+	dst := make([]value.Value, len(vs))
+	for i, w := range vs {
+		_, mem, _ := elemType(w.Type.DType)
+		dst[i] = k.buf(i, mem)
 	}
 	emitNestSplit(k, dims, axis, cuts, func(idx []value.Value, part int) {
 		if cat != nil { // each part's loop reads one operand, without selects
 			e.seg.in, e.seg.at, e.seg.op, e.seg.off = cat, idx[axis], part, cuts[part]
 			clear(e.memo) // values of another part's loop do not dominate this one
 		}
-		x := e.at(v, idx)
-		switch {
-		case v.Type.DType == ir.F16 || v.Type.DType == ir.BF16:
-			x = k.narrow(x, v.Type.DType)
-		case reg != mem:
-			x = k.cur.NewZExt(x, mem)
+		for i, w := range vs {
+			k.store(stored(k, e.at(w, idx), w.Type.DType), dst[i], k.linear(idx, dims))
 		}
-		k.store(x, dst, k.linear(idx, dims))
 	})
 	k.finish()
-	env[v] = out
+	for i, w := range vs {
+		env[w] = st.bufs[i]
+	}
 	pl.p.steps = append(pl.p.steps, st)
 	return nil
+}
+
+// stored is x, a value of dtype dt in registers, as it is kept in memory.
+func stored(k *kfn, x value.Value, dt ir.DType) value.Value {
+	reg, mem, _ := elemType(dt)
+	switch {
+	case dt == ir.F16 || dt == ir.BF16:
+		return k.narrow(x, dt)
+	case reg != mem:
+		return k.cur.NewZExt(x, mem)
+	}
+	return x
 }
 
 // heavy plans an instruction that is not an expression: a constant, a

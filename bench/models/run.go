@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -17,7 +16,7 @@ import (
 	"time"
 
 	"github.com/tpucc/tpucc/backend"
-	"github.com/tpucc/tpucc/backend/llvm"
+	stepreport "github.com/tpucc/tpucc/bench/internal/steps"
 	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/models"
@@ -223,36 +222,9 @@ func runTpucc(m benchModel, ws []workload) map[string]float64 {
 	return out
 }
 
-// printSteps prints, for each program the cache holds that ran on the llvm
-// backend, its -steps longest steps over the runs so far (warm-up
-// included): time per call and share of the program's step time.
+// printSteps prints each llvm program's -steps longest steps (bench/internal/steps).
 func printSteps(c *engine.Cache) {
-	if *steps <= 0 {
-		return
-	}
-	for _, exe := range c.Executables() {
-		x, ok := exe.Exec.(*llvm.Executable)
-		if !ok {
-			continue
-		}
-		st := x.StepTimes()
-		var all time.Duration
-		for _, s := range st {
-			all += s.Total
-		}
-		if all == 0 {
-			continue
-		}
-		slices.SortStableFunc(st, func(a, b llvm.StepTime) int { return cmp.Compare(b.Total, a.Total) })
-		fmt.Fprintf(os.Stderr, "bench/models: %s: %.3f s in %d steps; the longest:\n", exe.Entry.Name, all.Seconds(), len(st))
-		for _, s := range st[:min(*steps, len(st))] {
-			per := time.Duration(0)
-			if s.Calls > 0 {
-				per = s.Total / time.Duration(s.Calls)
-			}
-			fmt.Fprintf(os.Stderr, "  %5d %-6s %-44s %7d calls %9.3f ms/call %5.1f%%\n", s.Step, s.Kernel, s.What, s.Calls, per.Seconds()*1e3, 100*s.Total.Seconds()/all.Seconds())
-		}
-	}
+	stepreport.Print(os.Stderr, "bench/models: ", c, *steps)
 }
 
 // stages is the compile time spent between a and b, by stage.

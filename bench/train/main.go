@@ -9,7 +9,10 @@
 //   - moe: Qwen3-30B-A3B's layer dimensions (hidden 2048, 32/4 heads of 128, 128
 //     experts of 768, top-8, vocab 151936) with 2 layers.
 //
-//     go run ./bench/train [-quick] [-only dense|moe] [-repeat 2] [-skip-peer] [-threads 2]
+//     go run ./bench/train [-quick] [-only dense|moe] [-repeat 2] [-skip-peer] [-threads 2] [-steps N]
+//
+// -steps N prints, after tpucc's timed steps, the N longest steps of each program it
+// ran on the llvm backend (time per call and share), to see where a step's time goes.
 //
 // Each side runs in a process of its own, one after the other (the peer, then tpucc's
 // side, which this command runs as a child of itself), so the two never hold a model
@@ -45,6 +48,7 @@ var (
 	repeat      = flag.Int("repeat", 2, "timed steps, after one warm-up step")
 	skipPeer    = flag.Bool("skip-peer", false, "leave out the Python peer")
 	threads     = flag.Int("threads", 2, "threads for both sides (GOMAXPROCS and torch.set_num_threads)")
+	steps       = flag.Int("steps", 0, "print the N longest steps of each program tpucc ran on the llvm backend (time per call, share)")
 	side        = flag.String("side", "", "internal: run tpucc's side of this model and print its times as JSON")
 )
 

@@ -15,9 +15,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/tpucc/tpucc/backend"
+	stepreport "github.com/tpucc/tpucc/bench/internal/steps"
 	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/models"
@@ -144,7 +146,7 @@ func runPeer(m benchModel, dir string, r *result) {
 
 // runChild runs tpucc's side of m as a child of this command.
 func runChild(m benchModel) sideTimes {
-	args := []string{"-side", m.name, "-repeat", strconv.Itoa(*repeat), "-threads", strconv.Itoa(*threads), "-backend", *backendName}
+	args := []string{"-side", m.name, "-repeat", strconv.Itoa(*repeat), "-threads", strconv.Itoa(*threads), "-backend", *backendName, "-steps", strconv.Itoa(*steps)}
 	if *quick {
 		args = append(args, "-quick")
 	}
@@ -176,7 +178,8 @@ func runSide(name string) {
 	check(err)
 	model, err := randomModel(c)
 	check(err)
-	tr, err := models.NewTrainer(model, train.NewAdamW(lr), models.TrainOptions{Backend: *backendName, Cache: engine.NewCache("", engine.CacheOptions{})})
+	cache := engine.NewCache("", engine.CacheOptions{})
+	tr, err := models.NewTrainer(model, train.NewAdamW(lr), models.TrainOptions{Backend: *backendName, Cache: cache})
 	check(err)
 	t0 := time.Now()
 	check(tr.Prepare(batch, tokens))
@@ -190,16 +193,17 @@ func runSide(name string) {
 	}
 	var times []float64
 	for i := range *repeat + 1 {
-		t1 := time.Now()
+		t1, f1 := time.Now(), minorFaults()
 		loss, err := tr.Step(ids, nil)
 		check(err)
 		if i > 0 {
 			times = append(times, time.Since(t1).Seconds())
 		}
-		fmt.Fprintf(os.Stderr, "bench/train: %s: tpucc step %d: loss %.4f, %.2f s\n", name, i, loss, time.Since(t1).Seconds())
+		fmt.Fprintf(os.Stderr, "bench/train: %s: tpucc step %d: loss %.4f, %.2f s, %d minor page faults\n", name, i, loss, time.Since(t1).Seconds(), minorFaults()-f1)
 	}
 	slices.Sort(times)
 	out.Step = times[len(times)/2]
+	stepreport.Print(os.Stderr, "bench/train: ", cache, *steps)
 	printJSON(out)
 }
 
@@ -241,4 +245,12 @@ func repoRoot() string {
 		}
 		d = up
 	}
+}
+
+// minorFaults is the process's minor page faults so far: a step that keeps
+// its memory from one call to the next takes none.
+func minorFaults() int64 {
+	var u syscall.Rusage
+	check(syscall.Getrusage(syscall.RUSAGE_SELF, &u))
+	return u.Minflt
 }
