@@ -56,6 +56,23 @@ func gemvColsFor(m int64, narrow bool) int64 {
 	return 2
 }
 
+// gemvParams is how a streamed product reads its rhs: cols rows in
+// flight, accs accumulators per result along the contraction (a step
+// reads 8*accs elements of each row), and the rhs prefetched ahead
+// elements past the one a step reads (0: none).
+type gemvParams struct{ cols, accs, ahead int64 }
+
+// gemvFor is the way a product with m lhs rows and a contraction of k
+// reads its rhs (narrow: f16/bf16).
+var gemvFor = func(m, k int64, narrow bool) gemvParams {
+	cols := gemvColsFor(m, narrow)
+	p := gemvParams{cols: cols, accs: 1}
+	if narrow {
+		p.ahead = gemvPrefetchGroups * cols * k
+	}
+	return p
+}
+
 // gemv generates d (gemvFits) with the fused epilogue epi, if any.
 func (pl *planner) gemv(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) bool {
 	d := pl.dotShape(in)
@@ -73,10 +90,10 @@ func (pl *planner) gemv(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) b
 		b := k.cur.NewSDiv(bj, ci(nb))
 		n0 := k.cur.NewMul(k.cur.NewSRem(bj, ci(nb)), ci(gemvBlock))
 		n1 := k.smin(k.cur.NewAdd(n0, ci(gemvBlock)), ci(d.N))
-		g := gemvCall{k: k, d: d, x: x, w: w, out: out, b: b,
+		g := gemvCall{k: k, d: d, p: gemvFor(d.M, d.K, d.rhs.dt != ir.F32), x: x, w: w, out: out, b: b,
 			xBase: k.offset(d.lhs.batch, b), wBase: k.offset(d.rhs.batch, b), epi: epiAt}
 		// Full groups of cols rhs rows, then the rest one row at a time.
-		cols := gemvColsFor(d.M, d.rhs.dt != ir.F32)
+		cols := g.p.cols
 		full := k.cur.NewSDiv(k.cur.NewSub(n1, n0), ci(cols))
 		k.loop(ci(0), full, nil, func(j value.Value, _ []value.Value) []value.Value {
 			g.rows(k.mulAdd(j, cols, n0), cols)
@@ -97,6 +114,7 @@ func (pl *planner) gemv(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) b
 type gemvCall struct {
 	k            *kfn
 	d            dotShape
+	p            gemvParams
 	x, w, out    fbuf
 	b            value.Value
 	xBase, wBase value.Value
@@ -114,31 +132,7 @@ func (g gemvCall) rows(n0 value.Value, cols int64) {
 	for c := range wRow {
 		wRow[c] = k.cur.NewAdd(g.wBase, k.offset(d.rhs.free, k.cur.NewAdd(n0, ci(int64(c)))))
 	}
-	n := d.M * cols
-	init := make([]value.Value, n)
-	for i := range init {
-		init[i] = constant.NewZeroInitializer(v8)
-	}
-	vfma := k.g.declare("llvm.fmuladd.v8f32", v8, v8, v8, v8)
-	acc := k.loopUnrolled(gemvUnroll, ci(0), ci(d.K/8), init, func(kv value.Value, acc []value.Value) []value.Value {
-		kk := k.cur.NewMul(kv, ci(8))
-		next := make([]value.Value, n)
-		ws := make([]value.Value, cols)
-		for c := range ws {
-			ws[c] = g.w.vload8(k.cur.NewAdd(wRow[c], kk))
-			if d.rhs.dt != ir.F32 {
-				g.prefetchAhead(k.cur.NewAdd(wRow[c], kk), cols)
-			}
-		}
-		for m := range xRow {
-			xv := g.x.vload8(k.cur.NewAdd(xRow[m], kk))
-			for c := range ws {
-				i := int64(m)*cols + int64(c)
-				next[i] = k.cur.NewCall(vfma, xv, ws[c], acc[i])
-			}
-		}
-		return next
-	})
+	acc := g.products(xRow, wRow)
 	for m := range xRow {
 		for c := range wRow {
 			s := k.hsum(acc[int64(m)*cols+int64(c)])
@@ -155,6 +149,70 @@ func (g gemvCall) rows(n0 value.Value, cols int64) {
 			}
 		}
 	}
+}
+
+// products returns one 8-lane vector per lhs row m and rhs row c (at
+// m*cols+c) whose lanes sum to the rows' product over the contraction's
+// multiples of 8. Each result keeps accs accumulators, steps of 8*accs
+// elements, then single vectors up to the last multiple of 8.
+func (g gemvCall) products(xRow, wRow []value.Value) []value.Value {
+	k, d, accs := g.k, g.d, g.p.accs
+	cols := int64(len(wRow))
+	n := d.M * cols * accs
+	init := make([]value.Value, n)
+	for i := range init {
+		init[i] = constant.NewZeroInitializer(v8)
+	}
+	vfma := k.g.declare("llvm.fmuladd.v8f32", v8, v8, v8, v8)
+	// step adds the products of the 8 elements at kk+8a into accumulator a.
+	step := func(kk value.Value, a int64, acc []value.Value) {
+		ws := make([]value.Value, cols)
+		for c := range ws {
+			ws[c] = g.w.vload8(k.cur.NewAdd(wRow[c], k.cur.NewAdd(kk, ci(8*a))))
+		}
+		for m := range xRow {
+			xv := g.x.vload8(k.cur.NewAdd(xRow[m], k.cur.NewAdd(kk, ci(8*a))))
+			for c := range ws {
+				i := (int64(m)*cols+int64(c))*accs + a
+				acc[i] = k.cur.NewCall(vfma, xv, ws[c], acc[i])
+			}
+		}
+	}
+	wide := 8 * accs
+	unroll := max(gemvUnroll/accs, 1)
+	acc := k.loopUnrolled(unroll, ci(0), ci(d.K/wide), init, func(kv value.Value, acc []value.Value) []value.Value {
+		kk := k.cur.NewMul(kv, ci(wide))
+		next := append([]value.Value{}, acc...)
+		for a := range accs {
+			step(kk, a, next)
+		}
+		g.prefetchStep(wRow, kk)
+		return next
+	})
+	out := make([]value.Value, d.M*cols)
+	for i := range out {
+		out[i] = acc[int64(i)*accs]
+	}
+	if accs > 1 {
+		out = k.loop(ci(d.K/wide*accs), ci(d.K/8), out, func(kv value.Value, acc []value.Value) []value.Value {
+			next := make([]value.Value, len(acc))
+			spread := make([]value.Value, n)
+			for i := range acc {
+				spread[int64(i)*accs] = acc[i]
+			}
+			step(k.cur.NewMul(kv, ci(8)), 0, spread)
+			for i := range next {
+				next[i] = spread[int64(i)*accs]
+			}
+			return next
+		})
+		for i := range out {
+			for a := int64(1); a < accs; a++ {
+				out[i] = k.cur.NewFAdd(out[i], acc[int64(i)*accs+a])
+			}
+		}
+	}
+	return out
 }
 
 // hsum adds the 8 lanes of v.
@@ -175,12 +233,24 @@ func (k *kfn) hsum(v value.Value) value.Value {
 // made it 21 and 20. f32 weights gained nothing from it.
 const gemvPrefetchGroups = 2
 
-// prefetchAhead asks for the rhs line gemvPrefetchGroups groups of cols
-// rows past element idx. The address may lie past the weights: a
-// prefetch never faults, and the pointer is computed without inbounds.
-func (g gemvCall) prefetchAhead(idx value.Value, cols int64) {
+// prefetchStep asks for the rhs lines g.p.ahead elements past those a
+// step at kk reads, one prefetch per 64-byte line. The address may lie
+// past the weights: a prefetch never faults, and the pointer is computed
+// without inbounds.
+func (g gemvCall) prefetchStep(wRow []value.Value, kk value.Value) {
+	if g.p.ahead == 0 {
+		return
+	}
 	k := g.k
 	_, mem, _ := elemType(g.d.rhs.dt)
-	p := k.cur.NewGetElementPtr(mem, g.w.p, k.cur.NewAdd(idx, ci(gemvPrefetchGroups*cols*g.d.K)))
-	k.prefetch(p, 0, 3)
+	size := int64(4)
+	if g.d.rhs.dt != ir.F32 {
+		size = 2
+	}
+	for _, row := range wRow {
+		for at := int64(0); at < 8*g.p.accs*size; at += 64 {
+			idx := k.cur.NewAdd(k.cur.NewAdd(row, kk), ci(g.p.ahead+at/size))
+			k.prefetch(k.cur.NewGetElementPtr(mem, g.w.p, idx), 0, 3)
+		}
+	}
 }

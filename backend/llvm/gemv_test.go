@@ -1,6 +1,7 @@
 package llvm
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -87,5 +88,43 @@ func TestGemvUnrollHint(t *testing.T) {
 		"!2 = distinct !{!2, !3}\n!3 = !{!\"llvm.loop.interleave.count\", i32 4}\n"
 	if !strings.HasSuffix(text, want) {
 		t.Errorf("the module ends in\n%s\nwant\n%s", text[max(0, len(text)-200):], want)
+	}
+}
+
+// TestGemvParams runs the streamed cases, and products with bf16 weights
+// read at their width, with each way of reading the rhs the kernel has:
+// 1, 2 and 8 rows in flight, 1, 2 and 4 accumulators per result (K = 59
+// leaves one step of 32, then 3 single vectors, then 3 scalars) and a
+// prefetch distance, against the reference executor.
+func TestGemvParams(t *testing.T) {
+	b := testBackend(t)
+	b.bf16 = bf16Widen // the gemv kernel's widening loads, not vdpbf16ps
+	cases := append([]dotCase{
+		{"kRest", "f32[2,59]", "f32[13,59]", "lhs_contract=[1], rhs_contract=[1]", "f32[2,13]"},
+		{"k24", "f32[1,24]", "f32[9,24]", "lhs_contract=[1], rhs_contract=[1]", "f32[1,9]"},
+	}, gemvCases...)
+	narrow := `func @f(%x: f32[1,59], %w: bf16[75,59], %y: f32[3,130], %v: bf16[20,130]) -> (f32[1,75], f32[3,20]) {
+  %w32 = convert %w : f32[75,59]
+  %d = dot_general %x, %w32 {lhs_contract=[1], rhs_contract=[1]} : f32[1,75]
+  %v32 = convert %v : f32[20,130]
+  %e = dot_general %y, %v32 {lhs_contract=[1], rhs_contract=[1]} : f32[3,20]
+  return %d, %e
+}
+`
+	defer func(f func(m, k int64, narrow bool) gemvParams) { gemvFor = f }(gemvFor)
+	for _, p := range []gemvParams{{1, 1, 0}, {1, 4, 0}, {1, 4, 512}, {2, 2, 64}, {8, 1, 0}, {4, 2, 4096}} {
+		t.Run(fmt.Sprintf("cols%d-accs%d-ahead%d", p.cols, p.accs, p.ahead), func(t *testing.T) {
+			gemvFor = func(m, k int64, narrow bool) gemvParams { return p }
+			m := dotsModule(t, cases)
+			x := differential(t, b, m, m.Funcs[0], 4)
+			if n := strings.Count(x.plan.String(), ": gemv "); n != len(cases) {
+				t.Errorf("%d of %d products streamed; plan:\n%s", n, len(cases), x.plan)
+			}
+			exe := compileText(t, "gemv-narrow", []byte(narrow))
+			x = differential(t, b, exe.Module, exe.Entry, 5)
+			if got, want := x.plan.String(), "0: gemv [4 0 1]\n1: gemv [5 2 3]\n"; got != want {
+				t.Errorf("plan:\n%s\nwant:\n%s", got, want)
+			}
+		})
 	}
 }
