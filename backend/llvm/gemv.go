@@ -74,23 +74,23 @@ type gemvParams struct {
 // gemvFor is the way a product with m lhs rows and a contraction of k
 // reads its rhs (narrow: f16/bf16). One lhs row (a batch-1 decode step)
 // reads each range's 256 rhs rows as 4 streams of 64 rows, 2 accumulators
-// per stream: neighbouring rows are four streams that each end after one
-// row (4 KB at K = 1024), and the hardware prefetcher had to find four new
-// ones every few hundred nanoseconds. From memory, on 2 threads of the
-// loaded 2-core host, alternated call by call (BenchmarkGemv, medians of
-// 300 calls, two runs): f32 1024x3072 28.7 -> 32.6 and 15.7 -> 21.3 GB/s,
-// 3072x1024 17.9 -> 22.3 and 16.9 -> 21.5, the lm head 1024x151936 17.2
-// -> 24.2; bf16 1024x3072 26.6 -> 32.3 and 15.0 -> 20.8, 3072x1024 20.4
-// -> 20.7 and 19.4 -> 20.1 (with the prefetch 1 KB ahead, which f32 did
-// not gain from), the lm head 14.2 -> 20.0. Reading one row at a time
-// (llama.cpp's way) came close on K = 1024 but lost on K = 3072.
+// per stream: neighbouring rows are streams that each end after one row
+// (4 KB of f32 or 2 KB of bf16 at K = 1024), and the hardware prefetcher
+// had to find new ones every few hundred nanoseconds. From memory, on 2
+// threads of the loaded 2-core host, alternated call by call
+// (BenchmarkGemv, medians of 300 calls, two runs): f32 1024x3072 28.7 ->
+// 32.6 and 15.7 -> 21.3 GB/s, 3072x1024 17.9 -> 22.3 and 16.9 -> 21.5, the
+// lm head 1024x151936 17.2 -> 24.2; bf16 1024x3072 26.6 -> 33.1 and 15.0
+// -> 22.5, 2048x1024 16.0 -> 21.5 and 16.4 -> 19.2, the lm head 14.2 ->
+// 20.0. Narrow rows of 6 KB or more (bf16 at K = 3072, a down projection)
+// keep their 8 neighbouring rows, long streams already: there the streams
+// read 18.4 and 16.6 GB/s against 19.3 and 17.8, and a decode step's down
+// projections took longer. A prefetch ahead of the streams gained nothing
+// (1 KB or two rows ahead), nor did one row at a time (llama.cpp's way:
+// level at K = 1024, slower at K = 3072).
 var gemvFor = func(m, k int64, narrow bool) gemvParams {
-	if m == 1 {
-		p := gemvParams{cols: 4, accs: 2, block: 256, spread: true}
-		if narrow {
-			p.ahead = 512 // elements: 1 KB
-		}
-		return p
+	if m == 1 && !(narrow && 2*k >= 6144) {
+		return gemvParams{cols: 4, accs: 2, block: 256, spread: true}
 	}
 	cols := gemvColsFor(m, narrow)
 	p := gemvParams{cols: cols, accs: 1}

@@ -23,7 +23,7 @@ import (
 //
 //	go test ./backend/llvm -run '^$' -bench Gemv -benchtime 200x
 func BenchmarkGemv(b *testing.B) {
-	for _, s := range [][2]int64{{1024, 3072}, {3072, 1024}, {1024, 151936}} {
+	for _, s := range [][2]int64{{1024, 3072}, {3072, 1024}, {2048, 1024}, {1024, 151936}} {
 		for _, dt := range []string{"f32", "bf16"} {
 			b.Run(fmt.Sprintf("%s/%dx%d", dt, s[0], s[1]), func(b *testing.B) {
 				gemvBench(b, s[0], s[1], dt)
@@ -89,8 +89,8 @@ func gemvBench(b *testing.B, k, n int64, dt string) {
 // gemvVariants are the ways of reading the rhs BenchmarkGemv times beside
 // the kernel's own (nil): the one it replaced for one lhs row (neighbouring
 // rows in flight, 4 of f32 or 8 of bf16 prefetched two groups ahead), one
-// row at a time with 8 accumulators (llama.cpp's way), and the kernel's
-// streams with the other dtype's prefetch.
+// row at a time with 8 accumulators (llama.cpp's way), the kernel's streams
+// with a prefetch 1 KB ahead, and 8 streams of 32 rows.
 var gemvVariants = []struct {
 	name string
 	p    func(m, k int64, narrow bool) gemvParams
@@ -104,7 +104,7 @@ var gemvVariants = []struct {
 	}},
 	{"rows", gemvTry(1, 8, 0)},
 	{"streams-pf1k", gemvSpread(4, 2, 256, 1024)},
-	{"streams", gemvSpread(4, 2, 256, 0)},
+	{"streams8", gemvSpread(8, 1, 256, 0)},
 }
 
 // gemvTry is a variant for BenchmarkGemv: cols rows in flight, accs
