@@ -107,6 +107,12 @@ func (pl *planner) gemv(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) b
 	st.what = "gemv"
 	p := gemvFor(d.M, d.K, d.rhs.dt != ir.F32)
 	blk := cmp.Or(p.block, gemvBlock)
+	if blk > gemvBlock && d.N%(2*blk) != 0 && d.N < 16*blk {
+		// The threads take contiguous halves of the ranges: a few large
+		// blocks that do not pair up (N = 896: 3.5 blocks of 256) would
+		// give one thread up to a block more than the other.
+		blk = gemvBlock
+	}
 	nb := (d.N + blk - 1) / blk
 	st.rows, st.work = d.B*nb, d.B*d.M*d.N*d.K
 	var epiAt func(b, m, n value.Value)

@@ -11,10 +11,12 @@ import (
 // Hugging Face stores it ([N, K]), attention's q · kᵀ with batch
 // dimensions, K not a multiple of 8 (the scalar tail) or below it, and N
 // not a multiple of the 4 (M <= 4) or 2 (M 5 to 8) rows in flight or of the 64-row block
-// (or, at one lhs row, of the 256-row block read as 4 streams).
+// (or, at one lhs row, of the 256-row block read as 4 streams: N = 4100;
+// N = 600 takes blocks of 64, whole ones as 4 streams of 16 rows).
 var gemvCases = []dotCase{
 	{"decode", "f32[1,1024]", "f32[67,1024]", "lhs_contract=[1], rhs_contract=[1]", "f32[1,67]"},
 	{"decodeBlocks", "f32[1,44]", "f32[600,44]", "lhs_contract=[1], rhs_contract=[1]", "f32[1,600]"},
+	{"decodeMany", "f32[1,20]", "f32[4100,20]", "lhs_contract=[1], rhs_contract=[1]", "f32[1,4100]"},
 	{"m4kTail", "f32[4,37]", "f32[130,37]", "lhs_contract=[1], rhs_contract=[1]", "f32[4,130]"},
 	{"k8", "f32[3,8]", "f32[5,8]", "lhs_contract=[1], rhs_contract=[1]", "f32[3,5]"},
 	{"lhs3d", "f32[2,1,19]", "f32[3,19]", "lhs_contract=[2], rhs_contract=[1]", "f32[2,1,3]"},
@@ -34,6 +36,13 @@ func TestGemv(t *testing.T) {
 	x := differential(t, b, m, m.Funcs[0], 4)
 	if n := strings.Count(x.plan.String(), ": gemv "); n != len(gemvCases) {
 		t.Errorf("%d of %d products streamed; plan:\n%s", n, len(gemvCases), x.plan)
+	}
+	// The ranges: blocks of 256 rows where they pair up between two
+	// threads or are many, else of 64.
+	for i, want := range map[int]int64{1: 10, 2: 17} {
+		if got := x.plan.steps[i].rows; got != want {
+			t.Errorf("%s: %d ranges, want %d", gemvCases[i].name, got, want)
+		}
 	}
 }
 
