@@ -1,7 +1,10 @@
 package llvm
 
 import (
+	"cmp"
+
 	"github.com/llir/llvm/ir/constant"
+	"github.com/llir/llvm/ir/enum"
 	"github.com/llir/llvm/ir/types"
 	"github.com/llir/llvm/ir/value"
 
@@ -56,12 +59,61 @@ func gemvColsFor(m int64, narrow bool) int64 {
 	return 2
 }
 
+// gemvParams is how a streamed product reads its rhs: cols rows in
+// flight, accs accumulators per result along the contraction (a step
+// reads 8*accs elements of each row), and the rhs prefetched ahead
+// elements past the one a step reads (0: none); block rhs rows per range
+// index (0: gemvBlock). spread: a whole block's cols rows in flight are
+// block/cols rows apart, so each is one stream running through its part
+// of the block, instead of cols neighbouring rows.
+type gemvParams struct {
+	cols, accs, ahead, block int64
+	spread                   bool
+}
+
+// gemvFor is the way a product with m lhs rows and a contraction of k
+// reads its rhs (narrow: f16/bf16). One lhs row (a batch-1 decode step)
+// reads each range's 256 rhs rows as 4 streams of 64 rows, 2 accumulators
+// per stream: neighbouring rows are streams that each end after one row
+// (4 KB of f32 or 2 KB of bf16 at K = 1024), and the hardware prefetcher
+// had to find new ones every few hundred nanoseconds. From memory, on 2
+// threads of the loaded 2-core host, alternated call by call
+// (BenchmarkGemv, medians of 300 calls, two runs): f32 1024x3072 28.7 ->
+// 32.6 and 15.7 -> 21.3 GB/s, 3072x1024 17.9 -> 22.3 and 16.9 -> 21.5, the
+// lm head 1024x151936 17.2 -> 24.2; bf16 1024x3072 26.6 -> 33.1 and 15.0
+// -> 22.5, 2048x1024 16.0 -> 21.5 and 16.4 -> 19.2, the lm head 14.2 ->
+// 20.0. Narrow rows of 6 KB or more (bf16 at K = 3072, a down projection)
+// keep their 8 neighbouring rows, long streams already: there the streams
+// read 18.4 and 16.6 GB/s against 19.3 and 17.8, and a decode step's down
+// projections took longer. A prefetch ahead of the streams gained nothing
+// (1 KB or two rows ahead), nor did one row at a time (llama.cpp's way:
+// level at K = 1024, slower at K = 3072).
+var gemvFor = func(m, k int64, narrow bool) gemvParams {
+	if m == 1 && !(narrow && 2*k >= 6144) {
+		return gemvParams{cols: 4, accs: 2, block: 256, spread: true}
+	}
+	cols := gemvColsFor(m, narrow)
+	p := gemvParams{cols: cols, accs: 1}
+	if narrow {
+		p.ahead = gemvPrefetchGroups * cols * k
+	}
+	return p
+}
+
 // gemv generates d (gemvFits) with the fused epilogue epi, if any.
 func (pl *planner) gemv(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) bool {
 	d := pl.dotShape(in)
 	k, st := pl.newKernelStep(in, env)
 	st.what = "gemv"
-	nb := (d.N + gemvBlock - 1) / gemvBlock
+	p := gemvFor(d.M, d.K, d.rhs.dt != ir.F32)
+	blk := cmp.Or(p.block, gemvBlock)
+	if blk > gemvBlock && d.N%(2*blk) != 0 && d.N < 16*blk {
+		// The threads take contiguous halves of the ranges: a few large
+		// blocks that do not pair up (N = 896: 3.5 blocks of 256) would
+		// give one thread up to a block more than the other.
+		blk = gemvBlock
+	}
+	nb := (d.N + blk - 1) / blk
 	st.rows, st.work = d.B*nb, d.B*d.M*d.N*d.K
 	var epiAt func(b, m, n value.Value)
 	if epi != nil {
@@ -71,19 +123,31 @@ func (pl *planner) gemv(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) b
 	x, w, out := k.fbuf(1, d.lhs.dt), k.fbuf(2, d.rhs.dt), k.fbuf(0, ir.F32)
 	k.loop(k.lo, k.hi, nil, func(bj value.Value, _ []value.Value) []value.Value {
 		b := k.cur.NewSDiv(bj, ci(nb))
-		n0 := k.cur.NewMul(k.cur.NewSRem(bj, ci(nb)), ci(gemvBlock))
-		n1 := k.smin(k.cur.NewAdd(n0, ci(gemvBlock)), ci(d.N))
-		g := gemvCall{k: k, d: d, x: x, w: w, out: out, b: b,
+		n0 := k.cur.NewMul(k.cur.NewSRem(bj, ci(nb)), ci(blk))
+		n1 := k.smin(k.cur.NewAdd(n0, ci(blk)), ci(d.N))
+		g := gemvCall{k: k, d: d, p: p, x: x, w: w, out: out, b: b,
 			xBase: k.offset(d.lhs.batch, b), wBase: k.offset(d.rhs.batch, b), epi: epiAt}
-		// Full groups of cols rhs rows, then the rest one row at a time.
-		cols := gemvColsFor(d.M, d.rhs.dt != ir.F32)
-		full := k.cur.NewSDiv(k.cur.NewSub(n1, n0), ci(cols))
+		cols := p.cols
+		var left value.Value = k.cur.NewSub(n1, n0)
+		if p.spread && cols > 1 && blk%cols == 0 {
+			// A whole block in cols streams; a last, shorter one as below.
+			whole := k.cur.NewICmp(enum.IPredEQ, left, ci(blk))
+			per := blk / cols
+			k.loop(ci(0), k.cur.NewSelect(whole, ci(per), ci(0)), nil, func(j value.Value, _ []value.Value) []value.Value {
+				g.rows(k.cur.NewAdd(n0, j), cols, per)
+				return nil
+			})
+			left = k.cur.NewSelect(whole, ci(0), left)
+		}
+		// Full groups of cols neighbouring rhs rows, then the rest one row
+		// at a time.
+		full := k.cur.NewSDiv(left, ci(cols))
 		k.loop(ci(0), full, nil, func(j value.Value, _ []value.Value) []value.Value {
-			g.rows(k.mulAdd(j, cols, n0), cols)
+			g.rows(k.mulAdd(j, cols, n0), cols, 1)
 			return nil
 		})
-		k.loop(k.mulAdd(full, cols, n0), n1, nil, func(n value.Value, _ []value.Value) []value.Value {
-			g.rows(n, 1)
+		k.loop(k.mulAdd(full, cols, n0), k.cur.NewAdd(n0, left), nil, func(n value.Value, _ []value.Value) []value.Value {
+			g.rows(n, 1, 1)
 			return nil
 		})
 		return nil
@@ -97,14 +161,15 @@ func (pl *planner) gemv(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) b
 type gemvCall struct {
 	k            *kfn
 	d            dotShape
+	p            gemvParams
 	x, w, out    fbuf
 	b            value.Value
 	xBase, wBase value.Value
 	epi          func(b, m, n value.Value)
 }
 
-// rows computes out[b, m, n0+c] for every lhs row m and c < cols.
-func (g gemvCall) rows(n0 value.Value, cols int64) {
+// rows computes out[b, m, n0+c*stride] for every lhs row m and c < cols.
+func (g gemvCall) rows(n0 value.Value, cols, stride int64) {
 	k, d := g.k, g.d
 	xRow := make([]value.Value, d.M)
 	for m := range xRow {
@@ -112,33 +177,9 @@ func (g gemvCall) rows(n0 value.Value, cols int64) {
 	}
 	wRow := make([]value.Value, cols)
 	for c := range wRow {
-		wRow[c] = k.cur.NewAdd(g.wBase, k.offset(d.rhs.free, k.cur.NewAdd(n0, ci(int64(c)))))
+		wRow[c] = k.cur.NewAdd(g.wBase, k.offset(d.rhs.free, k.cur.NewAdd(n0, ci(int64(c)*stride))))
 	}
-	n := d.M * cols
-	init := make([]value.Value, n)
-	for i := range init {
-		init[i] = constant.NewZeroInitializer(v8)
-	}
-	vfma := k.g.declare("llvm.fmuladd.v8f32", v8, v8, v8, v8)
-	acc := k.loopUnrolled(gemvUnroll, ci(0), ci(d.K/8), init, func(kv value.Value, acc []value.Value) []value.Value {
-		kk := k.cur.NewMul(kv, ci(8))
-		next := make([]value.Value, n)
-		ws := make([]value.Value, cols)
-		for c := range ws {
-			ws[c] = g.w.vload8(k.cur.NewAdd(wRow[c], kk))
-			if d.rhs.dt != ir.F32 {
-				g.prefetchAhead(k.cur.NewAdd(wRow[c], kk), cols)
-			}
-		}
-		for m := range xRow {
-			xv := g.x.vload8(k.cur.NewAdd(xRow[m], kk))
-			for c := range ws {
-				i := int64(m)*cols + int64(c)
-				next[i] = k.cur.NewCall(vfma, xv, ws[c], acc[i])
-			}
-		}
-		return next
-	})
+	acc := g.products(xRow, wRow)
 	for m := range xRow {
 		for c := range wRow {
 			s := k.hsum(acc[int64(m)*cols+int64(c)])
@@ -147,7 +188,7 @@ func (g gemvCall) rows(n0 value.Value, cols int64) {
 				wv := g.w.load(k.cur.NewAdd(wRow[c], kk))
 				return []value.Value{k.cur.NewFAdd(t[0], k.cur.NewFMul(xv, wv))}
 			})
-			nn := k.cur.NewAdd(n0, ci(int64(c)))
+			nn := k.cur.NewAdd(n0, ci(int64(c)*stride))
 			mm := ci(int64(m))
 			g.out.store(tail[0], k.cur.NewAdd(k.cur.NewMul(g.b, ci(d.M*d.N)), k.mulAdd(mm, d.N, nn)))
 			if g.epi != nil {
@@ -155,6 +196,70 @@ func (g gemvCall) rows(n0 value.Value, cols int64) {
 			}
 		}
 	}
+}
+
+// products returns one 8-lane vector per lhs row m and rhs row c (at
+// m*cols+c) whose lanes sum to the rows' product over the contraction's
+// multiples of 8. Each result keeps accs accumulators, steps of 8*accs
+// elements, then single vectors up to the last multiple of 8.
+func (g gemvCall) products(xRow, wRow []value.Value) []value.Value {
+	k, d, accs := g.k, g.d, g.p.accs
+	cols := int64(len(wRow))
+	n := d.M * cols * accs
+	init := make([]value.Value, n)
+	for i := range init {
+		init[i] = constant.NewZeroInitializer(v8)
+	}
+	vfma := k.g.declare("llvm.fmuladd.v8f32", v8, v8, v8, v8)
+	// step adds the products of the 8 elements at kk+8a into accumulator a.
+	step := func(kk value.Value, a int64, acc []value.Value) {
+		ws := make([]value.Value, cols)
+		for c := range ws {
+			ws[c] = g.w.vload8(k.cur.NewAdd(wRow[c], k.cur.NewAdd(kk, ci(8*a))))
+		}
+		for m := range xRow {
+			xv := g.x.vload8(k.cur.NewAdd(xRow[m], k.cur.NewAdd(kk, ci(8*a))))
+			for c := range ws {
+				i := (int64(m)*cols+int64(c))*accs + a
+				acc[i] = k.cur.NewCall(vfma, xv, ws[c], acc[i])
+			}
+		}
+	}
+	wide := 8 * accs
+	unroll := max(gemvUnroll/accs, 1)
+	acc := k.loopUnrolled(unroll, ci(0), ci(d.K/wide), init, func(kv value.Value, acc []value.Value) []value.Value {
+		kk := k.cur.NewMul(kv, ci(wide))
+		next := append([]value.Value{}, acc...)
+		for a := range accs {
+			step(kk, a, next)
+		}
+		g.prefetchStep(wRow, kk)
+		return next
+	})
+	out := make([]value.Value, d.M*cols)
+	for i := range out {
+		out[i] = acc[int64(i)*accs]
+	}
+	if accs > 1 {
+		out = k.loop(ci(d.K/wide*accs), ci(d.K/8), out, func(kv value.Value, acc []value.Value) []value.Value {
+			next := make([]value.Value, len(acc))
+			spread := make([]value.Value, n)
+			for i := range acc {
+				spread[int64(i)*accs] = acc[i]
+			}
+			step(k.cur.NewMul(kv, ci(8)), 0, spread)
+			for i := range next {
+				next[i] = spread[int64(i)*accs]
+			}
+			return next
+		})
+		for i := range out {
+			for a := int64(1); a < accs; a++ {
+				out[i] = k.cur.NewFAdd(out[i], acc[int64(i)*accs+a])
+			}
+		}
+	}
+	return out
 }
 
 // hsum adds the 8 lanes of v.
@@ -175,12 +280,24 @@ func (k *kfn) hsum(v value.Value) value.Value {
 // made it 21 and 20. f32 weights gained nothing from it.
 const gemvPrefetchGroups = 2
 
-// prefetchAhead asks for the rhs line gemvPrefetchGroups groups of cols
-// rows past element idx. The address may lie past the weights: a
-// prefetch never faults, and the pointer is computed without inbounds.
-func (g gemvCall) prefetchAhead(idx value.Value, cols int64) {
+// prefetchStep asks for the rhs lines g.p.ahead elements past those a
+// step at kk reads, one prefetch per 64-byte line. The address may lie
+// past the weights: a prefetch never faults, and the pointer is computed
+// without inbounds.
+func (g gemvCall) prefetchStep(wRow []value.Value, kk value.Value) {
+	if g.p.ahead == 0 {
+		return
+	}
 	k := g.k
 	_, mem, _ := elemType(g.d.rhs.dt)
-	p := k.cur.NewGetElementPtr(mem, g.w.p, k.cur.NewAdd(idx, ci(gemvPrefetchGroups*cols*g.d.K)))
-	k.prefetch(p, 0, 3)
+	size := int64(4)
+	if g.d.rhs.dt != ir.F32 {
+		size = 2
+	}
+	for _, row := range wRow {
+		for at := int64(0); at < 8*g.p.accs*size; at += 64 {
+			idx := k.cur.NewAdd(k.cur.NewAdd(row, kk), ci(g.p.ahead+at/size))
+			k.prefetch(k.cur.NewGetElementPtr(mem, g.w.p, idx), 0, 3)
+		}
+	}
 }

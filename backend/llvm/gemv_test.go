@@ -1,6 +1,7 @@
 package llvm
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -9,9 +10,13 @@ import (
 // contiguous along the contraction: decode's x · Wᵀ with the weight as
 // Hugging Face stores it ([N, K]), attention's q · kᵀ with batch
 // dimensions, K not a multiple of 8 (the scalar tail) or below it, and N
-// not a multiple of the 4 (M <= 4) or 2 (M 5 to 8) rows in flight or of the 64-row block.
+// not a multiple of the 4 (M <= 4) or 2 (M 5 to 8) rows in flight or of the 64-row block
+// (or, at one lhs row, of the 256-row block read as 4 streams: N = 4100;
+// N = 600 takes blocks of 64, whole ones as 4 streams of 16 rows).
 var gemvCases = []dotCase{
 	{"decode", "f32[1,1024]", "f32[67,1024]", "lhs_contract=[1], rhs_contract=[1]", "f32[1,67]"},
+	{"decodeBlocks", "f32[1,44]", "f32[600,44]", "lhs_contract=[1], rhs_contract=[1]", "f32[1,600]"},
+	{"decodeMany", "f32[1,20]", "f32[4100,20]", "lhs_contract=[1], rhs_contract=[1]", "f32[1,4100]"},
 	{"m4kTail", "f32[4,37]", "f32[130,37]", "lhs_contract=[1], rhs_contract=[1]", "f32[4,130]"},
 	{"k8", "f32[3,8]", "f32[5,8]", "lhs_contract=[1], rhs_contract=[1]", "f32[3,5]"},
 	{"lhs3d", "f32[2,1,19]", "f32[3,19]", "lhs_contract=[2], rhs_contract=[1]", "f32[2,1,3]"},
@@ -31,6 +36,13 @@ func TestGemv(t *testing.T) {
 	x := differential(t, b, m, m.Funcs[0], 4)
 	if n := strings.Count(x.plan.String(), ": gemv "); n != len(gemvCases) {
 		t.Errorf("%d of %d products streamed; plan:\n%s", n, len(gemvCases), x.plan)
+	}
+	// The ranges: blocks of 256 rows where they pair up between two
+	// threads or are many, else of 64.
+	for i, want := range map[int]int64{1: 10, 2: 17} {
+		if got := x.plan.steps[i].rows; got != want {
+			t.Errorf("%s: %d ranges, want %d", gemvCases[i].name, got, want)
+		}
 	}
 }
 
@@ -53,7 +65,8 @@ func TestGemvEpilogue(t *testing.T) {
 }
 
 // TestGemvUnrollHint: the streamed product's contraction loop asks clang to
-// unroll it 4 times and every other loop to interleave 4 vectors (kernels
+// unroll it (4 steps of 8 elements a row, here 2 steps of the 2
+// accumulators of one lhs row's way, gemvFor) and every other loop to interleave 4 vectors (kernels
 // build with clang's own unrolling off, clangFlags), through one loop
 // identifier per hint that the loops share, so two layers of the same
 // shape still generate one kernel.
@@ -74,18 +87,61 @@ func TestGemvUnrollHint(t *testing.T) {
 	if n := strings.Count(text, "\ndefine "); n != 1 {
 		t.Errorf("%d functions defined, want the two steps' one", n)
 	}
-	// Two contraction loops (the groups of 4 rhs rows, then the rows
-	// left), unrolled; the range's, the groups', the rows left's and the
-	// contraction's scalar tails (one per rhs row of a group, 4 + 1),
-	// interleaved.
-	for id, want := range map[string]int{"!0": 2, "!2": 8} {
+	// Three contraction loops (a whole block's 4 streams, the groups of 4
+	// neighbouring rows of a shorter block, the rows left), unrolled; the
+	// range's, the streams', the groups', the rows left's, the three
+	// single-vector rests of the contraction and its scalar tails (one per
+	// rhs row: 4 + 4 + 1), interleaved.
+	for id, want := range map[string]int{"!0": 3, "!2": 16} {
 		if n := strings.Count(text, ", !llvm.loop "+id+"\n"); n != want {
 			t.Errorf("%d branches carry !llvm.loop %s, want %d:\n%s", n, id, want, text)
 		}
 	}
-	want := "!0 = distinct !{!0, !1}\n!1 = !{!\"llvm.loop.unroll.count\", i32 4}\n" +
+	want := "!0 = distinct !{!0, !1}\n!1 = !{!\"llvm.loop.unroll.count\", i32 2}\n" +
 		"!2 = distinct !{!2, !3}\n!3 = !{!\"llvm.loop.interleave.count\", i32 4}\n"
 	if !strings.HasSuffix(text, want) {
 		t.Errorf("the module ends in\n%s\nwant\n%s", text[max(0, len(text)-200):], want)
+	}
+}
+
+// TestGemvParams runs the streamed cases, and products with bf16 weights
+// read at their width, with each way of reading the rhs the kernel has:
+// 1, 2 and 8 rows in flight, 1, 2 and 4 accumulators per result (K = 59
+// leaves one step of 32, then 3 single vectors, then 3 scalars), a
+// prefetch distance, and rows in flight spread over blocks of 16, 32 and
+// 64 rows (N = 130: whole blocks, then a shorter one), against the
+// reference executor.
+func TestGemvParams(t *testing.T) {
+	b := testBackend(t)
+	b.bf16 = bf16Widen // the gemv kernel's widening loads, not vdpbf16ps
+	cases := append([]dotCase{
+		{"kRest", "f32[2,59]", "f32[13,59]", "lhs_contract=[1], rhs_contract=[1]", "f32[2,13]"},
+		{"k24", "f32[1,24]", "f32[9,24]", "lhs_contract=[1], rhs_contract=[1]", "f32[1,9]"},
+	}, gemvCases...)
+	narrow := `func @f(%x: f32[1,59], %w: bf16[75,59], %y: f32[3,130], %v: bf16[20,130]) -> (f32[1,75], f32[3,20]) {
+  %w32 = convert %w : f32[75,59]
+  %d = dot_general %x, %w32 {lhs_contract=[1], rhs_contract=[1]} : f32[1,75]
+  %v32 = convert %v : f32[20,130]
+  %e = dot_general %y, %v32 {lhs_contract=[1], rhs_contract=[1]} : f32[3,20]
+  return %d, %e
+}
+`
+	defer func(f func(m, k int64, narrow bool) gemvParams) { gemvFor = f }(gemvFor)
+	for _, p := range []gemvParams{{cols: 1, accs: 1}, {cols: 1, accs: 4}, {cols: 1, accs: 4, ahead: 512}, {cols: 2, accs: 2, ahead: 64},
+		{cols: 8, accs: 1}, {cols: 4, accs: 2, ahead: 4096}, {cols: 4, accs: 1, block: 16, spread: true},
+		{cols: 2, accs: 4, block: 32, spread: true}, {cols: 8, accs: 1, ahead: 32, spread: true}} {
+		t.Run(fmt.Sprintf("cols%d-accs%d-ahead%d-block%d-spread%v", p.cols, p.accs, p.ahead, p.block, p.spread), func(t *testing.T) {
+			gemvFor = func(m, k int64, narrow bool) gemvParams { return p }
+			m := dotsModule(t, cases)
+			x := differential(t, b, m, m.Funcs[0], 4)
+			if n := strings.Count(x.plan.String(), ": gemv "); n != len(cases) {
+				t.Errorf("%d of %d products streamed; plan:\n%s", n, len(cases), x.plan)
+			}
+			exe := compileText(t, "gemv-narrow", []byte(narrow))
+			x = differential(t, b, exe.Module, exe.Entry, 5)
+			if got, want := x.plan.String(), "0: gemv [4 0 1]\n1: gemv [5 2 3]\n"; got != want {
+				t.Errorf("plan:\n%s\nwant:\n%s", got, want)
+			}
+		})
 	}
 }

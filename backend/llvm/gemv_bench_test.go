@@ -1,0 +1,135 @@
+package llvm
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/backend/cpu"
+)
+
+// BenchmarkGemv times a batch-1 decode step's products, x [1, K] times a
+// weight stored [N, K] as Hugging Face stores it, with the weights from
+// memory (each call takes the next of enough copies to fill 192 MB; the lm
+// head alone is larger than the L3), on all cores, in f32 and with bf16
+// weights read at their width. The kernel's own parameters (gemvFor) and
+// each of gemvVariants are compiled side by side and called in turn, one
+// call each per round, so that a neighbour's load on a shared host falls
+// on all of them alike; each reports the median call's rate, counting the
+// weight's bytes (the bound is what the host streams: go run ./bench/limits).
+//
+//	go test ./backend/llvm -run '^$' -bench Gemv -benchtime 200x
+func BenchmarkGemv(b *testing.B) {
+	for _, s := range [][2]int64{{1024, 3072}, {3072, 1024}, {2048, 1024}, {1024, 151936}} {
+		for _, dt := range []string{"f32", "bf16"} {
+			b.Run(fmt.Sprintf("%s/%dx%d", dt, s[0], s[1]), func(b *testing.B) {
+				gemvBench(b, s[0], s[1], dt)
+			})
+		}
+	}
+}
+
+// gemvBench is one shape of BenchmarkGemv.
+func gemvBench(b *testing.B, k, n int64, dt string) {
+	be := testBackend(b)
+	be.threads = runtime.NumCPU()
+	src := fmt.Sprintf("func @mv(%%x: f32[1,%d], %%w: f32[%d,%d]) -> f32[1,%d] {\n  %%y = dot_general %%x, %%w {lhs_contract=[1], rhs_contract=[1]} : f32[1,%d]\n  return %%y\n}\n",
+		k, n, k, n, n)
+	size := int64(4)
+	if dt != "f32" {
+		size = 2
+		src = fmt.Sprintf("func @mv(%%x: f32[1,%d], %%w: %s[%d,%d]) -> f32[1,%d] {\n  %%w32 = convert %%w : f32[%d,%d]\n  %%y = dot_general %%x, %%w32 {lhs_contract=[1], rhs_contract=[1]} : f32[1,%d]\n  return %%y\n}\n",
+			k, dt, n, k, n, n, k, n)
+	}
+	var xs []*Executable
+	var ws []*backend.Buffer
+	var args []*backend.Buffer
+	for _, v := range gemvVariants {
+		restore := gemvFor
+		if v.p != nil {
+			gemvFor = v.p
+		}
+		_, fn, x := compileSrc(b, be, src)
+		gemvFor = restore
+		xs = append(xs, x)
+		if args == nil {
+			// At least two copies, so that no call finds its weights
+			// where the last call left them.
+			for i := range max(2, int((192<<20)/(k*n*size))) {
+				in := cpu.RandomInputs(fn, int64(i+1))
+				args = in
+				ws = append(ws, in[1])
+			}
+		}
+	}
+	times := make([][]time.Duration, len(xs))
+	next := 0
+	b.ResetTimer()
+	for range b.N {
+		for v, x := range xs {
+			args[1] = ws[next%len(ws)]
+			next++
+			t0 := time.Now()
+			if _, err := x.Run(args); err != nil {
+				b.Fatal(err)
+			}
+			times[v] = append(times[v], time.Since(t0))
+		}
+	}
+	b.StopTimer()
+	for v, t := range times {
+		slices.Sort(t)
+		b.ReportMetric(float64(k*n*size)/float64(t[len(t)/2].Nanoseconds()), gemvVariants[v].name+"-GB/s")
+	}
+}
+
+// gemvVariants are the ways of reading the rhs BenchmarkGemv times beside
+// the kernel's own (nil): the one it replaced for one lhs row (neighbouring
+// rows in flight, 4 of f32 or 8 of bf16 prefetched two groups ahead), one
+// row at a time with 8 accumulators (llama.cpp's way), the kernel's streams
+// with a prefetch 1 KB ahead, and 8 streams of 32 rows.
+var gemvVariants = []struct {
+	name string
+	p    func(m, k int64, narrow bool) gemvParams
+}{
+	{"default", nil},
+	{"neighbours", func(m, k int64, narrow bool) gemvParams {
+		if narrow {
+			return gemvParams{cols: 8, accs: 1, ahead: gemvPrefetchGroups * 8 * k}
+		}
+		return gemvParams{cols: 4, accs: 1}
+	}},
+	{"rows", gemvTry(1, 8, 0)},
+	{"streams-pf1k", gemvSpread(4, 2, 256, 1024)},
+	{"streams8", gemvSpread(8, 1, 256, 0)},
+}
+
+// gemvTry is a variant for BenchmarkGemv: cols rows in flight, accs
+// accumulators, the prefetch ahead bytes ahead (negative: -ahead groups of
+// rows).
+func gemvTry(cols, accs, ahead int64) func(m, k int64, narrow bool) gemvParams {
+	return func(m, k int64, narrow bool) gemvParams {
+		size := int64(4)
+		if narrow {
+			size = 2
+		}
+		if ahead < 0 {
+			return gemvParams{cols: cols, accs: accs, ahead: -ahead * cols * k}
+		}
+		return gemvParams{cols: cols, accs: accs, ahead: ahead / size}
+	}
+}
+
+// gemvSpread is a variant for BenchmarkGemv: cols streams spread over
+// blocks of block rows, accs accumulators each, prefetching ahead bytes
+// ahead.
+func gemvSpread(cols, accs, block, ahead int64) func(m, k int64, narrow bool) gemvParams {
+	return func(m, k int64, narrow bool) gemvParams {
+		p := gemvTry(cols, accs, ahead)(m, k, narrow)
+		p.block, p.spread = block, true
+		return p
+	}
+}
