@@ -137,11 +137,19 @@ func picks(f *ir.Func, inputs []*backend.Buffer, rng *rand.Rand, max int) []Pick
 	return all
 }
 
-var floatType = regexp.MustCompile(`\b(f64|f32|f16|bf16)\[`)
+var (
+	floatType = regexp.MustCompile(`\b(f64|f32|f16|bf16)\[`)
+	// algorithm is a dot_general's algorithm: its operands' and its
+	// accumulation's types, then the rest.
+	algorithm = regexp.MustCompile(`\balgorithm=\[(f64|f32|f16|bf16),(f64|f32|f16|bf16),(f64|f32|f16|bf16),`)
+)
 
 // Retype is m with every float type made dt: the same program, computed in dt.
+// A dot_general's algorithm names its operands' types, so it becomes dt's
+// too (operands as they are, accumulated in dt).
 func Retype(m *ir.Module, dt ir.DType) (*ir.Module, error) {
 	text := floatType.ReplaceAllString(ir.Print(m), dt.String()+"[")
+	text = algorithm.ReplaceAllString(text, "algorithm=["+dt.String()+","+dt.String()+","+dt.String()+",")
 	return tir.Parse(m.File, []byte(text))
 }
 

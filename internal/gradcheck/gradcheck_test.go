@@ -7,6 +7,7 @@ import (
 
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/frontend/tir"
+	"github.com/tpucc/tpucc/ir"
 )
 
 // reduced is progen seed 4's program (drawn while rng_bit_generator was in the
@@ -120,6 +121,28 @@ func TestUnresolved(t *testing.T) {
 	} {
 		if got := Unresolved(c.magnitude, c.h, c.fd); got != c.want {
 			t.Errorf("Unresolved(%g, %g, %g) = %v, want %v", c.magnitude, c.h, c.fd, got, c.want)
+		}
+	}
+}
+
+// TestRetypeAlgorithm: a dot_general's algorithm names its operands' types,
+// so a program retyped to f32 or f64 names them too (a bf16 algorithm on
+// f32 operands is refused), and still parses.
+func TestRetypeAlgorithm(t *testing.T) {
+	src := "func @f(%c: bf16[2,3], %d: bf16[3,4]) -> f32[2,4] {\n" +
+		"  %y = dot_general %c, %d {algorithm=[bf16,bf16,f32,1,1,1,false], lhs_contract=[1], rhs_contract=[0]} : f32[2,4]\n  return %y\n}\n"
+	m, err := tir.Parse("alg.tir", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dt := range []ir.DType{ir.F32, ir.F64} {
+		r, err := Retype(m, dt)
+		if err != nil {
+			t.Fatalf("%s: %v", dt, err)
+		}
+		want := "algorithm=[" + dt.String() + "," + dt.String() + "," + dt.String() + ",1,1,1,false]"
+		if got := ir.Print(r); !strings.Contains(got, want) || strings.Contains(got, "bf16") {
+			t.Errorf("%s:\n%s\nwant %s and no bf16", dt, got, want)
 		}
 	}
 }
