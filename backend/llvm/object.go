@@ -239,11 +239,20 @@ func (c *objectCache) object(t *toolchain, key, irText string, times *BuildTimes
 }
 
 // build is object for a source of any language clang takes by its file
-// name (LLVM IR as name.ll, C as name.c). Processes (and goroutines) that
-// miss the same key build it once: the first takes KEY.lock, the others
-// wait for it and find its object (lockFile says what happens when the
-// lock cannot be had).
+// name (LLVM IR as name.ll, C as name.c), built once per key (once;
+// lockFile says what happens when the lock cannot be had).
 func (c *objectCache) build(t *toolchain, key, name, source string, times *BuildTimes) ([]byte, error) {
+	return c.once(key, name, times, func(tmp string, cpu *toolCPU) ([]byte, error) {
+		return clangBuild(t, tmp, name, source, cpu)
+	})
+}
+
+// once returns key's verified object from the cache, else makes it with
+// produce in a build directory of its own (clang's time counted in times) and
+// installs it (produce writes the source there as name). Processes (and
+// goroutines) that miss the same key make it once: the first takes
+// KEY.lock, the others wait for it and find its object.
+func (c *objectCache) once(key, name string, times *BuildTimes, produce func(tmp string, cpu *toolCPU) ([]byte, error)) ([]byte, error) {
 	so := filepath.Join(c.dir, key+".so")
 	sum := filepath.Join(c.dir, key+".sha256")
 	if data, ok := c.cached(so, sum, times); ok {
@@ -263,7 +272,7 @@ func (c *objectCache) build(t *toolchain, key, name, source string, times *Build
 		return nil, fmt.Errorf("llvm: %v", err)
 	}
 	defer done()
-	data, err := clangBuild(t, tmp, name, source, &cpu)
+	data, err := produce(tmp, &cpu)
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // partRuns counts clang's compiles of parts in this process (PartRuns).
@@ -34,34 +33,19 @@ func (c *objectCache) program(t *toolchain, key, text string, g *gen, steps map[
 	if !ok {
 		return c.object(t, key, text, times)
 	}
-	if release := lockFile(filepath.Join(c.dir, key+".lock"), lockTimeout); release != nil {
-		defer release()
-		if data, ok := c.cached(so, sum, times); ok {
-			return data, nil
+	return c.once(key, "kernels.ll", times, func(tmp string, cpu *toolCPU) ([]byte, error) {
+		// The whole module is written first, as a build of it whole would:
+		// it goes beside the object, and shows what is being built meanwhile.
+		if err := os.WriteFile(filepath.Join(tmp, "kernels.ll"), []byte(text), 0o600); err != nil {
+			return nil, fmt.Errorf("llvm: %v", err)
 		}
-	}
-	t0 := time.Now()
-	var cpu toolCPU
-	defer func() { times.Clang += time.Since(t0); times.ClangCPU += cpu.get() }()
-	tmp, done, err := buildDir(c.dir)
-	if err != nil {
-		return nil, fmt.Errorf("llvm: %v", err)
-	}
-	defer done()
-	// The whole module is written first, as a build of it whole would: it
-	// goes beside the object, and shows what is being built meanwhile.
-	if err := os.WriteFile(filepath.Join(tmp, "kernels.ll"), []byte(text), 0o600); err != nil {
-		return nil, fmt.Errorf("llvm: %v", err)
-	}
-	data, err := c.linkParts(t, ctx, us, tmp, times, &cpu, true)
-	if err != nil {
-		return nil, err
-	}
-	clangRuns.Add(1)
-	if err := c.install(tmp, key, "kernels.ll", data); err != nil {
-		return nil, err
-	}
-	return data, nil
+		data, err := c.linkParts(t, ctx, us, tmp, times, cpu, true)
+		if err != nil {
+			return nil, err
+		}
+		clangRuns.Add(1)
+		return data, nil
+	})
 }
 
 // linkParts builds the parts of the kernels the cache lacks (all of them
