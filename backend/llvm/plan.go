@@ -457,7 +457,7 @@ func (pl *planner) group(body []*ir.Instr, env map[*ir.Value]int, need []*ir.Val
 		}
 	}
 	pl.findEpilogues(body, env, defs, mat)
-	for _, in := range body {
+	for i, in := range body {
 		if in.Op == ir.OpConstant && !isExpr(in) {
 			continue
 		}
@@ -484,7 +484,7 @@ func (pl *planner) group(body []*ir.Instr, env map[*ir.Value]int, need []*ir.Val
 				mat[in.Results[0]] = true // its operand is not in memory: copied
 			}
 			if r := in.Results[0]; mat[r] {
-				vs := append([]*ir.Value{r}, pl.siblingLoops(body, in, env, defs, mat, views, cross)...)
+				vs := append([]*ir.Value{r}, pl.siblingLoops(in, body[i+1:], env, defs, mat, views, cross)...)
 				if err := pl.loopKernels(vs, env, defs); err != nil {
 					return err
 				}
@@ -547,20 +547,19 @@ func (pl *planner) exprOp(v *ir.Value, defs map[*ir.Value]*ir.Instr) ir.Op {
 }
 
 // siblingLoops are the values that one loop kernel can write beside first's
-// (an expression to materialise): the materialised expressions after it in
-// body, up to the next instruction that is not an expression, of first's
+// (an expression to materialise): the materialised expressions of rest (the
+// body after first), up to the next instruction that is not an expression, of first's
 // shape, each read at its own index (no concat of its own). Their leaves
 // are all in memory by then, and a value among them that another reads is
 // computed once per element in registers: AdamW's new moments and weight,
 // or a norm's outputs, are one pass over their operands, not one each.
-func (pl *planner) siblingLoops(body []*ir.Instr, first *ir.Instr, env map[*ir.Value]int, defs map[*ir.Value]*ir.Instr, mat map[*ir.Value]bool, views map[*ir.Value]int, cross map[*ir.Value]*ir.Instr) []*ir.Value {
+func (pl *planner) siblingLoops(first *ir.Instr, rest []*ir.Instr, env map[*ir.Value]int, defs map[*ir.Value]*ir.Instr, mat map[*ir.Value]bool, views map[*ir.Value]int, cross map[*ir.Value]*ir.Instr) []*ir.Value {
 	r := first.Results[0]
 	if ownConcat(r, defs) != nil {
 		return nil
 	}
-	at := slices.Index(body, first)
 	var out []*ir.Value
-	for _, in := range body[at+1:] {
+	for _, in := range rest {
 		if !isExpr(in) {
 			break
 		}
