@@ -90,3 +90,20 @@ func inferRng(c *inferCtx) []Type {
 	}
 	return []Type{s, bits}
 }
+
+// RngSplitAxis is the axis along which rng_bit_generator pairs the narrow
+// (8- to 32-bit) elements of a result of these dims to share one 64-bit
+// output of Threefry: the first axis of even length, else the first longest,
+// as XLA chooses. Every backend must pair the same elements to give XLA's bits.
+func RngSplitAxis(dims []int64) int {
+	best := 0
+	for i, d := range dims {
+		if d%2 == 0 {
+			return i
+		}
+		if d > dims[best] {
+			best = i
+		}
+	}
+	return best
+}

@@ -60,7 +60,7 @@ func threeFryBits(key [2]uint32, ctr uint64, dims []int64, w writer) uint64 {
 		w.put(0, uint64(threeFry2x32(key, ctr)[0]))
 		return ctr + 1
 	}
-	split := rngSplitAxis(dims)
+	split := ir.RngSplitAxis(dims)
 	half := append([]int64(nil), dims...)
 	half[split] = (dims[split] + 1) / 2
 	inner := elemCount(dims[split+1:]) // elements after the split axis
@@ -84,20 +84,6 @@ func elemCount(dims []int64) int64 {
 		n *= d
 	}
 	return n
-}
-
-// rngSplitAxis is the first axis of even length, else the first longest.
-func rngSplitAxis(dims []int64) int {
-	best := 0
-	for i, d := range dims {
-		if d%2 == 0 {
-			return i
-		}
-		if d > dims[best] {
-			best = i
-		}
-	}
-	return best
 }
 
 var threeFryRotations = [8]uint{13, 15, 26, 6, 17, 29, 16, 24}

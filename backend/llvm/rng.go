@@ -82,7 +82,7 @@ func (l rngLayout) counters(threeFry bool) int64 {
 	case threeFry && (l.size == 8 || len(l.dims) == 0):
 		return l.n
 	case threeFry:
-		split := rngSplitAxis(l.dims)
+		split := ir.RngSplitAxis(l.dims)
 		return l.n / l.dims[split] * ((l.dims[split] + 1) / 2)
 	case l.size == 8:
 		return (l.n + 1) / 2
@@ -103,7 +103,7 @@ func (l rngLayout) storeThreeFry(k *kfn, bp, h value.Value, x [2]value.Value) {
 		k.store(k.trunc(x[0], l.elem), bp, h)
 		return
 	}
-	split := rngSplitAxis(l.dims)
+	split := ir.RngSplitAxis(l.dims)
 	d := l.dims[split]
 	inner := int64(1)
 	for _, v := range l.dims[split+1:] {
@@ -142,21 +142,6 @@ func (l rngLayout) storePhilox(k *kfn, bp, h value.Value, x [4]value.Value) {
 		}
 		k.ifElse(k.cur.NewICmp(enum.IPredSLT, i, ci(l.n)), func() { k.store(v, bp, i) }, nil)
 	}
-}
-
-// rngSplitAxis is the axis Threefry's narrow elements pair along: the first
-// of even length, else the first longest (XLA's choice).
-func rngSplitAxis(dims []int64) int {
-	best := 0
-	for i, d := range dims {
-		if d%2 == 0 {
-			return i
-		}
-		if d > dims[best] {
-			best = i
-		}
-	}
-	return best
 }
 
 func (k *kfn) lo32(x value.Value) value.Value { return k.cur.NewTrunc(x, types.I32) }
