@@ -20,7 +20,10 @@
 //   - decode: decodeLoopSpeedup (decode.go), tokens/s of decode as one
 //     device loop over step by step.
 //
-//     go run ./bench/depth [-reps 3] [-llvm-reps 1]
+//     go run ./bench/depth [-reps 3] [-llvm-reps 1] [-only export,llvm,decode]
+//
+// -only runs the parts named (a quick rerun of one); the last line below is
+// printed only when every part ran.
 //
 // Each time is the least of its runs, wall clock, each run after a garbage
 // collection (an export of a looped step takes milliseconds: a collection
@@ -58,15 +61,65 @@ const capacity = 512
 func main() {
 	reps := flag.Int("reps", 30, "runs of each export; the fastest counts")
 	llvmReps := flag.Int("llvm-reps", 1, "runs of each llvm compile; the fastest counts")
+	only := flag.String("only", "", "comma-separated parts to run (export, llvm, decode); all when empty")
 	flag.Parse()
-	if err := run(*reps, *llvmReps); err != nil {
+	parts, err := pick(*only)
+	if err == nil {
+		err = run(*reps, *llvmReps, parts)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench-depth:", err)
 		os.Exit(1)
 	}
 }
 
-func run(reps, llvmReps int) error {
+// pick is the set of parts -only names, every part when it is empty.
+func pick(only string) (map[string]bool, error) {
+	parts := map[string]bool{"export": only == "", "llvm": only == "", "decode": only == ""}
+	if only == "" {
+		return parts, nil
+	}
+	for _, p := range strings.Split(only, ",") {
+		if _, ok := parts[p]; !ok {
+			return nil, fmt.Errorf("-only %s: want export, llvm or decode", p)
+		}
+		parts[p] = true
+	}
+	return parts, nil
+}
+
+// run measures the parts picked, and prints the bench-depth line when it
+// measured all of them: a line with a part missing would not be the goal's.
+func run(reps, llvmReps int, parts map[string]bool) error {
 	var export [2]time.Duration
+	var compile [2]time.Duration
+	var speedup float64
+	if parts["export"] {
+		if err := runExport(reps, &export); err != nil {
+			return err
+		}
+	}
+	if parts["llvm"] {
+		if err := runLLVM(llvmReps, &compile); err != nil {
+			return err
+		}
+	}
+	if parts["decode"] {
+		var err error
+		if speedup, err = decodeLoopSpeedup(); err != nil {
+			return err
+		}
+	}
+	if parts["export"] && parts["llvm"] && parts["decode"] {
+		fmt.Printf("bench-depth: export_96_over_24=%.2f llvm_compile_28_s=%.2f llvm_compile_28_before_s=%.2f decode_loop_speedup=%.2f\n",
+			export[1].Seconds()/export[0].Seconds(), compile[0].Seconds(), compile[1].Seconds(), speedup)
+	}
+	return nil
+}
+
+// runExport times the export of 24 and 96 layers, looped (into export) and
+// unrolled (printed only).
+func runExport(reps int, export *[2]time.Duration) error {
 	for _, unroll := range []bool{false, true} {
 		for i, layers := range []int{24, 96} {
 			d, err := best(reps, func() (time.Duration, error) { return exportTime(layers, unroll) })
@@ -79,7 +132,12 @@ func run(reps, llvmReps int) error {
 			fmt.Printf("export %2d layers (%s): %8.4f s\n", layers, how[unroll], d.Seconds())
 		}
 	}
-	var compile [2]time.Duration
+	return nil
+}
+
+// runLLVM times the llvm build of 28 layers looped and unrolled (into
+// compile), then the looped one with a 24-layer build's kernels cached.
+func runLLVM(llvmReps int, compile *[2]time.Duration) error {
 	for i, unroll := range []bool{false, true} {
 		d, err := best(llvmReps, func() (time.Duration, error) { return llvmTime(28, unroll, 0) })
 		if err != nil {
@@ -93,12 +151,6 @@ func run(reps, llvmReps int) error {
 		return err
 	}
 	fmt.Printf("llvm compile 28 layers (loops), kernels of 24 layers cached: %8.3f s\n", warm.Seconds())
-	speedup, err := decodeLoopSpeedup()
-	if err != nil {
-		return err
-	}
-	fmt.Printf("bench-depth: export_96_over_24=%.2f llvm_compile_28_s=%.2f llvm_compile_28_before_s=%.2f decode_loop_speedup=%.2f\n",
-		export[1].Seconds()/export[0].Seconds(), compile[0].Seconds(), compile[1].Seconds(), speedup)
 	return nil
 }
 
