@@ -17,14 +17,15 @@
 // random too (timings do not depend on the values, except the MoE's routing, which
 // is spread over the experts on both sides).
 //
-//	go run ./bench/models [-quick] [-only dense,moe_decode] [-peers torch,llamacpp] [-backend llvm] [-repeat 3] [-dtype bf16] [-layers N] [-steps N]
+//	go run ./bench/models [-quick] [-only dense,moe_decode] [-peers torch,llamacpp] [-backend llvm] [-repeat 3] [-dtype bf16|f16] [-layers N] [-steps N]
 //
 // -steps N prints, after each workload, the N longest steps of every program
 // tpucc ran on the llvm backend (time per call and share): where a step's time
 // goes, kernel by kernel.
 // -dtype bf16 gives every side bf16 weights, as most checkpoints store them: tpucc's
 // parameters, the torch peer's model (torch.compile of the bf16 model) and llama.cpp's
-// GGUF. -peers picks the peers (torch, llamacpp; "none", or -skip-peer, for tpucc alone).
+// GGUF. -dtype f16 does the same with f16 weights (llama.cpp's f16 GGUF; tpucc
+// widens f16 to f32 as it reads it, as it does bf16 without AVX512-BF16). -peers picks the peers (torch, llamacpp; "none", or -skip-peer, for tpucc alone).
 //
 // For each model tpucc runs first, then the torch peer, and each workload's row is
 // printed as soon as the peer has measured it. The llama.cpp peer (llamacpp.go,
@@ -66,6 +67,7 @@ import (
 	"github.com/tpucc/tpucc/backend"
 	_ "github.com/tpucc/tpucc/backend/llvm" // registers the llvm backend
 	"github.com/tpucc/tpucc/bench/limits"
+	"github.com/tpucc/tpucc/ir"
 )
 
 var (
@@ -75,17 +77,20 @@ var (
 	backendName = flag.String("backend", "", "tpucc's backend (default: backend.CPUDefault)")
 	repeat      = flag.Int("repeat", 3, "timed runs per workload, after one warm-up run")
 	skipPeer    = flag.Bool("skip-peer", false, "leave out every peer (-peers none)")
-	dtype       = flag.String("dtype", "f32", "every side's weights: f32, or bf16 as most checkpoints store them")
+	dtype       = flag.String("dtype", "f32", "every side's weights: f32, bf16 as most checkpoints store them, or f16")
 	threads     = flag.Int("threads", 2, "threads for every side (GOMAXPROCS, torch.set_num_threads, llama.cpp's n_threads)")
 	cpuProfile  = flag.String("cpuprofile", "", "write a pprof CPU profile of tpucc's side (compiles and runs) to this file")
 	steps       = flag.Int("steps", 0, "print the N longest steps of each program tpucc ran on the llvm backend (time per call, share)")
 	layers      = flag.Int("layers", 0, "the dense model's decoder layers instead of 28 (its shapes otherwise kept): for a host whose memory the full model exceeds")
 )
 
+// benchDTypes are -dtype's values: the weights' type on every side.
+var benchDTypes = map[string]ir.DType{"f32": ir.F32, "bf16": ir.BF16, "f16": ir.F16}
+
 func main() {
 	flag.Parse()
-	if *dtype != "f32" && *dtype != "bf16" {
-		check(fmt.Errorf("-dtype %s: want f32 or bf16", *dtype))
+	if _, ok := benchDTypes[*dtype]; !ok {
+		check(fmt.Errorf("-dtype %s: want f32, bf16 or f16", *dtype))
 	}
 	run, err := parsePeers(*peers, *skipPeer)
 	check(err)

@@ -13,9 +13,9 @@ transformers' StaticCache (one cache of fixed length, so every step has the same
 and compiles once, as tpucc's decode does); it runs the decode workloads only. After a
 workload's modes it prints {"mode": "done", "name"}.
 
-The weights are f32, or bf16 where TPUCC_BENCH_DTYPE=bf16: the whole model is built in
-bf16 (as a bf16 checkpoint loads with dtype=torch.bfloat16), so its products are PyTorch's
-bf16 kernels (oneDNN's on x86, AMX or AVX512-BF16 where the host has them).
+The weights are f32, or bf16 (f16) where TPUCC_BENCH_DTYPE=bf16 (f16): the whole model is built in
+that dtype (as a bf16 checkpoint loads with dtype=torch.bfloat16), so its products are PyTorch's
+half-precision kernels (oneDNN's on x86, AMX or AVX512-BF16 where the host has them).
 
   prefill  batch rows of `tokens` tokens through the model (a fresh cache), timed whole
   decode   a prefill of `tokens` tokens per row (untimed), then `steps` one-token steps
@@ -39,7 +39,7 @@ import torch
 from transformers import AutoConfig, AutoModelForCausalLM, DynamicCache, StaticCache
 
 
-DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
 
 
 def build(config_path, dtype):
@@ -93,7 +93,7 @@ def main():
     torch._dynamo.config.recompile_limit = 64
     dtype = os.environ.get("TPUCC_BENCH_DTYPE", "f32")
     if dtype not in DTYPES:
-        sys.exit(f"peer.py: TPUCC_BENCH_DTYPE={dtype}: want f32 or bf16")
+        sys.exit(f"peer.py: TPUCC_BENCH_DTYPE={dtype}: want f32, bf16 or f16")
     model = build(sys.argv[1], DTYPES[dtype])
     with open(sys.argv[2]) as f:
         workloads = json.load(f)

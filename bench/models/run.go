@@ -250,10 +250,7 @@ func request(w workload, vocab int) models.Request {
 // uniformly: norm scales around 1, matrices of standard deviation 0.02
 // (transformers' init).
 func randomModel(c *hf.Config) (*models.Model, error) {
-	dt := ir.F32
-	if *dtype == "bf16" {
-		dt = ir.BF16
-	}
+	dt := benchDTypes[*dtype]
 	m, err := models.Abstract(c, dt)
 	if err != nil {
 		return nil, err
@@ -270,9 +267,12 @@ func randomModel(c *hf.Config) (*models.Model, error) {
 		size := dt.Size()
 		for j := 0; j+size <= len(bytes); j += size {
 			v := float32(base + width*(2*rng.Float64()-1))
-			if dt == ir.BF16 {
+			switch dt {
+			case ir.BF16:
 				binary.LittleEndian.PutUint16(bytes[j:], ir.Float32ToBF16(v))
-			} else {
+			case ir.F16:
+				binary.LittleEndian.PutUint16(bytes[j:], ir.Float32ToF16(v))
+			default:
 				binary.LittleEndian.PutUint32(bytes[j:], math.Float32bits(v))
 			}
 		}
