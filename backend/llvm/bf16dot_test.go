@@ -124,7 +124,9 @@ func TestBF16DotDispatch(t *testing.T) {
 		want string
 	}{
 		{"avx512-gemv", bf16DotSrc(0, 1, 64, 40, "f32", false), bf16AVX512, "dot_general (avx512bf16)"},
-		{"avx512-gemm", bf16DotSrc(0, 100, 64, 40, "f32", false), bf16AVX512, "dot_general (avx512bf16)"},
+		{"avx512-gemm", bf16DotSrc(0, 100, 64, 40, "f32", false), bf16AVX512, "dot_general (avx512bf16 packed)"},
+		{"avx512-few-rows", bf16DotSrc(0, 15, 64, 40, "f32", false), bf16AVX512, "dot_general (avx512bf16)"},
+		{"avx512-gemm-KN", "func @f(%x: bf16[16,64], %w: bf16[64,40]) -> f32[16,40] {\n  %d = dot_general %x, %w {lhs_contract=[1], rhs_contract=[0]} : f32[16,40]\n  return %d\n}\n", bf16AVX512, "dot_general (avx512bf16 packed)"},
 		{"avx512-converted", bf16DotSrc(0, 2, 64, 40, "f32", true), bf16AVX512, "dot_general (avx512bf16)"},
 		{"widen-gemv", bf16DotSrc(0, 1, 64, 40, "f32", false), bf16Widen, "gemv"},
 		{"widen-gemm", bf16DotSrc(0, 100, 64, 40, "f32", false), bf16Widen, "dot_general"},

@@ -180,6 +180,9 @@ type dotEpilogue struct {
 // batch), by column blocks.
 func (pl *planner) dot(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) bool {
 	d := pl.dotShape(in)
+	if d.B*d.M*d.N > 0 && bf16GemmFits(d, pl.tgt) {
+		return pl.bf16Gemm(in, env, epi) // both operands bf16, many rows: packed vdpbf16ps (bf16gemm.go)
+	}
 	if d.B*d.M*d.N > 0 && bf16DotFits(d, pl.tgt) {
 		return pl.bf16Dot(in, env, epi) // both operands bf16, vdpbf16ps (bf16dot.go)
 	}
