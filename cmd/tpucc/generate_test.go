@@ -287,6 +287,7 @@ func TestGenerateErrors(t *testing.T) {
 		{[]string{"--model", dir, "--prompt-ids", "1", "--mesh", "tp=4"}, 2, "tpucc generate: --mesh tp=4 splits a model over a device's chips: give --device pjrt, tpu or gpu\n" + usage},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--mesh", "tp=4,ep=2", "--device", "pjrt"}, 2, "tpucc generate: --mesh: mesh \"tp=4,ep=2\": axis \"ep\": a model splits over dp (batch) and tp (weights) only\n" + usage},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--decode", "fast"}, 2, "tpucc generate: --decode fast: want loop, steps or auto\n" + usage},
+		{[]string{"--model", dir, "--prompt-ids", "1", "--matmul-precision", "high"}, 2, "tpucc generate: --matmul-precision high: want default or highest\n" + usage},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--precision", "fast"}, 2, "tpucc generate: --precision fast: want one of default, high, highest\n" + usage},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--max-new-tokens", "1e8"}, 2, "tpucc generate: --max-new-tokens 1e8: want a non-negative integer\n" + usage},
 		{[]string{"--model", dir, "--prompt-ids", "1,2", "--prompt-ids", "3", "--max-new-tokens", "100000000"}, 1, "models: a prompt of 2 tokens and 100000000 new tokens need 100000002 positions, more than the model's max_position_embeddings 1024 (at most 1022 new tokens fit)\n"},
