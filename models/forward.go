@@ -28,6 +28,9 @@ type stepIn struct {
 	// rows instead of a while op (loop): the loss asks for it, since
 	// autodiff does not differentiate while yet.
 	unrollStacks bool
+	// bf16 keeps a looped layer's bf16 product weights bf16 (layerAt):
+	// the step's products are bf16 (Model.F32Products unset).
+	bf16 bool
 }
 
 // forward runs one step: the logits of the last token of each row [B, V]
@@ -195,7 +198,7 @@ func (st *stepState) trip(g group, stacks []layerWeights, r row, cv []*tensor.Te
 	next := append([]*tensor.Tensor{nil}, cv[1:]...)
 	for s := range g.period {
 		i := g.layer(s, 0) // the slot's facts: every trip's layer has them
-		lw := layerAt(&stacks[s], r, st.c.NormOffset)
+		lw := layerAt(&stacks[s], r, st.c.NormOffset, st.in.bf16)
 		ks, vs := next[1+2*s], next[2+2*s]
 		ai := st.attnIn(i, nil, nil) // the cache comes from store
 		ai.store = func(kn, vn *tensor.Tensor) (*tensor.Tensor, *tensor.Tensor) {

@@ -14,8 +14,15 @@ import (
 // oracle tests compare them).
 
 // linear is x Wᵀ for a weight in the Hub's [out, in] layout, over the last
-// axis of x.
+// axis of x. A bf16 weight (a bf16 checkpoint's, bind) makes a bf16
+// product, as transformers computes one with torch_dtype=bfloat16 and
+// JAX with preferred_element_type=f32: x rounded to bf16, the products of
+// bf16 values (exact in f32) summed in f32. The backends read both
+// converts' bf16 operands at their width (vdpbf16ps where the CPU has it).
 func linear(x, w *tensor.Tensor) *tensor.Tensor {
+	if w.DType() == ir.BF16 {
+		x, w = x.Convert(ir.BF16).Convert(ir.F32), w.Convert(ir.F32)
+	}
 	r := int64(x.Rank() - 1)
 	return x.DotGeneral(w, ir.DotAttr{LhsContract: []int64{r}, RhsContract: []int64{1}})
 }

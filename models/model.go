@@ -33,6 +33,13 @@ type Model struct {
 	index  map[string]int    // weight field path -> Params index
 	groups []group           // the layers as loops (layerGroups)
 	slots  map[string][2]int // a stack's layers ("0:28") -> its group and slot
+	// F32Products keeps a bf16 checkpoint's products in f32 (the CLI's
+	// --matmul-precision highest): each weight converted to f32 and
+	// multiplied with f32 activations. Unset, the products follow the
+	// checkpoint as transformers does with torch_dtype=bfloat16: bf16
+	// weights multiply activations rounded to bf16, summing in f32
+	// (docs/MODELS.md). An f32 checkpoint's products are f32 either way.
+	F32Products bool
 }
 
 // Load reads a model directory (config.json and the safetensors checkpoint).
@@ -187,7 +194,7 @@ func (m *Model) stepAs(ts []*tensor.Tensor, all bool, flags stepIn) (out []*tens
 	if len(ts) != 3+nc+len(m.Params) {
 		return nil, fmt.Errorf("models: a step takes %d arguments, got %d", 3+nc+len(m.Params), len(ts))
 	}
-	in := stepIn{tokens: ts[0], start: ts[1], pos: ts[2], caches: ts[3 : 3+nc], fresh: flags.fresh, unrollStacks: flags.unrollStacks}
+	in := stepIn{tokens: ts[0], start: ts[1], pos: ts[2], caches: ts[3 : 3+nc], fresh: flags.fresh, unrollStacks: flags.unrollStacks, bf16: !m.F32Products}
 	w := bind(m, ts[3+nc:])
 	logits, caches := forward(m.Config, m.groups, w, in, all)
 	return append([]*tensor.Tensor{logits}, caches...), nil

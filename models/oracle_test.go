@@ -116,6 +116,7 @@ func oracleGenerator(t *testing.T, dir string, all bool) *Generator {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
+	m.F32Products = true // the oracle computes a bf16 model in f32 (TestBF16Products: bf16 products)
 	g, err := NewGenerator(m, Options{AllLogits: all, Cache: engine.NewCache("", engine.CacheOptions{})})
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +142,7 @@ func readOracle(t *testing.T, dir string) oracle {
 // generates 32 tokens with the compiled decode step; it requires every
 // prompt token's logits within 1e-4 of transformers' (relative to the
 // prompt's largest logit; f32 arithmetic, bf16 weights computed in f32 on
-// both sides) and the same 32 greedy tokens, each step compiled once. It
+// both sides: Model.F32Products) and the same 32 greedy tokens, each step compiled once. It
 // does so for every model with the prefill's attention in one piece, and
 // for blockedModels in query blocks of 4 slots (causalBlock; a 512-token
 // prefill's blocks are 128).

@@ -144,20 +144,27 @@ func stackField(w *hf.Weights, g group, s int, field string) (*backend.Buffer, e
 // it reads); a looped slot's stacks stay as they are, and the loop converts
 // the row it reads (layerAt). With normOffset the RMSNorm weights (the
 // fields named …Norm) are offsets from 1, and the step adds 1 after
-// converting, as Gemma 3's norms compute 1.0 + weight.float().
+// converting, as Gemma 3's norms compute 1.0 + weight.float(). A bf16
+// weight that the step reads only as a product's weight (productField)
+// stays bf16 unless m.F32Products: linear then multiplies in bf16.
 func bind(m *Model, ts []*tensor.Tensor) *weights {
 	normOffset := m.Config.NormOffset
 	norm := make([]bool, len(ts))
 	stacked := make([]bool, len(ts))
+	keep := make([]bool, len(ts))
+	for i, t := range ts {
+		keep[i] = m.bf16Products(t)
+	}
 	for path, j := range m.index {
 		norm[j] = normOffset && strings.HasSuffix(path, "Norm")
 		stacked[j] = strings.Contains(path, ":")
+		keep[j] = keep[j] && productField[fieldName(path)] // a tied embedding is also gathered
 	}
 	// In parameter order, so that a traced step is the same program every
 	// time (index is a map).
 	conv := make([]*tensor.Tensor, len(ts))
 	for i, t := range ts {
-		if !stacked[i] {
+		if !stacked[i] && !keep[i] {
 			t = toCompute(t, norm[i])
 		}
 		conv[i] = t
@@ -195,9 +202,9 @@ func toCompute(t *tensor.Tensor, normOffset bool) *tensor.Tensor {
 	return t
 }
 
-// layerAt is row r of a slot's stacked weights, in f32: a loop's layer
-// weights.
-func layerAt(stacks *layerWeights, r row, normOffset bool) *layerWeights {
+// layerAt is row r of a slot's stacked weights, in f32 (a loop's layer
+// weights), but for the bf16 product weights that bf16 keeps bf16 (bind).
+func layerAt(stacks *layerWeights, r row, normOffset, bf16 bool) *layerWeights {
 	out := &layerWeights{}
 	src, dst := reflect.ValueOf(stacks).Elem(), reflect.ValueOf(out).Elem()
 	for i := range src.NumField() {
@@ -206,9 +213,25 @@ func layerAt(stacks *layerWeights, r row, normOffset bool) *layerWeights {
 			continue
 		}
 		name := src.Type().Field(i).Name
+		if bf16 && t.DType() == ir.BF16 && productField[name] {
+			dst.Field(i).Set(reflect.ValueOf(r.of(t)))
+			continue
+		}
 		dst.Field(i).Set(reflect.ValueOf(toCompute(r.of(t), normOffset && strings.HasSuffix(name, "Norm"))))
 	}
 	return out
+}
+
+// productField names the weights that a step reads only as the weight of
+// a product (linear): kept bf16 they make bf16 products. The router, the
+// experts (ragged products) and Gemma 4's per-layer weights stay f32.
+var productField = map[string]bool{"Q": true, "K": true, "V": true, "O": true,
+	"Gate": true, "Up": true, "Down": true, "SharedGate": true, "SharedUp": true, "SharedDown": true, "LMHead": true}
+
+// bf16Products reports whether a weight t of m multiplies in bf16: a bf16
+// checkpoint's, unless m.F32Products.
+func (m *Model) bf16Products(t *tensor.Tensor) bool {
+	return !m.F32Products && t.DType() == ir.BF16
 }
 
 // rowStarts is the start of row i of a rank-r tensor: i, then zeros.

@@ -84,7 +84,7 @@ func classify(in *ir.Instr, uses *ir.Uses) fuseKind {
 	case ir.FuseLoop:
 		// Movement ops index their operand per output element: a loop
 		// fusion computes them in place, as XLA's loop fusions do.
-		if len(in.Regions) > 0 {
+		if len(in.Regions) > 0 || narrowOperand(in, uses) {
 			return fkNone
 		}
 		return fkLoop
@@ -101,6 +101,29 @@ func classify(in *ir.Instr, uses *ir.Uses) fuseKind {
 		return fkDot
 	}
 	return fkNone
+}
+
+// narrowOperand: a convert that widens to f32 a value just rounded to
+// bf16 or f16 (convert(convert(x, bf16), f32): a bf16 product's
+// activations, as models' linear writes it), read by dot_generals only.
+// Fused, its group would write the widened f32 value; apart, the group
+// ends at the narrow one, which the products read at its width (the CPU
+// backend's bf16 × bf16 kernels: half the bytes, vdpbf16ps).
+func narrowOperand(in *ir.Instr, uses *ir.Uses) bool {
+	if in.Op != ir.OpConvert || in.Results[0].Type.DType != ir.F32 {
+		return false
+	}
+	src := in.Args[0]
+	if dt := src.Type.DType; dt != ir.BF16 && dt != ir.F16 || src.Def == nil || src.Def.Op != ir.OpConvert {
+		return false
+	}
+	users := uses.Users(in.Results[0])
+	for _, u := range users {
+		if u.Op != ir.OpDotGeneral {
+			return false
+		}
+	}
+	return len(users) > 0
 }
 
 // layoutChange: a transpose next to a dot_general is a layout change that

@@ -32,7 +32,8 @@ func bf16DotSrc(b, m, k, n int64, out string, conv bool) string {
 		xs, ws, out, rs, body, x, w, attr, out, rs)
 }
 
-// TestBF16Dot: the vdpbf16ps kernel against the reference executor on
+// TestBF16Dot: the vdpbf16ps kernel (from gemvRows+1 rows; the gemv
+// below, which these cases check too) against the reference executor on
 // shapes off its tiles (M and N not multiples of 4 or of the 64-row
 // block, K odd and not a multiple of 32), batched, with converted
 // operands, and with a bf16 result. The f32 results must be within the
@@ -54,10 +55,14 @@ func TestBF16Dot(t *testing.T) {
 	}{
 		{"gemv", 0, 1, 1024, 67, "f32", false},
 		{"rows3-Kodd", 0, 3, 45, 5, "f32", false},
+		{"rows11-Kodd", 0, 11, 45, 5, "f32", false},
 		{"rows13-K77", 0, 13, 77, 130, "f32", false},
 		{"rows6-K1023", 0, 6, 1023, 9, "f32", false},
+		{"rows14-K1023", 0, 14, 1023, 9, "f32", false},
 		{"K32", 0, 5, 32, 4, "f32", false},
+		{"rows9-K32", 0, 9, 32, 4, "f32", false},
 		{"batched", 3, 7, 96, 19, "f32", false},
+		{"batched-rows10", 3, 10, 96, 19, "f32", false},
 		{"converted", 0, 9, 100, 70, "f32", true},
 		{"bf16-result", 0, 5, 64, 33, "bf16", false},
 	} {
@@ -71,8 +76,12 @@ func TestBF16Dot(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(x.plan.steps) != 1 || x.plan.steps[0].what != "dot_general (avx512bf16)" {
-				t.Fatalf("plan:\n%s\nwant one step: dot_general (avx512bf16)", x.plan)
+			kernel := "dot_general (avx512bf16)"
+			if c.m <= gemvRows && c.out == "f32" {
+				kernel = "gemv" // the streaming kernel, both operands widened (dot.go)
+			}
+			if len(x.plan.steps) != 1 || x.plan.steps[0].what != kernel {
+				t.Fatalf("plan:\n%s\nwant one step: %s", x.plan, kernel)
 			}
 			in := cpu.RandomInputs(f, 4)
 			want, err := cpu.Run(m, f, in)
@@ -123,9 +132,13 @@ func TestBF16DotDispatch(t *testing.T) {
 		unit bf16Unit
 		want string
 	}{
-		{"avx512-gemv", bf16DotSrc(0, 1, 64, 40, "f32", false), bf16AVX512, "dot_general (avx512bf16)"},
-		{"avx512-gemm", bf16DotSrc(0, 100, 64, 40, "f32", false), bf16AVX512, "dot_general (avx512bf16)"},
-		{"avx512-converted", bf16DotSrc(0, 2, 64, 40, "f32", true), bf16AVX512, "dot_general (avx512bf16)"},
+		{"avx512-gemv", bf16DotSrc(0, 1, 64, 40, "f32", false), bf16AVX512, "gemv"},
+		{"avx512-gemv-rows", bf16DotSrc(0, 8, 64, 40, "f32", false), bf16AVX512, "gemv"},
+		{"avx512-tiles", bf16DotSrc(0, 9, 64, 40, "f32", false), bf16AVX512, "dot_general (avx512bf16)"},
+		{"avx512-gemm", bf16DotSrc(0, 100, 64, 40, "f32", false), bf16AVX512, "dot_general (avx512bf16 packed)"},
+		{"avx512-few-rows", bf16DotSrc(0, 15, 64, 40, "f32", false), bf16AVX512, "dot_general (avx512bf16)"},
+		{"avx512-gemm-KN", "func @f(%x: bf16[16,64], %w: bf16[64,40]) -> f32[16,40] {\n  %d = dot_general %x, %w {lhs_contract=[1], rhs_contract=[0]} : f32[16,40]\n  return %d\n}\n", bf16AVX512, "dot_general (avx512bf16 packed)"},
+		{"avx512-converted", bf16DotSrc(0, 10, 64, 40, "f32", true), bf16AVX512, "dot_general (avx512bf16)"},
 		{"widen-gemv", bf16DotSrc(0, 1, 64, 40, "f32", false), bf16Widen, "gemv"},
 		{"widen-gemm", bf16DotSrc(0, 100, 64, 40, "f32", false), bf16Widen, "dot_general"},
 		{"avx512-short-K", bf16DotSrc(0, 1, 31, 40, "f32", false), bf16AVX512, "gemv"},

@@ -180,11 +180,18 @@ type dotEpilogue struct {
 // batch), by column blocks.
 func (pl *planner) dot(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) bool {
 	d := pl.dotShape(in)
-	if d.B*d.M*d.N > 0 && bf16DotFits(d, pl.tgt) {
-		return pl.bf16Dot(in, env, epi) // both operands bf16, vdpbf16ps (bf16dot.go)
+	if d.B*d.M*d.N > 0 && bf16GemmFits(d, pl.tgt) {
+		return pl.bf16Gemm(in, env, epi) // both operands bf16, many rows: packed vdpbf16ps (bf16gemm.go)
 	}
 	if d.B*d.M*d.N > 0 && gemvFits(d) {
-		return pl.gemv(in, env, epi) // a few rows: stream the rhs (gemv.go)
+		// A few rows: stream the rhs (gemv.go), bf16 operands too. From
+		// memory (a decode step's weights) it read bf16 × bf16 products
+		// at 1.5-4x bf16Dot's tiles (BenchmarkGemm/rhsT-cold-bf16xbf16,
+		// alternated); the tiles win only in cache.
+		return pl.gemv(in, env, epi)
+	}
+	if d.B*d.M*d.N > 0 && bf16DotFits(d, pl.tgt) {
+		return pl.bf16Dot(in, env, epi) // both operands bf16, vdpbf16ps (bf16dot.go)
 	}
 	if d.B*d.M*d.N > 0 && dotSwapFits(d, pl.tgt) {
 		return pl.dotSwap(in, env, epi) // weights [N, K] and more rows (dot_swap.go)

@@ -73,6 +73,13 @@ func BenchmarkGemm(b *testing.B) {
 				gemmBench{m: s[0], k: s[1], n: s[2], rhsT: true, copies: 64, wdt: dt}.run(b)
 			})
 		}
+		// bf16 activations too (a bf16 product, models' linear): bf16Dot's
+		// tiles (vdpbf16ps), and the gemv widening both operands.
+		for _, widen := range []bool{false, true} {
+			b.Run(fmt.Sprintf("rhsT-cold-bf16xbf16-widen=%v/%dx%dx%d", widen, s[0], s[1], s[2]), func(b *testing.B) {
+				gemmBench{m: s[0], k: s[1], n: s[2], rhsT: true, copies: 64, wdt: "bf16", xbf16: true, widen: widen}.run(b)
+			})
+		}
 	}
 }
 
@@ -90,6 +97,10 @@ type gemmBench struct {
 	copies     int
 	wdt        string
 	gemm       gemmParams // the blocked product's parameters; zero: the hand-tuned ones
+	// xbf16 makes the lhs bf16 too (rhsT with wdt bf16: a bf16 product's
+	// activations, models' linear), read by vdpbf16ps where the host has
+	// it, or, with widen, by the widening kernels.
+	xbf16, widen bool
 }
 
 func (g gemmBench) run(b *testing.B) {
@@ -105,15 +116,22 @@ func (g gemmBench) run(b *testing.B) {
 	if g.gemm != (gemmParams{}) {
 		be.gemm = fixedGemm(g.gemm)
 	}
+	if g.widen {
+		be.bf16 = bf16Widen
+	}
 	src := fmt.Sprintf("func @mm(%%a: f32[%d,%d], %%b: f32[%d,%d]) -> f32[%d,%d] {\n  %%c = matmul %%a, %%b : f32[%d,%d]\n  return %%c\n}\n",
 		m, k, k, n, m, n, m, n)
 	if g.rhsT {
-		w, conv := "%b", ""
+		w, conv, x, xdt := "%b", "", "%a", "f32"
 		if wdt != "f32" {
 			w, conv = "%w", fmt.Sprintf("  %%w = convert %%b : f32[%d,%d]\n", n, k)
 		}
-		src = fmt.Sprintf("func @mm(%%a: f32[%d,%d], %%b: %s[%d,%d]) -> f32[%d,%d] {\n%s  %%c = dot_general %%a, %s {lhs_contract=[1], rhs_contract=[1]} : f32[%d,%d]\n  return %%c\n}\n",
-			m, k, wdt, n, k, m, n, conv, w, m, n)
+		if g.xbf16 {
+			x, xdt = "%x", "bf16"
+			conv += fmt.Sprintf("  %%x = convert %%a : f32[%d,%d]\n", m, k)
+		}
+		src = fmt.Sprintf("func @mm(%%a: %s[%d,%d], %%b: %s[%d,%d]) -> f32[%d,%d] {\n%s  %%c = dot_general %s, %s {lhs_contract=[1], rhs_contract=[1]} : f32[%d,%d]\n  return %%c\n}\n",
+			xdt, m, k, wdt, n, k, m, n, conv, x, w, m, n)
 	}
 	_, f, x := compileSrc(b, be, src)
 	args := cpu.RandomInputs(f, 1)

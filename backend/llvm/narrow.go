@@ -39,7 +39,7 @@ func (pl *planner) deferNarrow(body []*ir.Instr, users map[*ir.Value][]*ir.Instr
 		}
 		ok := true
 		for _, u := range users[r] {
-			ok = ok && (narrowDot(u) || narrowRaggedT(u, body, at, users))
+			ok = ok && (narrowDot(u) || narrowRaggedT(u, body, at, users) || narrowFusion(u, r))
 		}
 		if !ok {
 			continue
@@ -54,6 +54,36 @@ func (pl *planner) deferNarrow(body []*ir.Instr, users map[*ir.Value][]*ir.Instr
 // operands: generated (floats, static) with an f32 result.
 func narrowDot(u *ir.Instr) bool {
 	return u.Op == ir.OpDotGeneral && floatStatic(u) && u.Results[0].Type.DType == ir.F32
+}
+
+// narrowFusion reports whether u is a fusion that the planner opens into
+// its group (inlinable) and reads r only as the operand of its generated
+// dot_generals: a product with a layout epilogue (a projection whose
+// result is transposed into heads) reading bf16 activations. Its products
+// find the narrow value through the fusion's binding (reshapedOperand).
+func narrowFusion(u *ir.Instr, r *ir.Value) bool {
+	if !inlinable(u) {
+		return false
+	}
+	body := u.FusionBody()
+	for i, a := range u.Args {
+		if a != r {
+			continue
+		}
+		p, used := body.Params[i], false
+		for _, x := range body.Instrs {
+			for _, b := range x.Args {
+				if b == p && !narrowDot(x) {
+					return false
+				}
+				used = used || b == p
+			}
+		}
+		if !used {
+			return false
+		}
+	}
+	return true
 }
 
 // narrowRaggedT reports whether u is a transpose that stays virtual as

@@ -324,3 +324,43 @@ func TestRaggedStackedLoop(t *testing.T) {
 		})
 	}
 }
+
+// TestNarrowActivations: a bf16 checkpoint's products as models' linear
+// writes them, convert(convert(x, bf16), f32) times a converted bf16
+// weight: the norm's fusion writes the bf16 activations (passes' fuse
+// leaves the widening convert apart), and both products read them at
+// their width, on vdpbf16ps: the query's directly, the value's, whose
+// result is transposed into heads in its output fusion and which a norm
+// (a step of its own) separates from the convert, through the fusion's
+// binding. No step writes the activations in f32; the numbers are the
+// reference executor's.
+func TestNarrowActivations(t *testing.T) {
+	if hostBF16(cpuFeatures()) != bf16AVX512 {
+		t.Skip("this CPU has no avx512_bf16")
+	}
+	b := testBackend(t)
+	src := `func @f(%x: f32[32,64], %s: f32[64], %wq: bf16[48,64], %wv: bf16[32,64], %s2: f32[48]) -> (f32[32,48], f32[2,32,16]) {
+  %n = rms_norm %x, %s {eps=1e-06}
+  %nb = convert %n : bf16[32,64]
+  %n32 = convert %nb : f32[32,64]
+  %wq32 = convert %wq : f32[48,64]
+  %q = dot_general %n32, %wq32 {lhs_contract=[1], rhs_contract=[1]} : f32[32,48]
+  %qn = rms_norm %q, %s2 {eps=1e-06}
+  %wv32 = convert %wv : f32[32,64]
+  %v = dot_general %n32, %wv32 {lhs_contract=[1], rhs_contract=[1]} : f32[32,32]
+  %vr = reshape %v : f32[32,2,16]
+  %vt = transpose %vr {perm=[1,0,2]} : f32[2,32,16]
+  return %qn, %vt
+}
+`
+	exe := compileText(t, "activations", []byte(src))
+	xe := differential(t, b, exe.Module, exe.Entry, 4)
+	var got []string
+	for _, st := range xe.plan.steps {
+		got = append(got, st.what)
+	}
+	want := "rms_norm; loop convert; dot_general (avx512bf16 packed); rms_norm; dot_general (avx512bf16 packed); loop transpose"
+	if strings.Join(got, "; ") != want {
+		t.Errorf("plan:\n%s\nwant steps: %s", xe.plan, want)
+	}
+}

@@ -515,17 +515,22 @@ func (pl *planner) readInPlace(reshapes []reshapeUse, defs map[*ir.Value]*ir.Ins
 	for _, r := range reshapes {
 		if defs[r.x] != nil && !mat[r.x] {
 			lead, ok := contiguousSlice(defs[r.x])
-			if !ok || lead == 0 {
-				if r.in.Op == ir.OpRaggedDot {
-					mat[r.x] = true // the kernel reads the slice (raggedSource)
-				} else {
-					mat[r.in.Args[r.arg]] = true
+			switch {
+			case ok && lead > 0:
+				views[r.x] = lead
+				for _, st := range defs[r.x].Args[1 : 1+lead] {
+					mat[st] = true // the executor reads the starts
 				}
+			case r.in.Op == ir.OpRaggedDot:
+				mat[r.x] = true // the kernel reads the slice (raggedSource)
+			case narrowRead(r):
+				// A product's activations rounded to bf16 (models' linear):
+				// the bf16 value is written, half the bytes of the f32
+				// operand, and the product reads it at its width.
+				mat[r.x] = true
+			default:
+				mat[r.in.Args[r.arg]] = true
 				continue
-			}
-			views[r.x] = lead
-			for _, st := range defs[r.x].Args[1 : 1+lead] {
-				mat[st] = true // the executor reads the starts
 			}
 		}
 		if pl.reshaped[r.in] == nil {
@@ -534,6 +539,13 @@ func (pl *planner) readInPlace(reshapes []reshapeUse, defs map[*ir.Value]*ir.Ins
 		pl.reshaped[r.in][r.arg] = r.x
 	}
 	return views
+}
+
+// narrowRead reports whether r reads an f16/bf16 value for an f32
+// operand of a dot_general (through a widening convert).
+func narrowRead(r reshapeUse) bool {
+	dt := r.x.Type.DType
+	return r.in.Op == ir.OpDotGeneral && (dt == ir.BF16 || dt == ir.F16) && r.in.Args[r.arg].Type.DType == ir.F32
 }
 
 // exprOp names the expression v for reports: its op, or, when v binds an
@@ -716,6 +728,11 @@ func (pl *planner) reshapedOperand(in *ir.Instr, i int, defs map[*ir.Value]*ir.I
 	x, moved := operandSource(in.Args[i], defs, narrowDot(in))
 	if x == nil {
 		return nil
+	}
+	if n := pl.narrowSrc[x]; n != nil {
+		// An opened fusion's operand that is a deferred convert
+		// (deferNarrow): read as a product's own operand would be.
+		return n
 	}
 	if s, ok := env[x]; ok && moved && pl.p.slots[s].kind == slotParam {
 		return nil

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -23,7 +24,11 @@ import (
 // heads of 8 (2 KV heads), vocab 32.
 func tinyQwen3(t *testing.T) string { return tinyQwen3Vocab(t, 32) }
 
-func tinyQwen3Vocab(t *testing.T, V int64) string {
+func tinyQwen3Vocab(t *testing.T, V int64) string { return tinyQwen3Stored(t, V, nil) }
+
+// tinyQwen3Stored is tinyQwen3Vocab with each weight passed through store
+// (nil: kept f32) before it is written.
+func tinyQwen3Stored(t *testing.T, V int64, store func(*backend.Buffer) *backend.Buffer) string {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := fmt.Sprintf(`{"model_type": "qwen3", "vocab_size": %d, "hidden_size": 16, "intermediate_size": 24,
@@ -40,6 +45,9 @@ func tinyQwen3Vocab(t *testing.T, V int64) string {
 				v += 1
 			}
 			b.SetFloat64(i, v)
+		}
+		if store != nil {
+			b = store(b)
 		}
 		ts = append(ts, safetensors.Named{Name: name, Buf: b})
 	}
@@ -114,6 +122,45 @@ func TestGenerate(t *testing.T) {
 	a, b := tpucc(t, "", args...), tpucc(t, "", args...)
 	if a.code != 0 || firstLine(a.stdout) != firstLine(b.stdout) || len(strings.Fields(firstLine(a.stdout))) != 32 {
 		t.Errorf("seeded sampling:\n%s\n%s\n%s", a.stdout, b.stdout, a.stderr)
+	}
+}
+
+// TestGenerateMatmulPrecision: a bf16 checkpoint's products are bf16 by
+// default (the activations rounded: its logits move off the f32
+// products'), and --matmul-precision highest computes them in f32: the
+// logits of the same weights stored f32 (bf16 values, widened exactly),
+// within 1e-5 of the largest (the kernels may sum in another order).
+func TestGenerateMatmulPrecision(t *testing.T) {
+	bf16 := func(b *backend.Buffer) *backend.Buffer { return tensor.FromBuffer(b).Convert(ir.BF16).Buffer() }
+	dirs := map[string]string{
+		"bf16": tinyQwen3Stored(t, 32, bf16),
+		"f32":  tinyQwen3Stored(t, 32, func(b *backend.Buffer) *backend.Buffer { return tensor.FromBuffer(bf16(b)).Convert(ir.F32).Buffer() }),
+	}
+	logits := func(dir string, flags ...string) []float32 {
+		out := t.TempDir()
+		args := append([]string{"generate", "--model", dirs[dir], "--prompt-ids", "1,2,3,4,5", "--max-new-tokens", "1", "--output-dir", out}, flags...)
+		if r := tpucc(t, "", args...); r.code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, r.code, r.stderr)
+		}
+		l, err := tensor.ReadNPY(filepath.Join(out, "logits.npy"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l.Float32s()
+	}
+	worst := func(a, b []float32) (d, scale float64) {
+		for i := range a {
+			d = max(d, math.Abs(float64(a[i]-b[i])))
+			scale = max(scale, math.Abs(float64(b[i])))
+		}
+		return d, scale
+	}
+	f32 := logits("f32")
+	if d, scale := worst(logits("bf16", "--matmul-precision", "highest"), f32); d > 1e-5*scale {
+		t.Errorf("--matmul-precision highest: logits %.3g from the f32 checkpoint's (largest %.3g)", d, scale)
+	}
+	if d, scale := worst(logits("bf16"), f32); d <= 1e-5*scale {
+		t.Errorf("bf16 products: logits within %.3g of the f32 products' (largest %.3g): not rounded", d, scale)
 	}
 }
 
@@ -287,6 +334,7 @@ func TestGenerateErrors(t *testing.T) {
 		{[]string{"--model", dir, "--prompt-ids", "1", "--mesh", "tp=4"}, 2, "tpucc generate: --mesh tp=4 splits a model over a device's chips: give --device pjrt, tpu or gpu\n" + usage},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--mesh", "tp=4,ep=2", "--device", "pjrt"}, 2, "tpucc generate: --mesh: mesh \"tp=4,ep=2\": axis \"ep\": a model splits over dp (batch) and tp (weights) only\n" + usage},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--decode", "fast"}, 2, "tpucc generate: --decode fast: want loop, steps or auto\n" + usage},
+		{[]string{"--model", dir, "--prompt-ids", "1", "--matmul-precision", "high"}, 2, "tpucc generate: --matmul-precision high: want default or highest\n" + usage},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--precision", "fast"}, 2, "tpucc generate: --precision fast: want one of default, high, highest\n" + usage},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--max-new-tokens", "1e8"}, 2, "tpucc generate: --max-new-tokens 1e8: want a non-negative integer\n" + usage},
 		{[]string{"--model", dir, "--prompt-ids", "1,2", "--prompt-ids", "3", "--max-new-tokens", "100000000"}, 1, "models: a prompt of 2 tokens and 100000000 new tokens need 100000002 positions, more than the model's max_position_embeddings 1024 (at most 1022 new tokens fit)\n"},

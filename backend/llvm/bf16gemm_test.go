@@ -1,0 +1,238 @@
+package llvm
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/frontend/tir"
+	"github.com/tpucc/tpucc/ir"
+)
+
+// bf16GemmCase is one product of TestBF16Gemm: x [B,]M,K times w, stored
+// [N,K] (a Hugging Face weight) or, with kn, [K,N]; out is the result's
+// dtype, epi adds a bias [N] and scales by 0.5 (a fused epilogue).
+type bf16GemmCase struct {
+	name       string
+	b, m, k, n int64
+	kn         bool
+	out        string
+	epi        bool
+}
+
+func (c bf16GemmCase) src() string {
+	lead := func(s string) string {
+		if c.b > 0 {
+			return fmt.Sprintf("%d,%s", c.b, s)
+		}
+		return s
+	}
+	xs, rs := lead(fmt.Sprintf("%d,%d", c.m, c.k)), lead(fmt.Sprintf("%d,%d", c.m, c.n))
+	ws, wc := lead(fmt.Sprintf("%d,%d", c.n, c.k)), 1
+	if c.kn {
+		ws, wc = lead(fmt.Sprintf("%d,%d", c.k, c.n)), 0
+	}
+	attr := fmt.Sprintf("lhs_contract=[1], rhs_contract=[%d]", wc)
+	if c.b > 0 {
+		attr = fmt.Sprintf("lhs_batch=[0], rhs_batch=[0], lhs_contract=[2], rhs_contract=[%d]", wc+1)
+	}
+	params := fmt.Sprintf("%%x: bf16[%s], %%w: bf16[%s]", xs, ws)
+	body := fmt.Sprintf("  %%d = dot_general %%x, %%w {%s} : %s[%s]\n", attr, c.out, rs)
+	ret := "%d"
+	if c.epi {
+		params += fmt.Sprintf(", %%bias: f32[%d]", c.n)
+		rank := 2 + min(c.b, 1)
+		body += fmt.Sprintf("  %%bb = broadcast %%bias {dims=[%d]} : f32[%s]\n  %%s = add %%d, %%bb : f32[%s]\n", rank-1, rs, rs) +
+			fmt.Sprintf("  %%h = constant 0.5 : f32[]\n  %%hb = broadcast %%h {dims=[]} : f32[%s]\n  %%e = mul %%s, %%hb : f32[%s]\n", rs, rs)
+		ret = "%e"
+	}
+	return fmt.Sprintf("func @f(%s) -> %s[%s] {\n%s  return %s\n}\n", params, c.out, rs, body, ret)
+}
+
+// TestBF16Gemm: the packed vdpbf16ps product against the reference
+// executor on every edge: M, N and K off the tile (6 x 32) and the
+// blocks (mc rows, kc = 2·KC contracting indices, nc columns), K odd
+// (the last pair padded with zero), K over several slices with an odd
+// last one, batched, both rhs layouts, a fused epilogue, a bf16 result
+// (one slice). The bound is TestBF16Dot's argument for this order of
+// summation: every vdpbf16ps step rounds twice (each of the pair's
+// products added in turn), K/2 steps a lane, and each slice after the
+// first is added into the result once more, so
+// |got - want| <= (K + slices + 2) · 2^-24 · Σ|x·w| (scaled by the
+// epilogue's 0.5, plus the f32 rounding of the bias add and the scale,
+// 2^-23 of the result); a bf16 result rounds once more (2^-8 of it).
+func TestBF16Gemm(t *testing.T) {
+	if hostBF16(cpuFeatures()) != bf16AVX512 {
+		t.Skip("this CPU has no avx512_bf16")
+	}
+	be := testBackend(t)
+	be.gemm = fixedGemm(staticGemm(true)) // slices of kc = 512
+	for _, c := range []bf16GemmCase{
+		{name: "tile", m: 18, k: 64, n: 64, out: "f32"},
+		{name: "edges", m: 17, k: 45, n: 33, out: "f32"},
+		{name: "K3", m: 16, k: 3, n: 7, out: "f32"},
+		{name: "blocks", m: 131, k: 1033, n: 530, out: "f32"},
+		{name: "kn", m: 23, k: 77, n: 70, kn: true, out: "f32"},
+		{name: "kn-slices", m: 20, k: 601, n: 40, kn: true, out: "f32"},
+		{name: "batched", b: 3, m: 19, k: 96, n: 35, out: "f32"},
+		{name: "batched-kn", b: 2, m: 16, k: 31, n: 9, kn: true, out: "f32"},
+		{name: "epilogue", m: 25, k: 530, n: 67, out: "f32", epi: true},
+		{name: "epilogue-batched", b: 2, m: 17, k: 40, n: 33, out: "f32", epi: true},
+		{name: "bf16-result", m: 21, k: 1025, n: 37, out: "bf16"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := tir.Parse("bf16gemm.tir", []byte(c.src()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := m.Entry()
+			x, err := be.compile(m, f, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "dot_general (avx512bf16 packed)"
+			if c.epi {
+				want += "+add+mul"
+			}
+			if len(x.plan.steps) != 1 || x.plan.steps[0].what != want {
+				t.Fatalf("plan:\n%s\nwant one step: %s", x.plan, want)
+			}
+			in := cpu.RandomInputs(f, 5)
+			ref, err := cpu.Run(m, f, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := x.Run(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.within(t, staticGemm(true).bf16KC(), in, ref[0], got[0])
+		})
+	}
+}
+
+// bf16KC is the packed product's slice depth (bf16GemmBlocks).
+func (p gemmParams) bf16KC() int64 {
+	_, kc, _ := p.bf16GemmBlocks(1, math.MaxInt32, 1)
+	return kc
+}
+
+// within checks got against want element by element within
+// TestBF16Gemm's bound, computed from the inputs; kc is the slice depth.
+func (c bf16GemmCase) within(t *testing.T, kc int64, in []*backend.Buffer, want, got *backend.Buffer) {
+	t.Helper()
+	bs := max(c.b, 1)
+	slices := (c.k + kc - 1) / kc
+	if c.out != "f32" {
+		slices = 1
+	}
+	w := func(bi, kk, j int64) float64 {
+		if c.kn {
+			return in[1].Float64At(int((bi*c.k+kk)*c.n + j))
+		}
+		return in[1].Float64At(int((bi*c.n+j)*c.k + kk))
+	}
+	for bi := range bs {
+		for i := range c.m {
+			for j := range c.n {
+				var abs float64
+				for kk := range c.k {
+					abs += math.Abs(in[0].Float64At(int((bi*c.m+i)*c.k+kk)) * w(bi, kk, j))
+				}
+				at := int((bi*c.m+i)*c.n + j)
+				ref := math.Abs(want.Float64At(at))
+				tol := float64(c.k+slices+2) * math.Ldexp(abs, -24)
+				if c.epi {
+					tol = tol/2 + math.Ldexp(ref, -23)
+				}
+				if want.Type().DType == ir.BF16 {
+					tol += math.Ldexp(ref, -8)
+				}
+				if d := math.Abs(got.Float64At(at) - want.Float64At(at)); d > tol || math.IsNaN(d) {
+					t.Fatalf("[%d,%d,%d]: got %v, want %v (difference %.3g, tolerance %.3g)", bi, i, j, got.Float64At(at), want.Float64At(at), d, tol)
+				}
+			}
+		}
+	}
+}
+
+// TestBF16GemmBlocks: the packed product's blocks from the host's
+// parameters: kc twice the f32 slice and even, nc equal column blocks of
+// whole 32-column panels, mc whole row panels, each clamped to the
+// problem.
+func TestBF16GemmBlocks(t *testing.T) {
+	p := gemmParams{Tile: 32, MC: 120, KC: 256, NC: 512}
+	for _, c := range []struct {
+		m, k, n, mc, kc, nc int64
+	}{
+		{512, 1024, 3072, 120, 512, 512},
+		{512, 3072, 1024, 120, 512, 512},
+		{512, 1024, 151936, 120, 512, 512},
+		{17, 45, 33, 18, 46, 64},
+		{16, 3, 7, 18, 4, 32},
+		{100, 1033, 530, 102, 512, 288},
+	} {
+		mc, kc, nc := p.bf16GemmBlocks(c.m, c.k, c.n)
+		if mc != c.mc || kc != c.kc || nc != c.nc {
+			t.Errorf("%dx%dx%d: blocks %d,%d,%d, want %d,%d,%d", c.m, c.k, c.n, mc, kc, nc, c.mc, c.kc, c.nc)
+		}
+	}
+}
+
+// BenchmarkBF16Gemm: the prefill's products (512 tokens of a Qwen3-0.6B:
+// the attention and MLP projections and the lm head) with bf16 operands,
+// x [M,K] times a weight stored [N,K], on both cores: the packed product,
+// bf16Dot's unpacked tiles, and the f32 product of the same shape with
+// the bf16 weight widened as it is packed (what a bf16 checkpoint ran
+// before); best-GFLOP/s is the fastest run.
+//
+//	go test ./backend/llvm -run '^$' -bench BF16Gemm -benchtime 10x
+func BenchmarkBF16Gemm(b *testing.B) {
+	if hostBF16(cpuFeatures()) != bf16AVX512 {
+		b.Skip("this CPU has no avx512_bf16")
+	}
+	for _, s := range [][3]int64{{512, 1024, 3072}, {512, 3072, 1024}, {512, 1024, 2048}, {512, 1024, 151936}} {
+		for _, v := range []string{"packed", "tiles", "f32-widen"} {
+			if v == "tiles" && s[2] > 4096 {
+				continue // minutes a run
+			}
+			b.Run(fmt.Sprintf("%s/%dx%dx%d", v, s[0], s[1], s[2]), func(b *testing.B) {
+				if v == "tiles" {
+					defer func(n int64) { bf16GemmMinRows = n }(bf16GemmMinRows)
+					bf16GemmMinRows = math.MaxInt64
+				}
+				if v == "f32-widen" {
+					gemmBench{m: s[0], k: s[1], n: s[2], rhsT: true, wdt: "bf16"}.run(b)
+					return
+				}
+				be := testBackend(b)
+				src := bf16GemmCase{m: s[0], k: s[1], n: s[2], out: "f32"}.src()
+				_, f, x := compileSrc(b, be, src)
+				if want := map[string]string{"packed": "dot_general (avx512bf16 packed)", "tiles": "dot_general (avx512bf16)"}[v]; x.plan.steps[0].what != want {
+					b.Fatalf("plan %q, want %q", x.plan.steps[0].what, want)
+				}
+				bf16GemmRun(b, x, cpu.RandomInputs(f, 1), 2*s[0]*s[1]*s[2])
+			})
+		}
+	}
+}
+
+// bf16GemmRun times x on args, reporting GFLOP/s of flop a call (mean
+// and best run).
+func bf16GemmRun(b *testing.B, x *Executable, args []*backend.Buffer, flop int64) {
+	x.Run(args)
+	b.ResetTimer()
+	best := time.Duration(math.MaxInt64)
+	for range b.N {
+		t0 := time.Now()
+		if _, err := x.Run(args); err != nil {
+			b.Fatal(err)
+		}
+		best = min(best, time.Since(t0))
+	}
+	b.ReportMetric(float64(flop)*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "GFLOP/s")
+	b.ReportMetric(float64(flop)/float64(best.Nanoseconds()), "best-GFLOP/s")
+}
