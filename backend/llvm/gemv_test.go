@@ -69,38 +69,53 @@ func TestGemvEpilogue(t *testing.T) {
 // accumulators of one lhs row's way, gemvFor) and every other loop to interleave 4 vectors (kernels
 // build with clang's own unrolling off, clangFlags), through one loop
 // identifier per hint that the loops share, so two layers of the same
-// shape still generate one kernel.
+// shape still generate one kernel. Only the paths some block takes are
+// generated: with N = 64 (one whole block of 64 rows) and K = 64 (a
+// multiple of the 16 elements a step reads), one.
 func TestGemvUnrollHint(t *testing.T) {
 	b := testBackend(t)
-	src := `func @f(%x: f32[1,64], %w1: f32[64,64], %w2: f32[64,64]) -> f32[1,64] {
-  %h = dot_general %x, %w1 {lhs_contract=[1], rhs_contract=[1]} : f32[1,64]
-  %y = dot_general %h, %w2 {lhs_contract=[1], rhs_contract=[1]} : f32[1,64]
-  return %y
+	for _, c := range []struct {
+		n, k        int64
+		unrolled    int // contraction loops
+		interleaved int
+	}{
+		// Three contraction loops (a whole block's 4 streams, the groups
+		// of 4 neighbouring rows of the last block of 2 rows, the rows
+		// left), unrolled; the range's, the streams', the groups', the
+		// rows left's, the three single-vector rests of the contraction
+		// and its scalar tails (one per rhs row: 4 + 4 + 1), interleaved.
+		{66, 60, 3, 16},
+		// One (the streams), unrolled; the range's and the streams' loops
+		// interleaved.
+		{64, 64, 1, 2},
+	} {
+		t.Run(fmt.Sprintf("%dx%d", c.n, c.k), func(t *testing.T) {
+			src := fmt.Sprintf(`func @f(%%x: f32[1,%[2]d], %%w1: f32[%[1]d,%[2]d], %%w2: f32[%[1]d,%[2]d]) -> (f32[1,%[1]d], f32[1,%[1]d]) {
+  %%h = dot_general %%x, %%w1 {lhs_contract=[1], rhs_contract=[1]} : f32[1,%[1]d]
+  %%y = dot_general %%x, %%w2 {lhs_contract=[1], rhs_contract=[1]} : f32[1,%[1]d]
+  return %%h, %%y
 }
-`
-	exe := compileText(t, "gemv-unroll", []byte(src))
-	x := differential(t, b, exe.Module, exe.Entry, 5)
-	if got, want := x.plan.String(), "0: gemv [3 0 1]\n1: gemv [4 3 2]\n"; got != want {
-		t.Errorf("plan:\n%s\nwant:\n%s", got, want)
-	}
-	text := x.plan.gen.text()
-	if n := strings.Count(text, "\ndefine "); n != 1 {
-		t.Errorf("%d functions defined, want the two steps' one", n)
-	}
-	// Three contraction loops (a whole block's 4 streams, the groups of 4
-	// neighbouring rows of a shorter block, the rows left), unrolled; the
-	// range's, the streams', the groups', the rows left's, the three
-	// single-vector rests of the contraction and its scalar tails (one per
-	// rhs row: 4 + 4 + 1), interleaved.
-	for id, want := range map[string]int{"!0": 3, "!2": 16} {
-		if n := strings.Count(text, ", !llvm.loop "+id+"\n"); n != want {
-			t.Errorf("%d branches carry !llvm.loop %s, want %d:\n%s", n, id, want, text)
-		}
-	}
-	want := "!0 = distinct !{!0, !1}\n!1 = !{!\"llvm.loop.unroll.count\", i32 2}\n" +
-		"!2 = distinct !{!2, !3}\n!3 = !{!\"llvm.loop.interleave.count\", i32 4}\n"
-	if !strings.HasSuffix(text, want) {
-		t.Errorf("the module ends in\n%s\nwant\n%s", text[max(0, len(text)-200):], want)
+`, c.n, c.k)
+			exe := compileText(t, "gemv-unroll", []byte(src))
+			x := differential(t, b, exe.Module, exe.Entry, 5)
+			if got, want := x.plan.String(), "0: gemv [3 0 1]\n1: gemv [4 0 2]\n"; got != want {
+				t.Errorf("plan:\n%s\nwant:\n%s", got, want)
+			}
+			text := x.plan.gen.text()
+			if n := strings.Count(text, "\ndefine "); n != 1 {
+				t.Errorf("%d functions defined, want the two steps' one", n)
+			}
+			for id, want := range map[string]int{"!0": c.unrolled, "!2": c.interleaved} {
+				if n := strings.Count(text, ", !llvm.loop "+id+"\n"); n != want {
+					t.Errorf("%d branches carry !llvm.loop %s, want %d:\n%s", n, id, want, text)
+				}
+			}
+			want := "!0 = distinct !{!0, !1}\n!1 = !{!\"llvm.loop.unroll.count\", i32 2}\n" +
+				"!2 = distinct !{!2, !3}\n!3 = !{!\"llvm.loop.interleave.count\", i32 4}\n"
+			if !strings.HasSuffix(text, want) {
+				t.Errorf("the module ends in\n%s\nwant\n%s", text[max(0, len(text)-200):], want)
+			}
+		})
 	}
 }
 
