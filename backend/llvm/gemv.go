@@ -123,10 +123,21 @@ func (pl *planner) gemv(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) b
 	x, w, out := k.fbuf(1, d.lhs.dt), k.fbuf(2, d.rhs.dt), k.fbuf(0, ir.F32)
 	last := d.N - (nb-1)*blk // rows of the last block
 	k.loop(k.lo, k.hi, nil, func(bj value.Value, _ []value.Value) []value.Value {
-		b, jb := k.cur.NewSDiv(bj, ci(nb)), k.cur.NewSRem(bj, ci(nb))
+		// Without a batch (a decode step's projections) N is left out of
+		// the kernel's text but where the last block is shorter: the
+		// projections of one K are then one kernel (dedupeKernels), N
+		// given by the range the steps call it with.
+		var b, jb value.Value = ci(0), bj
+		if d.B > 1 {
+			b, jb = k.cur.NewSDiv(bj, ci(nb)), k.cur.NewSRem(bj, ci(nb))
+		}
 		g := gemvCall{k: k, d: d, p: p, x: x, w: w, out: out, b: b,
 			xBase: k.offset(d.lhs.batch, b), wBase: k.offset(d.rhs.batch, b), epi: epiAt}
-		g.block(k.cur.NewMul(jb, ci(blk)), k.cur.NewICmp(enum.IPredEQ, jb, ci(nb-1)), blk, last)
+		var isLast value.Value
+		if last != blk {
+			isLast = k.cur.NewICmp(enum.IPredEQ, jb, ci(nb-1))
+		}
+		g.block(k.cur.NewMul(jb, ci(blk)), isLast, blk, last)
 		return nil
 	})
 	k.finish()
@@ -135,7 +146,7 @@ func (pl *planner) gemv(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) b
 }
 
 // block computes the rhs rows of one block, from n0: blk of them, or
-// last in the last block (isLast). Both are known here, so only the paths
+// last in the last block (isLast, nil when last is blk). Both are known here, so only the paths
 // some block takes are generated: each holds the whole product loop again
 // for clang to optimise.
 func (g gemvCall) block(n0, isLast value.Value, blk, last int64) {
@@ -216,7 +227,7 @@ func (g gemvCall) rows(n0 value.Value, cols int64, stride value.Value) {
 			}
 			nn := k.cur.NewAdd(n0, k.times(int64(c), stride))
 			mm := ci(int64(m))
-			g.out.store(tail[0], k.cur.NewAdd(k.cur.NewMul(g.b, ci(d.M*d.N)), k.mulAdd(mm, d.N, nn)))
+			g.out.store(tail[0], k.mulAdd(g.b, d.M*d.N, k.mulAdd(mm, d.N, nn)))
 			if g.epi != nil {
 				g.epi(g.b, mm, nn)
 			}

@@ -160,3 +160,30 @@ func TestGemvParams(t *testing.T) {
 		})
 	}
 }
+
+// TestGemvSharedAcrossN: products without a batch whose blocks are all
+// whole run one kernel whatever their N (the range gives it), as a decode
+// step's q, k, v and gate projections do; one with a shorter last block
+// has its own. All agree with the reference.
+func TestGemvSharedAcrossN(t *testing.T) {
+	b := testBackend(t)
+	src := `func @f(%x: f32[1,64], %w1: f32[128,64], %w2: f32[192,64], %w3: f32[100,64]) -> (f32[1,128], f32[1,192], f32[1,100]) {
+  %a = dot_general %x, %w1 {lhs_contract=[1], rhs_contract=[1]} : f32[1,128]
+  %c = dot_general %x, %w2 {lhs_contract=[1], rhs_contract=[1]} : f32[1,192]
+  %d = dot_general %x, %w3 {lhs_contract=[1], rhs_contract=[1]} : f32[1,100]
+  return %a, %c, %d
+}
+`
+	exe := compileText(t, "gemv-shared", []byte(src))
+	x := differential(t, b, exe.Module, exe.Entry, 8)
+	var names []string
+	for _, st := range x.plan.steps {
+		names = append(names, st.what+" "+st.name)
+	}
+	if len(names) != 3 || names[0] != names[1] || names[0] == names[2] || !strings.HasPrefix(names[0], "gemv k") {
+		t.Errorf("steps %q: want three gemvs, the first two one kernel, the third another", names)
+	}
+	if n := strings.Count(x.plan.gen.text(), "\ndefine "); n != 2 {
+		t.Errorf("%d functions defined, want 2", n)
+	}
+}
