@@ -90,25 +90,26 @@ func TestDotRowsShape(t *testing.T) {
 
 // BenchmarkDotRows times a decode step's attention weights times values
 // (Qwen3-0.6B: 8 groups of 2 query heads over 512 cache slots, head_dim
-// 128) streamed by rows and by the blocked product it replaced, compiled
+// 128, and neighbouring shapes), and a few rows times a weight stored [K,
+// N], streamed by rows and by the blocked product it replaced, compiled
 // side by side and called in turn, one call each per round, so that a
 // neighbour's load falls on both alike; each reports its median call.
 //
 //	go test ./backend/llvm -run '^$' -bench DotRows -benchtime 2000x
 func BenchmarkDotRows(b *testing.B) {
-	for _, s := range [][3]int64{{2, 512, 128}, {1, 512, 128}, {4, 2048, 64}} {
-		b.Run(fmt.Sprintf("8x%dx%dx%d", s[0], s[1], s[2]), func(b *testing.B) {
-			dotRowsBench(b, s[0], s[1], s[2])
+	for _, s := range [][4]int64{{8, 2, 512, 128}, {8, 1, 512, 128}, {8, 4, 2048, 64}, {1, 1, 1024, 4096}, {1, 8, 1024, 3072}} {
+		b.Run(fmt.Sprintf("%dx%dx%dx%d", s[0], s[1], s[2], s[3]), func(b *testing.B) {
+			dotRowsBench(b, s[0], s[1], s[2], s[3])
 		})
 	}
 }
 
-func dotRowsBench(b *testing.B, m, k, n int64) {
+func dotRowsBench(b *testing.B, batch, m, k, n int64) {
 	be := testBackend(b)
 	be.threads = runtime.NumCPU()
-	src := fmt.Sprintf("func @pv(%%p: f32[8,%d,%d], %%v: f32[8,%d,%d]) -> f32[8,%d,%d] {\n"+
-		"  %%o = dot_general %%p, %%v {lhs_batch=[0], lhs_contract=[2], rhs_batch=[0], rhs_contract=[1]} : f32[8,%d,%d]\n  return %%o\n}\n",
-		m, k, k, n, m, n, m, n)
+	src := fmt.Sprintf("func @pv(%%p: f32[%[1]d,%[2]d,%[3]d], %%v: f32[%[1]d,%[3]d,%[4]d]) -> f32[%[1]d,%[2]d,%[4]d] {\n"+
+		"  %%o = dot_general %%p, %%v {lhs_batch=[0], lhs_contract=[2], rhs_batch=[0], rhs_contract=[1]} : f32[%[1]d,%[2]d,%[4]d]\n  return %%o\n}\n",
+		batch, m, k, n)
 	names := []string{"rows", "blocked"}
 	var xs []*Executable
 	var args []*backend.Buffer
