@@ -143,7 +143,7 @@ func TestBF16DotDispatch(t *testing.T) {
 		{"widen-gemm", bf16DotSrc(0, 100, 64, 40, "f32", false), bf16Widen, "dot_general"},
 		{"avx512-short-K", bf16DotSrc(0, 1, 31, 40, "f32", false), bf16AVX512, "gemv"},
 		{"avx512-f32-lhs", "func @f(%x: f32[2,64], %w: bf16[40,64]) -> f32[2,40] {\n  %c = convert %w : f32[40,64]\n  %d = dot_general %x, %c {lhs_contract=[1], rhs_contract=[1]} : f32[2,40]\n  return %d\n}\n", bf16AVX512, "gemv"},
-		{"avx512-rhs-KN", "func @f(%x: bf16[2,64], %w: bf16[64,40]) -> f32[2,40] {\n  %d = dot_general %x, %w {lhs_contract=[1], rhs_contract=[0]} : f32[2,40]\n  return %d\n}\n", bf16AVX512, "dot_general"},
+		{"avx512-rhs-KN", "func @f(%x: bf16[2,64], %w: bf16[64,40]) -> f32[2,40] {\n  %d = dot_general %x, %w {lhs_contract=[1], rhs_contract=[0]} : f32[2,40]\n  return %d\n}\n", bf16AVX512, "dot_general (rows)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m, err := tir.Parse("dispatch.tir", []byte(c.src))

@@ -193,6 +193,9 @@ func (pl *planner) dot(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) bo
 	if d.B*d.M*d.N > 0 && bf16DotFits(d, pl.tgt) {
 		return pl.bf16Dot(in, env, epi) // both operands bf16, vdpbf16ps (bf16dot.go)
 	}
+	if d.B*d.M*d.N > 0 && dotRowsFits(d) {
+		return pl.dotRows(in, env, epi) // a few rows, rhs [K, N]: stream its rows (dot_rows.go)
+	}
 	if d.B*d.M*d.N > 0 && dotSwapFits(d, pl.tgt) {
 		return pl.dotSwap(in, env, epi) // weights [N, K] and more rows (dot_swap.go)
 	}

@@ -121,40 +121,75 @@ func (pl *planner) gemv(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) b
 		epiAt = pl.epilogue(k, &st, in, env, epi)
 	}
 	x, w, out := k.fbuf(1, d.lhs.dt), k.fbuf(2, d.rhs.dt), k.fbuf(0, ir.F32)
+	last := d.N - (nb-1)*blk // rows of the last block
 	k.loop(k.lo, k.hi, nil, func(bj value.Value, _ []value.Value) []value.Value {
-		b := k.cur.NewSDiv(bj, ci(nb))
-		n0 := k.cur.NewMul(k.cur.NewSRem(bj, ci(nb)), ci(blk))
-		n1 := k.smin(k.cur.NewAdd(n0, ci(blk)), ci(d.N))
+		// Without a batch (a decode step's projections) N is left out of
+		// the kernel's text but where the last block is shorter: the
+		// projections of one K are then one kernel (dedupeKernels), N
+		// given by the range the steps call it with.
+		var b, jb value.Value = ci(0), bj
+		if d.B > 1 {
+			b, jb = k.cur.NewSDiv(bj, ci(nb)), k.cur.NewSRem(bj, ci(nb))
+		}
 		g := gemvCall{k: k, d: d, p: p, x: x, w: w, out: out, b: b,
 			xBase: k.offset(d.lhs.batch, b), wBase: k.offset(d.rhs.batch, b), epi: epiAt}
-		cols := p.cols
-		var left value.Value = k.cur.NewSub(n1, n0)
-		if p.spread && cols > 1 && blk%cols == 0 {
-			// A whole block in cols streams; a last, shorter one as below.
-			whole := k.cur.NewICmp(enum.IPredEQ, left, ci(blk))
-			per := blk / cols
-			k.loop(ci(0), k.cur.NewSelect(whole, ci(per), ci(0)), nil, func(j value.Value, _ []value.Value) []value.Value {
-				g.rows(k.cur.NewAdd(n0, j), cols, per)
-				return nil
-			})
-			left = k.cur.NewSelect(whole, ci(0), left)
+		var isLast value.Value
+		if last != blk {
+			isLast = k.cur.NewICmp(enum.IPredEQ, jb, ci(nb-1))
 		}
-		// Full groups of cols neighbouring rhs rows, then the rest one row
-		// at a time.
-		full := k.cur.NewSDiv(left, ci(cols))
-		k.loop(ci(0), full, nil, func(j value.Value, _ []value.Value) []value.Value {
-			g.rows(k.mulAdd(j, cols, n0), cols, 1)
-			return nil
-		})
-		k.loop(k.mulAdd(full, cols, n0), k.cur.NewAdd(n0, left), nil, func(n value.Value, _ []value.Value) []value.Value {
-			g.rows(n, 1, 1)
-			return nil
-		})
+		g.block(k.cur.NewMul(jb, ci(blk)), isLast, blk, last)
 		return nil
 	})
 	k.finish()
 	pl.addDotStep(in, env, st, epi)
 	return true
+}
+
+// block computes the rhs rows of one block, from n0: blk of them, or
+// last in the last block (isLast, nil when last is blk). Both are known here, so only the paths
+// some block takes are generated: each holds the whole product loop again
+// for clang to optimise.
+func (g gemvCall) block(n0, isLast value.Value, blk, last int64) {
+	k, cols := g.k, g.p.cols
+	size := func(div int64) value.Value { // this block's rows / div
+		if last == blk {
+			return ci(blk / div)
+		}
+		return k.cur.NewSelect(isLast, ci(last/div), ci(blk/div))
+	}
+	if !g.p.spread || cols == 1 || blk%cols != 0 {
+		g.groups(n0, size(cols), size(1), blk%cols != 0 || last%cols != 0)
+		return
+	}
+	// The block in cols streams of per rows each.
+	streams := func(per value.Value) {
+		k.loop(ci(0), per, nil, func(j value.Value, _ []value.Value) []value.Value {
+			g.rows(k.cur.NewAdd(n0, j), cols, per)
+			return nil
+		})
+	}
+	if last%cols == 0 {
+		streams(size(cols))
+		return
+	}
+	k.ifElse(isLast, func() { g.groups(n0, ci(last/cols), ci(last), true) }, func() { streams(ci(blk / cols)) })
+}
+
+// groups computes the n rhs rows from n0: full groups of cols neighbouring
+// rows, then, when rest, the others one at a time.
+func (g gemvCall) groups(n0, full, n value.Value, rest bool) {
+	k, cols := g.k, g.p.cols
+	k.loop(ci(0), full, nil, func(j value.Value, _ []value.Value) []value.Value {
+		g.rows(k.mulAdd(j, cols, n0), cols, ci(1))
+		return nil
+	})
+	if !rest {
+		return
+	}
+	k.loop(k.mulAdd(full, cols, n0), k.cur.NewAdd(n0, n), nil, func(r value.Value, _ []value.Value) []value.Value {
+		g.rows(r, 1, ci(1))
+		return nil
+	})
 }
 
 // gemvCall is one range index's part of a streamed product.
@@ -169,7 +204,7 @@ type gemvCall struct {
 }
 
 // rows computes out[b, m, n0+c*stride] for every lhs row m and c < cols.
-func (g gemvCall) rows(n0 value.Value, cols, stride int64) {
+func (g gemvCall) rows(n0 value.Value, cols int64, stride value.Value) {
 	k, d := g.k, g.d
 	xRow := make([]value.Value, d.M)
 	for m := range xRow {
@@ -177,20 +212,22 @@ func (g gemvCall) rows(n0 value.Value, cols, stride int64) {
 	}
 	wRow := make([]value.Value, cols)
 	for c := range wRow {
-		wRow[c] = k.cur.NewAdd(g.wBase, k.offset(d.rhs.free, k.cur.NewAdd(n0, ci(int64(c)*stride))))
+		wRow[c] = k.cur.NewAdd(g.wBase, k.offset(d.rhs.free, k.cur.NewAdd(n0, k.times(int64(c), stride))))
 	}
 	acc := g.products(xRow, wRow)
 	for m := range xRow {
 		for c := range wRow {
-			s := k.hsum(acc[int64(m)*cols+int64(c)])
-			tail := k.loop(ci(d.K/8*8), ci(d.K), []value.Value{s}, func(kk value.Value, t []value.Value) []value.Value {
-				xv := g.x.load(k.cur.NewAdd(xRow[m], kk))
-				wv := g.w.load(k.cur.NewAdd(wRow[c], kk))
-				return []value.Value{k.cur.NewFAdd(t[0], k.cur.NewFMul(xv, wv))}
-			})
-			nn := k.cur.NewAdd(n0, ci(int64(c)*stride))
+			tail := []value.Value{k.hsum(acc[int64(m)*cols+int64(c)])}
+			if d.K%8 != 0 {
+				tail = k.loop(ci(d.K/8*8), ci(d.K), tail, func(kk value.Value, t []value.Value) []value.Value {
+					xv := g.x.load(k.cur.NewAdd(xRow[m], kk))
+					wv := g.w.load(k.cur.NewAdd(wRow[c], kk))
+					return []value.Value{k.cur.NewFAdd(t[0], k.cur.NewFMul(xv, wv))}
+				})
+			}
+			nn := k.cur.NewAdd(n0, k.times(int64(c), stride))
 			mm := ci(int64(m))
-			g.out.store(tail[0], k.cur.NewAdd(k.cur.NewMul(g.b, ci(d.M*d.N)), k.mulAdd(mm, d.N, nn)))
+			g.out.store(tail[0], k.mulAdd(g.b, d.M*d.N, k.mulAdd(mm, d.N, nn)))
 			if g.epi != nil {
 				g.epi(g.b, mm, nn)
 			}
@@ -240,7 +277,7 @@ func (g gemvCall) products(xRow, wRow []value.Value) []value.Value {
 	for i := range out {
 		out[i] = acc[int64(i)*accs]
 	}
-	if accs > 1 {
+	if accs > 1 && d.K/wide*accs < d.K/8 {
 		out = k.loop(ci(d.K/wide*accs), ci(d.K/8), out, func(kv value.Value, acc []value.Value) []value.Value {
 			next := make([]value.Value, len(acc))
 			spread := make([]value.Value, n)
@@ -253,6 +290,8 @@ func (g gemvCall) products(xRow, wRow []value.Value) []value.Value {
 			}
 			return next
 		})
+	}
+	if accs > 1 {
 		for i := range out {
 			for a := int64(1); a < accs; a++ {
 				out[i] = k.cur.NewFAdd(out[i], acc[int64(i)*accs+a])
@@ -260,6 +299,14 @@ func (g gemvCall) products(xRow, wRow []value.Value) []value.Value {
 		}
 	}
 	return out
+}
+
+// times is c * v, a constant when v is one.
+func (k *kfn) times(c int64, v value.Value) value.Value {
+	if x, ok := v.(*constant.Int); ok {
+		return ci(c * x.X.Int64())
+	}
+	return k.cur.NewMul(ci(c), v)
 }
 
 // hsum adds the 8 lanes of v.

@@ -69,38 +69,53 @@ func TestGemvEpilogue(t *testing.T) {
 // accumulators of one lhs row's way, gemvFor) and every other loop to interleave 4 vectors (kernels
 // build with clang's own unrolling off, clangFlags), through one loop
 // identifier per hint that the loops share, so two layers of the same
-// shape still generate one kernel.
+// shape still generate one kernel. Only the paths some block takes are
+// generated: with N = 64 (one whole block of 64 rows) and K = 64 (a
+// multiple of the 16 elements a step reads), one.
 func TestGemvUnrollHint(t *testing.T) {
 	b := testBackend(t)
-	src := `func @f(%x: f32[1,64], %w1: f32[64,64], %w2: f32[64,64]) -> f32[1,64] {
-  %h = dot_general %x, %w1 {lhs_contract=[1], rhs_contract=[1]} : f32[1,64]
-  %y = dot_general %h, %w2 {lhs_contract=[1], rhs_contract=[1]} : f32[1,64]
-  return %y
+	for _, c := range []struct {
+		n, k        int64
+		unrolled    int // contraction loops
+		interleaved int
+	}{
+		// Three contraction loops (a whole block's 4 streams, the groups
+		// of 4 neighbouring rows of the last block of 2 rows, the rows
+		// left), unrolled; the range's, the streams', the groups', the
+		// rows left's, the three single-vector rests of the contraction
+		// and its scalar tails (one per rhs row: 4 + 4 + 1), interleaved.
+		{66, 60, 3, 16},
+		// One (the streams), unrolled; the range's and the streams' loops
+		// interleaved.
+		{64, 64, 1, 2},
+	} {
+		t.Run(fmt.Sprintf("%dx%d", c.n, c.k), func(t *testing.T) {
+			src := fmt.Sprintf(`func @f(%%x: f32[1,%[2]d], %%w1: f32[%[1]d,%[2]d], %%w2: f32[%[1]d,%[2]d]) -> (f32[1,%[1]d], f32[1,%[1]d]) {
+  %%h = dot_general %%x, %%w1 {lhs_contract=[1], rhs_contract=[1]} : f32[1,%[1]d]
+  %%y = dot_general %%x, %%w2 {lhs_contract=[1], rhs_contract=[1]} : f32[1,%[1]d]
+  return %%h, %%y
 }
-`
-	exe := compileText(t, "gemv-unroll", []byte(src))
-	x := differential(t, b, exe.Module, exe.Entry, 5)
-	if got, want := x.plan.String(), "0: gemv [3 0 1]\n1: gemv [4 3 2]\n"; got != want {
-		t.Errorf("plan:\n%s\nwant:\n%s", got, want)
-	}
-	text := x.plan.gen.text()
-	if n := strings.Count(text, "\ndefine "); n != 1 {
-		t.Errorf("%d functions defined, want the two steps' one", n)
-	}
-	// Three contraction loops (a whole block's 4 streams, the groups of 4
-	// neighbouring rows of a shorter block, the rows left), unrolled; the
-	// range's, the streams', the groups', the rows left's, the three
-	// single-vector rests of the contraction and its scalar tails (one per
-	// rhs row: 4 + 4 + 1), interleaved.
-	for id, want := range map[string]int{"!0": 3, "!2": 16} {
-		if n := strings.Count(text, ", !llvm.loop "+id+"\n"); n != want {
-			t.Errorf("%d branches carry !llvm.loop %s, want %d:\n%s", n, id, want, text)
-		}
-	}
-	want := "!0 = distinct !{!0, !1}\n!1 = !{!\"llvm.loop.unroll.count\", i32 2}\n" +
-		"!2 = distinct !{!2, !3}\n!3 = !{!\"llvm.loop.interleave.count\", i32 4}\n"
-	if !strings.HasSuffix(text, want) {
-		t.Errorf("the module ends in\n%s\nwant\n%s", text[max(0, len(text)-200):], want)
+`, c.n, c.k)
+			exe := compileText(t, "gemv-unroll", []byte(src))
+			x := differential(t, b, exe.Module, exe.Entry, 5)
+			if got, want := x.plan.String(), "0: gemv [3 0 1]\n1: gemv [4 0 2]\n"; got != want {
+				t.Errorf("plan:\n%s\nwant:\n%s", got, want)
+			}
+			text := x.plan.gen.text()
+			if n := strings.Count(text, "\ndefine "); n != 1 {
+				t.Errorf("%d functions defined, want the two steps' one", n)
+			}
+			for id, want := range map[string]int{"!0": c.unrolled, "!2": c.interleaved} {
+				if n := strings.Count(text, ", !llvm.loop "+id+"\n"); n != want {
+					t.Errorf("%d branches carry !llvm.loop %s, want %d:\n%s", n, id, want, text)
+				}
+			}
+			want := "!0 = distinct !{!0, !1}\n!1 = !{!\"llvm.loop.unroll.count\", i32 2}\n" +
+				"!2 = distinct !{!2, !3}\n!3 = !{!\"llvm.loop.interleave.count\", i32 4}\n"
+			if !strings.HasSuffix(text, want) {
+				t.Errorf("the module ends in\n%s\nwant\n%s", text[max(0, len(text)-200):], want)
+			}
+		})
 	}
 }
 
@@ -143,5 +158,32 @@ func TestGemvParams(t *testing.T) {
 				t.Errorf("plan:\n%s\nwant:\n%s", got, want)
 			}
 		})
+	}
+}
+
+// TestGemvSharedAcrossN: products without a batch whose blocks are all
+// whole run one kernel whatever their N (the range gives it), as a decode
+// step's q, k, v and gate projections do; one with a shorter last block
+// has its own. All agree with the reference.
+func TestGemvSharedAcrossN(t *testing.T) {
+	b := testBackend(t)
+	src := `func @f(%x: f32[1,64], %w1: f32[128,64], %w2: f32[192,64], %w3: f32[100,64]) -> (f32[1,128], f32[1,192], f32[1,100]) {
+  %a = dot_general %x, %w1 {lhs_contract=[1], rhs_contract=[1]} : f32[1,128]
+  %c = dot_general %x, %w2 {lhs_contract=[1], rhs_contract=[1]} : f32[1,192]
+  %d = dot_general %x, %w3 {lhs_contract=[1], rhs_contract=[1]} : f32[1,100]
+  return %a, %c, %d
+}
+`
+	exe := compileText(t, "gemv-shared", []byte(src))
+	x := differential(t, b, exe.Module, exe.Entry, 8)
+	var names []string
+	for _, st := range x.plan.steps {
+		names = append(names, st.what+" "+st.name)
+	}
+	if len(names) != 3 || names[0] != names[1] || names[0] == names[2] || !strings.HasPrefix(names[0], "gemv k") {
+		t.Errorf("steps %q: want three gemvs, the first two one kernel, the third another", names)
+	}
+	if n := strings.Count(x.plan.gen.text(), "\ndefine "); n != 2 {
+		t.Errorf("%d functions defined, want 2", n)
 	}
 }

@@ -235,7 +235,9 @@ func (k *kfn) mulAdd(a value.Value, s int64, b value.Value) value.Value {
 	// Index arithmetic never wraps (nsw): the vectoriser's scalar evolution
 	// can then see an index that steps by one as a contiguous access.
 	var t value.Value = a
-	if s == 0 {
+	if c, ok := a.(*constant.Int); ok {
+		t = ci(c.X.Int64() * s)
+	} else if s == 0 {
 		t = ci(0)
 	} else if s != 1 {
 		m := k.cur.NewMul(a, ci(s))
