@@ -444,7 +444,7 @@ func (pl *planner) group(body []*ir.Instr, env map[*ir.Value]int, need []*ir.Val
 				reshapes = append(reshapes, reshapeUse{in, i, x})
 				continue
 			}
-			if fusedReduce(in, i, defs) {
+			if fusedReduce(in, i, defs) || zeroScatter(in, i, defs) {
 				continue
 			}
 			mat[a] = true
