@@ -3,6 +3,7 @@ package llvm
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -268,4 +269,50 @@ func TestDynamicUpdateSlice(t *testing.T) {
 		{args: []ir.Type{tt(ir.F64, 2, 3, 4), tt(ir.F64, 1, 3, 2), tt(ir.U32), tt(ir.U32), tt(ir.U32)}, vals: [][]int64{nil, nil, {1}, {0}, {4294967295}}, instr: "dynamic_update_slice %a0, %a1, %a2, %a3, %a4 : f64[2,3,4]", res: []string{"f64[2,3,4]"}},
 		{args: []ir.Type{tt(ir.BF16, 3), tt(ir.BF16, 3), tt(ir.I16)}, vals: [][]int64{nil, nil, {2}}, instr: "dynamic_update_slice %a0, %a1, %a2 : bf16[3]", res: []string{"bf16[3]"}},
 	})
+}
+
+// TestScatterAddZeros: an embedding's gradient, scatter_add of the tokens'
+// rows into a zero table, is one step that zeroes the rows itself (no loop
+// storing the zeros first, nothing read for them), with its rows split over
+// the kernel's range; a -0.0 table is copied (an element no update reaches
+// keeps its sign), and so is a zero table the program also returns. Indices
+// repeat and fall outside [0, 37). The numbers are the reference
+// executor's, bit for bit.
+func TestScatterAddZeros(t *testing.T) {
+	src := `func @grad(%idx: i32[9], %u: f32[9,5]) -> (f32[37,5], f32[37,5], f32[37,5], f32[37,5]) {
+  %z = constant 0.0 : f32[37,5]
+  %g = scatter_add %z, %idx, %u {axis=0} : f32[37,5]
+  %nz = constant -0.0 : f32[37,5]
+  %h = scatter_add %nz, %idx, %u {axis=0} : f32[37,5]
+  %kept = constant 0.0 : f32[37,5]
+  %k = scatter_add %kept, %idx, %u {axis=0} : f32[37,5]
+  return %g, %h, %k, %kept
+}
+`
+	m, f, x := compileSrc(t, testBackend(t), src)
+	var whats []string
+	for _, s := range x.StepTimes() {
+		whats = append(whats, s.What)
+	}
+	want := []string{"scatter_add", "loop constant", "scatter_add", "loop constant", "scatter_add"}
+	if !slices.Equal(whats, want) {
+		t.Errorf("steps %q, want %q", whats, want)
+	}
+	in := cpu.RandomInputs(f, 4)
+	for i, v := range []int64{3, 36, 3, 0, -1, 37, 20, 3, 36} {
+		in[0].SetInt64(i, v)
+	}
+	want2, err := cpu.Run(m, f, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := x.Run(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		if !bytes.Equal(got[i].Bytes(), want2[i].Bytes()) {
+			t.Errorf("result %d differs from the reference executor's", i)
+		}
+	}
 }

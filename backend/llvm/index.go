@@ -1,6 +1,9 @@
 package llvm
 
 import (
+	"math"
+
+	"github.com/llir/llvm/ir/constant"
 	"github.com/llir/llvm/ir/enum"
 	"github.com/llir/llvm/ir/types"
 	"github.com/llir/llvm/ir/value"
@@ -121,6 +124,12 @@ func copyType(dt ir.DType) (types.Type, bool) {
 // outside [0, n). Floats add in f32 and round to their dtype after every
 // add: the reference adds in f64 and rounds through f32, which for one
 // addition is the same (53 >= 2*24+2 bits). Integers wrap in their width.
+//
+// With one outer row (axis 0: an embedding's gradient, [V, D] from the
+// tokens' rows) the range is the rows along axis instead, each part copying
+// its rows and adding the updates whose index falls among them, so the copy
+// of a 622 MB table is split over the threads; and x a splat of +0 that is
+// in no memory (zeroScatter) is not read: the result's rows are zeroed.
 func (pl *planner) scatterAdd(in *ir.Instr, env map[*ir.Value]int) bool {
 	x, idx, upd := in.Args[0].Type, in.Args[1].Type, in.Args[2].Type
 	dt := x.DType
@@ -135,30 +144,70 @@ func (pl *planner) scatterAdd(in *ir.Instr, env map[*ir.Value]int) bool {
 	if outer*n*inner == 0 {
 		return false
 	}
+	_, inMemory := env[in.Args[0]]
+	zero := !inMemory && zeroScatter(in, 0, pl.defs)
 	k, st := pl.newKernelStep(in, env)
+	if zero {
+		st.bufs[1] = st.bufs[2] // x has no slot; the kernel never reads buffer 1
+	}
 	st.rows, st.work = outer, outer*(n+nj)*inner
-	out, src, ip := k.buf(0, elem), k.buf(1, elem), k.buf(2, ext.mem)
+	out, ip := k.buf(0, elem), k.buf(2, ext.mem)
+	fill := func(p value.Value) value.Value {
+		if zero {
+			return constant.NewInt(elem.(*types.IntType), 0)
+		}
+		return k.load(elem, k.buf(1, elem), p)
+	}
 	add := k.scatterAdder(dt, it)
-	k.loop(k.lo, k.hi, nil, func(o value.Value, _ []value.Value) []value.Value {
-		base := k.mulAdd(o, n*inner, ci(0))
-		k.loopN(n*inner, func(i value.Value) {
-			p := k.cur.NewAdd(base, i)
-			k.store(k.load(elem, src, p), out, p)
-		})
+	// addRows adds the updates of outer row o whose index is in [lo, hi).
+	addRows := func(o, lo, hi value.Value) {
 		k.loopN(nj, func(j value.Value) {
 			r := ext.load(k, ip, j)
-			kept := k.cur.NewAnd(k.cur.NewICmp(enum.IPredSGE, r, ci(0)), k.cur.NewICmp(enum.IPredSLT, r, ci(n)))
+			kept := k.cur.NewAnd(k.cur.NewICmp(enum.IPredSGE, r, lo), k.cur.NewICmp(enum.IPredSLT, r, hi))
 			k.ifElse(kept, func() {
 				d := k.mulAdd(k.cur.NewAdd(k.mulAdd(o, n, ci(0)), r), inner, ci(0))
 				s := k.mulAdd(k.mulAdd(o, nj, j), inner, ci(0))
 				k.loopN(inner, func(q value.Value) { add(k.cur.NewAdd(d, q), k.cur.NewAdd(s, q)) })
 			}, nil)
 		})
-		return nil
-	})
+	}
+	if outer == 1 && n > 1 {
+		st.rows = n
+		k.loop(k.mulAdd(k.lo, inner, ci(0)), k.mulAdd(k.hi, inner, ci(0)), nil, func(p value.Value, _ []value.Value) []value.Value {
+			k.store(fill(p), out, p)
+			return nil
+		})
+		addRows(ci(0), k.lo, k.hi)
+	} else {
+		k.loop(k.lo, k.hi, nil, func(o value.Value, _ []value.Value) []value.Value {
+			base := k.mulAdd(o, n*inner, ci(0))
+			k.loopN(n*inner, func(i value.Value) {
+				p := k.cur.NewAdd(base, i)
+				k.store(fill(p), out, p)
+			})
+			addRows(o, ci(0), ci(n))
+			return nil
+		})
+	}
 	k.finish()
 	pl.addStep(in, env, st)
 	return true
+}
+
+// zeroScatter reports whether operand i of in is the x of a scatter_add
+// that is a splat of +0 computed as an expression of the group (defs): the
+// kernel zeroes its result instead of reading it, so it is never stored.
+// (-0.0 is left to the copy: an element no update reaches keeps its bits.)
+func zeroScatter(in *ir.Instr, i int, defs map[*ir.Value]*ir.Instr) bool {
+	if in.Op != ir.OpScatterAdd || i != 0 {
+		return false
+	}
+	d := defs[in.Args[0]]
+	if d == nil || d.Op != ir.OpConstant {
+		return false
+	}
+	l := d.Attr.(*ir.ConstAttr).Value
+	return l != nil && l.Len() == 1 && l.Complex == nil && l.Float(0) == 0 && !math.Signbit(l.Float(0)) && l.Int(0) == 0
 }
 
 // scatterAdder returns the step out[d] += upd[s] of scatterAdd (buffer 0

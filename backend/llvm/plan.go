@@ -122,6 +122,9 @@ type planner struct {
 	// the values it must not make views of (newPlan).
 	viewOf map[int]*ir.Value
 	noView map[*ir.Value]bool
+	// defs are the expressions of the group being planned: a reduction
+	// of one computes it as it reads (fusedReduce).
+	defs map[*ir.Value]*ir.Instr
 }
 
 // target is what a plan may assume of the machine that runs it.
@@ -441,9 +444,15 @@ func (pl *planner) group(body []*ir.Instr, env map[*ir.Value]int, need []*ir.Val
 				reshapes = append(reshapes, reshapeUse{in, i, x})
 				continue
 			}
+			if fusedReduce(in, i, defs) || zeroScatter(in, i, defs) {
+				continue
+			}
 			mat[a] = true
 		}
 	}
+	outer := pl.defs
+	pl.defs = defs
+	defer func() { pl.defs = outer }()
 	views := pl.readInPlace(reshapes, defs, mat)
 	cross := pl.crossViews(need, defs, env, mat)
 	// Tensor constants (scalars are expressions) are in memory from the

@@ -2,6 +2,7 @@ package llvm
 
 import (
 	"math"
+	"slices"
 
 	"github.com/llir/llvm/ir/constant"
 	"github.com/llir/llvm/ir/enum"
@@ -48,7 +49,7 @@ func (pl *planner) reduce(in *ir.Instr, env map[*ir.Value]int) bool {
 			kept = append(kept, d)
 		}
 	}
-	k, st := pl.newKernelStep(in, env)
+	k, st, e := pl.reduceStep(in, env)
 	n, _ := in.Args[0].Type.NumElements()
 	st.work, st.fine = n, true
 	r := k.reduction(in.Op, in.Args[0].Type.DType, in.Results[0].Type.DType)
@@ -59,6 +60,14 @@ func (pl *planner) reduce(in *ir.Instr, env map[*ir.Value]int) bool {
 	}
 	st.rows, _ = nestRows(keptDims)
 	body := func(acc value.Value) value.Value { return r.step(acc, r.load(k.linear(idx, dims))) }
+	if e != nil {
+		body = func(acc value.Value) value.Value {
+			// A value computed in one loop does not dominate another
+			// (a blocked sum's runs): nothing is shared between calls.
+			clear(e.memo)
+			return r.step(acc, e.at(in.Args[0], idx))
+		}
+	}
 	split := -1
 	if in.Op == ir.OpReduceSum && floatish(in.Args[0].Type.DType) {
 		split = sumSplit(gone, dims)
@@ -76,8 +85,58 @@ func (pl *planner) reduce(in *ir.Instr, env map[*ir.Value]int) bool {
 		r.store(acc, k.linear(kidx, keptDims))
 	})
 	k.finish()
-	pl.addStep(in, env, st)
+	pl.addStep(in, env, *st)
 	return true
+}
+
+// fusedReduce reports whether operand i of in is an expression of the
+// group (defs) that in, a reduction of f32 to f32, computes as it reads it
+// instead of reading it from memory: a loss's select against an iota
+// summed over a 151936-word vocabulary, or a gradient's product summed
+// over the batch, is then never stored (one pass over its operands, not a
+// write and a read of a tensor as large).
+func fusedReduce(in *ir.Instr, i int, defs map[*ir.Value]*ir.Instr) bool {
+	if in.Op.Info().Reduce == ir.ReduceNone || i != 0 || len(in.Args) != 1 || len(in.Results) != 1 {
+		return false
+	}
+	d := defs[in.Args[0]]
+	return d != nil && d.Op != ir.OpConcat && in.Args[0].Type.DType == ir.F32 &&
+		in.Results[0].Type.DType == ir.F32 && in.Args[0].Type.IsStatic() && reducesLast(in)
+}
+
+// reducesLast: in reduces its operand's last axis, which the innermost loop
+// then walks contiguously. Over leading axes only (a norm's scale gradient
+// summed over the tokens) each element of the expression would be read
+// with a row's stride from each of its operands, which measured slower than
+// storing it contiguously and summing that.
+func reducesLast(in *ir.Instr) bool {
+	last := int64(in.Args[0].Type.Rank() - 1)
+	return slices.Contains(in.Attr.(*ir.AxesAttr).Axes, last)
+}
+
+// reduceStep starts in's kernel step: newKernelStep's, or, when its
+// operand is an expression planned in no memory (fusedReduce), a step
+// whose inputs are the expression's leaves and the expression that
+// computes the operand at an index.
+func (pl *planner) reduceStep(in *ir.Instr, env map[*ir.Value]int) (*kfn, *step, *expr) {
+	a := in.Args[0]
+	if _, inMemory := env[a]; inMemory || !fusedReduce(in, 0, pl.defs) {
+		k, st := pl.newKernelStep(in, env)
+		return k, &st, nil
+	}
+	k := pl.p.gen.newKernel()
+	st := &step{kind: stepKernel, name: k.name, outs: 1, what: in.Op.String() + " of " + pl.exprOp(a, pl.defs).String()}
+	st.bufs = append(st.bufs, pl.newSlot(slot{typ: in.Results[0].Type}))
+	e := &expr{k: k, defs: pl.defs, memo: map[string]value.Value{}, bufs: map[*ir.Value]int{}}
+	e.leaf = func(x *ir.Value) (int, bool) {
+		s, ok := env[x]
+		if !ok {
+			return 0, false
+		}
+		st.bufs = append(st.bufs, s)
+		return len(st.bufs) - 1, true
+	}
+	return k, st, e
 }
 
 // reduction is how a reduce kernel reads its operand (buffer 1), starts
@@ -91,8 +150,10 @@ type reduction struct {
 
 func (k *kfn) reduction(op ir.Op, dt, rdt ir.DType) reduction {
 	if floatish(dt) {
-		out, x := k.fbuf(0, rdt), k.fbuf(1, dt)
-		r := reduction{load: x.load, store: out.store}
+		out := k.fbuf(0, rdt)
+		// The operand's buffer is declared where it is loaded: a fused
+		// reduction (reduceStep) has none.
+		r := reduction{load: func(i value.Value) value.Value { return k.fbuf(1, dt).load(i) }, store: out.store}
 		switch op {
 		case ir.OpReduceSum:
 			r.init, r.step = f32(0), func(acc, v value.Value) value.Value { return fast(k.cur.NewFAdd(acc, v)) }

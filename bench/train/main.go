@@ -9,7 +9,10 @@
 //   - moe: Qwen3-30B-A3B's layer dimensions (hidden 2048, 32/4 heads of 128, 128
 //     experts of 768, top-8, vocab 151936) with 2 layers.
 //
-//     go run ./bench/train [-quick] [-only dense|moe] [-repeat 2] [-skip-peer] [-threads 2] [-steps N]
+//     go run ./bench/train [-quick] [-only dense|moe] [-repeat 2] [-skip-peer] [-threads 2] [-steps N] [-layers N] [-vocab V]
+//
+// -layers and -vocab shrink the dense model (a profile that fits beside other work;
+// not the benchmark's figure).
 //
 // -steps N prints, after tpucc's timed steps, the N longest steps of each program it
 // ran on the llvm backend (time per call and share), to see where a step's time goes.
@@ -50,6 +53,8 @@ var (
 	threads     = flag.Int("threads", 2, "threads for both sides (GOMAXPROCS and torch.set_num_threads)")
 	steps       = flag.Int("steps", 0, "print the N longest steps of each program tpucc ran on the llvm backend (time per call, share)")
 	side        = flag.String("side", "", "internal: run tpucc's side of this model and print its times as JSON")
+	layers      = flag.Int("layers", 0, "the dense model's layer count (0: 4), for a smaller profile")
+	vocab       = flag.Int("vocab", 0, "the dense model's vocabulary (0: 151936), for a smaller profile")
 )
 
 const batch, tokens, lr = 4, 256, 1e-4

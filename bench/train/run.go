@@ -48,6 +48,12 @@ func benchModels(quick bool) []benchModel {
 		moe["vocab_size"], moe["hidden_size"], moe["num_experts"], moe["num_experts_per_tok"] = 2048, 128, 8, 2
 		moe["moe_intermediate_size"], moe["num_attention_heads"], moe["num_key_value_heads"], moe["head_dim"] = 96, 4, 2, 32
 	}
+	if *layers > 0 {
+		dense["num_hidden_layers"] = *layers
+	}
+	if *vocab > 0 {
+		dense["vocab_size"] = *vocab
+	}
 	return []benchModel{{"dense", dense}, {"moe", moe}}
 }
 
@@ -146,7 +152,8 @@ func runPeer(m benchModel, dir string, r *result) {
 
 // runChild runs tpucc's side of m as a child of this command.
 func runChild(m benchModel) sideTimes {
-	args := []string{"-side", m.name, "-repeat", strconv.Itoa(*repeat), "-threads", strconv.Itoa(*threads), "-backend", *backendName, "-steps", strconv.Itoa(*steps)}
+	args := []string{"-side", m.name, "-repeat", strconv.Itoa(*repeat), "-threads", strconv.Itoa(*threads), "-backend", *backendName, "-steps", strconv.Itoa(*steps),
+		"-layers", strconv.Itoa(*layers), "-vocab", strconv.Itoa(*vocab)}
 	if *quick {
 		args = append(args, "-quick")
 	}

@@ -1,0 +1,56 @@
+package llvm
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/tpucc/tpucc/backend/cpu"
+)
+
+// TestReduceFused: a reduction of an expression that nothing else keeps in
+// memory computes it as it reads it, as a causal-LM loss's reductions over
+// the vocabulary do (the label's entry picked by a select against an iota,
+// the log-softmax gradient's row sums): no loop kernel stores the select or
+// the exp first. A row of 5000 is summed in blocks (sumBlock), so the
+// expression is computed in more than one loop. An operand that the
+// program also returns is stored once and read, as before, and so is one
+// reduced over a leading axis only (reducesLast). The numbers are
+// the reference executor's.
+func TestReduceFused(t *testing.T) {
+	src := `func @loss(%x: f32[6,5000], %lab: i32[6], %c: f32[6]) -> (f32[6], f32[6], f32[6], f32[6,5000], f32[6], f32[6,5000], f32[5000]) {
+  %io = iota {axis=1} : i32[6,5000]
+  %lb = broadcast %lab {dims=[0]} : i32[6,5000]
+  %hit = compare %io, %lb {dir=eq} : i1[6,5000]
+  %z = constant 0.0 : f32[6,5000]
+  %sel = select %hit, %x, %z : f32[6,5000]
+  %p = reduce_sum %sel {axes=[1]} : f32[6]
+  %e = exp %x : f32[6,5000]
+  %m = reduce_max %e {axes=[1]} : f32[6]
+  %cb = broadcast %c {dims=[0]} : f32[6,5000]
+  %g = select %hit, %cb, %z : f32[6,5000]
+  %s = reduce_sum %g {axes=[1]} : f32[6]
+  %sb = broadcast %s {dims=[0]} : f32[6,5000]
+  %es = mul %e, %sb : f32[6,5000]
+  %d = sub %g, %es : f32[6,5000]
+  %y = mul %x, %x : f32[6,5000]
+  %q = reduce_sum %y {axes=[1]} : f32[6]
+  %w = add %x, %x : f32[6,5000]
+  %t = reduce_sum %w {axes=[0]} : f32[5000]
+  return %p, %m, %s, %d, %q, %y, %t
+}
+`
+	m, f, x := compileSrc(t, testBackend(t), src)
+	var whats []string
+	for _, s := range x.StepTimes() {
+		whats = append(whats, s.What)
+	}
+	want := []string{"reduce_sum of select", "reduce_max of exp", "reduce_sum of select", "loop mul", "reduce_sum", "loop add", "reduce_sum", "loop sub"}
+	if !slices.Equal(whats, want) {
+		t.Errorf("steps %q, want %q", whats, want)
+	}
+	in := cpu.RandomInputs(f, 5)
+	for i := range 6 {
+		in[1].SetInt64(i, int64(i*997)) // each row's label in range
+	}
+	agree(t, x, m, f, in)
+}
