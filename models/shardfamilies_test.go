@@ -24,6 +24,7 @@ func TestSplitAgainstTransformers(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer m.Close()
+			m.F32Products = true // as the oracle computes a bf16 model (oracleGenerator)
 			g, err := NewGenerator(m, Options{AllLogits: true, Device: "pjrt", Precision: "highest",
 				Mesh: mustMesh(t, "tp=4"), Cache: engine.NewCache("", engine.CacheOptions{})})
 			if err != nil {
