@@ -418,38 +418,7 @@ func (pl *planner) group(body []*ir.Instr, env map[*ir.Value]int, need []*ir.Val
 	if len(body) == 0 {
 		return nil
 	}
-	defs := map[*ir.Value]*ir.Instr{}
-	mat := map[*ir.Value]bool{}
-	var reshapes []reshapeUse
-	for _, v := range need {
-		mat[v] = true
-	}
-	for _, in := range body {
-		if isExpr(in) {
-			defs[in.Results[0]] = in
-			continue
-		}
-		for i, a := range in.Args {
-			if t := raggedRhsT(in, i, defs); t != nil {
-				w := raggedSource(t, defs)
-				pl.raggedT[in] = w // the transpose stays virtual: not materialised
-				if d := defs[w]; d != nil && d.Op == ir.OpDynamicSlice {
-					reshapes = append(reshapes, reshapeUse{in, i, w}) // a view (readInPlace)
-				} else {
-					mat[w] = true
-				}
-				continue
-			}
-			if x := pl.reshapedOperand(in, i, defs, env); x != nil {
-				reshapes = append(reshapes, reshapeUse{in, i, x})
-				continue
-			}
-			if fusedReduce(in, i, defs) || zeroScatter(in, i, defs) {
-				continue
-			}
-			mat[a] = true
-		}
-	}
+	defs, mat, reshapes := pl.inMemory(body, env, need)
 	outer := pl.defs
 	pl.defs = defs
 	defer func() { pl.defs = outer }()
@@ -505,6 +474,59 @@ func (pl *planner) group(body []*ir.Instr, env map[*ir.Value]int, need []*ir.Val
 		}
 	}
 	return nil
+}
+
+// inMemory finds what group must store: the expressions of body (defs),
+// the values a step that is not an expression reads from memory (mat,
+// with need), and the products' reshaped operands that readInPlace may
+// read where they are.
+func (pl *planner) inMemory(body []*ir.Instr, env map[*ir.Value]int, need []*ir.Value) (map[*ir.Value]*ir.Instr, map[*ir.Value]bool, []reshapeUse) {
+	defs := map[*ir.Value]*ir.Instr{}
+	mat := map[*ir.Value]bool{}
+	var reshapes []reshapeUse
+	fused := map[*ir.Value]bool{} // reduce operands computed as read (fusedReduce)
+	for _, v := range need {
+		mat[v] = true
+	}
+	for _, in := range body {
+		if isExpr(in) {
+			defs[in.Results[0]] = in
+			continue
+		}
+		for i, a := range in.Args {
+			if t := raggedRhsT(in, i, defs); t != nil {
+				w := raggedSource(t, defs)
+				pl.raggedT[in] = w // the transpose stays virtual: not materialised
+				if d := defs[w]; d != nil && d.Op == ir.OpDynamicSlice {
+					reshapes = append(reshapes, reshapeUse{in, i, w}) // a view (readInPlace)
+				} else {
+					mat[w] = true
+				}
+				continue
+			}
+			if x := pl.reshapedOperand(in, i, defs, env); x != nil {
+				reshapes = append(reshapes, reshapeUse{in, i, x})
+				continue
+			}
+			if fusedReduce(in, i, defs) {
+				fused[a] = true
+				continue
+			}
+			if zeroScatter(in, i, defs) {
+				continue
+			}
+			mat[a] = true
+		}
+	}
+	// A reduction's operand that a product also reads through a reshape
+	// is stored once for both (readInPlace) rather than computed twice
+	// and copied for the product.
+	for _, r := range reshapes {
+		if fused[r.x] {
+			mat[r.x] = true
+		}
+	}
+	return defs, mat, reshapes
 }
 
 // reshapeUse is operand arg of in, a reshape of x (reshapedOperand).
@@ -614,6 +636,7 @@ func (pl *planner) loopKernels(vs []*ir.Value, env map[*ir.Value]int, defs map[*
 	if len(vs) > 1 {
 		st.what += fmt.Sprintf(" (+%d)", len(vs)-1)
 	}
+
 	e := &expr{k: k, defs: defs, memo: map[string]value.Value{}, bufs: map[*ir.Value]int{}}
 	e.leaf = func(x *ir.Value) (int, bool) {
 		s, ok := env[x]
