@@ -48,3 +48,33 @@ func TestDedupeKernels(t *testing.T) {
 	}
 	differential(t, testBackend(t), m, m.Funcs[0], 1)
 }
+
+// TestDedupeAcrossSizes: elementwise kernels that read their operands at
+// their own flat index keep no trace of their shape (linear gives
+// delinear's index back and the unused remainders are dropped), so the
+// same convert of a reshaped 1 x 1024 and 1 x 128 (a layer's norm weight
+// sliced from its stack) is one function, and both agree with the
+// reference executor.
+func TestDedupeAcrossSizes(t *testing.T) {
+	src := `func @f(%a: bf16[1,1024], %b: bf16[1,128]) -> (f32[1024], f32[128]) {
+  %ra = reshape %a : bf16[1024]
+  %x = convert %ra : f32[1024]
+  %rb = reshape %b : bf16[128]
+  %y = convert %rb : f32[128]
+  return %x, %y
+}
+`
+	m, err := tir.Parse("sizes.tir", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := differential(t, testBackend(t), m, m.Funcs[0], 2)
+	var steps []string
+	for _, st := range x.plan.steps {
+		steps = append(steps, st.what+" "+st.name)
+	}
+	text := x.plan.gen.text()
+	if len(steps) != 2 || steps[0] != steps[1] || strings.Count(text, "\ndefine ") != 1 || strings.Contains(text, "1024") {
+		t.Errorf("steps %q; want two converts calling one function, without the size in its text:\n%s", steps, text)
+	}
+}
