@@ -36,6 +36,11 @@ type gen struct {
 	// loopIDs: the loop identifiers of the hints given to clang, by
 	// hint (loopID).
 	loopIDs map[string]*metadata.Tuple
+	// scopes, outScopes, domain: the noalias metadata of kernel outputs
+	// (noalias.go), lists by key.
+	scopes    map[string]*metadata.Tuple
+	outScopes map[int]*metadata.Tuple
+	domain    *metadata.Tuple
 	// bodies: each kernel dedupeKernels kept, as text under the name
 	// "kernel", by its name (split.go reads them).
 	bodies map[string]string
