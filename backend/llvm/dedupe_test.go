@@ -78,3 +78,32 @@ func TestDedupeAcrossSizes(t *testing.T) {
 		t.Errorf("steps %q; want two converts calling one function, without the size in its text:\n%s", steps, text)
 	}
 }
+
+// TestNormSharedAcrossLengths: rms_norms over lines of 1024 and of 128
+// (a model's hidden size and a head's q and k norms), and two layer_norms
+// likewise, are one kernel each, the line's length read at run time: the
+// text holds neither length, and both agree with the reference executor.
+func TestNormSharedAcrossLengths(t *testing.T) {
+	src := `func @f(%a: f32[2,1024], %sa: f32[1024], %b: f32[8,128], %sb: f32[128], %ba: f32[1024], %bb: f32[128]) -> (f32[2,1024], f32[8,128], f32[2,1024], f32[8,128]) {
+  %x = rms_norm %a, %sa {eps=1e-06}
+  %y = rms_norm %b, %sb {eps=1e-06}
+  %u = layer_norm %a, %sa, %ba {eps=1e-05}
+  %v = layer_norm %b, %sb, %bb {eps=1e-05}
+  return %x, %y, %u, %v
+}
+`
+	m, err := tir.Parse("norms.tir", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := differential(t, testBackend(t), m, m.Funcs[0], 3)
+	var steps []string
+	for _, st := range x.plan.steps {
+		steps = append(steps, st.what+" "+st.name)
+	}
+	text := x.plan.gen.text()
+	if len(steps) != 4 || steps[0] != steps[1] || steps[2] != steps[3] || strings.Count(text, "\ndefine ") != 2 ||
+		strings.Contains(text, "1024") || strings.Contains(text, "128") {
+		t.Errorf("steps %q; want two norms of each kind calling one function each, without the lengths in their text:\n%s", steps, text)
+	}
+}
