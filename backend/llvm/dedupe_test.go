@@ -107,3 +107,33 @@ func TestNormSharedAcrossLengths(t *testing.T) {
 		t.Errorf("steps %q; want two norms of each kind calling one function each, without the lengths in their text:\n%s", steps, text)
 	}
 }
+
+// TestDedupeAcrossRows: copies whose rows the range splits along leading
+// dims (a decode step's 8 and 16 heads of 128) and whose columns a loop
+// runs are one kernel once linear folds the split rows back (gen.go): the
+// text holds the column count, not the head counts.
+func TestDedupeAcrossRows(t *testing.T) {
+	src := `func @f(%a: f32[8,128], %b: f32[16,128], %s: f32[128]) -> (f32[1,8,128], f32[1,16,128]) {
+  %na = rms_norm %a, %s {eps=1e-06}
+  %nb = rms_norm %b, %s {eps=1e-06}
+  %x = reshape %na : f32[1,8,128]
+  %y = reshape %nb : f32[1,16,128]
+  return %x, %y
+}
+`
+	m, err := tir.Parse("rows.tir", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := differential(t, testBackend(t), m, m.Funcs[0], 4)
+	var copies []string
+	for _, st := range x.plan.steps {
+		if strings.HasPrefix(st.what, "loop") {
+			copies = append(copies, st.what+" "+st.name)
+		}
+	}
+	text := x.plan.gen.text()
+	if len(copies) != 2 || copies[0] != copies[1] || strings.Count(text, "\ndefine ") != 2 || strings.Contains(text, ", 16\n") {
+		t.Errorf("copies %q; want two calling one function, without the head count in its text:\n%s\n%s", copies, x.plan, text)
+	}
+}

@@ -347,16 +347,24 @@ func (k *kfn) mulAdd(a value.Value, s int64, b value.Value) value.Value {
 // delinear split along the same dims is its flat index again: clang would
 // fold the arithmetic, but the kernel's text would keep the dims, and two
 // kernels differing only in them (a convert of 1024 elements and one of
-// 128) would not be one (dedupeKernels).
+// 128) would not be one (dedupeKernels). So is a leading part of idx that
+// delinear split along the leading dims (a copy's rows, split from the
+// range, with a loop over the columns): (q*8+r)*128+i is row*128+i, and
+// copies of [n,8,128] and [n,16,128] are one kernel.
 func (k *kfn) linear(idx []value.Value, dims []int64) value.Value {
+	from, best := 0, -1
 	for i, d := range k.delin {
-		if slices.Equal(d.dims, dims) && slices.Equal(d.idx, idx) {
-			k.delin[i].folded = true
-			return d.lin
+		n := len(d.dims)
+		if n > from && n <= len(dims) && slices.Equal(d.dims, dims[:n]) && slices.Equal(d.idx, idx[:n]) {
+			from, best = n, i
 		}
 	}
 	var lin value.Value = ci(0)
-	for d := range dims {
+	if best >= 0 {
+		k.delin[best].folded = true
+		lin = k.delin[best].lin
+	}
+	for d := from; d < len(dims); d++ {
 		if d == 0 {
 			lin = idx[0]
 			continue
