@@ -48,3 +48,92 @@ func TestDedupeKernels(t *testing.T) {
 	}
 	differential(t, testBackend(t), m, m.Funcs[0], 1)
 }
+
+// TestDedupeAcrossSizes: elementwise kernels that read their operands at
+// their own flat index keep no trace of their shape (linear gives
+// delinear's index back and the unused remainders are dropped), so the
+// same convert of a reshaped 1 x 1024 and 1 x 128 (a layer's norm weight
+// sliced from its stack) is one function, and both agree with the
+// reference executor.
+func TestDedupeAcrossSizes(t *testing.T) {
+	src := `func @f(%a: bf16[1,1024], %b: bf16[1,128]) -> (f32[1024], f32[128]) {
+  %ra = reshape %a : bf16[1024]
+  %x = convert %ra : f32[1024]
+  %rb = reshape %b : bf16[128]
+  %y = convert %rb : f32[128]
+  return %x, %y
+}
+`
+	m, err := tir.Parse("sizes.tir", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := differential(t, testBackend(t), m, m.Funcs[0], 2)
+	var steps []string
+	for _, st := range x.plan.steps {
+		steps = append(steps, st.what+" "+st.name)
+	}
+	text := x.plan.gen.text()
+	if len(steps) != 2 || steps[0] != steps[1] || strings.Count(text, "\ndefine ") != 1 || strings.Contains(text, "1024") {
+		t.Errorf("steps %q; want two converts calling one function, without the size in its text:\n%s", steps, text)
+	}
+}
+
+// TestNormSharedAcrossLengths: rms_norms over lines of 1024 and of 128
+// (a model's hidden size and a head's q and k norms), and two layer_norms
+// likewise, are one kernel each, the line's length read at run time: the
+// text holds neither length, and both agree with the reference executor.
+func TestNormSharedAcrossLengths(t *testing.T) {
+	src := `func @f(%a: f32[2,1024], %sa: f32[1024], %b: f32[8,128], %sb: f32[128], %ba: f32[1024], %bb: f32[128]) -> (f32[2,1024], f32[8,128], f32[2,1024], f32[8,128]) {
+  %x = rms_norm %a, %sa {eps=1e-06}
+  %y = rms_norm %b, %sb {eps=1e-06}
+  %u = layer_norm %a, %sa, %ba {eps=1e-05}
+  %v = layer_norm %b, %sb, %bb {eps=1e-05}
+  return %x, %y, %u, %v
+}
+`
+	m, err := tir.Parse("norms.tir", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := differential(t, testBackend(t), m, m.Funcs[0], 3)
+	var steps []string
+	for _, st := range x.plan.steps {
+		steps = append(steps, st.what+" "+st.name)
+	}
+	text := x.plan.gen.text()
+	if len(steps) != 4 || steps[0] != steps[1] || steps[2] != steps[3] || strings.Count(text, "\ndefine ") != 2 ||
+		strings.Contains(text, "1024") || strings.Contains(text, "128") {
+		t.Errorf("steps %q; want two norms of each kind calling one function each, without the lengths in their text:\n%s", steps, text)
+	}
+}
+
+// TestDedupeAcrossRows: copies whose rows the range splits along leading
+// dims (a decode step's 8 and 16 heads of 128) and whose columns a loop
+// runs are one kernel once linear folds the split rows back (gen.go): the
+// text holds the column count, not the head counts.
+func TestDedupeAcrossRows(t *testing.T) {
+	src := `func @f(%a: f32[8,128], %b: f32[16,128], %s: f32[128]) -> (f32[1,8,128], f32[1,16,128]) {
+  %na = rms_norm %a, %s {eps=1e-06}
+  %nb = rms_norm %b, %s {eps=1e-06}
+  %x = reshape %na : f32[1,8,128]
+  %y = reshape %nb : f32[1,16,128]
+  return %x, %y
+}
+`
+	m, err := tir.Parse("rows.tir", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := differential(t, testBackend(t), m, m.Funcs[0], 4)
+	var copies []string
+	for _, st := range x.plan.steps {
+		if strings.HasPrefix(st.what, "loop") {
+			copies = append(copies, st.what+" "+st.name)
+		}
+	}
+	text := x.plan.gen.text()
+	if len(copies) != 2 || copies[0] != copies[1] || strings.Count(text, "\ndefine ") != 2 || strings.Contains(text, ", 16\n") {
+		t.Errorf("copies %q; want two calling one function, without the head count in its text:\n%s\n%s", copies, x.plan, text)
+	}
+}

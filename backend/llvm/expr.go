@@ -3,6 +3,7 @@ package llvm
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/llir/llvm/ir/constant"
 	"github.com/llir/llvm/ir/enum"
@@ -469,18 +470,21 @@ func (k *kfn) reshapeIndex(idx []value.Value, out, src []int64) []value.Value {
 // indices are never negative, and a constant divisor becomes a multiply).
 func (k *kfn) delinear(lin value.Value, dims []int64) []value.Value {
 	out := make([]value.Value, len(dims))
+	rest := lin
 	for d := len(dims) - 1; d >= 0; d-- {
 		if d == 0 {
-			out[0] = lin
+			out[0] = rest
 			break
 		}
 		if dims[d] == 1 {
 			out[d] = ci(0)
 			continue
 		}
-		out[d] = k.cur.NewURem(lin, ci(dims[d]))
-		lin = k.cur.NewUDiv(lin, ci(dims[d]))
+		out[d] = k.cur.NewURem(rest, ci(dims[d]))
+		rest = k.cur.NewUDiv(rest, ci(dims[d]))
 	}
+	// Copies: callers may change the elements of either.
+	k.delin = append(k.delin, delinearized{lin: lin, dims: slices.Clone(dims), idx: slices.Clone(out)})
 	return out
 }
 

@@ -111,7 +111,8 @@ func TestGemvUnrollHint(t *testing.T) {
 				}
 			}
 			want := "!0 = distinct !{!0, !1}\n!1 = !{!\"llvm.loop.unroll.count\", i32 2}\n" +
-				"!2 = distinct !{!2, !3}\n!3 = !{!\"llvm.loop.interleave.count\", i32 4}\n"
+				"!2 = distinct !{!2, !3}\n!3 = !{!\"llvm.loop.interleave.count\", i32 4}\n" +
+				"!4 = distinct !{!4, !\"tpucc kernel buffers\"}\n!5 = distinct !{!5, !4, !\"output 0\"}\n!6 = !{!5}\n"
 			if !strings.HasSuffix(text, want) {
 				t.Errorf("the module ends in\n%s\nwant\n%s", text[max(0, len(text)-200):], want)
 			}

@@ -2,6 +2,7 @@ package llvm
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	lir "github.com/llir/llvm/ir"
@@ -35,6 +36,11 @@ type gen struct {
 	// loopIDs: the loop identifiers of the hints given to clang, by
 	// hint (loopID).
 	loopIDs map[string]*metadata.Tuple
+	// scopes, outScopes, domain: the noalias metadata of kernel outputs
+	// (noalias.go), lists by key.
+	scopes    map[string]*metadata.Tuple
+	outScopes map[int]*metadata.Tuple
+	domain    *metadata.Tuple
 	// bodies: each kernel dedupeKernels kept, as text under the name
 	// "kernel", by its name (split.go reads them).
 	bodies map[string]string
@@ -85,6 +91,16 @@ type kfn struct {
 	scratch value.Value
 	cur     *lir.Block
 	ptrs    map[int]value.Value
+	delin   []delinearized // delinear's results, for linear
+}
+
+// delinearized is a flat index lin split into idx along dims (delinear);
+// folded once linear gave lin back for idx.
+type delinearized struct {
+	lin    value.Value
+	dims   []int64
+	idx    []value.Value
+	folded bool
 }
 
 // newKernel starts a kernel; its entry block is current.
@@ -101,8 +117,80 @@ func (g *gen) newKernel() *kfn {
 	return k
 }
 
-// finish returns from the kernel.
-func (k *kfn) finish() { k.cur.NewRet(nil) }
+// finish returns from the kernel, and drops what delinear computed that
+// nothing uses (linear gave the flat index back instead).
+func (k *kfn) finish() {
+	k.cur.NewRet(nil)
+	k.dropUnusedDelinear()
+}
+
+// dropUnusedDelinear removes the remainders and quotients of the
+// delinears that linear folded that nothing else uses: a kernel that reads
+// its operands at its own flat index keeps no trace of its shape, so two
+// such kernels of different sizes are one (dedupeKernels; the range gives
+// the size). Only those are looked at: a kernel without one costs nothing.
+func (k *kfn) dropUnusedDelinear() {
+	dead := map[value.Value]bool{}
+	for _, d := range k.delin {
+		if !d.folded {
+			continue
+		}
+		for _, v := range d.idx {
+			for v != nil {
+				var next value.Value
+				switch inst := v.(type) {
+				case *lir.InstURem:
+					next = inst.X
+				case *lir.InstUDiv:
+					next = inst.X
+				}
+				if next == nil {
+					break
+				}
+				dead[v] = true
+				if q, ok := next.(*lir.InstUDiv); ok {
+					dead[q] = true
+				}
+				v = next
+			}
+		}
+	}
+	for len(dead) > 0 {
+		used := map[value.Value]bool{}
+		for _, b := range k.f.Blocks {
+			for _, inst := range b.Insts {
+				if u, ok := inst.(interface{ Operands() []*value.Value }); ok {
+					for _, op := range u.Operands() {
+						if _, ok := (*op).(lir.Instruction); ok {
+							used[*op] = true
+						}
+					}
+				}
+			}
+			for _, op := range b.Term.Operands() {
+				if _, ok := (*op).(lir.Instruction); ok {
+					used[*op] = true
+				}
+			}
+		}
+		removed := false
+		for _, b := range k.f.Blocks {
+			keep := b.Insts[:0]
+			for _, inst := range b.Insts {
+				if v, ok := inst.(value.Value); ok && dead[v] && !used[v] {
+					delete(dead, v)
+					removed = true
+					continue
+				}
+				keep = append(keep, inst)
+			}
+			b.Insts = keep
+		}
+		if !removed {
+			return
+		}
+	}
+}
 
 // buf is the pointer to buffer i of the kernel as elem*. It is loaded in
 // the entry block, so it is invariant in every loop.
@@ -255,10 +343,28 @@ func (k *kfn) mulAdd(a value.Value, s int64, b value.Value) value.Value {
 	return add
 }
 
-// linear is the row-major flat index of idx in dims.
+// linear is the row-major flat index of idx in dims. An index that
+// delinear split along the same dims is its flat index again: clang would
+// fold the arithmetic, but the kernel's text would keep the dims, and two
+// kernels differing only in them (a convert of 1024 elements and one of
+// 128) would not be one (dedupeKernels). So is a leading part of idx that
+// delinear split along the leading dims (a copy's rows, split from the
+// range, with a loop over the columns): (q*8+r)*128+i is row*128+i, and
+// copies of [n,8,128] and [n,16,128] are one kernel.
 func (k *kfn) linear(idx []value.Value, dims []int64) value.Value {
+	from, best := 0, -1
+	for i, d := range k.delin {
+		n := len(d.dims)
+		if n > from && n <= len(dims) && slices.Equal(d.dims, dims[:n]) && slices.Equal(d.idx, idx[:n]) {
+			from, best = n, i
+		}
+	}
 	var lin value.Value = ci(0)
-	for d := range dims {
+	if best >= 0 {
+		k.delin[best].folded = true
+		lin = k.delin[best].lin
+	}
+	for d := from; d < len(dims); d++ {
 		if d == 0 {
 			lin = idx[0]
 			continue

@@ -221,6 +221,7 @@ func planOnce(m *ir.Module, f *ir.Func, tgt target, noView map[*ir.Value]bool, d
 		}
 		return nil, vals, nil
 	}
+	pl.p.scopeKernels()
 	pl.p.dedupeKernels()
 	return pl.p, nil, nil
 }

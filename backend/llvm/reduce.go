@@ -1,6 +1,7 @@
 package llvm
 
 import (
+	"encoding/binary"
 	"math"
 	"slices"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/llir/llvm/ir/types"
 	"github.com/llir/llvm/ir/value"
 
+	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/ir"
 )
 
@@ -266,6 +268,46 @@ func (k *kfn) runSums(n value.Value, run int64, acc value.Value, step func(i, s 
 	})[0]
 }
 
+// lineLength is the length n of a norm's lines as the kernel k sees it.
+// Up to sumBlock (one summing loop, whatever n) it is read at run time
+// from a constant buffer added to the step st, so that the norms of one
+// model over lines of different lengths (Qwen3's over the hidden size and
+// over a head's q and k) are one kernel: the text of a norm held nothing
+// else of its size. Past sumBlock the sum is blocked by n's value, and n
+// stays in the text.
+func (pl *planner) lineLength(k *kfn, st *step, n int64) value.Value {
+	if n > sumBlock {
+		return ci(n)
+	}
+	data := backend.AlignedBytes(8)
+	binary.LittleEndian.PutUint64(data, uint64(n))
+	i := len(st.bufs)
+	st.bufs = append(st.bufs, pl.newSlot(slot{typ: ir.Tensor(ir.I64), kind: slotConst, data: data}))
+	return k.load(types.I64, k.buf(i, types.I64), ci(0))
+}
+
+// mulBy is a*b in i64 index arithmetic (nsw), b a constant or a value.
+func (k *kfn) mulBy(a, b value.Value) value.Value {
+	if c, ok := b.(*constant.Int); ok {
+		return k.mulAdd(a, c.X.Int64(), ci(0))
+	}
+	m := k.cur.NewMul(a, b)
+	m.OverflowFlags = []enum.OverflowFlag{enum.OverflowFlagNSW}
+	return m
+}
+
+// lineSumTo is lineSum of a line of n elements whose length the kernel
+// holds as line (lineLength): one f32 loop to line when n is at most
+// sumBlock.
+func (k *kfn) lineSumTo(n int64, line value.Value, term func(i value.Value) value.Value) value.Value {
+	if n > sumBlock {
+		return k.lineSum(n, term)
+	}
+	return k.loop(ci(0), line, []value.Value{f32(0)}, func(i value.Value, s []value.Value) []value.Value {
+		return []value.Value{fast(k.cur.NewFAdd(s[0], term(i)))}
+	})[0]
+}
+
 // lineSum is the f32 sum of term(i) for i in [0, n): one f32 loop when n is
 // at most sumBlock, else blocked as blockedSum.
 func (k *kfn) lineSum(n int64, term func(i value.Value) value.Value) value.Value {
@@ -370,27 +412,32 @@ func (pl *planner) norm(in *ir.Instr, env map[*ir.Value]int) bool {
 	st.rows, st.work, st.fine = rows, total*4, true
 	out, x, scale := k.fbuf(0, in.Results[0].Type.DType), k.fbuf(1, in.Args[0].Type.DType), k.fbuf(2, in.Args[1].Type.DType)
 	sqrt := k.g.declare("llvm.sqrt.f32", types.Float, types.Float)
+	line := pl.lineLength(k, &st, n)
 	k.loop(k.lo, k.hi, nil, func(r value.Value, _ []value.Value) []value.Value {
-		base := k.cur.NewMul(r, ci(n))
+		base := k.mulBy(r, line)
 		at := func(i value.Value) value.Value { return k.cur.NewAdd(base, i) }
-		nf := f32(float64(n))
+		var nf value.Value = k.cur.NewSIToFP(line, types.Float)
+		if c, ok := line.(*constant.Int); ok {
+			nf = f32(float64(c.X.Int64()))
+		}
 		var mean value.Value = f32(0)
 		if layer {
-			s := k.lineSum(n, func(i value.Value) value.Value { return x.load(at(i)) })
+			s := k.lineSumTo(n, line, func(i value.Value) value.Value { return x.load(at(i)) })
 			mean = k.cur.NewFDiv(s, nf)
 		}
-		sq := k.lineSum(n, func(i value.Value) value.Value {
+		sq := k.lineSumTo(n, line, func(i value.Value) value.Value {
 			d := k.cur.NewFSub(x.load(at(i)), mean)
 			return k.cur.NewFMul(d, d)
 		})
 		inv := k.cur.NewFDiv(f32(1), k.cur.NewCall(sqrt, k.cur.NewFAdd(k.cur.NewFDiv(sq, nf), f32(float64(float32(eps))))))
-		k.loopN(n, func(i value.Value) {
+		k.loop(ci(0), line, nil, func(i value.Value, _ []value.Value) []value.Value {
 			d := k.cur.NewFSub(x.load(at(i)), mean)
 			var y value.Value = k.cur.NewFMul(k.cur.NewFMul(d, inv), scale.load(i))
 			if layer {
 				y = k.cur.NewFAdd(y, k.fbuf(3, in.Args[2].Type.DType).load(i))
 			}
 			out.store(y, at(i))
+			return nil
 		})
 		return nil
 	})

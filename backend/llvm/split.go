@@ -100,6 +100,9 @@ func (g *gen) canonical(body string, called []string, texts map[string]string, c
 	for hint, id := range g.loopIDs {
 		hints[fmt.Sprintf("!%d", id.MetadataID)] = "!{" + hint + "}"
 	}
+	for key, l := range g.scopes {
+		hints[fmt.Sprintf("!%d", l.MetadataID)] = "!{" + key + "}"
+	}
 	unknown := false
 	out := metadataRef.ReplaceAllStringFunc(body, func(ref string) string {
 		h, ok := hints[ref]
