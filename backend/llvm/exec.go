@@ -120,13 +120,20 @@ func (x *Executable) run(args []*backend.Buffer, donated []int, into []*backend.
 		}
 	}()
 	p := x.plan
+	made := 0
 	for i, sl := range p.slots {
 		switch sl.kind {
 		case slotParam:
 			s.bufs[i] = x.paramBuffer(i, args, donated, into)
 		case slotResult:
 			s.bufs[i] = x.resultBuffer(i, into, args)
+			if into == nil && pooledSize(sl.typ) {
+				made += (byteSize(sl.typ) + 7) / 8 * 8 // newResult's words
+			}
 		}
+	}
+	if made > 0 {
+		noteRun(made)
 	}
 	if err := x.runRange(s, 0, len(p.steps)); err != nil {
 		return nil, err

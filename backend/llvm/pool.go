@@ -38,8 +38,7 @@ import (
 // results alone, a fraction of a millisecond against the faults they save.
 
 const (
-	poolMinBytes = 1 << 20   // smaller results are plain allocations
-	poolMaxBytes = 512 << 20 // storage kept at most, over all sizes
+	poolMinBytes = 1 << 20 // smaller results are plain allocations
 	// collectMinBytes is the least result a miss collects for: the faults
 	// of 8 MiB (about 2.5 ms here) outweigh a collection (0.3-1 ms), those
 	// of 1 MiB do not.
@@ -57,6 +56,15 @@ const (
 	aheadMinBytes = 4 << 20
 )
 
+// poolFloorBytes is the storage the pool keeps at most, over all sizes,
+// unless one Run returns more (pool.run): a training step returns its
+// parameters and optimizer state anew each call and the caller drops the
+// previous ones, three [151936, 1024] f32 tables (1.9 GB) for a Qwen3's
+// embedding alone; kept to 512 MiB, the pool took none of them and every
+// step first touched 1.9 GB of new memory (0.46 M page faults). A
+// variable so that a test can see the limit grow with small results.
+var poolFloorBytes = 512 << 20
+
 var pool = struct {
 	sync.Mutex
 	free  map[int][][]uint64 // by length in words
@@ -64,6 +72,9 @@ var pool = struct {
 	// made is the bytes of pooled-size results handed out since
 	// newResult last collected.
 	made uint64
+	// run is the most bytes of pooled-size results one Run has returned:
+	// a loop that drops each call's results needs that much back.
+	run int
 }{free: map[int][][]uint64{}}
 
 // collectFor returns storage of words words after a collection when enough
@@ -125,7 +136,7 @@ func collectAhead(words int) {
 // when t is large and storage of its size is free.
 func newResult(t ir.Type) *backend.Buffer {
 	n := byteSize(t)
-	if n < poolMinBytes || t.DType == ir.I1 { // i1 views check their bytes
+	if !pooledSize(t) {
 		return backend.New(t)
 	}
 	words := (n + 7) / 8
@@ -166,11 +177,24 @@ func takePooled(words int) (w []uint64, last bool) {
 	return w, len(l) == 1
 }
 
+// noteRun raises the pool's limit to n, the bytes of pooled-size results
+// one Run made.
+func noteRun(n int) {
+	pool.Lock()
+	pool.run = max(pool.run, n)
+	pool.Unlock()
+}
+
+// pooledSize reports whether newResult takes t's storage from the pool.
+func pooledSize(t ir.Type) bool {
+	return byteSize(t) >= poolMinBytes && t.DType != ir.I1 // i1 views check their bytes
+}
+
 // putPooled keeps w unless the pool is full; then the collector frees it.
 func putPooled(w []uint64) {
 	pool.Lock()
 	defer pool.Unlock()
-	if pool.bytes+8*len(w) > poolMaxBytes {
+	if pool.bytes+8*len(w) > max(poolFloorBytes, pool.run) {
 		return
 	}
 	pool.free[len(w)] = append(pool.free[len(w)], w)
