@@ -132,11 +132,11 @@ func (x *Executable) run(args []*backend.Buffer, donated []int, into []*backend.
 			}
 		}
 	}
-	if made > 0 {
-		noteRun(made)
-	}
 	if err := x.runRange(s, 0, len(p.steps)); err != nil {
 		return nil, err
+	}
+	if made > 0 {
+		noteRun(made)
 	}
 	res = make([]*backend.Buffer, len(p.results))
 	for i, r := range p.results {

@@ -75,6 +75,9 @@ var pool = struct {
 	// run is the most bytes of pooled-size results one Run has returned:
 	// a loop that drops each call's results needs that much back.
 	run int
+	// returned is the bytes of pooled-size results Runs returned since
+	// newResult last collected.
+	returned int
 }{free: map[int][][]uint64{}}
 
 // collectFor returns storage of words words after a collection when enough
@@ -97,7 +100,8 @@ func collectFor(words int) []uint64 {
 // collectDue reports whether a collection may find results of words
 // words dropped: they are large enough for their faults to cost more than
 // a collection, and the results made since the last one are a quarter of
-// the live heap. It counts a collection from then on.
+// the live heap, or
+// Runs returned those of one Run since. It counts a collection from then on.
 func collectDue(words int) bool {
 	if 8*words < aheadMinBytes {
 		return false
@@ -107,10 +111,17 @@ func collectDue(words int) bool {
 	pool.Lock()
 	defer pool.Unlock()
 	live := m[0].Value.Uint64() - min(uint64(pool.bytes), m[0].Value.Uint64())
-	if pool.made < live/4 {
+	// Or one Run's results were returned since: a loop that drops each
+	// call's results has dropped that much by then. A training step
+	// allocates its new parameters first, beside a live heap (the old
+	// ones, the arenas) of many times them, and collected last for a
+	// small result late in the previous call, before that call's
+	// arguments were dropped: by the quarter alone its next call took
+	// its 1.9 GB anew.
+	if pool.made < live/4 && (pool.run == 0 || pool.returned < pool.run) {
 		return false
 	}
-	pool.made = 0
+	pool.made, pool.returned = 0, 0
 	return true
 }
 
@@ -178,10 +189,11 @@ func takePooled(words int) (w []uint64, last bool) {
 }
 
 // noteRun raises the pool's limit to n, the bytes of pooled-size results
-// one Run made.
+// one Run returned, and counts them returned.
 func noteRun(n int) {
 	pool.Lock()
 	pool.run = max(pool.run, n)
+	pool.returned += n
 	pool.Unlock()
 }
 

@@ -188,3 +188,35 @@ func waitPooledN(t *testing.T, words, n int) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestCollectDueAfterOneRun: a miss collects once Runs have returned one
+// Run's results since the last collection, however large the live heap:
+// a training step's new parameters are its first results, and the last
+// collection came late in the previous call, while the parameters that
+// call then dropped were still its arguments. Short of that, the quarter
+// of the live heap still decides.
+func TestCollectDueAfterOneRun(t *testing.T) {
+	ballast := make([]uint64, 16<<20) // 128 MiB live: a quarter is more than made
+	runtime.GC()
+	pool.Lock()
+	made, returned, run := pool.made, pool.returned, pool.run
+	pool.Unlock()
+	defer func() {
+		pool.Lock()
+		pool.made, pool.returned, pool.run = made, returned, run
+		pool.Unlock()
+	}()
+	const words = 1 << 20 // 8 MiB
+	for _, c := range []struct {
+		returned int
+		want     bool
+	}{{4 << 20, false}, {24 << 20, true}} {
+		pool.Lock()
+		pool.made, pool.returned, pool.run = 16<<20, c.returned, 24<<20
+		pool.Unlock()
+		if got := collectDue(words); got != c.want {
+			t.Errorf("returned %d MiB of a Run's 24: collectDue = %v, want %v", c.returned>>20, got, c.want)
+		}
+	}
+	runtime.KeepAlive(ballast)
+}
