@@ -120,16 +120,23 @@ func (x *Executable) run(args []*backend.Buffer, donated []int, into []*backend.
 		}
 	}()
 	p := x.plan
+	made := 0
 	for i, sl := range p.slots {
 		switch sl.kind {
 		case slotParam:
 			s.bufs[i] = x.paramBuffer(i, args, donated, into)
 		case slotResult:
 			s.bufs[i] = x.resultBuffer(i, into, args)
+			if into == nil && pooledSize(sl.typ) {
+				made += (byteSize(sl.typ) + 7) / 8 * 8 // newResult's words
+			}
 		}
 	}
 	if err := x.runRange(s, 0, len(p.steps)); err != nil {
 		return nil, err
+	}
+	if made > 0 {
+		noteRun(made)
 	}
 	res = make([]*backend.Buffer, len(p.results))
 	for i, r := range p.results {

@@ -347,6 +347,20 @@ func (pl *planner) inlineFusion(in *ir.Instr) []*ir.Instr {
 	return out
 }
 
+// boundInMemory is the slot of the operand of in, a copy that binds an
+// opened fusion's parameter or result, when that operand is in memory
+// already: the value's readers read that slot, as a fusion planned as a
+// group of its own binds its parameters and results (nested), where a
+// loop would copy it. A reduction's result that a product or the
+// function's return reads after the fusion is one.
+func (pl *planner) boundInMemory(in *ir.Instr, env map[*ir.Value]int) (int, bool) {
+	if !pl.synthetic[in] || in.Op != ir.OpCopy {
+		return 0, false
+	}
+	s, ok := env[in.Args[0]]
+	return s, ok
+}
+
 // inlinable reports whether in is a fusion that inlineFusion opens into
 // the enclosing group.
 func inlinable(in *ir.Instr) bool {
@@ -363,8 +377,17 @@ func inlinable(in *ir.Instr) bool {
 			return false
 		}
 	}
+	// Opened, the parameters are copies of the operands (inlineFusion).
+	defs := map[*ir.Value]*ir.Instr{}
+	for _, p := range body.Params {
+		defs[p] = &ir.Instr{Op: ir.OpCopy}
+	}
 	for _, x := range body.Instrs[:n-1] {
-		if !isExpr(x) && !narrowDot(x) {
+		if isExpr(x) {
+			defs[x.Results[0]] = x
+			continue
+		}
+		if !narrowDot(x) && !fusedReduce(x, 0, defs) {
 			return false
 		}
 	}
@@ -461,6 +484,10 @@ func (pl *planner) group(body []*ir.Instr, env map[*ir.Value]int, need []*ir.Val
 					continue
 				}
 				mat[in.Results[0]] = true // its operand is not in memory: copied
+			}
+			if s, ok := pl.boundInMemory(in, env); ok {
+				env[in.Results[0]] = s
+				continue
 			}
 			if r := in.Results[0]; mat[r] {
 				vs := append([]*ir.Value{r}, pl.siblingLoops(in, body[i+1:], env, defs, mat, views, cross)...)

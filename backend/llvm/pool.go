@@ -38,8 +38,7 @@ import (
 // results alone, a fraction of a millisecond against the faults they save.
 
 const (
-	poolMinBytes = 1 << 20   // smaller results are plain allocations
-	poolMaxBytes = 512 << 20 // storage kept at most, over all sizes
+	poolMinBytes = 1 << 20 // smaller results are plain allocations
 	// collectMinBytes is the least result a miss collects for: the faults
 	// of 8 MiB (about 2.5 ms here) outweigh a collection (0.3-1 ms), those
 	// of 1 MiB do not.
@@ -57,6 +56,15 @@ const (
 	aheadMinBytes = 4 << 20
 )
 
+// poolFloorBytes is the storage the pool keeps at most, over all sizes,
+// unless one Run returns more (pool.run): a training step returns its
+// parameters and optimizer state anew each call and the caller drops the
+// previous ones, three [151936, 1024] f32 tables (1.9 GB) for a Qwen3's
+// embedding alone; kept to 512 MiB, the pool took none of them and every
+// step first touched 1.9 GB of new memory (0.46 M page faults). A
+// variable so that a test can see the limit grow with small results.
+var poolFloorBytes = 512 << 20
+
 var pool = struct {
 	sync.Mutex
 	free  map[int][][]uint64 // by length in words
@@ -64,6 +72,12 @@ var pool = struct {
 	// made is the bytes of pooled-size results handed out since
 	// newResult last collected.
 	made uint64
+	// run is the most bytes of pooled-size results one Run has returned:
+	// a loop that drops each call's results needs that much back.
+	run int
+	// returned is the bytes of pooled-size results Runs returned since
+	// newResult last collected.
+	returned int
 }{free: map[int][][]uint64{}}
 
 // collectFor returns storage of words words after a collection when enough
@@ -86,7 +100,8 @@ func collectFor(words int) []uint64 {
 // collectDue reports whether a collection may find results of words
 // words dropped: they are large enough for their faults to cost more than
 // a collection, and the results made since the last one are a quarter of
-// the live heap. It counts a collection from then on.
+// the live heap, or
+// Runs returned those of one Run since. It counts a collection from then on.
 func collectDue(words int) bool {
 	if 8*words < aheadMinBytes {
 		return false
@@ -96,10 +111,17 @@ func collectDue(words int) bool {
 	pool.Lock()
 	defer pool.Unlock()
 	live := m[0].Value.Uint64() - min(uint64(pool.bytes), m[0].Value.Uint64())
-	if pool.made < live/4 {
+	// Or one Run's results were returned since: a loop that drops each
+	// call's results has dropped that much by then. A training step
+	// allocates its new parameters first, beside a live heap (the old
+	// ones, the arenas) of many times them, and collected last for a
+	// small result late in the previous call, before that call's
+	// arguments were dropped: by the quarter alone its next call took
+	// its 1.9 GB anew.
+	if pool.made < live/4 && (pool.run == 0 || pool.returned < pool.run) {
 		return false
 	}
-	pool.made = 0
+	pool.made, pool.returned = 0, 0
 	return true
 }
 
@@ -125,7 +147,7 @@ func collectAhead(words int) {
 // when t is large and storage of its size is free.
 func newResult(t ir.Type) *backend.Buffer {
 	n := byteSize(t)
-	if n < poolMinBytes || t.DType == ir.I1 { // i1 views check their bytes
+	if !pooledSize(t) {
 		return backend.New(t)
 	}
 	words := (n + 7) / 8
@@ -166,11 +188,25 @@ func takePooled(words int) (w []uint64, last bool) {
 	return w, len(l) == 1
 }
 
+// noteRun raises the pool's limit to n, the bytes of pooled-size results
+// one Run returned, and counts them returned.
+func noteRun(n int) {
+	pool.Lock()
+	pool.run = max(pool.run, n)
+	pool.returned += n
+	pool.Unlock()
+}
+
+// pooledSize reports whether newResult takes t's storage from the pool.
+func pooledSize(t ir.Type) bool {
+	return byteSize(t) >= poolMinBytes && t.DType != ir.I1 // i1 views check their bytes
+}
+
 // putPooled keeps w unless the pool is full; then the collector frees it.
 func putPooled(w []uint64) {
 	pool.Lock()
 	defer pool.Unlock()
-	if pool.bytes+8*len(w) > poolMaxBytes {
+	if pool.bytes+8*len(w) > max(poolFloorBytes, pool.run) {
 		return
 	}
 	pool.free[len(w)] = append(pool.free[len(w)], w)

@@ -54,3 +54,49 @@ func TestReduceFused(t *testing.T) {
 	}
 	agree(t, x, m, f, in)
 }
+
+// TestInputFusionOpened: a fusion of expressions and reductions that
+// fusedReduce computes as they read is opened into the enclosing group, so
+// an operand that is an expression there (a loss's cotangent of the
+// log-probabilities: a select against an iota, from a fusion of its own)
+// is computed where it is read, by the row sum and by the gradient's loop,
+// and never stored; the row sum that the fusion also returns is its
+// reduction's slot, not a copy of it. The numbers are the reference
+// executor's.
+func TestInputFusionOpened(t *testing.T) {
+	src := `func @f(%x: f32[6,500], %lab: i32[6], %c: f32[6]) -> (f32[6,500], f32[6]) {
+  %g = fusion %lab, %c {kind=loop} : f32[6,500] (%l: i32[6], %cc: f32[6]) {
+    %io = iota {axis=1} : i32[6,500]
+    %lb = broadcast %l {dims=[0]} : i32[6,500]
+    %hit = compare %io, %lb {dir=eq} : i1[6,500]
+    %cb = broadcast %cc {dims=[0]} : f32[6,500]
+    %z = constant 0.0 : f32[6,500]
+    %sel = select %hit, %cb, %z : f32[6,500]
+    return %sel
+  }
+  %d, %t = fusion %x, %g {kind=input} : f32[6,500], f32[6] (%xx: f32[6,500], %gg: f32[6,500]) {
+    %s = reduce_sum %gg {axes=[1]} : f32[6]
+    %sb = broadcast %s {dims=[0]} : f32[6,500]
+    %e = exp %xx : f32[6,500]
+    %es = mul %e, %sb : f32[6,500]
+    %r = sub %gg, %es : f32[6,500]
+    return %r, %s
+  }
+  return %d, %t
+}
+`
+	m, f, x := compileSrc(t, testBackend(t), src)
+	var whats []string
+	for _, s := range x.StepTimes() {
+		whats = append(whats, s.What)
+	}
+	want := []string{"reduce_sum of select", "loop sub"}
+	if !slices.Equal(whats, want) {
+		t.Errorf("steps %q, want %q", whats, want)
+	}
+	in := cpu.RandomInputs(f, 6)
+	for i := range 6 {
+		in[1].SetInt64(i, int64(i*83))
+	}
+	agree(t, x, m, f, in)
+}
