@@ -34,7 +34,7 @@ type Model struct {
 	groups []group           // the layers as loops (layerGroups)
 	slots  map[string][2]int // a stack's layers ("0:28") -> its group and slot
 	// F32Products keeps a bf16 checkpoint's products in f32 (the CLI's
-	// --matmul-precision highest): each weight converted to f32 and
+	// --precision highest): each weight converted to f32 and
 	// multiplied with f32 activations. Unset, the products follow the
 	// checkpoint as transformers does with torch_dtype=bfloat16: bf16
 	// weights multiply activations rounded to bf16, summing in f32

@@ -71,18 +71,18 @@ import (
 )
 
 var (
-	quick           = flag.Bool("quick", false, "small shapes (a check of the harness, not a measurement)")
-	only            = flag.String("only", "", "comma-separated workloads or models to run (dense, moe, dense_prefill, moe_decode_b64, ...)")
-	peers           = flag.String("peers", "torch,llamacpp", `comma-separated peers to run: torch, llamacpp ("none": tpucc alone)`)
-	backendName     = flag.String("backend", "", "tpucc's backend (default: backend.CPUDefault)")
-	repeat          = flag.Int("repeat", 3, "timed runs per workload, after one warm-up run")
-	skipPeer        = flag.Bool("skip-peer", false, "leave out every peer (-peers none)")
-	dtype           = flag.String("dtype", "f32", "every side's weights: f32, bf16 as most checkpoints store them, or f16")
-	matmulPrecision = flag.String("matmul-precision", "default", "tpucc's products with -dtype bf16: default (bf16, as both peers), highest (f32; models.Model.F32Products)")
-	threads         = flag.Int("threads", 2, "threads for every side (GOMAXPROCS, torch.set_num_threads, llama.cpp's n_threads)")
-	cpuProfile      = flag.String("cpuprofile", "", "write a pprof CPU profile of tpucc's side (compiles and runs) to this file")
-	steps           = flag.Int("steps", 0, "print the N longest steps of each program tpucc ran on the llvm backend (time per call, share)")
-	layers          = flag.Int("layers", 0, "the dense model's decoder layers instead of 28 (its shapes otherwise kept): for a host whose memory the full model exceeds")
+	quick       = flag.Bool("quick", false, "small shapes (a check of the harness, not a measurement)")
+	only        = flag.String("only", "", "comma-separated workloads or models to run (dense, moe, dense_prefill, moe_decode_b64, ...)")
+	peers       = flag.String("peers", "torch,llamacpp", `comma-separated peers to run: torch, llamacpp ("none": tpucc alone)`)
+	backendName = flag.String("backend", "", "tpucc's backend (default: backend.CPUDefault)")
+	repeat      = flag.Int("repeat", 3, "timed runs per workload, after one warm-up run")
+	skipPeer    = flag.Bool("skip-peer", false, "leave out every peer (-peers none)")
+	dtype       = flag.String("dtype", "f32", "every side's weights: f32, bf16 as most checkpoints store them, or f16")
+	precision   = flag.String("precision", "default", "tpucc's products with -dtype bf16: default (bf16, as both peers), highest (f32; models.Model.F32Products)")
+	threads     = flag.Int("threads", 2, "threads for every side (GOMAXPROCS, torch.set_num_threads, llama.cpp's n_threads)")
+	cpuProfile  = flag.String("cpuprofile", "", "write a pprof CPU profile of tpucc's side (compiles and runs) to this file")
+	steps       = flag.Int("steps", 0, "print the N longest steps of each program tpucc ran on the llvm backend (time per call, share)")
+	layers      = flag.Int("layers", 0, "the dense model's decoder layers instead of 28 (its shapes otherwise kept): for a host whose memory the full model exceeds")
 )
 
 // benchDTypes are -dtype's values: the weights' type on every side.
@@ -93,8 +93,8 @@ func main() {
 	if _, ok := benchDTypes[*dtype]; !ok {
 		check(fmt.Errorf("-dtype %s: want f32, bf16 or f16", *dtype))
 	}
-	if *matmulPrecision != "default" && *matmulPrecision != "highest" {
-		check(fmt.Errorf("-matmul-precision %s: want default or highest", *matmulPrecision))
+	if *precision != "default" && *precision != "highest" {
+		check(fmt.Errorf("-precision %s: want default or highest", *precision))
 	}
 	run, err := parsePeers(*peers, *skipPeer)
 	check(err)

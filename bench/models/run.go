@@ -188,7 +188,7 @@ func runTpucc(m benchModel, ws []workload) map[string]float64 {
 	t0 := time.Now()
 	model, err := randomModel(c)
 	check(err)
-	model.F32Products = *matmulPrecision == "highest"
+	model.F32Products = *precision == "highest"
 	fmt.Fprintf(os.Stderr, "bench/models: %s: random weights in %.1f s\n", m.name, time.Since(t0).Seconds())
 	cache := engine.NewCache("", engine.CacheOptions{})
 	g, err := models.NewGenerator(model, models.Options{Backend: *backendName, Cache: cache})

@@ -52,7 +52,7 @@ func meshValue(p *parsed) (*ir.Mesh, error) {
 // precisionFlag sets the precision every product asks of the device.
 var precisionFlag = flagSpec{name: "precision", kind: valueFlag, arg: "P",
 	doc: "the precision of every matrix product on the device: " + strings.Join(stablehlo.Precisions, ", ") +
-		"\n(as JAX's default_matmul_precision; default: f32 products run in TF32 on an NVIDIA GPU\nand in one bf16 pass on a TPU, highest keeps f32; tpucc's CPU backends compute f32 always)"}
+		"\n(as JAX's default_matmul_precision; default: f32 products run in TF32 on an NVIDIA GPU\nand in one bf16 pass on a TPU, highest keeps f32; tpucc's CPU backends compute f32 products in f32,\nand a bf16 checkpoint's in bf16 (activations rounded, f32 sums) unless highest)"}
 
 // precisionValue is --precision's value, checked.
 func precisionValue(p *parsed) (string, error) {

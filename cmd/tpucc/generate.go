@@ -31,7 +31,6 @@ var generateCommand = &command{
 		{name: "progress", kind: boolFlag, doc: "report each checkpoint shard as it loads (automatic on a terminal or past 1 GiB) and every 256 new tokens (automatic on a terminal or from 1024)"},
 		{name: "ignore-eos", kind: boolFlag, doc: "generate --max-new-tokens tokens even past an end-of-sequence id"},
 		{name: "output-dir", kind: valueFlag, arg: "DIR", doc: "write tokens.npy and logits.npy into DIR"},
-		{name: "matmul-precision", kind: valueFlag, arg: "P", doc: "default: a bf16 checkpoint's products in bf16 (activations rounded to bf16, f32 sums, as transformers computes it in bfloat16); highest: every product in f32"},
 		{name: "decode", kind: valueFlag, arg: "MODE", doc: "loop: every decode step in one compiled loop, one dispatch; steps: a dispatch per token; auto (default): loop on --device pjrt, tpu or gpu for a dense model, else steps"},
 		backendFlag,
 		deviceFlag,
@@ -114,7 +113,7 @@ type generateArgs struct {
 	sampler models.Sampler
 	decode  string // models.Options.Decode
 	// f32Products keeps a bf16 checkpoint's products in f32
-	// (--matmul-precision highest; models.Model.F32Products).
+	// (--precision highest; models.Model.F32Products).
 	f32Products bool
 }
 
@@ -158,13 +157,10 @@ func parseGenerate(p *parsed) (*generateArgs, error) {
 	default:
 		return nil, usagef("--decode %s: want loop, steps or auto", d)
 	}
-	switch mp := p.value("matmul-precision", "default"); mp {
-	case "default":
-	case "highest":
-		a.f32Products = true
-	default:
-		return nil, usagef("--matmul-precision %s: want default or highest", mp)
-	}
+	// --precision highest keeps every product f32 on the CPU backends too,
+	// as JAX's "highest" does: a bf16 checkpoint's activations are not
+	// rounded (precisionValue checks the value).
+	a.f32Products = p.value("precision", "") == "highest"
 	if a.sampler.Seed, err = strconv.ParseUint(p.value("seed", "0"), 10, 64); err != nil {
 		return nil, usagef("--seed %s: want a non-negative integer", p.value("seed", ""))
 	}

@@ -127,7 +127,7 @@ func TestGenerate(t *testing.T) {
 
 // TestGenerateMatmulPrecision: a bf16 checkpoint's products are bf16 by
 // default (the activations rounded: its logits move off the f32
-// products'), and --matmul-precision highest computes them in f32: the
+// products'), and --precision highest computes them in f32: the
 // logits of the same weights stored f32 (bf16 values, widened exactly),
 // within 1e-5 of the largest (the kernels may sum in another order).
 func TestGenerateMatmulPrecision(t *testing.T) {
@@ -156,8 +156,8 @@ func TestGenerateMatmulPrecision(t *testing.T) {
 		return d, scale
 	}
 	f32 := logits("f32")
-	if d, scale := worst(logits("bf16", "--matmul-precision", "highest"), f32); d > 1e-5*scale {
-		t.Errorf("--matmul-precision highest: logits %.3g from the f32 checkpoint's (largest %.3g)", d, scale)
+	if d, scale := worst(logits("bf16", "--precision", "highest"), f32); d > 1e-5*scale {
+		t.Errorf("--precision highest: logits %.3g from the f32 checkpoint's (largest %.3g)", d, scale)
 	}
 	if d, scale := worst(logits("bf16"), f32); d <= 1e-5*scale {
 		t.Errorf("bf16 products: logits within %.3g of the f32 products' (largest %.3g): not rounded", d, scale)
@@ -334,7 +334,6 @@ func TestGenerateErrors(t *testing.T) {
 		{[]string{"--model", dir, "--prompt-ids", "1", "--mesh", "tp=4"}, 2, "tpucc generate: --mesh tp=4 splits a model over a device's chips: give --device pjrt, tpu or gpu\n" + usage},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--mesh", "tp=4,ep=2", "--device", "pjrt"}, 2, "tpucc generate: --mesh: mesh \"tp=4,ep=2\": axis \"ep\": a model splits over dp (batch) and tp (weights) only\n" + usage},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--decode", "fast"}, 2, "tpucc generate: --decode fast: want loop, steps or auto\n" + usage},
-		{[]string{"--model", dir, "--prompt-ids", "1", "--matmul-precision", "high"}, 2, "tpucc generate: --matmul-precision high: want default or highest\n" + usage},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--precision", "fast"}, 2, "tpucc generate: --precision fast: want one of default, high, highest\n" + usage},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--max-new-tokens", "1e8"}, 2, "tpucc generate: --max-new-tokens 1e8: want a non-negative integer\n" + usage},
 		{[]string{"--model", dir, "--prompt-ids", "1,2", "--prompt-ids", "3", "--max-new-tokens", "100000000"}, 1, "models: a prompt of 2 tokens and 100000000 new tokens need 100000002 positions, more than the model's max_position_embeddings 1024 (at most 1022 new tokens fit)\n"},
