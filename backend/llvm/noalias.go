@@ -40,7 +40,7 @@ import (
 // address this cannot trace to one buffer (scratch, a phi of pointers)
 // is left unmarked, which claims nothing. TestKernelOutputsAliasNothing
 // checks the guarantee on plans with in-place updates, carried loops and
-// views; TestNoAliasInPlaceDecode runs them against the reference.
+// views; TestNoAliasInPlace runs them against the reference.
 
 // scopeKernels marks the accesses of every step kernel (scopeBuffers).
 func (p *plan) scopeKernels() {
