@@ -89,10 +89,7 @@ func (pl *planner) bf16Gemm(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogu
 	x, w := k.fbuf(1, ir.BF16), k.fbuf(2, ir.BF16)
 	from, to := k.cur.NewSDiv(k.lo, ci(nP)), k.ceilDiv(k.hi, nP)
 	k.loop(from, to, nil, func(bj value.Value, _ []value.Value) []value.Value {
-		b, jc := k.cur.NewSDiv(bj, ci(nJC)), k.cur.NewSRem(bj, ci(nJC))
-		first := k.cur.NewMul(bj, ci(nP))
-		r0 := k.cur.NewMul(k.smax(k.cur.NewSub(k.lo, first), ci(0)), ci(gemmMR))
-		r1 := k.smin(k.cur.NewMul(k.smin(k.cur.NewSub(k.hi, first), ci(nP)), ci(gemmMR)), ci(d.M))
+		b, jc, r0, r1 := k.panelRange(bj, nP, nJC, d.M)
 		lhs := bf16Packer{k: k, buf: x, op: d.lhs, base: k.offset(d.lhs.batch, b), end: ci(d.M), w: gemmMR}
 		rhs := bf16Packer{k: k, buf: w, op: d.rhs, base: k.offset(d.rhs.batch, b), end: ci(d.N), w: bf16GemmCols}
 		c.base = k.cur.NewMul(b, ci(d.M*d.N))

@@ -231,10 +231,7 @@ func (pl *planner) dot(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) bo
 	from := k.cur.NewSDiv(k.lo, ci(nP))
 	to := k.ceilDiv(k.hi, nP)
 	k.loop(from, to, nil, func(bj value.Value, _ []value.Value) []value.Value {
-		b, jc := k.cur.NewSDiv(bj, ci(nJC)), k.cur.NewSRem(bj, ci(nJC))
-		first := k.cur.NewMul(bj, ci(nP))
-		r0 := k.cur.NewMul(k.smax(k.cur.NewSub(k.lo, first), ci(0)), ci(gemmMR))
-		r1 := k.smin(k.cur.NewMul(k.smin(k.cur.NewSub(k.hi, first), ci(nP)), ci(gemmMR)), ci(d.M))
+		b, jc, r0, r1 := k.panelRange(bj, nP, nJC, d.M)
 		nb := k.ceilDiv(k.cur.NewSub(r1, r0), mc)
 		lhs, rhs := d.lhs.gemm(k, 1, b), d.rhs.gemm(k, 2, b)
 		c.base = k.cur.NewMul(b, ci(d.M*d.N))
@@ -425,4 +422,15 @@ func epiReady(v, r *ir.Value, defs map[*ir.Value]*ir.Instr, env map[*ir.Value]in
 		}
 	}
 	return true
+}
+
+// panelRange splits bj, a (batch, column block) pair of a blocked
+// product's range, into its batch b and column block jc, and gives the
+// rows [r0, r1) of its gemmMR-row panels that [lo, hi) covers (of m rows).
+func (k *kfn) panelRange(bj value.Value, nP, nJC, m int64) (b, jc, r0, r1 value.Value) {
+	b, jc = k.cur.NewSDiv(bj, ci(nJC)), k.cur.NewSRem(bj, ci(nJC))
+	first := k.cur.NewMul(bj, ci(nP))
+	r0 = k.cur.NewMul(k.smax(k.cur.NewSub(k.lo, first), ci(0)), ci(gemmMR))
+	r1 = k.smin(k.cur.NewMul(k.smin(k.cur.NewSub(k.hi, first), ci(nP)), ci(gemmMR)), ci(m))
+	return b, jc, r0, r1
 }
