@@ -33,6 +33,9 @@ type toolchain struct {
 	clang    string
 	version  string
 	features string
+	// ld is the link clang runs for -shared, with markers for the output
+	// and the inputs (link.go); nil: links run through clang.
+	ld []string
 }
 
 var (
@@ -57,7 +60,7 @@ func findToolchain() (*toolchain, error) {
 			return
 		}
 		first, _, _ := strings.Cut(out.String(), "\n")
-		tc = &toolchain{clang: path, version: strings.TrimSpace(first), features: cpuFeatures()}
+		tc = &toolchain{clang: path, version: strings.TrimSpace(first), features: cpuFeatures(), ld: linkLine(path)}
 	})
 	return tc, tcErr
 }
@@ -312,7 +315,7 @@ func clangBuild(t *toolchain, tmp, name, source string, cpu *toolCPU) ([]byte, e
 	if err := runClang(t, compileArgs(obj, ll), cpu); err != nil {
 		return nil, err
 	}
-	if err := runClang(t, append(append([]string{}, linkFlags...), "-o", out, obj, "-lm"), cpu); err != nil {
+	if err := linkObjects(t, out, []string{obj}, nil, cpu); err != nil {
 		return nil, err
 	}
 	data, err := readRegular(out, maxObject)
@@ -327,10 +330,22 @@ func compileArgs(obj, src string) []string {
 	return append(append([]string{}, clangFlags...), "-c", "-o", obj, src)
 }
 
-// runClang runs clang with args, adding the CPU time it took (with the
-// linker it ran) to cpu.
+// runClang runs clang with args, adding the CPU time it took to cpu.
 func runClang(t *toolchain, args []string, cpu *toolCPU) error {
-	cmd := exec.Command(t.clang, args...)
+	return runBuild(t.clang, args, cpu)
+}
+
+// linkObjects links objs into the shared object out, defining defsyms
+// (NAME=SYMBOL), adding the CPU time it took to cpu (linkCommand).
+func linkObjects(t *toolchain, out string, objs, defsyms []string, cpu *toolCPU) error {
+	prog, args := t.linkCommand(out, objs, defsyms)
+	return runBuild(prog, args, cpu)
+}
+
+// runBuild runs the build tool prog (clang, the linker) with args, adding
+// the CPU time it took (with any child it ran) to cpu.
+func runBuild(prog string, args []string, cpu *toolCPU) error {
+	cmd := exec.Command(prog, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := runTool(cmd)
@@ -338,7 +353,7 @@ func runClang(t *toolchain, args []string, cpu *toolCPU) error {
 		cpu.Add(int64(ps.UserTime() + ps.SystemTime()))
 	}
 	if err != nil {
-		return fmt.Errorf("llvm: clang failed: %v\n%s", err, stderr.String())
+		return fmt.Errorf("llvm: %s failed: %v\n%s", filepath.Base(prog), err, stderr.String())
 	}
 	return nil
 }

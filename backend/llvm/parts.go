@@ -204,12 +204,11 @@ func (c *objectCache) put(tmp, name string, b []byte) error {
 // exported under the program's name for it too, and returns its bytes.
 func link(t *toolchain, tmp string, objs []string, us []unit, cpu *toolCPU) ([]byte, error) {
 	out := filepath.Join(tmp, "kernels.so")
-	args := append(append([]string{}, linkFlags...), "-o", out)
-	args = append(append(args, objs...), "-lm")
-	for _, u := range us {
-		args = append(args, "-Wl,--defsym="+u.name+"="+u.sym)
+	defsyms := make([]string, len(us))
+	for i, u := range us {
+		defsyms[i] = u.name + "=" + u.sym
 	}
-	if err := runClang(t, args, cpu); err != nil {
+	if err := linkObjects(t, out, objs, defsyms, cpu); err != nil {
 		return nil, err
 	}
 	data, err := readRegular(out, maxObject)
