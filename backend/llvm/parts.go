@@ -3,6 +3,7 @@ package llvm
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -58,12 +59,15 @@ func (c *objectCache) linkParts(t *toolchain, ctx string, us []unit, tmp string,
 		objs, missing = c.cachedParts(us, tmp)
 	}
 	times.Kernels, times.KernelsCached = len(us), len(us)-len(missing)
-	built, err := c.buildParts(t, ctx, missing, tmp, cpu)
+	built, kept, err := c.buildParts(t, ctx, missing, tmp, cpu)
 	if err != nil {
 		return nil, err
 	}
 	times.Parts += len(built)
 	data, err := link(t, tmp, append(objs, built...), us, cpu)
+	if kerr := kept(); err == nil && kerr != nil {
+		return nil, kerr
+	}
 	if err != nil && len(objs) > 0 {
 		return c.linkParts(t, ctx, us, tmp, times, cpu, false)
 	}
@@ -112,57 +116,75 @@ func isKey(s string) bool {
 }
 
 // buildParts compiles us in balanced parts, one clang per part at once,
-// caches each part's object and records its kernels as found there; it
-// returns the objects' paths in tmp.
-func (c *objectCache) buildParts(t *toolchain, ctx string, us []unit, tmp string, cpu *toolCPU) ([]string, error) {
+// and returns the objects' paths in tmp as soon as every clang is done.
+// Each part's object goes into the cache with its kernels recorded as
+// found there (keepPart) meanwhile: a part's dozen small files cost the
+// build's wall time when the link waited for them. kept waits for that and
+// says whether it failed; the caller calls it before tmp goes (the files
+// are staged there), whatever else failed.
+func (c *objectCache) buildParts(t *toolchain, ctx string, us []unit, tmp string, cpu *toolCPU) (objs []string, kept func() error, err error) {
 	if len(us) == 0 {
-		return nil, nil
+		return nil, func() error { return nil }, nil
 	}
 	groups := balance(us, runtime.GOMAXPROCS(0))
-	texts := make([]string, len(groups))
-	for i, grp := range groups {
-		texts[i] = partText(ctx, grp)
-	}
-	objs := make([]string, len(groups))
+	objs = make([]string, len(groups))
 	errs := make([]error, len(groups))
-	var wg sync.WaitGroup
+	keepErrs := make([]error, len(groups))
+	var compiled, keeping sync.WaitGroup
 	for i := range groups {
-		wg.Add(1)
+		compiled.Add(1)
 		go func() {
-			defer wg.Done()
-			objs[i], errs[i] = c.buildPart(t, t.partKey(texts[i]), texts[i], groups[i], tmp, i, cpu)
+			defer compiled.Done()
+			text := partText(ctx, groups[i])
+			var data []byte
+			if objs[i], data, errs[i] = c.buildPart(t, text, tmp, i, cpu); errs[i] != nil {
+				return
+			}
+			keeping.Add(1)
+			go func() {
+				defer keeping.Done()
+				keepErrs[i] = c.keepPart(t.partKey(text), data, groups[i], tmp)
+			}()
 		}()
 	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	compiled.Wait()
+	kept = func() error {
+		keeping.Wait()
+		return errors.Join(keepErrs...)
 	}
-	return objs, nil
+	if err := errors.Join(errs...); err != nil {
+		kept()
+		return nil, nil, err
+	}
+	return objs, kept, nil
 }
 
-// buildPart compiles one part's module to tmp/partI.o, puts a copy of the
-// object in the cache under key with its hash record, and records each of
-// its kernels as found there. The copy in tmp, which only this build
-// writes, is what gets linked.
-func (c *objectCache) buildPart(t *toolchain, key, text string, us []unit, tmp string, i int, cpu *toolCPU) (string, error) {
+// buildPart compiles one part's module text to tmp/partI.o, which only
+// this build writes and which is what gets linked, and returns its path and
+// bytes.
+func (c *objectCache) buildPart(t *toolchain, text, tmp string, i int, cpu *toolCPU) (string, []byte, error) {
 	ll := filepath.Join(tmp, fmt.Sprintf("part%d.ll", i))
 	obj := filepath.Join(tmp, fmt.Sprintf("part%d.o", i))
 	if err := os.WriteFile(ll, []byte(text), 0o600); err != nil {
-		return "", fmt.Errorf("llvm: %v", err)
+		return "", nil, fmt.Errorf("llvm: %v", err)
 	}
 	if err := verifyModule(ll); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	partRuns.Add(1)
 	if err := runClang(t, compileArgs(obj, ll), cpu); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	data, err := readRegular(obj, maxObject)
 	if err != nil {
-		return "", fmt.Errorf("llvm: %v", err)
+		return "", nil, fmt.Errorf("llvm: %v", err)
 	}
+	return obj, data, nil
+}
+
+// keepPart puts a part's object data in the cache under key with its hash
+// record, and records each of its kernels us as found there.
+func (c *objectCache) keepPart(key string, data []byte, us []unit, tmp string) error {
 	h := sha256.Sum256(data)
 	files := map[string][]byte{key + ".o": data, key + ".o.sha256": []byte(hex.EncodeToString(h[:]))}
 	for _, u := range us {
@@ -173,16 +195,16 @@ func (c *objectCache) buildPart(t *toolchain, key, text string, us []unit, tmp s
 	// object.
 	for _, name := range []string{key + ".o", key + ".o.sha256"} {
 		if err := c.put(tmp, name, files[name]); err != nil {
-			return "", err
+			return err
 		}
 		delete(files, name)
 	}
 	for name, b := range files {
 		if err := c.put(tmp, name, b); err != nil {
-			return "", err
+			return err
 		}
 	}
-	return obj, nil
+	return nil
 }
 
 // put writes b to the cache as name: into the build's directory tmp first,
