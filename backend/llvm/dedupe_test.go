@@ -137,3 +137,53 @@ func TestDedupeAcrossRows(t *testing.T) {
 		t.Errorf("copies %q; want two calling one function, without the head count in its text:\n%s\n%s", copies, x.plan, text)
 	}
 }
+
+// TestDedupeFlatAcrossShapes: kernels that read every value at their own
+// flat index (reshapes of a norm's result, as a decode step's heads and
+// its hidden rows; reshapes of a bf16 product) are one loop over the flat
+// index whatever their shape: one kernel of each kind, with no dimension
+// in its text. A transpose is not flat and keeps its nest. All agree with
+// the reference executor.
+func TestDedupeFlatAcrossShapes(t *testing.T) {
+	src := `func @f(%a: f32[24,96], %b: f32[12,96], %c: f32[2,1000], %s: f32[96], %w: f32[1000], %p: bf16[4,250], %q: bf16[4,250], %r: bf16[2,5,40], %u: bf16[2,5,40], %v: f32[3,7]) -> (f32[1,24,96], f32[1,12,96], f32[2,1,1000], bf16[1000], bf16[10,40], f32[7,3]) {
+  %na = rms_norm %a, %s {eps=1e-06}
+  %nb = rms_norm %b, %s {eps=1e-06}
+  %nc = rms_norm %c, %w {eps=1e-06}
+  %x = reshape %na : f32[1,24,96]
+  %y = reshape %nb : f32[1,12,96]
+  %z = reshape %nc : f32[2,1,1000]
+  %pq = mul %p, %q
+  %m1 = reshape %pq : bf16[1000]
+  %ru = mul %r, %u
+  %m2 = reshape %ru : bf16[10,40]
+  %vt = transpose %v {perm=[1,0]}
+  return %x, %y, %z, %m1, %m2, %vt
+}
+`
+	m, err := tir.Parse("flat.tir", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := differential(t, testBackend(t), m, m.Funcs[0], 5)
+	var reshapes, transposes []string
+	for _, st := range x.plan.steps {
+		switch st.what {
+		case "loop reshape":
+			reshapes = append(reshapes, st.name)
+		case "loop transpose":
+			transposes = append(transposes, st.name)
+		}
+	}
+	// The copies of the norms' results, then the products fused into
+	// their reshapes.
+	text := x.plan.gen.text()
+	if len(reshapes) != 5 || reshapes[0] != reshapes[1] || reshapes[0] != reshapes[2] || reshapes[3] != reshapes[4] ||
+		reshapes[0] == reshapes[3] || len(transposes) != 1 || strings.Count(text, "\ndefine void @k") != 4 {
+		t.Errorf("reshapes call %q, transposes %q; want the copies one kernel, the products another, one transpose, 4 kernels with the norm:\n%s\n%s", reshapes, transposes, x.plan, text)
+	}
+	for _, dim := range []string{", 24\n", ", 12\n", ", 96\n", ", 1000\n", ", 250\n", ", 40\n"} {
+		if strings.Contains(text, dim) {
+			t.Errorf("the module holds a dimension (%q):\n%s", strings.TrimSpace(dim), text)
+		}
+	}
+}

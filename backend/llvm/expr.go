@@ -137,6 +137,9 @@ type expr struct {
 	defs map[*ir.Value]*ir.Instr
 	memo map[string]value.Value
 	bufs map[*ir.Value]int
+	// flat: every index is one flat (row-major) index, the same for a
+	// value and for what it reads (flatExpr).
+	flat bool
 	// seg says that the loop variable at runs over operand op of the
 	// concat in alone, which starts at off along the concat's axis.
 	seg struct {
@@ -190,6 +193,48 @@ func ownConcat(v *ir.Value, defs map[*ir.Value]*ir.Instr) *ir.Instr {
 	return nil
 }
 
+// flatExpr reports whether the expressions vs read every value at their
+// own flat index: through elementwise ops of their shape and reshapes
+// only, down to values in memory (inMemory) or single-element constants.
+// Such a kernel is one loop over the flat index, whatever the shape: its
+// text has no dimension in it (the range is its size), so copies and
+// elementwise kernels that differ only in shape are one kernel
+// (dedupeKernels; a decode step's reshapes of 16 x 128 and 1 x 1024
+// were two).
+func flatExpr(vs []*ir.Value, defs map[*ir.Value]*ir.Instr, inMemory func(*ir.Value) bool) bool {
+	seen := map[*ir.Value]bool{}
+	var flat func(v *ir.Value) bool
+	flat = func(v *ir.Value) bool {
+		if seen[v] || inMemory(v) {
+			return true
+		}
+		seen[v] = true
+		in := defs[v]
+		switch {
+		case in == nil:
+			return false
+		case in.Op == ir.OpReshape:
+			return flat(in.Args[0])
+		case in.Op == ir.OpConstant:
+			return true // isExpr: one element
+		case remapOps[in.Op] || len(in.Args) == 0:
+			return false
+		}
+		for _, a := range in.Args {
+			if !a.Type.SameShape(v.Type) || !flat(a) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, v := range vs {
+		if !flat(v) {
+			return false
+		}
+	}
+	return true
+}
+
 // maxConcatParts is the most operands a concat along an outer axis split
 // into parts has (along the last axis each part is one loop anyway).
 const maxConcatParts = 16
@@ -230,7 +275,13 @@ func (e *expr) compute(v *ir.Value, idx []value.Value) value.Value {
 	k := e.k
 	if b, ok := e.leafBuf(v); ok {
 		reg, mem, _ := elemType(v.Type.DType)
-		x := k.load(mem, k.buf(b, mem), k.linear(idx, v.Type.Dims()))
+		var at value.Value
+		if e.flat {
+			at = idx[0]
+		} else {
+			at = k.linear(idx, v.Type.Dims())
+		}
+		x := k.load(mem, k.buf(b, mem), at)
 		switch {
 		case v.Type.DType == ir.F16 || v.Type.DType == ir.BF16:
 			return k.widen(x, v.Type.DType)
@@ -272,6 +323,9 @@ func (e *expr) compute(v *ir.Value, idx []value.Value) value.Value {
 func (e *expr) remap(in *ir.Instr, idx []value.Value) value.Value {
 	k := e.k
 	src := in.Args
+	if e.flat && in.Op == ir.OpReshape {
+		return e.at(src[0], idx) // a row-major reshape moves no element
+	}
 	switch in.Op {
 	case ir.OpBroadcast:
 		dims := in.Attr.(*ir.DimsAttr).Dims

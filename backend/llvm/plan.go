@@ -676,9 +676,12 @@ func (pl *planner) loopKernels(vs []*ir.Value, env map[*ir.Value]int, defs map[*
 	}
 	dims := v.Type.Dims()
 	n, _ := v.Type.NumElements()
+	cat := ownConcat(v, defs)
+	if cat == nil && len(dims) > 1 && flatExpr(vs, defs, func(x *ir.Value) bool { _, ok := env[x]; return ok }) {
+		e.flat, dims = true, []int64{n}
+	}
 	st.rows, _ = nestRows(dims)
 	st.work = n * int64(len(vs))
-	cat := ownConcat(v, defs)
 	cuts, axis := concatCuts(cat), -1
 	if cat != nil {
 		axis = int(cat.Attr.(*ir.AxisAttr).Axis)

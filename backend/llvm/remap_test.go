@@ -117,9 +117,13 @@ func TestNestRows(t *testing.T) {
 			t.Errorf("nestRows(%v) = %d, %d; want %d, %d", c.dims, rows, lead, c.rows, c.lead)
 		}
 	}
-	src := "func @f(%a: f32[1,16,64,64], %b: f32[1,16,64,64]) -> (f32[1,16,64,64], f32[1,16,64]) {\n" +
+	// The broadcast keeps the elementwise kernel a nest: one that reads
+	// everything at its own index is a flat loop, its range its elements
+	// (the third step, TestDedupeFlatAcrossShapes).
+	src := "func @f(%a: f32[1,16,64,64], %c: f32[64], %d: f32[1,8,64,64]) -> (f32[1,16,64,64], f32[1,16,64], f32[1,8,64,64]) {\n" +
+		"  %b = broadcast %c {dims=[3]} : f32[1,16,64,64]\n" +
 		"  %s = add %a, %b : f32[1,16,64,64]\n  %t = exp %s : f32[1,16,64,64]\n" +
-		"  %r = reduce_sum %a {axes=[3]} : f32[1,16,64]\n  return %t, %r\n}\n"
+		"  %r = reduce_sum %a {axes=[3]} : f32[1,16,64]\n  %u = exp %d : f32[1,8,64,64]\n  return %t, %r, %u\n}\n"
 	m, err := tir.Parse("nest.tir", []byte(src))
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +133,7 @@ func TestNestRows(t *testing.T) {
 	for _, st := range x.plan.steps {
 		rows = append(rows, st.rows)
 	}
-	if want := []int64{16, 16}; !slices.Equal(rows, want) {
+	if want := []int64{16, 16, 32768}; !slices.Equal(rows, want) {
 		t.Errorf("kernel rows %v, want %v\n%s", rows, want, x.plan)
 	}
 }
