@@ -187,3 +187,58 @@ func TestDedupeFlatAcrossShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestModuleTextFromBodies: the module's text, written from the kernels'
+// texts that dedupeKernels printed, is what llir prints for the module:
+// programs with norms, products, softmax (an internal helper, expf), a
+// concat, a loop and deduplicated kernels.
+func TestModuleTextFromBodies(t *testing.T) {
+	srcs := []string{
+		`func @f(%a: f32[24,96], %b: f32[12,96], %s: f32[96], %w: f32[96,40], %v: f32[3,7]) -> (f32[1,24,96], f32[12,40], f32[7,3], f32[24,96]) {
+  %na = rms_norm %a, %s {eps=1e-06}
+  %nb = rms_norm %b, %s {eps=1e-06}
+  %x = reshape %na : f32[1,24,96]
+  %p = dot_general %nb, %w {lhs_contract=[1], rhs_contract=[0]} : f32[12,40]
+  %vt = transpose %v {perm=[1,0]}
+  %e = exp %a
+  return %x, %p, %vt, %e
+}
+`,
+		`func @g(%a: f32[4,8], %b: f32[4,8]) -> (f32[4,16], f32[4,8]) {
+  %c = concat %a, %b {axis=1} : f32[4,16]
+  %m = softmax %a {axis=1}
+  return %c, %m
+}
+`,
+		`func @h(%i0: i32[], %x0: f32[6]) -> f32[6] {
+  %n, %x = while %i0, %x0 : i32[], f32[6] cond (%i: i32[], %v: f32[6]) {
+      %k = constant 5 : i32[]
+      %go = compare %i, %k {dir=lt} : i1[]
+      return %go
+    } do (%i: i32[], %v: f32[6]) {
+      %one = constant 1 : i32[]
+      %i1 = add %i, %one
+      %v1 = tanh %v
+      return %i1, %v1
+    }
+  return %x
+}
+`,
+	}
+	b := testBackend(t)
+	for i, src := range srcs {
+		m, err := tir.Parse("text.tir", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := differential(t, b, m, m.Funcs[0], int64(i+1))
+		g := x.plan.gen
+		if len(g.bodies) == 0 {
+			t.Fatalf("program %d: no kernel texts kept", i)
+		}
+		got, want := g.text(), "; tpucc kernels\n"+g.m.String()
+		if got != want {
+			t.Errorf("program %d: the text from the kernels' texts differs from llir's:\n%s\n---- llir:\n%s", i, got, want)
+		}
+	}
+}
