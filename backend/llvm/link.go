@@ -23,6 +23,34 @@ const (
 	linkInMark  = "tpucc.link.in"
 )
 
+// linker is linkLine's answer, asked in the background once clang is
+// found: a process that links waits for it (a driver's run, tens of
+// milliseconds) only if it links before the answer came, and one that
+// never builds does not wait at all.
+type linker struct {
+	done chan struct{}
+	line []string
+}
+
+// startLinker asks clang for its link line in the background.
+func startLinker(clang string) *linker {
+	l := &linker{done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		l.line = linkLine(clang)
+	}()
+	return l
+}
+
+// get is the link line, nil for none (or no linker asked).
+func (l *linker) get() []string {
+	if l == nil {
+		return nil
+	}
+	<-l.done
+	return l.line
+}
+
 // linkLine asks clang (-###) for the link it runs for `clang -shared -o
 // OUT INPUTS -lm`; nil when its answer is not one such command (then links
 // go through the driver).
@@ -104,7 +132,8 @@ func splitQuoted(s string) []string {
 // object out, with defsyms (NAME=SYMBOL) defined: the linker itself when
 // clang told which (linkLine), else clang's driver.
 func (t *toolchain) linkCommand(out string, objs, defsyms []string) (string, []string) {
-	if t.ld == nil {
+	ld := t.ld.get()
+	if ld == nil {
 		args := append(append([]string{}, linkFlags...), "-o", out)
 		args = append(append(args, objs...), "-lm")
 		for _, d := range defsyms {
@@ -113,7 +142,7 @@ func (t *toolchain) linkCommand(out string, objs, defsyms []string) (string, []s
 		return t.clang, args
 	}
 	var args []string
-	for _, a := range t.ld[1:] {
+	for _, a := range ld[1:] {
 		switch a {
 		case linkOutMark:
 			args = append(args, out)
@@ -126,5 +155,5 @@ func (t *toolchain) linkCommand(out string, objs, defsyms []string) (string, []s
 			args = append(args, a)
 		}
 	}
-	return t.ld[0], args
+	return ld[0], args
 }

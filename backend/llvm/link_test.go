@@ -52,7 +52,7 @@ func TestParseLinkLine(t *testing.T) {
 func TestDirectLinkSameBytes(t *testing.T) {
 	b := testBackend(t)
 	tc := b.tc
-	if tc.ld == nil {
+	if tc.ld.get() == nil {
 		t.Fatalf("clang's link line was not understood: links run through the driver")
 	}
 	dir := t.TempDir()

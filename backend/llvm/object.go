@@ -34,8 +34,9 @@ type toolchain struct {
 	version  string
 	features string
 	// ld is the link clang runs for -shared, with markers for the output
-	// and the inputs (link.go); nil: links run through clang.
-	ld []string
+	// and the inputs (link.go), asked in the background; nil or no line:
+	// links run through clang.
+	ld *linker
 }
 
 var (
@@ -60,7 +61,7 @@ func findToolchain() (*toolchain, error) {
 			return
 		}
 		first, _, _ := strings.Cut(out.String(), "\n")
-		tc = &toolchain{clang: path, version: strings.TrimSpace(first), features: cpuFeatures(), ld: linkLine(path)}
+		tc = &toolchain{clang: path, version: strings.TrimSpace(first), features: cpuFeatures(), ld: startLinker(path)}
 	})
 	return tc, tcErr
 }
