@@ -199,7 +199,11 @@ func runSide(name string) {
 		ids.SetInt64(i, int64(rng.IntN(c.Vocab)))
 	}
 	var times []float64
+	var before stepreport.Profile
 	for i := range *repeat + 1 {
+		if i == *repeat {
+			before = stepreport.Take(cache)
+		}
 		t1, f1 := time.Now(), minorFaults()
 		loss, err := tr.Step(ids, nil)
 		check(err)
@@ -210,7 +214,12 @@ func runSide(name string) {
 	}
 	slices.Sort(times)
 	out.Step = times[len(times)/2]
-	stepreport.Print(os.Stderr, "bench/train: ", cache, *steps)
+	if *steps > 0 {
+		last := stepreport.Take(cache).Since(before)
+		fmt.Fprintf(os.Stderr, "bench/train: %s: where tpucc's last step (step %d) went:\n", name, *repeat)
+		last.Print(os.Stderr, "bench/train: ", *steps)
+		last.PrintKinds(os.Stderr, "bench/train: ", *steps)
+	}
 	printJSON(out)
 }
 
