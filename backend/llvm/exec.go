@@ -337,6 +337,7 @@ type StepTime struct {
 	// free index; k: the contracting one; the last letter is stride 1).
 	MACs  int64
 	Shape string
+	Out   string // the type of its first result ("f32[1024,151936]"), "" for none
 }
 
 // StepTimes returns the time each step of the plan took over the
@@ -346,6 +347,9 @@ func (x *Executable) StepTimes() []StepTime {
 	for i, st := range x.plan.steps {
 		out[i] = StepTime{Step: i, Kernel: st.name, What: st.what, Calls: x.clock[i].calls.Load(), Total: time.Duration(x.clock[i].nanos.Load()),
 			Bytes: x.stepBytes(&st)}
+		if st.outs > 0 {
+			out[i].Out = x.plan.slots[st.bufs[0]].typ.String()
+		}
 		if st.instr != nil && st.kind == stepKernel && (st.instr.Op == ir.OpDotGeneral || st.instr.Op == ir.OpRaggedDot) {
 			out[i].MACs = st.work
 		}

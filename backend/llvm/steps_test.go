@@ -56,6 +56,9 @@ func TestStepTimes(t *testing.T) {
 	// [64,32] and reads [64,128] and [128,32], both stored row-major.
 	if len(st) == len(want) {
 		norm, dot := st[0], st[1]
+		if norm.Out != "f32[64,128]" || dot.Out != "f32[64,32]" {
+			t.Errorf("results %q and %q, want f32[64,128] and f32[64,32]", norm.Out, dot.Out)
+		}
 		if norm.Bytes != 4*(64*128*2+128)+8 || norm.MACs != 0 || norm.Shape != "" {
 			t.Errorf("rms_norm: %d bytes, %d MACs, shape %q; want %d, 0, \"\"", norm.Bytes, norm.MACs, norm.Shape, 4*(64*128*2+128)+8)
 		}

@@ -81,7 +81,8 @@ func (p Profile) Print(w io.Writer, prefix string, n int) {
 			if s.Calls > 0 {
 				per = s.Total / time.Duration(s.Calls)
 			}
-			fmt.Fprintf(w, "  %5d %-6s %-44s %7d calls %9.3f ms/call %5.1f%%\n", s.Step, s.Kernel, s.What, s.Calls, per.Seconds()*1e3, 100*s.Total.Seconds()/all.Seconds())
+			fmt.Fprintf(w, "  %5d %-6s %-44s %7d calls %9.3f ms/call %5.1f%% %s  %s\n", s.Step, s.Kernel, s.What, s.Calls, per.Seconds()*1e3, 100*s.Total.Seconds()/all.Seconds(),
+				rate(s.Bytes*s.Calls, s.MACs*s.Calls, s.Total), cmp.Or(s.Shape, s.Out))
 		}
 	}
 }
@@ -164,12 +165,19 @@ func (p Profile) PrintKinds(w io.Writer, prefix string, n int) {
 		fmt.Fprintf(w, "%s%s by kind: %.3f s, products %.3f s (%.1f%%), the rest %.3f s:\n", prefix, pr.Entry,
 			all.Seconds(), prod.Seconds(), 100*prod.Seconds()/all.Seconds(), (all - prod).Seconds())
 		for _, k := range ks[:min(n, len(ks))] {
-			rate := fmt.Sprintf("%7.1f GB/s", float64(k.Bytes)/k.Total.Seconds()/1e9)
-			if k.MACs > 0 {
-				rate = fmt.Sprintf("%7.1f GFLOP/s", 2*float64(k.MACs)/k.Total.Seconds()/1e9)
-			}
 			fmt.Fprintf(w, "  %9.1f ms %5.1f%% %4d steps %6d calls %s  %s\n", k.Total.Seconds()*1e3,
-				100*k.Total.Seconds()/all.Seconds(), k.Steps, k.Calls, rate, k.Name)
+				100*k.Total.Seconds()/all.Seconds(), k.Steps, k.Calls, rate(k.Bytes, k.MACs, k.Total), k.Name)
 		}
 	}
+}
+
+// rate is a product's GFLOP/s (macs > 0), else the GB/s of bytes moved, in d.
+func rate(bytes, macs int64, d time.Duration) string {
+	if d <= 0 {
+		return "      - GB/s"
+	}
+	if macs > 0 {
+		return fmt.Sprintf("%7.1f GFLOP/s", 2*float64(macs)/d.Seconds()/1e9)
+	}
+	return fmt.Sprintf("%7.1f GB/s", float64(bytes)/d.Seconds()/1e9)
 }
