@@ -12,7 +12,8 @@
 //     go run ./bench/train [-quick] [-only dense|moe] [-repeat 2] [-skip-peer] [-threads 2] [-steps N] [-layers N] [-vocab V]
 //
 // -layers and -vocab shrink the dense model (a profile that fits beside other work;
-// not the benchmark's figure).
+// not the benchmark's figure). -unroll trains with the layers unrolled
+// (models.TrainOptions.UnrollLayers), not the default loops; the row says so.
 //
 // -steps N prints, after tpucc's timed steps, the N longest steps of each program it
 // ran on the llvm backend in the last step (time per call and share), then the N
@@ -58,6 +59,7 @@ var (
 	side        = flag.String("side", "", "internal: run tpucc's side of this model and print its times as JSON")
 	layers      = flag.Int("layers", 0, "the dense model's layer count (0: 4), for a smaller profile")
 	vocab       = flag.Int("vocab", 0, "the dense model's vocabulary (0: 151936), for a smaller profile")
+	unroll      = flag.Bool("unroll", false, "tpucc's step with its layers unrolled (models.TrainOptions.UnrollLayers) instead of looped")
 )
 
 const batch, tokens, lr = 4, 256, 1e-4
