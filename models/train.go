@@ -72,6 +72,12 @@ func (m *Model) LossTypes(batch, length int64, labels bool) []ir.Type {
 // (0/0), as torch's. It also returns how many of the weights are trained
 // (they come first).
 func (m *Model) TraceLoss(batch, length int64, labels bool) (*ir.Module, int, error) {
+	return m.traceLoss(batch, length, labels, !lossLoops)
+}
+
+// traceLoss is TraceLoss, its layer groups unrolled over their stacks when
+// unroll (allLogits).
+func (m *Model) traceLoss(batch, length int64, labels, unroll bool) (*ir.Module, int, error) {
 	if length < 2 {
 		return nil, 0, fmt.Errorf("models: a causal-LM loss needs at least 2 tokens per row, got %d", length)
 	}
@@ -95,7 +101,7 @@ func (m *Model) TraceLoss(batch, length int64, labels bool) (*ir.Module, int, er
 		if labels {
 			lab = ts[n+1]
 		}
-		logits, err := m.allLogits(weights, tokens)
+		logits, err := m.allLogits(weights, tokens, unroll)
 		if err != nil {
 			return nil, err
 		}
@@ -110,11 +116,11 @@ func (m *Model) TraceLoss(batch, length int64, labels bool) (*ir.Module, int, er
 //
 // Its layer groups run as while ops, as inference's do: autodiff reverses a
 // counted while over the carries it saves, so the program stays the size of
-// one trip whatever the depth. With lossLoops off they run unrolled over
-// their stacked weights instead (a trip per row, read with a static slice:
+// one trip whatever the depth. With unroll they run unrolled over their
+// stacked weights instead (a trip per row, read with a static slice:
 // stepIn.unrollStacks). The stacks are one parameter each either way, so a
 // stacked weight's gradient is one [count, …] tensor.
-func (m *Model) allLogits(weights []*tensor.Tensor, tokens *tensor.Tensor) (*tensor.Tensor, error) {
+func (m *Model) allLogits(weights []*tensor.Tensor, tokens *tensor.Tensor, unroll bool) (*tensor.Tensor, error) {
 	s := tokens.Shape()
 	B, L := s[0], s[1]
 	zero := tensor.Scalar(0, ir.I32)
@@ -122,7 +128,7 @@ func (m *Model) allLogits(weights []*tensor.Tensor, tokens *tensor.Tensor) (*ten
 	for _, t := range m.CacheTypes(B, L) {
 		args = append(args, tensor.Scalar(0, ir.F32).BroadcastTo(t.Dims()...))
 	}
-	out, err := m.stepAs(append(args, weights...), true, stepIn{fresh: true, unrollStacks: !lossLoops})
+	out, err := m.stepAs(append(args, weights...), true, stepIn{fresh: true, unrollStacks: unroll})
 	if err != nil {
 		return nil, err
 	}
@@ -176,6 +182,14 @@ type TrainOptions struct {
 	// dimension that dp divides, besides tp's): each data-parallel device
 	// holds a share of them, as FSDP and ZeRO-3 do. It needs a Mesh.
 	FSDP bool
+	// UnrollLayers runs the loss's layer groups unrolled over their stacked
+	// weights instead of as loops (TraceLoss): the backward pass then reads
+	// each layer's intermediates as the forward pass stored them, where the
+	// loop's reverse recomputes each layer's forward from its saved input
+	// (a second forward of every layer's products, and the saved inputs
+	// stacked). Faster per step; the program and the activations held grow
+	// with the depth (docs/TRAINING.md).
+	UnrollLayers bool
 }
 
 // Trainer trains a model's weights (as f32) with one compiled step that
@@ -190,6 +204,7 @@ type Trainer struct {
 	fixed  []*backend.Buffer // the weights not trained (Trained), in lossOrder
 	steps  int
 	labels bool
+	unroll bool // TrainOptions.UnrollLayers
 }
 
 // NewTrainer starts training m's weights from the checkpoint's values, the
@@ -205,8 +220,11 @@ func NewTrainer(m *Model, opt train.Optimizer, o TrainOptions) (*Trainer, error)
 	for i := range donate {
 		donate[i] = i
 	}
-	t := &Trainer{m: m, opt: opt, labels: o.Labels}
+	t := &Trainer{m: m, opt: opt, labels: o.Labels, unroll: o.UnrollLayers}
 	name := m.Config.Arch + ".train"
+	if o.UnrollLayers {
+		name += ".unrolled" // another program than the looped step's
+	}
 	eo := engine.Options{Name: name, Backend: o.Backend, Device: o.Device,
 		Precision: o.Precision, Cache: o.Cache, NoAutoDynamic: true, Donate: donate, KeepOnDevice: o.Device != ""}
 	switch {
@@ -344,7 +362,7 @@ func (p trainProgram) Trace(args []engine.Arg) (*ir.Module, error) {
 	if tok.Rank() != 2 || tok.DType != ir.I32 {
 		return nil, fmt.Errorf("models: tokens are %s; want i32[B, L]", tok)
 	}
-	loss, nTrained, err := p.t.m.TraceLoss(tok.Dims()[0], tok.Dims()[1], p.t.labels)
+	loss, nTrained, err := p.t.m.traceLoss(tok.Dims()[0], tok.Dims()[1], p.t.labels, p.t.unroll || !lossLoops)
 	if err != nil {
 		return nil, err
 	}

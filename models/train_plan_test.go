@@ -70,3 +70,59 @@ func TestTrainStepVocabPasses(t *testing.T) {
 		t.Errorf("the embedding's zero table is stored before its scatter_add: steps %q", whats[max(0, i-3):i+1])
 	}
 }
+
+// TestTrainUnrollLayers: with TrainOptions.UnrollLayers the llvm backend's
+// training step has no while (the layers run unrolled) and multiplies less
+// per step than the looped step, whose reverse loop runs each layer's
+// forward products again; its losses over three AdamW steps are the looped
+// step's.
+func TestTrainUnrollLayers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles two training steps with clang")
+	}
+	m := randomModel(t, tinyQwen3Config, 0.5)
+	toks := make([]int32, 2*9)
+	for i := range toks {
+		toks[i] = int32((i*37 + 5) % 64)
+	}
+	const steps = 3
+	run := func(unroll bool) (losses []float32, whiles int, macs int64) {
+		cache := engine.NewCache("", engine.CacheOptions{})
+		tr, err := NewTrainer(m, train.NewAdamW(0.01), TrainOptions{Backend: "llvm", Cache: cache, UnrollLayers: unroll})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range steps {
+			l, err := tr.Step(tensor.FromSlice(toks, 2, 9).Buffer(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			losses = append(losses, l)
+		}
+		for _, exe := range cache.Executables() {
+			if x, ok := exe.Exec.(*llvm.Executable); ok {
+				for _, s := range x.StepTimes() {
+					if s.What == "while" {
+						whiles++
+					}
+					macs += s.MACs * s.Calls
+				}
+			}
+		}
+		return losses, whiles, macs / steps
+	}
+	loopL, loopW, loopM := run(false)
+	unL, unW, unM := run(true)
+	for i := range loopL {
+		if math.Abs(float64(unL[i]-loopL[i])) > 1e-5 {
+			t.Errorf("step %d: loss %g unrolled, %g looped", i, unL[i], loopL[i])
+		}
+	}
+	if loopW == 0 || unW != 0 {
+		t.Errorf("while steps: %d looped, %d unrolled; want some and none", loopW, unW)
+	}
+	if unM >= loopM {
+		t.Errorf("multiply-adds per step: %d unrolled, %d looped; want fewer unrolled (no recomputed forward)", unM, loopM)
+	}
+	t.Logf("multiply-adds per step: %d unrolled, %d looped", unM, loopM)
+}

@@ -393,7 +393,7 @@ func tpuccLogits(t *testing.T, dir string, tokens []int32, shape []int64) []floa
 		ws = append(ws, p.Buffer)
 	}
 	got, err := tensor.Eval("logits", ws, func(ts []*tensor.Tensor) (_ []*tensor.Tensor, err error) {
-		l, err := m.allLogits(ts[1:], ts[0])
+		l, err := m.allLogits(ts[1:], ts[0], !lossLoops)
 		return []*tensor.Tensor{l}, err
 	})
 	if err != nil {

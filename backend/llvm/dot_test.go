@@ -31,6 +31,11 @@ var dotCases = []dotCase{
 	// last panel, a partial one) over KC slices of 256, 256 and 88
 	{"fewRows", "f32[20,600]", "f32[600,600]", "lhs_contract=[1], rhs_contract=[0]", "f32[20,600]"},
 	{"lhsT", "f32[300,9]", "f32[300,33]", "lhs_contract=[0], rhs_contract=[0]", "f32[9,33]"},
+	// a weight's gradient xᵀ·dy (the lhs packed a contracting index at a
+	// time across its panels, gemmPackRows): two row blocks (120 + 10 rows,
+	// the last panel partial), KC slices of 256, 256 and 91, and batched
+	{"lhsTbig", "f32[603,130]", "f32[603,70]", "lhs_contract=[0], rhs_contract=[0]", "f32[130,70]"},
+	{"lhsTbatched", "f32[3,40,14]", "f32[3,40,18]", "lhs_batch=[0], lhs_contract=[1], rhs_batch=[0], rhs_contract=[1]", "f32[3,14,18]"},
 	{"rhsT", "f32[9,20]", "f32[35,20]", "lhs_contract=[1], rhs_contract=[1]", "f32[9,35]"},
 	// a weight stored [N, K] (packed by 8 x 8 transposes): several KC
 	// slices, the last with a tail of 3, and columns past one NC block

@@ -328,6 +328,16 @@ type StepTime struct {
 	What   string // what it computes, as in the plan: "dot_general+add", "softmax", "reference argsort"
 	Calls  int64
 	Total  time.Duration
+	// Bytes is the size of the values a call writes and reads, each
+	// counted once: the least memory traffic it has (a rate's numerator).
+	Bytes int64
+	// MACs is a product's multiply-adds per call (dot_general, ragged_dot),
+	// 0 for any other step; Shape is a dot_general's "BxMxKxN lhs mk rhs
+	// nk": the product's sizes and each operand's storage order (m, n: its
+	// free index; k: the contracting one; the last letter is stride 1).
+	MACs  int64
+	Shape string
+	Out   string // the type of its first result ("f32[1024,151936]"), "" for none
 }
 
 // StepTimes returns the time each step of the plan took over the
@@ -335,7 +345,44 @@ type StepTime struct {
 func (x *Executable) StepTimes() []StepTime {
 	out := make([]StepTime, len(x.plan.steps))
 	for i, st := range x.plan.steps {
-		out[i] = StepTime{Step: i, Kernel: st.name, What: st.what, Calls: x.clock[i].calls.Load(), Total: time.Duration(x.clock[i].nanos.Load())}
+		out[i] = StepTime{Step: i, Kernel: st.name, What: st.what, Calls: x.clock[i].calls.Load(), Total: time.Duration(x.clock[i].nanos.Load()),
+			Bytes: x.stepBytes(&st)}
+		if st.outs > 0 {
+			out[i].Out = x.plan.slots[st.bufs[0]].typ.String()
+		}
+		if st.instr != nil && st.kind == stepKernel && (st.instr.Op == ir.OpDotGeneral || st.instr.Op == ir.OpRaggedDot) {
+			out[i].MACs = st.work
+		}
+		if st.instr != nil && st.kind == stepKernel && st.instr.Op == ir.OpDotGeneral {
+			out[i].Shape = dotLayout(analyseDot(st.instr))
+		}
 	}
 	return out
+}
+
+// stepBytes is the size of st's slots, each counted once.
+func (x *Executable) stepBytes(st *step) int64 {
+	var n int64
+	seen := map[int]bool{}
+	for _, b := range st.bufs {
+		if !seen[b] {
+			seen[b] = true
+			n += int64(byteSize(x.plan.slots[b].typ))
+		}
+	}
+	return n
+}
+
+// dotLayout is StepTime.Shape's text for d.
+func dotLayout(d dotShape) string {
+	order := func(o dotOperand, free string) string {
+		switch {
+		case o.contract.stride1():
+			return free + "k"
+		case o.free.stride1():
+			return "k" + free
+		}
+		return free + "k(strided)"
+	}
+	return fmt.Sprintf("%dx%dx%dx%d lhs %s rhs %s", d.B, d.M, d.K, d.N, order(d.lhs, "m"), order(d.rhs, "n"))
 }

@@ -148,6 +148,9 @@ func (k *kfn) gemmPackFrom(dst value.Value, op gemmOperand, w int64, skip, i0, e
 			return nil
 		})
 		from = full
+	} else if op.ptr != nil {
+		from = k.cur.NewSDiv(count, ci(w))
+		k.gemmPackRows(dst, op, w, i0, from, k0, kc)
 	} else if op.row != nil {
 		from = k.cur.NewSDiv(count, ci(w))
 		k.gemmPackT(dst, op, w, i0, from, k0, kc)
@@ -155,6 +158,28 @@ func (k *kfn) gemmPackFrom(dst value.Value, op gemmOperand, w int64, skip, i0, e
 	k.loop(from, k.ceilDiv(count, w), nil, func(p value.Value, _ []value.Value) []value.Value {
 		out := k.cur.NewMul(p, k.cur.NewMul(kc, ci(w)))
 		k.gemmPackScalar(dst, op, w, k.mulAdd(p, w, i0), end, out, k0, kc)
+		return nil
+	})
+}
+
+// gemmPackRows packs the full panels [0, full) of w rows (gemmMR: an lhs
+// stored [K, M], a weight's gradient xᵀ·dy) of an operand read in place,
+// contiguous along its free index, one contracting index at a time across
+// all the panels. Panel by panel, element by element, each index of a
+// 256-deep slice read a line of its own row, a page apart or more: the
+// products of this layout ran at about half the rate of the others in a
+// training step (bench/train -steps).
+func (k *kfn) gemmPackRows(dst value.Value, op gemmOperand, w int64, i0, full, k0, kc value.Value) {
+	k.loop(ci(0), kc, nil, func(kk value.Value, _ []value.Value) []value.Value {
+		abs := k.cur.NewAdd(k0, kk)
+		k.loop(ci(0), full, nil, func(p value.Value, _ []value.Value) []value.Value {
+			src := op.ptr(k.mulAdd(p, w, i0), abs)
+			at := k.cur.NewAdd(k.cur.NewMul(p, k.cur.NewMul(kc, ci(w))), k.cur.NewMul(kk, ci(w)))
+			for j := range w {
+				k.store(k.load(types.Float, src, ci(j)), dst, k.cur.NewAdd(at, ci(j)))
+			}
+			return nil
+		})
 		return nil
 	})
 }

@@ -53,6 +53,13 @@ func BenchmarkGemm(b *testing.B) {
 			gemmBench{m: s[0], k: s[1], n: s[2], copies: 4}.run(b)
 		})
 	}
+	// The lhsT cases store the lhs [K, M] and contract it along K (xᵀ · dy:
+	// a weight's gradient in a training step, bench/train).
+	for _, s := range [][3]int64{{1024, 1024, 1024}, {3072, 1024, 1024}, {1024, 1024, 3072}} {
+		b.Run(fmt.Sprintf("lhsT/%dx%dx%d", s[0], s[1], s[2]), func(b *testing.B) {
+			gemmBench{m: s[0], k: s[1], n: s[2], lhsT: true}.run(b)
+		})
+	}
 	for _, s := range [][3]int64{{512, 1024, 3072}, {64, 1024, 3072}, {8, 1024, 3072}} {
 		b.Run(fmt.Sprintf("rhsT/%dx%dx%d", s[0], s[1], s[2]), func(b *testing.B) {
 			gemmBench{m: s[0], k: s[1], n: s[2], rhsT: true}.run(b)
@@ -94,6 +101,7 @@ type gemmBench struct {
 	m, k, n    int64
 	threads    int
 	rhsT, avx2 bool
+	lhsT       bool // the lhs stored [k, m]
 	copies     int
 	wdt        string
 	gemm       gemmParams // the blocked product's parameters; zero: the hand-tuned ones
@@ -121,6 +129,10 @@ func (g gemmBench) run(b *testing.B) {
 	}
 	src := fmt.Sprintf("func @mm(%%a: f32[%d,%d], %%b: f32[%d,%d]) -> f32[%d,%d] {\n  %%c = matmul %%a, %%b : f32[%d,%d]\n  return %%c\n}\n",
 		m, k, k, n, m, n, m, n)
+	if g.lhsT {
+		src = fmt.Sprintf("func @mm(%%a: f32[%d,%d], %%b: f32[%d,%d]) -> f32[%d,%d] {\n  %%c = dot_general %%a, %%b {lhs_contract=[0], rhs_contract=[0]} : f32[%d,%d]\n  return %%c\n}\n",
+			k, m, k, n, m, n, m, n)
+	}
 	if g.rhsT {
 		w, conv, x, xdt := "%b", "", "%a", "f32"
 		if wdt != "f32" {

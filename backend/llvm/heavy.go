@@ -69,7 +69,7 @@ func (pl *planner) kernel(in *ir.Instr, env map[*ir.Value]int) (bool, error) {
 // result, then in's operands.
 func (pl *planner) newKernelStep(in *ir.Instr, env map[*ir.Value]int) (*kfn, step) {
 	k := pl.p.gen.newKernel()
-	st := step{kind: stepKernel, name: k.name, outs: len(in.Results), what: in.Op.String()}
+	st := step{kind: stepKernel, name: k.name, outs: len(in.Results), what: in.Op.String(), instr: in}
 	for _, r := range in.Results {
 		st.bufs = append(st.bufs, pl.newSlot(slot{typ: r.Type}))
 	}

@@ -74,6 +74,17 @@ func (pl *planner) reduce(in *ir.Instr, env map[*ir.Value]int) bool {
 	if in.Op == ir.OpReduceSum && floatish(in.Args[0].Type.DType) {
 		split = sumSplit(gone, dims)
 	}
+	if e == nil && split < 0 && len(kept) > 0 && leadingOnly(gone) && in.Args[0].Type.DType == ir.F32 && in.Results[0].Type.DType == ir.F32 {
+		cols := int64(1)
+		for _, d := range keptDims {
+			cols *= d
+		}
+		st.rows, st.what = cols, st.what+" over rows"
+		k.reduceColumns(r, n/max(cols, 1), cols)
+		k.finish()
+		pl.addStep(in, env, *st)
+		return true
+	}
 	emitNest(k, keptDims, func(kidx []value.Value) {
 		for i, d := range kept {
 			idx[d] = kidx[i]
@@ -193,6 +204,40 @@ func (k *kfn) reduction(op ir.Op, dt, rdt ir.DType) reduction {
 		r.init, r.step = n(hi), pick(enum.IPredSLT)
 	}
 	return r
+}
+
+// leadingOnly reports whether the axes gone (sorted) are the leading ones.
+func leadingOnly(gone []int) bool {
+	for i, d := range gone {
+		if d != i {
+			return false
+		}
+	}
+	return len(gone) > 0
+}
+
+// reduceColumns reduces an f32 operand [rows, cols] (the leading axes as
+// one) over its rows into cols results, the kernel's range a band [lo, hi)
+// of them: the results, in memory, are the accumulators, and the operand
+// is read a row's band at a time, contiguously. Each result still takes
+// its terms in row order, one f32 accumulator (a sum of at most sumBlock
+// terms), as reduceLoops does. Result by result instead, each term was a
+// row's stride from the last: a norm's scale gradient, summed over 1024
+// tokens, ran at 0.2-1 GB/s in a training step (bench/train -steps).
+func (k *kfn) reduceColumns(r reduction, rows, cols int64) {
+	out := k.fbuf(0, ir.F32)
+	k.loop(k.lo, k.hi, nil, func(j value.Value, _ []value.Value) []value.Value {
+		r.store(r.init, j)
+		return nil
+	})
+	k.loop(ci(0), ci(rows), nil, func(i value.Value, _ []value.Value) []value.Value {
+		base := k.cur.NewMul(i, ci(cols))
+		k.loop(k.lo, k.hi, nil, func(j value.Value, _ []value.Value) []value.Value {
+			r.store(r.step(out.load(j), r.load(k.cur.NewAdd(base, j))), j)
+			return nil
+		})
+		return nil
+	})
 }
 
 // reduceLoops nests loops over the dimensions gone (setting idx) and

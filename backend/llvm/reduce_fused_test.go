@@ -14,7 +14,8 @@ import (
 // the exp first. A row of 5000 is summed in blocks (sumBlock), so the
 // expression is computed in more than one loop. An operand that the
 // program also returns is stored once and read, as before, and so is one
-// reduced over a leading axis only (reducesLast). The numbers are
+// reduced over a leading axis only (reducesLast), summed row by row
+// (reduceColumns). The numbers are
 // the reference executor's.
 func TestReduceFused(t *testing.T) {
 	src := `func @loss(%x: f32[6,5000], %lab: i32[6], %c: f32[6]) -> (f32[6], f32[6], f32[6], f32[6,5000], f32[6], f32[6,5000], f32[5000]) {
@@ -44,7 +45,7 @@ func TestReduceFused(t *testing.T) {
 	for _, s := range x.StepTimes() {
 		whats = append(whats, s.What)
 	}
-	want := []string{"reduce_sum of select", "reduce_max of exp", "reduce_sum of select", "loop mul", "reduce_sum", "loop add", "reduce_sum", "loop sub"}
+	want := []string{"reduce_sum of select", "reduce_max of exp", "reduce_sum of select", "loop mul", "reduce_sum", "loop add", "reduce_sum over rows", "loop sub"}
 	if !slices.Equal(whats, want) {
 		t.Errorf("steps %q, want %q", whats, want)
 	}

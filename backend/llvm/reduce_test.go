@@ -3,9 +3,11 @@ package llvm
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/tpucc/tpucc/backend"
+	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/ir"
 )
 
@@ -169,4 +171,36 @@ func TestLongLineNorm(t *testing.T) {
 		ss[i] = 1
 	}
 	agree(t, x, m, f, in)
+}
+
+// TestReduceColumns: an f32 reduction over leading axes only (a norm's
+// scale gradient summed over the tokens) reads its operand row by row, the
+// results as accumulators (a step "… over rows"), for sums of at most
+// sumBlock terms, max and min; a longer sum (blocked in f64), a reduction
+// keeping a leading axis, one of every axis and an f16 one keep their
+// loops. The numbers are the reference executor's.
+func TestReduceColumns(t *testing.T) {
+	src := `func @f(%x: f32[37,5,70], %y: f32[300,33], %z: f32[5000,3], %h: f16[40,9]) -> (f32[70], f32[5,70], f32[33], f32[33], f32[3], f32[37], f32[], f16[9]) {
+  %a = reduce_sum %x {axes=[0,1]} : f32[70]
+  %b = reduce_sum %x {axes=[0]} : f32[5,70]
+  %c = reduce_max %y {axes=[0]} : f32[33]
+  %d = reduce_min %y {axes=[0]} : f32[33]
+  %e = reduce_sum %z {axes=[0]} : f32[3]
+  %g = reduce_sum %x {axes=[1,2]} : f32[37]
+  %s = reduce_sum %y {axes=[0,1]} : f32[]
+  %k = reduce_sum %h {axes=[0]} : f16[9]
+  return %a, %b, %c, %d, %e, %g, %s, %k
+}
+`
+	m, f, x := compileSrc(t, testBackend(t), src)
+	var whats []string
+	for _, s := range x.StepTimes() {
+		whats = append(whats, s.What)
+	}
+	want := []string{"reduce_sum over rows", "reduce_sum over rows", "reduce_max over rows", "reduce_min over rows",
+		"reduce_sum", "reduce_sum", "reduce_sum", "reduce_sum"}
+	if !slices.Equal(whats, want) {
+		t.Errorf("steps %q, want %q", whats, want)
+	}
+	agree(t, x, m, f, cpu.RandomInputs(f, 9))
 }

@@ -51,4 +51,20 @@ func TestStepTimes(t *testing.T) {
 	if sum > wall {
 		t.Errorf("the steps took %v in all, more than the runs' %v", sum, wall)
 	}
+	// What each call moves and multiplies: the norm writes [64,128] and
+	// reads it, its scale and an i64[] constant of the plan; the product (with exp in its tile) writes
+	// [64,32] and reads [64,128] and [128,32], both stored row-major.
+	if len(st) == len(want) {
+		norm, dot := st[0], st[1]
+		if norm.Out != "f32[64,128]" || dot.Out != "f32[64,32]" {
+			t.Errorf("results %q and %q, want f32[64,128] and f32[64,32]", norm.Out, dot.Out)
+		}
+		if norm.Bytes != 4*(64*128*2+128)+8 || norm.MACs != 0 || norm.Shape != "" {
+			t.Errorf("rms_norm: %d bytes, %d MACs, shape %q; want %d, 0, \"\"", norm.Bytes, norm.MACs, norm.Shape, 4*(64*128*2+128)+8)
+		}
+		if dot.Bytes != 4*(64*32+64*128+128*32) || dot.MACs != 64*128*32 || dot.Shape != "1x64x128x32 lhs mk rhs kn" {
+			t.Errorf("dot_general: %d bytes, %d MACs, shape %q; want %d, %d, \"1x64x128x32 lhs mk rhs kn\"",
+				dot.Bytes, dot.MACs, dot.Shape, 4*(64*32+64*128+128*32), 64*128*32)
+		}
+	}
 }

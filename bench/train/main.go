@@ -12,10 +12,14 @@
 //     go run ./bench/train [-quick] [-only dense|moe] [-repeat 2] [-skip-peer] [-threads 2] [-steps N] [-layers N] [-vocab V]
 //
 // -layers and -vocab shrink the dense model (a profile that fits beside other work;
-// not the benchmark's figure).
+// not the benchmark's figure). -unroll trains with the layers unrolled
+// (models.TrainOptions.UnrollLayers), not the default loops; the row says so.
 //
 // -steps N prints, after tpucc's timed steps, the N longest steps of each program it
-// ran on the llvm backend (time per call and share), to see where a step's time goes.
+// ran on the llvm backend in the last step (time per call and share), then the N
+// longest kinds of step (products grouped by shape and operand layout, with their
+// GFLOP/s; every other step grouped by what it computes, with the GB/s of the values
+// it reads and writes), to see where a steady step's time goes.
 //
 // Each side runs in a process of its own, one after the other (the peer, then tpucc's
 // side, which this command runs as a child of itself), so the two never hold a model
@@ -51,10 +55,11 @@ var (
 	repeat      = flag.Int("repeat", 2, "timed steps, after one warm-up step")
 	skipPeer    = flag.Bool("skip-peer", false, "leave out the Python peer")
 	threads     = flag.Int("threads", 2, "threads for both sides (GOMAXPROCS and torch.set_num_threads)")
-	steps       = flag.Int("steps", 0, "print the N longest steps of each program tpucc ran on the llvm backend (time per call, share)")
+	steps       = flag.Int("steps", 0, "print the N longest steps and kinds of step of tpucc's last step on the llvm backend (time, share, rate)")
 	side        = flag.String("side", "", "internal: run tpucc's side of this model and print its times as JSON")
 	layers      = flag.Int("layers", 0, "the dense model's layer count (0: 4), for a smaller profile")
 	vocab       = flag.Int("vocab", 0, "the dense model's vocabulary (0: 151936), for a smaller profile")
+	unroll      = flag.Bool("unroll", false, "tpucc's step with its layers unrolled (models.TrainOptions.UnrollLayers) instead of looped")
 )
 
 const batch, tokens, lr = 4, 256, 1e-4

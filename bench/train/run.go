@@ -80,6 +80,9 @@ func runModel(m benchModel) result {
 		runPeer(m, dir, &r)
 	}
 	r.tpucc = runChild(m)
+	if *unroll {
+		r.note = "tpucc's layers unrolled (-unroll)"
+	}
 	return r
 }
 
@@ -153,7 +156,7 @@ func runPeer(m benchModel, dir string, r *result) {
 // runChild runs tpucc's side of m as a child of this command.
 func runChild(m benchModel) sideTimes {
 	args := []string{"-side", m.name, "-repeat", strconv.Itoa(*repeat), "-threads", strconv.Itoa(*threads), "-backend", *backendName, "-steps", strconv.Itoa(*steps),
-		"-layers", strconv.Itoa(*layers), "-vocab", strconv.Itoa(*vocab)}
+		"-layers", strconv.Itoa(*layers), "-vocab", strconv.Itoa(*vocab), "-unroll=" + strconv.FormatBool(*unroll)}
 	if *quick {
 		args = append(args, "-quick")
 	}
@@ -186,7 +189,7 @@ func runSide(name string) {
 	model, err := randomModel(c)
 	check(err)
 	cache := engine.NewCache("", engine.CacheOptions{})
-	tr, err := models.NewTrainer(model, train.NewAdamW(lr), models.TrainOptions{Backend: *backendName, Cache: cache})
+	tr, err := models.NewTrainer(model, train.NewAdamW(lr), models.TrainOptions{Backend: *backendName, Cache: cache, UnrollLayers: *unroll})
 	check(err)
 	t0 := time.Now()
 	check(tr.Prepare(batch, tokens))
@@ -199,7 +202,11 @@ func runSide(name string) {
 		ids.SetInt64(i, int64(rng.IntN(c.Vocab)))
 	}
 	var times []float64
+	var before stepreport.Profile
 	for i := range *repeat + 1 {
+		if i == *repeat {
+			before = stepreport.Take(cache)
+		}
 		t1, f1 := time.Now(), minorFaults()
 		loss, err := tr.Step(ids, nil)
 		check(err)
@@ -210,7 +217,12 @@ func runSide(name string) {
 	}
 	slices.Sort(times)
 	out.Step = times[len(times)/2]
-	stepreport.Print(os.Stderr, "bench/train: ", cache, *steps)
+	if *steps > 0 {
+		last := stepreport.Take(cache).Since(before)
+		fmt.Fprintf(os.Stderr, "bench/train: %s: where tpucc's last step (step %d) went:\n", name, *repeat)
+		last.Print(os.Stderr, "bench/train: ", *steps)
+		last.PrintKinds(os.Stderr, "bench/train: ", *steps)
+	}
 	printJSON(out)
 }
 
