@@ -181,7 +181,7 @@ func TestTrainReportMesh(t *testing.T) {
 
 // TestTrainLabels: --labels equal to the tokens gives the same losses as
 // none; -100 leaves tokens out (other losses); an SGD run with momentum
-// takes its flags.
+// takes its flags; --unroll-layers gives the loops' losses.
 func TestTrainLabels(t *testing.T) {
 	dir := tinyQwen3(t)
 	tmp := t.TempDir()
@@ -213,6 +213,14 @@ func TestTrainLabels(t *testing.T) {
 	}
 	if withMasked[0] == plain[0] || withMasked[1] == plain[1] {
 		t.Errorf("-100 labels change nothing: %v, %v", withMasked, plain)
+	}
+	// The layers unrolled train the same weights: the second step's loss
+	// sees the first step's update (the sums' order differs, hence 1e-5).
+	unrolled := run("--unroll-layers")
+	for i := range plain {
+		if d := math.Abs(float64(unrolled[i] - plain[i])); d > 1e-5*math.Abs(float64(plain[i])) {
+			t.Errorf("--unroll-layers: loss %d is %v, with loops %v", i, unrolled[i], plain[i])
+		}
 	}
 }
 
@@ -371,6 +379,7 @@ func TestTrainErrors(t *testing.T) {
 		{append(with("--steps", ""), "--report", "--target", "cpu"), "tpucc train: --target cpu: --report compiles for a TPU: want one of " + strings.Join(tpuTargets(), ", ") + "\n"},
 		{append(with("--steps", ""), "--report", "--topology", "v6e:3x3"), "error: tpucc train: --topology "},
 		{append(with("--steps", ""), "--report", "--device", "xla-cpu"), "tpucc train: --device does not apply to --report\n"},
+		{append(with("--steps", ""), "--report", "--unroll-layers"), "tpucc train: --unroll-layers does not apply to --report\n"},
 		{with("--tokens", bad), bad + ": row 0, column 2: token id 40 is outside the vocabulary of 32\n"},
 		{with("--tokens", floats), floats + ": the array is f32[1,2]; want i32[rows, L] with at least one row of at least 2 tokens\n"},
 		{with("--tokens", short), short + ": the array is i32[3,1]; want i32[rows, L] with at least one row of at least 2 tokens\n"},
