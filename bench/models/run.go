@@ -181,7 +181,8 @@ func repoRoot() string {
 
 // runTpucc times m's workloads on tpucc: the median of -repeat runs after a
 // warm-up (which compiles; the compile times are printed apart). With
-// -precision default,highest each run is one of each precision in turn.
+// -precision default,highest each run is one of each precision in turn,
+// their order swapped from run to run.
 func runTpucc(m benchModel, ws []workload) map[string]float64 {
 	runtime.GOMAXPROCS(*threads)
 	raw, _ := json.Marshal(m.config)
@@ -213,7 +214,12 @@ func runTpucc(m benchModel, ws []workload) map[string]float64 {
 		}
 		times := make([][]float64, len(gens))
 		for r := range *repeat + 1 {
-			for i, g := range gens {
+			for j := range gens {
+				i := j
+				if r%2 == 1 { // ABBA: neither precision always runs first
+					i = len(gens) - 1 - j
+				}
+				g := gens[i]
 				res, err := g.Generate(req)
 				check(err)
 				s := res.PrefillTime.Seconds()
@@ -225,14 +231,21 @@ func runTpucc(m benchModel, ws []workload) map[string]float64 {
 				}
 			}
 		}
+		var ratios []float64 // default over highest, run by run
+		if len(times) == 2 {
+			for r := range times[0] {
+				ratios = append(ratios, times[0][r]/times[1][r])
+			}
+			slices.Sort(ratios)
+		}
 		for i := range times {
 			slices.Sort(times[i])
 			fmt.Fprintf(os.Stderr, "bench/models: %s: tpucc %s%s\n", w.name, precLabel(precs, i), fmtTime(times[i][len(times[i])/2]))
 		}
 		out[w.name] = times[0][len(times[0])/2]
-		if len(times) == 2 {
-			fmt.Fprintf(os.Stderr, "bench/models: %s: precision default/highest=%.3f (medians of %d alternated runs each)\n",
-				w.name, out[w.name]/times[1][len(times[1])/2], *repeat)
+		if len(ratios) > 0 {
+			fmt.Fprintf(os.Stderr, "bench/models: %s: precision default/highest=%.3f (the median of %d alternated pairs, from %.3f to %.3f)\n",
+				w.name, ratios[len(ratios)/2], len(ratios), ratios[0], ratios[len(ratios)-1])
 		}
 		recordBound(m.name, model, w, req, out[w.name])
 		printSteps(cache)
