@@ -194,13 +194,13 @@ func TestGemvSharedAcrossN(t *testing.T) {
 // its rounding to bf16 are the up product's epilogue, which stores the
 // bf16 activations the down product reads at their width, so the three
 // products are the MLP's only steps but the input's rounding, as with f32
-// products (gemv+mul). The numbers, the rounded activations' too, are
-// the reference executor's.
+// products (gemv+mul); at one lhs row and at five (2 rhs rows in flight).
+// The numbers, the rounded activations' too, are the reference executor's.
 func TestGemvNarrowEpilogue(t *testing.T) {
 	b := testBackend(t)
-	for _, dt := range []string{"bf16", "f16"} {
-		t.Run(dt, func(t *testing.T) {
-			src := strings.ReplaceAll(`func @f(%x: f32[1,64], %wg: bf16[96,64], %wu: bf16[96,64], %wd: bf16[64,96]) -> (f32[1,64], bf16[1,96]) {
+	for _, c := range []struct{ dt, rows string }{{"bf16", "1"}, {"f16", "1"}, {"bf16", "5"}} {
+		t.Run(c.dt+"x"+c.rows, func(t *testing.T) {
+			src := strings.NewReplacer("bf16", c.dt, "[1,", "["+c.rows+",").Replace(`func @f(%x: f32[1,64], %wg: bf16[96,64], %wu: bf16[96,64], %wd: bf16[64,96]) -> (f32[1,64], bf16[1,96]) {
   %xb = convert %x : bf16[1,64]
   %x32 = convert %xb : f32[1,64]
   %wg32 = convert %wg : f32[96,64]
@@ -215,7 +215,7 @@ func TestGemvNarrowEpilogue(t *testing.T) {
   %y = dot_general %h32, %wd32 {lhs_contract=[1], rhs_contract=[1]} : f32[1,64]
   return %y, %hb
 }
-`, "bf16", dt)
+`)
 			exe := compileText(t, "gemv-narrow-epilogue", []byte(src))
 			for seed := range int64(3) {
 				x := differential(t, b, exe.Module, exe.Entry, seed+1)
