@@ -303,6 +303,18 @@ func (pl *planner) addDotStep(in *ir.Instr, env map[*ir.Value]int, st step, epi 
 // the dot's result from the output tile (buffer 0) and every other leaf
 // from a buffer added to the step, and stores it in place.
 func (pl *planner) epilogue(k *kfn, st *step, in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) func(b, m, n value.Value) {
+	if epi.root.Type.DType != ir.F32 {
+		panic("llvm: a rounding epilogue outside a streamed product")
+	}
+	at := pl.epilogueOf(k, st, in, env, epi)
+	return func(b, m, n value.Value) { at(b, m, n, nil) }
+}
+
+// epilogueOf is epilogue's emitter, which takes the dot's element in a
+// register (dot) instead of from the output tile when dot is not nil, and
+// stores epi.root at its dtype: rounded to f16/bf16 (rounds), buffer 0
+// is the root's, and the dot's result is never stored.
+func (pl *planner) epilogueOf(k *kfn, st *step, in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) func(b, m, n, dot value.Value) {
 	r := in.Results[0]
 	a := in.Attr.(*ir.DotAttr)
 	dims := r.Type.Dims()
@@ -320,7 +332,9 @@ func (pl *planner) epilogue(k *kfn, st *step, in *ir.Instr, env map[*ir.Value]in
 		st.bufs = append(st.bufs, s)
 		return len(st.bufs) - 1, true
 	}
-	return func(b, m, n value.Value) {
+	dt := epi.root.Type.DType
+	_, mem, _ := elemType(dt)
+	return func(b, m, n, dot value.Value) {
 		// Each call emits the expression at another site of the kernel
 		// (the micro-kernel's variants each store their tile), so values
 		// computed at one site must not be reused at the next: when the
@@ -330,7 +344,10 @@ func (pl *planner) epilogue(k *kfn, st *step, in *ir.Instr, env map[*ir.Value]in
 		e.memo = map[string]value.Value{}
 		idx := append(k.delinear(b, dims[:nb]), k.delinear(m, dims[nb:nb+nm])...)
 		idx = append(idx, k.delinear(n, dims[nb+nm:])...)
-		k.store(e.at(epi.root, idx), k.buf(0, types.Float), k.linear(idx, dims))
+		if dot != nil {
+			e.memo[memoKey(r, idx)] = dot
+		}
+		k.store(stored(k, e.at(epi.root, idx), dt), k.buf(0, mem), k.linear(idx, dims))
 	}
 }
 
@@ -347,7 +364,10 @@ var remapOps = map[ir.Op]bool{ir.OpBroadcast: true, ir.OpTranspose: true, ir.OpR
 // operand read at the result's index), f32 and of the dot's shape, up to
 // the first value that must be materialised. The values in between stay
 // virtual, so nothing else reads them; every other leaf of the expression
-// must be in memory before the dot runs.
+// must be in memory before the dot runs. The chain may end in a rounding
+// to f16/bf16 (rounds) where the dot is streamed: at batch-1 decode with
+// bf16 products, silu(gate)·up was otherwise a step of its own between
+// the up and down products, which it is not with f32 products.
 func (pl *planner) findEpilogues(body []*ir.Instr, env map[*ir.Value]int, defs map[*ir.Value]*ir.Instr, mat map[*ir.Value]bool) {
 	users := map[*ir.Value][]*ir.Instr{}
 	for _, in := range body {
@@ -358,7 +378,8 @@ func (pl *planner) findEpilogues(body []*ir.Instr, env map[*ir.Value]int, defs m
 	ready := map[*ir.Value]bool{} // materialised by the group so far
 	for _, in := range body {
 		if in.Op == ir.OpDotGeneral && in.Results[0].Type.DType == ir.F32 {
-			if epi := dotChain(in.Results[0], users, defs, mat); epi != nil && epiReady(epi.root, in.Results[0], defs, env, ready, map[*ir.Value]bool{}) {
+			if epi := dotChain(in.Results[0], users, defs, mat); epi != nil && epiReady(epi.root, in.Results[0], defs, env, ready, map[*ir.Value]bool{}) &&
+				(epi.root.Type.DType == ir.F32 || pl.streamed(in)) {
 				pl.epis[in] = epi
 				ready[epi.root] = true
 			}
@@ -373,9 +394,11 @@ func (pl *planner) findEpilogues(body []*ir.Instr, env map[*ir.Value]int, defs m
 
 // dotChain follows r through single elementwise users to the first
 // materialised value; nil when there is none or r is materialised itself.
+// The values are f32 but for a last rounding to f16/bf16 (rounds).
 func dotChain(r *ir.Value, users map[*ir.Value][]*ir.Instr, defs map[*ir.Value]*ir.Instr, mat map[*ir.Value]bool) *dotEpilogue {
 	v := r
 	var ops []string
+	narrowed := false
 	for !mat[v] {
 		us := users[v]
 		if len(us) == 0 {
@@ -388,7 +411,18 @@ func dotChain(r *ir.Value, users map[*ir.Value][]*ir.Instr, defs map[*ir.Value]*
 			}
 		}
 		res := u.Results[0]
-		if defs[res] != u || remapOps[u.Op] || res.Type.DType != ir.F32 || !res.Type.SameShape(r.Type) {
+		if defs[res] != u || remapOps[u.Op] || !res.Type.SameShape(r.Type) {
+			return nil
+		}
+		switch {
+		case narrowed:
+			if u.Op != ir.OpCopy { // past the rounding, only a fusion's bindings
+				return nil
+			}
+		case res.Type.DType == ir.F32:
+		case rounds(u):
+			narrowed = true
+		default:
 			return nil
 		}
 		if u.Op != ir.OpCopy { // also the copies that bind an inlined fusion
@@ -400,6 +434,15 @@ func dotChain(r *ir.Value, users map[*ir.Value][]*ir.Instr, defs map[*ir.Value]*
 		return nil
 	}
 	return &dotEpilogue{root: v, defs: defs, ops: strings.Join(ops, "+")}
+}
+
+// rounds reports whether u rounds an f32 value to f16/bf16: a bf16
+// product's activations (models' linear) stored for the next product,
+// which reads them at their width. It ends a dot's chain, and only the
+// streamed product (gemv) stores such an epilogue (findEpilogues).
+func rounds(u *ir.Instr) bool {
+	dt := u.Results[0].Type.DType
+	return u.Op == ir.OpConvert && (dt == ir.BF16 || dt == ir.F16) && u.Args[0].Type.DType == ir.F32
 }
 
 // epiReady reports whether every leaf of v's expression, but the dot's

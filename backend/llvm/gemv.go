@@ -115,10 +115,13 @@ func (pl *planner) gemv(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) b
 	}
 	nb := (d.N + blk - 1) / blk
 	st.rows, st.work = d.B*nb, d.B*d.M*d.N*d.K
-	var epiAt func(b, m, n value.Value)
+	var epiAt func(b, m, n, dot value.Value)
 	if epi != nil {
 		st.what += "+" + epi.ops
-		epiAt = pl.epilogue(k, &st, in, env, epi)
+		// The step's output is the epilogue's value, maybe rounded to
+		// bf16 for the next product (rounds): the slot takes its type.
+		pl.p.slots[st.bufs[0]].typ = epi.root.Type
+		epiAt = pl.epilogueOf(k, &st, in, env, epi)
 	}
 	x, w, out := k.fbuf(1, d.lhs.dt), k.fbuf(2, d.rhs.dt), k.fbuf(0, ir.F32)
 	last := d.N - (nb-1)*blk // rows of the last block
@@ -143,6 +146,13 @@ func (pl *planner) gemv(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) b
 	k.finish()
 	pl.addDotStep(in, env, st, epi)
 	return true
+}
+
+// streamed reports whether dot_general in runs as a streamed product
+// (pl.dot's choice for its shape).
+func (pl *planner) streamed(in *ir.Instr) bool {
+	d := pl.dotShape(in)
+	return d.B*d.M*d.N > 0 && !bf16GemmFits(d, pl.tgt) && gemvFits(d)
 }
 
 // block computes the rhs rows of one block, from n0: blk of them, or
@@ -200,7 +210,7 @@ type gemvCall struct {
 	x, w, out    fbuf
 	b            value.Value
 	xBase, wBase value.Value
-	epi          func(b, m, n value.Value)
+	epi          func(b, m, n, dot value.Value)
 }
 
 // rows computes out[b, m, n0+c*stride] for every lhs row m and c < cols.
@@ -227,10 +237,11 @@ func (g gemvCall) rows(n0 value.Value, cols int64, stride value.Value) {
 			}
 			nn := k.cur.NewAdd(n0, k.times(int64(c), stride))
 			mm := ci(int64(m))
-			g.out.store(tail[0], k.mulAdd(g.b, d.M*d.N, k.mulAdd(mm, d.N, nn)))
 			if g.epi != nil {
-				g.epi(g.b, mm, nn)
+				g.epi(g.b, mm, nn, tail[0]) // stores the epilogue's value
+				continue
 			}
+			g.out.store(tail[0], k.mulAdd(g.b, d.M*d.N, k.mulAdd(mm, d.N, nn)))
 		}
 	}
 }

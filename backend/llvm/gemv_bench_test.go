@@ -34,46 +34,101 @@ func BenchmarkGemv(b *testing.B) {
 
 // gemvBench is one shape of BenchmarkGemv.
 func gemvBench(b *testing.B, k, n int64, dt string) {
-	be := testBackend(b)
-	be.threads = runtime.NumCPU()
 	src := fmt.Sprintf("func @mv(%%x: f32[1,%d], %%w: f32[%d,%d]) -> f32[1,%d] {\n  %%y = dot_general %%x, %%w {lhs_contract=[1], rhs_contract=[1]} : f32[1,%d]\n  return %%y\n}\n",
 		k, n, k, n, n)
 	size := int64(4)
 	if dt != "f32" {
 		size = 2
-		src = fmt.Sprintf("func @mv(%%x: f32[1,%d], %%w: %s[%d,%d]) -> f32[1,%d] {\n  %%w32 = convert %%w : f32[%d,%d]\n  %%y = dot_general %%x, %%w32 {lhs_contract=[1], rhs_contract=[1]} : f32[1,%d]\n  return %%y\n}\n",
-			k, dt, n, k, n, n, k, n)
+		src = gemvNarrowSrc(k, n, "f32", dt)
 	}
-	var xs []*Executable
-	var ws []*backend.Buffer
-	var args []*backend.Buffer
+	var runs []gemvRun
 	for _, v := range gemvVariants {
+		runs = append(runs, gemvRun{v.name, src, v.p})
+	}
+	gemvTime(b, k, n, size, runs)
+}
+
+// BenchmarkGemvBF16 times a decode step's product of bf16 weights with
+// f32 activations (f32 products of a bf16 checkpoint, Model.F32Products)
+// and with bf16 activations (its bf16 products, as models' linear writes
+// them), alternated call by call as BenchmarkGemv alternates its variants:
+// a bf16 product must stream the weights at least as fast.
+//
+//	go test ./backend/llvm -run '^$' -bench GemvBF16 -benchtime 300x
+func BenchmarkGemvBF16(b *testing.B) {
+	for _, s := range [][2]int64{{1024, 3072}, {3072, 1024}, {1024, 2048}, {1024, 151936}} {
+		b.Run(fmt.Sprintf("%dx%d", s[0], s[1]), func(b *testing.B) {
+			gemvTime(b, s[0], s[1], 2, []gemvRun{
+				{"f32xbf16", gemvNarrowSrc(s[0], s[1], "f32", "bf16"), nil},
+				{"bf16xbf16", gemvNarrowSrc(s[0], s[1], "bf16", "bf16"), nil},
+			})
+		})
+	}
+}
+
+// gemvNarrowSrc is x [1, k] of xdt times w [n, k] of wdt (f16/bf16), both
+// converted to f32 for the product as a program writes a narrow product.
+func gemvNarrowSrc(k, n int64, xdt, wdt string) string {
+	x := "%x"
+	conv := ""
+	if xdt != "f32" {
+		x = "%x32"
+		conv = fmt.Sprintf("  %%x32 = convert %%x : f32[1,%d]\n", k)
+	}
+	return fmt.Sprintf("func @mv(%%x: %s[1,%d], %%w: %s[%d,%d]) -> f32[1,%d] {\n%s  %%w32 = convert %%w : f32[%d,%d]\n  %%y = dot_general %s, %%w32 {lhs_contract=[1], rhs_contract=[1]} : f32[1,%d]\n  return %%y\n}\n",
+		xdt, k, wdt, n, k, n, conv, n, k, x, n)
+}
+
+// gemvRun is one program a gemv benchmark times: its source, compiled
+// with gemvFor replaced by p when p is not nil.
+type gemvRun struct {
+	name, src string
+	p         func(m, k int64, narrow bool) gemvParams
+}
+
+// gemvTime compiles runs (products of x [1, k] and a weight [n, k] of
+// size bytes an element) and calls them in turn, one call each per round,
+// each with the next of enough weight copies to fill 192 MB, so that a
+// neighbour's load on a shared host falls on all of them alike; each
+// reports the median call's rate, counting the weight's bytes.
+func gemvTime(b *testing.B, k, n, size int64, runs []gemvRun) {
+	be := testBackend(b)
+	be.threads = runtime.NumCPU()
+	var xs []*Executable
+	var ws [][]*backend.Buffer // per run: its copies of the weight
+	var args [][]*backend.Buffer
+	for _, r := range runs {
 		restore := gemvFor
-		if v.p != nil {
-			gemvFor = v.p
+		if r.p != nil {
+			gemvFor = r.p
 		}
-		_, fn, x := compileSrc(b, be, src)
+		_, fn, x := compileSrc(b, be, r.src)
 		gemvFor = restore
 		xs = append(xs, x)
-		if args == nil {
-			// At least two copies, so that no call finds its weights
-			// where the last call left them.
-			for i := range max(2, int((192<<20)/(k*n*size))) {
-				in := cpu.RandomInputs(fn, int64(i+1))
-				args = in
-				ws = append(ws, in[1])
-			}
+		// At least two copies, so that no call finds its weights where
+		// the last call left them. Runs of one source share them.
+		if len(ws) > 0 && runs[len(ws)-1].src == r.src {
+			ws, args = append(ws, ws[len(ws)-1]), append(args, args[len(args)-1])
+			continue
 		}
+		var copies []*backend.Buffer
+		var in []*backend.Buffer
+		for i := range max(2, int((192<<20)/(k*n*size))) {
+			in = cpu.RandomInputs(fn, int64(i+1))
+			copies = append(copies, in[1])
+		}
+		ws, args = append(ws, copies), append(args, in)
 	}
 	times := make([][]time.Duration, len(xs))
 	next := 0
 	b.ResetTimer()
 	for range b.N {
 		for v, x := range xs {
-			args[1] = ws[next%len(ws)]
+			a := args[v]
+			a[1] = ws[v][next%len(ws[v])]
 			next++
 			t0 := time.Now()
-			if _, err := x.Run(args); err != nil {
+			if _, err := x.Run(a); err != nil {
 				b.Fatal(err)
 			}
 			times[v] = append(times[v], time.Since(t0))
@@ -82,7 +137,7 @@ func gemvBench(b *testing.B, k, n int64, dt string) {
 	b.StopTimer()
 	for v, t := range times {
 		slices.Sort(t)
-		b.ReportMetric(float64(k*n*size)/float64(t[len(t)/2].Nanoseconds()), gemvVariants[v].name+"-GB/s")
+		b.ReportMetric(float64(k*n*size)/float64(t[len(t)/2].Nanoseconds()), runs[v].name+"-GB/s")
 	}
 }
 

@@ -188,3 +188,45 @@ func TestGemvSharedAcrossN(t *testing.T) {
 		t.Errorf("%d functions defined, want 2", n)
 	}
 }
+
+// TestGemvNarrowEpilogue: a decode step's MLP with bf16 products (models'
+// linear rounds each product's activations to bf16): silu(gate)·up and
+// its rounding to bf16 are the up product's epilogue, which stores the
+// bf16 activations the down product reads at their width, so the three
+// products are the MLP's only steps but the input's rounding, as with f32
+// products (gemv+mul); at one lhs row and at five (2 rhs rows in flight).
+// The numbers, the rounded activations' too, are the reference executor's.
+func TestGemvNarrowEpilogue(t *testing.T) {
+	b := testBackend(t)
+	for _, c := range []struct{ dt, rows string }{{"bf16", "1"}, {"f16", "1"}, {"bf16", "5"}} {
+		t.Run(c.dt+"x"+c.rows, func(t *testing.T) {
+			src := strings.NewReplacer("bf16", c.dt, "[1,", "["+c.rows+",").Replace(`func @f(%x: f32[1,64], %wg: bf16[96,64], %wu: bf16[96,64], %wd: bf16[64,96]) -> (f32[1,64], bf16[1,96]) {
+  %xb = convert %x : bf16[1,64]
+  %x32 = convert %xb : f32[1,64]
+  %wg32 = convert %wg : f32[96,64]
+  %g = dot_general %x32, %wg32 {lhs_contract=[1], rhs_contract=[1]} : f32[1,96]
+  %wu32 = convert %wu : f32[96,64]
+  %u = dot_general %x32, %wu32 {lhs_contract=[1], rhs_contract=[1]} : f32[1,96]
+  %s = silu %g
+  %h = mul %s, %u
+  %hb = convert %h : bf16[1,96]
+  %h32 = convert %hb : f32[1,96]
+  %wd32 = convert %wd : f32[64,96]
+  %y = dot_general %h32, %wd32 {lhs_contract=[1], rhs_contract=[1]} : f32[1,64]
+  return %y, %hb
+}
+`)
+			exe := compileText(t, "gemv-narrow-epilogue", []byte(src))
+			for seed := range int64(3) {
+				x := differential(t, b, exe.Module, exe.Entry, seed+1)
+				var got []string
+				for _, st := range x.plan.steps {
+					got = append(got, st.what)
+				}
+				if want := "loop convert; gemv; gemv+mul+convert; gemv"; strings.Join(got, "; ") != want {
+					t.Fatalf("plan:\n%s\nwant steps: %s", x.plan, want)
+				}
+			}
+		})
+	}
+}

@@ -19,6 +19,10 @@
 //
 //	go run ./bench/models [-quick] [-only dense,moe_decode] [-peers torch,llamacpp] [-backend llvm] [-repeat 3] [-dtype bf16|f16] [-layers N] [-steps N]
 //
+// -precision default,highest times tpucc's bf16 and f32 products of the same
+// weights in one process, a run of each in turn (a shared host's load falls on
+// both alike), and prints each one's median and their ratio; the table takes
+// the default's.
 // -steps N prints, after each workload, the N longest steps of every program
 // tpucc ran on the llvm backend (time per call and share): where a step's time
 // goes, kernel by kernel.
@@ -78,7 +82,7 @@ var (
 	repeat      = flag.Int("repeat", 3, "timed runs per workload, after one warm-up run")
 	skipPeer    = flag.Bool("skip-peer", false, "leave out every peer (-peers none)")
 	dtype       = flag.String("dtype", "f32", "every side's weights: f32, bf16 as most checkpoints store them, or f16")
-	precision   = flag.String("precision", "default", "tpucc's products with -dtype bf16: default (bf16, as both peers), highest (f32; models.Model.F32Products)")
+	precision   = flag.String("precision", "default", "tpucc's products with -dtype bf16: default (bf16, as both peers), highest (f32; models.Model.F32Products), or default,highest (both, run by run alternated)")
 	threads     = flag.Int("threads", 2, "threads for every side (GOMAXPROCS, torch.set_num_threads, llama.cpp's n_threads)")
 	cpuProfile  = flag.String("cpuprofile", "", "write a pprof CPU profile of tpucc's side (compiles and runs) to this file")
 	steps       = flag.Int("steps", 0, "print the N longest steps of each program tpucc ran on the llvm backend (time per call, share)")
@@ -93,8 +97,8 @@ func main() {
 	if _, ok := benchDTypes[*dtype]; !ok {
 		check(fmt.Errorf("-dtype %s: want f32, bf16 or f16", *dtype))
 	}
-	if *precision != "default" && *precision != "highest" {
-		check(fmt.Errorf("-precision %s: want default or highest", *precision))
+	if !slices.Contains([]string{"default", "highest", "default,highest"}, *precision) {
+		check(fmt.Errorf("-precision %s: want default, highest or default,highest", *precision))
 	}
 	run, err := parsePeers(*peers, *skipPeer)
 	check(err)

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tpucc/tpucc/backend"
@@ -179,7 +180,9 @@ func repoRoot() string {
 }
 
 // runTpucc times m's workloads on tpucc: the median of -repeat runs after a
-// warm-up (which compiles; the compile times are printed apart).
+// warm-up (which compiles; the compile times are printed apart). With
+// -precision default,highest each run is one of each precision in turn,
+// their order swapped from run to run.
 func runTpucc(m benchModel, ws []workload) map[string]float64 {
 	runtime.GOMAXPROCS(*threads)
 	raw, _ := json.Marshal(m.config)
@@ -188,39 +191,74 @@ func runTpucc(m benchModel, ws []workload) map[string]float64 {
 	t0 := time.Now()
 	model, err := randomModel(c)
 	check(err)
-	model.F32Products = *precision == "highest"
 	fmt.Fprintf(os.Stderr, "bench/models: %s: random weights in %.1f s\n", m.name, time.Since(t0).Seconds())
 	cache := engine.NewCache("", engine.CacheOptions{})
-	g, err := models.NewGenerator(model, models.Options{Backend: *backendName, Cache: cache})
-	check(err)
+	precs := strings.Split(*precision, ",")
+	gens := make([]*models.Generator, len(precs))
+	for i, p := range precs {
+		mp := *model // the same weights
+		mp.F32Products = p == "highest"
+		gens[i], err = models.NewGenerator(&mp, models.Options{Backend: *backendName, Cache: cache})
+		check(err)
+	}
 	out := map[string]float64{}
 	for _, w := range ws {
 		req := request(w, c.Vocab)
-		t1 := time.Now()
-		pre0, dec0 := g.Stats()
-		check(g.Prepare(req))
-		pre1, dec1 := g.Stats()
-		fmt.Fprintf(os.Stderr, "bench/models: %s: compiled in %.1f s (prefill %s; decode %s)\n", w.name, time.Since(t1).Seconds(),
-			stages(pre0.Time, pre1.Time), stages(dec0.Time, dec1.Time))
-		var times []float64
-		for i := range *repeat + 1 {
-			res, err := g.Generate(req)
-			check(err)
-			s := res.PrefillTime.Seconds()
-			if w.kind == "decode" {
-				s = res.DecodeTime.Seconds() / float64(w.steps)
-			}
-			if i > 0 {
-				times = append(times, s)
+		for i, g := range gens {
+			t1 := time.Now()
+			pre0, dec0 := g.Stats()
+			check(g.Prepare(req))
+			pre1, dec1 := g.Stats()
+			fmt.Fprintf(os.Stderr, "bench/models: %s: %scompiled in %.1f s (prefill %s; decode %s)\n", w.name, precLabel(precs, i), time.Since(t1).Seconds(),
+				stages(pre0.Time, pre1.Time), stages(dec0.Time, dec1.Time))
+		}
+		times := make([][]float64, len(gens))
+		for r := range *repeat + 1 {
+			for j := range gens {
+				i := j
+				if r%2 == 1 { // ABBA: neither precision always runs first
+					i = len(gens) - 1 - j
+				}
+				g := gens[i]
+				res, err := g.Generate(req)
+				check(err)
+				s := res.PrefillTime.Seconds()
+				if w.kind == "decode" {
+					s = res.DecodeTime.Seconds() / float64(w.steps)
+				}
+				if r > 0 {
+					times[i] = append(times[i], s)
+				}
 			}
 		}
-		slices.Sort(times)
-		out[w.name] = times[len(times)/2]
-		fmt.Fprintf(os.Stderr, "bench/models: %s: tpucc %s\n", w.name, fmtTime(out[w.name]))
+		var ratios []float64 // default over highest, run by run
+		if len(times) == 2 {
+			for r := range times[0] {
+				ratios = append(ratios, times[0][r]/times[1][r])
+			}
+			slices.Sort(ratios)
+		}
+		for i := range times {
+			slices.Sort(times[i])
+			fmt.Fprintf(os.Stderr, "bench/models: %s: tpucc %s%s\n", w.name, precLabel(precs, i), fmtTime(times[i][len(times[i])/2]))
+		}
+		out[w.name] = times[0][len(times[0])/2]
+		if len(ratios) > 0 {
+			fmt.Fprintf(os.Stderr, "bench/models: %s: precision default/highest=%.3f (the median of %d alternated pairs, from %.3f to %.3f)\n",
+				w.name, ratios[len(ratios)/2], len(ratios), ratios[0], ratios[len(ratios)-1])
+		}
 		recordBound(m.name, model, w, req, out[w.name])
 		printSteps(cache)
 	}
 	return out
+}
+
+// precLabel names precision i in a line when more than one is run.
+func precLabel(precs []string, i int) string {
+	if len(precs) == 1 {
+		return ""
+	}
+	return "precision " + precs[i] + ": "
 }
 
 // printSteps prints each llvm program's -steps longest steps (bench/internal/steps).
