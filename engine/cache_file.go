@@ -16,11 +16,6 @@ import (
 	"github.com/tpucc/tpucc/ir"
 )
 
-// staleTemp is the age past which a temporary file that this Cache is not
-// writing is taken to be a killed writer's: a live writer renames its file
-// within moments of creating it.
-const staleTemp = time.Minute
-
 // errSymlink is readBounded's error for an entry that is a symbolic link.
 var errSymlink = errors.New("it is a symbolic link")
 
@@ -77,21 +72,15 @@ func readBounded(path string) ([]byte, error) {
 // writeAtomic writes data to path through a temporary file in the cache's
 // directory, flushed to disk before a rename makes it the entry, so that
 // neither a reader nor a crash ever leaves a partial entry under its name.
+// The temporary is locked until it is renamed (templock_unix.go).
 func (c *Cache) writeAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(c.dir, ".tmp-*")
-	if errors.Is(err, fs.ErrNotExist) { // the directory was removed since it was opened
-		if err = privdir.EnsureOwnerOnly(c.dir); err == nil {
-			tmp, err = os.CreateTemp(c.dir, ".tmp-*")
-		}
-	}
+	tmp, err := c.createTemp()
 	if err != nil {
 		return err
 	}
 	name := tmp.Name()
-	c.mu.Lock()
-	c.ours[name] = true
-	c.mu.Unlock()
 	defer func() {
+		tmp.Close() // after the rename: the lock covers the file until it is the entry
 		c.mu.Lock()
 		delete(c.ours, name)
 		c.mu.Unlock()
@@ -99,9 +88,6 @@ func (c *Cache) writeAtomic(path string, data []byte) error {
 	_, err = tmp.Write(data)
 	if err == nil {
 		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
 	}
 	if err == nil {
 		err = os.Rename(name, path)
@@ -112,6 +98,38 @@ func (c *Cache) writeAtomic(path string, data []byte) error {
 	}
 	syncDir(c.dir)
 	return nil
+}
+
+// createTemp creates and locks a temporary file in the cache's directory,
+// marked as this Cache's. A sweeper that took the file for a dead writer's
+// between its creation and its lock has removed it: then another is made.
+func (c *Cache) createTemp() (*os.File, error) {
+	for try := 0; ; try++ {
+		tmp, err := os.CreateTemp(c.dir, ".tmp-*")
+		if errors.Is(err, fs.ErrNotExist) { // the directory was removed since it was opened
+			if err = privdir.EnsureOwnerOnly(c.dir); err == nil {
+				tmp, err = os.CreateTemp(c.dir, ".tmp-*")
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		c.mu.Lock()
+		c.ours[tmp.Name()] = true
+		c.mu.Unlock()
+		if err := lockTemp(tmp); err != nil {
+			return tmp, nil // no lock here: the age rule alone protects it
+		}
+		held, err1 := tmp.Stat()
+		named, err2 := os.Lstat(tmp.Name())
+		if err1 == nil && err2 == nil && os.SameFile(held, named) || try == 2 {
+			return tmp, nil
+		}
+		tmp.Close()
+		c.mu.Lock()
+		delete(c.ours, tmp.Name())
+		c.mu.Unlock()
+	}
 }
 
 // syncDir makes a rename in dir durable. Some systems cannot sync a
@@ -133,7 +151,7 @@ type cacheFile struct {
 }
 
 // scan lists the directory's entries and temporary files, removing the
-// temporaries that are stale (older than staleTemp and not this Cache's).
+// temporaries of dead writers (sweepAbandoned), never this Cache's.
 func (c *Cache) scan() []cacheFile {
 	ents, err := os.ReadDir(c.dir)
 	if err != nil {
@@ -150,11 +168,11 @@ func (c *Cache) scan() []cacheFile {
 			continue
 		}
 		f := cacheFile{filepath.Join(c.dir, e.Name()), info.Size(), info.ModTime(), temp}
-		if temp && time.Since(f.mod) > staleTemp {
+		if temp {
 			c.mu.Lock()
 			ours := c.ours[f.path]
 			c.mu.Unlock()
-			if !ours && os.Remove(f.path) == nil {
+			if !ours && sweepAbandoned(f.path, f.mod) {
 				c.swept.Add(1)
 				continue
 			}

@@ -163,26 +163,29 @@ func temp(t *testing.T, dir, name string, n int, age time.Duration) string {
 
 func TestStaleTemporariesAreSwept(t *testing.T) {
 	// A writer killed between creating its temporary file and renaming it
-	// leaves the file behind; the next Cache to open the directory removes
-	// those older than a minute and leaves younger ones (a live writer's).
+	// leaves the file behind, unlocked; the next Cache to open the
+	// directory removes every such file, however young, and leaves those
+	// a live writer holds locked, however old.
 	dir := cacheDir(t)
-	var stale []string
+	var dead []string
 	for i := range 3 {
-		stale = append(stale, temp(t, dir, ".tmp-"+strconv.Itoa(100+i), 1000, 2*time.Minute))
+		dead = append(dead, temp(t, dir, ".tmp-"+strconv.Itoa(100+i), 1000, 2*time.Minute))
 	}
-	young := temp(t, dir, ".tmp-200", 1000, 10*time.Second)
+	dead = append(dead, temp(t, dir, ".tmp-200", 1000, 0))
+	live := temp(t, dir, ".tmp-201", 1000, 2*time.Minute)
+	hold(t, live)
 	c := NewCache(dir, CacheOptions{})
 	f, _, _ := newFunc(t, mlpProgram, Options{Cache: c})
 	call(t, f, mlpProgram, mlpArgs(32, 1))
-	for _, p := range stale {
+	for _, p := range dead {
 		if _, err := os.Lstat(p); !os.IsNotExist(err) {
 			t.Errorf("%s was not swept (%v)", p, err)
 		}
 	}
-	if _, err := os.Lstat(young); err != nil || c.Stats().Swept != 3 {
-		t.Errorf("young temporary: %v; %+v", err, c.Stats())
+	if _, err := os.Lstat(live); err != nil || c.Stats().Swept != 4 {
+		t.Errorf("a live writer's temporary: %v; %+v", err, c.Stats())
 	}
-	// A temporary this Cache is writing is its own, however old.
+	// A temporary this Cache is writing is its own, locked or not.
 	mine := temp(t, dir, ".tmp-300", 10, time.Hour)
 	c.ours[mine] = true
 	c.scan()
@@ -204,6 +207,7 @@ func TestTemporariesCountInTheSizeBudget(t *testing.T) {
 	// the old entry to make room, and leaves the temporary alone.
 	const budget = 100_000
 	young := temp(t, dir, ".tmp-1", budget, 0)
+	hold(t, young)
 	c := NewCache(dir, CacheOptions{MaxBytes: budget})
 	g, _, _ := newFunc(t, mlpProgram, Options{Cache: c, NoAutoDynamic: true})
 	call(t, g, mlpProgram, mlpArgs(8, 1))

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -36,8 +37,9 @@ func TestFullDisk(t *testing.T) {
 // TestKilledWritersLeftovers: what processes killed while writing leave
 // (a program cache's temporary entry, a build directory whose owner is
 // gone, a half-made one, a copy made for loading) is removed by the next
-// process, which computes right. Fresh temporary files, which a live
-// writer may own, are left alone.
+// process, which computes right, however recently the writer died. A
+// temporary file whose writer is alive (it holds the file's lock) is left
+// alone, however old.
 func TestKilledWritersLeftovers(t *testing.T) {
 	d := newDirs(t, true)
 	old := time.Now().Add(-time.Hour)
@@ -66,13 +68,23 @@ func TestKilledWritersLeftovers(t *testing.T) {
 	}
 	plant(filepath.Join(d.llvm, ".build-2"), true)
 	plant(filepath.Join(d.llvm, "load-3.so"), false)
-	fresh := filepath.Join(d.cache, ".tmp-fresh")
-	if err := os.WriteFile(fresh, []byte("being written"), 0o600); err != nil {
+	plant(filepath.Join(d.cache, ".tmp-young"), false) // killed a moment ago: its lock is free too
+	if err := os.Chtimes(filepath.Join(d.cache, ".tmp-young"), time.Now(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	live := filepath.Join(d.cache, ".tmp-live")
+	plant(live, false)
+	f, err := os.Open(live) // a live writer holds its temporary's lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		t.Fatal(err)
 	}
 	d.run(t, 0).wantOK(t)
-	if err := os.Remove(fresh); err != nil {
-		t.Fatalf("a fresh temporary file was removed: %v", err)
+	if err := os.Remove(live); err != nil {
+		t.Fatalf("a live writer's temporary file was removed: %v", err)
 	}
 	d.wantClean(t)
 }
