@@ -106,3 +106,19 @@ func TestDirectLinkError(t *testing.T) {
 		t.Fatalf("got %v, want %q and ld's words on kxmissing", err, want)
 	}
 }
+
+// TestToolPastFileSizeLimit: a build tool killed by SIGXFSZ (what the
+// linker gets writing past RLIMIT_FSIZE) fails with an error that says a
+// file was too large; another signal's error does not.
+func TestToolPastFileSizeLimit(t *testing.T) {
+	var cpu toolCPU
+	err := runBuild("/bin/sh", []string{"-c", "kill -XFSZ $$"}, &cpu)
+	want := "llvm: sh failed: signal: file size limit exceeded: a file it wrote grew past the file size limit: file too large\n"
+	if err == nil || err.Error() != want {
+		t.Errorf("SIGXFSZ: %v; want %q", err, want)
+	}
+	err = runBuild("/bin/sh", []string{"-c", "kill -TERM $$"}, &cpu)
+	if want := "llvm: sh failed: signal: terminated\n"; err == nil || err.Error() != want {
+		t.Errorf("SIGTERM: %v; want %q", err, want)
+	}
+}

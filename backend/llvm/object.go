@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/ebitengine/purego"
@@ -354,9 +355,23 @@ func runBuild(prog string, args []string, cpu *toolCPU) error {
 		cpu.Add(int64(ps.UserTime() + ps.SystemTime()))
 	}
 	if err != nil {
-		return fmt.Errorf("llvm: %s failed: %v\n%s", filepath.Base(prog), err, stderr.String())
+		return fmt.Errorf("llvm: %s failed: %v\n%s", filepath.Base(prog), toolError(err), stderr.String())
 	}
 	return nil
+}
+
+// toolError is a build tool's failure as the user should read it: a tool
+// killed for writing past the file size limit (SIGXFSZ, a full quota) says
+// that a file was too large, as a write of Go's own does; clang's driver
+// said so for the linker it ran, and the linker is now run directly.
+func toolError(err error) error {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGXFSZ {
+			return fmt.Errorf("%v: a file it wrote grew past the file size limit: file too large", err)
+		}
+	}
+	return err
 }
 
 // install moves a build's object (hashed as data), its record and its
