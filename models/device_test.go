@@ -25,7 +25,7 @@ func TestGeneratorOnDevice(t *testing.T) {
 	}
 	for i, w := range dev.weights {
 		if w.Device() == nil {
-			t.Fatalf("weight %s is not in the device's memory", m.Params[i].Name)
+			t.Fatalf("weight %s is not in the device's memory", dev.m.Params[i].Name)
 		}
 	}
 	req := Request{Prompts: [][]int32{{3, 1, 4, 1, 5}, {9, 2, 6}}, MaxNew: 6}

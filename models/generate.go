@@ -39,7 +39,21 @@ type Options struct {
 	// reference executor (docs/PERFORMANCE.md), and for a model with MoE
 	// blocks, which moe-route does not yet rewrite inside a loop.
 	Decode string
+	// Layers chooses how the steps run the model's layer loops: LayersLoop
+	// as the model groups them (Model.Loops), LayersUnroll layer by layer
+	// (Model.Unrolled), LayersAuto ("") unrolled on XLA:CPU (--device
+	// pjrt), which copies each layer's weights out of their stacks every
+	// step (1.9x the decode step of an 8-layer Qwen3-0.6B, docs/MODELS.md),
+	// and as loops elsewhere.
+	Layers string
 }
+
+// Layer modes (Options.Layers).
+const (
+	LayersAuto   = ""
+	LayersLoop   = "loop"
+	LayersUnroll = "unroll"
+)
 
 // Generator holds a model's two compiled steps: prefill (the padded prompts
 // at once) and decode (one token per row), or the decode loop (every decode
@@ -64,12 +78,19 @@ const stepCacheArg = 3
 // NewGenerator compiles nothing yet: each step compiles at its first call
 // with a new signature (or in Prepare).
 func NewGenerator(m *Model, o Options) (*Generator, error) {
-	g := &Generator{m: m, all: o.AllLogits}
-	arch := m.Config.Arch
 	useLoop, err := o.loop(m.Config.MoE != nil)
 	if err != nil {
 		return nil, err
 	}
+	if unroll, err := o.unroll(); err != nil {
+		return nil, err
+	} else if unroll {
+		if m, err = m.Unrolled(); err != nil {
+			return nil, err
+		}
+	}
+	g := &Generator{m: m, all: o.AllLogits}
+	arch := m.Config.Arch
 	// The steps consume the KV cache they are given and return the next one
 	// (JAX's donate_argnums): the cache is updated where it lies, on a
 	// device and on the llvm backend, rather than copied every step.
@@ -422,16 +443,32 @@ func (o Options) loop(moe bool) (bool, error) {
 		if moe {
 			return false, nil
 		}
-		name := o.Backend
-		if name == "" {
-			var err error
-			if name, err = engine.DeviceBackend(o.Device); err != nil {
-				return false, err
-			}
-		}
-		return strings.HasPrefix(name, "pjrt"), nil
+		name, err := o.backendName()
+		return strings.HasPrefix(name, "pjrt"), err
 	}
 	return false, fmt.Errorf("models: decode %q: want %q, %q or %q (automatic)", o.Decode, DecodeLoop, DecodeSteps, DecodeAuto)
+}
+
+// unroll resolves o.Layers: whether the steps run the layers unrolled.
+func (o Options) unroll() (bool, error) {
+	switch o.Layers {
+	case LayersLoop:
+		return false, nil
+	case LayersUnroll:
+		return true, nil
+	case LayersAuto:
+		name, err := o.backendName()
+		return name == "pjrt", err
+	}
+	return false, fmt.Errorf("models: layers %q: want %q, %q or %q (automatic)", o.Layers, LayersLoop, LayersUnroll, LayersAuto)
+}
+
+// backendName is the backend o runs on: o.Backend, else its device's.
+func (o Options) backendName() (string, error) {
+	if o.Backend != "" {
+		return o.Backend, nil
+	}
+	return engine.DeviceBackend(o.Device)
 }
 
 // spareCache keeps the KV cache of the last generation for the next one of

@@ -78,8 +78,12 @@ func New(c *hf.Config, w *hf.Weights) (*Model, error) {
 }
 
 // newModel is a model of c without weights, its layers grouped.
-func newModel(c *hf.Config) *Model {
-	m := &Model{Config: c, groups: layerGroups(c, unrolled()), slots: map[string][2]int{}}
+func newModel(c *hf.Config) *Model { return groupedModel(c, unrolled()) }
+
+// groupedModel is a model of c without weights, its layers grouped into
+// loops unless unroll.
+func groupedModel(c *hf.Config, unroll bool) *Model {
+	m := &Model{Config: c, groups: layerGroups(c, unroll), slots: map[string][2]int{}}
 	for gi, g := range m.groups {
 		for s := range g.period {
 			if g.looped() {
@@ -88,6 +92,85 @@ func newModel(c *hf.Config) *Model {
 		}
 	}
 	return m
+}
+
+// Unrolled is m with every layer unrolled: the same weights (each layer's
+// fields are its rows of m's stacks, views, not copies), the steps traced
+// layer by layer with each layer's weights a parameter of their own. It is m
+// itself when m runs no loop. A backend that copies a stack's row out
+// before a product reads it (XLA:CPU copies every dynamic_slice of a weight
+// stack inside a loop, each step) runs the unrolled steps faster;
+// Options.Layers chooses it for a Generator.
+func (m *Model) Unrolled() (*Model, error) {
+	if len(m.Loops()) == 0 {
+		return m, nil
+	}
+	u := groupedModel(m.Config, true)
+	var err error
+	if m.Weights != nil {
+		u.Params, u.index, err = collect(m.Weights, u.groups)
+	} else {
+		u.Params, u.index, err = m.rowParams()
+	}
+	if err != nil {
+		return nil, err
+	}
+	u.Weights, u.F32Products = m.Weights, m.F32Products
+	return u, nil
+}
+
+// rowParams are the parameters of m unrolled for a model without hf.Weights
+// (Abstract's, its buffers set by hand), in m's order: a looped slot's
+// stack becomes its layers' rows (views), the other parameters stay m's.
+func (m *Model) rowParams() ([]Param, map[string]int, error) {
+	var out []Param
+	index := map[string]int{}
+	for _, p := range m.Params {
+		rest, _ := strings.CutPrefix(p.Name, "layers.")
+		n, field, _ := strings.Cut(rest, ".")
+		at, ok := m.slots[n]
+		if !strings.HasPrefix(p.Name, "layers.") || !ok {
+			index[p.Name] = len(out)
+			out = append(out, p)
+			continue
+		}
+		g, s := m.groups[at[0]], at[1]
+		views, err := rowViews(p, g.count)
+		if err != nil {
+			return nil, nil, err
+		}
+		for it, v := range views {
+			name := fmt.Sprintf("layers.%d.%s", g.layer(s, it), field)
+			index[name] = len(out)
+			out = append(out, Param{Name: name, Type: v.Type(), Buffer: v})
+		}
+	}
+	for name, j := range m.index {
+		if name != m.Params[j].Name { // an alias (LMHead of tied embeddings)
+			index[name] = index[m.Params[j].Name]
+		}
+	}
+	return out, index, nil
+}
+
+// rowViews are views of p's count rows along its leading dimension.
+func rowViews(p Param, count int) ([]*backend.Buffer, error) {
+	if p.Buffer == nil {
+		return nil, fmt.Errorf("models: weight %s has no buffer", p.Name)
+	}
+	t := p.Type
+	row := ir.Type{DType: t.DType, Shape: t.Shape[1:]}
+	data := p.Buffer.Bytes()
+	per := len(data) / count
+	out := make([]*backend.Buffer, count)
+	for it := range out {
+		v, err := backend.View(row, data[it*per:(it+1)*per])
+		if err != nil {
+			return nil, fmt.Errorf("models: row %d of %s: %w", it, p.Name, err)
+		}
+		out[it] = v
+	}
+	return out, nil
 }
 
 // Loops lists the loops a step runs, as the layers of each loop's first

@@ -30,7 +30,8 @@ func TestParseMesh(t *testing.T) {
 
 // TestGeneratorSplit: a model split over 4 XLA:CPU devices (tensor
 // parallel, and 2×2 data and tensor parallel; decode as one loop and step
-// by step) gives the tokens of the unsplit model on the host and its first logits within 1e-5 of the
+// by step; the layers as loops over stacks and, as on XLA:CPU by default,
+// unrolled) gives the tokens of the unsplit model on the host and its first logits within 1e-5 of the
 // largest; each weight with a Megatron rule is held as four pieces, each
 // device's a quarter (the tiny model's one KV head, 8 rows of k, is padded
 // to 2 rows a device), and the cache stays split between steps.
@@ -45,17 +46,22 @@ func TestGeneratorSplit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct{ spec, decode string }{{"tp=4", DecodeLoop}, {"dp=2,tp=2", DecodeLoop}, {"tp=4", DecodeSteps}} {
+	for _, c := range []struct{ spec, decode, layers string }{
+		{"tp=4", DecodeLoop, LayersLoop}, {"dp=2,tp=2", DecodeLoop, LayersLoop}, {"tp=4", DecodeSteps, LayersLoop}, {"tp=4", DecodeLoop, LayersAuto},
+	} {
 		spec := c.spec
 		mesh, err := ParseMesh(spec)
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, err := NewGenerator(m, Options{Device: "pjrt", Precision: "highest", Mesh: mesh, Decode: c.decode})
+		g, err := NewGenerator(m, Options{Device: "pjrt", Precision: "highest", Mesh: mesh, Decode: c.decode, Layers: c.layers})
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkSplitWeights(t, spec, m, g)
+		if unrolled := len(g.m.Loops()) == 0; unrolled != (c.layers == LayersAuto) {
+			t.Errorf("%s, layers %q: the steps run loops %v", spec, c.layers, g.m.Loops())
+		}
+		checkSplitWeights(t, spec, g.m, g)
 		got, err := g.Generate(req)
 		if err != nil {
 			t.Fatalf("%s: %v", spec, err)

@@ -102,7 +102,7 @@ func TestSplitLoadReadsLayers(t *testing.T) {
 		t.Fatal("the model has no loop: no stacked weight to read")
 	}
 	before := layerFields(m)
-	g, err := NewGenerator(m, Options{Device: "pjrt", Precision: "highest", Mesh: mustMesh(t, "tp=4")})
+	g, err := NewGenerator(m, Options{Device: "pjrt", Precision: "highest", Mesh: mustMesh(t, "tp=4"), Layers: LayersLoop})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestGeneratorSplitFamilies(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, err := NewGenerator(m, Options{Device: "pjrt", Precision: "highest", Mesh: mustMesh(t, "tp=4")})
+		g, err := NewGenerator(m, Options{Device: "pjrt", Precision: "highest", Mesh: mustMesh(t, "tp=4"), Layers: LayersLoop})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -216,7 +216,7 @@ func TestSplitMoEFromCheckpoint(t *testing.T) {
 	}
 	defer m.Close()
 	before := layerFields(m)
-	g, err := NewGenerator(m, Options{Device: "pjrt", Precision: "highest", Mesh: mustMesh(t, "tp=4")})
+	g, err := NewGenerator(m, Options{Device: "pjrt", Precision: "highest", Mesh: mustMesh(t, "tp=4"), Layers: LayersLoop})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func TestSplitPhi3FusedViews(t *testing.T) {
 		checkRowsOf(t, m, p+"mlp.gate_up_proj.weight", lw.Gate, lw.Up)
 	}
 	before := layerFields(m)
-	g, err := NewGenerator(m, Options{Device: "pjrt", Precision: "highest", Mesh: mustMesh(t, "tp=4")})
+	g, err := NewGenerator(m, Options{Device: "pjrt", Precision: "highest", Mesh: mustMesh(t, "tp=4"), Layers: LayersLoop})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,7 @@ var generateCommand = &command{
 		{name: "ignore-eos", kind: boolFlag, doc: "generate --max-new-tokens tokens even past an end-of-sequence id"},
 		{name: "output-dir", kind: valueFlag, arg: "DIR", doc: "write tokens.npy and logits.npy into DIR"},
 		{name: "decode", kind: valueFlag, arg: "MODE", doc: "loop: every decode step in one compiled loop, one dispatch; steps: a dispatch per token; auto (default): loop on --device pjrt, tpu or gpu for a dense model, else steps"},
+		{name: "layers", kind: valueFlag, arg: "MODE", doc: "loop: the steps run the model's repeating layers as loops over stacked weights; unroll: layer by layer; auto (default): unroll on --device pjrt (XLA:CPU copies a layer's weights out of a stack every step), else loop"},
 		backendFlag,
 		deviceFlag,
 		precisionFlag,
@@ -112,6 +113,7 @@ type generateArgs struct {
 	maxNew  int
 	sampler models.Sampler
 	decode  string // models.Options.Decode
+	layers  string // models.Options.Layers
 	// f32Products keeps a bf16 checkpoint's products in f32
 	// (--precision highest; models.Model.F32Products).
 	f32Products bool
@@ -156,6 +158,13 @@ func parseGenerate(p *parsed) (*generateArgs, error) {
 		a.decode = d
 	default:
 		return nil, usagef("--decode %s: want loop, steps or auto", d)
+	}
+	switch l := p.value("layers", "auto"); l {
+	case "auto":
+	case models.LayersLoop, models.LayersUnroll:
+		a.layers = l
+	default:
+		return nil, usagef("--layers %s: want loop, unroll or auto", l)
 	}
 	// --precision highest keeps every product f32 on the CPU backends too,
 	// as JAX's "highest" does: a bf16 checkpoint's activations are not
@@ -260,7 +269,7 @@ func cmdGenerate(e *env, p *parsed) error {
 		return err
 	}
 	g, err := models.NewGenerator(m, models.Options{Backend: p.value("backend", ""), Device: p.value("device", ""), Precision: precision,
-		Decode: a.decode, Mesh: mesh})
+		Decode: a.decode, Layers: a.layers, Mesh: mesh})
 	if err != nil {
 		return err
 	}

@@ -201,6 +201,21 @@ func TestGenerateDecodeLoop(t *testing.T) {
 	}
 }
 
+// --layers unroll and --layers loop print the same tokens, on the llvm
+// backend and on XLA:CPU (where auto unrolls).
+func TestGenerateLayers(t *testing.T) {
+	dir := tinyQwen3(t)
+	args := []string{"generate", "--model", dir, "--prompt-ids", "1,2,3,4,5", "--prompt-ids", "7,8", "--max-new-tokens", "6"}
+	for _, dev := range [][]string{nil, {"--device", "pjrt", "--precision", "highest"}} {
+		want := tpucc(t, "", append(append(args, dev...), "--layers", "loop")...)
+		got := tpucc(t, "", append(append(args, dev...), "--layers", "unroll")...)
+		w, g := strings.Split(want.stdout, "\n"), strings.Split(got.stdout, "\n")
+		if want.code != 0 || got.code != 0 || len(g) < 2 || len(strings.Fields(g[0])) != 6 || w[0] != g[0] || w[1] != g[1] {
+			t.Errorf("%v --layers unroll: exit %d, stdout\n%s\nwant the tokens of --layers loop\n%s%s", dev, got.code, got.stdout, want.stdout, got.stderr)
+		}
+	}
+}
+
 // generate ends each row at generation_config.json's EOS ids, pads it with
 // pad_token_id and stops when every row has finished; --ignore-eos does
 // not. (models' TestEOSAgainstTransformers compares the rule with
@@ -334,6 +349,7 @@ func TestGenerateErrors(t *testing.T) {
 		{[]string{"--model", dir, "--prompt-ids", "1", "--mesh", "tp=4"}, 2, "tpucc generate: --mesh tp=4 splits a model over a device's chips: give --device pjrt, tpu or gpu\n" + usage},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--mesh", "tp=4,ep=2", "--device", "pjrt"}, 2, "tpucc generate: --mesh: mesh \"tp=4,ep=2\": axis \"ep\": a model splits over dp (batch) and tp (weights) only\n" + usage},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--decode", "fast"}, 2, "tpucc generate: --decode fast: want loop, steps or auto\n" + usage},
+		{[]string{"--model", dir, "--prompt-ids", "1", "--layers", "flat"}, 2, "tpucc generate: --layers flat: want loop, unroll or auto\n" + usage},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--precision", "fast"}, 2, "tpucc generate: --precision fast: want one of default, high, highest\n" + usage},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--max-new-tokens", "1e8"}, 2, "tpucc generate: --max-new-tokens 1e8: want a non-negative integer\n" + usage},
 		{[]string{"--model", dir, "--prompt-ids", "1,2", "--prompt-ids", "3", "--max-new-tokens", "100000000"}, 1, "models: a prompt of 2 tokens and 100000000 new tokens need 100000002 positions, more than the model's max_position_embeddings 1024 (at most 1022 new tokens fit)\n"},

@@ -1,0 +1,122 @@
+package models
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	_ "github.com/tpucc/tpucc/backend/pjrt" // the pjrt device: XLA:CPU through PJRT
+	"github.com/tpucc/tpucc/engine"
+)
+
+// Model.Unrolled runs every layer on its own weights, which are the rows
+// of the looped model's stacks: no loop, one parameter per layer field, the
+// same buffers' bytes; a model without loops is its own unrolled form.
+func TestUnrolledModel(t *testing.T) {
+	m := randomModel(t, tinyQwen3Config, 0.5)
+	if len(m.Loops()) == 0 {
+		t.Fatal("the tiny Qwen3 runs no loop: the test needs one")
+	}
+	u, err := m.Unrolled()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := u.Loops(); len(got) != 0 {
+		t.Errorf("the unrolled model runs loops %v", got)
+	}
+	if u.Weights != m.Weights || u.Config != m.Config {
+		t.Error("the unrolled model has weights or a configuration of its own")
+	}
+	layers := len(m.Config.Layers)
+	for _, field := range []string{"Q", "Down"} {
+		stack := m.Params[m.index["layers.0:"+strconv.Itoa(layers)+"."+field]]
+		rows := stack.Buffer.Bytes()
+		per := len(rows) / layers
+		for i := range layers {
+			p := u.Params[u.index["layers."+strconv.Itoa(i)+"."+field]]
+			if !strings.HasPrefix(p.Name, "layers."+strconv.Itoa(i)+".") || !slices.Equal(p.Buffer.Bytes(), rows[i*per:(i+1)*per]) {
+				t.Errorf("%s of layer %d (%s) is not row %d of %s", field, i, p.Name, i, stack.Name)
+			}
+		}
+	}
+	if again, err := u.Unrolled(); err != nil || again != u {
+		t.Errorf("unrolling an unrolled model: %p, %v; want itself", again, err)
+	}
+}
+
+// LayersAuto unrolls on XLA:CPU only (--device pjrt, backend pjrt);
+// LayersLoop and LayersUnroll force either way; another mode is refused by
+// name.
+func TestLayersMode(t *testing.T) {
+	for _, c := range []struct {
+		o      Options
+		unroll bool
+		err    string
+	}{
+		{Options{Device: "pjrt"}, true, ""},
+		{Options{Backend: "pjrt"}, true, ""},
+		{Options{Device: "tpu"}, false, ""},
+		{Options{Backend: "pjrt-gpu"}, false, ""},
+		{Options{Device: "cpu"}, false, ""},
+		{Options{Backend: "llvm"}, false, ""},
+		{Options{Backend: "reference"}, false, ""},
+		{Options{Device: "pjrt", Layers: LayersLoop}, false, ""},
+		{Options{Backend: "llvm", Layers: LayersUnroll}, true, ""},
+		{Options{Layers: "flat"}, false, `models: layers "flat": want "loop", "unroll" or "" (automatic)`},
+		{Options{Device: "npu"}, false, `unknown device "npu" (want one of cpu, pjrt, tpu, gpu)`},
+	} {
+		unroll, err := c.o.unroll()
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+		}
+		if unroll != c.unroll || msg != c.err {
+			t.Errorf("%+v: unroll %v, error %q; want %v, %q", c.o, unroll, msg, c.unroll, c.err)
+		}
+	}
+}
+
+// A Generator's steps give the same tokens, and first logits within 1e-5
+// of the largest, with the layers as loops and unrolled, on the llvm
+// backend and on XLA:CPU; on XLA:CPU the automatic mode unrolls, on llvm
+// it keeps the loops.
+func TestGeneratorLayers(t *testing.T) {
+	m := randomModel(t, tinyQwen3Config, 0.5)
+	req := Request{Prompts: [][]int32{{3, 1, 4, 1, 5}, {9, 2, 6}}, MaxNew: 6}
+	for _, o := range []Options{{Backend: "llvm"}, {Device: "pjrt", Precision: "highest"}} {
+		var want *Result
+		for _, layers := range []string{LayersLoop, LayersUnroll, LayersAuto} {
+			o.Layers, o.Cache = layers, engine.NewCache("", engine.CacheOptions{})
+			g, err := NewGenerator(m, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			unrolled := layers == LayersUnroll || layers == LayersAuto && o.Device == "pjrt"
+			if loops := len(g.m.Loops()) > 0; loops == unrolled {
+				t.Errorf("%+v: the steps run loops %v", o, g.m.Loops())
+			}
+			got, err := g.Generate(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want == nil {
+				want = got
+				continue
+			}
+			if !slices.EqualFunc(got.Tokens, want.Tokens, slices.Equal) {
+				t.Errorf("%+v: tokens %v, with loops %v", o, got.Tokens, want.Tokens)
+			}
+			gl, wl := got.FirstLogits.Float32s(), want.FirstLogits.Float32s()
+			scale, diff := 0.0, 0.0
+			for j := range wl {
+				scale = math.Max(scale, math.Abs(float64(wl[j])))
+				diff = math.Max(diff, math.Abs(float64(gl[j]-wl[j])))
+			}
+			if diff > 1e-5*scale {
+				t.Errorf("%+v: first logits differ from the loops' by %g (largest %g)", o, diff, scale)
+			}
+		}
+	}
+}
