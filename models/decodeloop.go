@@ -19,7 +19,7 @@ import (
 
 // Decode modes (Options.Decode).
 const (
-	DecodeAuto  = ""      // the loop on a PJRT device (pjrt, tpu, gpu) for a dense model, steps elsewhere
+	DecodeAuto  = ""      // the loop on a PJRT device (pjrt, tpu, gpu), steps elsewhere
 	DecodeLoop  = "loop"  // one compiled loop for all decode steps
 	DecodeSteps = "steps" // a dispatch per token, the host choosing each
 )

@@ -14,6 +14,7 @@ import (
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
+	"github.com/tpucc/tpucc/passes"
 	"github.com/tpucc/tpucc/tensor"
 	"github.com/tpucc/tpucc/tools/xlacheck"
 )
@@ -202,7 +203,7 @@ func TestDecodeLoopSeed(t *testing.T) {
 // The decode loop gives transformers' greedy tokens for the qwen3 and
 // qwen3_moe oracle checkpoints (the one family checked here: the loop is
 // family-agnostic around Model.step, which TestAgainstTransformers checks
-// for every family; the MoE blocks stay dense in the loop's body, checked
+// for every family; the MoE blocks routed inside the loop's body, checked
 // on XLA:CPU only), and transformers' batched EOS generation for
 // qwen3_eos, on the llvm backend (the loop on the reference executor) and
 // on XLA:CPU.
@@ -320,36 +321,34 @@ func TestDecodeLoopEager(t *testing.T) {
 	}
 }
 
-// DecodeAuto runs the loop on PJRT backends only, and not for a model with
-// MoE blocks (dense in a loop body); DecodeLoop and DecodeSteps force
-// either way; another mode is refused by name.
+// DecodeAuto runs the loop on PJRT backends only, MoE models included
+// (moe-route rewrites their blocks inside the loop: TestDecodeLoopRoutesMoE);
+// DecodeLoop and DecodeSteps force either way; another mode is refused by
+// name.
 func TestDecodeMode(t *testing.T) {
 	for _, c := range []struct {
 		o    Options
-		moe  bool
 		loop bool
 		err  string
 	}{
-		{Options{Device: "pjrt"}, false, true, ""},
-		{Options{Device: "tpu"}, false, true, ""},
-		{Options{Backend: "pjrt-gpu"}, false, true, ""},
-		{Options{Device: "pjrt"}, true, false, ""},
-		{Options{Device: "pjrt", Decode: DecodeLoop}, true, true, ""},
-		{Options{Device: "cpu"}, false, false, ""},
-		{Options{Backend: "llvm"}, false, false, ""},
-		{Options{Backend: "reference"}, false, false, ""},
-		{Options{Backend: "llvm", Decode: DecodeLoop}, false, true, ""},
-		{Options{Device: "pjrt", Decode: DecodeSteps}, false, false, ""},
-		{Options{Decode: "fast"}, false, false, `models: decode "fast": want "loop", "steps" or "" (automatic)`},
-		{Options{Device: "npu"}, false, false, `unknown device "npu" (want one of cpu, pjrt, tpu, gpu)`},
+		{Options{Device: "pjrt"}, true, ""},
+		{Options{Device: "tpu"}, true, ""},
+		{Options{Backend: "pjrt-gpu"}, true, ""},
+		{Options{Device: "cpu"}, false, ""},
+		{Options{Backend: "llvm"}, false, ""},
+		{Options{Backend: "reference"}, false, ""},
+		{Options{Backend: "llvm", Decode: DecodeLoop}, true, ""},
+		{Options{Device: "pjrt", Decode: DecodeSteps}, false, ""},
+		{Options{Decode: "fast"}, false, `models: decode "fast": want "loop", "steps" or "" (automatic)`},
+		{Options{Device: "npu"}, false, `unknown device "npu" (want one of cpu, pjrt, tpu, gpu)`},
 	} {
-		loop, err := c.o.loop(c.moe)
+		loop, err := c.o.loop()
 		msg := ""
 		if err != nil {
 			msg = err.Error()
 		}
 		if loop != c.loop || msg != c.err {
-			t.Errorf("%+v, MoE %v: loop %v, error %q; want %v, %q", c.o, c.moe, loop, msg, c.loop, c.err)
+			t.Errorf("%+v: loop %v, error %q; want %v, %q", c.o, loop, msg, c.loop, c.err)
 		}
 	}
 }
@@ -387,6 +386,37 @@ func TestDecodeLoopCompilesForTPU(t *testing.T) {
 			if !r.OK {
 				t.Errorf("%s on %s: %s", r.ID, r.Topology, r.Error)
 			}
+		}
+	}
+}
+
+// moe-route rewrites the MoE blocks inside the decode loop's body, with the
+// layers as a loop nested in it and unrolled: three ragged_dots (gate, up,
+// down) per MoE block the program holds (the pass's own tests check that
+// the dense form is gone where it rewrites).
+func TestDecodeLoopRoutesMoE(t *testing.T) {
+	m := randomModel(t, qwen3MoEAll, 0.5)
+	u, err := m.Unrolled()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		m    *Model
+		want int
+	}{{m, 3}, {u, 3 * len(m.Config.Layers)}} {
+		var args []engine.Arg
+		for _, ty := range c.m.loopTypes(1, 8, 1, 32) {
+			args = append(args, engine.ShapeArg(ty))
+		}
+		mod, err := loopProgram{c.m, "qwen3_moe.decode_loop"}.Trace(append(args, loopStatics(Sampler{})...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := passes.Run(mod, passes.Default(), passes.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(ir.Print(mod), "= ragged_dot "); n != c.want {
+			t.Errorf("loops %v: %d ragged_dots in the decode loop, want %d", c.m.Loops(), n, c.want)
 		}
 	}
 }

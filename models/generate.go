@@ -36,8 +36,8 @@ type Options struct {
 	// dispatch per token, the host choosing each; DecodeAuto ("") the loop
 	// on a PJRT backend (--device pjrt, tpu, gpu), where it is faster, and
 	// steps on the llvm and reference backends, which run a loop on the
-	// reference executor (docs/PERFORMANCE.md), and for a model with MoE
-	// blocks, which moe-route does not yet rewrite inside a loop.
+	// reference executor (docs/PERFORMANCE.md). A model with MoE blocks
+	// loops too: moe-route rewrites them inside the loop's body.
 	Decode string
 	// Layers chooses how the steps run the model's layer loops: LayersLoop
 	// as the model groups them (Model.Loops), LayersUnroll layer by layer
@@ -78,7 +78,7 @@ const stepCacheArg = 3
 // NewGenerator compiles nothing yet: each step compiles at its first call
 // with a new signature (or in Prepare).
 func NewGenerator(m *Model, o Options) (*Generator, error) {
-	useLoop, err := o.loop(m.Config.MoE != nil)
+	useLoop, err := o.loop()
 	if err != nil {
 		return nil, err
 	}
@@ -429,20 +429,14 @@ func loopInputs(r Request, next []int32, finished []bool, padded int, start engi
 		arg(tensor.FromSlice(eos, int64(len(eos)))), arg(tensor.FromSlice([]int32{r.Pad}))}
 }
 
-// loop reports whether the decode steps of a model of moe (whether it has
-// MoE blocks) run as one compiled loop. DecodeAuto keeps an MoE model's
-// steps apart: moe-route rewrites only a function's top level, so in a
-// loop body the experts stay dense, every expert on every token.
-func (o Options) loop(moe bool) (bool, error) {
+// loop reports whether the decode steps run as one compiled loop.
+func (o Options) loop() (bool, error) {
 	switch o.Decode {
 	case DecodeLoop:
 		return true, nil
 	case DecodeSteps:
 		return false, nil
 	case DecodeAuto:
-		if moe {
-			return false, nil
-		}
 		name, err := o.backendName()
 		return strings.HasPrefix(name, "pjrt"), err
 	}

@@ -31,7 +31,7 @@ var generateCommand = &command{
 		{name: "progress", kind: boolFlag, doc: "report each checkpoint shard as it loads (automatic on a terminal or past 1 GiB) and every 256 new tokens (automatic on a terminal or from 1024)"},
 		{name: "ignore-eos", kind: boolFlag, doc: "generate --max-new-tokens tokens even past an end-of-sequence id"},
 		{name: "output-dir", kind: valueFlag, arg: "DIR", doc: "write tokens.npy and logits.npy into DIR"},
-		{name: "decode", kind: valueFlag, arg: "MODE", doc: "loop: every decode step in one compiled loop, one dispatch; steps: a dispatch per token; auto (default): loop on --device pjrt, tpu or gpu for a dense model, else steps"},
+		{name: "decode", kind: valueFlag, arg: "MODE", doc: "loop: every decode step in one compiled loop, one dispatch; steps: a dispatch per token; auto (default): loop on --device pjrt, tpu or gpu, else steps"},
 		{name: "layers", kind: valueFlag, arg: "MODE", doc: "loop: the steps run the model's repeating layers as loops over stacked weights; unroll: layer by layer; auto (default): unroll on --device pjrt (XLA:CPU copies a layer's weights out of a stack every step), else loop"},
 		backendFlag,
 		deviceFlag,
@@ -72,9 +72,10 @@ sampling); with it tokens are sampled, after --top-k and --top-p, from --seed.
 
 --decode loop runs every decode step as one compiled loop that chooses the tokens itself (the
 same tokens as --decode steps, sampled ones too): one dispatch per generation instead of one
-per token. It is the default on PJRT devices, where it is faster, except for MoE models (whose
-experts a loop body computes densely today); the CPU backends run a loop on the reference
-executor, so there the default is steps. The ids are printed when generation
+per token. It is the default on PJRT devices, where it is faster (MoE models too: their
+experts are routed inside the loop); the CPU backends run a loop on the reference executor, so
+there the default is steps. --layers unroll runs the layers one by one instead of as loops over
+stacked weights: the default on --device pjrt, whose XLA:CPU copies a loop's weights every step. The ids are printed when generation
 ends either way; with the loop, no progress lines appear during decode.
 --prompt needs DIR/tokenizer.json (BPE, as Qwen's, Llama's, Mistral's and Gemma's).
 `
