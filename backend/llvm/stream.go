@@ -20,15 +20,16 @@ import (
 // for ownership), so a kernel that writes N bytes it does not read moves
 // 2N bytes for them; a streaming store writes the whole line to memory
 // without reading it. On bench/cpu's chain (x*sigmoid(x) + bias + residual,
-// f32[4096,4096], 192 MiB of reads and writes a call) the kernel moved
-// 256 MiB instead of 192: the same kernel with streaming stores took 4.08
-// ms against 5.17 (best of 60 calls, two threads, this 2-core Zen 5 host,
-// docs/PERFORMANCE.md). What is given up: a result written with them is
-// not in the cache afterwards, so a kernel that reads it next reads it from
-// memory. An output at least as large as the last-level cache would mostly
-// have left the cache anyway, and the reads saved (its size) are more than
-// the reads that can be lost (the cache's size): streaming is chosen only
-// from there (target.stream).
+// f32[4096,4096], 192 MiB of reads and writes a call) the kernel moved 256
+// MiB instead of 192. Called in turn with the ordinary kernel from a C
+// harness (two threads, 150 calls each, the host loaded), the streamed one
+// took 2-24% less CPU time a thread (medians 3.28, 2.48 and 4.16 ms against
+// 3.57, 3.27 and 4.23; docs/PERFORMANCE.md). What is given up: a result
+// written with them is not in the cache afterwards, so a kernel that reads it
+// next reads it from memory. An output at least as large as the last-level
+// cache would mostly have left the cache anyway, and the reads saved (its
+// size) are more than the reads that can be lost (the cache's size):
+// streaming is chosen only from there (target.stream).
 //
 // The loop vectoriser does not widen a non-temporal store whose alignment
 // it cannot prove (a scalar float store is 4-byte aligned), and leaves the
