@@ -70,6 +70,10 @@ type Backend struct {
 	// bf16 is how products of two bf16 operands run (bf16dot.go): from
 	// the CPU flags; tests set it either way.
 	bf16 bf16Unit
+	// stream is target.stream: the output size from which loop kernels
+	// use streaming stores (stream.go), from the host's caches; tests set
+	// it.
+	stream int64
 	// CacheWarning says why the configured cache directory was refused and
 	// a fallback one (CacheDir) is used instead; "" when it is used.
 	CacheWarning string
@@ -103,6 +107,7 @@ func Open(o Options) (*Backend, error) {
 	if b.threads <= 0 {
 		b.threads = runtime.NumCPU()
 	}
+	b.stream = streamMinBytes(tc.features, gt.host.L3, min(b.threads, runtime.NumCPU()))
 	if err := b.startTeam(); err != nil {
 		return nil, err
 	}
@@ -190,7 +195,7 @@ func (b *Backend) compileWith(m *ir.Module, f *ir.Func, expect *backend.NativeCo
 	}
 	var times BuildTimes
 	t0 := time.Now()
-	p, err := newPlan(m, f, target{wide: b.wide, threads: b.threads, gemm: gp, bf16: b.bf16}, donate...)
+	p, err := newPlan(m, f, target{wide: b.wide, threads: b.threads, gemm: gp, bf16: b.bf16, stream: b.stream}, donate...)
 	if err != nil {
 		return nil, err
 	}

@@ -44,6 +44,8 @@ type gen struct {
 	// bodies: each kernel dedupeKernels kept, as text under the name
 	// "kernel", by its name (split.go reads them).
 	bodies map[string]string
+	// ntNode: the !{i32 1} of non-temporal stores (stream.go), once made.
+	ntNode *metadata.Tuple
 }
 
 func newGen(wide bool) *gen {

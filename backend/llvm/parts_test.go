@@ -108,8 +108,8 @@ func TestKernelKeyFlags(t *testing.T) {
 
 // TestCanonicalKernel: a kernel's canonical text names its loop hints, not
 // the numbers its module gave them, and holds the functions it calls and
-// no others; a metadata reference that is not a hint keeps the whole
-// module around it.
+// no others; a metadata reference that is not a hint (nor the streaming
+// stores' mark) keeps the whole module around it.
 func TestCanonicalKernel(t *testing.T) {
 	g1, g2 := newGen(false), newGen(false)
 	g1.loopID("llvm.loop.interleave.count", 4)
@@ -138,6 +138,18 @@ func TestCanonicalKernel(t *testing.T) {
 	}
 	if c := canon(g1, body(7)); !strings.HasPrefix(c, g1.text()) {
 		t.Fatalf("an unknown reference, canonical text:\n%s", c)
+	}
+	// The streaming stores' mark (stream.go), numbered apart in two modules.
+	g3, g4 := newGen(false), newGen(false)
+	g3.nontemporal()
+	g4.loopID("llvm.loop.unroll.count", 4)
+	g4.nontemporal()
+	store := func(g *gen) string {
+		return fmt.Sprintf("  store <16 x float> %%v, <16 x float>* %%p, align 64, !nontemporal !%d\n", g.ntNode.MetadataID)
+	}
+	want = "  store <16 x float> %v, <16 x float>* %p, align 64, !nontemporal !{nontemporal}\n"
+	if c3, c4 := canon(g3, store(g3)), canon(g4, store(g4)); c3 != want || c4 != want {
+		t.Fatalf("canonical texts of a streaming store:\n%s\n%s\nwant\n%s", c3, c4, want)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/llir/llvm/ir/types"
 	"github.com/llir/llvm/ir/value"
 
 	"github.com/tpucc/tpucc/ir"
@@ -135,6 +136,9 @@ type target struct {
 	// gemm: the blocked product's tile, blocks and prefetch distance
 	// (gemm_tune.go); the zero value is staticGemm(wide).
 	gemm gemmParams
+	// stream: loop kernels whose outputs are at least this many bytes
+	// store them with streaming stores (stream.go); 0 never.
+	stream int64
 }
 
 // newPlan builds the plan of f in m for tgt, generating kernels into a new
@@ -686,10 +690,21 @@ func (pl *planner) loopKernels(vs []*ir.Value, env map[*ir.Value]int, defs map[*
 	if cat != nil {
 		axis = int(cat.Attr.(*ir.AxisAttr).Axis)
 	}
-	dst := make([]value.Value, len(vs))
+	dst, mems := make([]value.Value, len(vs)), make([]types.Type, len(vs))
 	for i, w := range vs {
-		_, mem, _ := elemType(w.Type.DType)
-		dst[i] = k.buf(i, mem)
+		_, mems[i], _ = elemType(w.Type.DType)
+		dst[i] = k.buf(i, mems[i])
+	}
+	if cat == nil && pl.streams(vs, dims) {
+		st.what += " (streamed)"
+		emitStreamed(k, dims, dst, mems, func(idx []value.Value) []value.Value {
+			out := make([]value.Value, len(vs))
+			for i, w := range vs {
+				out[i] = stored(k, e.at(w, idx), w.Type.DType)
+			}
+			return out
+		})
+		return pl.loopDone(k, st, vs, env)
 	}
 	emitNestSplit(k, dims, axis, cuts, func(idx []value.Value, part int) {
 		if cat != nil { // each part's loop reads one operand, without selects
@@ -700,6 +715,12 @@ func (pl *planner) loopKernels(vs []*ir.Value, env map[*ir.Value]int, defs map[*
 			k.store(stored(k, e.at(w, idx), w.Type.DType), dst[i], k.linear(idx, dims))
 		}
 	})
+	return pl.loopDone(k, st, vs, env)
+}
+
+// loopDone finishes loopKernels' kernel k and adds its step st, whose
+// outputs are vs.
+func (pl *planner) loopDone(k *kfn, st step, vs []*ir.Value, env map[*ir.Value]int) error {
 	k.finish()
 	for i, w := range vs {
 		env[w] = st.bufs[i]

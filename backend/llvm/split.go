@@ -103,6 +103,9 @@ func (g *gen) canonical(body string, called []string, texts map[string]string, c
 	for key, l := range g.scopes {
 		hints[fmt.Sprintf("!%d", l.MetadataID)] = "!{" + key + "}"
 	}
+	if g.ntNode != nil { // streaming stores' mark (stream.go)
+		hints[fmt.Sprintf("!%d", g.ntNode.MetadataID)] = "!{nontemporal}"
+	}
 	unknown := false
 	out := metadataRef.ReplaceAllStringFunc(body, func(ref string) string {
 		h, ok := hints[ref]
