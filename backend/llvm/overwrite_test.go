@@ -1,8 +1,11 @@
 package llvm
 
 import (
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
@@ -170,4 +173,57 @@ func agreeWithin(t *testing.T, want, got []*backend.Buffer) {
 			t.Fatalf("result %d: %s", i, msg)
 		}
 	}
+}
+
+// BenchmarkAdamWUpdate: the AdamW loop of overwriteSrc's shape at [16384,
+// 1024] (64 MiB a table), each call's results the next call's weight and
+// state, as a training step chains them: "fresh" compiled without
+// donating (the new tables from the result pool, the dropped ones
+// collected between calls), "over" donating them (written over the
+// arguments). go test ./backend/llvm -run '^$' -bench
+// AdamWUpdate -count 4 alternates the two.
+func BenchmarkAdamWUpdate(b *testing.B) {
+	src := strings.ReplaceAll(overwriteSrc, "7,33", "16384,1024")
+	m, err := tir.Parse("step.tir", []byte(src))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := m.Funcs[0]
+	for _, c := range []struct {
+		name   string
+		donate []int
+	}{{"fresh", nil}, {"over", []int{0, 1, 2}}} {
+		b.Run(c.name, func(b *testing.B) {
+			x, err := testBackend(b).compileDonating(m, f, nil, c.donate)
+			if err != nil {
+				b.Fatal(err)
+			}
+			in := cpu.RandomInputs(f, 1)
+			faults, cpu := minorFaults(), time.Duration(0)
+			for b.Loop() {
+				c0 := cpuTime()
+				got, err := x.RunWith(in, backend.RunOptions{Donate: c.donate})
+				cpu += cpuTime() - c0
+				if err != nil {
+					b.Fatal(err)
+				}
+				in = append(got[1:], in[3:]...)
+				b.StopTimer()
+				runtime.GC() // the dropped tables back to the result pool, as between training steps
+				b.StartTimer()
+			}
+			b.SetBytes(7 * 4 << 24) // four tables read, three written, as bench/train counts them
+			b.ReportMetric(float64(minorFaults()-faults)/float64(b.N), "faults/op")
+			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op") // what other processes distort less
+		})
+	}
+}
+
+// minorFaults is the process's minor page faults so far.
+func minorFaults() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return ru.Minflt
 }
