@@ -114,6 +114,9 @@ func (pl *planner) overwritable(p, w *ir.Value, vs []*ir.Value, env map[*ir.Valu
 			}
 			continue
 		}
+		if len(u.Results) == 0 {
+			return false // returned as well: copied out after every step
+		}
 		for _, r := range u.Results {
 			if !pl.done(r, env, map[*ir.Value]bool{}) {
 				return false // read later

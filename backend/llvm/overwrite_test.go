@@ -105,9 +105,10 @@ func TestLoopOverDonated(t *testing.T) {
 	}
 }
 
-// TestLoopNotOverDonated: a donated parameter that a later step reads, or
-// that the loop reads at another index than it writes (a transpose, a
-// broadcast along an axis), or that is not donated, is not written over;
+// TestLoopNotOverDonated: a donated parameter that a later step reads or
+// the program returns as well, or that the loop reads at another index
+// than it writes (a transpose, a broadcast along an axis), or that is not
+// donated, is not written over;
 // the numbers are the reference executor's.
 func TestLoopNotOverDonated(t *testing.T) {
 	for _, c := range []struct{ name, src string }{
@@ -119,6 +120,11 @@ func TestLoopNotOverDonated(t *testing.T) {
   %pb = mul %p, %sb : f32[4,4]
   %o = reduce_sum %pb {axes=[1]} : f32[4]
   return %e, %o
+}
+`},
+		{"returned too", `func @f(%p: f32[4,4], %g: f32[4,4]) -> (f32[4,4], f32[4,4]) {
+  %n = sub %p, %g : f32[4,4]
+  return %n, %p
 }
 `},
 		{"transposed", `func @f(%p: f32[4,4], %g: f32[4,4]) -> (f32[4,4]) {
