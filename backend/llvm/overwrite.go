@@ -47,12 +47,12 @@ func (pl *planner) entryUses(f *ir.Func) {
 
 // overwrites returns, for the outputs vs of one loop kernel, the
 // parameter each may be written over (nil for none): a donated parameter
-// of its type that it reads, whose slot nothing has written or viewed, which every
-// output reads only at the index it writes (samePlace), whose other
-// users in the entry are all planned already (their results in memory
-// of their own), and not taken by an earlier output. vs are results of
-// the entry's own instructions, returned by it; every result of those
-// instructions is among vs or in memory already.
+// of its type that it reads, whose slot nothing has written or viewed,
+// which every output reads only at the index it writes (samePlace), whose
+// other users in the entry are all planned already (done) or computed in
+// this kernel alone (confined), and not taken by an earlier output. The
+// output is returned by the entry; vs are results of the entry's own
+// instructions, every other result of which is in memory already.
 func (pl *planner) overwrites(vs []*ir.Value, env map[*ir.Value]int, defs map[*ir.Value]*ir.Instr) []*ir.Value {
 	out := make([]*ir.Value, len(vs))
 	if pl.top == nil || len(vs[0].Type.Dims()) == 0 {
