@@ -26,8 +26,8 @@ func (p fixed) Eager([]engine.Arg) ([]*backend.Buffer, error) {
 
 // TestCompiledStepDonated: the AdamW step compiles to one executable on the cpu device
 // (the llvm backend) and gives the reference executor's numbers; the donated parameter
-// and state are consumed by each call. (The llvm backend reuses a donated buffer only
-// for a dynamic_update_slice, so it writes the new values to fresh storage.)
+// and state are consumed by each call. (The llvm backend writes the new values over the
+// donated arguments' storage: backend/llvm/overwrite.go.)
 func TestCompiledStepDonated(t *testing.T) {
 	m, err := tir.Parse("tiny.tir", []byte(tinyLoss))
 	if err != nil {

@@ -41,6 +41,7 @@ func Step(loss *ir.Module, nParams int, opt Optimizer) (*ir.Module, error) {
 		return nil, err
 	}
 	v := m.Funcs[0]
+	scatterIntoSums(v)
 	ret := v.Body.Terminator()
 	lossVal, grads := ret.Args[0], append([]*ir.Value(nil), ret.Args[1:1+nParams]...)
 	params := append([]*ir.Value(nil), v.Params[:nParams]...)
@@ -80,6 +81,49 @@ func Step(loss *ir.Module, nParams int, opt Optimizer) (*ir.Module, error) {
 		panic(fmt.Sprintf("train: the step does not verify: %v", err))
 	}
 	return m, nil
+}
+
+// scatterIntoSums rewrites each add(y, scatter_add(0, idx, upd)) of f's
+// body, the scatter's only use, as scatter_add(y, idx, upd): a tied
+// embedding's gradient is the lm-head product's plus the tokens' rows
+// scattered into a zero table, and adding the rows into the product's
+// gradient (which a backend can do in its storage) reads and writes a
+// thousand rows where the sum read two [V, D] tables and the scatter wrote
+// one. Rows hit once get the same bits either way; a row that several
+// tokens hit adds them in another order (f32 rounding), and an untouched
+// -0 stays -0 where +0 + -0 gave +0.
+func scatterIntoSums(f *ir.Func) {
+	uses := map[*ir.Value]int{}
+	for _, in := range f.Body.Instrs {
+		for _, a := range in.Args {
+			uses[a]++
+		}
+	}
+	for _, in := range f.Body.Instrs {
+		if in.Op != ir.OpAdd || len(in.Args) != 2 {
+			continue
+		}
+		for i, s := range in.Args {
+			y := in.Args[1-i]
+			d := s.Def
+			if d == nil || d.Op != ir.OpScatterAdd || uses[s] != 1 || !zeroConst(d.Args[0]) ||
+				!y.Type.SameShape(in.Results[0].Type) || y.Type.DType != in.Results[0].Type.DType {
+				continue
+			}
+			in.Op, in.Attr = ir.OpScatterAdd, d.Attr
+			in.Args = []*ir.Value{y, d.Args[1], d.Args[2]}
+			break // the old scatter and its zeros are left to dce
+		}
+	}
+}
+
+// zeroConst reports whether v is a constant splat of zero.
+func zeroConst(v *ir.Value) bool {
+	if v.Def == nil || v.Def.Op != ir.OpConstant {
+		return false
+	}
+	c, ok := v.Def.Attr.(*ir.ConstAttr)
+	return ok && c.Value != nil && c.Value.Complex == nil && c.Value.Len() == 1 && c.Value.Float(0) == 0
 }
 
 // routing is Default's pipeline up to moe-route, then dce: what moe-route needs before

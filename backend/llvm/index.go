@@ -130,6 +130,8 @@ func copyType(dt ir.DType) (types.Type, bool) {
 // its rows and adding the updates whose index falls among them, so the copy
 // of a 622 MB table is split over the threads; and x a splat of +0 that is
 // in no memory (zeroScatter) is not read: the result's rows are zeroed.
+// An x that nothing else reads (scatterInto) is not copied at all: the
+// updates are added into its own storage, which becomes the result's.
 func (pl *planner) scatterAdd(in *ir.Instr, env map[*ir.Value]int) bool {
 	x, idx, upd := in.Args[0].Type, in.Args[1].Type, in.Args[2].Type
 	dt := x.DType
@@ -146,17 +148,26 @@ func (pl *planner) scatterAdd(in *ir.Instr, env map[*ir.Value]int) bool {
 	}
 	_, inMemory := env[in.Args[0]]
 	zero := !inMemory && zeroScatter(in, 0, pl.defs)
+	into, inPlace := pl.scatterInto(in, env)
 	k, st := pl.newKernelStep(in, env)
-	if zero {
-		st.bufs[1] = st.bufs[2] // x has no slot; the kernel never reads buffer 1
-	}
 	st.rows, st.work = outer, outer*(n+nj)*inner
+	if inPlace = inPlace && st.bufs[0] == len(pl.p.slots)-1; inPlace {
+		// The result is x's slot; the one newKernelStep made for it
+		// would be a temporary no step writes.
+		pl.p.slots = pl.p.slots[:st.bufs[0]]
+		st.bufs[0], st.work = into, outer*nj*inner
+	}
+	if zero || inPlace {
+		st.bufs[1] = st.bufs[2] // the kernel never reads buffer 1
+	}
 	out, ip := k.buf(0, elem), k.buf(2, ext.mem)
-	fill := func(p value.Value) value.Value {
-		if zero {
-			return constant.NewInt(elem.(*types.IntType), 0)
+	fill := func(p value.Value) {
+		switch {
+		case zero:
+			k.store(constant.NewInt(elem.(*types.IntType), 0), out, p)
+		case !inPlace:
+			k.store(k.load(elem, k.buf(1, elem), p), out, p)
 		}
-		return k.load(elem, k.buf(1, elem), p)
 	}
 	add := k.scatterAdder(dt, it)
 	// addRows adds the updates of outer row o whose index is in [lo, hi).
@@ -173,18 +184,19 @@ func (pl *planner) scatterAdd(in *ir.Instr, env map[*ir.Value]int) bool {
 	}
 	if outer == 1 && n > 1 {
 		st.rows = n
-		k.loop(k.mulAdd(k.lo, inner, ci(0)), k.mulAdd(k.hi, inner, ci(0)), nil, func(p value.Value, _ []value.Value) []value.Value {
-			k.store(fill(p), out, p)
-			return nil
-		})
+		if !inPlace {
+			k.loop(k.mulAdd(k.lo, inner, ci(0)), k.mulAdd(k.hi, inner, ci(0)), nil, func(p value.Value, _ []value.Value) []value.Value {
+				fill(p)
+				return nil
+			})
+		}
 		addRows(ci(0), k.lo, k.hi)
 	} else {
 		k.loop(k.lo, k.hi, nil, func(o value.Value, _ []value.Value) []value.Value {
 			base := k.mulAdd(o, n*inner, ci(0))
-			k.loopN(n*inner, func(i value.Value) {
-				p := k.cur.NewAdd(base, i)
-				k.store(fill(p), out, p)
-			})
+			if !inPlace {
+				k.loopN(n*inner, func(i value.Value) { fill(k.cur.NewAdd(base, i)) })
+			}
 			addRows(o, ci(0), ci(n))
 			return nil
 		})
@@ -192,6 +204,48 @@ func (pl *planner) scatterAdd(in *ir.Instr, env map[*ir.Value]int) bool {
 	k.finish()
 	pl.addStep(in, env, st)
 	return true
+}
+
+// scatterInto returns the slot of x, the operand of scatter_add in, when
+// the updates may be added into x's own storage instead of a copy of it
+// (the training step's tied embedding: the lm-head product's gradient,
+// then the tokens' rows added into it; train.Step writes it so): x is a
+// temporary computed in in's block, in is its only reader there or in
+// any region below, and no other value is bound to its slot. Copying
+// would read and write the whole table (622 MB for Qwen3's) to change
+// a thousand rows.
+func (pl *planner) scatterInto(in *ir.Instr, env map[*ir.Value]int) (int, bool) {
+	x := in.Args[0]
+	s, ok := env[x]
+	if !ok || x.Def == nil || x.Def.Block != in.Block || in.Block == nil || pl.p.slots[s].kind != slotTemp {
+		return 0, false
+	}
+	for v, t := range env {
+		if t == s && v != x {
+			return 0, false
+		}
+	}
+	if usesIn(in.Block, x) != 1 || in.Args[1] == x || in.Args[2] == x {
+		return 0, false
+	}
+	return s, true
+}
+
+// usesIn counts the operands that are v among b's instructions and
+// those of their regions.
+func usesIn(b *ir.Block, v *ir.Value) int {
+	n := 0
+	for _, in := range b.Instrs {
+		for _, a := range in.Args {
+			if a == v {
+				n++
+			}
+		}
+		for _, r := range in.Regions {
+			n += usesIn(r, v)
+		}
+	}
+	return n
 }
 
 // zeroScatter reports whether operand i of in is the x of a scatter_add

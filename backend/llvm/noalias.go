@@ -29,8 +29,9 @@ import (
 // the same storage), else on new memory. What is updated in place — a
 // donated argument, or a carried value of a loop — is updated by
 // stepUpdate (donate.go's runUpdate, in Go) or copied by stepCarry and
-// stepCopy, never by a kernel: no kernel ever writes where it or another
-// of its buffers reads. Inputs may alias each other (mul %x, %x; two
+// stepCopy, or written by a loop kernel that reads the argument through
+// the output's own buffer (overwrite.go): no kernel ever writes where
+// another of its buffers reads. Inputs may alias each other (mul %x, %x; two
 // views of one weight): they are only read, and are given no scope.
 //
 // So each output j of a kernel is given a scope of its own, and every

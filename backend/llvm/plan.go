@@ -126,6 +126,14 @@ type planner struct {
 	// defs are the expressions of the group being planned: a reduction
 	// of one computes it as it reads (fusedReduce).
 	defs map[*ir.Value]*ir.Instr
+	// top, topUsers, returned and params describe the entry for
+	// overwrites (overwrite.go): its instructions, each donated
+	// parameter's users among them, the values it returns, and its
+	// parameters in order.
+	top      map[*ir.Instr]bool
+	topUsers map[*ir.Value][]*ir.Instr
+	returned map[*ir.Value]bool
+	params   []*ir.Value
 }
 
 // target is what a plan may assume of the machine that runs it.
@@ -180,6 +188,8 @@ func planOnce(m *ir.Module, f *ir.Func, tgt target, noView map[*ir.Value]bool, d
 			pl.donated[f.Params[i]] = true
 		}
 	}
+	pl.params = f.Params
+	pl.entryUses(f)
 	env := map[*ir.Value]int{}
 	for i, prm := range f.Params {
 		env[prm] = pl.newSlot(slot{typ: prm.Type, kind: slotParam, param: i})
@@ -662,11 +672,21 @@ func (pl *planner) loopKernels(vs []*ir.Value, env map[*ir.Value]int, defs map[*
 	v := vs[0]
 	k := pl.p.gen.newKernel()
 	st := step{kind: stepKernel, name: k.name, outs: len(vs), what: "loop " + pl.exprOp(v, defs).String(), fine: true}
-	for _, w := range vs {
-		st.bufs = append(st.bufs, pl.newSlot(slot{typ: w.Type}))
+	over := map[int]int{} // a parameter's slot written over: the output's buffer
+	for i, p := range pl.overwrites(vs, env, defs) {
+		if p != nil {
+			over[env[p]] = i
+			pl.p.slots[env[p]].written = true
+			st.bufs = append(st.bufs, env[p])
+			continue
+		}
+		st.bufs = append(st.bufs, pl.newSlot(slot{typ: vs[i].Type}))
 	}
 	if len(vs) > 1 {
 		st.what += fmt.Sprintf(" (+%d)", len(vs)-1)
+	}
+	if len(over) > 0 {
+		st.what += " over its arguments"
 	}
 
 	e := &expr{k: k, defs: defs, memo: map[string]value.Value{}, bufs: map[*ir.Value]int{}}
@@ -674,6 +694,9 @@ func (pl *planner) loopKernels(vs []*ir.Value, env map[*ir.Value]int, defs map[*
 		s, ok := env[x]
 		if !ok {
 			return 0, false
+		}
+		if j, ok := over[s]; ok {
+			return j, true // read where the output is written (overwrite.go)
 		}
 		st.bufs = append(st.bufs, s)
 		return len(st.bufs) - 1, true
@@ -711,8 +734,12 @@ func (pl *planner) loopKernels(vs []*ir.Value, env map[*ir.Value]int, defs map[*
 			e.seg.in, e.seg.at, e.seg.op, e.seg.off = cat, idx[axis], part, cuts[part]
 			clear(e.memo) // values of another part's loop do not dominate this one
 		}
-		for i, w := range vs {
-			k.store(stored(k, e.at(w, idx), w.Type.DType), dst[i], k.linear(idx, dims))
+		vals := make([]value.Value, len(vs))
+		for i, w := range vs { // all before any store (overwrite.go)
+			vals[i] = stored(k, e.at(w, idx), w.Type.DType)
+		}
+		for i := range vs {
+			k.store(vals[i], dst[i], k.linear(idx, dims))
 		}
 	})
 	return pl.loopDone(k, st, vs, env)

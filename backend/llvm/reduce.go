@@ -70,6 +70,12 @@ func (pl *planner) reduce(in *ir.Instr, env map[*ir.Value]int) bool {
 			return r.step(acc, e.at(in.Args[0], idx))
 		}
 	}
+	if x, label, ok := onehotPick(in, pl.defs); ok && e != nil {
+		st.work = n / dims[len(dims)-1]
+		k.pick(e, x, label, dims, kept, r)
+		pl.addStep(in, env, *st)
+		return true
+	}
 	split := -1
 	if in.Op == ir.OpReduceSum && floatish(in.Args[0].Type.DType) {
 		split = sumSplit(gone, dims)
@@ -100,6 +106,110 @@ func (pl *planner) reduce(in *ir.Instr, env map[*ir.Value]int) bool {
 	k.finish()
 	pl.addStep(in, env, *st)
 	return true
+}
+
+// onehotPick reports whether in, an f32 reduce_sum over its operand's
+// last axis alone, sums select(compare eq (iota along that axis, label),
+// x, +0) with label the same all along the axis: a causal-LM loss picking
+// each token's log-probability of its next token. At most one term of
+// each sum is not +0, so the sum is +0 + x at the label's index (+0 where
+// the label is outside the axis, an ignored token's -100): pick reads
+// that one element instead of the 151936 of a vocabulary row.
+func onehotPick(in *ir.Instr, defs map[*ir.Value]*ir.Instr) (x, label *ir.Value, ok bool) {
+	t := in.Args[0].Type
+	rank := t.Rank()
+	if in.Op != ir.OpReduceSum || rank == 0 || t.DType != ir.F32 || in.Results[0].Type.DType != ir.F32 ||
+		!slices.Equal(in.Attr.(*ir.AxesAttr).Axes, []int64{int64(rank - 1)}) {
+		return nil, nil, false
+	}
+	sel := defs[in.Args[0]]
+	if sel == nil || sel.Op != ir.OpSelect || !zeroSplat(through(sel.Args[2], defs), defs) {
+		return nil, nil, false
+	}
+	c := defs[through(sel.Args[0], defs)]
+	if c == nil || c.Op != ir.OpCompare || c.Attr.(*ir.CompareAttr).Dir != ir.CmpEQ || !c.Args[0].Type.SameShape(t) {
+		return nil, nil, false
+	}
+	for i := range 2 {
+		a, b := through(c.Args[i], defs), through(c.Args[1-i], defs)
+		if iotaAlong(defs[a], rank-1) && sameAlong(defs[b], rank-1) {
+			return sel.Args[1], b, true
+		}
+	}
+	return nil, nil, false
+}
+
+// through looks through the copies that bind an opened fusion's values.
+func through(v *ir.Value, defs map[*ir.Value]*ir.Instr) *ir.Value {
+	for d := defs[v]; d != nil && d.Op == ir.OpCopy && len(d.Args) == 1; d = defs[v] {
+		v = d.Args[0]
+	}
+	return v
+}
+
+// zeroSplat: v is a constant splat of +0 in the group.
+func zeroSplat(v *ir.Value, defs map[*ir.Value]*ir.Instr) bool {
+	d := defs[v]
+	if d == nil || d.Op != ir.OpConstant {
+		return false
+	}
+	l := d.Attr.(*ir.ConstAttr).Value
+	return l != nil && l.Len() == 1 && l.Complex == nil && l.Float(0) == 0 && !math.Signbit(l.Float(0))
+}
+
+// iotaAlong: d is a signed 32- or 64-bit iota along axis, whose every
+// element is its index there (a narrower one could wrap and match twice).
+func iotaAlong(d *ir.Instr, axis int) bool {
+	if d == nil || d.Op != ir.OpIota || d.Attr.(*ir.AxisAttr).Axis != int64(axis) {
+		return false
+	}
+	dt := d.Results[0].Type.DType
+	return dt == ir.I32 && d.Results[0].Type.Dims()[axis] <= math.MaxInt32 || dt == ir.I64
+}
+
+// sameAlong: d is a broadcast whose operand does not vary along axis of
+// its result.
+func sameAlong(d *ir.Instr, axis int) bool {
+	if d == nil || d.Op != ir.OpBroadcast {
+		return false
+	}
+	for i, to := range d.Attr.(*ir.DimsAttr).Dims {
+		if to == int64(axis) && d.Args[0].Type.Dims()[i] != 1 {
+			return false
+		}
+	}
+	return d.Args[0].Type.IsStatic()
+}
+
+// pick emits onehotPick's reduction: for each kept index, the label read
+// at index 0 of the last axis, then +0 + x at the label's index when it is
+// inside the axis, else +0.
+func (k *kfn) pick(e *expr, x, label *ir.Value, dims []int64, kept []int, r reduction) {
+	last := len(dims) - 1
+	keptDims := make([]int64, len(kept))
+	for i, d := range kept {
+		keptDims[i] = dims[d]
+	}
+	emitNest(k, keptDims, func(kidx []value.Value) {
+		idx := make([]value.Value, len(dims))
+		for i, d := range kept {
+			idx[d] = kidx[i]
+		}
+		idx[last] = ci(0)
+		clear(e.memo)
+		l := e.at(label, idx)
+		if !l.Type().Equal(types.I64) {
+			l = k.cur.NewSExt(l, types.I64)
+		}
+		at := k.linear(kidx, keptDims)
+		inside := k.cur.NewAnd(k.cur.NewICmp(enum.IPredSGE, l, ci(0)), k.cur.NewICmp(enum.IPredSLT, l, ci(dims[last])))
+		k.ifElse(inside, func() {
+			clear(e.memo) // computed in this branch only
+			idx[last] = l
+			r.store(k.cur.NewFAdd(f32(0), e.at(x, idx)), at)
+		}, func() { r.store(f32(0), at) })
+	})
+	k.finish()
 }
 
 // fusedReduce reports whether operand i of in is an expression of the

@@ -1,6 +1,8 @@
 package llvm
 
 import (
+	"bytes"
+	"math"
 	"slices"
 	"testing"
 
@@ -98,6 +100,65 @@ func TestInputFusionOpened(t *testing.T) {
 	in := cpu.RandomInputs(f, 6)
 	for i := range 6 {
 		in[1].SetInt64(i, int64(i*83))
+	}
+	agree(t, x, m, f, in)
+}
+
+// TestReduceOnehotPick: an f32 sum over the last axis of a select against
+// an iota along it and a label the same along it (a causal-LM loss's pick)
+// reads one element a row (its step's work is the rows, not the elements),
+// the iota on either side of the compare and with keepdims; a label
+// outside the axis (-100, -1, the axis' length) picks +0, and a NaN the
+// select drops stays dropped. A compare other than eq, or a label that
+// varies along the axis, is summed as before. The bits are the reference
+// executor's.
+func TestReduceOnehotPick(t *testing.T) {
+	src := `func @pick(%x: f32[6,37], %lab: i32[6,1], %v: i32[37]) -> (f32[6], f32[6,1], f32[6], f32[6]) {
+  %io = iota {axis=1} : i32[6,37]
+  %lb = broadcast %lab {dims=[0,1]} : i32[6,37]
+  %z = constant 0.0 : f32[6,37]
+  %hit = compare %io, %lb {dir=eq} : i1[6,37]
+  %a = select %hit, %x, %z : f32[6,37]
+  %p = reduce_sum %a {axes=[1]} : f32[6]
+  %hit2 = compare %lb, %io {dir=eq} : i1[6,37]
+  %b = select %hit2, %x, %z : f32[6,37]
+  %q = reduce_sum %b {axes=[1], keepdims=true} : f32[6,1]
+  %ne = compare %io, %lb {dir=ne} : i1[6,37]
+  %c = select %ne, %x, %z : f32[6,37]
+  %r = reduce_sum %c {axes=[1]} : f32[6]
+  %vb = broadcast %v {dims=[1]} : i32[6,37]
+  %hit3 = compare %io, %vb {dir=eq} : i1[6,37]
+  %d = select %hit3, %x, %z : f32[6,37]
+  %s = reduce_sum %d {axes=[1]} : f32[6]
+  return %p, %q, %r, %s
+}
+`
+	m, f, x := compileSrc(t, testBackend(t), src)
+	var works []int64
+	for _, st := range x.plan.steps {
+		works = append(works, st.work)
+	}
+	if want := []int64{6, 6, 6 * 37, 6 * 37}; !slices.Equal(works, want) {
+		t.Errorf("steps' work %v, want %v (picks read a row's one element)\nplan:\n%s", works, want, x.plan)
+	}
+	in := cpu.RandomInputs(f, 6)
+	for i, l := range []int64{3, -100, 36, 0, 37, -1} {
+		in[1].SetInt64(i, l)
+	}
+	in[0].SetFloat64(5, math.NaN()) // row 0, column 5: not its label's
+	in[0].SetFloat64(3*37, math.Copysign(0, -1))
+	want, err := cpu.Run(m, f, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := x.Run(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if !bytes.Equal(got[i].Bytes(), want[i].Bytes()) {
+			t.Errorf("result %d: %v, the reference executor's %v", i, got[i].Float32s(), want[i].Float32s())
+		}
 	}
 	agree(t, x, m, f, in)
 }
