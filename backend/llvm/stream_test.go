@@ -32,10 +32,10 @@ func streamPair(t *testing.T, src string) (m *ir.Module, streamed, plain *Execut
 	return m, streamed, plain
 }
 
-// sameBits runs both executables on in and requires their results bit for
+// streamedSameBits runs both executables on in and requires their results bit for
 // bit equal (the arithmetic is the same; only the stores differ), and the
 // streamed one's within the oracle's tolerance of the reference executor.
-func sameBits(t *testing.T, m *ir.Module, streamed, plain *Executable, in []*backend.Buffer) {
+func streamedSameBits(t *testing.T, m *ir.Module, streamed, plain *Executable, in []*backend.Buffer) {
 	t.Helper()
 	got, err := streamed.Run(in)
 	if err != nil {
@@ -105,7 +105,7 @@ func TestStreamedLoopKernels(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			m, streamed, plain := streamPair(t, c.src)
 			for seed := range int64(3) {
-				sameBits(t, m, streamed, plain, cpu.RandomInputs(m.Entry(), seed))
+				streamedSameBits(t, m, streamed, plain, cpu.RandomInputs(m.Entry(), seed))
 			}
 		})
 	}
@@ -123,7 +123,7 @@ func TestStreamedSigmoidEdges(t *testing.T) {
 	for i, v := range xs {
 		vals[i] = float64(v)
 	}
-	sameBits(t, m, streamed, plain, []*backend.Buffer{backend.FromFloats(ir.Tensor(ir.F32, int64(n)), vals...)})
+	streamedSameBits(t, m, streamed, plain, []*backend.Buffer{backend.FromFloats(ir.Tensor(ir.F32, int64(n)), vals...)})
 }
 
 // TestStreamChoice: a loop kernel streams from target.stream bytes of
