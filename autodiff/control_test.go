@@ -1,6 +1,7 @@
 package autodiff_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/tpucc/tpucc/autodiff"
@@ -186,6 +187,33 @@ func TestControlAgainstFiniteDifferences(t *testing.T) {
 				in[0].SetInt64(0, k)
 				runCheckAt(t, m, in, k+1)
 			}
+		})
+	}
+}
+
+// TestControlRemat: with Options.Remat the reverse loops recompute each iteration's
+// forward from the saved carried values, and save no residuals; their gradients
+// agree with the finite differences as the default's do.
+func TestControlRemat(t *testing.T) {
+	for name, src := range controlCases {
+		t.Run(name, func(t *testing.T) {
+			m, err := tir.Parse(name+".tir", []byte(src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := m.Entry()
+			v, err := autodiff.ModuleOfWith(f, autodiff.Options{Remat: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if text := ir.Print(v); strings.Contains(text, "%res_") {
+				t.Errorf("the remat VJP saves residuals:\n%s", text)
+			}
+			in := cpu.RandomInputs(f, 1)
+			if f.Params[0].Type.DType == ir.I32 {
+				in[0].SetInt64(0, 1)
+			}
+			runCheckWith(t, m, in, 1, &autodiff.Options{Remat: true})
 		})
 	}
 }
