@@ -13,7 +13,9 @@
 //
 // -layers and -vocab shrink the dense model (a profile that fits beside other work;
 // not the benchmark's figure). -unroll trains with the layers unrolled
-// (models.TrainOptions.UnrollLayers), not the default loops; the row says so.
+// (models.TrainOptions.UnrollLayers), not the default loops; -remat with the loops'
+// backward recomputing each layer's forward (models.TrainOptions.RematLayers) instead of
+// reading the intermediates the forward loop saved; the row says so.
 //
 // -steps N prints, after tpucc's timed steps, the N longest steps of each program it
 // ran on the llvm backend in the last step (time per call and share), then the N
@@ -60,6 +62,7 @@ var (
 	layers      = flag.Int("layers", 0, "the dense model's layer count (0: 4), for a smaller profile")
 	vocab       = flag.Int("vocab", 0, "the dense model's vocabulary (0: 151936), for a smaller profile")
 	unroll      = flag.Bool("unroll", false, "tpucc's step with its layers unrolled (models.TrainOptions.UnrollLayers) instead of looped")
+	remat       = flag.Bool("remat", false, "tpucc's layer loops recompute each layer's forward in the backward (models.TrainOptions.RematLayers)")
 )
 
 const batch, tokens, lr = 4, 256, 1e-4
