@@ -297,9 +297,28 @@ func (t *tape) backward() error {
 			return ir.Errorf(in.Pos, "cannot differentiate %s: %s", in.Op, why)
 		}
 		t.b.Pos = in.Pos
+		if in.Op == ir.OpDynamicSlice && t.cts[in.Args[0]] != nil {
+			t.accumulateSlice(in, g[0])
+			continue
+		}
 		t.accumulateAll(in, r.vjp(&emitter{b: t.b}, in, g))
 	}
 	return nil
+}
+
+// accumulateSlice adds g, the cotangent of a dynamic_slice of x, into x's cotangent
+// where the slice was read: dynamic_update_slice of the window plus g into the
+// cotangent so far, the same numbers as adding the rule's zeros with g in the window
+// (the starts clamp alike for both). A loop reading one layer's weights from their
+// stack per iteration so adds each layer's gradient into the stack's cotangent row,
+// which the backend updates in place, instead of storing a stack of zeros and adding
+// all of it per iteration.
+func (t *tape) accumulateSlice(in *ir.Instr, g *ir.Value) {
+	x, starts := in.Args[0], in.Args[1:]
+	old := t.cts[x]
+	win := t.b.Op1(ir.OpDynamicSlice, in.Attr, append([]*ir.Value{old}, starts...)...)
+	sum := t.b.Op1(ir.OpAdd, nil, win, g)
+	t.cts[x] = t.b.Op1(ir.OpDynamicUpdateSlice, nil, append([]*ir.Value{old, sum}, starts...)...)
 }
 
 // accumulateAll adds cts[j] to the cotangent of in's operand j.
