@@ -15,11 +15,14 @@ type residual struct {
 }
 
 // residuals are the values of the tape's forward instructions (a body cloned by
-// bodyVJP) that its backward instructions or cts read, but those recomputed: the
-// cheap ones (recomputed), and the extra results of an inner loop saving its own
+// bodyVJP) that its backward instructions computing cts, or cts, read, but those
+// recomputed: the cheap ones, and the extra results of an inner loop saving its own
 // carries (a forward copy of a body does not save them; that loop is run again).
+// The backward instructions that cts do not need (the cotangent of a constant) are
+// dead: what only they read is not saved.
 func (t *tape) residuals(cts []*ir.Value) []residual {
 	fwd := t.forwardIndex()
+	live := liveFrom(cts, nil)
 	cheap := map[*ir.Value]bool{}
 	seen := map[*ir.Value]bool{}
 	var out []residual
@@ -32,7 +35,7 @@ func (t *tape) residuals(cts []*ir.Value) []residual {
 		out = append(out, residual{instr: i, result: v.Index, typ: v.Type, name: v.Name})
 	}
 	for _, in := range t.b.Block.Instrs {
-		if _, ok := fwd[in]; !ok {
+		if _, ok := fwd[in]; !ok && len(in.Results) > 0 && live[in.Results[0]] {
 			for _, a := range in.Args {
 				note(a)
 			}
@@ -40,6 +43,26 @@ func (t *tape) residuals(cts []*ir.Value) []residual {
 	}
 	for _, c := range cts {
 		note(c)
+	}
+	return t.dropReshapes(out, fwd, cheap)
+}
+
+// dropReshapes leaves out the residuals that reshape another residual (or a cheap
+// value): the reverse loop reshapes that one's load, where saving both would hold the
+// same numbers twice (an attention's probabilities, saved as softmax returns them and
+// as the product reads them).
+func (t *tape) dropReshapes(res []residual, fwd map[*ir.Instr]int, cheap map[*ir.Value]bool) []residual {
+	saved := map[*ir.Value]bool{}
+	for _, r := range res {
+		saved[t.instrs[r.instr].Results[r.result]] = true
+	}
+	out := res[:0]
+	for _, r := range res {
+		in := t.instrs[r.instr]
+		if a := in.Args; in.Op == ir.OpReshape && (saved[a[0]] || t.isCheap(a[0], fwd, cheap)) {
+			continue
+		}
+		out = append(out, r)
 	}
 	return out
 }
