@@ -389,16 +389,7 @@ const scanRows = `func @main(%n: i32[], %x0: f32[8]) -> (f32[1000,8], f32[8]) {
 // agrees with the reference executor, and allocates nothing per
 // iteration.
 func TestWhileUpdatesInPlace(t *testing.T) {
-	b := testBackend(t)
-	exe := compileText(t, "scan_rows.tir", []byte(scanRows))
-	m, f := exe.Module, exe.Entry
-	x, err := b.compile(m, f, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(x.plan.String(), "update in place dynamic_update_slice") {
-		t.Errorf("the carried rows are not updated in place:\n%s", x.plan)
-	}
+	x, m, f := planInPlace(t, "scan_rows.tir", scanRows, true)
 	x0 := cpu.RandomInputs(f, 2)[1]
 	allocs := map[int64]float64{}
 	for _, n := range []int64{10, 1000} {
@@ -445,31 +436,30 @@ const addRows = `func @main(%n: i32[], %g: f32[8]) -> f32[1000,8] {
 // value) writes into the carried storage too, with the reference
 // executor's numbers; one whose operand is read after it is not.
 func TestWhileAddsRowsInPlace(t *testing.T) {
-	b := testBackend(t)
-	exe := compileText(t, "add_rows.tir", []byte(addRows))
-	m, f := exe.Module, exe.Entry
-	x, err := b.compile(m, f, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(x.plan.String(), "update in place dynamic_update_slice") {
-		t.Errorf("the carried rows are not updated in place:\n%s", x.plan)
-	}
+	x, m, f := planInPlace(t, "add_rows.tir", addRows, true)
 	g := cpu.RandomInputs(f, 3)[1]
 	for _, n := range []int64{0, 7, 1000} {
 		agree(t, x, m, f, []*backend.Buffer{backend.FromInts(ir.Tensor(ir.I32), n), g})
 	}
 	// %ys read again after the update (its sum returned): not in place.
 	later := strings.Replace(addRows, "return %i1, %ys1, %lim, %h", "%s = add %ys, %ys1\n      return %i1, %s, %lim, %h", 1)
-	exe = compileText(t, "add_rows_later.tir", []byte(later))
-	x, err = b.compile(exe.Module, exe.Entry, nil)
+	x, m, f = planInPlace(t, "add_rows_later.tir", later, false)
+	agree(t, x, m, f, []*backend.Buffer{backend.FromInts(ir.Tensor(ir.I32), 5), g})
+}
+
+// planInPlace compiles src for the llvm backend and checks whether its plan
+// updates a carried value in place.
+func planInPlace(t *testing.T, name, src string, want bool) (*Executable, *ir.Module, *ir.Func) {
+	t.Helper()
+	exe := compileText(t, name, []byte(src))
+	x, err := testBackend(t).compile(exe.Module, exe.Entry, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(x.plan.String(), "update in place") {
-		t.Errorf("an update whose operand is read after it is planned in place:\n%s", x.plan)
+	if got := strings.Contains(x.plan.String(), "update in place dynamic_update_slice"); got != want {
+		t.Errorf("%s: updates in place: %v, want %v:\n%s", name, got, want, x.plan)
 	}
-	agree(t, x, exe.Module, exe.Entry, []*backend.Buffer{backend.FromInts(ir.Tensor(ir.I32), 5), g})
+	return x, exe.Module, exe.Entry
 }
 
 // TestControlRandom: every random program (internal/progen, seeds 0..99; 0..39 with -short)
