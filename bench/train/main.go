@@ -17,6 +17,10 @@
 // backward recomputing each layer's forward (models.TrainOptions.RematLayers) instead of
 // reading the intermediates the forward loop saved; the row says so.
 //
+// -alternate N trains the dense model (-layers, -vocab) three ways in one process, a step
+// of each in turn for N rounds after a warm-up round: looped, -remat and -unroll (a
+// comparison under the same load; no peer, no bench line).
+//
 // -steps N prints, after tpucc's timed steps, the N longest steps of each program it
 // ran on the llvm backend in the last step (time per call and share), then the N
 // longest kinds of step (products grouped by shape and operand layout, with their
@@ -63,6 +67,7 @@ var (
 	vocab       = flag.Int("vocab", 0, "the dense model's vocabulary (0: 151936), for a smaller profile")
 	unroll      = flag.Bool("unroll", false, "tpucc's step with its layers unrolled (models.TrainOptions.UnrollLayers) instead of looped")
 	remat       = flag.Bool("remat", false, "tpucc's layer loops recompute each layer's forward in the backward (models.TrainOptions.RematLayers)")
+	alternate   = flag.Int("alternate", 0, "train the dense model looped, with -remat and with -unroll in one process, a step of each in turn, N rounds (no peer)")
 )
 
 const batch, tokens, lr = 4, 256, 1e-4
@@ -74,6 +79,10 @@ func main() {
 	}
 	if *side != "" {
 		runSide(*side)
+		return
+	}
+	if *alternate > 0 {
+		runAlternate(*alternate)
 		return
 	}
 	fmt.Printf("bench/train: backend %s, %d threads, f32, batch %d × %d tokens, AdamW, quick=%v\n\n", *backendName, *threads, batch, tokens, *quick)
