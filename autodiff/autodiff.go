@@ -26,11 +26,24 @@ func Module(m *ir.Module) (*ir.Module, error) {
 }
 
 // ModuleOf is Module with f, a function of its module, as the entry.
-func ModuleOf(f *ir.Func) (*ir.Module, error) {
+func ModuleOf(f *ir.Func) (*ir.Module, error) { return ModuleOfWith(f, Options{}) }
+
+// Options choose how the VJP trades memory for work.
+type Options struct {
+	// Remat: the reverse of a counted while recomputes each iteration's
+	// forward from the carried values saved per iteration (as jax.checkpoint
+	// around a scan's body), instead of reading the body's residuals, which
+	// the forward loop then stacks per iteration (as JAX's scan does by
+	// default): less memory, a second forward of the body's work.
+	Remat bool
+}
+
+// ModuleOfWith is ModuleOf with options.
+func ModuleOfWith(f *ir.Func, o Options) (*ir.Module, error) {
 	out := ir.NewModule(f.Module.File)
 	// The meshes that sharding_constraints name stay declared.
 	out.Meshes = f.Module.Meshes
-	if _, err := VJP(out, f); err != nil {
+	if _, err := VJPWith(out, f, o); err != nil {
 		return nil, err
 	}
 	if err := ir.Verify(out); err != nil {
@@ -40,7 +53,10 @@ func ModuleOf(f *ir.Func) (*ir.Module, error) {
 }
 
 // VJP adds @<f>_vjp to out and returns it (see Module for its signature).
-func VJP(out *ir.Module, f *ir.Func) (*ir.Func, error) {
+func VJP(out *ir.Module, f *ir.Func) (*ir.Func, error) { return VJPWith(out, f, Options{}) }
+
+// VJPWith is VJP with options.
+func VJPWith(out *ir.Module, f *ir.Func, o Options) (*ir.Func, error) {
 	if err := checkStatic(f); err != nil {
 		return nil, err
 	}
@@ -71,7 +87,7 @@ func VJP(out *ir.Module, f *ir.Func) (*ir.Func, error) {
 		}
 	}
 	g := out.NewFunc(f.Name+"_vjp", names, types, results, f.Pos)
-	t := &tape{b: ir.NewBuilder(g), cts: map[*ir.Value]*ir.Value{}, ctl: map[*ir.Instr]*control{}, saving: true}
+	t := &tape{b: ir.NewBuilder(g), cts: map[*ir.Value]*ir.Value{}, ctl: map[*ir.Instr]*control{}, saving: true, opts: o}
 	vals := map[*ir.Value]*ir.Value{}
 	for i, p := range f.Params {
 		vals[p] = g.Params[i]
@@ -135,6 +151,7 @@ type tape struct {
 	// saving: the tape's backward will run, so its counted loops save their carries
 	// (false for the forward copies of regions, which the backward re-clones).
 	saving bool
+	opts   Options
 }
 
 // clone copies f's body into the tape's function with vals binding f's parameters,
@@ -280,9 +297,28 @@ func (t *tape) backward() error {
 			return ir.Errorf(in.Pos, "cannot differentiate %s: %s", in.Op, why)
 		}
 		t.b.Pos = in.Pos
+		if in.Op == ir.OpDynamicSlice && t.cts[in.Args[0]] != nil {
+			t.accumulateSlice(in, g[0])
+			continue
+		}
 		t.accumulateAll(in, r.vjp(&emitter{b: t.b}, in, g))
 	}
 	return nil
+}
+
+// accumulateSlice adds g, the cotangent of a dynamic_slice of x, into x's cotangent
+// where the slice was read: dynamic_update_slice of the window plus g into the
+// cotangent so far, the same numbers as adding the rule's zeros with g in the window
+// (the starts clamp alike for both). A loop reading one layer's weights from their
+// stack per iteration so adds each layer's gradient into the stack's cotangent row,
+// which the backend updates in place, instead of storing a stack of zeros and adding
+// all of it per iteration.
+func (t *tape) accumulateSlice(in *ir.Instr, g *ir.Value) {
+	x, starts := in.Args[0], in.Args[1:]
+	old := t.cts[x]
+	win := t.b.Op1(ir.OpDynamicSlice, in.Attr, append([]*ir.Value{old}, starts...)...)
+	sum := t.b.Op1(ir.OpAdd, nil, win, g)
+	t.cts[x] = t.b.Op1(ir.OpDynamicUpdateSlice, nil, append([]*ir.Value{old, sum}, starts...)...)
 }
 
 // accumulateAll adds cts[j] to the cotangent of in's operand j.

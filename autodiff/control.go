@@ -24,6 +24,7 @@ type control struct {
 	// carry[j] says how the reverse loop gets the value carried value j has at the
 	// start of an iteration; nil for a while that does not save its carries.
 	carry []carryKind
+	res   []residual // the body's residuals the saving loop stacks (Options.Remat: none)
 }
 
 type carryKind int
@@ -97,7 +98,7 @@ func (t *tape) region(c *ir.Instr, params []*ir.Value, extra []ir.Type, saving b
 	b := ir.NewBuilder(t.b.F)
 	b.SetAppend(blk)
 	b.Pos = c.Pos
-	return &tape{b: b, cts: map[*ir.Value]*ir.Value{}, ctl: map[*ir.Instr]*control{}, saving: saving}
+	return &tape{b: b, cts: map[*ir.Value]*ir.Value{}, ctl: map[*ir.Instr]*control{}, saving: saving, opts: t.opts}
 }
 
 // name names the region's parameters from the n-th on.

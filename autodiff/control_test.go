@@ -1,6 +1,7 @@
 package autodiff_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/tpucc/tpucc/autodiff"
@@ -167,26 +168,44 @@ var controlCases = map[string]string{
 }`,
 }
 
+// TestControlAgainstFiniteDifferences checks each case's VJP, and the one with
+// Options.Remat, whose reverse loops recompute each iteration's forward from the
+// saved carried values and save no residuals.
 func TestControlAgainstFiniteDifferences(t *testing.T) {
 	for name, src := range controlCases {
-		t.Run(name, func(t *testing.T) {
-			m, err := tir.Parse(name+".tir", []byte(src))
-			if err != nil {
-				t.Fatal(err)
+		for _, o := range []*autodiff.Options{nil, {Remat: true}} {
+			label := name
+			if o != nil {
+				label += "/remat"
 			}
-			f := m.Entry()
-			if f.Params[0].Type.DType != ir.I32 {
-				runCheck(t, m, 1)
-				runCheck(t, m, 2)
-				return
-			}
-			// Each branch, and an index past the last (which runs the last).
-			for k := int64(0); k <= 2; k++ {
-				in := cpu.RandomInputs(f, k+1)
-				in[0].SetInt64(0, k)
-				runCheckAt(t, m, in, k+1)
-			}
-		})
+			t.Run(label, func(t *testing.T) {
+				m, err := tir.Parse(name+".tir", []byte(src))
+				if err != nil {
+					t.Fatal(err)
+				}
+				f := m.Entry()
+				if o != nil {
+					v, err := autodiff.ModuleOfWith(f, *o)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if text := ir.Print(v); strings.Contains(text, "%res_") {
+						t.Errorf("the remat VJP saves residuals:\n%s", text)
+					}
+				}
+				if f.Params[0].Type.DType != ir.I32 {
+					runCheckWith(t, m, cpu.RandomInputs(f, 1), 1, o)
+					runCheckWith(t, m, cpu.RandomInputs(f, 2), 2, o)
+					return
+				}
+				// Each branch, and an index past the last (which runs the last).
+				for k := int64(0); k <= 2; k++ {
+					in := cpu.RandomInputs(f, k+1)
+					in[0].SetInt64(0, k)
+					runCheckWith(t, m, in, k+1, o)
+				}
+			})
+		}
 	}
 }
 

@@ -3,16 +3,18 @@ package autodiff
 import "github.com/tpucc/tpucc/ir"
 
 // cloneSaving copies a counted while so that it also carries one [N, ...] buffer per
-// carried value the reverse loop reads (carrySaved), and a counter k from 0:
-// iteration k first writes the carried values it starts from into row k, then runs
-// the source's body.
+// carried value the reverse loop reads (carrySaved), then one per residual of its
+// body (ctl.res), and a counter k from 0: iteration k first writes the carried values
+// it starts from into row k, then runs the source's body and writes its residuals
+// into row k.
 func (t *tape) cloneSaving(ctl *control, args []*ir.Value, depth int) (*ir.Instr, error) {
 	in, f := ctl.in, ctl.src
 	cond, body := in.Regions[ir.WhileCond], in.Regions[ir.WhileBody]
-	read, err := t.readInReverse(ctl)
+	read, res, err := t.planReverse(ctl)
 	if err != nil {
 		return nil, err
 	}
+	ctl.res = res
 	bret := body.Terminator()
 	t.b.Pos = in.Pos
 	ops := append([]*ir.Value{}, args...)
@@ -28,6 +30,9 @@ func (t *tape) cloneSaving(ctl *control, args []*ir.Value, depth int) (*ir.Instr
 			ctl.carry[j] = carryUnread
 		}
 	}
+	for _, r := range res {
+		ops = append(ops, t.b.Const(stackType(r.typ, ctl.trip), 0))
+	}
 	ops = append(ops, t.b.Const(ir.Scalar(ir.I32), 0))
 	types := make([]ir.Type, len(ops))
 	for i, o := range ops {
@@ -41,15 +46,15 @@ func (t *tape) cloneSaving(ctl *control, args []*ir.Value, depth int) (*ir.Instr
 			names = append(names, "saved_"+p.Name)
 		}
 	}
-	names = append(names, "k")
+	names = append(append(names, residualNames(res)...), "k")
 
 	sc := t.region(c, cond.Params, extra, false)
 	sc.name(len(args), names)
-	res, err := sc.clone(f.RegionFunc(cond), sc.bind(cond.Params), depth)
+	goOn, err := sc.clone(f.RegionFunc(cond), sc.bind(cond.Params), depth)
 	if err != nil {
 		return nil, err
 	}
-	sc.ret(cond, res)
+	sc.ret(cond, goOn)
 
 	sb := t.region(c, body.Params, extra, false)
 	sb.name(len(args), names)
@@ -63,13 +68,26 @@ func (t *tape) cloneSaving(ctl *control, args []*ir.Value, depth int) (*ir.Instr
 			s++
 		}
 	}
-	res, err = sb.clone(f.RegionFunc(body), sb.bind(body.Params), depth)
+	out, err := sb.clone(f.RegionFunc(body), sb.bind(body.Params), depth)
 	if err != nil {
 		return nil, err
 	}
+	for _, r := range res {
+		saved = append(saved, sb.saveRow(ps[s], sb.instrs[r.instr].Results[r.result], k))
+		s++
+	}
 	next := sb.b.Op1(ir.OpAdd, nil, k, sb.b.Const(k.Type, 1))
-	sb.ret(body, append(append(res, saved...), next))
+	sb.ret(body, append(append(out, saved...), next))
 	return c, nil
+}
+
+// residualNames name the stacks of residuals.
+func residualNames(res []residual) []string {
+	names := make([]string, len(res))
+	for i, r := range res {
+		names[i] = "res_" + r.name
+	}
+	return names
 }
 
 func stackType(t ir.Type, n int64) ir.Type {
@@ -109,8 +127,8 @@ func ptr(t ir.Type) *ir.Type { return &t }
 // rebuilds the carried values iteration N-1-k started from (its saved rows, and the
 // loop-invariant operands), runs the source body's VJP on them and carries the
 // cotangents of the carried values back, so that a loop-invariant value sums its
-// cotangent over all iterations. It carries k, the cotangents, the saved buffers and
-// the loop-invariant values, in that order.
+// cotangent over all iterations. It carries k, the cotangents, the saved buffers (the
+// carried values', then the residuals') and the loop-invariant values, in that order.
 func (t *tape) whileVJP(in *ir.Instr, ctl *control, g []*ir.Value) ([]*ir.Value, error) {
 	n := ctl.carried
 	fIdx, cts := t.orZero(in.Results[:n], g[:n])
@@ -123,6 +141,7 @@ func (t *tape) whileVJP(in *ir.Instr, ctl *control, g []*ir.Value) ([]*ir.Value,
 			s++
 		}
 	}
+	ops = append(ops, in.Results[s:s+len(ctl.res)]...)
 	for j := range n {
 		if ctl.carry[j] == carryInvariant {
 			ops = append(ops, in.Args[j])
@@ -161,20 +180,30 @@ func reverseNames(ctl *control, fIdx []int) []string {
 				names = append(names, map[carryKind]string{carrySaved: "saved_"}[kind]+p.Name)
 			}
 		}
+		if kind == carrySaved {
+			names = append(names, residualNames(ctl.res)...)
+		}
 	}
 	return names
 }
 
-// reverseBody fills the reverse loop's body (see whileVJP); nSaved buffers follow
-// the cotangents of the float carried values fIdx.
+// reverseBody fills the reverse loop's body (see whileVJP); nSaved buffers of carried
+// values, then the residuals', follow the cotangents of the float carried values fIdx.
+// It loads the residuals first, so that what reads one reads its load, and prunes the
+// forward instructions that are then dead.
 func (t *tape) reverseBody(ctl *control, fIdx []int, nSaved int) error {
 	ps := t.b.Block.Params
 	k := ps[0]
 	idx := t.b.Op1(ir.OpSub, nil, t.b.Const(k.Type, float64(ctl.trip-1)), k)
 	kept := ps[1+len(fIdx):] // the saved buffers, then the invariant values
 	body := ctl.in.Regions[ir.WhileBody]
+	loads := make([]*ir.Value, len(ctl.res))
+	for i, r := range ctl.res {
+		loads[i] = t.loadRow(kept[nSaved+i], idx, r.typ)
+		loads[i].Name = r.name
+	}
 	x := make([]*ir.Value, len(body.Params))
-	si, ii := 0, nSaved
+	si, ii := 0, nSaved+len(ctl.res)
 	for j, p := range body.Params {
 		switch ctl.carry[j] {
 		case carrySaved:
@@ -193,8 +222,14 @@ func (t *tape) reverseBody(ctl *control, fIdx []int, nSaved int) error {
 	if err != nil {
 		return err
 	}
+	if len(ctl.res) > 0 {
+		cts = t.readResiduals(ctl.res, loads, cts)
+	}
 	rets := append([]*ir.Value{t.b.Op1(ir.OpAdd, nil, k, t.b.Const(k.Type, 1))}, cts...)
 	t.ret(body, append(rets, kept...))
+	if len(ctl.res) > 0 {
+		prune(t.b.Block)
+	}
 	return nil
 }
 
@@ -224,11 +259,13 @@ func (t *tape) bodyVJP(ctl *control, x, cts []*ir.Value, fIdx []int) ([]*ir.Valu
 	return out, nil
 }
 
-// readInReverse reports, per carried value of ctl's loop, whether the body's VJP reads
-// the value it has at the start of an iteration: it builds that VJP once, with every
-// carried value a parameter, in a region of an instruction that is then dropped, and
-// follows the operands back from the cotangents it returns.
-func (t *tape) readInReverse(ctl *control) ([]bool, error) {
+// planReverse reports, per carried value of ctl's loop, whether the reverse loop reads
+// the value it has at the start of an iteration, and the body's residuals that the
+// forward loop saves (none under Options.Remat). It builds the body's VJP once, with
+// every carried value a parameter, in a region of an instruction that is then
+// dropped, takes the residuals from what its backward instructions read, and follows
+// the operands back from the cotangents it returns, stopping at the residuals.
+func (t *tape) planReverse(ctl *control) ([]bool, []residual, error) {
 	body := ctl.in.Regions[ir.WhileBody]
 	var fIdx []int
 	var types []ir.Type
@@ -244,26 +281,20 @@ func (t *tape) readInReverse(ctl *control) ([]bool, error) {
 	x := ps[len(fIdx):]
 	cts, err := sb.bodyVJP(ctl, x, ps[:len(fIdx)], fIdx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	live := map[*ir.Value]bool{}
-	for _, c := range cts {
-		live[c] = true
-	}
-	instrs := sb.b.Block.Instrs
-	for i := len(instrs) - 1; i >= 0; i-- {
-		for _, r := range instrs[i].Results {
-			if live[r] {
-				for _, a := range instrs[i].Args {
-					live[a] = true
-				}
-				break
-			}
+	var res []residual
+	saved := map[*ir.Value]bool{}
+	if !t.opts.Remat {
+		res = sb.residuals(cts)
+		for _, r := range res {
+			saved[sb.instrs[r.instr].Results[r.result]] = true
 		}
 	}
+	live := liveFrom(cts, saved)
 	read := make([]bool, len(x))
 	for j, v := range x {
 		read[j] = live[v]
 	}
-	return read, nil
+	return read, res, nil
 }

@@ -247,9 +247,21 @@ func runCheck(t *testing.T, m *ir.Module, seed int64) {
 // runCheckAt is runCheck at the given inputs.
 func runCheckAt(t *testing.T, m *ir.Module, inputs []*backend.Buffer, seed int64) {
 	t.Helper()
+	runCheckWith(t, m, inputs, seed, nil)
+}
+
+// runCheckWith is runCheckAt checking, when o is not nil, the VJP that
+// autodiff.ModuleOfWith gives with o instead of the default one.
+func runCheckWith(t *testing.T, m *ir.Module, inputs []*backend.Buffer, seed int64, o *autodiff.Options) {
+	t.Helper()
 	c, err := gradcheck.New(m, inputs, uint64(seed), 64)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if o != nil {
+		if c.VJP, err = autodiff.ModuleOfWith(m.Entry(), *o); err != nil {
+			t.Fatal(err)
+		}
 	}
 	got, err := cpu.Run(c.VJP, c.VJP.Entry(), c.VJPArgs)
 	if err != nil {

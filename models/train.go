@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tpucc/tpucc/autodiff"
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
@@ -183,13 +184,17 @@ type TrainOptions struct {
 	// holds a share of them, as FSDP and ZeRO-3 do. It needs a Mesh.
 	FSDP bool
 	// UnrollLayers runs the loss's layer groups unrolled over their stacked
-	// weights instead of as loops (TraceLoss): the backward pass then reads
-	// each layer's intermediates as the forward pass stored them, where the
-	// loop's reverse recomputes each layer's forward from its saved input
-	// (a second forward of every layer's products, and the saved inputs
-	// stacked). Faster per step; the program and the activations held grow
-	// with the depth (docs/TRAINING.md).
+	// weights instead of as loops (TraceLoss): the program grows with the
+	// depth (docs/TRAINING.md). The loops' backward reads each layer's
+	// intermediates as the forward loop saved them, stacked per layer, as
+	// the unrolled backward reads them.
 	UnrollLayers bool
+	// RematLayers: the layer loops' reverse recomputes each layer's forward
+	// from its saved input (autodiff.Options.Remat, as jax.checkpoint around
+	// a scan's body) instead of reading the intermediates the forward loop
+	// saved: a second forward of every layer's products per step, for the
+	// memory of the saved intermediates (docs/TRAINING.md).
+	RematLayers bool
 }
 
 // Trainer trains a model's weights (as f32) with one compiled step that
@@ -205,6 +210,7 @@ type Trainer struct {
 	steps  int
 	labels bool
 	unroll bool // TrainOptions.UnrollLayers
+	remat  bool // TrainOptions.RematLayers
 }
 
 // NewTrainer starts training m's weights from the checkpoint's values, the
@@ -220,10 +226,13 @@ func NewTrainer(m *Model, opt train.Optimizer, o TrainOptions) (*Trainer, error)
 	for i := range donate {
 		donate[i] = i
 	}
-	t := &Trainer{m: m, opt: opt, labels: o.Labels, unroll: o.UnrollLayers}
+	t := &Trainer{m: m, opt: opt, labels: o.Labels, unroll: o.UnrollLayers, remat: o.RematLayers}
 	name := m.Config.Arch + ".train"
 	if o.UnrollLayers {
 		name += ".unrolled" // another program than the looped step's
+	}
+	if o.RematLayers {
+		name += ".remat"
 	}
 	eo := engine.Options{Name: name, Backend: o.Backend, Device: o.Device,
 		Precision: o.Precision, Cache: o.Cache, NoAutoDynamic: true, Donate: donate, KeepOnDevice: o.Device != ""}
@@ -366,7 +375,7 @@ func (p trainProgram) Trace(args []engine.Arg) (*ir.Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	return train.Step(loss, nTrained, p.t.opt)
+	return train.StepWith(loss, nTrained, p.t.opt, autodiff.Options{Remat: p.t.remat})
 }
 
 func (p trainProgram) Eager([]engine.Arg) ([]*backend.Buffer, error) {

@@ -72,13 +72,14 @@ func TestTrainStepVocabPasses(t *testing.T) {
 }
 
 // TestTrainUnrollLayers: with TrainOptions.UnrollLayers the llvm backend's
-// training step has no while (the layers run unrolled) and multiplies less
-// per step than the looped step, whose reverse loop runs each layer's
-// forward products again; its losses over three AdamW steps are the looped
-// step's.
+// training step has no while (the layers run unrolled); the looped step's
+// reverse loop reads the intermediates its forward loop saved, so it
+// multiplies exactly as much per step as the unrolled one, and with
+// RematLayers more (each layer's forward products again). The losses over
+// three AdamW steps are the unrolled step's, all three ways.
 func TestTrainUnrollLayers(t *testing.T) {
 	if testing.Short() {
-		t.Skip("compiles two training steps with clang")
+		t.Skip("compiles three training steps with clang")
 	}
 	m := randomModel(t, tinyQwen3Config, 0.5)
 	toks := make([]int32, 2*9)
@@ -86,9 +87,10 @@ func TestTrainUnrollLayers(t *testing.T) {
 		toks[i] = int32((i*37 + 5) % 64)
 	}
 	const steps = 3
-	run := func(unroll bool) (losses []float32, whiles int, macs int64) {
+	run := func(o TrainOptions) (losses []float32, whiles int, macs int64) {
 		cache := engine.NewCache("", engine.CacheOptions{})
-		tr, err := NewTrainer(m, train.NewAdamW(0.01), TrainOptions{Backend: "llvm", Cache: cache, UnrollLayers: unroll})
+		o.Backend, o.Cache = "llvm", cache
+		tr, err := NewTrainer(m, train.NewAdamW(0.01), o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,18 +113,29 @@ func TestTrainUnrollLayers(t *testing.T) {
 		}
 		return losses, whiles, macs / steps
 	}
-	loopL, loopW, loopM := run(false)
-	unL, unW, unM := run(true)
-	for i := range loopL {
-		if math.Abs(float64(unL[i]-loopL[i])) > 1e-5 {
-			t.Errorf("step %d: loss %g unrolled, %g looped", i, unL[i], loopL[i])
+	unL, unW, unM := run(TrainOptions{UnrollLayers: true})
+	if unW != 0 {
+		t.Errorf("while steps unrolled: %d, want none", unW)
+	}
+	for _, c := range []struct {
+		name string
+		o    TrainOptions
+	}{{"looped", TrainOptions{}}, {"remat", TrainOptions{RematLayers: true}}} {
+		l, w, macs := run(c.o)
+		for i := range l {
+			if math.Abs(float64(unL[i]-l[i])) > 1e-5 {
+				t.Errorf("%s: step %d: loss %g, unrolled %g", c.name, i, l[i], unL[i])
+			}
 		}
+		if w == 0 {
+			t.Errorf("%s: no while step", c.name)
+		}
+		switch {
+		case !c.o.RematLayers && macs != unM:
+			t.Errorf("looped: %d multiply-adds per step, unrolled %d; want the same (the reverse reads the saved intermediates)", macs, unM)
+		case c.o.RematLayers && macs <= unM:
+			t.Errorf("remat: %d multiply-adds per step, unrolled %d; want more (the forward recomputed)", macs, unM)
+		}
+		t.Logf("multiply-adds per step: %d %s, %d unrolled", macs, c.name, unM)
 	}
-	if loopW == 0 || unW != 0 {
-		t.Errorf("while steps: %d looped, %d unrolled; want some and none", loopW, unW)
-	}
-	if unM >= loopM {
-		t.Errorf("multiply-adds per step: %d unrolled, %d looped; want fewer unrolled (no recomputed forward)", unM, loopM)
-	}
-	t.Logf("multiply-adds per step: %d unrolled, %d looped", unM, loopM)
 }

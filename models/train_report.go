@@ -39,6 +39,7 @@ func (m *Model) TrainReportSplit(opt train.Optimizer, batch, length int64, t *ta
 			return "", err
 		}
 	}
+	tm := TrainMemoryOf(step.Entry(), nTrained, opt) // before the compile's passes rewrite the step
 	exe, _, err := engine.Compile(step, engine.Config{Target: t.Name(), Donate: opt.Donate(nTrained)})
 	if err != nil {
 		return "", err
@@ -47,7 +48,6 @@ func (m *Model) TrainReportSplit(opt train.Optimizer, batch, length int64, t *ta
 	if err != nil {
 		return "", err
 	}
-	tm := TrainMemoryOf(step.Entry(), nTrained, opt)
 	var b strings.Builder
 	row := func(what string, n int64, note string) {
 		fmt.Fprintf(&b, "%-24s %14d bytes  %10s  %s\n", what, n, gib(n), note)
@@ -76,6 +76,11 @@ func (m *Model) TrainReportSplit(opt train.Optimizer, batch, length int64, t *ta
 	}
 	row("optimizer state", tm.State, state)
 	row("gradients", tm.Grads, grads)
+	saved := "each layer's input and the intermediates its backward reads, stacked per layer: within the temporaries"
+	if mesh != nil {
+		saved = "each layer's input and the intermediates its backward reads, stacked per layer, whole (before splitting): within the temporaries"
+	}
+	row("saved by layer loops", tm.Saved, saved)
 	row("activations + gradients", stats.Temp, "libtpu's temporaries: what the backward pass keeps and the gradients as it makes them")
 	row("batch", tm.Batch, batchNote)
 	fmt.Fprintf(&b, "%s: arguments %d + outputs %d - aliased %d + temporaries %d + code %d = %d bytes (%s) of %s %s\n",

@@ -1,6 +1,8 @@
 package models
 
 import (
+	"strings"
+
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/train"
 )
@@ -27,6 +29,11 @@ type TrainMemory struct {
 	// each, f32), State the optimizer's state, Fixed the weights not trained,
 	// Batch the tokens (and labels) of one step.
 	Params, Grads, State, Fixed, Batch int64
+	// Saved is what the layer loops save for their reverse loops: each
+	// layer's input and, unless RematLayers, the intermediates its backward
+	// reads, stacked per layer (one [L, ...] buffer each; autodiff's
+	// saved_* and res_* stacks). A part of the step's temporaries.
+	Saved int64
 }
 
 // TrainMemoryOf sizes step (TrainStep's, nTrained parameters trained, opt's
@@ -52,7 +59,31 @@ func TrainMemoryOf(step *ir.Func, nTrained int, opt train.Optimizer) TrainMemory
 			tm.Batch += b
 		}
 	}
+	tm.Saved = loopSavedBytes(step)
 	return tm
+}
+
+// loopSavedBytes sums the stacks that f's counted loops save for their
+// reverse: the carried values of a forward loop (autodiff's cloneSaving)
+// named saved_* or res_*, that start as a constant (zeros); a reverse loop
+// carries the same stacks from the forward loop's results, not counted
+// again. Loops nested in a body save per outer iteration, in its
+// temporaries, and are not counted either.
+func loopSavedBytes(f *ir.Func) int64 {
+	var n int64
+	for _, in := range f.Body.Instrs {
+		if in.Op != ir.OpWhile {
+			continue
+		}
+		for i, p := range in.Regions[ir.WhileBody].Params {
+			saved := strings.HasPrefix(p.Name, "saved_") || strings.HasPrefix(p.Name, "res_")
+			if d := in.Args[i].Def; saved && d != nil && d.Op == ir.OpConstant {
+				size, _ := p.Type.NumElements()
+				n += size * int64(p.Type.DType.Size())
+			}
+		}
+	}
+	return n
 }
 
 // pieceBytes is the size of one device's piece of f's parameter i: the

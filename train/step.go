@@ -23,6 +23,13 @@ import (
 // (route) put dense mixture-of-experts layers in their grouped ragged_dot form, so the
 // backward pass is grouped too.
 func Step(loss *ir.Module, nParams int, opt Optimizer) (*ir.Module, error) {
+	return StepWith(loss, nParams, opt, autodiff.Options{})
+}
+
+// StepWith is Step with the loss differentiated under ad (autodiff.Options.Remat: the
+// reverse of a layer loop recomputes each layer's forward instead of reading the
+// residuals the forward loop saved).
+func StepWith(loss *ir.Module, nParams int, opt Optimizer, ad autodiff.Options) (*ir.Module, error) {
 	if err := opt.check(); err != nil {
 		return nil, err
 	}
@@ -36,7 +43,7 @@ func Step(loss *ir.Module, nParams int, opt Optimizer) (*ir.Module, error) {
 	if err := route(loss); err != nil {
 		return nil, err
 	}
-	m, err := autodiff.ModuleOf(f)
+	m, err := autodiff.ModuleOfWith(f, ad)
 	if err != nil {
 		return nil, err
 	}

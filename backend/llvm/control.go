@@ -194,20 +194,22 @@ func (pl *planner) invariantParam(in *ir.Instr, i, slotOf int) bool {
 
 // carriedUpdates marks the dynamic_update_slices of a while's body that
 // may write into their carried operand: one whose operand is a carried
-// value the body uses nowhere else and whose result the body returns as
-// that same carried value (a scan's stacked outputs, a KV cache). The
-// carried slot then never needs a copy: the update writes only its rows,
-// where a fresh result would copy the whole tensor every iteration.
+// value the body uses nowhere else, or only to compute the update itself
+// (readBeforeUpdate), and whose result the body returns as that same
+// carried value (a scan's stacked outputs, a KV cache, a stacked weight's
+// cotangent adding a layer's row in place). The carried slot then never
+// needs a copy: the update writes only its rows, where a fresh result
+// would copy the whole tensor every iteration.
 func (pl *planner) carriedUpdates(in *ir.Instr) {
 	body := in.Regions[ir.WhileBody]
 	ret := body.Terminator()
 	if ret == nil {
 		return
 	}
-	uses := map[*ir.Value]int{}
+	users := map[*ir.Value][]*ir.Instr{}
 	for _, x := range body.Instrs {
 		for _, a := range x.Args {
-			uses[a]++
+			users[a] = append(users[a], x)
 		}
 	}
 	for _, x := range body.Instrs {
@@ -215,7 +217,7 @@ func (pl *planner) carriedUpdates(in *ir.Instr) {
 			continue
 		}
 		p := x.Args[0]
-		if p.Def != nil || p.Index >= len(ret.Args) || body.Params[p.Index] != p || uses[p] != 1 {
+		if p.Def != nil || p.Index >= len(ret.Args) || body.Params[p.Index] != p || !readBeforeUpdate(x, p, users) {
 			continue
 		}
 		if ret.Args[p.Index] == x.Results[0] && p.Type.IsStatic() {
@@ -225,6 +227,45 @@ func (pl *planner) carriedUpdates(in *ir.Instr) {
 			pl.inplace[x] = true
 		}
 	}
+}
+
+// readBeforeUpdate reports whether every use of p but the update x (which
+// writes p) is one that x waits for and whose results only x and what x
+// waits for read: the reads of p all run before x writes it, in any order
+// of the steps (sunk included), and none of them (a view of p) is read
+// after. DUS(p, DS(p, s) + g, s) so adds into p's window in place.
+func readBeforeUpdate(x *ir.Instr, p *ir.Value, users map[*ir.Value][]*ir.Instr) bool {
+	if len(users[p]) == 1 {
+		return true
+	}
+	cone := map[*ir.Instr]bool{}
+	work := []*ir.Instr{x}
+	for len(work) > 0 {
+		in := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, a := range in.Args {
+			if d := a.Def; d != nil && d.Block == x.Block && !cone[d] {
+				cone[d] = true
+				work = append(work, d)
+			}
+		}
+	}
+	for _, u := range users[p] {
+		if u == x {
+			continue
+		}
+		if !cone[u] {
+			return false
+		}
+		for _, r := range u.Results {
+			for _, w := range users[r] {
+				if w != x && !cone[w] {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // region plans region r of in with its parameters bound to the slots

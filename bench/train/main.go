@@ -13,7 +13,13 @@
 //
 // -layers and -vocab shrink the dense model (a profile that fits beside other work;
 // not the benchmark's figure). -unroll trains with the layers unrolled
-// (models.TrainOptions.UnrollLayers), not the default loops; the row says so.
+// (models.TrainOptions.UnrollLayers), not the default loops; -remat with the loops'
+// backward recomputing each layer's forward (models.TrainOptions.RematLayers) instead of
+// reading the intermediates the forward loop saved; the row says so.
+//
+// -alternate N trains the dense model (-layers, -vocab) three ways in one process, a step
+// of each in turn for N rounds after a warm-up round: looped, -remat and -unroll (a
+// comparison under the same load; no peer, no bench line).
 //
 // -steps N prints, after tpucc's timed steps, the N longest steps of each program it
 // ran on the llvm backend in the last step (time per call and share), then the N
@@ -60,6 +66,8 @@ var (
 	layers      = flag.Int("layers", 0, "the dense model's layer count (0: 4), for a smaller profile")
 	vocab       = flag.Int("vocab", 0, "the dense model's vocabulary (0: 151936), for a smaller profile")
 	unroll      = flag.Bool("unroll", false, "tpucc's step with its layers unrolled (models.TrainOptions.UnrollLayers) instead of looped")
+	remat       = flag.Bool("remat", false, "tpucc's layer loops recompute each layer's forward in the backward (models.TrainOptions.RematLayers)")
+	alternate   = flag.Int("alternate", 0, "train the dense model looped, with -remat and with -unroll in one process, a step of each in turn, N rounds (no peer)")
 )
 
 const batch, tokens, lr = 4, 256, 1e-4
@@ -71,6 +79,10 @@ func main() {
 	}
 	if *side != "" {
 		runSide(*side)
+		return
+	}
+	if *alternate > 0 {
+		runAlternate(*alternate)
 		return
 	}
 	fmt.Printf("bench/train: backend %s, %d threads, f32, batch %d × %d tokens, AdamW, quick=%v\n\n", *backendName, *threads, batch, tokens, *quick)

@@ -83,6 +83,9 @@ func runModel(m benchModel) result {
 	if *unroll {
 		r.note = "tpucc's layers unrolled (-unroll)"
 	}
+	if *remat {
+		r.note = "tpucc's layer loops recompute the forward (-remat)"
+	}
 	return r
 }
 
@@ -156,7 +159,7 @@ func runPeer(m benchModel, dir string, r *result) {
 // runChild runs tpucc's side of m as a child of this command.
 func runChild(m benchModel) sideTimes {
 	args := []string{"-side", m.name, "-repeat", strconv.Itoa(*repeat), "-threads", strconv.Itoa(*threads), "-backend", *backendName, "-steps", strconv.Itoa(*steps),
-		"-layers", strconv.Itoa(*layers), "-vocab", strconv.Itoa(*vocab), "-unroll=" + strconv.FormatBool(*unroll)}
+		"-layers", strconv.Itoa(*layers), "-vocab", strconv.Itoa(*vocab), "-unroll=" + strconv.FormatBool(*unroll), "-remat=" + strconv.FormatBool(*remat)}
 	if *quick {
 		args = append(args, "-quick")
 	}
@@ -189,7 +192,7 @@ func runSide(name string) {
 	model, err := randomModel(c)
 	check(err)
 	cache := engine.NewCache("", engine.CacheOptions{})
-	tr, err := models.NewTrainer(model, train.NewAdamW(lr), models.TrainOptions{Backend: *backendName, Cache: cache, UnrollLayers: *unroll})
+	tr, err := models.NewTrainer(model, train.NewAdamW(lr), models.TrainOptions{Backend: *backendName, Cache: cache, UnrollLayers: *unroll, RematLayers: *remat})
 	check(err)
 	t0 := time.Now()
 	check(tr.Prepare(batch, tokens))

@@ -52,7 +52,8 @@ var trainCommand = &command{
 		precisionFlag,
 		meshFlag,
 		{name: "fsdp", kind: boolFlag, doc: "split the weights and the optimizer's state over --mesh's dp axis too (FSDP)"},
-		{name: "unroll-layers", kind: boolFlag, doc: "run the layers unrolled instead of as loops: the backward reads each layer's intermediates as\nthe forward stored them (the loops recompute each layer's forward), a faster step for a larger\nprogram, a longer compile and activations that grow with the depth"},
+		{name: "unroll-layers", kind: boolFlag, doc: "run the layers unrolled instead of as loops: a larger program and a longer compile for the same\nwork (the loops' backward reads each layer's intermediates as the forward loop saved them)"},
+		{name: "remat-layers", kind: boolFlag, doc: "the layer loops' backward recomputes each layer's forward from its saved input instead of\nreading the intermediates the forward saved (as jax.checkpoint): less memory, a slower step"},
 		{name: "report", kind: boolFlag, doc: "train nothing: compile one step for --target through libtpu (no TPU needed) and print whether\nthe parameters, gradients, optimizer state and activations fit one chip (with --mesh: each chip\nof a topology of that many chips, the step split as training on the mesh splits it)"},
 		{name: "target", kind: valueFlag, arg: "T", doc: "with --report: the TPU target (default tpu-v6e)"},
 		{name: "topology", kind: valueFlag, arg: "T", doc: "with --report: the topology whose one chip the step is compiled for (default the target's first, v6e:2x2;\nwith --mesh its first of as many chips as the mesh has devices)"},
@@ -280,7 +281,8 @@ func cmdTrain(e *env, p *parsed) error {
 		return fmt.Errorf("%s: rows of %d tokens are longer than the model's max_position_embeddings %d", a.tokens, L, m.Config.MaxPositions)
 	}
 	tr, err := models.NewTrainer(m, a.opt, models.TrainOptions{Backend: p.value("backend", ""), Device: p.value("device", ""), Precision: precision,
-		Labels: labels != nil, Mesh: mesh, FSDP: p.flag("fsdp"), UnrollLayers: p.flag("unroll-layers")})
+		Labels: labels != nil, Mesh: mesh, FSDP: p.flag("fsdp"), UnrollLayers: p.flag("unroll-layers"),
+		RematLayers: p.flag("remat-layers")})
 	if err != nil {
 		return err
 	}

@@ -21,7 +21,7 @@ import (
 // splits it, compiled as one partition per chip of a topology of as many
 // chips as the mesh has devices, and every figure is one chip's.
 func trainReport(e *env, p *parsed, a *trainArgs, mesh *ir.Mesh) error {
-	for _, f := range []string{"device", "backend", "labels", "unroll-layers"} {
+	for _, f := range []string{"device", "backend", "labels", "unroll-layers", "remat-layers"} {
 		if p.has(f) {
 			return trainErrorf("--%s does not apply to --report", f)
 		}

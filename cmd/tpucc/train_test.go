@@ -138,8 +138,9 @@ func TestTrainReport(t *testing.T) {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
 	lines := strings.Split(r.stdout, "\n")
-	if len(lines) != 9 || lines[0] != "training step: sgd, batch 2 × 6 tokens, f32, on one chip of v6e:2x2 (tpu-v6e)" ||
-		!strings.HasPrefix(lines[2], "optimizer state                   26048 bytes ") || !strings.HasPrefix(lines[7], "the step fits one tpu-v6e chip: ") {
+	if len(lines) != 10 || lines[0] != "training step: sgd, batch 2 × 6 tokens, f32, on one chip of v6e:2x2 (tpu-v6e)" ||
+		!strings.HasPrefix(lines[2], "optimizer state                   26048 bytes ") || !strings.HasPrefix(lines[4], "saved by layer loops              31496 bytes ") ||
+		!strings.HasPrefix(lines[8], "the step fits one tpu-v6e chip: ") {
 		t.Errorf("the report:\n%s", r.stdout)
 	}
 	if entries, _ := os.ReadDir(tmp); len(entries) != 1 {
@@ -169,8 +170,8 @@ func TestTrainReportMesh(t *testing.T) {
 		"optimizer state                    6624 bytes    6.47 KiB  momentum_buffer per parameter, donated",
 		"gradients                          6624 bytes    6.47 KiB  one per trained parameter, f32, split like it: computed within the step",
 	}
-	if len(lines) != 9 || !reflect.DeepEqual(lines[:4], want) || lines[5] != "batch                                24 bytes  0.0234 KiB  the tokens, i32, their rows split over dp" ||
-		!strings.HasPrefix(lines[6], "compiled per chip: arguments ") || !strings.HasPrefix(lines[7], "the step fits each tpu-v6e chip: ") {
+	if len(lines) != 10 || !reflect.DeepEqual(lines[:4], want) || lines[6] != "batch                                24 bytes  0.0234 KiB  the tokens, i32, their rows split over dp" ||
+		!strings.HasPrefix(lines[7], "compiled per chip: arguments ") || !strings.HasPrefix(lines[8], "the step fits each tpu-v6e chip: ") {
 		t.Errorf("the report:\n%s", r.stdout)
 	}
 	tpucc(t, "", append(args, "--mesh", "tp=2")...).want(t, 1, "",
@@ -181,7 +182,7 @@ func TestTrainReportMesh(t *testing.T) {
 
 // TestTrainLabels: --labels equal to the tokens gives the same losses as
 // none; -100 leaves tokens out (other losses); an SGD run with momentum
-// takes its flags; --unroll-layers gives the loops' losses.
+// takes its flags; --unroll-layers and --remat-layers give the loops' losses.
 func TestTrainLabels(t *testing.T) {
 	dir := tinyQwen3(t)
 	tmp := t.TempDir()
@@ -216,10 +217,12 @@ func TestTrainLabels(t *testing.T) {
 	}
 	// The layers unrolled train the same weights: the second step's loss
 	// sees the first step's update (the sums' order differs, hence 1e-5).
-	unrolled := run("--unroll-layers")
-	for i := range plain {
-		if d := math.Abs(float64(unrolled[i] - plain[i])); d > 1e-5*math.Abs(float64(plain[i])) {
-			t.Errorf("--unroll-layers: loss %d is %v, with loops %v", i, unrolled[i], plain[i])
+	for _, flag := range []string{"--unroll-layers", "--remat-layers"} {
+		other := run(flag)
+		for i := range plain {
+			if d := math.Abs(float64(other[i] - plain[i])); d > 1e-5*math.Abs(float64(plain[i])) {
+				t.Errorf("%s: loss %d is %v, with loops %v", flag, i, other[i], plain[i])
+			}
 		}
 	}
 }
@@ -380,6 +383,7 @@ func TestTrainErrors(t *testing.T) {
 		{append(with("--steps", ""), "--report", "--topology", "v6e:3x3"), "error: tpucc train: --topology "},
 		{append(with("--steps", ""), "--report", "--device", "xla-cpu"), "tpucc train: --device does not apply to --report\n"},
 		{append(with("--steps", ""), "--report", "--unroll-layers"), "tpucc train: --unroll-layers does not apply to --report\n"},
+		{append(with("--steps", ""), "--report", "--remat-layers"), "tpucc train: --remat-layers does not apply to --report\n"},
 		{with("--tokens", bad), bad + ": row 0, column 2: token id 40 is outside the vocabulary of 32\n"},
 		{with("--tokens", floats), floats + ": the array is f32[1,2]; want i32[rows, L] with at least one row of at least 2 tokens\n"},
 		{with("--tokens", short), short + ": the array is i32[3,1]; want i32[rows, L] with at least one row of at least 2 tokens\n"},

@@ -24,7 +24,8 @@ const tinyDense = `{"model_type": "qwen3", "vocab_size": 32, "hidden_size": 16, 
 // update, the parameters and state donated) compiles for one chip of v6e:2x2
 // through libtpu from Go, and the report's lines are the step's: each kind's
 // bytes from the types (2 layers: 6512 weights, 26048 bytes of f32; AdamW's
-// two states twice that), libtpu's layout, and the verdict from its total.
+// two states twice that; savedLine's stacks), libtpu's layout, and the
+// verdict from its total.
 func TestTrainStepForTPU(t *testing.T) {
 	c, err := hf.ParseConfig([]byte(tinyDense))
 	if err != nil {
@@ -44,22 +45,23 @@ func TestTrainStepForTPU(t *testing.T) {
 		"parameters                        26048 bytes    25.4 KiB  trained, f32, donated: updated in place",
 		"optimizer state                   52096 bytes    50.9 KiB  exp_avg and exp_avg_sq per parameter, donated",
 		"gradients                         26048 bytes    25.4 KiB  one per trained parameter, f32: computed within the step",
+		savedLine + "stacked per layer: within the temporaries",
 	}
-	if len(lines) != 8 {
-		t.Fatalf("the report has %d lines, want 8:\n%s", len(lines), text)
+	if len(lines) != 9 {
+		t.Fatalf("the report has %d lines, want 9:\n%s", len(lines), text)
 	}
 	for i, w := range want {
 		if lines[i] != w {
 			t.Errorf("line %d:\n%s\nwant\n%s", i+1, lines[i], w)
 		}
 	}
-	temp := regexp.MustCompile(`^activations \+ gradients +(\d+) bytes .* libtpu's temporaries`).FindStringSubmatch(lines[4])
-	if lines[5] != "batch                                48 bytes  0.0469 KiB  the tokens, i32" || temp == nil {
-		t.Errorf("lines 5 and 6:\n%s\n%s", lines[4], lines[5])
+	temp := regexp.MustCompile(`^activations \+ gradients +(\d+) bytes .* libtpu's temporaries`).FindStringSubmatch(lines[5])
+	if lines[6] != "batch                                48 bytes  0.0469 KiB  the tokens, i32" || temp == nil {
+		t.Errorf("lines 6 and 7:\n%s\n%s", lines[5], lines[6])
 	}
-	nums := regexp.MustCompile(`^compiled: arguments (\d+) \+ outputs (\d+) - aliased (\d+) \+ temporaries (\d+) \+ code (\d+) = (\d+) bytes \(.*\) of 32 GiB HBM$`).FindStringSubmatch(lines[6])
+	nums := regexp.MustCompile(`^compiled: arguments (\d+) \+ outputs (\d+) - aliased (\d+) \+ temporaries (\d+) \+ code (\d+) = (\d+) bytes \(.*\) of 32 GiB HBM$`).FindStringSubmatch(lines[7])
 	if nums == nil {
-		t.Fatalf("line 7: %s", lines[6])
+		t.Fatalf("line 8: %s", lines[7])
 	}
 	n := make([]int64, 6)
 	for i := range n {
@@ -68,12 +70,25 @@ func TestTrainStepForTPU(t *testing.T) {
 	// Donated: every output but the loss reuses an argument, and the
 	// arguments hold at least the parameters, the state and the batch.
 	if n[0]+n[1]-n[2]+n[3]+n[4] != n[5] || n[2] < 26048+52096 || n[0] < 26048+52096+48 || nums[4] != temp[1] {
-		t.Errorf("line 7 does not add up: %s", lines[6])
+		t.Errorf("line 8 does not add up: %s", lines[7])
 	}
-	if wantLast := fmt.Sprintf("the step fits one tpu-v6e chip: %s of 32 GiB", strings.TrimSuffix(strings.SplitN(lines[6], "bytes (", 2)[1], ") of 32 GiB HBM")); lines[7] != wantLast {
-		t.Errorf("line 8:\n%s\nwant\n%s", lines[7], wantLast)
+	if wantLast := fmt.Sprintf("the step fits one tpu-v6e chip: %s of 32 GiB", strings.TrimSuffix(strings.SplitN(lines[7], "bytes (", 2)[1], ") of 32 GiB HBM")); lines[8] != wantLast {
+		t.Errorf("line 9:\n%s\nwant\n%s", lines[8], wantLast)
 	}
 }
+
+// savedLine starts the report's line of what the layer loop saves for its
+// reverse, f32 stacked over the 2 layers, batch 2 × 6 tokens (hidden 16,
+// MLP 24, 4 query heads and 2 key-value heads of 8): the loop's counter
+// (8 bytes) and each layer's input (192 floats); the residuals of its
+// backward: the MLP's gate and up projections, the gate's silu and the
+// product of the two (4 × 288 floats), the two norms' outputs and the
+// attention's residual sum (3 × 192), the attention's output (384), the
+// query and key projections before their norms (384 + 192), the queries,
+// keys and values as the attention's products read them (384 + 192 + 192),
+// and the probabilities (2 × 2 × 2 × 6 × 6 = 288): 3936 floats a layer,
+// 2 × 3936 × 4 + 8 = 31496 bytes.
+const savedLine = "saved by layer loops              31496 bytes    30.8 KiB  each layer's input and the intermediates its backward reads, "
 
 // TestTrainStepSplitForTPU: the step split over dp=2,tp=2 as training on
 // that mesh splits it (without FSDP, and with) compiles for the four chips
@@ -108,12 +123,14 @@ func TestTrainStepSplitForTPU(t *testing.T) {
 			"parameters                        13248 bytes    12.9 KiB  trained, f32, donated: updated in place",
 			"optimizer state                   26496 bytes    25.9 KiB  exp_avg and exp_avg_sq per parameter, donated",
 			"gradients                         13248 bytes    12.9 KiB  one per trained parameter, f32, split like it: computed within the step",
+			savedLine + "stacked per layer, whole (before splitting): within the temporaries",
 		}},
 		{true, 6624 + 13248, []string{
 			"training step: adamw, batch 2 × 6 tokens, f32, split over mesh dp=2,tp=2 with FSDP on the 4 chips of v6e:2x2 (tpu-v6e); per chip:",
 			"parameters                         6624 bytes    6.47 KiB  trained, f32, donated: updated in place",
 			"optimizer state                   13248 bytes    12.9 KiB  exp_avg and exp_avg_sq per parameter, donated",
 			"gradients                          6624 bytes    6.47 KiB  one per trained parameter, f32, split like it: computed within the step",
+			savedLine + "stacked per layer, whole (before splitting): within the temporaries",
 		}},
 	} {
 		text, err := m.TrainReportSplit(train.NewAdamW(0.01), 2, 6, target.V6e, "v6e:2x2", mesh, tc.fsdp)
@@ -121,15 +138,15 @@ func TestTrainStepSplitForTPU(t *testing.T) {
 			t.Fatalf("fsdp %v: the step does not compile for v6e:2x2: %v", tc.fsdp, err)
 		}
 		lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-		if len(lines) != 8 {
-			t.Fatalf("fsdp %v: the report has %d lines, want 8:\n%s", tc.fsdp, len(lines), text)
+		if len(lines) != 9 {
+			t.Fatalf("fsdp %v: the report has %d lines, want 9:\n%s", tc.fsdp, len(lines), text)
 		}
 		for i, w := range tc.want {
 			if lines[i] != w {
 				t.Errorf("fsdp %v: line %d:\n%s\nwant\n%s", tc.fsdp, i+1, lines[i], w)
 			}
 		}
-		checkCompiledLines(t, lines[4:], "batch                                24 bytes  0.0234 KiB  the tokens, i32, their rows split over dp",
+		checkCompiledLines(t, lines[5:], "batch                                24 bytes  0.0234 KiB  the tokens, i32, their rows split over dp",
 			"compiled per chip", "the step fits each tpu-v6e chip: ", tc.donated)
 	}
 }
@@ -142,21 +159,21 @@ func checkCompiledLines(t *testing.T, lines []string, batch, compiled, verdict s
 	t.Helper()
 	temp := regexp.MustCompile(`^activations \+ gradients +(\d+) bytes .* libtpu's temporaries`).FindStringSubmatch(lines[0])
 	if lines[1] != batch || temp == nil {
-		t.Errorf("lines 5 and 6:\n%s\n%s", lines[0], lines[1])
+		t.Errorf("lines 6 and 7:\n%s\n%s", lines[0], lines[1])
 	}
 	nums := regexp.MustCompile(`^` + compiled + `: arguments (\d+) \+ outputs (\d+) - aliased (\d+) \+ temporaries (\d+) \+ code (\d+) = (\d+) bytes \(.*\) of 32 GiB HBM$`).FindStringSubmatch(lines[2])
 	if nums == nil {
-		t.Fatalf("line 7: %s", lines[2])
+		t.Fatalf("line 8: %s", lines[2])
 	}
 	n := make([]int64, 6)
 	for i := range n {
 		n[i], _ = strconv.ParseInt(nums[i+1], 10, 64)
 	}
 	if n[0]+n[1]-n[2]+n[3]+n[4] != n[5] || n[2] < donated || n[0] < donated || nums[4] != temp[1] {
-		t.Errorf("line 7 does not add up: %s", lines[2])
+		t.Errorf("line 8 does not add up: %s", lines[2])
 	}
 	if want := verdict + strings.TrimSuffix(strings.SplitN(lines[2], "bytes (", 2)[1], ") of 32 GiB HBM") + " of 32 GiB"; lines[3] != want {
-		t.Errorf("line 8:\n%s\nwant\n%s", lines[3], want)
+		t.Errorf("line 9:\n%s\nwant\n%s", lines[3], want)
 	}
 }
 
@@ -170,8 +187,9 @@ const tinyMoE = `{"model_type": "qwen3_moe", "vocab_size": 32, "hidden_size": 16
 // TestMoETrainStepForTPU: the MoE training step, grouped (train.Step runs
 // moe-route before autodiff), compiles for one chip of v6e:2x2 through
 // libtpu, its grouped products lowered as chlo.ragged_dot: the layer loop's
-// three projections, recomputed in the reverse loop, and each one's two
-// gradients (the rows', and the weights' ragged_contract).
+// three projections, and each one's two gradients (the rows', and the
+// weights' ragged_contract); the reverse loop reads the forward's saved
+// results rather than computing them again.
 func TestMoETrainStepForTPU(t *testing.T) {
 	c, err := hf.ParseConfig([]byte(tinyMoE))
 	if err != nil {
@@ -190,8 +208,8 @@ func TestMoETrainStepForTPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Count(exe.HLO, `"chlo.ragged_dot"(`); got != 12 {
-		t.Errorf("%d chlo.ragged_dots in the step's StableHLO; want 12", got)
+	if got := strings.Count(exe.HLO, `"chlo.ragged_dot"(`); got != 9 {
+		t.Errorf("%d chlo.ragged_dots in the step's StableHLO; want 9", got)
 	}
 	text, err := m.TrainReport(opt, 2, 6, target.V6e, "v6e:2x2")
 	if err != nil {
