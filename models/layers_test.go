@@ -1,7 +1,6 @@
 package models
 
 import (
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -108,13 +107,7 @@ func TestGeneratorLayers(t *testing.T) {
 			if !slices.EqualFunc(got.Tokens, want.Tokens, slices.Equal) {
 				t.Errorf("%+v: tokens %v, with loops %v", o, got.Tokens, want.Tokens)
 			}
-			gl, wl := got.FirstLogits.Float32s(), want.FirstLogits.Float32s()
-			scale, diff := 0.0, 0.0
-			for j := range wl {
-				scale = math.Max(scale, math.Abs(float64(wl[j])))
-				diff = math.Max(diff, math.Abs(float64(gl[j]-wl[j])))
-			}
-			if diff > 1e-5*scale {
+			if diff, scale := maxDiff(got.FirstLogits.Float32s(), want.FirstLogits.Float32s()); diff > 1e-5*scale {
 				t.Errorf("%+v: first logits differ from the loops' by %g (largest %g)", o, diff, scale)
 			}
 		}
