@@ -1,9 +1,12 @@
 package llvm
 
 import (
+	"context"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tpucc/tpucc/backend/cpu"
 	"github.com/tpucc/tpucc/frontend/tir"
@@ -68,5 +71,32 @@ func TestSplitParts(t *testing.T) {
 		if e != "" {
 			t.Errorf("caller %d: %s", g, e)
 		}
+	}
+}
+
+// TestPoolLateThread: a pool thread late for the last call, arriving while
+// tpucc_pool_run writes the next call's job (testdata/pool_late.c plays it
+// at that moment), takes no part. Before rt/pool.c's begin it read the next
+// call's larger part count against the last call's exhausted counter, ran
+// parts that did not exist and counted them off the next call, whose
+// caller then waited for ever (a bf16 decode hung so); the driver hung too.
+func TestPoolLateThread(t *testing.T) {
+	tc, err := findToolchain()
+	if err != nil {
+		t.Skip(err)
+	}
+	exe := filepath.Join(t.TempDir(), "pool_late")
+	if out, err := exec.Command(tc.clang, "-O2", "-o", exe, filepath.Join("testdata", "pool_late.c")).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, exe).Output()
+	if err != nil {
+		t.Fatalf("%v (a minute is a hang)\n%s", err, out)
+	}
+	want := "late thread took 0 parts; left 2\nlate thread took 0 parts; left 64\nrows run other than once: 0; left 0\n"
+	if string(out) != want {
+		t.Fatalf("got\n%s\nwant\n%s", out, want)
 	}
 }

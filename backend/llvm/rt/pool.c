@@ -27,11 +27,15 @@ typedef void (*kernel)(void *bufs, int64_t lo, int64_t hi, void *scratch);
 static struct {
 	kernel fn;
 	void *bufs;
-	int64_t rows, chunk, parts;
+	int64_t rows, chunk;
+	_Atomic int64_t parts;
 	void **scratch;
 } job;
 
 static _Atomic uint64_t next;  // generation << 32 | the next part to take
+
+// closed is a generation's part counter when nothing is left to take.
+static const uint64_t closed = UINT32_MAX;
 static _Atomic uint32_t gen;   // the generation threads wait on (futex word)
 static _Atomic uint32_t left;  // parts not done (futex word)
 static _Atomic int waiting;    // the caller sleeps on left
@@ -58,11 +62,23 @@ static void futex_wake(_Atomic uint32_t *w) {
 }
 
 // take runs parts of generation g until none is left.
+//
+// A thread can come here late: it saw generation g, and the caller has
+// since finished g and begun the next call. Its test below may then read
+// the next call's job.parts (larger, say) against g's exhausted counter;
+// when next still held g's counter at that moment, the compare-and-swap
+// took a part that does not exist, ran it with the next call's fields and
+// counted it off the next call's left, which went below zero: the caller
+// waited for ever (a bf16 decode hung so, 2026-12-07, left 0xffffffff). The
+// caller now closes g (begin) before it writes the next job, and a thread
+// that read the new job after the fence reads the closed counter too, so
+// its swap fails.
 static void take(uint32_t g) {
 	for (;;) {
 		uint64_t v = atomic_load_explicit(&next, memory_order_acquire);
-		if ((uint32_t)(v >> 32) != g || (int64_t)(uint32_t)v >= job.parts)
+		if ((uint32_t)(v >> 32) != g || (int64_t)(uint32_t)v >= atomic_load_explicit(&job.parts, memory_order_relaxed))
 			return;
+		atomic_thread_fence(memory_order_acquire);
 		if (!atomic_compare_exchange_weak_explicit(&next, &v, v + 1, memory_order_acq_rel, memory_order_acquire))
 			continue;
 		int64_t p = (int64_t)(uint32_t)v;
@@ -112,6 +128,26 @@ int tpucc_pool_start(int64_t n) {
 	return 0;
 }
 
+// begin closes the last generation's counter (take says why) and returns
+// the next generation, whose job the caller writes next. The release fence
+// orders the close before those writes: a late thread that reads the new
+// job.parts (then its acquire fence) finds the closed counter.
+static uint32_t begin(void) {
+	uint32_t g = atomic_load_explicit(&gen, memory_order_relaxed) + 1;
+	atomic_store_explicit(&next, (uint64_t)(g - 1) << 32 | closed, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	return g;
+}
+
+// publish publishes generation g's job: its counter, then gen, on which the
+// threads wait.
+static void publish(uint32_t g) {
+	atomic_store_explicit(&next, (uint64_t)g << 32, memory_order_release);
+	atomic_store(&gen, g);
+	if (atomic_load(&sleepers) > 0)
+		futex_wake(&gen);
+}
+
 // tpucc_pool_run runs fn over [0, rows) in parts of chunk rows, part p with
 // scratch[p], and returns when every part is done. A caller that finds the
 // pool held by another runs every part itself.
@@ -121,13 +157,14 @@ void tpucc_pool_run(kernel fn, void *bufs, int64_t rows, int64_t chunk, void **s
 		fn(bufs, 0, rows, scratch[0]);
 		return;
 	}
-	job.fn = fn, job.bufs = bufs, job.rows = rows, job.chunk = chunk, job.parts = parts, job.scratch = scratch;
+	uint32_t g = begin();
+	job.fn = fn, job.bufs = bufs, job.rows = rows, job.chunk = chunk, job.scratch = scratch;
+	atomic_store_explicit(&job.parts, parts, memory_order_relaxed);
 	atomic_store_explicit(&left, (uint32_t)parts, memory_order_relaxed);
-	uint32_t g = atomic_load_explicit(&gen, memory_order_relaxed) + 1;
-	atomic_store_explicit(&next, (uint64_t)g << 32, memory_order_release);
-	atomic_store(&gen, g);
-	if (atomic_load(&sleepers) > 0)
-		futex_wake(&gen);
+#ifdef TPUCC_POOL_LATE
+	TPUCC_POOL_LATE(g); // TestPoolLateThread: a thread late for g-1 comes here
+#endif
+	publish(g);
 	take(g);
 	int64_t t0 = now_ns();
 	for (int i = 0; atomic_load_explicit(&left, memory_order_acquire) != 0; i++) {
