@@ -67,7 +67,10 @@ import (
 //
 // On the CPU (Tiles nil) bytes do not depend on the order, so the
 // preferences decide: intermediate matmul operands get their contracting
-// dimension minor (pre-transposed weights), everything else is row-major,
+// dimension minor (pre-transposed weights), except values the backend
+// reads or updates in place only when row-major (movedInPlace: reshape,
+// dynamic_slice, dynamic_update_slice, bitcast_convert), and everything
+// else is row-major,
 // which an untiled target leaves implicit (a nil layout means untiled
 // row-major, as Target.Bytes reads it), so CPU dumps and diagnostics show a
 // layout only where it is not the default; the code generator is meant to

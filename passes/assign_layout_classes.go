@@ -219,7 +219,7 @@ func (la *layoutClasses) choose(t Target, root int) []int {
 	ms := la.members[root]
 	rank := ms[0].Type.Rank()
 	for _, v := range ms {
-		if la.pinned[v.ID] || v.Type.Rank() != rank {
+		if la.pinned[v.ID] || v.Type.Rank() != rank || movedInPlace(t, v) {
 			return rowMajor(rank)
 		}
 	}
@@ -247,6 +247,28 @@ func (la *layoutClasses) choose(t Target, root int) []int {
 		}
 	}
 	return best
+}
+
+// movedInPlace reports whether v, on an untiled target (the CPU), is the
+// result of an op that the backend may carry out without writing anything
+// when v is row-major, as its operand is: a reshape or dynamic_slice read
+// where it lies (a view), a dynamic_update_slice made in its operand's
+// storage, a bitcast. In any other order each becomes a transposing copy.
+// (Ops that write a new value anyway, concat or pad, write any order.) A layer loop's
+// cache row, reshape(dynamic_slice(cache)), read by attention's probs · v
+// (contracting the slots), took the slots-minor order and was copied,
+// transposed, every layer of every decode step: 16% of a batch-1 step at
+// 4096 cache slots. Such a class keeps row-major on the CPU; on a tiled
+// target every order is a copy anyway and bytes decide.
+func movedInPlace(t Target, v *ir.Value) bool {
+	if v.Def == nil || t.Tiles(v.Type) != nil {
+		return false
+	}
+	switch v.Def.Op {
+	case ir.OpReshape, ir.OpDynamicSlice, ir.OpDynamicUpdateSlice, ir.OpBitcastConvert:
+		return true
+	}
+	return false
 }
 
 // minorAre reports whether dims are exactly the len(dims) minor-most
