@@ -17,7 +17,7 @@
 // random too (timings do not depend on the values, except the MoE's routing, which
 // is spread over the experts on both sides).
 //
-//	go run ./bench/models [-quick] [-only dense,moe_decode] [-peers torch,llamacpp] [-backend llvm] [-repeat 3] [-dtype bf16|f16] [-layers N] [-steps N]
+//	go run ./bench/models [-quick] [-only dense,moe_decode] [-peers torch,llamacpp] [-backend llvm] [-repeat 3] [-dtype bf16|f16] [-layers N] [-prompt N] [-steps N]
 //
 // -precision default,highest times tpucc's bf16 and f32 products of the same
 // weights in one process, a run of each in turn (a shared host's load falls on
@@ -87,6 +87,7 @@ var (
 	cpuProfile  = flag.String("cpuprofile", "", "write a pprof CPU profile of tpucc's side (compiles and runs) to this file")
 	steps       = flag.Int("steps", 0, "print the N longest steps of each program tpucc ran on the llvm backend (time per call, share)")
 	layers      = flag.Int("layers", 0, "the dense model's decoder layers instead of 28 (its shapes otherwise kept): for a host whose memory the full model exceeds")
+	promptLen   = flag.Int("prompt", 0, "the decode workloads' prompt tokens instead of 64 (16 with -quick): the cache grows to hold them, so attention's share of a step is measured at long contexts")
 )
 
 // benchDTypes are -dtype's values: the weights' type on every side.

@@ -58,6 +58,9 @@ func benchModels(quick bool) []benchModel {
 		moe["moe_intermediate_size"], moe["num_attention_heads"], moe["num_key_value_heads"], moe["head_dim"] = 192, 8, 2, 64
 		prefill, prompt, steps = 64, 16, 4
 	}
+	if *promptLen > 0 {
+		prompt = *promptLen
+	}
 	if *layers > 0 {
 		dense["num_hidden_layers"] = *layers
 	}
