@@ -1,6 +1,7 @@
 package llvm
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -203,4 +204,77 @@ func TestReduceColumns(t *testing.T) {
 		t.Errorf("steps %q, want %q", whats, want)
 	}
 	agree(t, x, m, f, cpu.RandomInputs(f, 9))
+}
+
+// TestReduceMaxLine: an f32 reduce_max or reduce_min over the last axis
+// alone takes each line's max sixteen lanes at a time (maxOverLine; the
+// step reads "over lines") and gives the reference executor's bits: NaN
+// in the vector part and in the tail, ±inf, a line of -inf, the extreme in
+// the last lane of a vector and in the tail, and +0 beside -0 (max +0,
+// min -0, in either order); lines of 0, 5, 16, 37 and 128 elements, 2-D
+// and 3-D. Other axes keep their loops.
+func TestReduceMaxLine(t *testing.T) {
+	b := testBackend(t)
+	for _, n := range []int64{0, 5, 16, 37, 128} {
+		src := fmt.Sprintf(`func @f(%%x: f32[9,%d], %%y: f32[3,3,%d]) -> (f32[9], f32[9], f32[3,3], f32[%d]) {
+  %%a = reduce_max %%x {axes=[1]} : f32[9]
+  %%b = reduce_min %%x {axes=[1]} : f32[9]
+  %%c = reduce_max %%y {axes=[2]} : f32[3,3]
+  %%d = reduce_max %%x {axes=[0]} : f32[%d]
+  return %%a, %%b, %%c, %%d
+}
+`, n, n, n, n)
+		m, f, x := compileSrc(t, b, src)
+		var whats []string
+		for _, s := range x.StepTimes() {
+			whats = append(whats, s.What)
+		}
+		want := []string{"reduce_max over lines", "reduce_min over lines", "reduce_max over lines", "reduce_max over rows"}
+		if !slices.Equal(whats, want) {
+			t.Errorf("n=%d: steps %q, want %q", n, whats, want)
+		}
+		vals := make([]float64, 9*n)
+		for i := range vals {
+			vals[i] = math.Sin(float64(i)) * 3
+		}
+		set := func(r, i int64, v float64) {
+			if n > 0 {
+				vals[r*n+min(i, n-1)] = v
+			}
+		}
+		set(0, 3, math.NaN())
+		set(1, n-2, math.NaN())
+		set(2, 10, math.Inf(1))
+		set(2, 11, math.Inf(-1))
+		for i := range n {
+			vals[3*n+i] = math.Inf(-1)
+			vals[6*n+i] = 0 // +0 then -0 at even indices
+			vals[7*n+i] = math.Copysign(0, -1)
+			if i%2 == 1 {
+				vals[6*n+i], vals[7*n+i] = vals[7*n+i], vals[6*n+i]
+			}
+		}
+		set(4, 15, 100)
+		set(5, n-1, -100)
+		set(8, n-1, 100)
+		in := []*backend.Buffer{backend.FromFloats(f.Params[0].Type, vals...), cpu.RandomInputs(f, 4)[1]}
+		want2, err := cpu.Run(m, f, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := x.Run(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range got {
+			g, w := got[i].Bytes(), want2[i].Bytes()
+			for j := 0; j+4 <= len(w); j += 4 {
+				gb, wb := binary.LittleEndian.Uint32(g[j:]), binary.LittleEndian.Uint32(w[j:])
+				gf, wf := math.Float32frombits(gb), math.Float32frombits(wb)
+				if gb != wb && !(gf != gf && wf != wf) { // NaN == NaN, any payload
+					t.Errorf("n=%d: result %d[%d] = %v (%08x), want %v (%08x)", n, i, j/4, gf, gb, wf, wb)
+				}
+			}
+		}
+	}
 }
