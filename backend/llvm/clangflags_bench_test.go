@@ -85,3 +85,42 @@ var clangFlagsCases = []struct{ name, src string }{
 	{"silu*mul 64x3072", "func @f(%x: f32[64,3072], %y: f32[64,3072]) -> f32[64,3072] {\n  %s = silu %x\n  %m = mul %s, %y\n  return %m\n}\n"},
 	{"exp+add 1x1024", "func @f(%x: f32[1,1024], %y: f32[1,1024]) -> f32[1,1024] {\n  %s = exp %x\n  %m = add %s, %y\n  return %m\n}\n"},
 }
+
+// BenchmarkNestInterleave builds elementwise kernels with their nest's
+// loops interleaved by 4 (as every loop was) and by 1 (nestInterleave),
+// and times them in turns as BenchmarkClangFlags does; "x4b" is the first
+// again, for the noise:
+// go test ./backend/llvm -run '^$' -bench NestInterleave -benchtime 1x
+func BenchmarkNestInterleave(t *testing.B) {
+	order := []string{"x4", "x1", "x4b"}
+	counts := map[string]int64{"x4": 4, "x1": 1, "x4b": 4}
+	b := testBackend(t)
+	b.threads = 1
+	defer func(n int64) { nestInterleave = n }(nestInterleave)
+	for _, c := range nestCases {
+		xs := map[string]*Executable{}
+		var args []*backend.Buffer
+		for _, v := range order {
+			nestInterleave = counts[v]
+			m, f, x := compileSrc(t, b, c.src)
+			agree(t, x, m, f, cpu.RandomInputs(f, 1))
+			xs[v], args = x, cpu.RandomInputs(f, 2)
+		}
+		times := inTurns(xs, order, args)
+		line := fmt.Sprintf("nest-interleave: %-24s", c.name)
+		for _, v := range order {
+			least, med := quantile(times[v], 0), quantile(times[v], 0.5)
+			line += fmt.Sprintf("  %s least %8.2f us (%.3f), median %8.2f us (%.3f)", v, least, least/quantile(times["x4"], 0), med, med/quantile(times["x4"], 0.5))
+		}
+		fmt.Println(line)
+	}
+}
+
+// nestCases are elementwise kernels at the decode step's sizes (one row)
+// and at a prefill's (64 rows), and the clangFlagsCases that have nests.
+var nestCases = append([]struct{ name, src string }{
+	{"silu*mul 1x3072", "func @f(%x: f32[1,3072], %y: f32[1,3072]) -> f32[1,3072] {\n  %s = silu %x\n  %m = mul %s, %y\n  return %m\n}\n"},
+	{"add 1x1024", "func @f(%x: f32[1,1024], %y: f32[1,1024]) -> f32[1,1024] {\n  %m = add %x, %y\n  return %m\n}\n"},
+	{"convert bf16 64x1024", "func @f(%x: bf16[64,1024]) -> f32[64,1024] {\n  %c = convert %x : f32[64,1024]\n  return %c\n}\n"},
+	{"mul+add 64x1024", "func @f(%x: f32[64,1024], %y: f32[64,1024]) -> f32[64,1024] {\n  %m = mul %x, %y\n  %a = add %m, %x\n  return %a\n}\n"},
+}, clangFlagsCases[6:]...)

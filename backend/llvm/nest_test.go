@@ -1,0 +1,33 @@
+package llvm
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestNestLoopsPlain: an elementwise nest of cheap elements (arithmetic,
+// converts) asks clang for no interleaving (nestInterleave), so its
+// kernel carries no loop identifier; one that calls exp keeps 4 vectors in
+// flight (hintNest), as does a reduction's loop, which carries its sum.
+// All agree with the reference executor.
+func TestNestLoopsPlain(t *testing.T) {
+	b := testBackend(t)
+	for _, c := range []struct {
+		name, src string
+		hints     int // branches carrying the interleave hint
+	}{
+		{"cheap", "func @f(%x: f32[6,40], %y: bf16[6,40]) -> f32[6,40] {\n  %c = convert %y : f32[6,40]\n  %m = mul %x, %c\n  %a = add %m, %x\n  return %a\n}\n", 0},
+		{"exp", "func @f(%x: f32[6,40], %y: f32[6,40]) -> f32[6,40] {\n  %s = silu %x\n  %m = mul %s, %y\n  return %m\n}\n", 1},
+		{"reduction", "func @f(%x: f32[6,40]) -> f32[6] {\n  %e = mul %x, %x\n  %m = reduce_sum %e {axes=[1]} : f32[6]\n  return %m\n}\n", 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			exe := compileText(t, c.name, []byte(c.src))
+			x := differential(t, b, exe.Module, exe.Entry, 7)
+			text := x.plan.gen.text()
+			hinted := strings.Contains(text, "!{!\"llvm.loop.interleave.count\", i32 4}")
+			if n := strings.Count(text, ", !llvm.loop "); n != c.hints || hinted != (c.hints > 0) {
+				t.Errorf("%d branches carry a loop identifier (interleave hint defined: %v), want %d:\n%s", n, hinted, c.hints, text)
+			}
+		})
+	}
+}
