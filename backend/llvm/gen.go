@@ -367,15 +367,15 @@ func (k *kfn) loopPlain(from, to value.Value, body func(i value.Value)) *lir.Ter
 }
 
 // nestInterleave is the interleave count an elementwise nest's loops ask
-// for when their elements are cheap (no call, no division; hintNest); 1
-// asks none, and clang's vectoriser then keeps one vector in flight
-// (-fno-unroll-loops turns its own interleaving off). Nothing is carried
-// from one element to the next, so for copies, converts, compares and
-// arithmetic more in flight bought no speed (BenchmarkNestInterleave),
-// while interleaving by 4 was a quarter of clang's object code and about a
-// tenth of its time on Qwen3-0.6B's decode step (docs/CPU_BACKEND.md,
-// "Elementwise nests are not interleaved"). A variable so that the
-// benchmark can build the kernels both ways.
+// for when their elements are cheap (no call, no float division;
+// hintNest); 1 asks none, and clang's vectoriser then keeps one vector in
+// flight (-fno-unroll-loops turns its own interleaving off). Nothing is
+// carried from one element to the next, so for copies, converts, compares
+// and arithmetic more in flight bought no speed (BenchmarkNestInterleave),
+// while interleaving them by 4 was a fifth of clang's object code and
+// about a tenth of its time on Qwen3-0.6B's decode step
+// (docs/CPU_BACKEND.md, "Elementwise nests of cheap elements are not
+// interleaved"). A variable so that the benchmark builds both ways.
 var nestInterleave int64 = 1
 
 // hintNest asks clang to interleave the nest loops whose back branches
