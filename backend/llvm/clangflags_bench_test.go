@@ -20,24 +20,31 @@ import (
 func BenchmarkClangFlags(t *testing.B) {
 	o3 := []string{"-O3", "-march=native", "-fPIC", "-fveclib=libmvec", "-Wno-override-module"}
 	variants := map[string][]string{"O3": o3, "flags": slices.Clone(clangFlags), "O3b": o3}
-	order := []string{"O3", "flags", "O3b"}
+	defer func(f []string) { clangFlags = f }(clangFlags)
+	inVariants(t, "clang-flags", clangFlagsCases, []string{"O3", "flags", "O3b"}, func(v string) { clangFlags = variants[v] })
+}
+
+// inVariants builds each case once per variant in order (set makes one
+// the build's), checks each against the reference executor, times them in
+// turns (inTurns) on one thread and prints a line a case: each variant's
+// least and median time and their ratios to the first variant's.
+func inVariants(t *testing.B, label string, cases []struct{ name, src string }, order []string, set func(v string)) {
 	b := testBackend(t)
 	b.threads = 1
-	defer func(f []string) { clangFlags = f }(clangFlags)
-	for _, c := range clangFlagsCases {
+	for _, c := range cases {
 		xs := map[string]*Executable{}
 		var args []*backend.Buffer
 		for _, v := range order {
-			clangFlags = variants[v]
+			set(v)
 			m, f, x := compileSrc(t, b, c.src)
 			agree(t, x, m, f, cpu.RandomInputs(f, 1))
 			xs[v], args = x, cpu.RandomInputs(f, 2)
 		}
 		times := inTurns(xs, order, args)
-		line := fmt.Sprintf("clang-flags: %-24s", c.name)
+		line := fmt.Sprintf("%s: %-24s", label, c.name)
 		for _, v := range order {
 			least, med := quantile(times[v], 0), quantile(times[v], 0.5)
-			line += fmt.Sprintf("  %s least %8.1f us (%.3f), median %8.1f us (%.3f)", v, least, least/quantile(times["O3"], 0), med, med/quantile(times["O3"], 0.5))
+			line += fmt.Sprintf("  %s least %8.2f us (%.3f), median %8.2f us (%.3f)", v, least, least/quantile(times[order[0]], 0), med, med/quantile(times[order[0]], 0.5))
 		}
 		fmt.Println(line)
 	}
@@ -87,33 +94,15 @@ var clangFlagsCases = []struct{ name, src string }{
 }
 
 // BenchmarkNestInterleave builds elementwise kernels with their nest's
-// loops interleaved by 4 (as every loop was) and by 1 (nestInterleave),
+// loops interleaved by 4 (as every loop was) and as they are now
+// (nestInterleave 1, hintNest keeping 4 where elements call or divide),
 // and times them in turns as BenchmarkClangFlags does; "x4b" is the first
 // again, for the noise:
 // go test ./backend/llvm -run '^$' -bench NestInterleave -benchtime 1x
 func BenchmarkNestInterleave(t *testing.B) {
-	order := []string{"x4", "x1", "x4b"}
 	counts := map[string]int64{"x4": 4, "x1": 1, "x4b": 4}
-	b := testBackend(t)
-	b.threads = 1
 	defer func(n int64) { nestInterleave = n }(nestInterleave)
-	for _, c := range nestCases {
-		xs := map[string]*Executable{}
-		var args []*backend.Buffer
-		for _, v := range order {
-			nestInterleave = counts[v]
-			m, f, x := compileSrc(t, b, c.src)
-			agree(t, x, m, f, cpu.RandomInputs(f, 1))
-			xs[v], args = x, cpu.RandomInputs(f, 2)
-		}
-		times := inTurns(xs, order, args)
-		line := fmt.Sprintf("nest-interleave: %-24s", c.name)
-		for _, v := range order {
-			least, med := quantile(times[v], 0), quantile(times[v], 0.5)
-			line += fmt.Sprintf("  %s least %8.2f us (%.3f), median %8.2f us (%.3f)", v, least, least/quantile(times["x4"], 0), med, med/quantile(times["x4"], 0.5))
-		}
-		fmt.Println(line)
-	}
+	inVariants(t, "nest-interleave", nestCases, []string{"x4", "x1", "x4b"}, func(v string) { nestInterleave = counts[v] })
 }
 
 // nestCases are elementwise kernels at the decode step's sizes (one row)
