@@ -113,3 +113,21 @@ var nestCases = append([]struct{ name, src string }{
 	{"convert bf16 64x1024", "func @f(%x: bf16[64,1024]) -> f32[64,1024] {\n  %c = convert %x : f32[64,1024]\n  return %c\n}\n"},
 	{"mul+add 64x1024", "func @f(%x: f32[64,1024], %y: f32[64,1024]) -> f32[64,1024] {\n  %m = mul %x, %y\n  %a = add %m, %x\n  return %a\n}\n"},
 }, clangFlagsCases[6:]...)
+
+// BenchmarkGemvUnroll builds the streamed products that read 8 narrow rows
+// at a time with their contraction loop unrolled by 4 (as they were) and
+// as now (gemvUnrollFor: 2), and times them in turns as BenchmarkClangFlags
+// does, weights from cache (6 MB, called over and over): where the loop's
+// overhead shows most.
+// go test ./backend/llvm -run '^$' -bench GemvUnroll -benchtime 1x
+func BenchmarkGemvUnroll(t *testing.B) {
+	counts := map[string]int64{"u4": 8, "now": gemvUnroll, "u4b": 8}
+	defer func(n int64) { gemvUnroll = n }(gemvUnroll)
+	inVariants(t, "gemv-unroll", gemvUnrollCases, []string{"u4", "now", "u4b"}, func(v string) { gemvUnroll = counts[v] })
+}
+
+var gemvUnrollCases = []struct{ name, src string }{
+	{"bf16 down 1x3072x1024", "func @f(%x: f32[1,3072], %b: bf16[1024,3072]) -> f32[1,1024] {\n  %w = convert %b : f32[1024,3072]\n  %d = dot_general %x, %w {lhs_contract=[1], rhs_contract=[1]} : f32[1,1024]\n  return %d\n}\n"},
+	{"bf16 down 2x3072x1024", "func @f(%x: f32[2,3072], %b: bf16[1024,3072]) -> f32[2,1024] {\n  %w = convert %b : f32[1024,3072]\n  %d = dot_general %x, %w {lhs_contract=[1], rhs_contract=[1]} : f32[2,1024]\n  return %d\n}\n"},
+	{"bf16 up 2x1024x3072", "func @f(%x: f32[2,1024], %b: bf16[3072,1024]) -> f32[2,3072] {\n  %w = convert %b : f32[3072,1024]\n  %d = dot_general %x, %w {lhs_contract=[1], rhs_contract=[1]} : f32[2,3072]\n  return %d\n}\n"},
+}
