@@ -20,24 +20,31 @@ import (
 func BenchmarkClangFlags(t *testing.B) {
 	o3 := []string{"-O3", "-march=native", "-fPIC", "-fveclib=libmvec", "-Wno-override-module"}
 	variants := map[string][]string{"O3": o3, "flags": slices.Clone(clangFlags), "O3b": o3}
-	order := []string{"O3", "flags", "O3b"}
+	defer func(f []string) { clangFlags = f }(clangFlags)
+	inVariants(t, "clang-flags", clangFlagsCases, []string{"O3", "flags", "O3b"}, func(v string) { clangFlags = variants[v] })
+}
+
+// inVariants builds each case once per variant in order (set makes one
+// the build's), checks each against the reference executor, times them in
+// turns (inTurns) on one thread and prints a line a case: each variant's
+// least and median time and their ratios to the first variant's.
+func inVariants(t *testing.B, label string, cases []struct{ name, src string }, order []string, set func(v string)) {
 	b := testBackend(t)
 	b.threads = 1
-	defer func(f []string) { clangFlags = f }(clangFlags)
-	for _, c := range clangFlagsCases {
+	for _, c := range cases {
 		xs := map[string]*Executable{}
 		var args []*backend.Buffer
 		for _, v := range order {
-			clangFlags = variants[v]
+			set(v)
 			m, f, x := compileSrc(t, b, c.src)
 			agree(t, x, m, f, cpu.RandomInputs(f, 1))
 			xs[v], args = x, cpu.RandomInputs(f, 2)
 		}
 		times := inTurns(xs, order, args)
-		line := fmt.Sprintf("clang-flags: %-24s", c.name)
+		line := fmt.Sprintf("%s: %-24s", label, c.name)
 		for _, v := range order {
 			least, med := quantile(times[v], 0), quantile(times[v], 0.5)
-			line += fmt.Sprintf("  %s least %8.1f us (%.3f), median %8.1f us (%.3f)", v, least, least/quantile(times["O3"], 0), med, med/quantile(times["O3"], 0.5))
+			line += fmt.Sprintf("  %s least %8.2f us (%.3f), median %8.2f us (%.3f)", v, least, least/quantile(times[order[0]], 0), med, med/quantile(times[order[0]], 0.5))
 		}
 		fmt.Println(line)
 	}
@@ -84,4 +91,43 @@ var clangFlagsCases = []struct{ name, src string }{
 	{"transpose 16x8x128", "func @f(%x: f32[16,8,128]) -> f32[8,16,128] {\n  %t = transpose %x {perm=[1,0,2]} : f32[8,16,128]\n  return %t\n}\n"},
 	{"silu*mul 64x3072", "func @f(%x: f32[64,3072], %y: f32[64,3072]) -> f32[64,3072] {\n  %s = silu %x\n  %m = mul %s, %y\n  return %m\n}\n"},
 	{"exp+add 1x1024", "func @f(%x: f32[1,1024], %y: f32[1,1024]) -> f32[1,1024] {\n  %s = exp %x\n  %m = add %s, %y\n  return %m\n}\n"},
+}
+
+// BenchmarkNestInterleave builds elementwise kernels with their nest's
+// loops interleaved by 4 (as every loop was) and as they are now
+// (nestInterleave 1, hintNest keeping 4 where elements call or divide),
+// and times them in turns as BenchmarkClangFlags does; "x4b" is the first
+// again, for the noise:
+// go test ./backend/llvm -run '^$' -bench NestInterleave -benchtime 1x
+func BenchmarkNestInterleave(t *testing.B) {
+	counts := map[string]int64{"x4": 4, "x1": 1, "x4b": 4}
+	defer func(n int64) { nestInterleave = n }(nestInterleave)
+	inVariants(t, "nest-interleave", nestCases, []string{"x4", "x1", "x4b"}, func(v string) { nestInterleave = counts[v] })
+}
+
+// nestCases are elementwise kernels at the decode step's sizes (one row)
+// and at a prefill's (64 rows), and the clangFlagsCases that have nests.
+var nestCases = append([]struct{ name, src string }{
+	{"silu*mul 1x3072", "func @f(%x: f32[1,3072], %y: f32[1,3072]) -> f32[1,3072] {\n  %s = silu %x\n  %m = mul %s, %y\n  return %m\n}\n"},
+	{"add 1x1024", "func @f(%x: f32[1,1024], %y: f32[1,1024]) -> f32[1,1024] {\n  %m = add %x, %y\n  return %m\n}\n"},
+	{"convert bf16 64x1024", "func @f(%x: bf16[64,1024]) -> f32[64,1024] {\n  %c = convert %x : f32[64,1024]\n  return %c\n}\n"},
+	{"mul+add 64x1024", "func @f(%x: f32[64,1024], %y: f32[64,1024]) -> f32[64,1024] {\n  %m = mul %x, %y\n  %a = add %m, %x\n  return %a\n}\n"},
+}, clangFlagsCases[6:]...)
+
+// BenchmarkGemvUnroll builds the streamed products that read 8 narrow rows
+// at a time with their contraction loop unrolled by 4 (as they were) and
+// as now (gemvUnrollFor: 2), and times them in turns as BenchmarkClangFlags
+// does, weights from cache (6 MB, called over and over): where the loop's
+// overhead shows most.
+// go test ./backend/llvm -run '^$' -bench GemvUnroll -benchtime 1x
+func BenchmarkGemvUnroll(t *testing.B) {
+	counts := map[string]int64{"u4": 8, "now": gemvUnroll, "u4b": 8}
+	defer func(n int64) { gemvUnroll = n }(gemvUnroll)
+	inVariants(t, "gemv-unroll", gemvUnrollCases, []string{"u4", "now", "u4b"}, func(v string) { gemvUnroll = counts[v] })
+}
+
+var gemvUnrollCases = []struct{ name, src string }{
+	{"bf16 down 1x3072x1024", "func @f(%x: f32[1,3072], %b: bf16[1024,3072]) -> f32[1,1024] {\n  %w = convert %b : f32[1024,3072]\n  %d = dot_general %x, %w {lhs_contract=[1], rhs_contract=[1]} : f32[1,1024]\n  return %d\n}\n"},
+	{"bf16 down 2x3072x1024", "func @f(%x: f32[2,3072], %b: bf16[1024,3072]) -> f32[2,1024] {\n  %w = convert %b : f32[1024,3072]\n  %d = dot_general %x, %w {lhs_contract=[1], rhs_contract=[1]} : f32[2,1024]\n  return %d\n}\n"},
+	{"bf16 up 2x1024x3072", "func @f(%x: f32[2,1024], %b: bf16[3072,1024]) -> f32[2,3072] {\n  %w = convert %b : f32[3072,1024]\n  %d = dot_general %x, %w {lhs_contract=[1], rhs_contract=[1]} : f32[2,3072]\n  return %d\n}\n"},
 }

@@ -26,12 +26,31 @@ const (
 	gemvRows  = 8  // the most lhs rows (M) the streaming kernel takes
 	gemvCols  = 4  // rhs rows in flight at M <= 4: M x gemvCols accumulators
 	gemvBlock = 64 // rhs rows per range index
-	// gemvUnroll is the contraction loop's unroll count, the one clang's
-	// -O3 chose: left rolled (clangFlags' -fno-unroll-loops), the lm head's
-	// gemv of a 4-layer Qwen3-0.6B decode step took 65 ms against 53
-	// (medians of six loaded bench/models runs each).
-	gemvUnroll = 4
 )
+
+// gemvUnroll is the contraction loop's unroll count (gemvUnrollFor), the
+// one clang's -O3 chose: left rolled (clangFlags' -fno-unroll-loops), the
+// lm head's gemv of a 4-layer Qwen3-0.6B decode step took 65 ms against 53
+// (medians of six loaded bench/models runs each). A variable so that
+// BenchmarkGemvUnroll can build the 8-row products unrolled by 4 as they
+// were (gemvUnroll 8).
+var gemvUnroll int64 = 4
+
+// gemvUnrollFor is the contraction loop's unroll count for cols rows in
+// flight and accs accumulators each: gemvUnroll steps of one accumulator,
+// and with more than gemvCols rows in flight as many fewer steps as they
+// are more rows: 8 narrow rows (a bf16 down projection at batch 1) take 2
+// steps, where they took 4. That kernel was twice the clang time of any
+// other gemv of its size (41 against 23 ms for the kernel alone) and ran
+// as fast with 2 (BenchmarkGemvUnroll, from cache, where the loop's
+// overhead shows most; docs/PERFORMANCE.md).
+func gemvUnrollFor(cols, accs int64) int64 {
+	unroll := max(gemvUnroll/accs, 1)
+	if cols > gemvCols {
+		unroll = max(unroll*gemvCols/cols, 1)
+	}
+	return unroll
+}
 
 // gemvFits reports whether d runs as a streamed product.
 func gemvFits(d dotShape) bool {
@@ -274,7 +293,7 @@ func (g gemvCall) products(xRow, wRow []value.Value) []value.Value {
 		}
 	}
 	wide := 8 * accs
-	unroll := max(gemvUnroll/accs, 1)
+	unroll := gemvUnrollFor(cols, accs)
 	acc := k.loopUnrolled(unroll, ci(0), ci(d.K/wide), init, func(kv value.Value, acc []value.Value) []value.Value {
 		kk := k.cur.NewMul(kv, ci(wide))
 		next := append([]value.Value{}, acc...)

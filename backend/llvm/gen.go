@@ -355,6 +355,67 @@ func (k *kfn) loopBack(from, to value.Value, acc []value.Value, body func(i valu
 	return phis, back
 }
 
+// loopPlain is loop with nothing carried and no hint, for an elementwise
+// nest's loops (emitNestSplit, which hints them by what they compute,
+// hintNest); it returns the branch back to its header.
+func (k *kfn) loopPlain(from, to value.Value, body func(i value.Value)) *lir.TermBr {
+	_, back := k.loopBack(from, to, nil, func(i value.Value, _ []value.Value) []value.Value {
+		body(i)
+		return nil
+	})
+	return back
+}
+
+// nestInterleave is the interleave count an elementwise nest's loops ask
+// for when their elements are cheap (no call, no float division;
+// hintNest); 1 asks none, and clang's vectoriser then keeps one vector in
+// flight (-fno-unroll-loops turns its own interleaving off). Nothing is
+// carried from one element to the next, so for copies, converts, compares
+// and arithmetic more in flight bought no speed (BenchmarkNestInterleave),
+// while interleaving them by 4 was a fifth of clang's object code and
+// about a tenth of its time on Qwen3-0.6B's decode step
+// (docs/CPU_BACKEND.md, "Elementwise nests of cheap elements are not
+// interleaved"). A variable so that the benchmark builds both ways.
+var nestInterleave int64 = 1
+
+// hintNest asks clang to interleave the nest loops whose back branches
+// are backs: by interleaveCount when the kernel calls a function that is
+// not a multiply-add (exp, sin, a libm routine) or divides floats, whose
+// long chains of dependent instructions more elements in flight hide, else
+// by nestInterleave. (Integer division is index arithmetic by constants,
+// which clang turns into multiplies.)
+func hintNest(k *kfn, backs []*lir.TermBr) {
+	n := nestInterleave
+	if latencyBound(k.f) {
+		n = interleaveCount
+	}
+	if n <= 1 {
+		return
+	}
+	for _, b := range backs {
+		k.hint(b, "llvm.loop.interleave.count", n)
+	}
+}
+
+// latencyBound reports whether f divides floats or calls anything but a
+// multiply-add.
+func latencyBound(f *lir.Func) bool {
+	for _, b := range f.Blocks {
+		for _, in := range b.Insts {
+			switch in := in.(type) {
+			case *lir.InstFDiv, *lir.InstFRem:
+				return true
+			case *lir.InstCall:
+				name := strings.TrimPrefix(in.Callee.Ident(), "@")
+				if !strings.HasPrefix(name, "llvm.fmuladd.") && !strings.HasPrefix(name, "llvm.fma.") {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // loopN is loop over [0, n) with nothing carried.
 func (k *kfn) loopN(n int64, body func(i value.Value)) {
 	k.loop(ci(0), ci(n), nil, func(i value.Value, _ []value.Value) []value.Value {
@@ -449,6 +510,11 @@ func emitNestSplit(k *kfn, dims []int64, axis int, cuts []int64, body func(idx [
 		cuts = nil
 	}
 	idx := make([]value.Value, len(dims))
+	var backs []*lir.TermBr
+	loop := func(from, to value.Value, body func(i value.Value)) {
+		backs = append(backs, k.loopPlain(from, to, body))
+	}
+	defer func() { hintNest(k, backs) }()
 	var rec func(d, part int)
 	rec = func(d, part int) {
 		if d == len(dims) {
@@ -460,29 +526,28 @@ func emitNestSplit(k *kfn, dims []int64, axis int, cuts []int64, body func(idx [
 				if cuts[p] == cuts[p+1] {
 					continue
 				}
-				k.loop(ci(cuts[p]), ci(cuts[p+1]), nil, func(i value.Value, _ []value.Value) []value.Value {
+				loop(ci(cuts[p]), ci(cuts[p+1]), func(i value.Value) {
 					idx[d] = i
 					rec(d+1, p)
-					return nil
 				})
 			}
 			return
 		}
-		k.loopN(dims[d], func(i value.Value) {
+		loop(ci(0), ci(dims[d]), func(i value.Value) {
 			idx[d] = i
 			rec(d+1, part)
 		})
 	}
 	_, lead := nestRows(dims)
-	k.loop(k.lo, k.hi, nil, func(i value.Value, _ []value.Value) []value.Value {
+	loop(k.lo, k.hi, func(i value.Value) {
 		if len(dims) == 0 {
 			body(nil, 0)
-			return nil
+			return
 		}
 		copy(idx, k.delinear(i, dims[:lead]))
 		if axis < 0 || axis >= lead || cuts == nil {
 			rec(lead, 0)
-			return nil
+			return
 		}
 		at := idx[axis]
 		for p := range len(cuts) - 1 {
@@ -492,7 +557,6 @@ func emitNestSplit(k *kfn, dims []int64, axis int, cuts []int64, body func(idx [
 			in := k.cur.NewAnd(k.cur.NewICmp(enum.IPredSGE, at, ci(cuts[p])), k.cur.NewICmp(enum.IPredSLT, at, ci(cuts[p+1])))
 			k.ifElse(in, func() { rec(lead, p) }, nil)
 		}
-		return nil
 	})
 }
 

@@ -153,11 +153,11 @@ func TestCanonicalKernel(t *testing.T) {
 	}
 }
 
-// TestBalance: the largest kernels go first, each to the lightest part.
+// TestBalance: the costliest kernels go first, each to the lightest part.
 func TestBalance(t *testing.T) {
 	var us []unit
 	for i, size := range []int{3, 10, 1, 8, 9} {
-		us = append(us, unit{name: fmt.Sprintf("k%d", i), body: strings.Repeat("x", size)})
+		us = append(us, unit{name: fmt.Sprintf("k%d", i), body: strings.Repeat("x", size), cost: size})
 	}
 	var got [][]string
 	for _, g := range balance(us, 2) {
