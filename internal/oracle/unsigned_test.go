@@ -76,6 +76,25 @@ var unsignedPrograms = []struct {
 		setInts(p[3], -2, 1, -1, 0)
 		setInts(p[4], 3, 1, 2, 0)
 	}},
+	// Oracle seed 5254: XLA:CPU refuses a convolution on s2 ("unsupported
+	// operand type S2"); the products and sums wrap as the dtype's.
+	{"sub-byte convolution", `func @f(%a: i2[2,2,5], %b: i2[3,2,2], %c: i4[2,2,5], %d: i4[3,2,2], %e: u2[2,2,5], %g: u4[2,2,5]) -> (i2[2,3,4], i4[2,3,4], u2[2,3,4], u4[2,3,4]) {
+  %x = convolution %a, %b {lhs_dims=[0,1,2], rhs_dims=[0,1,2], out_dims=[0,1,2]} : i2[2,3,4]
+  %y = convolution %c, %d {lhs_dims=[0,1,2], rhs_dims=[0,1,2], out_dims=[0,1,2]} : i4[2,3,4]
+  %bu = convert %b : u2[3,2,2]
+  %z = convolution %e, %bu {lhs_dims=[0,1,2], rhs_dims=[0,1,2], out_dims=[0,1,2]} : u2[2,3,4]
+  %du = convert %d : u4[3,2,2]
+  %w = convolution %g, %du {lhs_dims=[0,1,2], rhs_dims=[0,1,2], out_dims=[0,1,2]} : u4[2,3,4]
+  return %x, %y, %z, %w
+}
+`, func(p []*backend.Buffer) {
+		setInts(p[0], -2, 1, -1, 0, 1, 1, -2, -2, 0, 1, -1, -1, 1, 0, -2, 1, 1, -2, -1, 0)
+		setInts(p[1], 1, -2, -1, 1, -2, -2, 0, 1, 1, -1, -2, 1)
+		setInts(p[2], -8, 7, -1, 5, 3, -6, 2, 7, -8, 0, 4, -3, 6, 1, -5, 7, -7, 2, 3, -4)
+		setInts(p[3], 7, -8, 5, -3, 2, 6, -7, 1, 4, -5, 3, -1)
+		setInts(p[4], 3, 1, 2, 0, 3, 3, 1, 2, 0, 1, 3, 2, 2, 1, 0, 3, 1, 2, 3, 3)
+		setInts(p[5], 15, 8, 1, 0, 7, 9, 14, 3, 12, 5, 6, 11, 2, 13, 10, 4, 15, 15, 0, 8)
+	}},
 }
 
 func setInts(b *backend.Buffer, vals ...int64) {
