@@ -28,7 +28,7 @@ var unsignedPrograms = []struct {
 		setInts(p[0], 4294967295, 0, 1, 2147483648)
 		setInts(p[1], 1, 4294967295, 3, 2147483647)
 	}},
-	{"u64 edges", `func @f(%a: u64[4], %b: u64[4]) -> (i1[4], u64[4], u64[4], u64[4], u64[4], u64[], u64[]) {
+	{"u64 edges", `func @f(%a: u64[4], %b: u64[4]) -> (i1[4], u64[4], u64[4], u64[4], u64[4], u64[], u64[], i32[], i32[]) {
   %lt = compare %a, %b {dir=lt} : i1[4]
   %mx = max %a, %b : u64[4]
   %q = div %a, %b : u64[4]
@@ -36,7 +36,9 @@ var unsignedPrograms = []struct {
   %s = sub %b, %a : u64[4]
   %rmin = reduce_min %a {axes=[0]} : u64[]
   %rmax = reduce_max %b {axes=[0]} : u64[]
-  return %lt, %mx, %q, %r, %s, %rmin, %rmax
+  %amin = argmin %a {axis=0} : i32[]
+  %amax = argmax %a {axis=0} : i32[]
+  return %lt, %mx, %q, %r, %s, %rmin, %rmax, %amin, %amax
 }
 `, func(p []*backend.Buffer) {
 		setInts(p[0], -1, math.MinInt64, 7, 12345678901234)
