@@ -97,6 +97,35 @@ var unsignedPrograms = []struct {
 		setInts(p[4], 3, 1, 2, 0, 3, 3, 1, 2, 0, 1, 3, 2, 2, 1, 0, 3, 1, 2, 3, 3)
 		setInts(p[5], 15, 8, 1, 0, 7, 9, 14, 3, 12, 5, 6, 11, 2, 13, 10, 4, 15, 15, 0, 8)
 	}},
+	// Oracle seed 20542: XLA:CPU's sort scrambled i2 values (1, 0, 0, -2
+	// came back 1, 1, 1, -2); a comparator computing in the dtype (a + b
+	// wraps in two bits) and a payload sorted with a sub-byte key.
+	{"sub-byte sort", `func @f(%a: i2[2,4], %b: u4[2,4], %c: i4[8], %x: f32[8]) -> (i2[2,4], u4[2,4], i4[8], f32[8]) {
+  %sa = sort %a {dimension=1, stable=true} : i2[2,4] (%p: i2[], %q: i2[]) {
+      %g = compare %p, %q {dir=gt} : i1[]
+      return %g
+    }
+  %sb = sort %b {dimension=1} : u4[2,4] (%p: u4[], %q: u4[]) {
+      %l = compare %p, %q {dir=lt} : i1[]
+      return %l
+    }
+  %sc, %sx = sort %c, %x {dimension=0, stable=true} : i4[8], f32[8] (%p: i4[], %q: i4[], %u: f32[], %v: f32[]) {
+      %one = constant 1 : i4[]
+      %p1 = add %p, %one : i4[]
+      %q1 = add %q, %one : i4[]
+      %l = compare %p1, %q1 {dir=lt} : i1[]
+      return %l
+    }
+  return %sa, %sb, %sc, %sx
+}
+`, func(p []*backend.Buffer) {
+		setInts(p[0], 0, 1, -2, 0, 0, -2, 1, -1)
+		setInts(p[1], 15, 3, 8, 0, 7, 7, 1, 12)
+		setInts(p[2], 7, -8, 3, 6, -1, 7, 0, -8)
+		for i := range 8 {
+			p[3].SetFloat64(i, float64(i)+0.5)
+		}
+	}},
 }
 
 func setInts(b *backend.Buffer, vals ...int64) {
