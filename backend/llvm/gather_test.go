@@ -125,6 +125,38 @@ func TestTopK(t *testing.T) {
 	})
 }
 
+// TestTopKReusedIndexBuffer: top_k whose index result, not a result of the
+// program (mul reads it), gets the storage an earlier step wrote (the
+// and's, dead by then: the run recycles it), so
+// that its slots hold old bytes until the kernel writes them; progen seed
+// 20303 crashed here (SIGSEGV: clang read the unwritten slots, and x at
+// those indices).
+func TestTopKReusedIndexBuffer(t *testing.T) {
+	b := testBackend(t)
+	src := `func @main(%p0: u8[1,6,4,7]) -> (i32[1,6,1,2], u8[1,6,1,2], u8[1,6,1,7]) {
+  %0 = relu %p0 : u8[1,6,4,7]
+  %2 = and %0, %p0 : u8[1,6,4,7]
+  %3 = reduce_max %2 {axes=[2], keepdims=true} : u8[1,6,1,7]
+  %15, %16 = top_k %3 {k=2} : u8[1,6,1,2], i32[1,6,1,2]
+  %17 = mul %16, %16 : i32[1,6,1,2]
+  %20 = clz %3 : u8[1,6,1,7]
+  return %17, %15, %20
+}
+`
+	exe := compileText(t, "topk_reused.tir", []byte(src))
+	x, err := b.compile(exe.Module, exe.Entry, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 0x7f bytes: an index read from them is 0x7f7f7f7f, far outside x.
+	in := cpu.RandomInputs(exe.Entry, 1)
+	for i := range 6 * 4 * 7 {
+		in[0].SetInt64(i, 0x7f-int64(i%3))
+	}
+	agree(t, x, exe.Module, exe.Entry, in)
+	agree(t, x, exe.Module, exe.Entry, cpu.RandomInputs(exe.Entry, 2))
+}
+
 // TestArgsort: ties (stable), NaN of both signs, ±0 and ±inf, an inner
 // axis, integer dtypes, f16/bf16, a routing-sized line split by rows; and
 // the same in lines longer than argsortInsertMax, which are merged: a
