@@ -2,6 +2,7 @@ package progen
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -205,5 +206,34 @@ func TestTriangularSolveFiniteB(t *testing.T) {
 	}
 	if seen < 100 {
 		t.Errorf("only %d triangular_solves drawn, want at least 100", seen)
+	}
+}
+
+// TestNoSplatNaN: no program holds a splat constant of NaN (XLA:CPU
+// computes exp(x + NaN) as 0 when it knows the NaN at compile time);
+// array constants still hold NaN elements.
+func TestNoSplatNaN(t *testing.T) {
+	arrays := 0
+	for _, m := range Corpus(coverageSeeds, Config{}) {
+		for _, f := range m.Funcs {
+			f.Body.Walk(func(in *ir.Instr) {
+				if in.Op != ir.OpConstant || !in.Results[0].Type.DType.IsFloat() {
+					return
+				}
+				lit := in.Attr.(*ir.ConstAttr).Value
+				for i := 0; i < lit.Len(); i++ {
+					switch {
+					case !math.IsNaN(lit.Float(i)):
+					case lit.Len() == 1:
+						t.Errorf("%s: a splat constant of NaN at %v", m.File, in.Pos)
+					default:
+						arrays++
+					}
+				}
+			})
+		}
+	}
+	if arrays == 0 {
+		t.Errorf("no array constant holds a NaN element")
 	}
 }
