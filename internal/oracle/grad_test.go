@@ -235,6 +235,12 @@ func TestGradPrograms(t *testing.T) {
 			skipped[complexReason]++
 			continue
 		}
+		// What TestGoldenModules cannot run, XLA cannot run differentiated
+		// either (op_narrow_float's f6 values crashed XLA:CPU's compile).
+		if why := unrunnable(m, m.Entry()); i >= own && why != "" {
+			skipped[why]++
+			continue
+		}
 		// Programs in bf16, f16 or f64 are differentiated in f32.
 		if m, err = gradcheck.Retype(m, ir.F32); err != nil && bitcastWidths(err) {
 			skipped[bitcastReason]++
