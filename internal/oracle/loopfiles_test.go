@@ -58,15 +58,6 @@ func TestLoopFiles(t *testing.T) {
 				repro: "go test ./internal/oracle -run TestLoopFiles  # " + file})
 		}
 	}
-	failed := runAll(t, h, checks)
-	for _, c := range checks {
-		if c.want == nil {
-			continue // prepare failed; runAll reported it
-		}
-		if msgs := llvmAgrees(b, c, "while", "case"); msgs != nil {
-			failed++
-			t.Errorf("%s on llvm: %s", c.name, strings.Join(msgs, "\n  "))
-		}
-	}
+	failed := runLoopChecks(t, h, b, checks)
 	t.Logf("%d programs, %d checks on XLA:CPU and llvm, %d failed", len(files), len(checks), failed)
 }
