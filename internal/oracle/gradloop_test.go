@@ -24,7 +24,8 @@ var flagGradLoopDir = flag.String("gradloop.dir", gradLoopDir, "the directory of
 
 // TestGradLoopPrograms differentiates while and case programs: those of
 // testdata/gradloop (a counted loop, a scan over stacked layer weights, a case, a case
-// in a loop, a nested loop), each with its i32[] parameters set to each of
+// in a loop, a nested loop, a counted loop written limit first and one counting down,
+// a scan of attention layers stacking their outputs), each with its i32[] parameters set to each of
 // gradLoopIndices, and every golden program with control flow whose loops have a
 // static trip count. Each VJP is compiled and run by XLA in f32 against central
 // differences of the f64 program run by XLA, as TestGradPrograms does.
