@@ -126,6 +126,37 @@ var unsignedPrograms = []struct {
 			p[3].SetFloat64(i, float64(i)+0.5)
 		}
 	}},
+	// Oracle seed 60326: XLA:CPU held popcnt's 2 over i2 unwrapped in a
+	// fused reduction, so the maximum was 2 (-2 in i2) where 1 is; the
+	// values that order (reduce_max, reduce_min, argmax, sort, top_k) come
+	// from popcnt, clz and converts that wrap.
+	{"sub-byte order of wrapped values", `func @f(%a: i8[4,5], %b: i8[6]) -> (i2[5], i2[5], i32[5], i4[6], u2[6], u2[2], i32[2]) {
+  %x = convert %a : i2[4,5]
+  %p = popcnt %x : i2[4,5]
+  %mx = reduce_max %p {axes=[0]} : i2[5]
+  %c = clz %x : i2[4,5]
+  %mn = reduce_min %c {axes=[0]} : i2[5]
+  %am = argmax %p {axis=0} : i32[5]
+  %s = constant 9 : i8[6]
+  %bs = add %b, %s : i8[6]
+  %y = convert %bs : i4[6]
+  %sy = sort %y {dimension=0, stable=true} : i4[6] (%u: i4[], %v: i4[]) {
+      %l = compare %u, %v {dir=lt} : i1[]
+      return %l
+    }
+  %z = convert %b : u2[6]
+  %pz = popcnt %z : u2[6]
+  %sz = sort %pz {dimension=0, stable=true} : u2[6] (%u: u2[], %v: u2[]) {
+      %g = compare %u, %v {dir=gt} : i1[]
+      return %g
+    }
+  %tv, %ti = top_k %pz {k=2} : u2[2], i32[2]
+  return %mx, %mn, %am, %sy, %sz, %tv, %ti
+}
+`, func(p []*backend.Buffer) {
+		setInts(p[0], -3, -5, 7, 5, -3, -2, 3, 0, 1, -3, 8, -3, -7, 8, 2, 2, 2, 6, -8, 7)
+		setInts(p[1], 0, 1, 2, 3, -1, 7)
+	}},
 }
 
 func setInts(b *backend.Buffer, vals ...int64) {

@@ -125,7 +125,7 @@ func (e *emitter) sort(in *ir.Instr, args []hv) ([]hv, error) {
 	ts := resultTypesOf(in)
 	wts := make([]ir.Type, len(ts))
 	for i, x := range args {
-		wide[i] = e.convert(x, byteWide(x.t.DType))
+		wide[i] = e.exactByte(x)
 		wts[i] = ts[i].WithDType(wide[i].t.DType)
 	}
 	r := e.fresh()
