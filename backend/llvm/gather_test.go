@@ -157,6 +157,31 @@ func TestTopKReusedIndexBuffer(t *testing.T) {
 	agree(t, x, exe.Module, exe.Entry, cpu.RandomInputs(exe.Entry, 2))
 }
 
+// BenchmarkTopK times top_k at routing sizes (512 tokens over 128 experts,
+// k=8, as Qwen3-30B-A3B; 4096 over 64, k=2):
+// go test ./backend/llvm -run '^$' -bench TopK
+func BenchmarkTopK(b *testing.B) {
+	be := testBackend(b)
+	for _, src := range []string{
+		"func @f(%x: f32[512,128]) -> (f32[512,8], i32[512,8]) {\n  %v, %i = top_k %x {k=8} : f32[512,8], i32[512,8]\n  return %v, %i\n}\n",
+		"func @f(%x: f32[4096,64]) -> (f32[4096,2], i32[4096,2]) {\n  %v, %i = top_k %x {k=2} : f32[4096,2], i32[4096,2]\n  return %v, %i\n}\n",
+	} {
+		exe := compileText(b, "topk.tir", []byte(src))
+		x, err := be.compile(exe.Module, exe.Entry, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		args := cpu.RandomInputs(exe.Entry, 1)
+		b.Run(exe.Entry.Params[0].Type.String(), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if _, err := x.Run(args); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // TestArgsort: ties (stable), NaN of both signs, ±0 and ±inf, an inner
 // axis, integer dtypes, f16/bf16, a routing-sized line split by rows; and
 // the same in lines longer than argsortInsertMax, which are merged: a
