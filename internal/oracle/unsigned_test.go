@@ -157,6 +157,30 @@ var unsignedPrograms = []struct {
 		setInts(p[0], -3, -5, 7, 5, -3, -2, 3, 0, 1, -3, 8, -3, -7, 8, 2, 2, 2, 6, -8, 7)
 		setInts(p[1], 0, 1, 2, 3, -1, 7)
 	}},
+	// Oracle seeds 100154 and 100353: XLA:CPU counted the bits of a
+	// negative i4's sign-extended byte in a fused reduce_sum (popcnt -2 = 7).
+	{"sub-byte popcnt and clz summed", `func @f(%a: i8[2,6], %b: u8[2,6]) -> (i4[6], i4[6], i2[6], i2[6], u4[6], u4[6]) {
+  %x = convert %a : i4[2,6]
+  %px = popcnt %x : i4[2,6]
+  %sx = reduce_sum %px {axes=[0]} : i4[6]
+  %cx = clz %x : i4[2,6]
+  %tx = reduce_sum %cx {axes=[0]} : i4[6]
+  %y = convert %a : i2[2,6]
+  %py = popcnt %y : i2[2,6]
+  %sy = reduce_sum %py {axes=[0]} : i2[6]
+  %cy = clz %y : i2[2,6]
+  %ty = reduce_sum %cy {axes=[0]} : i2[6]
+  %u = convert %b : u4[2,6]
+  %pu = popcnt %u : u4[2,6]
+  %su = reduce_sum %pu {axes=[0]} : u4[6]
+  %cu = clz %u : u4[2,6]
+  %tu = reduce_sum %cu {axes=[0]} : u4[6]
+  return %sx, %tx, %sy, %ty, %su, %tu
+}
+`, func(p []*backend.Buffer) {
+		setInts(p[0], -2, -1, -8, 7, 0, 1, -2, 3, -5, 6, -1, 2)
+		setInts(p[1], 15, 0, 8, 7, 1, 3, 15, 12, 9, 2, 4, 0)
+	}},
 }
 
 func setInts(b *backend.Buffer, vals ...int64) {
