@@ -21,9 +21,23 @@ import "github.com/tpucc/tpucc/ir"
 // kernel; the forward rhs dilation becomes the stride and the stride the
 // rhs dilation, and the high padding makes the result exactly the window.
 // Feature groups become batch groups here and batch groups feature groups.
+//
+// When the lhs, the kernel or the result has no element, every product sums
+// nothing and both gradients are zeros (the gradient convolutions would have
+// an empty window: progen seed 80291, an f64[0,3,2] result, panicked).
 func convVJP(e *emitter, in *ir.Instr, g []*ir.Value) []*ir.Value {
 	a := in.Attr.(*ir.ConvAttr)
 	lhs, rhs := in.Args[0], in.Args[1]
+	if empty(lhs) || empty(rhs) || empty(g[0]) {
+		var dl, dr *ir.Value
+		if lhs.Type.DType.IsFloat() {
+			dl = e.like(lhs, 0)
+		}
+		if rhs.Type.DType.IsFloat() {
+			dr = e.like(rhs, 0)
+		}
+		return []*ir.Value{dl, dr}
+	}
 	dt := g[0].Type.DType
 	l := e.transpose(e.convertTo(lhs, dt), a.LhsDims)
 	r := e.transpose(e.convertTo(rhs, dt), a.RhsDims)
@@ -82,6 +96,12 @@ func convRhsGrad(e *emitter, a *ir.ConvAttr, l, r, g *ir.Value) *ir.Value {
 		c.PadHigh = append(c.PadHigh, need-dilated(ld[d+2], a.LhsDilation[d])-a.PadLow[d])
 	}
 	return e.b.Op1(ir.OpConvolution, c, l, g)
+}
+
+// empty reports whether v has no element.
+func empty(v *ir.Value) bool {
+	n, ok := v.Type.NumElements()
+	return ok && n == 0
 }
 
 // dilated is the size of n elements with d-1 holes between neighbours.

@@ -196,6 +196,13 @@ func @g(%a: f32[3], %b: f32[3]) -> f32[3] {
   %v = convolution %z, %u {lhs_dims=[0,1,2], rhs_dims=[0,1,2], out_dims=[0,1,2], batch_groups=2}
   return %y, %v
 }`,
+	// No output position (a window of 3 over 2): both gradients are zeros
+	// (progen seed 80291 panicked building the kernel's gradient).
+	"conv_empty": `func @f(%x: f32[2,3,2], %w: f32[4,3,3]) -> (f32[2,4,0], f32[2,3,2]) {
+  %y = convolution %x, %w {lhs_dims=[0,1,2], rhs_dims=[0,1,2], out_dims=[0,1,2]}
+  %t = tanh %x
+  return %y, %t
+}`,
 	"pool": `func @f(%x: f32[1,5,6,2], %z: f32[]) -> (f32[1,2,3,2], f32[1,2,6,2], f32[1,4,4,2]) {
   %ninf = constant -inf : f32[]
   %m = reduce_window %x, %ninf {kind=max, window=[1,2,2,1], stride=[1,2,2,1]}

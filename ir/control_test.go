@@ -1,6 +1,9 @@
 package ir
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 // buildLoop makes @f(%x: f32[4], %y: f32[4]) -> f32[4] whose body is a
 // while over (i32[], f32[4]) running 3 times, with a case in its do region
@@ -129,5 +132,80 @@ func TestTripCount(t *testing.T) {
 		w.Args[0] = w.Block.Instrs[0].Result()
 	}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// countedLoop builds a while carrying a counter of dtype dt from start and
+// an f32[2]: do applies op (add or sub) with the constant by to the counter,
+// cond compares the counter with the constant limit, the counter first or
+// (swapped) second.
+func countedLoop(t *testing.T, dt DType, start int64, op Op, by int64, dir CmpDir, limit int64, swapped bool) *Instr {
+	t.Helper()
+	m := NewModule("t.tir")
+	ty, ct := Tensor(F32, 2), Scalar(dt)
+	f := m.NewFunc("f", []string{"x"}, []Type{ty}, []Type{ty}, Pos{})
+	b := NewBuilder(f)
+	w, err := b.Emit(OpWhile, nil, nil, b.Const(ct, float64(start)), f.Params[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cond := f.NewRegion(w, []Type{ct, ty})
+	cb := &Builder{F: f, Block: cond, at: -1}
+	l, i := cb.Const(ct, float64(limit)), cond.Params[0]
+	if swapped {
+		l, i = i, l
+	}
+	cb.Return(cb.Op1(OpCompare, &CompareAttr{Dir: dir}, i, l))
+	body := f.NewRegion(w, []Type{ct, ty})
+	bb := &Builder{F: f, Block: body, at: -1}
+	bb.Return(bb.Op1(op, nil, body.Params[0], bb.Const(ct, float64(by))), body.Params[1])
+	b.Return(w.Results[1])
+	if err := Verify(m); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// TestTripCountForms: the counted loops written other ways than a
+// fori_loop's (the limit first, counting down, ne) have their counts, and
+// the loops that would run until the counter wraps have none.
+func TestTripCountForms(t *testing.T) {
+	cases := []struct {
+		name    string
+		dt      DType
+		start   int64
+		op      Op
+		by      int64
+		dir     CmpDir
+		limit   int64
+		swapped bool
+		want    int64 // -1: no count
+	}{
+		{"i from 0 while 4 > i", I32, 0, OpAdd, 1, CmpGT, 4, true, 4},
+		{"i from 0 while 4 >= i", I32, 0, OpAdd, 1, CmpGE, 4, true, 5},
+		{"i from 3 while i >= 0, i-1", I32, 3, OpSub, 1, CmpGE, 0, false, 4},
+		{"i from 3 while i > 0, i+(-1)", I64, 3, OpAdd, -1, CmpGT, 0, false, 3},
+		{"i from 3 while 0 < i, i-1", I32, 3, OpSub, 1, CmpLT, 0, true, 3},
+		{"i from 2 while i != 6", I32, 2, OpAdd, 1, CmpNE, 6, false, 4},
+		{"i from 6 while i != 2, i-1", I32, 6, OpSub, 1, CmpNE, 2, false, 4},
+		{"i from 5 while i < 2: no trips", I32, 5, OpAdd, 1, CmpLT, 2, false, 0},
+		{"i from 7 while i != 2: wraps", I32, 7, OpAdd, 1, CmpNE, 2, false, -1},
+		{"i from 0 while i > -3, i+1: wraps", I32, 0, OpAdd, 1, CmpGT, -3, false, -1},
+		{"i from 0 while i <= max i32: wraps", I32, 0, OpAdd, 1, CmpLE, math.MaxInt32, false, -1},
+		{"u32 i from 3 while i >= 0, i-1: wraps", U32, 3, OpSub, 1, CmpGE, 0, false, -1},
+		{"1 - i: not a step", I32, 0, OpSub, 1, CmpLT, 4, false, -1},
+		{"i + 2: not a step of one", I32, 0, OpAdd, 2, CmpLT, 4, false, -1},
+		{"i == 4", I32, 0, OpAdd, 1, CmpEQ, 4, false, -1},
+	}
+	for _, c := range cases {
+		w := countedLoop(t, c.dt, c.start, c.op, c.by, c.dir, c.limit, c.swapped)
+		if c.name == "1 - i: not a step" { // the constant first: 1 - i
+			add := w.Regions[WhileBody].Terminator().Args[0].Def
+			add.Args[0], add.Args[1] = add.Args[1], add.Args[0]
+		}
+		n, ok := TripCount(w)
+		if want := c.want >= 0; ok != want || ok && n != c.want {
+			t.Errorf("%s: TripCount %d, %v; want %d, %v", c.name, n, ok, c.want, want)
+		}
 	}
 }

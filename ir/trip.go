@@ -1,11 +1,18 @@
 package ir
 
+import "math"
+
 // TripCount is how many times a while runs its do region, when the loop
-// has the counted form a fori_loop lowers to: a carried integer scalar
-// that starts at a constant, that do increments by the constant 1, and
-// that cond compares (lt or le) with a constant, or with a carried value
-// that starts at a constant and that do passes on unchanged. ok is false
-// for any other loop: its trip count depends on the data.
+// has a counted form: a carried integer scalar (the counter) that starts at
+// a constant, that do steps by the constant 1 or -1 (add or sub), and that
+// cond compares with a constant, or with a carried value that starts at a
+// constant and that do passes on unchanged (the limit). The counter may be
+// either operand of the compare (4 > i is i < 4). Counting up, cond is lt,
+// le or ne (ne only from a start at most the limit); counting down, gt, ge
+// or ne (from a start at least the limit): the loop a fori_loop lowers to,
+// and the same loop written backwards. ok is false for any other loop: its
+// trip count depends on the data, or it would not end before the counter
+// wraps.
 func TripCount(in *Instr) (n int64, ok bool) {
 	if in.Op != OpWhile || len(in.Regions) != 2 {
 		return 0, false
@@ -20,29 +27,83 @@ func TripCount(in *Instr) (n int64, ok bool) {
 		return 0, false
 	}
 	dir := cmp.Attr.(*CompareAttr).Dir
-	if dir != CmpLT && dir != CmpLE {
-		return 0, false
-	}
-	i := paramIndex(cond, cmp.Args[0])
-	if i < 0 || !countsByOne(body, i, bret.Args[i]) {
-		return 0, false
-	}
-	start, ok := scalarConstant(in.Args[i])
-	if !ok {
-		return 0, false
-	}
-	limit, ok := scalarConstant(cmp.Args[1])
-	if !ok {
-		j := paramIndex(cond, cmp.Args[1])
-		if j < 0 || bret.Args[j] != body.Params[j] {
-			return 0, false
+	for side := 0; side < 2; side++ {
+		i := paramIndex(cond, cmp.Args[side])
+		if i < 0 {
+			continue
 		}
-		if limit, ok = scalarConstant(in.Args[j]); !ok {
-			return 0, false
+		step := stepOf(body, i, bret.Args[i])
+		start, ok := scalarConstant(in.Args[i])
+		limit, lok := loopLimit(in, cmp.Args[1-side])
+		if step == 0 || !ok || !lok {
+			continue
+		}
+		d := dir
+		if side == 1 {
+			d = mirrored(dir)
+		}
+		if n, ok := countedTrips(d, step, start, limit, in.Args[i].Type.DType); ok {
+			return n, true
 		}
 	}
-	if dir == CmpLE {
+	return 0, false
+}
+
+// loopLimit is the value of v, an operand of cond's compare, when it is
+// the same in every iteration: a constant, or a carried value that starts
+// at a constant and that do passes on unchanged.
+func loopLimit(in *Instr, v *Value) (int64, bool) {
+	if c, ok := scalarConstant(v); ok {
+		return c, true
+	}
+	cond, body := in.Regions[WhileCond], in.Regions[WhileBody]
+	j := paramIndex(cond, v)
+	if j < 0 || body.Terminator().Args[j] != body.Params[j] {
+		return 0, false
+	}
+	return scalarConstant(in.Args[j])
+}
+
+// mirrored is the direction of the compare with its operands swapped.
+func mirrored(d CmpDir) CmpDir {
+	switch d {
+	case CmpLT:
+		return CmpGT
+	case CmpLE:
+		return CmpGE
+	case CmpGT:
+		return CmpLT
+	case CmpGE:
+		return CmpLE
+	}
+	return d
+}
+
+// countedTrips is the trip count of a counter of dtype dt from start
+// stepping by step (1 or -1) while "counter dir limit" holds, when it ends
+// without wrapping: i <= hi or i >= lo for dt's largest or smallest value
+// holds for ever. (A u64 counter is counted only below 2^63.)
+func countedTrips(dir CmpDir, step, start, limit int64, dt DType) (int64, bool) {
+	lo, hi := dt.IntRange()
+	if dt == U64 {
+		hi = math.MaxInt64
+		if start < 0 || limit < 0 {
+			return 0, false
+		}
+	}
+	up := step > 0
+	switch {
+	case up && dir == CmpLT, !up && dir == CmpGT:
+	case up && dir == CmpLE && limit < hi:
 		limit++
+	case !up && dir == CmpGE && limit > lo:
+		limit--
+	case dir == CmpNE && (up && start <= limit || !up && start >= limit):
+	default:
+		return 0, false
+	}
+	if !up {
+		return max(0, start-limit), true
 	}
 	return max(0, limit-start), true
 }
@@ -57,20 +118,28 @@ func paramIndex(r *Block, v *Value) int {
 	return -1
 }
 
-// countsByOne reports whether next is do's parameter i plus the constant 1.
-func countsByOne(body *Block, i int, next *Value) bool {
-	add := next.Def
-	if add == nil || add.Op != OpAdd || len(add.Args) != 2 {
-		return false
+// stepOf is what do adds to its parameter i each iteration when next is
+// that parameter plus or minus the constant 1 (1 or -1); 0 otherwise.
+func stepOf(body *Block, i int, next *Value) int64 {
+	op := next.Def
+	if op == nil || (op.Op != OpAdd && op.Op != OpSub) || len(op.Args) != 2 {
+		return 0
 	}
 	p := body.Params[i]
-	for k, a := range add.Args {
-		if a == p {
-			one, ok := scalarConstant(add.Args[1-k])
-			return ok && one == 1
+	for k, a := range op.Args {
+		if a != p || op.Op == OpSub && k == 1 {
+			continue
 		}
+		c, ok := scalarConstant(op.Args[1-k])
+		switch {
+		case !ok || c != 1 && c != -1:
+			return 0
+		case op.Op == OpSub:
+			return -c
+		}
+		return c
 	}
-	return false
+	return 0
 }
 
 // scalarConstant is the value of an integer scalar constant.

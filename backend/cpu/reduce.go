@@ -164,7 +164,7 @@ func argKernel(in *ir.Instr, x *backend.Buffer) *backend.Buffer {
 	out := backend.New(in.Results[0].Type)
 	outer, n, inner := splitAxis(x.Type().Dims(), axis)
 	isMax := in.Op == ir.OpArgmax
-	float := x.Type().DType.IsFloat()
+	float, u64 := x.Type().DType.IsFloat(), x.Type().DType == ir.U64
 	better := func(p, q int) bool { // is element p strictly better than the best so far, q?
 		if float {
 			v, b := x.Float64At(p), x.Float64At(q)
@@ -179,10 +179,14 @@ func argKernel(in *ir.Instr, x *backend.Buffer) *backend.Buffer {
 			}
 			return v < b
 		}
-		if isMax {
-			return x.Int64At(p) > x.Int64At(q)
+		v, b := x.Int64At(p), x.Int64At(q)
+		if u64 { // ordered as unsigned: flipping the top bit maps that order to int64's
+			v, b = v^math.MinInt64, b^math.MinInt64
 		}
-		return x.Int64At(p) < x.Int64At(q)
+		if isMax {
+			return v > b
+		}
+		return v < b
 	}
 	for o := 0; o < outer; o++ {
 		for j := 0; j < inner; j++ {

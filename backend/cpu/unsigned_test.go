@@ -47,6 +47,9 @@ func TestUnsignedWide(t *testing.T) {
 		{name: "clamp u64", op: ir.OpClamp, args: ts(I(u64(), 2), I(u64(3), maxU64, 0, 5), I(u64(), top64)), want: ts(I(u64(3), top64, 2, 5))},
 		{name: "reduce_max u64", op: ir.OpReduceMax, attr: &ir.AxesAttr{Axes: []int64{0}}, args: ts(I(u64(3), 5, maxU64, 7)), want: ts(I(u64(), maxU64))},
 		{name: "reduce_min u64", op: ir.OpReduceMin, attr: &ir.AxesAttr{Axes: []int64{0}}, args: ts(I(u64(3), top64, maxU64, 7)), want: ts(I(u64(), 7))},
+		// progen seed 20343: argmin compared u64 as int64.
+		{name: "argmin u64", op: ir.OpArgmin, attr: &ir.AxisAttr{Axis: 0}, args: ts(I(u64(4), maxU64, top64, 7, 9)), want: ts(I(i32(), 2))},
+		{name: "argmax u64", op: ir.OpArgmax, attr: &ir.AxisAttr{Axis: 0}, args: ts(I(u64(4), 7, top64, maxU64, 9)), want: ts(I(i32(), 2))},
 		{name: "argsort u64", op: ir.OpArgsort, attr: &ir.AxisAttr{Axis: 0}, args: ts(I(u64(3), maxU64, 0, top64)), want: ts(I(i32(3), 1, 2, 0))},
 	})
 }

@@ -125,6 +125,63 @@ func TestTopK(t *testing.T) {
 	})
 }
 
+// TestTopKReusedIndexBuffer: top_k whose index result, not a result of the
+// program (mul reads it), gets the storage an earlier step wrote (the
+// and's, dead by then: the run recycles it), so
+// that its slots hold old bytes until the kernel writes them; progen seed
+// 20303 crashed here (SIGSEGV: clang read the unwritten slots, and x at
+// those indices).
+func TestTopKReusedIndexBuffer(t *testing.T) {
+	b := testBackend(t)
+	src := `func @main(%p0: u8[1,6,4,7]) -> (i32[1,6,1,2], u8[1,6,1,2], u8[1,6,1,7]) {
+  %0 = relu %p0 : u8[1,6,4,7]
+  %2 = and %0, %p0 : u8[1,6,4,7]
+  %3 = reduce_max %2 {axes=[2], keepdims=true} : u8[1,6,1,7]
+  %15, %16 = top_k %3 {k=2} : u8[1,6,1,2], i32[1,6,1,2]
+  %17 = mul %16, %16 : i32[1,6,1,2]
+  %20 = clz %3 : u8[1,6,1,7]
+  return %17, %15, %20
+}
+`
+	exe := compileText(t, "topk_reused.tir", []byte(src))
+	x, err := b.compile(exe.Module, exe.Entry, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 0x7f bytes: an index read from them is 0x7f7f7f7f, far outside x.
+	in := cpu.RandomInputs(exe.Entry, 1)
+	for i := range 6 * 4 * 7 {
+		in[0].SetInt64(i, 0x7f-int64(i%3))
+	}
+	agree(t, x, exe.Module, exe.Entry, in)
+	agree(t, x, exe.Module, exe.Entry, cpu.RandomInputs(exe.Entry, 2))
+}
+
+// BenchmarkTopK times top_k at routing sizes (512 tokens over 128 experts,
+// k=8, as Qwen3-30B-A3B; 4096 over 64, k=2):
+// go test ./backend/llvm -run '^$' -bench TopK
+func BenchmarkTopK(b *testing.B) {
+	be := testBackend(b)
+	for _, src := range []string{
+		"func @f(%x: f32[512,128]) -> (f32[512,8], i32[512,8]) {\n  %v, %i = top_k %x {k=8} : f32[512,8], i32[512,8]\n  return %v, %i\n}\n",
+		"func @f(%x: f32[4096,64]) -> (f32[4096,2], i32[4096,2]) {\n  %v, %i = top_k %x {k=2} : f32[4096,2], i32[4096,2]\n  return %v, %i\n}\n",
+	} {
+		exe := compileText(b, "topk.tir", []byte(src))
+		x, err := be.compile(exe.Module, exe.Entry, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		args := cpu.RandomInputs(exe.Entry, 1)
+		b.Run(exe.Entry.Params[0].Type.String(), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if _, err := x.Run(args); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // TestArgsort: ties (stable), NaN of both signs, ±0 and ±inf, an inner
 // axis, integer dtypes, f16/bf16, a routing-sized line split by rows; and
 // the same in lines longer than argsortInsertMax, which are merged: a

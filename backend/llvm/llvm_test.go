@@ -1,6 +1,7 @@
 package llvm
 
 import (
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -149,17 +150,25 @@ func TestExamples(t *testing.T) {
 	}
 }
 
+var (
+	flagCorpusSeed = flag.Int64("corpus.seed", 0, "the first progen seed TestCorpus runs")
+	flagCorpusN    = flag.Int("corpus.n", 40, "how many progen seeds TestCorpus runs")
+)
+
 // TestCorpus runs progen's random programs, after the cpu pipeline, on
 // both executors. An instruction left to the reference executor fails
 // unless coverage.go documents why (an op in refOps, or a type limit).
+//
+// -corpus.seed and -corpus.n sweep other seeds:
+// go test ./backend/llvm -run 'TestCorpus$' -corpus.seed=20000 -corpus.n=500
 func TestCorpus(t *testing.T) {
 	b := testBackend(t)
-	n := int64(40)
+	n := int64(*flagCorpusN)
 	if testing.Short() {
-		n = 15
+		n = min(n, 15)
 	}
 	gen, ref := map[ir.Op]int{}, map[ir.Op]int{}
-	for seed := int64(0); seed < n; seed++ {
+	for seed := *flagCorpusSeed; seed < *flagCorpusSeed+n; seed++ {
 		m := progen.Generate(seed, progen.Config{})
 		exe, _, err := engine.Compile(m, engine.Config{Target: "cpu"})
 		if err != nil {

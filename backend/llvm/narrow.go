@@ -155,7 +155,10 @@ func (pl *planner) operandRead(in *ir.Instr, i int) *ir.Value {
 // a reshape or convert was followed, not copies alone.
 func operandSource(v *ir.Value, defs map[*ir.Value]*ir.Instr, narrow bool) (*ir.Value, bool) {
 	x, reshaped, converted := v, false, false
-	for d := defs[x]; d != nil; d = defs[x] {
+	// defs holds the group's expressions, constants and iotas among them:
+	// an operand-less definition ends the walk (a constant operand, oracle
+	// seed 20085, reached past them).
+	for d := defs[x]; d != nil && len(d.Args) > 0; d = defs[x] {
 		plain := d.Results[0].Type.Layout == nil && d.Args[0].Type.Layout == nil
 		switch {
 		case d.Op == ir.OpCopy:

@@ -364,3 +364,23 @@ func TestNarrowActivations(t *testing.T) {
 		t.Errorf("plan:\n%s\nwant steps: %s", xe.plan, want)
 	}
 }
+
+// TestConstantProductOperand: a product whose operand is a constant (a
+// splat folded from log1p of one) compiles; operandSource stopped at
+// nothing and indexed the constant's missing operand (progen seed 20085:
+// "internal error in the llvm backend ... index out of range").
+func TestConstantProductOperand(t *testing.T) {
+	b := testBackend(t)
+	for _, dt := range []string{"f16", "f32"} {
+		src := strings.ReplaceAll(`func @main(%b: DT[1,2], %c: DT[1,1]) -> (DT[2,2], DT[2,2]) {
+  %a = constant 0.0953 : DT[2,1]
+  %y = dot_general %a, %b {lhs_contract=[1], rhs_contract=[0]} : DT[2,2]
+  %cb = broadcast %c {dims=[0,1]} : DT[1,2]
+  %z = dot_general %a, %cb {lhs_contract=[1], rhs_contract=[0]} : DT[2,2]
+  return %y, %z
+}
+`, "DT", dt)
+		exe := compileText(t, "constant_operand_"+dt, []byte(src))
+		differential(t, b, exe.Module, exe.Entry, 1)
+	}
+}

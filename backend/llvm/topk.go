@@ -47,19 +47,25 @@ func (pl *planner) topK(in *ir.Instr, env map[*ir.Value]int) bool {
 		k.loop(ci(0), ci(n), nil, func(i value.Value, _ []value.Value) []value.Value {
 			ki := key(xb, i)
 			cnt := k.smin(i, ci(kk))
-			p := k.loop(ci(0), cnt, []value.Value{ci(0)}, func(j value.Value, acc []value.Value) []value.Value {
+			// The loops over the kept slots go without loop's interleave
+			// hint: their trip count is at most k, and clang 14 folded the
+			// hinted count loop's tail by reading all four slots of an
+			// interleaved step unmasked, the slots past cnt not yet written,
+			// and then x at those garbage indices: a top_k of u8[1,6,1,7]
+			// over a reused buffer crashed (progen seed 20303, SIGSEGV).
+			p, _ := k.loopBack(ci(0), cnt, []value.Value{ci(0)}, func(j value.Value, acc []value.Value) []value.Value {
 				ge := k.cur.NewICmp(enum.IPredSGE, key(xb, kept(j)), ki)
 				return []value.Value{k.cur.NewAdd(acc[0], k.cur.NewZExt(ge, i64))}
-			})[0]
-			k.ifElse(k.cur.NewICmp(enum.IPredSLT, p, ci(kk)), func() {
+			})
+			k.ifElse(k.cur.NewICmp(enum.IPredSLT, p[0], ci(kk)), func() {
 				last := k.smin(cnt, ci(kk-1)) // the slot the last kept element moves to
-				k.loop(ci(0), k.cur.NewSub(last, p), nil, func(t value.Value, _ []value.Value) []value.Value {
+				k.loopBack(ci(0), k.cur.NewSub(last, p[0]), nil, func(t value.Value, _ []value.Value) []value.Value {
 					j := k.cur.NewSub(last, t)
 					v := k.load(types.I32, ip, k.cur.NewAdd(ob, k.cur.NewSub(j, ci(1))))
 					k.store(v, ip, k.cur.NewAdd(ob, j))
 					return nil
 				})
-				k.store(k.cur.NewTrunc(i, types.I32), ip, k.cur.NewAdd(ob, p))
+				k.store(k.cur.NewTrunc(i, types.I32), ip, k.cur.NewAdd(ob, p[0]))
 			}, nil)
 			return nil
 		})

@@ -57,6 +57,11 @@ func newGradCaseAt(name string, m *ir.Module, inputs []*backend.Buffer, seed int
 		return nil, why, nil
 	}
 	c, err := gradcheck.New(m, inputs, uint64(seed), *flagGradPicks)
+	if err != nil && bitcastWidths(err) {
+		// An f32 bitcast to u32 (progen seeds 5037, 5089): the f64 program
+		// for the finite differences does not exist.
+		return nil, bitcastReason, nil
+	}
 	if err != nil {
 		return nil, "", fmt.Errorf("autodiff: %v", err)
 	}
@@ -228,6 +233,12 @@ func TestGradPrograms(t *testing.T) {
 		}
 		if hasComplex(m) {
 			skipped[complexReason]++
+			continue
+		}
+		// What TestGoldenModules cannot run, XLA cannot run differentiated
+		// either (op_narrow_float's f6 values crashed XLA:CPU's compile).
+		if why := unrunnable(m, m.Entry()); i >= own && why != "" {
+			skipped[why]++
 			continue
 		}
 		// Programs in bf16, f16 or f64 are differentiated in f32.

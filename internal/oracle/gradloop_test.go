@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,17 +18,24 @@ import (
 // without one is checked once.
 var gradLoopIndices = []int64{0, 1, 2}
 
+var gradLoopDir = filepath.Join("testdata", "gradloop")
+
+var flagGradLoopDir = flag.String("gradloop.dir", gradLoopDir, "the directory of .tir programs TestGradLoopPrograms differentiates")
+
 // TestGradLoopPrograms differentiates while and case programs: those of
 // testdata/gradloop (a counted loop, a scan over stacked layer weights, a case, a case
-// in a loop, a nested loop), each with its i32[] parameters set to each of
+// in a loop, a nested loop, a counted loop written limit first and one counting down,
+// a scan of attention layers stacking their outputs), each with its i32[] parameters set to each of
 // gradLoopIndices, and every golden program with control flow whose loops have a
 // static trip count. Each VJP is compiled and run by XLA in f32 against central
 // differences of the f64 program run by XLA, as TestGradPrograms does.
+//
+// -gradloop.dir runs another directory's programs instead, and no golden one.
 func TestGradLoopPrograms(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "gradloop", "*.tir"))
+	files, _ := filepath.Glob(filepath.Join(*flagGradLoopDir, "*.tir"))
 	sort.Strings(files)
-	if len(files) < 5 {
-		t.Fatalf("found %d programs in testdata/gradloop, want 5", len(files))
+	if own := *flagGradLoopDir == gradLoopDir; own && len(files) < 5 || len(files) == 0 {
+		t.Fatalf("found %d programs in %s, want 5", len(files), *flagGradLoopDir)
 	}
 	var cases []*gradCase
 	for _, file := range files {
@@ -66,6 +74,9 @@ func TestGradLoopPrograms(t *testing.T) {
 	own := len(cases)
 	skipped := map[string]int{}
 	for _, md := range goldenModules(t, repoRoot(t)) {
+		if *flagGradLoopDir != gradLoopDir {
+			break
+		}
 		m, err := tir.Parse(md.file, []byte(md.src))
 		if md.expectsError || err != nil || !hasControl(m) {
 			continue

@@ -12,6 +12,7 @@ import (
 	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/tensor"
+	"github.com/tpucc/tpucc/tools/xlacheck"
 )
 
 // tracedLoop is a Go program with loops that are not unrolled, traced
@@ -127,6 +128,15 @@ func TestLoopTraced(t *testing.T) {
 				repro: "go test ./internal/oracle -run TestLoopTraced  # " + p.name})
 		}
 	}
+	failed := runLoopChecks(t, h, b, checks)
+	t.Logf("%d traced loop checks on XLA:CPU and llvm, %d failed", len(checks), failed)
+}
+
+// runLoopChecks runs checks on the executor against XLA:CPU (runAll), then
+// those that ran there on the llvm backend against the executor, with no
+// while or case left to the executor; it returns how many failed.
+func runLoopChecks(t *testing.T, h *xlacheck.Harness, b backend.Backend, checks []*check) int {
+	t.Helper()
 	failed := runAll(t, h, checks)
 	for _, c := range checks {
 		if c.want == nil {
@@ -137,7 +147,7 @@ func TestLoopTraced(t *testing.T) {
 			t.Errorf("%s on llvm: %s\nprogram:\n%s", c.name, strings.Join(msgs, "\n  "), ir.Print(c.m))
 		}
 	}
-	t.Logf("%d traced loop checks on XLA:CPU and llvm, %d failed", len(checks), failed)
+	return failed
 }
 
 // llvmAgrees compiles c's program for the cpu target, runs it on the llvm

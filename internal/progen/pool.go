@@ -325,8 +325,15 @@ func (g *gen) constant(w want) *val {
 		var lit *ir.Literal
 		if dt.IsFloat() {
 			vals := make([]float64, k)
+			cw := w
+			// A splat is never NaN: XLA:CPU's code for a transcendental
+			// of a NaN it knows at compile time is garbage (exp(x + NaN)
+			// gave 0, exp(max(x, NaN)) 9.4e21: oracle seed 40102), where
+			// a NaN from the data, or an element of an array constant,
+			// gives NaN.
+			cw.noNaN = cw.noNaN || k == 1
 			for i := range vals {
-				vals[i] = g.floatConst(dt, w)
+				vals[i] = g.floatConst(dt, cw)
 			}
 			lit = ir.NewLiteral(t, vals)
 		} else {

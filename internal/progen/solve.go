@@ -13,8 +13,13 @@ import (
 // at most mag(a)/d times the earlier unknowns (d the smallest |diagonal|),
 // so |x| <= mag(b)/d·(1+mag(a)/d)^(m-1), and a drift in a, b or one
 // step's rounding grows by that factor at most over the steps.
+//
+// b is finite and x's bound too: where a NaN or an infinity spreads in a
+// solve is the algorithm's choice (XLA:CPU solves by blocks with matrix
+// products, so a NaN in one element of b's row reaches the whole row; the
+// executor's substitution leaves the unknowns solved before it alone).
 func (g *gen) genTriangularSolve() bool {
-	b := g.get(want{pred: func(x *val) bool { return x.dt().IsFloat() && x.rank() >= 2 && x.rank() <= 3 }})
+	b := g.get(want{finite: true, pred: func(x *val) bool { return x.dt().IsFloat() && x.rank() >= 2 && x.rank() <= 3 }})
 	if b == nil {
 		return false
 	}
@@ -40,7 +45,10 @@ func (g *gen) genTriangularSolve() bool {
 	dt := b.dt()
 	grow := math.Pow(1+a.mag()/d, float64(m))
 	s := b.mag() / d * grow
-	y := &val{nan: b.nan || !b.finite() || math.IsInf(s, 0) || math.IsNaN(s), zs: true}
+	if math.IsInf(s, 0) || math.IsNaN(s) {
+		return false
+	}
+	y := &val{zs: true}
 	y.lo, y.hi = fitRange(dt, -s, s)
 	fm := float64(m)
 	y.ea = 2 * grow * ((b.errMax()+fm*a.errMax()*s)/d + 2*fm*unit(dt)*(b.mag()+fm*a.mag()*s)/d)

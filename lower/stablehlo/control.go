@@ -118,32 +118,47 @@ func resultTypesOf(in *ir.Instr) []ir.Type {
 // the region's parameters.
 func (e *emitter) sort(in *ir.Instr, args []hv) ([]hv, error) {
 	a := in.Attr.(*ir.SortAttr)
+	// Sub-byte operands sort in eight bits (XLA:CPU's sort scrambles i2
+	// values: oracle seed 20542); the comparator converts its scalars back,
+	// so that it computes in the operands' own dtype.
+	wide := make([]hv, len(args))
 	ts := resultTypesOf(in)
+	wts := make([]ir.Type, len(ts))
+	for i, x := range args {
+		wide[i] = e.exactByte(x)
+		wts[i] = ts[i].WithDType(wide[i].t.DType)
+	}
 	r := e.fresh()
 	name := r
 	if len(ts) > 1 {
 		name += ":" + strconv.Itoa(len(ts))
 	}
-	e.line(name, " = \"stablehlo.sort\"(", refs(args), ") <{dimension = ", strconv.FormatInt(a.Dimension, 10),
+	e.line(name, " = \"stablehlo.sort\"(", refs(wide), ") <{dimension = ", strconv.FormatInt(a.Dimension, 10),
 		" : i64, is_stable = ", strconv.FormatBool(a.Stable), "}> ({")
 	body := in.Regions[0]
 	params := make([]hv, len(body.Params))
 	decls := make([]string, len(body.Params))
 	for i, p := range body.Params {
-		params[i] = hv{e.freshArg(), p.Type}
-		decls[i] = params[i].ref + ": " + tensorType(p.Type)
+		params[i] = hv{e.freshArg(), p.Type.WithDType(byteWide(p.Type.DType))}
+		decls[i] = params[i].ref + ": " + tensorType(params[i].t)
 	}
 	e.line("^bb0(", strings.Join(decls, ", "), "):")
+	e.push()
+	for i, p := range body.Params {
+		params[i] = e.convert(params[i], p.Type.DType)
+	}
+	e.pop()
 	if err := e.region(body, params); err != nil {
 		return nil, err
 	}
-	e.line("}) : (", typeList(types(args)), ") -> ", resultTypes(ts))
-	if len(ts) == 1 {
-		return []hv{{r, ts[0]}}, nil
-	}
+	e.line("}) : (", typeList(types(wide)), ") -> ", resultTypes(wts))
 	out := make([]hv, len(ts))
-	for i, t := range ts {
-		out[i] = hv{r + "#" + strconv.Itoa(i), t}
+	for i, t := range wts {
+		out[i] = hv{r, t}
+		if len(ts) > 1 {
+			out[i].ref += "#" + strconv.Itoa(i)
+		}
+		out[i] = e.convert(out[i], ts[i].DType)
 	}
 	return out, nil
 }

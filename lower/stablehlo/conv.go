@@ -9,12 +9,17 @@ import (
 
 // conv lowers convolution as JAX prints lax.conv_general_dilated. Half
 // precision operands accumulate in f32 and one convert rounds, and a wider
-// result converts the operands first, as dot does.
+// result converts the operands first, as dot does. Sub-byte operands run in
+// eight bits, as dot's do: XLA:CPU refuses an s2 convolution, and the sums
+// of products wrap modulo 2^8 there, whose low bits the convert back keeps.
 func (e *emitter) conv(a *ir.ConvAttr, l, r hv, t ir.Type) hv {
 	acc := t.DType
 	switch {
 	case isHalf(l.t.DType) && (isHalf(acc) || acc == ir.F32):
 		acc = ir.F32
+	case acc.IsSubByte():
+		acc = byteWide(acc)
+		l, r = e.convert(l, acc), e.convert(r, acc)
 	case acc != l.t.DType:
 		l, r = e.convert(l, acc), e.convert(r, acc)
 	}

@@ -195,11 +195,11 @@ func (e *emitter) oneHot(idx hv, depth int64, t ir.Type) hv {
 // (-NaN < -inf < ... < -0 < +0 < ... < inf < NaN), so equal keys keep index
 // order: with dir GT that is "descending, ties lower index first".
 //
-// Sub-byte keys sort in eight bits (XLA:CPU's sort, like its variadic
-// reduce, wants operands of one layout): the sorted values come back in that
+// Sub-byte keys sort in eight bits (exactByte; XLA:CPU's sort, like its
+// variadic reduce, wants operands of one layout): the sorted values come back in that
 // dtype (byteWide), for the caller to convert if it keeps them.
 func (e *emitter) sortWithIndex(x hv, axis int64, dir string) (hv, hv) {
-	x = e.convert(x, byteWide(x.t.DType))
+	x = e.exactByte(x)
 	it := x.t.WithDType(ir.I32)
 	idx := e.iota(it, axis)
 	res := e.defN([]ir.Type{x.t, it}, `"stablehlo.sort"(`, x.ref, ", ", idx.ref, ") <{dimension = ",

@@ -41,12 +41,31 @@ func (e *emitter) reduction(in *ir.Instr, args []hv) hv {
 		r = e.convert(r, x.t.DType)
 	case ir.ReduceMax:
 		// maximum propagates NaN in XLA, and -inf (or the dtype's minimum) is
-		// the result over an empty extent.
-		r = e.reduce(x, "stablehlo.maximum", e.lowest(ir.Scalar(x.t.DType)), a.Axes)
+		// the result over an empty extent. Sub-byte values are ordered in
+		// eight bits (exactByte), from the dtype's own extreme.
+		w := e.exactByte(x)
+		r = e.convert(e.reduce(w, "stablehlo.maximum", e.extreme(x.t.DType, w.t.DType, true), a.Axes), x.t.DType)
 	case ir.ReduceMin:
-		r = e.reduce(x, "stablehlo.minimum", e.highest(ir.Scalar(x.t.DType)), a.Axes)
+		w := e.exactByte(x)
+		r = e.convert(e.reduce(w, "stablehlo.minimum", e.extreme(x.t.DType, w.t.DType, false), a.Axes), x.t.DType)
 	}
 	return e.reshape(r, t) // keepdims
+}
+
+// extreme is dtype d's lowest (or, not low, highest) value as a scalar of
+// w, the dtype its reduction runs in: d's own, or its byteWide.
+func (e *emitter) extreme(d, w ir.DType, low bool) hv {
+	if d == w {
+		if low {
+			return e.lowest(ir.Scalar(d))
+		}
+		return e.highest(ir.Scalar(d))
+	}
+	lo, hi := d.IntRange()
+	if low {
+		return e.iconst(ir.Scalar(w), lo)
+	}
+	return e.iconst(ir.Scalar(w), hi)
 }
 
 // reduce writes a single-op reduce over axes in the compact "applies" form.
@@ -95,10 +114,11 @@ func keptDims(rank int, axis int64) []int64 {
 // is an identity for every non-empty extent: it can only win a tie against a
 // -inf, and then index 0 holds a -inf too. Over an empty extent the result is 0.
 //
-// Sub-byte values are compared in eight bits: XLA:CPU rejects a variadic
-// reduce whose operands' layouts differ, and a sub-byte layout always does.
+// Sub-byte values are compared in eight bits (exactByte): XLA:CPU rejects a
+// variadic reduce whose operands' layouts differ, and a sub-byte layout
+// always does.
 func (e *emitter) argReduce(x hv, axis int64, isMax bool) hv {
-	x = e.convert(x, byteWide(x.t.DType))
+	x = e.exactByte(x)
 	d := x.t.DType
 	s, si := ir.Scalar(d), ir.Scalar(ir.I32)
 	idx := e.iota(x.t.WithDType(ir.I32), axis)

@@ -59,6 +59,25 @@ func byteWide(d ir.DType) ir.DType {
 	return ir.U8
 }
 
+// exactByte is x in eight bits (byteWide), for the ops that order values:
+// a sub-byte value's number is rebuilt from its low bits (shifted up and
+// back, sign-extending a signed one; masked, an unsigned one). XLA:CPU
+// may hold a sub-byte value it computed unwrapped in a fusion: the maximum
+// of popcnt over i2 values took popcnt 2 (which is -2 in i2) for the
+// largest (oracle seed 60326). Other dtypes are returned as they are.
+func (e *emitter) exactByte(x hv) hv {
+	d := x.t.DType
+	if !d.IsSubByte() {
+		return x
+	}
+	w := e.convert(x, byteWide(d))
+	if d.IsUnsigned() {
+		return e.op2("stablehlo.and", w, e.iconst(w.t, 1<<d.Bits()-1))
+	}
+	sh := e.iconst(w.t, int64(8-d.Bits()))
+	return e.op2("stablehlo.shift_right_arithmetic", e.op2("stablehlo.shift_left", w, sh), sh)
+}
+
 // iotaOp lowers iota. On f16 and bf16 the indices are made in f32 and rounded
 // once, so that large indices round to nearest even as the contract says.
 func (e *emitter) iotaOp(t ir.Type, axis int64) hv {
