@@ -19,7 +19,7 @@ import (
 // format), so that persistent entries of older compilers are never used:
 // docs/CACHE.md says when, and TestVersionFingerprint fails when the
 // compiler's output on its corpus changed and Version did not.
-const Version = "tpucc-0.3.8" // 0.3.8: the cpu target keeps views and in-place updates row-major (assign-layout); 0.3.7: contract and moe-route inside regions, convolution and windows, complex and unsigned dtypes, bit ops
+const Version = "tpucc-0.3.8" // 0.3.8: the cpu target keeps views and in-place updates row-major (assign-layout), ordered sub-byte values lowered in eight bits; 0.3.7: contract and moe-route inside regions, convolution and windows, complex and unsigned dtypes, bit ops
 
 // Defaults, chosen as torch.compile's: 8 specialisations per function and a
 // larger cap on everything a function may hold.
