@@ -115,6 +115,12 @@ func (pl *planner) gemv(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) b
 	}
 	nb := (d.N + blk - 1) / blk
 	st.rows, st.work = d.B*nb, d.B*d.M*d.N*d.K
+	// Its ranges start nothing (no packing, no scratch): a call is cut
+	// into up to fineRanges a thread, taken from the pool's counter, so
+	// a thread another process holds up leaves its part of a long
+	// product (the lm head's 622 MB) to the other instead of making
+	// it wait (BenchmarkGemv's figures, docs/CPU_BACKEND.md).
+	st.fine = true
 	var epiAt func(b, m, n, dot value.Value)
 	if epi != nil {
 		st.what += "+" + epi.ops
