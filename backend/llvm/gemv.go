@@ -20,7 +20,8 @@ import (
 // gemvCols rows of the rhs at a time, eight contracting elements per step,
 // every lhs row's vector multiplied into its own accumulator, then each
 // accumulator summed across lanes. The kernel's range is (batch, block of
-// gemvBlock rhs rows), so both cores read disjoint halves of the weights.
+// gemvBlock rhs rows); the threads take runs of blocks from the pool's
+// counter (a fine step), so the cores read disjoint parts of the weights.
 
 const (
 	gemvRows  = 8  // the most lhs rows (M) the streaming kernel takes
