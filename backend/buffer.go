@@ -47,29 +47,8 @@ func AlignedBytes(n int) []byte {
 	words := make([]uint64, (n+Alignment-8+7)/8)
 	base := unsafe.Pointer(unsafe.SliceData(words))
 	off := (Alignment - uintptr(base)%Alignment) % Alignment
-	out := unsafe.Slice((*byte)(unsafe.Add(base, off)), n)
-	if n >= hugeMin {
-		// Advised before anything writes it (make leaves memory fresh
-		// from the system untouched; recycled memory keeps the pages it
-		// has), so the kernel faults its pages in 2 MiB at a time: a
-		// decode step streams every weight once, and 4 KiB pages cost a
-		// TLB miss every 64 lines (docs/CPU_BACKEND.md, "Huge pages").
-		// A failure leaves 4 KiB pages: slower, never wrong, so it is
-		// not reported.
-		adviseHuge(out)
-	}
-	return out
+	return unsafe.Slice((*byte)(unsafe.Add(base, off)), n)
 }
-
-// hugePage is the size of an x86-64 (and arm64 4K-granule) transparent
-// huge page; hugeMin the size from which AlignedBytes advises them: such
-// a buffer holds at least one whole huge page wherever it starts, and the
-// buffers below it (activations, small results, allocated often) never
-// pay for the system call.
-const (
-	hugePage = 2 << 20
-	hugeMin  = 2 * hugePage
-)
 
 // View returns a buffer of type t over data, without copying. len(data) must
 // be exactly t's size in bytes, data must start at an address aligned for

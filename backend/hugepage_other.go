@@ -2,5 +2,6 @@
 
 package backend
 
-// adviseHuge advises nothing: transparent huge pages are Linux's.
-func adviseHuge(data []byte) (int, error) { return 0, nil }
+// AdviseHugePages advises nothing: transparent huge pages are Linux's
+// (hugepage_linux.go).
+func AdviseHugePages(data []byte) (int, error) { return 0, nil }

@@ -193,10 +193,10 @@ func gemvSpread(cols, accs, block, ahead int64) func(m, k int64, narrow bool) ge
 
 // BenchmarkGemvPages times the lm head's product (1024 x 65536 here) with
 // its weights in three kinds of memory, called in turn (each of two copies
-// of each): backend.New's, advised into transparent huge pages
-// (AlignedBytes), a plain Go slice's (4 KiB pages where the host's
-// transparent_hugepage is "madvise"), and a file mapped from the page
-// cache (backend.MapFile, as checkpoints are read). Each reports the
+// of each): advised into transparent huge pages (backend.AdviseHugePages),
+// a plain Go slice's (4 KiB pages where the host's transparent_hugepage is
+// "madvise", as every buffer's), and a file mapped from the page cache
+// (backend.MapFile, as checkpoints are read). Each reports the
 // median and the fastest call's rate.
 //
 //	go test ./backend/llvm -run '^$' -bench GemvPages -benchtime 100x
@@ -211,7 +211,10 @@ func BenchmarkGemvPages(b *testing.B) {
 	names := []string{"huge", "4k", "file"}
 	sets := make([][]*backend.Buffer, len(names))
 	for c := range 2 {
-		huge := backend.New(w.Type())
+		huge := backend.New(w.Type()) // fresh from the system: not yet faulted in
+		if _, err := backend.AdviseHugePages(huge.Bytes()); err != nil {
+			b.Fatal(err)
+		}
 		copy(huge.Bytes(), w.Bytes())
 		small, err := backend.View(w.Type(), slices.Clone(w.Bytes()))
 		if err != nil {
