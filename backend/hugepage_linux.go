@@ -15,10 +15,10 @@ import (
 // slower and never wrong. Elsewhere than Linux it advises nothing.
 //
 // Nothing in tpucc calls it by default: on this project's VM a streamed
-// product read advised weights 3-12% faster, but faulting them in took
-// 5-14x as long (docs/CPU_BACKEND.md, "Huge pages"). A program that
-// keeps large buffers for long (a server's converted weights) may
-// advise them itself.
+// product's fastest call read advised weights up to 16% faster, but
+// faulting them in took 5-14x as long (docs/CPU_BACKEND.md, "Huge
+// pages"). A program that keeps large buffers for long (a server's
+// converted weights) may advise them itself.
 func AdviseHugePages(data []byte) (int, error) {
 	if len(data) == 0 {
 		return 0, nil
