@@ -20,7 +20,8 @@ import (
 // gemvCols rows of the rhs at a time, eight contracting elements per step,
 // every lhs row's vector multiplied into its own accumulator, then each
 // accumulator summed across lanes. The kernel's range is (batch, block of
-// gemvBlock rhs rows), so both cores read disjoint halves of the weights.
+// gemvBlock rhs rows); the threads take runs of blocks from the pool's
+// counter (a fine step), so the cores read disjoint parts of the weights.
 
 const (
 	gemvRows  = 8  // the most lhs rows (M) the streaming kernel takes
@@ -134,6 +135,12 @@ func (pl *planner) gemv(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) b
 	}
 	nb := (d.N + blk - 1) / blk
 	st.rows, st.work = d.B*nb, d.B*d.M*d.N*d.K
+	// Its ranges start nothing (no packing, no scratch): a call is cut
+	// into up to fineRanges a thread, taken from the pool's counter, so
+	// a thread another process holds up leaves its part of a long
+	// product (the lm head's 622 MB) to the other instead of making
+	// it wait (BenchmarkGemv's figures, docs/CPU_BACKEND.md).
+	st.fine = true
 	var epiAt func(b, m, n, dot value.Value)
 	if epi != nil {
 		st.what += "+" + epi.ops

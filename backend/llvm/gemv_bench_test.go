@@ -2,6 +2,8 @@ package llvm
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"testing"
@@ -186,5 +188,66 @@ func gemvSpread(cols, accs, block, ahead int64) func(m, k int64, narrow bool) ge
 		p := gemvTry(cols, accs, ahead)(m, k, narrow)
 		p.block, p.spread = block, true
 		return p
+	}
+}
+
+// BenchmarkGemvPages times the lm head's product (1024 x 65536 here) with
+// its weights in three kinds of memory, called in turn (each of two copies
+// of each): advised into transparent huge pages (backend.AdviseHugePages),
+// a plain Go slice's (4 KiB pages where the host's transparent_hugepage is
+// "madvise", as every buffer's), and a file mapped from the page cache
+// (backend.MapFile, as checkpoints are read). Each reports the
+// median and the fastest call's rate.
+//
+//	go test ./backend/llvm -run '^$' -bench GemvPages -benchtime 100x
+func BenchmarkGemvPages(b *testing.B) {
+	k, n := int64(1024), int64(65536)
+	src := fmt.Sprintf("func @mv(%%x: f32[1,%d], %%w: f32[%d,%d]) -> f32[1,%d] {\n  %%y = dot_general %%x, %%w {lhs_contract=[1], rhs_contract=[1]} : f32[1,%d]\n  return %%y\n}\n", k, n, k, n, n)
+	be := testBackend(b)
+	be.threads = runtime.NumCPU()
+	_, fn, x := compileSrc(b, be, src)
+	in := cpu.RandomInputs(fn, 1)
+	w := in[1]
+	names := []string{"huge", "4k", "file"}
+	sets := make([][]*backend.Buffer, len(names))
+	for c := range 2 {
+		huge := backend.New(w.Type()) // fresh from the system: not yet faulted in
+		if _, err := backend.AdviseHugePages(huge.Bytes()); err != nil {
+			b.Fatal(err)
+		}
+		copy(huge.Bytes(), w.Bytes())
+		small, err := backend.View(w.Type(), slices.Clone(w.Bytes()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		path := filepath.Join(b.TempDir(), fmt.Sprint(c))
+		if err := os.WriteFile(path, w.Bytes(), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		file, unmap, err := backend.MapFile(path, 0, w.Type())
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer unmap()
+		for i, buf := range []*backend.Buffer{huge, small, file} {
+			sets[i] = append(sets[i], buf)
+		}
+	}
+	times := make([][]time.Duration, len(names))
+	b.ResetTimer()
+	for i := range b.N {
+		for v := range sets {
+			t0 := time.Now()
+			if _, err := x.Run([]*backend.Buffer{in[0], sets[v][i%2]}); err != nil {
+				b.Fatal(err)
+			}
+			times[v] = append(times[v], time.Since(t0))
+		}
+	}
+	b.StopTimer()
+	for v, t := range times {
+		slices.Sort(t)
+		b.ReportMetric(float64(k*n*4)/float64(t[len(t)/2].Nanoseconds()), names[v]+"-GB/s")
+		b.ReportMetric(float64(k*n*4)/float64(t[0].Nanoseconds()), names[v]+"-best-GB/s")
 	}
 }

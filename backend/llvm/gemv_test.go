@@ -1,9 +1,12 @@
 package llvm
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/tpucc/tpucc/backend/cpu"
 )
 
 // gemvCases are products with at most gemvRows lhs rows (1 to 8) and both operands
@@ -228,5 +231,38 @@ func TestGemvNarrowEpilogue(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestGemvRanges: a streamed product is a fine step, so a long one (here
+// 32 blocks of 256 rows, 2^20 multiply-adds) is cut into fineRanges ranges
+// a thread, taken from the pool's counter; each result is still computed
+// by one range alone, so the results are the same bits on one thread and
+// on two, and agree with the reference executor.
+func TestGemvRanges(t *testing.T) {
+	src := `func @f(%x: f32[1,128], %w: f32[8192,128]) -> f32[1,8192] {
+  %y = dot_general %x, %w {lhs_contract=[1], rhs_contract=[1]} : f32[1,8192]
+  return %y
+}
+`
+	var got [][]byte
+	for _, threads := range []int{2, 1} { // 2 first: the pool starts with the first call's threads
+		b := testBackend(t)
+		b.threads = threads
+		m, f, x := compileSrc(t, b, src)
+		st := &x.plan.steps[0]
+		if !st.fine || st.rows != 32 || x.ranges(st, 2) != 2*fineRanges {
+			t.Errorf("%s: fine %v, %d rows, %d ranges on 2 threads; want fine, 32, %d", st.what, st.fine, st.rows, x.ranges(st, 2), 2*fineRanges)
+		}
+		in := cpu.RandomInputs(f, 3)
+		agree(t, x, m, f, in)
+		out, err := x.Run(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, out[0].Bytes())
+	}
+	if !bytes.Equal(got[0], got[1]) {
+		t.Errorf("the results on two threads and on one differ")
 	}
 }
