@@ -190,7 +190,7 @@ func setInts(b *backend.Buffer, vals ...int64) {
 }
 
 // unsignedChecks are the checks of unsignedPrograms, all or (wide) only
-// those without sub-byte dtypes.
+// those without sub-byte dtypes among their parameters and results.
 func unsignedChecks(t *testing.T, wide bool) []*check {
 	var checks []*check
 	for _, p := range unsignedPrograms {
@@ -204,6 +204,9 @@ func unsignedChecks(t *testing.T, wide bool) []*check {
 		for i, v := range f.Params {
 			inputs[i] = backend.New(v.Type)
 			sub = sub || v.Type.DType.IsSubByte()
+		}
+		for _, r := range f.Results { // a sub-byte result is a sub-byte buffer too
+			sub = sub || r.DType.IsSubByte()
 		}
 		if wide && sub {
 			continue
