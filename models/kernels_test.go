@@ -19,8 +19,10 @@ const qwen3Depth = `{"model_type": "qwen3", "vocab_size": 151936, "hidden_size":
 
 // TestLoopedStepKernels: the llvm build of Qwen3-0.6B's decode step (bf16
 // weights, batch 1, 512 slots) with its layers as a loop compiles the
-// same 26 kernels whatever the depth (issue 30; bench/depth compiles 28
-// layers), all of them into an empty cache.
+// same 25 kernels whatever the depth (issue 30; bench/depth compiles 28
+// layers), all of them into an empty cache. (26 until the value cache's
+// row stopped taking a layout on the cpu target, which had made it a copy:
+// passes' movedInPlace.)
 func TestLoopedStepKernels(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles two decode steps with clang")
@@ -48,8 +50,8 @@ func TestLoopedStepKernels(t *testing.T) {
 			t.Fatal(err)
 		}
 		x := exe.Exec.(*llvm.Executable)
-		if got := [2]int{x.Times.Kernels, x.Times.KernelsCached}; got != [2]int{26, 0} {
-			t.Errorf("%d layers: %d kernels, %d of them cached; want 26 built", layers, got[0], got[1])
+		if got := [2]int{x.Times.Kernels, x.Times.KernelsCached}; got != [2]int{25, 0} {
+			t.Errorf("%d layers: %d kernels, %d of them cached; want 25 built", layers, got[0], got[1])
 		}
 	}
 }
