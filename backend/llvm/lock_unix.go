@@ -24,13 +24,23 @@ const lockPoll = 20 * time.Millisecond
 // the release, or nil when the lock could not be had: the caller then
 // goes on without it, which costs a duplicate build, never a wrong one.
 func lockFile(path string, timeout time.Duration) func() {
+	return flockFile(path, syscall.LOCK_EX, timeout)
+}
+
+// shareFile is lockFile's shared form: any number of holders, none while
+// someone holds it exclusively.
+func shareFile(path string, timeout time.Duration) func() {
+	return flockFile(path, syscall.LOCK_SH, timeout)
+}
+
+func flockFile(path string, how int, timeout time.Duration) func() {
 	f, err := openLock(path)
 	if err != nil {
 		return nil
 	}
 	deadline := time.Now().Add(timeout)
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
 		if err == nil {
 			return func() { f.Close() } // closing the only descriptor releases the lock
 		}

@@ -439,6 +439,8 @@ func verifyObject(so, sum string) ([]byte, error) {
 // open dlopens verified object bytes from a private copy (loadable), which
 // it removes once loaded; what names the object in an error.
 func (c *objectCache) open(data []byte, what string) (uintptr, error) {
+	leave := enterGate(c.dir) // until the copy is removed: see gateFile
+	defer leave()
 	so, err := c.loadable(data)
 	if err != nil {
 		return 0, err

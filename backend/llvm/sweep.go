@@ -17,11 +17,35 @@ import (
 // first opens the cache.
 const ownerFile = "owner"
 
+// gateFile closes the windows in which an entry exists without a lock of
+// its own: a process holds it shared from before it makes a .build-*
+// directory until the directory is renamed under its owner lock, and
+// from before it writes a load-*.so copy until the copy is removed. A
+// sweeper that takes it exclusively therefore knows that every .build-*
+// and load-*.so present belongs to a process that died, however young;
+// when it cannot (someone is inside a window), it goes by age alone.
+const gateFile = ".gate"
+
+// gateWait bounds how long a process waits for a sweeper to finish with
+// the gate (a sweep takes milliseconds); past it, it goes on without the
+// gate, which a sweeper could only collide with if it held the gate that
+// long.
+const gateWait = 10 * time.Second
+
+// enterGate holds dir's gate shared; the release is never nil.
+func enterGate(dir string) func() {
+	if release := shareFile(filepath.Join(dir, gateFile), gateWait); release != nil {
+		return release
+	}
+	return func() {}
+}
+
 // staleAge is how old a leftover without an owner lock must be before it
 // is collected: a .build-* directory a build was killed in before it took
-// its lock, a build-* directory from a tpucc without owner locks, or a
-// load-*.so copy whose loader died before removing it. Living ones last
-// milliseconds; the margin leaves an older tpucc's builds alone.
+// its lock, or a load-*.so copy whose loader died before removing it,
+// while someone is inside the gate (gateFile); a build-* directory from a
+// tpucc without owner locks. Living ones last milliseconds; the margin
+// leaves an older tpucc's builds alone.
 var staleAge = 10 * time.Minute
 
 var swept sync.Map // cache directories this process has swept
@@ -35,6 +59,11 @@ func sweep(dir string) {
 	if err != nil {
 		return
 	}
+	dead := old
+	if release := lockFile(filepath.Join(dir, gateFile), 0); release != nil {
+		defer release()
+		dead = func(string) bool { return true }
+	}
 	for _, e := range entries {
 		path := filepath.Join(dir, e.Name())
 		switch name := e.Name(); {
@@ -44,7 +73,7 @@ func sweep(dir string) {
 			}
 		case strings.HasPrefix(name, ".build-") && e.IsDir(),
 			strings.HasPrefix(name, "load-") && strings.HasSuffix(name, ".so"):
-			if old(path) {
+			if dead(path) {
 				os.RemoveAll(path)
 			}
 		}
@@ -75,6 +104,8 @@ func old(path string) bool {
 // buildDir makes this build's directory in dir and holds its owner lock
 // until done is called, which removes the directory.
 func buildDir(dir string) (path string, done func(), err error) {
+	leave := enterGate(dir)
+	defer leave()
 	tmp, err := os.MkdirTemp(dir, ".build-")
 	if err != nil {
 		return "", nil, err

@@ -68,9 +68,17 @@ func TestKilledWritersLeftovers(t *testing.T) {
 	}
 	plant(filepath.Join(d.llvm, ".build-2"), true)
 	plant(filepath.Join(d.llvm, "load-3.so"), false)
-	plant(filepath.Join(d.cache, ".tmp-young"), false) // killed a moment ago: its lock is free too
-	if err := os.Chtimes(filepath.Join(d.cache, ".tmp-young"), time.Now(), time.Now()); err != nil {
-		t.Fatal(err)
+	// Killed a moment ago: the temporary's lock is free too, and nobody is
+	// inside the llvm cache's gate, so a half-made build directory and a
+	// copy for loading are a dead process's however young.
+	for _, young := range []struct {
+		path string
+		dir  bool
+	}{{filepath.Join(d.cache, ".tmp-young"), false}, {filepath.Join(d.llvm, ".build-young"), true}, {filepath.Join(d.llvm, "load-young.so"), false}} {
+		plant(young.path, young.dir)
+		if err := os.Chtimes(young.path, time.Now(), time.Now()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	live := filepath.Join(d.cache, ".tmp-live")
 	plant(live, false)
