@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -17,14 +19,16 @@ import (
 // llamaGen is the decode steps llama.cpp times, as llama-bench -n 64.
 const llamaGen = 64
 
-// llamaResult is the llama.cpp peer's output (bench/models/llama/peer.py): tokens/s.
-type llamaResult struct {
-	system          string
-	prefill, decode float64
+// llamaLine is one line of the peer's output (bench/models/llama/peer.py):
+// its system line, or one run's tokens/s.
+type llamaLine struct {
+	system string
+	test   string // "prefill" or "decode"; "" for the system line
+	rate   float64
 }
 
-// add records one line of the peer's output.
-func (l *llamaResult) add(line []byte) error {
+// parseLlama reads one line of the peer's output.
+func parseLlama(line []byte) (llamaLine, error) {
 	var r struct {
 		System     *string
 		Test       string
@@ -32,32 +36,27 @@ func (l *llamaResult) add(line []byte) error {
 		TokensPerS float64 `json:"tokens_per_s"`
 	}
 	if err := json.Unmarshal(line, &r); err != nil {
-		return fmt.Errorf("llama.cpp peer: %q: %v", line, err)
+		return llamaLine{}, fmt.Errorf("llama.cpp peer: %q: %v", line, err)
 	}
 	switch {
 	case r.System != nil:
-		l.system = *r.System
-	case r.Test == "prefill" && r.TokensPerS > 0:
-		l.prefill = r.TokensPerS
-	case r.Test == "decode" && r.TokensPerS > 0:
-		l.decode = r.TokensPerS
-	default:
-		return fmt.Errorf("llama.cpp peer: %q: want a system line or a prefill or decode figure", line)
+		return llamaLine{system: *r.System}, nil
+	case (r.Test == "prefill" || r.Test == "decode") && r.TokensPerS > 0:
+		return llamaLine{test: r.Test, rate: r.TokensPerS}, nil
 	}
-	return nil
+	return llamaLine{}, fmt.Errorf("llama.cpp peer: %q: want a system line or a prefill or decode figure", line)
 }
 
-// tpuccRates are tpucc's tokens/s beside llama.cpp's: a prefill of prompt tokens
-// (dense_prefill's time) and one decode step at batch 1 (dense_decode_b1's); 0
-// where the workload did not run.
-func tpuccRates(tp map[string]float64, prompt int) (prefill, decode float64) {
-	if s := tp["dense_prefill"]; s > 0 {
-		prefill = float64(prompt) / s
+// tpuccRate is tokens/s from runTpucc's seconds for workload name: a prefill
+// of prompt tokens, or one decode step at batch 1.
+func tpuccRate(name string, s float64, prompt int) float64 {
+	if s <= 0 {
+		return 0
 	}
-	if s := tp["dense_decode_b1"]; s > 0 {
-		decode = 1 / s
+	if name == "dense_prefill" {
+		return float64(prompt) / s
 	}
-	return prefill, decode
+	return 1 / s
 }
 
 // ratio is a/b, or 0 (n/a) where either is missing.
@@ -68,28 +67,116 @@ func ratio(a, b float64) float64 {
 	return a / b
 }
 
-// llamaCompare times the dense model m on llama.cpp and prints its table; the
-// results are tpucc's tokens/s over llama.cpp's (0: n/a). A peer that cannot run
-// says why on its own line.
-func llamaCompare(m benchModel, tp map[string]float64) (decode, prefill float64) {
-	if tp["dense_prefill"] == 0 && tp["dense_decode_b1"] == 0 {
+// turnResult is one test's pairs of runs: each side's tokens/s and, pair by
+// pair, tpucc's over llama.cpp's.
+type turnResult struct{ tpucc, llama, ratios []float64 }
+
+// takeTurns runs n pairs of each test, tpucc's run and llama.cpp's one after
+// the other, the order swapped from pair to pair (ABBA), so that a pair sees
+// the host as it is at one moment: on a shared VM memory bandwidth moves 2-3x
+// over minutes, more than the difference measured.
+func takeTurns(n int, tests []string, tp, ll func(test string) (float64, error)) (map[string]*turnResult, error) {
+	out := map[string]*turnResult{}
+	for r := range n {
+		for _, test := range tests {
+			sides := []func(string) (float64, error){tp, ll}
+			if r%2 == 1 {
+				sides[0], sides[1] = ll, tp
+			}
+			var rates [2]float64
+			for i, side := range sides {
+				v, err := side(test)
+				if err != nil {
+					return nil, err
+				}
+				rates[i] = v
+			}
+			if r%2 == 1 {
+				rates[0], rates[1] = rates[1], rates[0]
+			}
+			t := out[test]
+			if t == nil {
+				t = &turnResult{}
+				out[test] = t
+			}
+			t.tpucc, t.llama = append(t.tpucc, rates[0]), append(t.llama, rates[1])
+			t.ratios = append(t.ratios, ratio(rates[0], rates[1]))
+		}
+	}
+	return out, nil
+}
+
+// median of xs (0 for none), xs left unsorted.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	return s[len(s)/2]
+}
+
+// llamaCompare times the dense model m on llama.cpp, in turns with tpucc's runs
+// of the same tests (side), and prints its table; the results are the medians of
+// the pairs' ratios, tpucc's tokens/s over llama.cpp's (0: n/a). A peer that
+// cannot run says why on its own line.
+func llamaCompare(m benchModel, tp map[string]float64, side *tpuccSide) (decode, prefill float64) {
+	names := map[string]string{"prefill": "dense_prefill", "decode": "dense_decode_b1"}
+	var tests []string
+	for _, test := range []string{"prefill", "decode"} {
+		if tp[names[test]] > 0 {
+			tests = append(tests, test)
+		}
+	}
+	if len(tests) == 0 {
 		return 0, 0
 	}
 	prompt := m.workloads[0].tokens // the model's prefill workload
 	t0 := time.Now()
-	res, err := runLlama(m, prompt)
+	peer, err := startLlama(m, prompt)
+	var res map[string]*turnResult
+	if err == nil {
+		res, err = takeTurns(*llamaTurns, tests, func(test string) (float64, error) {
+			s, err := side.once(names[test])
+			return tpuccRate(names[test], s, prompt), err
+		}, peer.once)
+		if cerr := peer.close(); err == nil {
+			err = cerr
+		}
+	}
 	if err != nil {
 		fmt.Printf("bench/models: llama.cpp peer: %v; vs_llamacpp_decode and vs_llamacpp_prefill are n/a\n\n", err)
 		return 0, 0
 	}
-	fmt.Fprintf(os.Stderr, "bench/models: llama.cpp peer took %.0f s\n", time.Since(t0).Seconds())
-	tpPre, tpDec := tpuccRates(tp, prompt)
-	fmt.Printf("llama.cpp: %s\n", res.system)
+	fmt.Fprintf(os.Stderr, "bench/models: llama.cpp peer and its turns took %.0f s\n", time.Since(t0).Seconds())
+	printTurns(peer.system, prompt, res)
+	get := func(test string) float64 {
+		if t := res[test]; t != nil {
+			return median(t.ratios)
+		}
+		return 0
+	}
+	return get("decode"), get("prefill")
+}
+
+// printTurns prints the llama.cpp table: each side's median tokens/s over the
+// turns, and the median of the pairs' ratios (with their range on stderr).
+func printTurns(system string, prompt int, res map[string]*turnResult) {
+	fmt.Printf("llama.cpp: %s\n", system)
 	fmt.Printf("%-24s %16s %12s %16s\n", fmt.Sprintf("llama.cpp, %s GGUF", *dtype), "llama.cpp tok/s", "tpucc tok/s", "tpucc/llama.cpp")
-	fmt.Printf("%-24s %16s %12s %16s\n", fmt.Sprintf("prefill %d", prompt), fmtRate(res.prefill), fmtRate(tpPre), fmtSpeed(ratio(tpPre, res.prefill)))
-	fmt.Printf("%-24s %16s %12s %16s\n", "decode b1", fmtRate(res.decode), fmtRate(tpDec), fmtSpeed(ratio(tpDec, res.decode)))
+	for _, test := range []string{"prefill", "decode"} {
+		label := map[string]string{"prefill": fmt.Sprintf("prefill %d", prompt), "decode": "decode b1"}[test]
+		t := res[test]
+		if t == nil {
+			t = &turnResult{}
+		}
+		fmt.Printf("%-24s %16s %12s %16s\n", label, fmtRate(median(t.llama)), fmtRate(median(t.tpucc)), fmtSpeed(median(t.ratios)))
+		if len(t.ratios) > 0 {
+			fmt.Fprintf(os.Stderr, "bench/models: llama.cpp %s: %d pairs in turns, tpucc/llama.cpp from %.3f to %.3f\n",
+				test, len(t.ratios), slices.Min(t.ratios), slices.Max(t.ratios))
+		}
+	}
+	fmt.Println("(each figure the median of -turns pairs of runs, tpucc's and llama.cpp's one after the other)")
 	fmt.Println()
-	return ratio(tpDec, res.decode), ratio(tpPre, res.prefill)
 }
 
 func fmtRate(r float64) string {
@@ -99,44 +186,84 @@ func fmtRate(r float64) string {
 	return fmt.Sprintf("%.2f", r)
 }
 
-// runLlama runs bench/models/llama/peer.py with .venv-llama's interpreter on m's
-// GGUF checkpoint in -dtype.
-func runLlama(m benchModel, prompt int) (llamaResult, error) {
+// llamaPeer is bench/models/llama/peer.py in turns mode: one timed run of a
+// test per request.
+type llamaPeer struct {
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Scanner
+	system string
+}
+
+// startLlama starts the peer with .venv-llama's interpreter on m's GGUF
+// checkpoint in -dtype and reads its system line.
+func startLlama(m benchModel, prompt int) (*llamaPeer, error) {
 	root := repoRoot()
 	venv := filepath.Join(root, ".venv-llama")
 	if _, err := os.Stat(filepath.Join(venv, ".stamp")); err != nil {
-		return llamaResult{}, errors.New("no .venv-llama here (`make venv-llama` builds llama-cpp-python for this host)")
+		return nil, errors.New("no .venv-llama here (`make venv-llama` builds llama-cpp-python for this host)")
 	}
 	gguf, err := llamaCheckpoint(m, root)
 	if err != nil {
-		return llamaResult{}, err
+		return nil, err
 	}
 	cmd := exec.Command(filepath.Join(venv, "bin", "python"), filepath.Join(root, "bench", "models", "llama", "peer.py"),
-		gguf, strconv.Itoa(*threads), strconv.Itoa(prompt), strconv.Itoa(llamaGen), strconv.Itoa(*repeat))
+		gguf, strconv.Itoa(*threads), strconv.Itoa(prompt), strconv.Itoa(llamaGen), "turns")
 	cmd.Stderr = os.Stderr
+	p := &llamaPeer{cmd: cmd}
+	if p.in, err = cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return llamaResult{}, err
+		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return llamaResult{}, err
+		return nil, err
 	}
-	var res llamaResult
-	sc := bufio.NewScanner(stdout)
-	for sc.Scan() {
-		if err := res.add(sc.Bytes()); err != nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-			return llamaResult{}, err
+	p.out = bufio.NewScanner(stdout)
+	line, err := p.next()
+	if err == nil && line.test != "" {
+		err = fmt.Errorf("llama.cpp peer: a %s figure before its system line", line.test)
+	}
+	if err != nil {
+		p.close()
+		return nil, err
+	}
+	p.system = line.system
+	return p, nil
+}
+
+// next reads the peer's next line.
+func (p *llamaPeer) next() (llamaLine, error) {
+	if !p.out.Scan() {
+		if err := p.out.Err(); err != nil {
+			return llamaLine{}, err
 		}
+		return llamaLine{}, errors.New("bench/models/llama/peer.py stopped before its figure (its stderr is above)")
 	}
-	if err := cmd.Wait(); err != nil {
-		return llamaResult{}, fmt.Errorf("bench/models/llama/peer.py failed: %v", err)
+	return parseLlama(p.out.Bytes())
+}
+
+// once times one run of test ("prefill" or "decode") on the peer: tokens/s.
+func (p *llamaPeer) once(test string) (float64, error) {
+	if _, err := fmt.Fprintln(p.in, test); err != nil {
+		return 0, err
 	}
-	if res.prefill == 0 || res.decode == 0 {
-		return llamaResult{}, errors.New("bench/models/llama/peer.py gave no prefill or no decode figure")
+	line, err := p.next()
+	if err == nil && line.test != test {
+		err = fmt.Errorf("llama.cpp peer: asked for %s, got %+v", test, line)
 	}
-	return res, nil
+	return line.rate, err
+}
+
+// close ends the peer (its stdin closed, it exits) and waits for it.
+func (p *llamaPeer) close() error {
+	p.in.Close()
+	if err := p.cmd.Wait(); err != nil {
+		return fmt.Errorf("bench/models/llama/peer.py failed: %v", err)
+	}
+	return nil
 }
 
 // llamaCheckpoint is the path of m's GGUF checkpoint in -dtype, written (by

@@ -34,7 +34,9 @@
 // For each model tpucc runs first, then the torch peer, and each workload's row is
 // printed as soon as the peer has measured it. The llama.cpp peer (llamacpp.go,
 // bench/models/llama) times the dense model only, as llama-bench -p 512 -n 64 would:
-// prefill and batch-1 decode tokens/s, printed in a table of their own.
+// prefill and batch-1 decode tokens/s, printed in a table of their own. It runs in
+// turns with tpucc: -turns pairs of runs, tpucc's and llama.cpp's one after the
+// other (the order swapped from pair to pair), the ratio the median of the pairs'.
 //
 // The dense decode steps are also measured against the machine's bound
 // (bound.go): their weights and KV cache read once at the bandwidth, or
@@ -87,6 +89,7 @@ var (
 	cpuProfile  = flag.String("cpuprofile", "", "write a pprof CPU profile of tpucc's side (compiles and runs) to this file")
 	steps       = flag.Int("steps", 0, "print the N longest steps of each program tpucc ran on the llvm backend (time per call, share)")
 	layers      = flag.Int("layers", 0, "the dense model's decoder layers instead of 28 (its shapes otherwise kept): for a host whose memory the full model exceeds")
+	llamaTurns  = flag.Int("turns", 5, "pairs of runs, tpucc's and llama.cpp's in turn, behind each figure of the llama.cpp table")
 	promptLen   = flag.Int("prompt", 0, "the decode workloads' prompt tokens instead of 64 (16 with -quick): the cache grows to hold them, so attention's share of a step is measured at long contexts")
 )
 
@@ -120,8 +123,13 @@ func main() {
 		if len(ws) == 0 {
 			continue
 		}
-		tp := runTpucc(m, ws)
-		// tpucc's model is garbage now; give its memory back before a peer builds its own.
+		tp, side := runTpucc(m, ws)
+		turns := run.llamacpp && m.name == "dense"
+		if !turns {
+			side = nil
+		}
+		// Unless kept for the llama.cpp turns, tpucc's model is garbage now; give its
+		// memory back before a peer builds its own.
 		runtime.GC()
 		debug.FreeOSMemory()
 		rows := newTable(m, ws, tp, speed)
@@ -129,8 +137,8 @@ func main() {
 			runPeer(m, ws, rows.row)
 		}
 		rows.finish()
-		if run.llamacpp && m.name == "dense" {
-			speed["vs_llamacpp_decode"], speed["vs_llamacpp_prefill"] = llamaCompare(m, tp)
+		if turns {
+			speed["vs_llamacpp_decode"], speed["vs_llamacpp_prefill"] = llamaCompare(m, tp, side)
 		}
 	}
 	fmt.Println(boundLine())

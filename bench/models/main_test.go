@@ -1,8 +1,9 @@
 package main
 
 import (
+	"errors"
 	"math"
-	"strings"
+	"slices"
 	"testing"
 )
 
@@ -69,24 +70,21 @@ func TestParsePeers(t *testing.T) {
 }
 
 func TestLlamaLines(t *testing.T) {
-	var l llamaResult
-	for _, line := range []string{
-		`{"system": "CPU : SSE3 = 1 | AVX2 = 1 | AVX512 = 1 | AVX512_BF16 = 1 |"}`,
-		`{"test": "prefill", "tokens": 512, "tokens_per_s": 161.25, "runs": [160.5, 161.25, 163.0]}`,
-		`{"test": "decode", "tokens": 64, "tokens_per_s": 15.75, "runs": [15.5, 15.75, 16.0]}`,
+	for line, want := range map[string]llamaLine{
+		`{"system": "CPU : SSE3 = 1 | AVX2 = 1 | AVX512 = 1 | AVX512_BF16 = 1 |"}`:                   {system: "CPU : SSE3 = 1 | AVX2 = 1 | AVX512 = 1 | AVX512_BF16 = 1 |"},
+		`{"test": "prefill", "tokens": 512, "tokens_per_s": 161.25, "runs": [160.5, 161.25, 163.0]}`: {test: "prefill", rate: 161.25},
+		`{"test": "decode", "tokens": 64, "tokens_per_s": 15.75}`:                                    {test: "decode", rate: 15.75},
 	} {
-		if err := l.add([]byte(line)); err != nil {
-			t.Fatal(err)
+		if got, err := parseLlama([]byte(line)); err != nil || got != want {
+			t.Errorf("%s: got %+v, %v; want %+v", line, got, err, want)
 		}
-	}
-	if l.system != "CPU : SSE3 = 1 | AVX2 = 1 | AVX512 = 1 | AVX512_BF16 = 1 |" || l.prefill != 161.25 || l.decode != 15.75 {
-		t.Errorf("got %+v", l)
 	}
 	for line, want := range map[string]string{
 		`{"test": "decode", "tokens": 64, "tokens_per_s": 0}`: `llama.cpp peer: "{\"test\": \"decode\", \"tokens\": 64, \"tokens_per_s\": 0}": want a system line or a prefill or decode figure`,
+		`{"test": "score", "tokens_per_s": 3}`:                `llama.cpp peer: "{\"test\": \"score\", \"tokens_per_s\": 3}": want a system line or a prefill or decode figure`,
 		`llama_model_load: error`:                             `llama.cpp peer: "llama_model_load: error": invalid character 'l' looking for beginning of value`,
 	} {
-		if err := l.add([]byte(line)); err == nil || err.Error() != want {
+		if _, err := parseLlama([]byte(line)); err == nil || err.Error() != want {
 			t.Errorf("%s: got %v, want %s", line, err, want)
 		}
 	}
@@ -94,10 +92,9 @@ func TestLlamaLines(t *testing.T) {
 
 func TestLlamaRatios(t *testing.T) {
 	// 512 tokens in 2.56 s is 200 tokens/s; a 125 ms step is 8 tokens/s.
-	tp := map[string]float64{"dense_prefill": 2.56, "dense_decode_b1": 0.125}
-	pre, dec := tpuccRates(tp, 512)
+	pre, dec := tpuccRate("dense_prefill", 2.56, 512), tpuccRate("dense_decode_b1", 0.125, 512)
 	if math.Abs(pre-200) > 1e-9 || math.Abs(dec-8) > 1e-9 {
-		t.Fatalf("tpuccRates = %v, %v; want 200, 8", pre, dec)
+		t.Fatalf("tpuccRate = %v, %v; want 200, 8", pre, dec)
 	}
 	if r := ratio(pre, 160); math.Abs(r-1.25) > 1e-12 {
 		t.Errorf("prefill ratio %v, want 1.25", r)
@@ -105,9 +102,50 @@ func TestLlamaRatios(t *testing.T) {
 	if r := ratio(dec, 16); math.Abs(r-0.5) > 1e-12 {
 		t.Errorf("decode ratio %v, want 0.5", r)
 	}
-	// Decode not selected (-only dense_prefill): its rate and ratio are n/a.
-	pre, dec = tpuccRates(map[string]float64{"dense_prefill": 2.56}, 512)
-	if dec != 0 || ratio(dec, 16) != 0 || !strings.HasPrefix(fmtSpeed(ratio(pre, 160)), "1.25") {
-		t.Errorf("decode not run: rates %v, %v", pre, dec)
+	// Decode not run: its rate and ratio are n/a.
+	if dec := tpuccRate("dense_decode_b1", 0, 512); dec != 0 || ratio(dec, 16) != 0 || fmtSpeed(ratio(dec, 16)) != "n/a" {
+		t.Errorf("decode not run: rate %v, shown %q", dec, fmtSpeed(ratio(dec, 16)))
+	}
+}
+
+// TestTakeTurns: the sides run in pairs, the order swapped from pair to pair
+// (ABBA), each pair's ratio is tpucc's rate over llama.cpp's from the same
+// pair, and the result is the median of the pairs' ratios.
+func TestTakeTurns(t *testing.T) {
+	var order []string
+	calls := map[string]int{}
+	side := func(name string, rates []float64) func(string) (float64, error) {
+		return func(test string) (float64, error) {
+			order = append(order, name+" "+test)
+			i := calls[name+test]
+			calls[name+test]++
+			return rates[i], nil
+		}
+	}
+	// The host slows down pair by pair; tpucc is 1.1x llama.cpp in every pair
+	// but the third (1.5x).
+	tp := side("tpucc", []float64{11, 8.8, 9, 5.5})
+	ll := side("llama", []float64{10, 8, 6, 5})
+	res, err := takeTurns(4, []string{"decode"}, tp, ll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantOrder := []string{"tpucc decode", "llama decode", "llama decode", "tpucc decode", "tpucc decode", "llama decode", "llama decode", "tpucc decode"}
+	if !slices.Equal(order, wantOrder) {
+		t.Errorf("order %v, want %v", order, wantOrder)
+	}
+	d := res["decode"]
+	for i, want := range []float64{1.1, 1.1, 1.5, 1.1} {
+		if math.Abs(d.ratios[i]-want) > 1e-12 {
+			t.Errorf("pair %d: ratio %v, want %v", i, d.ratios[i], want)
+		}
+	}
+	if m := median(d.ratios); math.Abs(m-1.1) > 1e-12 {
+		t.Errorf("median ratio %v, want 1.1", m)
+	}
+	// A side's error stops the turns.
+	boom := func(string) (float64, error) { return 0, errors.New("peer.py stopped") }
+	if _, err := takeTurns(2, []string{"prefill"}, tp, boom); err == nil || err.Error() != "peer.py stopped" {
+		t.Errorf("got %v, want the peer's error", err)
 	}
 }

@@ -182,11 +182,37 @@ func repoRoot() string {
 	}
 }
 
+// tpuccSide is what runTpucc built for m, kept so that a workload can be timed
+// again beside a peer (the llama.cpp turns); nil once dropped.
+type tpuccSide struct {
+	gen  *models.Generator
+	ws   map[string]workload
+	reqs map[string]models.Request
+}
+
+// once times one more run of workload name with the default precision.
+func (s *tpuccSide) once(name string) (float64, error) {
+	return timeRun(s.gen, s.reqs[name], s.ws[name])
+}
+
+// timeRun runs req once: a prefill's seconds, or a decode step's (its
+// steps' time over their count; the prefill before them is not counted).
+func timeRun(g *models.Generator, req models.Request, w workload) (float64, error) {
+	res, err := g.Generate(req)
+	if err != nil {
+		return 0, err
+	}
+	if w.kind == "decode" {
+		return res.DecodeTime.Seconds() / float64(w.steps), nil
+	}
+	return res.PrefillTime.Seconds(), nil
+}
+
 // runTpucc times m's workloads on tpucc: the median of -repeat runs after a
 // warm-up (which compiles; the compile times are printed apart). With
 // -precision default,highest each run is one of each precision in turn,
 // their order swapped from run to run.
-func runTpucc(m benchModel, ws []workload) map[string]float64 {
+func runTpucc(m benchModel, ws []workload) (map[string]float64, *tpuccSide) {
 	runtime.GOMAXPROCS(*threads)
 	raw, _ := json.Marshal(m.config)
 	c, err := hf.ParseConfig(raw)
@@ -205,8 +231,10 @@ func runTpucc(m benchModel, ws []workload) map[string]float64 {
 		check(err)
 	}
 	out := map[string]float64{}
+	side := &tpuccSide{gen: gens[0], ws: map[string]workload{}, reqs: map[string]models.Request{}}
 	for _, w := range ws {
 		req := request(w, c.Vocab)
+		side.ws[w.name], side.reqs[w.name] = w, req
 		for i, g := range gens {
 			t1 := time.Now()
 			pre0, dec0 := g.Stats()
@@ -215,45 +243,47 @@ func runTpucc(m benchModel, ws []workload) map[string]float64 {
 			fmt.Fprintf(os.Stderr, "bench/models: %s: %scompiled in %.1f s (prefill %s; decode %s)\n", w.name, precLabel(precs, i), time.Since(t1).Seconds(),
 				stages(pre0.Time, pre1.Time), stages(dec0.Time, dec1.Time))
 		}
-		times := make([][]float64, len(gens))
-		for r := range *repeat + 1 {
-			for j := range gens {
-				i := j
-				if r%2 == 1 { // ABBA: neither precision always runs first
-					i = len(gens) - 1 - j
-				}
-				g := gens[i]
-				res, err := g.Generate(req)
-				check(err)
-				s := res.PrefillTime.Seconds()
-				if w.kind == "decode" {
-					s = res.DecodeTime.Seconds() / float64(w.steps)
-				}
-				if r > 0 {
-					times[i] = append(times[i], s)
-				}
-			}
-		}
-		var ratios []float64 // default over highest, run by run
-		if len(times) == 2 {
-			for r := range times[0] {
-				ratios = append(ratios, times[0][r]/times[1][r])
-			}
-			slices.Sort(ratios)
-		}
-		for i := range times {
-			slices.Sort(times[i])
-			fmt.Fprintf(os.Stderr, "bench/models: %s: tpucc %s%s\n", w.name, precLabel(precs, i), fmtTime(times[i][len(times[i])/2]))
-		}
-		out[w.name] = times[0][len(times[0])/2]
-		if len(ratios) > 0 {
-			fmt.Fprintf(os.Stderr, "bench/models: %s: precision default/highest=%.3f (the median of %d alternated pairs, from %.3f to %.3f)\n",
-				w.name, ratios[len(ratios)/2], len(ratios), ratios[0], ratios[len(ratios)-1])
-		}
+		out[w.name] = timeWorkload(gens, precs, req, w)
 		recordBound(m.name, model, w, req, out[w.name])
 		printSteps(cache)
 	}
-	return out
+	return out, side
+}
+
+// timeWorkload is runTpucc's timing of one workload: -repeat runs of each
+// precision after a warm-up, ABBA, each precision's median printed (and
+// their ratio, run by run); the result is the default precision's median.
+func timeWorkload(gens []*models.Generator, precs []string, req models.Request, w workload) float64 {
+	times := make([][]float64, len(gens))
+	for r := range *repeat + 1 {
+		for j := range gens {
+			i := j
+			if r%2 == 1 { // ABBA: neither precision always runs first
+				i = len(gens) - 1 - j
+			}
+			s, err := timeRun(gens[i], req, w)
+			check(err)
+			if r > 0 {
+				times[i] = append(times[i], s)
+			}
+		}
+	}
+	var ratios []float64 // default over highest, run by run
+	if len(times) == 2 {
+		for r := range times[0] {
+			ratios = append(ratios, times[0][r]/times[1][r])
+		}
+		slices.Sort(ratios)
+	}
+	for i := range times {
+		slices.Sort(times[i])
+		fmt.Fprintf(os.Stderr, "bench/models: %s: tpucc %s%s\n", w.name, precLabel(precs, i), fmtTime(times[i][len(times[i])/2]))
+	}
+	if len(ratios) > 0 {
+		fmt.Fprintf(os.Stderr, "bench/models: %s: precision default/highest=%.3f (the median of %d alternated pairs, from %.3f to %.3f)\n",
+			w.name, ratios[len(ratios)/2], len(ratios), ratios[0], ratios[len(ratios)-1])
+	}
+	return times[0][len(times[0])/2]
 }
 
 // precLabel names precision i in a line when more than one is run.

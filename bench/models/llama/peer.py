@@ -1,6 +1,7 @@
 """bench/models' llama.cpp peer: prefill and batch-1 decode tokens/s of a GGUF model.
 
 Usage: peer.py MODEL.gguf THREADS PROMPT GEN REPEAT
+       peer.py MODEL.gguf THREADS PROMPT GEN turns
 
 Run with .venv-llama's interpreter (llama-cpp-python built from its sdist for this host,
 make venv-llama). It times what `llama-bench -t THREADS -p PROMPT -n GEN` times, through
@@ -15,6 +16,12 @@ result is the median tokens/s. One JSON line each, as soon as it is measured:
 {"test": "prefill"|"decode", "tokens": N, "tokens_per_s": R, "runs": [...]}, and first a
 line {"system": "..."} with llama.cpp's system info (the instruction sets it was built for).
 The context's other settings are the library's defaults (llama_context_default_params).
+
+With "turns" in REPEAT's place it loads the model, prints the system line, runs each test
+once to warm up, then times one run of the test named by each line of stdin ("prefill" or
+"decode") and prints its JSON line (without "runs"), until stdin closes: bench/models
+then alternates these runs with its own, so that both sides of each pair see the host's
+memory at the same minute (its bandwidth moves 2-3x over minutes on a shared VM).
 """
 
 import ctypes
@@ -73,24 +80,41 @@ def generate(ctx, n, vocab, rng):
     return n / (time.perf_counter() - t0)
 
 
+def turns(tests, run):
+    """Times one run of each test stdin names, after a warm-up run of each."""
+    for test in tests:
+        run(test)
+    for line in sys.stdin:
+        test = line.strip()
+        if test not in tests:
+            sys.exit(f"peer.py: unknown test {test!r} on stdin (want prefill or decode)")
+        n, r = tests[test][0], run(test)
+        print(json.dumps({"test": test, "tokens": n, "tokens_per_s": r}), flush=True)
+
+
 def main():
     if len(sys.argv) != 6:
-        sys.exit("usage: peer.py MODEL.gguf THREADS PROMPT GEN REPEAT")
+        sys.exit("usage: peer.py MODEL.gguf THREADS PROMPT GEN REPEAT|turns")
     path = sys.argv[1]
-    threads, prompt, gen, repeat = (int(a) for a in sys.argv[2:])
+    threads, prompt, gen = (int(a) for a in sys.argv[2:5])
     model, ctx = load(path, threads, prompt + gen)
     print(json.dumps({"system": ll.llama_print_system_info().decode().strip()}), flush=True)
     vocab = ll.llama_vocab_n_tokens(ll.llama_model_get_vocab(model))
     mem = ll.llama_get_memory(ctx)
     rng = random.Random(0)
-    for test, n, fn in (("prefill", prompt, prefill), ("decode", gen, generate)):
-        runs = []
-        for i in range(repeat + 1):
-            ll.llama_memory_clear(mem, False)
-            r = fn(ctx, n, vocab, rng)
-            if i > 0:
-                runs.append(r)
-        print(json.dumps({"test": test, "tokens": n, "tokens_per_s": statistics.median(runs), "runs": runs}), flush=True)
+    tests = {"prefill": (prompt, prefill), "decode": (gen, generate)}
+
+    def run(test):
+        n, fn = tests[test]
+        ll.llama_memory_clear(mem, False)
+        return fn(ctx, n, vocab, rng)
+
+    if sys.argv[5] == "turns":
+        turns(tests, run)
+    else:
+        for test in tests:
+            runs = [run(test) for _ in range(int(sys.argv[5]) + 1)][1:]
+            print(json.dumps({"test": test, "tokens": tests[test][0], "tokens_per_s": statistics.median(runs), "runs": runs}), flush=True)
     ll.llama_free(ctx)
     ll.llama_model_free(model)
 
