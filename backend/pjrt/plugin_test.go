@@ -223,6 +223,25 @@ func TestPrivateCopiesShared(t *testing.T) {
 	if _, _, err := privateCopy(c); err != nil {
 		t.Fatal(err)
 	}
+	// What copies killed an hour ago left (a partial copy, its hash, its
+	// link) is collected at the next copy; one being written now is not.
+	hour := time.Now().Add(-time.Hour)
+	for _, name := range []string{".copy-1", ".copy-1.sha256", ".copy-2.so", ".copy-3"} {
+		os.WriteFile(filepath.Join(priv, name), []byte("partial"), 0o600)
+		if name != ".copy-3" {
+			os.Chtimes(filepath.Join(priv, name), hour, hour)
+		}
+	}
+	old := filepath.Join(priv, "sha256-"+SHA256([]byte("another plugin, changed"))+".so")
+	os.Chtimes(old, hour, hour) // the content of c's copy, unlinked by the next copy
+	collectAfter = time.Minute
+	os.WriteFile(c, []byte("another plugin, changed again"), 0o644)
+	if _, _, err := privateCopy(c); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(priv, ".copy-3")); err != nil {
+		t.Errorf("the copy being written was removed: %v", err)
+	}
 	left := privateFiles(t, priv)
 	want := 4 // c's copy, its hash, its source, its content
 	if len(left) != want || slices.Contains(left, "sha256-"+SHA256([]byte("libtpu"))+".so") {

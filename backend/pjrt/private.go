@@ -106,13 +106,22 @@ func privateCopy(src string) (path, sum string, err error) {
 	return path, sum, nil
 }
 
-// collect removes the copies whose source file is gone, and the content
-// files (sha256-*.so) no copy links any more. Without it every checkout
-// or virtual environment that ever loaded libtpu would keep its 0.7 GB
-// copy for ever. A copy from before sources were recorded (no .src) is
-// removed too: it is copied again if its source is loaded. Removing a
-// file another process has opened is harmless: the open file lives on.
+// collect removes the copies whose source file is gone, the content
+// files (sha256-*.so) no copy links any more, and what a process killed
+// while copying left (.copy-*: a partial copy of up to 0.7 GB, its hash).
+// Without it every checkout or virtual environment that ever loaded libtpu
+// would keep its 0.7 GB copy for ever. A copy from before sources were
+// recorded (no .src) is removed too: it is copied again if its source is
+// loaded. Removing a file another process has opened is harmless: the
+// open file lives on; a copy being written is recent (its writes keep its
+// time fresh).
 func collect(dir string) {
+	partial, _ := filepath.Glob(filepath.Join(dir, ".copy-*"))
+	for _, p := range partial {
+		if !recent(p) {
+			os.Remove(p)
+		}
+	}
 	copies, _ := filepath.Glob(filepath.Join(dir, "*-*.so"))
 	for _, c := range copies {
 		if strings.HasPrefix(filepath.Base(c), "sha256-") || recent(c) {
