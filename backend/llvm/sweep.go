@@ -76,6 +76,10 @@ func sweep(dir string) {
 			if dead(path) {
 				os.RemoveAll(path)
 			}
+		case strings.HasPrefix(name, gemmRecordName+".") && e.Type().IsRegular():
+			if old(path) { // a GEMM record's writer killed before its rename
+				os.Remove(path)
+			}
 		}
 	}
 }

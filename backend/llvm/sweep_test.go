@@ -12,7 +12,8 @@ import (
 // process's only when nobody is inside the cache's gate. With the gate
 // held (by another process, here a descriptor of its own), a sweep leaves
 // the young ones alone and collects only those older than staleAge; with
-// the gate free, it collects every one.
+// the gate free, it collects every one. A GEMM record's temporary goes by
+// age.
 func TestSweepGate(t *testing.T) {
 	dir := t.TempDir()
 	long := time.Now().Add(-2 * staleAge)
@@ -62,9 +63,25 @@ func TestSweepGate(t *testing.T) {
 		t.Errorf("gate held: removed %v, want %v", got, want)
 	}
 
+	// A GEMM record written aside by a process killed before its rename
+	// goes by age alone (the gate does not cover it).
+	for _, name := range []string{gemmRecordName + ".123", gemmRecordName + ".456"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("{"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chtimes(filepath.Join(dir, gemmRecordName+".123"), long, long); err != nil {
+		t.Fatal(err)
+	}
 	plant()
 	swept.Delete(dir)
 	sweep(dir)
+	if _, err := os.Lstat(filepath.Join(dir, gemmRecordName+".123")); err == nil {
+		t.Errorf("an old record written aside was not removed")
+	}
+	if _, err := os.Lstat(filepath.Join(dir, gemmRecordName+".456")); err != nil {
+		t.Errorf("a young record written aside was removed: %v", err)
+	}
 	all := map[string]bool{".build-young": true, "load-young.so": true, ".build-old": true, "load-old.so": true}
 	if got := left(); !maps.Equal(got, all) {
 		t.Errorf("gate free: removed %v, want %v", got, all)
