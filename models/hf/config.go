@@ -244,7 +244,7 @@ func base(f *fields, arch string) *Config {
 		Hidden:       f.need("hidden_size"),
 		Heads:        f.need("num_attention_heads"),
 		Intermediate: f.need("intermediate_size"),
-		RMSNormEps:   f.float("rms_norm_eps", 1e-6),
+		RMSNormEps:   f.float("rms_norm_eps", defaultNormEps(arch)),
 		MaxPositions: f.need("max_position_embeddings"),
 	}
 	if !(c.RMSNormEps > 0) {
@@ -253,8 +253,25 @@ func base(f *fields, arch string) *Config {
 	return c
 }
 
-// headDim is head_dim, or hidden/heads when absent, as transformers has it.
+// defaultNormEps is rms_norm_eps when config.json leaves it out: the
+// configuration class's default, 1e-5 for MixtralConfig, Phi3Config and
+// Olmo2Config and 1e-6 for the others (a Phi-3 config without it was
+// computed with 1e-6: logits 2e-4 of the largest from transformers').
+func defaultNormEps(arch string) float64 {
+	switch arch {
+	case "mixtral", "phi3", "olmo2":
+		return 1e-5
+	}
+	return 1e-6
+}
+
+// headDim is head_dim, or when absent the configuration class's default:
+// 128 for Qwen3Config, hidden/heads for the others (a class without the
+// field reads it with getattr(config, "head_dim", hidden // heads)).
 func headDim(f *fields, c *Config) int {
+	if c.Arch == "qwen3" {
+		return evenHeadDim(f, f.int("head_dim", 128))
+	}
 	if c.Heads > 0 && c.Hidden%c.Heads != 0 && !f.has("head_dim") {
 		f.fail("head_dim", "missing, and hidden_size %d is not a multiple of num_attention_heads %d", c.Hidden, c.Heads)
 	}
@@ -262,7 +279,11 @@ func headDim(f *fields, c *Config) int {
 	if c.Heads > 0 {
 		def = c.Hidden / c.Heads
 	}
-	d := f.int("head_dim", def)
+	return evenHeadDim(f, f.int("head_dim", def))
+}
+
+// evenHeadDim refuses a head_dim that rotate-half rope cannot split.
+func evenHeadDim(f *fields, d int) int {
 	if d == 0 || d%2 != 0 {
 		f.fail("head_dim", "%d is not a positive even number", d)
 	}

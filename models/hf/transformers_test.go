@@ -34,6 +34,7 @@ type expectLayer struct {
 
 type expectModel struct {
 	DType       string        `json:"dtype"`
+	NormEps     float64       `json:"rms_norm_eps"`
 	Tied        bool          `json:"tied"`
 	EmbedScale  float64       `json:"embed_scale"`
 	Softcap     float64       `json:"softcap"`
@@ -53,8 +54,11 @@ type expectModel struct {
 // llama3 rope and every bias, Mistral in bf16 with a window, Qwen2, Mixtral
 // in bf16, Gemma 3 in bf16 with its sliding pattern, Phi-3 in bf16 with its
 // fused projections, Gemma 2 with its softcaps, Granite with its
-// multipliers, OLMo 2 with its whole-projection q/k norms) and requires
-// hf.Config to say per layer what transformers' modules compute. Without
+// multipliers, OLMo 2 with its whole-projection q/k norms; and configs
+// that leave out every field equal to their class's default: Qwen3,
+// Phi-3, Mixtral, OLMo 2, and Qwen2-MoE with sliding layers but no
+// layer_types) and requires hf.Config to say per layer what transformers'
+// modules compute, and the norms' epsilon. Without
 // .venv-hf the test is skipped, except under CI, where it fails.
 func TestAgainstTransformers(t *testing.T) {
 	if _, err := os.Stat(hfPython); err != nil {
@@ -68,7 +72,8 @@ func TestAgainstTransformers(t *testing.T) {
 	if out, err := exec.Command(hfPython, "../../tools/models/hfmodels.py", dir).CombinedOutput(); err != nil {
 		t.Fatalf("hfmodels.py: %v\n%s", err, out)
 	}
-	for _, name := range []string{"qwen3", "qwen3_moe", "gemma4", "llama", "mistral", "qwen2", "mixtral", "gemma3", "phi3", "gemma2", "granite", "olmo2", "qwen2_moe"} {
+	for _, name := range []string{"qwen3", "qwen3_moe", "gemma4", "llama", "mistral", "qwen2", "mixtral", "gemma3", "phi3", "gemma2", "granite", "olmo2", "qwen2_moe",
+		"qwen3_defaults", "phi3_defaults", "mixtral_defaults", "olmo2_defaults", "qwen2_moe_defaults"} {
 		t.Run(name, func(t *testing.T) {
 			var want expectModel
 			data, err := os.ReadFile(filepath.Join(dir, name, "expect.json"))
@@ -95,6 +100,9 @@ func checkModel(t *testing.T, c *Config, w *Weights, want expectModel) {
 	dtype := map[string]ir.DType{"float32": ir.F32, "bfloat16": ir.BF16}[want.DType]
 	if w.DType != dtype || c.TieEmbed != want.Tied || (w.LMHead == w.Embed) != want.Tied {
 		t.Errorf("dtype %s tied %v, want %s %v", w.DType, c.TieEmbed, want.DType, want.Tied)
+	}
+	if c.RMSNormEps != want.NormEps {
+		t.Errorf("rms_norm_eps %g, want %g", c.RMSNormEps, want.NormEps)
 	}
 	if math.Abs(c.EmbedScale-want.EmbedScale) > 1e-12 || c.FinalSoftcap != want.Softcap || c.AttnSoftcap != want.AttnSoftcap {
 		t.Errorf("embed scale %v softcaps %v %v, want %v %v %v", c.EmbedScale, c.FinalSoftcap, c.AttnSoftcap, want.EmbedScale, want.Softcap, want.AttnSoftcap)
