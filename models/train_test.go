@@ -50,11 +50,16 @@ type trainRun struct {
 	opt   train.Optimizer
 	steps int
 	batch int64
+	// labels, when not nil, are the labels of the tokens' rows (--labels).
+	labels []int32
 }
 
 func (r trainRun) flags() []string {
 	f := []string{"--steps", fmt.Sprint(r.steps), "--batch", fmt.Sprint(r.batch), "--optimizer", string(r.opt.Kind),
 		"--lr", fmt.Sprint(r.opt.LR), "--weight-decay", fmt.Sprint(r.opt.WeightDecay)}
+	if r.opt.ClipNorm > 0 {
+		f = append(f, "--clip-norm", fmt.Sprint(r.opt.ClipNorm))
+	}
 	if r.opt.Kind == train.SGD {
 		return append(f, "--momentum", fmt.Sprint(r.opt.Momentum))
 	}
@@ -85,6 +90,9 @@ func torchTrain(t *testing.T, root string, families []string, tokens []int32, sh
 	fmt.Fprint(h, families, tokens, shape)
 	for _, r := range runs {
 		fmt.Fprint(h, r.flags())
+		if r.labels != nil {
+			fmt.Fprint(h, r.labels)
+		}
 	}
 	dir := filepath.Join(filepath.Dir(root), "train-"+hex.EncodeToString(h.Sum(nil))[:16])
 	if _, err := os.Stat(filepath.Join(dir, "done")); err != nil {
@@ -103,6 +111,11 @@ func torchTrain(t *testing.T, root string, families []string, tokens []int32, sh
 				}
 				out := filepath.Join(tmp, fam, fmt.Sprint(i))
 				args = append(append(args, "--model", filepath.Join(root, fam), "--tokens", tokFile, "--output-dir", out), r.flags()...)
+				if r.labels != nil {
+					labFile := filepath.Join(tmp, fmt.Sprintf("labels-%d.npy", i))
+					writeNpy(t, labFile, "i32", shape, r.labels)
+					args = append(args, "--labels", labFile)
+				}
 			}
 		}
 		if b, err := exec.Command(hfPython, args...).CombinedOutput(); err != nil {
@@ -166,19 +179,27 @@ func tpuccTrain(t *testing.T, dir string, tokens []int32, shape []int64, r train
 	// The reference executor: the tiny model's step compiles with clang in
 	// tens of seconds on a loaded machine, and runs in well under a second
 	// on the reference executor.
-	tr, err := NewTrainer(m, r.opt, TrainOptions{Backend: backend.CPUFallback, Cache: engine.NewCache("", engine.CacheOptions{})})
+	tr, err := NewTrainer(m, r.opt, TrainOptions{Backend: backend.CPUFallback, Cache: engine.NewCache("", engine.CacheOptions{}),
+		Labels: r.labels != nil})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var losses []float32
 	L := shape[1]
 	for i := range r.steps {
-		batch := make([]int32, 0, r.batch*L)
+		var batch, labels []int32
 		for j := range r.batch {
 			row := (int64(i)*r.batch + j) % shape[0]
 			batch = append(batch, tokens[row*L:(row+1)*L]...)
+			if r.labels != nil {
+				labels = append(labels, r.labels[row*L:(row+1)*L]...)
+			}
 		}
-		loss, err := tr.Step(tensor.FromSlice(batch, r.batch, L).Buffer(), nil)
+		var lab *backend.Buffer
+		if r.labels != nil {
+			lab = tensor.FromSlice(labels, r.batch, L).Buffer()
+		}
+		loss, err := tr.Step(tensor.FromSlice(batch, r.batch, L).Buffer(), lab)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -243,7 +264,7 @@ func TestTrainOracle(t *testing.T) {
 	sgd := train.NewSGD(0.1)
 	sgd.Momentum, sgd.WeightDecay = 0.9, 0.01
 	adamw := train.NewAdamW(0.01)
-	runs := []trainRun{{sgd, 1, 2}, {adamw, 3, 3}}
+	runs := []trainRun{{opt: sgd, steps: 1, batch: 2}, {opt: adamw, steps: 3, batch: 3}}
 	torchOf := torchTrain(t, root, trainFamilies, tokens, shape, runs...)
 	torchFrom := map[string]func(string) []torchRun{}
 	for fam, r := range adamwFromRow {
@@ -350,7 +371,7 @@ func TestTrainedLoadsInTransformers(t *testing.T) {
 	args := []string{"../tools/hf/train_oracle.py", "logits"}
 	var outs []string
 	for _, fam := range families {
-		_, out := tpuccTrain(t, filepath.Join(root, fam), tokens, shape, trainRun{train.NewAdamW(0.01), 2, 3})
+		_, out := tpuccTrain(t, filepath.Join(root, fam), tokens, shape, trainRun{opt: train.NewAdamW(0.01), steps: 2, batch: 3})
 		outs = append(outs, out)
 		args = append(args, out, tokFile, filepath.Join(tmp, fam+".npy"))
 	}
