@@ -6,10 +6,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/engine"
+	"github.com/tpucc/tpucc/models/hf"
 	"github.com/tpucc/tpucc/train"
 )
 
@@ -23,7 +25,8 @@ import (
 // element, and three AdamW steps (betas, weight decay, clipping, labels with
 // -100) whose losses agree within 1e-3 and weights within 0.1·lr for
 // 99.9% of them, as TestTrainOracle. A variant tpucc refuses is logged
-// with its error. Not run otherwise: the tiny oracle models of
+// with its error, and so is one whose training tpucc refuses (the routers'
+// auxiliary loss) or torch's is random (dropout, router noise). Not run otherwise: the tiny oracle models of
 // tools/hf/oracle.py are CI's.
 func TestConfigSweep(t *testing.T) {
 	root := os.Getenv("TPUCC_CFGSWEEP")
@@ -65,7 +68,18 @@ func TestConfigSweep(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(root, name)
 			sweepGenerate(t, dir)
-			sweepTrain(t, dir, runs, torchOf(name))
+			c, err := hf.LoadConfig(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case c.RouterAuxLoss:
+				t.Logf("training refused: output_router_logits (the routers' auxiliary loss)")
+			case len(c.TrainNoise) > 0:
+				t.Logf("training not compared: torch's is random (%s)", strings.Join(c.TrainNoise, ", "))
+			default:
+				sweepTrain(t, dir, runs, torchOf(name))
+			}
 		})
 	}
 }

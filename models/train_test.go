@@ -752,3 +752,17 @@ func TestCheckpointUnstacksPattern(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainerRefusesRouterAuxLoss: with output_router_logits transformers
+// trains a Qwen3-MoE on the loss plus its routers' load-balancing loss,
+// which tpucc does not compute: NewTrainer refuses, naming the field.
+func TestTrainerRefusesRouterAuxLoss(t *testing.T) {
+	cfg := strings.Replace(qwen3MoEAll, `"model_type"`, `"output_router_logits": true, "model_type"`, 1)
+	m := randomModel(t, cfg, 0.5)
+	_, err := NewTrainer(m, train.NewAdamW(0.01), TrainOptions{Backend: backend.CPUFallback})
+	want := "models: config.json's output_router_logits is true: transformers then adds the routers' auxiliary " +
+		"load-balancing loss to the training loss, which tpucc does not compute; set it to false to train"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+}

@@ -61,9 +61,19 @@ type Config struct {
 	// Unloaded are the wrapper's config fields of encoders tpucc does not
 	// load (vision_config, audio_config); their tensors are not read.
 	Unloaded []string
-	Wrapper  string   // the wrapper's model_type ("gemma4", "gemma3"), or ""
-	skip     []string // the prefixes of those tensors
-	head     string   // the untied head's tensor when a wrapper names it
+	// TrainNoise are the fields, with their values ("attention_dropout
+	// 0.1"), that make transformers' training random where tpucc's is not:
+	// dropout and the router's input noise, which model.train() applies.
+	// Inference ignores them; tpucc trains without them (tpucc train says so).
+	TrainNoise []string
+	// RouterAuxLoss is output_router_logits of Qwen3-MoE, Qwen2-MoE or
+	// Mixtral: transformers' causal-LM loss
+	// then adds router_aux_loss_coef times the experts' load-balancing loss
+	// in training, which tpucc does not compute (models.NewTrainer refuses).
+	RouterAuxLoss bool
+	Wrapper       string   // the wrapper's model_type ("gemma4", "gemma3"), or ""
+	skip          []string // the prefixes of those tensors
+	head          string   // the untied head's tensor when a wrapper names it
 }
 
 // Layer is what one decoder layer computes.
@@ -188,11 +198,26 @@ func ParseConfig(data []byte) (*Config, error) {
 		return nil, fmt.Errorf("field \"model_type\": architecture %q is not supported (tpucc loads %s)", arch, SupportedText())
 	}
 	c := read(f, arch)
+	if c != nil {
+		trainNoise(f, c, "attention_dropout")
+		// Qwen3-MoE, Qwen2-MoE and Mixtral add the auxiliary loss;
+		// elsewhere the field changes nothing (Gemma 4's MoE has none).
+		aux := f.bool("output_router_logits", false)
+		c.RouterAuxLoss = aux && slices.Contains([]string{"qwen3_moe", "qwen2_moe", "mixtral"}, c.Arch)
+	}
 	f.leftover(arch)
 	if f.err != nil {
 		return nil, f.err
 	}
 	return c, nil
+}
+
+// trainNoise reads a probability or noise level that only training
+// applies, noting it in c.TrainNoise when it is not 0.
+func trainNoise(f *fields, c *Config, key string) {
+	if p := f.float(key, 0); p != 0 {
+		c.TrainNoise = append(c.TrainNoise, fmt.Sprintf("%s %v", key, p))
+	}
 }
 
 // Architectures are the model_type values of the text models ParseConfig

@@ -525,3 +525,49 @@ func TestLongLayerList(t *testing.T) {
 		t.Errorf("%d layers; layer 0 MoE %v, 1 %v, 4095 %v; want 4096, false, true, true", len(c.Layers), c.Layers[0].MoE, c.Layers[1].MoE, c.Layers[4095].MoE)
 	}
 }
+
+// TestTrainingOnlyFields: dropout and the router's noise, which only
+// transformers' training applies, are noted in TrainNoise when not 0 (Granite
+// 3.1 publishes attention_dropout 0.1), and output_router_logits, which adds
+// the routers' auxiliary loss to the training loss, in RouterAuxLoss.
+func TestTrainingOnlyFields(t *testing.T) {
+	c, err := ParseConfig([]byte(graniteConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.TrainNoise, []string{"attention_dropout 0.1"}) || c.RouterAuxLoss {
+		t.Errorf("granite: noise %q, aux loss %v", c.TrainNoise, c.RouterAuxLoss)
+	}
+	mixtral := strings.NewReplacer(`"attention_dropout": 0.0`, `"attention_dropout": 0.05`,
+		`"output_router_logits": false`, `"output_router_logits": true, "router_jitter_noise": 0.01`).Replace(mixtralConfig)
+	if c, err = ParseConfig([]byte(mixtral)); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.TrainNoise, []string{"router_jitter_noise 0.01", "attention_dropout 0.05"}) || !c.RouterAuxLoss {
+		t.Errorf("mixtral: noise %q, aux loss %v", c.TrainNoise, c.RouterAuxLoss)
+	}
+	phi3 := strings.NewReplacer(`"resid_pdrop": 0.0`, `"resid_pdrop": 0.1`, `"embd_pdrop": 0.0`, `"embd_pdrop": 0.1`).Replace(phi3Config)
+	if c, err = ParseConfig([]byte(phi3)); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.TrainNoise, []string{"resid_pdrop 0.1"}) || c.RouterAuxLoss {
+		t.Errorf("phi3: noise %q, aux loss %v (transformers never applies embd_pdrop)", c.TrainNoise, c.RouterAuxLoss)
+	}
+	for _, cfg := range []string{qwen3MoEConfig, qwen2MoEConfig, llamaConfig, gemma3Config} {
+		if c, err := ParseConfig([]byte(cfg)); err != nil || c.TrainNoise != nil || c.RouterAuxLoss {
+			t.Errorf("%s: noise %q, aux loss %v, %v", c.Arch, c.TrainNoise, c.RouterAuxLoss, err)
+		}
+	}
+}
+
+// TestRouterLogitsNoAuxLoss: output_router_logits of a model whose
+// transformers class adds no auxiliary loss (Llama, Gemma 4 with its MoE
+// block) changes nothing.
+func TestRouterLogitsNoAuxLoss(t *testing.T) {
+	for _, cfg := range []string{llamaConfig, gemma4Config} {
+		cfg = strings.Replace(cfg, `"model_type"`, `"output_router_logits": true, "model_type"`, 1)
+		if c, err := ParseConfig([]byte(cfg)); err != nil || c.RouterAuxLoss {
+			t.Errorf("aux loss %v, %v", c.RouterAuxLoss, err)
+		}
+	}
+}

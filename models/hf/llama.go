@@ -51,9 +51,10 @@ func llama(f *fields, arch string) *Config {
 		c.MoE = mixtralMoE(f, c)
 	case "phi3":
 		window = slidingWindow(f, 0)
-		// Dropout in training; the context length of longrope, which is
-		// refused with its rope type.
-		f.float("resid_pdrop", 0)
+		// Dropout in training (transformers' Phi-3 never applies
+		// embd_pdrop); the context length of longrope, which is refused
+		// with its rope type.
+		trainNoise(f, c, "resid_pdrop")
 		f.float("embd_pdrop", 0)
 		f.int("original_max_position_embeddings", 0)
 		f.refuse("attention_bias", "false") // published configs carry it; Phi-3 has no bias
@@ -96,7 +97,7 @@ func mixtralMoE(f *fields, c *Config) *MoE {
 		f.fail("num_experts_per_tok", "%d is more than num_local_experts %d", m.TopK, m.Experts)
 	}
 	// Multiplicative noise on the router's input in training only.
-	f.float("router_jitter_noise", 0)
+	trainNoise(f, c, "router_jitter_noise")
 	return m
 }
 

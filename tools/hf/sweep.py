@@ -168,6 +168,14 @@ VARIANTS = {
     "gemma4_keqv_shared": ("gemma4", dict(attention_k_eq_v=True, num_global_key_value_heads=1, num_kv_shared_layers=1,
                                           final_logit_softcapping=5.0), []),
     "gemma4_moe_top1": ("gemma4", dict(enable_moe_block=True, num_experts=4, top_k_experts=1, moe_intermediate_size=24), []),
+    # Fields that change only training: dropout, router noise, the MoE
+    # router's auxiliary loss.
+    "llama_attn_dropout": ("llama", dict(attention_dropout=0.1), []),
+    "phi3_resid_pdrop": ("phi3", dict(resid_pdrop=0.1, embd_pdrop=0.1), []),
+    "mixtral_jitter": ("mixtral", dict(router_jitter_noise=0.1), []),
+    "qwen3_moe_router_logits": ("qwen3_moe", dict(output_router_logits=True, router_aux_loss_coef=0.1), []),
+    "qwen2_moe_router_logits": ("qwen2_moe", dict(output_router_logits=True), []),
+    "mixtral_router_logits": ("mixtral", dict(output_router_logits=True, router_aux_loss_coef=0.1), []),
 }
 
 # Each family once more with every field that equals its class's default
