@@ -52,6 +52,8 @@ type trainRun struct {
 	batch int64
 	// labels, when not nil, are the labels of the tokens' rows (--labels).
 	labels []int32
+	// backend runs tpucc's steps ("": the reference executor).
+	backend string
 }
 
 func (r trainRun) flags() []string {
@@ -179,8 +181,11 @@ func tpuccTrain(t *testing.T, dir string, tokens []int32, shape []int64, r train
 	// The reference executor: the tiny model's step compiles with clang in
 	// tens of seconds on a loaded machine, and runs in well under a second
 	// on the reference executor.
-	tr, err := NewTrainer(m, r.opt, TrainOptions{Backend: backend.CPUFallback, Cache: engine.NewCache("", engine.CacheOptions{}),
-		Labels: r.labels != nil})
+	be := r.backend
+	if be == "" {
+		be = backend.CPUFallback
+	}
+	tr, err := NewTrainer(m, r.opt, TrainOptions{Backend: be, Cache: engine.NewCache("", engine.CacheOptions{}), Labels: r.labels != nil})
 	if err != nil {
 		t.Fatal(err)
 	}

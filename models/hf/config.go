@@ -95,30 +95,63 @@ type Layer struct {
 // position × InvFreq()[i]. Frequencies past RotaryDim/2 are 0, so those
 // channels are left alone (Gemma 4's proportional rope on full layers).
 type Rope struct {
-	Type      string // "default", "linear", "proportional" or "llama3"
+	Type      string // "default", "linear", "proportional", "llama3" or "yarn"
 	Theta     float64
 	Factor    float64 // linear position scaling; 1 when none
 	RotaryDim int     // channels that turn: HeadDim, or fewer for "proportional"
 	HeadDim   int
 	// Llama 3's frequency-dependent scaling ("llama3"): low_freq_factor,
-	// high_freq_factor and original_max_position_embeddings.
+	// high_freq_factor and original_max_position_embeddings. For "yarn",
+	// LowFreq and HighFreq are beta_slow and beta_fast (the rotations that
+	// bound the blend) and OrigMax its original_max_position_embeddings.
 	LowFreq, HighFreq, OrigMax float64
 }
 
 // InvFreq returns the HeadDim/2 inverse frequencies:
 // 1 / (Theta^(2i/HeadDim) × Factor) for i < RotaryDim/2, then 0; "llama3"
-// divides by Factor only the long wavelengths (see llama3).
+// divides by Factor only the long wavelengths (see llama3), "yarn" blends
+// divided and kept ones (see yarn).
 func (r Rope) InvFreq() []float64 {
 	out := make([]float64, r.HeadDim/2)
 	for i := range r.RotaryDim / 2 {
 		inv := 1 / math.Pow(r.Theta, float64(2*i)/float64(r.HeadDim))
-		if r.Type == "llama3" {
+		switch r.Type {
+		case "llama3":
 			out[i] = r.llama3(inv)
-		} else {
+		case "yarn":
+			out[i] = r.yarn(i, inv)
+		default:
 			out[i] = inv / r.Factor
 		}
 	}
 	return out
+}
+
+// Scale multiplies the rope's cos and sin tables: YaRN's attention factor
+// 0.1·ln(Factor) + 1 (transformers' get_mscale), 1 for the other types.
+func (r Rope) Scale() float64 {
+	if r.Type != "yarn" || r.Factor <= 1 {
+		return 1
+	}
+	return 0.1*math.Log(r.Factor) + 1
+}
+
+// yarn is YaRN's inverse frequency i, as transformers'
+// _compute_yarn_parameters (truncate true): the frequencies that turn more
+// than HighFreq (beta_fast) times over OrigMax positions are kept, those
+// that turn less than LowFreq (beta_slow) times divided by Factor, and a
+// linear ramp over the dimensions between blends the two.
+func (r Rope) yarn(i int, inv float64) float64 {
+	dim := float64(r.HeadDim)
+	corr := func(rotations float64) float64 {
+		return dim * math.Log(r.OrigMax/(rotations*2*math.Pi)) / (2 * math.Log(r.Theta))
+	}
+	low, high := math.Max(math.Floor(corr(r.HighFreq)), 0), math.Min(math.Ceil(corr(r.LowFreq)), dim-1)
+	if low == high {
+		high += 0.001 // transformers' guard against a zero-width ramp
+	}
+	ramp := math.Min(math.Max((float64(i)-low)/(high-low), 0), 1)
+	return inv/r.Factor*ramp + inv*(1-ramp)
 }
 
 // llama3 is Llama 3.1's rescaling of one inverse frequency, as
@@ -352,8 +385,10 @@ func ropeFrom(f *fields, key string, raw map[string]json.RawMessage, headDim int
 		if !(r.LowFreq > 0 && r.HighFreq > r.LowFreq && r.OrigMax > 0) {
 			f.fail(key, "llama3 rope needs 0 < low_freq_factor < high_freq_factor and a positive original_max_position_embeddings")
 		}
+	case "yarn":
+		yarnFrom(f, key, sub, &r)
 	default:
-		f.fail(key, "rope type %q is not supported (tpucc computes default, linear, proportional and llama3)", r.Type)
+		f.fail(key, "rope type %q is not supported (tpucc computes default, linear, proportional, llama3 and yarn)", r.Type)
 		return r
 	}
 	switch {
@@ -381,6 +416,23 @@ func ropeFrom(f *fields, key string, raw map[string]json.RawMessage, headDim int
 		}
 	}
 	return r
+}
+
+// yarnFrom reads YaRN's parameters: factor and
+// original_max_position_embeddings, beta_fast (32) and beta_slow (1) as
+// transformers defaults them; truncate only true, and no attention_factor,
+// mscale or mscale_all_dim (DeepSeek's), which the unread-parameter rule
+// refuses.
+func yarnFrom(f *fields, key string, sub *fields, r *Rope) {
+	r.Factor = sub.float("factor", 0)
+	r.OrigMax = sub.float("original_max_position_embeddings", 0)
+	r.HighFreq, r.LowFreq = sub.float("beta_fast", 32), sub.float("beta_slow", 1)
+	if !sub.bool("truncate", true) {
+		f.fail(key, "yarn rope with truncate false is not supported")
+	}
+	if !(r.OrigMax > 0 && r.HighFreq > 0 && r.LowFreq > 0) {
+		f.fail(key, "yarn rope needs a positive original_max_position_embeddings, beta_fast and beta_slow")
+	}
 }
 
 // rawObject decodes a JSON object value; nil when absent.

@@ -136,7 +136,9 @@ func TestConfigErrors(t *testing.T) {
 		{q(`"hidden_act": "silu"`, `"hidden_act": "gelu"`), `field "hidden_act": "gelu" is not supported (tpucc computes only "silu")`},
 		{g(`"sliding_window": 8`, `"sliding_window": 8, "attention_bias": true`), `field "attention_bias": true is not supported (tpucc computes only false)`},
 		{q(`"attention_bias": false`, `"attention_bias": 1`), `field "attention_bias": 1 is not true or false`},
-		{q(`"rope_scaling": null`, `"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}`), `field "rope_parameters": rope type "yarn" is not supported (tpucc computes default, linear, proportional and llama3)`},
+		{q(`"rope_scaling": null`, `"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768, "attention_factor": 1.2}`), `field "rope_parameters": rope parameter "attention_factor" is not supported for rope type "yarn"`},
+		{q(`"rope_scaling": null`, `"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768, "truncate": false}`), `field "rope_parameters": yarn rope with truncate false is not supported`},
+		{q(`"rope_scaling": null`, `"rope_scaling": {"rope_type": "yarn", "factor": 4.0}`), `field "rope_parameters": yarn rope needs a positive original_max_position_embeddings, beta_fast and beta_slow`},
 		{q(`"rope_scaling": null`, `"rope_scaling": {"type": "linear", "factor": 4.0, "beta": 1}`), `field "rope_parameters": rope parameter "beta" is not supported for rope type "linear"`},
 		{q(`"rope_scaling": null`, `"rope_parameters": {"rope_theta": 10000.0}`), `field "rope_theta": 1000000.0 disagrees with rope_parameters' 10000.0`},
 		{q(`"num_experts_per_tok": 8`, `"num_experts_per_tok": 200`), `field "num_experts_per_tok": 200 is more than num_experts 128`},
@@ -159,7 +161,7 @@ func TestConfigErrors(t *testing.T) {
 		{g(`"sliding_window": 8`, `"sliding_window": 8, "per_layer_config": {"2": {"head_dim": 64}}`), `field "global_head_dim": 32, but per_layer_config gives full layer 2 a head dim of 64`},
 		{g(`"num_global_key_value_heads": 1,`, `"per_layer_config": {"2": {"head_dim": 32, "num_key_value_heads": 1}, "5": {"head_dim": 32, "num_key_value_heads": 2}},`), `field "num_kv_shared_layers": layer 5 reuses layer 2's keys and values, but its heads are 32 wide, 2 for keys and values, and layer 2's 32 wide, 1`},
 		{q(`"num_experts": 128`, `"num_experts": 128, "num_local_experts": 64`), `field "num_experts": 128 disagrees with num_local_experts 64`},
-		{g(`"rope_type": "proportional"`, `"rope_type": "dynamic"`), `field "rope_parameters.full_attention": rope type "dynamic" is not supported (tpucc computes default, linear, proportional and llama3)`},
+		{g(`"rope_type": "proportional"`, `"rope_type": "dynamic"`), `field "rope_parameters.full_attention": rope type "dynamic" is not supported (tpucc computes default, linear, proportional, llama3 and yarn)`},
 		{g(`"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},`, ``), `field "rope_parameters": no entry for sliding_attention`},
 		{g(`"full_attention", "sliding_attention"`, `"full_attention", "global"`), `field "layer_types": layer 3: "global" is not full_attention or sliding_attention`},
 		{g(`"num_kv_shared_layers": 2`, `"num_kv_shared_layers": 5`), `field "num_kv_shared_layers": layer 2 (full_attention) shares keys and values, but no earlier layer is full_attention`},
@@ -265,7 +267,7 @@ func TestLlamaConfigErrors(t *testing.T) {
 		{l(`"high_freq_factor": 4.0`, `"high_freq_factor": 0.5`), `field "rope_parameters": llama3 rope needs 0 < low_freq_factor < high_freq_factor and a positive original_max_position_embeddings`},
 		{l(`"original_max_position_embeddings": 8192, `, ``), `field "rope_parameters": llama3 rope needs 0 < low_freq_factor < high_freq_factor and a positive original_max_position_embeddings`},
 		{l(`"factor": 8.0, `, ``), `field "rope_parameters": factor is missing or not positive`},
-		{l(`"rope_type": "llama3"`, `"rope_type": "dynamic"`), `field "rope_parameters": rope type "dynamic" is not supported (tpucc computes default, linear, proportional and llama3)`},
+		{l(`"rope_type": "llama3"`, `"rope_type": "dynamic"`), `field "rope_parameters": rope type "dynamic" is not supported (tpucc computes default, linear, proportional, llama3 and yarn)`},
 		{l(`"rope_theta": 500000.0`, `"rope_theta": -1`), `field "rope_parameters": rope_theta is not positive`},
 		{l(`"mlp_bias": true`, `"mlp_bias": "yes"`), `field "mlp_bias": "yes" is not true or false`},
 		{l(`"use_cache": true`, `"use_cache": true, "sliding_window": 8`), `field "sliding_window": not known to tpucc for model_type "llama", so it cannot be honoured`},
@@ -394,7 +396,7 @@ layers 0-31 {Sliding:true Window:2047 HeadDim:96 KVHeads:32 KEqV:false KVFrom:-1
 	for _, c := range []struct{ cfg, want string }{
 		// The 128k variants: longrope depends on the sequence's length.
 		{p(`"rope_scaling": null`, `"rope_scaling": {"type": "longrope", "short_factor": [1.0], "long_factor": [2.0]}`),
-			`field "rope_parameters": rope type "longrope" is not supported (tpucc computes default, linear, proportional and llama3)`},
+			`field "rope_parameters": rope type "longrope" is not supported (tpucc computes default, linear, proportional, llama3 and yarn)`},
 		{p(`"rope_scaling": null`, `"partial_rotary_factor": 0.75`), `field "rope_parameters": partial_rotary_factor 0.75 is not supported for rope type "default"`},
 		{p(`"attention_bias": false`, `"attention_bias": true`), `field "attention_bias": true is not supported (tpucc computes only false)`},
 	} {

@@ -25,6 +25,7 @@ type expectLayer struct {
 	KVShared      bool      `json:"kv_shared"`
 	KEqV          bool      `json:"k_eq_v"`
 	InvFreq       []float64 `json:"inv_freq"`
+	RopeScale     *float64  `json:"rope_scale"` // the cos and sin tables' factor, where recorded
 	QKNorm        bool      `json:"qk_norm"`
 	QKNormFull    bool      `json:"qk_norm_full"`
 	QKVBias       bool      `json:"qkv_bias"`
@@ -57,8 +58,8 @@ type expectModel struct {
 // multipliers, OLMo 2 with its whole-projection q/k norms; and configs
 // that leave out every field equal to their class's default: Qwen3,
 // Phi-3, Mixtral, OLMo 2, and Qwen2-MoE with sliding layers but no
-// layer_types) and requires hf.Config to say per layer what transformers'
-// modules compute, and the norms' epsilon. Without
+// layer_types; Qwen3 with YaRN rope) and requires hf.Config to say per
+// layer what transformers' modules compute, and the norms' epsilon. Without
 // .venv-hf the test is skipped, except under CI, where it fails.
 func TestAgainstTransformers(t *testing.T) {
 	if _, err := os.Stat(hfPython); err != nil {
@@ -73,7 +74,7 @@ func TestAgainstTransformers(t *testing.T) {
 		t.Fatalf("hfmodels.py: %v\n%s", err, out)
 	}
 	for _, name := range []string{"qwen3", "qwen3_moe", "gemma4", "llama", "mistral", "qwen2", "mixtral", "gemma3", "phi3", "gemma2", "granite", "olmo2", "qwen2_moe",
-		"qwen3_defaults", "phi3_defaults", "mixtral_defaults", "olmo2_defaults", "qwen2_moe_defaults"} {
+		"qwen3_defaults", "phi3_defaults", "mixtral_defaults", "olmo2_defaults", "qwen2_moe_defaults", "qwen3_yarn"} {
 		t.Run(name, func(t *testing.T) {
 			var want expectModel
 			data, err := os.ReadFile(filepath.Join(dir, name, "expect.json"))
@@ -138,6 +139,9 @@ func checkModel(t *testing.T, c *Config, w *Weights, want expectModel) {
 		}
 		if got := c.AttnScale; math.Abs(got-e.Scaling) > 1e-12 {
 			t.Errorf("layer %d: attention scale %v, want %v", i, got, e.Scaling)
+		}
+		if e.RopeScale != nil && math.Abs(l.Rope.Scale()-*e.RopeScale) > 1e-12 {
+			t.Errorf("layer %d: rope scale %v, want %v", i, l.Rope.Scale(), *e.RopeScale)
 		}
 		inv := l.Rope.InvFreq()
 		if len(inv) != len(e.InvFreq) {

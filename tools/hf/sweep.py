@@ -94,6 +94,8 @@ VARIANTS = {
     "qwen2_all_sliding": ("qwen2", dict(use_sliding_window=True, sliding_window=5, max_window_layers=0,
                                         num_key_value_heads=1), ["layer_types"]),
     "qwen2_window_unused": ("qwen2", dict(use_sliding_window=False, sliding_window=5), ["layer_types"]),
+    "qwen2_yarn_betas": ("qwen2", dict(max_position_embeddings=256, **rope(
+        "yarn", factor=2.5, original_max_position_embeddings=64, beta_fast=16.0, beta_slow=0.5)), []),
     "qwen2_hd12_linear": ("qwen2", dict(head_dim=12, **rope("linear", factor=2.0)), []),
     # Qwen2-MoE
     "qwen2_moe_norm_top1": ("qwen2_moe", dict(num_experts_per_tok=1, norm_topk_prob=True), []),
@@ -168,6 +170,17 @@ VARIANTS = {
     "gemma4_keqv_shared": ("gemma4", dict(attention_k_eq_v=True, num_global_key_value_heads=1, num_kv_shared_layers=1,
                                           final_logit_softcapping=5.0), []),
     "gemma4_moe_top1": ("gemma4", dict(enable_moe_block=True, num_experts=4, top_k_experts=1, moe_intermediate_size=24), []),
+    # Odd sizes: five heads, widths that no vector divides (torch's grouped
+    # experts want rows of a multiple of 16 bytes).
+    "qwen3_odd_sizes": ("qwen3", dict(hidden_size=40, num_attention_heads=5, num_key_value_heads=1, head_dim=6,
+                                      intermediate_size=37, vocab_size=71), []),
+    "llama_odd_sizes": ("llama", dict(hidden_size=36, num_attention_heads=6, num_key_value_heads=3, head_dim=10,
+                                      intermediate_size=29, vocab_size=67, tie_word_embeddings=True), []),
+    "qwen2_moe_odd_sizes": ("qwen2_moe", dict(hidden_size=24, num_attention_heads=3, num_key_value_heads=3,
+                                              moe_intermediate_size=12, shared_expert_intermediate_size=20,
+                                              num_experts=5, num_experts_per_tok=3, vocab_size=65), []),
+    "gemma2_odd_sizes": ("gemma2", dict(hidden_size=28, num_attention_heads=7, num_key_value_heads=1, head_dim=4,
+                                        intermediate_size=19, vocab_size=79, query_pre_attn_scalar=4), []),
     # Fields that change only training: dropout, router noise, the MoE
     # router's auxiliary loss.
     "llama_attn_dropout": ("llama", dict(attention_dropout=0.1), []),

@@ -78,6 +78,7 @@ def qwen_layer(model, i):
         "kv_shared": False,
         "k_eq_v": False,
         "inv_freq": inv.tolist(),
+        "rope_scale": float(model.model.rotary_emb.attention_scaling),
     }
 
 
@@ -243,6 +244,14 @@ def main():
         num_key_value_heads=2, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=24,
         shared_expert_intermediate_size=40, use_sliding_window=True, sliding_window=5, max_window_layers=3)),
         qwen_layer, torch.float32, defaults=True)
+    # YaRN over a context of 64 (Qwen's long-context rope) with its betas
+    # set: of the 8 frequencies of a 16-wide head the first is kept, two
+    # are blended and the rest divided; cos and sin scaled by 0.1·ln(4) + 1.
+    save(outdir, "qwen3_yarn", Qwen3ForCausalLM(Qwen3Config(
+        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=16, rope_parameters={
+            "rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0, "original_max_position_embeddings": 64,
+            "beta_fast": 16.0, "beta_slow": 0.5})), qwen_layer, torch.float32)
 
 
 if __name__ == "__main__":
