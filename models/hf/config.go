@@ -95,7 +95,7 @@ type Layer struct {
 // position × InvFreq()[i]. Frequencies past RotaryDim/2 are 0, so those
 // channels are left alone (Gemma 4's proportional rope on full layers).
 type Rope struct {
-	Type      string // "default", "linear", "proportional", "llama3" or "yarn"
+	Type      string // "default", "linear", "proportional", "llama3", "yarn" or "dynamic" (default's frequencies)
 	Theta     float64
 	Factor    float64 // linear position scaling; 1 when none
 	RotaryDim int     // channels that turn: HeadDim, or fewer for "proportional"
@@ -387,8 +387,15 @@ func ropeFrom(f *fields, key string, raw map[string]json.RawMessage, headDim int
 		}
 	case "yarn":
 		yarnFrom(f, key, sub, &r)
+	case "dynamic":
+		// Dynamic NTK scaling raises theta only for sequences longer than
+		// max_position_embeddings, which generate and train refuse; within
+		// it transformers' frequencies are the default ones.
+		if !(sub.float("factor", 0) > 0) {
+			f.fail(key, "factor is missing or not positive")
+		}
 	default:
-		f.fail(key, "rope type %q is not supported (tpucc computes default, linear, proportional, llama3 and yarn)", r.Type)
+		f.fail(key, "rope type %q is not supported (tpucc computes default, linear, proportional, llama3, yarn and dynamic)", r.Type)
 		return r
 	}
 	switch {

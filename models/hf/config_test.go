@@ -161,7 +161,7 @@ func TestConfigErrors(t *testing.T) {
 		{g(`"sliding_window": 8`, `"sliding_window": 8, "per_layer_config": {"2": {"head_dim": 64}}`), `field "global_head_dim": 32, but per_layer_config gives full layer 2 a head dim of 64`},
 		{g(`"num_global_key_value_heads": 1,`, `"per_layer_config": {"2": {"head_dim": 32, "num_key_value_heads": 1}, "5": {"head_dim": 32, "num_key_value_heads": 2}},`), `field "num_kv_shared_layers": layer 5 reuses layer 2's keys and values, but its heads are 32 wide, 2 for keys and values, and layer 2's 32 wide, 1`},
 		{q(`"num_experts": 128`, `"num_experts": 128, "num_local_experts": 64`), `field "num_experts": 128 disagrees with num_local_experts 64`},
-		{g(`"rope_type": "proportional"`, `"rope_type": "dynamic"`), `field "rope_parameters.full_attention": rope type "dynamic" is not supported (tpucc computes default, linear, proportional, llama3 and yarn)`},
+		{g(`"rope_type": "proportional"`, `"rope_type": "longrope"`), `field "rope_parameters.full_attention": rope type "longrope" is not supported (tpucc computes default, linear, proportional, llama3, yarn and dynamic)`},
 		{g(`"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},`, ``), `field "rope_parameters": no entry for sliding_attention`},
 		{g(`"full_attention", "sliding_attention"`, `"full_attention", "global"`), `field "layer_types": layer 3: "global" is not full_attention or sliding_attention`},
 		{g(`"num_kv_shared_layers": 2`, `"num_kv_shared_layers": 5`), `field "num_kv_shared_layers": layer 2 (full_attention) shares keys and values, but no earlier layer is full_attention`},
@@ -267,8 +267,9 @@ func TestLlamaConfigErrors(t *testing.T) {
 		{l(`"high_freq_factor": 4.0`, `"high_freq_factor": 0.5`), `field "rope_parameters": llama3 rope needs 0 < low_freq_factor < high_freq_factor and a positive original_max_position_embeddings`},
 		{l(`"original_max_position_embeddings": 8192, `, ``), `field "rope_parameters": llama3 rope needs 0 < low_freq_factor < high_freq_factor and a positive original_max_position_embeddings`},
 		{l(`"factor": 8.0, `, ``), `field "rope_parameters": factor is missing or not positive`},
-		{l(`"rope_type": "llama3"`, `"rope_type": "dynamic"`), `field "rope_parameters": rope type "dynamic" is not supported (tpucc computes default, linear, proportional, llama3 and yarn)`},
+		{l(`"rope_type": "llama3"`, `"rope_type": "su"`), `field "rope_parameters": rope type "su" is not supported (tpucc computes default, linear, proportional, llama3, yarn and dynamic)`},
 		{l(`"rope_theta": 500000.0`, `"rope_theta": -1`), `field "rope_parameters": rope_theta is not positive`},
+		{l(`"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"`, `"rope_type": "dynamic"`), `field "rope_parameters": factor is missing or not positive`},
 		{l(`"mlp_bias": true`, `"mlp_bias": "yes"`), `field "mlp_bias": "yes" is not true or false`},
 		{l(`"use_cache": true`, `"use_cache": true, "sliding_window": 8`), `field "sliding_window": not known to tpucc for model_type "llama", so it cannot be honoured`},
 		{strings.Replace(l(`"model_type": "llama"`, `"model_type": "mistral"`), `"mlp_bias": true`, `"sliding_window": 4`, 1), `field "attention_bias": not known to tpucc for model_type "mistral", so it cannot be honoured`},
@@ -396,7 +397,7 @@ layers 0-31 {Sliding:true Window:2047 HeadDim:96 KVHeads:32 KEqV:false KVFrom:-1
 	for _, c := range []struct{ cfg, want string }{
 		// The 128k variants: longrope depends on the sequence's length.
 		{p(`"rope_scaling": null`, `"rope_scaling": {"type": "longrope", "short_factor": [1.0], "long_factor": [2.0]}`),
-			`field "rope_parameters": rope type "longrope" is not supported (tpucc computes default, linear, proportional, llama3 and yarn)`},
+			`field "rope_parameters": rope type "longrope" is not supported (tpucc computes default, linear, proportional, llama3, yarn and dynamic)`},
 		{p(`"rope_scaling": null`, `"partial_rotary_factor": 0.75`), `field "rope_parameters": partial_rotary_factor 0.75 is not supported for rope type "default"`},
 		{p(`"attention_bias": false`, `"attention_bias": true`), `field "attention_bias": true is not supported (tpucc computes only false)`},
 	} {
@@ -571,5 +572,22 @@ func TestRouterLogitsNoAuxLoss(t *testing.T) {
 		if c, err := ParseConfig([]byte(cfg)); err != nil || c.RouterAuxLoss {
 			t.Errorf("aux loss %v, %v", c.RouterAuxLoss, err)
 		}
+	}
+}
+
+// TestDynamicRope: dynamic NTK rope raises theta only past
+// max_position_embeddings, which generate and train refuse, so within it its
+// frequencies are the default ones, whatever the factor.
+func TestDynamicRope(t *testing.T) {
+	cfg := strings.Replace(llamaConfig, `"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"`,
+		`"factor": 4.0, "rope_type": "dynamic"`, 1)
+	c, err := ParseConfig([]byte(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.Layers[0].Rope
+	want := Rope{Type: "default", Theta: 500000, Factor: 1, RotaryDim: 16, HeadDim: 16}
+	if r.Type != "dynamic" || !slices.Equal(r.InvFreq(), want.InvFreq()) || r.Scale() != 1 {
+		t.Errorf("%+v: frequencies %v scale %v, want %v and 1", r, r.InvFreq(), r.Scale(), want.InvFreq())
 	}
 }

@@ -113,6 +113,8 @@ VARIANTS = {
         original_max_position_embeddings=128)), []),
     "llama_yarn": ("llama", rope("yarn", factor=4.0, original_max_position_embeddings=32), []),
     "llama_dynamic": ("llama", rope("dynamic", factor=2.0), []),
+    # The prompts and the 32 new tokens reach position 48 of 50.
+    "llama_dynamic_edge": ("llama", dict(max_position_embeddings=50, **rope("dynamic", factor=4.0)), []),
     "llama_no_eps": ("llama", dict(rms_norm_eps=1e-6), ["rms_norm_eps"]),
     # Mistral
     "mistral_hd16_mha_tied": ("mistral", dict(head_dim=16, num_key_value_heads=4, tie_word_embeddings=True), []),
