@@ -95,7 +95,7 @@ type Layer struct {
 // position × InvFreq()[i]. Frequencies past RotaryDim/2 are 0, so those
 // channels are left alone (Gemma 4's proportional rope on full layers).
 type Rope struct {
-	Type      string // "default", "linear", "proportional", "llama3", "yarn" or "dynamic" (default's frequencies)
+	Type      string // "default", "linear", "proportional", "llama3", "yarn", "longrope" or "dynamic" (default's frequencies)
 	Theta     float64
 	Factor    float64 // linear position scaling; 1 when none
 	RotaryDim int     // channels that turn: HeadDim, or fewer for "proportional"
@@ -105,6 +105,12 @@ type Rope struct {
 	// LowFreq and HighFreq are beta_slow and beta_fast (the rotations that
 	// bound the blend) and OrigMax its original_max_position_embeddings.
 	LowFreq, HighFreq, OrigMax float64
+	// Short and Attn are LongRoPE's ("longrope", Phi-3): the short_factor
+	// dividing each frequency, and the attention factor scaling cos and sin.
+	// (Its long_factor applies only past OrigMax, where positions are
+	// refused: ParseConfig bounds MaxPositions by OrigMax.)
+	Short []float64
+	Attn  float64
 }
 
 // InvFreq returns the HeadDim/2 inverse frequencies:
@@ -120,6 +126,8 @@ func (r Rope) InvFreq() []float64 {
 			out[i] = r.llama3(inv)
 		case "yarn":
 			out[i] = r.yarn(i, inv)
+		case "longrope":
+			out[i] = inv / r.Short[i]
 		default:
 			out[i] = inv / r.Factor
 		}
@@ -128,9 +136,13 @@ func (r Rope) InvFreq() []float64 {
 }
 
 // Scale multiplies the rope's cos and sin tables: YaRN's attention factor
-// 0.1·ln(Factor) + 1 (transformers' get_mscale), 1 for the other types.
+// 0.1·ln(Factor) + 1 (transformers' get_mscale), LongRoPE's Attn, 1 for the
+// other types.
 func (r Rope) Scale() float64 {
-	if r.Type != "yarn" || r.Factor <= 1 {
+	switch {
+	case r.Type == "longrope":
+		return r.Attn
+	case r.Type != "yarn" || r.Factor <= 1:
 		return 1
 	}
 	return 0.1*math.Log(r.Factor) + 1
@@ -232,6 +244,13 @@ func ParseConfig(data []byte) (*Config, error) {
 	}
 	c := read(f, arch)
 	if c != nil {
+		for _, l := range c.Layers {
+			if l.Rope.Type == "longrope" && int(l.Rope.OrigMax) < c.MaxPositions {
+				// transformers switches every position to the long factors
+				// past the original context; tpucc refuses those positions.
+				c.MaxPositions = int(l.Rope.OrigMax)
+			}
+		}
 		trainNoise(f, c, "attention_dropout")
 		// Qwen3-MoE, Qwen2-MoE and Mixtral add the auxiliary loss;
 		// elsewhere the field changes nothing (Gemma 4's MoE has none).
@@ -359,8 +378,10 @@ func kvHeads(f *fields, key string, heads, def int) int {
 }
 
 // ropeFrom resolves one rope_parameters object (or the legacy rope_theta +
-// rope_scaling pair, already merged into it) for heads of headDim channels.
-func ropeFrom(f *fields, key string, raw map[string]json.RawMessage, headDim int) Rope {
+// rope_scaling pair, already merged into it) for heads of headDim channels;
+// maxPos is max_position_embeddings, the original context of llama3, yarn
+// and longrope rope that name none (transformers' standardize_rope_params).
+func ropeFrom(f *fields, key string, raw map[string]json.RawMessage, headDim, maxPos int) Rope {
 	sub := &fields{raw: raw, used: map[string]bool{}}
 	// transformers' default_theta when a config names none.
 	r := Rope{Type: sub.str("rope_type", ""), Theta: sub.float("rope_theta", 10000), Factor: 1}
@@ -381,12 +402,14 @@ func ropeFrom(f *fields, key string, raw map[string]json.RawMessage, headDim int
 	case "llama3":
 		r.Factor = sub.float("factor", 0)
 		r.LowFreq, r.HighFreq = sub.float("low_freq_factor", 0), sub.float("high_freq_factor", 0)
-		r.OrigMax = sub.float("original_max_position_embeddings", 0)
+		r.OrigMax = sub.float("original_max_position_embeddings", float64(maxPos))
 		if !(r.LowFreq > 0 && r.HighFreq > r.LowFreq && r.OrigMax > 0) {
 			f.fail(key, "llama3 rope needs 0 < low_freq_factor < high_freq_factor and a positive original_max_position_embeddings")
 		}
 	case "yarn":
-		yarnFrom(f, key, sub, &r)
+		yarnFrom(f, key, sub, &r, maxPos)
+	case "longrope":
+		longropeFrom(f, key, sub, &r, maxPos)
 	case "dynamic":
 		// Dynamic NTK scaling raises theta only for sequences longer than
 		// max_position_embeddings, which generate and train refuse; within
@@ -395,7 +418,7 @@ func ropeFrom(f *fields, key string, raw map[string]json.RawMessage, headDim int
 			f.fail(key, "factor is missing or not positive")
 		}
 	default:
-		f.fail(key, "rope type %q is not supported (tpucc computes default, linear, proportional, llama3, yarn and dynamic)", r.Type)
+		f.fail(key, "rope type %q is not supported (tpucc computes default, linear, proportional, llama3, yarn, longrope and dynamic)", r.Type)
 		return r
 	}
 	switch {
@@ -430,15 +453,48 @@ func ropeFrom(f *fields, key string, raw map[string]json.RawMessage, headDim int
 // transformers defaults them; truncate only true, and no attention_factor,
 // mscale or mscale_all_dim (DeepSeek's), which the unread-parameter rule
 // refuses.
-func yarnFrom(f *fields, key string, sub *fields, r *Rope) {
+func yarnFrom(f *fields, key string, sub *fields, r *Rope, maxPos int) {
 	r.Factor = sub.float("factor", 0)
-	r.OrigMax = sub.float("original_max_position_embeddings", 0)
+	r.OrigMax = sub.float("original_max_position_embeddings", float64(maxPos))
 	r.HighFreq, r.LowFreq = sub.float("beta_fast", 32), sub.float("beta_slow", 1)
 	if !sub.bool("truncate", true) {
 		f.fail(key, "yarn rope with truncate false is not supported")
 	}
 	if !(r.OrigMax > 0 && r.HighFreq > 0 && r.LowFreq > 0) {
 		f.fail(key, "yarn rope needs a positive original_max_position_embeddings, beta_fast and beta_slow")
+	}
+}
+
+// longropeFrom reads LongRoPE's parameters (Phi-3's 128k context):
+// short_factor and long_factor, head_dim/2 numbers each, the original
+// context (max_position_embeddings when absent), factor (max positions over
+// the original context when absent) and attention_factor (when absent
+// sqrt(1 + ln factor / ln original), or 1 for a factor of at most 1), as
+// transformers' _compute_longrope_parameters.
+func longropeFrom(f *fields, key string, sub *fields, r *Rope, maxPos int) {
+	r.OrigMax = sub.float("original_max_position_embeddings", float64(maxPos))
+	if !(r.OrigMax > 1) {
+		f.fail(key, "longrope needs an original_max_position_embeddings above 1")
+		return
+	}
+	r.Factor = sub.float("factor", float64(maxPos)/r.OrigMax)
+	r.Short = sub.floats("short_factor")
+	long := sub.floats("long_factor")
+	if len(r.Short) != r.HeadDim/2 || len(long) != r.HeadDim/2 || slices.ContainsFunc(r.Short, func(x float64) bool { return !(x > 0) }) {
+		f.fail(key, "longrope needs short_factor and long_factor of head_dim/2 = %d positive numbers", r.HeadDim/2)
+		r.Short = nil
+		return
+	}
+	r.Attn = sub.float("attention_factor", 0)
+	switch {
+	case r.Attn != 0:
+	case r.Factor <= 1:
+		r.Attn = 1
+	default:
+		r.Attn = math.Sqrt(1 + math.Log(r.Factor)/math.Log(r.OrigMax))
+	}
+	if !(r.Attn > 0) {
+		f.fail(key, "attention_factor %v is not positive", r.Attn)
 	}
 }
 

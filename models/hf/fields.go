@@ -131,6 +131,19 @@ func (f *fields) ints(key string) []int {
 	return xs
 }
 
+// floats reads a list of numbers.
+func (f *fields) floats(key string) []float64 {
+	v := f.take(key)
+	if v == nil {
+		return nil
+	}
+	var xs []float64
+	if err := json.Unmarshal(v, &xs); err != nil {
+		f.fail(key, "%s is not a list of numbers", v)
+	}
+	return xs
+}
+
 func (f *fields) strs(key string) []string {
 	v := f.take(key)
 	if v == nil {

@@ -58,9 +58,10 @@ type expectModel struct {
 // multipliers, OLMo 2 with its whole-projection q/k norms; and configs
 // that leave out every field equal to their class's default: Qwen3,
 // Phi-3, Mixtral, OLMo 2, and Qwen2-MoE with sliding layers but no
-// layer_types; Qwen3 with YaRN rope) and requires hf.Config to say per
-// layer what transformers' modules compute, and the norms' epsilon. Without
-// .venv-hf the test is skipped, except under CI, where it fails.
+// layer_types; Qwen3 with YaRN rope, Phi-3 with LongRoPE) and requires
+// hf.Config to say per layer what transformers' modules compute, and the
+// norms' epsilon. Without .venv-hf the test is skipped, except under CI,
+// where it fails.
 func TestAgainstTransformers(t *testing.T) {
 	if _, err := os.Stat(hfPython); err != nil {
 		msg := "transformers is not installed (" + hfPython + "): run `make venv-hf` at the repository root"
@@ -74,7 +75,7 @@ func TestAgainstTransformers(t *testing.T) {
 		t.Fatalf("hfmodels.py: %v\n%s", err, out)
 	}
 	for _, name := range []string{"qwen3", "qwen3_moe", "gemma4", "llama", "mistral", "qwen2", "mixtral", "gemma3", "phi3", "gemma2", "granite", "olmo2", "qwen2_moe",
-		"qwen3_defaults", "phi3_defaults", "mixtral_defaults", "olmo2_defaults", "qwen2_moe_defaults", "qwen3_yarn"} {
+		"qwen3_defaults", "phi3_defaults", "mixtral_defaults", "olmo2_defaults", "qwen2_moe_defaults", "qwen3_yarn", "phi3_longrope"} {
 		t.Run(name, func(t *testing.T) {
 			var want expectModel
 			data, err := os.ReadFile(filepath.Join(dir, name, "expect.json"))

@@ -132,6 +132,8 @@ VARIANTS = {
     "phi3_partial": ("phi3", dict(partial_rotary_factor=0.5), []),
     "phi3_longrope": ("phi3", dict(max_position_embeddings=256, original_max_position_embeddings=64, **rope(
         "longrope", short_factor=[1.0 + 0.1 * i for i in range(4)], long_factor=[2.0 + 0.5 * i for i in range(4)])), []),
+    "phi3_longrope_legacy": ("phi3", dict(max_position_embeddings=256, original_max_position_embeddings=64, **rope(
+        "longrope", short_factor=[1.0, 1.5, 2.0, 4.0], long_factor=[2.0, 3.0, 5.0, 9.0])), LEGACY),
     "phi3_no_eps": ("phi3", dict(rms_norm_eps=1e-5), ["rms_norm_eps"]),
     # Granite
     "granite_tied_bias_mqa": ("granite", dict(tie_word_embeddings=True, attention_bias=True, mlp_bias=True,
