@@ -76,9 +76,16 @@ func rotary(r hf.Rope, positions *tensor.Tensor) (cos, sin *tensor.Tensor) {
 }
 
 // rope rotates x [B, T, heads, D] in rotate-half form:
-// x cos + rotate_half(x) sin, rotate_half(a, b) = (-b, a).
+// x cos + rotate_half(x) sin, rotate_half(a, b) = (-b, a). Tables narrower
+// than D (Phi-3's partial_rotary_factor) turn the first channels only and
+// pass the others, as transformers' Phi-3 apply_rotary_pos_emb.
 func rope(x, cos, sin *tensor.Tensor) *tensor.Tensor {
 	s := x.Shape()
+	if r := cos.Shape()[3]; r < s[3] {
+		turn := x.Slice([]int64{0, 0, 0, 0}, []int64{s[0], s[1], s[2], r}, nil)
+		pass := x.Slice([]int64{0, 0, 0, r}, s, nil)
+		return tensor.Concat(3, rope(turn, cos, sin), pass)
+	}
 	half := s[3] / 2
 	a := x.Slice([]int64{0, 0, 0, 0}, []int64{s[0], s[1], s[2], half}, nil)
 	b := x.Slice([]int64{0, 0, 0, half}, s, nil)

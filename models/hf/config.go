@@ -113,14 +113,21 @@ type Rope struct {
 	Attn  float64
 }
 
-// InvFreq returns the HeadDim/2 inverse frequencies:
-// 1 / (Theta^(2i/HeadDim) × Factor) for i < RotaryDim/2, then 0; "llama3"
+// InvFreq returns the inverse frequencies 1 / (Theta^(2i/RotaryDim) ×
+// Factor), RotaryDim/2 of them: a partial rope (Phi-3's
+// partial_rotary_factor) turns only the head's first RotaryDim channels,
+// in rotate-half pairs among themselves. "proportional" instead gives
+// HeadDim/2, with exponents over HeadDim and 0 past RotaryDim/2. "llama3"
 // divides by Factor only the long wavelengths (see llama3), "yarn" blends
-// divided and kept ones (see yarn).
+// divided and kept ones (see yarn), "longrope" divides by Short.
 func (r Rope) InvFreq() []float64 {
-	out := make([]float64, r.HeadDim/2)
+	dim := r.RotaryDim
+	if r.Type == "proportional" {
+		dim = r.HeadDim
+	}
+	out := make([]float64, dim/2)
 	for i := range r.RotaryDim / 2 {
-		inv := 1 / math.Pow(r.Theta, float64(2*i)/float64(r.HeadDim))
+		inv := 1 / math.Pow(r.Theta, float64(2*i)/float64(dim))
 		switch r.Type {
 		case "llama3":
 			out[i] = r.llama3(inv)
@@ -154,7 +161,7 @@ func (r Rope) Scale() float64 {
 // that turn less than LowFreq (beta_slow) times divided by Factor, and a
 // linear ramp over the dimensions between blends the two.
 func (r Rope) yarn(i int, inv float64) float64 {
-	dim := float64(r.HeadDim)
+	dim := float64(r.RotaryDim)
 	corr := func(rotations float64) float64 {
 		return dim * math.Log(r.OrigMax/(rotations*2*math.Pi)) / (2 * math.Log(r.Theta))
 	}
@@ -380,8 +387,10 @@ func kvHeads(f *fields, key string, heads, def int) int {
 // ropeFrom resolves one rope_parameters object (or the legacy rope_theta +
 // rope_scaling pair, already merged into it) for heads of headDim channels;
 // maxPos is max_position_embeddings, the original context of llama3, yarn
-// and longrope rope that name none (transformers' standardize_rope_params).
-func ropeFrom(f *fields, key string, raw map[string]json.RawMessage, headDim, maxPos int) Rope {
+// and longrope rope that name none (transformers' standardize_rope_params);
+// partialOK says the family turns only a partial_rotary_factor of each head
+// (rotaryDim).
+func ropeFrom(f *fields, key string, raw map[string]json.RawMessage, headDim, maxPos int, partialOK bool) Rope {
 	sub := &fields{raw: raw, used: map[string]bool{}}
 	// transformers' default_theta when a config names none.
 	r := Rope{Type: sub.str("rope_type", ""), Theta: sub.float("rope_theta", 10000), Factor: 1}
@@ -391,8 +400,12 @@ func ropeFrom(f *fields, key string, raw map[string]json.RawMessage, headDim, ma
 	if r.Type == "" {
 		r.Type = "default"
 	}
-	partial := sub.float("partial_rotary_factor", 1)
-	r.HeadDim, r.RotaryDim = headDim, headDim
+	if !slices.Contains(ropeTypes, r.Type) {
+		f.fail(key, "rope type %q is not supported (tpucc computes %s)", r.Type, strings.Join(ropeTypes, ", "))
+		return r
+	}
+	r.HeadDim = headDim
+	r.RotaryDim = rotaryDim(f, key, r.Type, sub.float("partial_rotary_factor", 1), headDim, partialOK)
 	switch r.Type {
 	case "default":
 	case "linear":
@@ -417,24 +430,12 @@ func ropeFrom(f *fields, key string, raw map[string]json.RawMessage, headDim, ma
 		if !(sub.float("factor", 0) > 0) {
 			f.fail(key, "factor is missing or not positive")
 		}
-	default:
-		f.fail(key, "rope type %q is not supported (tpucc computes default, linear, proportional, llama3, yarn, longrope and dynamic)", r.Type)
-		return r
 	}
 	switch {
 	case !(r.Theta > 0):
 		f.fail(key, "rope_theta is not positive")
 	case !(r.Factor > 0):
 		f.fail(key, "factor is missing or not positive")
-	case !(partial > 0 && partial <= 1):
-		f.fail(key, "partial_rotary_factor %v is not in (0, 1]", partial)
-	case r.Type == "proportional":
-		// As transformers: int(p × head_dim // 2) turning pairs; none is allowed.
-		r.RotaryDim = 2 * int(partial*float64(headDim)/2)
-	case partial != 1:
-		// Qwen3's and Gemma 4's attention rotate whole heads: a partial
-		// rotary factor outside proportional rope has no meaning there.
-		f.fail(key, "partial_rotary_factor %v is not supported for rope type %q", partial, r.Type)
 	}
 	if sub.err != nil {
 		f.fail(key, "%v", sub.err)
@@ -446,6 +447,33 @@ func ropeFrom(f *fields, key string, raw map[string]json.RawMessage, headDim, ma
 		}
 	}
 	return r
+}
+
+// ropeTypes are the rope types ropeFrom computes.
+var ropeTypes = []string{"default", "linear", "proportional", "llama3", "yarn", "longrope", "dynamic"}
+
+// rotaryDim is the channels of a head that turn: for proportional rope
+// int(p × head_dim // 2) pairs (none allowed), as transformers; for a
+// family whose attention turns only the first channels (partialOK: Phi-3's
+// apply_rotary_pos_emb) int(p × head_dim), which must be even; else the
+// whole head, and a factor below 1 is refused (Qwen3's, Llama's and Gemma's
+// attention rotate whole heads: transformers would fail there).
+func rotaryDim(f *fields, key, typ string, p float64, headDim int, partialOK bool) int {
+	switch {
+	case !(p > 0 && p <= 1):
+		f.fail(key, "partial_rotary_factor %v is not in (0, 1]", p)
+	case typ == "proportional":
+		return 2 * int(p*float64(headDim)/2)
+	case p == 1:
+	case !partialOK:
+		f.fail(key, "partial_rotary_factor %v is not supported for rope type %q", p, typ)
+	default:
+		if d := int(p * float64(headDim)); d > 0 && d%2 == 0 {
+			return d
+		}
+		f.fail(key, "partial_rotary_factor %v turns int(%v × %d) channels, not a positive even number", p, p, headDim)
+	}
+	return headDim
 }
 
 // yarnFrom reads YaRN's parameters: factor and
@@ -480,8 +508,8 @@ func longropeFrom(f *fields, key string, sub *fields, r *Rope, maxPos int) {
 	r.Factor = sub.float("factor", float64(maxPos)/r.OrigMax)
 	r.Short = sub.floats("short_factor")
 	long := sub.floats("long_factor")
-	if len(r.Short) != r.HeadDim/2 || len(long) != r.HeadDim/2 || slices.ContainsFunc(r.Short, func(x float64) bool { return !(x > 0) }) {
-		f.fail(key, "longrope needs short_factor and long_factor of head_dim/2 = %d positive numbers", r.HeadDim/2)
+	if len(r.Short) != r.RotaryDim/2 || len(long) != r.RotaryDim/2 || slices.ContainsFunc(r.Short, func(x float64) bool { return !(x > 0) }) {
+		f.fail(key, "longrope needs short_factor and long_factor of rotary_dim/2 = %d positive numbers", r.RotaryDim/2)
 		r.Short = nil
 		return
 	}

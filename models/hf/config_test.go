@@ -161,7 +161,7 @@ func TestConfigErrors(t *testing.T) {
 		{g(`"sliding_window": 8`, `"sliding_window": 8, "per_layer_config": {"2": {"head_dim": 64}}`), `field "global_head_dim": 32, but per_layer_config gives full layer 2 a head dim of 64`},
 		{g(`"num_global_key_value_heads": 1,`, `"per_layer_config": {"2": {"head_dim": 32, "num_key_value_heads": 1}, "5": {"head_dim": 32, "num_key_value_heads": 2}},`), `field "num_kv_shared_layers": layer 5 reuses layer 2's keys and values, but its heads are 32 wide, 2 for keys and values, and layer 2's 32 wide, 1`},
 		{q(`"num_experts": 128`, `"num_experts": 128, "num_local_experts": 64`), `field "num_experts": 128 disagrees with num_local_experts 64`},
-		{g(`"rope_type": "proportional"`, `"rope_type": "su"`), `field "rope_parameters.full_attention": rope type "su" is not supported (tpucc computes default, linear, proportional, llama3, yarn, longrope and dynamic)`},
+		{g(`"rope_type": "proportional"`, `"rope_type": "su"`), `field "rope_parameters.full_attention": rope type "su" is not supported (tpucc computes default, linear, proportional, llama3, yarn, longrope, dynamic)`},
 		{g(`"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},`, ``), `field "rope_parameters": no entry for sliding_attention`},
 		{g(`"full_attention", "sliding_attention"`, `"full_attention", "global"`), `field "layer_types": layer 3: "global" is not full_attention or sliding_attention`},
 		{g(`"num_kv_shared_layers": 2`, `"num_kv_shared_layers": 5`), `field "num_kv_shared_layers": layer 2 (full_attention) shares keys and values, but no earlier layer is full_attention`},
@@ -267,7 +267,7 @@ func TestLlamaConfigErrors(t *testing.T) {
 		{l(`"high_freq_factor": 4.0`, `"high_freq_factor": 0.5`), `field "rope_parameters": llama3 rope needs 0 < low_freq_factor < high_freq_factor and a positive original_max_position_embeddings`},
 		{l(`"original_max_position_embeddings": 8192, `, `"original_max_position_embeddings": 0, `), `field "rope_parameters": llama3 rope needs 0 < low_freq_factor < high_freq_factor and a positive original_max_position_embeddings`},
 		{l(`"factor": 8.0, `, ``), `field "rope_parameters": factor is missing or not positive`},
-		{l(`"rope_type": "llama3"`, `"rope_type": "su"`), `field "rope_parameters": rope type "su" is not supported (tpucc computes default, linear, proportional, llama3, yarn, longrope and dynamic)`},
+		{l(`"rope_type": "llama3"`, `"rope_type": "su"`), `field "rope_parameters": rope type "su" is not supported (tpucc computes default, linear, proportional, llama3, yarn, longrope, dynamic)`},
 		{l(`"rope_theta": 500000.0`, `"rope_theta": -1`), `field "rope_parameters": rope_theta is not positive`},
 		{l(`"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"`, `"rope_type": "dynamic"`), `field "rope_parameters": factor is missing or not positive`},
 		{l(`"mlp_bias": true`, `"mlp_bias": "yes"`), `field "mlp_bias": "yes" is not true or false`},
@@ -396,8 +396,8 @@ layers 0-31 {Sliding:true Window:2047 HeadDim:96 KVHeads:32 KEqV:false KVFrom:-1
 	p := func(old, new string) string { return strings.Replace(phi3Config, old, new, 1) }
 	for _, c := range []struct{ cfg, want string }{
 		{p(`"rope_scaling": null`, `"rope_scaling": {"type": "longrope", "short_factor": [1.0], "long_factor": [2.0]}`),
-			`field "rope_parameters": longrope needs short_factor and long_factor of head_dim/2 = 48 positive numbers`},
-		{p(`"rope_scaling": null`, `"partial_rotary_factor": 0.75`), `field "rope_parameters": partial_rotary_factor 0.75 is not supported for rope type "default"`},
+			`field "rope_parameters": longrope needs short_factor and long_factor of rotary_dim/2 = 48 positive numbers`},
+		{p(`"rope_scaling": null`, `"partial_rotary_factor": 0.7`), `field "rope_parameters": partial_rotary_factor 0.7 turns int(0.7 × 96) channels, not a positive even number`},
 		{p(`"attention_bias": false`, `"attention_bias": true`), `field "attention_bias": true is not supported (tpucc computes only false)`},
 	} {
 		if _, err := ParseConfig([]byte(c.cfg)); err == nil || err.Error() != c.want {
@@ -617,5 +617,25 @@ func TestPhi3LongRope(t *testing.T) {
 	}
 	if want := math.Sqrt(1 + math.Log(32)/math.Log(4096)); r.Scale() != want || c.MaxPositions != 4096 {
 		t.Errorf("scale %v, max positions %d; want %v, 4096", r.Scale(), c.MaxPositions, want)
+	}
+}
+
+// TestPhi3PartialRotary: Phi-3's partial_rotary_factor (Phi-4-mini's 0.75)
+// turns the first int(0.75 × 96) = 72 channels of each head, with
+// frequencies over those 72; Llama's attention turns whole heads, so there
+// it is refused.
+func TestPhi3PartialRotary(t *testing.T) {
+	c, err := ParseConfig([]byte(strings.Replace(phi3Config, `"rope_scaling": null`, `"partial_rotary_factor": 0.75`, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.Layers[0].Rope
+	inv := r.InvFreq()
+	if r.RotaryDim != 72 || len(inv) != 36 || inv[1] != 1/math.Pow(10000, 2.0/72) {
+		t.Errorf("%+v: %d frequencies, the second %v", r, len(inv), inv[1])
+	}
+	_, err = ParseConfig([]byte(strings.Replace(llamaConfig, `"rope_theta": 500000.0`, `"rope_theta": 500000.0, "partial_rotary_factor": 0.5`, 1)))
+	if want := `field "rope_parameters": partial_rotary_factor 0.5 is not supported for rope type "llama3"`; err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
 	}
 }

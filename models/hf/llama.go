@@ -32,7 +32,7 @@ func llama(f *fields, arch string) *Config {
 			params["original_max_position_embeddings"] = v
 		}
 	}
-	rope := ropeFrom(f, "rope_parameters", params, hd, c.MaxPositions)
+	rope := ropeFrom(f, "rope_parameters", params, hd, c.MaxPositions, arch == "phi3")
 	window := 0
 	switch arch {
 	case "olmo2":

@@ -27,7 +27,7 @@ func qwen3(f *fields, arch string) *Config {
 	hd := headDim(f, c)
 	kv := kvHeads(f, "num_key_value_heads", c.Heads, c.Heads)
 	c.AttnScale = 1 / math.Sqrt(float64(hd))
-	rope := ropeFrom(f, "rope_parameters", legacyRope(f), hd, c.MaxPositions)
+	rope := ropeFrom(f, "rope_parameters", legacyRope(f), hd, c.MaxPositions, false)
 	sliding := qwenSliding(f, arch, n)
 	window := 0
 	if slices.Contains(sliding, true) {

@@ -134,6 +134,9 @@ VARIANTS = {
         "longrope", short_factor=[1.0 + 0.1 * i for i in range(4)], long_factor=[2.0 + 0.5 * i for i in range(4)])), []),
     "phi3_longrope_legacy": ("phi3", dict(max_position_embeddings=256, original_max_position_embeddings=64, **rope(
         "longrope", short_factor=[1.0, 1.5, 2.0, 4.0], long_factor=[2.0, 3.0, 5.0, 9.0])), LEGACY),
+    # Phi-4-mini's form: LongRoPE over the first 3/4 of each head.
+    "phi3_partial_longrope": ("phi3", dict(max_position_embeddings=256, original_max_position_embeddings=64, **rope(
+        "longrope", partial_rotary_factor=0.75, short_factor=[1.0, 1.5, 3.0], long_factor=[2.0, 3.0, 5.0])), []),
     "phi3_no_eps": ("phi3", dict(rms_norm_eps=1e-5), ["rms_norm_eps"]),
     # Granite
     "granite_tied_bias_mqa": ("granite", dict(tie_word_embeddings=True, attention_bias=True, mlp_bias=True,

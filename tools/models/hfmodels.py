@@ -252,14 +252,16 @@ def main():
         num_key_value_heads=2, head_dim=16, rope_parameters={
             "rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0, "original_max_position_embeddings": 64,
             "beta_fast": 16.0, "beta_slow": 0.5})), qwen_layer, torch.float32)
-    # Phi-3's LongRoPE within its original context of 64: each frequency
-    # divided by its short factor, cos and sin scaled by
+    # Phi-3's LongRoPE within its original context of 64 over the first
+    # 3/4 of each 16-wide head (Phi-4-mini's partial_rotary_factor): each of
+    # the 6 frequencies divided by its short factor, cos and sin scaled by
     # sqrt(1 + ln(256/64) / ln 64).
     save(outdir, "phi3_longrope", Phi3ForCausalLM(Phi3Config(
-        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
-        num_key_value_heads=2, pad_token_id=0, max_position_embeddings=256, original_max_position_embeddings=64,
-        rope_parameters={"rope_type": "longrope", "rope_theta": 10000.0, "short_factor": [1.0, 1.5, 2.0, 4.0],
-                         "long_factor": [2.0, 3.0, 5.0, 9.0]})), qwen_layer, torch.float32)
+        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=1, pad_token_id=0, max_position_embeddings=256, original_max_position_embeddings=64,
+        rope_parameters={"rope_type": "longrope", "rope_theta": 10000.0, "partial_rotary_factor": 0.75,
+                         "short_factor": [1.0, 1.5, 2.0, 4.0, 5.0, 8.0],
+                         "long_factor": [2.0, 3.0, 5.0, 9.0, 10.0, 11.0]})), qwen_layer, torch.float32)
 
 
 if __name__ == "__main__":
