@@ -1,7 +1,6 @@
 package models
 
 import (
-	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,7 +17,8 @@ import (
 // TestConfigSweep compares tpucc with transformers and torch on the config
 // variants of tools/hf/sweep.py: run `tools/hf/sweep.py DIR` (minutes),
 // then this test with TPUCC_CFGSWEEP=DIR (TPUCC_CFGSWEEP_ONLY, a regular
-// expression, limits it to the variants it matches; torch's training runs are kept beside DIR). Each variant that loads must give transformers'
+// expression, limits it to the variants it matches; torch's training runs
+// are kept beside DIR). Each variant that loads must give transformers'
 // logits of the prompts within 1e-4 of the largest and its greedy tokens
 // (when no step is a near tie), and train as torch does: one SGD step
 // (momentum, weight decay) whose update agrees within 1e-3 of its largest
@@ -26,8 +26,8 @@ import (
 // -100) whose losses agree within 1e-3 and weights within 0.1·lr for
 // 99.9% of them, as TestTrainOracle. A variant tpucc refuses is logged
 // with its error, and so is one whose training tpucc refuses (the routers'
-// auxiliary loss) or torch's is random (dropout, router noise). Not run otherwise: the tiny oracle models of
-// tools/hf/oracle.py are CI's.
+// auxiliary loss) or torch's is random (dropout, router noise). Not run
+// otherwise: the tiny oracle models of tools/hf/oracle.py are CI's.
 func TestConfigSweep(t *testing.T) {
 	root := os.Getenv("TPUCC_CFGSWEEP")
 	if root == "" {
@@ -151,38 +151,12 @@ func sweepTrain(t *testing.T, dir string, runs []trainRun, torch []torchRun) {
 	gw := readF32s(t, filepath.Join(out, "model.safetensors"))
 	checkTrainLosses(t, "sgd", gl, torch[0].losses)
 	checkNames(t, gw, torch[0].weights)
-	worst := 0.0
-	for name, w := range torch[0].weights {
-		var maxUpd, maxErr float64
-		for j := range w {
-			maxUpd = math.Max(maxUpd, math.Abs(float64(w[j]-before[name][j])))
-			maxErr = math.Max(maxErr, math.Abs(float64(gw[name][j]-w[j])))
-		}
-		if maxErr > 1e-3*maxUpd {
-			t.Errorf("sgd: %s: the update differs from torch's by %g (its largest element %g)", name, maxErr, maxUpd)
-		}
-		if maxUpd > 0 {
-			worst = math.Max(worst, maxErr/maxUpd)
-		}
-	}
+	worst := checkSGDUpdate(t, before, gw, torch[0].weights)
 	gl, out = tpuccTrain(t, dir, tokens, shape, runs[1])
 	gw = readF32s(t, filepath.Join(out, "model.safetensors"))
 	checkTrainLosses(t, "adamw", gl, torch[1].losses)
 	checkNames(t, gw, torch[1].weights)
 	lr := runs[1].opt.LR
-	n, bad, maxDiff := 0, 0, 0.0
-	for name, w := range torch[1].weights {
-		for j := range w {
-			n++
-			d := math.Abs(float64(gw[name][j] - w[j]))
-			maxDiff = math.Max(maxDiff, d)
-			if d > 0.1*lr {
-				bad++
-			}
-		}
-	}
-	if float64(bad) > 0.001*float64(n) {
-		t.Errorf("adamw: %d of %d weights differ from torch's by more than 0.1·lr", bad, n)
-	}
-	t.Logf("sgd update error %.2g of the largest; adamw losses %v torch %v, largest weight difference %.2g·lr", worst, gl, torch[1].losses, maxDiff/lr)
+	largest := checkAdamWWeights(t, gw, torch[1].weights, lr)
+	t.Logf("sgd update error %.2g of the largest; adamw losses %v torch %v, largest weight difference %.2g·lr", worst, gl, torch[1].losses, largest/lr)
 }

@@ -132,26 +132,19 @@ func (f *fields) ints(key string) []int {
 }
 
 // floats reads a list of numbers.
-func (f *fields) floats(key string) []float64 {
-	v := f.take(key)
-	if v == nil {
-		return nil
-	}
-	var xs []float64
-	if err := json.Unmarshal(v, &xs); err != nil {
-		f.fail(key, "%s is not a list of numbers", v)
-	}
-	return xs
-}
+func (f *fields) floats(key string) []float64 { return listOf[float64](f, key, "numbers") }
 
-func (f *fields) strs(key string) []string {
+func (f *fields) strs(key string) []string { return listOf[string](f, key, "strings") }
+
+// listOf reads a JSON list of T, failing with "is not a list of <what>".
+func listOf[T any](f *fields, key, what string) []T {
 	v := f.take(key)
 	if v == nil {
 		return nil
 	}
-	var xs []string
+	var xs []T
 	if err := json.Unmarshal(v, &xs); err != nil {
-		f.fail(key, "%s is not a list of strings", v)
+		f.fail(key, "%s is not a list of %s", v, what)
 	}
 	return xs
 }
