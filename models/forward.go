@@ -1,6 +1,7 @@
 package models
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/tpucc/tpucc/ir"
@@ -80,7 +81,7 @@ type stepState struct {
 	caches   []*tensor.Tensor
 	perLayer *tensor.Tensor // Gemma 4's [B, T, layers, P], or nil
 	masks    map[int]*tensor.Tensor
-	rope     map[hf.Rope][2]*tensor.Tensor
+	rope     map[string][2]*tensor.Tensor // by fmt.Sprint of the layer's hf.Rope (LongRoPE's factors make it no map key)
 }
 
 // tables makes every layer's mask and rope tables, once per window and
@@ -89,14 +90,14 @@ func (st *stepState) tables(B, T int64) {
 	slot := tensor.Iota(ir.I32, 0, T).Add(st.in.pos)               // [T]
 	positions := slot.Reshape(1, T).Sub(st.in.start.Reshape(B, 1)) // [B, T]
 	capacity := st.in.caches[0].Shape()[len(st.in.caches[0].Shape())-2]
-	st.masks, st.rope = map[int]*tensor.Tensor{}, map[hf.Rope][2]*tensor.Tensor{}
+	st.masks, st.rope = map[int]*tensor.Tensor{}, map[string][2]*tensor.Tensor{}
 	for _, l := range st.c.Layers {
 		if st.masks[window(l)] == nil {
 			st.masks[window(l)] = mask(slot, st.in.start, capacity, window(l))
 		}
-		if _, ok := st.rope[l.Rope]; !ok {
+		if _, ok := st.rope[fmt.Sprint(l.Rope)]; !ok {
 			cos, sin := rotary(l.Rope, positions)
-			st.rope[l.Rope] = [2]*tensor.Tensor{cos, sin}
+			st.rope[fmt.Sprint(l.Rope)] = [2]*tensor.Tensor{cos, sin}
 		}
 	}
 }
@@ -112,7 +113,7 @@ func window(l hf.Layer) int {
 // [B, KVH, Cap, D]).
 func (st *stepState) attnIn(i int, k, v *tensor.Tensor) attnIn {
 	l := st.c.Layers[i]
-	t := st.rope[l.Rope]
+	t := st.rope[fmt.Sprint(l.Rope)]
 	return attnIn{cos: t[0], sin: t[1], mask: st.masks[window(l)], pos: st.in.pos,
 		k: k, v: v, shared: l.KVFrom >= 0, fresh: st.in.fresh}
 }

@@ -57,7 +57,8 @@ func scalar(v float64) *tensor.Tensor { return tensor.Scalar(v, ir.F32) }
 
 // rotary returns the cos and sin tables [B, T, 1, D] of a layer's rope for
 // positions [B, T] (i32): angle = position × inv_freq, repeated over both
-// halves of the head, as transformers' rotary embeddings build them.
+// halves of the head, times the rope's Scale, as transformers' rotary
+// embeddings build them.
 func rotary(r hf.Rope, positions *tensor.Tensor) (cos, sin *tensor.Tensor) {
 	inv := r.InvFreq()
 	f := make([]float32, len(inv))
@@ -67,13 +68,24 @@ func rotary(r hf.Rope, positions *tensor.Tensor) (cos, sin *tensor.Tensor) {
 	s := positions.Shape()
 	angle := positions.Convert(ir.F32).Reshape(s[0], s[1], 1).Mul(tensor.FromSlice(f, int64(len(f))))
 	emb := tensor.Concat(2, angle, angle).Reshape(s[0], s[1], 1, int64(2*len(f)))
+	if k := r.Scale(); k != 1 {
+		// YaRN scales the tables, as transformers' attention_scaling.
+		return emb.Cos().Mul(scalar(k)), emb.Sin().Mul(scalar(k))
+	}
 	return emb.Cos(), emb.Sin()
 }
 
 // rope rotates x [B, T, heads, D] in rotate-half form:
-// x cos + rotate_half(x) sin, rotate_half(a, b) = (-b, a).
+// x cos + rotate_half(x) sin, rotate_half(a, b) = (-b, a). Tables narrower
+// than D (Phi-3's partial_rotary_factor) turn the first channels only and
+// pass the others, as transformers' Phi-3 apply_rotary_pos_emb.
 func rope(x, cos, sin *tensor.Tensor) *tensor.Tensor {
 	s := x.Shape()
+	if r := cos.Shape()[3]; r < s[3] {
+		turn := x.Slice([]int64{0, 0, 0, 0}, []int64{s[0], s[1], s[2], r}, nil)
+		pass := x.Slice([]int64{0, 0, 0, r}, s, nil)
+		return tensor.Concat(3, rope(turn, cos, sin), pass)
+	}
 	half := s[3] / 2
 	a := x.Slice([]int64{0, 0, 0, 0}, []int64{s[0], s[1], s[2], half}, nil)
 	b := x.Slice([]int64{0, 0, 0, half}, s, nil)

@@ -6,8 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tpucc/tpucc/backend"
 	_ "github.com/tpucc/tpucc/backend/pjrt" // the pjrt device: XLA:CPU through PJRT
 	"github.com/tpucc/tpucc/engine"
+	"github.com/tpucc/tpucc/tensor"
 )
 
 // Model.Unrolled runs every layer on its own weights, which are the rows
@@ -111,5 +113,27 @@ func TestGeneratorLayers(t *testing.T) {
 				t.Errorf("%+v: first logits differ from the loops' by %g (largest %g)", o, diff, scale)
 			}
 		}
+	}
+}
+
+// TestPartialRope: tables narrower than the head (Phi-3's
+// partial_rotary_factor) turn its first channels in rotate-half pairs among
+// themselves and pass the rest unchanged, as transformers' Phi-3
+// apply_rotary_pos_emb: with 4 of 6 channels, out[0] = x0·c0 − x2·s0,
+// out[2] = x2·c2 + x0·s2, out[4:6] = x[4:6].
+func TestPartialRope(t *testing.T) {
+	x := []float32{1, 2, 3, 4, 5, 6}
+	cos, sin := []float32{0.5, 0.25, 0.5, 0.25}, []float32{0.75, -1, 0.75, -1}
+	got, err := tensor.Eval("rope", []*backend.Buffer{tensor.FromSlice(x, 1, 1, 1, 6).Buffer(),
+		tensor.FromSlice(cos, 1, 1, 1, 4).Buffer(), tensor.FromSlice(sin, 1, 1, 1, 4).Buffer()},
+		func(ts []*tensor.Tensor) ([]*tensor.Tensor, error) {
+			return []*tensor.Tensor{rope(ts[0], ts[1], ts[2])}, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float32{1*0.5 - 3*0.75, 2*0.25 + 4, 3*0.5 + 1*0.75, 4*0.25 - 2, 5, 6}
+	if g := tensor.FromBuffer(got[0]).Float32s(); !slices.Equal(g, want) {
+		t.Errorf("got %v, want %v", g, want)
 	}
 }

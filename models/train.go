@@ -220,6 +220,12 @@ func NewTrainer(m *Model, opt train.Optimizer, o TrainOptions) (*Trainer, error)
 	if len(m.Params) == 0 || m.Params[0].Buffer == nil {
 		return nil, errors.New("models: an abstract model has no weights to train")
 	}
+	if m.Config.RouterAuxLoss {
+		// transformers adds router_aux_loss_coef × the load-balancing loss
+		// of every MoE layer's router to the loss it trains on.
+		return nil, errors.New("models: config.json's output_router_logits is true: transformers then adds the routers' " +
+			"auxiliary load-balancing loss to the training loss, which tpucc does not compute; set it to false to train")
+	}
 	order, nTrained := m.lossOrder()
 	nState := nTrained * (1 + len(opt.StateNames()))
 	donate := make([]int, nState)

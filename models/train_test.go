@@ -50,11 +50,18 @@ type trainRun struct {
 	opt   train.Optimizer
 	steps int
 	batch int64
+	// labels, when not nil, are the labels of the tokens' rows (--labels).
+	labels []int32
+	// backend runs tpucc's steps ("": the reference executor).
+	backend string
 }
 
 func (r trainRun) flags() []string {
 	f := []string{"--steps", fmt.Sprint(r.steps), "--batch", fmt.Sprint(r.batch), "--optimizer", string(r.opt.Kind),
 		"--lr", fmt.Sprint(r.opt.LR), "--weight-decay", fmt.Sprint(r.opt.WeightDecay)}
+	if r.opt.ClipNorm > 0 {
+		f = append(f, "--clip-norm", fmt.Sprint(r.opt.ClipNorm))
+	}
 	if r.opt.Kind == train.SGD {
 		return append(f, "--momentum", fmt.Sprint(r.opt.Momentum))
 	}
@@ -85,6 +92,9 @@ func torchTrain(t *testing.T, root string, families []string, tokens []int32, sh
 	fmt.Fprint(h, families, tokens, shape)
 	for _, r := range runs {
 		fmt.Fprint(h, r.flags())
+		if r.labels != nil {
+			fmt.Fprint(h, r.labels)
+		}
 	}
 	dir := filepath.Join(filepath.Dir(root), "train-"+hex.EncodeToString(h.Sum(nil))[:16])
 	if _, err := os.Stat(filepath.Join(dir, "done")); err != nil {
@@ -103,6 +113,11 @@ func torchTrain(t *testing.T, root string, families []string, tokens []int32, sh
 				}
 				out := filepath.Join(tmp, fam, fmt.Sprint(i))
 				args = append(append(args, "--model", filepath.Join(root, fam), "--tokens", tokFile, "--output-dir", out), r.flags()...)
+				if r.labels != nil {
+					labFile := filepath.Join(tmp, fmt.Sprintf("labels-%d.npy", i))
+					writeNpy(t, labFile, "i32", shape, r.labels)
+					args = append(args, "--labels", labFile)
+				}
 			}
 		}
 		if b, err := exec.Command(hfPython, args...).CombinedOutput(); err != nil {
@@ -166,19 +181,30 @@ func tpuccTrain(t *testing.T, dir string, tokens []int32, shape []int64, r train
 	// The reference executor: the tiny model's step compiles with clang in
 	// tens of seconds on a loaded machine, and runs in well under a second
 	// on the reference executor.
-	tr, err := NewTrainer(m, r.opt, TrainOptions{Backend: backend.CPUFallback, Cache: engine.NewCache("", engine.CacheOptions{})})
+	be := r.backend
+	if be == "" {
+		be = backend.CPUFallback
+	}
+	tr, err := NewTrainer(m, r.opt, TrainOptions{Backend: be, Cache: engine.NewCache("", engine.CacheOptions{}), Labels: r.labels != nil})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var losses []float32
 	L := shape[1]
 	for i := range r.steps {
-		batch := make([]int32, 0, r.batch*L)
+		var batch, labels []int32
 		for j := range r.batch {
 			row := (int64(i)*r.batch + j) % shape[0]
 			batch = append(batch, tokens[row*L:(row+1)*L]...)
+			if r.labels != nil {
+				labels = append(labels, r.labels[row*L:(row+1)*L]...)
+			}
 		}
-		loss, err := tr.Step(tensor.FromSlice(batch, r.batch, L).Buffer(), nil)
+		var lab *backend.Buffer
+		if r.labels != nil {
+			lab = tensor.FromSlice(labels, r.batch, L).Buffer()
+		}
+		loss, err := tr.Step(tensor.FromSlice(batch, r.batch, L).Buffer(), lab)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -243,7 +269,7 @@ func TestTrainOracle(t *testing.T) {
 	sgd := train.NewSGD(0.1)
 	sgd.Momentum, sgd.WeightDecay = 0.9, 0.01
 	adamw := train.NewAdamW(0.01)
-	runs := []trainRun{{sgd, 1, 2}, {adamw, 3, 3}}
+	runs := []trainRun{{opt: sgd, steps: 1, batch: 2}, {opt: adamw, steps: 3, batch: 3}}
 	torchOf := torchTrain(t, root, trainFamilies, tokens, shape, runs...)
 	torchFrom := map[string]func(string) []torchRun{}
 	for fam, r := range adamwFromRow {
@@ -259,16 +285,7 @@ func TestTrainOracle(t *testing.T) {
 			gw := readF32s(t, filepath.Join(out, "model.safetensors"))
 			checkTrainLosses(t, "sgd", gl, tl)
 			checkNames(t, gw, tw)
-			for name, w := range tw {
-				var maxUpd, maxErr float64
-				for j := range w {
-					maxUpd = math.Max(maxUpd, math.Abs(float64(w[j]-before[name][j])))
-					maxErr = math.Max(maxErr, math.Abs(float64(gw[name][j]-w[j])))
-				}
-				if maxErr > 1e-3*maxUpd {
-					t.Errorf("sgd: %s: the update differs from torch's by %g (its largest element %g)", name, maxErr, maxUpd)
-				}
-			}
+			checkSGDUpdate(t, before, gw, tw)
 
 			tl, tw = torch[1].losses, torch[1].weights
 			adamwTokens := tokens
@@ -282,24 +299,60 @@ func TestTrainOracle(t *testing.T) {
 			t.Logf("adamw losses %v, torch %v", gl, tl)
 			checkTrainLosses(t, "adamw", gl, tl)
 			checkNames(t, gw, tw)
-			n, bad, moved := 0, 0, 0.0
+			checkAdamWWeights(t, gw, tw, adamw.LR)
+			moved := 0.0
 			for name, w := range tw {
 				for j := range w {
-					n++
-					if math.Abs(float64(gw[name][j]-w[j])) > 0.1*adamw.LR {
-						bad++
-					}
 					moved = math.Max(moved, math.Abs(float64(w[j]-before[name][j])))
 				}
-			}
-			if float64(bad) > 0.001*float64(n) {
-				t.Errorf("adamw: %d of %d weights differ from torch's by more than 0.1·lr", bad, n)
 			}
 			if moved < adamw.LR {
 				t.Errorf("adamw: torch moved the weights by at most %g: the comparison proves nothing", moved)
 			}
 		})
 	}
+}
+
+// checkSGDUpdate: each tensor's update (from before) agrees with torch's
+// within 1e-3 of its largest element. It returns the largest such ratio.
+func checkSGDUpdate(t *testing.T, before, got, want map[string][]float32) float64 {
+	t.Helper()
+	worst := 0.0
+	for name, w := range want {
+		var maxUpd, maxErr float64
+		for j := range w {
+			maxUpd = math.Max(maxUpd, math.Abs(float64(w[j]-before[name][j])))
+			maxErr = math.Max(maxErr, math.Abs(float64(got[name][j]-w[j])))
+		}
+		if maxErr > 1e-3*maxUpd {
+			t.Errorf("sgd: %s: the update differs from torch's by %g (its largest element %g)", name, maxErr, maxUpd)
+		}
+		if maxUpd > 0 {
+			worst = math.Max(worst, maxErr/maxUpd)
+		}
+	}
+	return worst
+}
+
+// checkAdamWWeights: at least 99.9% of the weights are within 0.1·lr of
+// torch's. It returns the largest difference.
+func checkAdamWWeights(t *testing.T, got, want map[string][]float32, lr float64) float64 {
+	t.Helper()
+	n, bad, largest := 0, 0, 0.0
+	for name, w := range want {
+		for j := range w {
+			n++
+			d := math.Abs(float64(got[name][j] - w[j]))
+			largest = math.Max(largest, d)
+			if d > 0.1*lr {
+				bad++
+			}
+		}
+	}
+	if float64(bad) > 0.001*float64(n) {
+		t.Errorf("adamw: %d of %d weights differ from torch's by more than 0.1·lr", bad, n)
+	}
+	return largest
 }
 
 func checkTrainLosses(t *testing.T, what string, got, want []float32) {
@@ -350,7 +403,7 @@ func TestTrainedLoadsInTransformers(t *testing.T) {
 	args := []string{"../tools/hf/train_oracle.py", "logits"}
 	var outs []string
 	for _, fam := range families {
-		_, out := tpuccTrain(t, filepath.Join(root, fam), tokens, shape, trainRun{train.NewAdamW(0.01), 2, 3})
+		_, out := tpuccTrain(t, filepath.Join(root, fam), tokens, shape, trainRun{opt: train.NewAdamW(0.01), steps: 2, batch: 3})
 		outs = append(outs, out)
 		args = append(args, out, tokFile, filepath.Join(tmp, fam+".npy"))
 	}
@@ -729,5 +782,19 @@ func TestCheckpointUnstacksPattern(t *testing.T) {
 		if err != nil || nt.Name != f.Names()[i] || !b.Type().Equal(nt.Buf.Type()) || !bytes.Equal(b.Bytes(), nt.Buf.Bytes()) {
 			t.Errorf("tensor %d %s (%s) is not the file's %s (%v)", i, nt.Name, nt.Buf.Type(), f.Names()[i], err)
 		}
+	}
+}
+
+// TestTrainerRefusesRouterAuxLoss: with output_router_logits transformers
+// trains a Qwen3-MoE on the loss plus its routers' load-balancing loss,
+// which tpucc does not compute: NewTrainer refuses, naming the field.
+func TestTrainerRefusesRouterAuxLoss(t *testing.T) {
+	cfg := strings.Replace(qwen3MoEAll, `"model_type"`, `"output_router_logits": true, "model_type"`, 1)
+	m := randomModel(t, cfg, 0.5)
+	_, err := NewTrainer(m, train.NewAdamW(0.01), TrainOptions{Backend: backend.CPUFallback})
+	want := "models: config.json's output_router_logits is true: transformers then adds the routers' auxiliary " +
+		"load-balancing loss to the training loss, which tpucc does not compute; set it to false to train"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
 	}
 }

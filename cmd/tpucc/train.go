@@ -280,6 +280,10 @@ func cmdTrain(e *env, p *parsed) error {
 	if L := int(tokens.Shape()[1]); L > m.Config.MaxPositions {
 		return fmt.Errorf("%s: rows of %d tokens are longer than the model's max_position_embeddings %d", a.tokens, L, m.Config.MaxPositions)
 	}
+	if n := m.Config.TrainNoise; len(n) > 0 {
+		fmt.Fprintf(e.stderr, "tpucc: warning: config.json's %s: transformers' training drops or perturbs at random there; "+
+			"tpucc trains without it, as transformers with it set to 0\n", strings.Join(n, ", "))
+	}
 	tr, err := models.NewTrainer(m, a.opt, models.TrainOptions{Backend: p.value("backend", ""), Device: p.value("device", ""), Precision: precision,
 		Labels: labels != nil, Mesh: mesh, FSDP: p.flag("fsdp"), UnrollLayers: p.flag("unroll-layers"),
 		RematLayers: p.flag("remat-layers")})

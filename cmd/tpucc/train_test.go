@@ -411,3 +411,22 @@ func TestTrainErrors(t *testing.T) {
 		t.Errorf("temporary files left beside the output: %v", entries)
 	}
 }
+
+// TestTrainDropoutWarning: a config whose attention_dropout is not 0 (Granite
+// 3.1's 0.1) trains, without dropout, and a warning line says so.
+func TestTrainDropoutWarning(t *testing.T) {
+	dir := tinyQwen3(t)
+	cfg, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "config.json", []byte(strings.Replace(string(cfg), `"model_type"`, `"attention_dropout": 0.1, "model_type"`, 1)))
+	tmp := t.TempDir()
+	r := tpucc(t, "", "train", "--model", dir, "--tokens", trainTokens(t, tmp, 2, 4), "--steps", "1", "--batch", "1",
+		"--optimizer", "sgd", "--lr", "0.1", "--backend", "reference", "--output-dir", filepath.Join(tmp, "out"))
+	want := "tpucc: warning: config.json's attention_dropout 0.1: transformers' training drops or perturbs at random there; " +
+		"tpucc trains without it, as transformers with it set to 0\n"
+	if r.code != 0 || !strings.Contains(r.stderr, want) {
+		t.Errorf("exit %d, stderr\n%s\nwant the line\n%s", r.code, r.stderr, want)
+	}
+}

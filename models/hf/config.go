@@ -61,9 +61,19 @@ type Config struct {
 	// Unloaded are the wrapper's config fields of encoders tpucc does not
 	// load (vision_config, audio_config); their tensors are not read.
 	Unloaded []string
-	Wrapper  string   // the wrapper's model_type ("gemma4", "gemma3"), or ""
-	skip     []string // the prefixes of those tensors
-	head     string   // the untied head's tensor when a wrapper names it
+	// TrainNoise are the fields, with their values ("attention_dropout
+	// 0.1"), that make transformers' training random where tpucc's is not:
+	// dropout and the router's input noise, which model.train() applies.
+	// Inference ignores them; tpucc trains without them (tpucc train says so).
+	TrainNoise []string
+	// RouterAuxLoss is output_router_logits of Qwen3-MoE, Qwen2-MoE or
+	// Mixtral: transformers' causal-LM loss
+	// then adds router_aux_loss_coef times the experts' load-balancing loss
+	// in training, which tpucc does not compute (models.NewTrainer refuses).
+	RouterAuxLoss bool
+	Wrapper       string   // the wrapper's model_type ("gemma4", "gemma3"), or ""
+	skip          []string // the prefixes of those tensors
+	head          string   // the untied head's tensor when a wrapper names it
 }
 
 // Layer is what one decoder layer computes.
@@ -85,30 +95,82 @@ type Layer struct {
 // position × InvFreq()[i]. Frequencies past RotaryDim/2 are 0, so those
 // channels are left alone (Gemma 4's proportional rope on full layers).
 type Rope struct {
-	Type      string // "default", "linear", "proportional" or "llama3"
+	Type      string // "default", "linear", "proportional", "llama3", "yarn", "longrope" or "dynamic" (default's frequencies)
 	Theta     float64
 	Factor    float64 // linear position scaling; 1 when none
 	RotaryDim int     // channels that turn: HeadDim, or fewer for "proportional"
 	HeadDim   int
 	// Llama 3's frequency-dependent scaling ("llama3"): low_freq_factor,
-	// high_freq_factor and original_max_position_embeddings.
+	// high_freq_factor and original_max_position_embeddings. For "yarn",
+	// LowFreq and HighFreq are beta_slow and beta_fast (the rotations that
+	// bound the blend) and OrigMax its original_max_position_embeddings.
 	LowFreq, HighFreq, OrigMax float64
+	// Short and Attn are LongRoPE's ("longrope", Phi-3): the short_factor
+	// dividing each frequency, and the attention factor scaling cos and sin.
+	// (Its long_factor applies only past OrigMax, where positions are
+	// refused: ParseConfig bounds MaxPositions by OrigMax.)
+	Short []float64
+	Attn  float64
 }
 
-// InvFreq returns the HeadDim/2 inverse frequencies:
-// 1 / (Theta^(2i/HeadDim) × Factor) for i < RotaryDim/2, then 0; "llama3"
-// divides by Factor only the long wavelengths (see llama3).
+// InvFreq returns the inverse frequencies 1 / (Theta^(2i/RotaryDim) ×
+// Factor), RotaryDim/2 of them: a partial rope (Phi-3's
+// partial_rotary_factor) turns only the head's first RotaryDim channels,
+// in rotate-half pairs among themselves. "proportional" instead gives
+// HeadDim/2, with exponents over HeadDim and 0 past RotaryDim/2. "llama3"
+// divides by Factor only the long wavelengths (see llama3), "yarn" blends
+// divided and kept ones (see yarn), "longrope" divides by Short.
 func (r Rope) InvFreq() []float64 {
-	out := make([]float64, r.HeadDim/2)
+	dim := r.RotaryDim
+	if r.Type == "proportional" {
+		dim = r.HeadDim
+	}
+	out := make([]float64, dim/2)
 	for i := range r.RotaryDim / 2 {
-		inv := 1 / math.Pow(r.Theta, float64(2*i)/float64(r.HeadDim))
-		if r.Type == "llama3" {
+		inv := 1 / math.Pow(r.Theta, float64(2*i)/float64(dim))
+		switch r.Type {
+		case "llama3":
 			out[i] = r.llama3(inv)
-		} else {
+		case "yarn":
+			out[i] = r.yarn(i, inv)
+		case "longrope":
+			out[i] = inv / r.Short[i]
+		default:
 			out[i] = inv / r.Factor
 		}
 	}
 	return out
+}
+
+// Scale multiplies the rope's cos and sin tables: YaRN's attention factor
+// 0.1·ln(Factor) + 1 (transformers' get_mscale), LongRoPE's Attn, 1 for the
+// other types.
+func (r Rope) Scale() float64 {
+	switch {
+	case r.Type == "longrope":
+		return r.Attn
+	case r.Type != "yarn" || r.Factor <= 1:
+		return 1
+	}
+	return 0.1*math.Log(r.Factor) + 1
+}
+
+// yarn is YaRN's inverse frequency i, as transformers'
+// _compute_yarn_parameters (truncate true): the frequencies that turn more
+// than HighFreq (beta_fast) times over OrigMax positions are kept, those
+// that turn less than LowFreq (beta_slow) times divided by Factor, and a
+// linear ramp over the dimensions between blends the two.
+func (r Rope) yarn(i int, inv float64) float64 {
+	dim := float64(r.RotaryDim)
+	corr := func(rotations float64) float64 {
+		return dim * math.Log(r.OrigMax/(rotations*2*math.Pi)) / (2 * math.Log(r.Theta))
+	}
+	low, high := math.Max(math.Floor(corr(r.HighFreq)), 0), math.Min(math.Ceil(corr(r.LowFreq)), dim-1)
+	if low == high {
+		high += 0.001 // transformers' guard against a zero-width ramp
+	}
+	ramp := math.Min(math.Max((float64(i)-low)/(high-low), 0), 1)
+	return inv/r.Factor*ramp + inv*(1-ramp)
 }
 
 // llama3 is Llama 3.1's rescaling of one inverse frequency, as
@@ -188,11 +250,33 @@ func ParseConfig(data []byte) (*Config, error) {
 		return nil, fmt.Errorf("field \"model_type\": architecture %q is not supported (tpucc loads %s)", arch, SupportedText())
 	}
 	c := read(f, arch)
+	if c != nil {
+		for _, l := range c.Layers {
+			if l.Rope.Type == "longrope" && int(l.Rope.OrigMax) < c.MaxPositions {
+				// transformers switches every position to the long factors
+				// past the original context; tpucc refuses those positions.
+				c.MaxPositions = int(l.Rope.OrigMax)
+			}
+		}
+		trainNoise(f, c, "attention_dropout")
+		// Qwen3-MoE, Qwen2-MoE and Mixtral add the auxiliary loss;
+		// elsewhere the field changes nothing (Gemma 4's MoE has none).
+		aux := f.bool("output_router_logits", false)
+		c.RouterAuxLoss = aux && slices.Contains([]string{"qwen3_moe", "qwen2_moe", "mixtral"}, c.Arch)
+	}
 	f.leftover(arch)
 	if f.err != nil {
 		return nil, f.err
 	}
 	return c, nil
+}
+
+// trainNoise reads a probability or noise level that only training
+// applies, noting it in c.TrainNoise when it is not 0.
+func trainNoise(f *fields, c *Config, key string) {
+	if p := f.float(key, 0); p != 0 {
+		c.TrainNoise = append(c.TrainNoise, fmt.Sprintf("%s %v", key, p))
+	}
 }
 
 // Architectures are the model_type values of the text models ParseConfig
@@ -244,7 +328,7 @@ func base(f *fields, arch string) *Config {
 		Hidden:       f.need("hidden_size"),
 		Heads:        f.need("num_attention_heads"),
 		Intermediate: f.need("intermediate_size"),
-		RMSNormEps:   f.float("rms_norm_eps", 1e-6),
+		RMSNormEps:   f.float("rms_norm_eps", defaultNormEps(arch)),
 		MaxPositions: f.need("max_position_embeddings"),
 	}
 	if !(c.RMSNormEps > 0) {
@@ -253,8 +337,25 @@ func base(f *fields, arch string) *Config {
 	return c
 }
 
-// headDim is head_dim, or hidden/heads when absent, as transformers has it.
+// defaultNormEps is rms_norm_eps when config.json leaves it out: the
+// configuration class's default, 1e-5 for MixtralConfig, Phi3Config and
+// Olmo2Config and 1e-6 for the others (a Phi-3 config without it was
+// computed with 1e-6: logits 2e-4 of the largest from transformers').
+func defaultNormEps(arch string) float64 {
+	switch arch {
+	case "mixtral", "phi3", "olmo2":
+		return 1e-5
+	}
+	return 1e-6
+}
+
+// headDim is head_dim, or when absent the configuration class's default:
+// 128 for Qwen3Config, hidden/heads for the others (a class without the
+// field reads it with getattr(config, "head_dim", hidden // heads)).
 func headDim(f *fields, c *Config) int {
+	if c.Arch == "qwen3" {
+		return evenHeadDim(f, f.int("head_dim", 128))
+	}
 	if c.Heads > 0 && c.Hidden%c.Heads != 0 && !f.has("head_dim") {
 		f.fail("head_dim", "missing, and hidden_size %d is not a multiple of num_attention_heads %d", c.Hidden, c.Heads)
 	}
@@ -262,7 +363,11 @@ func headDim(f *fields, c *Config) int {
 	if c.Heads > 0 {
 		def = c.Hidden / c.Heads
 	}
-	d := f.int("head_dim", def)
+	return evenHeadDim(f, f.int("head_dim", def))
+}
+
+// evenHeadDim refuses a head_dim that rotate-half rope cannot split.
+func evenHeadDim(f *fields, d int) int {
 	if d == 0 || d%2 != 0 {
 		f.fail("head_dim", "%d is not a positive even number", d)
 	}
@@ -280,8 +385,12 @@ func kvHeads(f *fields, key string, heads, def int) int {
 }
 
 // ropeFrom resolves one rope_parameters object (or the legacy rope_theta +
-// rope_scaling pair, already merged into it) for heads of headDim channels.
-func ropeFrom(f *fields, key string, raw map[string]json.RawMessage, headDim int) Rope {
+// rope_scaling pair, already merged into it) for heads of headDim channels;
+// maxPos is max_position_embeddings, the original context of llama3, yarn
+// and longrope rope that name none (transformers' standardize_rope_params);
+// partialOK says the family turns only a partial_rotary_factor of each head
+// (rotaryDim).
+func ropeFrom(f *fields, key string, raw map[string]json.RawMessage, headDim, maxPos int, partialOK bool) Rope {
 	sub := &fields{raw: raw, used: map[string]bool{}}
 	// transformers' default_theta when a config names none.
 	r := Rope{Type: sub.str("rope_type", ""), Theta: sub.float("rope_theta", 10000), Factor: 1}
@@ -291,8 +400,12 @@ func ropeFrom(f *fields, key string, raw map[string]json.RawMessage, headDim int
 	if r.Type == "" {
 		r.Type = "default"
 	}
-	partial := sub.float("partial_rotary_factor", 1)
-	r.HeadDim, r.RotaryDim = headDim, headDim
+	if !slices.Contains(ropeTypes, r.Type) {
+		f.fail(key, "rope type %q is not supported (tpucc computes %s)", r.Type, strings.Join(ropeTypes, ", "))
+		return r
+	}
+	r.HeadDim = headDim
+	r.RotaryDim = rotaryDim(f, key, r.Type, sub.float("partial_rotary_factor", 1), headDim, partialOK)
 	switch r.Type {
 	case "default":
 	case "linear":
@@ -302,28 +415,27 @@ func ropeFrom(f *fields, key string, raw map[string]json.RawMessage, headDim int
 	case "llama3":
 		r.Factor = sub.float("factor", 0)
 		r.LowFreq, r.HighFreq = sub.float("low_freq_factor", 0), sub.float("high_freq_factor", 0)
-		r.OrigMax = sub.float("original_max_position_embeddings", 0)
+		r.OrigMax = sub.float("original_max_position_embeddings", float64(maxPos))
 		if !(r.LowFreq > 0 && r.HighFreq > r.LowFreq && r.OrigMax > 0) {
 			f.fail(key, "llama3 rope needs 0 < low_freq_factor < high_freq_factor and a positive original_max_position_embeddings")
 		}
-	default:
-		f.fail(key, "rope type %q is not supported (tpucc computes default, linear, proportional and llama3)", r.Type)
-		return r
+	case "yarn":
+		yarnFrom(f, key, sub, &r, maxPos)
+	case "longrope":
+		longropeFrom(f, key, sub, &r, maxPos)
+	case "dynamic":
+		// Dynamic NTK scaling raises theta only for sequences longer than
+		// max_position_embeddings, which generate and train refuse; within
+		// it transformers' frequencies are the default ones.
+		if !(sub.float("factor", 0) > 0) {
+			f.fail(key, "factor is missing or not positive")
+		}
 	}
 	switch {
 	case !(r.Theta > 0):
 		f.fail(key, "rope_theta is not positive")
 	case !(r.Factor > 0):
 		f.fail(key, "factor is missing or not positive")
-	case !(partial > 0 && partial <= 1):
-		f.fail(key, "partial_rotary_factor %v is not in (0, 1]", partial)
-	case r.Type == "proportional":
-		// As transformers: int(p × head_dim // 2) turning pairs; none is allowed.
-		r.RotaryDim = 2 * int(partial*float64(headDim)/2)
-	case partial != 1:
-		// Qwen3's and Gemma 4's attention rotate whole heads: a partial
-		// rotary factor outside proportional rope has no meaning there.
-		f.fail(key, "partial_rotary_factor %v is not supported for rope type %q", partial, r.Type)
 	}
 	if sub.err != nil {
 		f.fail(key, "%v", sub.err)
@@ -335,6 +447,83 @@ func ropeFrom(f *fields, key string, raw map[string]json.RawMessage, headDim int
 		}
 	}
 	return r
+}
+
+// ropeTypes are the rope types ropeFrom computes.
+var ropeTypes = []string{"default", "linear", "proportional", "llama3", "yarn", "longrope", "dynamic"}
+
+// rotaryDim is the channels of a head that turn: for proportional rope
+// int(p × head_dim // 2) pairs (none allowed), as transformers; for a
+// family whose attention turns only the first channels (partialOK: Phi-3's
+// apply_rotary_pos_emb) int(p × head_dim), which must be even; else the
+// whole head, and a factor below 1 is refused (Qwen3's, Llama's and Gemma's
+// attention rotate whole heads: transformers would fail there).
+func rotaryDim(f *fields, key, typ string, p float64, headDim int, partialOK bool) int {
+	switch {
+	case !(p > 0 && p <= 1):
+		f.fail(key, "partial_rotary_factor %v is not in (0, 1]", p)
+	case typ == "proportional":
+		return 2 * int(p*float64(headDim)/2)
+	case p == 1:
+	case !partialOK:
+		f.fail(key, "partial_rotary_factor %v is not supported for rope type %q", p, typ)
+	default:
+		if d := int(p * float64(headDim)); d > 0 && d%2 == 0 {
+			return d
+		}
+		f.fail(key, "partial_rotary_factor %v turns int(%v × %d) channels, not a positive even number", p, p, headDim)
+	}
+	return headDim
+}
+
+// yarnFrom reads YaRN's parameters: factor and
+// original_max_position_embeddings, beta_fast (32) and beta_slow (1) as
+// transformers defaults them; truncate only true, and no attention_factor,
+// mscale or mscale_all_dim (DeepSeek's), which the unread-parameter rule
+// refuses.
+func yarnFrom(f *fields, key string, sub *fields, r *Rope, maxPos int) {
+	r.Factor = sub.float("factor", 0)
+	r.OrigMax = sub.float("original_max_position_embeddings", float64(maxPos))
+	r.HighFreq, r.LowFreq = sub.float("beta_fast", 32), sub.float("beta_slow", 1)
+	if !sub.bool("truncate", true) {
+		f.fail(key, "yarn rope with truncate false is not supported")
+	}
+	if !(r.OrigMax > 0 && r.HighFreq > 0 && r.LowFreq > 0) {
+		f.fail(key, "yarn rope needs a positive original_max_position_embeddings, beta_fast and beta_slow")
+	}
+}
+
+// longropeFrom reads LongRoPE's parameters (Phi-3's 128k context):
+// short_factor and long_factor, head_dim/2 numbers each, the original
+// context (max_position_embeddings when absent), factor (max positions over
+// the original context when absent) and attention_factor (when absent
+// sqrt(1 + ln factor / ln original), or 1 for a factor of at most 1), as
+// transformers' _compute_longrope_parameters.
+func longropeFrom(f *fields, key string, sub *fields, r *Rope, maxPos int) {
+	r.OrigMax = sub.float("original_max_position_embeddings", float64(maxPos))
+	if !(r.OrigMax > 1) {
+		f.fail(key, "longrope needs an original_max_position_embeddings above 1")
+		return
+	}
+	r.Factor = sub.float("factor", float64(maxPos)/r.OrigMax)
+	r.Short = sub.floats("short_factor")
+	long := sub.floats("long_factor")
+	if len(r.Short) != r.RotaryDim/2 || len(long) != r.RotaryDim/2 || slices.ContainsFunc(r.Short, func(x float64) bool { return !(x > 0) }) {
+		f.fail(key, "longrope needs short_factor and long_factor of rotary_dim/2 = %d positive numbers", r.RotaryDim/2)
+		r.Short = nil
+		return
+	}
+	r.Attn = sub.float("attention_factor", 0)
+	switch {
+	case r.Attn != 0:
+	case r.Factor <= 1:
+		r.Attn = 1
+	default:
+		r.Attn = math.Sqrt(1 + math.Log(r.Factor)/math.Log(r.OrigMax))
+	}
+	if !(r.Attn > 0) {
+		f.fail(key, "attention_factor %v is not positive", r.Attn)
+	}
 }
 
 // rawObject decodes a JSON object value; nil when absent.

@@ -62,7 +62,7 @@ func wantSummary(t *testing.T, cfg, want string) *Config {
 func TestQwen3MoEConfig(t *testing.T) {
 	wantSummary(t, qwen3MoEConfig, `qwen3_moe vocab=151936 hidden=2048 heads=32 inter=6144 eps=1e-06 act=silu tie=false embed=1 attn=0.08839 softcap=0 qk=true v=false max=40960 bias=false/false/false
 moe {Experts:128 TopK:8 Intermediate:768 NormTopK:true Shared:0 Router:softmax}
-layers 0-47 {Sliding:false Window:0 HeadDim:128 KVHeads:4 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:128 HeadDim:128 LowFreq:0 HighFreq:0 OrigMax:0} MLP:false MoE:true Intermediate:6144}
+layers 0-47 {Sliding:false Window:0 HeadDim:128 KVHeads:4 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:128 HeadDim:128 LowFreq:0 HighFreq:0 OrigMax:0 Short:[] Attn:0} MLP:false MoE:true Intermediate:6144}
 `)
 }
 
@@ -96,8 +96,8 @@ func TestQwen3Config(t *testing.T) {
 	"rope_parameters": {"rope_type": "linear", "rope_theta": 10000, "factor": 2.0},
 	"use_sliding_window": true, "sliding_window": 16, "max_window_layers": 2, "tie_word_embeddings": true}`
 	wantSummary(t, cfg, `qwen3 vocab=1000 hidden=64 heads=4 inter=128 eps=1e-06 act=silu tie=true embed=1 attn=0.1768 softcap=0 qk=true v=false max=4096 bias=false/false/false
-layers 0-1 {Sliding:false Window:0 HeadDim:32 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:linear Theta:10000 Factor:2 RotaryDim:32 HeadDim:32 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:128}
-layers 2-3 {Sliding:true Window:16 HeadDim:32 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:linear Theta:10000 Factor:2 RotaryDim:32 HeadDim:32 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:128}
+layers 0-1 {Sliding:false Window:0 HeadDim:32 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:linear Theta:10000 Factor:2 RotaryDim:32 HeadDim:32 LowFreq:0 HighFreq:0 OrigMax:0 Short:[] Attn:0} MLP:true MoE:false Intermediate:128}
+layers 2-3 {Sliding:true Window:16 HeadDim:32 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:linear Theta:10000 Factor:2 RotaryDim:32 HeadDim:32 LowFreq:0 HighFreq:0 OrigMax:0 Short:[] Attn:0} MLP:true MoE:false Intermediate:128}
 `)
 }
 
@@ -114,11 +114,11 @@ const gemma4Config = `{"model_type": "gemma4_text", "vocab_size": 512, "max_posi
 func TestGemma4Config(t *testing.T) {
 	wantSummary(t, gemma4Config, `gemma4_text vocab=512 hidden=64 heads=4 inter=96 eps=1e-06 act=gelu_pytorch_tanh tie=true embed=8 attn=1 softcap=30 qk=true v=true max=4096 bias=false/false/false
 moe {Experts:8 TopK:2 Intermediate:24 NormTopK:true Shared:0 Router:gemma4}
-layers 0-1 {Sliding:true Window:8 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:16 HeadDim:16 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:true Intermediate:96}
-layers 2-2 {Sliding:false Window:0 HeadDim:32 KVHeads:1 KEqV:true KVFrom:-1 Rope:{Type:proportional Theta:1e+06 Factor:1 RotaryDim:8 HeadDim:32 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:true Intermediate:96}
-layers 3-3 {Sliding:true Window:8 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:16 HeadDim:16 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:true Intermediate:96}
-layers 4-4 {Sliding:true Window:8 HeadDim:16 KVHeads:2 KEqV:false KVFrom:3 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:16 HeadDim:16 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:true Intermediate:192}
-layers 5-5 {Sliding:false Window:0 HeadDim:32 KVHeads:1 KEqV:true KVFrom:2 Rope:{Type:proportional Theta:1e+06 Factor:1 RotaryDim:8 HeadDim:32 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:true Intermediate:192}
+layers 0-1 {Sliding:true Window:8 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:16 HeadDim:16 LowFreq:0 HighFreq:0 OrigMax:0 Short:[] Attn:0} MLP:true MoE:true Intermediate:96}
+layers 2-2 {Sliding:false Window:0 HeadDim:32 KVHeads:1 KEqV:true KVFrom:-1 Rope:{Type:proportional Theta:1e+06 Factor:1 RotaryDim:8 HeadDim:32 LowFreq:0 HighFreq:0 OrigMax:0 Short:[] Attn:0} MLP:true MoE:true Intermediate:96}
+layers 3-3 {Sliding:true Window:8 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:16 HeadDim:16 LowFreq:0 HighFreq:0 OrigMax:0 Short:[] Attn:0} MLP:true MoE:true Intermediate:96}
+layers 4-4 {Sliding:true Window:8 HeadDim:16 KVHeads:2 KEqV:false KVFrom:3 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:16 HeadDim:16 LowFreq:0 HighFreq:0 OrigMax:0 Short:[] Attn:0} MLP:true MoE:true Intermediate:192}
+layers 5-5 {Sliding:false Window:0 HeadDim:32 KVHeads:1 KEqV:true KVFrom:2 Rope:{Type:proportional Theta:1e+06 Factor:1 RotaryDim:8 HeadDim:32 LowFreq:0 HighFreq:0 OrigMax:0 Short:[] Attn:0} MLP:true MoE:true Intermediate:192}
 `)
 }
 
@@ -136,7 +136,9 @@ func TestConfigErrors(t *testing.T) {
 		{q(`"hidden_act": "silu"`, `"hidden_act": "gelu"`), `field "hidden_act": "gelu" is not supported (tpucc computes only "silu")`},
 		{g(`"sliding_window": 8`, `"sliding_window": 8, "attention_bias": true`), `field "attention_bias": true is not supported (tpucc computes only false)`},
 		{q(`"attention_bias": false`, `"attention_bias": 1`), `field "attention_bias": 1 is not true or false`},
-		{q(`"rope_scaling": null`, `"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}`), `field "rope_parameters": rope type "yarn" is not supported (tpucc computes default, linear, proportional and llama3)`},
+		{q(`"rope_scaling": null`, `"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768, "attention_factor": 1.2}`), `field "rope_parameters": rope parameter "attention_factor" is not supported for rope type "yarn"`},
+		{q(`"rope_scaling": null`, `"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768, "truncate": false}`), `field "rope_parameters": yarn rope with truncate false is not supported`},
+		{q(`"rope_scaling": null`, `"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "beta_fast": 0}`), `field "rope_parameters": yarn rope needs a positive original_max_position_embeddings, beta_fast and beta_slow`},
 		{q(`"rope_scaling": null`, `"rope_scaling": {"type": "linear", "factor": 4.0, "beta": 1}`), `field "rope_parameters": rope parameter "beta" is not supported for rope type "linear"`},
 		{q(`"rope_scaling": null`, `"rope_parameters": {"rope_theta": 10000.0}`), `field "rope_theta": 1000000.0 disagrees with rope_parameters' 10000.0`},
 		{q(`"num_experts_per_tok": 8`, `"num_experts_per_tok": 200`), `field "num_experts_per_tok": 200 is more than num_experts 128`},
@@ -159,7 +161,7 @@ func TestConfigErrors(t *testing.T) {
 		{g(`"sliding_window": 8`, `"sliding_window": 8, "per_layer_config": {"2": {"head_dim": 64}}`), `field "global_head_dim": 32, but per_layer_config gives full layer 2 a head dim of 64`},
 		{g(`"num_global_key_value_heads": 1,`, `"per_layer_config": {"2": {"head_dim": 32, "num_key_value_heads": 1}, "5": {"head_dim": 32, "num_key_value_heads": 2}},`), `field "num_kv_shared_layers": layer 5 reuses layer 2's keys and values, but its heads are 32 wide, 2 for keys and values, and layer 2's 32 wide, 1`},
 		{q(`"num_experts": 128`, `"num_experts": 128, "num_local_experts": 64`), `field "num_experts": 128 disagrees with num_local_experts 64`},
-		{g(`"rope_type": "proportional"`, `"rope_type": "dynamic"`), `field "rope_parameters.full_attention": rope type "dynamic" is not supported (tpucc computes default, linear, proportional and llama3)`},
+		{g(`"rope_type": "proportional"`, `"rope_type": "su"`), `field "rope_parameters.full_attention": rope type "su" is not supported (tpucc computes default, linear, proportional, llama3, yarn, longrope, dynamic)`},
 		{g(`"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},`, ``), `field "rope_parameters": no entry for sliding_attention`},
 		{g(`"full_attention", "sliding_attention"`, `"full_attention", "global"`), `field "layer_types": layer 3: "global" is not full_attention or sliding_attention`},
 		{g(`"num_kv_shared_layers": 2`, `"num_kv_shared_layers": 5`), `field "num_kv_shared_layers": layer 2 (full_attention) shares keys and values, but no earlier layer is full_attention`},
@@ -227,7 +229,7 @@ const llamaConfig = `{"architectures": ["LlamaForCausalLM"], "attention_bias": t
 
 func TestLlamaConfig(t *testing.T) {
 	wantSummary(t, llamaConfig, `llama vocab=256 hidden=64 heads=4 inter=112 eps=1e-05 act=silu tie=false embed=1 attn=0.25 softcap=0 qk=false v=false max=131072 bias=true/true/true
-layers 0-1 {Sliding:false Window:0 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:llama3 Theta:500000 Factor:8 RotaryDim:16 HeadDim:16 LowFreq:1 HighFreq:4 OrigMax:8192} MLP:true MoE:false Intermediate:112}
+layers 0-1 {Sliding:false Window:0 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:llama3 Theta:500000 Factor:8 RotaryDim:16 HeadDim:16 LowFreq:1 HighFreq:4 OrigMax:8192 Short:[] Attn:0} MLP:true MoE:false Intermediate:112}
 `)
 }
 
@@ -253,8 +255,8 @@ func TestMistralAndQwen2Config(t *testing.T) {
 	"num_attention_heads": 4, "num_key_value_heads": 2, "use_sliding_window": true, "sliding_window": 8, "max_window_layers": 3,
 	"rope_theta": 1000000.0, "tie_word_embeddings": true}`
 	wantSummary(t, qwen2, `qwen2 vocab=256 hidden=64 heads=4 inter=96 eps=1e-06 act=silu tie=true embed=1 attn=0.25 softcap=0 qk=false v=false max=4096 bias=true/false/false
-layers 0-2 {Sliding:false Window:0 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:16 HeadDim:16 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:96}
-layers 3-3 {Sliding:true Window:8 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:16 HeadDim:16 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:96}
+layers 0-2 {Sliding:false Window:0 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:16 HeadDim:16 LowFreq:0 HighFreq:0 OrigMax:0 Short:[] Attn:0} MLP:true MoE:false Intermediate:96}
+layers 3-3 {Sliding:true Window:8 HeadDim:16 KVHeads:2 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:16 HeadDim:16 LowFreq:0 HighFreq:0 OrigMax:0 Short:[] Attn:0} MLP:true MoE:false Intermediate:96}
 `)
 }
 
@@ -263,10 +265,11 @@ func TestLlamaConfigErrors(t *testing.T) {
 	l := func(old, new string) string { return strings.Replace(llamaConfig, old, new, 1) }
 	cases := []struct{ cfg, want string }{
 		{l(`"high_freq_factor": 4.0`, `"high_freq_factor": 0.5`), `field "rope_parameters": llama3 rope needs 0 < low_freq_factor < high_freq_factor and a positive original_max_position_embeddings`},
-		{l(`"original_max_position_embeddings": 8192, `, ``), `field "rope_parameters": llama3 rope needs 0 < low_freq_factor < high_freq_factor and a positive original_max_position_embeddings`},
+		{l(`"original_max_position_embeddings": 8192, `, `"original_max_position_embeddings": 0, `), `field "rope_parameters": llama3 rope needs 0 < low_freq_factor < high_freq_factor and a positive original_max_position_embeddings`},
 		{l(`"factor": 8.0, `, ``), `field "rope_parameters": factor is missing or not positive`},
-		{l(`"rope_type": "llama3"`, `"rope_type": "dynamic"`), `field "rope_parameters": rope type "dynamic" is not supported (tpucc computes default, linear, proportional and llama3)`},
+		{l(`"rope_type": "llama3"`, `"rope_type": "su"`), `field "rope_parameters": rope type "su" is not supported (tpucc computes default, linear, proportional, llama3, yarn, longrope, dynamic)`},
 		{l(`"rope_theta": 500000.0`, `"rope_theta": -1`), `field "rope_parameters": rope_theta is not positive`},
+		{l(`"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"`, `"rope_type": "dynamic"`), `field "rope_parameters": factor is missing or not positive`},
 		{l(`"mlp_bias": true`, `"mlp_bias": "yes"`), `field "mlp_bias": "yes" is not true or false`},
 		{l(`"use_cache": true`, `"use_cache": true, "sliding_window": 8`), `field "sliding_window": not known to tpucc for model_type "llama", so it cannot be honoured`},
 		{strings.Replace(l(`"model_type": "llama"`, `"model_type": "mistral"`), `"mlp_bias": true`, `"sliding_window": 4`, 1), `field "attention_bias": not known to tpucc for model_type "mistral", so it cannot be honoured`},
@@ -308,7 +311,7 @@ const mixtralConfig = `{"architectures": ["MixtralForCausalLM"], "attention_drop
 func TestMixtralConfig(t *testing.T) {
 	wantSummary(t, mixtralConfig, `mixtral vocab=32000 hidden=4096 heads=32 inter=14336 eps=1e-05 act=silu tie=false embed=1 attn=0.08839 softcap=0 qk=false v=false max=32768 bias=false/false/false
 moe {Experts:8 TopK:2 Intermediate:14336 NormTopK:true Shared:0 Router:softmax}
-layers 0-31 {Sliding:false Window:0 HeadDim:128 KVHeads:8 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:128 HeadDim:128 LowFreq:0 HighFreq:0 OrigMax:0} MLP:false MoE:true Intermediate:14336}
+layers 0-31 {Sliding:false Window:0 HeadDim:128 KVHeads:8 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:128 HeadDim:128 LowFreq:0 HighFreq:0 OrigMax:0 Short:[] Attn:0} MLP:false MoE:true Intermediate:14336}
 `)
 	// Without rope_theta, MixtralConfig's default is 1e6; without
 	// sliding_window, none.
@@ -341,15 +344,15 @@ const gemma3Config = `{"architectures": ["Gemma3ForCausalLM"], "attention_bias":
 
 func TestGemma3Config(t *testing.T) {
 	c := wantSummary(t, gemma3Config, `gemma3_text vocab=262144 hidden=1152 heads=4 inter=6912 eps=1e-06 act=gelu_pytorch_tanh tie=true embed=33.94 attn=0.0625 softcap=0 qk=true v=false max=32768 bias=false/false/false
-layers 0-4 {Sliding:true Window:512 HeadDim:256 KVHeads:1 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:256 HeadDim:256 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:6912}
-layers 5-5 {Sliding:false Window:0 HeadDim:256 KVHeads:1 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:256 HeadDim:256 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:6912}
-layers 6-10 {Sliding:true Window:512 HeadDim:256 KVHeads:1 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:256 HeadDim:256 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:6912}
-layers 11-11 {Sliding:false Window:0 HeadDim:256 KVHeads:1 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:256 HeadDim:256 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:6912}
-layers 12-16 {Sliding:true Window:512 HeadDim:256 KVHeads:1 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:256 HeadDim:256 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:6912}
-layers 17-17 {Sliding:false Window:0 HeadDim:256 KVHeads:1 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:256 HeadDim:256 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:6912}
-layers 18-22 {Sliding:true Window:512 HeadDim:256 KVHeads:1 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:256 HeadDim:256 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:6912}
-layers 23-23 {Sliding:false Window:0 HeadDim:256 KVHeads:1 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:256 HeadDim:256 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:6912}
-layers 24-25 {Sliding:true Window:512 HeadDim:256 KVHeads:1 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:256 HeadDim:256 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:6912}
+layers 0-4 {Sliding:true Window:512 HeadDim:256 KVHeads:1 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:256 HeadDim:256 LowFreq:0 HighFreq:0 OrigMax:0 Short:[] Attn:0} MLP:true MoE:false Intermediate:6912}
+layers 5-5 {Sliding:false Window:0 HeadDim:256 KVHeads:1 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:256 HeadDim:256 LowFreq:0 HighFreq:0 OrigMax:0 Short:[] Attn:0} MLP:true MoE:false Intermediate:6912}
+layers 6-10 {Sliding:true Window:512 HeadDim:256 KVHeads:1 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:256 HeadDim:256 LowFreq:0 HighFreq:0 OrigMax:0 Short:[] Attn:0} MLP:true MoE:false Intermediate:6912}
+layers 11-11 {Sliding:false Window:0 HeadDim:256 KVHeads:1 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:256 HeadDim:256 LowFreq:0 HighFreq:0 OrigMax:0 Short:[] Attn:0} MLP:true MoE:false Intermediate:6912}
+layers 12-16 {Sliding:true Window:512 HeadDim:256 KVHeads:1 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:256 HeadDim:256 LowFreq:0 HighFreq:0 OrigMax:0 Short:[] Attn:0} MLP:true MoE:false Intermediate:6912}
+layers 17-17 {Sliding:false Window:0 HeadDim:256 KVHeads:1 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:256 HeadDim:256 LowFreq:0 HighFreq:0 OrigMax:0 Short:[] Attn:0} MLP:true MoE:false Intermediate:6912}
+layers 18-22 {Sliding:true Window:512 HeadDim:256 KVHeads:1 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:256 HeadDim:256 LowFreq:0 HighFreq:0 OrigMax:0 Short:[] Attn:0} MLP:true MoE:false Intermediate:6912}
+layers 23-23 {Sliding:false Window:0 HeadDim:256 KVHeads:1 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:256 HeadDim:256 LowFreq:0 HighFreq:0 OrigMax:0 Short:[] Attn:0} MLP:true MoE:false Intermediate:6912}
+layers 24-25 {Sliding:true Window:512 HeadDim:256 KVHeads:1 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:256 HeadDim:256 LowFreq:0 HighFreq:0 OrigMax:0 Short:[] Attn:0} MLP:true MoE:false Intermediate:6912}
 `)
 	if !c.NormOffset || !c.Gemma() {
 		t.Errorf("NormOffset %v, Gemma() %v", c.NormOffset, c.Gemma())
@@ -388,14 +391,13 @@ const phi3Config = `{"_name_or_path": "Phi-3-mini-4k-instruct", "architectures":
 
 func TestPhi3Config(t *testing.T) {
 	wantSummary(t, phi3Config, `phi3 vocab=32064 hidden=3072 heads=32 inter=8192 eps=1e-05 act=silu tie=false embed=1 attn=0.1021 softcap=0 qk=false v=false max=4096 bias=false/false/false
-layers 0-31 {Sliding:true Window:2047 HeadDim:96 KVHeads:32 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:96 HeadDim:96 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:8192}
+layers 0-31 {Sliding:true Window:2047 HeadDim:96 KVHeads:32 KEqV:false KVFrom:-1 Rope:{Type:default Theta:10000 Factor:1 RotaryDim:96 HeadDim:96 LowFreq:0 HighFreq:0 OrigMax:0 Short:[] Attn:0} MLP:true MoE:false Intermediate:8192}
 `)
 	p := func(old, new string) string { return strings.Replace(phi3Config, old, new, 1) }
 	for _, c := range []struct{ cfg, want string }{
-		// The 128k variants: longrope depends on the sequence's length.
 		{p(`"rope_scaling": null`, `"rope_scaling": {"type": "longrope", "short_factor": [1.0], "long_factor": [2.0]}`),
-			`field "rope_parameters": rope type "longrope" is not supported (tpucc computes default, linear, proportional and llama3)`},
-		{p(`"rope_scaling": null`, `"partial_rotary_factor": 0.75`), `field "rope_parameters": partial_rotary_factor 0.75 is not supported for rope type "default"`},
+			`field "rope_parameters": longrope needs short_factor and long_factor of rotary_dim/2 = 48 positive numbers`},
+		{p(`"rope_scaling": null`, `"partial_rotary_factor": 0.7`), `field "rope_parameters": partial_rotary_factor 0.7 turns int(0.7 × 96) channels, not a positive even number`},
 		{p(`"attention_bias": false`, `"attention_bias": true`), `field "attention_bias": true is not supported (tpucc computes only false)`},
 	} {
 		if _, err := ParseConfig([]byte(c.cfg)); err == nil || err.Error() != c.want {
@@ -448,7 +450,7 @@ const graniteConfig = `{"architectures": ["GraniteForCausalLM"], "attention_bias
 
 func TestGraniteConfig(t *testing.T) {
 	c := wantSummary(t, graniteConfig, `granite vocab=49155 hidden=4096 heads=32 inter=12800 eps=1e-05 act=silu tie=true embed=12 attn=0.007812 softcap=0 qk=false v=false max=131072 bias=false/false/false
-layers 0-39 {Sliding:false Window:0 HeadDim:128 KVHeads:8 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+07 Factor:1 RotaryDim:128 HeadDim:128 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:12800}
+layers 0-39 {Sliding:false Window:0 HeadDim:128 KVHeads:8 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+07 Factor:1 RotaryDim:128 HeadDim:128 LowFreq:0 HighFreq:0 OrigMax:0 Short:[] Attn:0} MLP:true MoE:false Intermediate:12800}
 `)
 	if c.ResidualScale != 0.22 || c.LogitScale != 16 {
 		t.Errorf("residual %v logits %v", c.ResidualScale, c.LogitScale)
@@ -469,7 +471,7 @@ const olmo2Config = `{"architectures": ["Olmo2ForCausalLM"], "attention_bias": f
 
 func TestOlmo2Config(t *testing.T) {
 	c := wantSummary(t, olmo2Config, `olmo2 vocab=100352 hidden=4096 heads=32 inter=11008 eps=1e-06 act=silu tie=false embed=1 attn=0.08839 softcap=0 qk=true v=false max=4096 bias=false/false/false
-layers 0-31 {Sliding:false Window:0 HeadDim:128 KVHeads:32 KEqV:false KVFrom:-1 Rope:{Type:default Theta:500000 Factor:1 RotaryDim:128 HeadDim:128 LowFreq:0 HighFreq:0 OrigMax:0} MLP:true MoE:false Intermediate:11008}
+layers 0-31 {Sliding:false Window:0 HeadDim:128 KVHeads:32 KEqV:false KVFrom:-1 Rope:{Type:default Theta:500000 Factor:1 RotaryDim:128 HeadDim:128 LowFreq:0 HighFreq:0 OrigMax:0 Short:[] Attn:0} MLP:true MoE:false Intermediate:11008}
 `)
 	if !c.QKNormFull {
 		t.Error("OLMo 2's q/k norms are over the whole projections")
@@ -490,7 +492,7 @@ const qwen2MoEConfig = `{"architectures": ["Qwen2MoeForCausalLM"], "attention_dr
 func TestQwen2MoEConfig(t *testing.T) {
 	wantSummary(t, qwen2MoEConfig, `qwen2_moe vocab=151936 hidden=2048 heads=16 inter=5632 eps=1e-06 act=silu tie=false embed=1 attn=0.08839 softcap=0 qk=false v=false max=8192 bias=true/false/false
 moe {Experts:60 TopK:4 Intermediate:1408 NormTopK:false Shared:5632 Router:softmax}
-layers 0-23 {Sliding:false Window:0 HeadDim:128 KVHeads:16 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:128 HeadDim:128 LowFreq:0 HighFreq:0 OrigMax:0} MLP:false MoE:true Intermediate:5632}
+layers 0-23 {Sliding:false Window:0 HeadDim:128 KVHeads:16 KEqV:false KVFrom:-1 Rope:{Type:default Theta:1e+06 Factor:1 RotaryDim:128 HeadDim:128 LowFreq:0 HighFreq:0 OrigMax:0 Short:[] Attn:0} MLP:false MoE:true Intermediate:5632}
 `)
 }
 
@@ -523,5 +525,117 @@ func TestLongLayerList(t *testing.T) {
 	}
 	if len(c.Layers) != 4096 || c.Layers[0].MoE || !c.Layers[1].MoE || !c.Layers[4095].MoE {
 		t.Errorf("%d layers; layer 0 MoE %v, 1 %v, 4095 %v; want 4096, false, true, true", len(c.Layers), c.Layers[0].MoE, c.Layers[1].MoE, c.Layers[4095].MoE)
+	}
+}
+
+// TestTrainingOnlyFields: dropout and the router's noise, which only
+// transformers' training applies, are noted in TrainNoise when not 0 (Granite
+// 3.1 publishes attention_dropout 0.1), and output_router_logits, which adds
+// the routers' auxiliary loss to the training loss, in RouterAuxLoss.
+func TestTrainingOnlyFields(t *testing.T) {
+	c, err := ParseConfig([]byte(graniteConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.TrainNoise, []string{"attention_dropout 0.1"}) || c.RouterAuxLoss {
+		t.Errorf("granite: noise %q, aux loss %v", c.TrainNoise, c.RouterAuxLoss)
+	}
+	mixtral := strings.NewReplacer(`"attention_dropout": 0.0`, `"attention_dropout": 0.05`,
+		`"output_router_logits": false`, `"output_router_logits": true, "router_jitter_noise": 0.01`).Replace(mixtralConfig)
+	if c, err = ParseConfig([]byte(mixtral)); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.TrainNoise, []string{"router_jitter_noise 0.01", "attention_dropout 0.05"}) || !c.RouterAuxLoss {
+		t.Errorf("mixtral: noise %q, aux loss %v", c.TrainNoise, c.RouterAuxLoss)
+	}
+	phi3 := strings.NewReplacer(`"resid_pdrop": 0.0`, `"resid_pdrop": 0.1`, `"embd_pdrop": 0.0`, `"embd_pdrop": 0.1`).Replace(phi3Config)
+	if c, err = ParseConfig([]byte(phi3)); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.TrainNoise, []string{"resid_pdrop 0.1"}) || c.RouterAuxLoss {
+		t.Errorf("phi3: noise %q, aux loss %v (transformers never applies embd_pdrop)", c.TrainNoise, c.RouterAuxLoss)
+	}
+	for _, cfg := range []string{qwen3MoEConfig, qwen2MoEConfig, llamaConfig, gemma3Config} {
+		if c, err := ParseConfig([]byte(cfg)); err != nil || c.TrainNoise != nil || c.RouterAuxLoss {
+			t.Errorf("%s: noise %q, aux loss %v, %v", c.Arch, c.TrainNoise, c.RouterAuxLoss, err)
+		}
+	}
+}
+
+// TestRouterLogitsNoAuxLoss: output_router_logits of a model whose
+// transformers class adds no auxiliary loss (Llama, Gemma 4 with its MoE
+// block) changes nothing.
+func TestRouterLogitsNoAuxLoss(t *testing.T) {
+	for _, cfg := range []string{llamaConfig, gemma4Config} {
+		cfg = strings.Replace(cfg, `"model_type"`, `"output_router_logits": true, "model_type"`, 1)
+		if c, err := ParseConfig([]byte(cfg)); err != nil || c.RouterAuxLoss {
+			t.Errorf("aux loss %v, %v", c.RouterAuxLoss, err)
+		}
+	}
+}
+
+// TestDynamicRope: dynamic NTK rope raises theta only past
+// max_position_embeddings, which generate and train refuse, so within it its
+// frequencies are the default ones, whatever the factor.
+func TestDynamicRope(t *testing.T) {
+	cfg := strings.Replace(llamaConfig, `"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"`,
+		`"factor": 4.0, "rope_type": "dynamic"`, 1)
+	c, err := ParseConfig([]byte(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.Layers[0].Rope
+	want := Rope{Type: "default", Theta: 500000, Factor: 1, RotaryDim: 16, HeadDim: 16}
+	if r.Type != "dynamic" || !slices.Equal(r.InvFreq(), want.InvFreq()) || r.Scale() != 1 {
+		t.Errorf("%+v: frequencies %v scale %v, want %v and 1", r, r.InvFreq(), r.Scale(), want.InvFreq())
+	}
+}
+
+// TestPhi3LongRope: the 128k variants' longrope (Phi-3-mini-128k's form:
+// legacy rope_scaling, the original context at the top) divides each
+// frequency by its short factor, scales cos and sin by
+// sqrt(1 + ln(131072/4096) / ln 4096), and bounds the positions by the
+// original context, past which transformers switches to the long factors.
+func TestPhi3LongRope(t *testing.T) {
+	short, long := make([]string, 48), make([]string, 48)
+	for i := range short {
+		short[i], long[i] = fmt.Sprint(1+float64(i)/100), fmt.Sprint(2+float64(i))
+	}
+	cfg := strings.NewReplacer(`"rope_scaling": null`, `"rope_scaling": {"type": "longrope", "short_factor": [`+strings.Join(short, ", ")+
+		`], "long_factor": [`+strings.Join(long, ", ")+`]}`, `"max_position_embeddings": 4096`, `"max_position_embeddings": 131072`).Replace(phi3Config)
+	c, err := ParseConfig([]byte(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.Layers[0].Rope
+	inv := r.InvFreq()
+	for i, x := range inv {
+		want := 1 / (1 + float64(i)/100) / math.Pow(10000, float64(2*i)/96)
+		if math.Abs(x-want) > 1e-15*want {
+			t.Errorf("inv_freq[%d] = %v, want %v", i, x, want)
+		}
+	}
+	if want := math.Sqrt(1 + math.Log(32)/math.Log(4096)); r.Scale() != want || c.MaxPositions != 4096 {
+		t.Errorf("scale %v, max positions %d; want %v, 4096", r.Scale(), c.MaxPositions, want)
+	}
+}
+
+// TestPhi3PartialRotary: Phi-3's partial_rotary_factor (Phi-4-mini's 0.75)
+// turns the first int(0.75 × 96) = 72 channels of each head, with
+// frequencies over those 72; Llama's attention turns whole heads, so there
+// it is refused.
+func TestPhi3PartialRotary(t *testing.T) {
+	c, err := ParseConfig([]byte(strings.Replace(phi3Config, `"rope_scaling": null`, `"partial_rotary_factor": 0.75`, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.Layers[0].Rope
+	inv := r.InvFreq()
+	if r.RotaryDim != 72 || len(inv) != 36 || inv[1] != 1/math.Pow(10000, 2.0/72) {
+		t.Errorf("%+v: %d frequencies, the second %v", r, len(inv), inv[1])
+	}
+	_, err = ParseConfig([]byte(strings.Replace(llamaConfig, `"rope_theta": 500000.0`, `"rope_theta": 500000.0, "partial_rotary_factor": 0.5`, 1)))
+	if want := `field "rope_parameters": partial_rotary_factor 0.5 is not supported for rope type "llama3"`; err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
 	}
 }

@@ -131,14 +131,20 @@ func (f *fields) ints(key string) []int {
 	return xs
 }
 
-func (f *fields) strs(key string) []string {
+// floats reads a list of numbers.
+func (f *fields) floats(key string) []float64 { return listOf[float64](f, key, "numbers") }
+
+func (f *fields) strs(key string) []string { return listOf[string](f, key, "strings") }
+
+// listOf reads a JSON list of T, failing with "is not a list of <what>".
+func listOf[T any](f *fields, key, what string) []T {
 	v := f.take(key)
 	if v == nil {
 		return nil
 	}
-	var xs []string
+	var xs []T
 	if err := json.Unmarshal(v, &xs); err != nil {
-		f.fail(key, "%s is not a list of strings", v)
+		f.fail(key, "%s is not a list of %s", v, what)
 	}
 	return xs
 }
@@ -157,7 +163,7 @@ func (f *fields) refuse(key string, accepted string) {
 var inert = []string{
 	"_name_or_path", "architectures", "transformers_version", "torch_dtype", "dtype",
 	"bos_token_id", "eos_token_id", "pad_token_id", "use_cache", "initializer_range",
-	"attention_dropout", "output_router_logits", "router_aux_loss_coef",
+	"router_aux_loss_coef", // with output_router_logits (Config.RouterAuxLoss)
 	"output_attentions", "output_hidden_states", "return_dict", "id2label", "label2id",
 	"tokenizer_class", "keys_to_ignore_at_inference",
 	"cache_implementation", // the KV cache's kind in generate (Gemma's "hybrid"): tpucc keeps its own

@@ -60,7 +60,7 @@ func gemma3(f *fields, arch string) *Config {
 	c.Layers = make([]Layer, n)
 	for i, t := range types {
 		l := Layer{HeadDim: hd, KVHeads: kv, KVFrom: -1, MLP: true, Intermediate: c.Intermediate}
-		l.Rope = ropeFrom(f, "rope_parameters."+t, ropes[t], hd)
+		l.Rope = ropeFrom(f, "rope_parameters."+t, ropes[t], hd, c.MaxPositions, false)
 		if t == slidingAttention {
 			if window == 0 {
 				f.fail("sliding_window", "null, but layer %d is sliding_attention", i)

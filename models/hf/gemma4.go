@@ -49,7 +49,7 @@ func gemma4(f *fields) *Config {
 	c.Layers = make([]Layer, n)
 	for i, t := range types {
 		l := Layer{HeadDim: dims[i][0], KVHeads: dims[i][1], KVFrom: -1, MLP: true, MoE: moe, Intermediate: c.Intermediate}
-		l.Rope = ropeFrom(f, "rope_parameters."+t, ropes[t], l.HeadDim)
+		l.Rope = ropeFrom(f, "rope_parameters."+t, ropes[t], l.HeadDim, c.MaxPositions, false)
 		if t == slidingAttention {
 			l.Sliding, l.Window = true, window
 		} else {

@@ -24,7 +24,15 @@ func llama(f *fields, arch string) *Config {
 	if _, ok := params["rope_theta"]; !ok && arch == "mixtral" {
 		params["rope_theta"] = json.RawMessage("1000000") // MixtralConfig's default_theta
 	}
-	rope := ropeFrom(f, "rope_parameters", params, hd)
+	if arch == "phi3" {
+		// Phi-3 keeps its original context at the top, and transformers
+		// gives it priority over the rope parameters' (a context longrope
+		// and yarn read); other rope types never read it.
+		if v := f.take("original_max_position_embeddings"); v != nil && (ropeType(params) == "longrope" || ropeType(params) == "yarn") {
+			params["original_max_position_embeddings"] = v
+		}
+	}
+	rope := ropeFrom(f, "rope_parameters", params, hd, c.MaxPositions, arch == "phi3")
 	window := 0
 	switch arch {
 	case "olmo2":
@@ -51,11 +59,10 @@ func llama(f *fields, arch string) *Config {
 		c.MoE = mixtralMoE(f, c)
 	case "phi3":
 		window = slidingWindow(f, 0)
-		// Dropout in training; the context length of longrope, which is
-		// refused with its rope type.
-		f.float("resid_pdrop", 0)
+		// Dropout in training (transformers' Phi-3 never applies
+		// embd_pdrop).
+		trainNoise(f, c, "resid_pdrop")
 		f.float("embd_pdrop", 0)
-		f.int("original_max_position_embeddings", 0)
 		f.refuse("attention_bias", "false") // published configs carry it; Phi-3 has no bias
 	}
 	c.Layers = make([]Layer, n)
@@ -96,7 +103,7 @@ func mixtralMoE(f *fields, c *Config) *MoE {
 		f.fail("num_experts_per_tok", "%d is more than num_local_experts %d", m.TopK, m.Experts)
 	}
 	// Multiplicative noise on the router's input in training only.
-	f.float("router_jitter_noise", 0)
+	trainNoise(f, c, "router_jitter_noise")
 	return m
 }
 
@@ -113,4 +120,16 @@ func slidingWindow(f *fields, def int) int {
 		return 0 // null
 	}
 	return f.need("sliding_window")
+}
+
+// ropeType is a rope parameters object's rope_type (or legacy type), "" when
+// neither is a string.
+func ropeType(params map[string]json.RawMessage) string {
+	for _, k := range []string{"rope_type", "type"} {
+		var t string
+		if json.Unmarshal(params[k], &t) == nil && t != "" {
+			return t
+		}
+	}
+	return ""
 }

@@ -27,7 +27,7 @@ func qwen3(f *fields, arch string) *Config {
 	hd := headDim(f, c)
 	kv := kvHeads(f, "num_key_value_heads", c.Heads, c.Heads)
 	c.AttnScale = 1 / math.Sqrt(float64(hd))
-	rope := ropeFrom(f, "rope_parameters", legacyRope(f), hd)
+	rope := ropeFrom(f, "rope_parameters", legacyRope(f), hd, c.MaxPositions, false)
 	sliding := qwenSliding(f, arch, n)
 	window := 0
 	if slices.Contains(sliding, true) {
@@ -87,9 +87,11 @@ func legacyRope(f *fields) map[string]json.RawMessage {
 }
 
 // qwenSliding resolves which layers use sliding-window attention:
-// layer_types when given, else layers from max_window_layers (28 when
-// absent, as transformers has it) on when use_sliding_window is true (the
-// rule of Qwen2 and Qwen3).
+// layer_types when given, else, when use_sliding_window is true, the layers
+// from max_window_layers (28 when absent, as transformers has it) on for
+// Qwen2 and Qwen3, and for Qwen2-MoE the even-numbered layers below it
+// (Qwen2MoeConfig's rule: it once took Qwen2's, and a Qwen2-MoE config
+// without layer_types slid the wrong layers).
 func qwenSliding(f *fields, arch string, n int) []bool {
 	use := f.bool("use_sliding_window", false)
 	from := f.int("max_window_layers", 28)
@@ -103,7 +105,11 @@ func qwenSliding(f *fields, arch string, n int) []bool {
 	types := f.strs("layer_types")
 	if types == nil {
 		for i := range out {
-			out[i] = use && i >= from
+			if arch == "qwen2_moe" {
+				out[i] = use && i%2 == 0 && i < from
+			} else {
+				out[i] = use && i >= from
+			}
 		}
 		return out
 	}

@@ -25,6 +25,7 @@ type expectLayer struct {
 	KVShared      bool      `json:"kv_shared"`
 	KEqV          bool      `json:"k_eq_v"`
 	InvFreq       []float64 `json:"inv_freq"`
+	RopeScale     *float64  `json:"rope_scale"` // the cos and sin tables' factor, where recorded
 	QKNorm        bool      `json:"qk_norm"`
 	QKNormFull    bool      `json:"qk_norm_full"`
 	QKVBias       bool      `json:"qkv_bias"`
@@ -34,6 +35,7 @@ type expectLayer struct {
 
 type expectModel struct {
 	DType       string        `json:"dtype"`
+	NormEps     float64       `json:"rms_norm_eps"`
 	Tied        bool          `json:"tied"`
 	EmbedScale  float64       `json:"embed_scale"`
 	Softcap     float64       `json:"softcap"`
@@ -53,9 +55,13 @@ type expectModel struct {
 // llama3 rope and every bias, Mistral in bf16 with a window, Qwen2, Mixtral
 // in bf16, Gemma 3 in bf16 with its sliding pattern, Phi-3 in bf16 with its
 // fused projections, Gemma 2 with its softcaps, Granite with its
-// multipliers, OLMo 2 with its whole-projection q/k norms) and requires
-// hf.Config to say per layer what transformers' modules compute. Without
-// .venv-hf the test is skipped, except under CI, where it fails.
+// multipliers, OLMo 2 with its whole-projection q/k norms; and configs
+// that leave out every field equal to their class's default: Qwen3,
+// Phi-3, Mixtral, OLMo 2, and Qwen2-MoE with sliding layers but no
+// layer_types; Qwen3 with YaRN rope, Phi-3 with LongRoPE) and requires
+// hf.Config to say per layer what transformers' modules compute, and the
+// norms' epsilon. Without .venv-hf the test is skipped, except under CI,
+// where it fails.
 func TestAgainstTransformers(t *testing.T) {
 	if _, err := os.Stat(hfPython); err != nil {
 		msg := "transformers is not installed (" + hfPython + "): run `make venv-hf` at the repository root"
@@ -68,7 +74,8 @@ func TestAgainstTransformers(t *testing.T) {
 	if out, err := exec.Command(hfPython, "../../tools/models/hfmodels.py", dir).CombinedOutput(); err != nil {
 		t.Fatalf("hfmodels.py: %v\n%s", err, out)
 	}
-	for _, name := range []string{"qwen3", "qwen3_moe", "gemma4", "llama", "mistral", "qwen2", "mixtral", "gemma3", "phi3", "gemma2", "granite", "olmo2", "qwen2_moe"} {
+	for _, name := range []string{"qwen3", "qwen3_moe", "gemma4", "llama", "mistral", "qwen2", "mixtral", "gemma3", "phi3", "gemma2", "granite", "olmo2", "qwen2_moe",
+		"qwen3_defaults", "phi3_defaults", "mixtral_defaults", "olmo2_defaults", "qwen2_moe_defaults", "qwen3_yarn", "phi3_longrope"} {
 		t.Run(name, func(t *testing.T) {
 			var want expectModel
 			data, err := os.ReadFile(filepath.Join(dir, name, "expect.json"))
@@ -95,6 +102,9 @@ func checkModel(t *testing.T, c *Config, w *Weights, want expectModel) {
 	dtype := map[string]ir.DType{"float32": ir.F32, "bfloat16": ir.BF16}[want.DType]
 	if w.DType != dtype || c.TieEmbed != want.Tied || (w.LMHead == w.Embed) != want.Tied {
 		t.Errorf("dtype %s tied %v, want %s %v", w.DType, c.TieEmbed, want.DType, want.Tied)
+	}
+	if c.RMSNormEps != want.NormEps {
+		t.Errorf("rms_norm_eps %g, want %g", c.RMSNormEps, want.NormEps)
 	}
 	if math.Abs(c.EmbedScale-want.EmbedScale) > 1e-12 || c.FinalSoftcap != want.Softcap || c.AttnSoftcap != want.AttnSoftcap {
 		t.Errorf("embed scale %v softcaps %v %v, want %v %v %v", c.EmbedScale, c.FinalSoftcap, c.AttnSoftcap, want.EmbedScale, want.Softcap, want.AttnSoftcap)
@@ -130,6 +140,9 @@ func checkModel(t *testing.T, c *Config, w *Weights, want expectModel) {
 		}
 		if got := c.AttnScale; math.Abs(got-e.Scaling) > 1e-12 {
 			t.Errorf("layer %d: attention scale %v, want %v", i, got, e.Scaling)
+		}
+		if e.RopeScale != nil && math.Abs(l.Rope.Scale()-*e.RopeScale) > 1e-12 {
+			t.Errorf("layer %d: rope scale %v, want %v", i, l.Rope.Scale(), *e.RopeScale)
 		}
 		inv := l.Rope.InvFreq()
 		if len(inv) != len(e.InvFreq) {

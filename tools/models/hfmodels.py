@@ -16,7 +16,7 @@ import os
 import sys
 
 import torch
-from transformers import (Gemma2Config, Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3TextConfig,
+from transformers import (AutoModelForCausalLM, Gemma2Config, Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3TextConfig,
                           Gemma4ForCausalLM, Gemma4TextConfig, GraniteConfig, GraniteForCausalLM,
                           LlamaConfig, LlamaForCausalLM, MistralConfig, MistralForCausalLM, MixtralConfig,
                           MixtralForCausalLM, Olmo2Config, Olmo2ForCausalLM, Phi3Config, Phi3ForCausalLM,
@@ -61,8 +61,13 @@ def qwen_layer(model, i):
     attn = layer.self_attn
     moe = "SparseMoeBlock" in type(layer.mlp).__name__
     inv = model.model.rotary_emb.inv_freq
-    # Mistral's attention reads its window from the config.
+    # Mistral's attention reads its window from the config; a model with
+    # layer_types masks by them (Qwen2-MoE's full layers have no
+    # sliding_window attribute, and their mask is causal).
     window = getattr(attn, "sliding_window", getattr(model.config, "sliding_window", None))
+    types = getattr(model.config, "layer_types", None)
+    if types is not None:
+        window = model.config.sliding_window if types[i] == "sliding_attention" else None
     return projections(layer) | {
         "head_dim": attn.head_dim,
         "kv_heads": kv_width(attn) // attn.head_dim,
@@ -73,6 +78,7 @@ def qwen_layer(model, i):
         "kv_shared": False,
         "k_eq_v": False,
         "inv_freq": inv.tolist(),
+        "rope_scale": float(model.model.rotary_emb.attention_scaling),
     }
 
 
@@ -100,7 +106,24 @@ def gemma_layer(model, i):
     }
 
 
-def save(outdir, name, model, layer_fn, dtype, shard=None):
+def strip_defaults(path, config):
+    """Leaves out of path's config.json every field equal to the default of
+    the model's configuration class (but max_position_embeddings, which
+    tpucc requires) and layer_types (which the class derives from the other
+    fields), as a hand-written Hub config may, and returns the model
+    transformers loads from it: the class's defaults are its."""
+    cfg_path = os.path.join(path, "config.json")
+    with open(cfg_path) as f:
+        cfg = json.load(f)
+    default = type(config)().to_dict()
+    keep = ("model_type", "architectures", "max_position_embeddings")
+    cfg = {k: v for k, v in cfg.items() if k in keep or k != "layer_types" and (k not in default or default[k] != v)}
+    with open(cfg_path, "w") as f:
+        json.dump(cfg, f)
+    return AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+
+
+def save(outdir, name, model, layer_fn, dtype, shard=None, defaults=False):
     torch.manual_seed(0)
     model = model.to(dtype)
     path = os.path.join(outdir, name)
@@ -108,10 +131,14 @@ def save(outdir, name, model, layer_fn, dtype, shard=None):
         model.save_pretrained(path, max_shard_size=shard)
     else:
         model.save_pretrained(path)
+    if defaults:
+        model = strip_defaults(path, model.config)
     cfg = model.config
     embed = model.model.embed_tokens
+    norm = model.model.norm
     expect = {
         "dtype": str(dtype).removeprefix("torch."),
+        "rms_norm_eps": getattr(norm, "variance_epsilon", getattr(norm, "eps", None)),
         "tied": model.lm_head.weight.data_ptr() == embed.weight.data_ptr(),
         "embed_scale": float(getattr(embed, "scalar_embed_scale", getattr(cfg, "embedding_multiplier", 1.0))),
         "residual_scale": float(getattr(cfg, "residual_multiplier", 1.0)),
@@ -197,6 +224,44 @@ def main():
         vocab_size=64, hidden_size=32, intermediate_size=24, num_hidden_layers=2, num_attention_heads=4,
         num_key_value_heads=2, head_dim=8, num_local_experts=4, num_experts_per_tok=2)),
         qwen_layer, torch.bfloat16)
+
+    # Configs that leave out what equals their class's default: Qwen3's
+    # head_dim is 128 then, and the norms of Phi-3, Mixtral and OLMo 2 take
+    # 1e-5; Qwen2-MoE without layer_types slides its even layers below
+    # max_window_layers.
+    save(outdir, "qwen3_defaults", Qwen3ForCausalLM(Qwen3Config(
+        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2)), qwen_layer, torch.float32, defaults=True)
+    for name, make, cls in [("phi3_defaults", Phi3ForCausalLM, Phi3Config),
+                            ("mixtral_defaults", MixtralForCausalLM, MixtralConfig),
+                            ("olmo2_defaults", Olmo2ForCausalLM, Olmo2Config)]:
+        save(outdir, name, make(cls(vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                                    num_attention_heads=4, num_key_value_heads=2, pad_token_id=0, bos_token_id=1,
+                                    eos_token_id=2)),
+             qwen_layer, torch.float32, defaults=True)
+    save(outdir, "qwen2_moe_defaults", Qwen2MoeForCausalLM(Qwen2MoeConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=4, num_attention_heads=4,
+        num_key_value_heads=2, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=24,
+        shared_expert_intermediate_size=40, use_sliding_window=True, sliding_window=5, max_window_layers=3)),
+        qwen_layer, torch.float32, defaults=True)
+    # YaRN over a context of 64 (Qwen's long-context rope) with its betas
+    # set: of the 8 frequencies of a 16-wide head the first is kept, two
+    # are blended and the rest divided; cos and sin scaled by 0.1·ln(4) + 1.
+    save(outdir, "qwen3_yarn", Qwen3ForCausalLM(Qwen3Config(
+        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=16, rope_parameters={
+            "rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0, "original_max_position_embeddings": 64,
+            "beta_fast": 16.0, "beta_slow": 0.5})), qwen_layer, torch.float32)
+    # Phi-3's LongRoPE within its original context of 64 over the first
+    # 3/4 of each 16-wide head (Phi-4-mini's partial_rotary_factor): each of
+    # the 6 frequencies divided by its short factor, cos and sin scaled by
+    # sqrt(1 + ln(256/64) / ln 64).
+    save(outdir, "phi3_longrope", Phi3ForCausalLM(Phi3Config(
+        vocab_size=64, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=1, pad_token_id=0, max_position_embeddings=256, original_max_position_embeddings=64,
+        rope_parameters={"rope_type": "longrope", "rope_theta": 10000.0, "partial_rotary_factor": 0.75,
+                         "short_factor": [1.0, 1.5, 2.0, 4.0, 5.0, 8.0],
+                         "long_factor": [2.0, 3.0, 5.0, 9.0, 10.0, 11.0]})), qwen_layer, torch.float32)
 
 
 if __name__ == "__main__":
