@@ -116,23 +116,29 @@ func (b fbuf) vload8(idx value.Value) value.Value { return b.k.vloadDT(b.p, idx,
 // <8 x float>: a narrow operand is read at its own width and widened in
 // registers, so a bf16 weight costs half the memory traffic of an f32 one.
 func (k *kfn) vloadDT(p, idx value.Value, dt ir.DType) value.Value {
+	return k.vloadDTOf(v8, p, idx, dt)
+}
+
+// vloadDTOf is vloadDT for a float vector type of any width (v8, v16).
+func (k *kfn) vloadDTOf(vt *types.VectorType, p, idx value.Value, dt ir.DType) value.Value {
 	if dt == ir.F32 {
-		return k.vload(p, idx)
+		return k.vloadOf(vt, p, idx)
 	}
-	v8i16 := types.NewVector(8, types.I16)
-	ptr := k.cur.NewBitCast(k.at(types.I16, p, idx), types.NewPointer(v8i16))
-	l := k.cur.NewLoad(v8i16, ptr)
+	n := vt.Len
+	vi16 := types.NewVector(n, types.I16)
+	ptr := k.cur.NewBitCast(k.at(types.I16, p, idx), types.NewPointer(vi16))
+	l := k.cur.NewLoad(vi16, ptr)
 	l.Align = 2
 	if dt == ir.F16 {
-		return k.cur.NewFPExt(k.cur.NewBitCast(l, types.NewVector(8, types.Half)), v8)
+		return k.cur.NewFPExt(k.cur.NewBitCast(l, types.NewVector(n, types.Half)), vt)
 	}
-	v8i32 := types.NewVector(8, types.I32)
-	sh := make([]constant.Constant, 8)
+	vi32 := types.NewVector(n, types.I32)
+	sh := make([]constant.Constant, n)
 	for i := range sh {
 		sh[i] = constant.NewInt(types.I32, 16)
 	}
-	wide := k.cur.NewShl(k.cur.NewZExt(l, v8i32), constant.NewVector(v8i32, sh...))
-	return k.cur.NewBitCast(wide, v8)
+	wide := k.cur.NewShl(k.cur.NewZExt(l, vi32), constant.NewVector(vi32, sh...))
+	return k.cur.NewBitCast(wide, vt)
 }
 
 // loadDT loads the element of dt at p[idx] as a float.

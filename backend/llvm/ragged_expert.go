@@ -1,6 +1,8 @@
 package llvm
 
 import (
+	"slices"
+
 	"github.com/llir/llvm/ir/constant"
 	"github.com/llir/llvm/ir/enum"
 	"github.com/llir/llvm/ir/types"
@@ -30,7 +32,10 @@ const raggedBand = 4
 // [k,n] matrices (k > 0) is split by expert: when its groups average fewer
 // rows than make a blocked product worth packing (a decode step).
 func (x *raggedCtx) byExpert() bool {
-	return !x.rhsT && x.G > 1 && x.K > 0 && x.M < raggedGemmRows*x.G
+	if x.rhsT {
+		return x.G > 1 && x.K > 0 && x.M < raggedExpertTRows*x.G
+	}
+	return x.G > 1 && x.K > 0 && x.M < raggedGemmRows*x.G
 }
 
 // emitByExpert generates the kernel over groups [lo, hi): the running end
@@ -46,7 +51,11 @@ func (x *raggedCtx) emitByExpert() {
 		next := k.cur.NewAdd(acc[0], x.groupSize(g))
 		x.rowLo, x.rowHi = k.smin(acc[0], ci(x.M)), k.smin(next, ci(x.M))
 		x.wBase = k.mulAdd(g, x.K*x.N, ci(0))
-		k.ifElse(k.cur.NewICmp(enum.IPredSLT, x.rowLo, x.rowHi), x.sweep, nil)
+		sweep := x.sweep
+		if x.rhsT {
+			sweep = x.sweepT
+		}
+		k.ifElse(k.cur.NewICmp(enum.IPredSLT, x.rowLo, x.rowHi), sweep, nil)
 		return []value.Value{next}
 	})[0]
 	k.ifElse(k.cur.NewICmp(enum.IPredEQ, k.hi, ci(x.G)), func() {
@@ -113,4 +122,100 @@ func (x *raggedCtx) band(k0 value.Value, rows int64, first value.Value) {
 		})
 		return nil
 	})
+}
+
+// Matrices stored [n,k] (Hugging Face's layout, the models' case) are read
+// by expert too when the groups average fewer than raggedExpertTRows rows
+// (a batch-1 decode step: one token's 8 experts of 128). Split by columns
+// (streamT), each thread read 16 rows of every matrix at a time, in 8-float
+// vectors with 4 sums in flight: bf16 weights were widened and multiplied
+// no faster than f32 ones were read (BenchmarkRaggedDot/decode1-t: 15-16
+// GB/s of bf16 against 25-27 of f32, docs/PERFORMANCE.md).
+const raggedExpertTRows = 2
+
+// raggedTUnroll is how many 16-float sums of one lhs row a dot product in
+// sweepT keeps apart: four multiply-adds in flight per row, so that a
+// single row's chain does not wait on the FMA's latency.
+const raggedTUnroll = 4
+
+// sweepT computes the current group's rows from its matrix stored [n,k],
+// read in memory order: each matrix row once, as one sequential stream,
+// its dot product with every row of the group in blocks of raggedTRows.
+func (x *raggedCtx) sweepT() {
+	k := x.k
+	rows := k.cur.NewSub(x.rowHi, x.rowLo)
+	blocks := k.cur.NewSDiv(rows, ci(raggedTRows))
+	r0 := k.mulAdd(blocks, raggedTRows, x.rowLo)
+	left := k.cur.NewSub(x.rowHi, r0)
+	k.loop(ci(0), ci(x.N), nil, func(j value.Value, _ []value.Value) []value.Value {
+		w := k.mulAdd(j, x.K, x.wBase)
+		k.loop(ci(0), blocks, nil, func(b value.Value, _ []value.Value) []value.Value {
+			x.dotsT(k.mulAdd(b, raggedTRows, x.rowLo), raggedTRows, j, w)
+			return nil
+		})
+		for n := int64(1); n < raggedTRows; n++ {
+			k.ifElse(k.cur.NewICmp(enum.IPredEQ, left, ci(n)), func() { x.dotsT(r0, n, j, w) }, nil)
+		}
+		return nil
+	})
+}
+
+// dotsT stores column j of result rows [r0, r0+n): each the dot product of
+// its lhs row with the matrix row at w, raggedTUnroll 16-float sums apart
+// over the contraction, then 16 floats at a time, then one at a time.
+func (x *raggedCtx) dotsT(r0 value.Value, n int64, j, w value.Value) {
+	k := x.k
+	const u, lanes = raggedTUnroll, 16
+	aRow := make([]value.Value, n)
+	for i := range aRow {
+		aRow[i] = k.mulAdd(k.cur.NewAdd(r0, ci(int64(i))), x.K, ci(0))
+	}
+	init := make([]value.Value, n*u)
+	for i := range init {
+		init[i] = constant.NewZeroInitializer(v16)
+	}
+	// mac multiplies the lhs rows by the 16 weights at kk into acc[i*u+q].
+	mac := func(kk value.Value, q int64, acc, next []value.Value) {
+		wv := k.vloadDTOf(v16, x.B, k.cur.NewAdd(w, kk), x.wdt)
+		for i := range aRow {
+			av := k.vload16(x.A, k.cur.NewAdd(aRow[i], kk))
+			next[int64(i)*u+q] = k.cur.NewCall(x.vfma16, av, wv, acc[int64(i)*u+q])
+		}
+	}
+	acc := k.loop(ci(0), ci(x.K/(u*lanes)), init, func(s value.Value, acc []value.Value) []value.Value {
+		next := slices.Clone(acc)
+		for q := int64(0); q < u; q++ {
+			mac(k.mulAdd(s, u*lanes, ci(q*lanes)), q, acc, next)
+		}
+		return next
+	})
+	acc = k.loop(ci(x.K/(u*lanes)*u), ci(x.K/lanes), acc, func(v value.Value, acc []value.Value) []value.Value {
+		next := slices.Clone(acc)
+		mac(k.cur.NewMul(v, ci(lanes)), 0, acc, next)
+		return next
+	})
+	for i := range aRow {
+		sum := acc[int64(i)*u]
+		for q := int64(1); q < u; q++ {
+			sum = k.cur.NewFAdd(sum, acc[int64(i)*u+q])
+		}
+		s := k.hsum(k.halves(sum))
+		tail := k.loop(ci(x.K/lanes*lanes), ci(x.K), []value.Value{s}, func(kk value.Value, t []value.Value) []value.Value {
+			av := k.load(types.Float, x.A, k.cur.NewAdd(aRow[i], kk))
+			wv := k.loadDT(x.B, k.cur.NewAdd(w, kk), x.wdt)
+			return []value.Value{k.cur.NewCall(x.fma, av, wv, t[0])}
+		})
+		k.store(tail[0], x.c, k.mulAdd(k.cur.NewAdd(r0, ci(int64(i))), x.N, j))
+	}
+}
+
+// halves adds the two 8-float halves of the 16-float v.
+func (k *kfn) halves(v value.Value) value.Value {
+	lo, hi := make([]constant.Constant, 8), make([]constant.Constant, 8)
+	for i := range lo {
+		lo[i], hi[i] = constant.NewInt(types.I32, int64(i)), constant.NewInt(types.I32, int64(i+8))
+	}
+	v8i32 := types.NewVector(8, types.I32)
+	return k.cur.NewFAdd(k.cur.NewShuffleVector(v, v, constant.NewVector(v8i32, lo...)),
+		k.cur.NewShuffleVector(v, v, constant.NewVector(v8i32, hi...)))
 }

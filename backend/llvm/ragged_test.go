@@ -37,6 +37,12 @@ var raggedCases = []raggedCase{
 	{7, 33, 8, 5, [2][]int64{{1, 1, 1, 1, 1, 1, 1, 5}, {0, 0, 0, 0, 0, 0, 0, 7}}},
 	// large enough to be split across goroutines (work >= splitWork)
 	{64, 128, 16, 256, [2][]int64{{4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4}, {0, 30, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2}}},
+	// fewer rows than two a group (a batch-1 decode): with [g,n,k] weights
+	// read by expert (sweepT), a group of 5 rows is a block of 4 and one
+	// more; k = 200 is three 64-float steps and 8 single products, k = 80
+	// one step and one 16-float vector
+	{12, 200, 8, 37, [2][]int64{{1, 0, 2, 0, 3, 1, 0, 5}, {0, 1, 0, 0, 0, 0, 4, 0}}},
+	{9, 80, 6, 19, [2][]int64{{0, 4, 0, 1, 1, 3}, {1, 1, 1, 1, 1, 1}}},
 	// a long contraction (k not a multiple of 8): with [g,n,k] weights the
 	// swapped product packs one 16-row panel at a time, so 40 rows are
 	// three chunks, the last partial
@@ -168,6 +174,13 @@ func BenchmarkRaggedDot(b *testing.B) {
 		// a bf16 checkpoint's experts, read at their width
 		{"prefill-t32-qwen3-up-bf16", 32, 128, 2048, 768, true, true, 0},
 		{"prefill-t4-qwen3-up-bf16", 4, 128, 2048, 768, true, true, 0},
+		// batch-1 decode as the models run it: one token's 8 experts of
+		// 128, stored [n,k], f32 and bf16; the experts used move on every
+		// run (as a token's do), so the weights come from memory
+		{"decode1-t-qwen3-up", 1, 128, 2048, 768, true, false, 8},
+		{"decode1-t-qwen3-down", 1, 128, 768, 2048, true, false, 8},
+		{"decode1-t-qwen3-up-bf16", 1, 128, 2048, 768, true, true, 8},
+		{"decode1-t-qwen3-down-bf16", 1, 128, 768, 2048, true, true, 8},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			used := c.g
@@ -201,10 +214,23 @@ func BenchmarkRaggedDot(b *testing.B) {
 			}
 			in[2] = backend.FromInts(ir.Tensor(ir.I32, c.g), sizes...)
 			x.Run(in)
+			// The batch-1 cases move their experts on from run to run.
+			moving := c.rows == 1 && c.rhsT
+			var turns []*backend.Buffer
+			for shift := range c.g / used {
+				moved := make([]int64, c.g)
+				for i := range sizes {
+					moved[(int64(i)+int64(shift))%c.g] = sizes[i]
+				}
+				turns = append(turns, backend.FromInts(ir.Tensor(ir.I32, c.g), moved...))
+			}
 			b.ResetTimer()
 			best := time.Duration(math.MaxInt64)
 			cpu0 := processCPU()
 			for i := 0; i < b.N; i++ {
+				if moving {
+					in[2] = turns[i%len(turns)]
+				}
 				t0 := time.Now()
 				if _, err := x.Run(in); err != nil {
 					b.Fatal(err)
