@@ -99,6 +99,12 @@ func (bd *builder) otherOp(o *op, args []*ir.Value) {
 	switch o.name {
 	case "stablehlo.is_finite":
 		bd.results(o, bd.isFinite(o, args))
+	case "chlo.erf_inv":
+		bd.results(o, bd.erfInv(o, args))
+	case "chlo.lgamma":
+		bd.results(o, bd.lgamma(o, args))
+	case "chlo.next_after":
+		bd.results(o, bd.nextAfter(o, args))
 	case probeOp: // a function body's probes, and a while's there, are read before they get here
 		bd.s.failf(o.pos, "unsupported %s inside a region other than the do region of a while in the function body", o.name)
 	case "call", "func.call":
