@@ -131,6 +131,10 @@ func (bd *builder) argReduce(o *op) {
 	if !isIdentity(args[2], ext) {
 		refuse()
 	}
+	if x.Type.DType == ir.I1 {
+		// jnp.argmax of a mask (the first true): ir's argmax wants numbers.
+		x = bd.emit(o, ir.OpConvert, nil, []ir.Type{x.Type.WithDType(ir.U8)}, x)
+	}
 	v := bd.emit(o, code, &ir.AxisAttr{Axis: dims[0]}, nil, x)
 	if wide {
 		v = bd.emit(o, ir.OpConvert, nil, []ir.Type{v.Type.WithDType(ir.I64)}, v)

@@ -76,6 +76,25 @@ var importedOps = []struct{ name, src string }{
   }) : (tensor<5x7xf32>, tensor<f32>) -> tensor<5x7xf32>
   return %0, %1 : tensor<4x3xf32>, tensor<5x7xf32>
 }`},
+	{"scatter_one_window", `func.func @main(%x: tensor<4x5xf32>, %i: tensor<1xi32>, %j: tensor<2xi32>, %r: tensor<5xf32>, %c: tensor<4x1xf32>) -> (tensor<4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>) {
+  %0 = "stablehlo.scatter"(%x, %i, %r) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [0], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0]>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    stablehlo.return %b : tensor<f32>
+  }) : (tensor<4x5xf32>, tensor<1xi32>, tensor<5xf32>) -> tensor<4x5xf32>
+  %1 = "stablehlo.scatter"(%x, %i, %c) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [0, 1], scatter_dims_to_operand_dims = [1]>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %m = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %m : tensor<f32>
+  }) : (tensor<4x5xf32>, tensor<1xi32>, tensor<4x1xf32>) -> tensor<4x5xf32>
+  %h = stablehlo.constant dense<1.5> : tensor<f32>
+  %2 = "stablehlo.scatter"(%x, %j, %h) <{scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0, 1], scatter_dims_to_operand_dims = [1, 0]>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %m = stablehlo.multiply %a, %b : tensor<f32>
+    %s = stablehlo.subtract %m, %a : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<4x5xf32>, tensor<2xi32>, tensor<f32>) -> tensor<4x5xf32>
+  return %0, %1, %2 : tensor<4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>
+}`},
 	{"erf_inv_lgamma", `func.func @main(%x: tensor<9xf32>, %y: tensor<9xbf16>) -> (tensor<9xf32>, tensor<9xbf16>, tensor<9xf32>, tensor<9xbf16>) {
   %q = stablehlo.constant dense<0.125> : tensor<9xf32>
   %u = stablehlo.multiply %x, %q : tensor<9xf32>

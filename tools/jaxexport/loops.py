@@ -11,10 +11,11 @@ transformer whose layers are a scan over stacked weights, with its gradient
 and one AdamW step. cmd/tpucc's TestMlirJAX runs them all.
 
 Usage (the pinned jax of .venv):
-  .venv/bin/python tools/jaxexport/loops.py [OUTDIR]   (default testdata/jax)
+  .venv/bin/python tools/jaxexport/loops.py [OUTDIR [NAME...]]   (default testdata/jax, all)
 """
 import os
 import sys
+import zlib
 
 import numpy as np
 
@@ -370,6 +371,104 @@ def special(u, g):
             lax.nextafter(u, u[::-1]), lax.nextafter(u * 0, -u), lax.nextafter(ub, ub[::-1]).astype(jnp.float32))
 
 
+def odeint_fn(y0, t, w):
+    from jax.experimental.ode import odeint
+    f = lambda y, t, w: jnp.tanh(w @ y) - 0.1 * y * t
+    ys = odeint(f, y0, t, w, rtol=1e-6, atol=1e-6)
+    g = jax.grad(lambda w: jnp.sum(odeint(f, y0, t, w, rtol=1e-6, atol=1e-6)[-1] ** 2))(w)
+    return ys, g
+
+
+def bfgs(x0, a):
+    from jax.scipy.optimize import minimize
+    f = lambda x: jnp.sum((a @ x - 1.0) ** 2) + 0.1 * jnp.sum(x ** 4)
+    r = minimize(f, x0, method="BFGS")
+    return r.x, r.fun, r.nit
+
+
+def train_loop(params, x):
+    def step(i, c):
+        p, m, v = c
+        loss, g = jax.value_and_grad(transformer)(p, x)
+        gn = jnp.sqrt(sum(jnp.sum(a * a) for a in jax.tree_util.tree_leaves(g)))
+        g = jax.tree_util.tree_map(lambda a: a * jnp.minimum(1.0, 1.0 / (gn + 1e-6)), g)
+        m = jax.tree_util.tree_map(lambda m, g: 0.9 * m + 0.1 * g, m, g)
+        v = jax.tree_util.tree_map(lambda v, g: 0.99 * v + 0.01 * g * g, v, g)
+        t = (i + 1).astype(jnp.float32)
+        p = jax.tree_util.tree_map(lambda p, m, v: p - 1e-2 * (m / (1 - 0.9 ** t)) / (jnp.sqrt(v / (1 - 0.99 ** t)) + 1e-8), p, m, v)
+        return p, m, v
+    z = jax.tree_util.tree_map(jnp.zeros_like, params)
+    p, _, _ = lax.fori_loop(0, 3, step, (params, z, z))
+    return transformer(p, x), p["wq"]
+
+
+def sample_decode(key, emb, w):
+    key = jax.random.wrap_key_data(key)
+    def body(c, k):
+        tok, = c
+        logits = jnp.tanh(emb[tok]) @ w
+        # top-p: sort descending, cumsum, mask
+        srt = jnp.sort(logits)[::-1]
+        cum = jnp.cumsum(jax.nn.softmax(srt))
+        cutoff = srt[jnp.argmax(cum > 0.8)]
+        logits = jnp.where(logits < cutoff, -jnp.inf, logits)
+        nxt = jax.random.categorical(k, logits).astype(jnp.int32)
+        return (nxt,), nxt
+    _, toks = lax.scan(body, (jnp.int32(1),), jax.random.split(key, 6))
+    k2 = jax.random.fold_in(key, 3)
+    return toks, jax.random.permutation(k2, 7), jax.random.choice(k2, 5, (4,), p=jnp.array([0.1, 0.2, 0.3, 0.2, 0.2])), \
+        jnp.nonzero(toks > 1, size=4, fill_value=-1)[0]
+
+
+def named_remat(h0, xs, w):
+    from jax.ad_checkpoint import checkpoint_name
+    def body(h, x):
+        a = checkpoint_name(h @ w, "a")
+        return jnp.tanh(a + x), None
+    pol = jax.checkpoint_policies.save_only_these_names("a")
+    loss = lambda h0, w: jnp.sum(lax.scan(jax.checkpoint(body, policy=pol), h0, xs)[0] ** 2)
+    return jax.grad(loss, argnums=(0, 1))(h0, w)
+
+
+def dpa(q, k, v):
+    return jax.nn.dot_product_attention(q, k, v, is_causal=True)
+
+
+def scan_in_cond_grad(x, p):
+    def loss(x):
+        f = lambda v: lax.scan(lambda c, _: (jnp.sin(c) * 1.1, c.sum()), v, None, length=3)
+        a = lax.cond(p > 0, lambda v: f(v)[0], lambda v: v * 2, x)
+        return jnp.sum(a ** 2)
+    return jax.grad(loss)(x)
+
+
+def sort_while(x):
+    # Bubble passes until sorted: .at[:-1].set and .at[1:].max are scatters of one window.
+    def cond(s):
+        v, n = s
+        return jnp.any(v[1:] < v[:-1]) & (n < 20)
+    def body(s):
+        v, n = s
+        a, b = v[:-1], v[1:]
+        lo, hi = jnp.minimum(a, b), jnp.maximum(a, b)
+        v = v.at[:-1].set(lo).at[1:].max(hi)
+        return v, n + 1
+    return lax.while_loop(cond, body, (x, 0))
+
+
+def scatter_loop(x, idx):
+    # .at[i].set / .at[:, j].max / .at[i, j].multiply with a traced index in a
+    # loop: scatters of one window, some indices out of range (dropped).
+    def step(k, c):
+        a, b = c
+        i = idx[k]
+        a = a.at[i].set(a[(i + 1) % 4] * 0.5 + k.astype(jnp.float32), mode="drop")
+        a = a.at[:, i].max(jnp.sin(a[:, 0]), mode="drop")
+        b = b.at[i, 2].multiply(1.5, mode="drop").at[i].add(1.0, mode="drop")
+        return a, b
+    return lax.fori_loop(0, idx.shape[0], step, (x, x * 2))
+
+
 def zeros_like_tree(t):
     return jax.tree_util.tree_map(lambda a: np.zeros_like(a), t)
 
@@ -416,6 +515,15 @@ FUNCS = [
     ("sort_in_scan", sort_in_scan, lambda: (f32(3, 5),)),
     ("cum_more", cum_more, lambda: (f32(3, 4), rng.random((3, 4)) > 0.5)),
     ("empty_state", empty_state, lambda: (f32(3),)),
+    ("odeint", odeint_fn, lambda: (f32(3), np.linspace(0, 1, 4).astype(np.float32), 0.5 * f32(3, 3))),
+    ("bfgs", bfgs, lambda: (f32(3), f32(4, 3))),
+    ("train_loop", train_loop, lambda: (tparams(), f32(T, D))),
+    ("sample_decode", sample_decode, lambda: (np.array([4, 2], np.uint32), f32(5, 4), f32(4, 5))),
+    ("named_remat", named_remat, lambda: (f32(2, 4), f32(5, 2, 4), 0.5 * f32(4, 4))),
+    ("dpa", dpa, lambda: (f32(1, 5, 2, 4), f32(1, 5, 2, 4), f32(1, 5, 2, 4))),
+    ("scan_in_cond_grad", scan_in_cond_grad, lambda: (f32(3), np.float32(1))),
+    ("sort_while", sort_while, lambda: (f32(6),)),
+    ("scatter_loop", scatter_loop, lambda: (f32(4, 5), np.array([0, 3, 7, 2, -1, 4, 1], np.int32))),
     ("langevin", langevin, lambda: (np.array([5, 7], np.uint32), f32(3))),
     ("special", special, lambda: (np.array([-1, -0.999999, -0.7, -1e-8, 0, 0.3, 0.99, 0.9999, 1, 1.5, np.nan], np.float32),
                                   np.array([-np.inf, -2.5, -2, -0.5, -0.1, 0, 1e-3, 0.5, 1, 2, 3.7, 30, 1e10, np.inf, np.nan],
@@ -459,6 +567,9 @@ def export_all(out, funcs, only):
     for name, f, make in funcs:
         if only and name not in only:
             continue
+        # Each export draws from a seed of its own name, so that adding one
+        # or exporting a few leaves the others' inputs as they are.
+        rng.bit_generator.state = np.random.default_rng(zlib.crc32(name.encode())).bit_generator.state
         args = make()
         leaves = [np.asarray(a) for a in jax.tree_util.tree_leaves(args)]
         d = os.path.join(out, name)
