@@ -101,10 +101,10 @@ func (bd *builder) scatterAdd(o *op, args []*ir.Value) *ir.Value {
 		bd.s.failf(o.pos, "unsupported form of %s: %d operands (only one input, indices and updates)", o.name, len(args))
 	}
 	if bd.body(o) != "stablehlo.add" {
-		if v, ok := bd.scatterOne(o, args); ok {
+		if v, ok := bd.scatterBody(o, args); ok {
 			return v
 		}
-		bd.s.failf(o.pos, "unsupported form of %s: the body is not one add (another body is read for a scatter of one window)", o.name)
+		bd.s.failf(o.pos, "unsupported form of %s: a body other than one add with batching dimensions", o.name)
 	}
 	f := bd.indexForm(o, "scatter_dimension_numbers", [5]string{"update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims", "input_batching_dims", "scatter_indices_batching_dims"})
 	axis, idx, ok := bd.axis(o, f, args[0], args[1])

@@ -114,9 +114,8 @@ func TestNextAfter(t *testing.T) {
 }
 
 // TestSpecialRefused: the special functions on other types, a window too
-// long to apply a general body per element, and a scatter of several
-// windows with a body other than add (a set whose indices may repeat) are
-// refused at the op.
+// long to apply a general body per element, and a scatter with batching
+// dimensions and a body other than add are refused at the op.
 func TestSpecialRefused(t *testing.T) {
 	window := `func.func @main(%arg0: tensor<300xf32>) -> tensor<300xf32> {
   %c = stablehlo.constant dense<0.0> : tensor<f32>
@@ -137,14 +136,14 @@ func TestSpecialRefused(t *testing.T) {
 		{"func.func @main(%arg0: tensor<2xf32>, %arg1: tensor<2xf64>) -> tensor<2xf32> {\n  %0 = chlo.next_after %arg0, %arg1 : tensor<2xf32>, tensor<2xf64> -> tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n",
 			"s.mlir:2:8: error: chlo.next_after needs two operands of one type of f16, bf16, f32 or f64"},
 		{window, "s.mlir:3:8: error: unsupported form of stablehlo.reduce_window: a window of more than 256 elements with a body other than one add, maximum, minimum or multiply"},
-		{`func.func @main(%arg0: tensor<4xf32>, %arg1: tensor<2x1xi32>, %arg2: tensor<2xf32>) -> tensor<4xf32> {
-  %0 = "stablehlo.scatter"(%arg0, %arg1, %arg2) <{scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+		{`func.func @main(%arg0: tensor<2x4xf32>, %arg1: tensor<2x1xi32>, %arg2: tensor<2xf32>) -> tensor<2x4xf32> {
+  %0 = "stablehlo.scatter"(%arg0, %arg1, %arg2) <{scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [1], input_batching_dims = [0], scatter_indices_batching_dims = [0], scatter_dims_to_operand_dims = [1], index_vector_dim = 1>}> ({
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
     stablehlo.return %b : tensor<f32>
-  }) : (tensor<4xf32>, tensor<2x1xi32>, tensor<2xf32>) -> tensor<4xf32>
-  return %0 : tensor<4xf32>
+  }) : (tensor<2x4xf32>, tensor<2x1xi32>, tensor<2xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
 }
-`, "s.mlir:2:8: error: unsupported form of stablehlo.scatter: the body is not one add (another body is read for a scatter of one window)"},
+`, "s.mlir:2:8: error: unsupported form of stablehlo.scatter: a body other than one add with batching dimensions"},
 	} {
 		_, err := Parse("s.mlir", []byte(c.src))
 		if err == nil || err.Error() != c.want {

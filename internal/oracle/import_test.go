@@ -95,6 +95,20 @@ var importedOps = []struct{ name, src string }{
   }) : (tensor<4x5xf32>, tensor<2xi32>, tensor<f32>) -> tensor<4x5xf32>
   return %0, %1, %2 : tensor<4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>
 }`},
+	{"scatter_windows", `func.func @main(%x: tensor<4x3xf32>, %i: tensor<3x1xi32>, %u: tensor<3x3xf32>, %y: tensor<5xf32>, %j: tensor<2x3xi32>, %v: tensor<2x3xf32>) -> (tensor<4x3xf32>, tensor<5xf32>) {
+  %0 = "stablehlo.scatter"(%x, %i, %u) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    stablehlo.return %b : tensor<f32>
+  }) : (tensor<4x3xf32>, tensor<3x1xi32>, tensor<3x3xf32>) -> tensor<4x3xf32>
+  %1 = "stablehlo.scatter"(%y, %j, %v) <{scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 2>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %h = stablehlo.constant dense<0.5> : tensor<f32>
+    %m = stablehlo.multiply %a, %h : tensor<f32>
+    %s = stablehlo.maximum %m, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<5xf32>, tensor<2x3xi32>, tensor<2x3xf32>) -> tensor<5xf32>
+  return %0, %1 : tensor<4x3xf32>, tensor<5xf32>
+}`},
 	{"erf_inv_lgamma", `func.func @main(%x: tensor<9xf32>, %y: tensor<9xbf16>) -> (tensor<9xf32>, tensor<9xbf16>, tensor<9xf32>, tensor<9xbf16>) {
   %q = stablehlo.constant dense<0.125> : tensor<9xf32>
   %u = stablehlo.multiply %x, %q : tensor<9xf32>

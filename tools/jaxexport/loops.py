@@ -469,6 +469,40 @@ def scatter_loop(x, idx):
     return lax.fori_loop(0, idx.shape[0], step, (x, x * 2))
 
 
+def segments(x, seg):
+    # Scatters of several windows with add, max, min and multiply bodies.
+    return jax.ops.segment_sum(x, seg, 4), jax.ops.segment_max(x, seg, 4), jax.ops.segment_min(x, seg, 4), jax.ops.segment_prod(x, seg, 4)
+
+
+def set_many(x, idx, v):
+    # .at[idx].set with a repeated index (the later update wins) and one out of range.
+    def step(k, a):
+        return a.at[idx].set(v * k)
+    return lax.fori_loop(0, 3, step, x), x.at[idx].set(v), x.at[idx].max(v), jnp.zeros(6, bool).at[idx].set(True)
+
+
+def misc(x, n, s):
+    return (jnp.bincount(n, length=6), jnp.unique(n, size=5, fill_value=-1), jnp.roll(x, s), jnp.interp(x, jnp.sort(x), x * 2),
+            jnp.searchsorted(jnp.sort(x), x, method="sort"), jnp.searchsorted(jnp.sort(x), x, method="compare_all"),
+            jnp.where(n > 0, size=3, fill_value=-1)[0], jnp.histogram(x, bins=3, range=(-2, 2))[0])
+
+
+def conv_scan(xs, w):
+    def step(c, x):
+        y = lax.conv_general_dilated(x[None], w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))[0]
+        y = lax.reduce_window(y, -jnp.inf, lax.max, (2, 2, 1), (1, 1, 1), "SAME")
+        return c + y.sum(), y.mean()
+    return lax.scan(step, 0.0, xs)
+
+
+def gnn(h, src, dst, w):
+    def layer(h, _):
+        msg = h[src] @ w
+        agg = jax.ops.segment_sum(msg, dst, h.shape[0])
+        return jnp.tanh(h + agg), None
+    return lax.scan(layer, h, None, length=3)[0]
+
+
 def zeros_like_tree(t):
     return jax.tree_util.tree_map(lambda a: np.zeros_like(a), t)
 
@@ -524,6 +558,11 @@ FUNCS = [
     ("scan_in_cond_grad", scan_in_cond_grad, lambda: (f32(3), np.float32(1))),
     ("sort_while", sort_while, lambda: (f32(6),)),
     ("scatter_loop", scatter_loop, lambda: (f32(4, 5), np.array([0, 3, 7, 2, -1, 4, 1], np.int32))),
+    ("segments", segments, lambda: (f32(7), np.array([0, 2, 2, 1, 0, 5, 2], np.int32))),
+    ("set_many", set_many, lambda: (f32(6), np.array([1, 4, 1, 9], np.int32), f32(4))),
+    ("misc", misc, lambda: (f32(6), np.array([1, 0, 3, 3, -1, 5], np.int32), np.int32(2))),
+    ("conv_scan", conv_scan, lambda: (f32(3, 4, 4, 2), f32(3, 3, 2, 3))),
+    ("gnn", gnn, lambda: (f32(5, 3), np.array([0, 1, 2, 3, 4, 0], np.int32), np.array([1, 2, 3, 4, 0, 2], np.int32), 0.5 * f32(3, 3))),
     ("langevin", langevin, lambda: (np.array([5, 7], np.uint32), f32(3))),
     ("special", special, lambda: (np.array([-1, -0.999999, -0.7, -1e-8, 0, 0.3, 0.99, 0.9999, 1, 1.5, np.nan], np.float32),
                                   np.array([-np.inf, -2.5, -2, -0.5, -0.1, 0, 1e-3, 0.5, 1, 2, 3.7, 30, 1e10, np.inf, np.nan],
