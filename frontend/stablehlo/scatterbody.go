@@ -33,7 +33,13 @@ func (bd *builder) scatterBody(o *op, args []*ir.Value) (v *ir.Value, ok bool) {
 	if f.hasIVD {
 		ivd = f.ivd
 	}
-	if n, _ := idx.Type.NumElements(); n == k {
+	n, _ := idx.Type.NumElements()
+	m, _ := upd.Type.NumElements()
+	if k == 0 || ivd > int64(idx.Type.Rank()) || ivd < int64(idx.Type.Rank()) && idx.Type.Dims()[ivd] != k ||
+		ivd == int64(idx.Type.Rank()) && k != 1 || m != n/k*elements(sizes) {
+		bd.s.failf(o.pos, "unsupported form of %s: the dimension numbers, operands and result type do not agree", o.name)
+	}
+	if n == k {
 		u := bd.emit(o, ir.OpReshape, nil, []ir.Type{window}, upd)
 		return bd.updateWindow(o, f, x, idx, u, sizes), true
 	}
@@ -43,7 +49,6 @@ func (bd *builder) scatterBody(o *op, args []*ir.Value) (v *ir.Value, ok bool) {
 	if ivd < int64(idx.Type.Rank()) {
 		rows = bd.moveLast(o, rows, ivd)
 	}
-	n, _ := rows.Type.NumElements()
 	rows = bd.emit(o, ir.OpReshape, nil, []ir.Type{ir.Tensor(ir.I32, n/k, k)}, rows)
 	var perm []int64
 	for d := range int64(upd.Type.Rank()) {

@@ -8,6 +8,39 @@ import (
 	"github.com/tpucc/tpucc/backend/cpu"
 )
 
+// Seeds of FuzzParse: the ops read as CHLO's expansions, a reduce_window
+// with a general body and a scatter that sets at several indices.
+const (
+	specialOps = `func.func @main(%x: tensor<3xf32>, %y: tensor<3xbf16>) -> (tensor<3xf32>, tensor<3xbf16>, tensor<3xf32>) {
+  %0 = chlo.erf_inv %x : tensor<3xf32> -> tensor<3xf32>
+  %1 = chlo.lgamma %y : tensor<3xbf16> -> tensor<3xbf16>
+  %2 = chlo.next_after %x, %0 : tensor<3xf32>, tensor<3xf32> -> tensor<3xf32>
+  return %0, %1, %2 : tensor<3xf32>, tensor<3xbf16>, tensor<3xf32>
+}
+`
+	generalWindow = `func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %c = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %0 = "stablehlo.reduce_window"(%x, %c) <{window_dimensions = array<i64: 1, 4>, padding = dense<[[0, 0], [3, 0]]> : tensor<2x2xi64>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %m = stablehlo.maximum %a, %b : tensor<f32>
+    %d = stablehlo.subtract %a, %b : tensor<f32>
+    %e = stablehlo.exponential %d : tensor<f32>
+    %s = stablehlo.add %m, %e : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<2x4xf32>, tensor<f32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+`
+	scatterSet = `func.func @main(%x: tensor<4x3xf32>, %i: tensor<2x1xi32>, %u: tensor<2x3xf32>) -> tensor<4x3xf32> {
+  %0 = "stablehlo.scatter"(%x, %i, %u) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    stablehlo.return %b : tensor<f32>
+  }) : (tensor<4x3xf32>, tensor<2x1xi32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+`
+)
+
 // runUnary imports `%0 = OP %arg0 : T -> T` (or OP of %arg0, %arg1 with
 // two inputs) of dtype dt and runs it on the reference executor.
 func runUnary(t *testing.T, op, dt string, ins ...[]float64) []float64 {

@@ -25,6 +25,11 @@ func (bd *builder) unrolledWindow(o *op, x, init *ir.Value) *ir.Value {
 	if len(w.Size) != rank || len(base) != rank || len(wdil) != rank || len(stride) != rank || len(lo) != rank || len(hi) != rank {
 		bd.s.failf(o.pos, "unsupported form of %s: window attributes of another rank than the input's %d", o.name, rank)
 	}
+	for d := range rank {
+		if stride[d] < 1 || base[d] < 1 || wdil[d] < 1 {
+			bd.s.failf(o.pos, "unsupported form of %s: strides and dilations must be positive", o.name)
+		}
+	}
 	if init.Type.Rank() != 0 || init.Type.DType != x.Type.DType {
 		bd.s.failf(o.pos, "unsupported form of %s: the init is %s, want tensor<%s>", o.name, mlirType(init.Type), x.Type.DType)
 	}
