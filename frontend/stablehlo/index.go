@@ -11,7 +11,6 @@ import (
 type indexForm struct {
 	window, collapsed, toOperand, batching []int64
 	ivd                                    int64
-	hasIVD                                 bool
 }
 
 func (bd *builder) indexForm(o *op, key string, names [5]string) indexForm {
@@ -27,8 +26,10 @@ func (bd *builder) indexForm(o *op, key string, names [5]string) indexForm {
 	}
 	f := indexForm{window: get(names[0]), collapsed: get(names[1]), toOperand: get(names[2]),
 		batching: append(get(names[3]), get(names[4])...)}
+	// An index_vector_dim not written is 0, the attribute's default (the
+	// printer leaves a 0 out: x.at[i, j].add(v) has tensor<2xi32> indices).
 	if v := dn.dict["index_vector_dim"]; v != nil {
-		f.ivd, f.hasIVD = v.int(bd.s, "index_vector_dim"), true
+		f.ivd = v.int(bd.s, "index_vector_dim")
 	}
 	return f
 }
@@ -42,9 +43,6 @@ func (bd *builder) axis(o *op, f indexForm, x, idx *ir.Value) (axis int64, flat 
 	}
 	axis = f.collapsed[0]
 	rank := int64(idx.Type.Rank())
-	if !f.hasIVD {
-		f.ivd = 0
-	}
 	trailing := f.ivd == rank-1 && idx.Type.Dims()[rank-1] == 1
 	switch {
 	case f.ivd == rank:

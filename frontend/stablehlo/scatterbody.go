@@ -29,10 +29,7 @@ func (bd *builder) scatterBody(o *op, args []*ir.Value) (v *ir.Value, ok bool) {
 	sizes := bd.scatterWindow(o, f, x, upd)
 	window := ir.Tensor(x.Type.DType, sizes...)
 	k := int64(len(f.toOperand))
-	ivd := int64(idx.Type.Rank())
-	if f.hasIVD {
-		ivd = f.ivd
-	}
+	ivd := f.ivd
 	n, _ := idx.Type.NumElements()
 	m, _ := upd.Type.NumElements()
 	if k == 0 || ivd > int64(idx.Type.Rank()) || ivd < int64(idx.Type.Rank()) && idx.Type.Dims()[ivd] != k ||

@@ -76,6 +76,16 @@ var importedOps = []struct{ name, src string }{
   }) : (tensor<5x7xf32>, tensor<f32>) -> tensor<5x7xf32>
   return %0, %1 : tensor<4x3xf32>, tensor<5x7xf32>
 }`},
+	{"index_vector_dim_0", `func.func @main(%x: tensor<4x5xf32>, %i: tensor<2xi32>) -> (tensor<f32>, tensor<4x5xf32>) {
+  %0 = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [0, 1], start_index_map = [0, 1]>, slice_sizes = array<i64: 1, 1>}> : (tensor<4x5xf32>, tensor<2xi32>) -> tensor<f32>
+  %h = stablehlo.constant dense<2.0> : tensor<f32>
+  %1 = "stablehlo.scatter"(%x, %i, %h) <{scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0, 1], scatter_dims_to_operand_dims = [0, 1]>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<4x5xf32>, tensor<2xi32>, tensor<f32>) -> tensor<4x5xf32>
+  return %0, %1 : tensor<f32>, tensor<4x5xf32>
+}`},
 	{"scatter_one_window", `func.func @main(%x: tensor<4x5xf32>, %i: tensor<1xi32>, %j: tensor<2xi32>, %r: tensor<5xf32>, %c: tensor<4x1xf32>) -> (tensor<4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>) {
   %0 = "stablehlo.scatter"(%x, %i, %r) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [0], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0]>}> ({
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):

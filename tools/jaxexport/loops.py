@@ -19,21 +19,10 @@ import zlib
 
 import numpy as np
 
-os.environ.setdefault("JAX_PLATFORMS", "cpu")
+from export import f32, i32, rng, write  # export.py's (it sets JAX_PLATFORMS=cpu before jax loads)
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 from jax import lax  # noqa: E402
-
-rng = np.random.default_rng(30)
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def f32(*shape):
-    return rng.standard_normal(shape).astype(np.float32)
-
-
-def i32(lo, hi, *shape):
-    return rng.integers(lo, hi, shape).astype(np.int32)
 
 
 def rnn_loss(h0, xs, wx, wh):
@@ -503,6 +492,11 @@ def gnn(h, src, dst, w):
     return lax.scan(layer, h, None, length=3)[0]
 
 
+def scatter_ij(x, i, j):
+    # x.at[i, j] with traced i, j: tensor<2xi32> indices, index_vector_dim 0 left unwritten.
+    return x.at[i, j].add(2.0), x.at[i, j].set(7.0), x.at[i, j].max(0.5), x.at[i + 9, j].add(1.0)
+
+
 def zeros_like_tree(t):
     return jax.tree_util.tree_map(lambda a: np.zeros_like(a), t)
 
@@ -563,6 +557,7 @@ FUNCS = [
     ("misc", misc, lambda: (f32(6), np.array([1, 0, 3, 3, -1, 5], np.int32), np.int32(2))),
     ("conv_scan", conv_scan, lambda: (f32(3, 4, 4, 2), f32(3, 3, 2, 3))),
     ("gnn", gnn, lambda: (f32(5, 3), np.array([0, 1, 2, 3, 4, 0], np.int32), np.array([1, 2, 3, 4, 0, 2], np.int32), 0.5 * f32(3, 3))),
+    ("scatter_ij", scatter_ij, lambda: (f32(4, 5), np.int32(2), np.int32(3))),
     ("langevin", langevin, lambda: (np.array([5, 7], np.uint32), f32(3))),
     ("special", special, lambda: (np.array([-1, -0.999999, -0.7, -1e-8, 0, 0.3, 0.99, 0.9999, 1, 1.5, np.nan], np.float32),
                                   np.array([-np.inf, -2.5, -2, -0.5, -0.1, 0, 1e-3, 0.5, 1, 2, 3.7, 30, 1e10, np.inf, np.nan],
@@ -611,16 +606,8 @@ def export_all(out, funcs, only):
         rng.bit_generator.state = np.random.default_rng(zlib.crc32(name.encode())).bit_generator.state
         args = make()
         leaves = [np.asarray(a) for a in jax.tree_util.tree_leaves(args)]
-        d = os.path.join(out, name)
-        os.makedirs(d, exist_ok=True)
-        text = jax.jit(f).lower(*args).as_text(debug_info=True).replace(HERE + os.sep, "")
-        with open(os.path.join(d, "model.mlir"), "w") as fh:
-            fh.write(text)
         results = jax.tree_util.tree_leaves(jax.jit(f)(*args))
-        for i, a in enumerate(leaves):
-            np.save(os.path.join(d, "arg%d.npy" % i), a)
-        for i, r in enumerate(results):
-            np.save(os.path.join(d, "result%d.npy" % i), np.asarray(r))
+        write(os.path.join(out, name), jax.jit(f).lower(*args).as_text(debug_info=True), leaves, results)
         print(name, len(leaves), "inputs", len(results), "results")
 
 
