@@ -101,9 +101,12 @@ func (bd *builder) updateWindow(o *op, f indexForm, x, idx, u *ir.Value, sizes [
 	if !next.Type.Equal(u.Type) {
 		bd.s.failf(o.pos, "unsupported form of %s: the body returns %s, want tensor<%s>", o.name, next.Type.DType, x.Type.DType)
 	}
-	y := bd.emit(o, ir.OpDynamicUpdateSlice, nil, nil, append([]*ir.Value{x, next}, starts...)...)
-	keep := bd.emit(o, ir.OpBroadcast, &ir.DimsAttr{Dims: []int64{}}, []ir.Type{x.Type.WithDType(ir.I1)}, valid)
-	return bd.emit(o, ir.OpSelect, nil, nil, keep, y, x)
+	// Where the window does not fit, dynamic_slice and dynamic_update_slice
+	// both clamp its start, so writing back the window read leaves x as it
+	// was; the select is the window's size, not the operand's.
+	keep := bd.emit(o, ir.OpBroadcast, &ir.DimsAttr{Dims: []int64{}}, []ir.Type{u.Type.WithDType(ir.I1)}, valid)
+	next = bd.emit(o, ir.OpSelect, nil, nil, keep, next, cur)
+	return bd.emit(o, ir.OpDynamicUpdateSlice, nil, nil, append([]*ir.Value{x, next}, starts...)...)
 }
 
 // scatterLoop is a while loop that updates x by each row of rows (start
