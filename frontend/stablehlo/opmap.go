@@ -108,6 +108,8 @@ func (bd *builder) otherOp(o *op, args []*ir.Value) {
 		return
 	}
 	switch o.name {
+	case "sdy.sharding_constraint":
+		bd.shardingConstraint(o)
 	case probeOp: // a function body's probes, and a while's there, are read before they get here
 		bd.s.failf(o.pos, "unsupported %s inside a region other than the do region of a while in the function body", o.name)
 	case "call", "func.call":

@@ -497,6 +497,15 @@ def scatter_ij(x, i, j):
     return x.at[i, j].add(2.0), x.at[i, j].set(7.0), x.at[i, j].max(0.5), x.at[i + 9, j].add(1.0)
 
 
+def sharded(x, w):
+    # with_sharding_constraint on one device in a scan: sdy.mesh @empty_mesh
+    # and sdy.sharding_constraint, which split nothing.
+    def step(c, _):
+        c = jax.lax.with_sharding_constraint(jnp.tanh(c @ w), jax.sharding.SingleDeviceSharding(jax.devices()[0]))
+        return c, c.sum()
+    return lax.scan(step, x, None, length=3)
+
+
 def zeros_like_tree(t):
     return jax.tree_util.tree_map(lambda a: np.zeros_like(a), t)
 
@@ -558,6 +567,7 @@ FUNCS = [
     ("conv_scan", conv_scan, lambda: (f32(3, 4, 4, 2), f32(3, 3, 2, 3))),
     ("gnn", gnn, lambda: (f32(5, 3), np.array([0, 1, 2, 3, 4, 0], np.int32), np.array([1, 2, 3, 4, 0, 2], np.int32), 0.5 * f32(3, 3))),
     ("scatter_ij", scatter_ij, lambda: (f32(4, 5), np.int32(2), np.int32(3))),
+    ("sharded", sharded, lambda: (f32(2, 4), 0.5 * f32(4, 4))),
     ("langevin", langevin, lambda: (np.array([5, 7], np.uint32), f32(3))),
     ("special", special, lambda: (np.array([-1, -0.999999, -0.7, -1e-8, 0, 0.3, 0.99, 0.9999, 1, 1.5, np.nan], np.float32),
                                   np.array([-np.inf, -2.5, -2, -0.5, -0.1, 0, 1e-3, 0.5, 1, 2, 3.7, 30, 1e10, np.inf, np.nan],
