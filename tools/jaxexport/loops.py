@@ -506,6 +506,31 @@ def sharded(x, w):
     return lax.scan(step, x, None, length=3)
 
 
+def bf16_train(params, x):
+    # Mixed precision: f32 parameters, the scanned layers in bf16, the loss and grads in f32.
+    def loss(p):
+        p16 = jax.tree_util.tree_map(lambda a: a.astype(jnp.bfloat16), p)
+        y, _ = lax.scan(lambda h, q: (block(h, q).astype(jnp.bfloat16), None), x.astype(jnp.bfloat16), p16)
+        return jnp.mean(y.astype(jnp.float32) ** 2)
+    return jax.value_and_grad(loss)(params)
+
+
+def key_loop(seed):
+    # A typed key (jax.random.key) carried through a scan, split each step.
+    k = jax.random.key(seed)
+    def step(c, _):
+        k, acc = c
+        k, s = jax.random.split(k)
+        return (k, acc + jax.random.randint(s, (3,), 0, 100)), jax.random.uniform(s)
+    (k, acc), us = lax.scan(step, (k, jnp.zeros(3, jnp.int32)), None, length=4)
+    return acc, us, jax.random.key_data(k)
+
+
+def long_scan(x):
+    # 2000 steps: the loop is run, not unrolled.
+    return lax.scan(lambda c, _: (c * 0.999 + jnp.sin(c), c[0]), x, None, length=2000)
+
+
 def zeros_like_tree(t):
     return jax.tree_util.tree_map(lambda a: np.zeros_like(a), t)
 
@@ -568,6 +593,9 @@ FUNCS = [
     ("gnn", gnn, lambda: (f32(5, 3), np.array([0, 1, 2, 3, 4, 0], np.int32), np.array([1, 2, 3, 4, 0, 2], np.int32), 0.5 * f32(3, 3))),
     ("scatter_ij", scatter_ij, lambda: (f32(4, 5), np.int32(2), np.int32(3))),
     ("sharded", sharded, lambda: (f32(2, 4), 0.5 * f32(4, 4))),
+    ("bf16_train", bf16_train, lambda: (tparams(), f32(T, D))),
+    ("key_loop", key_loop, lambda: (np.uint32(7),)),
+    ("long_scan", long_scan, lambda: (f32(16),)),
     ("langevin", langevin, lambda: (np.array([5, 7], np.uint32), f32(3))),
     ("special", special, lambda: (np.array([-1, -0.999999, -0.7, -1e-8, 0, 0.3, 0.99, 0.9999, 1, 1.5, np.nan], np.float32),
                                   np.array([-np.inf, -2.5, -2, -0.5, -0.1, 0, 1e-3, 0.5, 1, 2, 3.7, 30, 1e10, np.inf, np.nan],
