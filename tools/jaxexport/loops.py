@@ -531,6 +531,26 @@ def long_scan(x):
     return lax.scan(lambda c, _: (c * 0.999 + jnp.sin(c), c[0]), x, None, length=2000)
 
 
+def map_batch(xs):
+    return lax.map(lambda x: jnp.cumsum(x) * x.sum(), xs, batch_size=2)
+
+
+def per_example_grads(h0, xs, wx, wh):
+    return jax.vmap(jax.grad(rnn_loss, argnums=2), in_axes=(0, 1, None, None))(h0, xs, wx, wh)
+
+
+def misc2(x, n):
+    # associative_scan along axis 1, an i8 cumsum that wraps, a while whose condition is a norm.
+    return lax.associative_scan(jnp.multiply, x, axis=1), jnp.cumsum(n, axis=1, dtype=jnp.int8), \
+        lax.while_loop(lambda s: jnp.linalg.norm(s) > 0.1, lambda s: jax.nn.softmax(s) * s * 0.5, x)
+
+
+def vmap_cond_in_scan(xs, p):
+    def f(p):
+        return lax.scan(lambda c, x: (lax.cond(p > x.sum(), lambda c: c + x, lambda c: c * 0.5, c), c.sum()), jnp.zeros(2), xs)
+    return jax.vmap(f)(p)
+
+
 def zeros_like_tree(t):
     return jax.tree_util.tree_map(lambda a: np.zeros_like(a), t)
 
@@ -596,6 +616,10 @@ FUNCS = [
     ("bf16_train", bf16_train, lambda: (tparams(), f32(T, D))),
     ("key_loop", key_loop, lambda: (np.uint32(7),)),
     ("long_scan", long_scan, lambda: (f32(16),)),
+    ("map_batch", map_batch, lambda: (f32(5, 3),)),
+    ("per_example_grads", per_example_grads, lambda: (f32(3, 4), f32(5, 3, 3), 0.5 * f32(3, 4), 0.4 * f32(4, 4))),
+    ("misc2", misc2, lambda: (f32(2, 5), np.array([[1, 2, 3, 100], [50, 60, 70, 80]], np.int8))),
+    ("vmap_cond_in_scan", vmap_cond_in_scan, lambda: (f32(4, 2), f32(3))),
     ("langevin", langevin, lambda: (np.array([5, 7], np.uint32), f32(3))),
     ("special", special, lambda: (np.array([-1, -0.999999, -0.7, -1e-8, 0, 0.3, 0.99, 0.9999, 1, 1.5, np.nan], np.float32),
                                   np.array([-np.inf, -2.5, -2, -0.5, -0.1, 0, 1e-3, 0.5, 1, 2, 3.7, 30, 1e10, np.inf, np.nan],
