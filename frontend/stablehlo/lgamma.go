@@ -67,3 +67,51 @@ func (bd *builder) lgammaOf(o *op, x *ir.Value) *ir.Value {
 	inf := c(math.Inf(1))
 	return sel(cmp(ir.CmpEQ, un(ir.OpAbs, x), inf), inf, res)
 }
+
+// digamma maps chlo.digamma, ψ(x) = d/dx log Γ(x) (the gradient of
+// lgamma), as CHLO's legalisation expands it (f16 and bf16 through f32).
+func (bd *builder) digamma(o *op, args []*ir.Value) *ir.Value {
+	if len(args) != 1 || !args[0].Type.DType.IsFloat() || args[0].Type.DType.IsComplex() {
+		bd.s.failf(o.pos, "%s needs one real float operand", o.name)
+	}
+	x := args[0]
+	if x.Type.DType == ir.F32 || x.Type.DType == ir.F64 {
+		return bd.digammaOf(o, x)
+	}
+	y := bd.digammaOf(o, bd.emit(o, ir.OpConvert, nil, []ir.Type{x.Type.WithDType(ir.F32)}, x))
+	return bd.emit(o, ir.OpConvert, nil, []ir.Type{x.Type}, y)
+}
+
+// digammaOf is the derivative of lgammaOf's Lanczos sum, log t + num/denom
+// - g/t, with the reflection ψ(x) - π/tan(πx) below 0.5 (taken at x plus
+// |floor(x + 0.5)|, which has the same tangent); NaN at 0, -1, -2, ...
+func (bd *builder) digammaOf(o *op, x *ir.Value) *ir.Value {
+	c := func(v float64) *ir.Value {
+		return bd.emit(o, ir.OpConstant, &ir.ConstAttr{Value: &ir.Literal{Floats: []float64{v}}}, []ir.Type{x.Type})
+	}
+	un := func(code ir.Op, a *ir.Value) *ir.Value { return bd.emit(o, code, nil, nil, a) }
+	bin := func(code ir.Op, a, b *ir.Value) *ir.Value { return bd.emit(o, code, nil, nil, a, b) }
+	sel := func(p, a, b *ir.Value) *ir.Value { return bd.emit(o, ir.OpSelect, nil, nil, p, a, b) }
+	cmp := func(d ir.CmpDir, a, b *ir.Value) *ir.Value {
+		return bd.emit(o, ir.OpCompare, &ir.CompareAttr{Dir: d}, nil, a, b)
+	}
+	half, one := c(0.5), c(1)
+	reflect := cmp(ir.CmpLT, x, half)
+	z := sel(reflect, un(ir.OpNeg, x), bin(ir.OpSub, x, one))
+	num, denom := c(0), c(lanczosBase)
+	for i, k := range lanczosCoefs {
+		zi := bin(ir.OpAdd, z, c(float64(i+1)))
+		num = bin(ir.OpSub, num, bin(ir.OpDiv, c(k), bin(ir.OpMul, zi, zi)))
+		denom = bin(ir.OpAdd, denom, bin(ir.OpDiv, c(k), zi))
+	}
+	gh := c(lanczosG + 0.5)
+	t := bin(ir.OpAdd, gh, z)
+	logT := bin(ir.OpAdd, c(math.Log(lanczosG+0.5)), un(ir.OpLog1p, bin(ir.OpDiv, z, gh)))
+	y := bin(ir.OpSub, bin(ir.OpAdd, logT, bin(ir.OpDiv, num, denom)), bin(ir.OpDiv, c(lanczosG), t))
+	reduced := bin(ir.OpAdd, x, un(ir.OpAbs, un(ir.OpFloor, bin(ir.OpAdd, x, half))))
+	pix := bin(ir.OpMul, c(math.Pi), reduced)
+	refl := bin(ir.OpSub, y, bin(ir.OpDiv, bin(ir.OpMul, c(math.Pi), un(ir.OpCos, pix)), un(ir.OpSin, pix)))
+	res := sel(reflect, refl, y)
+	pole := bin(ir.OpAnd, cmp(ir.CmpLE, x, c(0)), cmp(ir.CmpEQ, x, un(ir.OpFloor, x)))
+	return sel(pole, c(math.NaN()), res)
+}

@@ -98,7 +98,7 @@ func (bd *builder) op(o *op) {
 // CHLO ones as CHLO's legalisation expands them for XLA.
 var expansions = map[string]func(*builder, *op, []*ir.Value) *ir.Value{
 	"stablehlo.is_finite": (*builder).isFinite, "chlo.erf_inv": (*builder).erfInv,
-	"chlo.lgamma": (*builder).lgamma, "chlo.next_after": (*builder).nextAfter,
+	"chlo.lgamma": (*builder).lgamma, "chlo.next_after": (*builder).nextAfter, "chlo.digamma": (*builder).digamma,
 }
 
 // otherOp maps calls and the ops read as a composition of ir ops.

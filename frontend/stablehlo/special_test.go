@@ -166,6 +166,8 @@ func TestSpecialRefused(t *testing.T) {
 			"s.mlir:2:8: error: chlo.erf_inv needs one real float operand"},
 		{"func.func @main(%arg0: tensor<2xcomplex<f32>>) -> tensor<2xcomplex<f32>> {\n  %0 = chlo.lgamma %arg0 : tensor<2xcomplex<f32>> -> tensor<2xcomplex<f32>>\n  return %0 : tensor<2xcomplex<f32>>\n}\n",
 			"s.mlir:2:8: error: chlo.lgamma needs one real float operand"},
+		{"func.func @main(%arg0: tensor<2xi8>) -> tensor<2xi8> {\n  %0 = chlo.digamma %arg0 : tensor<2xi8> -> tensor<2xi8>\n  return %0 : tensor<2xi8>\n}\n",
+			"s.mlir:2:8: error: chlo.digamma needs one real float operand"},
 		{"func.func @main(%arg0: tensor<2xf32>, %arg1: tensor<2xf64>) -> tensor<2xf32> {\n  %0 = chlo.next_after %arg0, %arg1 : tensor<2xf32>, tensor<2xf64> -> tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n",
 			"s.mlir:2:8: error: chlo.next_after needs two operands of one type of f16, bf16, f32 or f64"},
 		{window, "s.mlir:3:8: error: unsupported form of stablehlo.reduce_window: a window of more than 256 elements with a body other than one add, maximum, minimum or multiply"},
@@ -181,6 +183,23 @@ func TestSpecialRefused(t *testing.T) {
 		_, err := Parse("s.mlir", []byte(c.src))
 		if err == nil || err.Error() != c.want {
 			t.Errorf("got %v, want %s", err, c.want)
+		}
+	}
+}
+
+// TestDigamma: chlo.digamma in f64 at the values with closed forms
+// (ψ(1) = -γ, ψ(1/2) = -γ - 2 log 2, ψ(2) = 1 - γ, ψ(-1/2) = ψ(1/2) + 2,
+// ψ(-5/2) = ψ(1/2) + 2 + 2/3 + 2/5) within 1e-13, NaN at 0 and the negative
+// integers, and as JAX's lax.digamma gives under jax_enable_x64 elsewhere.
+func TestDigamma(t *testing.T) {
+	const gamma = 0.57721566490153286
+	xs := []float64{1, 0.5, 2, -0.5, -2.5, 0, -1, 1e-3, 30}
+	want := []float64{-gamma, -gamma - 2*math.Ln2, 1 - gamma, -gamma - 2*math.Ln2 + 2, -gamma - 2*math.Ln2 + 2 + 2.0/3 + 2.0/5,
+		math.NaN(), math.NaN(), -1000.5755719318104, 3.384438132685524}
+	got := runUnary(t, "chlo.digamma", "f64", xs)
+	for i, x := range xs {
+		if !near(got[i], want[i], 1e-13) {
+			t.Errorf("digamma(%v) = %v, want %v", x, got[i], want[i])
 		}
 	}
 }

@@ -353,11 +353,13 @@ def langevin(key, x0):
 
 
 def special(u, g):
-    # erf_inv, lgamma and nextafter at their edges (±1, ±0, poles, ±inf, NaN), in f32 and bf16.
+    # erf_inv, lgamma, digamma (also lgamma's gradient) and nextafter at their edges (±1, ±0, poles, ±inf, NaN), in f32 and bf16.
     ub = u.astype(jnp.bfloat16)
     return (lax.erf_inv(u), lax.erf_inv(ub).astype(jnp.float32), lax.lgamma(g),
             lax.lgamma(g.astype(jnp.bfloat16)).astype(jnp.float32), jax.scipy.special.gammaln(g * 0.5 + 0.25),
-            lax.nextafter(u, u[::-1]), lax.nextafter(u * 0, -u), lax.nextafter(ub, ub[::-1]).astype(jnp.float32))
+            lax.nextafter(u, u[::-1]), lax.nextafter(u * 0, -u), lax.nextafter(ub, ub[::-1]).astype(jnp.float32),
+            lax.digamma(g), lax.digamma(g.astype(jnp.bfloat16)).astype(jnp.float32),
+            jax.grad(lambda a: jnp.sum(jnp.where(a > 0, lax.lgamma(a), 0.0)))(g))
 
 
 def odeint_fn(y0, t, w):
