@@ -36,19 +36,12 @@ var (
 // erfInv maps chlo.erf_inv as CHLO's legalisation expands it (f16 and bf16
 // through f32), so the numbers are XLA's.
 func (bd *builder) erfInv(o *op, args []*ir.Value) *ir.Value {
-	if len(args) != 1 || !args[0].Type.DType.IsFloat() || args[0].Type.DType.IsComplex() {
-		bd.s.failf(o.pos, "%s needs one real float operand", o.name)
-	}
-	x := args[0]
-	switch x.Type.DType {
-	case ir.F64:
-		return bd.erfInvWith(o, x, [][]float64{erfInvF64Low, erfInvF64Mid, erfInvF64High}, []float64{6.25, 16}, []float64{3.125, 3.25, 5})
-	case ir.F32:
+	return bd.realFloat(o, args, func(x *ir.Value) *ir.Value {
+		if x.Type.DType == ir.F64 {
+			return bd.erfInvWith(o, x, [][]float64{erfInvF64Low, erfInvF64Mid, erfInvF64High}, []float64{6.25, 16}, []float64{3.125, 3.25, 5})
+		}
 		return bd.erfInvWith(o, x, [][]float64{erfInvF32Low, erfInvF32High}, []float64{5}, []float64{2.5, 3})
-	}
-	wide := bd.emit(o, ir.OpConvert, nil, []ir.Type{x.Type.WithDType(ir.F32)}, x)
-	y := bd.erfInvWith(o, wide, [][]float64{erfInvF32Low, erfInvF32High}, []float64{5}, []float64{2.5, 3})
-	return bd.emit(o, ir.OpConvert, nil, []ir.Type{x.Type}, y)
+	})
 }
 
 // erfInvWith evaluates polys[k] at w - shifts[0] (k = 0) or √w - shifts[k]
@@ -57,12 +50,8 @@ func (bd *builder) erfInv(o *op, args []*ir.Value) *ir.Value {
 // polynomial's degree keeps the value where that polynomial is in force.
 // erf⁻¹(±1) is ±inf.
 func (bd *builder) erfInvWith(o *op, x *ir.Value, polys [][]float64, bounds, shifts []float64) *ir.Value {
-	t := x.Type
-	c := func(v float64) *ir.Value {
-		return bd.emit(o, ir.OpConstant, &ir.ConstAttr{Value: &ir.Literal{Floats: []float64{v}}}, []ir.Type{t})
-	}
-	bin := func(code ir.Op, a, b *ir.Value) *ir.Value { return bd.emit(o, code, nil, nil, a, b) }
-	sel := func(p, a, b *ir.Value) *ir.Value { return bd.emit(o, ir.OpSelect, nil, nil, p, a, b) }
+	k := kit{bd, o, x.Type}
+	c, bin, sel := k.c, k.bin, k.sel
 	negx := bd.emit(o, ir.OpNeg, nil, nil, x)
 	w := bd.emit(o, ir.OpNeg, nil, nil, bd.emit(o, ir.OpLog1p, nil, nil, bin(ir.OpMul, x, negx)))
 	in := make([]*ir.Value, len(bounds)) // in[k]: w < bounds[k]

@@ -17,33 +17,15 @@ var lanczosCoefs = []float64{676.5203681218851, -1259.1392167224028, 771.3234287
 // lgamma maps chlo.lgamma, log|Γ(x)|, as CHLO's legalisation expands it
 // (f16 and bf16 through f32), so the numbers are XLA's.
 func (bd *builder) lgamma(o *op, args []*ir.Value) *ir.Value {
-	if len(args) != 1 || !args[0].Type.DType.IsFloat() || args[0].Type.DType.IsComplex() {
-		bd.s.failf(o.pos, "%s needs one real float operand", o.name)
-	}
-	x := args[0]
-	if x.Type.DType == ir.F32 || x.Type.DType == ir.F64 {
-		return bd.lgammaOf(o, x)
-	}
-	y := bd.lgammaOf(o, bd.emit(o, ir.OpConvert, nil, []ir.Type{x.Type.WithDType(ir.F32)}, x))
-	return bd.emit(o, ir.OpConvert, nil, []ir.Type{x.Type}, y)
+	return bd.realFloat(o, args, func(x *ir.Value) *ir.Value { return bd.lgammaOf(o, x) })
 }
 
 // lgammaOf is Lanczos' lgamma(z+1) for z = x-1 at x >= 0.5, and Euler's
 // reflection log π - log|sin πx| - lgamma(1-x) below, with |sin πx| taken
 // at x's fractional part folded into [0, 0.5]; ±inf gives +inf.
 func (bd *builder) lgammaOf(o *op, x *ir.Value) *ir.Value {
-	c := func(v float64) *ir.Value {
-		return bd.emit(o, ir.OpConstant, &ir.ConstAttr{Value: &ir.Literal{Floats: []float64{v}}}, []ir.Type{x.Type})
-	}
-	un := func(code ir.Op, a *ir.Value) *ir.Value { return bd.emit(o, code, nil, nil, a) }
-	bin := func(code ir.Op, a, b *ir.Value) *ir.Value { return bd.emit(o, code, nil, nil, a, b) }
-	sel := func(p, a, b *ir.Value) *ir.Value { return bd.emit(o, ir.OpSelect, nil, nil, p, a, b) }
-	cmp := func(d ir.CmpDir, a, b *ir.Value) *ir.Value {
-		return bd.emit(o, ir.OpCompare, &ir.CompareAttr{Dir: d}, nil, a, b)
-	}
-	half, one := c(0.5), c(1)
-	reflect := cmp(ir.CmpLT, x, half)
-	z := sel(reflect, un(ir.OpNeg, x), bin(ir.OpSub, x, one))
+	k, half, one, reflect, z := bd.lanczosArg(o, x)
+	c, un, bin, sel, cmp := k.c, k.un, k.bin, k.sel, k.cmp
 	a := c(lanczosBase)
 	for i, k := range lanczosCoefs {
 		a = bin(ir.OpAdd, a, bin(ir.OpDiv, c(k), bin(ir.OpAdd, z, c(float64(i+1)))))
@@ -71,33 +53,15 @@ func (bd *builder) lgammaOf(o *op, x *ir.Value) *ir.Value {
 // digamma maps chlo.digamma, ψ(x) = d/dx log Γ(x) (the gradient of
 // lgamma), as CHLO's legalisation expands it (f16 and bf16 through f32).
 func (bd *builder) digamma(o *op, args []*ir.Value) *ir.Value {
-	if len(args) != 1 || !args[0].Type.DType.IsFloat() || args[0].Type.DType.IsComplex() {
-		bd.s.failf(o.pos, "%s needs one real float operand", o.name)
-	}
-	x := args[0]
-	if x.Type.DType == ir.F32 || x.Type.DType == ir.F64 {
-		return bd.digammaOf(o, x)
-	}
-	y := bd.digammaOf(o, bd.emit(o, ir.OpConvert, nil, []ir.Type{x.Type.WithDType(ir.F32)}, x))
-	return bd.emit(o, ir.OpConvert, nil, []ir.Type{x.Type}, y)
+	return bd.realFloat(o, args, func(x *ir.Value) *ir.Value { return bd.digammaOf(o, x) })
 }
 
 // digammaOf is the derivative of lgammaOf's Lanczos sum, log t + num/denom
 // - g/t, with the reflection ψ(x) - π/tan(πx) below 0.5 (taken at x plus
 // |floor(x + 0.5)|, which has the same tangent); NaN at 0, -1, -2, ...
 func (bd *builder) digammaOf(o *op, x *ir.Value) *ir.Value {
-	c := func(v float64) *ir.Value {
-		return bd.emit(o, ir.OpConstant, &ir.ConstAttr{Value: &ir.Literal{Floats: []float64{v}}}, []ir.Type{x.Type})
-	}
-	un := func(code ir.Op, a *ir.Value) *ir.Value { return bd.emit(o, code, nil, nil, a) }
-	bin := func(code ir.Op, a, b *ir.Value) *ir.Value { return bd.emit(o, code, nil, nil, a, b) }
-	sel := func(p, a, b *ir.Value) *ir.Value { return bd.emit(o, ir.OpSelect, nil, nil, p, a, b) }
-	cmp := func(d ir.CmpDir, a, b *ir.Value) *ir.Value {
-		return bd.emit(o, ir.OpCompare, &ir.CompareAttr{Dir: d}, nil, a, b)
-	}
-	half, one := c(0.5), c(1)
-	reflect := cmp(ir.CmpLT, x, half)
-	z := sel(reflect, un(ir.OpNeg, x), bin(ir.OpSub, x, one))
+	k, half, _, reflect, z := bd.lanczosArg(o, x)
+	c, un, bin, sel, cmp := k.c, k.un, k.bin, k.sel, k.cmp
 	num, denom := c(0), c(lanczosBase)
 	for i, k := range lanczosCoefs {
 		zi := bin(ir.OpAdd, z, c(float64(i+1)))
@@ -114,4 +78,44 @@ func (bd *builder) digammaOf(o *op, x *ir.Value) *ir.Value {
 	res := sel(reflect, refl, y)
 	pole := bin(ir.OpAnd, cmp(ir.CmpLE, x, c(0)), cmp(ir.CmpEQ, x, un(ir.OpFloor, x)))
 	return sel(pole, c(math.NaN()), res)
+}
+
+// lanczosArg is the start of lgammaOf and digammaOf: whether x reflects
+// (x < 0.5), and the Lanczos argument z (-x where it does, else x - 1).
+func (bd *builder) lanczosArg(o *op, x *ir.Value) (k kit, half, one, reflect, z *ir.Value) {
+	k = kit{bd, o, x.Type}
+	half, one = k.c(0.5), k.c(1)
+	reflect = k.cmp(ir.CmpLT, x, half)
+	return k, half, one, reflect, k.sel(reflect, k.un(ir.OpNeg, x), k.bin(ir.OpSub, x, one))
+}
+
+// realFloat checks that args is one real float and applies f to it, in f32
+// for f16 and bf16 (as CHLO's legalisation upcasts them).
+func (bd *builder) realFloat(o *op, args []*ir.Value, f func(*ir.Value) *ir.Value) *ir.Value {
+	if len(args) != 1 || !args[0].Type.DType.IsFloat() || args[0].Type.DType.IsComplex() {
+		bd.s.failf(o.pos, "%s needs one real float operand", o.name)
+	}
+	x := args[0]
+	if x.Type.DType == ir.F32 || x.Type.DType == ir.F64 {
+		return f(x)
+	}
+	y := f(bd.emit(o, ir.OpConvert, nil, []ir.Type{x.Type.WithDType(ir.F32)}, x))
+	return bd.emit(o, ir.OpConvert, nil, []ir.Type{x.Type}, y)
+}
+
+// kit emits the ops of an expansion at o, its constants splats of type t.
+type kit struct {
+	bd *builder
+	o  *op
+	t  ir.Type
+}
+
+func (k kit) c(v float64) *ir.Value {
+	return k.bd.emit(k.o, ir.OpConstant, &ir.ConstAttr{Value: &ir.Literal{Floats: []float64{v}}}, []ir.Type{k.t})
+}
+func (k kit) un(code ir.Op, a *ir.Value) *ir.Value     { return k.bd.emit(k.o, code, nil, nil, a) }
+func (k kit) bin(code ir.Op, a, b *ir.Value) *ir.Value { return k.bd.emit(k.o, code, nil, nil, a, b) }
+func (k kit) sel(p, a, b *ir.Value) *ir.Value          { return k.bd.emit(k.o, ir.OpSelect, nil, nil, p, a, b) }
+func (k kit) cmp(d ir.CmpDir, a, b *ir.Value) *ir.Value {
+	return k.bd.emit(k.o, ir.OpCompare, &ir.CompareAttr{Dir: d}, nil, a, b)
 }
