@@ -99,8 +99,8 @@ func argKind(body string, dt ir.DType) (ir.Op, bool) {
 	return ir.OpInvalid, false
 }
 
-// argReduce maps the two-input reduce of values and their iota indices that
-// computes argmax or argmin. Its first result, the extreme value, is not
+// argReduce maps the two-input reduce of values and their iota indices (i32,
+// or i64 under jax_enable_x64) that computes argmax or argmin. Its first result, the extreme value, is not
 // bound: a use of it is refused, since ir's reduce_max may differ from the
 // body in the sign of a zero.
 func (bd *builder) argReduce(o *op) {
@@ -115,11 +115,13 @@ func (bd *builder) argReduce(o *op) {
 	r := o.regions[0]
 	dims := bd.ints(o, "dimensions")
 	code, ok := argKind(canonical(r), x.Type.DType)
-	if !ok || len(dims) != 1 || idx.Type.DType != ir.I32 || idx.Def == nil || idx.Def.Op != ir.OpIota ||
+	// JAX writes i64 indices under jax_enable_x64: argmax's i32, converted.
+	wide := idx.Type.DType == ir.I64
+	if !ok || len(dims) != 1 || idx.Type.DType != ir.I32 && !wide || idx.Def == nil || idx.Def.Op != ir.OpIota ||
 		idx.Def.Attr.(*ir.AxisAttr).Axis != dims[0] || !isIdentity(args[3], ir.OpReduceSum) || len(r.params) != 4 {
 		refuse()
 	}
-	scalar, index := ir.Scalar(x.Type.DType), ir.Scalar(ir.I32)
+	scalar, index := ir.Scalar(x.Type.DType), ir.Scalar(idx.Type.DType)
 	for i, p := range r.params {
 		if want := []ir.Type{scalar, index}[i%2]; !p.typ.Equal(want) {
 			refuse()
@@ -129,7 +131,14 @@ func (bd *builder) argReduce(o *op) {
 	if !isIdentity(args[2], ext) {
 		refuse()
 	}
+	if x.Type.DType == ir.I1 {
+		// jnp.argmax of a mask (the first true): ir's argmax wants numbers.
+		x = bd.emit(o, ir.OpConvert, nil, []ir.Type{x.Type.WithDType(ir.U8)}, x)
+	}
 	v := bd.emit(o, code, &ir.AxisAttr{Axis: dims[0]}, nil, x)
+	if wide {
+		v = bd.emit(o, ir.OpConvert, nil, []ir.Type{v.Type.WithDType(ir.I64)}, v)
+	}
 	if !v.Type.Equal(o.outs[1]) {
 		bd.s.failf(o.pos, "%s: result 1 is %s, the text says %s", o.name, mlirType(v.Type), mlirType(o.outs[1]))
 	}

@@ -191,8 +191,8 @@ func convRoles(text, first, second string) ([]int64, bool) {
 			}
 			role = k + 2
 		}
-		if seen[role] {
-			return nil, false
+		if role >= len(labels) || seen[role] {
+			return nil, false // "[f]": a batch or feature role beyond the labels written
 		}
 		seen[role], roles[role] = true, int64(d)
 	}

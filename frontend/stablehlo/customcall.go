@@ -1,14 +1,19 @@
 package stablehlo
 
 import (
+	"cmp"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/tpucc/tpucc/ir"
 )
 
 // customCallMeta are attributes JAX writes for profiles and tools, not for
-// the kernel: the import leaves them out.
-var customCallMeta = map[string]bool{"kernel_name": true, "mhlo.frontend_attributes": true}
+// the kernel: the import leaves them out (sdy.sharding can only name a
+// one-device mesh here: any other is refused at the module).
+var customCallMeta = map[string]bool{"kernel_name": true, "mhlo.frontend_attributes": true, "sdy.sharding": true}
 
 // customCall reads stablehlo.custom_call into ir's custom_call: target,
 // backend_config (a string, byte for byte), has_side_effect, api_version and
@@ -17,7 +22,14 @@ var customCallMeta = map[string]bool{"kernel_name": true, "mhlo.frontend_attribu
 // is refused by name.
 func (bd *builder) customCall(o *op, args []*ir.Value) []*ir.Value {
 	a := &ir.CustomCallAttr{Target: bd.attr(o, "call_target_name").text}
-	for name, v := range o.attrs {
+	// In the order written, so that of two refused attributes the first is named.
+	names := slices.Collect(maps.Keys(o.attrs))
+	slices.SortFunc(names, func(x, y string) int {
+		p, q := o.attrs[x].pos, o.attrs[y].pos
+		return cmp.Or(cmp.Compare(p.Line, q.Line), cmp.Compare(p.Col, q.Col), strings.Compare(x, y))
+	})
+	for _, name := range names {
+		v := o.attrs[name]
 		switch name {
 		case "call_target_name":
 		case "backend_config":

@@ -27,9 +27,6 @@ func (bd *builder) gather(o *op, args []*ir.Value) *ir.Value {
 		opBatch: ints("operand_batching_dims"), idxBatch: ints("start_indices_batching_dims"),
 		sizes: bd.ints(o, "slice_sizes"), ivd: f.ivd}
 	x, idx := args[0], args[1]
-	if !f.hasIVD {
-		g.ivd = int64(idx.Type.Rank())
-	}
 	if len(o.outs) != 1 || !g.valid(x.Type, idx.Type, o.outs[0]) {
 		bd.s.failf(o.pos, "unsupported form of %s: the dimension numbers, slice sizes and result type do not agree (or a shape is not static)", o.name)
 	}

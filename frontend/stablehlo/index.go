@@ -11,7 +11,6 @@ import (
 type indexForm struct {
 	window, collapsed, toOperand, batching []int64
 	ivd                                    int64
-	hasIVD                                 bool
 }
 
 func (bd *builder) indexForm(o *op, key string, names [5]string) indexForm {
@@ -27,8 +26,10 @@ func (bd *builder) indexForm(o *op, key string, names [5]string) indexForm {
 	}
 	f := indexForm{window: get(names[0]), collapsed: get(names[1]), toOperand: get(names[2]),
 		batching: append(get(names[3]), get(names[4])...)}
+	// An index_vector_dim not written is 0, the attribute's default (the
+	// printer leaves a 0 out: x.at[i, j].add(v) has tensor<2xi32> indices).
 	if v := dn.dict["index_vector_dim"]; v != nil {
-		f.ivd, f.hasIVD = v.int(bd.s, "index_vector_dim"), true
+		f.ivd = v.int(bd.s, "index_vector_dim")
 	}
 	return f
 }
@@ -42,9 +43,6 @@ func (bd *builder) axis(o *op, f indexForm, x, idx *ir.Value) (axis int64, flat 
 	}
 	axis = f.collapsed[0]
 	rank := int64(idx.Type.Rank())
-	if !f.hasIVD {
-		f.ivd = 0
-	}
 	trailing := f.ivd == rank-1 && idx.Type.Dims()[rank-1] == 1
 	switch {
 	case f.ivd == rank:
@@ -101,7 +99,10 @@ func (bd *builder) scatterAdd(o *op, args []*ir.Value) *ir.Value {
 		bd.s.failf(o.pos, "unsupported form of %s: %d operands (only one input, indices and updates)", o.name, len(args))
 	}
 	if bd.body(o) != "stablehlo.add" {
-		bd.s.failf(o.pos, "unsupported form of %s: the body is not one add", o.name)
+		if v, ok := bd.scatterBody(o, args); ok {
+			return v
+		}
+		bd.s.failf(o.pos, "unsupported form of %s: a body other than one add with batching dimensions", o.name)
 	}
 	f := bd.indexForm(o, "scatter_dimension_numbers", [5]string{"update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims", "input_batching_dims", "scatter_indices_batching_dims"})
 	axis, idx, ok := bd.axis(o, f, args[0], args[1])

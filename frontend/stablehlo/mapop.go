@@ -15,7 +15,14 @@ func (bd *builder) mapOp(o *op, args []*ir.Value) *ir.Value {
 	if dims := bd.ints(o, "dimensions"); len(dims) != shape.Rank() || !isIota(dims) {
 		bd.s.failf(o.pos, "unsupported form of %s: dimensions must be all of the inputs' dimensions in order", o.name)
 	}
-	r := o.regions[0]
+	return bd.elementwiseBody(o, o.regions[0], args)
+}
+
+// elementwiseBody applies r, a body of scalar parameters of the dtypes of
+// args (of one shape) built of elementwise ops, compare, select and scalar
+// constants, to the whole of args, each constant broadcast to their shape.
+func (bd *builder) elementwiseBody(o *op, r *region, args []*ir.Value) *ir.Value {
+	shape := args[0].Type
 	outer := bd.vals
 	defer func() { bd.vals = outer }()
 	bd.vals = map[string]*ir.Value{}

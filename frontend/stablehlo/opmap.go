@@ -94,11 +94,22 @@ func (bd *builder) op(o *op) {
 	}
 }
 
+// expansions are the elementwise ops read as a composition of ir ops, the
+// CHLO ones as CHLO's legalisation expands them for XLA.
+var expansions = map[string]func(*builder, *op, []*ir.Value) *ir.Value{
+	"stablehlo.is_finite": (*builder).isFinite, "chlo.erf_inv": (*builder).erfInv,
+	"chlo.lgamma": (*builder).lgamma, "chlo.next_after": (*builder).nextAfter, "chlo.digamma": (*builder).digamma,
+}
+
 // otherOp maps calls and the ops read as a composition of ir ops.
 func (bd *builder) otherOp(o *op, args []*ir.Value) {
+	if expand, ok := expansions[o.name]; ok {
+		bd.results(o, expand(bd, o, args))
+		return
+	}
 	switch o.name {
-	case "stablehlo.is_finite":
-		bd.results(o, bd.isFinite(o, args))
+	case "sdy.sharding_constraint":
+		bd.shardingConstraint(o)
 	case probeOp: // a function body's probes, and a while's there, are read before they get here
 		bd.s.failf(o.pos, "unsupported %s inside a region other than the do region of a while in the function body", o.name)
 	case "call", "func.call":

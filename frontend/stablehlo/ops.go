@@ -26,7 +26,7 @@ var structured = map[string]bool{
 	"stablehlo.reduce_window": true, "stablehlo.dynamic_slice": true,
 	"stablehlo.dynamic_update_slice": true, "stablehlo.gather": true, "stablehlo.dynamic_gather": true, "stablehlo.scatter": true,
 	"stablehlo.return": true, "func.return": true, "return": true, "func.call": true, "call": true,
-	"stablehlo.is_finite": true, "chlo.top_k": true, "stablehlo.sort": true,
+	"stablehlo.is_finite": true, "chlo.top_k": true, "chlo.erf_inv": true, "chlo.lgamma": true, "chlo.digamma": true, "chlo.next_after": true, "sdy.sharding_constraint": true, "stablehlo.sort": true,
 	"stablehlo.reverse": true, "stablehlo.get_dimension_size": true, "stablehlo.composite": true,
 	"stablehlo.dynamic_pad": true, "stablehlo.optimization_barrier": true,
 	"stablehlo.dynamic_iota": true, "stablehlo.dynamic_reshape": true, "stablehlo.dynamic_broadcast_in_dim": true,
@@ -130,6 +130,9 @@ func (s *scanner) pretty(o *op) {
 		if _, o.outs = s.opType(); o.name != probeOp {
 			o.outs = nil
 		}
+		return
+	case "sdy.sharding_constraint":
+		s.prettyShardingConstraint(o)
 		return
 	case "chlo.top_k":
 		// chlo.top_k(%x, k = N) : T -> (T, T)

@@ -136,7 +136,8 @@ var fuzzDiag = regexp.MustCompile(`^fuzz\.mlir:[0-9]+:[0-9]+: error: `)
 // The seed corpus is every lowering golden's out.hlo and the JAX exports.
 func FuzzParse(f *testing.F) {
 	// The golden lowerings, and the region forms read as compositions.
-	for _, src := range append(corpus(f), mapRelu, sortByKey, pointGather, windowScatter, tupleNested, quantizedOps) {
+	for _, src := range append(corpus(f), mapRelu, sortByKey, pointGather, windowScatter, tupleNested, quantizedOps,
+		specialOps, generalWindow, scatterSet, strings.NewReplacer("MESH", "<[]>", "REF", "m").Replace(meshProgram)) {
 		f.Add([]byte(src))
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {

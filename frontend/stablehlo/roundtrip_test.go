@@ -26,7 +26,6 @@ var notYet = map[string]string{
 	"ragged_dot_native_high": "unsupported op chlo.ragged_dot",
 	"sharding":               "unsupported op sdy.mesh (a program split over a mesh)",
 	"sharding_axes":          "unsupported op sdy.mesh (a program split over a mesh)",
-	"sharding_one_device":    "unsupported op sdy.mesh (a program split over a mesh)",
 }
 
 // textOnly are golden programs that cannot run alone, each with the

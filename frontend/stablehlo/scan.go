@@ -34,6 +34,8 @@ type scanner struct {
 	quants *[]*quantType
 	// replicas is the module's mhlo.num_replicas attribute (nil: none).
 	replicas *attr
+	// meshes are the module's one-device sdy.mesh names (mesh.go).
+	meshes map[string]bool
 }
 
 type syntaxPanic struct{ err *ir.Error }

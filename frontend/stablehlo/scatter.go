@@ -27,9 +27,6 @@ func (bd *builder) scatter(o *op, args []*ir.Value) *ir.Value {
 	x, idx, upd := args[0], args[1], args[2]
 	g := gatherDims{offset: f.window, collapsed: f.collapsed, startMap: f.toOperand,
 		opBatch: ints("input_batching_dims"), idxBatch: ints("scatter_indices_batching_dims"), ivd: f.ivd}
-	if !f.hasIVD {
-		g.ivd = int64(idx.Type.Rank())
-	}
 	w := 0
 	for d := int64(0); d < int64(x.Type.Rank()); d++ {
 		switch {

@@ -14,6 +14,9 @@ func (bd *builder) reduceWindow(o *op, args []*ir.Value) *ir.Value {
 		bd.s.failf(o.pos, "unsupported form of %s: %d inputs (only single-input reductions are supported)", o.name, len(args)/2)
 	}
 	kind, ok := windowKinds[bd.body(o)]
+	if !ok && len(o.regions) == 1 {
+		return bd.unrolledWindow(o, args[0], args[1])
+	}
 	if !ok || args[0].Type.DType == ir.I1 {
 		bd.s.failf(o.pos, "unsupported form of %s: the body is not one add, maximum, minimum or multiply of numbers", o.name)
 	}

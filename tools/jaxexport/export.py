@@ -316,6 +316,18 @@ def random_bits(key):
 FUNCS.append(("random_bits", random_bits, lambda: (np.array([0x89ABCDEF, 0x01234567, 0xFFFFFFFE, 0xFFFFFFFF], np.uint32),)))
 
 
+def write(d, text, args, results):
+    """Writes one export: d/model.mlir (text, with this directory's paths
+    made relative), d/argN.npy and d/resultN.npy. loops.py's exports use it."""
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "model.mlir"), "w") as fh:
+        fh.write(text.replace(HERE + os.sep, ""))
+    for i, a in enumerate(args):
+        np.save(os.path.join(d, "arg%d.npy" % i), a)
+    for i, r in enumerate(results):
+        np.save(os.path.join(d, "result%d.npy" % i), np.asarray(r))
+
+
 if __name__ == "__main__":
     main()
     main_exported()
