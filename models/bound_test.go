@@ -100,3 +100,18 @@ func bigConstants(t *testing.T, mod *ir.Module, capacity int64) int {
 	}
 	return iotas
 }
+
+// TestLossMaxPositions: a loss over rows longer than max_position_embeddings
+// (128 here) is refused before anything is traced, as generate refuses
+// them (past it transformers changes some ropes, dynamic's theta and
+// LongRoPE's factors, where tpucc's stay); rows of exactly 128 trace.
+func TestLossMaxPositions(t *testing.T) {
+	m := abstractModel(t, tinyQwen3Config, ir.F32)
+	if _, _, err := m.TraceLoss(2, 129, false); err == nil ||
+		err.Error() != "models: rows of 129 tokens are longer than the model's max_position_embeddings 128" {
+		t.Errorf("rows of 129 tokens: %v", err)
+	}
+	if _, _, err := m.TraceLoss(1, 128, true); err != nil {
+		t.Errorf("rows of 128 tokens: %v", err)
+	}
+}

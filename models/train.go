@@ -82,6 +82,13 @@ func (m *Model) traceLoss(batch, length int64, labels, unroll bool) (*ir.Module,
 	if length < 2 {
 		return nil, 0, fmt.Errorf("models: a causal-LM loss needs at least 2 tokens per row, got %d", length)
 	}
+	// Positions past max_position_embeddings are refused, as generate refuses
+	// them: past it transformers changes some ropes (dynamic's theta,
+	// LongRoPE's long factors) where tpucc's stay, so the loss would differ
+	// silently (tpucc train checked this; the library did not).
+	if limit := int64(m.Config.MaxPositions); length > limit {
+		return nil, 0, fmt.Errorf("models: rows of %d tokens are longer than the model's max_position_embeddings %d", length, limit)
+	}
 	order, nTrained := m.lossOrder()
 	var names []string
 	for _, j := range order {
