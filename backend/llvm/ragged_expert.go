@@ -199,7 +199,7 @@ func (x *raggedCtx) dotsT(r0 value.Value, n int64, j, w value.Value) {
 		for q := int64(1); q < u; q++ {
 			sum = k.cur.NewFAdd(sum, acc[int64(i)*u+q])
 		}
-		s := k.hsum(k.halves(sum))
+		s := k.hsum(k.cur.NewFAdd(k.half8(sum, 0), k.half8(sum, 1)))
 		tail := k.loop(ci(x.K/lanes*lanes), ci(x.K), []value.Value{s}, func(kk value.Value, t []value.Value) []value.Value {
 			av := k.load(types.Float, x.A, k.cur.NewAdd(aRow[i], kk))
 			wv := k.loadDT(x.B, k.cur.NewAdd(w, kk), x.wdt)
@@ -207,15 +207,4 @@ func (x *raggedCtx) dotsT(r0 value.Value, n int64, j, w value.Value) {
 		})
 		k.store(tail[0], x.c, k.mulAdd(k.cur.NewAdd(r0, ci(int64(i))), x.N, j))
 	}
-}
-
-// halves adds the two 8-float halves of the 16-float v.
-func (k *kfn) halves(v value.Value) value.Value {
-	lo, hi := make([]constant.Constant, 8), make([]constant.Constant, 8)
-	for i := range lo {
-		lo[i], hi[i] = constant.NewInt(types.I32, int64(i)), constant.NewInt(types.I32, int64(i+8))
-	}
-	v8i32 := types.NewVector(8, types.I32)
-	return k.cur.NewFAdd(k.cur.NewShuffleVector(v, v, constant.NewVector(v8i32, lo...)),
-		k.cur.NewShuffleVector(v, v, constant.NewVector(v8i32, hi...)))
 }

@@ -276,14 +276,13 @@ func timeWorkload(gens []*models.Generator, precs []string, req models.Request, 
 		slices.Sort(ratios)
 	}
 	for i := range times {
-		slices.Sort(times[i])
-		fmt.Fprintf(os.Stderr, "bench/models: %s: tpucc %s%s\n", w.name, precLabel(precs, i), fmtTime(times[i][len(times[i])/2]))
+		fmt.Fprintf(os.Stderr, "bench/models: %s: tpucc %s%s\n", w.name, precLabel(precs, i), fmtTime(median(times[i])))
 	}
 	if len(ratios) > 0 {
 		fmt.Fprintf(os.Stderr, "bench/models: %s: precision default/highest=%.3f (the median of %d alternated pairs, from %.3f to %.3f)\n",
 			w.name, ratios[len(ratios)/2], len(ratios), ratios[0], ratios[len(ratios)-1])
 	}
-	return times[0][len(times[0])/2]
+	return median(times[0])
 }
 
 // precLabel names precision i in a line when more than one is run.
