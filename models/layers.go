@@ -21,10 +21,22 @@ import (
 // converts' bf16 operands at their width (vdpbf16ps where the CPU has it).
 func linear(x, w *tensor.Tensor) *tensor.Tensor {
 	if w.DType() == ir.BF16 {
-		x, w = x.Convert(ir.BF16).Convert(ir.F32), w.Convert(ir.F32)
+		x, w = roundBF16(x), w.Convert(ir.F32)
 	}
 	r := int64(x.Rank() - 1)
 	return x.DotGeneral(w, ir.DotAttr{LhsContract: []int64{r}, RhsContract: []int64{1}})
+}
+
+// roundBF16 is x (f32) rounded to bf16 and widened back: the operand of
+// a bf16 product, which the backends read at bf16 width.
+func roundBF16(x *tensor.Tensor) *tensor.Tensor { return x.Convert(ir.BF16).Convert(ir.F32) }
+
+// toF32 is t converted to f32 when it is not.
+func toF32(t *tensor.Tensor) *tensor.Tensor {
+	if t.DType() != ir.F32 {
+		return t.Convert(ir.F32)
+	}
+	return t
 }
 
 // affine is linear plus a bias over the last axis; a nil bias is none.
@@ -239,13 +251,22 @@ func moe(c *hf.Config, w *layerWeights, x, routerIn *tensor.Tensor) *tensor.Tens
 	}
 	combine := topI.OneHot(E, ir.F32).Mul(topW.Reshape(N, K, 1)).Sum(1)
 
-	// Stacked [E, I, H] projections of all tokens: [N, E, I].
+	// Stacked [E, I, H] projections of all tokens: [N, E, I]. bf16 experts
+	// (a bf16 checkpoint's, bind) make bf16 products as linear's do: the
+	// tokens and the activation rounded to bf16, the sums in f32.
+	xe := x
+	if w.GateExperts.DType() == ir.BF16 {
+		xe = roundBF16(x)
+	}
 	proj := func(w *tensor.Tensor) *tensor.Tensor {
-		return x.DotGeneral(w, ir.DotAttr{LhsContract: []int64{1}, RhsContract: []int64{2}})
+		return xe.DotGeneral(toF32(w), ir.DotAttr{LhsContract: []int64{1}, RhsContract: []int64{2}})
 	}
 	act := activation(c, proj(w.GateExperts)).Mul(proj(w.UpExperts))
+	if w.DownExperts.DType() == ir.BF16 {
+		act = roundBF16(act)
+	}
 	// Down [E, H, I], batched over experts: [E, N, H].
-	out := act.DotGeneral(w.DownExperts, ir.DotAttr{LhsBatch: []int64{1}, RhsBatch: []int64{0}, LhsContract: []int64{2}, RhsContract: []int64{2}})
+	out := act.DotGeneral(toF32(w.DownExperts), ir.DotAttr{LhsBatch: []int64{1}, RhsBatch: []int64{0}, LhsContract: []int64{2}, RhsContract: []int64{2}})
 	routed := combine.DotGeneral(out, ir.DotAttr{LhsBatch: []int64{0}, RhsBatch: []int64{1}, LhsContract: []int64{1}, RhsContract: []int64{0}})
 	if m.Shared == 0 {
 		return routed

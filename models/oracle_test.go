@@ -331,7 +331,8 @@ func checkLogits(t *testing.T, got *tensor.Tensor, pad []int, o oracle) float64 
 }
 
 // TestMoERouted compiles the prefill and decode steps of every MoE
-// checkpoint and counts the MoE blocks moe-route rewrote: all of them, a
+// checkpoint (the bf16 one's experts in bf16 products too) and counts the MoE
+// blocks moe-route rewrote: all of them, a
 // looped layer's once in its loop's body (its ragged_dots there). Mixtral's
 // two MoE layers are one loop; Gemma 4's loop over (sliding, full) has a MoE
 // block in each slot and its two KV-sharing layers run unrolled after it;
@@ -342,7 +343,7 @@ func TestMoERouted(t *testing.T) {
 	for _, c := range []struct {
 		name            string
 		rewrites, loops int // blocks rewritten; of those, inside a loop's body
-	}{{"qwen3_moe", 2, 0}, {"gemma4", 4, 2}, {"mixtral", 1, 1}, {"qwen2_moe", 2, 0}} {
+	}{{"qwen3_moe", 2, 0}, {"qwen3_moe_bf16", 2, 0}, {"gemma4", 4, 2}, {"mixtral", 1, 1}, {"qwen2_moe", 2, 0}} {
 		t.Run(c.name, func(t *testing.T) {
 			m, err := Load(filepath.Join(root, c.name))
 			if err != nil {

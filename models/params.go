@@ -223,10 +223,11 @@ func layerAt(stacks *layerWeights, r row, normOffset, bf16 bool) *layerWeights {
 }
 
 // productField names the weights that a step reads only as the weight of
-// a product (linear): kept bf16 they make bf16 products. The router, the
-// experts (ragged products) and Gemma 4's per-layer weights stay f32.
+// a product (linear, or moe's experts): kept bf16 they make bf16
+// products. The router and Gemma 4's per-layer weights stay f32.
 var productField = map[string]bool{"Q": true, "K": true, "V": true, "O": true,
-	"Gate": true, "Up": true, "Down": true, "SharedGate": true, "SharedUp": true, "SharedDown": true, "LMHead": true}
+	"Gate": true, "Up": true, "Down": true, "SharedGate": true, "SharedUp": true, "SharedDown": true, "LMHead": true,
+	"GateExperts": true, "UpExperts": true, "DownExperts": true}
 
 // bf16Products reports whether a weight t of m multiplies in bf16: a bf16
 // checkpoint's, unless m.F32Products.

@@ -116,6 +116,9 @@ type planner struct {
 	// that is not planned to that value, which the products read and
 	// widen themselves (narrow.go).
 	narrowSrc map[*ir.Value]*ir.Value
+	// exact are the module's f32 values that hold bf16 values, found on
+	// first use (ragged_bf16.go, bf16Exact).
+	exact map[*ir.Value]bool
 	// owned are the parameters of the loop bodies planned: their slots
 	// are the loops' carried slots (control.go, adoptable).
 	owned map[*ir.Value]bool

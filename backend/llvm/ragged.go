@@ -119,6 +119,9 @@ func (pl *planner) raggedDot(in *ir.Instr, env map[*ir.Value]int) bool {
 		st.what += " (rhs [g,n,k])"
 	}
 	x.k = k
+	if x.dp = pl.raggedBF16(in, &x); x.dp {
+		st.what += " (vdpbf16ps)"
+	}
 	st.rows, st.work = ranges, x.M*x.N*max(x.K, 1)
 	x.c, x.A, x.B = k.buf(0, types.Float), k.buf(1, types.Float), k.fbuf(2, x.wdt).p
 	x.sizes = k.buf(3, types.I32)
@@ -135,6 +138,9 @@ func (pl *planner) raggedDot(in *ir.Instr, env map[*ir.Value]int) bool {
 	pl.p.scratchBytes = max(pl.p.scratchBytes, gemmScratch(gemmBlocks(x.M, x.K, x.N)))
 	if x.rhsT {
 		pl.p.scratchBytes = max(pl.p.scratchBytes, raggedSwapScratch(x.K))
+	}
+	if x.dp {
+		pl.p.scratchBytes = max(pl.p.scratchBytes, raggedBF16Scratch(x.K))
 	}
 	x.emit()
 	k.finish()
@@ -164,6 +170,8 @@ type raggedCtx struct {
 	// (narrow.go) by the kernels of matrices stored [n,k] (the swapped
 	// product, streamT and rest), which are the ones that take them.
 	wdt ir.DType
+	// dp: the groups of many rows run on vdpbf16ps (ragged_bf16.go).
+	dp bool
 }
 
 // emit generates the loop over groups, carrying the running end, and then
@@ -211,7 +219,11 @@ func (x *raggedCtx) group() {
 	k := x.k
 	rows := k.cur.NewSub(x.rowHi, x.rowLo)
 	if x.rhsT {
-		k.ifElse(k.cur.NewICmp(enum.IPredSGE, rows, ci(raggedSwapRows)), x.swapped, func() { x.streamT(rows) })
+		swapped := x.swapped
+		if x.dp {
+			swapped = x.swappedBF16
+		}
+		k.ifElse(k.cur.NewICmp(enum.IPredSGE, rows, ci(raggedSwapRows)), swapped, func() { x.streamT(rows) })
 		k.ifElse(k.cur.NewICmp(enum.IPredSGT, k.hi, ci(x.tiles)), func() { x.rest(ci(x.tiles * gemmNR)) }, nil)
 		return
 	}

@@ -60,28 +60,41 @@ var raggedCases = []raggedCase{
 // nothing converts them. The f32 cases run with AVX-512's 16-float tiles
 // (gemmTile, swappedWide) and with the AVX2 ones, whatever the host: without
 // AVX-512, clang splits each 16-float vector into two AVX2 halves (slower,
-// the same sums).
+// the same sums). Last, bf16 weights times rows that hold bf16 values (a
+// bf16 checkpoint's experts: the model rounds their inputs to bf16): on a
+// host with avx512_bf16 the groups of many rows run on vdpbf16ps.
 func TestRaggedDot(t *testing.T) {
 	for _, c := range []struct {
-		rhsT bool
-		wdt  string
-		wide bool
-	}{{false, "f32", false}, {true, "f32", false}, {true, "bf16", false}, {true, "f16", false},
-		{false, "f32", true}, {true, "f32", true}, {true, "bf16", true}} {
-		t.Run(fmt.Sprintf("rhsT=%v/%s/wide=%v", c.rhsT, c.wdt, c.wide), func(t *testing.T) {
+		rhsT     bool
+		wdt, ldt string
+		wide     bool
+	}{{false, "f32", "f32", false}, {true, "f32", "f32", false}, {true, "bf16", "f32", false}, {true, "f16", "f32", false},
+		{false, "f32", "f32", true}, {true, "f32", "f32", true}, {true, "bf16", "f32", true}, {true, "bf16", "bf16", true}} {
+		t.Run(fmt.Sprintf("rhsT=%v/%s/lhs=%s/wide=%v", c.rhsT, c.wdt, c.ldt, c.wide), func(t *testing.T) {
 			b := testBackend(t)
 			b.wide = c.wide
-			testRaggedDot(t, b, c.rhsT, c.wdt)
+			plan := testRaggedDot(t, b, c.rhsT, c.wdt, c.ldt)
+			dp := c.ldt == "bf16" && hostBF16(cpuFeatures()) == bf16AVX512
+			if n := strings.Count(plan, "(vdpbf16ps)"); dp && n != len(raggedCases) || !dp && n != 0 {
+				t.Errorf("%d ragged_dots on vdpbf16ps, want %d of %d:\n%s", n, map[bool]int{true: len(raggedCases)}[dp], len(raggedCases), plan)
+			}
 		})
 	}
 }
 
-func testRaggedDot(t *testing.T, b *Backend, rhsT bool, wdt string) {
+// testRaggedDot runs raggedCases with weights of wdt (stored [g,n,k] when
+// rhsT) and rows of ldt (converted to f32 in the program), and returns
+// the plan.
+func testRaggedDot(t *testing.T, b *Backend, rhsT bool, wdt, ldt string) string {
 	var params, body, rets, types []string
 	for i, c := range raggedCases {
-		rhs := fmt.Sprintf("%%r%d", i)
+		rhs, lhs := fmt.Sprintf("%%r%d", i), fmt.Sprintf("%%l%d", i)
+		if ldt != "f32" {
+			body = append(body, fmt.Sprintf("  %%lc%d = convert %%l%d : f32[%d,%d]\n", i, i, c.m, c.k))
+			lhs = fmt.Sprintf("%%lc%d", i)
+		}
 		if rhsT {
-			params = append(params, fmt.Sprintf("%%l%d: f32[%d,%d], %%r%d: %s[%d,%d,%d], %%s%d: i32[%d]", i, c.m, c.k, i, wdt, c.g, c.n, c.k, i, c.g))
+			params = append(params, fmt.Sprintf("%%l%d: %s[%d,%d], %%r%d: %s[%d,%d,%d], %%s%d: i32[%d]", i, ldt, c.m, c.k, i, wdt, c.g, c.n, c.k, i, c.g))
 			if wdt != "f32" {
 				body = append(body, fmt.Sprintf("  %%c%d = convert %%r%d : f32[%d,%d,%d]\n", i, i, c.g, c.n, c.k))
 				rhs = fmt.Sprintf("%%c%d", i)
@@ -91,7 +104,7 @@ func testRaggedDot(t *testing.T, b *Backend, rhsT bool, wdt string) {
 		} else {
 			params = append(params, fmt.Sprintf("%%l%d: f32[%d,%d], %%r%d: f32[%d,%d,%d], %%s%d: i32[%d]", i, c.m, c.k, i, c.g, c.k, c.n, i, c.g))
 		}
-		body = append(body, fmt.Sprintf("  %%y%d = ragged_dot %%l%d, %s, %%s%d\n  %%z%d = add %%y%d, %%y%d\n", i, i, rhs, i, i, i, i))
+		body = append(body, fmt.Sprintf("  %%y%d = ragged_dot %s, %s, %%s%d\n  %%z%d = add %%y%d, %%y%d\n", i, lhs, rhs, i, i, i, i))
 		rets = append(rets, fmt.Sprintf("%%z%d", i))
 		types = append(types, fmt.Sprintf("f32[%d,%d]", c.m, c.n))
 	}
@@ -102,7 +115,7 @@ func testRaggedDot(t *testing.T, b *Backend, rhsT bool, wdt string) {
 		t.Fatalf("ragged_dot not generated: generated %s; reference %s", g, fb)
 	}
 	if plan := x.plan.String(); rhsT && (strings.Count(plan, "ragged_dot (rhs [g,n,k])") != len(raggedCases) ||
-		strings.Contains(plan, "transpose") || strings.Contains(plan, "convert")) {
+		strings.Contains(plan, "transpose") || strings.Count(plan, "convert") > map[bool]int{true: len(raggedCases)}[ldt != "f32"]) {
 		t.Fatalf("the transposed weights are not read as stored:\n%s", plan)
 	}
 	in := cpu.RandomInputs(f, 5)
@@ -124,6 +137,7 @@ func testRaggedDot(t *testing.T, b *Backend, rhsT bool, wdt string) {
 			}
 		}
 	}
+	return x.plan.String()
 }
 
 // BenchmarkRaggedDot times the grouped matmul at a decode-like shape
@@ -141,46 +155,51 @@ func BenchmarkRaggedDot(b *testing.B) {
 		rows, g, k, n int64
 		rhsT          bool
 		bf16          bool // the weights bf16, converted in the program (narrow.go)
+		rows16        bool // the rows bf16 too (a bf16 model's experts: vdpbf16ps)
 		// used: when not 0, only that many groups (spread evenly) have
 		// rows, the others are empty, and the rates count their weights
 		used int64
 	}{
-		{"decode", 4, 64, 1024, 768, false, false, 0},
+		{"decode", 4, 64, 1024, 768, false, false, false, 0},
 		// bench/moe's qwen3 decode (batch 64, top-8 of 128: 4 rows per expert)
-		{"decode-qwen3-up", 4, 128, 2048, 768, false, false, 0},
-		{"decode-qwen3-down", 4, 128, 768, 2048, false, false, 0},
-		{"decode-gemma4-up", 4, 128, 2816, 704, false, false, 0},
-		{"decode-gemma4-down", 4, 128, 704, 2816, false, false, 0},
+		{"decode-qwen3-up", 4, 128, 2048, 768, false, false, false, 0},
+		{"decode-qwen3-down", 4, 128, 768, 2048, false, false, false, 0},
+		{"decode-gemma4-up", 4, 128, 2816, 704, false, false, false, 0},
+		{"decode-gemma4-down", 4, 128, 704, 2816, false, false, false, 0},
 		// bench/moe's batch 1 (one token, 8 of the 128 experts)
-		{"decode1-qwen3-up", 1, 128, 2048, 768, false, false, 8},
-		{"decode1-qwen3-down", 1, 128, 768, 2048, false, false, 8},
-		{"decode1-gemma4-up", 1, 128, 2816, 704, false, false, 8},
-		{"decode1-gemma4-down", 1, 128, 704, 2816, false, false, 8},
-		{"prefill", 64, 64, 1024, 768, false, false, 0},
+		{"decode1-qwen3-up", 1, 128, 2048, 768, false, false, false, 8},
+		{"decode1-qwen3-down", 1, 128, 768, 2048, false, false, false, 8},
+		{"decode1-gemma4-up", 1, 128, 2816, 704, false, false, false, 8},
+		{"decode1-gemma4-down", 1, 128, 704, 2816, false, false, false, 8},
+		{"prefill", 64, 64, 1024, 768, false, false, false, 0},
 		// bench/moe's prefill shapes (64 rows per expert on average), 16 of the 128 experts
-		{"prefill-qwen3-up", 64, 16, 2048, 768, false, false, 0},
-		{"prefill-qwen3-down", 64, 16, 768, 2048, false, false, 0},
-		{"prefill-gemma4-up", 64, 16, 2816, 704, false, false, 0},
-		{"prefill-gemma4-down", 64, 16, 704, 2816, false, false, 0},
+		{"prefill-qwen3-up", 64, 16, 2048, 768, false, false, false, 0},
+		{"prefill-qwen3-down", 64, 16, 768, 2048, false, false, false, 0},
+		{"prefill-gemma4-up", 64, 16, 2816, 704, false, false, false, 0},
+		{"prefill-gemma4-down", 64, 16, 704, 2816, false, false, false, 0},
 		// the weights as Hugging Face stores them ([experts, out, in], the
 		// models' case): bench/models' 512-token prefill gives an expert 32
 		// rows on average, bench/moe's 1024 tokens 64; all 128 experts
-		{"prefill-t32-qwen3-up", 32, 128, 2048, 768, true, false, 0},
-		{"prefill-t32-qwen3-down", 32, 128, 768, 2048, true, false, 0},
-		{"prefill-t64-qwen3-up", 64, 128, 2048, 768, true, false, 0},
-		{"prefill-t16-qwen3-up", 16, 128, 2048, 768, true, false, 0},
-		{"prefill-t8-qwen3-up", 8, 128, 2048, 768, true, false, 0},
-		{"prefill-t4-qwen3-up", 4, 128, 2048, 768, true, false, 0},
+		{"prefill-t32-qwen3-up", 32, 128, 2048, 768, true, false, false, 0},
+		{"prefill-t32-qwen3-down", 32, 128, 768, 2048, true, false, false, 0},
+		{"prefill-t64-qwen3-up", 64, 128, 2048, 768, true, false, false, 0},
+		{"prefill-t16-qwen3-up", 16, 128, 2048, 768, true, false, false, 0},
+		{"prefill-t8-qwen3-up", 8, 128, 2048, 768, true, false, false, 0},
+		{"prefill-t4-qwen3-up", 4, 128, 2048, 768, true, false, false, 0},
 		// a bf16 checkpoint's experts, read at their width
-		{"prefill-t32-qwen3-up-bf16", 32, 128, 2048, 768, true, true, 0},
-		{"prefill-t4-qwen3-up-bf16", 4, 128, 2048, 768, true, true, 0},
+		{"prefill-t32-qwen3-up-bf16", 32, 128, 2048, 768, true, true, false, 0},
+		{"prefill-t4-qwen3-up-bf16", 4, 128, 2048, 768, true, true, false, 0},
+		// and its rows rounded to bf16, as the models give them (ragged_bf16.go)
+		{"prefill-t32-qwen3-up-bf16-rows", 32, 128, 2048, 768, true, true, true, 0},
+		{"prefill-t32-qwen3-down-bf16-rows", 32, 128, 768, 2048, true, true, true, 0},
+		{"prefill-t32-qwen3-down-bf16", 32, 128, 768, 2048, true, true, false, 0},
 		// batch-1 decode as the models run it: one token's 8 experts of
 		// 128, stored [n,k], f32 and bf16; the experts used move on every
 		// run (as a token's do), so the weights come from memory
-		{"decode1-t-qwen3-up", 1, 128, 2048, 768, true, false, 8},
-		{"decode1-t-qwen3-down", 1, 128, 768, 2048, true, false, 8},
-		{"decode1-t-qwen3-up-bf16", 1, 128, 2048, 768, true, true, 8},
-		{"decode1-t-qwen3-down-bf16", 1, 128, 768, 2048, true, true, 8},
+		{"decode1-t-qwen3-up", 1, 128, 2048, 768, true, false, false, 8},
+		{"decode1-t-qwen3-down", 1, 128, 768, 2048, true, false, false, 8},
+		{"decode1-t-qwen3-up-bf16", 1, 128, 2048, 768, true, true, false, 8},
+		{"decode1-t-qwen3-down-bf16", 1, 128, 768, 2048, true, true, false, 8},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			used := c.g
@@ -196,7 +215,14 @@ func BenchmarkRaggedDot(b *testing.B) {
 			if c.bf16 {
 				wdt, wbytes = "bf16", 2
 			}
-			src := fmt.Sprintf("func @f(%%l: f32[%d,%d], %%r: %s[%s], %%s: i32[%d]) -> f32[%d,%d] {\n", m, c.k, wdt, dims, c.g, m, c.n)
+			ldt, lhs := "f32", "%l"
+			if c.rows16 {
+				ldt, lhs = "bf16", "%lc"
+			}
+			src := fmt.Sprintf("func @f(%%l: %s[%d,%d], %%r: %s[%s], %%s: i32[%d]) -> f32[%d,%d] {\n", ldt, m, c.k, wdt, dims, c.g, m, c.n)
+			if c.rows16 {
+				src += fmt.Sprintf("  %%lc = convert %%l : f32[%d,%d]\n", m, c.k)
+			}
 			w := "%r"
 			if c.bf16 {
 				src += fmt.Sprintf("  %%c = convert %%r : f32[%s]\n", dims)
@@ -205,7 +231,7 @@ func BenchmarkRaggedDot(b *testing.B) {
 			if c.rhsT {
 				src += fmt.Sprintf("  %%t = transpose %s {perm=[0,2,1]} : f32[%d,%d,%d]\n", w, c.g, c.k, c.n)
 			}
-			src += fmt.Sprintf("  %%y = ragged_dot %%l, %s, %%s\n  return %%y\n}\n", rhs)
+			src += fmt.Sprintf("  %%y = ragged_dot %s, %s, %%s\n  return %%y\n}\n", lhs, rhs)
 			_, f, x := compileSrc(b, testBackend(b), src)
 			in := cpu.RandomInputs(f, 1)
 			sizes := make([]int64, c.g)

@@ -1,0 +1,210 @@
+package llvm
+
+import (
+	"github.com/llir/llvm/ir/constant"
+	"github.com/llir/llvm/ir/enum"
+	"github.com/llir/llvm/ir/types"
+	"github.com/llir/llvm/ir/value"
+
+	"github.com/tpucc/tpucc/ir"
+)
+
+// The swapped product (ragged_swap.go) of a bf16 checkpoint's MoE prefill
+// on vdpbf16ps. The model rounds the experts' inputs to bf16 as linear
+// does (models.roundBF16: the tokens and the activation go through
+// convert to bf16 and back), so the lhs rows hold bf16 values in f32 and
+// the matrices are bf16: the product of bf16 × bf16 with f32 sums, which
+// vdpbf16ps computes exactly as the f32 kernel does (each product of two
+// bf16 values is exact in f32), two contracting indices per lane and
+// instruction and without widening each weight first. Widened, the f32
+// kernel ran the bf16 experts at 241–256 GFLOP/s against 640–660 for the
+// dense bf16 products on vdpbf16ps (docs/PERFORMANCE.md).
+//
+// The chunk's rows are packed in pairs, [k/2][16] 32-bit words per panel
+// of 16 rows (the high halves of two neighbouring f32 elements of a row:
+// exact, since they are bf16 values); the matrix is read as stored, one
+// 32-bit pair of each of its eight rows per step broadcast to the 16
+// lanes. A tile is eight result columns by two panels, sixteen <16 x
+// float>, stored through swapStore as the f32 kernel's.
+
+// raggedBF16 reports whether the ragged_dot in runs its groups of many
+// rows on vdpbf16ps: the host has it (and AVX-512), the matrices are bf16
+// read as stored [n,k], and the lhs holds bf16 values (bf16Exact).
+func (pl *planner) raggedBF16(in *ir.Instr, x *raggedCtx) bool {
+	return pl.tgt.bf16 == bf16AVX512 && x.k.g.wide && x.rhsT && x.wdt == ir.BF16 && pl.bf16Exact(in.Args[0])
+}
+
+// bf16Exact reports whether every element of v (f32) is a bf16 value: v
+// is a widening convert of a bf16 value, or data movement of one (copies,
+// reshapes, transposes, rows taken), or such a fusion result.
+func (pl *planner) bf16Exact(v *ir.Value) bool {
+	if pl.exact == nil {
+		pl.exact = map[*ir.Value]bool{}
+		for _, f := range pl.m.Funcs {
+			markBF16Exact(f.Body, pl.exact)
+		}
+	}
+	return pl.exact[v]
+}
+
+// markBF16Exact marks b's bf16-exact values (bf16Exact) in ex, the
+// regions inside it too: a fusion's parameters are its operands, other
+// regions' parameters are not marked.
+func markBF16Exact(b *ir.Block, ex map[*ir.Value]bool) {
+	for _, in := range b.Instrs {
+		if len(in.Results) == 0 || len(in.Args) == 0 {
+			continue
+		}
+		r := in.Results[0]
+		switch in.Op {
+		case ir.OpConvert:
+			ex[r] = r.Type.DType == ir.F32 && (in.Args[0].Type.DType == ir.BF16 || ex[in.Args[0]])
+		case ir.OpCopy, ir.OpReshape, ir.OpTranspose, ir.OpTake:
+			ex[r] = ex[in.Args[0]]
+		case ir.OpFusion:
+			body := in.FusionBody()
+			for i, p := range body.Params {
+				ex[p] = ex[in.Args[i]]
+			}
+			markBF16Exact(body, ex)
+			ret := body.Instrs[len(body.Instrs)-1]
+			for i, r := range in.Results {
+				ex[r] = ret.Op == ir.OpReturn && ex[ret.Args[i]]
+			}
+			continue
+		}
+		for _, rg := range in.Regions {
+			markBF16Exact(rg, ex)
+		}
+	}
+}
+
+// swappedBF16 is swapped on vdpbf16ps (raggedBF16): the current group's
+// rows for the call's full tiles.
+func (x *raggedCtx) swappedBF16() {
+	k := x.k
+	chunk := raggedSwapPanels(x.K) * gemmNR
+	tmp := k.cur.NewBitCast(k.scratch, types.NewPointer(types.Float))
+	panels := k.at(types.I32, k.cur.NewBitCast(k.scratch, types.NewPointer(types.I32)), ci(raggedSwapScratch(x.K)/4))
+	tEnd := k.smin(k.hi, ci(x.tiles))
+	rows := k.cur.NewSub(x.rowHi, x.rowLo)
+	chunks := k.cur.NewSelect(k.cur.NewICmp(enum.IPredSLT, k.lo, tEnd), k.ceilDiv(rows, chunk), ci(0))
+	pan := (x.K + 1) / 2 * gemmNR // 32-bit words a panel
+	k.loop(ci(0), chunks, nil, func(c value.Value, _ []value.Value) []value.Value {
+		r0 := k.mulAdd(c, chunk, x.rowLo)
+		r1 := k.smin(k.cur.NewAdd(r0, ci(chunk)), x.rowHi)
+		np := k.ceilDiv(k.cur.NewSub(r1, r0), gemmNR)
+		x.packPairs(panels, tmp, r0, k.cur.NewSub(r1, ci(1)), np)
+		k.loop(k.cur.NewMul(k.lo, ci(2)), k.cur.NewMul(tEnd, ci(2)), nil, func(nb value.Value, _ []value.Value) []value.Value {
+			n0 := k.cur.NewMul(nb, ci(8))
+			k.loop(ci(0), k.ceilDiv(np, 2), nil, func(pp value.Value, _ []value.Value) []value.Value {
+				p := k.cur.NewMul(pp, ci(2))
+				at := k.at(types.I32, panels, k.cur.NewMul(p, ci(pan)))
+				rt := k.mulAdd(p, gemmNR, r0)
+				tile := func(n int) func() {
+					return func() { x.swapStore(x.pairTile(at, n0, n), rt, r1, n0, v16, n) }
+				}
+				// A last panel alone takes one vector of each column.
+				k.ifElse(k.cur.NewICmp(enum.IPredSGT, k.cur.NewSub(r1, rt), ci(gemmNR)), tile(2), tile(1))
+				return nil
+			})
+			return nil
+		})
+		return nil
+	})
+}
+
+// packPairs packs np panels of 16 rows from r0 (rows past last as copies
+// of it: computed, never stored) into dst: word (q, j) of panel p holds
+// row r0+16p+j's elements 2q (low half) and 2q+1 as bf16, the high
+// halves of their f32 bits (exact: they hold bf16 values); an odd last
+// element pairs with zero. The rows are first packed as f32 panels
+// [k][16] into tmp by gemmPackT's register transposes, then two of its
+// vectors make one of pairs: element by element the packing cost a fifth
+// of the product at 32 rows.
+func (x *raggedCtx) packPairs(dst, tmp, r0, last, np value.Value) {
+	k := x.k
+	op := gemmOperand{row: func(i value.Value) value.Value {
+		return k.at(types.Float, x.A, k.mulAdd(k.smin(i, last), x.K, ci(0)))
+	}, rowDT: ir.F32}
+	k.gemmPackT(tmp, op, gemmNR, r0, np, ci(0), ci(x.K))
+	v16i32 := types.NewVector(16, types.I32)
+	splat := func(c int64) value.Value { return k.splatOf(v16i32, constant.NewInt(types.I32, c)) }
+	word := func(at value.Value) value.Value {
+		return k.cur.NewBitCast(k.vload16(tmp, at), v16i32)
+	}
+	store := func(v, at value.Value) {
+		ptr := k.cur.NewBitCast(k.at(types.I32, dst, at), types.NewPointer(v16i32))
+		st := k.cur.NewStore(v, ptr)
+		st.Align = 4
+	}
+	words := (x.K + 1) / 2 * gemmNR
+	k.loop(ci(0), np, nil, func(p value.Value, _ []value.Value) []value.Value {
+		src, out := k.cur.NewMul(p, ci(x.K*gemmNR)), k.cur.NewMul(p, ci(words))
+		k.loop(ci(0), ci(x.K/2), nil, func(q value.Value, _ []value.Value) []value.Value {
+			at := k.mulAdd(q, 2*gemmNR, src)
+			lo := k.cur.NewLShr(word(at), splat(16))
+			hi := k.cur.NewAnd(word(k.cur.NewAdd(at, ci(gemmNR))), splat(-0x10000))
+			store(k.cur.NewOr(lo, hi), k.mulAdd(q, gemmNR, out))
+			return nil
+		})
+		if x.K%2 == 1 {
+			lo := k.cur.NewLShr(word(k.cur.NewAdd(src, ci((x.K-1)*gemmNR))), splat(16))
+			store(lo, k.cur.NewAdd(out, ci(x.K/2*gemmNR)))
+		}
+		return nil
+	})
+}
+
+// raggedBF16Scratch is the scratch of swappedBF16: a chunk's rows as f32
+// panels (packPairs' tmp), then as pairs.
+func raggedBF16Scratch(k int64) int64 {
+	return raggedSwapScratch(k) + 4*raggedSwapPanels(k)*gemmNR*((k+1)/2)
+}
+
+// pairTile is the tile of swappedBF16: result columns [n0, n0+8) (rows
+// of the matrix) x the 16 rows of each of n consecutive panels at pan,
+// over the whole contraction; acc[n*i+j] is column n0+i for panel j, as
+// swapTile's.
+func (x *raggedCtx) pairTile(pan, n0 value.Value, n int) []value.Value {
+	k := x.k
+	v16i32 := types.NewVector(16, types.I32)
+	dp := k.g.declare("llvm.x86.avx512bf16.dpbf16ps.512", v16, v16, v16i32, v16i32)
+	wRow := x.swapRows(n0)
+	words := (x.K + 1) / 2 * gemmNR
+	step := func(q value.Value, acc []value.Value, pair func(i int) value.Value) []value.Value {
+		b := make([]value.Value, n)
+		for j := range b {
+			ptr := k.cur.NewBitCast(k.at(types.I32, pan, k.mulAdd(q, gemmNR, ci(int64(j)*words))), types.NewPointer(v16i32))
+			l := k.cur.NewLoad(v16i32, ptr)
+			l.Align = 4
+			b[j] = l
+		}
+		next := make([]value.Value, len(acc))
+		for i := range wRow {
+			w := k.splatOf(v16i32, pair(i))
+			for j := range n {
+				next[n*i+j] = k.cur.NewCall(dp, acc[n*i+j], b[j], w)
+			}
+		}
+		return next
+	}
+	acc := make([]value.Value, 8*n)
+	for i := range acc {
+		acc[i] = constant.NewZeroInitializer(v16)
+	}
+	i32p := types.NewPointer(types.I32)
+	acc = k.loop(ci(0), ci(x.K/2), acc, func(q value.Value, acc []value.Value) []value.Value {
+		return step(q, acc, func(i int) value.Value {
+			l := k.cur.NewLoad(types.I32, k.cur.NewBitCast(k.at(types.I16, x.B, k.mulAdd(q, 2, wRow[i])), i32p))
+			l.Align = 2
+			return l
+		})
+	})
+	if x.K%2 == 1 { // the last element of each row, paired with zero
+		acc = step(ci(x.K/2), acc, func(i int) value.Value {
+			return k.cur.NewZExt(k.load(types.I16, x.B, k.cur.NewAdd(wRow[i], ci(x.K-1))), types.I32)
+		})
+	}
+	return acc
+}
