@@ -206,6 +206,43 @@ func TestReduceColumns(t *testing.T) {
 	agree(t, x, m, f, cpu.RandomInputs(f, 9))
 }
 
+// TestReduceMiddle: an f32 reduction of one axis that is neither the
+// first nor the last (an MoE's combine, [tokens, top-k, hidden] summed over
+// top-k) takes the results' rows as accumulators and reads each term's row
+// along the last axis (a step "… over middle axes"): from memory (the
+// operand also returned), and as an expression nothing else keeps (the
+// combine's weights times the experts' rows, computed as read: "reduce_sum
+// of mul"); max; min and sum with two kept leading axes (rank 4). A middle
+// axis longer than sumBlock (blocked in f64) and two middle axes keep their
+// loops. The numbers are the reference executor's.
+func TestReduceMiddle(t *testing.T) {
+	src := `func @f(%y: f32[12,3,70], %w: f32[12,3], %x: f32[2,5,4,33], %z: f32[2,5000,3]) -> (f32[12,70], f32[12,70], f32[12,3,70], f32[12,70], f32[2,5,33], f32[2,33], f32[2,3], f32[2,4,33]) {
+  %wb = broadcast %w {dims=[0,1]} : f32[12,3,70]
+  %p = mul %y, %wb : f32[12,3,70]
+  %a = reduce_sum %p {axes=[1]} : f32[12,70]
+  %q = mul %y, %y : f32[12,3,70]
+  %b = reduce_sum %q {axes=[1]} : f32[12,70]
+  %c = reduce_max %y {axes=[1]} : f32[12,70]
+  %d = reduce_min %x {axes=[2]} : f32[2,5,33]
+  %e = reduce_sum %x {axes=[1,2]} : f32[2,33]
+  %g = reduce_sum %z {axes=[1]} : f32[2,3]
+  %h = reduce_sum %x {axes=[1]} : f32[2,4,33]
+  return %a, %b, %q, %c, %d, %e, %g, %h
+}
+`
+	m, f, x := compileSrc(t, testBackend(t), src)
+	var whats []string
+	for _, s := range x.StepTimes() {
+		whats = append(whats, s.What)
+	}
+	want := []string{"reduce_sum of mul over middle axes", "loop mul", "reduce_sum over middle axes", "reduce_max over middle axes",
+		"reduce_min over middle axes", "reduce_sum", "reduce_sum", "reduce_sum over middle axes"}
+	if !slices.Equal(whats, want) {
+		t.Errorf("steps %q, want %q", whats, want)
+	}
+	agree(t, x, m, f, cpu.RandomInputs(f, 4))
+}
+
 // TestReduceMaxLine: an f32 reduce_max or reduce_min over the last axis
 // alone takes each line's max sixteen lanes at a time (maxOverLine; the
 // step reads "over lines") and gives the reference executor's bits: NaN
