@@ -71,7 +71,7 @@ func TestBF16Gemm(t *testing.T) {
 	be := testBackend(t)
 	be.gemm = fixedGemm(staticGemm(true)) // slices of kc = 512
 	for _, c := range []bf16GemmCase{
-		{name: "tile", m: 18, k: 64, n: 64, out: "f32"},
+		{name: "tile", m: 66, k: 64, n: 64, out: "f32"},
 		{name: "edges", m: 17, k: 45, n: 33, out: "f32"},
 		{name: "K3", m: 16, k: 3, n: 7, out: "f32"},
 		{name: "blocks", m: 131, k: 1033, n: 530, out: "f32"},
@@ -110,6 +110,57 @@ func TestBF16Gemm(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.within(t, staticGemm(true).bf16KC(), in, ref[0], got[0])
+		})
+	}
+}
+
+// TestBF16DotSwap: a bf16 × bf16 product of 16 to 64 rows by weights
+// stored [N, K] (a batched decode's projections) runs as the swapped
+// product on vdpbf16ps (dotSwapBF16), against the reference executor
+// within TestBF16Gemm's bound (one slice): one panel of 16 rows, a pair of
+// panels and a last one alone (33), four panels (64), chunks of one panel
+// (a contraction of 4098), a contraction of 2, column tiles shared by the
+// threads, and a fused epilogue.
+func TestBF16DotSwap(t *testing.T) {
+	if hostBF16(cpuFeatures()) != bf16AVX512 {
+		t.Skip("this CPU has no avx512_bf16")
+	}
+	be := testBackend(t)
+	for _, c := range []bf16GemmCase{
+		{name: "panel", m: 16, k: 64, n: 16, out: "f32"},
+		{name: "panels", m: 33, k: 1030, n: 48, out: "f32"},
+		{name: "chunk", m: 64, k: 256, n: 160, out: "f32"},
+		{name: "long", m: 40, k: 4098, n: 32, out: "f32"},
+		{name: "K2", m: 20, k: 2, n: 64, out: "f32"},
+		{name: "epilogue", m: 50, k: 130, n: 96, out: "f32", epi: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := tir.Parse("bf16swap.tir", []byte(c.src()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := m.Entry()
+			x, err := be.compile(m, f, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "dot_general (swapped, vdpbf16ps)"
+			if c.epi {
+				want += "+add+mul"
+			}
+			if len(x.plan.steps) != 1 || x.plan.steps[0].what != want {
+				t.Fatalf("plan:\n%s\nwant one step: %s", x.plan, want)
+			}
+			in := cpu.RandomInputs(f, 6)
+			ref, err := cpu.Run(m, f, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := x.Run(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.within(t, c.k, in, ref[0], got[0])
 		})
 	}
 }

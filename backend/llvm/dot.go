@@ -180,6 +180,9 @@ type dotEpilogue struct {
 // batch), by column blocks.
 func (pl *planner) dot(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) bool {
 	d := pl.dotShape(in)
+	if d.B*d.M*d.N > 0 && dotSwapBF16Fits(d, pl.tgt) {
+		return pl.dotSwapBF16(in, env, epi) // bf16 operands, a batched decode's rows (dot_swap.go)
+	}
 	if d.B*d.M*d.N > 0 && bf16GemmFits(d, pl.tgt) {
 		return pl.bf16Gemm(in, env, epi) // both operands bf16, many rows: packed vdpbf16ps (bf16gemm.go)
 	}

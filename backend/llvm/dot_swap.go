@@ -73,3 +73,44 @@ func (pl *planner) dotSwap(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue
 	pl.addDotStep(in, env, st, epi)
 	return true
 }
+
+// dotSwapBF16Fits reports whether d runs as the swapped product on
+// vdpbf16ps (ragged_bf16.go): dotSwapFits' shapes with both operands bf16
+// in memory (a bf16 model's projections: the rounded activations, the
+// weights), an even contraction, and 16 to dotSwapMaxRows rows (a batched
+// decode step). The packed vdpbf16ps GEMM (bf16gemm.go) packs every weight
+// panel for those few rows of work; this product packs only the rows and
+// reads the weights as stored, whose pairs along K are vdpbf16ps's operand.
+func dotSwapBF16Fits(d dotShape, tgt target) bool {
+	f := d
+	f.lhs.dt = ir.F32
+	return tgt.bf16 == bf16AVX512 && tgt.wide && d.lhs.dt == ir.BF16 && d.rhs.dt == ir.BF16 &&
+		d.M >= bf16GemmMinRows && d.M <= dotSwapMaxRows && d.K%2 == 0 && dotSwapFits(f, tgt)
+}
+
+// dotSwapBF16 generates d (dotSwapBF16Fits): the rows' pairs are the 32-bit
+// words of the bf16 rows as stored, packed as f32 panels are.
+func (pl *planner) dotSwapBF16(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) bool {
+	d := pl.dotShape(in)
+	k, st := pl.newKernelStep(in, env)
+	st.what = "dot_general (swapped, vdpbf16ps)"
+	x := raggedCtx{k: k, M: d.M, K: d.K, G: 1, N: d.N, tiles: d.N / gemmNR, rhsT: true, wdt: ir.BF16, dp: true}
+	st.rows, st.work = x.tiles, d.M*d.N*d.K
+	pl.p.scratchBytes = max(pl.p.scratchBytes, raggedBF16Scratch(x.K))
+	if epi != nil {
+		st.what += "+" + epi.ops
+		epiAt := pl.epilogue(k, &st, in, env, epi)
+		x.epi = func(m, n value.Value) { epiAt(ci(0), m, n) }
+	}
+	x.c, x.A, x.B = k.buf(0, types.Float), k.fbuf(1, ir.BF16).p, k.fbuf(2, ir.BF16).p
+	x.rowLo, x.rowHi, x.wBase = ci(0), ci(d.M), ci(0)
+	x.swappedPairs(func(dst, _, r0, last, np value.Value) {
+		op := gemmOperand{row: func(i value.Value) value.Value {
+			return k.cur.NewBitCast(k.at(types.I16, x.A, k.mulAdd(k.smin(i, last), x.K, ci(0))), types.NewPointer(types.Float))
+		}, rowDT: ir.F32} // a row's K/2 words, moved as f32 lanes (bits kept)
+		k.gemmPackT(k.cur.NewBitCast(dst, types.NewPointer(types.Float)), op, gemmNR, r0, np, ci(0), ci(x.K/2))
+	})
+	k.finish()
+	pl.addDotStep(in, env, st, epi)
+	return true
+}

@@ -81,7 +81,11 @@ func markBF16Exact(b *ir.Block, ex map[*ir.Value]bool) {
 
 // swappedBF16 is swapped on vdpbf16ps (raggedBF16): the current group's
 // rows for the call's full tiles.
-func (x *raggedCtx) swappedBF16() {
+func (x *raggedCtx) swappedBF16() { x.swappedPairs(x.packPairs) }
+
+// swappedPairs is swappedBF16 with the rows packed by pack (into dst,
+// through tmp: packPairs' arguments).
+func (x *raggedCtx) swappedPairs(pack func(dst, tmp, r0, last, np value.Value)) {
 	k := x.k
 	chunk := raggedSwapPanels(x.K) * gemmNR
 	tmp := k.cur.NewBitCast(k.scratch, types.NewPointer(types.Float))
@@ -94,7 +98,7 @@ func (x *raggedCtx) swappedBF16() {
 		r0 := k.mulAdd(c, chunk, x.rowLo)
 		r1 := k.smin(k.cur.NewAdd(r0, ci(chunk)), x.rowHi)
 		np := k.ceilDiv(k.cur.NewSub(r1, r0), gemmNR)
-		x.packPairs(panels, tmp, r0, k.cur.NewSub(r1, ci(1)), np)
+		pack(panels, tmp, r0, k.cur.NewSub(r1, ci(1)), np)
 		k.loop(k.cur.NewMul(k.lo, ci(2)), k.cur.NewMul(tEnd, ci(2)), nil, func(nb value.Value, _ []value.Value) []value.Value {
 			n0 := k.cur.NewMul(nb, ci(8))
 			k.loop(ci(0), k.ceilDiv(np, 2), nil, func(pp value.Value, _ []value.Value) []value.Value {
