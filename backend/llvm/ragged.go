@@ -219,11 +219,11 @@ func (x *raggedCtx) group() {
 	k := x.k
 	rows := k.cur.NewSub(x.rowHi, x.rowLo)
 	if x.rhsT {
-		swapped := x.swapped
+		swapped, stream := x.swapped, x.streamT
 		if x.dp {
-			swapped = x.swappedBF16
+			swapped, stream = x.swappedBF16, x.streamTPairs
 		}
-		k.ifElse(k.cur.NewICmp(enum.IPredSGE, rows, ci(raggedSwapRows)), swapped, func() { x.streamT(rows) })
+		k.ifElse(k.cur.NewICmp(enum.IPredSGE, rows, ci(raggedSwapRows)), swapped, func() { stream(rows) })
 		k.ifElse(k.cur.NewICmp(enum.IPredSGT, k.hi, ci(x.tiles)), func() { x.rest(ci(x.tiles * gemmNR)) }, nil)
 		return
 	}

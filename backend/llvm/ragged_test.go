@@ -193,6 +193,9 @@ func BenchmarkRaggedDot(b *testing.B) {
 		{"prefill-t32-qwen3-up-bf16-rows", 32, 128, 2048, 768, true, true, true, 0},
 		{"prefill-t32-qwen3-down-bf16-rows", 32, 128, 768, 2048, true, true, true, 0},
 		{"prefill-t32-qwen3-down-bf16", 32, 128, 768, 2048, true, true, false, 0},
+		{"prefill-t4-qwen3-up-bf16-rows", 4, 128, 2048, 768, true, true, true, 0},
+		{"prefill-t4-qwen3-down-bf16-rows", 4, 128, 768, 2048, true, true, true, 0},
+		{"prefill-t4-qwen3-down-bf16", 4, 128, 768, 2048, true, true, false, 0},
 		// batch-1 decode as the models run it: one token's 8 experts of
 		// 128, stored [n,k], f32 and bf16; the experts used move on every
 		// run (as a token's do), so the weights come from memory
