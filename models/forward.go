@@ -41,7 +41,7 @@ type stepIn struct {
 func forward(c *hf.Config, groups []group, w *weights, in stepIn, all bool) (*tensor.Tensor, []*tensor.Tensor) {
 	s := in.tokens.Shape()
 	B, T := s[0], s[1]
-	x := w.Embed.Take(in.tokens, 0)
+	x := toF32(w.Embed.Take(in.tokens, 0)) // a bf16 embedding kept bf16 (bind): its rows widened
 	if c.EmbedScale != 1 {
 		x = x.Mul(scalar(c.EmbedScale))
 	}

@@ -158,7 +158,7 @@ func bind(m *Model, ts []*tensor.Tensor) *weights {
 	for path, j := range m.index {
 		norm[j] = normOffset && strings.HasSuffix(path, "Norm")
 		stacked[j] = strings.Contains(path, ":")
-		keep[j] = keep[j] && productField[fieldName(path)] // a tied embedding is also gathered
+		keep[j] = keep[j] && productField[fieldName(path)]
 	}
 	// In parameter order, so that a traced step is the same program every
 	// time (index is a map).
@@ -223,11 +223,13 @@ func layerAt(stacks *layerWeights, r row, normOffset, bf16 bool) *layerWeights {
 }
 
 // productField names the weights that a step reads only as the weight of
-// a product (linear, or moe's experts): kept bf16 they make bf16
-// products. The router and Gemma 4's per-layer weights stay f32.
+// a product (linear, or moe's experts) or gathers and widens (the
+// embedding, so that a tied head is a bf16 product as transformers
+// computes it in bf16): kept bf16 they make bf16 products. The router and
+// Gemma 4's per-layer weights stay f32.
 var productField = map[string]bool{"Q": true, "K": true, "V": true, "O": true,
 	"Gate": true, "Up": true, "Down": true, "SharedGate": true, "SharedUp": true, "SharedDown": true, "LMHead": true,
-	"GateExperts": true, "UpExperts": true, "DownExperts": true}
+	"GateExperts": true, "UpExperts": true, "DownExperts": true, "Embed": true}
 
 // bf16Products reports whether a weight t of m multiplies in bf16: a bf16
 // checkpoint's, unless m.F32Products.
