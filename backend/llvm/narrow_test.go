@@ -359,7 +359,7 @@ func TestNarrowActivations(t *testing.T) {
 	for _, st := range xe.plan.steps {
 		got = append(got, st.what)
 	}
-	want := "rms_norm; loop convert; dot_general (avx512bf16 packed); rms_norm; dot_general (avx512bf16 packed); loop transpose"
+	want := "rms_norm; loop convert; dot_general (swapped, vdpbf16ps); rms_norm; dot_general (swapped, vdpbf16ps); loop transpose"
 	if strings.Join(got, "; ") != want {
 		t.Errorf("plan:\n%s\nwant steps: %s", xe.plan, want)
 	}
