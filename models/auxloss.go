@@ -1,6 +1,8 @@
 package models
 
 import (
+	"errors"
+
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/models/hf"
 	"github.com/tpucc/tpucc/tensor"
@@ -70,16 +72,33 @@ func (r *routerStats) uncarry(cv []*tensor.Tensor) {
 	}
 }
 
+// moeLayers counts c's MoE layers.
+func moeLayers(c *hf.Config) int {
+	n := 0
+	for _, l := range c.Layers {
+		if l.MoE {
+			n++
+		}
+	}
+	return n
+}
+
+// auxLossErr refuses a load-balancing loss over no MoE layer (every layer
+// in mlp_only_layers, or decoder_sparse_step past the last): transformers'
+// load_balancing_loss_func then fails (it reads the first router's logits,
+// and there are none), where tpucc's would be 0/0.
+func auxLossErr(c *hf.Config) error {
+	if c.RouterAuxLoss && moeLayers(c) == 0 {
+		return errors.New("models: config.json's output_router_logits is true but no layer is a MoE layer: " +
+			"transformers' load-balancing loss fails without a router (IndexError); set it to false to train")
+	}
+	return nil
+}
+
 // loss is load_balancing_loss_func's value over tokens tokens of each of
 // c's MoE layers, in its order of operations: each sum divided by the rows
 // first, the products summed, then times E.
 func (r *routerStats) loss(c *hf.Config, tokens int64) *tensor.Tensor {
-	layers := 0
-	for _, l := range c.Layers {
-		if l.MoE {
-			layers++
-		}
-	}
-	rows := scalar(float64(int64(layers) * tokens))
+	rows := scalar(float64(int64(moeLayers(c)) * tokens))
 	return r.picks.Div(rows).Mul(r.probs.Div(rows)).Sum(0).Mul(scalar(float64(c.MoE.Experts)))
 }

@@ -212,3 +212,24 @@ func sgdSteps(t *testing.T, m *Model, tokens *backend.Buffer, o TrainOptions) ([
 	}
 	return losses, upd
 }
+
+// TestRouterAuxLossNoMoELayer: output_router_logits on a Qwen3-MoE whose
+// every layer is dense (mlp_only_layers), where transformers' loss fails
+// with an IndexError, is refused by NewTrainer and TraceLoss alike, naming
+// the field; with the field false the model trains.
+func TestRouterAuxLossNoMoELayer(t *testing.T) {
+	cfg := withAux(strings.Replace(qwen3MoEAll, `"mlp_only_layers": []`, `"mlp_only_layers": [0, 1, 2, 3]`, 1), 0.1)
+	m := randomModel(t, cfg, 0.5)
+	want := "models: config.json's output_router_logits is true but no layer is a MoE layer: " +
+		"transformers' load-balancing loss fails without a router (IndexError); set it to false to train"
+	if _, err := NewTrainer(m, train.NewAdamW(0.01), TrainOptions{Backend: backend.CPUFallback}); err == nil || err.Error() != want {
+		t.Errorf("NewTrainer: got %v\nwant %s", err, want)
+	}
+	if _, _, err := m.TraceLoss(2, 8, false); err == nil || err.Error() != want {
+		t.Errorf("TraceLoss: got %v\nwant %s", err, want)
+	}
+	off := randomModel(t, strings.Replace(cfg, `"output_router_logits": true`, `"output_router_logits": false`, 1), 0.5)
+	if _, _, err := off.TraceLoss(2, 8, false); err != nil {
+		t.Errorf("without output_router_logits: %v", err)
+	}
+}

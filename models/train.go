@@ -92,6 +92,9 @@ func (m *Model) traceLoss(batch, length int64, labels, unroll bool) (*ir.Module,
 	if limit := int64(m.Config.MaxPositions); length > limit {
 		return nil, 0, fmt.Errorf("models: rows of %d tokens are longer than the model's max_position_embeddings %d", length, limit)
 	}
+	if err := auxLossErr(m.Config); err != nil {
+		return nil, 0, err
+	}
 	order, nTrained := m.lossOrder()
 	var names []string
 	for _, j := range order {
@@ -240,6 +243,9 @@ type Trainer struct {
 func NewTrainer(m *Model, opt train.Optimizer, o TrainOptions) (*Trainer, error) {
 	if len(m.Params) == 0 || m.Params[0].Buffer == nil {
 		return nil, errors.New("models: an abstract model has no weights to train")
+	}
+	if err := auxLossErr(m.Config); err != nil {
+		return nil, err // before compiling, as TraceLoss would
 	}
 	order, nTrained := m.lossOrder()
 	nState := nTrained * (1 + len(opt.StateNames()))
