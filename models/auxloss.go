@@ -29,8 +29,8 @@ import (
 // (routerStats), as transformers' own accumulation does layer by layer.
 
 // routerStats are a step's running sums over the MoE layers so far: probs
-// and picks, f32 [E] each (a one-hot sum, which autodiff does not
-// differentiate).
+// and picks, f32 [E] each. picks is a sum of one-hots of the top-k indices,
+// through which autodiff passes no gradient (one_hot is not differentiable).
 type routerStats struct {
 	probs, picks *tensor.Tensor
 }
@@ -95,8 +95,8 @@ func auxLossErr(c *hf.Config) error {
 	return nil
 }
 
-// loss is load_balancing_loss_func's value over tokens tokens of each of
-// c's MoE layers, in its order of operations: each sum divided by the rows
+// loss is load_balancing_loss_func's value, each of c's MoE layers having
+// routed the given number of tokens, in its order of operations: each sum divided by the rows
 // first, the products summed, then times E.
 func (r *routerStats) loss(c *hf.Config, tokens int64) *tensor.Tensor {
 	rows := scalar(float64(int64(moeLayers(c)) * tokens))

@@ -226,8 +226,8 @@ func (st *stepState) trip(g group, stacks []layerWeights, r row, cv []*tensor.Te
 		next[1+2*s], next[2+2*s] = ks, vs
 	}
 	next[0] = x
-	if st.router != nil {
-		next = st.router.carry(next[:len(next)-2])
+	if r := st.router; r != nil { // in carry's places
+		next[len(next)-2], next[len(next)-1] = r.probs, r.picks
 	}
 	return next
 }
