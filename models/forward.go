@@ -32,13 +32,18 @@ type stepIn struct {
 	// bf16 keeps a looped layer's bf16 product weights bf16 (layerAt):
 	// the step's products are bf16 (Model.F32Products unset).
 	bf16 bool
+	// routerAux also computes the routers' load-balancing loss of a model
+	// whose training adds it (hf.Config.RouterAuxLoss; routerStats).
+	routerAux bool
 }
 
 // forward runs one step: the logits of the last token of each row [B, V]
-// (or of every token [B, T, V] with all) and the caches after the step. Each
-// looped group of layers is one while op (loop); the rope tables and masks
-// are computed once, before any loop, and carried into them.
-func forward(c *hf.Config, groups []group, w *weights, in stepIn, all bool) (*tensor.Tensor, []*tensor.Tensor) {
+// (or of every token [B, T, V] with all) and the caches after the step; and
+// with in.routerAux, for a model whose training adds it, the routers'
+// load-balancing loss (f32 []; else nil). Each looped group of layers is
+// one while op (loop); the rope tables and masks are computed once, before
+// any loop, and carried into them.
+func forward(c *hf.Config, groups []group, w *weights, in stepIn, all bool) (logits *tensor.Tensor, caches []*tensor.Tensor, aux *tensor.Tensor) {
 	s := in.tokens.Shape()
 	B, T := s[0], s[1]
 	x := toF32(w.Embed.Take(in.tokens, 0)) // a bf16 embedding kept bf16 (bind): its rows widened
@@ -50,6 +55,9 @@ func forward(c *hf.Config, groups []group, w *weights, in stepIn, all bool) (*te
 		st.perLayer = perLayerInputs(c, w, in.tokens, x)
 	}
 	st.tables(B, T)
+	if in.routerAux {
+		st.router = newRouterStats(c)
+	}
 	for gi, g := range groups {
 		if g.looped() {
 			x = st.loop(g, w.Stacks[gi], x)
@@ -62,14 +70,17 @@ func forward(c *hf.Config, groups []group, w *weights, in stepIn, all bool) (*te
 	if !all {
 		x = x.Slice([]int64{0, T - 1, 0}, []int64{B, T, int64(c.Hidden)}, nil).Reshape(B, int64(c.Hidden))
 	}
-	logits := linear(x, w.LMHead)
+	logits = linear(x, w.LMHead)
 	if s := c.LogitScale; s != 0 && s != 1 {
 		logits = logits.Mul(scalar(1 / s))
 	}
 	if sc := c.FinalSoftcap; sc != 0 {
 		logits = logits.Mul(scalar(1 / sc)).Tanh().Mul(scalar(sc))
 	}
-	return logits, st.caches
+	if st.router != nil {
+		aux = st.router.loss(c, B*T)
+	}
+	return logits, st.caches, aux
 }
 
 // stepState is what a step's layers share: its input, the masks and rope
@@ -80,6 +91,7 @@ type stepState struct {
 	refs     []cacheRef
 	caches   []*tensor.Tensor
 	perLayer *tensor.Tensor // Gemma 4's [B, T, layers, P], or nil
+	router   *routerStats   // the load-balancing loss's sums so far, or nil
 	masks    map[int]*tensor.Tensor
 	rope     map[string][2]*tensor.Tensor // by fmt.Sprint of the layer's hf.Rope (LongRoPE's factors make it no map key)
 }
@@ -128,7 +140,7 @@ func (st *stepState) layer(i int, lw *layerWeights, x *tensor.Tensor, ai attnIn,
 	case c.Arch == "olmo2":
 		return olmoLayer(c, l, lw, x, ai)
 	}
-	return qwenLayer(c, l, lw, x, ai)
+	return qwenLayer(c, l, lw, x, ai, st.router)
 }
 
 // perLayerAt is layer i's per-layer input [B, T, P] (i an int or an i32[]
@@ -175,6 +187,7 @@ func (st *stepState) loop(g group, stacks []layerWeights, x *tensor.Tensor) *ten
 		entries[s] = st.refs[g.layer(s, 0)].entry
 		cv = append(cv, st.caches[2*entries[s]], st.caches[2*entries[s]+1])
 	}
+	cv = st.router.carry(cv) // last, after the caches
 	if st.in.unrollStacks {
 		for it := range g.count {
 			cv = st.trip(g, stacks, row{n: it}, cv)
@@ -189,13 +202,16 @@ func (st *stepState) loop(g group, stacks []layerWeights, x *tensor.Tensor) *ten
 	for s, e := range entries {
 		st.caches[2*e], st.caches[2*e+1] = cv[1+2*s], cv[2+2*s]
 	}
+	st.router.uncarry(cv)
 	return cv[0]
 }
 
 // trip runs trip r of group g on cv (x, then each slot's stacked keys and
-// values) and returns cv after it.
+// values, then the router's sums when the step counts them) and returns cv
+// after it.
 func (st *stepState) trip(g group, stacks []layerWeights, r row, cv []*tensor.Tensor) []*tensor.Tensor {
 	x := cv[0]
+	st.router.uncarry(cv)
 	next := append([]*tensor.Tensor{nil}, cv[1:]...)
 	for s := range g.period {
 		i := g.layer(s, 0) // the slot's facts: every trip's layer has them
@@ -210,6 +226,9 @@ func (st *stepState) trip(g group, stacks []layerWeights, r row, cv []*tensor.Te
 		next[1+2*s], next[2+2*s] = ks, vs
 	}
 	next[0] = x
+	if r := st.router; r != nil { // in carry's places
+		next[len(next)-2], next[len(next)-1] = r.probs, r.picks
+	}
 	return next
 }
 
@@ -277,8 +296,8 @@ func mask(slot, start *tensor.Tensor, capacity int64, window int) *tensor.Tensor
 }
 
 // qwenLayer is Qwen3DecoderLayer / Qwen3MoeDecoderLayer: pre-norm attention
-// and MLP (or MoE), both residual.
-func qwenLayer(c *hf.Config, l hf.Layer, w *layerWeights, x *tensor.Tensor, ai attnIn) (out, k, v *tensor.Tensor) {
+// and MLP (or MoE, whose routing stats counts when not nil), both residual.
+func qwenLayer(c *hf.Config, l hf.Layer, w *layerWeights, x *tensor.Tensor, ai attnIn, stats *routerStats) (out, k, v *tensor.Tensor) {
 	// Granite scales each branch before the residual add.
 	branch := func(b *tensor.Tensor) *tensor.Tensor {
 		if r := c.ResidualScale; r != 0 && r != 1 {
@@ -292,7 +311,7 @@ func qwenLayer(c *hf.Config, l hf.Layer, w *layerWeights, x *tensor.Tensor, ai a
 	if l.MoE {
 		s := h.Shape()
 		flat := h.Reshape(s[0]*s[1], s[2])
-		return x.Add(branch(moe(c, w, flat, flat).Reshape(s...))), k, v
+		return x.Add(branch(moe(c, w, flat, flat, stats).Reshape(s...))), k, v
 	}
 	return x.Add(branch(mlp(c, w, h))), k, v
 }
@@ -318,7 +337,8 @@ func gemmaLayer(c *hf.Config, l hf.Layer, w *layerWeights, x *tensor.Tensor, ai 
 	if l.MoE {
 		s := x.Shape()
 		flat := x.Reshape(s[0]*s[1], s[2])
-		experts := moe(c, w, rmsNorm(flat, w.PreMoENorm, eps), flat).Reshape(s...)
+		// Gemma 4's transformers class adds no load-balancing loss.
+		experts := moe(c, w, rmsNorm(flat, w.PreMoENorm, eps), flat, nil).Reshape(s...)
 		h = rmsNorm(h, w.PostMLPNorm1, eps).Add(rmsNorm(experts, w.PostMoENorm, eps))
 	}
 	x = x.Add(rmsNorm(h, w.PostMLPNorm, eps))

@@ -234,8 +234,9 @@ func mlp(c *hf.Config, w *layerWeights, x *tensor.Tensor) *tensor.Tensor {
 // token's top-k. This is the form the moe-route pass proves sparse and
 // rewrites into grouped matmuls; unrewritten it computes the same numbers.
 // routerIn is what the router reads (x for Qwen3-MoE; Gemma 4 routes on the
-// residual stream before its pre-MoE norm).
-func moe(c *hf.Config, w *layerWeights, x, routerIn *tensor.Tensor) *tensor.Tensor {
+// residual stream before its pre-MoE norm). stats, when not nil, counts the
+// layer's routing for the load-balancing loss (routerStats).
+func moe(c *hf.Config, w *layerWeights, x, routerIn *tensor.Tensor, stats *routerStats) *tensor.Tensor {
 	m := c.MoE
 	N, E, K := x.Shape()[0], int64(m.Experts), int64(m.TopK)
 	if m.Router == "gemma4" {
@@ -243,6 +244,7 @@ func moe(c *hf.Config, w *layerWeights, x, routerIn *tensor.Tensor) *tensor.Tens
 	}
 	probs := linear(routerIn, w.Router).Softmax(1)
 	topW, topI := probs.TopK(m.TopK)
+	stats.add(probs, topI)
 	if m.NormTopK {
 		topW = topW.Div(topW.SumKeep(1))
 	}

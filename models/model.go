@@ -277,10 +277,15 @@ func (m *Model) stepAs(ts []*tensor.Tensor, all bool, flags stepIn) (out []*tens
 	if len(ts) != 3+nc+len(m.Params) {
 		return nil, fmt.Errorf("models: a step takes %d arguments, got %d", 3+nc+len(m.Params), len(ts))
 	}
-	in := stepIn{tokens: ts[0], start: ts[1], pos: ts[2], caches: ts[3 : 3+nc], fresh: flags.fresh, unrollStacks: flags.unrollStacks, bf16: !m.F32Products}
+	in := stepIn{tokens: ts[0], start: ts[1], pos: ts[2], caches: ts[3 : 3+nc], fresh: flags.fresh,
+		unrollStacks: flags.unrollStacks, bf16: !m.F32Products, routerAux: flags.routerAux}
 	w := bind(m, ts[3+nc:])
-	logits, caches := forward(m.Config, m.groups, w, in, all)
-	return append([]*tensor.Tensor{logits}, caches...), nil
+	logits, caches, aux := forward(m.Config, m.groups, w, in, all)
+	out = append([]*tensor.Tensor{logits}, caches...)
+	if aux != nil {
+		out = append(out, aux) // stepIn.routerAux: after the caches
+	}
+	return out, nil
 }
 
 // Trace records a step for argument types (StepTypes) as a module whose

@@ -70,8 +70,11 @@ func (m *Model) LossTypes(batch, length int64, labels bool) []ir.Type {
 // takes LossTypes' arguments and returns the f32 scalar: the mean over the
 // tokens whose next token's label is not IgnoreLabel of the cross-entropy of
 // the logits (f32) at that token against it. With no such token it is NaN
-// (0/0), as torch's. It also returns how many of the weights are trained
-// (they come first).
+// (0/0), as torch's. With output_router_logits (hf.Config.RouterAuxLoss)
+// it adds router_aux_loss_coef times the routers' load-balancing loss over
+// every token, labelled or not, as transformers' MoE classes do (see
+// routerStats). It also returns how many of the weights are trained (they
+// come first).
 func (m *Model) TraceLoss(batch, length int64, labels bool) (*ir.Module, int, error) {
 	return m.traceLoss(batch, length, labels, !lossLoops)
 }
@@ -88,6 +91,9 @@ func (m *Model) traceLoss(batch, length int64, labels, unroll bool) (*ir.Module,
 	// silently (tpucc train checked this; the library did not).
 	if limit := int64(m.Config.MaxPositions); length > limit {
 		return nil, 0, fmt.Errorf("models: rows of %d tokens are longer than the model's max_position_embeddings %d", length, limit)
+	}
+	if err := auxLossErr(m.Config); err != nil {
+		return nil, 0, err
 	}
 	order, nTrained := m.lossOrder()
 	var names []string
@@ -109,18 +115,25 @@ func (m *Model) traceLoss(batch, length int64, labels, unroll bool) (*ir.Module,
 		if labels {
 			lab = ts[n+1]
 		}
-		logits, err := m.allLogits(weights, tokens, unroll)
+		logits, aux, err := m.allLogits(weights, tokens, unroll)
 		if err != nil {
 			return nil, err
 		}
-		return []*tensor.Tensor{causalLMLoss(logits, lab)}, nil
+		loss := causalLMLoss(logits, lab)
+		if aux != nil {
+			// transformers' loss += router_aux_loss_coef * aux_loss.
+			loss = loss.Add(scalar(m.Config.RouterAuxCoef).Mul(aux))
+		}
+		return []*tensor.Tensor{loss}, nil
 	})
 	return mod, nTrained, err
 }
 
 // allLogits runs the model over whole rows [B, L] with no cache before
 // them: a step at slot 0 of a cache of exactly L slots, which nothing reads
-// afterwards. The logits of every token: [B, L, V].
+// afterwards. The logits of every token: [B, L, V]; and, for a model whose
+// training adds it (hf.Config.RouterAuxLoss), the routers' load-balancing
+// loss (f32 []; else nil).
 //
 // Its layer groups run as while ops, as inference's do: autodiff reverses a
 // counted while over the carries it saves, so the program stays the size of
@@ -128,7 +141,7 @@ func (m *Model) traceLoss(batch, length int64, labels, unroll bool) (*ir.Module,
 // stacked weights instead (a trip per row, read with a static slice:
 // stepIn.unrollStacks). The stacks are one parameter each either way, so a
 // stacked weight's gradient is one [count, …] tensor.
-func (m *Model) allLogits(weights []*tensor.Tensor, tokens *tensor.Tensor, unroll bool) (*tensor.Tensor, error) {
+func (m *Model) allLogits(weights []*tensor.Tensor, tokens *tensor.Tensor, unroll bool) (logits, aux *tensor.Tensor, err error) {
 	s := tokens.Shape()
 	B, L := s[0], s[1]
 	zero := tensor.Scalar(0, ir.I32)
@@ -136,11 +149,15 @@ func (m *Model) allLogits(weights []*tensor.Tensor, tokens *tensor.Tensor, unrol
 	for _, t := range m.CacheTypes(B, L) {
 		args = append(args, tensor.Scalar(0, ir.F32).BroadcastTo(t.Dims()...))
 	}
-	out, err := m.stepAs(append(args, weights...), true, stepIn{fresh: true, unrollStacks: unroll})
+	withAux := m.Config.RouterAuxLoss
+	out, err := m.stepAs(append(args, weights...), true, stepIn{fresh: true, unrollStacks: unroll, routerAux: withAux})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return out[0], nil
+	if withAux {
+		return out[0], out[len(out)-1], nil
+	}
+	return out[0], nil, nil
 }
 
 // lossLoops makes the loss run looped layer groups as while ops, as
@@ -227,11 +244,8 @@ func NewTrainer(m *Model, opt train.Optimizer, o TrainOptions) (*Trainer, error)
 	if len(m.Params) == 0 || m.Params[0].Buffer == nil {
 		return nil, errors.New("models: an abstract model has no weights to train")
 	}
-	if m.Config.RouterAuxLoss {
-		// transformers adds router_aux_loss_coef × the load-balancing loss
-		// of every MoE layer's router to the loss it trains on.
-		return nil, errors.New("models: config.json's output_router_logits is true: transformers then adds the routers' " +
-			"auxiliary load-balancing loss to the training loss, which tpucc does not compute; set it to false to train")
+	if err := auxLossErr(m.Config); err != nil {
+		return nil, err // before compiling, as TraceLoss would
 	}
 	order, nTrained := m.lossOrder()
 	nState := nTrained * (1 + len(opt.StateNames()))

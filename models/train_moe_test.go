@@ -43,7 +43,9 @@ var tinyMoE = map[string]string{
 // backward, loops included) has the experts', the tokens' and a feature dim
 // (hidden or expert width), as every dense per-expert product (all experts on
 // all tokens) and its gradients have. (The router's gradient, [14,6] through
-// top_k's one-hot [14,2,6], has no feature dim.)
+// top_k's one-hot [14,2,6], has no feature dim.) The same with the routers'
+// load-balancing loss (output_router_logits), whose sums read the routing
+// probabilities and top-k indices beside the combine.
 func TestTrainStepGrouped(t *testing.T) {
 	const E, N, H, F = 6, 14, 32, 24
 	for _, c := range []struct {
@@ -53,6 +55,8 @@ func TestTrainStepGrouped(t *testing.T) {
 		fam := c.fam
 		t.Run(fam, func(t *testing.T) {
 			m := abstractModel(t, tinyMoE[fam], ir.F32)
+			checkGrouped(t, m, [4]int64{E, N, H, F}, c.ragged, c.contracts)
+			m = abstractModel(t, withAux(tinyMoE[fam], 0.1), ir.F32)
 			checkGrouped(t, m, [4]int64{E, N, H, F}, c.ragged, c.contracts)
 		})
 	}

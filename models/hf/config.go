@@ -67,10 +67,12 @@ type Config struct {
 	// Inference ignores them; tpucc trains without them (tpucc train says so).
 	TrainNoise []string
 	// RouterAuxLoss is output_router_logits of Qwen3-MoE, Qwen2-MoE or
-	// Mixtral: transformers' causal-LM loss
-	// then adds router_aux_loss_coef times the experts' load-balancing loss
-	// in training, which tpucc does not compute (models.NewTrainer refuses).
+	// Mixtral: transformers' causal-LM loss then adds RouterAuxCoef
+	// (router_aux_loss_coef, 0.001 when absent, as the three classes'
+	// default) times the routers' load-balancing loss in training, and so
+	// does tpucc's (models.TraceLoss). Inference ignores both.
 	RouterAuxLoss bool
+	RouterAuxCoef float64
 	Wrapper       string   // the wrapper's model_type ("gemma4", "gemma3"), or ""
 	skip          []string // the prefixes of those tensors
 	head          string   // the untied head's tensor when a wrapper names it
@@ -263,6 +265,9 @@ func ParseConfig(data []byte) (*Config, error) {
 		// elsewhere the field changes nothing (Gemma 4's MoE has none).
 		aux := f.bool("output_router_logits", false)
 		c.RouterAuxLoss = aux && slices.Contains([]string{"qwen3_moe", "qwen2_moe", "mixtral"}, c.Arch)
+		if c.RouterAuxLoss {
+			c.RouterAuxCoef = f.float("router_aux_loss_coef", 0.001)
+		}
 	}
 	f.leftover(arch)
 	if f.err != nil {

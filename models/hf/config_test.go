@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -545,8 +546,9 @@ func TestTrainingOnlyFields(t *testing.T) {
 	if c, err = ParseConfig([]byte(mixtral)); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(c.TrainNoise, []string{"router_jitter_noise 0.01", "attention_dropout 0.05"}) || !c.RouterAuxLoss {
-		t.Errorf("mixtral: noise %q, aux loss %v", c.TrainNoise, c.RouterAuxLoss)
+	if !slices.Equal(c.TrainNoise, []string{"router_jitter_noise 0.01", "attention_dropout 0.05"}) || !c.RouterAuxLoss ||
+		c.RouterAuxCoef != 0.02 {
+		t.Errorf("mixtral: noise %q, aux loss %v, coefficient %v", c.TrainNoise, c.RouterAuxLoss, c.RouterAuxCoef)
 	}
 	phi3 := strings.NewReplacer(`"resid_pdrop": 0.0`, `"resid_pdrop": 0.1`, `"embd_pdrop": 0.0`, `"embd_pdrop": 0.1`).Replace(phi3Config)
 	if c, err = ParseConfig([]byte(phi3)); err != nil {
@@ -558,6 +560,25 @@ func TestTrainingOnlyFields(t *testing.T) {
 	for _, cfg := range []string{qwen3MoEConfig, qwen2MoEConfig, llamaConfig, gemma3Config} {
 		if c, err := ParseConfig([]byte(cfg)); err != nil || c.TrainNoise != nil || c.RouterAuxLoss {
 			t.Errorf("%s: noise %q, aux loss %v, %v", c.Arch, c.TrainNoise, c.RouterAuxLoss, err)
+		}
+	}
+}
+
+// TestRouterAuxCoef: without router_aux_loss_coef the coefficient is the
+// classes' default, 0.001 (Qwen3-MoE, Qwen2-MoE and Mixtral alike); one that
+// is not a number is refused, naming the field.
+func TestRouterAuxCoef(t *testing.T) {
+	for _, cfg := range []string{qwen3MoEConfig, qwen2MoEConfig, mixtralConfig} {
+		cfg = regexp.MustCompile(`"router_aux_loss_coef": [0-9.]+, `).ReplaceAllString(cfg, "")
+		on := strings.Replace(cfg, `"output_router_logits": false`, `"output_router_logits": true`, 1)
+		c, err := ParseConfig([]byte(on))
+		if err != nil || !c.RouterAuxLoss || c.RouterAuxCoef != 0.001 {
+			t.Errorf("aux loss %v, coefficient %v, %v; want true, 0.001", c.RouterAuxLoss, c.RouterAuxCoef, err)
+		}
+		bad := strings.Replace(on, `"output_router_logits": true`, `"output_router_logits": true, "router_aux_loss_coef": "x"`, 1)
+		want := `field "router_aux_loss_coef": "x" is not a number`
+		if _, err := ParseConfig([]byte(bad)); err == nil || err.Error() != want {
+			t.Errorf("got %v; want %s", err, want)
 		}
 	}
 }

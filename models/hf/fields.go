@@ -163,7 +163,7 @@ func (f *fields) refuse(key string, accepted string) {
 var inert = []string{
 	"_name_or_path", "architectures", "transformers_version", "torch_dtype", "dtype",
 	"bos_token_id", "eos_token_id", "pad_token_id", "use_cache", "initializer_range",
-	"router_aux_loss_coef", // with output_router_logits (Config.RouterAuxLoss)
+	"router_aux_loss_coef", // read only with output_router_logits (Config.RouterAuxCoef)
 	"output_attentions", "output_hidden_states", "return_dict", "id2label", "label2id",
 	"tokenizer_class", "keys_to_ignore_at_inference",
 	"cache_implementation", // the KV cache's kind in generate (Gemma's "hybrid"): tpucc keeps its own
