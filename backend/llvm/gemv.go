@@ -69,7 +69,8 @@ func gemvFits(d dotShape) bool {
 // rhs at one or two rows takes 8: a group then reads as many bytes as 4
 // f32 rows, and from memory one row's product read bf16 weights at a
 // median 23.4 GB/s against 19.8 with 4 (BenchmarkGemm/rhsT-cold-bf16, five
-// alternated runs; at four rows 8 x 4 accumulators gained nothing).
+// alternated runs; at four rows 8 x 4 accumulators gained nothing). One
+// row is read as streams now (gemvFor), so this applies at two.
 func gemvColsFor(m int64, narrow bool) int64 {
 	switch {
 	case narrow && m <= 2:
@@ -108,14 +109,15 @@ func (p gemvParams) width() int64 { return max(p.lanes, 8) }
 // lm head 1024x151936 17.2 -> 24.2; bf16 1024x3072 26.6 -> 33.1 and 15.0
 // -> 22.5, 2048x1024 16.0 -> 21.5 and 16.4 -> 19.2, the lm head 14.2 ->
 // 20.0. A narrow rhs is read in 16-lane vectors, one accumulator per
-// stream (the same 64 bytes of bf16 a step). Rows of 6 KB (bf16 at K =
+// stream: the same 64 bytes of bf16 a step as 2 accumulators of 8 lanes,
+// half the instructions, and 1-8% faster (15 of 15 pairs). Rows of 6 KB (bf16 at K =
 // 3072, a down projection) kept 8 neighbouring rows until the 4 streams
-// were measured alternated call by call in one process: 33.7-50.5 GB/s
-// against 26.9-38.1 (BenchmarkGemvDecode/down, five runs;
-// docs/PERFORMANCE.md), where the other projections read 29-54. A prefetch
-// ahead of the streams gained nothing (1 KB or two rows ahead), nor did
-// one row at a time (llama.cpp's way, in 8- or 16-lane vectors: level at K
-// = 3072, slower below).
+// were measured alternated call by call in one process: 1.14-1.33x the
+// neighbours' rate (BenchmarkGemvDecode/bf16/down, eleven runs;
+// docs/PERFORMANCE.md), level with the other projections. A prefetch
+// ahead of the streams gained nothing (1 KB to 4 KB, or two rows ahead),
+// nor did one row at a time (llama.cpp's way, in 8- or 16-lane vectors:
+// 0.92-0.96 of the streams at K = 3072, slower below).
 var gemvFor = func(m, k int64, narrow bool) gemvParams {
 	if m == 1 && narrow {
 		return gemvParams{cols: 4, accs: 1, lanes: 16, block: 256, spread: true}
