@@ -260,10 +260,11 @@ func BenchmarkGemvPages(b *testing.B) {
 	}
 }
 
-// BenchmarkGemvDecode times the bf16 products of a Qwen3-0.6B decode step
-// at batch 1 (bf16 activations times bf16 weights stored [N, K]: q
-// 1024->2048, k and v 1024->1024, o 2048->1024, gate and up 1024->3072,
-// down 3072->1024), the weights from memory (gemvTime cycles copies
+// BenchmarkGemvDecode times the products of a Qwen3-0.6B decode step at
+// batch 1 (weights stored [N, K]: q 1024->2048, k and v 1024->1024, o
+// 2048->1024, gate and up 1024->3072, down 3072->1024) with bf16
+// activations and weights (a bf16 model's decode), f32 activations and
+// bf16 weights, and f32, the weights from memory (gemvTime cycles copies
 // through 192 MB, six times the L3), the kernel's own way (default) and
 // each of gemvDecodeVariants called in turn.
 //
@@ -330,8 +331,10 @@ func gemvLanes(p gemvParams) func(m, k int64, narrow bool) gemvParams {
 }
 
 // BenchmarkGemvRowLength times bf16 products of the same 6 MB of weights
-// with rows of 1024 to 4096 elements, the kernel's own way and one row at
-// a time, all called in turn: whether the row's length alone sets the rate.
+// with rows of 1024 to 4096 elements, the kernel's own way and the first
+// three of gemvDecodeVariants (4 streams in 8 lanes, 8 neighbours, one row
+// at a time), all called in turn: whether the row's length alone sets the
+// rate.
 //
 //	go test ./backend/llvm -run '^$' -bench GemvRowLength -benchtime 300x
 func BenchmarkGemvRowLength(b *testing.B) {
