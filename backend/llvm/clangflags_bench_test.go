@@ -118,7 +118,9 @@ var nestCases = append([]struct{ name, src string }{
 // at a time with their contraction loop unrolled by 4 (as they were) and
 // as now (gemvUnrollFor: 2), and times them in turns as BenchmarkClangFlags
 // does, weights from cache (6 MB, called over and over): where the loop's
-// overhead shows most.
+// overhead shows most. (The first case, one lhs row, reads 4 streams in
+// 16-lane vectors since the sitting of 2026-12-07 07:44: unrolled by 8 and
+// by 4 there.)
 // go test ./backend/llvm -run '^$' -bench GemvUnroll -benchtime 1x
 func BenchmarkGemvUnroll(t *testing.B) {
 	counts := map[string]int64{"u4": 8, "now": gemvUnroll, "u4b": 8}

@@ -2,6 +2,7 @@ package llvm
 
 import (
 	"cmp"
+	"fmt"
 
 	"github.com/llir/llvm/ir/constant"
 	"github.com/llir/llvm/ir/enum"
@@ -68,7 +69,8 @@ func gemvFits(d dotShape) bool {
 // rhs at one or two rows takes 8: a group then reads as many bytes as 4
 // f32 rows, and from memory one row's product read bf16 weights at a
 // median 23.4 GB/s against 19.8 with 4 (BenchmarkGemm/rhsT-cold-bf16, five
-// alternated runs; at four rows 8 x 4 accumulators gained nothing).
+// alternated runs; at four rows 8 x 4 accumulators gained nothing). One
+// row is read as streams now (gemvFor), so this applies at two.
 func gemvColsFor(m int64, narrow bool) int64 {
 	switch {
 	case narrow && m <= 2:
@@ -89,7 +91,11 @@ func gemvColsFor(m int64, narrow bool) int64 {
 type gemvParams struct {
 	cols, accs, ahead, block int64
 	spread                   bool
+	lanes                    int64 // elements a vector: 8 (0) or 16
 }
+
+// width is the elements of one of p's vectors: 8 unless lanes says 16.
+func (p gemvParams) width() int64 { return max(p.lanes, 8) }
 
 // gemvFor is the way a product with m lhs rows and a contraction of k
 // reads its rhs (narrow: f16/bf16). One lhs row (a batch-1 decode step)
@@ -102,14 +108,21 @@ type gemvParams struct {
 // 32.6 and 15.7 -> 21.3 GB/s, 3072x1024 17.9 -> 22.3 and 16.9 -> 21.5, the
 // lm head 1024x151936 17.2 -> 24.2; bf16 1024x3072 26.6 -> 33.1 and 15.0
 // -> 22.5, 2048x1024 16.0 -> 21.5 and 16.4 -> 19.2, the lm head 14.2 ->
-// 20.0. Narrow rows of 6 KB or more (bf16 at K = 3072, a down projection)
-// keep their 8 neighbouring rows, long streams already: there the streams
-// read 18.4 and 16.6 GB/s against 19.3 and 17.8, and a decode step's down
-// projections took longer. A prefetch ahead of the streams gained nothing
-// (1 KB or two rows ahead), nor did one row at a time (llama.cpp's way:
-// level at K = 1024, slower at K = 3072).
+// 20.0. A narrow rhs is read in 16-lane vectors, one accumulator per
+// stream: the same 64 bytes of bf16 a step as 2 accumulators of 8 lanes,
+// half the instructions, and 1-8% faster (15 of 15 pairs). Rows of 6 KB (bf16 at K =
+// 3072, a down projection) kept 8 neighbouring rows until the 4 streams
+// were measured alternated call by call in one process: 1.14-1.33x the
+// neighbours' rate (BenchmarkGemvDecode/bf16/down, eleven runs;
+// docs/PERFORMANCE.md), level with the other projections. A prefetch
+// ahead of the streams gained nothing (1 KB to 4 KB, or two rows ahead),
+// nor did one row at a time (llama.cpp's way, in 8- or 16-lane vectors:
+// 0.92-0.96 of the streams at K = 3072, slower below).
 var gemvFor = func(m, k int64, narrow bool) gemvParams {
-	if m == 1 && !(narrow && 2*k >= 6144) {
+	if m == 1 && narrow {
+		return gemvParams{cols: 4, accs: 1, lanes: 16, block: 256, spread: true}
+	}
+	if m == 1 {
 		return gemvParams{cols: 4, accs: 2, block: 256, spread: true}
 	}
 	cols := gemvColsFor(m, narrow)
@@ -251,11 +264,12 @@ func (g gemvCall) rows(n0 value.Value, cols int64, stride value.Value) {
 		wRow[c] = k.cur.NewAdd(g.wBase, k.offset(d.rhs.free, k.cur.NewAdd(n0, k.times(int64(c), stride))))
 	}
 	acc := g.products(xRow, wRow)
+	lanes := g.p.width()
 	for m := range xRow {
 		for c := range wRow {
 			tail := []value.Value{k.hsum(acc[int64(m)*cols+int64(c)])}
-			if d.K%8 != 0 {
-				tail = k.loop(ci(d.K/8*8), ci(d.K), tail, func(kk value.Value, t []value.Value) []value.Value {
+			if d.K%lanes != 0 {
+				tail = k.loop(ci(d.K/lanes*lanes), ci(d.K), tail, func(kk value.Value, t []value.Value) []value.Value {
 					xv := g.x.load(k.cur.NewAdd(xRow[m], kk))
 					wv := g.w.load(k.cur.NewAdd(wRow[c], kk))
 					return []value.Value{k.cur.NewFAdd(t[0], k.cur.NewFMul(xv, wv))}
@@ -274,32 +288,34 @@ func (g gemvCall) rows(n0 value.Value, cols int64, stride value.Value) {
 
 // products returns one 8-lane vector per lhs row m and rhs row c (at
 // m*cols+c) whose lanes sum to the rows' product over the contraction's
-// multiples of 8. Each result keeps accs accumulators, steps of 8*accs
-// elements, then single vectors up to the last multiple of 8.
+// multiples of the vector width L (g.p.width: 8 or 16). Each result keeps
+// accs accumulators, steps of L*accs elements, then single vectors up to
+// the last multiple of L; 16-lane sums are folded to 8 lanes at the end.
 func (g gemvCall) products(xRow, wRow []value.Value) []value.Value {
-	k, d, accs := g.k, g.d, g.p.accs
+	k, d, accs, lanes := g.k, g.d, g.p.accs, g.p.width()
 	cols := int64(len(wRow))
 	n := d.M * cols * accs
+	vt := types.NewVector(uint64(lanes), types.Float)
 	init := make([]value.Value, n)
 	for i := range init {
-		init[i] = constant.NewZeroInitializer(v8)
+		init[i] = constant.NewZeroInitializer(vt)
 	}
-	vfma := k.g.declare("llvm.fmuladd.v8f32", v8, v8, v8, v8)
-	// step adds the products of the 8 elements at kk+8a into accumulator a.
+	vfma := k.g.declare(fmt.Sprintf("llvm.fmuladd.v%df32", vt.Len), vt, vt, vt, vt)
+	// step adds the products of the L elements at kk+L*a into accumulator a.
 	step := func(kk value.Value, a int64, acc []value.Value) {
 		ws := make([]value.Value, cols)
 		for c := range ws {
-			ws[c] = g.w.vload8(k.cur.NewAdd(wRow[c], k.cur.NewAdd(kk, ci(8*a))))
+			ws[c] = k.vloadDTOf(vt, g.w.p, k.cur.NewAdd(wRow[c], k.cur.NewAdd(kk, ci(lanes*a))), g.w.dt)
 		}
 		for m := range xRow {
-			xv := g.x.vload8(k.cur.NewAdd(xRow[m], k.cur.NewAdd(kk, ci(8*a))))
+			xv := k.vloadDTOf(vt, g.x.p, k.cur.NewAdd(xRow[m], k.cur.NewAdd(kk, ci(lanes*a))), g.x.dt)
 			for c := range ws {
 				i := (int64(m)*cols+int64(c))*accs + a
 				acc[i] = k.cur.NewCall(vfma, xv, ws[c], acc[i])
 			}
 		}
 	}
-	wide := 8 * accs
+	wide := lanes * accs
 	unroll := gemvUnrollFor(cols, accs)
 	acc := k.loopUnrolled(unroll, ci(0), ci(d.K/wide), init, func(kv value.Value, acc []value.Value) []value.Value {
 		kk := k.cur.NewMul(kv, ci(wide))
@@ -314,25 +330,26 @@ func (g gemvCall) products(xRow, wRow []value.Value) []value.Value {
 	for i := range out {
 		out[i] = acc[int64(i)*accs]
 	}
-	if accs > 1 && d.K/wide*accs < d.K/8 {
-		out = k.loop(ci(d.K/wide*accs), ci(d.K/8), out, func(kv value.Value, acc []value.Value) []value.Value {
+	if accs > 1 && d.K/wide*accs < d.K/lanes {
+		out = k.loop(ci(d.K/wide*accs), ci(d.K/lanes), out, func(kv value.Value, acc []value.Value) []value.Value {
 			next := make([]value.Value, len(acc))
 			spread := make([]value.Value, n)
 			for i := range acc {
 				spread[int64(i)*accs] = acc[i]
 			}
-			step(k.cur.NewMul(kv, ci(8)), 0, spread)
+			step(k.cur.NewMul(kv, ci(lanes)), 0, spread)
 			for i := range next {
 				next[i] = spread[int64(i)*accs]
 			}
 			return next
 		})
 	}
-	if accs > 1 {
-		for i := range out {
-			for a := int64(1); a < accs; a++ {
-				out[i] = k.cur.NewFAdd(out[i], acc[int64(i)*accs+a])
-			}
+	for i := range out {
+		for a := int64(1); a < accs; a++ {
+			out[i] = k.cur.NewFAdd(out[i], acc[int64(i)*accs+a])
+		}
+		if lanes == 16 {
+			out[i] = k.cur.NewFAdd(k.half8(out[i], 0), k.half8(out[i], 1))
 		}
 	}
 	return out
@@ -379,7 +396,7 @@ func (g gemvCall) prefetchStep(wRow []value.Value, kk value.Value) {
 		size = 2
 	}
 	for _, row := range wRow {
-		for at := int64(0); at < 8*g.p.accs*size; at += 64 {
+		for at := int64(0); at < g.p.width()*g.p.accs*size; at += 64 {
 			idx := k.cur.NewAdd(k.cur.NewAdd(row, kk), ci(g.p.ahead+at/size))
 			k.prefetch(k.cur.NewGetElementPtr(mem, g.w.p, idx), 0, 3)
 		}

@@ -1,6 +1,7 @@
 package llvm
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -36,8 +37,7 @@ func BenchmarkGemv(b *testing.B) {
 
 // gemvBench is one shape of BenchmarkGemv.
 func gemvBench(b *testing.B, k, n int64, dt string) {
-	src := fmt.Sprintf("func @mv(%%x: f32[1,%d], %%w: f32[%d,%d]) -> f32[1,%d] {\n  %%y = dot_general %%x, %%w {lhs_contract=[1], rhs_contract=[1]} : f32[1,%d]\n  return %%y\n}\n",
-		k, n, k, n, n)
+	src := gemvF32Src(k, n)
 	size := int64(4)
 	if dt != "f32" {
 		size = 2
@@ -45,7 +45,7 @@ func gemvBench(b *testing.B, k, n int64, dt string) {
 	}
 	var runs []gemvRun
 	for _, v := range gemvVariants {
-		runs = append(runs, gemvRun{v.name, src, v.p})
+		runs = append(runs, gemvRun{name: v.name, src: src, p: v.p})
 	}
 	gemvTime(b, k, n, size, runs)
 }
@@ -61,11 +61,16 @@ func BenchmarkGemvBF16(b *testing.B) {
 	for _, s := range [][2]int64{{1024, 3072}, {3072, 1024}, {1024, 2048}, {1024, 151936}} {
 		b.Run(fmt.Sprintf("%dx%d", s[0], s[1]), func(b *testing.B) {
 			gemvTime(b, s[0], s[1], 2, []gemvRun{
-				{"f32xbf16", gemvNarrowSrc(s[0], s[1], "f32", "bf16"), nil},
-				{"bf16xbf16", gemvNarrowSrc(s[0], s[1], "bf16", "bf16"), nil},
+				{name: "f32xbf16", src: gemvNarrowSrc(s[0], s[1], "f32", "bf16")},
+				{name: "bf16xbf16", src: gemvNarrowSrc(s[0], s[1], "bf16", "bf16")},
 			})
 		})
 	}
+}
+
+// gemvF32Src is x [1, k] times w [n, k], both f32.
+func gemvF32Src(k, n int64) string {
+	return fmt.Sprintf("func @mv(%%x: f32[1,%d], %%w: f32[%d,%d]) -> f32[1,%d] {\n  %%y = dot_general %%x, %%w {lhs_contract=[1], rhs_contract=[1]} : f32[1,%d]\n  return %%y\n}\n", k, n, k, n, n)
 }
 
 // gemvNarrowSrc is x [1, k] of xdt times w [n, k] of wdt (f16/bf16), both
@@ -86,6 +91,7 @@ func gemvNarrowSrc(k, n int64, xdt, wdt string) string {
 type gemvRun struct {
 	name, src string
 	p         func(m, k int64, narrow bool) gemvParams
+	k, n      int64 // the product's shape where it is not gemvTime's
 }
 
 // gemvTime compiles runs (products of x [1, k] and a weight [n, k] of
@@ -115,7 +121,8 @@ func gemvTime(b *testing.B, k, n, size int64, runs []gemvRun) {
 		}
 		var copies []*backend.Buffer
 		var in []*backend.Buffer
-		for i := range max(2, int((192<<20)/(k*n*size))) {
+		rk, rn := cmp.Or(r.k, k), cmp.Or(r.n, n)
+		for i := range max(2, int((192<<20)/(rk*rn*size))) {
 			in = cpu.RandomInputs(fn, int64(i+1))
 			copies = append(copies, in[1])
 		}
@@ -139,7 +146,8 @@ func gemvTime(b *testing.B, k, n, size int64, runs []gemvRun) {
 	b.StopTimer()
 	for v, t := range times {
 		slices.Sort(t)
-		b.ReportMetric(float64(k*n*size)/float64(t[len(t)/2].Nanoseconds()), runs[v].name+"-GB/s")
+		bytes := cmp.Or(runs[v].k, k) * cmp.Or(runs[v].n, n) * size
+		b.ReportMetric(float64(bytes)/float64(t[len(t)/2].Nanoseconds()), runs[v].name+"-GB/s")
 	}
 }
 
@@ -202,7 +210,7 @@ func gemvSpread(cols, accs, block, ahead int64) func(m, k int64, narrow bool) ge
 //	go test ./backend/llvm -run '^$' -bench GemvPages -benchtime 100x
 func BenchmarkGemvPages(b *testing.B) {
 	k, n := int64(1024), int64(65536)
-	src := fmt.Sprintf("func @mv(%%x: f32[1,%d], %%w: f32[%d,%d]) -> f32[1,%d] {\n  %%y = dot_general %%x, %%w {lhs_contract=[1], rhs_contract=[1]} : f32[1,%d]\n  return %%y\n}\n", k, n, k, n, n)
+	src := gemvF32Src(k, n)
 	be := testBackend(b)
 	be.threads = runtime.NumCPU()
 	_, fn, x := compileSrc(b, be, src)
@@ -250,4 +258,92 @@ func BenchmarkGemvPages(b *testing.B) {
 		b.ReportMetric(float64(k*n*4)/float64(t[len(t)/2].Nanoseconds()), names[v]+"-GB/s")
 		b.ReportMetric(float64(k*n*4)/float64(t[0].Nanoseconds()), names[v]+"-best-GB/s")
 	}
+}
+
+// BenchmarkGemvDecode times the products of a Qwen3-0.6B decode step at
+// batch 1 (weights stored [N, K]: q 1024->2048, k and v 1024->1024, o
+// 2048->1024, gate and up 1024->3072, down 3072->1024) with bf16
+// activations and weights (a bf16 model's decode), f32 activations and
+// bf16 weights, and f32, the weights from memory (gemvTime cycles copies
+// through 192 MB, six times the L3), the kernel's own way (default) and
+// each of gemvDecodeVariants called in turn.
+//
+//	go test ./backend/llvm -run '^$' -bench GemvDecode -benchtime 300x
+func BenchmarkGemvDecode(b *testing.B) {
+	for _, dt := range []string{"bf16", "f32xbf16", "f32"} {
+		for _, s := range [][3]any{{"q", 1024, 2048}, {"kv", 1024, 1024}, {"o", 2048, 1024}, {"up", 1024, 3072}, {"down", 3072, 1024}} {
+			k, n := int64(s[1].(int)), int64(s[2].(int))
+			b.Run(fmt.Sprintf("%s/%s/%dx%d", dt, s[0], k, n), func(b *testing.B) {
+				gemvDecodeBench(b, dt, k, n)
+			})
+		}
+	}
+}
+
+// gemvDecodeBench is one product of BenchmarkGemvDecode: dt "bf16" (bf16
+// activations and weights), "f32xbf16" (f32 activations, bf16 weights) or
+// "f32".
+func gemvDecodeBench(b *testing.B, dt string, k, n int64) {
+	src, size := gemvNarrowSrc(k, n, "bf16", "bf16"), int64(2)
+	switch dt {
+	case "f32xbf16":
+		src = gemvNarrowSrc(k, n, "f32", "bf16")
+	case "f32":
+		src, size = gemvF32Src(k, n), 4
+	}
+	var runs []gemvRun
+	for _, v := range gemvDecodeVariants {
+		runs = append(runs, gemvRun{name: v.name, src: src, p: v.p})
+	}
+	gemvTime(b, k, n, size, runs)
+}
+
+// gemvDecodeVariants are BenchmarkGemvDecode's ways of reading the rhs
+// beside the kernel's own: the 4 streams in 8-lane vectors with 2
+// accumulators (f32's way), 8 neighbouring rows prefetched two groups
+// ahead (the down projection's way until this sitting), and one row at a
+// time in memory order, 16-lane vectors with 4 and 2 sums apart.
+var gemvDecodeVariants = []struct {
+	name string
+	p    func(m, k int64, narrow bool) gemvParams
+}{
+	{"default", nil},
+	{"streams8", gemvLanes(gemvParams{cols: 4, accs: 2, block: 256, spread: true})},
+	{"neighbours", func(m, k int64, narrow bool) gemvParams {
+		return gemvParams{cols: 8, accs: 1, ahead: gemvPrefetchGroups * 8 * k}
+	}},
+	{"row16x4", gemvLanes(gemvParams{cols: 1, accs: 4, lanes: 16})},
+	{"row16x2", gemvLanes(gemvParams{cols: 1, accs: 2, lanes: 16})},
+}
+
+// gemvLanes is a variant for the benchmarks: p for every product (p.ahead
+// counted in bytes here).
+func gemvLanes(p gemvParams) func(m, k int64, narrow bool) gemvParams {
+	return func(m, k int64, narrow bool) gemvParams {
+		q := p
+		if narrow {
+			q.ahead /= 2
+		} else {
+			q.ahead /= 4
+		}
+		return q
+	}
+}
+
+// BenchmarkGemvRowLength times bf16 products of the same 6 MB of weights
+// with rows of 1024 to 4096 elements, the kernel's own way and the first
+// three of gemvDecodeVariants (4 streams in 8 lanes, 8 neighbours, one row
+// at a time), all called in turn: whether the row's length alone sets the
+// rate.
+//
+//	go test ./backend/llvm -run '^$' -bench GemvRowLength -benchtime 300x
+func BenchmarkGemvRowLength(b *testing.B) {
+	var runs []gemvRun
+	for _, s := range [][2]int64{{1024, 3072}, {1536, 2048}, {2048, 1536}, {3072, 1024}, {4096, 768}} {
+		src := gemvNarrowSrc(s[0], s[1], "bf16", "bf16")
+		for _, v := range gemvDecodeVariants[:4] {
+			runs = append(runs, gemvRun{fmt.Sprintf("%s-%d", v.name, s[0]), src, v.p, s[0], s[1]})
+		}
+	}
+	gemvTime(b, 1024, 3072, 2, runs)
 }

@@ -124,12 +124,13 @@ func TestGemvUnrollHint(t *testing.T) {
 }
 
 // TestGemvParams runs the streamed cases, and products with bf16 weights
-// read at their width, with each way of reading the rhs the kernel has:
-// 1, 2 and 8 rows in flight, 1, 2 and 4 accumulators per result (K = 59
-// leaves one step of 32, then 3 single vectors, then 3 scalars), a
-// prefetch distance, and rows in flight spread over blocks of 16, 32 and
-// 64 rows (N = 130: whole blocks, then a shorter one), against the
-// reference executor.
+// read at their width (with f32 and with bf16 activations), with each way
+// of reading the rhs the kernel has: 1, 2 and 8 rows in flight, 1, 2 and 4
+// accumulators per result (K = 59 leaves one step of 32, then 3 single
+// vectors, then 3 scalars; in 16-lane vectors no step of 64, 3 single
+// vectors and 11 scalars), a prefetch distance, rows in flight spread over
+// blocks of 16, 32 and 64 rows (N = 130: whole blocks, then a shorter
+// one), and 8- and 16-lane vectors, against the reference executor.
 func TestGemvParams(t *testing.T) {
 	b := testBackend(t)
 	b.bf16 = bf16Widen // the gemv kernel's widening loads, not vdpbf16ps
@@ -137,19 +138,24 @@ func TestGemvParams(t *testing.T) {
 		{"kRest", "f32[2,59]", "f32[13,59]", "lhs_contract=[1], rhs_contract=[1]", "f32[2,13]"},
 		{"k24", "f32[1,24]", "f32[9,24]", "lhs_contract=[1], rhs_contract=[1]", "f32[1,9]"},
 	}, gemvCases...)
-	narrow := `func @f(%x: f32[1,59], %w: bf16[75,59], %y: f32[3,130], %v: bf16[20,130]) -> (f32[1,75], f32[3,20]) {
+	narrow := `func @f(%x: f32[1,59], %w: bf16[75,59], %y: f32[3,130], %v: bf16[20,130], %xb: bf16[1,83], %u: bf16[37,83]) -> (f32[1,75], f32[3,20], f32[1,37]) {
   %w32 = convert %w : f32[75,59]
   %d = dot_general %x, %w32 {lhs_contract=[1], rhs_contract=[1]} : f32[1,75]
   %v32 = convert %v : f32[20,130]
   %e = dot_general %y, %v32 {lhs_contract=[1], rhs_contract=[1]} : f32[3,20]
-  return %d, %e
+  %x32 = convert %xb : f32[1,83]
+  %u32 = convert %u : f32[37,83]
+  %g = dot_general %x32, %u32 {lhs_contract=[1], rhs_contract=[1]} : f32[1,37]
+  return %d, %e, %g
 }
 `
 	defer func(f func(m, k int64, narrow bool) gemvParams) { gemvFor = f }(gemvFor)
 	for _, p := range []gemvParams{{cols: 1, accs: 1}, {cols: 1, accs: 4}, {cols: 1, accs: 4, ahead: 512}, {cols: 2, accs: 2, ahead: 64},
 		{cols: 8, accs: 1}, {cols: 4, accs: 2, ahead: 4096}, {cols: 4, accs: 1, block: 16, spread: true},
-		{cols: 2, accs: 4, block: 32, spread: true}, {cols: 8, accs: 1, ahead: 32, spread: true}} {
-		t.Run(fmt.Sprintf("cols%d-accs%d-ahead%d-block%d-spread%v", p.cols, p.accs, p.ahead, p.block, p.spread), func(t *testing.T) {
+		{cols: 2, accs: 4, block: 32, spread: true}, {cols: 8, accs: 1, ahead: 32, spread: true},
+		{cols: 1, accs: 4, lanes: 16}, {cols: 2, accs: 2, lanes: 16, ahead: 64}, {cols: 8, accs: 1, lanes: 16},
+		{cols: 4, accs: 1, lanes: 16, block: 16, spread: true}, {cols: 4, accs: 2, lanes: 16, block: 64, spread: true}} {
+		t.Run(fmt.Sprintf("cols%d-accs%d-ahead%d-block%d-spread%v-lanes%d", p.cols, p.accs, p.ahead, p.block, p.spread, p.width()), func(t *testing.T) {
 			gemvFor = func(m, k int64, narrow bool) gemvParams { return p }
 			m := dotsModule(t, cases)
 			x := differential(t, b, m, m.Funcs[0], 4)
@@ -158,8 +164,39 @@ func TestGemvParams(t *testing.T) {
 			}
 			exe := compileText(t, "gemv-narrow", []byte(narrow))
 			x = differential(t, b, exe.Module, exe.Entry, 5)
-			if got, want := x.plan.String(), "0: gemv [4 0 1]\n1: gemv [5 2 3]\n"; got != want {
+			if got, want := x.plan.String(), "0: gemv [6 0 1]\n1: gemv [7 2 3]\n2: gemv [8 4 5]\n"; got != want {
 				t.Errorf("plan:\n%s\nwant:\n%s", got, want)
+			}
+		})
+	}
+}
+
+// TestGemvDecodeNarrow: bf16 products at one lhs row, as a bf16 model's
+// decode step writes them (bf16 activations and weights, both converted
+// to f32), run the kernel's own way (gemvFor: 4 streams a block, 16-lane
+// vectors) at sizes that leave every tail: K = 3077 (a down projection's
+// length plus 5: 192 vectors of 16, then 5 scalars) with N = 600 (blocks
+// of 64, the last of 24 rows), K = 40 (2 vectors, 8 scalars) with N = 4102
+// (blocks of 256 read as 4 streams, the last of 6 rows: a group of 4
+// neighbours and 2 single rows), and K = 12 (scalars only) with N = 9;
+// against the reference executor.
+func TestGemvDecodeNarrow(t *testing.T) {
+	b := testBackend(t)
+	for _, s := range [][2]int{{3077, 600}, {40, 4102}, {12, 9}} {
+		t.Run(fmt.Sprintf("%dx%d", s[0], s[1]), func(t *testing.T) {
+			src := fmt.Sprintf(`func @f(%%x: bf16[1,%[1]d], %%w: bf16[%[2]d,%[1]d]) -> f32[1,%[2]d] {
+  %%x32 = convert %%x : f32[1,%[1]d]
+  %%w32 = convert %%w : f32[%[2]d,%[1]d]
+  %%y = dot_general %%x32, %%w32 {lhs_contract=[1], rhs_contract=[1]} : f32[1,%[2]d]
+  return %%y
+}
+`, s[0], s[1])
+			exe := compileText(t, "gemv-decode-narrow", []byte(src))
+			for seed := range int64(2) {
+				x := differential(t, b, exe.Module, exe.Entry, seed+1)
+				if got, want := x.plan.String(), "0: gemv [2 0 1]\n"; got != want {
+					t.Fatalf("plan:\n%s\nwant:\n%s", got, want)
+				}
 			}
 		})
 	}
