@@ -83,40 +83,44 @@ func TestBF16Gemm(t *testing.T) {
 		{name: "epilogue-batched", b: 2, m: 17, k: 40, n: 33, out: "f32", epi: true},
 		{name: "bf16-result", m: 21, k: 1025, n: 37, out: "bf16"},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			m, err := tir.Parse("bf16gemm.tir", []byte(c.src()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			f := m.Entry()
-			x, err := be.compile(m, f, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := "dot_general (avx512bf16 packed)"
-			if c.epi {
-				want += "+add+mul"
-			}
-			if len(x.plan.steps) != 1 || x.plan.steps[0].what != want {
-				t.Fatalf("plan:\n%s\nwant one step: %s", x.plan, want)
-			}
-			in := cpu.RandomInputs(f, 5)
-			ref, err := cpu.Run(m, f, in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := x.Run(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.within(t, staticGemm(true).bf16KC(), in, ref[0], got[0])
-		})
+		t.Run(c.name, func(t *testing.T) { c.run(t, be, "dot_general (avx512bf16 packed)", staticGemm(true).bf16KC(), 5) })
 	}
+}
+
+// run compiles c on be, requires one step, what (with the epilogue's ops
+// when c has one), and checks it against the reference executor on
+// inputs of seed within c's bound for slices of kc.
+func (c bf16GemmCase) run(t *testing.T, be *Backend, what string, kc int64, seed int64) {
+	m, err := tir.Parse("bf16gemm.tir", []byte(c.src()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := m.Entry()
+	x, err := be.compile(m, f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.epi {
+		what += "+add+mul"
+	}
+	if len(x.plan.steps) != 1 || x.plan.steps[0].what != what {
+		t.Fatalf("plan:\n%s\nwant one step: %s", x.plan, what)
+	}
+	in := cpu.RandomInputs(f, seed)
+	ref, err := cpu.Run(m, f, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := x.Run(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.within(t, kc, in, ref[0], got[0])
 }
 
 // TestBF16DotSwap: a bf16 × bf16 product of 16 to 64 rows by weights
 // stored [N, K] (a batched decode's projections) runs as the swapped
-// product on vdpbf16ps (dotSwapBF16), against the reference executor
+// product on vdpbf16ps (dotSwap's dp), against the reference executor
 // within TestBF16Gemm's bound (one slice): one panel of 16 rows, a pair of
 // panels and a last one alone (33), four panels (64), chunks of one panel
 // (a contraction of 4098), a contraction of 2, column tiles shared by the
@@ -134,34 +138,7 @@ func TestBF16DotSwap(t *testing.T) {
 		{name: "K2", m: 20, k: 2, n: 64, out: "f32"},
 		{name: "epilogue", m: 50, k: 130, n: 96, out: "f32", epi: true},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			m, err := tir.Parse("bf16swap.tir", []byte(c.src()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			f := m.Entry()
-			x, err := be.compile(m, f, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := "dot_general (swapped, vdpbf16ps)"
-			if c.epi {
-				want += "+add+mul"
-			}
-			if len(x.plan.steps) != 1 || x.plan.steps[0].what != want {
-				t.Fatalf("plan:\n%s\nwant one step: %s", x.plan, want)
-			}
-			in := cpu.RandomInputs(f, 6)
-			ref, err := cpu.Run(m, f, in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := x.Run(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.within(t, c.k, in, ref[0], got[0])
-		})
+		t.Run(c.name, func(t *testing.T) { c.run(t, be, "dot_general (swapped, vdpbf16ps)", c.k, 6) })
 	}
 }
 

@@ -181,7 +181,7 @@ type dotEpilogue struct {
 func (pl *planner) dot(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) bool {
 	d := pl.dotShape(in)
 	if d.B*d.M*d.N > 0 && dotSwapBF16Fits(d, pl.tgt) {
-		return pl.dotSwapBF16(in, env, epi) // bf16 operands, a batched decode's rows (dot_swap.go)
+		return pl.dotSwap(in, env, epi, true) // bf16 operands, a batched decode's rows (dot_swap.go)
 	}
 	if d.B*d.M*d.N > 0 && bf16GemmFits(d, pl.tgt) {
 		return pl.bf16Gemm(in, env, epi) // both operands bf16, many rows: packed vdpbf16ps (bf16gemm.go)
@@ -200,7 +200,7 @@ func (pl *planner) dot(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) bo
 		return pl.dotRows(in, env, epi) // a few rows, rhs [K, N]: stream its rows (dot_rows.go)
 	}
 	if d.B*d.M*d.N > 0 && dotSwapFits(d, pl.tgt) {
-		return pl.dotSwap(in, env, epi) // weights [N, K] and more rows (dot_swap.go)
+		return pl.dotSwap(in, env, epi, false) // weights [N, K] and more rows (dot_swap.go)
 	}
 	k, st := pl.newKernelStep(in, env)
 	if d.B*d.M*d.N == 0 {

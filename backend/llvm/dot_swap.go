@@ -51,24 +51,34 @@ func dotSwapFits(d dotShape, tgt target) bool {
 		d.N%gemmNR == 0 && d.K > 0 && d.lhs.dt == ir.F32 && wideable(d.rhs.dt) && rowsOfK(d.lhs) && rowsOfK(d.rhs)
 }
 
-// dotSwap generates d (dotSwapFits) as ragged_dot's swapped product over
-// the call's 16-column tiles, with the fused epilogue epi, if any, applied
-// to each row of a tile as it is stored.
-func (pl *planner) dotSwap(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) bool {
+// dotSwap generates d (dotSwapFits, or dotSwapBF16Fits with dp) as
+// ragged_dot's swapped product over the call's 16-column tiles, with the
+// fused epilogue epi, if any, applied to each row of a tile as it is
+// stored. With dp it runs on vdpbf16ps, the rows' pairs being the 32-bit
+// words of the bf16 rows as stored (packWords).
+func (pl *planner) dotSwap(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue, dp bool) bool {
 	d := pl.dotShape(in)
 	k, st := pl.newKernelStep(in, env)
 	st.what = "dot_general (swapped)"
-	x := raggedCtx{k: k, M: d.M, K: d.K, G: 1, N: d.N, tiles: d.N / gemmNR, rhsT: true, wdt: d.rhs.dt}
+	x := raggedCtx{k: k, M: d.M, K: d.K, G: 1, N: d.N, tiles: d.N / gemmNR, rhsT: true, wdt: d.rhs.dt, dp: dp}
 	st.rows, st.work = x.tiles, d.M*d.N*d.K
-	pl.p.scratchBytes = max(pl.p.scratchBytes, raggedSwapScratch(x.K))
+	scratch := raggedSwapScratch(x.K)
+	if dp {
+		st.what, scratch = "dot_general (swapped, vdpbf16ps)", raggedBF16Scratch(x.K)
+	}
+	pl.p.scratchBytes = max(pl.p.scratchBytes, scratch)
 	if epi != nil {
 		st.what += "+" + epi.ops
 		epiAt := pl.epilogue(k, &st, in, env, epi)
 		x.epi = func(m, n value.Value) { epiAt(ci(0), m, n) }
 	}
-	x.c, x.A, x.B = k.buf(0, types.Float), k.buf(1, types.Float), k.fbuf(2, d.rhs.dt).p
+	x.c, x.A, x.B = k.buf(0, types.Float), k.fbuf(1, d.lhs.dt).p, k.fbuf(2, d.rhs.dt).p
 	x.rowLo, x.rowHi, x.wBase = ci(0), ci(d.M), ci(0)
-	x.swapped()
+	if dp {
+		x.swappedPairs(x.packWords)
+	} else {
+		x.swapped()
+	}
 	k.finish()
 	pl.addDotStep(in, env, st, epi)
 	return true
@@ -86,31 +96,4 @@ func dotSwapBF16Fits(d dotShape, tgt target) bool {
 	f.lhs.dt = ir.F32
 	return tgt.bf16 == bf16AVX512 && tgt.wide && d.lhs.dt == ir.BF16 && d.rhs.dt == ir.BF16 &&
 		d.M >= bf16GemmMinRows && d.M <= dotSwapMaxRows && d.K%2 == 0 && dotSwapFits(f, tgt)
-}
-
-// dotSwapBF16 generates d (dotSwapBF16Fits): the rows' pairs are the 32-bit
-// words of the bf16 rows as stored, packed as f32 panels are.
-func (pl *planner) dotSwapBF16(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) bool {
-	d := pl.dotShape(in)
-	k, st := pl.newKernelStep(in, env)
-	st.what = "dot_general (swapped, vdpbf16ps)"
-	x := raggedCtx{k: k, M: d.M, K: d.K, G: 1, N: d.N, tiles: d.N / gemmNR, rhsT: true, wdt: ir.BF16, dp: true}
-	st.rows, st.work = x.tiles, d.M*d.N*d.K
-	pl.p.scratchBytes = max(pl.p.scratchBytes, raggedBF16Scratch(x.K))
-	if epi != nil {
-		st.what += "+" + epi.ops
-		epiAt := pl.epilogue(k, &st, in, env, epi)
-		x.epi = func(m, n value.Value) { epiAt(ci(0), m, n) }
-	}
-	x.c, x.A, x.B = k.buf(0, types.Float), k.fbuf(1, ir.BF16).p, k.fbuf(2, ir.BF16).p
-	x.rowLo, x.rowHi, x.wBase = ci(0), ci(d.M), ci(0)
-	x.swappedPairs(func(dst, _, r0, last, np value.Value) {
-		op := gemmOperand{row: func(i value.Value) value.Value {
-			return k.cur.NewBitCast(k.at(types.I16, x.A, k.mulAdd(k.smin(i, last), x.K, ci(0))), types.NewPointer(types.Float))
-		}, rowDT: ir.F32} // a row's K/2 words, moved as f32 lanes (bits kept)
-		k.gemmPackT(k.cur.NewBitCast(dst, types.NewPointer(types.Float)), op, gemmNR, r0, np, ci(0), ci(x.K/2))
-	})
-	k.finish()
-	pl.addDotStep(in, env, st, epi)
-	return true
 }

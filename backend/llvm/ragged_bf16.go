@@ -160,6 +160,18 @@ func (x *raggedCtx) packPairs(dst, tmp, r0, last, np value.Value) {
 	})
 }
 
+// packWords packs np panels of 16 bf16 rows from r0 (rows past last as
+// copies of it) into dst as packPairs does, for rows stored bf16 (x.A
+// holds bf16 and K is even): a row's pairs are its 32-bit words as
+// stored, moved by gemmPackT's transposes as f32 lanes (the bits kept).
+func (x *raggedCtx) packWords(dst, _, r0, last, np value.Value) {
+	k := x.k
+	op := gemmOperand{row: func(i value.Value) value.Value {
+		return k.cur.NewBitCast(k.at(types.I16, x.A, k.mulAdd(k.smin(i, last), x.K, ci(0))), types.NewPointer(types.Float))
+	}, rowDT: ir.F32}
+	k.gemmPackT(k.cur.NewBitCast(dst, types.NewPointer(types.Float)), op, gemmNR, r0, np, ci(0), ci(x.K/2))
+}
+
 // raggedBF16Scratch is the scratch of swappedBF16: a chunk's rows as f32
 // panels (packPairs' tmp), then as pairs.
 func raggedBF16Scratch(k int64) int64 {
