@@ -14,9 +14,10 @@ import (
 // does (models.roundBF16: the tokens and the activation go through
 // convert to bf16 and back), so the lhs rows hold bf16 values in f32 and
 // the matrices are bf16: the product of bf16 × bf16 with f32 sums, which
-// vdpbf16ps computes exactly as the f32 kernel does (each product of two
-// bf16 values is exact in f32), two contracting indices per lane and
-// instruction and without widening each weight first. Widened, the f32
+// vdpbf16ps computes as docs/ops.md states (each product of two bf16
+// values exact in f32, neighbouring products added in f32, denormals
+// flushed), two contracting indices per lane and instruction and without
+// widening each weight first. Widened, the f32
 // kernel ran the bf16 experts at 241–256 GFLOP/s against 640–660 for the
 // dense bf16 products on vdpbf16ps (docs/PERFORMANCE.md).
 //
