@@ -37,29 +37,12 @@ const sumBlock = 4096
 // accumulate in their own width, which wraps as the reference executor's
 // int64 sum or product wraps when stored.
 func (pl *planner) reduce(in *ir.Instr, env map[*ir.Value]int) bool {
-	a := in.Attr.(*ir.AxesAttr)
-	dims := in.Args[0].Type.Dims()
-	red := make([]bool, len(dims))
-	for _, ax := range a.Axes {
-		red[ax] = true
-	}
-	var kept, gone []int
-	for d := range dims {
-		if red[d] {
-			gone = append(gone, d)
-		} else {
-			kept = append(kept, d)
-		}
-	}
+	dims, kept, gone, keptDims := reducedAxes(in)
 	k, st, e := pl.reduceStep(in, env)
 	n, _ := in.Args[0].Type.NumElements()
 	st.work, st.fine = n, true
 	r := k.reduction(in.Op, in.Args[0].Type.DType, in.Results[0].Type.DType)
 	idx := make([]value.Value, len(dims))
-	keptDims := make([]int64, len(kept))
-	for i, d := range kept {
-		keptDims[i] = dims[d]
-	}
 	st.rows, _ = nestRows(keptDims)
 	body := func(acc value.Value) value.Value { return r.step(acc, r.load(k.linear(idx, dims))) }
 	if e != nil {
@@ -411,6 +394,25 @@ func leadingOnly(gone []int) bool {
 		}
 	}
 	return len(gone) > 0
+}
+
+// reducedAxes splits the operand's dimensions of the reduction in into
+// the kept and the reduced (gone) ones, in order, with the kept sizes.
+func reducedAxes(in *ir.Instr) (dims []int64, kept, gone []int, keptDims []int64) {
+	dims = in.Args[0].Type.Dims()
+	red := make([]bool, len(dims))
+	for _, ax := range in.Attr.(*ir.AxesAttr).Axes {
+		red[ax] = true
+	}
+	for d := range dims {
+		if red[d] {
+			gone = append(gone, d)
+		} else {
+			kept = append(kept, d)
+			keptDims = append(keptDims, dims[d])
+		}
+	}
+	return dims, kept, gone, keptDims
 }
 
 // reduceColumns reduces an f32 operand [rows, cols] (the leading axes as
