@@ -193,9 +193,7 @@ func bind(m *Model, ts []*tensor.Tensor) *weights {
 // toCompute converts a weight to f32, adding 1 to a norm stored as an
 // offset.
 func toCompute(t *tensor.Tensor, normOffset bool) *tensor.Tensor {
-	if t.DType() != ir.F32 {
-		t = t.Convert(ir.F32)
-	}
+	t = toF32(t)
 	if normOffset {
 		t = t.Add(tensor.Scalar(1, ir.F32))
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
-	"github.com/tpucc/tpucc/frontend/tir"
 	"github.com/tpucc/tpucc/ir"
 )
 
@@ -91,15 +90,7 @@ func TestBF16Gemm(t *testing.T) {
 // when c has one), and checks it against the reference executor on
 // inputs of seed within c's bound for slices of kc.
 func (c bf16GemmCase) run(t *testing.T, be *Backend, what string, kc int64, seed int64) {
-	m, err := tir.Parse("bf16gemm.tir", []byte(c.src()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := m.Entry()
-	x, err := be.compile(m, f, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, f, x := compileSrc(t, be, c.src())
 	if c.epi {
 		what += "+add+mul"
 	}

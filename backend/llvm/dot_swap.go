@@ -41,6 +41,12 @@ const (
 // within the bounds (no upper one when wide and N has tiles enough for
 // the threads), N a whole number of 16-column tiles.
 func dotSwapFits(d dotShape, tgt target) bool {
+	return dotSwapShape(d, tgt) && d.lhs.dt == ir.F32 && wideable(d.rhs.dt)
+}
+
+// dotSwapShape reports whether d has the swapped product's shape on tgt,
+// whatever its operands' dtypes (dotSwapFits).
+func dotSwapShape(d dotShape, tgt target) bool {
 	rowsOfK := func(o dotOperand) bool {
 		return len(o.batch.sizes) == 0 &&
 			len(o.contract.sizes) == 1 && o.contract.strides[0] == 1 &&
@@ -48,7 +54,7 @@ func dotSwapFits(d dotShape, tgt target) bool {
 	}
 	return d.B == 1 && d.out == ir.F32 && d.M >= raggedSwapRows &&
 		(d.M <= dotSwapMaxRows || tgt.wide && d.N/gemmNR >= dotSwapTilesPerThread*int64(tgt.threads)) &&
-		d.N%gemmNR == 0 && d.K > 0 && d.lhs.dt == ir.F32 && wideable(d.rhs.dt) && rowsOfK(d.lhs) && rowsOfK(d.rhs)
+		d.N%gemmNR == 0 && d.K > 0 && rowsOfK(d.lhs) && rowsOfK(d.rhs)
 }
 
 // dotSwap generates d (dotSwapFits, or dotSwapBF16Fits with dp) as
@@ -92,8 +98,6 @@ func (pl *planner) dotSwap(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue
 // panel for those few rows of work; this product packs only the rows and
 // reads the weights as stored, whose pairs along K are vdpbf16ps's operand.
 func dotSwapBF16Fits(d dotShape, tgt target) bool {
-	f := d
-	f.lhs.dt = ir.F32
 	return tgt.bf16 == bf16AVX512 && tgt.wide && d.lhs.dt == ir.BF16 && d.rhs.dt == ir.BF16 &&
-		d.M >= bf16GemmMinRows && d.M <= dotSwapMaxRows && d.K%2 == 0 && dotSwapFits(f, tgt)
+		d.M >= bf16GemmMinRows && d.M <= dotSwapMaxRows && d.K%2 == 0 && dotSwapShape(d, tgt)
 }

@@ -456,10 +456,7 @@ func (x *raggedCtx) tileT(r0 value.Value, n int64, n0 value.Value) {
 		for i := range aRow {
 			aRow[i] = k.mulAdd(k.cur.NewAdd(r0, ci(int64(i))), x.K, ci(0))
 		}
-		wRow := make([]value.Value, raggedTCols)
-		for c := range wRow {
-			wRow[c] = k.mulAdd(k.cur.NewAdd(n0, ci(c0+int64(c))), x.K, x.wBase)
-		}
+		wRow := x.matrixRows(k.cur.NewAdd(n0, ci(c0)), raggedTCols)
 		init := make([]value.Value, n*raggedTCols)
 		for i := range init {
 			init[i] = constant.NewZeroInitializer(v8)

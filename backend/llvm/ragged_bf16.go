@@ -134,7 +134,6 @@ func (x *raggedCtx) packPairs(dst, tmp, r0, last, np value.Value) {
 	}, rowDT: ir.F32}
 	k.gemmPackT(tmp, op, gemmNR, r0, np, ci(0), ci(x.K))
 	v16i32 := types.NewVector(16, types.I32)
-	splat := func(c int64) value.Value { return k.splatOf(v16i32, constant.NewInt(types.I32, c)) }
 	word := func(at value.Value) value.Value {
 		return k.cur.NewBitCast(k.vload16(tmp, at), v16i32)
 	}
@@ -148,14 +147,11 @@ func (x *raggedCtx) packPairs(dst, tmp, r0, last, np value.Value) {
 		src, out := k.cur.NewMul(p, ci(x.K*gemmNR)), k.cur.NewMul(p, ci(words))
 		k.loop(ci(0), ci(x.K/2), nil, func(q value.Value, _ []value.Value) []value.Value {
 			at := k.mulAdd(q, 2*gemmNR, src)
-			lo := k.cur.NewLShr(word(at), splat(16))
-			hi := k.cur.NewAnd(word(k.cur.NewAdd(at, ci(gemmNR))), splat(-0x10000))
-			store(k.cur.NewOr(lo, hi), k.mulAdd(q, gemmNR, out))
+			store(k.pairWord(word(at), word(k.cur.NewAdd(at, ci(gemmNR)))), k.mulAdd(q, gemmNR, out))
 			return nil
 		})
 		if x.K%2 == 1 {
-			lo := k.cur.NewLShr(word(k.cur.NewAdd(src, ci((x.K-1)*gemmNR))), splat(16))
-			store(lo, k.cur.NewAdd(out, ci(x.K/2*gemmNR)))
+			store(k.pairWord(word(k.cur.NewAdd(src, ci((x.K-1)*gemmNR))), nil), k.cur.NewAdd(out, ci(x.K/2*gemmNR)))
 		}
 		return nil
 	})
@@ -187,7 +183,7 @@ func (x *raggedCtx) pairTile(pan, n0 value.Value, n int) []value.Value {
 	k := x.k
 	v16i32 := types.NewVector(16, types.I32)
 	dp := k.g.declare("llvm.x86.avx512bf16.dpbf16ps.512", v16, v16, v16i32, v16i32)
-	wRow := x.swapRows(n0)
+	wRow := x.matrixRows(n0, 8)
 	words := (x.K + 1) / 2 * gemmNR
 	step := func(q value.Value, acc []value.Value, pair func(i int) value.Value) []value.Value {
 		b := make([]value.Value, n)
@@ -264,24 +260,39 @@ func (x *raggedCtx) streamTPairs(rows value.Value) {
 func (x *raggedCtx) rowWords(dst, rows value.Value) {
 	k := x.k
 	words := (x.K + 1) / 2
-	i64p := types.NewPointer(types.I64)
 	k.loop(ci(0), rows, nil, func(i value.Value, _ []value.Value) []value.Value {
 		row := k.at(types.Float, x.A, k.mulAdd(k.cur.NewAdd(x.rowLo, i), x.K, ci(0)))
+		bits := func(at value.Value) value.Value { return k.cur.NewBitCast(k.load(types.Float, row, at), types.I32) }
 		out := k.cur.NewMul(i, ci(words))
 		k.loop(ci(0), ci(x.K/2), nil, func(q value.Value, _ []value.Value) []value.Value {
-			v := k.cur.NewLoad(types.I64, k.cur.NewBitCast(k.at(types.Float, row, k.cur.NewMul(q, ci(2))), i64p))
-			v.Align = 4
-			lo := k.cur.NewAnd(k.cur.NewLShr(v, constant.NewInt(types.I64, 16)), constant.NewInt(types.I64, 0xffff))
-			hi := k.cur.NewAnd(k.cur.NewLShr(v, constant.NewInt(types.I64, 32)), constant.NewInt(types.I64, 0xffff0000))
-			k.store(k.cur.NewTrunc(k.cur.NewOr(lo, hi), types.I32), dst, k.cur.NewAdd(out, q))
+			at := k.cur.NewMul(q, ci(2))
+			k.store(k.pairWord(bits(at), bits(k.cur.NewAdd(at, ci(1)))), dst, k.cur.NewAdd(out, q))
 			return nil
 		})
 		if x.K%2 == 1 {
-			bits := k.cur.NewBitCast(k.load(types.Float, row, ci(x.K-1)), types.I32)
-			k.store(k.cur.NewLShr(bits, constant.NewInt(types.I32, 16)), dst, k.cur.NewAdd(out, ci(x.K/2)))
+			k.store(k.pairWord(bits(ci(x.K-1)), nil), dst, k.cur.NewAdd(out, ci(x.K/2)))
 		}
 		return nil
 	})
+}
+
+// pairWord is the 32-bit word that holds two bf16 values kept in f32,
+// given the floats' bits lo and hi (i32, or vectors of them): lo's high
+// half in the low half, hi's in the high half (exact for bf16 values); a
+// nil hi pairs lo with zero.
+func (k *kfn) pairWord(lo, hi value.Value) value.Value {
+	c := func(v int64) value.Value {
+		n := constant.NewInt(types.I32, v)
+		if vt, ok := lo.Type().(*types.VectorType); ok {
+			return k.splatOf(vt, n)
+		}
+		return n
+	}
+	w := k.cur.NewLShr(lo, c(16))
+	if hi == nil {
+		return w
+	}
+	return k.cur.NewOr(w, k.cur.NewAnd(hi, c(-0x10000)))
 }
 
 // tilePairs computes the group's rows [r0, r0+n) (from rowLo; their words
@@ -305,10 +316,7 @@ func (x *raggedCtx) tilePairs(packed, r0 value.Value, n int64, n0 value.Value, w
 			aRow[i] = k.cur.NewMul(r, ci(words))
 			aElem[i] = k.mulAdd(k.cur.NewAdd(x.rowLo, r), x.K, ci(0))
 		}
-		wRow := make([]value.Value, raggedTCols)
-		for c := range wRow {
-			wRow[c] = k.mulAdd(k.cur.NewAdd(n0, ci(c0+int64(c))), x.K, x.wBase)
-		}
+		wRow := x.matrixRows(k.cur.NewAdd(n0, ci(c0)), raggedTCols)
 		init := make([]value.Value, n*raggedTCols)
 		for i := range init {
 			init[i] = constant.NewZeroInitializer(v16)

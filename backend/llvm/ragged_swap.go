@@ -116,7 +116,7 @@ func (x *raggedCtx) swapMicro(pan, n0 value.Value, halves int) []value.Value {
 func (x *raggedCtx) swapTile(vt *types.VectorType, n0 value.Value, n int, vec func(at value.Value, j int64) value.Value) []value.Value {
 	k := x.k
 	vfma := k.g.declare(fmt.Sprintf("llvm.fmuladd.v%df32", vt.Len), vt, vt, vt, vt)
-	wRow := x.swapRows(n0)
+	wRow := x.matrixRows(n0, 8)
 	init := make([]value.Value, 8*n)
 	for i := range init {
 		init[i] = constant.NewZeroInitializer(vt)
@@ -175,10 +175,11 @@ func (x *raggedCtx) storeRows(blk []value.Value, r0, end, n0 value.Value) {
 	}
 }
 
-// swapRows are the offsets of the matrix rows n0..n0+7 (result columns)
-// in x.B.
-func (x *raggedCtx) swapRows(n0 value.Value) []value.Value {
-	wRow := make([]value.Value, 8)
+// matrixRows are the offsets in x.B of the current matrix's n rows from
+// n0 (result columns): a swapped tile's eight, a streamed tile's
+// raggedTCols.
+func (x *raggedCtx) matrixRows(n0 value.Value, n int64) []value.Value {
+	wRow := make([]value.Value, n)
 	for i := range wRow {
 		wRow[i] = x.k.mulAdd(x.k.cur.NewAdd(n0, ci(int64(i))), x.K, x.wBase)
 	}

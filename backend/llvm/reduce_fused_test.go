@@ -43,10 +43,7 @@ func TestReduceFused(t *testing.T) {
 }
 `
 	m, f, x := compileSrc(t, testBackend(t), src)
-	var whats []string
-	for _, s := range x.StepTimes() {
-		whats = append(whats, s.What)
-	}
+	whats := stepWhats(x)
 	want := []string{"reduce_sum of select", "reduce_max of exp", "reduce_sum of select", "loop mul", "reduce_sum", "loop add", "reduce_sum over rows", "loop sub"}
 	if !slices.Equal(whats, want) {
 		t.Errorf("steps %q, want %q", whats, want)
@@ -89,10 +86,7 @@ func TestInputFusionOpened(t *testing.T) {
 }
 `
 	m, f, x := compileSrc(t, testBackend(t), src)
-	var whats []string
-	for _, s := range x.StepTimes() {
-		whats = append(whats, s.What)
-	}
+	whats := stepWhats(x)
 	want := []string{"reduce_sum of select", "loop sub"}
 	if !slices.Equal(whats, want) {
 		t.Errorf("steps %q, want %q", whats, want)

@@ -174,6 +174,15 @@ func TestLongLineNorm(t *testing.T) {
 	agree(t, x, m, f, in)
 }
 
+// stepWhats are x's steps as its step report names them, in order.
+func stepWhats(x *Executable) []string {
+	var whats []string
+	for _, s := range x.StepTimes() {
+		whats = append(whats, s.What)
+	}
+	return whats
+}
+
 // TestReduceColumns: an f32 reduction over leading axes only (a norm's
 // scale gradient summed over the tokens) reads its operand row by row, the
 // results as accumulators (a step "… over rows"), for sums of at most
@@ -194,10 +203,7 @@ func TestReduceColumns(t *testing.T) {
 }
 `
 	m, f, x := compileSrc(t, testBackend(t), src)
-	var whats []string
-	for _, s := range x.StepTimes() {
-		whats = append(whats, s.What)
-	}
+	whats := stepWhats(x)
 	want := []string{"reduce_sum over rows", "reduce_sum over rows", "reduce_max over rows", "reduce_min over rows",
 		"reduce_sum", "reduce_sum", "reduce_sum", "reduce_sum"}
 	if !slices.Equal(whats, want) {
@@ -231,10 +237,7 @@ func TestReduceMiddle(t *testing.T) {
 }
 `
 	m, f, x := compileSrc(t, testBackend(t), src)
-	var whats []string
-	for _, s := range x.StepTimes() {
-		whats = append(whats, s.What)
-	}
+	whats := stepWhats(x)
 	want := []string{"reduce_sum of mul over middle axes", "loop mul", "reduce_sum over middle axes", "reduce_max over middle axes",
 		"reduce_min over middle axes", "reduce_sum", "reduce_sum", "reduce_sum over middle axes"}
 	if !slices.Equal(whats, want) {
@@ -262,10 +265,7 @@ func TestReduceMaxLine(t *testing.T) {
 }
 `, n, n, n, n)
 		m, f, x := compileSrc(t, b, src)
-		var whats []string
-		for _, s := range x.StepTimes() {
-			whats = append(whats, s.What)
-		}
+		whats := stepWhats(x)
 		want := []string{"reduce_max over lines", "reduce_min over lines", "reduce_max over lines", "reduce_max over rows"}
 		if !slices.Equal(whats, want) {
 			t.Errorf("n=%d: steps %q, want %q", n, whats, want)
