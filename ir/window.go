@@ -121,6 +121,28 @@ func (c *inferCtx) window(w *Window, n int) bool {
 	return true
 }
 
+// InferWindow is w with its unset lists at their defaults (strides and
+// dilations 1, padding 0; w itself is not changed) and the shape of the
+// windows' results over an operand of type x, with the checks op's type
+// inference makes (an entry a dimension, values in range, no overflow, a
+// static operand): for a frontend that lowers a windowed op into others
+// (the StableHLO importer's reduce_window with a body of its own).
+func InferWindow(op Op, w Window, x Type) (Window, []int64, error) {
+	c := &inferCtx{op: op}
+	if !c.window(&w, x.Rank()) {
+		return w, nil, c.err
+	}
+	s, ok := c.windowShape(&w, x)
+	if !ok {
+		return w, nil, c.err
+	}
+	out := make([]int64, len(s))
+	for i, d := range s {
+		out[i] = d.Size
+	}
+	return w, out, nil
+}
+
 // windowShape is the shape of the windows' results over x.
 func (c *inferCtx) windowShape(w *Window, x Type) ([]Dim, bool) {
 	s := make([]Dim, x.Rank())

@@ -19,33 +19,25 @@ const maxUnrolledWindow = 256
 func (bd *builder) unrolledWindow(o *op, x, init *ir.Value) *ir.Value {
 	rank := x.Type.Rank()
 	w := bd.window(o, rank)
-	base, wdil := ones(bd.optInts(o, "base_dilations"), rank), ones(bd.optInts(o, "window_dilations"), rank)
-	stride := ones(w.Stride, rank)
-	lo, hi := zeros(w.PadLow, rank), zeros(w.PadHigh, rank)
-	if len(w.Size) != rank || len(base) != rank || len(wdil) != rank || len(stride) != rank || len(lo) != rank || len(hi) != rank {
-		bd.s.failf(o.pos, "unsupported form of %s: window attributes of another rank than the input's %d", o.name, rank)
-	}
-	for d := range rank {
-		if stride[d] < 1 || base[d] < 1 || wdil[d] < 1 {
-			bd.s.failf(o.pos, "unsupported form of %s: strides and dilations must be positive", o.name)
-		}
+	w.BaseDilation, w.WindowDilation = bd.optInts(o, "base_dilations"), bd.optInts(o, "window_dilations")
+	w, out, err := ir.InferWindow(ir.OpReduceWindow, w, x.Type)
+	if err != nil {
+		bd.s.failf(o.pos, "%s: %s", o.name, trimError(err))
 	}
 	if init.Type.Rank() != 0 || init.Type.DType != x.Type.DType {
 		bd.s.failf(o.pos, "unsupported form of %s: the init is %s, want tensor<%s>", o.name, mlirType(init.Type), x.Type.DType)
 	}
 	n := int64(1)
-	for _, s := range w.Size {
-		n *= s
-		if s < 1 || n > maxUnrolledWindow {
+	for _, s := range w.Size { // each at least 1 (InferWindow)
+		if s > maxUnrolledWindow/n {
 			bd.s.failf(o.pos, "unsupported form of %s: a window of more than %d elements with a body other than one add, maximum, minimum or multiply", o.name, maxUnrolledWindow)
 		}
+		n *= s
 	}
+	stride, wdil, lo, hi := w.Stride, w.WindowDilation, w.PadLow, w.PadHigh
 	interior := make([]int64, rank)
-	out := make([]int64, rank)
 	for d := range rank {
-		interior[d] = base[d] - 1
-		padded := (x.Type.Dims()[d]-1)*base[d] + 1 + lo[d] + hi[d]
-		out[d] = max(0, (padded-(w.Size[d]-1)*wdil[d]-1)/stride[d]+1)
+		interior[d] = w.BaseDilation[d] - 1
 	}
 	pad := &ir.PadAttr{Low: lo, High: hi, Interior: interior}
 	xs := bd.emit(o, ir.OpPad, pad, nil, x, init)
@@ -69,26 +61,6 @@ func (bd *builder) unrolledWindow(o *op, x, init *ir.Value) *ir.Value {
 		acc = bd.emit(o, ir.OpSelect, nil, nil, bd.emit(o, ir.OpSlice, a, nil, in), next, acc)
 	}
 	return acc
-}
-
-// ones is xs, or rank ones where xs is not written.
-func ones(xs []int64, rank int) []int64 {
-	if xs != nil {
-		return xs
-	}
-	r := make([]int64, rank)
-	for i := range r {
-		r[i] = 1
-	}
-	return r
-}
-
-// zeros is xs, or rank zeros where xs is not written.
-func zeros(xs []int64, rank int) []int64 {
-	if xs != nil {
-		return xs
-	}
-	return make([]int64, rank)
 }
 
 // elements is the number of elements of a result of dimensions out.
