@@ -72,6 +72,16 @@ func BenchmarkGemm(b *testing.B) {
 			gemmBench{m: s[0], k: s[1], n: s[2], rhsT: true, copies: 32}.run(b)
 		})
 	}
+	// Half-precision weights widened as they are read, beside f32 ones, at
+	// a batched decode's and a prefill's rows (the swapped product): f16
+	// has no vdpbf16ps, and bf16 has none on hosts without avx512_bf16.
+	for _, s := range [][3]int64{{64, 1024, 3072}, {512, 1024, 3072}} {
+		for _, dt := range []string{"f32", "f16", "bf16"} {
+			b.Run(fmt.Sprintf("rhsT-cold-%s/%dx%dx%d", dt, s[0], s[1], s[2]), func(b *testing.B) {
+				gemmBench{m: s[0], k: s[1], n: s[2], rhsT: true, copies: 32, wdt: dt}.run(b)
+			})
+		}
+	}
 	// A bf16 checkpoint's weights, read at their width (narrow.go), beside
 	// f32 ones: a decode step's products, cold. GB/s counts weight bytes.
 	for _, s := range [][3]int64{{1, 1024, 3072}, {4, 1024, 3072}} {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -134,6 +135,14 @@ func llamaCompare(m benchModel, tp map[string]float64, side *tpuccSide) (decode,
 	t0 := time.Now()
 	peer, err := startLlama(m, prompt)
 	var res map[string]*turnResult
+	for _, test := range tests {
+		// An untimed run of each test first, as peer.py warms up its side:
+		// each side's first run after the other's pays for what the other
+		// left behind, not for its own work.
+		if err == nil {
+			_, err = side.once(names[test])
+		}
+	}
 	if err == nil {
 		res, err = takeTurns(*llamaTurns, tests, func(test string) (float64, error) {
 			s, err := side.once(names[test])
@@ -173,10 +182,21 @@ func printTurns(system string, prompt int, res map[string]*turnResult) {
 		if len(t.ratios) > 0 {
 			fmt.Fprintf(os.Stderr, "bench/models: llama.cpp %s: %d pairs in turns, tpucc/llama.cpp from %.3f to %.3f\n",
 				test, len(t.ratios), slices.Min(t.ratios), slices.Max(t.ratios))
+			fmt.Fprintf(os.Stderr, "bench/models: llama.cpp %s: pair by pair, tok/s tpucc/llama.cpp:%s\n", test, pairList(t))
 		}
 	}
 	fmt.Println("(each figure the median of -turns pairs of runs, tpucc's and llama.cpp's one after the other)")
 	fmt.Println()
+}
+
+// pairList is each pair's tokens/s, tpucc's over llama.cpp's, in the order
+// run: a pair far from the others says which side was held up.
+func pairList(t *turnResult) string {
+	var b strings.Builder
+	for i := range t.ratios {
+		fmt.Fprintf(&b, " %.1f/%.1f", t.tpucc[i], t.llama[i])
+	}
+	return b.String()
 }
 
 func fmtRate(r float64) string {
