@@ -36,7 +36,8 @@
 // bench/models/llama) times the dense model only, as llama-bench -p 512 -n 64 would:
 // prefill and batch-1 decode tokens/s, printed in a table of their own. It runs in
 // turns with tpucc: -turns pairs of runs, tpucc's and llama.cpp's one after the
-// other (the order swapped from pair to pair), the ratio the median of the pairs'.
+// other (the order swapped from pair to pair) after an untimed run of each, the
+// ratio the median of the pairs'.
 //
 // The dense decode steps are also measured against the machine's bound
 // (bound.go): their weights and KV cache read once at the bandwidth, or
