@@ -82,6 +82,13 @@ func BenchmarkGemm(b *testing.B) {
 			})
 		}
 	}
+	// A bf16 model's batched decode: bf16 rows by bf16 weights, the swapped
+	// product on vdpbf16ps (dotSwapBF16Fits), weights cold.
+	for _, s := range [][3]int64{{64, 1024, 3072}, {64, 3072, 1024}} {
+		b.Run(fmt.Sprintf("rhsT-cold-bf16xbf16/%dx%dx%d", s[0], s[1], s[2]), func(b *testing.B) {
+			gemmBench{m: s[0], k: s[1], n: s[2], rhsT: true, copies: 32, wdt: "bf16", xbf16: true}.run(b)
+		})
+	}
 	// A bf16 checkpoint's weights, read at their width (narrow.go), beside
 	// f32 ones: a decode step's products, cold. GB/s counts weight bytes.
 	for _, s := range [][3]int64{{1, 1024, 3072}, {4, 1024, 3072}} {
