@@ -207,16 +207,8 @@ func (x *raggedCtx) pairTile(pan, n0 value.Value, n int) []value.Value {
 		acc[i] = constant.NewZeroInitializer(v16)
 	}
 	i32p := types.NewPointer(types.I32)
-	next := k.cur.NewAdd(wRow[0], ci(8*x.K)) // the next tile's first matrix row
 	acc = k.loop(ci(0), ci(x.K/2), acc, func(q value.Value, acc []value.Value) []value.Value {
-		// Step q asks for line q/8 of the next tile's row q%8 (K/4 lines
-		// in all, over the K/2 steps): the tile after this one finds its
-		// eight rows in L2 instead of starting eight short streams from
-		// memory, which at 1024 contraction elements (2 KiB a row) the
-		// hardware prefetcher barely ramps up on.
-		row := k.cur.NewAnd(q, ci(7))
-		line := k.smin(k.cur.NewMul(k.cur.NewLShr(q, ci(3)), ci(32)), ci(max(x.K-1, 0)))
-		k.prefetchL2(k.at(types.I16, x.B, k.cur.NewAdd(k.mulAdd(row, x.K, next), line)))
+		x.prefetchNextTile(wRow[0], q)
 		return step(q, acc, func(i int) value.Value {
 			l := k.cur.NewLoad(types.I32, k.cur.NewBitCast(k.at(types.I16, x.B, k.mulAdd(q, 2, wRow[i])), i32p))
 			l.Align = 2
