@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tpucc/tpucc/backend/llvm"
-	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
 )
 
@@ -59,24 +57,13 @@ func TestCacheDType(t *testing.T) {
 func TestBF16CacheUpdatedInPlace(t *testing.T) {
 	t.Setenv("TPUCC_UNROLL_LAYERS", "")
 	m := abstractModel(t, wideQwen3Config, ir.BF16)
-	mod, err := m.Trace("decode", m.StepTypes(3, 1, 16), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := llvm.Open(llvm.Options{CacheDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	exe, _, err := engine.Compile(mod, engine.Config{Backend: b})
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := llvmDecode(t, m, 3, 16)
 	// The stacked cache [2, 3, 1, 16, 8] and a layer's row [3, 1, 16, 8]:
 	// no step but the updates writes either, in bf16 or widened to f32.
 	cache := m.CacheTypes(3, 16)[0].String()
 	var updates, others []string
 	kinds := map[string]bool{}
-	for _, s := range exe.Exec.(*llvm.Executable).StepTimes() {
+	for _, s := range x.StepTimes() {
 		switch {
 		case s.Out == cache && s.What == "update in place dynamic_update_slice":
 			updates = append(updates, s.What)
