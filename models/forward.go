@@ -270,11 +270,12 @@ func (r row) layer(g group, s int) any {
 }
 
 // storeRow writes a step's keys or values [B, KVH, T, D] into row it of a
-// stacked cache at slot pos.
+// stacked cache at slot pos, in the cache's dtype.
 func storeRow(t, kv, it, pos *tensor.Tensor) *tensor.Tensor {
 	zero := tensor.Scalar(0, ir.I32)
 	s := kv.Shape()
-	return t.DynamicUpdateSlice(kv.Reshape(1, s[0], s[1], s[2], s[3]), []*tensor.Tensor{it, zero, zero, pos, zero})
+	kv = asDType(kv, t.DType()).Reshape(1, s[0], s[1], s[2], s[3])
+	return t.DynamicUpdateSlice(kv, []*tensor.Tensor{it, zero, zero, pos, zero})
 }
 
 // mask says which cache slots each token of the step sees [B, T, Cap]: slot

@@ -37,21 +37,28 @@ func TestLoopedStepKernels(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mod, err := m.Trace("decode", m.StepTypes(1, 1, 512), false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := llvm.Open(llvm.Options{CacheDir: t.TempDir()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		exe, _, err := engine.Compile(mod, engine.Config{Backend: b})
-		if err != nil {
-			t.Fatal(err)
-		}
-		x := exe.Exec.(*llvm.Executable)
+		x := llvmDecode(t, m, 1, 512)
 		if got := [2]int{x.Times.Kernels, x.Times.KernelsCached}; got != [2]int{25, 0} {
 			t.Errorf("%d layers: %d kernels, %d of them cached; want 25 built", layers, got[0], got[1])
 		}
 	}
+}
+
+// llvmDecode is the llvm build of m's decode step for batch rows and
+// capacity slots, compiled into an empty object cache.
+func llvmDecode(t *testing.T, m *Model, batch, capacity int64) *llvm.Executable {
+	t.Helper()
+	mod, err := m.Trace("decode", m.StepTypes(batch, 1, capacity), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := llvm.Open(llvm.Options{CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, _, err := engine.Compile(mod, engine.Config{Backend: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe.Exec.(*llvm.Executable)
 }

@@ -27,6 +27,15 @@ func linear(x, w *tensor.Tensor) *tensor.Tensor {
 	return x.DotGeneral(w, ir.DotAttr{LhsContract: []int64{r}, RhsContract: []int64{1}})
 }
 
+// asDType is x converted to dt (keys and values written into a cache of
+// dt: a bf16 cache's rounded to bf16), or x itself when it has that dtype.
+func asDType(x *tensor.Tensor, dt ir.DType) *tensor.Tensor {
+	if x.DType() == dt {
+		return x
+	}
+	return x.Convert(dt)
+}
+
 // roundBF16 is x (f32) rounded to bf16 and widened back: the operand of
 // a bf16 product, which the backends read at bf16 width.
 func roundBF16(x *tensor.Tensor) *tensor.Tensor { return x.Convert(ir.BF16).Convert(ir.F32) }
@@ -155,8 +164,8 @@ func attention(c *hf.Config, l hf.Layer, w *layerWeights, h *tensor.Tensor, in a
 		} else {
 			zero := tensor.Scalar(0, ir.I32)
 			at := []*tensor.Tensor{zero, zero, in.pos, zero}
-			k = k.DynamicUpdateSlice(kn, at)
-			v = v.DynamicUpdateSlice(vr.Transpose(0, 2, 1, 3), at)
+			k = k.DynamicUpdateSlice(asDType(kn, k.DType()), at)
+			v = v.DynamicUpdateSlice(asDType(vr.Transpose(0, 2, 1, 3), v.DType()), at)
 		}
 	}
 	kA, vA, mask := k, v, in.mask // what the queries attend over
@@ -199,9 +208,19 @@ var causalBlock int64 = 128
 // attend is grouped-query attention of q [B, KV, G*Tq, D] (the G query
 // heads of each key head, Tq slots each) over k and v [B, KV, Tk, D], where
 // mask [B, Tq, Tk] says which slots each query slot sees: [B, KV, G*Tq, D].
+//
+// Over a bf16 cache (Model.CacheDType) both products are bf16 products, as
+// PyTorch's CPU attention (sdpa's flash kernel) computes a bf16 model's:
+// the queries rounded to bf16 times the bf16 keys, summed in f32; the
+// softmax in f32; the probabilities rounded to bf16 times the bf16
+// values, summed in f32 (the layers' bf16 form, linear's).
 func attend(c *hf.Config, q, k, v, mask *tensor.Tensor, G int64) *tensor.Tensor {
 	qs, ks := q.Shape(), k.Shape()
 	B, KV, Tq, Tk := qs[0], qs[1], qs[2]/G, ks[2]
+	narrow := k.DType() == ir.BF16
+	if narrow {
+		q, k, v = roundBF16(q), k.Convert(ir.F32), v.Convert(ir.F32)
+	}
 	scores := q.DotGeneral(k, ir.DotAttr{
 		LhsBatch: []int64{0, 1}, RhsBatch: []int64{0, 1}, LhsContract: []int64{3}, RhsContract: []int64{3}})
 	if c.AttnScale != 1 {
@@ -212,6 +231,9 @@ func attend(c *hf.Config, q, k, v, mask *tensor.Tensor, G int64) *tensor.Tensor 
 	}
 	scores = tensor.Where(mask.Reshape(B, 1, 1, Tq, Tk), scores.Reshape(B, KV, G, Tq, Tk), scalar(math.Inf(-1)))
 	probs := scores.Softmax(-1).Reshape(B, KV, G*Tq, Tk)
+	if narrow {
+		probs = roundBF16(probs)
+	}
 	return probs.DotGeneral(v, ir.DotAttr{
 		LhsBatch: []int64{0, 1}, RhsBatch: []int64{0, 1}, LhsContract: []int64{3}, RhsContract: []int64{2}})
 }

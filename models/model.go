@@ -219,10 +219,11 @@ func (m *Model) Close() error {
 
 // CacheTypes are the types of the KV cache for batch rows and capacity
 // slots: keys then values of each layer that owns them, [B, KVH, Cap, D],
-// f32.
+// of CacheDType.
 //
 // The layers of a loop's slot share one stacked entry [count, B, KVH, Cap, D].
 func (m *Model) CacheTypes(batch, capacity int64) []ir.Type {
+	dt := m.CacheDType()
 	var out []ir.Type
 	for _, g := range m.groups {
 		for s := range g.period {
@@ -230,14 +231,32 @@ func (m *Model) CacheTypes(batch, capacity int64) []ir.Type {
 			if l.KVFrom >= 0 {
 				continue
 			}
-			t := ir.Tensor(ir.F32, batch, int64(l.KVHeads), capacity, int64(l.HeadDim))
+			t := ir.Tensor(dt, batch, int64(l.KVHeads), capacity, int64(l.HeadDim))
 			if g.looped() {
-				t = ir.Tensor(ir.F32, int64(g.count), batch, int64(l.KVHeads), capacity, int64(l.HeadDim))
+				t = ir.Tensor(dt, int64(g.count), batch, int64(l.KVHeads), capacity, int64(l.HeadDim))
 			}
 			out = append(out, t, t)
 		}
 	}
 	return out
+}
+
+// CacheDType is the dtype of m's KV cache: bf16 when m multiplies in bf16
+// (a bf16 checkpoint's product weights, F32Products unset), as
+// transformers keeps a bf16 model's cache in bf16: the keys and values are
+// rounded to bf16 as they are written and attention multiplies bf16
+// operands (attend), and a memory-bound decode step reads half the bytes.
+// Otherwise f32: an f32 checkpoint, F32Products, and an f16 checkpoint,
+// whose products are f32 (rounding its cache to f16 would add error and
+// match no product the step computes).
+func (m *Model) CacheDType() ir.DType {
+	bf16 := slices.ContainsFunc(m.Params, func(p Param) bool {
+		return p.Type.DType == ir.BF16 && productField[fieldName(p.Name)]
+	})
+	if bf16 && !m.F32Products {
+		return ir.BF16
+	}
+	return ir.F32
 }
 
 // StepTypes are the argument types of a step of tokens tokens per row: the

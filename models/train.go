@@ -147,6 +147,8 @@ func (m *Model) allLogits(weights []*tensor.Tensor, tokens *tensor.Tensor, unrol
 	zero := tensor.Scalar(0, ir.I32)
 	args := []*tensor.Tensor{tokens, zero.BroadcastTo(B), zero}
 	for _, t := range m.CacheTypes(B, L) {
+		// f32 whatever CacheDType says: training computes in f32 (its
+		// weights are f32), and attention follows its cache's dtype.
 		args = append(args, tensor.Scalar(0, ir.F32).BroadcastTo(t.Dims()...))
 	}
 	withAux := m.Config.RouterAuxLoss

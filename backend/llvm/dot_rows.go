@@ -25,6 +25,11 @@ import (
 // place, and multiplying each by the M broadcast lhs elements of that
 // step. The rhs is read once; the code is one loop.
 
+// dotRowsNarrow16 loads a narrow rhs in 16-lane vectors on AVX-512 (a
+// variable so that BenchmarkDotRowsNarrow can build the 8-lane kernel
+// beside it).
+var dotRowsNarrow16 = true
+
 // dotRowsMax is the most lhs rows a streamed-rows product takes: one
 // accumulator per row and rhs vector, which must fit in the registers.
 const dotRowsMax = 8
@@ -38,15 +43,17 @@ var dotRowsFits = func(d dotShape) bool {
 }
 
 // dotRowsShape is how a streamed-rows product is cut: vectors of lanes
-// floats (16 with AVX-512 and an f32 rhs, else 8: a narrow rhs is widened
-// 8 at a time), vecs of them per block (as many as the registers hold
-// beside the M x vecs accumulators and a broadcast, at most 8 and no more
-// than N needs).
+// floats (16 with AVX-512, else 8), vecs of them per block (as many as the
+// registers hold beside the M x vecs accumulators and a broadcast, at most
+// 8 and no more than N needs). A narrow rhs (a bf16 KV cache's values) is
+// loaded 16 elements at a time and widened in registers, as an f32 one is
+// loaded: widened 8 at a time, a batch-64 decode step's weighted sum over
+// the bf16 cache ran half its FMAs on 8 lanes (dotRowsNarrow16).
 func dotRowsShape(d dotShape, wide bool) (lanes, vecs int64) {
 	lanes, regs := int64(8), int64(16)
 	if wide {
 		regs = 32
-		if d.rhs.dt == ir.F32 {
+		if d.rhs.dt == ir.F32 || dotRowsNarrow16 {
 			lanes = 16
 		}
 	}
@@ -99,12 +106,12 @@ type dotRowsCall struct {
 	epi       func(b, m, n value.Value)
 }
 
-// vload loads lanes rhs elements at idx as floats.
+// vload loads lanes rhs elements at idx as floats (a narrow rhs widened).
 func (r dotRowsCall) vload(idx value.Value) value.Value {
 	if r.lanes == 8 {
 		return r.w.vload8(idx)
 	}
-	return r.k.vloadOf(v16, r.w.p, idx)
+	return r.k.vloadDTOf(v16, r.w.p, idx, r.w.dt)
 }
 
 // block computes the result columns [n0, n0+vecs*lanes) of batch b.

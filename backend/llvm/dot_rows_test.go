@@ -74,7 +74,8 @@ func TestDotRowsShape(t *testing.T) {
 		{8, 128, true, false, 16, 3},
 		{2, 128, false, false, 8, 4},
 		{8, 128, false, false, 8, 1},
-		{2, 128, true, true, 8, 8}, // a narrow rhs widens 8 at a time
+		{2, 128, true, true, 16, 8}, // a narrow rhs (a bf16 cache's values): 16 lanes widened
+		{2, 128, false, true, 8, 4},
 		{1, 20, true, false, 16, 2},
 	} {
 		d := dotShape{M: c.m, N: c.n, rhs: dotOperand{dt: ir.F32}}
@@ -105,22 +106,60 @@ func BenchmarkDotRows(b *testing.B) {
 }
 
 func dotRowsBench(b *testing.B, batch, m, k, n int64) {
-	be := testBackend(b)
-	be.threads = runtime.NumCPU()
-	src := fmt.Sprintf("func @pv(%%p: f32[%[1]d,%[2]d,%[3]d], %%v: f32[%[1]d,%[3]d,%[4]d]) -> f32[%[1]d,%[2]d,%[4]d] {\n"+
-		"  %%o = dot_general %%p, %%v {lhs_batch=[0], lhs_contract=[2], rhs_batch=[0], rhs_contract=[1]} : f32[%[1]d,%[2]d,%[4]d]\n  return %%o\n}\n",
-		batch, m, k, n)
-	names := []string{"rows", "blocked"}
-	var xs []*Executable
-	var args []*backend.Buffer
-	for _, name := range names {
-		restore := dotRowsFits
+	src := pvSource("f32", batch, m, k, n)
+	restore := dotRowsFits
+	dotRowsRace(b, src, []string{"rows", "blocked"}, func(name string) {
+		dotRowsFits = restore
 		if name == "blocked" {
 			dotRowsFits = func(dotShape) bool { return false }
 		}
+	}, func(name, plan string) bool { return strings.Contains(plan, "(rows)") == (name == "rows") })
+	dotRowsFits = restore
+}
+
+// BenchmarkDotRowsNarrow times a decode step's attention probabilities
+// times the values of a bf16 KV cache (both operands converted from bf16:
+// batch 64 over 128 slots, and batch 1 over 512), the narrow rhs loaded
+// 16 lanes at a time and 8, compiled side by side and called in turn.
+//
+//	go test ./backend/llvm -run '^$' -bench DotRowsNarrow -benchtime 2000x
+func BenchmarkDotRowsNarrow(b *testing.B) {
+	for _, s := range [][4]int64{{512, 2, 128, 128}, {8, 2, 512, 128}} {
+		b.Run(fmt.Sprintf("%dx%dx%dx%d", s[0], s[1], s[2], s[3]), func(b *testing.B) {
+			src := pvSource("bf16", s[0], s[1], s[2], s[3])
+			dotRowsRace(b, src, []string{"lanes16", "lanes8"}, func(name string) {
+				dotRowsNarrow16 = name == "lanes16"
+			}, func(_, plan string) bool { return strings.Contains(plan, "(rows)") })
+			dotRowsNarrow16 = true
+		})
+	}
+}
+
+// pvSource is attention's probabilities [batch, m, k] times values
+// [batch, k, n], both of dtype dt (converted to f32 when narrow).
+func pvSource(dt string, batch, m, k, n int64) string {
+	p, v, conv := "%p", "%v", ""
+	if dt != "f32" {
+		p, v = "%pf", "%vf"
+		conv = fmt.Sprintf("  %%pf = convert %%p : f32[%[1]d,%[2]d,%[3]d]\n  %%vf = convert %%v : f32[%[1]d,%[3]d,%[4]d]\n", batch, m, k, n)
+	}
+	return fmt.Sprintf("func @pv(%%p: %[5]s[%[1]d,%[2]d,%[3]d], %%v: %[5]s[%[1]d,%[3]d,%[4]d]) -> f32[%[1]d,%[2]d,%[4]d] {\n%[6]s"+
+		"  %%o = dot_general %[7]s, %[8]s {lhs_batch=[0], lhs_contract=[2], rhs_batch=[0], rhs_contract=[1]} : f32[%[1]d,%[2]d,%[4]d]\n  return %%o\n}\n",
+		batch, m, k, n, dt, conv, p, v)
+}
+
+// dotRowsRace compiles src once per name, after set(name) sets the
+// variant up, checks each plan with ok, and times the executables call by
+// call in turn; each reports its median call.
+func dotRowsRace(b *testing.B, src string, names []string, set func(string), ok func(name, plan string) bool) {
+	be := testBackend(b)
+	be.threads = runtime.NumCPU()
+	var xs []*Executable
+	var args []*backend.Buffer
+	for _, name := range names {
+		set(name)
 		_, fn, x := compileSrc(b, be, src)
-		dotRowsFits = restore
-		if want := map[string]bool{"rows": true, "blocked": false}[name]; strings.Contains(x.plan.String(), "(rows)") != want {
+		if !ok(name, x.plan.String()) {
 			b.Fatalf("%s: plan %s", name, x.plan)
 		}
 		xs = append(xs, x)

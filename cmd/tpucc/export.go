@@ -217,7 +217,7 @@ func writeReport(w io.Writer, m *models.Model, batch, seq int64) {
 		cache += n * int64(t.DType.Size())
 	}
 	fmt.Fprintf(w, "weights: %d bytes (%s, %s)\n", weights, humanBytes(weights), m.Params[0].Type.DType)
-	fmt.Fprintf(w, "kv cache: %d bytes (%s; batch %d, %d slots, f32)\n", cache, humanBytes(cache), batch, seq)
+	fmt.Fprintf(w, "kv cache: %d bytes (%s; batch %d, %d slots, %s)\n", cache, humanBytes(cache), batch, seq, m.CacheDType())
 	fmt.Fprintf(w, "%-8s  %10s  %5s  %14s  %14s\n", "target", "HBM/chip", "chips", "weights/chip", "kv/chip")
 	for _, t := range target.Targets() {
 		if t.Kind != target.KindTPU {

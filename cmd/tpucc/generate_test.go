@@ -494,8 +494,10 @@ func TestExportConfigOnly(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	// The checkpoint's 6512 weights, in bf16.
-	if lines := strings.Split(r.stdout, "\n"); len(lines) < 2 || lines[1] != "weights: 13024 bytes (0.01 MiB, bf16)" {
+	// The checkpoint's 6512 weights, in bf16, and a bf16 KV cache (the
+	// model multiplies in bf16): half TestExport's f32 one.
+	lines := strings.Split(r.stdout, "\n")
+	if len(lines) < 3 || lines[1] != "weights: 13024 bytes (0.01 MiB, bf16)" || lines[2] != "kv cache: 4096 bytes (0.00 MiB; batch 2, 16 slots, bf16)" {
 		t.Errorf("stdout:\n%s", r.stdout)
 	}
 	if want := "tpucc: " + cfgOnly + " has no checkpoint: exporting qwen3 as config.json describes it, with bf16 weights"; firstLine(r.stderr) != want {
