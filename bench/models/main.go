@@ -141,7 +141,7 @@ func main() {
 			speed["vs_llamacpp_decode"], speed["vs_llamacpp_prefill"] = llamaCompare(m, tp, side)
 		}
 	}
-	fmt.Println(boundLine())
+	fmt.Println(boundLine(ofBound))
 	fmt.Println(summary(speed))
 }
 
@@ -245,6 +245,9 @@ func (t *table) row(name string, p peerTimes) {
 	se := 0.0
 	if p.eager > 0 && tp > 0 {
 		se = p.eager / tp
+	}
+	if b := boundTime[name]; b > 0 && ref > 0 {
+		fmt.Fprintf(os.Stderr, "bench/models: %s: the peer's step over the bound: %.2f (the speedup of a step at the bound)\n", name, ref/b)
 	}
 	fmt.Printf("%-16s %12s %12s %14s %14s %9s %9s%s\n", w.name, fmtTime(tp), fmtTime(p.eager), fmtTime(p.compiled), fmtTime(p.static), fmtSpeed(s), fmtSpeed(se), note)
 }
