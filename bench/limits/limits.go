@@ -1,7 +1,6 @@
 // Package limits measures the machine's limits that the benchmarks report
 // fractions of: the f32 FMA peak of all cores, the bf16 dot peak (vdpbf16ps,
-// where the host has AVX512-BF16), and the streaming memory bandwidth of a
-// triad and of reads alone. A small C kernel (csrc/limits.c) is built with the
+// where the host has AVX512-BF16) and the streaming memory bandwidth. A small C kernel (csrc/limits.c) is built with the
 // system C compiler at -O3 -march=native once per process, and run when
 // asked.
 package limits
@@ -27,10 +26,6 @@ type Limits struct {
 	// the host (or the compiler's -march=native) has no AVX512-BF16.
 	BF16Peak  float64
 	Bandwidth float64 // bytes/s of a STREAM triad (reads and writes counted)
-	// ReadBandwidth is bytes/s of a sum over two arrays: reads only, as a
-	// decode step streams its weights (the triad's stores also read the
-	// lines they write, traffic it does not count).
-	ReadBandwidth float64
 }
 
 var (
@@ -99,7 +94,7 @@ func run(bin string) (Limits, error) {
 }
 
 // parse reads the kernel's lines; the bf16 dot peak is optional (a host
-// without AVX512-BF16 prints none), and so is the read bandwidth.
+// without AVX512-BF16 prints none).
 func parse(out []byte) (Limits, error) {
 	var l Limits
 	sc := bufio.NewScanner(bytes.NewReader(out))
@@ -116,8 +111,6 @@ func parse(out []byte) (Limits, error) {
 			l.BF16Peak = x
 		case "stream_bytes_per_s":
 			l.Bandwidth = x
-		case "read_bytes_per_s":
-			l.ReadBandwidth = x
 		}
 	}
 	if l.FMAPeak <= 0 || l.Bandwidth <= 0 {

@@ -7,8 +7,8 @@ import "testing"
 // error.
 func TestParse(t *testing.T) {
 	for out, want := range map[string]Limits{
-		"fma_peak_flops 4.9e+11\nbf16_dot_peak_flops 9.1e+11\nstream_bytes_per_s 3.6e+10\nread_bytes_per_s 4.5e+10\n": {FMAPeak: 4.9e11, BF16Peak: 9.1e11, Bandwidth: 3.6e10, ReadBandwidth: 4.5e10},
-		"fma_peak_flops 4.9e+11\nstream_bytes_per_s 3.6e+10\n":                                                        {FMAPeak: 4.9e11, Bandwidth: 3.6e10},
+		"fma_peak_flops 4.9e+11\nbf16_dot_peak_flops 9.1e+11\nstream_bytes_per_s 3.6e+10\n": {FMAPeak: 4.9e11, BF16Peak: 9.1e11, Bandwidth: 3.6e10},
+		"fma_peak_flops 4.9e+11\nstream_bytes_per_s 3.6e+10\n":                              {FMAPeak: 4.9e11, Bandwidth: 3.6e10},
 	} {
 		if got, err := parse([]byte(out)); err != nil || got != want {
 			t.Errorf("%q: got %+v, %v; want %+v", out, got, err, want)

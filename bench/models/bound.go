@@ -28,13 +28,9 @@ import (
 // 4's per-layer embeddings) is read a row a token; a tied one is the LM
 // head and read whole.
 
-// ofBound holds each decode workload's bound over its time; boundTime its
-// bound in seconds, at the triad's bandwidth and at the read-only
-// stream's (0 where not measured).
-var (
-	ofBound   = map[string]float64{}
-	boundTime = map[string][2]float64{}
-)
+// ofBound holds each decode workload's bound over its time, and boundTime
+// its bound in seconds.
+var ofBound, boundTime = map[string]float64{}, map[string]float64{}
 
 // stepCost is what one decode step must at least read and compute.
 type stepCost struct {
@@ -55,21 +51,15 @@ func recordBound(m *models.Model, w workload, req models.Request, step float64) 
 	check(err)
 	c := decodeCost(m, w.batch, capacity)
 	bound, mem, compute := c.seconds(lim)
-	read := 0.0
-	if lim.ReadBandwidth > 0 {
-		read, _, _ = c.seconds(limits.Limits{FMAPeak: lim.FMAPeak, BF16Peak: lim.BF16Peak, Bandwidth: lim.ReadBandwidth})
-	}
-	ofBound[w.name], boundTime[w.name] = bound/step, [2]float64{bound, read}
+	ofBound[w.name], boundTime[w.name] = bound/step, bound
 	experts := ""
 	if moe := m.Config.MoE; moe != nil {
 		experts = fmt.Sprintf(" (%.1f of %d experts a layer, expected under uniform routing)", c.experts, moe.Experts)
 	}
 	fmt.Fprintf(os.Stderr, "bench/models: %s: %.2f ms a step; bound %.2f ms (%.1f MB of weights%s and %.1f MB of cache at %.1f GB/s: %.2f ms; "+
-		"%.2f GFLOP of bf16 products at %.0f GFLOP/s and %.2f GFLOP of f32 at %.0f GFLOP/s: %.2f ms): %.3f of it; "+
-		"with reads alone at %.1f GB/s, bound %.2f ms: %.3f of it\n",
+		"%.2f GFLOP of bf16 products at %.0f GFLOP/s and %.2f GFLOP of f32 at %.0f GFLOP/s: %.2f ms): %.3f of it\n",
 		w.name, step*1e3, bound*1e3, c.weights/1e6, experts, c.cache/1e6, lim.Bandwidth/1e9, mem*1e3,
-		c.bf16/1e9, bf16Rate(lim)/1e9, c.f32/1e9, lim.FMAPeak/1e9, compute*1e3, ofBound[w.name],
-		lim.ReadBandwidth/1e9, read*1e3, read/step)
+		c.bf16/1e9, bf16Rate(lim)/1e9, c.f32/1e9, lim.FMAPeak/1e9, compute*1e3, ofBound[w.name])
 }
 
 // seconds is the bound under lim: the longer of the bytes at the bandwidth

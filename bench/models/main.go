@@ -46,11 +46,9 @@
 // needs its non-expert weights and the distinct experts its tokens are
 // routed to (top-k at batch 1; at batch B the expected count under uniform
 // routing, E·(1−(1−k/E)^B)), and computes the routed experts' products
-// only. Each workload's bound is broken down on stderr, with the bound
-// again at the read-only stream's bandwidth (a decode step only reads its
-// weights; the triad's stores also read what they write), and, beside the
-// torch peer, its step over both (the speedups of a step at them).
-// The line before the last is, exactly,
+// only. Each workload's bound is broken down on stderr, with, beside the
+// torch peer, the peer's step over the bound (the speedup of a step at the
+// bound). The line before the last is, exactly,
 //
 //	bench-models-bound: dense_decode_b1_of_bound=F dense_decode_b64_of_bound=F moe_decode_b1_of_bound=F moe_decode_b64_of_bound=F
 //
@@ -255,9 +253,8 @@ func (t *table) row(name string, p peerTimes) {
 	if p.eager > 0 && tp > 0 {
 		se = p.eager / tp
 	}
-	if b := boundTime[name]; b[0] > 0 && b[1] > 0 && ref > 0 {
-		fmt.Fprintf(os.Stderr, "bench/models: %s: the peer's step over the bound: %.2f, over the bound with reads alone: %.2f (the speedups of a step at them)\n",
-			name, ref/b[0], ref/b[1])
+	if b := boundTime[name]; b > 0 && ref > 0 {
+		fmt.Fprintf(os.Stderr, "bench/models: %s: the peer's step over the bound: %.2f (the speedup of a step at the bound)\n", name, ref/b)
 	}
 	fmt.Printf("%-16s %12s %12s %14s %14s %9s %9s%s\n", w.name, fmtTime(tp), fmtTime(p.eager), fmtTime(p.compiled), fmtTime(p.static), fmtSpeed(s), fmtSpeed(se), note)
 }

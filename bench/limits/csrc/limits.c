@@ -3,21 +3,18 @@
 // FMA chains), where the compiler targets AVX512-BF16 the bf16 dot peak
 // (vdpbf16ps chains into f32 accumulators, the bf16 products' instruction), and
 // the streaming memory bandwidth (a STREAM-style triad over arrays far larger
-// than the caches) and the read-only bandwidth (a sum over two of them).
-// Built with -O3 -march=native; prints three lines, or four with
-// AVX512-BF16:
+// than the caches). Built with -O3 -march=native; prints two lines, or three
+// with AVX512-BF16:
 //
 //   fma_peak_flops N
 //   bf16_dot_peak_flops N
 //   stream_bytes_per_s N
-//   read_bytes_per_s N
 #ifdef __AVX512BF16__
 #include <immintrin.h>
 #endif
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -100,48 +97,9 @@ static void *triad(void *arg) {
 	return NULL;
 }
 
-// read_sum sums b and c over its part: only reads, as a decode step streams
-// its weights. The triad's ordinary stores also read each line they write
-// (4 arrays' traffic counted as 3), so it understates what reads get.
-static void *read_sum(void *arg) {
-	struct triad *t = arg;
-	vec s[4] = {0}, x;
-	long i = t->lo;
-	for (; i + 2 * LANES <= t->hi; i += 2 * LANES) {
-		memcpy(&x, t->b + i, sizeof x), s[0] += x;
-		memcpy(&x, t->b + i + LANES, sizeof x), s[1] += x;
-		memcpy(&x, t->c + i, sizeof x), s[2] += x;
-		memcpy(&x, t->c + i + LANES, sizeof x), s[3] += x;
-	}
-	float r = 0;
-	for (; i < t->hi; i++) r += t->b[i] + t->c[i];
-	for (int j = 0; j < 4; j++)
-		for (int l = 0; l < LANES; l++) r += s[j][l];
-	t->a[t->lo] = r;
-	return NULL;
-}
-
-// stream runs fn over a, b and c (len floats each) split across n threads,
-// five times, and returns the best rate of bytes a run moves.
-static double stream(void *(*fn)(void *), float *a, float *b, float *c, long len, int n, double bytes) {
-	pthread_t th[64];
-	struct triad parts[64];
-	double best = 0;
-	for (int rep = 0; rep < 5; rep++) {
-		double t0 = now();
-		for (int i = 0; i < n; i++) {
-			parts[i] = (struct triad){a, b, c, len * i / n, len * (i + 1) / n};
-			pthread_create(&th[i], NULL, fn, &parts[i]);
-		}
-		for (int i = 0; i < n; i++) pthread_join(th[i], NULL);
-		double r = bytes / (now() - t0);
-		if (r > best) best = r;
-	}
-	return best;
-}
-
 int main(void) {
 	int n = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	pthread_t th[64];
 	if (n > 64) n = 64;
 	printf("fma_peak_flops %.6g\n", peak(fma_chains, n, CHAINS * LANES * 2));
 #ifdef __AVX512BF16__
@@ -152,7 +110,18 @@ int main(void) {
 	float *a = malloc(len * 4), *b = malloc(len * 4), *c = malloc(len * 4);
 	if (!a || !b || !c) return 1;
 	for (long i = 0; i < len; i++) a[i] = 0, b[i] = 1, c[i] = 2;
-	printf("stream_bytes_per_s %.6g\n", stream(triad, a, b, c, len, n, 3.0 * len * 4));
-	printf("read_bytes_per_s %.6g\n", stream(read_sum, a, b, c, len, n, 2.0 * len * 4));
+	struct triad parts[64];
+	double best = 0;
+	for (int rep = 0; rep < 5; rep++) {
+		double t0 = now();
+		for (int i = 0; i < n; i++) {
+			parts[i] = (struct triad){a, b, c, len * i / n, len * (i + 1) / n};
+			pthread_create(&th[i], NULL, triad, &parts[i]);
+		}
+		for (int i = 0; i < n; i++) pthread_join(th[i], NULL);
+		double r = 3.0 * len * 4 / (now() - t0);
+		if (r > best) best = r;
+	}
+	printf("stream_bytes_per_s %.6g\n", best);
 	return a[len / 2] == 7.0f ? 0 : 0;
 }
