@@ -1,8 +1,8 @@
 // Package limits measures the machine's limits that the benchmarks report
 // fractions of: the f32 FMA peak of all cores, the bf16 dot peak (vdpbf16ps,
-// where the host has AVX512-BF16) and the streaming memory bandwidth. A small C kernel (csrc/limits.c) is built with the
-// system C compiler at -O3 -march=native once per process, and run when
-// asked.
+// where the host has AVX512-BF16) and the streaming memory bandwidth. A
+// small C kernel (csrc/limits.c) is built with the system C compiler at -O3
+// -march=native once per process, and run when asked.
 package limits
 
 import (
