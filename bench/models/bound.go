@@ -28,9 +28,13 @@ import (
 // 4's per-layer embeddings) is read a row a token; a tied one is the LM
 // head and read whole.
 
-// ofBound holds each decode workload's bound over its time, and boundTime
-// its bound in seconds.
-var ofBound, boundTime = map[string]float64{}, map[string]float64{}
+// ofBound holds each decode workload's bound over its time; boundTime its
+// bound in seconds and its weights' bounds one after another
+// (serialSeconds).
+var (
+	ofBound   = map[string]float64{}
+	boundTime = map[string][2]float64{}
+)
 
 // stepCost is what one decode step must at least read and compute.
 type stepCost struct {
@@ -51,15 +55,17 @@ func recordBound(m *models.Model, w workload, req models.Request, step float64) 
 	check(err)
 	c := decodeCost(m, w.batch, capacity)
 	bound, mem, compute := c.seconds(lim)
-	ofBound[w.name], boundTime[w.name] = bound/step, bound
+	serial := serialSeconds(decodeParts(m, w.batch, capacity), lim)
+	ofBound[w.name], boundTime[w.name] = bound/step, [2]float64{bound, serial}
 	experts := ""
 	if moe := m.Config.MoE; moe != nil {
 		experts = fmt.Sprintf(" (%.1f of %d experts a layer, expected under uniform routing)", c.experts, moe.Experts)
 	}
 	fmt.Fprintf(os.Stderr, "bench/models: %s: %.2f ms a step; bound %.2f ms (%.1f MB of weights%s and %.1f MB of cache at %.1f GB/s: %.2f ms; "+
-		"%.2f GFLOP of bf16 products at %.0f GFLOP/s and %.2f GFLOP of f32 at %.0f GFLOP/s: %.2f ms): %.3f of it\n",
+		"%.2f GFLOP of bf16 products at %.0f GFLOP/s and %.2f GFLOP of f32 at %.0f GFLOP/s: %.2f ms): %.3f of it; "+
+		"each weight in turn at its own bound: %.2f ms, %.3f of it\n",
 		w.name, step*1e3, bound*1e3, c.weights/1e6, experts, c.cache/1e6, lim.Bandwidth/1e9, mem*1e3,
-		c.bf16/1e9, bf16Rate(lim)/1e9, c.f32/1e9, lim.FMAPeak/1e9, compute*1e3, ofBound[w.name])
+		c.bf16/1e9, bf16Rate(lim)/1e9, c.f32/1e9, lim.FMAPeak/1e9, compute*1e3, ofBound[w.name], serial*1e3, serial/step)
 }
 
 // seconds is the bound under lim: the longer of the bytes at the bandwidth
@@ -83,13 +89,24 @@ func bf16Rate(lim limits.Limits) float64 {
 // decodeCost is a decode step of m at batch rows over a cache of capacity
 // slots: its bytes and its FLOPs (two a multiply-add), each product in the
 // dtype tpucc multiplies its weight in (models.Model.BF16Product);
-// attention's scores and weighted sums are f32.
+// attention's scores and weighted sums are f32. It is the sum of
+// decodeParts.
 func decodeCost(m *models.Model, batch, capacity int) stepCost {
 	var c stepCost
-	moe := m.Config.MoE
-	if moe != nil {
+	for _, p := range decodeParts(m, batch, capacity) {
+		c.weights, c.cache, c.bf16, c.f32 = c.weights+p.weights, c.cache+p.cache, c.bf16+p.bf16, c.f32+p.f32
+	}
+	if moe := m.Config.MoE; moe != nil {
 		c.experts = distinctExperts(moe.Experts, moe.TopK, batch)
 	}
+	return c
+}
+
+// decodeParts is decodeCost weight by weight, in m.Params' order, and last
+// the KV cache with attention's products.
+func decodeParts(m *models.Model, batch, capacity int) []stepCost {
+	var parts []stepCost
+	moe := m.Config.MoE
 	rows := float64(batch)
 	for _, p := range m.Params {
 		field := p.Name[strings.LastIndexByte(p.Name, '.')+1:]
@@ -101,24 +118,39 @@ func decodeCost(m *models.Model, batch, capacity int) stepCost {
 			elems = min(rows, float64(dims[0])) * elems / float64(dims[0])
 		case strings.HasSuffix(field, "Experts") && moe != nil:
 			perExpert := elems / float64(moe.Experts)
-			elems, macs = c.experts*perExpert, rows*float64(moe.TopK)*perExpert
+			elems, macs = distinctExperts(moe.Experts, moe.TopK, batch)*perExpert, rows*float64(moe.TopK)*perExpert
 		case layerRank(p) >= 2:
 			macs = rows * elems
 		}
-		c.weights += elems * float64(p.Type.DType.Size())
+		part := stepCost{weights: elems * float64(p.Type.DType.Size())}
 		if m.BF16Product(p) {
-			c.bf16 += 2 * macs
+			part.bf16 = 2 * macs
 		} else {
-			c.f32 += 2 * macs
+			part.f32 = 2 * macs
 		}
+		parts = append(parts, part)
 	}
+	var attn stepCost
 	for _, t := range m.CacheTypes(int64(batch), int64(capacity)) {
-		c.cache += bytesOf(t)
+		attn.cache += bytesOf(t)
 	}
 	for _, l := range m.Config.Layers {
-		c.f32 += 2 * rows * 2 * float64(m.Config.Heads*l.HeadDim*capacity)
+		attn.f32 += 2 * rows * 2 * float64(m.Config.Heads*l.HeadDim*capacity)
 	}
-	return c
+	return append(parts, attn)
+}
+
+// serialSeconds is the step's parts one after another, each at its own
+// bound: what a step takes whose kernels each reach their limit but do not
+// overlap one weight's streaming with another's products (the LM head's
+// products at batch 64 with the experts' reads, say).
+func serialSeconds(parts []stepCost, lim limits.Limits) float64 {
+	t := 0.0
+	for _, p := range parts {
+		b, _, _ := p.seconds(lim)
+		t += b
+	}
+	return t
 }
 
 // layerRank is p's rank in one layer: a stack of layers ("layers.0:28.Q")

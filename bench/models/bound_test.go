@@ -129,3 +129,22 @@ func TestBoundLine(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
+
+// TestSerialSeconds: the tiny MoE's weights one after another, each at its
+// own bound, at 4 bytes/s (an f32 element a second) and 1 FLOP/s, batch 1:
+// every product is compute-bound (2 FLOPs an element read) and the rest
+// memory-bound. The Embed row 8, Norm 8, the stacked norms 48, LMHead 256,
+// Q, K, V, O and Router 2·(128+64+64+128+64) = 896, the experts 2·2·144·2
+// = 1152 (2 experts of 144 in 2 layers), and the cache (128 elements) with
+// attention's 512 FLOPs 512: 2880 s, against the overlapped bound's 2816
+// (its FLOPs).
+func TestSerialSeconds(t *testing.T) {
+	m := tinyModel(t, tinyMoE, ir.F32)
+	lim := limits.Limits{FMAPeak: 1, Bandwidth: 4}
+	if got := serialSeconds(decodeParts(m, 1, 8), lim); got != 2880 {
+		t.Errorf("serial: %v s, want 2880", got)
+	}
+	if got, _, _ := decodeCost(m, 1, 8).seconds(lim); got != 2816 {
+		t.Errorf("overlapped: %v s, want 2816", got)
+	}
+}

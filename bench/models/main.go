@@ -253,8 +253,9 @@ func (t *table) row(name string, p peerTimes) {
 	if p.eager > 0 && tp > 0 {
 		se = p.eager / tp
 	}
-	if b := boundTime[name]; b > 0 && ref > 0 {
-		fmt.Fprintf(os.Stderr, "bench/models: %s: the peer's step over the bound: %.2f (the speedup of a step at the bound)\n", name, ref/b)
+	if b := boundTime[name]; b[0] > 0 && ref > 0 {
+		fmt.Fprintf(os.Stderr, "bench/models: %s: the peer's step over the bound: %.2f, over its weights in turn at their bounds: %.2f (the speedups of steps at them)\n",
+			name, ref/b[0], ref/b[1])
 	}
 	fmt.Printf("%-16s %12s %12s %14s %14s %9s %9s%s\n", w.name, fmtTime(tp), fmtTime(p.eager), fmtTime(p.compiled), fmtTime(p.static), fmtSpeed(s), fmtSpeed(se), note)
 }
