@@ -46,9 +46,11 @@
 // needs its non-expert weights and the distinct experts its tokens are
 // routed to (top-k at batch 1; at batch B the expected count under uniform
 // routing, E·(1−(1−k/E)^B)), and computes the routed experts' products
-// only. Each workload's bound is broken down on stderr, with, beside the
-// torch peer, the peer's step over the bound (the speedup of a step at the
-// bound). The line before the last is, exactly,
+// only. Each workload's bound is broken down on stderr, with the step's
+// weights taken one after another, each at its own bound (no kernel
+// overlapping its reads with another's products), and, beside the torch
+// peer, the peer's step over both (the speedups of steps at them). The line
+// before the last is, exactly,
 //
 //	bench-models-bound: dense_decode_b1_of_bound=F dense_decode_b64_of_bound=F moe_decode_b1_of_bound=F moe_decode_b64_of_bound=F
 //
