@@ -243,3 +243,11 @@ func rowStarts(i *tensor.Tensor, r int) []*tensor.Tensor {
 	}
 	return s
 }
+
+// BF16Product reports whether the steps multiply by parameter p in bf16
+// (vdpbf16ps where the CPU has it): a bf16 product weight (productField)
+// of a model without F32Products, which bind keeps bf16. Every other
+// weight, f16 ones included, is widened to f32 and multiplies in f32.
+func (m *Model) BF16Product(p Param) bool {
+	return !m.F32Products && p.Type.DType == ir.BF16 && productField[fieldName(p.Name)]
+}

@@ -1,8 +1,8 @@
 // Package limits measures the machine's limits that the benchmarks report
-// fractions of: the f32 FMA peak of all cores and the streaming memory
-// bandwidth. A small C kernel (csrc/limits.c) is built with the
-// system C compiler at -O3 -march=native once per process, and run when
-// asked.
+// fractions of: the f32 FMA peak of all cores, the bf16 dot peak (vdpbf16ps,
+// where the host has AVX512-BF16) and the streaming memory bandwidth. A
+// small C kernel (csrc/limits.c) is built with the system C compiler at -O3
+// -march=native once per process, and run when asked.
 package limits
 
 import (
@@ -20,7 +20,11 @@ import (
 
 // Limits are the measured figures.
 type Limits struct {
-	FMAPeak   float64 // f32 FLOP/s, every core running FMA chains of its widest vectors (AVX-512 where it has it)
+	FMAPeak float64 // f32 FLOP/s, every core running FMA chains of its widest vectors (AVX-512 where it has it)
+	// BF16Peak is FLOP/s of bf16 products into f32 sums, every core running
+	// vdpbf16ps chains (two multiply-adds a lane an instruction); 0 where
+	// the host (or the compiler's -march=native) has no AVX512-BF16.
+	BF16Peak  float64
 	Bandwidth float64 // bytes/s of a STREAM triad (reads and writes counted)
 }
 
@@ -86,6 +90,12 @@ func run(bin string) (Limits, error) {
 	if err != nil {
 		return Limits{}, fmt.Errorf("running the limits kernel: %v", err)
 	}
+	return parse(out)
+}
+
+// parse reads the kernel's lines; the bf16 dot peak is optional (a host
+// without AVX512-BF16 prints none).
+func parse(out []byte) (Limits, error) {
 	var l Limits
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
@@ -97,6 +107,8 @@ func run(bin string) (Limits, error) {
 		switch k {
 		case "fma_peak_flops":
 			l.FMAPeak = x
+		case "bf16_dot_peak_flops":
+			l.BF16Peak = x
 		case "stream_bytes_per_s":
 			l.Bandwidth = x
 		}

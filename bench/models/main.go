@@ -39,12 +39,21 @@
 // other (the order swapped from pair to pair) after an untimed run of each, the
 // ratio the median of the pairs'.
 //
-// The dense decode steps are also measured against the machine's bound
-// (bound.go): their weights and KV cache read once at the bandwidth, or
-// their products at the FMA peak, measured beside each workload
-// (bench/limits). The line before the last is, exactly,
+// The decode steps are also measured against the machine's bound
+// (bound.go): the weights a step needs and its KV cache read once at the
+// bandwidth, or its products at the peak of their dtype (bf16 products at
+// the vdpbf16ps peak where the host has AVX512-BF16, f16 and f32 ones at
+// the FMA peak), measured beside each workload (bench/limits). A MoE step
+// needs its non-expert weights and the distinct experts its tokens are
+// routed to (top-k at batch 1; at batch B the expected count under uniform
+// routing, E·(1−(1−k/E)^B)), and computes the routed experts' products
+// only. Each workload's bound is broken down on stderr, with the step's
+// weights taken one after another, each at its own bound (no kernel
+// overlapping its reads with another's products), and, beside the torch
+// peer, the peer's step over both (the speedups of steps at them). The line
+// before the last is, exactly,
 //
-//	bench-models-bound: dense_decode_b1_of_bound=F dense_decode_b64_of_bound=F
+//	bench-models-bound: dense_decode_b1_of_bound=F dense_decode_b64_of_bound=F moe_decode_b1_of_bound=F moe_decode_b64_of_bound=F
 //
 // (F = the bound's time over the step's; n/a where not run), and the last
 //
@@ -142,7 +151,7 @@ func main() {
 			speed["vs_llamacpp_decode"], speed["vs_llamacpp_prefill"] = llamaCompare(m, tp, side)
 		}
 	}
-	fmt.Println(boundLine())
+	fmt.Println(boundLine(ofBound))
 	fmt.Println(summary(speed))
 }
 
@@ -246,6 +255,10 @@ func (t *table) row(name string, p peerTimes) {
 	se := 0.0
 	if p.eager > 0 && tp > 0 {
 		se = p.eager / tp
+	}
+	if b := boundTime[name]; b[0] > 0 && ref > 0 {
+		fmt.Fprintf(os.Stderr, "bench/models: %s: the peer's step over the bound: %.2f, over its weights in turn at their bounds: %.2f (the speedups of steps at them)\n",
+			name, ref/b[0], ref/b[1])
 	}
 	fmt.Printf("%-16s %12s %12s %14s %14s %9s %9s%s\n", w.name, fmtTime(tp), fmtTime(p.eager), fmtTime(p.compiled), fmtTime(p.static), fmtSpeed(s), fmtSpeed(se), note)
 }

@@ -224,11 +224,15 @@ func runTpucc(m benchModel, ws []workload) (map[string]float64, *tpuccSide) {
 	cache := engine.NewCache("", engine.CacheOptions{})
 	precs := strings.Split(*precision, ",")
 	gens := make([]*models.Generator, len(precs))
+	var timed *models.Model // the model of the precision whose times are kept (the first)
 	for i, p := range precs {
 		mp := *model // the same weights
 		mp.F32Products = p == "highest"
 		gens[i], err = models.NewGenerator(&mp, models.Options{Backend: *backendName, Cache: cache})
 		check(err)
+		if i == 0 {
+			timed = &mp
+		}
 	}
 	out := map[string]float64{}
 	side := &tpuccSide{gen: gens[0], ws: map[string]workload{}, reqs: map[string]models.Request{}}
@@ -244,7 +248,7 @@ func runTpucc(m benchModel, ws []workload) (map[string]float64, *tpuccSide) {
 				stages(pre0.Time, pre1.Time), stages(dec0.Time, dec1.Time))
 		}
 		out[w.name] = timeWorkload(gens, precs, req, w)
-		recordBound(m.name, model, w, req, out[w.name])
+		recordBound(timed, w, req, out[w.name])
 		printSteps(cache)
 	}
 	return out, side
