@@ -61,7 +61,8 @@ func TestDistinctExperts(t *testing.T) {
 // TestDecodeCost: a step's bytes and FLOPs (two a multiply-add), counted
 // by hand for the tiny models over a cache of 8 slots. Attention is
 // 2 (scores and sums) · 2 heads · 4 · 8 slots = 128 multiply-adds a row a
-// layer, f32; the cache is K and V of [2 layers, rows, 1, 8, 4] in f32.
+// layer; the cache is K and V of [2 layers, rows, 1, 8, 4], f32 but for
+// the bf16 model's (bf16).
 func TestDecodeCost(t *testing.T) {
 	moe, dense := tinyModel(t, tinyMoE, ir.F32), tinyModel(t, tinyDense, ir.F32)
 	bf16, f16 := tinyModel(t, tinyMoE, ir.BF16), tinyModel(t, tinyMoE, ir.F16)
@@ -82,8 +83,10 @@ func TestDecodeCost(t *testing.T) {
 		// products 4·(128 + 448) + 4 rows · 2 experts · 144 · 2 layers.
 		{"moe b4", moe, 4, stepCost{weights: 1744 * 4, cache: 4 * 128 * 4, f32: 2 * (4608 + 4*256), experts: 3.75}},
 		// bf16: LMHead, Q, K, V, O and the experts multiply in bf16 (128 +
-		// 2·192 + 576), the router (2·32) and attention in f32.
-		{"moe bf16 b1", bf16, 1, stepCost{weights: 1216 * 2, cache: 128 * 4, bf16: 2 * 1088, f32: 2 * (64 + 256), experts: 2}},
+		// 2·192 + 576), the router (2·32) and attention at the FMA rate
+		// (its products widen the bf16 cache in registers); the cache is
+		// bf16 (models.Model.CacheDType).
+		{"moe bf16 b1", bf16, 1, stepCost{weights: 1216 * 2, cache: 128 * 2, bf16: 2 * 1088, f32: 2 * (64 + 256), experts: 2}},
 		// F32Products and f16 weights: every product in f32, half the bytes.
 		{"moe bf16 highest b1", &highest, 1, stepCost{weights: 1216 * 2, cache: 128 * 4, f32: 2 * (1152 + 256), experts: 2}},
 		{"moe f16 b1", f16, 1, stepCost{weights: 1216 * 2, cache: 128 * 4, f32: 2 * (1152 + 256), experts: 2}},
