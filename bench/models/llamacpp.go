@@ -75,13 +75,16 @@ type turnResult struct{ tpucc, llama, ratios []float64 }
 // takeTurns runs n pairs of each test, tpucc's run and llama.cpp's one after
 // the other, the order swapped from pair to pair (ABBA), so that a pair sees
 // the host as it is at one moment: on a shared VM memory bandwidth moves 2-3x
-// over minutes, more than the difference measured.
+// over minutes, more than the difference measured. llama.cpp leads the first
+// pair: a tpucc run right after the peer's warm-up ran at about half its
+// rate in every run (tpucc's own warm-up before it did not help), and with
+// the peer first no run did (docs/PERFORMANCE.md, 2026-12-07 12:17).
 func takeTurns(n int, tests []string, tp, ll func(test string) (float64, error)) (map[string]*turnResult, error) {
 	out := map[string]*turnResult{}
 	for r := range n {
 		for _, test := range tests {
 			sides := []func(string) (float64, error){tp, ll}
-			if r%2 == 1 {
+			if r%2 == 0 {
 				sides[0], sides[1] = ll, tp
 			}
 			var rates [2]float64
@@ -92,7 +95,7 @@ func takeTurns(n int, tests []string, tp, ll func(test string) (float64, error))
 				}
 				rates[i] = v
 			}
-			if r%2 == 1 {
+			if r%2 == 0 {
 				rates[0], rates[1] = rates[1], rates[0]
 			}
 			t := out[test]

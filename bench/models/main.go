@@ -36,8 +36,8 @@
 // bench/models/llama) times the dense model only, as llama-bench -p 512 -n 64 would:
 // prefill and batch-1 decode tokens/s, printed in a table of their own. It runs in
 // turns with tpucc: -turns pairs of runs, tpucc's and llama.cpp's one after the
-// other (the order swapped from pair to pair) after an untimed run of each, the
-// ratio the median of the pairs'.
+// other (the order swapped from pair to pair, llama.cpp first) after an untimed
+// run of each, the ratio the median of the pairs'.
 //
 // The decode steps are also measured against the machine's bound
 // (bound.go): the weights a step needs and its KV cache read once at the

@@ -109,7 +109,7 @@ func TestLlamaRatios(t *testing.T) {
 }
 
 // TestTakeTurns: the sides run in pairs, the order swapped from pair to pair
-// (ABBA), each pair's ratio is tpucc's rate over llama.cpp's from the same
+// (ABBA, llama.cpp first), each pair's ratio is tpucc's rate over llama.cpp's from the same
 // pair, and the result is the median of the pairs' ratios.
 func TestTakeTurns(t *testing.T) {
 	var order []string
@@ -130,7 +130,7 @@ func TestTakeTurns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantOrder := []string{"tpucc decode", "llama decode", "llama decode", "tpucc decode", "tpucc decode", "llama decode", "llama decode", "tpucc decode"}
+	wantOrder := []string{"llama decode", "tpucc decode", "tpucc decode", "llama decode", "llama decode", "tpucc decode", "tpucc decode", "llama decode"}
 	if !slices.Equal(order, wantOrder) {
 		t.Errorf("order %v, want %v", order, wantOrder)
 	}
