@@ -250,10 +250,7 @@ func (m *Model) CacheTypes(batch, capacity int64) []ir.Type {
 // whose products are f32 (rounding its cache to f16 would add error and
 // match no product the step computes).
 func (m *Model) CacheDType() ir.DType {
-	bf16 := slices.ContainsFunc(m.Params, func(p Param) bool {
-		return p.Type.DType == ir.BF16 && productField[fieldName(p.Name)]
-	})
-	if bf16 && !m.F32Products {
+	if slices.ContainsFunc(m.Params, m.BF16Product) {
 		return ir.BF16
 	}
 	return ir.F32

@@ -190,10 +190,7 @@ func (x *raggedCtx) prefetchNextTile(row0, q value.Value) {
 	perLine := 64 / int64(x.wdt.Size())
 	row := k.cur.NewAnd(q, ci(7))
 	line := k.smin(k.cur.NewMul(k.cur.NewLShr(q, ci(3)), ci(perLine)), ci(max(x.K-1, 0)))
-	elem := types.Type(types.I16)
-	if x.wdt == ir.F32 {
-		elem = types.Float
-	}
+	_, elem, _ := elemType(x.wdt)
 	// Past the last tile the offset is clamped into the matrices: an
 	// inbounds address past the buffer would be poison, even for a hint.
 	at := k.cur.NewAdd(k.mulAdd(row, x.K, k.cur.NewAdd(row0, ci(8*x.K))), line)

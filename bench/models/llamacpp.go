@@ -139,9 +139,9 @@ func llamaCompare(m benchModel, tp map[string]float64, side *tpuccSide) (decode,
 	peer, err := startLlama(m, prompt)
 	var res map[string]*turnResult
 	for _, test := range tests {
-		// An untimed run of each test first, as peer.py warms up its side:
-		// each side's first run after the other's pays for what the other
-		// left behind, not for its own work.
+		// An untimed run of each test first, as peer.py warms up its side,
+		// so that neither side's timed runs include a first run (the slow
+		// run after the peer's warm-up is takeTurns' to avoid).
 		if err == nil {
 			_, err = side.once(names[test])
 		}
