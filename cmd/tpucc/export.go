@@ -78,110 +78,149 @@ type argSig struct {
 }
 
 func cmdExport(e *env, p *parsed) error {
-	dir, out := p.value("model", ""), p.value("o", "")
-	if dir == "" || out == "" {
-		return usagef("--model DIR and -o DIR2 are required")
-	}
-	seq, err := strconv.ParseInt(p.value("seq", ""), 10, 64)
-	if err != nil || seq < 1 {
-		return usagef("--seq %q: want a positive number of tokens", p.value("seq", ""))
-	}
-	batch, err := strconv.ParseInt(p.value("batch", "1"), 10, 64)
-	if err != nil || batch < 1 {
-		return usagef("--batch %q: want a positive number of rows", p.value("batch", ""))
-	}
-	target := p.value("target", "cpu")
-	tgt, err := engine.LookupTarget(target)
+	x, err := exportFlags(p)
 	if err != nil {
-		return usagef("--target: %v", err)
-	}
-	bc := &buildConfig{target: tgt, out: out}
-	if err := checkEmit(bc, p.value("emit", "hlo"), p.value("topology", "")); err != nil {
 		return err
 	}
-	var mesh *ir.Mesh
-	if spec := p.value("mesh", ""); spec != "" {
-		if mesh, err = models.ParseMesh(spec); err != nil {
-			return usagef("--mesh: %v", err)
-		}
-	}
-	m, err := exportModel(e, dir, p.value("dtype", ""), p.flag("progress"))
+	m, err := exportModel(e, x.dir, p.value("dtype", ""), p.flag("progress"))
 	if err != nil {
 		return err
 	}
 	defer m.Close()
 	// As generate: no position past what the model was made for.
-	if limit := int64(m.Config.MaxPositions); seq > limit {
-		return fmt.Errorf("--seq %d: more slots than the model's max_position_embeddings %d", seq, limit)
+	if limit := int64(m.Config.MaxPositions); x.seq > limit {
+		return fmt.Errorf("--seq %d: more slots than the model's max_position_embeddings %d", x.seq, limit)
 	}
-	sigs := map[string]stepSignature{}
-	files := map[string]string{}
-	artifacts := map[string]*pjrt.Artifact{}
-	var compiled string // each step's compiled memory per chip, for --report
+	st := exportSteps{sigs: map[string]stepSignature{}, files: map[string]string{}, artifacts: map[string]*pjrt.Artifact{}}
 	for _, s := range []struct {
 		name   string
 		tokens int64
-	}{{"prefill", seq}, {"decode", 1}} {
-		fmt.Fprintf(e.stderr, "tpucc: compiling %s for %s\n", s.name, target)
-		types := m.StepTypes(batch, s.tokens, seq)
-		mod, err := m.Trace(s.name, types, false)
-		if err != nil {
+	}{{"prefill", x.seq}, {"decode", 1}} {
+		if err := st.add(e, x, m, s.name, s.tokens); err != nil {
 			return err
 		}
-		if mesh != nil {
-			if err := m.ShardStep(mod, mesh); err != nil {
-				return fmt.Errorf("%s: %v", s.name, err)
-			}
-		}
-		exe, _, err := engine.Compile(mod, engine.Config{Target: target})
-		if err != nil {
-			return fmt.Errorf("%s: %v", s.name, err)
-		}
-		files[s.name+".hlo"] = exe.HLO
-		if bc.emit == "executable" {
-			a, stats, err := compileExecutable(e, bc, mod.Entry(), exe.HLO)
-			if err != nil {
-				return fmt.Errorf("%s: %w", s.name, err)
-			}
-			artifacts[s.name+".pjrt"] = a
-			if stats != nil {
-				compiled += s.name + ": " + compiledMemory(*stats, bc.target, bc.topology, shardMesh(mod.Entry()))
-			}
-		}
-		sig := stepSignature{File: s.name + ".hlo"}
-		for i, n := range m.StepNames() {
-			sig.Args = append(sig.Args, argSig{Name: n, Type: types[i].String()})
-		}
-		for _, r := range exe.Entry.Results {
-			sig.Results = append(sig.Results, ir.Type{DType: r.DType, Shape: r.Shape}.String())
-		}
-		sigs[s.name] = sig
 	}
-	js, err := json.MarshalIndent(sigs, "", "  ")
+	if err := st.write(x); err != nil {
+		return err
+	}
+	out := x.bc.out
+	fmt.Fprintf(e.stdout, "wrote %s, %s and %s\n", filepath.Join(out, "prefill.hlo"), filepath.Join(out, "decode.hlo"), filepath.Join(out, "signature.json"))
+	if len(st.artifacts) > 0 {
+		fmt.Fprintf(e.stdout, "wrote %s and %s\n", filepath.Join(out, "prefill.pjrt"), filepath.Join(out, "decode.pjrt"))
+	}
+	if p.flag("report") {
+		writeReport(e.stdout, m, x.batch, x.seq)
+		io.WriteString(e.stdout, st.compiled)
+	}
+	return nil
+}
+
+// exportConfig is what export's flags ask for, checked before the model
+// is read, so that a mistyped flag costs no checkpoint load.
+type exportConfig struct {
+	dir, target string
+	seq, batch  int64
+	bc          *buildConfig
+	mesh        *ir.Mesh
+}
+
+// exportFlags reads and checks export's flags.
+func exportFlags(p *parsed) (*exportConfig, error) {
+	x := &exportConfig{dir: p.value("model", ""), target: p.value("target", "cpu")}
+	out := p.value("o", "")
+	if x.dir == "" || out == "" {
+		return nil, usagef("--model DIR and -o DIR2 are required")
+	}
+	var err error
+	x.seq, err = strconv.ParseInt(p.value("seq", ""), 10, 64)
+	if err != nil || x.seq < 1 {
+		return nil, usagef("--seq %q: want a positive number of tokens", p.value("seq", ""))
+	}
+	x.batch, err = strconv.ParseInt(p.value("batch", "1"), 10, 64)
+	if err != nil || x.batch < 1 {
+		return nil, usagef("--batch %q: want a positive number of rows", p.value("batch", ""))
+	}
+	tgt, err := engine.LookupTarget(x.target)
+	if err != nil {
+		return nil, usagef("--target: %v", err)
+	}
+	x.bc = &buildConfig{target: tgt, out: out}
+	if err := checkEmit(x.bc, p.value("emit", "hlo"), p.value("topology", "")); err != nil {
+		return nil, err
+	}
+	if spec := p.value("mesh", ""); spec != "" {
+		if x.mesh, err = models.ParseMesh(spec); err != nil {
+			return nil, usagef("--mesh: %v", err)
+		}
+	}
+	return x, nil
+}
+
+// exportSteps collects the exported steps: their signatures, the files
+// to write and, with --emit executable, the compiled artifacts.
+type exportSteps struct {
+	sigs      map[string]stepSignature
+	files     map[string]string
+	artifacts map[string]*pjrt.Artifact
+	compiled  string // each step's compiled memory per chip, for --report
+}
+
+// add traces, shards and compiles the step name over tokens new tokens.
+func (st *exportSteps) add(e *env, x *exportConfig, m *models.Model, name string, tokens int64) error {
+	fmt.Fprintf(e.stderr, "tpucc: compiling %s for %s\n", name, x.target)
+	types := m.StepTypes(x.batch, tokens, x.seq)
+	mod, err := m.Trace(name, types, false)
 	if err != nil {
 		return err
 	}
-	files["signature.json"] = string(js) + "\n"
+	if x.mesh != nil {
+		if err := m.ShardStep(mod, x.mesh); err != nil {
+			return fmt.Errorf("%s: %v", name, err)
+		}
+	}
+	exe, _, err := engine.Compile(mod, engine.Config{Target: x.target})
+	if err != nil {
+		return fmt.Errorf("%s: %v", name, err)
+	}
+	st.files[name+".hlo"] = exe.HLO
+	if x.bc.emit == "executable" {
+		a, stats, err := compileExecutable(e, x.bc, mod.Entry(), exe.HLO)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		st.artifacts[name+".pjrt"] = a
+		if stats != nil {
+			st.compiled += name + ": " + compiledMemory(*stats, x.bc.target, x.bc.topology, shardMesh(mod.Entry()))
+		}
+	}
+	sig := stepSignature{File: name + ".hlo"}
+	for i, n := range m.StepNames() {
+		sig.Args = append(sig.Args, argSig{Name: n, Type: types[i].String()})
+	}
+	for _, r := range exe.Entry.Results {
+		sig.Results = append(sig.Results, ir.Type{DType: r.DType, Shape: r.Shape}.String())
+	}
+	st.sigs[name] = sig
+	return nil
+}
+
+// write writes the steps' files, signature.json and artifacts into -o.
+func (st *exportSteps) write(x *exportConfig) error {
+	js, err := json.MarshalIndent(st.sigs, "", "  ")
+	if err != nil {
+		return err
+	}
+	st.files["signature.json"] = string(js) + "\n"
+	out := x.bc.out
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	for name, text := range files {
+	for name, text := range st.files {
 		if err := os.WriteFile(filepath.Join(out, name), []byte(text), 0o644); err != nil {
 			return err
 		}
 	}
-	if err := writeArtifacts(bc, out, artifacts); err != nil {
-		return err
-	}
-	fmt.Fprintf(e.stdout, "wrote %s, %s and %s\n", filepath.Join(out, "prefill.hlo"), filepath.Join(out, "decode.hlo"), filepath.Join(out, "signature.json"))
-	if len(artifacts) > 0 {
-		fmt.Fprintf(e.stdout, "wrote %s and %s\n", filepath.Join(out, "prefill.pjrt"), filepath.Join(out, "decode.pjrt"))
-	}
-	if p.flag("report") {
-		writeReport(e.stdout, m, batch, seq)
-		io.WriteString(e.stdout, compiled)
-	}
-	return nil
+	return writeArtifacts(x.bc, out, st.artifacts)
 }
 
 // writeArtifacts writes each step's executable into dir, signed as tpucc
