@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tpucc/tpucc/backend"
@@ -16,24 +17,33 @@ import (
 // A step on an empty cache at pos 0 that attends over its own T slots
 // (fresh, as the Generator's prefill) gives the logits and the cache of the
 // step that attends over every slot, left padding and a sliding layer
-// included; its traced program's score products are T slots wide, not the
-// capacity. In query blocks of 3 slots (causalBlock), the blocks' products
-// are 3, 6 and 8 slots wide, and the results are the same.
+// included, with f32 weights and with bf16 ones (a bf16 cache); its traced
+// program's score products are T slots wide, not the capacity, and read
+// the keys and values the step computed, not the cache it wrote them into
+// (a bf16 cache's slots were sliced out and widened to f32 in one copy,
+// which the bf16 products then read at twice the bytes). In query blocks
+// of 3 slots (causalBlock), the blocks' products are 3, 6 and 8 slots
+// wide, and the results are the same.
 func TestFreshPrefillAttendsOverItsTokens(t *testing.T) {
-	for _, blk := range []int64{128, 3} {
-		t.Run(fmt.Sprintf("block=%d", blk), func(t *testing.T) {
-			defer func(b int64) { causalBlock = b }(causalBlock)
-			causalBlock = blk
-			testFreshPrefill(t, blk)
-		})
+	for _, dt := range []ir.DType{ir.F32, ir.BF16} {
+		for _, blk := range []int64{128, 3} {
+			t.Run(fmt.Sprintf("%s/block=%d", dt, blk), func(t *testing.T) {
+				defer func(b int64) { causalBlock = b }(causalBlock)
+				causalBlock = blk
+				testFreshPrefill(t, blk, dt)
+			})
+		}
 	}
 }
 
-func testFreshPrefill(t *testing.T, blk int64) {
-	m := randomModel(t, `{"model_type": "qwen3", "vocab_size": 96, "hidden_size": 32,
+func testFreshPrefill(t *testing.T, blk int64, dt ir.DType) {
+	m := randomModelOf(t, `{"model_type": "qwen3", "vocab_size": 96, "hidden_size": 32,
 "intermediate_size": 48, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
 "head_dim": 8, "rope_theta": 10000.0, "rms_norm_eps": 1e-6, "max_position_embeddings": 128,
-"tie_word_embeddings": true, "use_sliding_window": true, "sliding_window": 3, "max_window_layers": 1}`, 0.3)
+"tie_word_embeddings": true, "use_sliding_window": true, "sliding_window": 3, "max_window_layers": 1}`, 0.3, dt)
+	if got := m.CacheDType(); got != dt {
+		t.Fatalf("cache %s, want %s", got, dt)
+	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	const B, T, capacity = 2, 8, 32
 	args := func() []*tensor.Tensor {
@@ -89,13 +99,48 @@ func testFreshPrefill(t *testing.T, blk int64) {
 	if !slices.Equal(widths, wantW) || !slices.Equal(rows, wantRows) {
 		t.Errorf("score products %v slots wide, %v rows; want %v, %v", widths, rows, wantW, wantRows)
 	}
+	if read := cacheReads(mod.Entry()); len(read) > 0 {
+		t.Errorf("the fresh step reads its caches: %s", strings.Join(read, "; "))
+	}
+}
+
+// cacheReads lists the instructions of f that read a cache parameter or
+// what a dynamic_update_slice wrote into one: anything but a further
+// update or the return.
+func cacheReads(f *ir.Func) []string {
+	written := map[*ir.Value]bool{}
+	for _, p := range f.Params {
+		if strings.HasPrefix(p.Name, "cache.") {
+			written[p] = true
+		}
+	}
+	var read []string
+	for _, in := range f.Body.Instrs {
+		for i, a := range in.Args {
+			switch {
+			case !written[a], in.Op == ir.OpReturn:
+			case in.Op == ir.OpDynamicUpdateSlice && i == 0:
+				written[in.Results[0]] = true
+			default:
+				read = append(read, in.Op.String()+" of "+a.Type.String())
+			}
+		}
+	}
+	return read
 }
 
 // randomModel is the model of config with f32 weights drawn uniformly from
 // [-scale, scale) (a fixed seed).
 func randomModel(t *testing.T, config string, scale float64) *Model {
 	t.Helper()
-	m := abstractModel(t, config, ir.F32)
+	return randomModelOf(t, config, scale, ir.F32)
+}
+
+// randomModelOf is randomModel with weights of dtype dt (bf16: the values
+// drawn, rounded).
+func randomModelOf(t *testing.T, config string, scale float64, dt ir.DType) *Model {
+	t.Helper()
+	m := abstractModel(t, config, dt)
 	rng := rand.New(rand.NewPCG(5, 6))
 	for i := range m.Params {
 		b := backend.New(m.Params[i].Type)

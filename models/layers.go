@@ -149,6 +149,7 @@ func attention(c *hf.Config, l hf.Layer, w *layerWeights, h *tensor.Tensor, in a
 	q := qkNorm(affine(h, w.Q, w.QBias), w.QNorm, true).Reshape(B, T, H, D)
 	q = rope(qkNorm(q, w.QNorm, false), in.cos, in.sin).Transpose(0, 2, 1, 3)
 	k, v = in.k, in.v
+	var kFresh, vFresh *tensor.Tensor // the step's keys and values as the cache holds them
 	if !in.shared {
 		kr := qkNorm(affine(h, w.K, w.KBias), w.KNorm, true).Reshape(B, T, KV, D)
 		vr := kr // Gemma 4's attention_k_eq_v: the values are the raw keys
@@ -159,19 +160,30 @@ func attention(c *hf.Config, l hf.Layer, w *layerWeights, h *tensor.Tensor, in a
 		if c.VNorm {
 			vr = rmsNorm(vr, nil, eps)
 		}
+		vn := vr.Transpose(0, 2, 1, 3)
 		if in.store != nil {
-			k, v = in.store(kn, vr.Transpose(0, 2, 1, 3))
+			k, v = in.store(kn, vn)
 		} else {
 			zero := tensor.Scalar(0, ir.I32)
 			at := []*tensor.Tensor{zero, zero, in.pos, zero}
 			k = k.DynamicUpdateSlice(asDType(kn, k.DType()), at)
-			v = v.DynamicUpdateSlice(asDType(vr.Transpose(0, 2, 1, 3), v.DType()), at)
+			v = v.DynamicUpdateSlice(asDType(vn, v.DType()), at)
 		}
+		// The same converts as the stores' (cse makes them one).
+		kFresh, vFresh = asDType(kn, k.DType()), asDType(vn, v.DType())
 	}
 	kA, vA, mask := k, v, in.mask // what the queries attend over
-	if in.fresh && T < k.Shape()[2] {
-		// A 512-token prefill has a capacity of 1024 slots: half the
-		// products were over slots the mask hides.
+	if in.fresh && kFresh != nil {
+		// On an empty cache the slots a fresh prefill sees are the keys
+		// and values it just wrote (pos is 0): read where they were
+		// computed rather than out of the cache. A 512-token prefill has
+		// 1024 slots, half of them hidden by the mask, and a bf16 cache's
+		// slots widened to f32 were one fused copy of the cache (f32
+		// products at twice the bytes) where the keys as written are the
+		// narrow operand of the bf16 products.
+		kA, vA = kFresh, vFresh
+		mask = mask.Slice([]int64{0, 0, 0}, []int64{B, T, T}, nil)
+	} else if in.fresh && T < k.Shape()[2] {
 		kA = k.Slice([]int64{0, 0, 0, 0}, []int64{B, KV, T, D}, nil)
 		vA = v.Slice([]int64{0, 0, 0, 0}, []int64{B, KV, T, D}, nil)
 		mask = mask.Slice([]int64{0, 0, 0}, []int64{B, T, T}, nil)

@@ -105,16 +105,18 @@ func classify(in *ir.Instr, uses *ir.Uses) fuseKind {
 
 // narrowOperand: a convert that widens to f32 a value just rounded to
 // bf16 or f16 (convert(convert(x, bf16), f32): a bf16 product's
-// activations, as models' linear writes it), read by dot_generals only.
-// Fused, its group would write the widened f32 value; apart, the group
-// ends at the narrow one, which the products read at its width (the CPU
-// backend's bf16 × bf16 kernels: half the bytes, vdpbf16ps).
+// activations, as models' linear writes it) or sliced from a narrow one
+// (convert(slice(cache), f32): a fresh prefill's causal blocks of a bf16
+// KV cache, models' attention), read by dot_generals only. Fused, its
+// group would write the widened f32 value; apart, the group ends at the
+// narrow one, which the products read at its width (the CPU backend's
+// bf16 × bf16 kernels: half the bytes, vdpbf16ps).
 func narrowOperand(in *ir.Instr, uses *ir.Uses) bool {
 	if in.Op != ir.OpConvert || in.Results[0].Type.DType != ir.F32 {
 		return false
 	}
 	src := in.Args[0]
-	if dt := src.Type.DType; dt != ir.BF16 && dt != ir.F16 || src.Def == nil || src.Def.Op != ir.OpConvert {
+	if dt := src.Type.DType; dt != ir.BF16 && dt != ir.F16 || src.Def == nil || src.Def.Op != ir.OpConvert && src.Def.Op != ir.OpSlice {
 		return false
 	}
 	users := uses.Users(in.Results[0])
