@@ -193,6 +193,79 @@ func ownConcat(v *ir.Value, defs map[*ir.Value]*ir.Instr) *ir.Instr {
 	return nil
 }
 
+// lastConcat is a concat along the last axis that the expressions vs read
+// with their own last index (through elementwise ops, transposes that keep
+// the last axis last, reshapes and slices that keep it whole, broadcasts
+// along other axes), or nil: rotary embedding's rotate_half, concat(-x2,
+// x1), under the heads' transpose. Split at its cuts, the innermost loop
+// reads one operand in each part (e.seg) where it selected between
+// clamped reads of both, which the vectoriser left scalar. Values in
+// memory (inMemory) are read, not computed, so the walk stops there; an
+// index that does reach the concat otherwise only falls back to the
+// selects (expr.concat compares the loop variable itself).
+func lastConcat(vs []*ir.Value, defs map[*ir.Value]*ir.Instr, inMemory func(*ir.Value) bool) *ir.Instr {
+	if len(vs) == 0 || vs[0].Type.Rank() < 2 {
+		return nil
+	}
+	last := vs[0].Type.Dims()[vs[0].Type.Rank()-1]
+	seen := map[*ir.Value]bool{}
+	var walk func(v *ir.Value) *ir.Instr
+	walk = func(v *ir.Value) *ir.Instr {
+		in := defs[v]
+		if in == nil || seen[v] || inMemory(v) || v.Type.Rank() == 0 || v.Type.Dims()[v.Type.Rank()-1] != last {
+			return nil
+		}
+		seen[v] = true
+		r := v.Type.Rank() - 1
+		for _, a := range lastAxisOperands(in, r) {
+			if a.Type.Rank() > 0 && a.Type.Dims()[a.Type.Rank()-1] == last {
+				if c := walk(a); c != nil {
+					return c
+				}
+			}
+		}
+		if in.Op == ir.OpConcat && int(in.Attr.(*ir.AxisAttr).Axis) == r && len(in.Args) <= maxConcatParts {
+			return in
+		}
+		return nil
+	}
+	for _, v := range vs {
+		if c := walk(v); c != nil {
+			return c
+		}
+	}
+	return nil
+}
+
+// lastAxisOperands are the operands of in (whose result's last axis is r)
+// that it reads at its own last index.
+func lastAxisOperands(in *ir.Instr, r int) []*ir.Value {
+	switch in.Op {
+	case ir.OpTranspose:
+		if perm := in.Attr.(*ir.PermAttr).Perm; int(perm[r]) != r {
+			return nil
+		}
+	case ir.OpReshape:
+		// Equal last dimensions (lastConcat checks) make the last axis a
+		// group of its own in reshapeIndex: its index passes through.
+	case ir.OpSlice:
+		a := in.Attr.(*ir.SliceAttr)
+		if a.Start[r] != 0 || len(a.Stride) > 0 && a.Stride[r] != 1 {
+			return nil
+		}
+	case ir.OpBroadcast:
+		dims := in.Attr.(*ir.DimsAttr).Dims
+		if len(dims) == 0 || int(dims[len(dims)-1]) != r {
+			return nil
+		}
+	default:
+		if !in.Op.Info().Elementwise || remapOps[in.Op] {
+			return nil
+		}
+	}
+	return in.Args
+}
+
 // flatExpr reports whether the expressions vs read every value at their
 // own flat index: through elementwise ops of their shape and reshapes
 // only, down to values in memory (inMemory) or single-element constants.

@@ -706,16 +706,19 @@ func (pl *planner) loopKernels(vs []*ir.Value, env map[*ir.Value]int, defs map[*
 	}
 	dims := v.Type.Dims()
 	n, _ := v.Type.NumElements()
-	cat := ownConcat(v, defs)
-	if cat == nil && len(dims) > 1 && flatExpr(vs, defs, func(x *ir.Value) bool { _, ok := env[x]; return ok }) {
+	inMemory := func(x *ir.Value) bool { _, ok := env[x]; return ok }
+	cat, axis := ownConcat(v, defs), -1
+	if cat != nil {
+		axis = int(cat.Attr.(*ir.AxisAttr).Axis)
+	} else if cat = lastConcat(vs, defs, inMemory); cat != nil {
+		axis = len(dims) - 1
+	}
+	if cat == nil && len(dims) > 1 && flatExpr(vs, defs, inMemory) {
 		e.flat, dims = true, []int64{n}
 	}
 	st.rows, _ = nestRows(dims)
 	st.work = n * int64(len(vs))
-	cuts, axis := concatCuts(cat), -1
-	if cat != nil {
-		axis = int(cat.Attr.(*ir.AxisAttr).Axis)
-	}
+	cuts := concatCuts(cat)
 	dst, mems := make([]value.Value, len(vs)), make([]types.Type, len(vs))
 	for i, w := range vs {
 		_, mems[i], _ = elemType(w.Type.DType)

@@ -55,22 +55,29 @@ func TestReshapeRuns(t *testing.T) {
 // along the last axis (an empty operand included) and along an axis with
 // a loop of its own, one loop per part; along a dimension of the kernel's
 // rows (a prefill's attention blocks put back in token order), one branch
-// per part in each row. A concat read through a transpose still selects.
+// per part in each row. So does a concat along the last axis read through
+// a transpose that keeps that axis last, a broadcast and a reshape
+// (rotary embedding's rotate_half under the heads' transpose: lastConcat).
+// A concat read through a transpose that moves its axis still selects.
 // All agree with the reference executor.
 func TestConcatParts(t *testing.T) {
 	b := testBackend(t)
-	src := `func @f(%a: f32[4,6,3], %b: f32[4,6,0], %c: f32[4,6,5], %d: f32[4,6,8], %e: f32[32,2,3], %g: f32[1,5,24], %h: f32[1,11,24]) -> (f32[4,6,8], f32[6,4,8], f32[8,6,3], f32[32,5,3], f32[1,21,24]) {
+	src := `func @f(%a: f32[4,6,3], %b: f32[4,6,0], %c: f32[4,6,5], %d: f32[4,6,8], %e: f32[32,2,3], %g: f32[1,5,24], %h: f32[1,11,24], %q: f32[6,8]) -> (f32[4,6,8], f32[8,4,6], f32[8,6,3], f32[32,5,3], f32[1,21,24], f32[2,3,4,8]) {
   %x = concat %a, %b, %c {axis=2} : f32[4,6,8]
   %y = mul %x, %d : f32[4,6,8]
   %z = add %y, %x : f32[4,6,8]
-  %t = transpose %x {perm=[1,0,2]} : f32[6,4,8]
-  %w = neg %t : f32[6,4,8]
+  %t = transpose %x {perm=[2,0,1]} : f32[8,4,6]
+  %w = neg %t : f32[8,4,6]
   %v = concat %a, %a {axis=0} : f32[8,6,3]
   %m = slice %e {limit=[32,1,3], start=[0,0,0]} : f32[32,1,3]
   %n = concat %e, %m, %e {axis=1} : f32[32,5,3]
   %o = neg %n : f32[32,5,3]
   %p = concat %g, %h, %g {axis=1} : f32[1,21,24]
-  return %z, %w, %v, %o, %p
+  %qb = broadcast %q {dims=[1,2]} : f32[4,6,8]
+  %r = mul %x, %qb : f32[4,6,8]
+  %rt = transpose %r {perm=[1,0,2]} : f32[6,4,8]
+  %rr = reshape %rt : f32[2,3,4,8]
+  return %z, %w, %v, %o, %p, %rr
 }
 `
 	m, err := tir.Parse("concat.tir", []byte(src))
@@ -88,8 +95,8 @@ func TestConcatParts(t *testing.T) {
 		body = body[:strings.Index(body, "\n}")]
 		selects = append(selects, strings.Count(body, " select "))
 	}
-	// the kernels of %z, %w, %v, %o and %p, in plan order: only %w selects
-	if len(selects) != 5 || selects[1] == 0 || selects[0]+selects[2]+selects[3]+selects[4] != 0 {
+	// the kernels of %z, %w, %v, %o, %p and %rr, in plan order: only %w selects
+	if len(selects) != 6 || selects[1] == 0 || selects[0]+selects[2]+selects[3]+selects[4]+selects[5] != 0 {
 		t.Fatalf("selects per loop kernel %v, want only the second's non-zero:\n%s", selects, x.plan)
 	}
 }
