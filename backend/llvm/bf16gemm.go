@@ -16,19 +16,31 @@ import (
 // each source; so both operands are packed with the pair (k, k+1) of an
 // index side by side in 32 bits: the rhs into panels of 32 columns
 // [kc/2][32] (two 16-lane vectors per pair of contracting indices), the
-// lhs into panels of gemmMR rows [kc/2][6]. The micro-kernel broadcasts one
-// lhs pair per row and issues one vdpbf16ps per accumulator: a 6 x 32 tile
-// in twelve <16 x float>, as the f32 kernel's AVX-512 tile (gemmTile), with
-// twice the multiply-adds per instruction and half the bytes packed. A
-// contraction of odd length (or a slice's last odd index) packs its last
-// pair with a zero high half on both sides, so the result is exact there
-// too; rows and columns past the edge pack as zeros and only the store of
-// an edge tile is partial (gemmC.update, which also runs the fused
-// epilogue). Numerics as bf16dot.go's kernel: exact products, f32 sums.
+// lhs into panels of 12 rows [kc/2][12]. The micro-kernel broadcasts one
+// lhs pair per row and issues one vdpbf16ps per accumulator: a 12 x 32
+// tile in 24 <16 x float>. Twice the f32 kernel's tile (6 x 32 in twelve,
+// gemmTile) because on Zen 5 vdpbf16ps takes about 11 instructions in
+// flight to fill its two pipes (latency ~1.6 ns, one issued each 0.14 ns
+// a core): twelve chains ran at 0.87 of the peak, twenty-four at all of
+// it (docs/PERFORMANCE.md, sitting of 2026-12-07 13:07). The tile is
+// stored as two of the f32 kernel's 6 x 32 tiles (gemmC.update, which also
+// runs the fused epilogue), the second only where it has rows.
+//
+// An operand contiguous along the contraction (the activations [M, K],
+// a Hugging Face weight [N, K]) packs its whole panels by loading 8 pairs
+// from each of 8 indices and transposing the 8 x 8 block of 32-bit pairs
+// in registers (packT); element by element that packing took a quarter of
+// the product's time at 512 rows. A contraction of odd length (or a
+// slice's last odd index) packs its last pair with a zero high half on
+// both sides, so the result is exact there too; rows and columns past the
+// edge pack as zeros and only the store of an edge tile is partial.
+// Numerics as bf16dot.go's kernel: exact products, f32 sums.
 //
 // The blocks are the f32 product's (gemmParams) measured in bytes: a
 // packed slice holds twice the contracting indices (kc = 2·KC), so the
-// packed panels take the caches' room that the f32 ones were sized for.
+// packed panels take the caches' room that the f32 ones were sized for;
+// mc is rounded down to whole 12-row panels. Slices of 256 to 768
+// contracting indices timed alike within this host's noise (±10%).
 
 const (
 	bf16GemmCols = 2 * gemmNR // columns of a packed rhs panel and of the tile
