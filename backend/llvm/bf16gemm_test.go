@@ -223,9 +223,9 @@ func BenchmarkBF16Gemm(b *testing.B) {
 		b.Skip("this CPU has no avx512_bf16")
 	}
 	for _, s := range [][3]int64{{512, 1024, 3072}, {512, 3072, 1024}, {512, 1024, 2048}, {512, 1024, 151936}} {
-		for _, v := range []string{"packed", "tiles", "f32-widen"} {
-			if v == "tiles" && s[2] > 4096 {
-				continue // minutes a run
+		for _, v := range []string{"packed", "packed-epilogue", "tiles", "f32-widen"} {
+			if v == "tiles" && s[2] > 4096 || v == "packed-epilogue" && s[1] != 3072 {
+				continue // minutes a run; one shape with an epilogue (a residual's add after the MLP)
 			}
 			b.Run(fmt.Sprintf("%s/%dx%dx%d", v, s[0], s[1], s[2]), func(b *testing.B) {
 				if v == "tiles" {
@@ -237,9 +237,11 @@ func BenchmarkBF16Gemm(b *testing.B) {
 					return
 				}
 				be := testBackend(b)
-				src := bf16GemmCase{m: s[0], k: s[1], n: s[2], out: "f32"}.src()
+				src := bf16GemmCase{m: s[0], k: s[1], n: s[2], out: "f32", epi: v == "packed-epilogue"}.src()
 				_, f, x := compileSrc(b, be, src)
-				if want := map[string]string{"packed": "dot_general (avx512bf16 packed)", "tiles": "dot_general (avx512bf16)"}[v]; x.plan.steps[0].what != want {
+				want := map[string]string{"packed": "dot_general (avx512bf16 packed)", "packed-epilogue": "dot_general (avx512bf16 packed)+add+mul",
+					"tiles": "dot_general (avx512bf16)"}[v]
+				if x.plan.steps[0].what != want {
 					b.Fatalf("plan %q, want %q", x.plan.steps[0].what, want)
 				}
 				bf16GemmRun(b, x, cpu.RandomInputs(f, 1), 2*s[0]*s[1]*s[2])
