@@ -60,7 +60,7 @@ func bf16GemmFits(d dotShape, tgt target) bool {
 }
 
 // bf16GemmBlocks are the block sizes of an m x k x n packed bf16 product:
-// mc rows (a multiple of gemmMR), kc contracting indices (even), nc
+// mc rows (a multiple of bf16GemmRows), kc contracting indices (even), nc
 // columns (a multiple of bf16GemmCols, the column blocks of equal width).
 func (p gemmParams) bf16GemmBlocks(m, k, n int64) (mc, kc, nc int64) {
 	mc = max(min(p.MC/bf16GemmRows*bf16GemmRows, (m+bf16GemmRows-1)/bf16GemmRows*bf16GemmRows), bf16GemmRows)
