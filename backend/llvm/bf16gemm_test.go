@@ -58,7 +58,8 @@ func (c bf16GemmCase) src() string {
 // blocks (mc rows, kc = 2·KC contracting indices, nc columns), K odd
 // (the last pair padded with zero), K over several slices with an odd
 // last one (packed-slices: whole panels transposed in registers, with
-// pairs past a multiple of 8 and the odd index one by one), batched, both rhs layouts, a fused epilogue, a bf16 result
+// pairs past a multiple of 8 and the odd index one by one; slice-of-one:
+// a last slice of one index), batched, both rhs layouts, a fused epilogue, a bf16 result
 // (one slice). The bound is TestBF16Dot's argument for this order of
 // summation: every vdpbf16ps step rounds twice (each of the pair's
 // products added in turn), K/2 steps a lane, and each slice after the
@@ -87,6 +88,7 @@ func TestBF16Gemm(t *testing.T) {
 		{name: "tile-halves", m: 30, k: 47, n: 40, out: "f32"},
 		{name: "tile-one-row", m: 19, k: 18, n: 65, out: "f32", epi: true},
 		{name: "packed-slices", m: 40, k: 1041, n: 64, out: "f32"},
+		{name: "slice-of-one", m: 17, k: 1025, n: 33, out: "f32"},
 		{name: "bf16-halves", m: 25, k: 35, n: 96, out: "bf16"},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.run(t, be, "dot_general (avx512bf16 packed)", staticGemm(true).bf16KC(), 5) })
