@@ -52,10 +52,14 @@ func (c bf16GemmCase) src() string {
 }
 
 // TestBF16Gemm: the packed vdpbf16ps product against the reference
-// executor on every edge: M, N and K off the tile (6 x 32) and the
+// executor on every edge: M, N and K off the tile (12 x 32, stored in two
+// halves of 6 rows: tile-halves ends on a first half alone, tile-one-row
+// on a second half of one row) and the
 // blocks (mc rows, kc = 2·KC contracting indices, nc columns), K odd
 // (the last pair padded with zero), K over several slices with an odd
-// last one, batched, both rhs layouts, a fused epilogue, a bf16 result
+// last one (packed-slices: whole panels transposed in registers, with
+// pairs past a multiple of 8 and the odd index one by one; slice-of-one:
+// a last slice of one index), batched, both rhs layouts, a fused epilogue, a bf16 result
 // (one slice). The bound is TestBF16Dot's argument for this order of
 // summation: every vdpbf16ps step rounds twice (each of the pair's
 // products added in turn), K/2 steps a lane, and each slice after the
@@ -81,6 +85,11 @@ func TestBF16Gemm(t *testing.T) {
 		{name: "epilogue", m: 25, k: 530, n: 67, out: "f32", epi: true},
 		{name: "epilogue-batched", b: 2, m: 17, k: 40, n: 33, out: "f32", epi: true},
 		{name: "bf16-result", m: 21, k: 1025, n: 37, out: "bf16"},
+		{name: "tile-halves", m: 30, k: 47, n: 40, out: "f32"},
+		{name: "tile-one-row", m: 19, k: 18, n: 65, out: "f32", epi: true},
+		{name: "packed-slices", m: 40, k: 1041, n: 64, out: "f32"},
+		{name: "slice-of-one", m: 17, k: 1025, n: 33, out: "f32"},
+		{name: "bf16-halves", m: 25, k: 35, n: 96, out: "bf16"},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.run(t, be, "dot_general (avx512bf16 packed)", staticGemm(true).bf16KC(), 5) })
 	}
@@ -180,20 +189,22 @@ func (c bf16GemmCase) within(t *testing.T, kc int64, in []*backend.Buffer, want,
 
 // TestBF16GemmBlocks: the packed product's blocks from the host's
 // parameters: kc twice the f32 slice and even, nc equal column blocks of
-// whole 32-column panels, mc whole row panels, each clamped to the
-// problem.
+// whole 32-column panels, mc whole 12-row panels (at most MC rounded
+// down to them), each clamped to the problem.
 func TestBF16GemmBlocks(t *testing.T) {
-	p := gemmParams{Tile: 32, MC: 120, KC: 256, NC: 512}
 	for _, c := range []struct {
-		m, k, n, mc, kc, nc int64
+		mcMax, m, k, n, mc, kc, nc int64
 	}{
-		{512, 1024, 3072, 120, 512, 512},
-		{512, 3072, 1024, 120, 512, 512},
-		{512, 1024, 151936, 120, 512, 512},
-		{17, 45, 33, 18, 46, 64},
-		{16, 3, 7, 18, 4, 32},
-		{100, 1033, 530, 102, 512, 288},
+		{120, 512, 1024, 3072, 120, 512, 512},
+		{120, 512, 3072, 1024, 120, 512, 512},
+		{120, 512, 1024, 151936, 120, 512, 512},
+		{120, 17, 45, 33, 24, 46, 64},
+		{120, 16, 3, 7, 24, 4, 32},
+		{120, 100, 1033, 530, 108, 512, 288},
+		{126, 512, 1024, 3072, 120, 512, 512},
+		{6, 512, 1024, 3072, 12, 512, 512},
 	} {
+		p := gemmParams{Tile: 32, MC: c.mcMax, KC: 256, NC: 512}
 		mc, kc, nc := p.bf16GemmBlocks(c.m, c.k, c.n)
 		if mc != c.mc || kc != c.kc || nc != c.nc {
 			t.Errorf("%dx%dx%d: blocks %d,%d,%d, want %d,%d,%d", c.m, c.k, c.n, mc, kc, nc, c.mc, c.kc, c.nc)
@@ -214,9 +225,9 @@ func BenchmarkBF16Gemm(b *testing.B) {
 		b.Skip("this CPU has no avx512_bf16")
 	}
 	for _, s := range [][3]int64{{512, 1024, 3072}, {512, 3072, 1024}, {512, 1024, 2048}, {512, 1024, 151936}} {
-		for _, v := range []string{"packed", "tiles", "f32-widen"} {
-			if v == "tiles" && s[2] > 4096 {
-				continue // minutes a run
+		for _, v := range []string{"packed", "packed-epilogue", "tiles", "f32-widen"} {
+			if v == "tiles" && s[2] > 4096 || v == "packed-epilogue" && s[1] != 3072 {
+				continue // minutes a run; one shape with an epilogue (a residual's add after the MLP)
 			}
 			b.Run(fmt.Sprintf("%s/%dx%dx%d", v, s[0], s[1], s[2]), func(b *testing.B) {
 				if v == "tiles" {
@@ -228,9 +239,11 @@ func BenchmarkBF16Gemm(b *testing.B) {
 					return
 				}
 				be := testBackend(b)
-				src := bf16GemmCase{m: s[0], k: s[1], n: s[2], out: "f32"}.src()
+				src := bf16GemmCase{m: s[0], k: s[1], n: s[2], out: "f32", epi: v == "packed-epilogue"}.src()
 				_, f, x := compileSrc(b, be, src)
-				if want := map[string]string{"packed": "dot_general (avx512bf16 packed)", "tiles": "dot_general (avx512bf16)"}[v]; x.plan.steps[0].what != want {
+				want := map[string]string{"packed": "dot_general (avx512bf16 packed)", "packed-epilogue": "dot_general (avx512bf16 packed)+add+mul",
+					"tiles": "dot_general (avx512bf16)"}[v]
+				if x.plan.steps[0].what != want {
 					b.Fatalf("plan %q, want %q", x.plan.steps[0].what, want)
 				}
 				bf16GemmRun(b, x, cpu.RandomInputs(f, 1), 2*s[0]*s[1]*s[2])
@@ -240,11 +253,14 @@ func BenchmarkBF16Gemm(b *testing.B) {
 }
 
 // bf16GemmRun times x on args, reporting GFLOP/s of flop a call (mean
-// and best run).
+// and best run) and the process's CPU time a call (user + system, every
+// thread's): on a host shared with other work the wall time of a call
+// waits for whichever core is taken, its CPU time much less.
 func bf16GemmRun(b *testing.B, x *Executable, args []*backend.Buffer, flop int64) {
 	x.Run(args)
 	b.ResetTimer()
 	best := time.Duration(math.MaxInt64)
+	cpu0 := cpuTime()
 	for range b.N {
 		t0 := time.Now()
 		if _, err := x.Run(args); err != nil {
@@ -252,6 +268,7 @@ func bf16GemmRun(b *testing.B, x *Executable, args []*backend.Buffer, flop int64
 		}
 		best = min(best, time.Since(t0))
 	}
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
 	b.ReportMetric(float64(flop)*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "GFLOP/s")
 	b.ReportMetric(float64(flop)/float64(best.Nanoseconds()), "best-GFLOP/s")
 }
