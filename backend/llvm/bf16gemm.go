@@ -125,7 +125,11 @@ func (pl *planner) bf16Gemm(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogu
 				mcur := k.smin(ci(mc), k.cur.NewSub(r1, m0))
 				lhs.pack(ap, m0, mcur, k0, kend)
 				blk := bf16Block{k: k, c: c, ap: ap, bp: bp, tile: tile, kp: kp, first: isFirst, last: isLast}
-				blk.run(m0, mcur, ci(d.M), n0, ncur, ci(d.N))
+				// A tile's 12 rows end at the block's end, not the product's:
+				// the cores split the rows in panels of gemmMR (6), so a
+				// thread's range can end inside a tile, whose other rows the
+				// other thread owns (and this one never packed).
+				blk.run(m0, mcur, k.cur.NewAdd(m0, mcur), n0, ncur, ci(d.N))
 				return nil
 			})
 			return nil
@@ -180,11 +184,65 @@ func (p bf16Packer) pair(i, kk value.Value) value.Value {
 // (packT); the rest index by index (packScalar).
 func (p bf16Packer) pack(dst, i0, count, k0, kend value.Value) {
 	var from value.Value = ci(0)
-	if p.op.contract.stride1() {
+	switch {
+	case p.op.contract.stride1():
 		from = p.k.cur.NewSDiv(count, ci(p.w))
 		p.packT(dst, i0, from, k0, kend)
+	case p.op.free.stride1() && p.w%16 == 0:
+		from = p.k.cur.NewSDiv(count, ci(p.w))
+		p.packKN(dst, i0, from, k0, kend)
 	}
 	p.packScalar(dst, p.k.cur.NewMul(from, ci(p.w)), i0, count, k0, kend)
+}
+
+// packKN packs the whole panels [0, full) of an operand contiguous along
+// its free indices (a prefill's attention values [keys, head dim],
+// contracted along the keys): per pair of contracting indices, 16 free
+// indices of each of the pair's two rows in one vector load each, the
+// first row's elements the pairs' low halves, the second's shifted into
+// the high ones, 16 pairs stored along the panel's row. Pair by pair
+// (packScalar, two 16-bit loads each) the attention's weighted sums ran
+// at two thirds of its scores' rate. An odd last index pairs with zero,
+// as tail pairs it.
+func (p bf16Packer) packKN(dst, i0, full, k0, kend value.Value) {
+	k := p.k
+	v16i16, v16i32 := types.NewVector(16, types.I16), types.NewVector(16, types.I32)
+	sixteen := make([]constant.Constant, 16)
+	for i := range sixteen {
+		sixteen[i] = constant.NewInt(types.I32, 16)
+	}
+	shift := constant.NewVector(v16i32, sixteen...)
+	pairs := k.ceilDiv(k.cur.NewSub(kend, k0), 2)
+	whole := k.cur.NewSDiv(k.cur.NewSub(kend, k0), ci(2))
+	row := func(i, kk value.Value) value.Value {
+		ptr := k.cur.NewBitCast(k.at(types.I16, p.buf.p, p.elem(i, kk)), types.NewPointer(v16i16))
+		l := k.cur.NewLoad(v16i16, ptr)
+		l.Align = 2
+		return k.cur.NewZExt(l, v16i32)
+	}
+	k.loop(ci(0), full, nil, func(pn value.Value, _ []value.Value) []value.Value {
+		out := k.cur.NewMul(pn, k.cur.NewMul(pairs, ci(p.w)))
+		first := k.mulAdd(pn, p.w, i0)
+		k.loop(ci(0), whole, nil, func(kp value.Value, _ []value.Value) []value.Value {
+			kk := k.mulAdd(kp, 2, k0)
+			for g := int64(0); g < p.w; g += 16 {
+				i := k.cur.NewAdd(first, ci(g))
+				v := k.cur.NewOr(row(i, kk), k.cur.NewShl(row(i, k.cur.NewAdd(kk, ci(1))), shift))
+				at := k.cur.NewAdd(out, k.mulAdd(kp, p.w, ci(g)))
+				st := k.cur.NewStore(v, k.cur.NewBitCast(k.at(types.I32, dst, at), types.NewPointer(v16i32)))
+				st.Align = 4
+			}
+			return nil
+		})
+		odd := k.cur.NewICmp(enum.IPredNE, k.cur.NewSRem(k.cur.NewSub(kend, k0), ci(2)), ci(0))
+		k.ifElse(odd, func() {
+			last := k.cur.NewAdd(out, k.cur.NewMul(whole, ci(p.w)))
+			k.loopN(p.w, func(j value.Value) {
+				k.store(p.half(k.cur.NewAdd(first, j), k.cur.NewSub(kend, ci(1))), dst, k.cur.NewAdd(last, j))
+			})
+		}, nil)
+		return nil
+	})
 }
 
 // packScalar packs the free indices from j0 of pack's range one pair at

@@ -3,6 +3,7 @@ package llvm
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,6 +81,8 @@ func TestBF16Gemm(t *testing.T) {
 		{name: "blocks", m: 131, k: 1033, n: 530, out: "f32"},
 		{name: "kn", m: 23, k: 77, n: 70, kn: true, out: "f32"},
 		{name: "kn-slices", m: 20, k: 601, n: 40, kn: true, out: "f32"},
+		{name: "kn-panels", m: 29, k: 65, n: 96, kn: true, out: "f32", epi: true},
+		{name: "kn-panels-even", b: 2, m: 18, k: 1030, n: 64, kn: true, out: "f32"},
 		{name: "batched", b: 3, m: 19, k: 96, n: 35, out: "f32"},
 		{name: "batched-kn", b: 2, m: 16, k: 31, n: 9, kn: true, out: "f32"},
 		{name: "epilogue", m: 25, k: 530, n: 67, out: "f32", epi: true},
@@ -116,6 +119,43 @@ func (c bf16GemmCase) run(t *testing.T, be *Backend, what string, kc int64, seed
 		t.Fatal(err)
 	}
 	c.within(t, kc, in, ref[0], got[0])
+}
+
+// TestBF16GemmRowRange: a call of the packed product over part of its
+// range (a core's share: panels of gemmMR = 6 rows) writes those rows
+// alone, though its tiles have 12: a share that ends inside a tile left
+// the tile's other rows, which the other core owns and this one never
+// packed, written with stale lhs pairs, wrong in about one run of ten
+// where the two cores raced. Run on the caller over the first 3 panels
+// (rows 0-17 of 25), the rows past them keep the zeros of new storage.
+func TestBF16GemmRowRange(t *testing.T) {
+	if hostBF16(cpuFeatures()) != bf16AVX512 {
+		t.Skip("this CPU has no avx512_bf16")
+	}
+	c := bf16GemmCase{m: 25, k: 530, n: 67, out: "f32", epi: true}
+	m, f, x := compileSrc(t, testBackend(t), c.src())
+	if len(x.plan.steps) != 1 || !strings.HasPrefix(x.plan.steps[0].what, "dot_general (avx512bf16 packed)") {
+		t.Fatalf("plan:\n%s\nwant one packed product", x.plan)
+	}
+	x.threads, x.plan.steps[0].rows = 1, 3
+	in := cpu.RandomInputs(f, 5)
+	ref, err := cpu.Run(m, f, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := x.Run(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, have := ref[0].Float32s(), got[0].Float32s()
+	for i := range have {
+		switch row := i / 67; {
+		case row >= 18 && have[i] != 0:
+			t.Fatalf("row %d, column %d: %g written past the call's rows", row, i%67, have[i])
+		case row < 18 && math.Abs(float64(have[i]-want[i])) > 1e-3*(1+math.Abs(float64(want[i]))):
+			t.Fatalf("row %d, column %d: %g, want %g", row, i%67, have[i], want[i])
+		}
+	}
 }
 
 // TestBF16DotSwap: a bf16 × bf16 product of 16 to 64 rows by weights
