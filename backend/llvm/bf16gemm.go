@@ -30,7 +30,9 @@ import (
 // a Hugging Face weight [N, K]) packs its whole panels by loading 8 pairs
 // from each of 8 indices and transposing the 8 x 8 block of 32-bit pairs
 // in registers (packT); element by element that packing took a quarter of
-// the product's time at 512 rows. A contraction of odd length (or a
+// the product's time at 512 rows. An operand contiguous along its free
+// indices (attention's values [keys, head dim]) packs 16 pairs a vector
+// from two rows' loads (packKN). A contraction of odd length (or a
 // slice's last odd index) packs its last pair with a zero high half on
 // both sides, so the result is exact there too; rows and columns past the
 // edge pack as zeros and only the store of an edge tile is partial.
