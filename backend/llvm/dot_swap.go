@@ -39,9 +39,19 @@ const (
 // product (no batch, an f32 result) of a row-major f32 lhs [M, K] and a
 // rhs stored [N, K] (f32, or f16/bf16 weights read at their width), M rows
 // within the bounds (no upper one when wide and N has tiles enough for
-// the threads), N a whole number of 16-column tiles.
+// the threads, for f32 weights), N a whole number of 16-column tiles.
+//
+// Past dotSwapMaxRows, f16/bf16 weights take the blocked product: the
+// swapped tile widens each weight alone (a scalar load, vcvtph2ps and a
+// broadcast: three vector-unit instructions per weight beside two FMAs)
+// once per chunk of 32-64 rows, where the blocked product's packing
+// widens eight at a time (gemmPackT) once per call. f16 weights at a
+// prefill's 512 rows, CPU ms a call, alternated (docs/PERFORMANCE.md,
+// sitting of 2026-12-07 13:07): 1024x3072 swapped 19.1-34.2, blocked
+// 17.5-19.7; 3072x1024 17.4-18.1 against 15.5-16.1.
 func dotSwapFits(d dotShape, tgt target) bool {
-	return dotSwapShape(d, tgt) && d.lhs.dt == ir.F32 && wideable(d.rhs.dt)
+	narrowRows := d.rhs.dt == ir.F32 || d.M <= dotSwapMaxRows
+	return dotSwapShape(d, tgt) && d.lhs.dt == ir.F32 && wideable(d.rhs.dt) && narrowRows
 }
 
 // dotSwapShape reports whether d has the swapped product's shape on tgt,

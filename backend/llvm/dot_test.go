@@ -262,3 +262,44 @@ func testDotSwap(t *testing.T, b *Backend) {
 		})
 	}
 }
+
+// TestDotSwapNarrowRows: f16/bf16 weights stored [N, K] take the swapped
+// product up to dotSwapMaxRows rows and the blocked one past them, with
+// AVX-512's tiles too (f32 weights keep the swapped product there:
+// TestDotSwap), where the blocked product's transposing packing widens
+// them; the edges of its tiles (rows not a multiple of 6, columns not of
+// 32, K odd) and a fused epilogue, against the reference.
+func TestDotSwapNarrowRows(t *testing.T) {
+	forTiles(t, func(t *testing.T, b *Backend) {
+		b.threads = 2
+		b.bf16 = bf16Widen // the widening kernels on every host
+		for _, c := range []struct {
+			m, k, n int64
+			wdt     string
+			epi     bool
+			what    string
+		}{
+			{64, 40, 128, "f16", false, "dot_general (swapped)"}, // the most rows the swapped product takes
+			{65, 40, 128, "f16", false, "dot_general"},
+			{130, 77, 144, "f16", true, "dot_general+add"}, // 21 panels and 2 rows; 4 pairs and a last panel; K odd
+			{130, 77, 144, "bf16", false, "dot_general"},
+			{517, 300, 128, "bf16", true, "dot_general+add"}, // row blocks of 120 and a partial one; KC slices 256 + 44
+		} {
+			t.Run(fmt.Sprintf("%s/%dx%dx%d", c.wdt, c.m, c.k, c.n), func(t *testing.T) {
+				body := fmt.Sprintf("  %%w32 = convert %%w : f32[%d,%d]\n  %%d = dot_general %%x, %%w32 {lhs_contract=[1], rhs_contract=[1]} : f32[%d,%d]\n", c.n, c.k, c.m, c.n)
+				ret := "%d"
+				if c.epi {
+					body += fmt.Sprintf("  %%a = add %%d, %%r : f32[%d,%d]\n", c.m, c.n)
+					ret = "%a"
+				}
+				src := fmt.Sprintf("func @f(%%x: f32[%d,%d], %%w: %s[%d,%d], %%r: f32[%d,%d]) -> f32[%d,%d] {\n%s  return %s\n}\n",
+					c.m, c.k, c.wdt, c.n, c.k, c.m, c.n, c.m, c.n, body, ret)
+				exe := compileText(t, "swapnarrow", []byte(src))
+				x := differential(t, b, exe.Module, exe.Entry, 5)
+				if got := x.plan.steps[0].what; len(x.plan.steps) != 1 || got != c.what {
+					t.Errorf("plan:\n%s\nwant one step: %s", x.plan, c.what)
+				}
+			})
+		}
+	})
+}
