@@ -39,20 +39,26 @@ const (
 // product (no batch, an f32 result) of a row-major f32 lhs [M, K] and a
 // rhs stored [N, K] (f32, or f16/bf16 weights read at their width), M rows
 // within the bounds (no upper one when wide and N has tiles enough for
-// the threads, for f32 weights), N a whole number of 16-column tiles.
-//
-// Past dotSwapMaxRows, f16/bf16 weights take the blocked product: the
-// swapped tile widens each weight alone (a scalar load, vcvtph2ps and a
-// broadcast: three vector-unit instructions per weight beside two FMAs)
-// once per chunk of 32-64 rows, where the blocked product's packing
-// widens eight at a time (gemmPackT) once per call. f16 weights at a
-// prefill's 512 rows, CPU ms a call, alternated (docs/PERFORMANCE.md,
-// sitting of 2026-12-07 13:07): 1024x3072 swapped 19.1-34.2, blocked
-// 17.5-19.7; 3072x1024 17.4-18.1 against 15.5-16.1.
+// the threads, up to dotSwapNarrowRows for f16/bf16 weights), N a whole
+// number of 16-column tiles.
 func dotSwapFits(d dotShape, tgt target) bool {
-	narrowRows := d.rhs.dt == ir.F32 || d.M <= dotSwapMaxRows
-	return dotSwapShape(d, tgt) && d.lhs.dt == ir.F32 && wideable(d.rhs.dt) && narrowRows
+	rows := d.rhs.dt == ir.F32 || d.M <= dotSwapNarrowRows
+	return dotSwapShape(d, tgt) && d.lhs.dt == ir.F32 && wideable(d.rhs.dt) && rows
 }
+
+// dotSwapNarrowRows bounds the rows of a swapped product over f16/bf16
+// weights; more (a prefill's 512) take the blocked product. The swapped
+// tile widens each weight alone (a scalar load, the conversion and a
+// broadcast beside two FMAs) once per chunk of 32-64 rows, eight times
+// or more at 512 rows; the blocked product's packing widens eight at a
+// time (gemmPackT), once per call. One thread, the two plans' calls
+// interleaved in one process, best / first-quartile GFLOP/s (docs/
+// PERFORMANCE.md, sitting of 2026-12-07 13:07): at 512 rows bf16
+// weights 200/161 swapped against 227/218 blocked (1024x3072) and
+// 195/192 against 226/223 (3072x1024), f16 184/163 against 195/167 and
+// 221/210 against 229/217; at 128 and 256 rows f16 was faster swapped
+// (218/214 against 197/193, 220/193 against 191/188).
+const dotSwapNarrowRows = 256
 
 // dotSwapShape reports whether d has the swapped product's shape on tgt,
 // whatever its operands' dtypes (dotSwapFits).
