@@ -133,6 +133,20 @@ func testDotEpilogue(t *testing.T, b *Backend) {
 			}
 		})
 	}
+	// Operands read at the result's index, which the blocked product
+	// prefetches for a tile (epilogueInputs): one read twice (one buffer
+	// of the step), one f16 widened by a convert, beside a broadcast one
+	// (not prefetched); edges of the 6 x 32 tile in both directions.
+	t.Run("inputs", func(t *testing.T) {
+		src := "func @f(%x: f32[70,300], %w: f32[300,40], %c: f32[40], %r: f32[70,40], %h: f16[70,40]) -> f32[70,40] {\n" +
+			"  %d = matmul %x, %w : f32[70,40]\n  %cb = broadcast %c {dims=[1]} : f32[70,40]\n  %s = add %d, %cb\n" +
+			"  %a = add %s, %r\n  %m = mul %a, %r\n  %hw = convert %h : f32[70,40]\n  %e = mul %m, %hw\n  return %e\n}\n"
+		exe := compileText(t, "inputs", []byte(src))
+		x := differential(t, b, exe.Module, exe.Entry, 5)
+		if got, want := x.plan.String(), "0: dot_general+add+add+mul+mul [5 0 1 3 4 2]\n"; got != want {
+			t.Errorf("plan:\n%s\nwant:\n%s", got, want)
+		}
+	})
 	// A result of batch dimensions only: the epilogue's index is the
 	// batch alone, the same value at each site of the kernel that stores
 	// a tile, where the values of one site were reused at the next

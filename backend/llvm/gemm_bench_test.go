@@ -186,9 +186,18 @@ func (g gemmBench) run(b *testing.B) {
 	}
 	_, f, x := compileSrc(b, be, src)
 	args := cpu.RandomInputs(f, 1)
-	rhs := []*backend.Buffer{args[1]}
+	// The rhs, and an epilogue's operand (a product's result in a model,
+	// which a later step reads from memory), each call the next copy.
+	rhs, epiIn := []*backend.Buffer{args[1]}, []*backend.Buffer{nil}
+	if g.epi != "" {
+		epiIn[0] = args[2]
+	}
 	for i := 1; i < copies; i++ {
-		rhs = append(rhs, cpu.RandomInputs(f, int64(i+1))[1])
+		in := cpu.RandomInputs(f, int64(i+1))
+		rhs = append(rhs, in[1])
+		if g.epi != "" {
+			epiIn = append(epiIn, in[2])
+		}
 	}
 	x.Run(args)
 	b.ResetTimer()
@@ -197,6 +206,9 @@ func (g gemmBench) run(b *testing.B) {
 	times := make([]time.Duration, b.N)
 	for i := 0; i < b.N; i++ {
 		args[1] = rhs[(i+1)%copies] // the warm-up call read rhs[0]
+		if g.epi != "" {
+			args[2] = epiIn[(i+1)%copies]
+		}
 		t0 := time.Now()
 		if _, err := x.Run(args); err != nil {
 			b.Fatal(err)
