@@ -123,44 +123,34 @@ func testDotEpilogue(t *testing.T, b *Backend) {
 		{"reused", "  %h = matmul %x, %w : f32[70,40]\n  %s = sigmoid %h\n  %a = mul %s, %h\n  return %a",
 			"0: dot_general [4 0 1]\n1: loop mul [5 4]\n"},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			src := "func @f(%x: f32[70,300], %w: f32[300,40], %c: f32[40], %r: f32[70,40]) -> f32[70,40] {\n" + c.body + "\n}\n"
-			exe := compileText(t, c.name, []byte(src))
+	check := func(name, src, plan string) {
+		t.Run(name, func(t *testing.T) {
+			exe := compileText(t, name, []byte(src))
 			x := differential(t, b, exe.Module, exe.Entry, 5)
-			if got := x.plan.String(); got != c.plan {
-				t.Errorf("plan:\n%s\nwant:\n%s", got, c.plan)
+			if got := x.plan.String(); got != plan {
+				t.Errorf("plan:\n%s\nwant:\n%s", got, plan)
 			}
 		})
+	}
+	for _, c := range cases {
+		check(c.name, "func @f(%x: f32[70,300], %w: f32[300,40], %c: f32[40], %r: f32[70,40]) -> f32[70,40] {\n"+c.body+"\n}\n", c.plan)
 	}
 	// Operands read at the result's index, which the blocked product
 	// prefetches for a tile (epilogueInputs): one read twice (one buffer
 	// of the step), one f16 widened by a convert, beside a broadcast one
 	// (not prefetched); edges of the 6 x 32 tile in both directions.
-	t.Run("inputs", func(t *testing.T) {
-		src := "func @f(%x: f32[70,300], %w: f32[300,40], %c: f32[40], %r: f32[70,40], %h: f16[70,40]) -> f32[70,40] {\n" +
-			"  %d = matmul %x, %w : f32[70,40]\n  %cb = broadcast %c {dims=[1]} : f32[70,40]\n  %s = add %d, %cb\n" +
-			"  %a = add %s, %r\n  %m = mul %a, %r\n  %hw = convert %h : f32[70,40]\n  %e = mul %m, %hw\n  return %e\n}\n"
-		exe := compileText(t, "inputs", []byte(src))
-		x := differential(t, b, exe.Module, exe.Entry, 5)
-		if got, want := x.plan.String(), "0: dot_general+add+add+mul+mul [5 0 1 3 4 2]\n"; got != want {
-			t.Errorf("plan:\n%s\nwant:\n%s", got, want)
-		}
-	})
+	check("inputs", "func @f(%x: f32[70,300], %w: f32[300,40], %c: f32[40], %r: f32[70,40], %h: f16[70,40]) -> f32[70,40] {\n"+
+		"  %d = matmul %x, %w : f32[70,40]\n  %cb = broadcast %c {dims=[1]} : f32[70,40]\n  %s = add %d, %cb\n"+
+		"  %a = add %s, %r\n  %m = mul %a, %r\n  %hw = convert %h : f32[70,40]\n  %e = mul %m, %hw\n  return %e\n}\n",
+		"0: dot_general+add+add+mul+mul [5 0 1 3 4 2]\n")
 	// A result of batch dimensions only: the epilogue's index is the
 	// batch alone, the same value at each site of the kernel that stores
 	// a tile, where the values of one site were reused at the next
 	// (FuzzDifferential, 2026-12-05: 5 of 6 elements wrong).
-	t.Run("batchOnly", func(t *testing.T) {
-		src := "func @f(%p: f32[6,2], %q: f32[6,2]) -> f32[6] {\n" +
-			"  %d = dot_general %p, %q {lhs_batch=[0], lhs_contract=[1], rhs_batch=[0], rhs_contract=[1]} : f32[6]\n" +
-			"  %a = tanh %d : f32[6]\n  return %a\n}\n"
-		exe := compileText(t, "batchOnly", []byte(src))
-		x := differential(t, b, exe.Module, exe.Entry, 5)
-		if got, want := x.plan.String(), "0: dot_general+tanh [2 0 1]\n"; got != want {
-			t.Errorf("plan:\n%s\nwant:\n%s", got, want)
-		}
-	})
+	check("batchOnly", "func @f(%p: f32[6,2], %q: f32[6,2]) -> f32[6] {\n"+
+		"  %d = dot_general %p, %q {lhs_batch=[0], lhs_contract=[1], rhs_batch=[0], rhs_contract=[1]} : f32[6]\n"+
+		"  %a = tanh %d : f32[6]\n  return %a\n}\n",
+		"0: dot_general+tanh [2 0 1]\n")
 }
 
 // TestGemmBlocks: the columns are cut into blocks of equal width, a
