@@ -20,7 +20,8 @@ import (
 // tiles (from raggedSwapRows; 8 rows or fewer stream the rhs, gemv.go):
 // one chunk of packed rows (raggedSwapPanels: 4 panels of 16 up to K =
 // 2048), so the weights are read once per call. Larger products keep the
-// blocked one. With AVX-512 (gen.wide) there is no bound on the rows: the 8 x 32
+// blocked one. With AVX-512 (gen.wide) there is no bound on the rows of
+// f32 weights (f16/bf16 ones: dotSwapNarrowRows): the 8 x 32
 // tile of swappedWide beats the blocked product at every row count
 // measured, a prefill's 512 rows included, though each chunk of 64 rows
 // reads the weights again (BenchmarkGemm/rhsT/512x1024x3072: 182-185 ->
