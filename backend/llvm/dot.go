@@ -224,12 +224,14 @@ func (pl *planner) dot(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue) bo
 	nP, nJC, nPC := (d.M+gemmMR-1)/gemmMR, (d.N+nc-1)/nc, max((d.K+kc-1)/kc, 1)
 	st.rows, st.work = d.B*nJC*nP, d.B*d.M*d.N*max(d.K, 1)
 	var epiAt func(b, m, n value.Value)
+	var epiIn []fbuf
 	if epi != nil {
 		st.what += "+" + epi.ops
 		epiAt = pl.epilogue(k, &st, in, env, epi)
+		epiIn = epilogueInputs(k, &st, in.Results[0], env, epi)
 	}
 	ap, bp, tile := k.gemmScratchPtrs(mc, kc, nc)
-	c := gemmC{buf: k.fbuf(0, d.out), ld: d.N}
+	c := gemmC{buf: k.fbuf(0, d.out), ld: d.N, epiIn: epiIn}
 	// bj runs over (batch, column block) pairs that [lo, hi) touches.
 	from := k.cur.NewSDiv(k.lo, ci(nP))
 	to := k.ceilDiv(k.hi, nP)
@@ -290,6 +292,48 @@ func (d dotShape) packRHS(k *kfn, bp value.Value, rhs gemmOperand, overlap bool,
 	return pf, fuse
 }
 
+// epilogueInputs are the operands in memory that the epilogue epi of the
+// product r reads at r's own index (a gate's up projection, a residual),
+// as buffers added to the step, for the blocked product to ask for their
+// lines while it computes a tile (gemmC.prefetchEpi). Operands read
+// through a broadcast or another remapping are left out.
+func epilogueInputs(k *kfn, st *step, r *ir.Value, env map[*ir.Value]int, epi *dotEpilogue) []fbuf {
+	var out []fbuf
+	seen := map[*ir.Value]bool{}
+	var walk func(v *ir.Value)
+	walk = func(v *ir.Value) {
+		if v == r || seen[v] || !v.Type.SameShape(r.Type) {
+			return
+		}
+		seen[v] = true
+		if slot, ok := env[v]; ok {
+			out = append(out, k.fbuf(st.input(slot), v.Type.DType))
+			return
+		}
+		in := epi.defs[v]
+		if in == nil || remapOps[in.Op] {
+			return
+		}
+		for _, a := range in.Args {
+			walk(a)
+		}
+	}
+	walk(epi.root)
+	return out
+}
+
+// input is the index among st's buffers of slot, an input of the step:
+// one it reads already (from 1 on: 0 is its output), else added.
+func (st *step) input(slot int) int {
+	for i := 1; i < len(st.bufs); i++ {
+		if st.bufs[i] == slot {
+			return i
+		}
+	}
+	st.bufs = append(st.bufs, slot)
+	return len(st.bufs) - 1
+}
+
 // addDotStep records a finished dot kernel: with an epilogue, the step's
 // output holds the epilogue's value, not the dot's (which nothing else reads).
 func (pl *planner) addDotStep(in *ir.Instr, env map[*ir.Value]int, st step, epi *dotEpilogue) {
@@ -332,8 +376,7 @@ func (pl *planner) epilogueOf(k *kfn, st *step, in *ir.Instr, env map[*ir.Value]
 		if !ok {
 			return 0, false
 		}
-		st.bufs = append(st.bufs, s)
-		return len(st.bufs) - 1, true
+		return st.input(s), true
 	}
 	dt := epi.root.Type.DType
 	_, mem, _ := elemType(dt)

@@ -20,7 +20,8 @@ import (
 // tiles (from raggedSwapRows; 8 rows or fewer stream the rhs, gemv.go):
 // one chunk of packed rows (raggedSwapPanels: 4 panels of 16 up to K =
 // 2048), so the weights are read once per call. Larger products keep the
-// blocked one. With AVX-512 (gen.wide) there is no bound on the rows: the 8 x 32
+// blocked one. With AVX-512 (gen.wide) there is no bound on the rows of
+// f32 weights (f16/bf16 ones: dotSwapNarrowRows): the 8 x 32
 // tile of swappedWide beats the blocked product at every row count
 // measured, a prefill's 512 rows included, though each chunk of 64 rows
 // reads the weights again (BenchmarkGemm/rhsT/512x1024x3072: 182-185 ->
@@ -39,10 +40,26 @@ const (
 // product (no batch, an f32 result) of a row-major f32 lhs [M, K] and a
 // rhs stored [N, K] (f32, or f16/bf16 weights read at their width), M rows
 // within the bounds (no upper one when wide and N has tiles enough for
-// the threads), N a whole number of 16-column tiles.
+// the threads, up to dotSwapNarrowRows for f16/bf16 weights), N a whole
+// number of 16-column tiles.
 func dotSwapFits(d dotShape, tgt target) bool {
-	return dotSwapShape(d, tgt) && d.lhs.dt == ir.F32 && wideable(d.rhs.dt)
+	rows := d.rhs.dt == ir.F32 || d.M <= dotSwapNarrowRows
+	return dotSwapShape(d, tgt) && d.lhs.dt == ir.F32 && wideable(d.rhs.dt) && rows
 }
+
+// dotSwapNarrowRows bounds the rows of a swapped product over f16/bf16
+// weights; more (a prefill's 512) take the blocked product. The swapped
+// tile widens each weight alone (a scalar load, the conversion and a
+// broadcast beside two FMAs) once per chunk of 32-64 rows, eight times
+// or more at 512 rows; the blocked product's packing widens eight at a
+// time (gemmPackT), once per call. One thread, the two plans' calls
+// interleaved in one process, best / first-quartile GFLOP/s (docs/
+// PERFORMANCE.md, sitting of 2026-12-07 13:07): at 512 rows bf16
+// weights 200/161 swapped against 227/218 blocked (1024x3072) and
+// 195/192 against 226/223 (3072x1024), f16 184/163 against 195/167 and
+// 221/210 against 229/217; at 128 and 256 rows f16 was faster swapped
+// (218/214 against 197/193, 220/193 against 191/188).
+const dotSwapNarrowRows = 256
 
 // dotSwapShape reports whether d has the swapped product's shape on tgt,
 // whatever its operands' dtypes (dotSwapFits).

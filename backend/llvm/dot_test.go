@@ -123,30 +123,34 @@ func testDotEpilogue(t *testing.T, b *Backend) {
 		{"reused", "  %h = matmul %x, %w : f32[70,40]\n  %s = sigmoid %h\n  %a = mul %s, %h\n  return %a",
 			"0: dot_general [4 0 1]\n1: loop mul [5 4]\n"},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			src := "func @f(%x: f32[70,300], %w: f32[300,40], %c: f32[40], %r: f32[70,40]) -> f32[70,40] {\n" + c.body + "\n}\n"
-			exe := compileText(t, c.name, []byte(src))
+	check := func(name, src, plan string) {
+		t.Run(name, func(t *testing.T) {
+			exe := compileText(t, name, []byte(src))
 			x := differential(t, b, exe.Module, exe.Entry, 5)
-			if got := x.plan.String(); got != c.plan {
-				t.Errorf("plan:\n%s\nwant:\n%s", got, c.plan)
+			if got := x.plan.String(); got != plan {
+				t.Errorf("plan:\n%s\nwant:\n%s", got, plan)
 			}
 		})
 	}
+	for _, c := range cases {
+		check(c.name, "func @f(%x: f32[70,300], %w: f32[300,40], %c: f32[40], %r: f32[70,40]) -> f32[70,40] {\n"+c.body+"\n}\n", c.plan)
+	}
+	// Operands read at the result's index, which the blocked product
+	// prefetches for a tile (epilogueInputs): one read twice (one buffer
+	// of the step), one f16 widened by a convert, beside a broadcast one
+	// (not prefetched); edges of the 6 x 32 tile in both directions.
+	check("inputs", "func @f(%x: f32[70,300], %w: f32[300,40], %c: f32[40], %r: f32[70,40], %h: f16[70,40]) -> f32[70,40] {\n"+
+		"  %d = matmul %x, %w : f32[70,40]\n  %cb = broadcast %c {dims=[1]} : f32[70,40]\n  %s = add %d, %cb\n"+
+		"  %a = add %s, %r\n  %m = mul %a, %r\n  %hw = convert %h : f32[70,40]\n  %e = mul %m, %hw\n  return %e\n}\n",
+		"0: dot_general+add+add+mul+mul [5 0 1 3 4 2]\n")
 	// A result of batch dimensions only: the epilogue's index is the
 	// batch alone, the same value at each site of the kernel that stores
 	// a tile, where the values of one site were reused at the next
 	// (FuzzDifferential, 2026-12-05: 5 of 6 elements wrong).
-	t.Run("batchOnly", func(t *testing.T) {
-		src := "func @f(%p: f32[6,2], %q: f32[6,2]) -> f32[6] {\n" +
-			"  %d = dot_general %p, %q {lhs_batch=[0], lhs_contract=[1], rhs_batch=[0], rhs_contract=[1]} : f32[6]\n" +
-			"  %a = tanh %d : f32[6]\n  return %a\n}\n"
-		exe := compileText(t, "batchOnly", []byte(src))
-		x := differential(t, b, exe.Module, exe.Entry, 5)
-		if got, want := x.plan.String(), "0: dot_general+tanh [2 0 1]\n"; got != want {
-			t.Errorf("plan:\n%s\nwant:\n%s", got, want)
-		}
-	})
+	check("batchOnly", "func @f(%p: f32[6,2], %q: f32[6,2]) -> f32[6] {\n"+
+		"  %d = dot_general %p, %q {lhs_batch=[0], lhs_contract=[1], rhs_batch=[0], rhs_contract=[1]} : f32[6]\n"+
+		"  %a = tanh %d : f32[6]\n  return %a\n}\n",
+		"0: dot_general+tanh [2 0 1]\n")
 }
 
 // TestGemmBlocks: the columns are cut into blocks of equal width, a
@@ -261,4 +265,48 @@ func testDotSwap(t *testing.T, b *Backend) {
 			}
 		})
 	}
+}
+
+// TestDotSwapNarrowRows: f16/bf16 weights stored [N, K] take the swapped
+// product up to dotSwapNarrowRows rows and the blocked one past them, with
+// AVX-512's tiles too (f32 weights keep the swapped product there:
+// TestDotSwap), where the blocked product's transposing packing widens
+// them; the edges of its tiles (rows not a multiple of 6, columns not of
+// 32, K odd) and a fused epilogue, against the reference.
+func TestDotSwapNarrowRows(t *testing.T) {
+	forTiles(t, func(t *testing.T, b *Backend) {
+		b.threads = 2
+		b.bf16 = bf16Widen // the widening kernels on every host
+		for _, c := range []struct {
+			m, k, n int64
+			wdt     string
+			epi     bool
+			what    string // with AVX-512's tiles; AVX2's take the blocked product past 64 rows
+		}{
+			{256, 40, 128, "f16", false, "dot_general (swapped)"}, // the most rows the swapped product takes
+			{257, 40, 128, "f16", false, "dot_general"},
+			{262, 77, 144, "f16", true, "dot_general+add"}, // 43 panels and 4 rows; 4 pairs and a last panel; K odd
+			{262, 77, 144, "bf16", false, "dot_general"},
+			{517, 300, 128, "bf16", true, "dot_general+add"}, // row blocks of 120 and a partial one; KC slices 256 + 44
+		} {
+			t.Run(fmt.Sprintf("%s/%dx%dx%d", c.wdt, c.m, c.k, c.n), func(t *testing.T) {
+				body := fmt.Sprintf("  %%w32 = convert %%w : f32[%d,%d]\n  %%d = dot_general %%x, %%w32 {lhs_contract=[1], rhs_contract=[1]} : f32[%d,%d]\n", c.n, c.k, c.m, c.n)
+				ret := "%d"
+				if c.epi {
+					body += fmt.Sprintf("  %%a = add %%d, %%r : f32[%d,%d]\n", c.m, c.n)
+					ret = "%a"
+				}
+				src := fmt.Sprintf("func @f(%%x: f32[%d,%d], %%w: %s[%d,%d], %%r: f32[%d,%d]) -> f32[%d,%d] {\n%s  return %s\n}\n",
+					c.m, c.k, c.wdt, c.n, c.k, c.m, c.n, c.m, c.n, body, ret)
+				exe := compileText(t, "swapnarrow", []byte(src))
+				x := differential(t, b, exe.Module, exe.Entry, 5)
+				if !b.wide && c.m > dotSwapMaxRows {
+					c.what = strings.Replace(c.what, " (swapped)", "", 1)
+				}
+				if got := x.plan.steps[0].what; len(x.plan.steps) != 1 || got != c.what {
+					t.Errorf("plan:\n%s\nwant one step: %s", x.plan, c.what)
+				}
+			})
+		}
+	})
 }

@@ -377,6 +377,9 @@ type gemmC struct {
 	ld   int64
 	ldv  value.Value // ld when it is an argument (the eager kernels), else nil
 	epi  func(m, n value.Value)
+	// epiIn are the epilogue's operands read at the result's index
+	// (epilogueInputs), whose lines prefetchEpi asks for.
+	epiIn []fbuf
 }
 
 func (c gemmC) off(k *kfn, m, n value.Value) value.Value {
@@ -399,6 +402,30 @@ func (c gemmC) prefetch(k *kfn, t gemmTile, m0, n0, mr value.Value) {
 			k.prefetch(k.at(types.Float, c.buf.p, c.off(k, m, k.cur.NewAdd(n0, ci(p*gemmNR)))), 1, 3)
 		}
 	}
+}
+
+// prefetchEpi asks, on the last slice (when the epilogue runs after the
+// micro-kernel), for the tile's lines of the epilogue's operands into
+// L2: a line per row and panel, the columns clamped below nEnd. A
+// model's epilogue reads another product's result, from memory by then,
+// and element by element after the tile those reads waited on memory.
+func (c gemmC) prefetchEpi(k *kfn, t gemmTile, m0, n0, mr, nEnd, last value.Value) {
+	if len(c.epiIn) == 0 {
+		return
+	}
+	k.ifElse(last, func() {
+		lastRow := k.cur.NewSub(k.cur.NewAdd(m0, mr), ci(1))
+		for i := int64(0); i < gemmMR; i++ {
+			m := k.smin(k.cur.NewAdd(m0, ci(i)), lastRow)
+			for p := range t.panels {
+				n := k.smin(k.cur.NewAdd(n0, ci(p*gemmNR)), k.cur.NewSub(nEnd, ci(1)))
+				for _, in := range c.epiIn {
+					_, mem, _ := elemType(in.dt)
+					k.prefetchL2(k.at(mem, in.p, c.off(k, m, n)))
+				}
+			}
+		}
+	}, nil)
 }
 
 // update adds the tile acc into C at (m0, n0), mr x nr of it (stores it
@@ -511,6 +538,7 @@ func (k *kfn) gemmColumn(t gemmTile, a gemmOperand, c gemmC, ap, bp, tile, m0, m
 		mr := k.smin(ci(gemmMR), k.cur.NewSub(mEnd, mt))
 		apan := k.at(types.Float, ap, k.cur.NewMul(ip, k.cur.NewMul(kc, ci(gemmMR))))
 		c.prefetch(k, t, mt, nt, mr)
+		c.prefetchEpi(k, t, mt, nt, mr, nEnd, last)
 		var step func(kk value.Value)
 		if pf != nil {
 			step = func(kk value.Value) {

@@ -82,6 +82,18 @@ func BenchmarkGemm(b *testing.B) {
 			})
 		}
 	}
+	// A prefill's projections (Qwen3-0.6B, 512 tokens) with their fused
+	// epilogues, weights cold: gate·up's mul, the residual's add.
+	for _, s := range []struct {
+		m, k, n int64
+		epi     string
+	}{{512, 1024, 3072, "mul"}, {512, 3072, 1024, "add"}, {512, 2048, 1024, "add"}} {
+		for _, dt := range []string{"f32", "f16"} {
+			b.Run(fmt.Sprintf("rhsT-cold-%s-%s/%dx%dx%d", dt, s.epi, s.m, s.k, s.n), func(b *testing.B) {
+				gemmBench{m: s.m, k: s.k, n: s.n, rhsT: true, copies: 8, wdt: dt, epi: s.epi}.run(b)
+			})
+		}
+	}
 	// A bf16 model's batched decode: bf16 rows by bf16 weights, the swapped
 	// product on vdpbf16ps (dotSwapBF16Fits), weights cold.
 	for _, s := range [][3]int64{{64, 1024, 3072}, {64, 3072, 1024}} {
@@ -126,6 +138,11 @@ type gemmBench struct {
 	// activations, models' linear), read by vdpbf16ps where the host has
 	// it, or, with widen, by the widening kernels.
 	xbf16, widen bool
+	// epi, with rhsT, is an elementwise op ("mul", "add") of the product
+	// and a third parameter [m, n], fused into the product's tile: a
+	// prefill's gate (silu(gate)·up is gate's mul), down and o projections
+	// (the residual's add).
+	epi string
 }
 
 func (g gemmBench) run(b *testing.B) {
@@ -159,14 +176,28 @@ func (g gemmBench) run(b *testing.B) {
 			x, xdt = "%x", "bf16"
 			conv += fmt.Sprintf("  %%x = convert %%a : f32[%d,%d]\n", m, k)
 		}
-		src = fmt.Sprintf("func @mm(%%a: %s[%d,%d], %%b: %s[%d,%d]) -> f32[%d,%d] {\n%s  %%c = dot_general %s, %s {lhs_contract=[1], rhs_contract=[1]} : f32[%d,%d]\n  return %%c\n}\n",
-			xdt, m, k, wdt, n, k, m, n, conv, x, w, m, n)
+		params, epi, ret := "", "", "%c"
+		if g.epi != "" {
+			params, ret = fmt.Sprintf(", %%u: f32[%d,%d]", m, n), "%e"
+			epi = fmt.Sprintf("  %%e = %s %%c, %%u : f32[%d,%d]\n", g.epi, m, n)
+		}
+		src = fmt.Sprintf("func @mm(%%a: %s[%d,%d], %%b: %s[%d,%d]%s) -> f32[%d,%d] {\n%s  %%c = dot_general %s, %s {lhs_contract=[1], rhs_contract=[1]} : f32[%d,%d]\n%s  return %s\n}\n",
+			xdt, m, k, wdt, n, k, params, m, n, conv, x, w, m, n, epi, ret)
 	}
 	_, f, x := compileSrc(b, be, src)
 	args := cpu.RandomInputs(f, 1)
-	rhs := []*backend.Buffer{args[1]}
+	// The rhs, and an epilogue's operand (a product's result in a model,
+	// which a later step reads from memory), each call the next copy.
+	rhs, epiIn := []*backend.Buffer{args[1]}, []*backend.Buffer{nil}
+	if g.epi != "" {
+		epiIn[0] = args[2]
+	}
 	for i := 1; i < copies; i++ {
-		rhs = append(rhs, cpu.RandomInputs(f, int64(i+1))[1])
+		in := cpu.RandomInputs(f, int64(i+1))
+		rhs = append(rhs, in[1])
+		if g.epi != "" {
+			epiIn = append(epiIn, in[2])
+		}
 	}
 	x.Run(args)
 	b.ResetTimer()
@@ -175,6 +206,9 @@ func (g gemmBench) run(b *testing.B) {
 	times := make([]time.Duration, b.N)
 	for i := 0; i < b.N; i++ {
 		args[1] = rhs[(i+1)%copies] // the warm-up call read rhs[0]
+		if g.epi != "" {
+			args[2] = epiIn[(i+1)%copies]
+		}
 		t0 := time.Now()
 		if _, err := x.Run(args); err != nil {
 			b.Fatal(err)
