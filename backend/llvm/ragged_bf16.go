@@ -323,6 +323,7 @@ func (x *raggedCtx) tilePairs(packed, r0 value.Value, n int64, n0 value.Value, w
 			init[i] = constant.NewZeroInitializer(v16)
 		}
 		acc := k.loop(ci(0), ci(x.K/32), init, func(kv value.Value, acc []value.Value) []value.Value {
+			x.prefetchNextRows(wRow, kv)
 			ws := make([]value.Value, raggedTCols)
 			for c := range ws {
 				ws[c] = load(x.B, types.I16, k.mulAdd(kv, 32, wRow[c]))
@@ -350,5 +351,21 @@ func (x *raggedCtx) tilePairs(packed, r0 value.Value, n int64, n0 value.Value, w
 				k.store(tail[0], x.c, k.mulAdd(k.cur.NewAdd(x.rowLo, k.cur.NewAdd(r0, ci(int64(i)))), x.N, col))
 			}
 		}
+	}
+}
+
+// prefetchNextRows asks, at step kv of tilePairs (32 bf16 elements, one
+// 64-byte line, of each of its matrix rows wRow a step), for line kv of
+// each of the raggedTCols rows that follow them: the next tile's, so by
+// its first step the next rows, short streams of K/32 lines that the
+// hardware prefetcher barely ramps up on, are on their way.
+func (x *raggedCtx) prefetchNextRows(wRow []value.Value, kv value.Value) {
+	k := x.k
+	last := ci(max(x.G*x.N*x.K-1, 0))
+	for _, r := range wRow {
+		// Clamped into the matrices: an inbounds address past the buffer
+		// would be poison, even for a hint.
+		at := k.smin(k.mulAdd(kv, 32, k.cur.NewAdd(r, ci(raggedTCols*x.K))), last)
+		k.prefetchL2(k.at(types.I16, x.B, at))
 	}
 }
