@@ -101,6 +101,12 @@ func BenchmarkGemm(b *testing.B) {
 			gemmBench{m: s[0], k: s[1], n: s[2], rhsT: true, copies: 32, wdt: "bf16", xbf16: true}.run(b)
 		})
 	}
+	// And its lm head (Qwen3's 151936-token vocabulary at hidden 2048, as
+	// bench/models' moe_decode_b64): 622 MB of weights, one copy, which no
+	// cache holds.
+	b.Run("rhsT-cold-bf16xbf16/64x2048x151936", func(b *testing.B) {
+		gemmBench{m: 64, k: 2048, n: 151936, rhsT: true, wdt: "bf16", xbf16: true}.run(b)
+	})
 	// A bf16 checkpoint's weights, read at their width (narrow.go), beside
 	// f32 ones: a decode step's products, cold. GB/s counts weight bytes.
 	for _, s := range [][3]int64{{1, 1024, 3072}, {4, 1024, 3072}} {

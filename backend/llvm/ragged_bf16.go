@@ -300,7 +300,8 @@ func (k *kfn) pairWord(lo, hi value.Value) value.Value {
 // in packed) of the result at the 16 columns from n0, raggedTCols matrix
 // rows at a time: n x raggedTCols <16 x float> sums over 32 contracting
 // elements a step, summed across their lanes (laneSums), then the last K%32
-// elements one by one in f32.
+// elements one by one in f32. Each step prefetches the next tile's
+// matrix rows (prefetchNextRows).
 func (x *raggedCtx) tilePairs(packed, r0 value.Value, n int64, n0 value.Value, words int64) {
 	k := x.k
 	v16i32 := types.NewVector(16, types.I32)
@@ -323,6 +324,7 @@ func (x *raggedCtx) tilePairs(packed, r0 value.Value, n int64, n0 value.Value, w
 			init[i] = constant.NewZeroInitializer(v16)
 		}
 		acc := k.loop(ci(0), ci(x.K/32), init, func(kv value.Value, acc []value.Value) []value.Value {
+			x.prefetchNextRows(wRow, kv)
 			ws := make([]value.Value, raggedTCols)
 			for c := range ws {
 				ws[c] = load(x.B, types.I16, k.mulAdd(kv, 32, wRow[c]))
@@ -350,5 +352,26 @@ func (x *raggedCtx) tilePairs(packed, r0 value.Value, n int64, n0 value.Value, w
 				k.store(tail[0], x.c, k.mulAdd(k.cur.NewAdd(x.rowLo, k.cur.NewAdd(r0, ci(int64(i)))), x.N, col))
 			}
 		}
+	}
+}
+
+// prefetchNextRows asks, at step kv of tilePairs (32 bf16 elements, one
+// 64-byte line, of each of its matrix rows wRow a step), for line kv of
+// each of the raggedTCols rows that follow them (into L2): by the next
+// tile's first step its rows, short streams of K/32 lines that the
+// hardware prefetcher barely ramps up on, are on their way.
+// BenchmarkRaggedDot/prefill-t4-qwen3-*-bf16-rows (a bf16 MoE decode at
+// batch 64: 4 rows an expert) on one core, three rounds alternated: up
+// 17.3-19.0 -> 21.8-22.3 GB/s of weights per CPU-second, down 14.1-15.0
+// -> 17.8-19.5 (docs/PERFORMANCE.md). Two tiles ahead, or into L1, was
+// no better.
+func (x *raggedCtx) prefetchNextRows(wRow []value.Value, kv value.Value) {
+	k := x.k
+	last := ci(max(x.G*x.N*x.K-1, 0))
+	for _, r := range wRow {
+		// Clamped into the matrices: an inbounds address past the buffer
+		// would be poison, even for a hint.
+		at := k.smin(k.mulAdd(kv, 32, k.cur.NewAdd(r, ci(raggedTCols*x.K))), last)
+		k.prefetchL2(k.at(types.I16, x.B, at))
 	}
 }
