@@ -3,7 +3,6 @@ package llvm
 import (
 	"fmt"
 	"math"
-	"strings"
 	"testing"
 	"time"
 
@@ -102,6 +101,16 @@ func TestBF16Gemm(t *testing.T) {
 // when c has one), and checks it against the reference executor on
 // inputs of seed within c's bound for slices of kc.
 func (c bf16GemmCase) run(t *testing.T, be *Backend, what string, kc int64, seed int64) {
+	m, f, x := c.compile(t, be, what)
+	in := cpu.RandomInputs(f, seed)
+	want, got := bothRuns(t, m, f, x, in)
+	c.within(t, kc, in, want, got)
+}
+
+// compile compiles c on be and requires one step, what (with the
+// epilogue's ops when c has one).
+func (c bf16GemmCase) compile(t *testing.T, be *Backend, what string) (*ir.Module, *ir.Func, *Executable) {
+	t.Helper()
 	m, f, x := compileSrc(t, be, c.src())
 	if c.epi {
 		what += "+add+mul"
@@ -109,16 +118,22 @@ func (c bf16GemmCase) run(t *testing.T, be *Backend, what string, kc int64, seed
 	if len(x.plan.steps) != 1 || x.plan.steps[0].what != what {
 		t.Fatalf("plan:\n%s\nwant one step: %s", x.plan, what)
 	}
-	in := cpu.RandomInputs(f, seed)
+	return m, f, x
+}
+
+// bothRuns is f's first result on in from the reference executor and
+// from x.
+func bothRuns(t *testing.T, m *ir.Module, f *ir.Func, x *Executable, in []*backend.Buffer) (want, got *backend.Buffer) {
+	t.Helper()
 	ref, err := cpu.Run(m, f, in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := x.Run(in)
+	res, err := x.Run(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.within(t, kc, in, ref[0], got[0])
+	return ref[0], res[0]
 }
 
 // TestBF16GemmRowRange: a call of the packed product over part of its
@@ -133,21 +148,10 @@ func TestBF16GemmRowRange(t *testing.T) {
 		t.Skip("this CPU has no avx512_bf16")
 	}
 	c := bf16GemmCase{m: 25, k: 530, n: 67, out: "f32", epi: true}
-	m, f, x := compileSrc(t, testBackend(t), c.src())
-	if len(x.plan.steps) != 1 || !strings.HasPrefix(x.plan.steps[0].what, "dot_general (avx512bf16 packed)") {
-		t.Fatalf("plan:\n%s\nwant one packed product", x.plan)
-	}
+	m, f, x := c.compile(t, testBackend(t), "dot_general (avx512bf16 packed)")
 	x.threads, x.plan.steps[0].rows = 1, 3
-	in := cpu.RandomInputs(f, 5)
-	ref, err := cpu.Run(m, f, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := x.Run(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, have := ref[0].Float32s(), got[0].Float32s()
+	ref, got := bothRuns(t, m, f, x, cpu.RandomInputs(f, 5))
+	want, have := ref.Float32s(), got.Float32s()
 	for i := range have {
 		switch row := i / 67; {
 		case row >= 18 && have[i] != 0:
