@@ -85,7 +85,7 @@ func (pl *planner) dotSwap(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue
 	st.what = "dot_general (swapped)"
 	x := raggedCtx{k: k, M: d.M, K: d.K, G: 1, N: d.N, tiles: d.N / gemmNR, rhsT: true, wdt: d.rhs.dt, dp: dp}
 	st.rows, st.work = x.tiles, d.M*d.N*d.K
-	scratch := raggedSwapScratch(x.K)
+	scratch := x.swapScratch()
 	if dp {
 		st.what, scratch = "dot_general (swapped, vdpbf16ps)", raggedBF16Scratch(x.K)
 	}

@@ -272,7 +272,9 @@ func testDotSwap(t *testing.T, b *Backend) {
 // AVX-512's tiles too (f32 weights keep the swapped product there:
 // TestDotSwap), where the blocked product's transposing packing widens
 // them; the edges of its tiles (rows not a multiple of 6, columns not of
-// 32, K odd) and a fused epilogue, against the reference.
+// 32, K odd) and a fused epilogue, against the reference. The swapped
+// product's widened tiles (widenTile) with K short of a vector or not a
+// multiple of 16.
 func TestDotSwapNarrowRows(t *testing.T) {
 	forTiles(t, func(t *testing.T, b *Backend) {
 		b.threads = 2
@@ -284,6 +286,9 @@ func TestDotSwapNarrowRows(t *testing.T) {
 			what    string // with AVX-512's tiles; AVX2's take the blocked product past 64 rows
 		}{
 			{256, 40, 128, "f16", false, "dot_general (swapped)"}, // the most rows the swapped product takes
+			// a batched decode's rows: each tile's weights widened 16 at a time (widenTile), a tail of 13
+			{64, 77, 144, "bf16", true, "dot_general (swapped)+add"},
+			{40, 9, 128, "f16", false, "dot_general (swapped)"}, // K within the tail alone
 			{257, 40, 128, "f16", false, "dot_general"},
 			{262, 77, 144, "f16", true, "dot_general+add"}, // 43 panels and 4 rows; 4 pairs and a last panel; K odd
 			{262, 77, 144, "bf16", false, "dot_general"},

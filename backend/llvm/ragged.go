@@ -137,7 +137,7 @@ func (pl *planner) raggedDot(in *ir.Instr, env map[*ir.Value]int) bool {
 	}
 	pl.p.scratchBytes = max(pl.p.scratchBytes, gemmScratch(gemmBlocks(x.M, x.K, x.N)))
 	if x.rhsT {
-		pl.p.scratchBytes = max(pl.p.scratchBytes, raggedSwapScratch(x.K))
+		pl.p.scratchBytes = max(pl.p.scratchBytes, x.swapScratch())
 	}
 	if x.dp {
 		pl.p.scratchBytes = max(pl.p.scratchBytes, raggedBF16Scratch(x.K))
@@ -172,6 +172,10 @@ type raggedCtx struct {
 	wdt ir.DType
 	// dp: the groups of many rows run on vdpbf16ps (ragged_bf16.go).
 	dp bool
+	// wide, while the swapped product generates a tile of f16/bf16
+	// weights, is the tile's eight matrix rows widened to f32 in scratch
+	// (widenTile); nil otherwise.
+	wide value.Value
 }
 
 // emit generates the loop over groups, carrying the running end, and then

@@ -55,6 +55,16 @@ func raggedSwapPanels(k int64) int64 {
 // raggedSwapScratch is the scratch the swapped product needs: one chunk.
 func raggedSwapScratch(k int64) int64 { return 4 * raggedSwapPanels(k) * gemmNR * max(k, 1) }
 
+// swapScratch is the scratch x's swapped product needs: one chunk, and
+// after it a tile's eight matrix rows widened to f32 when the weights are
+// f16/bf16 (widenTile).
+func (x *raggedCtx) swapScratch() int64 {
+	if x.wdt == ir.F32 {
+		return raggedSwapScratch(x.K)
+	}
+	return raggedSwapScratch(x.K) + 4*8*max(x.K, 1)
+}
+
 // swapped computes the current group's rows for the call's full tiles by
 // the swapped product (a call with none packs nothing).
 func (x *raggedCtx) swapped() {
@@ -77,6 +87,11 @@ func (x *raggedCtx) swapped() {
 		k.gemmPackT(panels, op, gemmNR, r0, np, ci(0), ci(x.K))
 		k.loop(k.cur.NewMul(k.lo, ci(2)), k.cur.NewMul(tEnd, ci(2)), nil, func(nb value.Value, _ []value.Value) []value.Value {
 			n0 := k.cur.NewMul(nb, ci(8))
+			if x.wdt != ir.F32 {
+				x.wide = k.at(types.Float, panels, ci(raggedSwapScratch(x.K)/4))
+				x.widenTile(n0)
+				defer func() { x.wide = nil }()
+			}
 			if k.g.wide {
 				x.swappedWide(panels, np, r0, r1, n0)
 				return nil
@@ -130,12 +145,49 @@ func (x *raggedCtx) swapTile(vt *types.VectorType, n0 value.Value, n int, vec fu
 		}
 		next := make([]value.Value, len(acc))
 		for i := range wRow {
-			w := k.splatOf(vt, k.loadDT(x.B, k.cur.NewAdd(wRow[i], kk), x.wdt))
+			var w value.Value
+			if x.wide != nil {
+				w = k.load(types.Float, x.wide, k.mulAdd(ci(int64(i)), x.K, kk))
+			} else {
+				w = k.loadDT(x.B, k.cur.NewAdd(wRow[i], kk), x.wdt)
+			}
+			w = k.splatOf(vt, w)
 			for j := range n {
 				next[n*i+j] = k.cur.NewCall(vfma, w, b[j], acc[n*i+j])
 			}
 		}
 		return next
+	})
+}
+
+// widenTile writes the matrix rows n0..n0+7 (f16/bf16) into x.wide as f32,
+// row i at i*K, 16 weights of each row a step. swapTile broadcasts every
+// weight into a multiply-add once per pair of panels, and a narrow weight
+// read alone is a scalar load, a conversion and a broadcast beside its two
+// multiply-adds (an f32 one folds into them): a batch-64 decode with f16
+// weights ran slower than with f32 ones. Widened once per tile, the
+// weights cost a sixteenth of that, and the tile reads f32 from L1/L2.
+func (x *raggedCtx) widenTile(n0 value.Value) {
+	k := x.k
+	wRow := x.matrixRows(n0, 8)
+	step := func(at value.Value, vt *types.VectorType) {
+		for i, r := range wRow {
+			dst := k.mulAdd(ci(int64(i)), x.K, at)
+			if vt == nil {
+				k.store(k.loadDT(x.B, k.cur.NewAdd(r, at), x.wdt), x.wide, dst)
+				continue
+			}
+			k.vstoreOf(k.vloadDTOf(vt, x.B, k.cur.NewAdd(r, at), x.wdt), x.wide, dst)
+		}
+	}
+	vecs := x.K / 16
+	k.loop(ci(0), ci(vecs), nil, func(q value.Value, _ []value.Value) []value.Value {
+		step(k.cur.NewMul(q, ci(16)), v16)
+		return nil
+	})
+	k.loop(ci(vecs*16), ci(x.K), nil, func(kk value.Value, _ []value.Value) []value.Value {
+		step(kk, nil)
+		return nil
 	})
 }
 
