@@ -9,8 +9,8 @@ import (
 
 // TestCacheDType: a model that multiplies in bf16 (bf16 weights, products
 // not forced to f32) keeps its KV cache in bf16, as transformers keeps a
-// bf16 model's; an f32 model, a bf16 one with F32Products and an f16 one
-// (whose products are f32) keep it in f32. The step's arguments and its
+// bf16 model's; an f16 model keeps it in f16, as transformers does; an
+// f32 model and a bf16 one with F32Products keep it in f32. The step's arguments and its
 // traced results carry those exact types.
 func TestCacheDType(t *testing.T) {
 	for _, c := range []struct {
@@ -21,7 +21,7 @@ func TestCacheDType(t *testing.T) {
 		{ir.BF16, false, "bf16[2,3,1,16,8]"},
 		{ir.BF16, true, "f32[2,3,1,16,8]"},
 		{ir.F32, false, "f32[2,3,1,16,8]"},
-		{ir.F16, false, "f32[2,3,1,16,8]"},
+		{ir.F16, false, "f16[2,3,1,16,8]"},
 	} {
 		m := abstractModel(t, wideQwen3Config, c.weights)
 		m.F32Products = c.f32
@@ -52,11 +52,20 @@ func TestCacheDType(t *testing.T) {
 // decode step writes each layer's new keys and values into its bf16
 // cache in place (an update step each, no copy of the cache), and its
 // attention reads the cache as bf16 operands of the streamed products
+// (an f16 model's, its f16 cache, widened as they read it)
 // (gemv for the scores, dot_general (rows) for the weighted sum), not
 // through a widened f32 copy.
 func TestBF16CacheUpdatedInPlace(t *testing.T) {
+	for _, dt := range []ir.DType{ir.BF16, ir.F16} {
+		t.Run(dt.String(), func(t *testing.T) { testNarrowCacheInPlace(t, dt) })
+	}
+}
+
+// testNarrowCacheInPlace is TestBF16CacheUpdatedInPlace for a model of dt
+// weights (bf16, or f16 with its f16 cache).
+func testNarrowCacheInPlace(t *testing.T, dt ir.DType) {
 	t.Setenv("TPUCC_UNROLL_LAYERS", "")
-	m := abstractModel(t, wideQwen3Config, ir.BF16)
+	m := abstractModel(t, wideQwen3Config, dt)
 	x := llvmDecode(t, m, 3, 16)
 	// The stacked cache [2, 3, 1, 16, 8] and a layer's row [3, 1, 16, 8]:
 	// no step but the updates writes either, in bf16 or widened to f32.

@@ -17,7 +17,8 @@ import (
 // A step on an empty cache at pos 0 that attends over its own T slots
 // (fresh, as the Generator's prefill) gives the logits and the cache of the
 // step that attends over every slot, left padding and a sliding layer
-// included, with f32 weights and with bf16 ones (a bf16 cache); its traced
+// included, with f32 weights, bf16 ones (a bf16 cache) and f16 ones (an f16
+// cache); its traced
 // program's score products are T slots wide, not the capacity, and read
 // the keys and values the step computed, not the cache it wrote them into
 // (a bf16 cache's slots were sliced out and widened to f32 in one copy,
@@ -25,7 +26,7 @@ import (
 // of 3 slots (causalBlock), the blocks' products are 3, 6 and 8 slots
 // wide, and the results are the same.
 func TestFreshPrefillAttendsOverItsTokens(t *testing.T) {
-	for _, dt := range []ir.DType{ir.F32, ir.BF16} {
+	for _, dt := range []ir.DType{ir.F32, ir.BF16, ir.F16} {
 		for _, blk := range []int64{128, 3} {
 			t.Run(fmt.Sprintf("%s/block=%d", dt, blk), func(t *testing.T) {
 				defer func(b int64) { causalBlock = b }(causalBlock)

@@ -225,13 +225,17 @@ var causalBlock int64 = 128
 // PyTorch's CPU attention (sdpa's flash kernel) computes a bf16 model's:
 // the queries rounded to bf16 times the bf16 keys, summed in f32; the
 // softmax in f32; the probabilities rounded to bf16 times the bf16
-// values, summed in f32 (the layers' bf16 form, linear's).
+// values, summed in f32 (the layers' bf16 form, linear's). Over an f16
+// cache both products are f32 products of the widened keys and values.
 func attend(c *hf.Config, q, k, v, mask *tensor.Tensor, G int64) *tensor.Tensor {
 	qs, ks := q.Shape(), k.Shape()
 	B, KV, Tq, Tk := qs[0], qs[1], qs[2]/G, ks[2]
 	narrow := k.DType() == ir.BF16
-	if narrow {
+	switch {
+	case narrow:
 		q, k, v = roundBF16(q), k.Convert(ir.F32), v.Convert(ir.F32)
+	case k.DType() != ir.F32: // an f16 cache: f32 products of its widened keys and values
+		k, v = k.Convert(ir.F32), v.Convert(ir.F32)
 	}
 	scores := q.DotGeneral(k, ir.DotAttr{
 		LhsBatch: []int64{0, 1}, RhsBatch: []int64{0, 1}, LhsContract: []int64{3}, RhsContract: []int64{3}})

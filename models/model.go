@@ -246,12 +246,17 @@ func (m *Model) CacheTypes(batch, capacity int64) []ir.Type {
 // transformers keeps a bf16 model's cache in bf16: the keys and values are
 // rounded to bf16 as they are written and attention multiplies bf16
 // operands (attend), and a memory-bound decode step reads half the bytes.
-// Otherwise f32: an f32 checkpoint, F32Products, and an f16 checkpoint,
-// whose products are f32 (rounding its cache to f16 would add error and
-// match no product the step computes).
+// f16 for an f16 checkpoint (f16 product weights), as transformers keeps
+// an f16 model's: the keys and values are rounded to f16 as written and
+// attention widens them as it reads them, as the step's other products
+// widen the f16 weights (its products are f32). Otherwise f32: an f32
+// checkpoint, and a bf16 one with F32Products.
 func (m *Model) CacheDType() ir.DType {
-	if slices.ContainsFunc(m.Params, m.BF16Product) {
+	switch {
+	case slices.ContainsFunc(m.Params, m.BF16Product):
 		return ir.BF16
+	case slices.ContainsFunc(m.Params, f16Product):
+		return ir.F16
 	}
 	return ir.F32
 }

@@ -251,3 +251,9 @@ func rowStarts(i *tensor.Tensor, r int) []*tensor.Tensor {
 func (m *Model) BF16Product(p Param) bool {
 	return !m.F32Products && p.Type.DType == ir.BF16 && productField[fieldName(p.Name)]
 }
+
+// f16Product reports whether p is an f16 product weight (productField):
+// an f16 checkpoint's, widened to f32 as it is read.
+func f16Product(p Param) bool {
+	return p.Type.DType == ir.F16 && productField[fieldName(p.Name)]
+}
