@@ -48,11 +48,13 @@ func dotSwapFits(d dotShape, tgt target) bool {
 }
 
 // dotSwapNarrowRows bounds the rows of a swapped product over f16/bf16
-// weights; more (a prefill's 512) take the blocked product. The swapped
-// tile widens each weight alone (a scalar load, the conversion and a
-// broadcast beside two FMAs) once per chunk of 32-64 rows, eight times
-// or more at 512 rows; the blocked product's packing widens eight at a
-// time (gemmPackT), once per call. One thread, the two plans' calls
+// weights; more (a prefill's 512) take the blocked product. When this
+// was measured the swapped tile widened each weight alone (a scalar load,
+// the conversion and a broadcast beside two FMAs) once per chunk of 32-64
+// rows, eight times or more at 512 rows; the blocked product's packing
+// widens eight at a time (gemmPackT), once per call. The tile now widens
+// its rows 16 at a time once per 64-row chunk (widenTile); the bound was
+// not measured again since. One thread, the two plans' calls
 // interleaved in one process, best / first-quartile GFLOP/s (docs/
 // PERFORMANCE.md, sitting of 2026-12-07 13:07): at 512 rows bf16
 // weights 200/161 swapped against 227/218 blocked (1024x3072) and
