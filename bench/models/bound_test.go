@@ -87,9 +87,10 @@ func TestDecodeCost(t *testing.T) {
 		// (its products widen the bf16 cache in registers); the cache is
 		// bf16 (models.Model.CacheDType).
 		{"moe bf16 b1", bf16, 1, stepCost{weights: 1216 * 2, cache: 128 * 2, bf16: 2 * 1088, f32: 2 * (64 + 256), experts: 2}},
-		// F32Products and f16 weights: every product in f32, half the bytes.
+		// F32Products and f16 weights: every product in f32, half the bytes;
+		// f16 weights keep an f16 cache (models.Model.CacheDType).
 		{"moe bf16 highest b1", &highest, 1, stepCost{weights: 1216 * 2, cache: 128 * 4, f32: 2 * (1152 + 256), experts: 2}},
-		{"moe f16 b1", f16, 1, stepCost{weights: 1216 * 2, cache: 128 * 4, f32: 2 * (1152 + 256), experts: 2}},
+		{"moe f16 b1", f16, 1, stepCost{weights: 1216 * 2, cache: 128 * 2, f32: 2 * (1152 + 256), experts: 2}},
 		// Dense and tied: the embedding is the LM head, read whole and
 		// multiplied: 128 + 8 + 2·504 elements, 128 + 2·480 products.
 		{"dense b1", dense, 1, stepCost{weights: 1144 * 4, cache: 128 * 4, f32: 2 * (1088 + 256)}},
