@@ -10,8 +10,8 @@ import (
 // TestCacheDType: a model that multiplies in bf16 (bf16 weights, products
 // not forced to f32) keeps its KV cache in bf16, as transformers keeps a
 // bf16 model's; an f16 model keeps it in f16, as transformers does; an
-// f32 model and a bf16 one with F32Products keep it in f32. The step's arguments and its
-// traced results carry those exact types.
+// f32 model and a bf16 one with F32Products keep it in f32. The step's
+// arguments and its traced results carry those exact types.
 func TestCacheDType(t *testing.T) {
 	for _, c := range []struct {
 		weights ir.DType
@@ -52,9 +52,8 @@ func TestCacheDType(t *testing.T) {
 // decode step writes each layer's new keys and values into its bf16
 // cache in place (an update step each, no copy of the cache), and its
 // attention reads the cache as bf16 operands of the streamed products
-// (an f16 model's, its f16 cache, widened as they read it)
 // (gemv for the scores, dot_general (rows) for the weighted sum), not
-// through a widened f32 copy.
+// through a widened f32 copy. An f16 model's f16 cache the same way.
 func TestBF16CacheUpdatedInPlace(t *testing.T) {
 	for _, dt := range []ir.DType{ir.BF16, ir.F16} {
 		t.Run(dt.String(), func(t *testing.T) { testNarrowCacheInPlace(t, dt) })

@@ -231,11 +231,11 @@ func attend(c *hf.Config, q, k, v, mask *tensor.Tensor, G int64) *tensor.Tensor 
 	qs, ks := q.Shape(), k.Shape()
 	B, KV, Tq, Tk := qs[0], qs[1], qs[2]/G, ks[2]
 	narrow := k.DType() == ir.BF16
-	switch {
-	case narrow:
-		q, k, v = roundBF16(q), k.Convert(ir.F32), v.Convert(ir.F32)
-	case k.DType() != ir.F32: // an f16 cache: f32 products of its widened keys and values
+	if k.DType() != ir.F32 { // a bf16 or f16 cache, widened as the products read it
 		k, v = k.Convert(ir.F32), v.Convert(ir.F32)
+	}
+	if narrow {
+		q = roundBF16(q)
 	}
 	scores := q.DotGeneral(k, ir.DotAttr{
 		LhsBatch: []int64{0, 1}, RhsBatch: []int64{0, 1}, LhsContract: []int64{3}, RhsContract: []int64{3}})

@@ -74,6 +74,10 @@ func (x *raggedCtx) swapped() {
 	tEnd := k.smin(k.hi, ci(x.tiles))
 	rows := k.cur.NewSub(x.rowHi, x.rowLo)
 	chunks := k.cur.NewSelect(k.cur.NewICmp(enum.IPredSLT, k.lo, tEnd), k.ceilDiv(rows, chunk), ci(0))
+	if x.wdt != ir.F32 { // each tile's weights widened after the chunk (swapScratch)
+		x.wide = k.at(types.Float, panels, ci(raggedSwapScratch(x.K)/4))
+		defer func() { x.wide = nil }()
+	}
 	k.loop(ci(0), chunks, nil, func(c value.Value, _ []value.Value) []value.Value {
 		r0 := k.mulAdd(c, chunk, x.rowLo)
 		r1 := k.smin(k.cur.NewAdd(r0, ci(chunk)), x.rowHi)
@@ -87,10 +91,8 @@ func (x *raggedCtx) swapped() {
 		k.gemmPackT(panels, op, gemmNR, r0, np, ci(0), ci(x.K))
 		k.loop(k.cur.NewMul(k.lo, ci(2)), k.cur.NewMul(tEnd, ci(2)), nil, func(nb value.Value, _ []value.Value) []value.Value {
 			n0 := k.cur.NewMul(nb, ci(8))
-			if x.wdt != ir.F32 {
-				x.wide = k.at(types.Float, panels, ci(raggedSwapScratch(x.K)/4))
+			if x.wide != nil {
 				x.widenTile(n0)
-				defer func() { x.wide = nil }()
 			}
 			if k.g.wide {
 				x.swappedWide(panels, np, r0, r1, n0)
@@ -170,23 +172,18 @@ func (x *raggedCtx) swapTile(vt *types.VectorType, n0 value.Value, n int, vec fu
 func (x *raggedCtx) widenTile(n0 value.Value) {
 	k := x.k
 	wRow := x.matrixRows(n0, 8)
-	step := func(at value.Value, vt *types.VectorType) {
-		for i, r := range wRow {
-			dst := k.mulAdd(ci(int64(i)), x.K, at)
-			if vt == nil {
-				k.store(k.loadDT(x.B, k.cur.NewAdd(r, at), x.wdt), x.wide, dst)
-				continue
-			}
-			k.vstoreOf(k.vloadDTOf(vt, x.B, k.cur.NewAdd(r, at), x.wdt), x.wide, dst)
-		}
-	}
 	vecs := x.K / 16
 	k.loop(ci(0), ci(vecs), nil, func(q value.Value, _ []value.Value) []value.Value {
-		step(k.cur.NewMul(q, ci(16)), v16)
+		at := k.cur.NewMul(q, ci(16))
+		for i, r := range wRow {
+			k.vstoreOf(k.vloadDTOf(v16, x.B, k.cur.NewAdd(r, at), x.wdt), x.wide, k.mulAdd(ci(int64(i)), x.K, at))
+		}
 		return nil
 	})
 	k.loop(ci(vecs*16), ci(x.K), nil, func(kk value.Value, _ []value.Value) []value.Value {
-		step(kk, nil)
+		for i, r := range wRow {
+			k.store(k.loadDT(x.B, k.cur.NewAdd(r, kk), x.wdt), x.wide, k.mulAdd(ci(int64(i)), x.K, kk))
+		}
 		return nil
 	})
 }
