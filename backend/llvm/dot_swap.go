@@ -53,8 +53,13 @@ func dotSwapFits(d dotShape, tgt target) bool {
 // the conversion and a broadcast beside two FMAs) once per chunk of 32-64
 // rows, eight times or more at 512 rows; the blocked product's packing
 // widens eight at a time (gemmPackT), once per call. The tile now widens
-// its rows 16 at a time once per 64-row chunk (widenTile); the bound was
-// not measured again since. One thread, the two plans' calls
+// its rows 16 at a time once per chunk (widenTile), and at 512 rows the
+// two plans were measured again (2026-12-07 20:03, the calls alternated,
+// weights cold from 8 copies, median GFLOP/s swapped / blocked): level at
+// K = 1024 and 2048 (f16 95.9/97.1, bf16 90.0/90.7 on one thread; f16
+// 113/112, +add 162/158, +mul 138/136 on two), slower at K = 3072, whose
+// chunks are 32 rows (f16 88.0/96.6 and bf16 85.5/90.5 on one thread,
+// f16+add 149/162 on two): the bound stays. Earlier, one thread, the two plans' calls
 // interleaved in one process, best / first-quartile GFLOP/s (docs/
 // PERFORMANCE.md, sitting of 2026-12-07 13:07): at 512 rows bf16
 // weights 200/161 swapped against 227/218 blocked (1024x3072) and

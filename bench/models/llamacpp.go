@@ -21,17 +21,21 @@ import (
 const llamaGen = 64
 
 // llamaLine is one line of the peer's output (bench/models/llama/peer.py):
-// its system line, or one run's tokens/s.
+// its system line, its pages line (its smaps_rollup after its warm-up), or
+// one run's tokens/s.
 type llamaLine struct {
 	system string
-	test   string // "prefill" or "decode"; "" for the system line
+	test   string // "prefill" or "decode"; "" for the system and pages lines
 	rate   float64
+	pages  *memPages // the pages line's, nil where the peer could not read them
+	isPage bool      // the pages line
 }
 
 // parseLlama reads one line of the peer's output.
 func parseLlama(line []byte) (llamaLine, error) {
 	var r struct {
 		System     *string
+		Pages      *string
 		Test       string
 		Tokens     int
 		TokensPerS float64 `json:"tokens_per_s"`
@@ -42,10 +46,18 @@ func parseLlama(line []byte) (llamaLine, error) {
 	switch {
 	case r.System != nil:
 		return llamaLine{system: *r.System}, nil
+	case r.Pages != nil && *r.Pages == "":
+		return llamaLine{isPage: true}, nil
+	case r.Pages != nil:
+		p, err := parsePages([]byte(*r.Pages))
+		if err != nil {
+			return llamaLine{}, fmt.Errorf("llama.cpp peer: %v", err)
+		}
+		return llamaLine{pages: &p, isPage: true}, nil
 	case (r.Test == "prefill" || r.Test == "decode") && r.TokensPerS > 0:
 		return llamaLine{test: r.Test, rate: r.TokensPerS}, nil
 	}
-	return llamaLine{}, fmt.Errorf("llama.cpp peer: %q: want a system line or a prefill or decode figure", line)
+	return llamaLine{}, fmt.Errorf("llama.cpp peer: %q: want a system or pages line or a prefill or decode figure", line)
 }
 
 // tpuccRate is tokens/s from runTpucc's seconds for workload name: a prefill
@@ -139,12 +151,17 @@ func llamaCompare(m benchModel, tp map[string]float64, side *tpuccSide) (decode,
 	peer, err := startLlama(m, prompt)
 	var res map[string]*turnResult
 	for _, test := range tests {
-		// An untimed run of each test first, as peer.py warms up its side,
-		// so that neither side's timed runs include a first run (the slow
-		// run after the peer's warm-up is takeTurns' to avoid).
+		// An untimed run of each test first, after peer.py's warm-up (its
+		// pages line), so that neither side's timed runs include a first
+		// run (the slow run after the peer's warm-up is takeTurns' to
+		// avoid).
 		if err == nil {
 			_, err = side.once(names[test])
 		}
+	}
+	var own *memPages
+	if p, perr := ownPages(); perr == nil {
+		own = &p
 	}
 	if err == nil {
 		res, err = takeTurns(*llamaTurns, tests, func(test string) (float64, error) {
@@ -161,6 +178,7 @@ func llamaCompare(m benchModel, tp map[string]float64, side *tpuccSide) (decode,
 	}
 	fmt.Fprintf(os.Stderr, "bench/models: llama.cpp peer and its turns took %.0f s\n", time.Since(t0).Seconds())
 	printTurns(peer.system, prompt, res)
+	fmt.Printf("resident memory after the warm-up: llama.cpp %v; tpucc %v\n\n", peer.pages, own)
 	get := func(test string) float64 {
 		if t := res[test]; t != nil {
 			return median(t.ratios)
@@ -189,7 +207,6 @@ func printTurns(system string, prompt int, res map[string]*turnResult) {
 		}
 	}
 	fmt.Println("(each figure the median of -turns pairs of runs, tpucc's and llama.cpp's one after the other)")
-	fmt.Println()
 }
 
 // pairList is each pair's tokens/s, tpucc's over llama.cpp's, in the order
@@ -216,10 +233,12 @@ type llamaPeer struct {
 	in     io.WriteCloser
 	out    *bufio.Scanner
 	system string
+	pages  *memPages // after the peer's warm-up; nil where it could not read them
 }
 
 // startLlama starts the peer with .venv-llama's interpreter on m's GGUF
-// checkpoint in -dtype and reads its system line.
+// checkpoint in -dtype and reads its system line and, once the peer has
+// warmed up, its pages line.
 func startLlama(m benchModel, prompt int) (*llamaPeer, error) {
 	root := repoRoot()
 	venv := filepath.Join(root, ".venv-llama")
@@ -254,6 +273,16 @@ func startLlama(m benchModel, prompt int) (*llamaPeer, error) {
 		return nil, err
 	}
 	p.system = line.system
+	// The peer warms up next, then says which pages its memory is in.
+	line, err = p.next()
+	if err == nil && !line.isPage {
+		err = fmt.Errorf("llama.cpp peer: %+v after its system line, want its pages line", line)
+	}
+	if err != nil {
+		p.close()
+		return nil, err
+	}
+	p.pages = line.pages
 	return p, nil
 }
 

@@ -37,7 +37,11 @@
 // prefill and batch-1 decode tokens/s, printed in a table of their own. It runs in
 // turns with tpucc: -turns pairs of runs, tpucc's and llama.cpp's one after the
 // other (the order swapped from pair to pair, llama.cpp first) after an untimed
-// run of each, the ratio the median of the pairs'.
+// run of each, the ratio the median of the pairs'. Under its table a line says
+// how much of each side's resident memory was in 2 MiB pages after the
+// warm-up (pages.go): llama.cpp reads its GGUF mapped from the page cache,
+// in 2 MiB pages or 4 KiB ones depending on how the file got there, and
+// the decode figure moves with it.
 //
 // The decode steps are also measured against the machine's bound
 // (bound.go): the weights a step needs and its KV cache read once at the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"slices"
@@ -80,13 +81,63 @@ func TestLlamaLines(t *testing.T) {
 		}
 	}
 	for line, want := range map[string]string{
-		`{"test": "decode", "tokens": 64, "tokens_per_s": 0}`: `llama.cpp peer: "{\"test\": \"decode\", \"tokens\": 64, \"tokens_per_s\": 0}": want a system line or a prefill or decode figure`,
-		`{"test": "score", "tokens_per_s": 3}`:                `llama.cpp peer: "{\"test\": \"score\", \"tokens_per_s\": 3}": want a system line or a prefill or decode figure`,
+		`{"test": "decode", "tokens": 64, "tokens_per_s": 0}`: `llama.cpp peer: "{\"test\": \"decode\", \"tokens\": 64, \"tokens_per_s\": 0}": want a system or pages line or a prefill or decode figure`,
+		`{"test": "score", "tokens_per_s": 3}`:                `llama.cpp peer: "{\"test\": \"score\", \"tokens_per_s\": 3}": want a system or pages line or a prefill or decode figure`,
 		`llama_model_load: error`:                             `llama.cpp peer: "llama_model_load: error": invalid character 'l' looking for beginning of value`,
 	} {
 		if _, err := parseLlama([]byte(line)); err == nil || err.Error() != want {
 			t.Errorf("%s: got %v, want %s", line, err, want)
 		}
+	}
+}
+
+// smapsRollup is /proc/PID/smaps_rollup's text as Linux 6.18 writes it:
+// 2412 MB resident, 2261 MB of it a file mapped in 2 MiB pages and 2 MB
+// anonymous in 2 MiB pages.
+const smapsRollup = `55ff2d637000-7ffcbe2f3000 ---p 00000000 00:00 0                          [rollup]
+Rss:             2470144 kB
+Pss:             2469000 kB
+Anonymous:         30720 kB
+AnonHugePages:      2048 kB
+ShmemPmdMapped:        0 kB
+FilePmdMapped:   2315264 kB
+Swap:                  0 kB
+Locked:                0 kB
+`
+
+// TestPages: the resident KiB and those in 2 MiB pages (anonymous, file
+// and shmem), from smaps_rollup's text as is and from the peer's pages
+// line; text that is not smaps_rollup's is an error, and a peer that
+// could not read it ("") gives n/a.
+func TestPages(t *testing.T) {
+	p, err := parsePages([]byte(smapsRollup))
+	if err != nil || p != (memPages{rss: 2470144, huge: 2317312}) {
+		t.Fatalf("parsePages = %+v, %v", p, err)
+	}
+	if got, want := p.String(), "2263 of 2412 MB in 2 MiB pages"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	if got := (*memPages)(nil).String(); got != "n/a" {
+		t.Errorf("nil String() = %q, want n/a", got)
+	}
+	line, _ := json.Marshal(map[string]string{"pages": smapsRollup})
+	if got, err := parseLlama(line); err != nil || !got.isPage || got.pages == nil || *got.pages != p {
+		t.Errorf("pages line: got %+v, %v", got, err)
+	}
+	if got, err := parseLlama([]byte(`{"pages": ""}`)); err != nil || !got.isPage || got.pages != nil {
+		t.Errorf("empty pages line: got %+v, %v; want a pages line without pages", got, err)
+	}
+	for text, want := range map[string]string{
+		"Pss: 12 kB\n":                      "smaps_rollup: no Rss line",
+		"Rss: 12 kB\nFilePmdMapped: x kB\n": `smaps_rollup: FilePmdMapped: strconv.ParseInt: parsing "x": invalid syntax`,
+	} {
+		if _, err := parsePages([]byte(text)); err == nil || err.Error() != want {
+			t.Errorf("%q: got %v, want %s", text, err, want)
+		}
+	}
+	line, _ = json.Marshal(map[string]string{"pages": "Pss: 12 kB\n"})
+	if _, err := parseLlama(line); err == nil || err.Error() != "llama.cpp peer: smaps_rollup: no Rss line" {
+		t.Errorf("a pages line without Rss: got %v", err)
 	}
 }
 

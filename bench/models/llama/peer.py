@@ -13,12 +13,14 @@ llama-cpp-python's bindings of llama.cpp's C API, with the same steps:
 
 Each is run once to warm up, then REPEAT times, the cache cleared before each run; the
 result is the median tokens/s. One JSON line each, as soon as it is measured:
-{"test": "prefill"|"decode", "tokens": N, "tokens_per_s": R, "runs": [...]}, and first a
-line {"system": "..."} with llama.cpp's system info (the instruction sets it was built for).
+{"test": "prefill"|"decode", "tokens": N, "tokens_per_s": R, "runs": [...]}, first a
+line {"system": "..."} with llama.cpp's system info (the instruction sets it was built for),
+and last a line {"pages": "..."}: the text of /proc/self/smaps_rollup ("" where there is
+none), which says how much of the mapped GGUF is in 2 MiB pages.
 The context's other settings are the library's defaults (llama_context_default_params).
 
 With "turns" in REPEAT's place it loads the model, prints the system line, runs each test
-once to warm up, then times one run of the test named by each line of stdin ("prefill" or
+once to warm up, prints the pages line, then times one run of the test named by each line of stdin ("prefill" or
 "decode") and prints its JSON line (without "runs"), until stdin closes: bench/models
 then alternates these runs with its own, so that both sides of each pair see the host's
 memory at the same minute (its bandwidth moves 2-3x over minutes on a shared VM).
@@ -80,10 +82,23 @@ def generate(ctx, n, vocab, rng):
     return n / (time.perf_counter() - t0)
 
 
+def pages():
+    """Prints this process's /proc/self/smaps_rollup ("" where there is none): how much of
+    the model's memory is in 2 MiB pages, which bench/models prints beside its own."""
+    try:
+        with open("/proc/self/smaps_rollup") as f:
+            text = f.read()
+    except OSError:
+        text = ""
+    print(json.dumps({"pages": text}), flush=True)
+
+
 def turns(tests, run):
-    """Times one run of each test stdin names, after a warm-up run of each."""
+    """Times one run of each test stdin names, after a warm-up run of each (then the
+    pages line)."""
     for test in tests:
         run(test)
+    pages()
     for line in sys.stdin:
         test = line.strip()
         if test not in tests:
@@ -115,6 +130,7 @@ def main():
         for test in tests:
             runs = [run(test) for _ in range(int(sys.argv[5]) + 1)][1:]
             print(json.dumps({"test": test, "tokens": tests[test][0], "tokens_per_s": statistics.median(runs), "runs": runs}), flush=True)
+        pages()
     ll.llama_free(ctx)
     ll.llama_model_free(model)
 
