@@ -11,7 +11,8 @@
 // Peers and limits in the same run: XLA:CPU on the dense program, the
 // roofline of the routed layer (FLOPs of the routed rows at the FMA peak,
 // expert weights actually read at the memory bandwidth, both measured
-// again right after the routed runs), and for
+// again right after each routed run: a decode_of_bound is the median of
+// the runs' own fractions, timePaired), and for
 // TPU v5e and v6e the cost model's time of dense and routed next to XLA:TPU's
 // own cost analysis (libtpu's compile-only path, tools/xlacheck).
 //
@@ -102,9 +103,9 @@ func main() {
 			case "prefill":
 				res[s.name+"_prefill_speedup"] = r.dense / r.routed
 			case "decode":
-				res[s.name+"_decode_of_bound"] = r.bound / r.routed
+				res[s.name+"_decode_of_bound"] = r.ofBound
 			case "decode1":
-				res[s.name+"_decode_b1_of_bound"] = r.bound / r.routed
+				res[s.name+"_decode_b1_of_bound"] = r.ofBound
 			}
 		}
 	}
@@ -118,6 +119,7 @@ func main() {
 type result struct {
 	dense, perExpert, routed, xla, bound float64
 	relErr                               float64
+	ofBound                              float64 // the median of the routed runs' bound/time, each against its own limits
 }
 
 func runShape(s shape, phase string, bw, peak float64) result {
@@ -135,19 +137,21 @@ func runShape(s shape, phase string, bw, peak float64) result {
 	var r result
 	var yDense, yRouted []float64
 	r.dense, yDense = timeRun(dense, args)
-	r.routed, yRouted = timeRun(routed, args)
-	// The limits again, beside the routed runs: on a shared machine the
-	// bandwidth moves by tens of percent from one minute to the next, and a
-	// bound from the start of the run compared two different minutes.
-	l, err := limits.Again()
-	check(err)
-	fmt.Printf("  limits beside the routed runs: STREAM %.1f GB/s, FMA peak %.0f GFLOP/s (at the start: %.1f, %.0f)\n", l.Bandwidth/1e9, l.FMAPeak/1e9, bw/1e9, peak/1e9)
-	bw, peak = l.Bandwidth, l.FMAPeak
-	r.relErr = relErr(yRouted, yDense)
 	rows := float64(s.T * s.K)
 	flops := 2 * rows * float64(s.H*s.F*3)
 	weights := float64(min(s.E, s.T*s.K)*3*s.H*s.F) * 4
-	r.bound = math.Max(flops/peak, weights/bw)
+	// The limits again, beside each routed run (pairs): on a shared machine
+	// the bandwidth moves by tens of percent from one minute to the next, and
+	// a bound from the start of the run compared two different minutes.
+	pr := timePaired(routed, args, func(l limits.Limits) float64 {
+		return math.Max(flops/l.FMAPeak, weights/l.Bandwidth)
+	})
+	r.routed, yRouted, r.bound, r.ofBound = pr.seconds, pr.first, pr.bound, pr.ofBound
+	l := pr.limits
+	fmt.Printf("  limits beside the routed runs: STREAM %.1f GB/s, FMA peak %.0f GFLOP/s (medians of %d, one after each run; at the start: %.1f, %.0f)\n",
+		l.Bandwidth/1e9, l.FMAPeak/1e9, len(pr.ratios), bw/1e9, peak/1e9)
+	bw, peak = l.Bandwidth, l.FMAPeak
+	r.relErr = relErr(yRouted, yDense)
 	fmt.Printf("  dense        %10.4f s\n", r.dense)
 	coverage(dense)
 	if !*skipPer {
@@ -160,7 +164,9 @@ func runShape(s shape, phase string, bw, peak float64) result {
 	coverage(routed)
 	printSteps(routed)
 	fmt.Printf("  roofline     %10.4f s   (%.2f GFLOP at peak: %.4f s; %.1f MB of expert weights at %.1f GB/s: %.4f s); routed is %.3f of it\n",
-		r.bound, flops/1e9, flops/peak, weights/1e6, bw/1e9, weights/bw, r.bound/r.routed)
+		r.bound, flops/1e9, flops/peak, weights/1e6, bw/1e9, weights/bw, r.ofBound)
+	fmt.Printf("               (the median of %d runs' own fractions, each against the limits measured right after it: %s)\n",
+		len(pr.ratios), fmtList(pr.ratios))
 	if !*skipXLA {
 		r.xla = xlaTime(dense, args)
 		fmt.Printf("  XLA:CPU dense %9.4f s   routed/XLA %.2f\n", r.xla, r.routed/r.xla)

@@ -9,10 +9,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tpucc/tpucc/backend"
 	"github.com/tpucc/tpucc/backend/cpu"
+	"github.com/tpucc/tpucc/bench/limits"
 	"github.com/tpucc/tpucc/engine"
 	"github.com/tpucc/tpucc/ir"
 	"github.com/tpucc/tpucc/lower/stablehlo"
@@ -42,6 +44,63 @@ func timeRun(exe *engine.Executable, args []*backend.Buffer) (float64, []float64
 	first := make([]float64, out[0].Len())
 	out[0].ReadFloat64s(0, first)
 	return ts[len(ts)/2], first
+}
+
+// paired is timePaired's result: the routed runs' median seconds, the
+// first result's elements, the limits and bound measured beside the runs
+// (medians), and each run's bound over its time, in the order run, with
+// their median ofBound.
+type paired struct {
+	seconds, bound, ofBound float64
+	first, ratios           []float64
+	limits                  limits.Limits
+}
+
+// timePaired runs exe once to warm up, then *repeat times, measuring the
+// machine's limits right after each run: a run's fraction of its bound is
+// taken against the limits of the same minute. One STREAM figure for all
+// the runs, taken after them, put Gemma 4's step at 0.536 and 0.557 of its
+// bound when STREAM read 48.9 and 56.4 GB/s, and at 0.932 beside 34.7,
+// the step's own time 0.094-0.116 s throughout (2026-12-07, 20:38-20:41).
+func timePaired(exe *engine.Executable, args []*backend.Buffer, bound func(limits.Limits) float64) paired {
+	out, err := exe.Run(args)
+	check(err)
+	var p paired
+	var ts, bounds, bws, peaks []float64
+	for range *repeat {
+		t0 := time.Now()
+		_, err := exe.Run(args)
+		check(err)
+		t := time.Since(t0).Seconds()
+		l, err := limits.Again()
+		check(err)
+		ts, bounds = append(ts, t), append(bounds, bound(l))
+		bws, peaks = append(bws, l.Bandwidth), append(peaks, l.FMAPeak)
+		p.ratios = append(p.ratios, bound(l)/t)
+	}
+	p.seconds, p.bound, p.ofBound = median(ts), median(bounds), median(p.ratios)
+	p.limits = limits.Limits{Bandwidth: median(bws), FMAPeak: median(peaks)}
+	p.first = make([]float64, out[0].Len())
+	out[0].ReadFloat64s(0, p.first)
+	return p
+}
+
+// median of xs, xs left as they are.
+func median(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	return s[len(s)/2]
+}
+
+// fmtList is xs as "a b c" with three decimals.
+func fmtList(xs []float64) string {
+	var b strings.Builder
+	for i, x := range xs {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%.3f", x)
+	}
+	return b.String()
 }
 
 // venvPython is the interpreter of a venv that make creates.
