@@ -135,7 +135,7 @@ func runShape(s shape, phase string, bw, peak float64) result {
 	}
 	args := inputs(s, dense.Entry)
 	var r result
-	var yDense, yRouted []float64
+	var yDense []float64
 	r.dense, yDense = timeRun(dense, args)
 	rows := float64(s.T * s.K)
 	flops := 2 * rows * float64(s.H*s.F*3)
@@ -143,10 +143,11 @@ func runShape(s shape, phase string, bw, peak float64) result {
 	// The limits again, beside each routed run (pairs): on a shared machine
 	// the bandwidth moves by tens of percent from one minute to the next, and
 	// a bound from the start of the run compared two different minutes.
-	pr := timePaired(routed, args, func(l limits.Limits) float64 {
+	run, yRouted := timeOnce(routed, args)
+	pr := timePaired(run, limits.Again, func(l limits.Limits) float64 {
 		return math.Max(flops/l.FMAPeak, weights/l.Bandwidth)
 	})
-	r.routed, yRouted, r.bound, r.ofBound = pr.seconds, pr.first, pr.bound, pr.ofBound
+	r.routed, r.bound, r.ofBound = pr.seconds, pr.bound, pr.ofBound
 	l := pr.limits
 	fmt.Printf("  limits beside the routed runs: STREAM %.1f GB/s, FMA peak %.0f GFLOP/s (medians of %d, one after each run; at the start: %.1f, %.0f)\n",
 		l.Bandwidth/1e9, l.FMAPeak/1e9, len(pr.ratios), bw/1e9, peak/1e9)

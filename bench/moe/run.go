@@ -46,33 +46,28 @@ func timeRun(exe *engine.Executable, args []*backend.Buffer) (float64, []float64
 	return ts[len(ts)/2], first
 }
 
-// paired is timePaired's result: the routed runs' median seconds, the
-// first result's elements, the limits and bound measured beside the runs
-// (medians), and each run's bound over its time, in the order run, with
-// their median ofBound.
+// paired is timePaired's result: the runs' median seconds, the limits and
+// bound measured beside them (medians), and each run's bound over its
+// time, in the order run, with their median ofBound.
 type paired struct {
 	seconds, bound, ofBound float64
-	first, ratios           []float64
+	ratios                  []float64
 	limits                  limits.Limits
 }
 
-// timePaired runs exe once to warm up, then *repeat times, measuring the
-// machine's limits right after each run: a run's fraction of its bound is
-// taken against the limits of the same minute. One STREAM figure for all
-// the runs, taken after them, put Gemma 4's step at 0.536 and 0.557 of its
-// bound when STREAM read 48.9 and 56.4 GB/s, and at 0.932 beside 34.7,
-// the step's own time 0.094-0.116 s throughout (2026-12-07, 20:38-20:41).
-func timePaired(exe *engine.Executable, args []*backend.Buffer, bound func(limits.Limits) float64) paired {
-	out, err := exe.Run(args)
-	check(err)
+// timePaired times *repeat runs (run returns a run's seconds), measuring
+// the machine's limits (lim) right after each: a run's fraction of its
+// bound is taken against the limits of the same minute. One STREAM
+// figure for all the runs, taken after them, put Gemma 4's step at 0.536
+// and 0.557 of its bound when STREAM read 48.9 and 56.4 GB/s, and at
+// 0.932 beside 34.7, the step's own time 0.094-0.116 s throughout
+// (2026-12-07, 20:38-20:41).
+func timePaired(run func() float64, lim func() (limits.Limits, error), bound func(limits.Limits) float64) paired {
 	var p paired
 	var ts, bounds, bws, peaks []float64
 	for range *repeat {
-		t0 := time.Now()
-		_, err := exe.Run(args)
-		check(err)
-		t := time.Since(t0).Seconds()
-		l, err := limits.Again()
+		t := run()
+		l, err := lim()
 		check(err)
 		ts, bounds = append(ts, t), append(bounds, bound(l))
 		bws, peaks = append(bws, l.Bandwidth), append(peaks, l.FMAPeak)
@@ -80,9 +75,23 @@ func timePaired(exe *engine.Executable, args []*backend.Buffer, bound func(limit
 	}
 	p.seconds, p.bound, p.ofBound = median(ts), median(bounds), median(p.ratios)
 	p.limits = limits.Limits{Bandwidth: median(bws), FMAPeak: median(peaks)}
-	p.first = make([]float64, out[0].Len())
-	out[0].ReadFloat64s(0, p.first)
 	return p
+}
+
+// timeOnce returns a function that runs exe on args and returns its
+// seconds, after one warm-up run whose first result's elements it
+// returns.
+func timeOnce(exe *engine.Executable, args []*backend.Buffer) (func() float64, []float64) {
+	out, err := exe.Run(args)
+	check(err)
+	first := make([]float64, out[0].Len())
+	out[0].ReadFloat64s(0, first)
+	return func() float64 {
+		t0 := time.Now()
+		_, err := exe.Run(args)
+		check(err)
+		return time.Since(t0).Seconds()
+	}, first
 }
 
 // median of xs, xs left as they are.
