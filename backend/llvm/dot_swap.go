@@ -59,8 +59,8 @@ func dotSwapFits(d dotShape, tgt target) bool {
 // K = 1024 and 2048 (f16 95.9/97.1, bf16 90.0/90.7 on one thread; f16
 // 113/112, +add 162/158, +mul 138/136 on two), slower at K = 3072, whose
 // chunks are 32 rows (f16 88.0/96.6 and bf16 85.5/90.5 on one thread,
-// f16+add 149/162 on two): the bound stays. Earlier, one thread, the two plans' calls
-// interleaved in one process, best / first-quartile GFLOP/s (docs/
+// f16+add 149/162 on two): the bound stays. Earlier, one thread, the two
+// plans' calls interleaved in one process, best / first-quartile GFLOP/s (docs/
 // PERFORMANCE.md, sitting of 2026-12-07 13:07): at 512 rows bf16
 // weights 200/161 swapped against 227/218 blocked (1024x3072) and
 // 195/192 against 226/223 (3072x1024), f16 184/163 against 195/167 and

@@ -40,8 +40,9 @@
 // run of each, the ratio the median of the pairs'. Under its table a line says
 // how much of each side's resident memory was in 2 MiB pages after the
 // warm-up (pages.go): llama.cpp reads its GGUF mapped from the page cache,
-// in 2 MiB pages or 4 KiB ones depending on how the file got there, and
-// the decode figure moves with it.
+// in 2 MiB pages or 4 KiB ones depending on how the file got there (on
+// this project's VM the decode figure did not move with it, but the line
+// says which pages a figure was read from).
 //
 // The decode steps are also measured against the machine's bound
 // (bound.go): the weights a step needs and its KV cache read once at the

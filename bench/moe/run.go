@@ -31,19 +31,12 @@ func inputs(s shape, f *ir.Func) []*backend.Buffer {
 // timeRun runs exe once to warm up, then *repeat times, and returns the
 // median time and the first result's elements.
 func timeRun(exe *engine.Executable, args []*backend.Buffer) (float64, []float64) {
-	out, err := exe.Run(args)
-	check(err)
+	run, first := timeOnce(exe, args)
 	var ts []float64
 	for range *repeat {
-		t0 := time.Now()
-		_, err := exe.Run(args)
-		check(err)
-		ts = append(ts, time.Since(t0).Seconds())
+		ts = append(ts, run())
 	}
-	slices.Sort(ts)
-	first := make([]float64, out[0].Len())
-	out[0].ReadFloat64s(0, first)
-	return ts[len(ts)/2], first
+	return median(ts), first
 }
 
 // paired is timePaired's result: the runs' median seconds, the limits and
@@ -69,9 +62,10 @@ func timePaired(run func() float64, lim func() (limits.Limits, error), bound fun
 		t := run()
 		l, err := lim()
 		check(err)
-		ts, bounds = append(ts, t), append(bounds, bound(l))
+		b := bound(l)
+		ts, bounds = append(ts, t), append(bounds, b)
 		bws, peaks = append(bws, l.Bandwidth), append(peaks, l.FMAPeak)
-		p.ratios = append(p.ratios, bound(l)/t)
+		p.ratios = append(p.ratios, b/t)
 	}
 	p.seconds, p.bound, p.ofBound = median(ts), median(bounds), median(p.ratios)
 	p.limits = limits.Limits{Bandwidth: median(bws), FMAPeak: median(peaks)}
