@@ -22,7 +22,7 @@ import (
 // 2048), so the weights are read once per call. Larger products keep the
 // blocked one. With AVX-512 (gen.wide) there is no bound on the rows of
 // f32 weights (f16/bf16 ones: dotSwapNarrowRows): the 8 x 32
-// tile of swappedWide beats the blocked product at every row count
+// two-panel tile of swapKinds beats the blocked product at every row count
 // measured, a prefill's 512 rows included, though each chunk of 64 rows
 // reads the weights again (BenchmarkGemm/rhsT/512x1024x3072: 182-185 ->
 // 198-203 GFLOP/s; eleven projection shapes of Qwen3-0.6B and -30B-A3B,

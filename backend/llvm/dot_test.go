@@ -218,7 +218,7 @@ func TestDotReadsReshape(t *testing.T) {
 // TestDotSwap: a product of 9-64 rows (or more, with AVX-512) by a rhs
 // stored [N, K] (N a multiple of 16) runs as ragged_dot's swapped
 // product, with its epilogue; edges of the bounds take the other kernels.
-// All agree with the reference, with AVX-512's tiles (swappedWide) and
+// All agree with the reference, with AVX-512's tiles (swapKinds) and
 // with AVX2's, whatever the host (TestRaggedDot).
 func TestDotSwap(t *testing.T) {
 	forTiles(t, func(t *testing.T, b *Backend) {

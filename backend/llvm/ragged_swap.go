@@ -24,11 +24,12 @@ import (
 // transposes); the matrix is read as it is stored, eight of its rows at a
 // time, each element broadcast across the panel's rows. The micro-kernel
 // keeps an 8 x 16 tile (8 result columns x 16 rows) in sixteen vectors
-// over the whole contraction (a last panel of at most 8 rows: 8 x 8), so
+// over the whole contraction (smaller tiles and dot products take a
+// chunk's last rows: swapKinds), so
 // the matrix streams from memory once per chunk of rows and every panel
 // after the first finds its eight rows in cache; the tile is transposed in
 // registers and stored row by row. With AVX-512 a tile covers two panels
-// (swappedWide).
+// (swapKinds).
 //
 // BenchmarkRaggedDot/prefill-t32 (128 experts of 32 rows, best of 8, the
 // blocked product first): up 121-133 -> 179 GFLOP/s, down 107-129 -> 159;
@@ -94,20 +95,7 @@ func (x *raggedCtx) swapped() {
 			if x.wide != nil {
 				x.widenTile(n0)
 			}
-			if k.g.wide {
-				x.swappedWide(panels, np, r0, r1, n0)
-				return nil
-			}
-			k.loop(ci(0), np, nil, func(p value.Value, _ []value.Value) []value.Value {
-				pan := k.at(types.Float, panels, k.cur.NewMul(p, ci(x.K*gemmNR)))
-				rt := k.mulAdd(p, gemmNR, r0)
-				tile := func(halves int) func() {
-					return func() { x.swapStore(x.swapMicro(pan, n0, halves), rt, r1, n0, v8, halves) }
-				}
-				// A last panel of at most 8 rows computes only them.
-				k.ifElse(k.cur.NewICmp(enum.IPredSLE, k.cur.NewSub(r1, rt), ci(8)), tile(1), tile(2))
-				return nil
-			})
+			x.swapChunk(panels, r0, r1, n0)
 			return nil
 		})
 		return nil
@@ -257,35 +245,147 @@ func (x *raggedCtx) matrixRows(n0 value.Value, n int64) []value.Value {
 	return wRow
 }
 
-// swappedWide is swapped's loop over a chunk's panels on a host with
-// AVX-512 (gen.wide): a tile takes two panels (32 rows), each one
-// <16 x float> in sixteen accumulators, which halves the broadcasts of
-// the matrix per multiply-add against the 8 x 16 tile of two AVX2
-// halves. A last panel alone takes eight accumulators, or the AVX2 8 x 8
-// tile when it holds at most 8 rows. BenchmarkRaggedDot, two alternated
-// runs each: prefill-t32-qwen3-up 176-178 -> 187-192 GFLOP/s, -down
-// 166-169 -> 175-176, t64 188-191 -> 202-203, t16 160-162 -> 172; with
-// bf16 experts (one widened weight now feeds 32 lanes) 156-163 -> 204-207.
-func (x *raggedCtx) swappedWide(panels, np, r0, r1, n0 value.Value) {
-	k := x.k
-	k.loop(ci(0), k.ceilDiv(np, 2), nil, func(pp value.Value, _ []value.Value) []value.Value {
-		p := k.cur.NewMul(pp, ci(2))
-		pan := k.at(types.Float, panels, k.cur.NewMul(p, ci(x.K*gemmNR)))
-		rt := k.mulAdd(p, gemmNR, r0)
-		rem := k.cur.NewSub(r1, rt)
-		wide := func(n int) func() {
-			return func() { x.swapStore(x.swapMicroWide(pan, n0, n), rt, r1, n0, v16, n) }
-		}
-		k.ifElse(k.cur.NewICmp(enum.IPredSGT, rem, ci(gemmNR)), wide(2), func() {
-			k.ifElse(k.cur.NewICmp(enum.IPredSGT, rem, ci(8)), wide(1), func() {
-				x.swapStore(x.swapMicro(pan, n0, 1), rt, r1, n0, v8, 1)
-			})
-		})
-		return nil
-	})
+// swapKind is one of the swapped product's tiles: the rows it covers
+// (the packed panels' rows it reads from a panel's start), and the fewest
+// rows left to it for which it runs; with fewer they go to the next
+// smaller tile, and the last few to dot products (tailDots).
+type swapKind struct{ rows, min int64 }
+
+// swapKinds are the tiles of the host, largest first. With AVX-512
+// (gen.wide) a tile takes two panels (32 rows), each one <16 x float> in
+// sixteen accumulators, which halves the broadcasts of the matrix per
+// multiply-add against the 8 x 16 tile of two AVX2 halves; a single panel
+// takes eight accumulators. BenchmarkRaggedDot, two alternated runs
+// each: prefill-t32-qwen3-up 176-178 -> 187-192 GFLOP/s, -down 166-169
+// -> 175-176, t64 188-191 -> 202-203, t16 160-162 -> 172; with bf16
+// experts (one widened weight now feeds 32 lanes) 156-163 -> 204-207.
+//
+// A tile computes all its rows whether or not the group has them: before
+// the tails, a prefill's groups (32 rows on average, drawn as routing
+// gives them) left 12% of the lanes computed padding. The minimums let a
+// tile pad at most 2 rows (7 for the two-panel tile, whose broadcasts
+// feed twice the lanes); the rest, at most 5 rows, go to tailDots.
+// BenchmarkRaggedDot/prefill-t32-drawn (512 tokens' top-8 of 128),
+// before and after, alternated twice: up 171-175 -> 188-190 GFLOP/s
+// (best 179-183 -> 195-196), down 172-178 -> 180-184; 32 rows to every
+// expert (no part panels) level. Minimums of 30/14/6, 25/12/6, 25/14/4,
+// 25/14/8 and 28/16/8 were all within the noise of these.
+func (x *raggedCtx) swapKinds() []swapKind {
+	if x.k.g.wide {
+		return []swapKind{{32, 25}, {16, 14}, {8, 6}}
+	}
+	return []swapKind{{16, 14}, {8, 6}}
 }
 
-// swapMicroWide is the tile of swappedWide: result columns [n0, n0+8) x
+// swapChunk computes the chunk's rows [r0, r1) at result columns [n0,
+// n0+8): the largest tile while it has enough rows, then each smaller
+// tile once if it has, then the rows left (fewer than the last tile's
+// minimum) by dot products. Every tile but the last covers a multiple of
+// 16 rows, so each one starts at a packed panel's first row.
+func (x *raggedCtx) swapChunk(panels, r0, r1, n0 value.Value) {
+	k := x.k
+	kinds := x.swapKinds()
+	rows := k.cur.NewSub(r1, r0)
+	big := kinds[0]
+	n := k.ceilDiv(k.smax(k.cur.NewSub(rows, ci(big.min-1)), ci(0)), big.rows)
+	k.loop(ci(0), n, nil, func(i value.Value, _ []value.Value) []value.Value {
+		x.swapAt(big.rows, k.cur.NewMul(i, ci(big.rows)), panels, r0, r1, n0)
+		return nil
+	})
+	var done value.Value = k.cur.NewMul(n, ci(big.rows))
+	for _, t := range kinds[1:] {
+		run := k.cur.NewICmp(enum.IPredSGE, k.cur.NewSub(rows, done), ci(t.min))
+		at := done
+		k.ifElse(run, func() { x.swapAt(t.rows, at, panels, r0, r1, n0) }, nil)
+		done = k.cur.NewSelect(run, k.cur.NewAdd(done, ci(t.rows)), done)
+	}
+	left, rt := k.cur.NewSub(rows, done), k.cur.NewAdd(r0, done)
+	for m := int64(1); m < kinds[len(kinds)-1].min; m++ {
+		k.ifElse(k.cur.NewICmp(enum.IPredEQ, left, ci(m)), func() { x.tailDots(rt, m, n0) }, nil)
+	}
+}
+
+// swapAt runs the tile of the given rows on the chunk's rows from r0+off
+// (off a multiple of 16: a panel's first row) at columns [n0, n0+8).
+func (x *raggedCtx) swapAt(rows int64, off, panels, r0, r1, n0 value.Value) {
+	k := x.k
+	pan := k.at(types.Float, panels, k.cur.NewMul(off, ci(x.K)))
+	rt := k.cur.NewAdd(r0, off)
+	switch {
+	case rows == 8:
+		x.swapStore(x.swapMicro(pan, n0, 1), rt, r1, n0, v8, 1)
+	case k.g.wide:
+		x.swapStore(x.swapMicroWide(pan, n0, int(rows/16)), rt, r1, n0, v16, int(rows/16))
+	default:
+		x.swapStore(x.swapMicro(pan, n0, 2), rt, r1, n0, v8, 2)
+	}
+}
+
+// tailDots computes m rows from r0 (the few a chunk's tiles leave) at
+// columns [n0, n0+8) as dot products along the contraction, four columns
+// at a time: the rows are read where they lie in x.A, the matrix rows
+// where the tiles read them (in cache now), and no lane computes padding.
+// Each accumulator is summed across its lanes at the end.
+func (x *raggedCtx) tailDots(r0 value.Value, m int64, n0 value.Value) {
+	k := x.k
+	vt := v8
+	if k.g.wide {
+		vt = v16
+	}
+	lanes := int64(vt.Len)
+	vfma := k.g.declare(fmt.Sprintf("llvm.fmuladd.v%df32", vt.Len), vt, vt, vt, vt)
+	fma := k.g.declare("llvm.fmuladd.f32", types.Float, types.Float, types.Float, types.Float)
+	aRow := make([]value.Value, m)
+	for i := range aRow {
+		aRow[i] = k.mulAdd(k.cur.NewAdd(r0, ci(int64(i))), x.K, ci(0))
+	}
+	for c0 := int64(0); c0 < 8; c0 += 4 {
+		src, dt, wRow := x.B, x.wdt, x.matrixRows(k.cur.NewAdd(n0, ci(c0)), 4)
+		if x.wide != nil { // the tile's rows widened to f32 (widenTile)
+			src, dt = x.wide, ir.F32
+			for c := range wRow {
+				wRow[c] = ci((c0 + int64(c)) * x.K)
+			}
+		}
+		init := make([]value.Value, 4*m)
+		for i := range init {
+			init[i] = constant.NewZeroInitializer(vt)
+		}
+		acc := k.loop(ci(0), ci(x.K/lanes), init, func(kv value.Value, acc []value.Value) []value.Value {
+			kk := k.cur.NewMul(kv, ci(lanes))
+			next := make([]value.Value, len(acc))
+			for c, w := range wRow {
+				wv := k.vloadDTOf(vt, src, k.cur.NewAdd(w, kk), dt)
+				for i, a := range aRow {
+					av := k.vloadOf(vt, x.A, k.cur.NewAdd(a, kk))
+					next[4*int64(i)+int64(c)] = k.cur.NewCall(vfma, av, wv, acc[4*int64(i)+int64(c)])
+				}
+			}
+			return next
+		})
+		for i, a := range aRow {
+			row := k.cur.NewAdd(r0, ci(int64(i)))
+			for c, w := range wRow {
+				s := acc[4*int64(i)+int64(c)]
+				if lanes > 8 {
+					s = k.cur.NewFAdd(k.half8(s, 0), k.half8(s, 1))
+				}
+				tail := k.loop(ci(x.K/lanes*lanes), ci(x.K), []value.Value{k.hsum(s)}, func(kk value.Value, t []value.Value) []value.Value {
+					av := k.load(types.Float, x.A, k.cur.NewAdd(a, kk))
+					wv := k.loadDT(src, k.cur.NewAdd(w, kk), dt)
+					return []value.Value{k.cur.NewCall(fma, av, wv, t[0])}
+				})
+				col := k.cur.NewAdd(n0, ci(c0+int64(c)))
+				k.store(tail[0], x.c, k.mulAdd(row, x.N, col))
+				if x.epi != nil {
+					x.epi(row, col)
+				}
+			}
+		}
+	}
+}
+
+// swapMicroWide is the AVX-512 tile of swapKinds: result columns [n0, n0+8) x
 // the 16 rows of each of panels consecutive panels, one <16 x float> each.
 func (x *raggedCtx) swapMicroWide(pan, n0 value.Value, panels int) []value.Value {
 	return x.swapTile(v16, n0, panels, func(at value.Value, j int64) value.Value {

@@ -3,6 +3,7 @@ package llvm
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"syscall"
@@ -45,8 +46,9 @@ var raggedCases = []raggedCase{
 	{9, 80, 6, 19, [2][]int64{{0, 4, 0, 1, 1, 3}, {1, 1, 1, 1, 1, 1}}},
 	// a long contraction (k not a multiple of 8): with [g,n,k] weights the
 	// swapped product packs one 16-row panel at a time, so 40 rows are
-	// three chunks, the last partial
-	{45, 4100, 2, 40, [2][]int64{{40, 5}, {17, 28}}},
+	// three chunks, the last partial; then 16 rows and a tail of 2, and
+	// a tile of 16, one of 8 and a tail of 3
+	{45, 4100, 2, 40, [2][]int64{{40, 5}, {18, 27}}},
 }
 
 // TestRaggedDot compiles every case into one function (one clang run),
@@ -58,7 +60,7 @@ var raggedCases = []raggedCase{
 // weights in bf16 and f16, converted to f32 in the program (a bf16
 // checkpoint's experts): the kernels read them at their width, and
 // nothing converts them. The f32 cases run with AVX-512's 16-float tiles
-// (gemmTile, swappedWide) and with the AVX2 ones, whatever the host: without
+// (gemmTile, swapKinds) and with the AVX2 ones, whatever the host: without
 // AVX-512, clang splits each 16-float vector into two AVX2 halves (slower,
 // the same sums). Last, bf16 weights times rows that hold bf16 values (a
 // bf16 checkpoint's experts: the model rounds their inputs to bf16): on a
@@ -159,50 +161,57 @@ func BenchmarkRaggedDot(b *testing.B) {
 		// used: when not 0, only that many groups (spread evenly) have
 		// rows, the others are empty, and the rates count their weights
 		used int64
+		// drawn: the sizes drawn as a prefill routes its tokens (rows
+		// tokens, top-8 of g experts, seeded), not rows for every group
+		drawn bool
 	}{
-		{"decode", 4, 64, 1024, 768, false, false, false, 0},
+		{"decode", 4, 64, 1024, 768, false, false, false, 0, false},
 		// bench/moe's qwen3 decode (batch 64, top-8 of 128: 4 rows per expert)
-		{"decode-qwen3-up", 4, 128, 2048, 768, false, false, false, 0},
-		{"decode-qwen3-down", 4, 128, 768, 2048, false, false, false, 0},
-		{"decode-gemma4-up", 4, 128, 2816, 704, false, false, false, 0},
-		{"decode-gemma4-down", 4, 128, 704, 2816, false, false, false, 0},
+		{"decode-qwen3-up", 4, 128, 2048, 768, false, false, false, 0, false},
+		{"decode-qwen3-down", 4, 128, 768, 2048, false, false, false, 0, false},
+		{"decode-gemma4-up", 4, 128, 2816, 704, false, false, false, 0, false},
+		{"decode-gemma4-down", 4, 128, 704, 2816, false, false, false, 0, false},
 		// bench/moe's batch 1 (one token, 8 of the 128 experts)
-		{"decode1-qwen3-up", 1, 128, 2048, 768, false, false, false, 8},
-		{"decode1-qwen3-down", 1, 128, 768, 2048, false, false, false, 8},
-		{"decode1-gemma4-up", 1, 128, 2816, 704, false, false, false, 8},
-		{"decode1-gemma4-down", 1, 128, 704, 2816, false, false, false, 8},
-		{"prefill", 64, 64, 1024, 768, false, false, false, 0},
+		{"decode1-qwen3-up", 1, 128, 2048, 768, false, false, false, 8, false},
+		{"decode1-qwen3-down", 1, 128, 768, 2048, false, false, false, 8, false},
+		{"decode1-gemma4-up", 1, 128, 2816, 704, false, false, false, 8, false},
+		{"decode1-gemma4-down", 1, 128, 704, 2816, false, false, false, 8, false},
+		{"prefill", 64, 64, 1024, 768, false, false, false, 0, false},
 		// bench/moe's prefill shapes (64 rows per expert on average), 16 of the 128 experts
-		{"prefill-qwen3-up", 64, 16, 2048, 768, false, false, false, 0},
-		{"prefill-qwen3-down", 64, 16, 768, 2048, false, false, false, 0},
-		{"prefill-gemma4-up", 64, 16, 2816, 704, false, false, false, 0},
-		{"prefill-gemma4-down", 64, 16, 704, 2816, false, false, false, 0},
+		{"prefill-qwen3-up", 64, 16, 2048, 768, false, false, false, 0, false},
+		{"prefill-qwen3-down", 64, 16, 768, 2048, false, false, false, 0, false},
+		{"prefill-gemma4-up", 64, 16, 2816, 704, false, false, false, 0, false},
+		{"prefill-gemma4-down", 64, 16, 704, 2816, false, false, false, 0, false},
 		// the weights as Hugging Face stores them ([experts, out, in], the
 		// models' case): bench/models' 512-token prefill gives an expert 32
 		// rows on average, bench/moe's 1024 tokens 64; all 128 experts
-		{"prefill-t32-qwen3-up", 32, 128, 2048, 768, true, false, false, 0},
-		{"prefill-t32-qwen3-down", 32, 128, 768, 2048, true, false, false, 0},
-		{"prefill-t64-qwen3-up", 64, 128, 2048, 768, true, false, false, 0},
-		{"prefill-t16-qwen3-up", 16, 128, 2048, 768, true, false, false, 0},
-		{"prefill-t8-qwen3-up", 8, 128, 2048, 768, true, false, false, 0},
-		{"prefill-t4-qwen3-up", 4, 128, 2048, 768, true, false, false, 0},
+		{"prefill-t32-qwen3-up", 32, 128, 2048, 768, true, false, false, 0, false},
+		{"prefill-t32-qwen3-down", 32, 128, 768, 2048, true, false, false, 0, false},
+		// the same, each expert's rows as 512 tokens' top-8 routing gives
+		// them (bench/models' MoE prefill): most groups end in a part panel
+		{"prefill-t32-drawn-qwen3-up", 32, 128, 2048, 768, true, false, false, 0, true},
+		{"prefill-t32-drawn-qwen3-down", 32, 128, 768, 2048, true, false, false, 0, true},
+		{"prefill-t64-qwen3-up", 64, 128, 2048, 768, true, false, false, 0, false},
+		{"prefill-t16-qwen3-up", 16, 128, 2048, 768, true, false, false, 0, false},
+		{"prefill-t8-qwen3-up", 8, 128, 2048, 768, true, false, false, 0, false},
+		{"prefill-t4-qwen3-up", 4, 128, 2048, 768, true, false, false, 0, false},
 		// a bf16 checkpoint's experts, read at their width
-		{"prefill-t32-qwen3-up-bf16", 32, 128, 2048, 768, true, true, false, 0},
-		{"prefill-t4-qwen3-up-bf16", 4, 128, 2048, 768, true, true, false, 0},
+		{"prefill-t32-qwen3-up-bf16", 32, 128, 2048, 768, true, true, false, 0, false},
+		{"prefill-t4-qwen3-up-bf16", 4, 128, 2048, 768, true, true, false, 0, false},
 		// and its rows rounded to bf16, as the models give them (ragged_bf16.go)
-		{"prefill-t32-qwen3-up-bf16-rows", 32, 128, 2048, 768, true, true, true, 0},
-		{"prefill-t32-qwen3-down-bf16-rows", 32, 128, 768, 2048, true, true, true, 0},
-		{"prefill-t32-qwen3-down-bf16", 32, 128, 768, 2048, true, true, false, 0},
-		{"prefill-t4-qwen3-up-bf16-rows", 4, 128, 2048, 768, true, true, true, 0},
-		{"prefill-t4-qwen3-down-bf16-rows", 4, 128, 768, 2048, true, true, true, 0},
-		{"prefill-t4-qwen3-down-bf16", 4, 128, 768, 2048, true, true, false, 0},
+		{"prefill-t32-qwen3-up-bf16-rows", 32, 128, 2048, 768, true, true, true, 0, false},
+		{"prefill-t32-qwen3-down-bf16-rows", 32, 128, 768, 2048, true, true, true, 0, false},
+		{"prefill-t32-qwen3-down-bf16", 32, 128, 768, 2048, true, true, false, 0, false},
+		{"prefill-t4-qwen3-up-bf16-rows", 4, 128, 2048, 768, true, true, true, 0, false},
+		{"prefill-t4-qwen3-down-bf16-rows", 4, 128, 768, 2048, true, true, true, 0, false},
+		{"prefill-t4-qwen3-down-bf16", 4, 128, 768, 2048, true, true, false, 0, false},
 		// batch-1 decode as the models run it: one token's 8 experts of
 		// 128, stored [n,k], f32 and bf16; the experts used move on every
 		// run (as a token's do), so the weights come from memory
-		{"decode1-t-qwen3-up", 1, 128, 2048, 768, true, false, false, 8},
-		{"decode1-t-qwen3-down", 1, 128, 768, 2048, true, false, false, 8},
-		{"decode1-t-qwen3-up-bf16", 1, 128, 2048, 768, true, true, false, 8},
-		{"decode1-t-qwen3-down-bf16", 1, 128, 768, 2048, true, true, false, 8},
+		{"decode1-t-qwen3-up", 1, 128, 2048, 768, true, false, false, 8, false},
+		{"decode1-t-qwen3-down", 1, 128, 768, 2048, true, false, false, 8, false},
+		{"decode1-t-qwen3-up-bf16", 1, 128, 2048, 768, true, true, false, 8, false},
+		{"decode1-t-qwen3-down-bf16", 1, 128, 768, 2048, true, true, false, 8, false},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			used := c.g
@@ -241,6 +250,9 @@ func BenchmarkRaggedDot(b *testing.B) {
 			for i := int64(0); i < used; i++ {
 				sizes[i*c.g/used] = c.rows
 			}
+			if c.drawn {
+				sizes = drawnSizes(c.rows*c.g/8, c.g)
+			}
 			in[2] = backend.FromInts(ir.Tensor(ir.I32, c.g), sizes...)
 			x.Run(in)
 			// The batch-1 cases move their experts on from run to run.
@@ -274,6 +286,20 @@ func BenchmarkRaggedDot(b *testing.B) {
 			b.ReportMetric(float64(2*m*c.k*c.n)/best.Seconds()/1e9, "best-GFLOP/s") // as BenchmarkGemm
 		})
 	}
+}
+
+// drawnSizes are the group sizes of tokens routed to their top 8 of g
+// experts, each token's 8 drawn without repeats from a seeded source: the
+// sizes sum to 8*tokens, scattered about their mean as a prefill's are.
+func drawnSizes(tokens, g int64) []int64 {
+	r := rand.New(rand.NewPCG(1, 2))
+	sizes := make([]int64, g)
+	for range tokens {
+		for _, e := range r.Perm(int(g))[:8] {
+			sizes[e]++
+		}
+	}
+	return sizes
 }
 
 // processCPU is the CPU time the process has used (user and system): the
