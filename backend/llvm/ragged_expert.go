@@ -160,6 +160,31 @@ func (x *raggedCtx) sweepT() {
 	})
 }
 
+// raggedSweepAhead is how many bytes of the matrix ahead of what it reads
+// sweepT asks for (into L2). One thread reads each expert's matrix as one
+// stream, and the hardware's prefetcher alone kept too few of its lines
+// in flight: BenchmarkRaggedDot/decode1-t-* (one token's 8 experts, from
+// memory), without and with, six alternations of 400 runs each, weights
+// read: bf16 up 17.6-19.4 -> 23.2-27.8 GB/s, down 17.8-21.1 -> 22.3-26.1;
+// f32 19.9-29.7 -> 22.3-25.4 and 19.8-25.5 -> 22.5-29.5 (level). 2, 8 and
+// 16 KiB ahead did as well as 4 KiB within the noise, 32 KiB no better.
+// (On the host of the sweep's first figures, prefetching 1-4 rows ahead
+// showed nothing: docs/PERFORMANCE.md.)
+const raggedSweepAhead = 4 << 10
+
+// prefetchAhead asks for the lines raggedSweepAhead bytes past the
+// matrix elements [at, at+n) (clamped into the matrices: an inbounds
+// address past them would be poison, even for a hint).
+func (x *raggedCtx) prefetchAhead(at value.Value, n int64) {
+	k := x.k
+	size := int64(x.wdt.Size())
+	_, elem, _ := elemType(x.wdt)
+	for l := int64(0); l < n; l += 64 / size {
+		p := k.cur.NewAdd(at, ci(l+raggedSweepAhead/size))
+		k.prefetchL2(k.at(elem, x.B, k.smin(p, ci(max(x.G*x.N*x.K-1, 0)))))
+	}
+}
+
 // dotsT stores column j of result rows [r0, r0+n): each the dot product of
 // its lhs row with the matrix row at w, raggedTUnroll 16-float sums apart
 // over the contraction, then 16 floats at a time, then one at a time.
@@ -184,6 +209,7 @@ func (x *raggedCtx) dotsT(r0 value.Value, n int64, j, w value.Value) {
 	}
 	acc := k.loop(ci(0), ci(x.K/(u*lanes)), init, func(s value.Value, acc []value.Value) []value.Value {
 		next := slices.Clone(acc)
+		x.prefetchAhead(k.cur.NewAdd(w, k.cur.NewMul(s, ci(u*lanes))), u*lanes)
 		for q := int64(0); q < u; q++ {
 			mac(k.mulAdd(s, u*lanes, ci(q*lanes)), q, acc, next)
 		}
