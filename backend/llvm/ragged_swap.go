@@ -324,8 +324,9 @@ func (x *raggedCtx) swapAt(rows int64, off, panels, r0, r1, n0 value.Value) {
 // tailDots computes m rows from r0 (the few a chunk's tiles leave) at
 // columns [n0, n0+8) as dot products along the contraction, four columns
 // at a time: the rows are read where they lie in x.A, the matrix rows
-// where the tiles read them (in cache now), and no lane computes padding.
-// Each accumulator is summed across its lanes at the end.
+// where the tiles read them (in cache after a tile), and no lane
+// computes padding. Each accumulator is summed across its lanes at the
+// end.
 func (x *raggedCtx) tailDots(r0 value.Value, m int64, n0 value.Value) {
 	k := x.k
 	vt := v8
