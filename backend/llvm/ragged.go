@@ -1,6 +1,7 @@
 package llvm
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/llir/llvm/ir/constant"
@@ -423,6 +424,15 @@ func (x *raggedCtx) prefetch(at value.Value) {
 	x.k.prefetchL2(x.k.cur.NewGetElementPtr(types.Float, x.B, at))
 }
 
+// prefetchWeight asks for the line of the matrices' element at (of x.wdt)
+// into L2, the offset clamped into the matrices: the prefetches that run
+// ahead of a matrix's end would otherwise address past the buffer, and an
+// inbounds address past it is poison, even for a hint.
+func (x *raggedCtx) prefetchWeight(at value.Value) {
+	_, elem, _ := elemType(x.wdt)
+	x.k.prefetchL2(x.k.at(elem, x.B, x.k.smin(at, ci(max(x.G*x.N*x.K-1, 0)))))
+}
+
 // streamT computes a small group's rows for the call's full tiles when the
 // matrices are stored [n,k]: gemv.go's way, for raggedTCols rows of the
 // matrix at a time, eight contracting elements per step, every lhs row's
@@ -453,44 +463,71 @@ const (
 )
 
 // tileT computes rows [r0, r0+n) of the result at the 16 columns from n0.
-func (x *raggedCtx) tileT(r0 value.Value, n int64, n0 value.Value) {
+func (x *raggedCtx) tileT(r0 value.Value, n int64, n0 value.Value) { x.dotRows(r0, n, n0, gemmNR, v8) }
+
+// dotRows computes rows [r0, r0+n) of the result at the cols columns
+// from n0 (a multiple of raggedTCols) as dot products along the
+// contraction in vectors of vt, raggedTCols matrix rows at a time: each
+// step loads their vectors once and multiplies every lhs row's vector
+// into its own accumulator; each accumulator is summed across its lanes
+// at the end, the contraction's last elements one at a time. The matrix
+// rows are those in x.B, or while the swapped product generates a tile
+// of f16/bf16 weights, that tile's rows widened to f32 (x.wide, from
+// column n0). Each result is stored, then given the epilogue (x.epi).
+func (x *raggedCtx) dotRows(r0 value.Value, n int64, n0 value.Value, cols int64, vt *types.VectorType) {
 	k := x.k
-	for c0 := int64(0); c0 < gemmNR; c0 += raggedTCols {
-		aRow := make([]value.Value, n)
-		for i := range aRow {
-			aRow[i] = k.mulAdd(k.cur.NewAdd(r0, ci(int64(i))), x.K, ci(0))
+	lanes := int64(vt.Len)
+	vfma := k.g.declare(fmt.Sprintf("llvm.fmuladd.v%df32", vt.Len), vt, vt, vt, vt)
+	fma := k.g.declare("llvm.fmuladd.f32", types.Float, types.Float, types.Float, types.Float)
+	aRow := make([]value.Value, n)
+	for i := range aRow {
+		aRow[i] = k.mulAdd(k.cur.NewAdd(r0, ci(int64(i))), x.K, ci(0))
+	}
+	for c0 := int64(0); c0 < cols; c0 += raggedTCols {
+		src, dt, wRow := x.B, x.wdt, x.matrixRows(k.cur.NewAdd(n0, ci(c0)), raggedTCols)
+		if x.wide != nil {
+			src, dt = x.wide, ir.F32
+			for c := range wRow {
+				wRow[c] = ci((c0 + int64(c)) * x.K)
+			}
 		}
-		wRow := x.matrixRows(k.cur.NewAdd(n0, ci(c0)), raggedTCols)
 		init := make([]value.Value, n*raggedTCols)
 		for i := range init {
-			init[i] = constant.NewZeroInitializer(v8)
+			init[i] = constant.NewZeroInitializer(vt)
 		}
-		acc := k.loop(ci(0), ci(x.K/8), init, func(kv value.Value, acc []value.Value) []value.Value {
-			kk := k.cur.NewMul(kv, ci(8))
+		acc := k.loop(ci(0), ci(x.K/lanes), init, func(kv value.Value, acc []value.Value) []value.Value {
+			kk := k.cur.NewMul(kv, ci(lanes))
 			ws := make([]value.Value, raggedTCols)
 			for c := range ws {
-				ws[c] = k.vloadDT(x.B, k.cur.NewAdd(wRow[c], kk), x.wdt)
+				ws[c] = k.vloadDTOf(vt, src, k.cur.NewAdd(wRow[c], kk), dt)
 			}
 			next := make([]value.Value, len(acc))
 			for i := range aRow {
-				av := k.vload(x.A, k.cur.NewAdd(aRow[i], kk))
+				av := k.vloadOf(vt, x.A, k.cur.NewAdd(aRow[i], kk))
 				for c := range ws {
 					j := int64(i)*raggedTCols + int64(c)
-					next[j] = k.cur.NewCall(x.vfma, av, ws[c], acc[j])
+					next[j] = k.cur.NewCall(vfma, av, ws[c], acc[j])
 				}
 			}
 			return next
 		})
 		for i := range aRow {
+			row := k.cur.NewAdd(r0, ci(int64(i)))
 			for c := range wRow {
-				s := k.hsum(acc[int64(i)*raggedTCols+int64(c)])
-				tail := k.loop(ci(x.K/8*8), ci(x.K), []value.Value{s}, func(kk value.Value, t []value.Value) []value.Value {
+				s := acc[int64(i)*raggedTCols+int64(c)]
+				if lanes > 8 {
+					s = k.cur.NewFAdd(k.half8(s, 0), k.half8(s, 1))
+				}
+				tail := k.loop(ci(x.K/lanes*lanes), ci(x.K), []value.Value{k.hsum(s)}, func(kk value.Value, t []value.Value) []value.Value {
 					av := k.load(types.Float, x.A, k.cur.NewAdd(aRow[i], kk))
-					wv := k.loadDT(x.B, k.cur.NewAdd(wRow[c], kk), x.wdt)
-					return []value.Value{k.cur.NewCall(x.fma, av, wv, t[0])}
+					wv := k.loadDT(src, k.cur.NewAdd(wRow[c], kk), dt)
+					return []value.Value{k.cur.NewCall(fma, av, wv, t[0])}
 				})
 				col := k.cur.NewAdd(n0, ci(c0+int64(c)))
-				k.store(tail[0], x.c, k.mulAdd(k.cur.NewAdd(r0, ci(int64(i))), x.N, col))
+				k.store(tail[0], x.c, k.mulAdd(row, x.N, col))
+				if x.epi != nil {
+					x.epi(row, col)
+				}
 			}
 		}
 	}

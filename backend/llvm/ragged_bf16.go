@@ -367,11 +367,7 @@ func (x *raggedCtx) tilePairs(packed, r0 value.Value, n int64, n0 value.Value, w
 // no better.
 func (x *raggedCtx) prefetchNextRows(wRow []value.Value, kv value.Value) {
 	k := x.k
-	last := ci(max(x.G*x.N*x.K-1, 0))
-	for _, r := range wRow {
-		// Clamped into the matrices: an inbounds address past the buffer
-		// would be poison, even for a hint.
-		at := k.smin(k.mulAdd(kv, 32, k.cur.NewAdd(r, ci(raggedTCols*x.K))), last)
-		k.prefetchL2(k.at(types.I16, x.B, at))
+	for _, r := range wRow { // clamped into the matrices (prefetchWeight)
+		x.prefetchWeight(k.mulAdd(kv, 32, k.cur.NewAdd(r, ci(raggedTCols*x.K))))
 	}
 }

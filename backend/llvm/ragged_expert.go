@@ -173,15 +173,12 @@ func (x *raggedCtx) sweepT() {
 const raggedSweepAhead = 4 << 10
 
 // prefetchAhead asks for the lines raggedSweepAhead bytes past the
-// matrix elements [at, at+n) (clamped into the matrices: an inbounds
-// address past them would be poison, even for a hint).
+// matrix elements [at, at+n) (prefetchWeight: past the last matrix's end,
+// its last line).
 func (x *raggedCtx) prefetchAhead(at value.Value, n int64) {
-	k := x.k
 	size := int64(x.wdt.Size())
-	_, elem, _ := elemType(x.wdt)
 	for l := int64(0); l < n; l += 64 / size {
-		p := k.cur.NewAdd(at, ci(l+raggedSweepAhead/size))
-		k.prefetchL2(k.at(elem, x.B, k.smin(p, ci(max(x.G*x.N*x.K-1, 0)))))
+		x.prefetchWeight(x.k.cur.NewAdd(at, ci(l+raggedSweepAhead/size)))
 	}
 }
 

@@ -227,11 +227,8 @@ func (x *raggedCtx) prefetchNextTile(row0, q value.Value) {
 	perLine := 64 / int64(x.wdt.Size())
 	row := k.cur.NewAnd(q, ci(7))
 	line := k.smin(k.cur.NewMul(k.cur.NewLShr(q, ci(3)), ci(perLine)), ci(max(x.K-1, 0)))
-	_, elem, _ := elemType(x.wdt)
-	// Past the last tile the offset is clamped into the matrices: an
-	// inbounds address past the buffer would be poison, even for a hint.
-	at := k.cur.NewAdd(k.mulAdd(row, x.K, k.cur.NewAdd(row0, ci(8*x.K))), line)
-	k.prefetchL2(k.at(elem, x.B, k.smin(at, ci(max(x.G*x.N*x.K-1, 0)))))
+	// Past the last tile the offset is clamped (prefetchWeight).
+	x.prefetchWeight(k.cur.NewAdd(k.mulAdd(row, x.K, k.cur.NewAdd(row0, ci(8*x.K))), line))
 }
 
 // matrixRows are the offsets in x.B of the current matrix's n rows from
@@ -322,68 +319,16 @@ func (x *raggedCtx) swapAt(rows int64, off, panels, r0, r1, n0 value.Value) {
 }
 
 // tailDots computes m rows from r0 (the few a chunk's tiles leave) at
-// columns [n0, n0+8) as dot products along the contraction, four columns
-// at a time: the rows are read where they lie in x.A, the matrix rows
-// where the tiles read them (in cache after a tile), and no lane
-// computes padding. Each accumulator is summed across its lanes at the
-// end.
+// columns [n0, n0+8) as dot products (dotRows) in the host's widest
+// vectors: the rows are read where they lie in x.A, the matrix rows where
+// the tiles read them (in cache after a tile), and no lane computes
+// padding.
 func (x *raggedCtx) tailDots(r0 value.Value, m int64, n0 value.Value) {
-	k := x.k
 	vt := v8
-	if k.g.wide {
+	if x.k.g.wide {
 		vt = v16
 	}
-	lanes := int64(vt.Len)
-	vfma := k.g.declare(fmt.Sprintf("llvm.fmuladd.v%df32", vt.Len), vt, vt, vt, vt)
-	fma := k.g.declare("llvm.fmuladd.f32", types.Float, types.Float, types.Float, types.Float)
-	aRow := make([]value.Value, m)
-	for i := range aRow {
-		aRow[i] = k.mulAdd(k.cur.NewAdd(r0, ci(int64(i))), x.K, ci(0))
-	}
-	for c0 := int64(0); c0 < 8; c0 += 4 {
-		src, dt, wRow := x.B, x.wdt, x.matrixRows(k.cur.NewAdd(n0, ci(c0)), 4)
-		if x.wide != nil { // the tile's rows widened to f32 (widenTile)
-			src, dt = x.wide, ir.F32
-			for c := range wRow {
-				wRow[c] = ci((c0 + int64(c)) * x.K)
-			}
-		}
-		init := make([]value.Value, 4*m)
-		for i := range init {
-			init[i] = constant.NewZeroInitializer(vt)
-		}
-		acc := k.loop(ci(0), ci(x.K/lanes), init, func(kv value.Value, acc []value.Value) []value.Value {
-			kk := k.cur.NewMul(kv, ci(lanes))
-			next := make([]value.Value, len(acc))
-			for c, w := range wRow {
-				wv := k.vloadDTOf(vt, src, k.cur.NewAdd(w, kk), dt)
-				for i, a := range aRow {
-					av := k.vloadOf(vt, x.A, k.cur.NewAdd(a, kk))
-					next[4*int64(i)+int64(c)] = k.cur.NewCall(vfma, av, wv, acc[4*int64(i)+int64(c)])
-				}
-			}
-			return next
-		})
-		for i, a := range aRow {
-			row := k.cur.NewAdd(r0, ci(int64(i)))
-			for c, w := range wRow {
-				s := acc[4*int64(i)+int64(c)]
-				if lanes > 8 {
-					s = k.cur.NewFAdd(k.half8(s, 0), k.half8(s, 1))
-				}
-				tail := k.loop(ci(x.K/lanes*lanes), ci(x.K), []value.Value{k.hsum(s)}, func(kk value.Value, t []value.Value) []value.Value {
-					av := k.load(types.Float, x.A, k.cur.NewAdd(a, kk))
-					wv := k.loadDT(src, k.cur.NewAdd(w, kk), dt)
-					return []value.Value{k.cur.NewCall(fma, av, wv, t[0])}
-				})
-				col := k.cur.NewAdd(n0, ci(c0+int64(c)))
-				k.store(tail[0], x.c, k.mulAdd(row, x.N, col))
-				if x.epi != nil {
-					x.epi(row, col)
-				}
-			}
-		}
-	}
+	x.dotRows(r0, m, n0, 8, vt)
 }
 
 // swapMicroWide is the AVX-512 tile of swapKinds: result columns [n0, n0+8) x
