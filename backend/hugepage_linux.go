@@ -14,11 +14,11 @@ import (
 // kernel without transparent huge pages says EINVAL) leaves 4 KiB pages,
 // slower and never wrong. Elsewhere than Linux it advises nothing.
 //
-// Nothing in tpucc calls it by default: on this project's VM a streamed
-// product's fastest call read advised weights up to 16% faster, but
-// faulting them in took 5-14x as long (docs/CPU_BACKEND.md, "Huge
-// pages"). A program that keeps large buffers for long (a server's
-// converted weights) may advise them itself.
+// tpucc advises only storage kept for long (LongLivedBytes: a model's
+// stacked weights): a decode step reads every weight each token, faster
+// from huge pages, while faulting them in can take several times as long
+// (docs/CPU_BACKEND.md, "Huge pages"), a price fresh results would pay
+// every call.
 func AdviseHugePages(data []byte) (int, error) {
 	if len(data) == 0 {
 		return 0, nil

@@ -48,6 +48,38 @@ func TestAdviseHugePages(t *testing.T) {
 	}
 }
 
+// TestLongLived: the storage of NewLongLived and of a stack made on the
+// host (a model's stacked weights, backend.Stack) is advised: the mapping
+// of its first whole 2 MiB page is marked "hg", and the values are the
+// rows'.
+func TestLongLived(t *testing.T) {
+	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage"); err != nil {
+		t.Skip("no transparent huge pages on this kernel: nothing is advised")
+	}
+	row := ir.Tensor(ir.U8, hugePage)
+	var rows []*Buffer
+	for i := range 3 {
+		r := New(row)
+		r.Bytes()[hugePage-1] = byte(i + 1)
+		rows = append(rows, r)
+	}
+	stacked := Stack(rows, nil).Bytes()
+	for i := range 3 {
+		if got := stacked[(i+1)*hugePage-1]; got != byte(i+1) {
+			t.Errorf("the stack's row %d ends in %d, want %d", i, got, i+1)
+		}
+	}
+	for name, data := range map[string][]byte{
+		"NewLongLived": NewLongLived(ir.Tensor(ir.U8, 3*hugePage)).Bytes(),
+		"Stack":        stacked,
+	} {
+		at := (uintptr(unsafe.Pointer(&data[0])) + hugePage - 1) &^ (hugePage - 1)
+		if flags := vmFlags(t, at); !strings.Contains(" "+flags+" ", " hg ") {
+			t.Errorf("%s: the mapping's flags %q lack hg (MADV_HUGEPAGE)", name, flags)
+		}
+	}
+}
+
 // vmFlags is the VmFlags line of the mapping of /proc/self/smaps holding addr.
 func vmFlags(t *testing.T, addr uintptr) string {
 	data, err := os.ReadFile("/proc/self/smaps")

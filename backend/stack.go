@@ -40,7 +40,7 @@ type stackRows struct {
 func (s *stackRows) ToHost() ([]byte, error) {
 	t := s.rows[0].Type()
 	n := byteSize(t)
-	out := AlignedBytes(n * len(s.rows))
+	out := LongLivedBytes(n * len(s.rows)) // a model's weights: kept as long as it is
 	views := make([]*Buffer, len(s.rows))
 	dims := sizes(t)
 	for i, r := range s.rows {

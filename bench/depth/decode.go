@@ -112,7 +112,7 @@ func decodeModel(c *hf.Config) (*models.Model, error) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range m.Params {
 		p := &m.Params[i]
-		b := backend.New(p.Type)
+		b := backend.NewLongLived(p.Type) // as a checkpoint's stacked weights are (backend.Stack)
 		vals := make([]float64, b.Len())
 		base, width := 0.0, 0.02*math.Sqrt(3)
 		if len(p.Type.Dims()) == 1 {

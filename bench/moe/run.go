@@ -22,10 +22,21 @@ import (
 )
 
 // inputs draws the layer's arguments: x in [-1,1), each weight within
-// 1/sqrt(fan-in), so activations stay near 1 at every size.
+// 1/sqrt(fan-in), so activations stay near 1 at every size. The weights
+// are then copied into storage kept for long (backend.NewLongLived), as a
+// loaded model's stacked weights are.
 func inputs(s shape, f *ir.Func) []*backend.Buffer {
 	lims := []float64{1, 1 / math.Sqrt(float64(s.H)), 1 / math.Sqrt(float64(s.H)), 1 / math.Sqrt(float64(s.H)), 1 / math.Sqrt(float64(s.F))}
-	return cpu.RandomInputsWithin(f, 1, lims)
+	args := cpu.RandomInputsWithin(f, 1, lims)
+	for i, a := range args[1:] {
+		if a == nil { // over the memory limit: RandomInputsWithin left it out
+			continue
+		}
+		w := backend.NewLongLived(a.Type())
+		copy(w.Bytes(), a.Bytes())
+		args[1+i] = w
+	}
+	return args
 }
 
 // timeRun runs exe once to warm up, then *repeat times, and returns the
