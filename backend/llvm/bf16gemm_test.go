@@ -3,6 +3,7 @@ package llvm
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -183,6 +184,13 @@ func TestBF16DotSwap(t *testing.T) {
 		{name: "epilogue", m: 50, k: 130, n: 96, out: "f32", epi: true},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.run(t, be, "dot_general (swapped, vdpbf16ps)", c.k, 6) })
+	}
+	// A chunk's last rows take the smallest tile that pads at most 2 of
+	// them (swapKinds): "long"'s 40 rows in chunks of one panel are 16, 16
+	// and 8, the last on half a panel in 8-lane vdpbf16ps.
+	_, _, x := bf16GemmCase{m: 40, k: 4098, n: 32, out: "f32"}.compile(t, be, "dot_general (swapped, vdpbf16ps)")
+	if !strings.Contains(x.plan.gen.text(), "dpbf16ps.256") {
+		t.Errorf("no 8-row tile (dpbf16ps.256) generated:\n%s", x.plan)
 	}
 }
 

@@ -90,7 +90,7 @@ func (pl *planner) dotSwap(in *ir.Instr, env map[*ir.Value]int, epi *dotEpilogue
 	d := pl.dotShape(in)
 	k, st := pl.newKernelStep(in, env)
 	st.what = "dot_general (swapped)"
-	x := raggedCtx{k: k, M: d.M, K: d.K, G: 1, N: d.N, tiles: d.N / gemmNR, rhsT: true, wdt: d.rhs.dt, dp: dp}
+	x := raggedCtx{k: k, M: d.M, K: d.K, G: 1, N: d.N, tiles: d.N / gemmNR, rhsT: true, wdt: d.rhs.dt, adt: d.lhs.dt, dp: dp}
 	st.rows, st.work = x.tiles, d.M*d.N*d.K
 	scratch := x.swapScratch()
 	if dp {

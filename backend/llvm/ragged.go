@@ -104,7 +104,7 @@ func (pl *planner) raggedDot(in *ir.Instr, env map[*ir.Value]int) bool {
 	}
 	l, r := in.Args[0].Type, in.Args[1].Type
 	ld, rd := l.Dims(), r.Dims()
-	x := raggedCtx{M: ld[0], K: ld[1], G: rd[0], N: rd[2], wdt: ir.F32}
+	x := raggedCtx{M: ld[0], K: ld[1], G: rd[0], N: rd[2], wdt: ir.F32, adt: ir.F32}
 	x.tiles = x.N / gemmNR
 	ranges := x.tiles
 	if x.tiles*gemmNR < x.N {
@@ -173,6 +173,9 @@ type raggedCtx struct {
 	wdt ir.DType
 	// dp: the groups of many rows run on vdpbf16ps (ragged_bf16.go).
 	dp bool
+	// adt is the rows' dtype in A: f32, or bf16 for dotSwap on vdpbf16ps
+	// (packWords); dotRows reads them at it.
+	adt ir.DType
 	// wide, while the swapped product generates a tile of f16/bf16
 	// weights, is the tile's eight matrix rows widened to f32 in scratch
 	// (widenTile); nil otherwise.
@@ -473,7 +476,8 @@ func (x *raggedCtx) tileT(r0 value.Value, n int64, n0 value.Value) { x.dotRows(r
 // at the end, the contraction's last elements one at a time. The matrix
 // rows are those in x.B, or while the swapped product generates a tile
 // of f16/bf16 weights, that tile's rows widened to f32 (x.wide, from
-// column n0). Each result is stored, then given the epilogue (x.epi).
+// column n0); the lhs rows are read at their dtype (x.adt). Each result
+// is stored, then given the epilogue (x.epi).
 func (x *raggedCtx) dotRows(r0 value.Value, n int64, n0 value.Value, cols int64, vt *types.VectorType) {
 	k := x.k
 	lanes := int64(vt.Len)
@@ -503,7 +507,7 @@ func (x *raggedCtx) dotRows(r0 value.Value, n int64, n0 value.Value, cols int64,
 			}
 			next := make([]value.Value, len(acc))
 			for i := range aRow {
-				av := k.vloadOf(vt, x.A, k.cur.NewAdd(aRow[i], kk))
+				av := k.vloadDTOf(vt, x.A, k.cur.NewAdd(aRow[i], kk), x.adt)
 				for c := range ws {
 					j := int64(i)*raggedTCols + int64(c)
 					next[j] = k.cur.NewCall(vfma, av, ws[c], acc[j])
@@ -519,7 +523,7 @@ func (x *raggedCtx) dotRows(r0 value.Value, n int64, n0 value.Value, cols int64,
 					s = k.cur.NewFAdd(k.half8(s, 0), k.half8(s, 1))
 				}
 				tail := k.loop(ci(x.K/lanes*lanes), ci(x.K), []value.Value{k.hsum(s)}, func(kk value.Value, t []value.Value) []value.Value {
-					av := k.load(types.Float, x.A, k.cur.NewAdd(aRow[i], kk))
+					av := k.loadDT(x.A, k.cur.NewAdd(aRow[i], kk), x.adt)
 					wv := k.loadDT(src, k.cur.NewAdd(wRow[c], kk), dt)
 					return []value.Value{k.cur.NewCall(fma, av, wv, t[0])}
 				})

@@ -1,6 +1,8 @@
 package llvm
 
 import (
+	"fmt"
+
 	"github.com/llir/llvm/ir/constant"
 	"github.com/llir/llvm/ir/enum"
 	"github.com/llir/llvm/ir/types"
@@ -102,16 +104,13 @@ func (x *raggedCtx) swappedPairs(pack func(dst, tmp, r0, last, np value.Value)) 
 		pack(panels, tmp, r0, k.cur.NewSub(r1, ci(1)), np)
 		k.loop(k.cur.NewMul(k.lo, ci(2)), k.cur.NewMul(tEnd, ci(2)), nil, func(nb value.Value, _ []value.Value) []value.Value {
 			n0 := k.cur.NewMul(nb, ci(8))
-			k.loop(ci(0), k.ceilDiv(np, 2), nil, func(pp value.Value, _ []value.Value) []value.Value {
-				p := k.cur.NewMul(pp, ci(2))
-				at := k.at(types.I32, panels, k.cur.NewMul(p, ci(pan)))
-				rt := k.mulAdd(p, gemmNR, r0)
-				tile := func(n int) func() {
-					return func() { x.swapStore(x.pairTile(at, n0, n), rt, r1, n0, v16, n) }
+			x.swapChunk(r0, r1, n0, func(rows int64, off value.Value) {
+				at := k.at(types.I32, panels, k.cur.NewMul(k.cur.NewSDiv(off, ci(gemmNR)), ci(pan)))
+				vt, n := v16, int(max(rows/gemmNR, 1)) // 32 rows: two panels; 16: one; 8: half of one
+				if rows < gemmNR {
+					vt = v8
 				}
-				// A last panel alone takes one vector of each column.
-				k.ifElse(k.cur.NewICmp(enum.IPredSGT, k.cur.NewSub(r1, rt), ci(gemmNR)), tile(2), tile(1))
-				return nil
+				x.swapStore(x.pairTile(at, n0, n, vt), k.cur.NewAdd(r0, off), r1, n0, vt, n)
 			})
 			return nil
 		})
@@ -176,26 +175,26 @@ func raggedBF16Scratch(k int64) int64 {
 }
 
 // pairTile is the tile of swappedBF16: result columns [n0, n0+8) (rows
-// of the matrix) x the 16 rows of each of n consecutive panels at pan,
-// over the whole contraction; acc[n*i+j] is column n0+i for panel j, as
-// swapTile's.
-func (x *raggedCtx) pairTile(pan, n0 value.Value, n int) []value.Value {
+// of the matrix) x the first vt.Len rows (16: all) of each of n
+// consecutive panels at pan, over the whole contraction; acc[n*i+j] is
+// column n0+i for panel j, as swapTile's.
+func (x *raggedCtx) pairTile(pan, n0 value.Value, n int, vt *types.VectorType) []value.Value {
 	k := x.k
-	v16i32 := types.NewVector(16, types.I32)
-	dp := k.g.declare("llvm.x86.avx512bf16.dpbf16ps.512", v16, v16, v16i32, v16i32)
+	vi32 := types.NewVector(vt.Len, types.I32)
+	dp := k.g.declare(fmt.Sprintf("llvm.x86.avx512bf16.dpbf16ps.%d", 32*vt.Len), vt, vt, vi32, vi32)
 	wRow := x.matrixRows(n0, 8)
 	words := (x.K + 1) / 2 * gemmNR
 	step := func(q value.Value, acc []value.Value, pair func(i int) value.Value) []value.Value {
 		b := make([]value.Value, n)
 		for j := range b {
-			ptr := k.cur.NewBitCast(k.at(types.I32, pan, k.mulAdd(q, gemmNR, ci(int64(j)*words))), types.NewPointer(v16i32))
-			l := k.cur.NewLoad(v16i32, ptr)
+			ptr := k.cur.NewBitCast(k.at(types.I32, pan, k.mulAdd(q, gemmNR, ci(int64(j)*words))), types.NewPointer(vi32))
+			l := k.cur.NewLoad(vi32, ptr)
 			l.Align = 4
 			b[j] = l
 		}
 		next := make([]value.Value, len(acc))
 		for i := range wRow {
-			w := k.splatOf(v16i32, pair(i))
+			w := k.splatOf(vi32, pair(i))
 			for j := range n {
 				next[n*i+j] = k.cur.NewCall(dp, acc[n*i+j], b[j], w)
 			}
@@ -204,7 +203,7 @@ func (x *raggedCtx) pairTile(pan, n0 value.Value, n int) []value.Value {
 	}
 	acc := make([]value.Value, 8*n)
 	for i := range acc {
-		acc[i] = constant.NewZeroInitializer(v16)
+		acc[i] = constant.NewZeroInitializer(vt)
 	}
 	i32p := types.NewPointer(types.I32)
 	acc = k.loop(ci(0), ci(x.K/2), acc, func(q value.Value, acc []value.Value) []value.Value {

@@ -95,7 +95,7 @@ func (x *raggedCtx) swapped() {
 			if x.wide != nil {
 				x.widenTile(n0)
 			}
-			x.swapChunk(panels, r0, r1, n0)
+			x.swapChunk(r0, r1, n0, func(rows int64, off value.Value) { x.swapAt(rows, off, panels, r0, r1, n0) })
 			return nil
 		})
 		return nil
@@ -266,7 +266,9 @@ type swapKind struct{ rows, min int64 }
 // before and after, alternated twice: up 171-175 -> 188-190 GFLOP/s
 // (best 179-183 -> 195-196), down 172-178 -> 180-184; 32 rows to every
 // expert (no part panels) level. Minimums of 30/14/6, 25/12/6, 25/14/4,
-// 25/14/8 and 28/16/8 were all within the noise of these.
+// 25/14/8 and 28/16/8 were all within the noise of these. The product on
+// vdpbf16ps (swappedPairs) takes the same tiles and tails: its 8-row
+// tile is half a panel in 8-lane vectors.
 func (x *raggedCtx) swapKinds() []swapKind {
 	if x.k.g.wide {
 		return []swapKind{{32, 25}, {16, 14}, {8, 6}}
@@ -277,23 +279,24 @@ func (x *raggedCtx) swapKinds() []swapKind {
 // swapChunk computes the chunk's rows [r0, r1) at result columns [n0,
 // n0+8): the largest tile while it has enough rows, then each smaller
 // tile once if it has, then the rows left (fewer than the last tile's
-// minimum) by dot products. Every tile but the last covers a multiple of
-// 16 rows, so each one starts at a packed panel's first row.
-func (x *raggedCtx) swapChunk(panels, r0, r1, n0 value.Value) {
+// minimum) by dot products. tile(rows, off) runs the tile of that many
+// rows on the chunk's rows from r0+off: every tile but the last covers a
+// multiple of 16 rows, so each one starts at a packed panel's first row.
+func (x *raggedCtx) swapChunk(r0, r1, n0 value.Value, tile func(rows int64, off value.Value)) {
 	k := x.k
 	kinds := x.swapKinds()
 	rows := k.cur.NewSub(r1, r0)
 	big := kinds[0]
 	n := k.ceilDiv(k.smax(k.cur.NewSub(rows, ci(big.min-1)), ci(0)), big.rows)
 	k.loop(ci(0), n, nil, func(i value.Value, _ []value.Value) []value.Value {
-		x.swapAt(big.rows, k.cur.NewMul(i, ci(big.rows)), panels, r0, r1, n0)
+		tile(big.rows, k.cur.NewMul(i, ci(big.rows)))
 		return nil
 	})
 	var done value.Value = k.cur.NewMul(n, ci(big.rows))
 	for _, t := range kinds[1:] {
 		run := k.cur.NewICmp(enum.IPredSGE, k.cur.NewSub(rows, done), ci(t.min))
 		at := done
-		k.ifElse(run, func() { x.swapAt(t.rows, at, panels, r0, r1, n0) }, nil)
+		k.ifElse(run, func() { tile(t.rows, at) }, nil)
 		done = k.cur.NewSelect(run, k.cur.NewAdd(done, ci(t.rows)), done)
 	}
 	left, rt := k.cur.NewSub(rows, done), k.cur.NewAdd(r0, done)

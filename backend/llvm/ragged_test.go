@@ -201,6 +201,8 @@ func BenchmarkRaggedDot(b *testing.B) {
 		// and its rows rounded to bf16, as the models give them (ragged_bf16.go)
 		{"prefill-t32-qwen3-up-bf16-rows", 32, 128, 2048, 768, true, true, true, 0, false},
 		{"prefill-t32-qwen3-down-bf16-rows", 32, 128, 768, 2048, true, true, true, 0, false},
+		{"prefill-t32-drawn-qwen3-up-bf16-rows", 32, 128, 2048, 768, true, true, true, 0, true},
+		{"prefill-t32-drawn-qwen3-down-bf16-rows", 32, 128, 768, 2048, true, true, true, 0, true},
 		{"prefill-t32-qwen3-down-bf16", 32, 128, 768, 2048, true, true, false, 0, false},
 		{"prefill-t4-qwen3-up-bf16-rows", 4, 128, 2048, 768, true, true, true, 0, false},
 		{"prefill-t4-qwen3-down-bf16-rows", 4, 128, 768, 2048, true, true, true, 0, false},
