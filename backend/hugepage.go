@@ -16,9 +16,8 @@ const hugePage = 2 << 20
 // huge-page-backed mappings), medians of five alternated runs
 // (docs/CPU_BACKEND.md, "Huge pages"). The price is paid once, when the
 // pages are first touched: up to 2 s a GiB on a VM whose host backs the
-// guest's memory lazily. A
-// refusal (a kernel without transparent huge pages) leaves 4 KiB pages:
-// slower, never wrong.
+// guest's memory lazily. A refusal (a kernel without transparent huge
+// pages) leaves 4 KiB pages: slower, never wrong.
 func LongLivedBytes(n int) []byte {
 	b := AlignedBytes(n)
 	AdviseHugePages(b)

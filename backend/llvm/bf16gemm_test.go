@@ -167,9 +167,11 @@ func TestBF16GemmRowRange(t *testing.T) {
 // stored [N, K] (a batched decode's projections) runs as the swapped
 // product on vdpbf16ps (dotSwap's dp), against the reference executor
 // within TestBF16Gemm's bound (one slice): one panel of 16 rows, a pair of
-// panels and a last one alone (33), four panels (64), chunks of one panel
-// (a contraction of 4098), a contraction of 2, column tiles shared by the
-// threads, and a fused epilogue.
+// panels and a last row as a dot product (33), four panels (64), chunks
+// of one panel ending in the 8-row tile (40 rows at a contraction of
+// 4098), a panel and 4 rows of dot products at a contraction of 2 (20),
+// column tiles shared by the threads, and a fused epilogue on a pair of
+// panels, a panel and 2 rows (50).
 func TestBF16DotSwap(t *testing.T) {
 	if hostBF16(cpuFeatures()) != bf16AVX512 {
 		t.Skip("this CPU has no avx512_bf16")
